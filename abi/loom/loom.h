@@ -1,0 +1,275 @@
+/*
+** loom/loom.h - the public API of libloom, for host applications.
+**
+** A host initialises the core once (loom_init), which discovers operator
+** packs, then calls operators by name on tensors. Everything a pack sees is in
+** loom/plugin.h, which this header includes for the shared types (tensors,
+** dtypes, schemas, status codes).
+**
+** Conventions:
+**  - Functions return loom_status; on failure loom_last_error() holds a
+**    message for the calling thread, valid until its next failing call.
+**  - create/new functions write a caller-owned object to *out (NULL on
+**    failure); the matching free/destroy accepts NULL.
+**  - Strings and schemas returned by query functions are borrowed and valid
+**    until loom_shutdown().
+**  - Every function is thread-safe unless it says otherwise.
+*/
+#ifndef LOOM_LOOM_H
+#define LOOM_LOOM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#  define LOOM_API __attribute__((visibility("default")))
+#else
+#  define LOOM_API
+#endif
+
+#define LOOM_VERSION_STRING "0.1.0"
+
+/* ------------------------------------------------------------ init, errors */
+
+/* Options of loom_init. Explicit values beat the environment. Zero or NULL
+** members mean "from the environment, else the default". */
+typedef struct loom_init_options {
+    uint32_t struct_size;           /* sizeof(loom_init_options) */
+    const char *plugin_path;        /* ':'-separated dirs searched first (beats LOOM_PLUGIN_PATH) */
+    const char *backends;           /* like LOOM_BACKENDS */
+    int32_t strict;                 /* 1 strict, -1 not strict, 0 environment */
+    int32_t verbose;                /* 1..3, -1 quiet, 0 environment */
+    int32_t num_threads;            /* >0 explicit, 0 environment/physical cores */
+    int32_t no_default_dirs;        /* 1: search only plugin_path/LOOM_PLUGIN_PATH */
+    FILE *log_stream;               /* where verbose lines go; NULL = stderr */
+} loom_init_options;
+#define LOOM_INIT_OPTIONS_INIT { .struct_size = (uint32_t)sizeof(loom_init_options) }
+
+/* Initialise the core: read the environment, build the thread pool, load
+** every pack found. Thread-safe and idempotent: a second call returns LOOM_OK
+** and loads nothing again (its options are then ignored). A pack that is
+** refused does not make init fail: see loom_pack_count/loom_scan_*. */
+LOOM_API loom_status loom_init(const loom_init_options *options);
+
+/* Release everything: objects still alive are reported at LOOM_VERBOSE>=1 and
+** destroyed, packs get fini(). After this, loom_init may be called again. Not
+** thread-safe with calls in flight. */
+LOOM_API void loom_shutdown(void);
+
+LOOM_API const char *loom_version(void);           /* "0.1.0" */
+LOOM_API uint32_t loom_abi_version(void);          /* major << 16 | minor */
+LOOM_API const char *loom_last_error(void);        /* this thread's last failure */
+LOOM_API loom_status loom_last_status(void);
+LOOM_API const char *loom_status_name(loom_status status);  /* "LOOM_EINVAL" */
+
+/* Load one more pack file now, with the same checks as discovery. */
+LOOM_API loom_status loom_load_pack(const char *path);
+
+/* ------------------------------------------------------------------ dtypes */
+
+LOOM_API size_t loom_dtype_size(loom_dtype dtype);
+LOOM_API const char *loom_dtype_name(loom_dtype dtype);     /* "f32" ... */
+LOOM_API loom_dtype loom_dtype_from_name(const char *name); /* also "float32", "int64"... */
+LOOM_API loom_dl_dtype loom_dtype_to_dl(loom_dtype dtype);
+
+/* ----------------------------------------------------------------- tensors */
+
+/* A new compact tensor on device, zero-filled on the CPU. device: NULL = CPU. */
+LOOM_API loom_status loom_tensor_new(loom_tensor **out, loom_dtype dtype, int32_t ndim,
+                                   const int64_t *shape, const loom_dl_device *device);
+/* A tensor over memory the caller owns and keeps alive (strides NULL = compact). */
+LOOM_API loom_status loom_tensor_wrap(loom_tensor **out, void *data, loom_dtype dtype, int32_t ndim,
+                                    const int64_t *shape, const int64_t *strides,
+                                    const loom_dl_device *device);
+/* Free a tensor made by loom (new, wrap, op outputs, from_dlpack). NULL is a no-op. */
+LOOM_API void loom_tensor_free(loom_tensor *t);
+/* A compact copy of t on device (synchronises with pending device work). */
+LOOM_API loom_status loom_tensor_copy_to(loom_tensor **out, const loom_tensor *t,
+                                       const loom_dl_device *device);
+LOOM_API size_t loom_tensor_nbytes(const loom_tensor *t);
+/* Wait for device work that writes t (no-op on the CPU). */
+LOOM_API loom_status loom_tensor_sync(const loom_tensor *t);
+
+/* DLPack: import takes ownership of m (its deleter runs at loom_tensor_free);
+** export hands t over to *out (t must not be freed afterwards; the consumer
+** calls (*out)->deleter). */
+LOOM_API loom_status loom_tensor_from_dlpack(loom_tensor **out, loom_dlpack_managed *m);
+LOOM_API loom_status loom_tensor_to_dlpack(loom_dlpack_managed **out, loom_tensor *t);
+
+/* ------------------------------------------------------------------- attrs */
+
+/* A bag of named attribute values, resolved against an op's schema at call
+** time (unknown names and wrong types are errors then). Values are copied. */
+typedef struct loom_attrs loom_attrs;
+LOOM_API loom_status loom_attrs_new(loom_attrs **out);
+LOOM_API void loom_attrs_free(loom_attrs *attrs);
+LOOM_API loom_status loom_attrs_set_int(loom_attrs *a, const char *name, int64_t v);
+LOOM_API loom_status loom_attrs_set_float(loom_attrs *a, const char *name, double v);
+LOOM_API loom_status loom_attrs_set_bool(loom_attrs *a, const char *name, int v);
+LOOM_API loom_status loom_attrs_set_string(loom_attrs *a, const char *name, const char *v);
+LOOM_API loom_status loom_attrs_set_ints(loom_attrs *a, const char *name, const int64_t *v, int64_t count);
+LOOM_API loom_status loom_attrs_set_floats(loom_attrs *a, const char *name, const double *v, int64_t count);
+/* The tensor is borrowed: keep it alive until the call returns. */
+LOOM_API loom_status loom_attrs_set_tensor(loom_attrs *a, const char *name, const loom_tensor *t);
+/* Parse "value" as the type the op (or object class) declares for `name`:
+** ints "3", floats "0.5", bools "true"/"false", lists "7,7". */
+LOOM_API loom_status loom_attrs_parse(loom_attrs *a, const char *op_or_class, const char *name,
+                                    const char *value);
+
+/* -------------------------------------------------------------------- ops */
+
+typedef struct loom_op loom_op;             /* a registered operator (borrowed) */
+typedef struct loom_object loom_object;     /* an instance of an object class */
+
+LOOM_API const loom_op *loom_op_find(const char *name);  /* NULL (error set) if none */
+LOOM_API const loom_op_schema *loom_op_schema_of(const loom_op *op);
+
+/* Options of a call. Zero members mean defaults. */
+typedef struct loom_call_options {
+    uint32_t struct_size;
+    loom_object *object;            /* required for methods of an object class */
+    const char *backend;            /* force one backend for this call, NULL = policy */
+    void *stream;                   /* CUDA stream, NULL = default */
+    int32_t num_threads;            /* 0 = the core's default */
+} loom_call_options;
+#define LOOM_CALL_OPTIONS_INIT { .struct_size = (uint32_t)sizeof(loom_call_options) }
+
+/* Call an op. inputs[n_inputs] follow the schema order (NULL = absent
+** optional input). outputs[n_outputs]: an entry that is NULL receives a new
+** tensor the caller frees with loom_tensor_free; a non-NULL entry is written
+** in place after its dtype and shape are checked. n_outputs may be smaller
+** than the schema's (trailing outputs are then dropped). */
+LOOM_API loom_status loom_call(const char *op, const loom_tensor *const *inputs, int32_t n_inputs,
+                             const loom_attrs *attrs, loom_tensor **outputs, int32_t n_outputs,
+                             const loom_call_options *options);
+/* The same with a looked-up op: skips the name lookup. */
+LOOM_API loom_status loom_op_call(const loom_op *op, const loom_tensor *const *inputs, int32_t n_inputs,
+                                const loom_attrs *attrs, loom_tensor **outputs, int32_t n_outputs,
+                                const loom_call_options *options);
+
+/* Estimated flops and bytes of the last successful call on this thread, if
+** the op declares its cost (0 otherwise). */
+LOOM_API void loom_last_call_cost(double *flops, double *bytes);
+
+/* ----------------------------------------------------------------- objects */
+
+/* Create an object of a class ("core.linear"), with attributes and an optional
+** safetensors weights file (mapped, not copied). */
+LOOM_API loom_status loom_object_create(loom_object **out, const char *class_name,
+                                      const loom_attrs *attrs, const char *weights_path);
+LOOM_API void loom_object_free(loom_object *obj);
+LOOM_API const char *loom_object_class_name(const loom_object *obj);
+
+/* --------------------------------------------------------------- dispatch */
+
+/* Why the last call on this thread ran where it ran. */
+typedef struct loom_dispatch_info {
+    uint32_t struct_size;
+    const char *op;                 /* borrowed until the next call on this thread */
+    const char *backend;            /* chosen backend, NULL if none */
+    const char *impl;               /* chosen kernel's implementation name */
+    int32_t fallback;               /* 1 when a preferred backend declined */
+    const char *text;               /* the full LOOM_VERBOSE=2 line: candidates and reasons */
+} loom_dispatch_info;
+#define LOOM_DISPATCH_INFO_INIT { .struct_size = (uint32_t)sizeof(loom_dispatch_info) }
+LOOM_API loom_status loom_last_dispatch(loom_dispatch_info *out);
+
+/* ----------------------------------------------------------- introspection */
+
+LOOM_API int64_t loom_op_count(void);
+LOOM_API const loom_op_schema *loom_op_schema_at(int64_t index);   /* sorted by name */
+
+/* Kernels of an op, in the dispatch order the current policy gives them. */
+typedef struct loom_kernel_info {
+    uint32_t struct_size;
+    const char *backend;
+    const char *impl;
+    const char *pack;
+    int32_t device_type;
+    uint64_t dtypes;
+} loom_kernel_info;
+#define LOOM_KERNEL_INFO_INIT { .struct_size = (uint32_t)sizeof(loom_kernel_info) }
+LOOM_API int64_t loom_op_kernel_count(const loom_op *op);
+LOOM_API loom_status loom_op_kernel_at(const loom_op *op, int64_t index, loom_kernel_info *out);
+
+LOOM_API int64_t loom_object_class_count(void);
+LOOM_API const loom_object_class *loom_object_class_at(int64_t index);
+
+/* Every file the loader looked at, in search order, and what happened. */
+typedef enum loom_scan_result {
+    LOOM_SCAN_LOADED = 0,
+    LOOM_SCAN_REFUSED,              /* see reason */
+    LOOM_SCAN_SKIPPED,              /* filtered by LOOM_PLUGINS_SELECT/DISABLE, or a duplicate file */
+    LOOM_SCAN_NO_DEVICE             /* pack loaded but its device is absent */
+} loom_scan_result;
+
+typedef struct loom_scan_entry {
+    uint32_t struct_size;
+    const char *path;
+    const char *pack;               /* pack name if the entry was read, else NULL */
+    const char *version;
+    int32_t result;                 /* loom_scan_result */
+    const char *reason;             /* one line */
+    int64_t n_ops, n_kernels, n_classes;
+    int64_t live_objects;           /* objects of this pack alive now */
+} loom_scan_entry;
+#define LOOM_SCAN_ENTRY_INIT { .struct_size = (uint32_t)sizeof(loom_scan_entry) }
+LOOM_API int64_t loom_scan_count(void);
+LOOM_API loom_status loom_scan_at(int64_t index, loom_scan_entry *out);
+
+/* Directories searched, in order, and where each came from. */
+LOOM_API int64_t loom_search_dir_count(void);
+LOOM_API const char *loom_search_dir_at(int64_t index, const char **origin);
+
+/* The configuration in effect: one "NAME=value (source)" line per setting. */
+LOOM_API int64_t loom_config_count(void);
+LOOM_API const char *loom_config_at(int64_t index);
+
+/* Devices: index 0 is the CPU; then each device of each provider. */
+typedef struct loom_device_info {
+    uint32_t struct_size;
+    loom_dl_device device;
+    const char *kind;               /* "cpu", "cuda" */
+    const char *description;        /* one line */
+} loom_device_info;
+#define LOOM_DEVICE_INFO_INIT { .struct_size = (uint32_t)sizeof(loom_device_info) }
+LOOM_API int64_t loom_device_count(void);
+LOOM_API loom_status loom_device_at(int64_t index, loom_device_info *out);
+/* The CPU topology from hwloc, several lines (or a note that hwloc is absent). */
+LOOM_API const char *loom_cpu_topology(void);
+LOOM_API int32_t loom_num_threads(void);
+
+/* ------------------------------------------------------------------ files */
+
+/* .npy: every dtype above; Fortran order and big-endian data are converted
+** to compact little-endian row-major on read. bf16 travels as '|V2' and
+** f8e4m3 as '|V1' (NumPy has no such types; view them with ml_dtypes). */
+LOOM_API loom_status loom_npy_read(loom_tensor **out, const char *path);
+LOOM_API loom_status loom_npy_read_memory(loom_tensor **out, const void *data, size_t nbytes,
+                                        const char *what);
+/* t may live on any device (copied to the host first). */
+LOOM_API loom_status loom_npy_write(const char *path, const loom_tensor *t);
+
+/* safetensors: mapped read-only and validated (header JSON, dtypes, offsets,
+** sizes, overlaps, coverage of the data area). */
+LOOM_API loom_status loom_safetensors_open(loom_safetensors **out, const char *path);
+LOOM_API void loom_safetensors_close(loom_safetensors *st);
+LOOM_API int64_t loom_safetensors_count(const loom_safetensors *st);
+LOOM_API const char *loom_safetensors_name(const loom_safetensors *st, int64_t index);
+/* Borrowed tensor over the mapping (read-only data); lives as long as st. */
+LOOM_API loom_status loom_safetensors_get(const loom_safetensors *st, const char *name,
+                                        const loom_tensor **out);
+/* Write tensors (host or device) with these names; metadata may be NULL. */
+LOOM_API loom_status loom_safetensors_write(const char *path, const char *const *names,
+                                          const loom_tensor *const *tensors, int64_t count);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LOOM_LOOM_H */

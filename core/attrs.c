@@ -1,0 +1,1 @@
+/* attrs.c - placeholder, being written */

@@ -1,0 +1,1 @@
+/* device.c - placeholder, being written */

@@ -1,0 +1,1 @@
+/* fileio.c - placeholder, being written */

@@ -1,0 +1,1 @@
+/* hostapi.c - placeholder, being written */

@@ -1,0 +1,1 @@
+/* init.c - placeholder, being written */

@@ -1,0 +1,164 @@
+/*
+** internal.h - declarations shared by the files of libloom. Not installed.
+**
+** Naming: loom__<object>_<verb> for core-internal functions used across
+** files; static functions inside a file carry no prefix.
+*/
+#ifndef LOOM_INTERNAL_H
+#define LOOM_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "loom/loom.h"
+
+#define LOOM_HIDDEN __attribute__((visibility("hidden")))
+
+/* ------------------------------------------------------------ status.c */
+
+/* Record status and a printf-style message in this thread's error slot and
+** return status. The message is prefixed with the current context (the op
+** being called or the pack being loaded) when one is set. */
+loom_status loom__fail(loom_status status, const char *fmt, ...) LOOM_PRINTF(2, 3);
+loom_status loom__failv(loom_status status, const char *fmt, va_list ap);
+/* Context prefix for messages from this thread ("vision.nms" or a pack path);
+** NULL clears it. The string must outlive the context. */
+void loom__error_context(const char *context);
+const char *loom__error_context_get(void);
+
+/* ------------------------------------------------------------- dtype.c */
+
+typedef struct loom__dtype_info {
+    const char *name;           /* "f32" */
+    size_t size;                /* bytes per element */
+    loom_dl_dtype dl;
+    const char *npy_descr;      /* little-endian descr without the byte-order char: "f4" */
+    const char *safetensors;    /* "F32", NULL if safetensors has none */
+} loom__dtype_info;
+
+/* NULL for LOOM_DTYPE_INVALID or out of range. */
+const loom__dtype_info *loom__dtype(loom_dtype dtype);
+
+/* ------------------------------------------------------------ tensor.c */
+
+/* Every tensor made by loom is one of these; the public loom_tensor is its
+** first member, so a loom_tensor * converts back with loom__box(). */
+#define LOOM__TENSOR_MAGIC 0x544D4F4Cu
+typedef struct loom__tensor {
+    loom_tensor t;
+    uint32_t magic;
+    int32_t owns_data;              /* 1: data was allocated by loom__dev_alloc */
+    loom_dlpack_managed *managed;   /* imported DLPack tensor to release, or NULL */
+    int64_t shape[LOOM_MAX_NDIM];
+    int64_t strides[LOOM_MAX_NDIM];
+} loom__tensor;
+
+/* The box of t, or NULL if t was not made by loom (a caller's DLTensor). */
+loom__tensor *loom__box(const loom_tensor *t);
+
+/* A new compact tensor; data zero-filled on the CPU when zero is true. */
+loom_status loom__tensor_alloc(loom_tensor **out, loom_dtype dtype, int32_t ndim,
+                             const int64_t *shape, loom_dl_device device, bool zero);
+/* Checks every field of a tensor a caller or pack handed in: known dtype,
+** 0 <= ndim <= LOOM_MAX_NDIM, non-negative dims, data non-NULL when numel>0.
+** `what` names it in the message ("input 'a' of core.matmul"). */
+loom_status loom__tensor_check(const loom_tensor *t, const char *what);
+/* Bytes of a compact tensor with t's shape and dtype. */
+size_t loom__tensor_nbytes(const loom_tensor *t);
+/* Write "f32[2,3]" into buf. Returns buf. */
+char *loom__tensor_describe(const loom_tensor *t, char *buf, size_t size);
+
+/* ------------------------------------------------------------ device.c */
+
+static inline loom_dl_device loom__cpu(void) { return (loom_dl_device){ LOOM_DEVICE_CPU, 0 }; }
+static inline bool loom__is_host(loom_dl_device d)
+{
+    return d.device_type == LOOM_DEVICE_CPU || d.device_type == LOOM_DEVICE_CUDA_HOST
+        || d.device_type == LOOM_DEVICE_CUDA_MANAGED;
+}
+/* Allocate on a device: CPU memory directly, others through the provider
+** a pack registered. NULL with the error set on failure. */
+void *loom__dev_alloc(loom_dl_device device, size_t nbytes, size_t alignment);
+void loom__dev_free(loom_dl_device device, void *ptr);
+/* Copy between any two devices (at least one side CPU, or the same provider). */
+loom_status loom__dev_copy(void *dst, loom_dl_device dst_dev, const void *src,
+                         loom_dl_device src_dev, size_t nbytes);
+loom_status loom__dev_sync(loom_dl_device device, void *stream);
+/* Providers are added by the registry at pack commit. */
+loom_status loom__device_add_provider(const loom_device_provider *p, const char *pack);
+void loom__device_reset(void);
+
+/* ------------------------------------------------------------ fileio.c */
+
+/* Map a whole file read-only (an empty file maps to a non-NULL dummy). */
+loom_status loom__map_file(const char *path, const void **data_out, size_t *nbytes_out);
+void loom__unmap_file(const void *data, size_t nbytes);
+/* Write nbytes to path atomically (temp file + rename). */
+loom_status loom__write_file(const char *path, const void *const *chunks,
+                           const size_t *sizes, int n_chunks);
+
+/* --------------------------------------------------------- safetensors.c */
+
+/* The host-table views of a safetensors file. */
+loom_status loom__safetensors_get(const loom_safetensors *st, const char *name,
+                                const loom_tensor **out);
+
+/* --------------------------------------------------------------- attrs.c */
+
+/* Resolve a caller's attribute bag against a list of attribute definitions
+** (an op's or an object class's) into values[n_defs] in definition order.
+** Unknown names, wrong types and missing required attributes fail, naming
+** `owner` and the attribute. The values borrow memory from attrs and defs. */
+loom_status loom__attrs_resolve(const loom_attrs *attrs, const loom_attr_def *defs, uint32_t n_defs,
+                              const char *owner, loom_attr_value *values);
+
+/* ---------------------------------------------------------- threadpool.c */
+
+loom_status loom__pool_start(int32_t n_threads);
+void loom__pool_stop(void);
+int32_t loom__pool_size(void);
+loom_status loom__parallel_for(loom_exec_ctx *ctx, int64_t n, int64_t grain, loom_range_fn fn, void *user);
+const char *loom__topology_text(void);
+int32_t loom__physical_cores(void);
+
+/* -------------------------------------------------------------- config.c */
+
+typedef struct loom__config {
+    char *plugin_path;              /* ':'-separated, may be NULL */
+    const char *plugin_path_origin;
+    char *select, *disable;         /* ','-separated globs, may be NULL */
+    char *backends;                 /* raw LOOM_BACKENDS */
+    bool strict;
+    int verbose;
+    int num_threads;
+    char *cpu_max_isa;
+    bool no_default_dirs;
+    FILE *log;
+    bool secure;                    /* path variables were ignored (setuid) */
+} loom__config;
+
+/* Read the environment and the explicit options (options win). */
+loom_status loom__config_load(loom__config *cfg, const loom_init_options *opts);
+void loom__config_free(loom__config *cfg);
+extern loom__config loom__cfg;
+/* Lines for loom_config_at(). */
+void loom__config_lines(char ***lines_out, int64_t *count_out);
+
+/* Log at level (1..3 = LOOM_VERBOSE threshold; 0 always). */
+void loom__log(int level, const char *fmt, ...) LOOM_PRINTF(2, 3);
+
+/* ------------------------------------------------------------ hostapi.c */
+
+extern const loom_host_api loom__host_api;
+
+/* --------------------------------------------------------------- misc */
+
+char *loom__strdup(const char *s);
+/* fnmatch-style glob match of name against a ','-separated list. */
+bool loom__glob_list_match(const char *list, const char *name);
+
+#endif /* LOOM_INTERNAL_H */

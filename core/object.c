@@ -1,0 +1,1 @@
+/* object.c - placeholder, being written */

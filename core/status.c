@@ -1,0 +1,1 @@
+/* status.c - placeholder, being written */

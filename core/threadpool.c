@@ -1,0 +1,1 @@
+/* threadpool.c - placeholder, being written */
