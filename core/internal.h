@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "loom/loom.h"
 
@@ -53,6 +54,7 @@ typedef struct loom__tensor {
     uint32_t magic;
     int32_t owns_data;              /* 1: data was allocated by loom__dev_alloc */
     loom_dlpack_managed *managed;   /* imported DLPack tensor to release, or NULL */
+    bool read_only;                 /* imported with LOOM_DLPACK_FLAG_READ_ONLY */
     int64_t shape[LOOM_MAX_NDIM];
     int64_t strides[LOOM_MAX_NDIM];
 } loom__tensor;
@@ -156,6 +158,27 @@ void loom__log(int level, const char *fmt, ...) LOOM_PRINTF(2, 3);
 extern const loom_host_api loom__host_api;
 
 /* --------------------------------------------------------------- misc */
+
+/* Copy our out-struct src (src_size bytes, first member uint32_t
+** struct_size) into a caller's dst, no more than dst->struct_size bytes:
+** a caller built against an older, smaller layout gets the prefix it knows. */
+static inline loom_status loom__struct_out(void *dst, const void *src, size_t src_size, const char *what)
+{
+    uint32_t dst_size;
+    if (dst == NULL)
+        return loom__fail(LOOM_EINVAL, "%s: out is NULL", what);
+    memcpy(&dst_size, dst, sizeof dst_size);
+    if (dst_size < sizeof(uint32_t))
+        return loom__fail(LOOM_EINVAL, "%s: out->struct_size is not set (use the _INIT macro)", what);
+    if (dst_size > src_size)
+        dst_size = (uint32_t)src_size;
+    memcpy(dst, src, dst_size);
+    memcpy(dst, &dst_size, sizeof dst_size);
+    return LOOM_OK;
+}
+
+/* Registry look-ups used by attrs.c and object.c (registry.c). */
+const loom_attr_def *loom__attr_defs_of(const char *op_or_class, uint32_t *n_out);
 
 char *loom__strdup(const char *s);
 /* fnmatch-style glob match of name against a ','-separated list. */

@@ -140,16 +140,16 @@ typedef struct loom_call_options {
 } loom_call_options;
 #define LOOM_CALL_OPTIONS_INIT { .struct_size = (uint32_t)sizeof(loom_call_options) }
 
-/* Call an op. inputs[n_inputs] follow the schema order (NULL = absent
+/* Run an op by name. inputs[n_inputs] follow the schema order (NULL = absent
 ** optional input). outputs[n_outputs]: an entry that is NULL receives a new
 ** tensor the caller frees with loom_tensor_free; a non-NULL entry is written
 ** in place after its dtype and shape are checked. n_outputs may be smaller
 ** than the schema's (trailing outputs are then dropped). */
-LOOM_API loom_status loom_call(const char *op, const loom_tensor *const *inputs, int32_t n_inputs,
+LOOM_API loom_status loom_run(const char *op, const loom_tensor *const *inputs, int32_t n_inputs,
                              const loom_attrs *attrs, loom_tensor **outputs, int32_t n_outputs,
                              const loom_call_options *options);
 /* The same with a looked-up op: skips the name lookup. */
-LOOM_API loom_status loom_op_call(const loom_op *op, const loom_tensor *const *inputs, int32_t n_inputs,
+LOOM_API loom_status loom_op_run(const loom_op *op, const loom_tensor *const *inputs, int32_t n_inputs,
                                 const loom_attrs *attrs, loom_tensor **outputs, int32_t n_outputs,
                                 const loom_call_options *options);
 

@@ -1,0 +1,101 @@
+/*
+** registry.h - packs, operators, kernels and object classes as the core
+** keeps them, and the immutable snapshot that dispatch reads.
+**
+** Writers (pack loading) serialise on one mutex and publish a complete new
+** snapshot with one atomic store; readers load the pointer once per call
+** and never lock. Old snapshots stay alive until loom_shutdown, so handles
+** (loom_op *) stay valid for the life of the core.
+*/
+#ifndef LOOM_REGISTRY_H
+#define LOOM_REGISTRY_H
+
+#include <pthread.h>
+
+#include "internal.h"
+
+#define LOOM__MAX_ATTRS 64
+#define LOOM__MAX_ARGS 32
+#define LOOM__MAX_KERNELS 16
+
+typedef struct loom__pack {
+    char *path;
+    char *name, *version, *description;
+    void *lib;                          /* dlopen handle; NULL for static packs */
+    void (*fini)(void);
+    int64_t n_ops, n_kernels, n_classes;
+    atomic_llong live_objects;
+} loom__pack;
+
+typedef struct loom__kernel {
+    loom_kernel_desc k;                 /* our layout; members newer than the pack are zero */
+    const loom__pack *pack;
+    char label[96];                     /* "core.matmul [onednn:matmul]" for messages */
+} loom__kernel;
+
+struct loom_op {
+    const loom_op_schema *schema;       /* the definition: memory of the defining pack */
+    const loom__pack *def_pack;
+    uint64_t hash;
+    int32_t n_kernels;
+    loom__kernel *kernels[LOOM__MAX_KERNELS];   /* in policy order */
+    int32_t rank[LOOM__MAX_KERNELS];    /* backend position in the policy, -1 = excluded */
+};
+
+typedef struct loom__class {
+    loom_object_class c;
+    const loom__pack *pack;
+} loom__class;
+
+typedef struct loom__snapshot {
+    struct loom_op **ops;               /* sorted by name */
+    int64_t n_ops;
+    struct loom_op **table;             /* open-addressing hash of ops by name */
+    uint64_t table_mask;
+    loom__class **classes;
+    int64_t n_classes;
+    struct loom__snapshot *older;       /* chain kept until shutdown */
+} loom__snapshot;
+
+/* The current snapshot, or NULL before init. */
+const loom__snapshot *loom__snapshot_get(void);
+const struct loom_op *loom__op_lookup(const loom__snapshot *s, const char *name);
+const loom__class *loom__class_lookup(const loom__snapshot *s, const char *name);
+
+/* Registration of one pack: begin, let the pack's init register into the
+** registrar, then commit (all or nothing) or abort. Caller holds the lock. */
+struct loom_registrar;
+loom_status loom__registrar_begin(struct loom_registrar **out, loom__pack *pack);
+loom_status loom__registrar_commit(struct loom_registrar *reg);
+void loom__registrar_abort(struct loom_registrar *reg);
+
+/* Rebuild the policy order of every op (after the config changed). */
+loom_status loom__registry_republish(void);
+void loom__registry_reset(void);
+extern pthread_mutex_t loom__registry_lock;
+
+/* Packs loaded, in load order (read under the lock or after init). */
+extern loom__pack **loom__packs;
+extern int64_t loom__n_packs;
+
+/* Parse LOOM_BACKENDS for one op: the ordered backend list in force. */
+int32_t loom__backend_rank(const char *op, const char *backend);
+
+/* object.c: the state of obj for a method of class cls, and its pack. */
+loom_status loom__object_state(const loom_object *obj, const char *cls, void **state, const void **pack);
+void loom__objects_destroy_all(void);
+
+/* dispatch.c: host-table services tied to a call. */
+void *loom__scratch(loom_exec_ctx *ctx, size_t nbytes);
+loom_status loom__alloc_output(loom_call *call, int32_t index, loom_dtype dtype, int32_t ndim,
+                             const int64_t *shape, loom_tensor **out);
+
+/* loader.c */
+void loom__loader_scan(void);
+void loom__loader_reset(void);
+void loom__loader_unload(void);
+
+/* init.c: set once the first loom_init has published a registry. */
+extern atomic_int loom__initialized;
+
+#endif /* LOOM_REGISTRY_H */
