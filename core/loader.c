@@ -7,6 +7,9 @@
 ** In each directory every *.so is considered in name order. A pack is refused
 ** with one line naming the file and the reason; a refused pack changes
 ** nothing. The first pack of a name wins, so LOOM_PLUGIN_PATH overrides.
+** LOOM_PLUGINS_SELECT/DISABLE globs match the file name without ".so" (by
+** convention the pack's name: core.so, core-cuda.so), before the file is
+** opened: a filtered pack runs no code at all.
 */
 #include <dirent.h>
 #include <errno.h>
@@ -243,12 +246,6 @@ static loom_status load_file(scan_rec *r)
     }
     r->pack = loom__strdup(desc->name);
     r->version = loom__strdup(desc->version ? desc->version : "");
-    if (!name_selected(desc->name)) {
-        set_reason(r, LOOM_SCAN_SKIPPED, "pack '%s' filtered out by LOOM_PLUGINS_SELECT/LOOM_PLUGINS_DISABLE",
-                   desc->name);
-        st = LOOM_OK;
-        goto refuse;
-    }
     if (pack_named(desc->name) != NULL) {
         set_reason(r, LOOM_SCAN_SKIPPED, "pack '%s' is already loaded from %s", desc->name,
                    pack_named(desc->name)->path);

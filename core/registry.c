@@ -231,9 +231,10 @@ static loom_status define_op(loom_registrar *reg, const loom_op_schema *schema)
         char diff[160];
         if (known_hash == hash)
             return LOOM_OK;   /* identical re-definition: a no-op */
-        schema_diff(known, schema, diff, sizeof diff);
+        schema_diff(schema, known, diff, sizeof diff);
         return record(reg, loom__fail(LOOM_ECONFLICT, "schema clash for %s: pack %s defines it differently "
-                                      "from %s (%s)", schema->name, reg->pack->path, known_pack, diff));
+                                      "from %s (%s: this pack vs the definition)", schema->name, reg->pack->path,
+                                      known_pack, diff));
     }
     if (!grow((void **)&reg->ops, &reg->cap_ops, reg->n_ops + 1, sizeof *reg->ops))
         return record(reg, loom__fail(LOOM_ENOMEM, "out of memory"));

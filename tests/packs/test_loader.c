@@ -1,0 +1,133 @@
+/* test_loader.c - discovery, the ABI checks, and all-or-nothing registration. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "packs_util.h"
+
+static void assert_refused(const char *file, const char *needle)
+{
+    loom_scan_entry e = packs_scan(file);
+    if (e.result != LOOM_SCAN_REFUSED || strstr(e.reason, needle) == NULL)
+        fail_msg("%s: result %d, reason '%s', expected refusal mentioning '%s'", file, e.result,
+                 e.result >= 0 ? e.reason : "(not scanned)", needle);
+    assert_non_null(strstr(e.path, file));
+}
+
+static void every_bad_pack_is_refused_with_its_reason(void **state)
+{
+    (void)state;
+    assert_int_equal(packs_init(NULL, NULL, 0, NULL), LOOM_OK);
+    assert_refused("mock_garbage.so", "not loadable");
+    assert_refused("mock_no_entry.so", "no entry symbol loom_plugin_entry");
+    assert_refused("mock_null_desc.so", "entry returned no descriptor");
+    assert_refused("mock_bad_magic.so", "bad magic 0x12345678");
+    assert_refused("mock_major2.so", "built for ABI major 2");
+    assert_refused("mock_newer_minor.so", "requires ABI 1.99 but this core provides ABI 1.0");
+    assert_refused("mock_init_fails.so", "the mock device is on fire");
+    assert_refused("mock_clash.so", "schema clash for mock.double");
+    assert_refused("mock_clash.so", "mock_0good.so");   /* names the defining pack too */
+    assert_refused("mock_dup_kernel.so", "duplicate kernel: mock.double for backend cpu");
+}
+
+static void good_packs_load_despite_bad_neighbours(void **state)
+{
+    (void)state;
+    assert_int_equal(packs_init(NULL, NULL, 0, NULL), LOOM_OK);
+    loom_scan_entry good = packs_scan("mock_0good.so"), fast = packs_scan("mock_fast.so");
+    assert_int_equal(good.result, LOOM_SCAN_LOADED);
+    assert_string_equal(good.pack, "mock");
+    assert_int_equal(good.n_ops, 3);
+    assert_int_equal(good.n_kernels, 3);
+    assert_int_equal(good.n_classes, 1);
+    assert_int_equal(fast.result, LOOM_SCAN_LOADED);
+    assert_non_null(loom_op_find("mock.double"));
+    assert_int_equal(loom_op_kernel_count(loom_op_find("mock.double")), 2);
+}
+
+static void failed_init_leaves_nothing_registered(void **state)
+{
+    (void)state;
+    assert_int_equal(packs_init(NULL, NULL, 0, NULL), LOOM_OK);
+    assert_null(loom_op_find("mock.partial"));
+    assert_int_equal(loom_last_status(), LOOM_ENOENT);
+    assert_non_null(strstr(loom_last_error(), "mock.partial"));
+}
+
+static void select_and_disable_globs_filter_by_name(void **state)
+{
+    (void)state;
+    assert_int_equal(packs_init("mock_0g*", NULL, 0, NULL), LOOM_OK);
+    assert_int_equal(packs_scan("mock_0good.so").result, LOOM_SCAN_LOADED);
+    assert_int_equal(packs_scan("mock_fast.so").result, LOOM_SCAN_SKIPPED);
+    assert_int_equal(loom_op_kernel_count(loom_op_find("mock.double")), 1);
+    unsetenv("LOOM_PLUGINS_SELECT");
+    setenv("LOOM_PLUGINS_DISABLE", "mock_fast,mock_bad*", 1);
+    assert_int_equal(packs_init(NULL, NULL, 0, NULL), LOOM_OK);
+    assert_int_equal(packs_scan("mock_fast.so").result, LOOM_SCAN_SKIPPED);
+    assert_int_equal(packs_scan("mock_bad_magic.so").result, LOOM_SCAN_SKIPPED);
+    assert_int_equal(packs_scan("mock_0good.so").result, LOOM_SCAN_LOADED);
+    unsetenv("LOOM_PLUGINS_DISABLE");
+}
+
+static void init_is_idempotent_and_loads_nothing_twice(void **state)
+{
+    (void)state;
+    assert_int_equal(packs_init(NULL, NULL, 0, NULL), LOOM_OK);
+    int64_t scans = loom_scan_count(), ops = loom_op_count();
+    assert_int_equal(loom_init(NULL), LOOM_OK);
+    assert_int_equal(loom_scan_count(), scans);
+    assert_int_equal(loom_op_count(), ops);
+    /* Loading a loaded file again is skipped, not an error. */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/mock_0good.so", getenv("LOOM_TEST_PACKS"));
+    assert_int_equal(loom_load_pack(path), LOOM_OK);
+    assert_int_equal(loom_op_count(), ops);
+    assert_int_equal(loom_scan_count(), scans + 1);
+    loom_scan_entry e = LOOM_SCAN_ENTRY_INIT;
+    loom_scan_at(scans, &e);
+    assert_int_equal(e.result, LOOM_SCAN_SKIPPED);
+}
+
+static void load_pack_reports_the_refusal(void **state)
+{
+    char path[4096];
+    (void)state;
+    assert_int_equal(packs_init("none", NULL, 0, NULL), LOOM_OK);
+    unsetenv("LOOM_PLUGINS_SELECT");
+    snprintf(path, sizeof path, "%s/mock_major2.so", getenv("LOOM_TEST_PACKS"));
+    /* The select filter stays in force for explicit loads too. */
+    assert_int_equal(loom_load_pack(path), LOOM_OK);
+    assert_int_equal(packs_init(NULL, NULL, 0, NULL), LOOM_OK);
+    assert_int_equal(loom_load_pack("/nonexistent/pack.so"), LOOM_ENOENT);
+    assert_non_null(strstr(loom_last_error(), "/nonexistent/pack.so"));
+}
+
+static void search_dirs_are_reported(void **state)
+{
+    const char *origin = NULL;
+    (void)state;
+    assert_int_equal(packs_init(NULL, NULL, 0, NULL), LOOM_OK);
+    assert_int_equal(loom_search_dir_count(), 1);
+    assert_non_null(loom_search_dir_at(0, &origin));
+    assert_string_equal(origin, "loom_init option");
+    assert_true(loom_config_count() > 5);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_bad_pack_is_refused_with_its_reason),
+        cmocka_unit_test(good_packs_load_despite_bad_neighbours),
+        cmocka_unit_test(failed_init_leaves_nothing_registered),
+        cmocka_unit_test(select_and_disable_globs_filter_by_name),
+        cmocka_unit_test(init_is_idempotent_and_loads_nothing_twice),
+        cmocka_unit_test(load_pack_reports_the_refusal),
+        cmocka_unit_test(search_dirs_are_reported),
+    };
+    int rc = cmocka_run_group_tests_name("loader", tests, NULL, NULL);
+    loom_shutdown();
+    return rc;
+}
