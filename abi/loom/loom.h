@@ -249,7 +249,8 @@ LOOM_API int32_t loom_num_threads(void);
 
 /* .npy: every dtype above; Fortran order and big-endian data are converted
 ** to compact little-endian row-major on read. bf16 travels as '|V2' and
-** f8e4m3 as '|V1' (NumPy has no such types; view them with ml_dtypes). */
+** f8e4m3 as '|V1' (NumPy has no such types; view them with ml_dtypes).
+** The data must be exactly numel * itemsize bytes: bytes after it are refused. */
 LOOM_API loom_status loom_npy_read(loom_tensor **out, const char *path);
 LOOM_API loom_status loom_npy_read_memory(loom_tensor **out, const void *data, size_t nbytes,
                                         const char *what);
@@ -261,11 +262,14 @@ LOOM_API loom_status loom_npy_write(const char *path, const loom_tensor *t);
 LOOM_API loom_status loom_safetensors_open(loom_safetensors **out, const char *path);
 LOOM_API void loom_safetensors_close(loom_safetensors *st);
 LOOM_API int64_t loom_safetensors_count(const loom_safetensors *st);
+/* Names in strcmp order, whatever order the file lists them in. */
 LOOM_API const char *loom_safetensors_name(const loom_safetensors *st, int64_t index);
-/* Borrowed tensor over the mapping (read-only data); lives as long as st. */
+/* Borrowed tensor over the mapping (read-only data); lives as long as st.
+** Data that is misaligned in the file is copied once, at open, into aligned
+** memory, so readers may use typed pointers. */
 LOOM_API loom_status loom_safetensors_get(const loom_safetensors *st, const char *name,
                                         const loom_tensor **out);
-/* Write tensors (host or device) with these names; metadata may be NULL. */
+/* Write tensors (host or device) with these names, in this order. */
 LOOM_API loom_status loom_safetensors_write(const char *path, const char *const *names,
                                           const loom_tensor *const *tensors, int64_t count);
 

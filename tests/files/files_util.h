@@ -1,0 +1,153 @@
+/*
+** files_util.h - helpers shared by the file-format tests: a scratch
+** directory, raw file I/O, a seeded PRNG for reproducible corruption, and
+** tensors filled with every byte pattern (NaN payloads included) so that round
+** trips are checked bit for bit.
+*/
+#ifndef LOOM_TESTS_FILES_UTIL_H
+#define LOOM_TESTS_FILES_UTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* A fresh directory under $TMPDIR (or /tmp); rm_tree removes it again. */
+static inline char *make_scratch_dir(void)
+{
+    const char *base = getenv("TMPDIR");
+    char tmpl[512];
+    snprintf(tmpl, sizeof tmpl, "%s/loom-files-XXXXXX", base && *base ? base : "/tmp");
+    char *dir = mkdtemp(tmpl);
+    return dir ? strdup(dir) : NULL;
+}
+
+static inline void rm_tree(char *dir)
+{
+    char cmd[600];
+    if (dir == NULL)
+        return;
+    /* the directory name came from mkdtemp: no quoting issues */
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    free(dir);
+}
+
+static inline char *path_in(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+static inline int write_bytes(const char *path, const void *data, size_t n)
+{
+    /* a new file rather than a truncated one: some file systems flush a
+    ** file rewritten in place at close, which makes thousands of rewrites slow */
+    unlink(path);
+    FILE *f = fopen(path, "wb");
+    if (f == NULL)
+        return -1;
+    size_t w = n ? fwrite(data, 1, n, f) : 0;
+    return fclose(f) == 0 && w == n ? 0 : -1;
+}
+
+/* The whole file in a malloc'd buffer of exactly its size (so ASan sees any
+** read past the end); NULL when it cannot be read. */
+static inline unsigned char *read_bytes(const char *path, size_t *n)
+{
+    *n = 0;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc(len > 0 ? (size_t)len : 1);
+    *n = len > 0 && fread(b, 1, (size_t)len, f) == (size_t)len ? (size_t)len : 0;
+    fclose(f);
+    return b;
+}
+
+/* xorshift64*: the same sequence on every machine for a given seed. */
+static inline uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * UINT64_C(2685821657736338717);
+}
+
+static inline size_t rng_below(uint64_t *s, size_t n) { return n ? (size_t)(rng_next(s) % n) : 0; }
+
+/* A new compact CPU tensor whose bytes follow a seeded pattern. */
+static inline loom_tensor *pattern_tensor(loom_dtype dtype, int32_t ndim, const int64_t *shape,
+                                          uint64_t seed)
+{
+    loom_tensor *t = NULL;
+    if (loom__tensor_alloc(&t, dtype, ndim, shape, loom__cpu(), true) != LOOM_OK)
+        return NULL;
+    unsigned char *p = loom_data(t);
+    size_t n = loom__tensor_nbytes(t);
+    uint64_t s = seed | 1;
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)rng_next(&s);
+    if (dtype == LOOM_DTYPE_BOOL)
+        for (size_t i = 0; i < n; i++)
+            p[i] &= 1;
+    return t;
+}
+
+static inline int same_shape(const loom_tensor *a, const loom_tensor *b)
+{
+    if (a->ndim != b->ndim || a->dtype.code != b->dtype.code || a->dtype.bits != b->dtype.bits
+        || a->dtype.lanes != b->dtype.lanes)
+        return 0;
+    for (int32_t i = 0; i < a->ndim; i++)
+        if (a->shape[i] != b->shape[i])
+            return 0;
+    return 1;
+}
+
+/* A fake CUDA device whose pointers are host pointers with high bits
+** flipped: dereferencing one directly faults, so a writer that forgets to
+** copy device tensors to the host first is caught. */
+#define FAKE_DEV_MASK ((uintptr_t)0x5a5a000000000000u)
+
+static inline void *fake_ptr(const void *p) { return (void *)((uintptr_t)p ^ FAKE_DEV_MASK); }
+static inline int32_t fake_count(void) { return 1; }
+static inline void *fake_alloc(int32_t id, size_t n) { (void)id; return fake_ptr(malloc(n)); }
+static inline void fake_free(int32_t id, void *p) { (void)id; free(fake_ptr(p)); }
+static inline loom_status fake_copy(void *dst, loom_dl_device dd, const void *src, loom_dl_device sd,
+                                    size_t n)
+{
+    memcpy(dd.device_type == LOOM_DEVICE_CUDA ? fake_ptr(dst) : dst,
+           sd.device_type == LOOM_DEVICE_CUDA ? fake_ptr(src) : src, n);
+    return LOOM_OK;
+}
+
+static inline void fake_device_install(void)
+{
+    static const loom_device_provider fake = {
+        .struct_size = sizeof fake, .device_type = LOOM_DEVICE_CUDA, .name = "fake-cuda",
+        .count = fake_count, .alloc = fake_alloc, .free = fake_free, .copy = fake_copy,
+    };
+    static int installed;
+    if (!installed++)
+        loom__device_add_provider(&fake, "test");
+}
+
+/* A copy of a host tensor on the fake device (free with loom_tensor_free). */
+static inline loom_tensor *to_fake_device(const loom_tensor *t)
+{
+    loom_dl_device dev = { LOOM_DEVICE_CUDA, 0 };
+    loom_tensor *d = NULL;
+    fake_device_install();
+    return loom_tensor_copy_to(&d, t, &dev) == LOOM_OK ? d : NULL;
+}
+
+#endif /* LOOM_TESTS_FILES_UTIL_H */
