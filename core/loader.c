@@ -371,7 +371,8 @@ void loom__loader_scan(void)
         }
         if (d != NULL)
             closedir(d);
-        qsort(names, (size_t)n, sizeof *names, cmp_names);
+        if (n > 0)
+            qsort(names, (size_t)n, sizeof *names, cmp_names);
         for (int64_t k = 0; k < n; k++) {
             char path[PATH_MAX + 300];
             snprintf(path, sizeof path, "%s/%s", dirs[i].path, names[k]);
@@ -420,15 +421,14 @@ void loom__loader_reset(void)
     n_dirs = 0;
 }
 
-/* After the registry released kernels: unmap the libraries. */
+/* After the registry released kernels: forget the packs. Their libraries
+** stay mapped until the process exits: libraries they pull in (OpenMP,
+** oneDNN, the CUDA runtime) keep threads and pools that must not lose their
+** code under them, and a later loom_init maps the same files again for free. */
 void loom__loader_unload(void)
 {
-    bool keep = getenv("LOOM_NO_DLCLOSE") != NULL;
-    for (int64_t i = 0; i < loom__n_packs; i++) {
-        if (!keep && loom__packs[i]->lib != NULL)
-            dlclose(loom__packs[i]->lib);
+    for (int64_t i = 0; i < loom__n_packs; i++)
         pack_free(loom__packs[i]);
-    }
     free(loom__packs);
     loom__packs = NULL;
     loom__n_packs = 0;

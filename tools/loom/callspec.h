@@ -1,0 +1,64 @@
+/*
+** callspec.h - one operator call described on the command line, shared by
+** `loom run` and `loom bench`.
+**
+**   OP --in NAME=FILE.npy ... --attr KEY=VALUE ... [--weights FILE.safetensors]
+**      [--backend B] [--device cpu|cuda[:N]] [--json]
+**   run adds --out NAME=FILE.npy ...; bench adds --repeat N --warmup W.
+**
+** Life cycle: callspec_parse (command line only, no loom calls) ->
+** callspec_prepare (init, look up the op, check names against its schema,
+** read inputs, parse attributes, create the object of a method) ->
+** callspec_call as often as wanted -> callspec_free (always, also after a
+** failed parse or prepare).
+**
+** Attributes of a method op: a key the object class declares goes to the
+** class (used at object creation), every other key to the op.
+*/
+#ifndef LOOM_CLI_CALLSPEC_H
+#define LOOM_CLI_CALLSPEC_H
+
+#include "cli.h"
+
+typedef struct cli_kv {
+    char *key;          /* points into argv: the '=' was replaced by NUL */
+    char *value;
+} cli_kv;
+
+enum { CALLSPEC_RUN = 1, CALLSPEC_BENCH = 2 };
+
+typedef struct callspec {
+    /* from the command line */
+    int mode;                       /* CALLSPEC_RUN or CALLSPEC_BENCH */
+    const char *cmd, *usage;        /* for messages */
+    const char *op_name;
+    cli_kv *ins, *attrs, *outs;
+    int n_ins, n_attrs, n_outs;
+    const char *weights, *backend, *device_text;
+    int json;
+    long repeat, warmup;            /* bench only */
+
+    /* resolved by callspec_prepare */
+    const loom_op *op;
+    const loom_op_schema *schema;
+    const loom_object_class *cls;   /* for methods */
+    loom_dl_device device;
+    loom_tensor **inputs;           /* schema->n_inputs entries, NULL = absent */
+    loom_attrs *op_attrs, *class_attrs;
+    loom_object *object;
+    loom_call_options options;
+} callspec;
+
+/* Parse argv (argv[0] is the command). Returns CLI_OK, CLI_USAGE (message
+** printed) or CLI_HELP_SHOWN (usage printed to stdout). */
+int callspec_parse(callspec *c, int mode, const char *usage, int argc, char **argv);
+/* Returns CLI_OK, CLI_USAGE (a name does not fit the schema) or CLI_FAIL. */
+int callspec_prepare(callspec *c);
+/* Index of output `name` in the schema, or -1. */
+int callspec_output_index(const callspec *c, const char *name);
+/* One call; outputs[schema->n_outputs] must be NULL entries on entry and
+** receive new tensors the caller frees. Waits for device work to finish. */
+loom_status callspec_call(callspec *c, loom_tensor **outputs);
+void callspec_free(callspec *c);
+
+#endif /* LOOM_CLI_CALLSPEC_H */

@@ -1,0 +1,143 @@
+/*
+** cmd_list.c - `loom list [--json]`: every operator (name, version, the
+** backends of its kernels in dispatch order, one-line doc) and every object
+** class of every loaded pack.
+*/
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "json.h"
+
+static const char usage[] =
+    "usage: loom list [--json]\n"
+    "  Every operator (name, version, backends of its kernels in dispatch order,\n"
+    "  one-line doc) and every object class of the loaded packs.\n"
+    "  --json   print one JSON object {\"ops\": [...], \"classes\": [...]}\n";
+
+/* "onednn,cpu": the backends of op's kernels in dispatch order. */
+static void backends_of(const loom_op *op, char *buf, size_t size)
+{
+    int64_t n = op != NULL ? loom_op_kernel_count(op) : 0;
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int64_t i = 0; i < n && len + 1 < size; i++) {
+        loom_kernel_info k = LOOM_KERNEL_INFO_INIT;
+        if (loom_op_kernel_at(op, i, &k) != LOOM_OK)
+            continue;
+        int w = snprintf(buf + len, size - len, "%s%s", len > 0 ? "," : "", k.backend);
+        if (w > 0)
+            len = (size_t)w >= size - len ? size - 1 : len + (size_t)w;
+    }
+    if (len == 0)
+        snprintf(buf, size, "-");
+}
+
+static cJSON *op_json(const loom_op_schema *s)
+{
+    const loom_op *op = loom_op_find(s->name);
+    int64_t n = op != NULL ? loom_op_kernel_count(op) : 0;
+    cJSON *o = cJSON_CreateObject(), *kernels = cJSON_CreateArray();
+
+    json_add_str(o, "name", s->name);
+    json_add_num(o, "version", s->version);
+    for (int64_t i = 0; i < n; i++) {
+        loom_kernel_info k = LOOM_KERNEL_INFO_INIT;
+        if (loom_op_kernel_at(op, i, &k) == LOOM_OK)
+            cJSON_AddItemToArray(kernels, json_str(k.backend));
+    }
+    cJSON_AddItemToObject(o, "kernels", kernels);
+    json_add_str(o, "object_class", s->object_class);
+    json_add_str(o, "doc", s->doc);
+    return o;
+}
+
+static int list_json(void)
+{
+    cJSON *root = cJSON_CreateObject(), *ops = cJSON_CreateArray(), *classes = cJSON_CreateArray();
+    int64_t n_ops = loom_op_count(), n_classes = loom_object_class_count();
+
+    for (int64_t i = 0; i < n_ops; i++) {
+        const loom_op_schema *s = loom_op_schema_at(i);
+        if (s != NULL)
+            cJSON_AddItemToArray(ops, op_json(s));
+    }
+    for (int64_t i = 0; i < n_classes; i++) {
+        const loom_object_class *c = loom_object_class_at(i);
+        cJSON *o = cJSON_CreateObject();
+        if (c == NULL) {
+            cJSON_Delete(o);
+            continue;
+        }
+        json_add_str(o, "name", c->name);
+        json_add_str(o, "doc", c->doc);
+        cJSON_AddItemToArray(classes, o);
+    }
+    cJSON_AddItemToObject(root, "ops", ops);
+    cJSON_AddItemToObject(root, "classes", classes);
+    return json_emit(root);
+}
+
+static int list_text(void)
+{
+    int64_t n_ops = loom_op_count(), n_classes = loom_object_class_count();
+    int wname = 4, wback = 8;
+    char backends[256];
+
+    for (int64_t i = 0; i < n_ops; i++) {
+        const loom_op_schema *s = loom_op_schema_at(i);
+        if (s == NULL)
+            continue;
+        backends_of(loom_op_find(s->name), backends, sizeof backends);
+        if ((int)strlen(s->name) > wname)
+            wname = (int)strlen(s->name);
+        if ((int)strlen(backends) > wback)
+            wback = (int)strlen(backends);
+    }
+    printf("operators (%lld):\n", (long long)n_ops);
+    if (n_ops == 0)
+        printf("  (none: see `loom doctor` for what the loader found)\n");
+    for (int64_t i = 0; i < n_ops; i++) {
+        const loom_op_schema *s = loom_op_schema_at(i);
+        if (s == NULL)
+            continue;
+        backends_of(loom_op_find(s->name), backends, sizeof backends);
+        printf("  %-*s v%-2u %-*s  %s\n", wname, s->name, s->version, wback, backends,
+               s->doc != NULL ? s->doc : "");
+    }
+    printf("object classes (%lld):\n", (long long)n_classes);
+    for (int64_t i = 0; i < n_classes; i++) {
+        const loom_object_class *c = loom_object_class_at(i);
+        if (c != NULL)
+            printf("  %-*s %s\n", wname, c->name, c->doc != NULL ? c->doc : "");
+    }
+    return CLI_OK;
+}
+
+int cmd_list(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "json", no_argument, NULL, 'j' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int json = 0, c;
+
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (c == 'j')
+            json = 1;
+        else if (c == 'h') {
+            fputs(usage, stdout);
+            return CLI_OK;
+        } else
+            return cli_bad_option("list", usage, c, argv);
+    }
+    if (optind < argc)
+        return cli_usage_error("list", usage, "unexpected argument '%s'", argv[optind]);
+    if (cli_init() != CLI_OK)
+        return CLI_FAIL;
+    return json ? list_json() : list_text();
+}

@@ -1,0 +1,60 @@
+/*
+** main.c - the `loom` command: picks the subcommand and hands it the rest of
+** the command line. Exit status: 0 success, 1 a loom call failed, 2 usage error.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    { "list",   cmd_list,   "every operator and object class of every loaded pack" },
+    { "info",   cmd_info,   "the schema and the kernels of one operator" },
+    { "doctor", cmd_doctor, "configuration, devices, and what the loader did with each file" },
+    { "run",    cmd_run,    "run one operator on .npy files" },
+    { "bench",  cmd_bench,  "time one operator: median, p10, p90, GFLOP/s, GB/s" },
+    { "demo",   cmd_demo,   "a short tour on generated data" },
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: loom COMMAND [ARGS]   (loom COMMAND --help for details)\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-7s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nThe core reads its configuration from the environment: LOOM_PLUGIN_PATH,\n"
+               "LOOM_PLUGINS_SELECT, LOOM_PLUGINS_DISABLE, LOOM_BACKENDS, LOOM_STRICT,\n"
+               "LOOM_VERBOSE, LOOM_NUM_THREADS, LOOM_CPU_MAX_ISA (see `loom doctor`).\n"
+               "Exit status: 0 success, 1 a loom call failed, 2 usage error.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("loom %s (ABI %u.%u)\n", LOOM_VERSION_STRING, LOOM_ABI_MAJOR, LOOM_ABI_MINOR);
+        return CLI_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        if (strcmp(argv[1], commands[i].name) == 0) {
+            int rc = commands[i].run(argc - 1, argv + 1);
+            cli_shutdown();
+            return rc;
+        }
+    }
+    fprintf(stderr, "loom: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return CLI_USAGE;
+}
