@@ -1,0 +1,91 @@
+/*
+** cast.c - core.cast on the CPU: torch's Tensor.to(dtype) for every pair of
+** loom dtypes, through the dtype table (dtypes.c holds the rounding rules).
+** The input may be strided; the output has the input's shape.
+*/
+#include <string.h>
+#include <strings.h>
+
+#include "kernels.h"
+
+/* torch spellings accepted besides loom's own names */
+static const struct { const char *alias; loom_dtype dtype; } aliases[] = {
+    { "float32", LOOM_DTYPE_F32 }, { "float", LOOM_DTYPE_F32 }, { "float64", LOOM_DTYPE_F64 },
+    { "double", LOOM_DTYPE_F64 }, { "float16", LOOM_DTYPE_F16 }, { "half", LOOM_DTYPE_F16 },
+    { "bfloat16", LOOM_DTYPE_BF16 }, { "float8_e4m3fn", LOOM_DTYPE_F8E4M3 },
+    { "int8", LOOM_DTYPE_I8 }, { "uint8", LOOM_DTYPE_U8 }, { "int16", LOOM_DTYPE_I16 },
+    { "int32", LOOM_DTYPE_I32 }, { "int", LOOM_DTYPE_I32 }, { "int64", LOOM_DTYPE_I64 },
+    { "long", LOOM_DTYPE_I64 }, { "complex64", LOOM_DTYPE_C64 }, { "complex128", LOOM_DTYPE_C128 },
+};
+
+static loom_dtype parse_dtype(const char *name)
+{
+    for (int d = LOOM_DTYPE_INVALID + 1; d < LOOM_DTYPE_COUNT; d++)
+        if (strcasecmp(name, core_dtype((loom_dtype)d)->name) == 0)
+            return (loom_dtype)d;
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (strcasecmp(name, aliases[i].alias) == 0)
+            return aliases[i].dtype;
+    return LOOM_DTYPE_INVALID;
+}
+
+typedef struct cast_job {
+    core_nd_iter it;
+    const char *src;
+    char *dst;
+    const core_dtype_row *from, *to;
+    int32_t src_dtype;
+} cast_job;
+
+static void cast_rows(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    const cast_job *j = user;
+    const int64_t len = core_nd_row_len(&j->it);
+    const int64_t ss = j->it.strides[0][j->it.ndim - 1], sd = j->it.strides[1][j->it.ndim - 1];
+    const int64_t es = (int64_t)j->from->size, ed = (int64_t)j->to->size;
+    (void)thread_index;
+    for (int64_t r = begin; r < end; r++) {
+        int64_t off[2];
+        core_nd_row_offsets(&j->it, r, off);
+        for (int64_t x = 0; x < len; x++) {
+            const char *src = j->src + (off[0] + x * ss) * es;
+            char *dst = j->dst + (off[1] + x * sd) * ed;
+            if (j->from == j->to) {
+                memcpy(dst, src, (size_t)es);     /* same dtype: a copy keeps every bit (NaN payloads) */
+                continue;
+            }
+            core_value v = j->from->load(src);
+            v.from = j->src_dtype;
+            j->to->store(dst, v);
+        }
+    }
+}
+
+loom_status core_cast_cpu(loom_call *call)
+{
+    const loom_tensor *in = call->inputs[0];
+    const char *name = call->attrs[0].is_set ? call->attrs[0].u.s : NULL;
+    loom_dtype to = name != NULL ? parse_dtype(name) : LOOM_DTYPE_INVALID;
+    cast_job j = { .from = core_dtype(loom_tensor_dtype_of(in)), .src_dtype = loom_tensor_dtype_of(in) };
+    loom_tensor *out;
+
+    if (to == LOOM_DTYPE_INVALID)
+        return core_host->fail(LOOM_EINVAL,
+                               "attribute 'dtype' is '%s', expected one of f32 f64 f16 bf16 f8e4m3 "
+                               "i8 u8 i16 i32 i64 bool c64 c128", name != NULL ? name : "(unset)");
+    if (j.from == NULL)
+        return core_host->fail(LOOM_EINVAL, "'input' has an unknown dtype");
+    j.to = core_dtype(to);
+    loom_status st = core_host->alloc_output(call, 0, to, in->ndim, in->shape, &out);
+    if (st != LOOM_OK || loom_numel(out) == 0)
+        return st;
+    st = core_iter_setup(&j.it, in->ndim, in->shape, (const loom_tensor *[]){ in, out },
+                         (const char *[]){ "input", "output" }, 2);
+    if (st != LOOM_OK)
+        return st;
+    j.src = loom_data(in);
+    j.dst = loom_data(out);
+    int64_t len = core_nd_row_len(&j.it);
+    return core_host->parallel_for(call->ctx, core_nd_rows(&j.it), len >= 16384 ? 1 : 16384 / len,
+                                   cast_rows, &j);
+}

@@ -1,0 +1,33 @@
+/*
+** coreops_util.h - helpers shared by the tests of the core op pack: init
+** loom on the build tree's core pack only, read golden .npy files, call an
+** op on a forced backend, compare tensors.
+*/
+#ifndef COREOPS_UTIL_H
+#define COREOPS_UTIL_H
+
+#include "loom/loom.h"
+
+/* cmocka group setup/teardown: loom_init with plugin_path = the pack's
+** build dir and no default dirs; loom_shutdown. */
+int cu_setup(void **state);
+int cu_teardown(void **state);
+
+/* Golden file DATA/name.npy (fails the test when missing); NULL-free. */
+loom_tensor *cu_npy(const char *name);
+/* 1 when DATA/name.npy exists. */
+int cu_npy_exists(const char *name);
+
+/* loom_call with one output and an optional forced backend. */
+loom_status cu_call(const char *op, const loom_tensor *const *in, int32_t n_in, const loom_attrs *attrs,
+                  const char *backend, loom_tensor **out);
+
+/* Same dtype, same shape, same bytes (NaNs compared by bit pattern). */
+void cu_assert_identical(const loom_tensor *got, const loom_tensor *want, const char *what);
+/* f32/f64 element-wise |got - want| <= atol + rtol * |want|. */
+void cu_assert_close(const loom_tensor *got, const loom_tensor *want, double rtol, double atol,
+                     const char *what);
+/* Element i of an f32/f64 tensor as double. */
+double cu_get(const loom_tensor *t, int64_t i);
+
+#endif
