@@ -53,22 +53,22 @@ static char *slurp(const char *path)
     return buf;
 }
 
-/* Run `loom ARGS...` (NULL-terminated) and capture everything. */
-static result run_loom(const char *first, ...)
+/* The NULL-terminated argument list of one `loom` call. */
+#define ARGV(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+/* Run `loom ARGS...` (args is NULL-terminated) and capture everything. */
+static result run_loom(const char *const *args)
 {
     const char *argv[64];
     char out_path[300], err_path[300];
     posix_spawn_file_actions_t fa;
     result r = { -1, NULL, NULL };
-    va_list ap;
     int n = 0, wstatus;
     pid_t pid;
 
     argv[n++] = cli;
-    va_start(ap, first);
-    for (const char *a = first; a != NULL && n < 63; a = va_arg(ap, const char *))
-        argv[n++] = a;
-    va_end(ap);
+    for (const char *const *a = args; *a != NULL && n < 63; a++)
+        argv[n++] = *a;
     argv[n] = NULL;
 
     snprintf(out_path, sizeof out_path, "%s/stdout.txt", tmpdir);
@@ -118,6 +118,31 @@ static cJSON *parse_json(const result *r)
     return j;
 }
 
+/* Run `loom ARGS...`, expect exit `status` and each of the NULL-terminated
+** texts after args in stdout (status 0) or stderr (any other status). */
+static void expect_run(int status, const char *const *args, ...)
+{
+    result r = run_loom(args);
+    va_list ap;
+    expect_status(&r, status);
+    va_start(ap, args);
+    for (const char *t = va_arg(ap, const char *); t != NULL; t = va_arg(ap, const char *))
+        expect_contains(status == 0 ? r.out : r.err, t);
+    va_end(ap);
+    result_free(&r);
+}
+
+/* Run `loom ARGS...`, expect exit 0 and return its stdout parsed as JSON. */
+static cJSON *run_json(const char *const *args)
+{
+    result r = run_loom(args);
+    cJSON *j;
+    expect_status(&r, 0);
+    j = parse_json(&r);
+    result_free(&r);
+    return j;
+}
+
 static void tmp_path(char *buf, size_t size, const char *name)
 {
     snprintf(buf, size, "%s/%s", tmpdir, name);
@@ -143,6 +168,17 @@ static void write_matmul_inputs(void)
     write_f32_npy("b.npy", 2, bs, b);
 }
 
+/* Write the matmul inputs and the `--in` values naming them. */
+static void matmul_in_args(char in_a[320], char in_b[320])
+{
+    char a[300], b[300];
+    write_matmul_inputs();
+    tmp_path(a, sizeof a, "a.npy");
+    tmp_path(b, sizeof b, "b.npy");
+    snprintf(in_a, 320, "input=%s", a);
+    snprintf(in_b, 320, "other=%s", b);
+}
+
 /* True (after saying so) when the core pack is not loaded: the test skips. */
 static int core_missing(void)
 {
@@ -156,84 +192,45 @@ static int core_missing(void)
 static void help_and_usage_errors_have_their_exit_status(void **state)
 {
     static const char *const cmds[] = { "list", "info", "doctor", "run", "bench", "demo" };
-    result r;
     (void)state;
 
-    r = run_loom("--help", NULL);
-    expect_status(&r, 0);
-    expect_contains(r.out, "usage: loom");
-    result_free(&r);
+    expect_run(0, ARGV("--help"), "usage: loom", NULL);
 
-    r = run_loom(NULL, NULL);
-    expect_status(&r, 2);
-    expect_contains(r.err, "usage: loom");
-    result_free(&r);
+    expect_run(2, ARGV(NULL), "usage: loom", NULL);
 
-    r = run_loom("frobnicate", NULL);
-    expect_status(&r, 2);
-    expect_contains(r.err, "unknown command 'frobnicate'");
-    result_free(&r);
+    expect_run(2, ARGV("frobnicate"), "unknown command 'frobnicate'", NULL);
 
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         char want[64];
-        r = run_loom(cmds[i], "--help", NULL);
-        expect_status(&r, 0);
         snprintf(want, sizeof want, "usage: loom %s", cmds[i]);
-        expect_contains(r.out, want);
-        result_free(&r);
-
-        r = run_loom(cmds[i], "--no-such-flag", NULL);
-        expect_status(&r, 2);
-        expect_contains(r.err, "--no-such-flag");
-        result_free(&r);
+        expect_run(0, ARGV(cmds[i], "--help"), want, NULL);
+        expect_run(2, ARGV(cmds[i], "--no-such-flag"), "--no-such-flag", NULL);
     }
 
-    r = run_loom("info", NULL);
-    expect_status(&r, 2);
-    expect_contains(r.err, "which operator");
-    result_free(&r);
+    expect_run(2, ARGV("info"), "which operator", NULL);
 
-    r = run_loom("run", "core.matmul", "--in", NULL);
-    expect_status(&r, 2);
-    expect_contains(r.err, "needs a value");
-    result_free(&r);
+    expect_run(2, ARGV("run", "core.matmul", "--in"), "needs a value", NULL);
 
-    r = run_loom("run", "core.matmul", "--in", "no-equals-sign", NULL);
-    expect_status(&r, 2);
-    expect_contains(r.err, "NAME=FILE");
-    result_free(&r);
+    expect_run(2, ARGV("run", "core.matmul", "--in", "no-equals-sign"), "NAME=FILE", NULL);
 
-    r = run_loom("bench", "core.matmul", "--repeat", "0", NULL);
-    expect_status(&r, 2);
-    expect_contains(r.err, "--repeat");
-    result_free(&r);
+    expect_run(2, ARGV("bench", "core.matmul", "--repeat", "0"), "--repeat", NULL);
 
-    r = run_loom("demo", "no-such-section", NULL);
-    expect_status(&r, 2);
-    expect_contains(r.err, "no-such-section");
-    result_free(&r);
+    expect_run(2, ARGV("demo", "no-such-section"), "no-such-section", NULL);
 }
 
 /* ---------------------------------------------------------- introspection */
 
 static void list_shows_ops_as_text_and_json(void **state)
 {
-    result r;
     cJSON *j, *ops, *op;
     int found = 0;
     (void)state;
     if (core_missing())
         skip();
 
-    r = run_loom("list", NULL);
-    expect_status(&r, 0);
-    expect_contains(r.out, "core.matmul");
-    expect_contains(r.out, "core.linear");
-    result_free(&r);
+    expect_run(0, ARGV("list"), "core.matmul", "core.linear", NULL);
 
-    r = run_loom("list", "--json", NULL);
-    expect_status(&r, 0);
-    j = parse_json(&r);
+    j = run_json(ARGV("list", "--json"));
     ops = cJSON_GetObjectItemCaseSensitive(j, "ops");
     assert_true(cJSON_IsArray(ops));
     cJSON_ArrayForEach(op, ops) {
@@ -251,28 +248,19 @@ static void list_shows_ops_as_text_and_json(void **state)
     assert_true(found);
     assert_true(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(j, "classes")));
     cJSON_Delete(j);
-    result_free(&r);
 }
 
 static void info_shows_schema_and_kernels(void **state)
 {
-    result r;
     cJSON *j, *inputs, *kernels;
     (void)state;
     if (core_missing())
         skip();
 
-    r = run_loom("info", "core.matmul", NULL);
-    expect_status(&r, 0);
-    expect_contains(r.out, "core.matmul (version 1)");
-    expect_contains(r.out, "input");
-    expect_contains(r.out, "other");
-    expect_contains(r.out, "kernels in dispatch order");
-    result_free(&r);
+    expect_run(0, ARGV("info", "core.matmul"), "core.matmul (version 1)", "input", "other",
+               "kernels in dispatch order", NULL);
 
-    r = run_loom("info", "core.matmul", "--json", NULL);
-    expect_status(&r, 0);
-    j = parse_json(&r);
+    j = run_json(ARGV("info", "core.matmul", "--json"));
     inputs = cJSON_GetObjectItemCaseSensitive(j, "inputs");
     assert_int_equal(cJSON_GetArraySize(inputs), 2);
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(inputs, 0), "name")->valuestring,
@@ -284,34 +272,22 @@ static void info_shows_schema_and_kernels(void **state)
     assert_true(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(kernels, 0), "backend")));
     assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "object_class")));
     cJSON_Delete(j);
-    result_free(&r);
 
     /* A method shows its class and the class's attributes. */
-    r = run_loom("info", "core.linear", "--json", NULL);
-    expect_status(&r, 0);
-    j = parse_json(&r);
+    j = run_json(ARGV("info", "core.linear", "--json"));
     assert_true(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(j, "object_class")));
     cJSON_Delete(j);
-    result_free(&r);
 }
 
 static void doctor_reports_config_and_every_file(void **state)
 {
-    result r;
     cJSON *j, *files, *f;
     int core_loaded = 0;
     (void)state;
 
-    r = run_loom("doctor", NULL);
-    expect_status(&r, 0);
-    expect_contains(r.out, "configuration:");
-    expect_contains(r.out, "devices:");
-    expect_contains(r.out, "files seen:");
-    result_free(&r);
+    expect_run(0, ARGV("doctor"), "configuration:", "devices:", "files seen:", NULL);
 
-    r = run_loom("doctor", "--json", NULL);
-    expect_status(&r, 0);
-    j = parse_json(&r);
+    j = run_json(ARGV("doctor", "--json"));
     assert_true(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "version")));
     assert_true(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "abi_version")));
     assert_true(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(j, "config")));
@@ -331,7 +307,6 @@ static void doctor_reports_config_and_every_file(void **state)
     if (have_core)
         assert_true(core_loaded);
     cJSON_Delete(j);
-    result_free(&r);
 }
 
 /* -------------------------------------------------------------------- run */
@@ -339,26 +314,19 @@ static void doctor_reports_config_and_every_file(void **state)
 static void run_matmul_writes_the_product(void **state)
 {
     const float want[4] = { 58, 64, 139, 154 };
-    char a[300], b[300], c[300], in_a[320], in_b[320], out_c[320];
+    char c[300], in_a[320], in_b[320], out_c[320];
     loom_tensor *t = NULL;
-    result r;
     (void)state;
     if (core_missing())
         skip();
 
-    write_matmul_inputs();
-    tmp_path(a, sizeof a, "a.npy");
-    tmp_path(b, sizeof b, "b.npy");
+    matmul_in_args(in_a, in_b);
     tmp_path(c, sizeof c, "c.npy");
-    snprintf(in_a, sizeof in_a, "input=%s", a);
-    snprintf(in_b, sizeof in_b, "other=%s", b);
     snprintf(out_c, sizeof out_c, "output=%s", c);
     unlink(c);
 
-    r = run_loom("run", "core.matmul", "--in", in_a, "--in", in_b, "--out", out_c, NULL);
-    expect_status(&r, 0);
-    expect_contains(r.out, "core.matmul ran on");
-    result_free(&r);
+    expect_run(0, ARGV("run", "core.matmul", "--in", in_a, "--in", in_b, "--out", out_c),
+               "core.matmul ran on", NULL);
 
     assert_int_equal(loom_npy_read(&t, c), LOOM_OK);
     assert_int_equal(loom_tensor_dtype_of(t), LOOM_DTYPE_F32);
@@ -372,22 +340,15 @@ static void run_matmul_writes_the_product(void **state)
 
 static void run_json_reports_outputs_and_backend(void **state)
 {
-    char a[300], b[300], in_a[320], in_b[320];
+    char in_a[320], in_b[320];
     cJSON *j, *out, *shape;
-    result r;
     (void)state;
     if (core_missing())
         skip();
 
-    write_matmul_inputs();
-    tmp_path(a, sizeof a, "a.npy");
-    tmp_path(b, sizeof b, "b.npy");
-    snprintf(in_a, sizeof in_a, "input=%s", a);
-    snprintf(in_b, sizeof in_b, "other=%s", b);
+    matmul_in_args(in_a, in_b);
 
-    r = run_loom("run", "core.matmul", "--in", in_a, "--in", in_b, "--backend", "cpu", "--json", NULL);
-    expect_status(&r, 0);
-    j = parse_json(&r);
+    j = run_json(ARGV("run", "core.matmul", "--in", in_a, "--in", in_b, "--backend", "cpu", "--json"));
     out = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "outputs"), "output");
     assert_non_null(out);
     shape = cJSON_GetObjectItemCaseSensitive(out, "shape");
@@ -399,7 +360,6 @@ static void run_json_reports_outputs_and_backend(void **state)
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "backend")->valuestring, "cpu");
     assert_true(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "impl")));
     cJSON_Delete(j);
-    result_free(&r);
 }
 
 static void run_add_parses_attributes(void **state)
@@ -408,7 +368,6 @@ static void run_add_parses_attributes(void **state)
     const int64_t s[1] = { 3 };
     char in_x[320], in_y[320], out[300], out_arg[320], p[300];
     loom_tensor *t = NULL;
-    result r;
     (void)state;
     if (core_missing())
         skip();
@@ -422,20 +381,16 @@ static void run_add_parses_attributes(void **state)
     tmp_path(out, sizeof out, "sum.npy");
     snprintf(out_arg, sizeof out_arg, "output=%s", out);
 
-    r = run_loom("run", "core.add", "--in", in_x, "--in", in_y, "--attr", "alpha=0.5", "--out", out_arg, NULL);
-    expect_status(&r, 0);
-    result_free(&r);
+    expect_run(0, ARGV("run", "core.add", "--in", in_x, "--in", in_y, "--attr", "alpha=0.5", "--out",
+               out_arg), NULL);
     assert_int_equal(loom_npy_read(&t, out), LOOM_OK);
     for (int i = 0; i < 3; i++)
         assert_float_equal(((const float *)loom_data(t))[i], x[i] + 0.5f * y[i], 1e-6);
     loom_tensor_free(t);
 
     /* A value that does not parse as the declared type is a failed loom call. */
-    r = run_loom("run", "core.add", "--in", in_x, "--in", in_y, "--attr", "alpha=abc", NULL);
-    expect_status(&r, 1);
-    expect_contains(r.err, "loom: ");
-    expect_contains(r.err, "alpha");
-    result_free(&r);
+    expect_run(1, ARGV("run", "core.add", "--in", in_x, "--in", in_y, "--attr", "alpha=abc"), "loom: ",
+               "alpha", NULL);
 }
 
 static void run_linear_method_uses_weights_file(void **state)
@@ -445,7 +400,6 @@ static void run_linear_method_uses_weights_file(void **state)
     const char *names[2] = { "weight", "bias" };
     loom_tensor *wt = NULL, *bt = NULL, *t = NULL;
     char st[300], xp[300], in_x[320], out[300], out_arg[320];
-    result r;
     (void)state;
     if (core_missing())
         skip();
@@ -467,9 +421,7 @@ static void run_linear_method_uses_weights_file(void **state)
     tmp_path(out, sizeof out, "ly.npy");
     snprintf(out_arg, sizeof out_arg, "output=%s", out);
 
-    r = run_loom("run", "core.linear", "--in", in_x, "--weights", st, "--out", out_arg, NULL);
-    expect_status(&r, 0);
-    result_free(&r);
+    expect_run(0, ARGV("run", "core.linear", "--in", in_x, "--weights", st, "--out", out_arg), NULL);
     assert_int_equal(loom_npy_read(&t, out), LOOM_OK);
     assert_int_equal(loom_numel(t), 2);
     assert_float_equal(((const float *)loom_data(t))[0], 6.5f, 1e-5);
@@ -477,16 +429,12 @@ static void run_linear_method_uses_weights_file(void **state)
     loom_tensor_free(t);
 
     /* --weights on an op that is no method is a usage error. */
-    r = run_loom("run", "core.add", "--weights", st, NULL);
-    expect_status(&r, 2);
-    expect_contains(r.err, "--weights");
-    result_free(&r);
+    expect_run(2, ARGV("run", "core.add", "--weights", st), "--weights", NULL);
 }
 
 static void run_names_are_checked_against_the_schema(void **state)
 {
     char a[300], in_bad[320], in_a[320];
-    result r;
     (void)state;
     if (core_missing())
         skip();
@@ -496,89 +444,54 @@ static void run_names_are_checked_against_the_schema(void **state)
     snprintf(in_bad, sizeof in_bad, "lhs=%s", a);
     snprintf(in_a, sizeof in_a, "input=%s", a);
 
-    r = run_loom("run", "core.matmul", "--in", in_bad, NULL);
-    expect_status(&r, 2);
-    expect_contains(r.err, "'lhs'");
-    expect_contains(r.err, "input, other");
-    result_free(&r);
+    expect_run(2, ARGV("run", "core.matmul", "--in", in_bad), "'lhs'", "input, other", NULL);
 
-    r = run_loom("run", "core.matmul", "--in", in_a, NULL);
-    expect_status(&r, 2);
-    expect_contains(r.err, "'other'");
-    result_free(&r);
+    expect_run(2, ARGV("run", "core.matmul", "--in", in_a), "'other'", NULL);
 
-    r = run_loom("run", "core.matmul", "--in", in_a, "--in", in_a, NULL);
-    expect_status(&r, 2);
-    expect_contains(r.err, "twice");
-    result_free(&r);
+    expect_run(2, ARGV("run", "core.matmul", "--in", in_a, "--in", in_a), "twice", NULL);
 
-    r = run_loom("run", "core.matmul", "--in", in_a, "--in", "other=x.npy", "--out", "result=c.npy", NULL);
-    expect_status(&r, 2);
-    expect_contains(r.err, "'result'");
-    expect_contains(r.err, "output");
-    result_free(&r);
+    expect_run(2, ARGV("run", "core.matmul", "--in", in_a, "--in", "other=x.npy", "--out", "result=c.npy"),
+               "'result'", "output", NULL);
 
-    r = run_loom("run", "core.matmul", "--in", in_a, "--in", "other=x.npy", "--attr", "nosuch=1", NULL);
-    expect_status(&r, 2);
-    expect_contains(r.err, "'nosuch'");
-    result_free(&r);
+    expect_run(2, ARGV("run", "core.matmul", "--in", in_a, "--in", "other=x.npy", "--attr", "nosuch=1"),
+               "'nosuch'", NULL);
 }
 
 static void unknown_op_fails_naming_it(void **state)
 {
-    result r;
     (void)state;
 
-    r = run_loom("run", "no.such_op", "--in", "x=y.npy", NULL);
-    expect_status(&r, 1);
-    expect_contains(r.err, "loom: ");
-    expect_contains(r.err, "no.such_op");
-    result_free(&r);
+    expect_run(1, ARGV("run", "no.such_op", "--in", "x=y.npy"), "loom: ", "no.such_op", NULL);
 
-    r = run_loom("info", "no.such_op", NULL);
-    expect_status(&r, 1);
-    expect_contains(r.err, "no.such_op");
-    result_free(&r);
+    expect_run(1, ARGV("info", "no.such_op"), "no.such_op", NULL);
 }
 
 static void missing_input_file_is_named(void **state)
 {
-    char a[300], in_a[320];
-    result r;
+    char in_a[320], in_b[320];
     (void)state;
     if (core_missing())
         skip();
 
-    write_matmul_inputs();
-    tmp_path(a, sizeof a, "a.npy");
-    snprintf(in_a, sizeof in_a, "input=%s", a);
-    r = run_loom("run", "core.matmul", "--in", in_a, "--in", "other=/nonexistent/missing-b.npy", NULL);
-    expect_status(&r, 1);
-    expect_contains(r.err, "/nonexistent/missing-b.npy");
-    result_free(&r);
+    matmul_in_args(in_a, in_b);
+    expect_run(1, ARGV("run", "core.matmul", "--in", in_a, "--in", "other=/nonexistent/missing-b.npy"),
+               "/nonexistent/missing-b.npy", NULL);
 }
 
 /* ------------------------------------------------------------------ bench */
 
 static void bench_json_has_timing_keys(void **state)
 {
-    char a[300], b[300], in_a[320], in_b[320];
+    char in_a[320], in_b[320];
     cJSON *j;
-    result r;
     (void)state;
     if (core_missing())
         skip();
 
-    write_matmul_inputs();
-    tmp_path(a, sizeof a, "a.npy");
-    tmp_path(b, sizeof b, "b.npy");
-    snprintf(in_a, sizeof in_a, "input=%s", a);
-    snprintf(in_b, sizeof in_b, "other=%s", b);
+    matmul_in_args(in_a, in_b);
 
-    r = run_loom("bench", "core.matmul", "--in", in_a, "--in", in_b, "--repeat", "5", "--warmup", "1",
-                 "--json", NULL);
-    expect_status(&r, 0);
-    j = parse_json(&r);
+    j = run_json(ARGV("bench", "core.matmul", "--in", in_a, "--in", in_b, "--repeat", "5", "--warmup", "1",
+                 "--json"));
     assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(j, "median_s")));
     assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(j, "p10_s")));
     assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(j, "p90_s")));
@@ -591,34 +504,22 @@ static void bench_json_has_timing_keys(void **state)
     assert_true(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "backend")));
     assert_true(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "impl")));
     cJSON_Delete(j);
-    result_free(&r);
 
-    r = run_loom("bench", "core.matmul", "--in", in_a, "--in", in_b, "--repeat", "3", NULL);
-    expect_status(&r, 0);
-    expect_contains(r.out, "median");
-    expect_contains(r.out, "GFLOP/s");
-    result_free(&r);
+    expect_run(0, ARGV("bench", "core.matmul", "--in", in_a, "--in", in_b, "--repeat", "3"), "median",
+               "GFLOP/s", NULL);
 }
 
 /* ------------------------------------------------------------------- demo */
 
 static void demo_runs_and_says_where_calls_ran(void **state)
 {
-    result r;
     (void)state;
     if (core_missing())
         skip();
 
-    r = run_loom("demo", NULL);
-    expect_status(&r, 0);
-    expect_contains(r.out, "core.matmul");
-    expect_contains(r.out, "Where each call ran");
-    result_free(&r);
+    expect_run(0, ARGV("demo"), "core.matmul", "Where each call ran", NULL);
 
-    r = run_loom("demo", "--list", NULL);
-    expect_status(&r, 0);
-    expect_contains(r.out, "cast");
-    result_free(&r);
+    expect_run(0, ARGV("demo", "--list"), "cast", NULL);
 }
 
 /* ------------------------------------------------------------------ setup */

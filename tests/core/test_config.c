@@ -52,6 +52,16 @@ static const char *logged(void)
     return buf;
 }
 
+/* setenv each NAME, VALUE pair of the NULL-terminated list. */
+static void set_vars(const char *name, ...)
+{
+    va_list ap;
+    va_start(ap, name);
+    for (; name != NULL; name = va_arg(ap, const char *))
+        setenv(name, va_arg(ap, const char *), 1);
+    va_end(ap);
+}
+
 static loom_init_options logging_options(void)
 {
     loom_init_options o = LOOM_INIT_OPTIONS_INIT;
@@ -83,14 +93,10 @@ static void environment_is_read(void **state)
 {
     loom__config c;
     (void)state;
-    setenv("LOOM_PLUGIN_PATH", "/a:/b", 1);
-    setenv("LOOM_PLUGINS_SELECT", "vision,core", 1);
-    setenv("LOOM_PLUGINS_DISABLE", "rec*", 1);
-    setenv("LOOM_BACKENDS", "cpu;vision.nms=cpu", 1);
-    setenv("LOOM_STRICT", "1", 1);
-    setenv("LOOM_VERBOSE", "2", 1);
-    setenv("LOOM_NUM_THREADS", "3", 1);
-    setenv("LOOM_CPU_MAX_ISA", "AVX2", 1);
+    set_vars("LOOM_PLUGIN_PATH", "/a:/b", "LOOM_PLUGINS_SELECT", "vision,core",
+             "LOOM_PLUGINS_DISABLE", "rec*", "LOOM_BACKENDS", "cpu;vision.nms=cpu",
+             "LOOM_STRICT", "1", "LOOM_VERBOSE", "2", "LOOM_NUM_THREADS", "3",
+             "LOOM_CPU_MAX_ISA", "AVX2", NULL);
     assert_int_equal(loom__config_load(&c, NULL), LOOM_OK);
     assert_string_equal(c.plugin_path, "/a:/b");
     assert_string_equal(c.plugin_path_origin, "LOOM_PLUGIN_PATH");
@@ -126,10 +132,8 @@ static void malformed_values_warn_and_use_the_default(void **state)
     loom__config c;
     const char *log;
     (void)state;
-    setenv("LOOM_VERBOSE", "abc", 1);
-    setenv("LOOM_NUM_THREADS", "-3", 1);
-    setenv("LOOM_STRICT", "yes please", 1);
-    setenv("LOOM_CPU_MAX_ISA", "avx1024", 1);
+    set_vars("LOOM_VERBOSE", "abc", "LOOM_NUM_THREADS", "-3", "LOOM_STRICT", "yes please",
+             "LOOM_CPU_MAX_ISA", "avx1024", NULL);
     assert_int_equal(loom__config_load(&c, &o), LOOM_OK);
     assert_int_equal(c.verbose, 0);
     assert_int_equal(c.num_threads, 0);
@@ -156,11 +160,8 @@ static void explicit_options_beat_the_environment(void **state)
     loom_init_options o = logging_options();
     loom__config c;
     (void)state;
-    setenv("LOOM_PLUGIN_PATH", "/env", 1);
-    setenv("LOOM_BACKENDS", "cuda", 1);
-    setenv("LOOM_STRICT", "1", 1);
-    setenv("LOOM_VERBOSE", "3", 1);
-    setenv("LOOM_NUM_THREADS", "7", 1);
+    set_vars("LOOM_PLUGIN_PATH", "/env", "LOOM_BACKENDS", "cuda", "LOOM_STRICT", "1",
+             "LOOM_VERBOSE", "3", "LOOM_NUM_THREADS", "7", NULL);
     o.plugin_path = "/opt";
     o.backends = "cpu";
     o.strict = -1;

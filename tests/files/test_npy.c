@@ -8,22 +8,6 @@
 
 #include "files_util.h"
 
-static char *scratch;
-
-static int setup(void **state)
-{
-    (void)state;
-    scratch = make_scratch_dir();
-    return scratch ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    rm_tree(scratch);
-    return 0;
-}
-
 /* A .npy image: preamble of the given major version, the header text as is
 ** (no padding), then the data. Exactly sized, so overreads are caught. */
 static unsigned char *build_npy(int major, const char *header, const void *data, size_t ndata,
@@ -79,7 +63,7 @@ static void every_dtype_round_trips_bit_exact(void **state)
         loom_tensor *t = pattern_tensor((loom_dtype)d, 2, shape, (uint64_t)d * 77);
         char name[64];
         snprintf(name, sizeof name, "rt_%s.npy", loom_dtype_name((loom_dtype)d));
-        char *path = path_in(scratch, name);
+        char *path = path_in(scratch_dir, name);
         assert_int_equal(loom_npy_write(path, t), LOOM_OK);
 
         size_t n;
@@ -109,7 +93,7 @@ static void scalars_and_empty_arrays_round_trip(void **state)
         { 3, { 3, 0, 2 }, "'shape': (3, 0, 2)" },
         { 1, { 7 }, "'shape': (7,)" },
     };
-    char *path = path_in(scratch, "shapes.npy");
+    char *path = path_in(scratch_dir, "shapes.npy");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         loom_tensor *t = pattern_tensor(LOOM_DTYPE_F64, cases[i].ndim, cases[i].shape, 5);
         assert_int_equal(loom_npy_write(path, t), LOOM_OK);
@@ -134,7 +118,7 @@ static void written_header_matches_numpy_layout(void **state)
     (void)state;
     const int64_t shape[2] = { 2, 3 };
     loom_tensor *t = pattern_tensor(LOOM_DTYPE_F32, 2, shape, 1);
-    char *path = path_in(scratch, "layout.npy");
+    char *path = path_in(scratch_dir, "layout.npy");
     assert_int_equal(loom_npy_write(path, t), LOOM_OK);
     size_t n;
     unsigned char *raw = read_bytes(path, &n);
@@ -160,7 +144,7 @@ static void strided_and_foreign_tensors_are_gathered(void **state)
     int64_t shape[2] = { 3, 2 }, strides[2] = { 1, 3 };
     loom_tensor view = { .data = data, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = 2,
                        .dtype = { LOOM_DL_INT, 32, 1 }, .shape = shape, .strides = strides };
-    char *path = path_in(scratch, "strided.npy");
+    char *path = path_in(scratch_dir, "strided.npy");
     assert_int_equal(loom_npy_write(path, &view), LOOM_OK);
     loom_tensor *back = NULL;
     assert_int_equal(loom_npy_read(&back, path), LOOM_OK);
@@ -187,7 +171,7 @@ static void device_tensors_are_copied_to_host(void **state)
     loom_tensor *d = to_fake_device(h);
     assert_non_null(d);
     assert_int_equal(d->device.device_type, LOOM_DEVICE_CUDA);
-    char *path = path_in(scratch, "device.npy");
+    char *path = path_in(scratch_dir, "device.npy");
     assert_int_equal(loom_npy_write(path, d), LOOM_OK);
     loom_tensor *back = NULL;
     assert_int_equal(loom_npy_read(&back, path), LOOM_OK);
@@ -404,17 +388,17 @@ static void file_errors_name_the_path(void **state)
 {
     (void)state;
     loom_tensor *t = NULL;
-    char *missing = path_in(scratch, "missing.npy");
+    char *missing = path_in(scratch_dir, "missing.npy");
     assert_fails_with(loom_npy_read(&t, missing), LOOM_ENOENT, missing);
-    assert_fails_with(loom_npy_read(&t, scratch), LOOM_EIO, scratch);
-    char *empty = path_in(scratch, "empty.npy");
+    assert_fails_with(loom_npy_read(&t, scratch_dir), LOOM_EIO, scratch_dir);
+    char *empty = path_in(scratch_dir, "empty.npy");
     assert_int_equal(write_bytes(empty, "", 0), 0);
     assert_fails_with(loom_npy_read(&t, empty), LOOM_EFORMAT, empty);
     assert_int_equal(loom_npy_read(&t, NULL), LOOM_EINVAL);
 
     const int64_t shape[1] = { 4 };
     loom_tensor *x = pattern_tensor(LOOM_DTYPE_U8, 1, shape, 3);
-    char *nodir = path_in(scratch, "no/such/dir/x.npy");
+    char *nodir = path_in(scratch_dir, "no/such/dir/x.npy");
     loom_status s = loom_npy_write(nodir, x);
     assert_true(s == LOOM_ENOENT || s == LOOM_EIO);
     assert_non_null(strstr(loom_last_error(), "no/such/dir/x.npy"));
@@ -435,7 +419,7 @@ static void every_truncation_fails_cleanly(void **state)
     (void)state;
     const int64_t shape[2] = { 2, 3 };
     loom_tensor *t = pattern_tensor(LOOM_DTYPE_C64, 2, shape, 9);
-    char *path = path_in(scratch, "trunc.npy");
+    char *path = path_in(scratch_dir, "trunc.npy");
     assert_int_equal(loom_npy_write(path, t), LOOM_OK);
     size_t n;
     unsigned char *full = read_bytes(path, &n);
@@ -647,5 +631,5 @@ int main(void)
         cmocka_unit_test(random_corruption_never_crashes),
         cmocka_unit_test(numpy_files_load_with_the_right_values),
     };
-    return cmocka_run_group_tests_name("npy", tests, setup, teardown);
+    return cmocka_run_group_tests_name("npy", tests, scratch_setup, scratch_teardown);
 }

@@ -8,22 +8,6 @@
 
 #include "files_util.h"
 
-static char *scratch;
-
-static int setup(void **state)
-{
-    (void)state;
-    scratch = make_scratch_dir();
-    return scratch ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    rm_tree(scratch);
-    return 0;
-}
-
 static void assert_fails_with(loom_status s, loom_status want, const char *fragment)
 {
     if (s != want)
@@ -32,7 +16,7 @@ static void assert_fails_with(loom_status s, loom_status want, const char *fragm
         fail_msg("message \"%s\" lacks \"%s\"", loom_last_error(), fragment);
 }
 
-/* Write N, the header text and ndata zero bytes (or data) to scratch/name. */
+/* Write N, the header text and ndata zero bytes (or data) to scratch_dir/name. */
 static char *st_file(const char *name, uint64_t n, const char *header, size_t hbytes,
                      const void *data, size_t ndata)
 {
@@ -42,7 +26,7 @@ static char *st_file(const char *name, uint64_t n, const char *header, size_t hb
     memcpy(b + 8, header, hbytes);
     if (data)
         memcpy(b + 8 + hbytes, data, ndata);
-    char *path = path_in(scratch, name);
+    char *path = path_in(scratch_dir, name);
     assert_int_equal(write_bytes(path, b, 8 + hbytes + ndata), 0);
     free(b);
     return path;
@@ -81,7 +65,7 @@ static void every_supported_dtype_round_trips(void **state)
     names[count] = "empty";
     tensors[count++] = pattern_tensor(LOOM_DTYPE_F16, 2, empty_shape, 1);
 
-    char *path = path_in(scratch, "all.safetensors");
+    char *path = path_in(scratch_dir, "all.safetensors");
     assert_int_equal(loom_safetensors_write(path, names, (const loom_tensor *const *)tensors, count),
                      LOOM_OK);
 
@@ -130,7 +114,7 @@ static void names_are_escaped_and_strided_tensors_gathered(void **state)
     loom_tensor *u8 = pattern_tensor(LOOM_DTYPE_U8, 1, &one, 4);  /* leaves the next misaligned */
     const char *names[3] = { "quote\"back\\slash\ttab", "\xc3\xbcnicode", "view" };
     const loom_tensor *tensors[3] = { u8, &view, &view };
-    char *path = path_in(scratch, "names.safetensors");
+    char *path = path_in(scratch_dir, "names.safetensors");
     assert_int_equal(loom_safetensors_write(path, names, tensors, 3), LOOM_OK);
 
     loom_safetensors *st = NULL;
@@ -161,7 +145,7 @@ static void device_tensors_are_copied_to_host(void **state)
     assert_non_null(d);
     const char *names[2] = { "on_device", "on_host" };
     const loom_tensor *ts[2] = { d, h };
-    char *path = path_in(scratch, "device.safetensors");
+    char *path = path_in(scratch_dir, "device.safetensors");
     assert_int_equal(loom_safetensors_write(path, names, ts, 2), LOOM_OK);
     loom_safetensors *st = NULL;
     assert_int_equal(loom_safetensors_open(&st, path), LOOM_OK);
@@ -179,7 +163,7 @@ static void device_tensors_are_copied_to_host(void **state)
 static void empty_file_list_and_metadata_are_valid(void **state)
 {
     (void)state;
-    char *path = path_in(scratch, "none.safetensors");
+    char *path = path_in(scratch_dir, "none.safetensors");
     assert_int_equal(loom_safetensors_write(path, NULL, NULL, 0), LOOM_OK);
     loom_safetensors *st = NULL;
     assert_int_equal(loom_safetensors_open(&st, path), LOOM_OK);
@@ -256,7 +240,7 @@ static void writes_of_bad_lists_are_refused(void **state)
     const int64_t shape[1] = { 2 };
     loom_tensor *c = pattern_tensor(LOOM_DTYPE_C64, 1, shape, 1);
     loom_tensor *f = pattern_tensor(LOOM_DTYPE_F32, 1, shape, 1);
-    char *path = path_in(scratch, "refused.safetensors");
+    char *path = path_in(scratch_dir, "refused.safetensors");
     const loom_tensor *tc[1] = { c }, *tf2[2] = { f, f };
 
     assert_fails_with(loom_safetensors_write(path, (const char *[]){ "z" }, tc, 1), LOOM_ENOTSUP, "c64");
@@ -362,7 +346,7 @@ static void bad_length_fields_are_refused(void **state)
         assert_null(st);
         free(path);
     }
-    char *path = path_in(scratch, "short.safetensors");
+    char *path = path_in(scratch_dir, "short.safetensors");
     for (size_t len = 0; len < 8; len++) {
         assert_int_equal(write_bytes(path, "\x02\0\0\0\0\0\0", len), 0);
         assert_fails_with(loom_safetensors_open(&st, path), LOOM_EFORMAT, "too short");
@@ -374,9 +358,9 @@ static void api_misuse_and_missing_names(void **state)
 {
     (void)state;
     loom_safetensors *st = NULL;
-    char *missing = path_in(scratch, "missing.safetensors");
+    char *missing = path_in(scratch_dir, "missing.safetensors");
     assert_fails_with(loom_safetensors_open(&st, missing), LOOM_ENOENT, missing);
-    assert_fails_with(loom_safetensors_open(&st, scratch), LOOM_EIO, scratch);
+    assert_fails_with(loom_safetensors_open(&st, scratch_dir), LOOM_EIO, scratch_dir);
     assert_int_equal(loom_safetensors_open(NULL, missing), LOOM_EINVAL);
     assert_int_equal(loom_safetensors_open(&st, NULL), LOOM_EINVAL);
     loom_safetensors_close(NULL);
@@ -407,7 +391,7 @@ static unsigned char *sample_file(size_t *n)
     loom_tensor *c = pattern_tensor(LOOM_DTYPE_BF16, 0, NULL, 3);
     const char *names[3] = { "layer.weight", "layer.bias", "scale" };
     const loom_tensor *ts[3] = { a, b, c };
-    char *path = path_in(scratch, "sample.safetensors");
+    char *path = path_in(scratch_dir, "sample.safetensors");
     assert_int_equal(loom_safetensors_write(path, names, ts, 3), LOOM_OK);
     unsigned char *raw = read_bytes(path, n);
     loom_tensor_free(a);
@@ -422,7 +406,7 @@ static void every_truncation_fails_cleanly(void **state)
     (void)state;
     size_t n;
     unsigned char *full = sample_file(&n);
-    char *path = path_in(scratch, "trunc.safetensors");
+    char *path = path_in(scratch_dir, "trunc.safetensors");
     for (size_t len = 0; len < n; len++) {
         assert_int_equal(write_bytes(path, full, len), 0);
         loom_safetensors *st = NULL;
@@ -450,7 +434,7 @@ static void random_corruption_never_crashes(void **state)
     size_t n0;
     unsigned char *base = sample_file(&n0);
     size_t h0 = 8 + (base[0] | (size_t)base[1] << 8);
-    char *path = path_in(scratch, "fuzz.safetensors");
+    char *path = path_in(scratch_dir, "fuzz.safetensors");
     uint64_t rng = 0xfeed;
     int ok = 0, failed = 0;
     unsigned char *b = malloc(n0 + 16);
@@ -523,5 +507,5 @@ int main(void)
         cmocka_unit_test(every_truncation_fails_cleanly),
         cmocka_unit_test(random_corruption_never_crashes),
     };
-    return cmocka_run_group_tests_name("safetensors", tests, setup, teardown);
+    return cmocka_run_group_tests_name("safetensors", tests, scratch_setup, scratch_teardown);
 }

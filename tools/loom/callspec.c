@@ -200,25 +200,37 @@ static int parse_device(callspec *c)
     return usage_error(c, "--device wants cpu, cuda or cuda:N, got '%s'", t);
 }
 
+/* Every name in kv must be one of defs (`what` is "input" or "output" in
+** the messages), and none may be given twice. */
+static int check_args(callspec *c, const char *what, const cli_kv *kv, int n, const loom_arg_def *defs,
+                      uint32_t n_defs)
+{
+    char valid[1024];
+
+    for (int i = 0; i < n; i++) {
+        if (find_arg(defs, n_defs, kv[i].key) < 0) {
+            arg_names(defs, n_defs, valid, sizeof valid);
+            return usage_error(c, "%s has no %s '%s'; its %ss are: %s", c->schema->name, what, kv[i].key,
+                               what, valid);
+        }
+        for (int j = 0; j < i; j++) {
+            if (strcmp(kv[j].key, kv[i].key) == 0)
+                return usage_error(c, "%s '%s' given twice", what, kv[i].key);
+        }
+    }
+    return CLI_OK;
+}
+
 /* Every command-line name must exist in the schema; every required input
 ** must be given. Nothing is read before this passes. */
 static int check_names(callspec *c)
 {
     const loom_op_schema *s = c->schema;
-    char valid[1024];
 
     if (c->weights != NULL && s->object_class == NULL)
         return usage_error(c, "--weights is for methods of an object class; %s is not one", s->name);
-    for (int i = 0; i < c->n_ins; i++) {
-        if (find_arg(s->inputs, s->n_inputs, c->ins[i].key) < 0) {
-            arg_names(s->inputs, s->n_inputs, valid, sizeof valid);
-            return usage_error(c, "%s has no input '%s'; its inputs are: %s", s->name, c->ins[i].key, valid);
-        }
-        for (int j = 0; j < i; j++) {
-            if (strcmp(c->ins[j].key, c->ins[i].key) == 0)
-                return usage_error(c, "input '%s' given twice", c->ins[i].key);
-        }
-    }
+    if (check_args(c, "input", c->ins, c->n_ins, s->inputs, s->n_inputs) != CLI_OK)
+        return CLI_USAGE;
     for (uint32_t k = 0; k < s->n_inputs; k++) {
         int given = 0;
         for (int i = 0; i < c->n_ins; i++)
@@ -227,16 +239,8 @@ static int check_names(callspec *c)
             return usage_error(c, "%s needs input '%s' (--in %s=FILE.npy)", s->name, s->inputs[k].name,
                                s->inputs[k].name);
     }
-    for (int i = 0; i < c->n_outs; i++) {
-        if (find_arg(s->outputs, s->n_outputs, c->outs[i].key) < 0) {
-            arg_names(s->outputs, s->n_outputs, valid, sizeof valid);
-            return usage_error(c, "%s has no output '%s'; its outputs are: %s", s->name, c->outs[i].key, valid);
-        }
-        for (int j = 0; j < i; j++) {
-            if (strcmp(c->outs[j].key, c->outs[i].key) == 0)
-                return usage_error(c, "output '%s' given twice", c->outs[i].key);
-        }
-    }
+    if (check_args(c, "output", c->outs, c->n_outs, s->outputs, s->n_outputs) != CLI_OK)
+        return CLI_USAGE;
     for (int i = 0; i < c->n_attrs; i++) {
         const char *key = c->attrs[i].key;
         if (find_attr(s->attrs, s->n_attrs, key) >= 0)

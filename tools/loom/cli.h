@@ -43,6 +43,15 @@ int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
 /* Report an option getopt_long rejected (it returned '?' or ':' with opterr=0). */
 int cli_bad_option(const char *cmd, const char *usage, int code, char **argv);
 
+/* Parse the options of a command that takes only --json and --help: sets
+** *json, leaves optind at the first operand. Returns CLI_OK, CLI_HELP_SHOWN
+** (usage printed to stdout) or CLI_USAGE (message on stderr). */
+int cli_json_options(const char *cmd, const char *usage, int argc, char **argv, int *json);
+/* The whole of a command with no operands and only --json/--help: parses,
+** initialises the core, then calls json_fn or text_fn. Returns an exit status. */
+int cli_json_or_text(const char *cmd, const char *usage, int argc, char **argv, int (*json_fn)(void),
+                     int (*text_fn)(void));
+
 /* Formatting into caller buffers; each returns buf. */
 char *cli_dtype_list(uint64_t mask, char *buf, size_t size);      /* "f32,bf16" or "any" */
 char *cli_shape(const loom_tensor *t, char *buf, size_t size);     /* "[2,3]" */

@@ -5,7 +5,6 @@
 ** topology, threads, devices, the search directories with their origin, and
 ** every file the loader looked at with what happened to it.
 */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -166,27 +165,5 @@ static int doctor_json(void)
 
 int cmd_doctor(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "json", no_argument, NULL, 'j' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    int json = 0, c;
-
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (c == 'j')
-            json = 1;
-        else if (c == 'h') {
-            fputs(usage, stdout);
-            return CLI_OK;
-        } else
-            return cli_bad_option("doctor", usage, c, argv);
-    }
-    if (optind < argc)
-        return cli_usage_error("doctor", usage, "unexpected argument '%s'", argv[optind]);
-    if (cli_init() != CLI_OK)
-        return CLI_FAIL;
-    return json ? doctor_json() : doctor_text();
+    return cli_json_or_text("doctor", usage, argc, argv, doctor_json, doctor_text);
 }

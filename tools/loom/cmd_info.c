@@ -160,26 +160,12 @@ static int info_json(const loom_op *op, const loom_op_schema *s)
 
 int cmd_info(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "json", no_argument, NULL, 'j' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
     const loom_op *op;
     const loom_op_schema *s;
-    int json = 0, c;
+    int json, rc = cli_json_options("info", usage, argc, argv, &json);
 
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (c == 'j')
-            json = 1;
-        else if (c == 'h') {
-            fputs(usage, stdout);
-            return CLI_OK;
-        } else
-            return cli_bad_option("info", usage, c, argv);
-    }
+    if (rc != CLI_OK)
+        return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
     if (optind >= argc)
         return cli_usage_error("info", usage, "which operator? (`loom list` shows them)");
     if (optind + 1 < argc)

@@ -3,7 +3,6 @@
 ** backends of its kernels in dispatch order, one-line doc) and every object
 ** class of every loaded pack.
 */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -117,27 +116,5 @@ static int list_text(void)
 
 int cmd_list(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "json", no_argument, NULL, 'j' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    int json = 0, c;
-
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (c == 'j')
-            json = 1;
-        else if (c == 'h') {
-            fputs(usage, stdout);
-            return CLI_OK;
-        } else
-            return cli_bad_option("list", usage, c, argv);
-    }
-    if (optind < argc)
-        return cli_usage_error("list", usage, "unexpected argument '%s'", argv[optind]);
-    if (cli_init() != CLI_OK)
-        return CLI_FAIL;
-    return json ? list_json() : list_text();
+    return cli_json_or_text("list", usage, argc, argv, list_json, list_text);
 }

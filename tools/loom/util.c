@@ -63,6 +63,44 @@ int cli_bad_option(const char *cmd, const char *usage, int code, char **argv)
     return cli_usage_error(cmd, usage, "unknown option '%s'", word);
 }
 
+int cli_json_options(const char *cmd, const char *usage, int argc, char **argv, int *json)
+{
+    static const struct option opts[] = {
+        { "json", no_argument, NULL, 'j' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int c;
+
+    *json = 0;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (c == 'j')
+            *json = 1;
+        else if (c == 'h') {
+            fputs(usage, stdout);
+            return CLI_HELP_SHOWN;
+        } else
+            return cli_bad_option(cmd, usage, c, argv);
+    }
+    return CLI_OK;
+}
+
+int cli_json_or_text(const char *cmd, const char *usage, int argc, char **argv, int (*json_fn)(void),
+                     int (*text_fn)(void))
+{
+    int json, rc = cli_json_options(cmd, usage, argc, argv, &json);
+
+    if (rc != CLI_OK)
+        return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
+    if (optind < argc)
+        return cli_usage_error(cmd, usage, "unexpected argument '%s'", argv[optind]);
+    if (cli_init() != CLI_OK)
+        return CLI_FAIL;
+    return json ? json_fn() : text_fn();
+}
+
 double cli_now(void)
 {
     struct timespec ts;
