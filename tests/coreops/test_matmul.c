@@ -134,6 +134,40 @@ static void onednn_matches_cpu(void **state)
     }
 }
 
+/* The environment form: the process is configured with LOOM_BACKENDS=cpu,
+** then LOOM_BACKENDS=onednn (each read by a fresh loom_init), and the two
+** results agree within the same K*u bound as above. */
+static loom_tensor *matmul_under_env(const char *backends, const loom_tensor *a, const loom_tensor *b)
+{
+    loom_tensor *out = NULL;
+    loom_dispatch_info di = LOOM_DISPATCH_INFO_INIT;
+    cu_teardown(NULL);
+    setenv("LOOM_BACKENDS", backends, 1);
+    assert_int_equal(cu_setup(NULL), 0);
+    assert_int_equal(loom_run("core.matmul", (const loom_tensor *[]){ a, b }, 2, NULL, &out, 1, NULL), LOOM_OK);
+    assert_int_equal(loom_last_dispatch(&di), LOOM_OK);
+    assert_string_equal(di.backend, backends);
+    unsetenv("LOOM_BACKENDS");
+    return out;
+}
+
+static void loom_backends_cpu_and_onednn_agree(void **state)
+{
+    (void)state;
+    if (!has_backend("core.matmul", "onednn"))
+        skip();
+    int64_t sa[2] = { 97, 513 }, sb[2] = { 513, 65 };
+    loom_tensor *a = random_f32(2, sa, 7u), *b = random_f32(2, sb, 8u);
+    loom_tensor *cpu = matmul_under_env("cpu", a, b), *dnn = matmul_under_env("onednn", a, b);
+    assert_matmul_close(a, b, dnn, cpu, "LOOM_BACKENDS=onednn vs LOOM_BACKENDS=cpu");
+    loom_tensor_free(a);
+    loom_tensor_free(b);
+    loom_tensor_free(cpu);
+    loom_tensor_free(dnn);
+    cu_teardown(NULL);
+    assert_int_equal(cu_setup(NULL), 0);
+}
+
 /* A^T given as a strided view packs to the same panels: identical result */
 static void strided_input_gives_identical_result(void **state)
 {
@@ -215,6 +249,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(matmul_matches_torch_on_cpu),
         cmocka_unit_test(onednn_matches_cpu),
+        cmocka_unit_test(loom_backends_cpu_and_onednn_agree),
         cmocka_unit_test(strided_input_gives_identical_result),
         cmocka_unit_test(isa_cap_selects_the_kernel),
         cmocka_unit_test(matmul_rejects_bad_arguments),
