@@ -126,67 +126,53 @@ DEFINE_SCALAR_UKR(f32, float, 16)
 DEFINE_SCALAR_UKR(f64, double, 8)
 
 #ifdef CORE_X86
-__attribute__((target("avx2,fma")))
-static void ukr_f32_avx2(int64_t kc, const void *a_, const void *b_, void *c_, int64_t ldc, int acc)
-{
-    const float *a = a_, *b = b_;
-    float *c = c_;
-    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-#pragma GCC unroll 4
-    for (int64_t p = 0; p < kc; p++) {
-        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8), x;
-        x = _mm256_broadcast_ss(a + 0); c00 = _mm256_fmadd_ps(x, b0, c00); c01 = _mm256_fmadd_ps(x, b1, c01);
-        x = _mm256_broadcast_ss(a + 1); c10 = _mm256_fmadd_ps(x, b0, c10); c11 = _mm256_fmadd_ps(x, b1, c11);
-        x = _mm256_broadcast_ss(a + 2); c20 = _mm256_fmadd_ps(x, b0, c20); c21 = _mm256_fmadd_ps(x, b1, c21);
-        x = _mm256_broadcast_ss(a + 3); c30 = _mm256_fmadd_ps(x, b0, c30); c31 = _mm256_fmadd_ps(x, b1, c31);
-        x = _mm256_broadcast_ss(a + 4); c40 = _mm256_fmadd_ps(x, b0, c40); c41 = _mm256_fmadd_ps(x, b1, c41);
-        x = _mm256_broadcast_ss(a + 5); c50 = _mm256_fmadd_ps(x, b0, c50); c51 = _mm256_fmadd_ps(x, b1, c51);
-        a += MR;
-        b += 16;
+/* The AVX2 micro-kernel, one definition for both element types: VEC is the
+** 256-bit vector type, SFX the intrinsic suffix (ps/pd), L the lanes per
+** vector (NR = 2 * L). 12 accumulators + 2 B vectors + 1 broadcast A fill
+** the 16 ymm registers. */
+#define DEFINE_AVX2_UKR(SUF, T, VEC, SFX, L)                                                  \
+    __attribute__((target("avx2,fma")))                                                       \
+    static void ukr_##SUF##_avx2(int64_t kc, const void *a_, const void *b_, void *c_,         \
+                                 int64_t ldc, int acc)                                        \
+    {                                                                                         \
+        const T *a = a_, *b = b_;                                                             \
+        T *c = c_;                                                                            \
+        VEC c00 = _mm256_setzero_##SFX(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00; \
+        VEC c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;                 \
+        _Pragma("GCC unroll 4")                                                               \
+        for (int64_t p = 0; p < kc; p++) {                                                    \
+            VEC b0 = _mm256_load_##SFX(b), b1 = _mm256_load_##SFX(b + L), x;                  \
+            x = BCAST_##SFX(a + 0);                                            \
+            c00 = _mm256_fmadd_##SFX(x, b0, c00); c01 = _mm256_fmadd_##SFX(x, b1, c01);        \
+            x = BCAST_##SFX(a + 1);                                            \
+            c10 = _mm256_fmadd_##SFX(x, b0, c10); c11 = _mm256_fmadd_##SFX(x, b1, c11);        \
+            x = BCAST_##SFX(a + 2);                                            \
+            c20 = _mm256_fmadd_##SFX(x, b0, c20); c21 = _mm256_fmadd_##SFX(x, b1, c21);        \
+            x = BCAST_##SFX(a + 3);                                            \
+            c30 = _mm256_fmadd_##SFX(x, b0, c30); c31 = _mm256_fmadd_##SFX(x, b1, c31);        \
+            x = BCAST_##SFX(a + 4);                                            \
+            c40 = _mm256_fmadd_##SFX(x, b0, c40); c41 = _mm256_fmadd_##SFX(x, b1, c41);        \
+            x = BCAST_##SFX(a + 5);                                            \
+            c50 = _mm256_fmadd_##SFX(x, b0, c50); c51 = _mm256_fmadd_##SFX(x, b1, c51);        \
+            a += MR;                                                                          \
+            b += 2 * L;                                                                       \
+        }                                                                                     \
+        VEC r[MR][2] = { { c00, c01 }, { c10, c11 }, { c20, c21 },                            \
+                         { c30, c31 }, { c40, c41 }, { c50, c51 } };                          \
+        for (int i = 0; i < MR; i++) {                                                        \
+            T *row = c + i * ldc;                                                             \
+            if (acc) {                                                                        \
+                r[i][0] = _mm256_add_##SFX(r[i][0], _mm256_loadu_##SFX(row));                 \
+                r[i][1] = _mm256_add_##SFX(r[i][1], _mm256_loadu_##SFX(row + L));             \
+            }                                                                                 \
+            _mm256_storeu_##SFX(row, r[i][0]);                                                \
+            _mm256_storeu_##SFX(row + L, r[i][1]);                                            \
+        }                                                                                     \
     }
-    __m256 r[MR][2] = { { c00, c01 }, { c10, c11 }, { c20, c21 }, { c30, c31 }, { c40, c41 }, { c50, c51 } };
-    for (int i = 0; i < MR; i++) {
-        float *row = c + i * ldc;
-        if (acc) {
-            r[i][0] = _mm256_add_ps(r[i][0], _mm256_loadu_ps(row));
-            r[i][1] = _mm256_add_ps(r[i][1], _mm256_loadu_ps(row + 8));
-        }
-        _mm256_storeu_ps(row, r[i][0]);
-        _mm256_storeu_ps(row + 8, r[i][1]);
-    }
-}
-
-__attribute__((target("avx2,fma")))
-static void ukr_f64_avx2(int64_t kc, const void *a_, const void *b_, void *c_, int64_t ldc, int acc)
-{
-    const double *a = a_, *b = b_;
-    double *c = c_;
-    __m256d c00 = _mm256_setzero_pd(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-    __m256d c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-#pragma GCC unroll 4
-    for (int64_t p = 0; p < kc; p++) {
-        __m256d b0 = _mm256_load_pd(b), b1 = _mm256_load_pd(b + 4), x;
-        x = _mm256_broadcast_sd(a + 0); c00 = _mm256_fmadd_pd(x, b0, c00); c01 = _mm256_fmadd_pd(x, b1, c01);
-        x = _mm256_broadcast_sd(a + 1); c10 = _mm256_fmadd_pd(x, b0, c10); c11 = _mm256_fmadd_pd(x, b1, c11);
-        x = _mm256_broadcast_sd(a + 2); c20 = _mm256_fmadd_pd(x, b0, c20); c21 = _mm256_fmadd_pd(x, b1, c21);
-        x = _mm256_broadcast_sd(a + 3); c30 = _mm256_fmadd_pd(x, b0, c30); c31 = _mm256_fmadd_pd(x, b1, c31);
-        x = _mm256_broadcast_sd(a + 4); c40 = _mm256_fmadd_pd(x, b0, c40); c41 = _mm256_fmadd_pd(x, b1, c41);
-        x = _mm256_broadcast_sd(a + 5); c50 = _mm256_fmadd_pd(x, b0, c50); c51 = _mm256_fmadd_pd(x, b1, c51);
-        a += MR;
-        b += 8;
-    }
-    __m256d r[MR][2] = { { c00, c01 }, { c10, c11 }, { c20, c21 }, { c30, c31 }, { c40, c41 }, { c50, c51 } };
-    for (int i = 0; i < MR; i++) {
-        double *row = c + i * ldc;
-        if (acc) {
-            r[i][0] = _mm256_add_pd(r[i][0], _mm256_loadu_pd(row));
-            r[i][1] = _mm256_add_pd(r[i][1], _mm256_loadu_pd(row + 4));
-        }
-        _mm256_storeu_pd(row, r[i][0]);
-        _mm256_storeu_pd(row + 4, r[i][1]);
-    }
-}
+#define BCAST_ps(p) _mm256_broadcast_ss(p)
+#define BCAST_pd(p) _mm256_broadcast_sd(p)
+DEFINE_AVX2_UKR(f32, float, __m256, ps, 8)
+DEFINE_AVX2_UKR(f64, double, __m256d, pd, 4)
 #endif
 
 /* ------------------------------------------------------------------ driver */
