@@ -67,9 +67,9 @@ loom_status core_matmul_check(const loom_call *call, core_mm_geom *g)
     const loom_tensor *a = call->inputs[0], *b = call->inputs[1];
     loom_dtype da = loom_tensor_dtype_of(a), db = loom_tensor_dtype_of(b);
     if (da != db)
-        return core_host->fail(LOOM_EINVAL, "'input' is %s but 'other' is %s: both must have the same dtype",
+        return core_host->fail(LOOM_EINVAL, "'a' is %s but 'b' is %s: both must have the same dtype",
                                core_host->dtype_name(da), core_host->dtype_name(db));
-    return core_mm_geometry(a, b, "input", "other", g);
+    return core_mm_geometry(a, b, "a", "b", g);
 }
 
 void core_matmul_cost(const loom_call *call, double *flops, double *bytes)

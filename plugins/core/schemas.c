@@ -12,8 +12,8 @@
 #define F32_F64 (LOOM_DTYPE_BIT(LOOM_DTYPE_F32) | LOOM_DTYPE_BIT(LOOM_DTYPE_F64))
 
 static const loom_arg_def matmul_inputs[] = {
-    { .name = "input", .dtypes = F32_F64, .ndim = -1, .doc = "[.., M, K]" },
-    { .name = "other", .dtypes = F32_F64, .ndim = -1, .doc = "[.., K, N]" },
+    { .name = "a", .dtypes = F32_F64, .ndim = -1, .doc = "[.., M, K]" },
+    { .name = "b", .dtypes = F32_F64, .ndim = -1, .doc = "[.., K, N]" },
 };
 static const loom_arg_def one_output[] = {
     { .name = "output", .dtypes = 0, .ndim = -1, .doc = "result" },
@@ -23,7 +23,7 @@ const loom_op_schema core_matmul_schema = {
     .struct_size = sizeof(loom_op_schema),
     .name = "core.matmul",
     .version = 1,
-    .doc = "torch.matmul of inputs of rank >= 2: [.., M, K] @ [.., K, N], batch dims broadcast",
+    .doc = "a @ b with torch.matmul semantics for rank >= 2: [.., M, K] @ [.., K, N], batch dims broadcast",
     .n_inputs = 2, .inputs = matmul_inputs,
     .n_outputs = 1, .outputs = one_output,
     .cost = core_matmul_cost,

@@ -175,8 +175,8 @@ static void matmul_in_args(char in_a[320], char in_b[320])
     write_matmul_inputs();
     tmp_path(a, sizeof a, "a.npy");
     tmp_path(b, sizeof b, "b.npy");
-    snprintf(in_a, 320, "input=%s", a);
-    snprintf(in_b, 320, "other=%s", b);
+    snprintf(in_a, 320, "a=%s", a);
+    snprintf(in_b, 320, "b=%s", b);
 }
 
 /* True (after saying so) when the core pack is not loaded: the test skips. */
@@ -257,16 +257,16 @@ static void info_shows_schema_and_kernels(void **state)
     if (core_missing())
         skip();
 
-    expect_run(0, ARGV("info", "core.matmul"), "core.matmul (version 1)", "input", "other",
+    expect_run(0, ARGV("info", "core.matmul"), "core.matmul (version 1)", "a", "b",
                "kernels in dispatch order", NULL);
 
     j = run_json(ARGV("info", "core.matmul", "--json"));
     inputs = cJSON_GetObjectItemCaseSensitive(j, "inputs");
     assert_int_equal(cJSON_GetArraySize(inputs), 2);
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(inputs, 0), "name")->valuestring,
-                        "input");
+                        "a");
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(inputs, 1), "name")->valuestring,
-                        "other");
+                        "b");
     kernels = cJSON_GetObjectItemCaseSensitive(j, "kernels");
     assert_true(cJSON_GetArraySize(kernels) >= 1);
     assert_true(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(kernels, 0), "backend")));
@@ -442,18 +442,18 @@ static void run_names_are_checked_against_the_schema(void **state)
     write_matmul_inputs();
     tmp_path(a, sizeof a, "a.npy");
     snprintf(in_bad, sizeof in_bad, "lhs=%s", a);
-    snprintf(in_a, sizeof in_a, "input=%s", a);
+    snprintf(in_a, sizeof in_a, "a=%s", a);
 
-    expect_run(2, ARGV("run", "core.matmul", "--in", in_bad), "'lhs'", "input, other", NULL);
+    expect_run(2, ARGV("run", "core.matmul", "--in", in_bad), "'lhs'", "a, b", NULL);
 
-    expect_run(2, ARGV("run", "core.matmul", "--in", in_a), "'other'", NULL);
+    expect_run(2, ARGV("run", "core.matmul", "--in", in_a), "'b'", NULL);
 
     expect_run(2, ARGV("run", "core.matmul", "--in", in_a, "--in", in_a), "twice", NULL);
 
-    expect_run(2, ARGV("run", "core.matmul", "--in", in_a, "--in", "other=x.npy", "--out", "result=c.npy"),
+    expect_run(2, ARGV("run", "core.matmul", "--in", in_a, "--in", "b=x.npy", "--out", "result=c.npy"),
                "'result'", "output", NULL);
 
-    expect_run(2, ARGV("run", "core.matmul", "--in", in_a, "--in", "other=x.npy", "--attr", "nosuch=1"),
+    expect_run(2, ARGV("run", "core.matmul", "--in", in_a, "--in", "b=x.npy", "--attr", "nosuch=1"),
                "'nosuch'", NULL);
 }
 
@@ -474,7 +474,7 @@ static void missing_input_file_is_named(void **state)
         skip();
 
     matmul_in_args(in_a, in_b);
-    expect_run(1, ARGV("run", "core.matmul", "--in", in_a, "--in", "other=/nonexistent/missing-b.npy"),
+    expect_run(1, ARGV("run", "core.matmul", "--in", in_a, "--in", "b=/nonexistent/missing-b.npy"),
                "/nonexistent/missing-b.npy", NULL);
 }
 
