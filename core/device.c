@@ -70,17 +70,6 @@ void loom__device_reset(void)
     atomic_store(&n_providers, 0);
 }
 
-/* Devices of a provider that exist and are usable. */
-int32_t loom__device_type_count(int32_t device_type);
-int32_t loom__device_type_count(int32_t device_type)
-{
-    const provider_entry *e;
-    if (device_type == LOOM_DEVICE_CPU)
-        return 1;
-    e = find_provider(device_type);
-    return e != NULL ? e->count : 0;
-}
-
 void *loom__dev_alloc(loom_dl_device device, size_t nbytes, size_t alignment)
 {
     const provider_entry *e;

@@ -246,8 +246,6 @@ static loom_status register_kernel(loom_registrar *reg, const loom_kernel_desc *
 {
     loom__kernel *kern;
     loom_status st;
-    uint64_t def_hash;
-    const char *def_pack;
 
     if (reg == NULL)
         return loom__fail(LOOM_EINVAL, "register_kernel: registrar is NULL (called outside init?)");
@@ -256,11 +254,10 @@ static loom_status register_kernel(loom_registrar *reg, const loom_kernel_desc *
     if (k->schema == NULL || k->backend == NULL || k->backend[0] == '\0' || k->run == NULL)
         return record(reg, loom__fail(LOOM_EINVAL, "kernel %s: schema, backend and run are required",
                                       k->impl ? k->impl : "(unnamed)"));
+    /* A kernel whose schema is not the op's definition is refused here,
+    ** naming both packs; an op seen first through a kernel is defined by it. */
     if ((st = define_op(reg, k->schema)) != LOOM_OK)
         return record(reg, st);
-    /* A kernel whose schema is not the definition is refused (define_op
-    ** already named both packs); here the definition exists. */
-    (void)find_definition(reg, k->schema->name, &def_hash, &def_pack);
     if (!grow((void **)&reg->kernels, &reg->cap_kernels, reg->n_kernels + 1, sizeof *reg->kernels)
         || (kern = calloc(1, sizeof *kern)) == NULL)
         return record(reg, loom__fail(LOOM_ENOMEM, "out of memory"));

@@ -72,6 +72,18 @@ loom_status core_matmul_check(const loom_call *call, core_mm_geom *g)
     return core_mm_geometry(a, b, "a", "b", g);
 }
 
+loom_status core_matmul_prepare(loom_call *call, loom_dtype out_dtype, core_mm_geom *g, loom_tensor **out)
+{
+    loom_tensor *t;
+    loom_status st = core_matmul_check(call, g);
+    *out = NULL;
+    if (st == LOOM_OK)
+        st = core_host->alloc_output(call, 0, out_dtype, g->out_ndim, g->out_shape, &t);
+    if (st == LOOM_OK && loom_numel(t) > 0)
+        *out = t;
+    return st;
+}
+
 void core_matmul_cost(const loom_call *call, double *flops, double *bytes)
 {
     const loom_tensor *a = call->inputs[0], *b = call->inputs[1];

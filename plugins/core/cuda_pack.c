@@ -149,10 +149,8 @@ static loom_status matmul_cuda(loom_call *call)
     const loom_tensor *a = call->inputs[0], *b = call->inputs[1];
     core_mm_geom g;
     loom_tensor *out;
-    loom_status st = core_matmul_check(call, &g);
-    if (st == LOOM_OK)
-        st = core_host->alloc_output(call, 0, LOOM_DTYPE_F32, g.out_ndim, g.out_shape, &out);
-    if (st != LOOM_OK || loom_numel(out) == 0)
+    loom_status st = core_matmul_prepare(call, LOOM_DTYPE_F32, &g, &out);
+    if (st != LOOM_OK || out == NULL)
         return st;
     int32_t dev = call->ctx->device.device_id;
     cudaStream_t stream = (cudaStream_t)call->ctx->stream;

@@ -17,6 +17,9 @@ loom_status core_cast_cpu(loom_call *call);
 
 /* core.matmul: geometry plus the dtype agreement every backend needs. */
 loom_status core_matmul_check(const loom_call *call, core_mm_geom *g);
+/* Check a matmul call and allocate its output with out_dtype. *out stays
+** NULL when the output is empty: the kernel then has nothing to compute. */
+loom_status core_matmul_prepare(loom_call *call, loom_dtype out_dtype, core_mm_geom *g, loom_tensor **out);
 loom_status core_matmul_cpu(loom_call *call);
 
 loom_status core_linear_create(const loom_object_args *args, void **state_out);

@@ -10,14 +10,11 @@ loom_status core_matmul_cpu(loom_call *call)
     const loom_tensor *a = call->inputs[0], *b = call->inputs[1];
     core_mm_geom g;
     loom_tensor *out;
-    loom_status st = core_matmul_check(call, &g);
-    if (st == LOOM_OK)
-        st = core_host->alloc_output(call, 0, loom_tensor_dtype_of(a), g.out_ndim, g.out_shape, &out);
-    if (st != LOOM_OK)
-        return st;
-    if (!loom_is_contiguous(out))
-        return core_host->fail(LOOM_EINVAL, "'output' must be contiguous for core.matmul on the cpu");
     loom_dtype dt = loom_tensor_dtype_of(a);
+    /* alloc_output guarantees a compact output, supplied or new. */
+    loom_status st = core_matmul_prepare(call, dt, &g, &out);
+    if (st != LOOM_OK || out == NULL)
+        return st;
     size_t es = core_host->dtype_size(dt);
     for (int64_t bi = 0; bi < g.batch; bi++) {
         int64_t aoff, boff;

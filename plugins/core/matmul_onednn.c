@@ -189,13 +189,9 @@ loom_status core_matmul_onednn(loom_call *call)
     const loom_tensor *a = call->inputs[0], *b = call->inputs[1];
     core_mm_geom g;
     loom_tensor *out;
-    loom_status st = core_matmul_check(call, &g);
-    if (st == LOOM_OK)
-        st = core_host->alloc_output(call, 0, LOOM_DTYPE_F32, g.out_ndim, g.out_shape, &out);
-    if (st != LOOM_OK)
+    loom_status st = core_matmul_prepare(call, LOOM_DTYPE_F32, &g, &out);
+    if (st != LOOM_OK || out == NULL)
         return st;
-    if (loom_numel(out) == 0)
-        return LOOM_OK;
     mm_key key;
     memset(&key, 0, sizeof key);    /* the key is compared bytewise */
     key.ndims = g.out_ndim;
