@@ -105,10 +105,6 @@ void core_dtypes_init(void);
 const core_dtype_row *core_dtype(loom_dtype dtype);
 
 /* Scalar conversions used by the tables and by tests of the pack. */
-uint16_t core_f32_to_f16(float f);
-float core_f16_to_f32(uint16_t h);
-uint16_t core_f32_to_bf16(float f);
-float core_bf16_to_f32(uint16_t h);
 uint8_t core_f32_to_f8e4m3(float f);
 float core_f8e4m3_to_f32(uint8_t v);
 

@@ -5,9 +5,8 @@
 ** very same schemas: the core refuses a kernel whose schema differs from
 ** the op's definition. Argument names follow torch.
 */
-#include <stdio.h>
-
 #include "core_pack.h"
+#include "describe.h"
 
 #define F32_F64 (LOOM_DTYPE_BIT(LOOM_DTYPE_F32) | LOOM_DTYPE_BIT(LOOM_DTYPE_F64))
 
@@ -115,12 +114,5 @@ loom_status core_define_ops(const loom_host_api *host, loom_registrar *reg,
 
 char *core_describe(const loom_tensor *t, char *buf, size_t size)
 {
-    loom_dtype d = loom_tensor_dtype_of(t);
-    const char *name = d != LOOM_DTYPE_INVALID ? core_host->dtype_name(d) : "?";
-    int n = snprintf(buf, size, "%s[", name);
-    for (int32_t i = 0; i < t->ndim && n > 0 && (size_t)n < size; i++)
-        n += snprintf(buf + n, size - (size_t)n, i ? ",%lld" : "%lld", (long long)t->shape[i]);
-    if (n > 0 && (size_t)n < size)
-        snprintf(buf + n, size - (size_t)n, "]");
-    return buf;
+    return pk_describe(core_host, t, buf, size);
 }

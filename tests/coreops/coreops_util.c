@@ -14,6 +14,12 @@
 
 #include "coreops_util.h"
 
+/* The op whose presence proves the packs under test were loaded. Suites of
+** other packs compile this file with their own COREOPS_PROBE_OP. */
+#ifndef COREOPS_PROBE_OP
+#define COREOPS_PROBE_OP "core.matmul"
+#endif
+
 static const char *env_or(const char *name, const char *dflt)
 {
     const char *v = getenv(name);
@@ -35,8 +41,8 @@ int cu_setup(void **state)
         fprintf(stderr, "loom_init: %s\n", loom_last_error());
         return -1;
     }
-    if (loom_op_find("core.matmul") == NULL) {
-        fprintf(stderr, "core pack not loaded from %s: %s\n", o.plugin_path, loom_last_error());
+    if (loom_op_find(COREOPS_PROBE_OP) == NULL) {
+        fprintf(stderr, "pack of " COREOPS_PROBE_OP " not loaded from %s: %s\n", o.plugin_path, loom_last_error());
         return -1;
     }
     return 0;

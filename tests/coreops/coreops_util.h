@@ -1,6 +1,6 @@
 /*
-** coreops_util.h - helpers shared by the tests of the core op pack: init
-** loom on the build tree's core pack only, read golden .npy files, call an
+** coreops_util.h - helpers shared by the tests of the op packs (core,
+** vision, fbgemm): init loom on the build tree's pack folders only, read golden .npy files, call an
 ** op on a forced backend, compare tensors.
 */
 #ifndef COREOPS_UTIL_H
@@ -8,8 +8,9 @@
 
 #include "loom/loom.h"
 
-/* cmocka group setup/teardown: loom_init with plugin_path = the pack's
-** build dir and no default dirs; loom_shutdown. */
+/* cmocka group setup/teardown: loom_init with plugin_path = the packs'
+** build dirs (COREOPS_PACK_DIR, ':'-separated) and no default dirs;
+** loom_shutdown. Fails when COREOPS_PROBE_OP is not defined after init. */
 int cu_setup(void **state);
 int cu_teardown(void **state);
 

@@ -1,0 +1,118 @@
+"""Side-by-side benchmark driver: our op through `loom bench --json` and the
+reference library's function on the very same inputs, in one run.
+
+A benchmark script builds a list of Case objects and calls run(cases). For
+each case the inputs (NumPy arrays) are written as .npy into a temporary
+folder; `loom bench` times the op on those files (median of --repeat calls,
+outputs allocated inside the timed region, as a caller pays them); the
+reference is timed in this process on the same arrays (median of as many
+calls, after the same warm-up). Both sides get the same thread budget.
+
+Printed: one row per case with both medians, the throughput in the case's
+unit (items per second, where items is Case.items), and the ratio
+reference_time / loom_time (> 1 means loom is faster), then the target when
+the case has one.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Optional
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@dataclass
+class Case:
+    name: str                      # row label
+    op: str                        # loom op, e.g. "vision.nms"
+    inputs: Dict[str, np.ndarray]  # loom input name -> array
+    reference: Callable[[], object]  # one call of the reference on the same data
+    attrs: Dict[str, str] = field(default_factory=dict)  # loom attrs as CLI text
+    weights: Optional[str] = None  # safetensors path for object ops
+    items: float = 1.0             # items per call, for the throughput column
+    unit: str = "calls/s"          # what items counts, e.g. "boxes/s"
+    target: Optional[float] = None  # wanted ratio (reference time / loom time)
+    repeat: int = 20
+    warmup: int = 3
+    backend: Optional[str] = None
+
+
+def loom_cli():
+    """The loom CLI of the release build (LOOM_CLI overrides)."""
+    cli = os.environ.get("LOOM_CLI")
+    if cli:
+        return cli
+    for d in ("build-release", "build"):
+        p = os.path.join(ROOT, d, "tools", "loom", "loom")
+        if os.access(p, os.X_OK):
+            return p
+    sys.exit("no loom CLI: run `tools/dev bench` (or build build-release/) first")
+
+
+def time_reference(fn, repeat, warmup):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def time_loom(case, tmp):
+    args = [loom_cli(), "bench", case.op, "--json",
+            "--repeat", str(case.repeat), "--warmup", str(case.warmup)]
+    for name, arr in case.inputs.items():
+        path = os.path.join(tmp, f"{name}.npy")
+        np.save(path, np.ascontiguousarray(arr))
+        args += ["--in", f"{name}={path}"]
+    for key, value in case.attrs.items():
+        args += ["--attr", f"{key}={value}"]
+    if case.weights:
+        args += ["--weights", case.weights]
+    if case.backend:
+        args += ["--backend", case.backend]
+    res = subprocess.run(args, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)}\n{res.stderr.strip()}")
+    return json.loads(res.stdout)
+
+
+def run(cases, title, threads=None):
+    """Time every case on both sides and print the table; returns the rows."""
+    import torch
+    threads = threads or int(os.environ.get("LOOM_NUM_THREADS", os.cpu_count() or 1))
+    torch.set_num_threads(threads)
+    os.environ["LOOM_NUM_THREADS"] = str(threads)
+    print(f"{title}: {threads} threads, torch {torch.__version__}")
+    hdr = f"{'case':<44} {'loom':>10} {'reference':>10} {'loom rate':>14} {'ref rate':>14} {'ratio':>7} {'target':>7}"
+    print(hdr)
+    print("-" * len(hdr))
+    rows = []
+    tmp = tempfile.mkdtemp(prefix="loom-bench-")
+    try:
+        for case in cases:
+            res = time_loom(case, tmp)
+            ours = res["median_s"]
+            ref = time_reference(case.reference, case.repeat, case.warmup)
+            ratio = ref / ours if ours > 0 else float("inf")
+            target = f"{case.target:.1f}x" if case.target else ""
+            print(f"{case.name:<44} {ours * 1e3:>8.3f}ms {ref * 1e3:>8.3f}ms "
+                  f"{case.items / ours:>10.3g} {case.unit.split('/')[0][:3]} "
+                  f"{case.items / ref:>10.3g} {case.unit.split('/')[0][:3]} {ratio:>6.2f}x {target:>7}"
+                  f"  [{res.get('impl', '?')}]")
+            rows.append({"case": case.name, "loom_s": ours, "ref_s": ref, "ratio": ratio,
+                         "target": case.target, "impl": res.get("impl")})
+            for f in os.listdir(tmp):
+                os.unlink(os.path.join(tmp, f))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return rows
