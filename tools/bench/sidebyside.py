@@ -50,8 +50,8 @@ def loom_cli():
     if cli:
         return cli
     for d in ("build-release", "build"):
-        p = os.path.join(ROOT, d, "tools", "loom", "loom")
-        if os.access(p, os.X_OK):
+        p = os.path.join(ROOT, d, "tools", "loom")
+        if os.access(p, os.X_OK) and not os.path.isdir(p):
             return p
     sys.exit("no loom CLI: run `tools/dev bench` (or build build-release/) first")
 

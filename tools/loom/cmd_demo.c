@@ -16,6 +16,9 @@ static const demo_section sections[] = {
     { "add",    "core.add",    "core.add with broadcasting", demo_core_add },
     { "cast",   "core.cast",   "core.cast f32 -> bf16 -> f32: what bf16 keeps", demo_core_cast },
     { "linear", "core.linear", "core.linear with weights from a safetensors file", demo_core_linear },
+    { "detect", "vision.batched_nms,vision.box_iou,vision.roi_align",
+      "detector post-processing: batched NMS, IoU check, RoIAlign", demo_vision_detect },
+    { "deform", "vision.deform_conv2d", "deform_conv2d with zero offsets is a convolution", demo_vision_deform },
 };
 #define N_SECTIONS (sizeof sections / sizeof sections[0])
 

@@ -27,6 +27,10 @@ int demo_core_add(void);
 int demo_core_cast(void);
 int demo_core_linear(void);
 
+/* Sections of the vision pack (demo_vision.c). */
+int demo_vision_detect(void);
+int demo_vision_deform(void);
+
 /* Note where the last call on this thread ran, under a short label. */
 void demo_record(const char *label);
 /* True when op exists and has a kernel of this backend. */
