@@ -1,0 +1,163 @@
+/*
+** boxes_checks.c - argument checks of the box ops, shared by the cpu and
+** cuda kernels so both refuse the same inputs with the same messages.
+** Contract: boxes are contiguous [N, 4] (or [.., 4] where torchvision
+** takes any leading dims), paired tensors share one dtype, vectors are
+** contiguous [N]; string attributes name a known format or reduction.
+** The schema already fixed each input's rank and dtype family.
+*/
+#include <string.h>
+
+#include "boxes.h"
+
+loom_status bx_check_boxes(const char *op, const char *arg, const loom_tensor *t, int any_rank)
+{
+    char buf[160];
+    if (t->ndim < 1 || t->shape[t->ndim - 1] != 4 || (!any_rank && t->ndim != 2))
+        return vision_host->fail(LOOM_EINVAL, "%s: '%s' must be %s, got %s", op, arg,
+                                 any_rank ? "[.., 4]" : "[N, 4]", vision_describe(t, buf, sizeof buf));
+    if (!loom_is_contiguous(t))
+        return vision_host->fail(LOOM_EINVAL, "%s: '%s' %s must be contiguous", op, arg,
+                                 vision_describe(t, buf, sizeof buf));
+    return LOOM_OK;
+}
+
+loom_status bx_check_same_dtype(const char *op, const char *arg_a, const loom_tensor *a,
+                                const char *arg_b, const loom_tensor *b)
+{
+    loom_dtype da = loom_tensor_dtype_of(a), db = loom_tensor_dtype_of(b);
+    if (da != db)
+        return vision_host->fail(LOOM_EINVAL, "%s: '%s' is %s but '%s' is %s: both must have the same dtype",
+                                 op, arg_b, vision_host->dtype_name(db), arg_a, vision_host->dtype_name(da));
+    return LOOM_OK;
+}
+
+loom_status bx_check_vector(const char *op, const char *arg, const loom_tensor *t, int64_t n)
+{
+    char buf[160];
+    if (t->ndim != 1 || t->shape[0] != n)
+        return vision_host->fail(LOOM_EINVAL, "%s: '%s' must be [%lld] (one per box), got %s", op, arg,
+                                 (long long)n, vision_describe(t, buf, sizeof buf));
+    if (!loom_is_contiguous(t))
+        return vision_host->fail(LOOM_EINVAL, "%s: '%s' %s must be contiguous", op, arg,
+                                 vision_describe(t, buf, sizeof buf));
+    return LOOM_OK;
+}
+
+loom_status bx_parse_fmt(const char *op, const char *attr, const char *s, bx_fmt *out)
+{
+    static const char *const names[] = { "xyxy", "xywh", "cxcywh" };
+    for (int i = 0; i < 3; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = (bx_fmt)i;
+            return LOOM_OK;
+        }
+    return vision_host->fail(LOOM_EINVAL, "%s: '%s' must be one of xyxy, xywh, cxcywh; got '%s'", op, attr, s);
+}
+
+loom_status bx_parse_reduction(const char *op, const char *s, bx_reduction *out)
+{
+    static const char *const names[] = { "none", "mean", "sum" };
+    for (int i = 0; i < 3; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = (bx_reduction)i;
+            return LOOM_OK;
+        }
+    return vision_host->fail(LOOM_EINVAL, "%s: 'reduction' must be one of none, mean, sum; got '%s'", op, s);
+}
+
+loom_status bx_nms_check(const loom_call *call, int batched)
+{
+    const char *op = call->schema->name;
+    const loom_tensor *boxes = call->inputs[0], *scores = call->inputs[1];
+    loom_status st = bx_check_boxes(op, "boxes", boxes, 0);
+    if (st == LOOM_OK)
+        st = bx_check_vector(op, "scores", scores, boxes->shape[0]);
+    if (st == LOOM_OK)
+        st = bx_check_same_dtype(op, "boxes", boxes, "scores", scores);
+    if (st == LOOM_OK && batched)
+        st = bx_check_vector(op, "idxs", call->inputs[2], boxes->shape[0]);
+    return st;
+}
+
+loom_status bx_pair_check(const loom_call *call, bx_pair_kind kind, bx_fmt *fmt, double *eps)
+{
+    const char *op = call->schema->name;
+    loom_status st = bx_check_boxes(op, "boxes1", call->inputs[0], 0);
+    if (st == LOOM_OK)
+        st = bx_check_boxes(op, "boxes2", call->inputs[1], 0);
+    if (st == LOOM_OK)
+        st = bx_check_same_dtype(op, "boxes1", call->inputs[0], "boxes2", call->inputs[1]);
+    *fmt = BX_XYXY;
+    *eps = 0;
+    if (st == LOOM_OK && kind == BX_IOU)
+        st = bx_parse_fmt(op, "fmt", call->attrs[0].u.s, fmt);
+    if (st == LOOM_OK && (kind == BX_DIOU || kind == BX_CIOU))
+        *eps = call->attrs[0].u.f;
+    return st;
+}
+
+loom_status bx_loss_check(const loom_call *call, bx_reduction *red, double *eps)
+{
+    const char *op = call->schema->name;
+    const loom_tensor *a = call->inputs[0], *b = call->inputs[1];
+    char ba[160], bb[160];
+    loom_status st = bx_check_boxes(op, "boxes1", a, 1);
+    if (st == LOOM_OK)
+        st = bx_check_boxes(op, "boxes2", b, 1);
+    if (st == LOOM_OK)
+        st = bx_check_same_dtype(op, "boxes1", a, "boxes2", b);
+    if (st == LOOM_OK) {
+        int same = a->ndim == b->ndim;
+        for (int32_t d = 0; same && d < a->ndim; d++)
+            same = a->shape[d] == b->shape[d];
+        if (!same)
+            st = vision_host->fail(LOOM_EINVAL, "%s: 'boxes2' must have the shape of 'boxes1' %s, got %s", op,
+                                   vision_describe(a, ba, sizeof ba), vision_describe(b, bb, sizeof bb));
+    }
+    if (st == LOOM_OK)
+        st = bx_parse_reduction(op, call->attrs[0].u.s, red);
+    *eps = call->attrs[1].u.f;
+    return st;
+}
+
+loom_status bx_convert_check(const loom_call *call, bx_fmt *in_fmt, bx_fmt *out_fmt)
+{
+    const char *op = call->schema->name;
+    loom_status st = bx_check_boxes(op, "boxes", call->inputs[0], 1);
+    if (st == LOOM_OK)
+        st = bx_parse_fmt(op, "in_fmt", call->attrs[0].u.s, in_fmt);
+    if (st == LOOM_OK)
+        st = bx_parse_fmt(op, "out_fmt", call->attrs[1].u.s, out_fmt);
+    return st;
+}
+
+loom_status bx_area_check(const loom_call *call, bx_fmt *fmt)
+{
+    const char *op = call->schema->name;
+    loom_status st = bx_check_boxes(op, "boxes", call->inputs[0], 1);
+    if (st == LOOM_OK)
+        st = bx_parse_fmt(op, "fmt", call->attrs[0].u.s, fmt);
+    return st;
+}
+
+loom_status bx_clip_check(const loom_call *call, int64_t *height, int64_t *width)
+{
+    const char *op = call->schema->name;
+    const loom_attr_value *size = &call->attrs[0];
+    loom_status st = bx_check_boxes(op, "boxes", call->inputs[0], 1);
+    if (st != LOOM_OK)
+        return st;
+    if (size->count != 2)
+        return vision_host->fail(LOOM_EINVAL, "%s: 'size' must be [height, width], got %lld values", op,
+                                 (long long)size->count);
+    *height = size->u.ints[0];
+    *width = size->u.ints[1];
+    return LOOM_OK;
+}
+
+loom_status bx_small_check(const loom_call *call, double *min_size)
+{
+    *min_size = call->attrs[0].u.f;
+    return bx_check_boxes(call->schema->name, "boxes", call->inputs[0], 0);
+}

@@ -1,0 +1,64 @@
+/*
+** boxes_cpu.c - registers the cpu kernels of the box ops (vision.so). The
+** table is completed at registration: implementation names follow the
+** vector kernels the CPU and LOOM_CPU_MAX_ISA allow (bx_cpu_avx2).
+*/
+#include <stdlib.h>
+#include <strings.h>
+
+#include "boxes.h"
+
+#define KERNEL(SCHEMA, IMPL, DTYPES, RUN)                                                   \
+    { .struct_size = sizeof(loom_kernel_desc), .schema = &SCHEMA, .backend = "cpu",           \
+      .device_type = LOOM_DEVICE_CPU, .impl = IMPL, .dtypes = DTYPES, .run = RUN }
+
+static loom_kernel_desc cpu_kernels[] = {
+    KERNEL(vision_nms_schema, "cpu:greedy-avx2", VISION_F32_F64, bx_nms_cpu),
+    KERNEL(vision_batched_nms_schema, "cpu:greedy-avx2", VISION_F32_F64 | LOOM_DTYPE_BIT(LOOM_DTYPE_I64),
+           bx_batched_nms_cpu),
+    KERNEL(vision_box_iou_schema, "cpu:pairwise", VISION_FLOATS, bx_box_iou_cpu),
+    KERNEL(vision_generalized_box_iou_schema, "cpu:pairwise", VISION_FLOATS, bx_generalized_box_iou_cpu),
+    KERNEL(vision_distance_box_iou_schema, "cpu:pairwise", VISION_FLOATS, bx_distance_box_iou_cpu),
+    KERNEL(vision_complete_box_iou_schema, "cpu:pairwise", VISION_FLOATS, bx_complete_box_iou_cpu),
+    KERNEL(vision_generalized_box_iou_loss_schema, "cpu:elementwise", VISION_FLOATS, bx_giou_loss_cpu),
+    KERNEL(vision_distance_box_iou_loss_schema, "cpu:elementwise", VISION_FLOATS, bx_diou_loss_cpu),
+    KERNEL(vision_complete_box_iou_loss_schema, "cpu:elementwise", VISION_FLOATS, bx_ciou_loss_cpu),
+    KERNEL(vision_box_convert_schema, "cpu:elementwise", VISION_FLOATS, bx_box_convert_cpu),
+    KERNEL(vision_box_area_schema, "cpu:elementwise", VISION_FLOATS, bx_box_area_cpu),
+    KERNEL(vision_clip_boxes_to_image_schema, "cpu:elementwise", VISION_FLOATS, bx_clip_boxes_cpu),
+    KERNEL(vision_remove_small_boxes_schema, "cpu:elementwise", VISION_FLOATS, bx_remove_small_boxes_cpu),
+};
+
+int bx_cpu_avx2;
+
+static void detect_isa(void)
+{
+    const char *cap = getenv("LOOM_CPU_MAX_ISA");
+    int capped = cap != NULL && cap[0] != '\0' && strncasecmp(cap, "avx2", 4) != 0
+              && strncasecmp(cap, "avx512", 6) != 0;
+    bx_cpu_avx2 = 0;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    bx_cpu_avx2 = !capped && __builtin_cpu_supports("avx2");
+#else
+    (void)capped;
+#endif
+}
+
+loom_status vision_boxes_register_cpu(const loom_host_api *host, loom_registrar *reg)
+{
+    detect_isa();
+    /* the implementation names say which kernels LOOM_CPU_MAX_ISA left */
+    for (size_t i = 0; i < sizeof cpu_kernels / sizeof cpu_kernels[0]; i++)
+        if (cpu_kernels[i].schema == &vision_nms_schema || cpu_kernels[i].schema == &vision_batched_nms_schema)
+            cpu_kernels[i].impl = bx_cpu_avx2 ? "cpu:greedy-avx2" : "cpu:greedy-scalar";
+        else if (cpu_kernels[i].schema == &vision_box_iou_schema
+                 || cpu_kernels[i].schema == &vision_generalized_box_iou_schema)
+            cpu_kernels[i].impl = bx_cpu_avx2 ? "cpu:pairwise-avx2" : "cpu:pairwise";
+    for (size_t i = 0; i < sizeof cpu_kernels / sizeof cpu_kernels[0]; i++) {
+        loom_status st = host->register_kernel(reg, &cpu_kernels[i]);
+        if (st != LOOM_OK)
+            return st;
+    }
+    return LOOM_OK;
+}

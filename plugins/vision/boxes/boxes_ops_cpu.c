@@ -1,0 +1,273 @@
+/*
+** boxes_ops_cpu.c - the cpu kernels of the element-wise box ops: box_iou,
+** generalized/distance/complete_box_iou ([N, M] matrices, threaded over
+** rows), the three IoU losses (threaded over boxes; f16 boxes are upcast
+** to f32 first, as torchvision's _upcast_non_float does; mean and sum add
+** the per-box losses in double and round once), box_convert, box_area,
+** clip_boxes_to_image and remove_small_boxes.
+**
+** box_iou and generalized_box_iou of f32 xyxy boxes take the AVX2 rows
+** of pair_avx2.c. The arithmetic is boxes_formulas.inc: float for f32 and f16 boxes (f16
+** steps rounded where torch rounds them), double for f64. Empty inputs
+** give empty outputs; a 'mean' loss of nothing is 0 (torchvision returns
+** 0.0 * sum()).
+*/
+#include <string.h>
+
+#include "boxes.h"
+#include "boxes_formulas_cpu.h"
+
+static double load_elem(const void *p, loom_dtype dt, int64_t i)
+{
+    switch (dt) {
+    case LOOM_DTYPE_F64: return ((const double *)p)[i];
+    case LOOM_DTYPE_F16: return (double)pk_f16_to_f32(((const uint16_t *)p)[i]);
+    default:             return (double)((const float *)p)[i];
+    }
+}
+
+/* v is exact in the compute type; f16 rounds to nearest even. */
+static void store_elem(void *p, loom_dtype dt, int64_t i, double v)
+{
+    switch (dt) {
+    case LOOM_DTYPE_F64: ((double *)p)[i] = v; break;
+    case LOOM_DTYPE_F16: ((uint16_t *)p)[i] = pk_f32_to_f16((float)v); break;
+    default:             ((float *)p)[i] = (float)v; break;
+    }
+}
+
+typedef struct pair_job {
+    bx_pair_kind kind;
+    int fmt, low;
+    double eps;
+    const void *b1, *b2;    /* [N, 4] and [M, 4] in the compute type */
+    int64_t m;
+    void *out;              /* [N, M] in the compute type */
+} pair_job;
+
+typedef enum elem_op { EL_GIOU_LOSS, EL_DIOU_LOSS, EL_CIOU_LOSS, EL_CONVERT, EL_AREA, EL_CLIP } elem_op;
+
+typedef struct elem_job {
+    elem_op op;
+    loom_dtype dt, out_dt;
+    const void *in1, *in2;
+    void *out;
+    double *partial;        /* per-box losses for mean/sum, else NULL */
+    double eps;
+    int fmt_in, fmt_out;
+    int64_t height, width;
+} elem_job;
+
+#define T float
+#define SUF f32
+#include "boxes_ops_cpu.inc"
+#undef T
+#undef SUF
+#define T double
+#define SUF f64
+#include "boxes_ops_cpu.inc"
+#undef T
+#undef SUF
+
+static int64_t grain_for(int64_t work_per_item)
+{
+    return work_per_item >= 4096 ? 1 : 4096 / (work_per_item > 0 ? work_per_item : 1);
+}
+
+/* ------------------------------------------------------------ pairwise */
+
+typedef struct pair_avx2_job {
+    int giou;
+    const float *a, *b;
+    int64_t m;
+    float *out;
+} pair_avx2_job;
+
+static void pair_rows_avx2(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    const pair_avx2_job *j = user;
+    (void)thread_index;
+    bx_pair_rows_f32_avx2(j->giou, j->a, j->b, j->m, begin, end, j->out);
+}
+
+/* box_iou / generalized_box_iou of f32 xyxy boxes with AVX2: boxes2 as
+** structure-of-arrays with their areas (bx_pair_rows_f32_avx2). */
+static loom_status pair_avx2(loom_call *call, bx_pair_kind kind, int64_t n, int64_t m, loom_tensor *out)
+{
+    const float *a = loom_data(call->inputs[0]), *b2 = loom_data(call->inputs[1]);
+    const int64_t stride = (m + 7) & ~(int64_t)7;
+    float *b = vision_host->scratch(call->ctx, (size_t)stride * 5 * sizeof(float));
+    if (b == NULL)
+        return LOOM_ENOMEM;
+    for (int64_t j = 0; j < m; j++) {
+        for (int k = 0; k < 4; k++)
+            b[k * stride + j] = b2[4 * j + k];
+        b[4 * stride + j] = bx_area_f32(b2 + 4 * j, 0);
+    }
+    pair_avx2_job j = { .giou = kind == BX_GIOU, .a = a, .b = b, .m = m, .out = loom_data(out) };
+    return vision_host->parallel_for(call->ctx, n, grain_for(m), pair_rows_avx2, &j);
+}
+
+static loom_status pair_cpu(loom_call *call, bx_pair_kind kind)
+{
+    const loom_tensor *b1 = call->inputs[0], *b2 = call->inputs[1];
+    bx_fmt fmt;
+    double eps;
+    loom_status st = bx_pair_check(call, kind, &fmt, &eps);
+    if (st != LOOM_OK)
+        return st;
+    loom_dtype dt = loom_tensor_dtype_of(b1), odt = bx_upcast(dt);
+    int64_t n = b1->shape[0], m = b2->shape[0], shape[2] = { n, m };
+    loom_tensor *out;
+    st = vision_host->alloc_output(call, 0, odt, 2, shape, &out);
+    if (st != LOOM_OK || n == 0 || m == 0)
+        return st;
+    if (bx_cpu_avx2 && dt == LOOM_DTYPE_F32 && fmt == BX_XYXY && (kind == BX_IOU || kind == BX_GIOU))
+        return pair_avx2(call, kind, n, m, out);
+    size_t es = odt == LOOM_DTYPE_F64 ? 8 : 4;
+    void *a = vision_host->scratch(call->ctx, (size_t)(n + m) * 4 * es);
+    if (a == NULL)
+        return LOOM_ENOMEM;
+    void *b = (char *)a + (size_t)n * 4 * es;
+    for (int64_t i = 0; i < 4 * n; i++)
+        store_elem(a, odt, i, load_elem(loom_data(b1), dt, i));
+    for (int64_t i = 0; i < 4 * m; i++)
+        store_elem(b, odt, i, load_elem(loom_data(b2), dt, i));
+    pair_job j = { .kind = kind, .fmt = (int)fmt, .low = dt == LOOM_DTYPE_F16, .eps = eps,
+                   .b1 = a, .b2 = b, .m = m, .out = loom_data(out) };
+    return vision_host->parallel_for(call->ctx, n, grain_for(m * 16),
+                                     odt == LOOM_DTYPE_F64 ? pair_rows_f64 : pair_rows_f32, &j);
+}
+
+loom_status bx_box_iou_cpu(loom_call *call) { return pair_cpu(call, BX_IOU); }
+loom_status bx_generalized_box_iou_cpu(loom_call *call) { return pair_cpu(call, BX_GIOU); }
+loom_status bx_distance_box_iou_cpu(loom_call *call) { return pair_cpu(call, BX_DIOU); }
+loom_status bx_complete_box_iou_cpu(loom_call *call) { return pair_cpu(call, BX_CIOU); }
+
+/* ----------------------------------------------------------- elementwise */
+
+static loom_status run_elem(loom_call *call, elem_job *j, int64_t n)
+{
+    return vision_host->parallel_for(call->ctx, n, grain_for(64),
+                                     j->dt == LOOM_DTYPE_F64 ? elem_rows_f64 : elem_rows_f32, j);
+}
+
+static loom_status loss_cpu(loom_call *call, elem_op op)
+{
+    const loom_tensor *b1 = call->inputs[0];
+    bx_reduction red;
+    double eps;
+    loom_status st = bx_loss_check(call, &red, &eps);
+    if (st != LOOM_OK)
+        return st;
+    loom_dtype dt = loom_tensor_dtype_of(b1);
+    int64_t n = loom_numel(b1) / 4;
+    loom_tensor *out;
+    loom_dtype odt = bx_upcast(dt);
+    elem_job j = { .op = op, .dt = dt, .out_dt = odt, .in1 = loom_data(b1), .in2 = loom_data(call->inputs[1]),
+                   .eps = eps };
+    if (red == BX_NONE) {
+        st = vision_host->alloc_output(call, 0, odt, b1->ndim - 1, b1->shape, &out);
+        if (st != LOOM_OK || n == 0)
+            return st;
+        j.out = loom_data(out);
+        return run_elem(call, &j, n);
+    }
+    st = vision_host->alloc_output(call, 0, odt, 0, NULL, &out);
+    if (st != LOOM_OK)
+        return st;
+    double sum = 0;
+    if (n > 0) {
+        j.partial = vision_host->scratch(call->ctx, (size_t)n * sizeof(double));
+        if (j.partial == NULL)
+            return LOOM_ENOMEM;
+        st = run_elem(call, &j, n);
+        if (st != LOOM_OK)
+            return st;
+        for (int64_t i = 0; i < n; i++)
+            sum += j.partial[i];
+        if (red == BX_MEAN)
+            sum /= (double)n;
+    }
+    store_elem(loom_data(out), odt, 0, sum);     /* rounded to the output dtype once */
+    return LOOM_OK;
+}
+
+loom_status bx_giou_loss_cpu(loom_call *call) { return loss_cpu(call, EL_GIOU_LOSS); }
+loom_status bx_diou_loss_cpu(loom_call *call) { return loss_cpu(call, EL_DIOU_LOSS); }
+loom_status bx_ciou_loss_cpu(loom_call *call) { return loss_cpu(call, EL_CIOU_LOSS); }
+
+loom_status bx_box_convert_cpu(loom_call *call)
+{
+    const loom_tensor *b = call->inputs[0];
+    bx_fmt fi, fo;
+    loom_tensor *out;
+    loom_status st = bx_convert_check(call, &fi, &fo);
+    if (st == LOOM_OK)
+        st = vision_host->alloc_output(call, 0, loom_tensor_dtype_of(b), b->ndim, b->shape, &out);
+    if (st != LOOM_OK || loom_numel(b) == 0)
+        return st;
+    elem_job j = { .op = EL_CONVERT, .dt = loom_tensor_dtype_of(b), .out_dt = loom_tensor_dtype_of(b),
+                   .in1 = loom_data(b), .out = loom_data(out), .fmt_in = (int)fi, .fmt_out = (int)fo };
+    return run_elem(call, &j, loom_numel(b) / 4);
+}
+
+loom_status bx_box_area_cpu(loom_call *call)
+{
+    const loom_tensor *b = call->inputs[0];
+    bx_fmt fmt;
+    loom_tensor *out;
+    loom_status st = bx_area_check(call, &fmt);
+    loom_dtype dt = loom_tensor_dtype_of(b);
+    if (st == LOOM_OK)
+        st = vision_host->alloc_output(call, 0, bx_upcast(dt), b->ndim - 1, b->shape, &out);
+    if (st != LOOM_OK || loom_numel(b) == 0)
+        return st;
+    elem_job j = { .op = EL_AREA, .dt = dt, .out_dt = bx_upcast(dt), .in1 = loom_data(b),
+                   .out = loom_data(out), .fmt_in = (int)fmt };
+    return run_elem(call, &j, loom_numel(b) / 4);
+}
+
+loom_status bx_clip_boxes_cpu(loom_call *call)
+{
+    const loom_tensor *b = call->inputs[0];
+    int64_t h, w;
+    loom_tensor *out;
+    loom_status st = bx_clip_check(call, &h, &w);
+    if (st == LOOM_OK)
+        st = vision_host->alloc_output(call, 0, loom_tensor_dtype_of(b), b->ndim, b->shape, &out);
+    if (st != LOOM_OK || loom_numel(b) == 0)
+        return st;
+    elem_job j = { .op = EL_CLIP, .dt = loom_tensor_dtype_of(b), .out_dt = loom_tensor_dtype_of(b),
+                   .in1 = loom_data(b), .out = loom_data(out), .height = h, .width = w };
+    return run_elem(call, &j, loom_numel(b) / 4);
+}
+
+loom_status bx_remove_small_boxes_cpu(loom_call *call)
+{
+    const loom_tensor *b = call->inputs[0];
+    double min_size;
+    loom_status st = bx_small_check(call, &min_size);
+    if (st != LOOM_OK)
+        return st;
+    loom_dtype dt = loom_tensor_dtype_of(b);
+    int64_t n = b->shape[0], kept = 0;
+    uint8_t *keep = vision_host->scratch(call->ctx, (size_t)n + 1);
+    if (keep == NULL)
+        return LOOM_ENOMEM;
+    if (dt == LOOM_DTYPE_F64)
+        small_flags_f64(loom_data(b), dt, n, min_size, keep);
+    else
+        small_flags_f32(loom_data(b), dt, n, min_size, keep);
+    for (int64_t i = 0; i < n; i++)
+        kept += keep[i];
+    loom_tensor *out;
+    st = vision_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &kept, &out);
+    if (st != LOOM_OK)
+        return st;
+    int64_t *o = loom_data(out), k = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (keep[i])
+            o[k++] = i;
+    return LOOM_OK;
+}
