@@ -249,6 +249,15 @@ LOOM_API loom_status loom_attrs_parse(loom_attrs *a, const char *owner, const ch
         if (strcmp(defs[k].name, name) == 0)
             def = &defs[k];
     if (def == NULL) {
+        /* an op and the object class it is a method of may share a name
+        ** (fbgemm.tbe): then the class's attributes are the owner's too */
+        uint32_t nc = 0;
+        const loom_attr_def *cdefs = loom__class_attr_defs_of(owner, &nc);
+        for (uint32_t k = 0; cdefs != NULL && cdefs != defs && k < nc; k++)
+            if (strcmp(cdefs[k].name, name) == 0)
+                def = &cdefs[k];
+    }
+    if (def == NULL) {
         char names[512] = "";
         for (uint32_t k = 0; k < n; k++)
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", k ? ", " : "", defs[k].name);

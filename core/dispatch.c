@@ -195,7 +195,7 @@ static const char *reason_text(int r)
         [R_NOT_TRIED] = "not tried (an earlier candidate ran)", [R_CHOSEN] = "chosen",
         [R_EXCLUDED] = "excluded by LOOM_BACKENDS", [R_FORCED_OUT] = "another backend was forced for this call",
         [R_DEVICE] = "runs on another device type", [R_DTYPE] = "input dtype not supported",
-        [R_DECLINED] = "declined", [R_OTHER_PACK] = "the object was made by another pack",
+        [R_DECLINED] = "declined", [R_OTHER_PACK] = "the object was made by a pack of another family",
     };
     return t[r];
 }
@@ -307,6 +307,24 @@ static loom_status check_inputs(const loom_op_schema *s, const loom_tensor *cons
     return LOOM_OK;
 }
 
+/* An object's state is private to the pack that made it and to that pack's
+** family: packs named P and P-<suffix> (fbgemm and fbgemm-cuda), built from
+** one source tree and so agreeing on the state's layout. */
+static int family_prefix(const char *p, const char *q)
+{
+    size_t n = strlen(p);
+    return n > 0 && strncmp(p, q, n) == 0 && q[n] == '-';
+}
+
+static int same_pack_family(const loom__pack *a, const loom__pack *b)
+{
+    if (a == b)
+        return 1;
+    if (a == NULL || b == NULL || a->name == NULL || b->name == NULL)
+        return 0;
+    return family_prefix(a->name, b->name) || family_prefix(b->name, a->name);
+}
+
 /* Pick a kernel into last.chosen; fills last.reason[]. */
 static void select_kernel(const struct loom_op *op, loom_call *call, const loom_call_options *opt,
                           const void *object_pack)
@@ -337,7 +355,7 @@ static void select_kernel(const struct loom_op *op, loom_call *call, const loom_
             last.reason[k] = R_DEVICE;
             continue;
         }
-        if (object_pack != NULL && (const void *)kern->pack != object_pack) {
+        if (object_pack != NULL && !same_pack_family(kern->pack, object_pack)) {
             last.reason[k] = R_OTHER_PACK;
             continue;
         }

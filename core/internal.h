@@ -179,6 +179,8 @@ static inline loom_status loom__struct_out(void *dst, const void *src, size_t sr
 
 /* Registry look-ups used by attrs.c and object.c (registry.c). */
 const loom_attr_def *loom__attr_defs_of(const char *op_or_class, uint32_t *n_out);
+/* The attribute definitions of the object class `name` only; NULL if none. */
+const loom_attr_def *loom__class_attr_defs_of(const char *name, uint32_t *n_out);
 
 char *loom__strdup(const char *s);
 /* fnmatch-style glob match of name against a ','-separated list. */

@@ -617,6 +617,15 @@ void loom__registry_reset(void)
 
 /* ------------------------------------------------------- introspection */
 
+const loom_attr_def *loom__class_attr_defs_of(const char *name, uint32_t *n_out)
+{
+    const loom__class *c = loom__class_lookup(loom__snapshot_get(), name);
+    if (c == NULL)
+        return NULL;
+    *n_out = c->c.n_attrs;
+    return c->c.attrs ? c->c.attrs : (const loom_attr_def *)"";
+}
+
 const loom_attr_def *loom__attr_defs_of(const char *name, uint32_t *n_out)
 {
     const loom__snapshot *s = loom__snapshot_get();

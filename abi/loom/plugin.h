@@ -350,7 +350,11 @@ typedef struct loom_object_args {
 
 /* A class of stateful objects (models, tokenizers, tables, buffers...).
 ** create returns pack-private state in *state_out; destroy releases it. The
-** core counts live objects per pack and refuses to unload a pack that has any. */
+** core counts live objects per pack and refuses to unload a pack that has any.
+** Only kernels of the pack that made an object, or of a pack of its family,
+** receive its state: packs named P and P-<suffix> (say fbgemm and
+** fbgemm-cuda) are one family, built from one source tree, and must agree on
+** the state's layout. */
 typedef struct loom_object_class {
     uint32_t struct_size;
     const char *name;                       /* "domain.class" */

@@ -1,0 +1,156 @@
+/*
+** quantize_ops.c - cpu kernels of fbgemm.quantize_rows and
+** fbgemm.dequantize_rows: attribute checks, output shapes, and the rows
+** split across threads (quantize.c does one row).
+*/
+#include <string.h>
+
+#include "tbe_internal.h"
+
+enum { A_WTYPE = 0, A_LAYOUT, A_ALIGN, A_EBITS, A_EBIAS, A_DIM };
+
+/* The format the attributes describe; dim is filled by the caller. */
+static loom_status parse_format(const loom_call *call, const char *op, fbg_row_format *f)
+{
+    const loom_attr_value *a = call->attrs;
+    int t = fbg_wtype_from_name(a[A_WTYPE].u.s, a[A_WTYPE].count);
+    if (t < 0)
+        return fbgemm_host->fail(LOOM_EINVAL, "%s: weight_type '%s' is not one of fp32, fp16, bf16, fp8, int8, "
+                                 "int4, int2", op, a[A_WTYPE].u.s);
+    const char *lay = a[A_LAYOUT].u.s;
+    if (strcmp(lay, "tbe") != 0 && strcmp(lay, "fused") != 0)
+        return fbgemm_host->fail(LOOM_EINVAL, "%s: layout '%s' is not 'tbe' or 'fused'", op, lay);
+    if (a[A_ALIGN].u.i < 1 || a[A_ALIGN].u.i > 4096)
+        return fbgemm_host->fail(LOOM_EINVAL, "%s: row_alignment %lld is not in [1, 4096]", op,
+                                 (long long)a[A_ALIGN].u.i);
+    if (a[A_EBITS].u.i < 1 || a[A_EBITS].u.i > 6 || a[A_EBIAS].u.i < 0 || a[A_EBIAS].u.i > 63)
+        return fbgemm_host->fail(LOOM_EINVAL, "%s: fp8_exponent_bits %lld / fp8_exponent_bias %lld out of range "
+                                 "(bits 1..6, bias 0..63)", op, (long long)a[A_EBITS].u.i,
+                                 (long long)a[A_EBIAS].u.i);
+    *f = (fbg_row_format){
+        .wtype = (fbg_wtype)t,
+        .layout = strcmp(lay, "fused") == 0 ? FBG_LAYOUT_FUSED : FBG_LAYOUT_TBE,
+        .row_alignment = a[A_ALIGN].u.i,
+        .fp8_ebits = (int32_t)a[A_EBITS].u.i,
+        .fp8_bias = (int32_t)a[A_EBIAS].u.i,
+    };
+    return LOOM_OK;
+}
+
+/* The dtype rows of a float weight type travel in (u8 for the others). */
+static loom_dtype row_dtype(fbg_wtype t)
+{
+    return t == FBG_WT_FP32 ? LOOM_DTYPE_F32 : t == FBG_WT_FP16 ? LOOM_DTYPE_F16
+         : t == FBG_WT_BF16 ? LOOM_DTYPE_BF16 : LOOM_DTYPE_U8;
+}
+
+typedef struct rows_job {
+    const fbg_row_format *f;
+    const uint8_t *src;
+    uint8_t *dst;
+    int64_t src_row, dst_row;   /* bytes */
+    int quantize;
+} rows_job;
+
+static void rows_range(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    const rows_job *j = user;
+    (void)thread_index;
+    for (int64_t r = begin; r < end; r++) {
+        if (j->quantize)
+            fbg_quantize_row(j->f, (const float *)(const void *)(j->src + r * j->src_row), j->dst + r * j->dst_row);
+        else
+            fbg_dequantize_row(j->f, j->src + r * j->src_row, (float *)(void *)(j->dst + r * j->dst_row));
+    }
+}
+
+static loom_status quantize_run(loom_call *call)
+{
+    const char *op = "fbgemm.quantize_rows";
+    const loom_tensor *in = call->inputs[0];
+    fbg_row_format f;
+    loom_status st = parse_format(call, op, &f);
+    if (st != LOOM_OK)
+        return st;
+    char buf[96];
+    if (!loom_is_contiguous(in))
+        return fbgemm_host->fail(LOOM_EINVAL, "%s: input %s must be contiguous", op,
+                                 fbgemm_describe(in, buf, sizeof buf));
+    f.dim = in->shape[1];
+    if (!fbg_dim_ok(f.wtype, f.dim) && !(f.layout == FBG_LAYOUT_FUSED && f.dim > 0))
+        return fbgemm_host->fail(LOOM_EINVAL, "%s: input %s: %s rows need D > 0%s", op,
+                                 fbgemm_describe(in, buf, sizeof buf), fbg_wtype_name(f.wtype),
+                                 f.wtype == FBG_WT_INT4 ? " and even" : f.wtype == FBG_WT_INT2 ? " and a multiple of 4" : "");
+    const int64_t row_bytes = fbg_format_row_bytes(&f);
+    const loom_dtype dt = row_dtype(f.wtype);
+    const int64_t esize = (int64_t)fbgemm_host->dtype_size(dt);
+    if (row_bytes % esize != 0)
+        return fbgemm_host->fail(LOOM_EINVAL, "%s: row_alignment %lld splits a %s element", op,
+                                 (long long)f.row_alignment, fbgemm_host->dtype_name(dt));
+    int64_t shape[2] = { in->shape[0], row_bytes / esize };
+    loom_tensor *out;
+    if ((st = fbgemm_host->alloc_output(call, 0, dt, 2, shape, &out)) != LOOM_OK)
+        return st;
+    rows_job j = { &f, loom_data(in), loom_data(out), f.dim * 4, row_bytes, 1 };
+    return fbgemm_host->parallel_for(call->ctx, shape[0], 256, rows_range, &j);
+}
+
+/* D from the row bytes when the dim attribute is absent. */
+static int64_t derive_dim(const fbg_row_format *f, int64_t row_bytes)
+{
+    switch (f->wtype) {
+    case FBG_WT_FP32: return row_bytes / 4;
+    case FBG_WT_FP16:
+    case FBG_WT_BF16: return row_bytes / 2;
+    case FBG_WT_FP8:  return row_bytes;
+    case FBG_WT_INT8: return row_bytes - (f->layout == FBG_LAYOUT_FUSED ? 8 : 4);
+    case FBG_WT_INT4: return (row_bytes - 4) * 2;
+    case FBG_WT_INT2: return (row_bytes - 4) * 4;
+    default:          return 0;
+    }
+}
+
+static loom_status dequantize_run(loom_call *call)
+{
+    const char *op = "fbgemm.dequantize_rows";
+    const loom_tensor *in = call->inputs[0];
+    fbg_row_format f;
+    loom_status st = parse_format(call, op, &f);
+    if (st != LOOM_OK)
+        return st;
+    char buf[96];
+    const loom_dtype dt = loom_tensor_dtype_of(in);
+    if (!loom_is_contiguous(in))
+        return fbgemm_host->fail(LOOM_EINVAL, "%s: input %s must be contiguous", op,
+                                 fbgemm_describe(in, buf, sizeof buf));
+    if (dt != LOOM_DTYPE_U8 && dt != row_dtype(f.wtype))
+        return fbgemm_host->fail(LOOM_EINVAL, "%s: input %s: %s rows come as u8 or %s", op,
+                                 fbgemm_describe(in, buf, sizeof buf), fbg_wtype_name(f.wtype),
+                                 fbgemm_host->dtype_name(row_dtype(f.wtype)));
+    const int64_t row_bytes = in->shape[1] * (int64_t)fbgemm_host->dtype_size(dt);
+    const loom_attr_value *dim = &call->attrs[A_DIM];
+    f.dim = dim->is_set ? dim->u.i : derive_dim(&f, row_bytes);
+    if (f.dim <= 0 || fbg_format_row_bytes(&f) != row_bytes
+        || (f.layout == FBG_LAYOUT_TBE && !fbg_dim_ok(f.wtype, f.dim)))
+        return fbgemm_host->fail(LOOM_EINVAL, "%s: input %s has %lld bytes per row, which is not a %s row "
+                                 "(%s layout, row_alignment %lld) of dim %lld", op,
+                                 fbgemm_describe(in, buf, sizeof buf), (long long)row_bytes,
+                                 fbg_wtype_name(f.wtype), f.layout == FBG_LAYOUT_FUSED ? "fused" : "tbe",
+                                 (long long)f.row_alignment, (long long)f.dim);
+    int64_t shape[2] = { in->shape[0], f.dim };
+    loom_tensor *out;
+    if ((st = fbgemm_host->alloc_output(call, 0, LOOM_DTYPE_F32, 2, shape, &out)) != LOOM_OK)
+        return st;
+    rows_job j = { &f, loom_data(in), loom_data(out), row_bytes, f.dim * 4, 0 };
+    return fbgemm_host->parallel_for(call->ctx, shape[0], 256, rows_range, &j);
+}
+
+const loom_kernel_desc fbg_quantize_rows_cpu = {
+    .struct_size = sizeof(loom_kernel_desc), .schema = &fbg_quantize_rows_schema, .backend = "cpu",
+    .device_type = LOOM_DEVICE_CPU, .impl = "cpu:rowwise", .run = quantize_run,
+};
+
+const loom_kernel_desc fbg_dequantize_rows_cpu = {
+    .struct_size = sizeof(loom_kernel_desc), .schema = &fbg_dequantize_rows_schema, .backend = "cpu",
+    .device_type = LOOM_DEVICE_CPU, .impl = "cpu:rowwise", .run = dequantize_run,
+};

@@ -1,0 +1,194 @@
+/*
+** tbe_forward_cpu.c - the cpu TBE forward on a checked plan (tbe.h): one
+** generic loop over bags, a row function per weight type (tbe_rows.c),
+** software prefetch of the rows a few indices ahead, threads over blocks
+** of bags through host->parallel_for.
+**
+** Contract: the plan's indices/offsets are valid (bounds-checked); index
+** -1 is a pruned row and adds nothing (fbgemm's TBE lookup skips it) but
+** still counts in a MEAN bag's length (a NONE row of -1 is zeros). Every
+** bag's output is written, empty bags with zeros. Pooling NONE ignores
+** per_sample_weights, as the IntNBit TBE's CPU kernel does.
+*/
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache/cache.h"
+#include "tbe_internal.h"
+#include "tbe_rows.h"
+
+/* Rows prefetched ahead of the one being accumulated. */
+#define PREFETCH_DISTANCE 8
+/* Bags per parallel_for grain. */
+#define BAG_GRAIN 32
+
+typedef struct fwd_job {
+    const fbg_tbe_plan *p;
+    float *acc;                 /* [n_slots * acc_stride] */
+    int64_t acc_stride;
+    int32_t n_slots;
+    size_t out_esize;
+    fbg_row_params params;
+    atomic_int failed;          /* a range could not get an accumulator */
+} fwd_job;
+
+/* Row idx of table tab, from the cache slot when there is one. */
+static inline const uint8_t *row_ptr(const fbg_tbe_plan *p, const fbg_tbe_table *tab, int64_t i, int64_t idx)
+{
+    if (p->cache_locations != NULL && p->cache_locations[i] >= 0)
+        return fbg_cache_slot_row(p->state->cache, p->cache_locations[i]);
+    return tab->base + idx * tab->row_stride;
+}
+
+static inline void prefetch_row(const fbg_tbe_plan *p, const fbg_tbe_table *tab, int64_t i)
+{
+    int64_t idx = fbg_idx(p->indices, p->index_dtype, i);
+    if (idx < 0)
+        return;
+    const uint8_t *r = row_ptr(p, tab, i, idx);
+    for (int64_t o = 0; o < tab->row_stride; o += 64)
+        __builtin_prefetch(r + o, 0, 0);
+}
+
+/* out[0..D) = acc in the output dtype. */
+static void store_row(void *out, int32_t dtype, const float *acc, int64_t D)
+{
+    if (dtype == LOOM_DTYPE_F32) {
+        memcpy(out, acc, (size_t)D * 4);
+    } else if (dtype == LOOM_DTYPE_F16) {
+        uint16_t *o = out;
+        for (int64_t j = 0; j < D; j++)
+            o[j] = pk_f32_to_f16(acc[j]);
+    } else {
+        uint16_t *o = out;
+        for (int64_t j = 0; j < D; j++)
+            o[j] = pk_f32_to_bf16(acc[j]);
+    }
+}
+
+/* Element offset of the output row of bag k of feature f. */
+static int64_t bag_out_offset(const fbg_tbe_plan *p, int32_t f, int64_t k)
+{
+    const fbg_tbe_state *s = p->state;
+    if (!p->vbe)
+        return (k - (int64_t)f * p->B) * s->total_D + s->D_offsets[f];
+    const int64_t R = p->vbe_ranks, j = k - p->vbe_B_offsets[f];
+    const int64_t *br = p->vbe_B_offsets_rank_per_feature + f * (R + 1);
+    int64_t lo = 0, hi = R;             /* br[lo] <= j < br[hi] */
+    while (hi - lo > 1) {
+        int64_t mid = (lo + hi) / 2;
+        if (br[mid] <= j)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const int64_t D = s->D_offsets[f + 1] - s->D_offsets[f];
+    return p->vbe_output_offsets[lo * p->n_features + f] + (j - br[lo]) * D;
+}
+
+static int32_t feature_of_bag(const fbg_tbe_plan *p, int64_t k)
+{
+    if (!p->vbe)
+        return (int32_t)(k / p->B);
+    int32_t lo = 0, hi = p->n_features;
+    while (hi - lo > 1) {
+        int32_t mid = (lo + hi) / 2;
+        if (p->vbe_B_offsets[mid] <= k)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void fwd_range(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    const fwd_job *j = user;
+    const fbg_tbe_plan *p = j->p;
+    const fbg_tbe_state *s = p->state;
+    const int32_t dt = p->index_dtype;
+    /* one accumulator per pool thread; a thread index past the slots (the
+    ** pool is larger than the budget the call declared) gets its own */
+    const int own = thread_index < 0 || thread_index >= j->n_slots;
+    float *acc = own ? malloc((size_t)j->acc_stride * sizeof *acc) : j->acc + thread_index * j->acc_stride;
+    if (acc == NULL) {
+        atomic_store(&((fwd_job *)user)->failed, 1);
+        return;
+    }
+    const int none = p->pooling == FBG_POOL_NONE;
+    int32_t f = feature_of_bag(p, begin) - 1;
+    int64_t f_end_bag = begin, pf = 0, pf_end = 0;
+    const fbg_tbe_table *tab = NULL;
+    fbg_row_acc_fn acc_row = NULL;
+
+    for (int64_t k = begin; k < end; k++) {
+        const int64_t start = fbg_idx(p->offsets, dt, k), stop = fbg_idx(p->offsets, dt, k + 1);
+        if (k >= f_end_bag) {
+            /* a new feature: its table, and prefetch restarts at this bag */
+            do {
+                f++;
+                f_end_bag = fbg_plan_feature_bag(p, f + 1);
+            } while (k >= f_end_bag);
+            tab = &s->tables[s->feature_table_map[f]];
+            acc_row = fbg_row_acc((fbg_wtype)tab->wtype);
+            pf = start;
+            pf_end = fbg_idx(p->offsets, dt, end < f_end_bag ? end : f_end_bag);
+        }
+        const int64_t D = tab->dim;
+        if (none) {
+            for (int64_t i = start; i < stop; i++) {
+                for (; pf <= i + PREFETCH_DISTANCE && pf < pf_end; pf++)
+                    prefetch_row(p, tab, pf);
+                const int64_t idx = fbg_idx(p->indices, dt, i);
+                memset(acc, 0, (size_t)D * sizeof *acc);
+                if (idx >= 0)   /* IntNBit's CPU nobag lookup ignores per-sample weights */
+                    acc_row(acc, row_ptr(p, tab, i, idx), D, 1.0f, &j->params);
+                store_row((char *)p->output + (size_t)(i * D) * j->out_esize, p->output_dtype, acc, D);
+            }
+            continue;
+        }
+        memset(acc, 0, (size_t)D * sizeof *acc);
+        for (int64_t i = start; i < stop; i++) {
+            for (; pf <= i + PREFETCH_DISTANCE && pf < pf_end; pf++)
+                prefetch_row(p, tab, pf);
+            const int64_t idx = fbg_idx(p->indices, dt, i);
+            if (idx < 0)
+                continue;
+            acc_row(acc, row_ptr(p, tab, i, idx), D,
+                    p->per_sample_weights != NULL ? p->per_sample_weights[i] : 1.0f, &j->params);
+        }
+        /* MEAN scales by 1/L, with or without per-sample weights, as the
+        ** IntNBit TBE's CPU kernel does */
+        if (p->pooling == FBG_POOL_MEAN && stop > start) {
+            const float scale = 1.0f / (float)(stop - start);
+            for (int64_t d = 0; d < D; d++)
+                acc[d] *= scale;
+        }
+        store_row((char *)p->output + (size_t)bag_out_offset(p, f, k) * j->out_esize, p->output_dtype, acc, D);
+    }
+    if (own)
+        free(acc);
+}
+
+loom_status fbg_tbe_forward_cpu(loom_exec_ctx *ctx, const fbg_tbe_plan *p)
+{
+    const fbg_tbe_state *s = p->state;
+    if (p->n_bags == 0)
+        return LOOM_OK;
+    fwd_job j = {
+        .p = p,
+        .acc_stride = ((int64_t)s->max_D + 15) / 16 * 16,
+        .n_slots = ctx->n_threads > 0 ? ctx->n_threads : 64,
+        .out_esize = fbgemm_host->dtype_size((loom_dtype)p->output_dtype),
+        .params = { s->fp8_exponent_bits, s->fp8_exponent_bias },
+    };
+    j.acc = fbgemm_host->scratch(ctx, (size_t)(j.n_slots * j.acc_stride) * sizeof(float));
+    if (j.acc == NULL)
+        return fbgemm_host->fail(LOOM_ENOMEM, "fbgemm.tbe: no scratch memory for %d accumulators", (int)j.n_slots);
+    atomic_init(&j.failed, 0);
+    loom_status st = fbgemm_host->parallel_for(ctx, p->n_bags, BAG_GRAIN, fwd_range, &j);
+    if (st == LOOM_OK && atomic_load(&j.failed))
+        st = fbgemm_host->fail(LOOM_ENOMEM, "fbgemm.tbe: no memory for an accumulator");
+    return st;
+}

@@ -1,0 +1,86 @@
+/*
+** roi.h - what the files of the roi module share: the eight RoI ops of
+** torchvision.ops (roi_align, roi_pool, ps_roi_align, ps_roi_pool and the
+** four backward ops torchvision registers), their schemas, the argument
+** checks every backend runs and the cpu kernels.
+**
+** Geometry (torchvision semantics): input [N, C, H, W]; rois [K, 5] rows
+** (batch_index, x1, y1, x2, y2) in input coordinates, scaled by
+** spatial_scale; output [K, C_out, PH, PW] where C_out = C for roi_align /
+** roi_pool and C / (PH * PW) for the position-sensitive ops, whose output
+** bin (c, i, j) reads input channel (c * PH + i) * PW + j.
+**
+** Contracts of roi_check_*: they only read shapes, dtypes and attributes
+** (never tensor data, which may live on a device), and fail through
+** vision_host->fail naming the argument and what was expected. The value
+** checks (batch index of each roi, argmax / channel_mapping entries) read
+** host memory and are done by roi_check_batch_indices and
+** roi_check_index_map.
+*/
+#ifndef LOOM_VISION_ROI_H
+#define LOOM_VISION_ROI_H
+
+#include "vision_pack.h"
+
+/* The four forward kinds; backward ops share the kind of their forward. */
+typedef enum roi_kind {
+    ROI_ALIGN = 0,
+    ROI_POOL = 1,
+    PS_ROI_ALIGN = 2,
+    PS_ROI_POOL = 3
+} roi_kind;
+
+/* Largest adaptive sampling grid per bin side: ceil(roi_size / bins) above
+** this is refused (torchvision stores it in an int; such a roi would also
+** take hours). 2^15 keeps grid_h * grid_w inside an int32. */
+#define ROI_MAX_GRID 32768
+
+/* Everything a kernel needs to know about one call. */
+typedef struct roi_geom {
+    roi_kind kind;
+    int backward;
+    loom_dtype dtype;           /* of input / grad and rois */
+    int64_t n, c, h, w;         /* input (forward) or grad_input (backward) */
+    int64_t k;                  /* rois */
+    int64_t ph, pw;             /* pooled height and width */
+    int64_t c_out;              /* channels of output / grad */
+    double spatial_scale;
+    int64_t sampling_ratio;     /* > 0 fixed, else adaptive */
+    int aligned;
+    int has_index_map;          /* roi_pool argmax or ps channel_mapping is an output/input */
+} roi_geom;
+
+/* Schemas (roi_schemas.c), in the order of vision_roi_ops. */
+extern const loom_op_schema roi_align_schema, roi_pool_schema, ps_roi_align_schema, ps_roi_pool_schema;
+extern const loom_op_schema roi_align_backward_schema, roi_pool_backward_schema;
+extern const loom_op_schema ps_roi_align_backward_schema, ps_roi_pool_backward_schema;
+
+/* Kind and direction of an op from its schema. */
+void roi_kind_of(const loom_op_schema *schema, roi_kind *kind, int *backward);
+
+/* Validate a call's inputs and attributes and fill g (no data is read). */
+loom_status roi_check(const loom_call *call, roi_geom *g);
+
+/* Allocate the outputs of a checked call: output (and argmax /
+** channel_mapping, i32, for forward roi_pool and the ps ops). */
+loom_status roi_alloc_outputs(loom_call *call, const roi_geom *g, loom_tensor **out, loom_tensor **map);
+
+/* Every roi's batch index (rois on the host, dtype g->dtype) truncates
+** into [0, g->n); else a failure naming the roi. */
+loom_status roi_check_batch_indices(const roi_geom *g, const void *rois);
+
+/* Every entry of an argmax (roi_pool: -1 or a pixel index in [0, H*W)) or
+** channel_mapping (ps ops: a channel in [0, C)) map on the host. */
+loom_status roi_check_index_map(const roi_geom *g, const int32_t *map);
+
+/* Sampling grid of one roi side, as torchvision's `sampling_ratio > 0 ?
+** sampling_ratio : ceil(roi_size / bins)` stored in an int; q is
+** roi_size / bins computed in the kernel's precision. NaN gives 0 (x86
+** makes INT_MIN of it, which samples nothing either). Above ROI_MAX_GRID
+** it fails naming roi `index`. */
+loom_status roi_grid(double q, int64_t sampling_ratio, int64_t index, int64_t *grid);
+
+/* cpu kernels (roi_cpu.c). */
+loom_status roi_run_cpu(loom_call *call);
+
+#endif /* LOOM_VISION_ROI_H */

@@ -1,0 +1,145 @@
+/*
+** roi_cuda.c - the cuda kernels of the RoI ops (vision-cuda.so): the
+** argument checks of roi_checks.c, output allocation, then the launch of
+** roi_cuda_kernels.cu on the call's stream.
+**
+** The value checks of the cpu kernels run here too, so a bad batch index
+** or argmax / channel_mapping entry is refused on both devices with the
+** same message: the rois (K x 5 values) and the index map are copied to
+** the host on the call's stream, which waits for that copy. Every other
+** step is asynchronous.
+*/
+#include <stdlib.h>
+
+#include <cuda_runtime.h>
+
+#include "roi.h"
+#include "roi_cuda_kernels.h"
+
+static loom_status cuda_fail(cudaError_t e, const char *what)
+{
+    return vision_host->fail(LOOM_EDEVICE, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+/* bytes from the device into a new host buffer, on the stream */
+static loom_status fetch(const void *src, size_t nbytes, cudaStream_t stream, void **out)
+{
+    *out = malloc(nbytes > 0 ? nbytes : 1);
+    if (*out == NULL)
+        return vision_host->fail(LOOM_ENOMEM, "out of host memory for %zu bytes", nbytes);
+    cudaError_t e = nbytes > 0 ? cudaMemcpyAsync(*out, src, nbytes, cudaMemcpyDeviceToHost, stream) : cudaSuccess;
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(stream);
+    if (e != cudaSuccess) {
+        free(*out);
+        *out = NULL;
+        return cuda_fail(e, "copying rois to the host");
+    }
+    return LOOM_OK;
+}
+
+static double roi_at(loom_dtype dt, const void *rois, int64_t i)
+{
+    switch (dt) {
+    case LOOM_DTYPE_F64: return ((const double *)rois)[i];
+    case LOOM_DTYPE_F16: return (double)pk_f16_to_f32(((const uint16_t *)rois)[i]);
+    default:             return (double)((const float *)rois)[i];
+    }
+}
+
+/* The cpu kernels refuse an adaptive grid above ROI_MAX_GRID; refuse the
+** same rois here (computed in double: near the limit the dtype's rounding
+** may differ, far below it nothing does). */
+static loom_status check_grids(const roi_geom *g, const void *rois)
+{
+    if ((g->kind != ROI_ALIGN && g->kind != PS_ROI_ALIGN) || g->sampling_ratio > 0)
+        return LOOM_OK;
+    for (int64_t k = 0; k < g->k; k++) {
+        double w = (roi_at(g->dtype, rois, k * 5 + 3) - roi_at(g->dtype, rois, k * 5 + 1)) * g->spatial_scale;
+        double h = (roi_at(g->dtype, rois, k * 5 + 4) - roi_at(g->dtype, rois, k * 5 + 2)) * g->spatial_scale;
+        int64_t grid;
+        loom_status st = roi_grid(h / (double)g->ph, g->sampling_ratio, k, &grid);
+        if (st == LOOM_OK)
+            st = roi_grid(w / (double)g->pw, g->sampling_ratio, k, &grid);
+        if (st != LOOM_OK)
+            return st;
+    }
+    return LOOM_OK;
+}
+
+static loom_status roi_run_cuda(loom_call *call)
+{
+    roi_geom g;
+    loom_tensor *out, *map;
+    loom_status st = roi_check(call, &g);
+    if (st == LOOM_OK)
+        st = roi_alloc_outputs(call, &g, &out, &map);
+    if (st != LOOM_OK)
+        return st;
+    cudaStream_t stream = (cudaStream_t)call->ctx->stream;
+    cudaError_t e = cudaSetDevice(call->ctx->device.device_id);
+    if (e != cudaSuccess)
+        return cuda_fail(e, "cudaSetDevice");
+    const size_t es = vision_host->dtype_size(g.dtype);
+    void *rois = NULL, *idx = NULL;
+    const loom_tensor *map_in = g.backward && g.kind != ROI_ALIGN ? call->inputs[2] : NULL;
+    st = fetch(loom_data(call->inputs[1]), (size_t)g.k * 5 * es, stream, &rois);
+    if (st == LOOM_OK)
+        st = roi_check_batch_indices(&g, rois);
+    if (st == LOOM_OK)
+        st = check_grids(&g, rois);
+    if (st == LOOM_OK && map_in != NULL)
+        st = fetch(loom_data(map_in), (size_t)loom_numel(map_in) * sizeof(int32_t), stream, &idx);
+    if (st == LOOM_OK && idx != NULL)
+        st = roi_check_index_map(&g, idx);
+    free(rois);
+    free(idx);
+    if (st != LOOM_OK)
+        return st;
+    if (g.backward) {
+        e = cudaMemsetAsync(loom_data(out), 0, (size_t)loom_numel(out) * es, stream);
+        if (e != cudaSuccess)
+            return cuda_fail(e, "cudaMemsetAsync");
+        if (g.c == 0 || g.h * g.w == 0)
+            return LOOM_OK;
+    }
+    roi_cuda_args a = {
+        .kind = (int32_t)g.kind, .backward = g.backward, .dtype = (int32_t)g.dtype, .aligned = g.aligned,
+        .n = g.n, .c = g.c, .h = g.h, .w = g.w, .k = g.k, .ph = g.ph, .pw = g.pw, .c_out = g.c_out,
+        .spatial_scale = g.spatial_scale, .sampling_ratio = g.sampling_ratio,
+        .input = loom_data(call->inputs[0]), .rois = loom_data(call->inputs[1]),
+        .map_in = map_in != NULL ? loom_data(map_in) : NULL,
+        .output = loom_data(out), .map_out = map != NULL ? loom_data(map) : NULL,
+    };
+    e = (cudaError_t)roi_cuda_launch(&a, stream);
+    return e == cudaSuccess ? LOOM_OK : cuda_fail(e, "RoI kernel launch");
+}
+
+#define KERNEL(var, schema_, dtypes_)                                                          \
+    static const loom_kernel_desc var = {                                                      \
+        .struct_size = sizeof(loom_kernel_desc), .schema = &schema_, .backend = "cuda",        \
+        .device_type = LOOM_DEVICE_CUDA, .impl = "cuda:thread-per-element", .dtypes = dtypes_, \
+        .run = roi_run_cuda,                                                                   \
+    }
+
+#define ALL_IN (VISION_FLOATS | LOOM_DTYPE_BIT(LOOM_DTYPE_I32))
+#define POOL_IN (VISION_F32_F64 | LOOM_DTYPE_BIT(LOOM_DTYPE_I32))
+
+KERNEL(k_align, roi_align_schema, VISION_FLOATS);
+KERNEL(k_pool, roi_pool_schema, VISION_F32_F64);
+KERNEL(k_ps_align, ps_roi_align_schema, VISION_FLOATS);
+KERNEL(k_ps_pool, ps_roi_pool_schema, VISION_F32_F64);
+KERNEL(k_align_b, roi_align_backward_schema, VISION_FLOATS);
+KERNEL(k_pool_b, roi_pool_backward_schema, POOL_IN);
+KERNEL(k_ps_align_b, ps_roi_align_backward_schema, ALL_IN);
+KERNEL(k_ps_pool_b, ps_roi_pool_backward_schema, POOL_IN);
+
+loom_status vision_roi_register_cuda(const loom_host_api *host, loom_registrar *reg)
+{
+    const loom_kernel_desc *ks[] = { &k_align, &k_pool, &k_ps_align, &k_ps_pool,
+                                     &k_align_b, &k_pool_b, &k_ps_align_b, &k_ps_pool_b };
+    loom_status st = LOOM_OK;
+    for (size_t i = 0; st == LOOM_OK && i < sizeof ks / sizeof ks[0]; i++)
+        st = host->register_kernel(reg, ks[i]);
+    return st;
+}

@@ -1,0 +1,193 @@
+/*
+** test_roi_align.c - vision.roi_align and vision.roi_align_backward against
+** torchvision (tools/gen_vision_roi_goldens.py): every configuration of
+** aligned x sampling_ratio {-1, 0, 1, 2} x spatial_scale {1, 0.5, 0.25} on
+** rois inside, partly and wholly outside the map, zero-area, reversed and
+** sub-pixel, over two images; f64 and f16; the square output_size form;
+** no rois; the NHWC path against the direct one.
+**
+** Tolerances: the kernels replay torchvision's CPU arithmetic operation by
+** operation without FMA, so f32 and f64 must match bit for bit (rtol 0);
+** f16 mirrors c10::Half's round-after-every-operation, also exactly. The
+** backward goldens come from autograd, which calls the same
+** _roi_align_backward, and are exact too.
+*/
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "roi_test_util.h"
+
+static void check_forward(const char *casename, const char *dt, int square_form)
+{
+    char what[160];
+    roi_params p = roi_load_params(casename);
+    loom_tensor *x = roi_npy("feat_%s", dt), *b = roi_npy("boxes_%s", dt), *want = roi_npy("%s", casename);
+    loom_attrs *a = roi_forward_attrs("vision.roi_align", &p, square_form);
+    loom_tensor *out;
+    loom_status st = roi_run("vision.roi_align", (const loom_tensor *[]){ x, b }, 2, a, &out, 1, "cpu");
+    if (st != LOOM_OK)
+        fail_msg("%s: %s", casename, loom_last_error());
+    snprintf(what, sizeof what, "roi_align %s", casename);
+    roi_assert_close(out, want, 0, 0, what);
+    loom_tensor_free(out);
+    loom_tensor_free(want);
+    loom_tensor_free(b);
+    loom_tensor_free(x);
+    loom_attrs_free(a);
+}
+
+static void every_configuration_matches_torchvision(void **state)
+{
+    static const int srs[] = { -1, 0, 1, 2 };
+    static const char *const scales[] = { "1.0", "0.5", "0.25" };
+    (void)state;
+    for (int aligned = 0; aligned < 2; aligned++)
+        for (size_t s = 0; s < 4; s++)
+            for (size_t c = 0; c < 3; c++) {
+                char name[64];
+                snprintf(name, sizeof name, "align_a%d_sr%d_ss%s", aligned, srs[s], scales[c]);
+                check_forward(name, "f32", 0);
+            }
+}
+
+static void check_backward(const char *casename, const char *dt)
+{
+    char what[160];
+    roi_params p = roi_load_params(casename);
+    loom_tensor *x = roi_npy("feat_%s", dt), *b = roi_npy("boxes_%s", dt);
+    loom_tensor *go = roi_npy("%s_gradout", casename), *want = roi_npy("%s_gradin", casename);
+    loom_attrs *a = roi_backward_attrs("vision.roi_align_backward", &p, x->shape);
+    loom_tensor *out;
+    loom_status st = roi_run("vision.roi_align_backward", (const loom_tensor *[]){ go, b }, 2, a, &out, 1, "cpu");
+    if (st != LOOM_OK)
+        fail_msg("%s backward: %s", casename, loom_last_error());
+    snprintf(what, sizeof what, "roi_align_backward %s", casename);
+    roi_assert_close(out, want, 0, 0, what);
+    loom_tensor_free(out);
+    loom_tensor_free(want);
+    loom_tensor_free(go);
+    loom_tensor_free(b);
+    loom_tensor_free(x);
+    loom_attrs_free(a);
+}
+
+static const char *const dtype_cases[][2] = {
+    { "align_f32_a0_sr-1_ss0.5", "f32" }, { "align_f32_a1_sr2_ss0.25", "f32" },
+    { "align_f64_a0_sr2_ss0.5", "f64" },  { "align_f64_a1_sr-1_ss1.0", "f64" },
+    { "align_f16_a0_sr2_ss0.5", "f16" },  { "align_f16_a1_sr-1_ss0.25", "f16" },
+};
+
+static void f32_f64_f16_forward_match_torchvision(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof dtype_cases / sizeof dtype_cases[0]; i++)
+        check_forward(dtype_cases[i][0], dtype_cases[i][1], 0);
+}
+
+static void backward_matches_autograd(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof dtype_cases / sizeof dtype_cases[0]; i++)
+        check_backward(dtype_cases[i][0], dtype_cases[i][1]);
+}
+
+/* output_size = [2] means 2 x 2, as torchvision's int form */
+static void square_output_size_takes_one_value(void **state)
+{
+    (void)state;
+    check_forward("align_f32_a1_sr2_ss0.25", "f32", 1);
+}
+
+static void no_rois_give_an_empty_output(void **state)
+{
+    (void)state;
+    roi_params p = { .ph = 3, .pw = 4, .sampling_ratio = -1, .spatial_scale = 1.0 };
+    loom_tensor *x = roi_npy("feat_f32"), *b = roi_npy("boxes_empty_f32"), *want = roi_npy("align_empty");
+    loom_attrs *a = roi_forward_attrs("vision.roi_align", &p, 0);
+    loom_tensor *out;
+    assert_int_equal(roi_run("vision.roi_align", (const loom_tensor *[]){ x, b }, 2, a, &out, 1, "cpu"), LOOM_OK);
+    roi_assert_close(out, want, 0, 0, "roi_align with K = 0");
+    loom_tensor_free(out);
+    /* and the backward of no rois is a zero gradient of the input's shape */
+    loom_attrs_free(a);
+    a = roi_backward_attrs("vision.roi_align_backward", &p, x->shape);
+    assert_int_equal(roi_run("vision.roi_align_backward", (const loom_tensor *[]){ want, b }, 2, a, &out, 1, "cpu"),
+                     LOOM_OK);
+    assert_int_equal(out->ndim, 4);
+    for (int64_t i = 0; i < loom_numel(out); i++)
+        assert_true(roi_get(out, i) == 0.0);
+    loom_tensor_free(out);
+    loom_attrs_free(a);
+    loom_tensor_free(want);
+    loom_tensor_free(b);
+    loom_tensor_free(x);
+}
+
+/* 300 rois on a [2, 19, 60, 70] map take the NHWC path (the samples read
+** the map densely), one roi the direct NCHW path: each roi's result must
+** not depend on the path (19 channels: AVX2 blocks of 8 and a tail). */
+static void nhwc_and_direct_paths_agree(void **state)
+{
+    (void)state;
+    const int64_t xs[4] = { 2, 19, 60, 70 }, bs[2] = { 300, 5 };
+    loom_tensor *x, *b, *one, *many, *few;
+    assert_int_equal(loom_tensor_new(&x, LOOM_DTYPE_F32, 4, xs, NULL), LOOM_OK);
+    assert_int_equal(loom_tensor_new(&b, LOOM_DTYPE_F32, 2, bs, NULL), LOOM_OK);
+    float *px = loom_data(x), *pb = loom_data(b);
+    uint32_t seed = 12345;
+    for (int64_t i = 0; i < loom_numel(x); i++) {
+        seed = seed * 1664525u + 1013904223u;
+        px[i] = (float)(seed >> 8) / 8388608.0f - 1.0f;
+    }
+    for (int64_t r = 0; r < bs[0]; r++) {
+        float v[4];
+        for (int i = 0; i < 4; i++) {
+            seed = seed * 1664525u + 1013904223u;
+            v[i] = (float)(seed >> 8) / 16777216.0f * 300.0f - 50.0f;
+        }
+        pb[r * 5] = (float)(r % 2);
+        pb[r * 5 + 1] = v[0];
+        pb[r * 5 + 2] = v[1];
+        pb[r * 5 + 3] = v[0] + (v[2] + 50.0f) * 0.3f;
+        pb[r * 5 + 4] = v[1] + (v[3] + 50.0f) * 0.3f;
+    }
+    roi_params p = { .ph = 7, .pw = 7, .sampling_ratio = 2, .spatial_scale = 0.25 };
+    loom_attrs *a = roi_forward_attrs("vision.roi_align", &p, 0);
+    assert_int_equal(roi_run("vision.roi_align", (const loom_tensor *[]){ x, b }, 2, a, &many, 1, "cpu"), LOOM_OK);
+    const int64_t per = xs[1] * 49;
+    for (int64_t r = 0; r < bs[0]; r += 37) {
+        const int64_t s1[2] = { 1, 5 };
+        assert_int_equal(loom_tensor_wrap(&one, pb + r * 5, LOOM_DTYPE_F32, 2, s1, NULL, NULL), LOOM_OK);
+        assert_int_equal(roi_run("vision.roi_align", (const loom_tensor *[]){ x, one }, 2, a, &few, 1, "cpu"),
+                         LOOM_OK);
+        const float *pm = loom_data(many), *pf = loom_data(few);
+        for (int64_t i = 0; i < per; i++)
+            if (memcmp(&pm[r * per + i], &pf[i], sizeof(float)) != 0)
+                fail_msg("roi %lld element %lld: %.9g (many rois) vs %.9g (one roi)", (long long)r, (long long)i,
+                         (double)pm[r * per + i], (double)pf[i]);
+        loom_tensor_free(few);
+        loom_tensor_free(one);
+    }
+    loom_tensor_free(many);
+    loom_attrs_free(a);
+    loom_tensor_free(b);
+    loom_tensor_free(x);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_configuration_matches_torchvision),
+        cmocka_unit_test(f32_f64_f16_forward_match_torchvision),
+        cmocka_unit_test(backward_matches_autograd),
+        cmocka_unit_test(square_output_size_takes_one_value),
+        cmocka_unit_test(no_rois_give_an_empty_output),
+        cmocka_unit_test(nhwc_and_direct_paths_agree),
+    };
+    return cmocka_run_group_tests_name("vision_roi_align", tests, cu_setup, cu_teardown);
+}
