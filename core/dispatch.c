@@ -336,7 +336,8 @@ static void select_kernel(const struct loom_op *op, loom_call *call, const loom_
 
     last.chosen = -1;
     last.fallback = 0;
-    for (int32_t k = 0; k < op->n_kernels; k++) {
+    /* the registry caps n_kernels at LOOM__MAX_KERNELS; the bound says so to the compiler */
+    for (int32_t k = 0; k < op->n_kernels && k < LOOM__MAX_KERNELS; k++) {
         const loom__kernel *kern = op->kernels[k];
         last.why[k][0] = '\0';
         last.reason[k] = R_NOT_TRIED;
