@@ -19,6 +19,10 @@ static const demo_section sections[] = {
     { "detect", "vision.batched_nms,vision.box_iou,vision.roi_align",
       "detector post-processing: batched NMS, IoU check, RoIAlign", demo_vision_detect },
     { "deform", "vision.deform_conv2d", "deform_conv2d with zero offsets is a convolution", demo_vision_deform },
+    { "tbe", "fbgemm.tbe,fbgemm.quantize_rows,fbgemm.tbe_cache_stats",
+      "embedding tables in every fbgemm weight type, and a row cache", demo_fbgemm_tbe },
+    { "jagged", "fbgemm.jagged_to_padded_dense,fbgemm.dense_to_jagged",
+      "jagged rows to a padded dense tensor and back", demo_fbgemm_jagged },
 };
 #define N_SECTIONS (sizeof sections / sizeof sections[0])
 
@@ -79,16 +83,18 @@ static int selected(const demo_section *s, int argc, char **argv, int first)
 
 static void summary(void)
 {
-    int wl = 5;
+    int wl = 5, wo = 2;
     if (n_records == 0)
         return;
     for (int i = 0; i < n_records; i++) {
         if ((int)strlen(records[i].label) > wl)
             wl = (int)strlen(records[i].label);
+        if ((int)strlen(records[i].op) > wo)
+            wo = (int)strlen(records[i].op);
     }
     printf("\nWhere each call ran (LOOM_VERBOSE=2 shows why):\n");
     for (int i = 0; i < n_records; i++)
-        printf("  %-*s  %-14s %-8s %s\n", wl, records[i].label, records[i].op, records[i].backend,
+        printf("  %-*s  %-*s  %-8s %s\n", wl, records[i].label, wo, records[i].op, records[i].backend,
                records[i].impl);
 }
 

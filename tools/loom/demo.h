@@ -31,6 +31,10 @@ int demo_core_linear(void);
 int demo_vision_detect(void);
 int demo_vision_deform(void);
 
+/* Sections of the fbgemm pack (demo_fbgemm.c). */
+int demo_fbgemm_tbe(void);
+int demo_fbgemm_jagged(void);
+
 /* Note where the last call on this thread ran, under a short label. */
 void demo_record(const char *label);
 /* True when op exists and has a kernel of this backend. */
