@@ -115,9 +115,11 @@ def quantize_fbgemm(x, wtype, args):
     return np.pad(rows, ((0, 0), (0, pad))) if pad > 0 else rows
 
 
-def write_safetensors(path, tensors, metadata):
-    """tensors: list of (name, st_dtype, np.ndarray); data streamed in order."""
-    header, off = {"__metadata__": metadata}, 0
+def write_safetensors(path, tensors, metadata=None):
+    """tensors: list of (name, st_dtype, np.ndarray); data streamed in order.
+    metadata: the header's __metadata__ dict, or None for no such entry.
+    Also what tools/gen_fbgemm_tbe_goldens.py writes its tables with."""
+    header, off = ({} if metadata is None else {"__metadata__": metadata}), 0
     for name, dt, arr in tensors:
         header[name] = {"dtype": dt, "shape": list(arr.shape), "data_offsets": [off, off + arr.nbytes]}
         off += arr.nbytes

@@ -51,7 +51,6 @@ outputs add one rounding of the output type.
 """
 import json
 import os
-import struct
 import sys
 import warnings
 
@@ -68,6 +67,8 @@ from fbgemm_gpu.split_table_batched_embeddings_ops_inference import (  # noqa: E
 from fbgemm_gpu.split_table_batched_embeddings_ops_training import (  # noqa: E402
     ComputeDevice, SplitTableBatchedEmbeddingBagsCodegen)
 from fbgemm_gpu.tbe.utils.quantize import dequantize_embs, quantize_embs  # noqa: E402
+
+from fbgemm_tables import write_safetensors  # noqa: E402  (tools/fbgemm_tables.py, beside this script)
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "fbgemm", "tbe")
@@ -88,20 +89,6 @@ B = 5
 
 def save(name, a):
     np.save(os.path.join(OUT, name + ".npy"), a, allow_pickle=False)
-
-
-def write_safetensors(path, tensors):
-    header, off = {}, 0
-    for name, dt, arr in tensors:
-        header[name] = {"dtype": dt, "shape": list(arr.shape), "data_offsets": [off, off + arr.nbytes]}
-        off += arr.nbytes
-    h = json.dumps(header, separators=(",", ":")).encode()
-    h += b" " * (-len(h) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)))
-        f.write(h)
-        for _, _, arr in tensors:
-            f.write(np.ascontiguousarray(arr).tobytes())
 
 
 def bf16_raw(t):

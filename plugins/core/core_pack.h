@@ -26,10 +26,6 @@ extern const loom_op_schema core_cast_schema;
 extern const loom_op_schema core_linear_schema;
 extern const loom_object_class core_linear_class;
 
-/* Define the given ops (each pack defines the ops it has kernels for). */
-loom_status core_define_ops(const loom_host_api *host, loom_registrar *reg,
-                           const loom_op_schema *const *schemas, size_t count);
-
 /* "f32[2,3]" into buf; returns buf. */
 char *core_describe(const loom_tensor *t, char *buf, size_t size);
 

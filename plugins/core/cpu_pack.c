@@ -4,6 +4,7 @@
 ** core.linear object class.
 */
 #include "kernels.h"
+#include "register.h"
 
 const loom_host_api *core_host;
 
@@ -57,7 +58,7 @@ static loom_status core_init(const loom_host_api *host, loom_registrar *reg)
 #ifdef LOOM_CORE_HAVE_ONEDNN
     core_onednn_pin();
 #endif
-    loom_status st = core_define_ops(host, reg, core_ops, sizeof core_ops / sizeof core_ops[0]);
+    loom_status st = pk_define_ops(host, reg, core_ops, PK_COUNT(core_ops));
     if (st == LOOM_OK)
         st = host->register_object_class(reg, &core_linear_class);
     const loom_kernel_desc *kernels[] = {
@@ -66,8 +67,8 @@ static loom_status core_init(const loom_host_api *host, loom_registrar *reg)
         &matmul_onednn,
 #endif
     };
-    for (size_t i = 0; st == LOOM_OK && i < sizeof kernels / sizeof kernels[0]; i++)
-        st = host->register_kernel(reg, kernels[i]);
+    if (st == LOOM_OK)
+        st = pk_register_kernel_ptrs(host, reg, kernels, PK_COUNT(kernels));
     return st;
 }
 

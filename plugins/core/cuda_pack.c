@@ -17,6 +17,7 @@
 
 #include "cuda_kernels.h"
 #include "kernels.h"
+#include "register.h"
 
 const loom_host_api *core_host;
 
@@ -238,13 +239,12 @@ static loom_status cuda_init(const loom_host_api *host, loom_registrar *reg)
 {
     core_host = host;
     core_dtypes_init();
-    loom_status st = core_define_ops(host, reg, cuda_ops, sizeof cuda_ops / sizeof cuda_ops[0]);
+    loom_status st = pk_define_ops(host, reg, cuda_ops, PK_COUNT(cuda_ops));
     if (st == LOOM_OK)
         st = host->register_device(reg, &provider);
+    const loom_kernel_desc *const kernels[] = { &matmul_kernel, &add_kernel };
     if (st == LOOM_OK)
-        st = host->register_kernel(reg, &matmul_kernel);
-    if (st == LOOM_OK)
-        st = host->register_kernel(reg, &add_kernel);
+        st = pk_register_kernel_ptrs(host, reg, kernels, PK_COUNT(kernels));
     return st;
 }
 

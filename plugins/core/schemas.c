@@ -101,17 +101,6 @@ const loom_op_schema core_linear_schema = {
     .cost = linear_cost,
 };
 
-loom_status core_define_ops(const loom_host_api *host, loom_registrar *reg,
-                           const loom_op_schema *const *schemas, size_t count)
-{
-    for (size_t i = 0; i < count; i++) {
-        loom_status st = host->define_op(reg, schemas[i]);
-        if (st != LOOM_OK)
-            return st;
-    }
-    return LOOM_OK;
-}
-
 char *core_describe(const loom_tensor *t, char *buf, size_t size)
 {
     return pk_describe(core_host, t, buf, size);

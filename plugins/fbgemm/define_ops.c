@@ -3,6 +3,7 @@
 ** fbgemm packs so that they define identical schemas.
 */
 #include "fbgemm_pack.h"
+#include "register.h"
 
 loom_status fbgemm_define_ops(const loom_host_api *host, loom_registrar *reg)
 {
@@ -10,11 +11,8 @@ loom_status fbgemm_define_ops(const loom_host_api *host, loom_registrar *reg)
         { fbgemm_tbe_ops, fbgemm_tbe_n_ops },
         { fbgemm_jagged_ops, fbgemm_jagged_n_ops },
     };
-    for (size_t m = 0; m < sizeof mods / sizeof mods[0]; m++)
-        for (size_t i = 0; i < mods[m].n; i++) {
-            loom_status st = host->define_op(reg, mods[m].ops[i]);
-            if (st != LOOM_OK)
-                return st;
-        }
-    return LOOM_OK;
+    loom_status st = LOOM_OK;
+    for (size_t m = 0; st == LOOM_OK && m < PK_COUNT(mods); m++)
+        st = pk_define_ops(host, reg, mods[m].ops, mods[m].n);
+    return st;
 }

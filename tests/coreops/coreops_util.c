@@ -81,7 +81,19 @@ loom_status cu_call(const char *op, const loom_tensor *const *in, int32_t n_in, 
     return loom_run(op, in, n_in, attrs, out, 1, &opt);
 }
 
-static void assert_same_shape(const loom_tensor *got, const loom_tensor *want, const char *what)
+loom_tensor *cu_cast(const loom_tensor *t, loom_dtype dtype)
+{
+    loom_attrs *a;
+    loom_tensor *out;
+    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
+    assert_int_equal(loom_attrs_set_string(a, "dtype", loom_dtype_name(dtype)), LOOM_OK);
+    if (cu_call("core.cast", (const loom_tensor *[]){ t }, 1, a, "cpu", &out) != LOOM_OK)
+        fail_msg("core.cast to %s: %s", loom_dtype_name(dtype), loom_last_error());
+    loom_attrs_free(a);
+    return out;
+}
+
+void cu_assert_same_shape(const loom_tensor *got, const loom_tensor *want, const char *what)
 {
     if (loom_tensor_dtype_of(got) != loom_tensor_dtype_of(want))
         fail_msg("%s: dtype %s, expected %s", what, loom_dtype_name(loom_tensor_dtype_of(got)),
@@ -96,7 +108,7 @@ static void assert_same_shape(const loom_tensor *got, const loom_tensor *want, c
 
 void cu_assert_identical(const loom_tensor *got, const loom_tensor *want, const char *what)
 {
-    assert_same_shape(got, want, what);
+    cu_assert_same_shape(got, want, what);
     size_t es = loom_dtype_size(loom_tensor_dtype_of(want));
     int64_t n = loom_numel(want);
     const unsigned char *g = loom_data(got), *w = loom_data(want);
@@ -121,7 +133,7 @@ double cu_get(const loom_tensor *t, int64_t i)
 void cu_assert_close(const loom_tensor *got, const loom_tensor *want, double rtol, double atol,
                      const char *what)
 {
-    assert_same_shape(got, want, what);
+    cu_assert_same_shape(got, want, what);
     for (int64_t i = 0; i < loom_numel(want); i++) {
         double g = cu_get(got, i), w = cu_get(want, i);
         if (!(fabs(g - w) <= atol + rtol * fabs(w)))

@@ -23,6 +23,12 @@ int cu_npy_exists(const char *name);
 loom_status cu_call(const char *op, const loom_tensor *const *in, int32_t n_in, const loom_attrs *attrs,
                   const char *backend, loom_tensor **out);
 
+/* A new tensor: t converted to dtype by core.cast on the cpu (the core
+** pack must be loaded); fails the test on error. */
+loom_tensor *cu_cast(const loom_tensor *t, loom_dtype dtype);
+
+/* Same dtype and same shape, else the test fails naming `what`. */
+void cu_assert_same_shape(const loom_tensor *got, const loom_tensor *want, const char *what);
 /* Same dtype, same shape, same bytes (NaNs compared by bit pattern). */
 void cu_assert_identical(const loom_tensor *got, const loom_tensor *want, const char *what);
 /* f32/f64 element-wise |got - want| <= atol + rtol * |want|. */

@@ -28,31 +28,21 @@ static const int64_t sizes[] = { 1, 7, 16, 17, 255, 257 };
 /* uniform in [-1, 1) from a 32-bit LCG, made in f64 and cast on the cpu */
 static loom_tensor *random_tensor(loom_dtype dt, int32_t ndim, const int64_t *shape, uint32_t seed)
 {
-    loom_tensor *t, *out;
+    loom_tensor *t;
     assert_int_equal(loom_tensor_new(&t, LOOM_DTYPE_F64, ndim, shape, NULL), LOOM_OK);
     double *p = loom_data(t);
     for (int64_t i = 0; i < loom_numel(t); i++) {
         seed = seed * 1664525u + 1013904223u;
         p[i] = (double)(seed >> 8) / 8388608.0 - 1.0;
     }
-    loom_attrs *a;
-    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
-    assert_int_equal(loom_attrs_set_string(a, "dtype", loom_dtype_name(dt)), LOOM_OK);
-    assert_int_equal(cu_call("core.cast", (const loom_tensor *[]){ t }, 1, a, "cpu", &out), LOOM_OK);
-    loom_attrs_free(a);
+    loom_tensor *out = cu_cast(t, dt);
     loom_tensor_free(t);
     return out;
 }
 
 static loom_tensor *to_f64(const loom_tensor *t)
 {
-    loom_attrs *a;
-    loom_tensor *out;
-    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
-    assert_int_equal(loom_attrs_set_string(a, "dtype", "f64"), LOOM_OK);
-    assert_int_equal(cu_call("core.cast", (const loom_tensor *[]){ t }, 1, a, "cpu", &out), LOOM_OK);
-    loom_attrs_free(a);
-    return out;
+    return cu_cast(t, LOOM_DTYPE_F64);
 }
 
 typedef struct target {

@@ -164,14 +164,20 @@ int demo_has_backend(const char *op_name, const char *backend)
     return 0;
 }
 
-loom_tensor *demo_f32(int32_t ndim, const int64_t *shape, const float *values)
+loom_tensor *demo_tensor(loom_dtype dtype, int32_t ndim, const int64_t *shape)
 {
     loom_tensor *t = NULL;
-    if (loom_tensor_new(&t, LOOM_DTYPE_F32, ndim, shape, NULL) != LOOM_OK) {
+    if (loom_tensor_new(&t, dtype, ndim, shape, NULL) != LOOM_OK) {
         cli_fail();
         return NULL;
     }
-    if (values != NULL)
+    return t;
+}
+
+loom_tensor *demo_f32(int32_t ndim, const int64_t *shape, const float *values)
+{
+    loom_tensor *t = demo_tensor(LOOM_DTYPE_F32, ndim, shape);
+    if (t != NULL && values != NULL)
         memcpy(loom_data(t), values, loom_tensor_nbytes(t));
     return t;
 }

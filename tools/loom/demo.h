@@ -39,6 +39,8 @@ int demo_fbgemm_jagged(void);
 void demo_record(const char *label);
 /* True when op exists and has a kernel of this backend. */
 int demo_has_backend(const char *op, const char *backend);
+/* A new zero-filled CPU tensor of dtype. NULL after printing the error. */
+loom_tensor *demo_tensor(loom_dtype dtype, int32_t ndim, const int64_t *shape);
 /* A new f32 CPU tensor holding values[numel] (values may be NULL: zeros).
 ** NULL after printing the error. */
 loom_tensor *demo_f32(int32_t ndim, const int64_t *shape, const float *values);

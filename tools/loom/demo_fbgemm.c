@@ -19,16 +19,6 @@
 #define B 8          /* bags per feature */
 #define L 12         /* indices per bag */
 
-static loom_tensor *new_tensor(loom_dtype dtype, int32_t ndim, const int64_t *shape)
-{
-    loom_tensor *t = NULL;
-    if (loom_tensor_new(&t, dtype, ndim, shape, NULL) != LOOM_OK) {
-        cli_fail();
-        return NULL;
-    }
-    return t;
-}
-
 /* Rows of weight_type from f32 rows (fp32 is the table itself). */
 static loom_tensor *quantize(const loom_tensor *table, const char *type)
 {
@@ -95,7 +85,7 @@ int demo_fbgemm_tbe(void)
     static const char *const types[] = { "fp32", "fp16", "bf16", "fp8", "int8", "int4", "int2" };
     const int64_t tshape[2] = { ROWS, DIM }, ishape[1] = { T * B * L }, oshape[1] = { T * B + 1 };
     loom_tensor *tables[T] = { NULL }, *ref = NULL, *out = NULL;
-    loom_tensor *idx = new_tensor(LOOM_DTYPE_I64, 1, ishape), *off = new_tensor(LOOM_DTYPE_I64, 1, oshape);
+    loom_tensor *idx = demo_tensor(LOOM_DTYPE_I64, 1, ishape), *off = demo_tensor(LOOM_DTYPE_I64, 1, oshape);
     char dir[] = "/tmp/loom-demo-XXXXXX", path[64];
     int rc = idx && off && mkdtemp(dir) != NULL ? CLI_OK : CLI_FAIL;
 
@@ -188,7 +178,7 @@ int demo_fbgemm_jagged(void)
     for (int b = 0; b < NB; b++)
         offsets[b + 1] = offsets[b] + lengths[b];
     const int64_t vshape[2] = { offsets[NB], D }, oshape[1] = { NB + 1 };
-    loom_tensor *values = demo_f32(2, vshape, NULL), *off = new_tensor(LOOM_DTYPE_I64, 1, oshape);
+    loom_tensor *values = demo_f32(2, vshape, NULL), *off = demo_tensor(LOOM_DTYPE_I64, 1, oshape);
     loom_tensor *dense = NULL, *back = NULL;
     loom_attrs *a = NULL;
     const int64_t max_lengths[1] = { MAXL };

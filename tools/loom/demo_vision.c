@@ -16,16 +16,6 @@
 #define N_CAND (N_OBJECTS * PER_OBJECT)
 #define N_CLASSES 5
 
-static loom_tensor *new_tensor(loom_dtype dtype, int32_t ndim, const int64_t *shape)
-{
-    loom_tensor *t = NULL;
-    if (loom_tensor_new(&t, dtype, ndim, shape, NULL) != LOOM_OK) {
-        cli_fail();
-        return NULL;
-    }
-    return t;
-}
-
 /* Candidates the way a detector's head emits them: many jittered boxes
 ** around each object, with scores, in one of N_CLASSES classes. */
 static void make_candidates(float *boxes, float *scores, int64_t *classes)
@@ -61,8 +51,8 @@ int demo_vision_detect(void)
 {
     const int64_t bshape[2] = { N_CAND, 4 }, sshape[1] = { N_CAND };
     const int64_t fshape[4] = { 1, 64, 200, 272 };
-    loom_tensor *boxes = new_tensor(LOOM_DTYPE_F32, 2, bshape), *scores = new_tensor(LOOM_DTYPE_F32, 1, sshape);
-    loom_tensor *classes = new_tensor(LOOM_DTYPE_I64, 1, sshape), *feat = new_tensor(LOOM_DTYPE_F32, 4, fshape);
+    loom_tensor *boxes = demo_tensor(LOOM_DTYPE_F32, 2, bshape), *scores = demo_tensor(LOOM_DTYPE_F32, 1, sshape);
+    loom_tensor *classes = demo_tensor(LOOM_DTYPE_I64, 1, sshape), *feat = demo_tensor(LOOM_DTYPE_F32, 4, fshape);
     loom_tensor *keep = NULL, *kept = NULL, *iou = NULL, *rois = NULL, *pooled = NULL;
     loom_attrs *attrs = NULL;
     int rc = boxes && scores && classes && feat && loom_attrs_new(&attrs) == LOOM_OK ? CLI_OK : CLI_FAIL;
@@ -86,8 +76,8 @@ int demo_vision_detect(void)
     int64_t k = rc == CLI_OK ? loom_numel(keep) : 0;
     if (rc == CLI_OK) {
         const int64_t kshape[2] = { k, 4 }, rshape[2] = { k, 5 };
-        kept = new_tensor(LOOM_DTYPE_F32, 2, kshape);
-        rois = new_tensor(LOOM_DTYPE_F32, 2, rshape);
+        kept = demo_tensor(LOOM_DTYPE_F32, 2, kshape);
+        rois = demo_tensor(LOOM_DTYPE_F32, 2, rshape);
         rc = kept && rois ? CLI_OK : CLI_FAIL;
     }
     if (rc == CLI_OK) {

@@ -97,9 +97,15 @@ typedef struct bmm_job {
     const char *x, *y, *bias;
     char *out;
     int64_t m_blocks;         /* permute102: row blocks per batch entry */
+    int jagged_out;           /* the output is jagged values (dense_bmm) */
 } bmm_job;
 
-static void dense_bmm_rows(void *user, int64_t begin, int64_t end, int32_t thread_index)
+/* One task per batch row b, whose bag is values rows [r0, r0 + len) and
+** counts its first kept = min(len, max_L):
+**   dense_bmm (jagged_out):  out rows [r0, r0 + kept) = x rows @ y[b], the
+**                            bag's rows past kept 0;
+**   jagged_bmm:              out[b] = (x rows)^T @ y rows. */
+static void bag_rows(void *user, int64_t begin, int64_t end, int32_t thread_index)
 {
     const bmm_job *j = user;
     const jg_plan *p = j->p;
@@ -107,24 +113,16 @@ static void dense_bmm_rows(void *user, int64_t begin, int64_t end, int32_t threa
     (void)thread_index;
     for (int64_t b = begin; b < end; b++) {
         int64_t r0 = p->off[b], len = p->off[b + 1] - r0, kept = len < p->max_L ? len : p->max_L;
+        if (!j->jagged_out) {
+            gemm_any(&j->w, p->M, p->N, kept, j->x + (size_t)(r0 * p->M) * es, 1, p->M,
+                     j->y + (size_t)(r0 * p->N) * es, p->N, j->out + (size_t)(b * p->M * p->N) * es, p->N, NULL);
+            continue;
+        }
         if (kept > 0)
             gemm_any(&j->w, kept, p->N, p->K, j->x + (size_t)(r0 * p->K) * es, p->K, 1,
                      j->y + (size_t)(b * p->K * p->N) * es, p->N, j->out + (size_t)(r0 * p->N) * es, p->N, NULL);
         if (len > kept)
             memset(j->out + (size_t)((r0 + kept) * p->N) * es, 0, (size_t)((len - kept) * p->N) * es);
-    }
-}
-
-static void jagged_bmm_rows(void *user, int64_t begin, int64_t end, int32_t thread_index)
-{
-    const bmm_job *j = user;
-    const jg_plan *p = j->p;
-    const size_t es = j->w.es;
-    (void)thread_index;
-    for (int64_t b = begin; b < end; b++) {
-        int64_t r0 = p->off[b], len = p->off[b + 1] - r0, kept = len < p->max_L ? len : p->max_L;
-        gemm_any(&j->w, p->M, p->N, kept, j->x + (size_t)(r0 * p->M) * es, 1, p->M,
-                 j->y + (size_t)(r0 * p->N) * es, p->N, j->out + (size_t)(b * p->M * p->N) * es, p->N, NULL);
     }
 }
 
@@ -159,7 +157,7 @@ static loom_status run_bmm(loom_call *call, const jg_plan *p, loom_tensor *out, 
                            const int *idx,
                            int n_idx, int64_t tasks, int64_t grain, loom_range_fn fn, int64_t m_blocks)
 {
-    bmm_job j = { .p = p, .w = { .f64 = p->dtype == LOOM_DTYPE_F64 }, .m_blocks = m_blocks };
+    bmm_job j = { .p = p, .w = { .f64 = p->dtype == LOOM_DTYPE_F64 }, .m_blocks = m_blocks, .jagged_out = jagged_out };
     if (round_products)
         j.w.round16 = p->dtype == LOOM_DTYPE_F16 ? 1 : p->dtype == LOOM_DTYPE_BF16 ? 2 : 0;
     const char **slots[3] = { &j.x, &j.y, &j.bias };
@@ -178,26 +176,31 @@ static loom_status run_bmm(loom_call *call, const jg_plan *p, loom_tensor *out, 
     return st;
 }
 
-loom_status jg_dense_bmm_cpu(loom_call *call)
+/* dense_bmm (jagged x [L, K] @ dense y [B, K, N] -> jagged [L, N]) and
+** jagged_bmm (jagged x [L, M]^T @ jagged y [L, N] -> dense [B, M, N]): one
+** task per batch row of 2 * (mean bag length) * inner * N flops, inner
+** being K or M. */
+static loom_status run_bag_bmm(loom_call *call, int jagged_out)
 {
     jg_plan p = { 0 };
     loom_tensor *out;
-    loom_status st = jg_prepare_dense_bmm(call, jg_read_host, &p, &out);
+    loom_status st = jagged_out ? jg_prepare_dense_bmm(call, jg_read_host, &p, &out)
+                                : jg_prepare_jagged_bmm(call, jg_read_host, &p, &out);
     if (st != LOOM_OK || loom_numel(out) == 0)
         return st;
-    double per = 2.0 * (double)(p.B > 0 ? p.total_L / p.B : 0) * (double)p.K * (double)p.N;
-    return run_bmm(call, &p, out, 1, 1, (const int[]){ 0, 2 }, 2, p.B, grain_for(per), dense_bmm_rows, 0);
+    double per = 2.0 * (double)(p.B > 0 ? p.total_L / p.B : 0) * (double)(jagged_out ? p.K : p.M) * (double)p.N;
+    const int args[2] = { 0, jagged_out ? 2 : 1 };   /* x, y */
+    return run_bmm(call, &p, out, jagged_out, 1, args, 2, p.B, grain_for(per), bag_rows, 0);
+}
+
+loom_status jg_dense_bmm_cpu(loom_call *call)
+{
+    return run_bag_bmm(call, 1);
 }
 
 loom_status jg_jagged_bmm_cpu(loom_call *call)
 {
-    jg_plan p = { 0 };
-    loom_tensor *out;
-    loom_status st = jg_prepare_jagged_bmm(call, jg_read_host, &p, &out);
-    if (st != LOOM_OK || loom_numel(out) == 0)
-        return st;
-    double per = 2.0 * (double)(p.B > 0 ? p.total_L / p.B : 0) * (double)p.M * (double)p.N;
-    return run_bmm(call, &p, out, 0, 1, (const int[]){ 0, 1 }, 2, p.B, grain_for(per), jagged_bmm_rows, 0);
+    return run_bag_bmm(call, 0);
 }
 
 loom_status jg_permute102_cpu(loom_call *call)

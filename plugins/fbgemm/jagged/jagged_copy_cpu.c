@@ -57,44 +57,45 @@ static int leaf_rows(const jg_plan *p, int64_t b, int64_t q, int64_t *begin, int
     return 1;
 }
 
-/* jagged -> padded: the dense block of (b, q) = values rows [begin, begin + kept) then padding */
-static void to_padded_rows(void *user, int64_t begin, int64_t end, int32_t thread_index)
+/* Both directions between the jagged values and the dense blocks: the
+** block of (b, q) holds values rows [first, first + kept), kept =
+** min(len, max_L), then padding.
+**   to_dense: block = those rows, then padding (all padding when no leaf);
+**   else:     those rows = the block's first kept rows; the leaf's rows past
+**             max_L are 0. Rows no block reaches are zeroed by the caller. */
+static void copy_blocks(const copy_job *j, int64_t begin, int64_t end, int to_dense)
 {
-    const copy_job *j = user;
     const jg_plan *p = j->p;
     const size_t row = (size_t)p->D * p->es;
-    (void)thread_index;
     for (int64_t b = begin; b < end; b++)
         for (int64_t q = 0; q < p->outer; q++) {
             int64_t first = 0, len = 0;
-            int64_t kept = leaf_rows(p, b, q, &first, &len) ? (len < p->max_L ? len : p->max_L) : 0;
-            char *dst = j->dst + (size_t)((b * p->outer + q) * p->max_L) * row;
-            if (kept > 0)
-                memcpy(dst, j->src + (size_t)first * row, (size_t)kept * row);
-            fill(dst + (size_t)kept * row, (p->max_L - kept) * p->D, j->pad, p->es);
+            if (!leaf_rows(p, b, q, &first, &len) && !to_dense)
+                continue;
+            int64_t kept = len < p->max_L ? len : p->max_L;
+            size_t block = (size_t)((b * p->outer + q) * p->max_L) * row, values = (size_t)first * row;
+            if (to_dense) {
+                if (kept > 0)
+                    memcpy(j->dst + block, j->src + values, (size_t)kept * row);
+                fill(j->dst + block + (size_t)kept * row, (p->max_L - kept) * p->D, j->pad, p->es);
+            } else {
+                if (kept > 0)
+                    memcpy(j->dst + values, j->src + block, (size_t)kept * row);
+                memset(j->dst + values + (size_t)kept * row, 0, (size_t)(len - kept) * row);
+            }
         }
 }
 
-/* padded -> jagged: values rows [begin, begin + kept) of (b, q) from its
-** dense block, the leaf's rows past max_L are 0. Rows no dense position
-** reaches are zeroed by the caller. */
+static void to_padded_rows(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    (void)thread_index;
+    copy_blocks(user, begin, end, 1);
+}
+
 static void to_jagged_rows(void *user, int64_t begin, int64_t end, int32_t thread_index)
 {
-    const copy_job *j = user;
-    const jg_plan *p = j->p;
-    const size_t row = (size_t)p->D * p->es;
     (void)thread_index;
-    for (int64_t b = begin; b < end; b++)
-        for (int64_t q = 0; q < p->outer; q++) {
-            int64_t first = 0, len = 0;
-            if (!leaf_rows(p, b, q, &first, &len))
-                continue;
-            int64_t kept = len < p->max_L ? len : p->max_L;
-            char *dst = j->dst + (size_t)first * row;
-            if (kept > 0)
-                memcpy(dst, j->src + (size_t)((b * p->outer + q) * p->max_L) * row, (size_t)kept * row);
-            memset(dst + (size_t)kept * row, 0, (size_t)(len - kept) * row);
-        }
+    copy_blocks(user, begin, end, 0);
 }
 
 void jg_cpu_zero_head(const jg_plan *p, void *out, size_t row_bytes)

@@ -13,6 +13,7 @@
 
 #include "jagged.h"
 #include "jagged_kernels.h"
+#include "register.h"
 
 static loom_status cuda_fail(cudaError_t e, const char *what)
 {
@@ -285,10 +286,5 @@ static const loom_kernel_desc *const cuda_kernels[] = {
 
 loom_status fbgemm_jagged_register_cuda(const loom_host_api *host, loom_registrar *reg)
 {
-    for (size_t i = 0; i < sizeof cuda_kernels / sizeof cuda_kernels[0]; i++) {
-        loom_status st = host->register_kernel(reg, cuda_kernels[i]);
-        if (st != LOOM_OK)
-            return st;
-    }
-    return LOOM_OK;
+    return pk_register_kernel_ptrs(host, reg, cuda_kernels, PK_COUNT(cuda_kernels));
 }

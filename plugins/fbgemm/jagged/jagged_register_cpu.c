@@ -5,6 +5,7 @@
 
 #include "jagged_cpu.h"
 #include "jagged_gemm.h"
+#include "register.h"
 
 #define CPU_KERNEL(var, sch, im, mask, fn)                                                          \
     static const loom_kernel_desc var = {                                                           \
@@ -43,10 +44,5 @@ loom_status fbgemm_jagged_register_cpu(const loom_host_api *host, loom_registrar
     /* cpuid once, here, before any kernel runs on the pool */
     const char *impl = strcmp(jg_gemm_isa(), "avx2-fma") == 0 ? "cpu:gemm-avx2-fma" : "cpu:gemm-scalar";
     dense_bmm.impl = jagged_bmm.impl = permute102.impl = impl;
-    for (size_t i = 0; i < sizeof cpu_kernels / sizeof cpu_kernels[0]; i++) {
-        loom_status st = host->register_kernel(reg, cpu_kernels[i]);
-        if (st != LOOM_OK)
-            return st;
-    }
-    return LOOM_OK;
+    return pk_register_kernel_ptrs(host, reg, cpu_kernels, PK_COUNT(cpu_kernels));
 }

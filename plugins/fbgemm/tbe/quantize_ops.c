@@ -9,10 +9,12 @@
 
 enum { A_WTYPE = 0, A_LAYOUT, A_ALIGN, A_EBITS, A_EBIAS, A_DIM };
 
-/* The format the attributes describe; dim is filled by the caller. */
-static loom_status parse_format(const loom_call *call, const char *op, fbg_row_format *f)
+/* What both ops check first: the format the attributes describe (dim is
+** filled by the caller), and a contiguous input. */
+static loom_status parse_call(const loom_call *call, const char *op, fbg_row_format *f)
 {
     const loom_attr_value *a = call->attrs;
+    char buf[96];
     int t = fbg_wtype_from_name(a[A_WTYPE].u.s, a[A_WTYPE].count);
     if (t < 0)
         return fbgemm_host->fail(LOOM_EINVAL, "%s: weight_type '%s' is not one of fp32, fp16, bf16, fp8, int8, "
@@ -34,6 +36,9 @@ static loom_status parse_format(const loom_call *call, const char *op, fbg_row_f
         .fp8_ebits = (int32_t)a[A_EBITS].u.i,
         .fp8_bias = (int32_t)a[A_EBIAS].u.i,
     };
+    if (!loom_is_contiguous(call->inputs[0]))
+        return fbgemm_host->fail(LOOM_EINVAL, "%s: input %s must be contiguous", op,
+                                 fbgemm_describe(call->inputs[0], buf, sizeof buf));
     return LOOM_OK;
 }
 
@@ -64,35 +69,35 @@ static void rows_range(void *user, int64_t begin, int64_t end, int32_t thread_in
     }
 }
 
-static loom_status quantize_run(loom_call *call)
+/* What an op's checks decide past parse_call: the row format's dim, the
+** output and the byte sizes of the rows read and written. */
+typedef struct rows_shape {
+    loom_dtype out_dtype;
+    int64_t out_shape[2];
+    int64_t src_row, dst_row;
+} rows_shape;
+typedef loom_status (*rows_checks)(const loom_call *call, const char *op, fbg_row_format *f, rows_shape *rs);
+
+static loom_status quantize_checks(const loom_call *call, const char *op, fbg_row_format *f, rows_shape *rs)
 {
-    const char *op = "fbgemm.quantize_rows";
     const loom_tensor *in = call->inputs[0];
-    fbg_row_format f;
-    loom_status st = parse_format(call, op, &f);
-    if (st != LOOM_OK)
-        return st;
     char buf[96];
-    if (!loom_is_contiguous(in))
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: input %s must be contiguous", op,
-                                 fbgemm_describe(in, buf, sizeof buf));
-    f.dim = in->shape[1];
-    if (!fbg_dim_ok(f.wtype, f.dim) && !(f.layout == FBG_LAYOUT_FUSED && f.dim > 0))
+    f->dim = in->shape[1];
+    if (!fbg_dim_ok(f->wtype, f->dim) && !(f->layout == FBG_LAYOUT_FUSED && f->dim > 0))
         return fbgemm_host->fail(LOOM_EINVAL, "%s: input %s: %s rows need D > 0%s", op,
-                                 fbgemm_describe(in, buf, sizeof buf), fbg_wtype_name(f.wtype),
-                                 f.wtype == FBG_WT_INT4 ? " and even" : f.wtype == FBG_WT_INT2 ? " and a multiple of 4" : "");
-    const int64_t row_bytes = fbg_format_row_bytes(&f);
-    const loom_dtype dt = row_dtype(f.wtype);
+                                 fbgemm_describe(in, buf, sizeof buf), fbg_wtype_name(f->wtype),
+                                 f->wtype == FBG_WT_INT4   ? " and even"
+                                 : f->wtype == FBG_WT_INT2 ? " and a multiple of 4"
+                                                           : "");
+    const int64_t row_bytes = fbg_format_row_bytes(f);
+    const loom_dtype dt = row_dtype(f->wtype);
     const int64_t esize = (int64_t)fbgemm_host->dtype_size(dt);
     if (row_bytes % esize != 0)
         return fbgemm_host->fail(LOOM_EINVAL, "%s: row_alignment %lld splits a %s element", op,
-                                 (long long)f.row_alignment, fbgemm_host->dtype_name(dt));
-    int64_t shape[2] = { in->shape[0], row_bytes / esize };
-    loom_tensor *out;
-    if ((st = fbgemm_host->alloc_output(call, 0, dt, 2, shape, &out)) != LOOM_OK)
-        return st;
-    rows_job j = { &f, loom_data(in), loom_data(out), f.dim * 4, row_bytes, 1 };
-    return fbgemm_host->parallel_for(call->ctx, shape[0], 256, rows_range, &j);
+                                 (long long)f->row_alignment, fbgemm_host->dtype_name(dt));
+    *rs = (rows_shape){ .out_dtype = dt, .out_shape = { in->shape[0], row_bytes / esize },
+                        .src_row = f->dim * 4, .dst_row = row_bytes };
+    return LOOM_OK;
 }
 
 /* D from the row bytes when the dim attribute is absent. */
@@ -110,39 +115,55 @@ static int64_t derive_dim(const fbg_row_format *f, int64_t row_bytes)
     }
 }
 
-static loom_status dequantize_run(loom_call *call)
+static loom_status dequantize_checks(const loom_call *call, const char *op, fbg_row_format *f, rows_shape *rs)
 {
-    const char *op = "fbgemm.dequantize_rows";
     const loom_tensor *in = call->inputs[0];
-    fbg_row_format f;
-    loom_status st = parse_format(call, op, &f);
-    if (st != LOOM_OK)
-        return st;
     char buf[96];
     const loom_dtype dt = loom_tensor_dtype_of(in);
-    if (!loom_is_contiguous(in))
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: input %s must be contiguous", op,
-                                 fbgemm_describe(in, buf, sizeof buf));
-    if (dt != LOOM_DTYPE_U8 && dt != row_dtype(f.wtype))
+    if (dt != LOOM_DTYPE_U8 && dt != row_dtype(f->wtype))
         return fbgemm_host->fail(LOOM_EINVAL, "%s: input %s: %s rows come as u8 or %s", op,
-                                 fbgemm_describe(in, buf, sizeof buf), fbg_wtype_name(f.wtype),
-                                 fbgemm_host->dtype_name(row_dtype(f.wtype)));
+                                 fbgemm_describe(in, buf, sizeof buf), fbg_wtype_name(f->wtype),
+                                 fbgemm_host->dtype_name(row_dtype(f->wtype)));
     const int64_t row_bytes = in->shape[1] * (int64_t)fbgemm_host->dtype_size(dt);
     const loom_attr_value *dim = &call->attrs[A_DIM];
-    f.dim = dim->is_set ? dim->u.i : derive_dim(&f, row_bytes);
-    if (f.dim <= 0 || fbg_format_row_bytes(&f) != row_bytes
-        || (f.layout == FBG_LAYOUT_TBE && !fbg_dim_ok(f.wtype, f.dim)))
+    f->dim = dim->is_set ? dim->u.i : derive_dim(f, row_bytes);
+    if (f->dim <= 0 || fbg_format_row_bytes(f) != row_bytes
+        || (f->layout == FBG_LAYOUT_TBE && !fbg_dim_ok(f->wtype, f->dim)))
         return fbgemm_host->fail(LOOM_EINVAL, "%s: input %s has %lld bytes per row, which is not a %s row "
                                  "(%s layout, row_alignment %lld) of dim %lld", op,
                                  fbgemm_describe(in, buf, sizeof buf), (long long)row_bytes,
-                                 fbg_wtype_name(f.wtype), f.layout == FBG_LAYOUT_FUSED ? "fused" : "tbe",
-                                 (long long)f.row_alignment, (long long)f.dim);
-    int64_t shape[2] = { in->shape[0], f.dim };
+                                 fbg_wtype_name(f->wtype), f->layout == FBG_LAYOUT_FUSED ? "fused" : "tbe",
+                                 (long long)f->row_alignment, (long long)f->dim);
+    *rs = (rows_shape){ .out_dtype = LOOM_DTYPE_F32, .out_shape = { in->shape[0], f->dim },
+                        .src_row = row_bytes, .dst_row = f->dim * 4 };
+    return LOOM_OK;
+}
+
+/* Both ops: the checks, the output, then the rows split across threads. */
+static loom_status run_rows(loom_call *call, const char *op, int quantize, rows_checks checks)
+{
+    fbg_row_format f;
+    rows_shape rs;
     loom_tensor *out;
-    if ((st = fbgemm_host->alloc_output(call, 0, LOOM_DTYPE_F32, 2, shape, &out)) != LOOM_OK)
+    loom_status st = parse_call(call, op, &f);
+    if (st == LOOM_OK)
+        st = checks(call, op, &f, &rs);
+    if (st == LOOM_OK)
+        st = fbgemm_host->alloc_output(call, 0, rs.out_dtype, 2, rs.out_shape, &out);
+    if (st != LOOM_OK)
         return st;
-    rows_job j = { &f, loom_data(in), loom_data(out), row_bytes, f.dim * 4, 0 };
-    return fbgemm_host->parallel_for(call->ctx, shape[0], 256, rows_range, &j);
+    rows_job j = { &f, loom_data(call->inputs[0]), loom_data(out), rs.src_row, rs.dst_row, quantize };
+    return fbgemm_host->parallel_for(call->ctx, rs.out_shape[0], 256, rows_range, &j);
+}
+
+static loom_status quantize_run(loom_call *call)
+{
+    return run_rows(call, "fbgemm.quantize_rows", 1, quantize_checks);
+}
+
+static loom_status dequantize_run(loom_call *call)
+{
+    return run_rows(call, "fbgemm.dequantize_rows", 0, dequantize_checks);
 }
 
 const loom_kernel_desc fbg_quantize_rows_cpu = {

@@ -18,6 +18,7 @@
 #include "cache/cache.h"
 #include "tbe_internal.h"
 #include "tbe_rows.h"
+#include "register.h"
 
 static const char *OP = "fbgemm.tbe";
 
@@ -29,12 +30,17 @@ static loom_status check_object(const loom_call *call, const char *op)
     return LOOM_OK;
 }
 
-/* Plan + bounds check, shared by forward and prefetch. */
+/* Object check + plan + bounds check, shared by forward and prefetch.
+** *store is ready for fbg_plan_store_free whatever this returns. */
 static loom_status prepare(loom_call *call, const char *op, fbg_tbe_plan *p, fbg_plan_store *store)
 {
     const fbg_tbe_state *s = call->object;
     const loom_tensor *vbe = call->inputs[TBE_IN_VBE];
-    loom_status st = fbg_tbe_plan_build(call, s, vbe != NULL ? loom_data(vbe) : NULL, op, p, store);
+    store->vbe = NULL;
+    loom_status st = check_object(call, op);
+    if (st != LOOM_OK)
+        return st;
+    st = fbg_tbe_plan_build(call, s, vbe != NULL ? loom_data(vbe) : NULL, op, p, store);
     if (st != LOOM_OK)
         return st;
     return fbg_tbe_bounds_check_host(call, s, fbg_tbe_call_bounds_mode(call, s), p, op);
@@ -60,14 +66,10 @@ static int64_t *linearize(loom_call *call, const fbg_tbe_plan *p)
 
 static loom_status tbe_run(loom_call *call)
 {
-    loom_status st = check_object(call, OP);
-    if (st != LOOM_OK)
-        return st;
     const fbg_tbe_state *s = call->object;
-    fbg_tbe_cpu *c = s->cpu_private;
     fbg_tbe_plan p;
     fbg_plan_store store;
-    st = prepare(call, OP, &p, &store);
+    loom_status st = prepare(call, OP, &p, &store);
     int64_t shape[2];
     loom_tensor *out = NULL;
     if (st == LOOM_OK) {
@@ -79,6 +81,7 @@ static loom_status tbe_run(loom_call *call)
         if (s->cache == NULL) {
             st = fbg_tbe_forward_cpu(call->ctx, &p);
         } else {
+            fbg_tbe_cpu *c = s->cpu_private;
             int64_t *lin = linearize(call, &p);
             int32_t *loc = fbgemm_host->scratch(call->ctx, (size_t)(p.n_indices + 1) * sizeof *loc);
             if (lin == NULL || loc == NULL)
@@ -104,15 +107,12 @@ static loom_status tbe_run(loom_call *call)
 static loom_status prefetch_run(loom_call *call)
 {
     const char *op = "fbgemm.tbe_prefetch";
-    loom_status st = check_object(call, op);
-    if (st != LOOM_OK)
-        return st;
     const fbg_tbe_state *s = call->object;
-    fbg_tbe_cpu *c = s->cpu_private;
     fbg_tbe_plan p;
     fbg_plan_store store;
-    st = prepare(call, op, &p, &store);
+    loom_status st = prepare(call, op, &p, &store);
     if (st == LOOM_OK && s->cache != NULL) {
+        fbg_tbe_cpu *c = s->cpu_private;
         int64_t *lin = linearize(call, &p);
         if (lin == NULL) {
             st = fbgemm_host->fail(LOOM_ENOMEM, "%s: no memory for %lld linear indices", op, (long long)p.n_indices);
@@ -173,10 +173,5 @@ loom_status fbgemm_tbe_register_cpu(const loom_host_api *host, loom_registrar *r
     tbe_cpu.impl = strcmp(fbg_rows_isa(), "avx2") == 0 ? "cpu:rows-avx2" : "cpu:rows-scalar";
     const loom_kernel_desc *ks[] = { &fbg_quantize_rows_cpu, &fbg_dequantize_rows_cpu, &tbe_cpu, &prefetch_cpu,
                                      &stats_cpu };
-    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
-        loom_status st = host->register_kernel(reg, ks[i]);
-        if (st != LOOM_OK)
-            return st;
-    }
-    return LOOM_OK;
+    return pk_register_kernel_ptrs(host, reg, ks, PK_COUNT(ks));
 }

@@ -43,9 +43,21 @@ loom_status bx_parse_reduction(const char *op, const char *s, bx_reduction *out)
 loom_status bx_nms_check(const loom_call *call, int batched);
 loom_status bx_pair_check(const loom_call *call, bx_pair_kind kind, bx_fmt *fmt, double *eps);
 loom_status bx_loss_check(const loom_call *call, bx_reduction *red, double *eps);
-loom_status bx_convert_check(const loom_call *call, bx_fmt *in_fmt, bx_fmt *out_fmt);
-loom_status bx_area_check(const loom_call *call, bx_fmt *fmt);
-loom_status bx_clip_check(const loom_call *call, int64_t *height, int64_t *width);
+/* box_convert, box_area and clip_boxes_to_image as both backends run them,
+** after the checks and with output 0 allocated (the boxes' shape and dtype;
+** box_area: [..] of bx_upcast): n boxes of dtype at in, results at out. */
+typedef struct bx_util_call {
+    loom_dtype dtype, out_dtype;
+    int64_t n;
+    const void *in;
+    void *out;
+    bx_fmt fmt_in, fmt_out;     /* box_convert: both; box_area: fmt_in */
+    int64_t height, width;      /* clip_boxes_to_image */
+} bx_util_call;
+typedef loom_status (*bx_util_prepare)(loom_call *call, bx_util_call *u);
+loom_status bx_convert_prepare(loom_call *call, bx_util_call *u);
+loom_status bx_area_prepare(loom_call *call, bx_util_call *u);
+loom_status bx_clip_prepare(loom_call *call, bx_util_call *u);
 loom_status bx_small_check(const loom_call *call, double *min_size);
 
 /* Output dtype of the ops that upcast f16 to f32 (torchvision's _upcast). */

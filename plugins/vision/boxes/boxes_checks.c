@@ -4,7 +4,9 @@
 ** Contract: boxes are contiguous [N, 4] (or [.., 4] where torchvision
 ** takes any leading dims), paired tensors share one dtype, vectors are
 ** contiguous [N]; string attributes name a known format or reduction.
-** The schema already fixed each input's rank and dtype family.
+** The schema already fixed each input's rank and dtype family. The
+** elementwise utilities' *_prepare also allocate the output, which both
+** backends shape alike.
 */
 #include <string.h>
 
@@ -121,39 +123,61 @@ loom_status bx_loss_check(const loom_call *call, bx_reduction *red, double *eps)
     return st;
 }
 
-loom_status bx_convert_check(const loom_call *call, bx_fmt *in_fmt, bx_fmt *out_fmt)
+/* Output 0 of out_dtype over the boxes' first ndim dims; fills the rest of u. */
+static loom_status util_output(loom_call *call, bx_util_call *u, loom_dtype out_dtype, int32_t ndim)
 {
-    const char *op = call->schema->name;
-    loom_status st = bx_check_boxes(op, "boxes", call->inputs[0], 1);
-    if (st == LOOM_OK)
-        st = bx_parse_fmt(op, "in_fmt", call->attrs[0].u.s, in_fmt);
-    if (st == LOOM_OK)
-        st = bx_parse_fmt(op, "out_fmt", call->attrs[1].u.s, out_fmt);
-    return st;
+    const loom_tensor *b = call->inputs[0];
+    loom_tensor *out;
+    loom_status st = vision_host->alloc_output(call, 0, out_dtype, ndim, b->shape, &out);
+    if (st != LOOM_OK)
+        return st;
+    u->dtype = loom_tensor_dtype_of(b);
+    u->out_dtype = out_dtype;
+    u->n = loom_numel(b) / 4;
+    u->in = loom_data(b);
+    u->out = loom_data(out);
+    return LOOM_OK;
 }
 
-loom_status bx_area_check(const loom_call *call, bx_fmt *fmt)
+loom_status bx_convert_prepare(loom_call *call, bx_util_call *u)
 {
     const char *op = call->schema->name;
-    loom_status st = bx_check_boxes(op, "boxes", call->inputs[0], 1);
+    const loom_tensor *b = call->inputs[0];
+    *u = (bx_util_call){ .n = 0 };
+    loom_status st = bx_check_boxes(op, "boxes", b, 1);
     if (st == LOOM_OK)
-        st = bx_parse_fmt(op, "fmt", call->attrs[0].u.s, fmt);
-    return st;
+        st = bx_parse_fmt(op, "in_fmt", call->attrs[0].u.s, &u->fmt_in);
+    if (st == LOOM_OK)
+        st = bx_parse_fmt(op, "out_fmt", call->attrs[1].u.s, &u->fmt_out);
+    return st != LOOM_OK ? st : util_output(call, u, loom_tensor_dtype_of(b), b->ndim);
 }
 
-loom_status bx_clip_check(const loom_call *call, int64_t *height, int64_t *width)
+loom_status bx_area_prepare(loom_call *call, bx_util_call *u)
 {
     const char *op = call->schema->name;
+    const loom_tensor *b = call->inputs[0];
+    *u = (bx_util_call){ .n = 0 };
+    loom_status st = bx_check_boxes(op, "boxes", b, 1);
+    if (st == LOOM_OK)
+        st = bx_parse_fmt(op, "fmt", call->attrs[0].u.s, &u->fmt_in);
+    return st != LOOM_OK ? st : util_output(call, u, bx_upcast(loom_tensor_dtype_of(b)), b->ndim - 1);
+}
+
+loom_status bx_clip_prepare(loom_call *call, bx_util_call *u)
+{
+    const char *op = call->schema->name;
+    const loom_tensor *b = call->inputs[0];
     const loom_attr_value *size = &call->attrs[0];
-    loom_status st = bx_check_boxes(op, "boxes", call->inputs[0], 1);
+    *u = (bx_util_call){ .n = 0 };
+    loom_status st = bx_check_boxes(op, "boxes", b, 1);
     if (st != LOOM_OK)
         return st;
     if (size->count != 2)
         return vision_host->fail(LOOM_EINVAL, "%s: 'size' must be [height, width], got %lld values", op,
                                  (long long)size->count);
-    *height = size->u.ints[0];
-    *width = size->u.ints[1];
-    return LOOM_OK;
+    u->height = size->u.ints[0];
+    u->width = size->u.ints[1];
+    return util_output(call, u, loom_tensor_dtype_of(b), b->ndim);
 }
 
 loom_status bx_small_check(const loom_call *call, double *min_size)

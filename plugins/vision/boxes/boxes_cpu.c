@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "boxes.h"
+#include "register.h"
 
 #define KERNEL(SCHEMA, IMPL, DTYPES, RUN)                                                   \
     { .struct_size = sizeof(loom_kernel_desc), .schema = &SCHEMA, .backend = "cpu",           \
@@ -55,10 +56,5 @@ loom_status vision_boxes_register_cpu(const loom_host_api *host, loom_registrar 
         else if (cpu_kernels[i].schema == &vision_box_iou_schema
                  || cpu_kernels[i].schema == &vision_generalized_box_iou_schema)
             cpu_kernels[i].impl = bx_cpu_avx2 ? "cpu:pairwise-avx2" : "cpu:pairwise";
-    for (size_t i = 0; i < sizeof cpu_kernels / sizeof cpu_kernels[0]; i++) {
-        loom_status st = host->register_kernel(reg, &cpu_kernels[i]);
-        if (st != LOOM_OK)
-            return st;
-    }
-    return LOOM_OK;
+    return pk_register_kernels(host, reg, cpu_kernels, PK_COUNT(cpu_kernels));
 }

@@ -17,6 +17,7 @@
 #include "boxes.h"
 #include "boxes_kernels.h"
 #include "boxes_sort.h"
+#include "register.h"
 
 #define TRICK_MAX_BOXES 1000    /* as nms_cpu.c */
 #define CUDA_NMS_MAX_BOXES (65535 * 64)   /* grid.y of the 64-box mask blocks */
@@ -203,54 +204,22 @@ static loom_status giou_loss_cuda(loom_call *call) { return loss_cuda(call, 0); 
 static loom_status diou_loss_cuda(loom_call *call) { return loss_cuda(call, 1); }
 static loom_status ciou_loss_cuda(loom_call *call) { return loss_cuda(call, 2); }
 
-static loom_status convert_cuda(loom_call *call)
+/* box_convert (op 3), box_area (4), clip_boxes_to_image (5): one elementwise launch. */
+static loom_status util_cuda(loom_call *call, int32_t op, bx_util_prepare prepare)
 {
-    const loom_tensor *b = call->inputs[0];
-    bx_fmt fi, fo;
-    loom_tensor *out;
-    loom_status st = bx_convert_check(call, &fi, &fo);
-    loom_dtype dt = loom_tensor_dtype_of(b);
-    if (st == LOOM_OK)
-        st = vision_host->alloc_output(call, 0, dt, b->ndim, b->shape, &out);
-    if (st != LOOM_OK || loom_numel(b) == 0)
+    bx_util_call u;
+    loom_status st = prepare(call, &u);
+    if (st != LOOM_OK || u.n == 0)
         return st;
-    bx_cuda_elem_args a = { .op = 3, .dtype = (int32_t)dt, .out_dtype = (int32_t)dt, .n = loom_numel(b) / 4,
-                            .in1 = loom_data(b), .out = loom_data(out), .fmt_in = (int32_t)fi, .fmt_out = (int32_t)fo };
+    bx_cuda_elem_args a = { .op = op, .dtype = (int32_t)u.dtype, .out_dtype = (int32_t)u.out_dtype, .n = u.n,
+                            .in1 = u.in, .out = u.out, .fmt_in = (int32_t)u.fmt_in, .fmt_out = (int32_t)u.fmt_out,
+                            .height = u.height, .width = u.width };
     return launch_elem(call, &a);
 }
 
-static loom_status area_cuda(loom_call *call)
-{
-    const loom_tensor *b = call->inputs[0];
-    bx_fmt fmt;
-    loom_tensor *out;
-    loom_status st = bx_area_check(call, &fmt);
-    loom_dtype dt = loom_tensor_dtype_of(b);
-    if (st == LOOM_OK)
-        st = vision_host->alloc_output(call, 0, bx_upcast(dt), b->ndim - 1, b->shape, &out);
-    if (st != LOOM_OK || loom_numel(b) == 0)
-        return st;
-    bx_cuda_elem_args a = { .op = 4, .dtype = (int32_t)dt, .out_dtype = (int32_t)bx_upcast(dt),
-                            .n = loom_numel(b) / 4, .in1 = loom_data(b), .out = loom_data(out),
-                            .fmt_in = (int32_t)fmt };
-    return launch_elem(call, &a);
-}
-
-static loom_status clip_cuda(loom_call *call)
-{
-    const loom_tensor *b = call->inputs[0];
-    int64_t h, w;
-    loom_tensor *out;
-    loom_status st = bx_clip_check(call, &h, &w);
-    loom_dtype dt = loom_tensor_dtype_of(b);
-    if (st == LOOM_OK)
-        st = vision_host->alloc_output(call, 0, dt, b->ndim, b->shape, &out);
-    if (st != LOOM_OK || loom_numel(b) == 0)
-        return st;
-    bx_cuda_elem_args a = { .op = 5, .dtype = (int32_t)dt, .out_dtype = (int32_t)dt, .n = loom_numel(b) / 4,
-                            .in1 = loom_data(b), .out = loom_data(out), .height = h, .width = w };
-    return launch_elem(call, &a);
-}
+static loom_status convert_cuda(loom_call *call) { return util_cuda(call, 3, bx_convert_prepare); }
+static loom_status area_cuda(loom_call *call) { return util_cuda(call, 4, bx_area_prepare); }
+static loom_status clip_cuda(loom_call *call) { return util_cuda(call, 5, bx_clip_prepare); }
 
 static loom_status small_cuda(loom_call *call)
 {
@@ -326,10 +295,5 @@ static const loom_kernel_desc cuda_kernels[] = {
 
 loom_status vision_boxes_register_cuda(const loom_host_api *host, loom_registrar *reg)
 {
-    for (size_t i = 0; i < sizeof cuda_kernels / sizeof cuda_kernels[0]; i++) {
-        loom_status st = host->register_kernel(reg, &cuda_kernels[i]);
-        if (st != LOOM_OK)
-            return st;
-    }
-    return LOOM_OK;
+    return pk_register_kernels(host, reg, cuda_kernels, PK_COUNT(cuda_kernels));
 }

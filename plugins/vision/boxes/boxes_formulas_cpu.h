@@ -13,20 +13,6 @@
 #define BX_HD static inline
 #define BX_HALF(x) pk_f16_to_f32(pk_f32_to_f16((float)(x)))
 
-#define BX_T float
-#define BX_SUF f32
-#define BX_ATAN atanf
-#include "boxes_formulas.inc"
-#undef BX_T
-#undef BX_SUF
-#undef BX_ATAN
-
-#define BX_T double
-#define BX_SUF f64
-#define BX_ATAN atan
-#include "boxes_formulas.inc"
-#undef BX_T
-#undef BX_SUF
-#undef BX_ATAN
+#include "boxes_formulas_all.inc"
 
 #endif /* LOOM_VISION_BOXES_FORMULAS_CPU_H */

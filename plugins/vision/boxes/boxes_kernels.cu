@@ -20,24 +20,12 @@
 #include <cuda_runtime.h>
 #include <math.h>
 
+#include "block_sum.cuh"
 #include "boxes_kernels.h"
 
 #define BX_HD static __device__ __forceinline__
 #define BX_HALF(x) __half2float(__float2half_rn((float)(x)))
-#define BX_T float
-#define BX_SUF f32
-#define BX_ATAN atanf
-#include "boxes_formulas.inc"
-#undef BX_T
-#undef BX_SUF
-#undef BX_ATAN
-#define BX_T double
-#define BX_SUF f64
-#define BX_ATAN atan
-#include "boxes_formulas.inc"
-#undef BX_T
-#undef BX_SUF
-#undef BX_ATAN
+#include "boxes_formulas_all.inc"
 
 namespace {
 
@@ -418,15 +406,9 @@ __global__ void reduce_sum_kernel(const double *p, int64_t n, int mean, int out_
     double s = 0;
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
         s += p[i];
-    part[threadIdx.x] = s;
-    __syncthreads();
-    for (int w = blockDim.x / 2; w > 0; w /= 2) {
-        if ((int)threadIdx.x < w)
-            part[threadIdx.x] += part[threadIdx.x + w];
-        __syncthreads();
-    }
+    const double total = vision_block_sum(part, s);
     if (threadIdx.x == 0)
-        store_any(out, out_dt, 0, mean && n > 0 ? part[0] / (double)n : part[0]);
+        store_any(out, out_dt, 0, mean && n > 0 ? total / (double)n : total);
 }
 
 template <typename T>

@@ -197,51 +197,21 @@ loom_status bx_giou_loss_cpu(loom_call *call) { return loss_cpu(call, EL_GIOU_LO
 loom_status bx_diou_loss_cpu(loom_call *call) { return loss_cpu(call, EL_DIOU_LOSS); }
 loom_status bx_ciou_loss_cpu(loom_call *call) { return loss_cpu(call, EL_CIOU_LOSS); }
 
-loom_status bx_box_convert_cpu(loom_call *call)
+/* box_convert, box_area, clip_boxes_to_image: one elementwise pass. */
+static loom_status run_util(loom_call *call, elem_op op, bx_util_prepare prepare)
 {
-    const loom_tensor *b = call->inputs[0];
-    bx_fmt fi, fo;
-    loom_tensor *out;
-    loom_status st = bx_convert_check(call, &fi, &fo);
-    if (st == LOOM_OK)
-        st = vision_host->alloc_output(call, 0, loom_tensor_dtype_of(b), b->ndim, b->shape, &out);
-    if (st != LOOM_OK || loom_numel(b) == 0)
+    bx_util_call u;
+    loom_status st = prepare(call, &u);
+    if (st != LOOM_OK || u.n == 0)
         return st;
-    elem_job j = { .op = EL_CONVERT, .dt = loom_tensor_dtype_of(b), .out_dt = loom_tensor_dtype_of(b),
-                   .in1 = loom_data(b), .out = loom_data(out), .fmt_in = (int)fi, .fmt_out = (int)fo };
-    return run_elem(call, &j, loom_numel(b) / 4);
+    elem_job j = { .op = op, .dt = u.dtype, .out_dt = u.out_dtype, .in1 = u.in, .out = u.out,
+                   .fmt_in = (int)u.fmt_in, .fmt_out = (int)u.fmt_out, .height = u.height, .width = u.width };
+    return run_elem(call, &j, u.n);
 }
 
-loom_status bx_box_area_cpu(loom_call *call)
-{
-    const loom_tensor *b = call->inputs[0];
-    bx_fmt fmt;
-    loom_tensor *out;
-    loom_status st = bx_area_check(call, &fmt);
-    loom_dtype dt = loom_tensor_dtype_of(b);
-    if (st == LOOM_OK)
-        st = vision_host->alloc_output(call, 0, bx_upcast(dt), b->ndim - 1, b->shape, &out);
-    if (st != LOOM_OK || loom_numel(b) == 0)
-        return st;
-    elem_job j = { .op = EL_AREA, .dt = dt, .out_dt = bx_upcast(dt), .in1 = loom_data(b),
-                   .out = loom_data(out), .fmt_in = (int)fmt };
-    return run_elem(call, &j, loom_numel(b) / 4);
-}
-
-loom_status bx_clip_boxes_cpu(loom_call *call)
-{
-    const loom_tensor *b = call->inputs[0];
-    int64_t h, w;
-    loom_tensor *out;
-    loom_status st = bx_clip_check(call, &h, &w);
-    if (st == LOOM_OK)
-        st = vision_host->alloc_output(call, 0, loom_tensor_dtype_of(b), b->ndim, b->shape, &out);
-    if (st != LOOM_OK || loom_numel(b) == 0)
-        return st;
-    elem_job j = { .op = EL_CLIP, .dt = loom_tensor_dtype_of(b), .out_dt = loom_tensor_dtype_of(b),
-                   .in1 = loom_data(b), .out = loom_data(out), .height = h, .width = w };
-    return run_elem(call, &j, loom_numel(b) / 4);
-}
+loom_status bx_box_convert_cpu(loom_call *call) { return run_util(call, EL_CONVERT, bx_convert_prepare); }
+loom_status bx_box_area_cpu(loom_call *call) { return run_util(call, EL_AREA, bx_area_prepare); }
+loom_status bx_clip_boxes_cpu(loom_call *call) { return run_util(call, EL_CLIP, bx_clip_prepare); }
 
 loom_status bx_remove_small_boxes_cpu(loom_call *call)
 {

@@ -32,6 +32,7 @@
 #include "deform.h"
 #include "deform_gemm.h"
 #include "deform_sample.h"
+#include "register.h"
 
 #define TILE_PANELS_MAX 4
 #define BWD_CHUNKS_MAX 8
@@ -490,8 +491,6 @@ static const loom_kernel_desc backward_kernel = {
 loom_status vision_deform_conv_register_cpu(const loom_host_api *host, loom_registrar *reg)
 {
     deform_gemm_init();
-    loom_status st = host->register_kernel(reg, &forward_kernel);
-    if (st == LOOM_OK)
-        st = host->register_kernel(reg, &backward_kernel);
-    return st;
+    const loom_kernel_desc *const kernels[] = { &forward_kernel, &backward_kernel };
+    return pk_register_kernel_ptrs(host, reg, kernels, PK_COUNT(kernels));
 }

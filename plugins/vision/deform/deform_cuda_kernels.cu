@@ -20,6 +20,7 @@
 #include <cuda_runtime.h>
 #include <math.h>
 
+#include "block_sum.cuh"
 #include "deform_cuda_kernels.h"
 #include "deform_rng.h"
 
@@ -239,15 +240,9 @@ __global__ void bias_grad_kernel(geom g, const T *grad, T *gbias)
         int64_t img = i / g.hw, p = i % g.hw;
         s += (double)grad[(img * g.cout + o) * g.hw + p];
     }
-    part[threadIdx.x] = s;
-    __syncthreads();
-    for (int step = blockDim.x / 2; step > 0; step /= 2) {
-        if ((int)threadIdx.x < step)
-            part[threadIdx.x] += part[threadIdx.x + step];
-        __syncthreads();
-    }
+    const double total = vision_block_sum(part, s);
     if (threadIdx.x == 0)
-        gbias[o] = (T)part[0];
+        gbias[o] = (T)total;
 }
 
 /* --------------------------------------------------------------- workspace */
@@ -411,15 +406,9 @@ __global__ void drop_block_scale_kernel(deform_cuda_drop_block d, const typename
     double s = 0;
     for (int64_t i = threadIdx.x; i < d.numel; i += blockDim.x)
         s += (double)mask[i];
-    part[threadIdx.x] = s;
-    __syncthreads();
-    for (int step = blockDim.x / 2; step > 0; step /= 2) {
-        if ((int)threadIdx.x < step)
-            part[threadIdx.x] += part[threadIdx.x + step];
-        __syncthreads();
-    }
+    const double total = vision_block_sum(part, s);
     if (threadIdx.x == 0) {
-        C sum = io<S>::rd((C)part[0]);
+        C sum = io<S>::rd((C)total);
         C den = io<S>::rd((C)d.eps + sum);
         C rec = io<S>::rd((C)1 / den);
         *scale = (double)io<S>::rd(rec * (C)d.numel);

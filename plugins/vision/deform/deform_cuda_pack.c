@@ -11,6 +11,7 @@
 
 #include "deform.h"
 #include "deform_cuda_kernels.h"
+#include "register.h"
 
 static loom_status cuda_fail(cudaError_t e, const char *what)
 {
@@ -155,10 +156,5 @@ static const loom_kernel_desc kernels[] = {
 
 loom_status vision_deform_register_cuda(const loom_host_api *host, loom_registrar *reg)
 {
-    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
-        loom_status st = host->register_kernel(reg, &kernels[i]);
-        if (st != LOOM_OK)
-            return st;
-    }
-    return LOOM_OK;
+    return pk_register_kernels(host, reg, kernels, PK_COUNT(kernels));
 }

@@ -21,6 +21,7 @@
 
 #include "deform.h"
 #include "deform_rng.h"
+#include "register.h"
 
 static float ld_f16(const void *p, int64_t i) { return pk_f16_to_f32(((const uint16_t *)p)[i]); }
 static void st_f16(void *p, int64_t i, float v) { ((uint16_t *)p)[i] = pk_f32_to_f16(v); }
@@ -227,10 +228,5 @@ static const loom_kernel_desc kernels[] = {
 
 loom_status vision_deform_dropout_register_cpu(const loom_host_api *host, loom_registrar *reg)
 {
-    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
-        loom_status st = host->register_kernel(reg, &kernels[i]);
-        if (st != LOOM_OK)
-            return st;
-    }
-    return LOOM_OK;
+    return pk_register_kernels(host, reg, kernels, PK_COUNT(kernels));
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "roi_cpu.h"
+#include "register.h"
 
 loom_status roi_run_cpu(loom_call *call)
 {
@@ -70,8 +71,5 @@ loom_status vision_roi_register_cpu(const loom_host_api *host, loom_registrar *r
     k_pool.impl = roi_have_avx2() ? "cpu:nhwc-max-avx2" : "cpu:nhwc-max";
     const loom_kernel_desc *ks[] = { &k_align, &k_pool, &k_ps_align, &k_ps_pool,
                                      &k_align_b, &k_pool_b, &k_ps_align_b, &k_ps_pool_b };
-    loom_status st = LOOM_OK;
-    for (size_t i = 0; st == LOOM_OK && i < sizeof ks / sizeof ks[0]; i++)
-        st = host->register_kernel(reg, ks[i]);
-    return st;
+    return pk_register_kernel_ptrs(host, reg, ks, PK_COUNT(ks));
 }

@@ -20,15 +20,6 @@
 #define WITH_POOL 1
 #define WITH_AVX2 1
 #include "roi_cpu_tmpl.h"
-#undef SUF
-#undef S
-#undef C
-#undef LD
-#undef ST
-#undef R
-#undef SAMPLE
-#undef WITH_POOL
-#undef WITH_AVX2
 
 /* f64 */
 #define SUF f64
@@ -41,15 +32,6 @@
 #define WITH_POOL 1
 #define WITH_AVX2 0
 #include "roi_cpu_tmpl.h"
-#undef SUF
-#undef S
-#undef C
-#undef LD
-#undef ST
-#undef R
-#undef SAMPLE
-#undef WITH_POOL
-#undef WITH_AVX2
 
 /* f16: storage uint16_t, every operation rounded back to half */
 static inline float roi_round_f16(float v) { return pk_f16_to_f32(pk_f32_to_f16(v)); }

@@ -1,6 +1,7 @@
 /*
 ** roi_cpu_tmpl.h - the cpu kernels of the RoI ops for one dtype. Included
-** by roi_cpu_kernels.c once per dtype with these macros defined:
+** by roi_cpu_kernels.c once per dtype with these macros defined (it
+** undefines them at its end, ready for the next dtype):
 **   SUF        name suffix (f32, f64, f16)
 **   S, C       storage type and compute type
 **   LD(p)      *p as C;  ST(v): C to S (round to nearest even)
@@ -202,25 +203,26 @@ static void FN(sweep_nhwc)(const C *x, int64_t cstride, int64_t nc, const SAMPLE
 }
 
 /* Per-thread scratch of the align kernels: y and x tables, the samples of
-** one bin, the NHWC partial sums. */
-static size_t FN(align_slot_bytes)(const roi_job *j)
+** one bin, the NHWC partial sums, each on a 64-byte boundary. Returns the
+** slot's size; *smp_at and *acc_at: where the samples and the sums start. */
+static size_t FN(align_slot_layout)(const roi_job *j, size_t *smp_at, size_t *acc_at)
 {
     const roi_geom *g = &j->g;
-    size_t tab = ((size_t)(g->ph * j->max_gh + g->pw * j->max_gw) * sizeof(FN(axis)) + 63) & ~(size_t)63;
-    size_t smp = ((size_t)(j->max_gh * j->max_gw) * sizeof(SAMPLE) + 63) & ~(size_t)63;
-    return tab + smp + (((size_t)g->c * sizeof(C) + 63) & ~(size_t)63);
+    *smp_at = ((size_t)(g->ph * j->max_gh + g->pw * j->max_gw) * sizeof(FN(axis)) + 63) & ~(size_t)63;
+    *acc_at = *smp_at + (((size_t)(j->max_gh * j->max_gw) * sizeof(SAMPLE) + 63) & ~(size_t)63);
+    return *acc_at + (((size_t)g->c * sizeof(C) + 63) & ~(size_t)63);
 }
 
 static void FN(align_slot)(const roi_job *j, int32_t t, FN(axis) **ya, FN(axis) **xa, SAMPLE **s, C **acc)
 {
     const roi_geom *g = &j->g;
     char *p = j->thread_scratch + (size_t)t * j->slot_bytes;
-    size_t tab = ((size_t)(g->ph * j->max_gh + g->pw * j->max_gw) * sizeof(FN(axis)) + 63) & ~(size_t)63;
-    size_t smp = ((size_t)(j->max_gh * j->max_gw) * sizeof(SAMPLE) + 63) & ~(size_t)63;
+    size_t smp_at, acc_at;
+    FN(align_slot_layout)(j, &smp_at, &acc_at);
     *ya = (FN(axis) *)(void *)p;
     *xa = *ya + g->ph * j->max_gh;
-    *s = (SAMPLE *)(void *)(p + tab);
-    *acc = (C *)(void *)(p + tab + smp);
+    *s = (SAMPLE *)(void *)(p + smp_at);
+    *acc = (C *)(void *)(p + acc_at);
 }
 
 static void FN(align_fwd_rois)(void *user, int64_t begin, int64_t end, int32_t t)
@@ -320,15 +322,28 @@ static unsigned char *FN(used_images)(roi_job *j, int64_t *n_used)
     return used;
 }
 
+/* The per-roi boxes of the align kernels, in scratch. */
+static loom_status FN(align_scratch_boxes)(roi_job *j)
+{
+    j->boxes = vision_host->scratch(j->ctx, (size_t)j->g.k * sizeof(FN(box)));
+    return j->boxes == NULL ? LOOM_ENOMEM : FN(align_boxes)(j);
+}
+
+/* One scratch slot of slot_bytes per thread of the pool. */
+static loom_status FN(scratch_slots)(roi_job *j, size_t slot_bytes)
+{
+    j->n_slots = j->ctx->n_threads > 0 ? j->ctx->n_threads : 1;
+    j->slot_bytes = slot_bytes;
+    j->thread_scratch = vision_host->scratch(j->ctx, j->slot_bytes * (size_t)j->n_slots);
+    return j->thread_scratch == NULL ? LOOM_ENOMEM : LOOM_OK;
+}
+
 static loom_status FN(align_forward)(roi_job *j)
 {
     const roi_geom *g = &j->g;
-    loom_exec_ctx *ctx = j->ctx;
-    loom_status st;
-    j->boxes = vision_host->scratch(ctx, (size_t)g->k * sizeof(FN(box)));
-    if (j->boxes == NULL)
-        return LOOM_ENOMEM;
-    if ((st = FN(align_boxes)(j)) != LOOM_OK)
+    size_t smp_at, acc_at;
+    loom_status st = FN(align_scratch_boxes)(j);
+    if (st != LOOM_OK)
         return st;
     /* NHWC pays when the samples read the used maps densely: the direct
     ** path touches about two cache lines per sample and channel, the NHWC
@@ -349,12 +364,9 @@ static loom_status FN(align_forward)(roi_job *j)
         if (samples * 16.0 >= (double)n_used * (double)hw && (st = FN(make_nhwc)(j, used)) != LOOM_OK)
             return st;
     }
-    j->n_slots = ctx->n_threads > 0 ? ctx->n_threads : 1;
-    j->slot_bytes = FN(align_slot_bytes)(j);
-    j->thread_scratch = vision_host->scratch(ctx, j->slot_bytes * (size_t)j->n_slots);
-    if (j->thread_scratch == NULL)
-        return LOOM_ENOMEM;
-    return vision_host->parallel_for(ctx, g->k, 1, FN(align_fwd_rois), j);
+    if ((st = FN(scratch_slots)(j, FN(align_slot_layout)(j, &smp_at, &acc_at))) != LOOM_OK)
+        return st;
+    return vision_host->parallel_for(j->ctx, g->k, 1, FN(align_fwd_rois), j);
 }
 
 /* Backward of roi_align / ps_roi_align over input channels [begin, end). */
@@ -410,20 +422,11 @@ static void FN(align_bwd_channels)(void *user, int64_t begin, int64_t end, int32
 
 static loom_status FN(align_backward)(roi_job *j)
 {
-    const roi_geom *g = &j->g;
-    loom_exec_ctx *ctx = j->ctx;
-    loom_status st;
-    j->boxes = vision_host->scratch(ctx, (size_t)g->k * sizeof(FN(box)));
-    if (j->boxes == NULL)
-        return LOOM_ENOMEM;
-    if ((st = FN(align_boxes)(j)) != LOOM_OK)
-        return st;
-    j->n_slots = ctx->n_threads > 0 ? ctx->n_threads : 1;
-    j->slot_bytes = FN(align_slot_bytes)(j);
-    j->thread_scratch = vision_host->scratch(ctx, j->slot_bytes * (size_t)j->n_slots);
-    if (j->thread_scratch == NULL)
-        return LOOM_ENOMEM;
-    return vision_host->parallel_for(ctx, g->c, 1, FN(align_bwd_channels), j);
+    size_t smp_at, acc_at;
+    loom_status st = FN(align_scratch_boxes)(j);
+    if (st == LOOM_OK)
+        st = FN(scratch_slots)(j, FN(align_slot_layout)(j, &smp_at, &acc_at));
+    return st != LOOM_OK ? st : vision_host->parallel_for(j->ctx, j->g.c, 1, FN(align_bwd_channels), j);
 }
 
 #if WITH_POOL
@@ -633,6 +636,7 @@ static loom_status FN(pool)(roi_job *j)
     ** copy pays when the rois cover the used maps a few times over, and
     ** turns the channel loop into contiguous vector maxima */
     const int64_t hw = g->h * g->w;
+    loom_status st;
     if (g->kind == ROI_POOL && hw > 0 && g->c > 1) {
         const FN(box) *bx = j->boxes;
         double area = 0;
@@ -644,15 +648,11 @@ static loom_status FN(pool)(roi_job *j)
             double rh = (double)bx[k].bh * (double)g->ph, rw = (double)bx[k].bw * (double)g->pw;
             area += (rh < (double)g->h ? rh : (double)g->h) * (rw < (double)g->w ? rw : (double)g->w);
         }
-        loom_status st;
         if (area >= 2.0 * (double)n_used * (double)hw && (st = FN(make_nhwc)(j, used)) != LOOM_OK)
             return st;
     }
-    j->n_slots = j->ctx->n_threads > 0 ? j->ctx->n_threads : 1;
-    j->slot_bytes = ((size_t)g->c * (sizeof(C) + sizeof(int32_t)) + 63) & ~(size_t)63;
-    j->thread_scratch = vision_host->scratch(j->ctx, j->slot_bytes * (size_t)j->n_slots);
-    if (j->thread_scratch == NULL)
-        return LOOM_ENOMEM;
+    if ((st = FN(scratch_slots)(j, ((size_t)g->c * (sizeof(C) + sizeof(int32_t)) + 63) & ~(size_t)63)) != LOOM_OK)
+        return st;
     return vision_host->parallel_for(j->ctx, g->k, 1, FN(pool_fwd_rois), j);
 }
 #endif /* WITH_POOL */
@@ -673,3 +673,12 @@ loom_status FN(roi_cpu)(roi_job *j)
 #undef CAT_
 #undef CAT
 #undef FN
+#undef SUF
+#undef S
+#undef C
+#undef LD
+#undef ST
+#undef R
+#undef SAMPLE
+#undef WITH_POOL
+#undef WITH_AVX2

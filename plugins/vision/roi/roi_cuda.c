@@ -15,6 +15,7 @@
 
 #include "roi.h"
 #include "roi_cuda_kernels.h"
+#include "register.h"
 
 static loom_status cuda_fail(cudaError_t e, const char *what)
 {
@@ -138,8 +139,5 @@ loom_status vision_roi_register_cuda(const loom_host_api *host, loom_registrar *
 {
     const loom_kernel_desc *ks[] = { &k_align, &k_pool, &k_ps_align, &k_ps_pool,
                                      &k_align_b, &k_pool_b, &k_ps_align_b, &k_ps_pool_b };
-    loom_status st = LOOM_OK;
-    for (size_t i = 0; st == LOOM_OK && i < sizeof ks / sizeof ks[0]; i++)
-        st = host->register_kernel(reg, ks[i]);
-    return st;
+    return pk_register_kernel_ptrs(host, reg, ks, PK_COUNT(ks));
 }

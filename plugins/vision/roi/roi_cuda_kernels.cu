@@ -144,6 +144,28 @@ __device__ axis<T> axis_at(typename T::C start, typename T::C bin, int64_t p, in
     return a;
 }
 
+/* Every kernel below takes the output elements idx of [K, C_out, PH, PW]
+** in a grid-stride loop; bin_at names the roi k, the channel c and the bin
+** (bi, bj) of one. */
+#define FOR_EACH_OUTPUT(idx, total)                                                 \
+    for (int64_t idx = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; idx < (total); \
+         idx += (int64_t)gridDim.x * blockDim.x)
+
+struct bin_pos {
+    int64_t k, c, bi, bj;
+};
+
+__device__ bin_pos bin_at(const roi_cuda_args &a, int64_t idx)
+{
+    const int64_t nbins = a.ph * a.pw;
+    bin_pos o;
+    o.bj = idx % a.pw;
+    o.bi = (idx / a.pw) % a.ph;
+    o.c = (idx / nbins) % a.c_out;
+    o.k = idx / nbins / a.c_out;
+    return o;
+}
+
 template <class T>
 __global__ void align_forward(roi_cuda_args a, int64_t total)
 {
@@ -151,17 +173,16 @@ __global__ void align_forward(roi_cuda_args a, int64_t total)
     typedef typename T::S S;
     const bool ps = a.kind == 2;
     const int64_t hw = a.h * a.w, nbins = a.ph * a.pw;
-    for (int64_t idx = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; idx < total;
-         idx += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t bj = idx % a.pw, bi = (idx / a.pw) % a.ph, c = (idx / nbins) % a.c_out, k = idx / nbins / a.c_out;
-        const align_box<T> bx = make_align_box<T>(a, k);
-        const int64_t ci = ps ? c * nbins + bi * a.pw + bj : c;
+    FOR_EACH_OUTPUT(idx, total) {
+        const bin_pos o = bin_at(a, idx);
+        const align_box<T> bx = make_align_box<T>(a, o.k);
+        const int64_t ci = ps ? o.c * nbins + o.bi * a.pw + o.bj : o.c;
         const S *plane = static_cast<const S *>(a.input) + (bx.b * a.c + ci) * hw;
         C acc = 0;
         for (int iy = 0; iy < bx.gh; iy++) {
-            const axis<T> y = axis_at<T>(bx.sh, bx.bh, bi, iy, bx.gh, a.h);
+            const axis<T> y = axis_at<T>(bx.sh, bx.bh, o.bi, iy, bx.gh, a.h);
             for (int ix = 0; ix < bx.gw; ix++) {
-                const axis<T> x = axis_at<T>(bx.sw, bx.bw, bj, ix, bx.gw, a.w);
+                const axis<T> x = axis_at<T>(bx.sw, bx.bw, o.bj, ix, bx.gw, a.w);
                 C t;
                 if (y.valid && x.valid) {
                     t = T::add(T::mul(T::mul(y.h, x.h), T::ld(plane + (int64_t)y.lo * a.w + x.lo)),
@@ -190,20 +211,19 @@ __global__ void align_backward(roi_cuda_args a, int64_t total)
     typedef typename T::C C;
     typedef typename T::S S;
     const bool ps = a.kind == 2;
-    const int64_t hw = a.h * a.w, nbins = a.ph * a.pw;
-    for (int64_t idx = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; idx < total;
-         idx += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t bj = idx % a.pw, bi = (idx / a.pw) % a.ph, c = (idx / nbins) % a.c_out, k = idx / nbins / a.c_out;
-        const align_box<T> bx = make_align_box<T>(a, k);
+    const int64_t hw = a.h * a.w;
+    FOR_EACH_OUTPUT(idx, total) {
+        const bin_pos o = bin_at(a, idx);
+        const align_box<T> bx = make_align_box<T>(a, o.k);
         if (bx.gh <= 0 || bx.gw <= 0)
             continue;
-        const int64_t ci = ps ? a.map_in[idx] : c;
+        const int64_t ci = ps ? a.map_in[idx] : o.c;
         S *plane = static_cast<S *>(a.output) + (bx.b * a.c + ci) * hw;
         const C gv = T::ld(static_cast<const S *>(a.input) + idx);
         for (int iy = 0; iy < bx.gh; iy++) {
-            const axis<T> y = axis_at<T>(bx.sh, bx.bh, bi, iy, bx.gh, a.h);
+            const axis<T> y = axis_at<T>(bx.sh, bx.bh, o.bi, iy, bx.gh, a.h);
             for (int ix = 0; ix < bx.gw; ix++) {
-                const axis<T> x = axis_at<T>(bx.sw, bx.bw, bj, ix, bx.gw, a.w);
+                const axis<T> x = axis_at<T>(bx.sw, bx.bw, o.bj, ix, bx.gw, a.w);
                 if (!(y.valid && x.valid))
                     continue;
                 const int64_t off[4] = { (int64_t)y.lo * a.w + x.lo, (int64_t)y.lo * a.w + x.hi,
@@ -275,15 +295,14 @@ __global__ void pool_forward(roi_cuda_args a, int64_t total)
     const bool ps = a.kind == 3;
     const int64_t hw = a.h * a.w, nbins = a.ph * a.pw;
     const int64_t hl = ps ? a.h - 1 : a.h, wl = ps ? a.w - 1 : a.w;
-    for (int64_t idx = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; idx < total;
-         idx += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t bj = idx % a.pw, bi = (idx / a.pw) % a.ph, c = (idx / nbins) % a.c_out, k = idx / nbins / a.c_out;
-        const pool_box<T> bx = make_pool_box<T>(a, k);
+    FOR_EACH_OUTPUT(idx, total) {
+        const bin_pos o = bin_at(a, idx);
+        const pool_box<T> bx = make_pool_box<T>(a, o.k);
         int64_t hs, he, ws, we;
-        pool_range<T>(bi, bx.bh, bx.rsh, hl, hs, he);
-        pool_range<T>(bj, bx.bw, bx.rsw, wl, ws, we);
+        pool_range<T>(o.bi, bx.bh, bx.rsh, hl, hs, he);
+        pool_range<T>(o.bj, bx.bw, bx.rsw, wl, ws, we);
         const bool empty = he <= hs || we <= ws;
-        const int64_t ci = ps ? c * nbins + bi * a.pw + bj : c;
+        const int64_t ci = ps ? o.c * nbins + o.bi * a.pw + o.bj : o.c;
         const S *p = static_cast<const S *>(a.input) + (bx.b * a.c + ci) * hw;
         if (ps) {
             C sum = 0;
@@ -315,22 +334,21 @@ __global__ void pool_backward(roi_cuda_args a, int64_t total)
 {
     typedef typename T::C C;
     typedef typename T::S S;
-    const int64_t hw = a.h * a.w, nbins = a.ph * a.pw;
-    for (int64_t idx = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; idx < total;
-         idx += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t bj = idx % a.pw, bi = (idx / a.pw) % a.ph, c = (idx / nbins) % a.c_out, k = idx / nbins / a.c_out;
-        const int64_t b = (int64_t)T::ld(static_cast<const S *>(a.rois) + k * 5);
+    const int64_t hw = a.h * a.w;
+    FOR_EACH_OUTPUT(idx, total) {
+        const bin_pos o = bin_at(a, idx);
+        const int64_t b = (int64_t)T::ld(static_cast<const S *>(a.rois) + o.k * 5);
         const C g = T::ld(static_cast<const S *>(a.input) + idx);
         if (a.kind == 1) {
             const int32_t am = a.map_in[idx];
             if (am != -1)
-                T::atomic_add(static_cast<S *>(a.output) + (b * a.c + c) * hw + am, g);
+                T::atomic_add(static_cast<S *>(a.output) + (b * a.c + o.c) * hw + am, g);
             continue;
         }
-        const pool_box<T> bx = make_pool_box<T>(a, k);
+        const pool_box<T> bx = make_pool_box<T>(a, o.k);
         int64_t hs, he, ws, we;
-        pool_range<T>(bi, bx.bh, bx.rsh, a.h, hs, he);
-        pool_range<T>(bj, bx.bw, bx.rsw, a.w, ws, we);
+        pool_range<T>(o.bi, bx.bh, bx.rsh, a.h, hs, he);
+        pool_range<T>(o.bj, bx.bw, bx.rsw, a.w, ws, we);
         if (he <= hs || we <= ws)
             continue;
         S *plane = static_cast<S *>(a.output) + (b * a.c + a.map_in[idx]) * hw;

@@ -139,3 +139,14 @@ void tt_set_float(loom_attrs *a, const char *name, double v)
 {
     assert_int_equal(loom_attrs_set_float(a, name, v), LOOM_OK);
 }
+
+loom_attrs *tt_golden_attrs(const char *wt)
+{
+    loom_attrs *a;
+    char tys[32];
+    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
+    snprintf(tys, sizeof tys, "%s,%s,%s", wt, wt, wt);
+    tt_set_str(a, "weights_tys", tys);
+    tt_set_ints(a, "feature_table_map", tt_ftm, 4);
+    return a;
+}

@@ -48,5 +48,8 @@ void tt_set_float(loom_attrs *a, const char *name, double v);
 
 /* The feature_table_map the goldens use ([0, 1, 0, 2]). */
 extern const int64_t tt_ftm[4];
+/* New attrs for an object over the golden tables: weight type wt for all
+** three tables and tt_ftm; the caller adds more and frees them. */
+loom_attrs *tt_golden_attrs(const char *wt);
 
 #endif

@@ -43,12 +43,7 @@ static void make_batch(int64_t B, loom_tensor **ind, loom_tensor **off, loom_ten
 
 static loom_object *object(const char *wt, const char *set, double clf, const char *algo)
 {
-    loom_attrs *a;
-    char tys[32];
-    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
-    snprintf(tys, sizeof tys, "%s,%s,%s", wt, wt, wt);
-    tt_set_str(a, "weights_tys", tys);
-    tt_set_ints(a, "feature_table_map", tt_ftm, 4);
+    loom_attrs *a = tt_golden_attrs(wt);
     tt_set_float(a, "cache_load_factor", clf);
     tt_set_str(a, "cache_algorithm", algo);
     tt_set_int(a, "cache_assoc", 4);

@@ -18,17 +18,6 @@
 static const char *const wtypes[] = { "fp32", "fp16", "int8", "int4", "int2", "fp8", "bf16" };
 static const char *const poolings[] = { "sum", "mean", "none" };
 
-static loom_attrs *object_attrs(const char *wt)
-{
-    loom_attrs *a;
-    char tys[32];
-    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
-    snprintf(tys, sizeof tys, "%s,%s,%s", wt, wt, wt);
-    tt_set_str(a, "weights_tys", tys);
-    tt_set_ints(a, "feature_table_map", tt_ftm, 4);
-    return a;
-}
-
 static double tol_of(const char *wt) { (void)wt; return 1e-5; }
 
 /* Run golden case `name` on obj with pooling given as an op attribute. */
@@ -75,7 +64,7 @@ static void test_weight_types(void **state)
         for (size_t p = 0; p < 3; p++) {
             char set[32], name[64];
             snprintf(set, sizeof set, "%s_%s", wtypes[w], p == 2 ? "none" : "pooled");
-            loom_attrs *a = object_attrs(wtypes[w]);
+            loom_attrs *a = tt_golden_attrs(wtypes[w]);
             loom_object *obj = tt_create_golden(set, a);
             for (int weighted = 0; weighted < 2; weighted++) {
                 snprintf(name, sizeof name, "%s_%s_%s", wtypes[w], poolings[p], weighted ? "w" : "nw");
@@ -112,7 +101,7 @@ static void test_output_dtypes(void **state)
             char set[32], name[64];
             snprintf(set, sizeof set, "%s_pooled", wts[w]);
             snprintf(name, sizeof name, "out_%s_%s", outs[o], wts[w]);
-            loom_attrs *a = object_attrs(wts[w]);
+            loom_attrs *a = tt_golden_attrs(wts[w]);
             tt_set_str(a, "output_dtype", outs[o]);
             loom_object *obj = tt_create_golden(set, a);
             run_case(obj, name, "sum", NULL, 1e-2);
@@ -125,7 +114,7 @@ static void test_vbe(void **state)
 {
     (void)state;
     loom_tensor *bsz = tt_npy("vbe_bsz");
-    loom_attrs *a = object_attrs("fp32");
+    loom_attrs *a = tt_golden_attrs("fp32");
     loom_object *obj = tt_create_golden("fp32_pooled", a);
     run_case(obj, "vbe_fp32_sum", "sum", bsz, 1e-5);
     run_case(obj, "vbe_fp32_mean", "mean", bsz, 1e-5);
@@ -146,7 +135,7 @@ static void test_vbe(void **state)
 static void test_pruned(void **state)
 {
     (void)state;
-    loom_attrs *a = object_attrs("int8");
+    loom_attrs *a = tt_golden_attrs("int8");
     loom_object *obj = tt_create_golden("int8_pooled", a);
     run_case(obj, "pruned", "mean", NULL, 1e-5);
     loom_object_free(obj);
@@ -157,7 +146,7 @@ static void test_pruned(void **state)
 static void test_index_dtypes(void **state)
 {
     (void)state;
-    loom_attrs *a = object_attrs("int4");
+    loom_attrs *a = tt_golden_attrs("int4");
     loom_object *obj = tt_create_golden("int4_pooled", a);
     loom_tensor *ind = tt_npy("int4_sum_w_indices"), *off = tt_npy("int4_sum_w_offsets"), *psw = tt_npy("int4_sum_w_psw");
     loom_tensor *ind2 = NULL, *off2 = NULL, *o1 = NULL, *o2 = NULL;
@@ -196,7 +185,7 @@ static void test_index_dtypes(void **state)
 static void test_call_refusals(void **state)
 {
     (void)state;
-    loom_attrs *a = object_attrs("fp32");
+    loom_attrs *a = tt_golden_attrs("fp32");
     loom_object *obj = tt_create_golden("fp32_pooled", a);
     loom_tensor *ind = tt_npy("fp32_sum_nw_indices"), *off = tt_npy("fp32_sum_nw_offsets"), *out = NULL;
     loom_tensor *short_off = NULL, *psw = NULL;

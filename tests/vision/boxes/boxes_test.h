@@ -25,35 +25,15 @@ static inline loom_tensor *bt_golden(const char *stem, const char *arg)
     return cu_npy(name);
 }
 
-static inline loom_tensor *bt_cast(const loom_tensor *t, const char *dtype)
-{
-    loom_attrs *a;
-    loom_tensor *out;
-    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
-    assert_int_equal(loom_attrs_set_string(a, "dtype", dtype), LOOM_OK);
-    if (cu_call("core.cast", (const loom_tensor *[]){ t }, 1, a, "cpu", &out) != LOOM_OK)
-        fail_msg("core.cast: %s", loom_last_error());
-    loom_attrs_free(a);
-    return out;
-}
-
 /* Same dtype and shape; |got - want| <= atol + rtol |want| elementwise, NaN
 ** where want is NaN, equal infinities. */
 static inline void bt_assert_close(const loom_tensor *got, const loom_tensor *want, double rtol, double atol,
                                    const char *what)
 {
-    if (loom_tensor_dtype_of(got) != loom_tensor_dtype_of(want))
-        fail_msg("%s: dtype %s, expected %s", what, loom_dtype_name(loom_tensor_dtype_of(got)),
-                 loom_dtype_name(loom_tensor_dtype_of(want)));
-    if (got->ndim != want->ndim)
-        fail_msg("%s: rank %d, expected %d", what, got->ndim, want->ndim);
-    for (int32_t d = 0; d < want->ndim; d++)
-        if (got->shape[d] != want->shape[d])
-            fail_msg("%s: dim %d is %lld, expected %lld", what, d, (long long)got->shape[d],
-                     (long long)want->shape[d]);
+    cu_assert_same_shape(got, want, what);
     if (loom_numel(want) == 0)
         return;
-    loom_tensor *g = bt_cast(got, "f64"), *w = bt_cast(want, "f64");
+    loom_tensor *g = cu_cast(got, LOOM_DTYPE_F64), *w = cu_cast(want, LOOM_DTYPE_F64);
     const double *pg = loom_data(g), *pw = loom_data(w);
     for (int64_t i = 0; i < loom_numel(want); i++) {
         int ok = isnan(pw[i]) ? isnan(pg[i])

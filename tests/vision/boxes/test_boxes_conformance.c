@@ -22,7 +22,7 @@ static uint32_t lcg(uint32_t *s)
 }
 
 /* n boxes in a 300 x 300 image, sides 3..33, as dtype; scores with ties. */
-static void scene(int64_t n, const char *dtype, uint32_t seed, loom_tensor **boxes, loom_tensor **scores,
+static void scene(int64_t n, loom_dtype dtype, uint32_t seed, loom_tensor **boxes, loom_tensor **scores,
                   loom_tensor **idxs)
 {
     const int64_t shape[2] = { n, 4 };
@@ -39,8 +39,8 @@ static void scene(int64_t n, const char *dtype, uint32_t seed, loom_tensor **box
         ps[i] = (double)(lcg(&seed) % 50) / 50.0;
         pi[i] = (int64_t)(lcg(&seed) % 7);
     }
-    *boxes = bt_cast(b, dtype);
-    *scores = bt_cast(s, dtype);
+    *boxes = cu_cast(b, dtype);
+    *scores = cu_cast(s, dtype);
     loom_tensor_free(b);
     loom_tensor_free(s);
 }
@@ -83,7 +83,7 @@ static int check_op(const char *op, const target *tg, uint64_t dtypes)
         for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
             loom_tensor *b, *s, *idx;
             int64_t n = sizes[z];
-            scene(n, dn, (uint32_t)(z * 31 + t), &b, &s, &idx);
+            scene(n, types[t].dt, (uint32_t)(z * 31 + t), &b, &s, &idx);
             loom_attrs *a = bt_attrs();
             char what[64];
             snprintf(what, sizeof what, "%s n=%lld", dn, (long long)n);
@@ -94,7 +94,7 @@ static int check_op(const char *op, const target *tg, uint64_t dtypes)
             } else if (strstr(op, "_loss") != NULL) {
                 assert_int_equal(loom_attrs_set_string(a, "reduction", z % 2 ? "sum" : "none"), LOOM_OK);
                 loom_tensor *b2, *s2, *i2;
-                scene(n, dn, (uint32_t)(z * 31 + t + 7), &b2, &s2, &i2);
+                scene(n, types[t].dt, (uint32_t)(z * 31 + t + 7), &b2, &s2, &i2);
                 compare(op, tg, (loom_tensor *[]){ b, b2 }, 2, a, types[t].tol * (z % 2 ? 10 : 1), what);
                 loom_tensor_free(b2);
                 loom_tensor_free(s2);

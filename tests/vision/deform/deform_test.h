@@ -79,11 +79,7 @@ static inline loom_tensor *dt_random(loom_dtype dt, int32_t ndim, const int64_t 
     }
     if (dt == LOOM_DTYPE_F64)
         return t;
-    loom_attrs *a;
-    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
-    assert_int_equal(loom_attrs_set_string(a, "dtype", loom_dtype_name(dt)), LOOM_OK);
-    assert_int_equal(cu_call("core.cast", (const loom_tensor *[]){ t }, 1, a, "cpu", &out), LOOM_OK);
-    loom_attrs_free(a);
+    out = cu_cast(t, dt);
     loom_tensor_free(t);
     return out;
 }
@@ -91,13 +87,7 @@ static inline loom_tensor *dt_random(loom_dtype dt, int32_t ndim, const int64_t 
 /* Any float tensor as a new f64 tensor. */
 static inline loom_tensor *dt_f64(const loom_tensor *t)
 {
-    loom_attrs *a;
-    loom_tensor *out;
-    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
-    assert_int_equal(loom_attrs_set_string(a, "dtype", "f64"), LOOM_OK);
-    assert_int_equal(cu_call("core.cast", (const loom_tensor *[]){ t }, 1, a, "cpu", &out), LOOM_OK);
-    loom_attrs_free(a);
-    return out;
+    return cu_cast(t, LOOM_DTYPE_F64);
 }
 
 /* |got - want| <= atol + rtol*|want| for any float dtype (compared in f64). */

@@ -104,11 +104,7 @@ static loom_tensor *binary_noise(loom_dtype dt, int32_t ndim, const int64_t *sha
         p[i] = p[i] < 0.2 ? 1.0 : 0.0;
     if (dt == LOOM_DTYPE_F64)
         return u;
-    loom_attrs *a;
-    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
-    assert_int_equal(loom_attrs_set_string(a, "dtype", loom_dtype_name(dt)), LOOM_OK);
-    assert_int_equal(cu_call("core.cast", (const loom_tensor *[]){ u }, 1, a, "cpu", &out), LOOM_OK);
-    loom_attrs_free(a);
+    out = cu_cast(u, dt);
     loom_tensor_free(u);
     return out;
 }

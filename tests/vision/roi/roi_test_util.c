@@ -106,15 +106,7 @@ loom_status roi_run(const char *op, const loom_tensor *const *in, int32_t n_in, 
 void roi_assert_close(const loom_tensor *got, const loom_tensor *want, double rtol, double atol,
                       const char *what)
 {
-    if (loom_tensor_dtype_of(got) != loom_tensor_dtype_of(want))
-        fail_msg("%s: dtype %s, expected %s", what, loom_dtype_name(loom_tensor_dtype_of(got)),
-                 loom_dtype_name(loom_tensor_dtype_of(want)));
-    if (got->ndim != want->ndim)
-        fail_msg("%s: rank %d, expected %d", what, (int)got->ndim, (int)want->ndim);
-    for (int32_t d = 0; d < got->ndim; d++)
-        if (got->shape[d] != want->shape[d])
-            fail_msg("%s: dim %d is %lld, expected %lld", what, (int)d, (long long)got->shape[d],
-                     (long long)want->shape[d]);
+    cu_assert_same_shape(got, want, what);
     for (int64_t i = 0; i < loom_numel(want); i++) {
         double g = roi_get(got, i), w = roi_get(want, i);
         if (isnan(w) && isnan(g))

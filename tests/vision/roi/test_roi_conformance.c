@@ -37,14 +37,10 @@ static double uniform(void)
 /* values from f64 v, converted on the cpu */
 static loom_tensor *make(loom_dtype dt, int32_t ndim, const int64_t *shape, const double *v)
 {
-    loom_tensor *t, *out;
-    loom_attrs *a;
+    loom_tensor *t;
     assert_int_equal(loom_tensor_new(&t, LOOM_DTYPE_F64, ndim, shape, NULL), LOOM_OK);
     memcpy(loom_data(t), v, (size_t)loom_numel(t) * sizeof(double));
-    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
-    assert_int_equal(loom_attrs_set_string(a, "dtype", loom_dtype_name(dt)), LOOM_OK);
-    assert_int_equal(roi_run("core.cast", (const loom_tensor *[]){ t }, 1, a, &out, 1, "cpu"), LOOM_OK);
-    loom_attrs_free(a);
+    loom_tensor *out = cu_cast(t, dt);
     loom_tensor_free(t);
     return out;
 }
