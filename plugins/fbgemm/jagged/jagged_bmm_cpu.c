@@ -126,7 +126,7 @@ static void bag_rows(void *user, int64_t begin, int64_t end, int32_t thread_inde
     }
 }
 
-#define P102_ROWS 60      /* a multiple of the 6-row register tile */
+#define P102_ROWS 128     /* rows per task: B[j] is packed once per task, A once per row */
 
 static void permute102_tasks(void *user, int64_t begin, int64_t end, int32_t thread_index)
 {
