@@ -103,6 +103,11 @@ static conv_dims dims_of(const deform_geom *g)
                     const T mv = c.valid ? m : (T)0;                                                   \
                     const T *src = src0;                                                               \
                     T *out = dst0 + q;                                                                 \
+                    if (!c.valid) { /* outside the image: 0, whatever the pixels hold */               \
+                        for (int64_t ch = 0; ch < d->cpo; ch++, out += cstride)                        \
+                            *out = 0;                                                                  \
+                        continue;                                                                      \
+                    }                                                                                  \
                     for (int64_t ch = 0; ch < d->cpo; ch++, src += d->in_hw, out += cstride)           \
                         *out = mv * (w0 * src[i0] + w1 * src[i1] + w2 * src[i2] + w3 * src[i3]);       \
                 }                                                                                      \

@@ -9,7 +9,8 @@
 **  - else the corners floor(y), floor(y)+1 (and x) each count only when
 **    inside the image; weights hh*hw, hh*lw, lh*hw, lh*lw with lh = y - floor(y).
 ** deform_corners computes, for one sample, the four element offsets and
-** weights (an invalid corner has offset 0 and weight 0) so that callers can
+** weights (an invalid corner has weight 0 and the offset of a valid corner
+** of the sample, or 0 when it has none) so that callers can
 ** reuse them across all channels of an offset group. valid = 0 means the
 ** whole sample is 0. The coordinate gradient (get_coordinate_weight) has no
 ** early-out: deform_corners_raw gives its corners without that rule.
@@ -47,10 +48,18 @@ static inline void deform_corners_raw(double y, double x, int64_t h, int64_t w, 
     c->ok[1] = vyl && vxh;
     c->ok[2] = vyh && vxl;
     c->ok[3] = vyh && vxh;
-    c->idx[0] = c->ok[0] ? yl * w + xl : 0;
-    c->idx[1] = c->ok[1] ? yl * w + xh : 0;
-    c->idx[2] = c->ok[2] ? yh * w + xl : 0;
-    c->idx[3] = c->ok[3] ? yh * w + xh : 0;
+    c->idx[0] = c->ok[0] ? yl * w + xl : -1;
+    c->idx[1] = c->ok[1] ? yl * w + xh : -1;
+    c->idx[2] = c->ok[2] ? yh * w + xl : -1;
+    c->idx[3] = c->ok[3] ? yh * w + xh : -1;
+    /* an invalid corner reads a valid corner of the same sample (with weight
+    ** 0): a non-finite pixel there already makes torchvision's sample
+    ** non-finite, so no pixel outside the sample's own corners can leak in */
+    int64_t any = 0;
+    for (int k = 3; k >= 0; k--)
+        any = c->ok[k] ? c->idx[k] : any;
+    for (int k = 0; k < 4; k++)
+        c->idx[k] = c->ok[k] ? c->idx[k] : any;
     c->ly = y - (double)yl;
     c->lx = x - (double)xl;
 }

@@ -149,6 +149,48 @@ static void backward_of_an_empty_batch_is_zero(void **state)
     loom_attrs_free(a);
 }
 
+/* A sample outside the image is 0 and a corner outside the image reads
+** nothing: non-finite pixels elsewhere in the plane (here at its first
+** element, and on the far edge) must not leak into such samples. */
+static void pixels_outside_a_sample_never_leak_into_it(void **state)
+{
+    (void)state;
+    enum { C = 2, H = 5, W = 5, K = 3 };
+    loom_tensor *in, *off, *wt, *got;
+    assert_int_equal(loom_tensor_new(&in, LOOM_DTYPE_F32, 4, (const int64_t[]){ 1, C, H, W }, NULL), LOOM_OK);
+    assert_int_equal(loom_tensor_new(&off, LOOM_DTYPE_F32, 4, (const int64_t[]){ 1, 2 * K * K, H, W }, NULL), LOOM_OK);
+    assert_int_equal(loom_tensor_new(&wt, LOOM_DTYPE_F32, 4, (const int64_t[]){ 1, C, K, K }, NULL), LOOM_OK);
+    float *x = loom_data(in), *o = loom_data(off), *w = loom_data(wt);
+    for (int64_t i = 0; i < loom_numel(in); i++)
+        x[i] = 1.0f;
+    for (int c = 0; c < C; c++) {
+        x[c * H * W] = NAN;                       /* (0, 0) of each plane */
+        x[c * H * W + 2 * W + (W - 1)] = INFINITY; /* (2, W-1) */
+    }
+    for (int64_t i = 0; i < loom_numel(wt); i++)
+        w[i] = 1.0f;
+    /* every tap of output (2, 1) samples at y = 2 + 1.5 - 1 + a, x = -1.5 + b - 1 + ...:
+    ** shift all of them 40 pixels up (wholly outside) except the centre tap,
+    ** which goes to (2.5, -0.5): half outside on the left, corners (2|3, 0) */
+    const int64_t oy = 2, ox = 1;
+    for (int t = 0; t < K * K; t++) {
+        o[((2 * t) * H + oy) * W + ox] = t == 4 ? 0.5f : -40.0f;
+        o[((2 * t + 1) * H + oy) * W + ox] = t == 4 ? -1.5f : 0.0f;
+    }
+    loom_attrs *a = dt_conv_attrs((const int64_t[]){ 1, 1 }, (const int64_t[]){ 1, 1 }, (const int64_t[]){ 1, 1 });
+    const loom_tensor *ins[3] = { in, off, wt };
+    if (dt_run("vision.deform_conv2d", ins, 3, a, NULL, &got, 1) != LOOM_OK)
+        fail_msg("%s", loom_last_error());
+    /* the centre tap: weights 0.25 on (2,0) and (3,0) (both 1), 0 on x = -1 */
+    const float v = ((const float *)loom_data(got))[oy * W + ox];
+    assert_true(isfinite(v));
+    assert_float_equal(v, C * 0.5f, 1e-6f);
+    loom_tensor *all[] = { in, off, wt, got };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        loom_tensor_free(all[i]);
+    loom_attrs_free(a);
+}
+
 /* A single stride / padding value applies to both dims (torchvision's _pair). */
 static void single_value_attributes_apply_to_both_dims(void **state)
 {
@@ -306,6 +348,7 @@ int main(void)
         cmocka_unit_test(backward_is_deterministic_across_thread_counts),
         cmocka_unit_test(backward_of_an_empty_batch_is_zero),
         cmocka_unit_test(single_value_attributes_apply_to_both_dims),
+        cmocka_unit_test(pixels_outside_a_sample_never_leak_into_it),
         cmocka_unit_test(refuses_offsets_that_disagree_with_the_kernel),
         cmocka_unit_test(refuses_bad_mask_bias_and_weight),
         cmocka_unit_test(refuses_mixed_dtypes_strides_and_attributes),
