@@ -27,7 +27,6 @@
 static uint32_t f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 static float f32_from_bits(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 
-
 /* c10::detail::fp8e4m3fn_from_fp32_value's rounding, with the saturation
 ** torch's Tensor.to() applies: finite overflow and +-inf give +-448, only
 ** NaN gives NaN (0x7f with the sign). */

@@ -1,7 +1,7 @@
 /*
 ** coreops_util.h - helpers shared by the tests of the op packs (core,
-** vision, fbgemm): init loom on the build tree's pack folders only, read golden .npy files, call an
-** op on a forced backend, compare tensors.
+** vision, fbgemm): init loom on the build tree's pack folders only, read
+** golden .npy files, call an op on a forced backend, compare tensors.
 */
 #ifndef COREOPS_UTIL_H
 #define COREOPS_UTIL_H

@@ -33,8 +33,9 @@ static loom_tensor *quantize(const loom_tensor *table, const char *type)
     return out;
 }
 
-/* Write T tables of `type` to path; the table tensors are freed. */
-static int write_tables(const char *path, loom_tensor *const *f32, const char *type)
+/* Write the T tables in `type` to path; *row_bytes (when not NULL) is the
+** size of one stored row. */
+static int write_tables(const char *path, loom_tensor *const *f32, const char *type, int64_t *row_bytes)
 {
     loom_tensor *q[T] = { NULL };
     const char *names[T] = { "table.0", "table.1", "table.2" };
@@ -45,6 +46,8 @@ static int write_tables(const char *path, loom_tensor *const *f32, const char *t
     }
     if (rc == CLI_OK && loom_safetensors_write(path, names, (const loom_tensor *const *)q, T) != LOOM_OK)
         rc = cli_fail();
+    if (rc == CLI_OK && row_bytes != NULL)
+        *row_bytes = q[0]->shape[1] * (int64_t)loom_dtype_size(loom_tensor_dtype_of(q[0]));
     for (int t = 0; t < T; t++)
         loom_tensor_free(q[t]);
     return rc;
@@ -113,17 +116,12 @@ int demo_fbgemm_tbe(void)
     }
     const loom_tensor *in[2] = { idx, off };
     for (size_t k = 0; rc == CLI_OK && k < sizeof types / sizeof types[0]; k++) {
-        rc = write_tables(path, tables, types[k]);
+        int64_t row_bytes = 0;
+        rc = write_tables(path, tables, types[k], &row_bytes);
         if (rc == CLI_OK)
             rc = lookup(path, types[k], 1.0, in, &out, NULL);
         if (rc != CLI_OK)
             break;
-        const loom_tensor *q0 = NULL;
-        loom_safetensors *st = NULL;
-        int64_t row_bytes = 0;
-        if (loom_safetensors_open(&st, path) == LOOM_OK && loom_safetensors_get(st, "table.0", &q0) == LOOM_OK)
-            row_bytes = q0->shape[1] * (int64_t)loom_dtype_size(loom_tensor_dtype_of(q0));
-        loom_safetensors_close(st);
         if (ref == NULL) {
             ref = out;
             out = NULL;
@@ -142,7 +140,7 @@ int demo_fbgemm_tbe(void)
         /* the int8 tables again, behind a cache of 20% of the rows */
         loom_object *obj = NULL;
         loom_tensor *stats = NULL;
-        rc = write_tables(path, tables, "int8");
+        rc = write_tables(path, tables, "int8", NULL);
         if (rc == CLI_OK)
             rc = lookup(path, "int8", 0.2, in, &out, &obj);
         loom_call_options opts = LOOM_CALL_OPTIONS_INIT;
