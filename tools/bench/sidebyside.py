@@ -93,7 +93,8 @@ def run(cases, title, threads=None):
     torch.set_num_threads(threads)
     os.environ["LOOM_NUM_THREADS"] = str(threads)
     print(f"{title}: {threads} threads, torch {torch.__version__}")
-    hdr = f"{'case':<44} {'loom':>10} {'reference':>10} {'loom rate':>14} {'ref rate':>14} {'ratio':>7} {'target':>7}"
+    hdr = (f"{'case':<44} {'loom':>10} {'reference':>10} {'loom rate':>10} {'ref rate':>10} {'unit':<8} "
+           f"{'ratio':>7} {'target':>7}")
     print(hdr)
     print("-" * len(hdr))
     rows = []
@@ -106,9 +107,8 @@ def run(cases, title, threads=None):
             ratio = ref / ours if ours > 0 else float("inf")
             target = f"{case.target:.1f}x" if case.target else ""
             print(f"{case.name:<44} {ours * 1e3:>8.3f}ms {ref * 1e3:>8.3f}ms "
-                  f"{case.items / ours:>10.3g} {case.unit.split('/')[0][:3]} "
-                  f"{case.items / ref:>10.3g} {case.unit.split('/')[0][:3]} {ratio:>6.2f}x {target:>7}"
-                  f"  [{res.get('impl', '?')}]")
+                  f"{case.items / ours:>10.3g} {case.items / ref:>10.3g} {case.unit:<8} "
+                  f"{ratio:>6.2f}x {target:>7}  [{res.get('impl', '?')}]")
             rows.append({"case": case.name, "loom_s": ours, "ref_s": ref, "ratio": ratio,
                          "target": case.target, "impl": res.get("impl")})
             for f in os.listdir(tmp):
