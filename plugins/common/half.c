@@ -47,5 +47,3 @@ uint16_t pk_f32_to_bf16(float f)
     uint32_t u = f32_bits(f);
     return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
 }
-
-float pk_bf16_to_f32(uint16_t h) { return f32_from_bits((uint32_t)h << 16); }

@@ -10,10 +10,19 @@
 #define LOOM_PACK_HALF_H
 
 #include <stdint.h>
+#include <string.h>
 
 uint16_t pk_f32_to_f16(float f);
 float pk_f16_to_f32(uint16_t h);
 uint16_t pk_f32_to_bf16(float f);
-float pk_bf16_to_f32(uint16_t h);
+
+/* Inline: it is the load of every bf16 element in the packs' row loops. */
+static inline float pk_bf16_to_f32(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
 
 #endif

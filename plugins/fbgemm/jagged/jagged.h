@@ -51,7 +51,7 @@ typedef struct jg_plan {
     int64_t total_L;           /* rows of the jagged operand or output */
     int64_t M, K, N;           /* bmm: sizes as the op names them */
     const int64_t *off;        /* B+1 validated offsets, host memory (= offs[0]) */
-    double padding;            /* jagged_to_padded_dense */
+    unsigned char pad[8];      /* jagged_to_padded_dense: the padding element's bytes (es of them) */
     /* jagged dimensions: offsets and max length per level; outer = the
     ** product of the max lengths above the last level (1 with one level) */
     int32_t levels;

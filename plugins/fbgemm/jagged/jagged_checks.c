@@ -303,15 +303,13 @@ loom_status jg_prepare_to_padded(loom_call *call, jg_offsets_reader read, jg_pla
     const loom_attr_value *ml = &call->attrs[0];
     int64_t shape[LOOM_MAX_NDIM];
     int32_t nd = 0;
-    unsigned char pad[8];
     loom_status st = jg_check_tensor("values", v, 1);
     if (st != LOOM_OK)
         return st;
     set_dtype(p, v);
-    p->padding = call->attrs[1].u.f;
     p->D = jg_inner(v, 1);
     p->total_L = v->shape[0];
-    if ((st = jg_padding_bytes(p->dtype, p->padding, pad)) != LOOM_OK ||
+    if ((st = jg_padding_bytes(p->dtype, call->attrs[1].u.f, p->pad)) != LOOM_OK ||
         (st = read_offsets_list(call, read, 1, offsets_names, -1, p->total_L, p)) != LOOM_OK)
         return st;
     if (ml->count != p->levels)

@@ -19,7 +19,6 @@ typedef struct copy_job {
     const jg_plan *p;
     const char *src;
     char *dst;
-    unsigned char pad[8];
     const void *indices;        /* index_select */
     int indices32;
 } copy_job;
@@ -77,7 +76,7 @@ static void copy_blocks(const copy_job *j, int64_t begin, int64_t end, int to_de
             if (to_dense) {
                 if (kept > 0)
                     memcpy(j->dst + block, j->src + values, (size_t)kept * row);
-                fill(j->dst + block + (size_t)kept * row, (p->max_L - kept) * p->D, j->pad, p->es);
+                fill(j->dst + block + (size_t)kept * row, (p->max_L - kept) * p->D, p->pad, p->es);
             } else {
                 if (kept > 0)
                     memcpy(j->dst + values, j->src + block, (size_t)kept * row);
@@ -104,12 +103,6 @@ void jg_cpu_zero_head(const jg_plan *p, void *out, size_t row_bytes)
         memset(out, 0, (size_t)p->off[0] * row_bytes);
 }
 
-static int64_t grain_for(int64_t work_per_item)
-{
-    int64_t g = 32768 / (work_per_item > 0 ? work_per_item : 1);
-    return g > 0 ? g : 1;
-}
-
 loom_status jg_to_padded_cpu(loom_call *call)
 {
     jg_plan p = { 0 };
@@ -118,8 +111,7 @@ loom_status jg_to_padded_cpu(loom_call *call)
     if (st != LOOM_OK || loom_numel(out) == 0)
         return st;
     copy_job j = { .p = &p, .src = loom_data(call->inputs[0]), .dst = loom_data(out) };
-    jg_padding_bytes(p.dtype, p.padding, j.pad);
-    return fbgemm_host->parallel_for(call->ctx, p.B, grain_for(p.outer * p.max_L * p.D), to_padded_rows, &j);
+    return fbgemm_host->parallel_for(call->ctx, p.B, jg_cpu_grain(p.outer * p.max_L * p.D), to_padded_rows, &j);
 }
 
 static loom_status to_jagged_common(loom_call *call, const jg_plan *p, loom_tensor *out)
@@ -138,7 +130,7 @@ static loom_status to_jagged_common(loom_call *call, const jg_plan *p, loom_tens
         memset(dst + (size_t)last[n_last] * row, 0, (size_t)(p->total_L - last[n_last]) * row);
     }
     copy_job j = { .p = p, .src = loom_data(call->inputs[0]), .dst = dst };
-    return fbgemm_host->parallel_for(call->ctx, p->B, grain_for(p->outer * p->max_L * p->D), to_jagged_rows, &j);
+    return fbgemm_host->parallel_for(call->ctx, p->B, jg_cpu_grain(p->outer * p->max_L * p->D), to_jagged_rows, &j);
 }
 
 loom_status jg_to_padded_backward_cpu(loom_call *call)
@@ -182,5 +174,5 @@ loom_status jg_index_select_cpu(loom_call *call)
         return st;
     copy_job j = { .p = &p, .src = loom_data(call->inputs[0]), .dst = loom_data(out), .indices = loom_data(idx),
                    .indices32 = loom_tensor_dtype_of(idx) == LOOM_DTYPE_I32 };
-    return fbgemm_host->parallel_for(call->ctx, p.B, grain_for(p.D), select_rows, &j);
+    return fbgemm_host->parallel_for(call->ctx, p.B, jg_cpu_grain(p.D), select_rows, &j);
 }

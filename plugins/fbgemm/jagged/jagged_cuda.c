@@ -56,16 +56,13 @@ static loom_status read_device_offsets(loom_call *call, const char *arg, const l
 /* Device copy of the validated offsets of every level. */
 static loom_status upload_offsets(loom_call *call, const jg_plan *p, jg_cuda_args *a)
 {
-    int32_t levels = p->levels > 0 ? p->levels : 1;
-    for (int32_t k = 0; k < levels; k++) {
-        int64_t count = p->levels > 0 ? p->offs_count[k] : p->B + 1;
-        const int64_t *src = p->levels > 0 ? p->offs[k] : p->off;
-        size_t bytes = (size_t)count * sizeof(int64_t);
+    for (int32_t k = 0; k < p->levels; k++) {
+        size_t bytes = (size_t)p->offs_count[k] * sizeof(int64_t);
         int64_t *d = fbgemm_host->scratch(call->ctx, bytes);
         if (d == NULL)
             return LOOM_ENOMEM;
         /* from pageable memory: returns once the source has been staged */
-        cudaError_t e = cudaMemcpyAsync(d, src, bytes, cudaMemcpyHostToDevice, (cudaStream_t)call->ctx->stream);
+        cudaError_t e = cudaMemcpyAsync(d, p->offs[k], bytes, cudaMemcpyHostToDevice, (cudaStream_t)call->ctx->stream);
         if (e != cudaSuccess)
             return cuda_fail(e, "copying offsets to the device");
         a->offs[k] = d;
@@ -108,13 +105,11 @@ static jg_cuda_args args_of(const jg_plan *p)
 static loom_status to_padded_cuda(loom_call *call)
 {
     loom_tensor *out = NULL;
-    unsigned char pad[8];
     PREPARE_JAGGED(jg_prepare_to_padded(call, read_device_offsets, &p, &out))
     if (st == LOOM_OK && loom_numel(out) > 0) {
-        jg_padding_bytes(p.dtype, p.padding, pad);
         uint64_t bits = 0;
         for (size_t i = 0; i < p.es; i++)
-            bits |= (uint64_t)pad[i] << (8 * i);
+            bits |= (uint64_t)p.pad[i] << (8 * i);
         a.pad_bits = bits;
         a.x = loom_data(call->inputs[0]);
         a.out = loom_data(out);

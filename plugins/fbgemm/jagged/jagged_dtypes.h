@@ -19,13 +19,7 @@ static inline double jg_ld_f64(const double *p) { return *p; }
 static inline void jg_st_f64(double *p, double v) { *p = v; }
 static inline float jg_ld_f16(const uint16_t *p) { return pk_f16_to_f32(*p); }
 static inline void jg_st_f16(uint16_t *p, float v) { *p = pk_f32_to_f16(v); }
-static inline float jg_ld_bf16(const uint16_t *p)
-{
-    uint32_t u = (uint32_t)*p << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
+static inline float jg_ld_bf16(const uint16_t *p) { return pk_bf16_to_f32(*p); }
 static inline void jg_st_bf16(uint16_t *p, float v) { *p = pk_f32_to_bf16(v); }
 
 #define JG_FLOAT_TYPES(X)                               \

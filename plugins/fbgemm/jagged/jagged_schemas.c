@@ -9,6 +9,7 @@
 ** the offsets are the input's.
 */
 #include "jagged.h"
+#include "register.h"
 
 #define ATTR_INT_REQUIRED(nm, d) \
     { .name = nm, .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_REQUIRED, .dflt = LOOM_DEFAULT_NONE, .doc = d }
@@ -263,4 +264,4 @@ const loom_op_schema *const fbgemm_jagged_ops[] = {
     &jg_permute102_baddbmm_schema,
     &jg_index_select_dim0_schema,
 };
-const size_t fbgemm_jagged_n_ops = sizeof fbgemm_jagged_ops / sizeof fbgemm_jagged_ops[0];
+const size_t fbgemm_jagged_n_ops = PK_COUNT(fbgemm_jagged_ops);

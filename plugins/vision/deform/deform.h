@@ -39,7 +39,7 @@ typedef struct deform_geom {
     int64_t groups, offset_groups;   /* inferred from the shapes as torchvision does */
     int64_t sh, sw, ph, pw, dh, dw;  /* stride, padding, dilation */
     int64_t ho, wo;                  /* output size */
-    int use_mask, has_bias;
+    int use_mask;
     /* f16 data computed in f32: sample positions are rounded to f16 as
     ** torchvision computes them in half (floor() must see the same value) */
     int half_coords;

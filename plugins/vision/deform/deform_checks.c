@@ -129,7 +129,6 @@ loom_status deform_conv_check(const loom_call *call, int backward, deform_geom *
                                  DESC(grad, b1), (long long)g->n, (long long)g->cout, (long long)g->ho,
                                  (long long)g->wo);
     g->use_mask = mask != NULL;
-    g->has_bias = bias != NULL;
     g->input = loom_data(in);
     g->offset = loom_data(off);
     g->weight = loom_data(wt);

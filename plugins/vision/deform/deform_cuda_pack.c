@@ -18,9 +18,8 @@ static loom_status cuda_fail(cudaError_t e, const char *what)
     return vision_host->fail(LOOM_EDEVICE, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
-static loom_status launched(loom_call *call, int err, const char *what)
+static loom_status launched(int err, const char *what)
 {
-    (void)call;
     return err == 0 ? LOOM_OK : cuda_fail((cudaError_t)err, what);
 }
 
@@ -60,7 +59,7 @@ static loom_status deform_conv2d_cuda(loom_call *call)
     void *ws = workspace(call, deform_cuda_forward_workspace(&c));
     if (ws == NULL)
         return LOOM_ENOMEM;
-    return launched(call, deform_cuda_forward(&c, loom_data(out), ws, call->ctx->stream), "deform_conv2d kernels");
+    return launched(deform_cuda_forward(&c, loom_data(out), ws, call->ctx->stream), "deform_conv2d kernels");
 }
 
 static loom_status deform_conv2d_backward_cuda(loom_call *call)
@@ -78,7 +77,7 @@ static loom_status deform_conv2d_backward_cuda(loom_call *call)
         return LOOM_ENOMEM;
     for (int i = 0; i < 5; i++)
         ptrs[i] = loom_data(outs[i]);
-    return launched(call, deform_cuda_backward(&c, ptrs, ws, call->ctx->stream), "deform_conv2d_backward kernels");
+    return launched(deform_cuda_backward(&c, ptrs, ws, call->ctx->stream), "deform_conv2d_backward kernels");
 }
 
 static loom_status copy_on_device(loom_call *call, const loom_tensor *in)
@@ -115,7 +114,7 @@ static loom_status drop_block_cuda(loom_call *call, int dims)
     void *ws = workspace(call, deform_cuda_drop_block_workspace(&d));
     if (ws == NULL)
         return LOOM_ENOMEM;
-    return launched(call, deform_cuda_drop_block_run(&d, loom_data(out), ws, call->ctx->stream), "drop_block kernels");
+    return launched(deform_cuda_drop_block_run(&d, loom_data(out), ws, call->ctx->stream), "drop_block kernels");
 }
 
 static loom_status drop_block2d_cuda(loom_call *call) { return drop_block_cuda(call, 2); }
@@ -138,7 +137,7 @@ static loom_status stochastic_depth_cuda(loom_call *call)
         .dtype = (int32_t)pl.dtype, .rows = pl.rows, .row_len = pl.row_len, .p = pl.p, .seed = pl.seed,
         .input = pl.input, .noise = pl.noise,
     };
-    return launched(call, deform_cuda_stochastic_depth_run(&d, loom_data(out), call->ctx->stream),
+    return launched(deform_cuda_stochastic_depth_run(&d, loom_data(out), call->ctx->stream),
                     "stochastic_depth kernel");
 }
 

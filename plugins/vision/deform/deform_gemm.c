@@ -31,8 +31,6 @@ void deform_gemm_init(void)
 #endif
 }
 
-int deform_gemm_avx2(void) { return use_avx2; }
-
 #define DEFINE_PACK(SUF, T)                                                       \
     void deform_pack_weights_##SUF(T *dst, const T *a, int64_t m, int64_t k)      \
     {                                                                             \

@@ -32,7 +32,5 @@ void deform_ukr_f64(int64_t k, const double *a, const double *b, double *c, int6
 
 /* Choose the f32 kernel once, at pack init (before any kernel runs). */
 void deform_gemm_init(void);
-/* 1 when the AVX2 f32 kernel is in use. */
-int deform_gemm_avx2(void);
 
 #endif /* LOOM_VISION_DEFORM_GEMM_H */

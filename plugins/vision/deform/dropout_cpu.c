@@ -151,6 +151,16 @@ DEFINE_DROPOUT(f16, float)
 DEFINE_DROPOUT(f32, float)
 DEFINE_DROPOUT(f64, double)
 
+/* The drop_block steps of one dtype. */
+typedef struct db_fns {
+    loom_range_fn planes, apply;
+    double (*scale)(double sum, double eps, int64_t numel);
+} db_fns;
+
+static const db_fns db_fns_f16 = { db_planes_f16, db_apply_f16, db_scale_f16 };
+static const db_fns db_fns_f32 = { db_planes_f32, db_apply_f32, db_scale_f32 };
+static const db_fns db_fns_f64 = { db_planes_f64, db_apply_f64, db_scale_f64 };
+
 static loom_status copy_input(loom_call *call, const loom_tensor *in, loom_tensor **out)
 {
     loom_status st = vision_host->alloc_output(call, 0, loom_tensor_dtype_of(in), in->ndim, in->shape, out);
@@ -183,16 +193,14 @@ static loom_status drop_block_cpu(loom_call *call, int dims)
     j.bufs = vision_host->scratch(call->ctx, j.buf_bytes * (size_t)threads);
     if (j.mask == NULL || j.plane_sums == NULL || j.bufs == NULL)
         return vision_host->fail(LOOM_ENOMEM, "no memory for the block mask of %lld elements", (long long)pl.numel);
-    loom_range_fn planes_fn = f64 ? db_planes_f64 : pl.dtype == LOOM_DTYPE_F16 ? db_planes_f16 : db_planes_f32;
-    loom_range_fn apply_fn = f64 ? db_apply_f64 : pl.dtype == LOOM_DTYPE_F16 ? db_apply_f16 : db_apply_f32;
-    if ((st = vision_host->parallel_for(call->ctx, planes, 1, planes_fn, &j)) != LOOM_OK)
+    const db_fns *fns = f64 ? &db_fns_f64 : pl.dtype == LOOM_DTYPE_F16 ? &db_fns_f16 : &db_fns_f32;
+    if ((st = vision_host->parallel_for(call->ctx, planes, 1, fns->planes, &j)) != LOOM_OK)
         return st;
     double sum = 0;
     for (int64_t i = 0; i < planes; i++)
         sum += j.plane_sums[i];
-    j.scale = f64 ? db_scale_f64(sum, pl.eps, pl.numel) : pl.dtype == LOOM_DTYPE_F16
-                  ? db_scale_f16(sum, pl.eps, pl.numel) : db_scale_f32(sum, pl.eps, pl.numel);
-    return vision_host->parallel_for(call->ctx, pl.numel, 4096, apply_fn, &j);
+    j.scale = fns->scale(sum, pl.eps, pl.numel);
+    return vision_host->parallel_for(call->ctx, pl.numel, 4096, fns->apply, &j);
 }
 
 static loom_status drop_block2d_cpu(loom_call *call) { return drop_block_cpu(call, 2); }

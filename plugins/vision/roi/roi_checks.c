@@ -182,7 +182,7 @@ loom_status roi_alloc_outputs(loom_call *call, const roi_geom *g, loom_tensor **
     return st;
 }
 
-static double roi_value(loom_dtype dt, const void *rois, int64_t i)
+double roi_value(loom_dtype dt, const void *rois, int64_t i)
 {
     switch (dt) {
     case LOOM_DTYPE_F64: return ((const double *)rois)[i];

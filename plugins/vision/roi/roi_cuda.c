@@ -39,15 +39,6 @@ static loom_status fetch(const void *src, size_t nbytes, cudaStream_t stream, vo
     return LOOM_OK;
 }
 
-static double roi_at(loom_dtype dt, const void *rois, int64_t i)
-{
-    switch (dt) {
-    case LOOM_DTYPE_F64: return ((const double *)rois)[i];
-    case LOOM_DTYPE_F16: return (double)pk_f16_to_f32(((const uint16_t *)rois)[i]);
-    default:             return (double)((const float *)rois)[i];
-    }
-}
-
 /* The cpu kernels refuse an adaptive grid above ROI_MAX_GRID; refuse the
 ** same rois here (computed in double: near the limit the dtype's rounding
 ** may differ, far below it nothing does). */
@@ -56,8 +47,9 @@ static loom_status check_grids(const roi_geom *g, const void *rois)
     if ((g->kind != ROI_ALIGN && g->kind != PS_ROI_ALIGN) || g->sampling_ratio > 0)
         return LOOM_OK;
     for (int64_t k = 0; k < g->k; k++) {
-        double w = (roi_at(g->dtype, rois, k * 5 + 3) - roi_at(g->dtype, rois, k * 5 + 1)) * g->spatial_scale;
-        double h = (roi_at(g->dtype, rois, k * 5 + 4) - roi_at(g->dtype, rois, k * 5 + 2)) * g->spatial_scale;
+        double x1 = roi_value(g->dtype, rois, k * 5 + 1), y1 = roi_value(g->dtype, rois, k * 5 + 2);
+        double x2 = roi_value(g->dtype, rois, k * 5 + 3), y2 = roi_value(g->dtype, rois, k * 5 + 4);
+        double w = (x2 - x1) * g->spatial_scale, h = (y2 - y1) * g->spatial_scale;
         int64_t grid;
         loom_status st = roi_grid(h / (double)g->ph, g->sampling_ratio, k, &grid);
         if (st == LOOM_OK)

@@ -171,14 +171,6 @@ static loom_status state_get(const fbg_tbe_state *s, int32_t device, tbe_cuda_st
     return st;
 }
 
-static int32_t call_bounds_mode(const loom_call *call, const fbg_tbe_state *s)
-{
-    const loom_attr_value *a = &call->attrs[TBE_ATTR_BOUNDS];
-    if (call->n_attrs > TBE_ATTR_BOUNDS && a->is_set)
-        return fbg_bounds_from_name(a->u.s);
-    return s->bounds_check_mode;
-}
-
 /* Device copy of n int64 host values in call scratch. */
 static loom_status to_device(loom_call *call, const int64_t *src, size_t n, void *stream, const int64_t **out)
 {
@@ -326,7 +318,7 @@ static loom_status tbe_cuda_run(loom_call *call)
     }
     if (st == LOOM_OK) {
         p.output = loom_data(out);
-        st = launch(call, s, &p, ds, call_bounds_mode(call, s));
+        st = launch(call, s, &p, ds, fbg_tbe_call_bounds_mode(call, s));
     }
     fbg_plan_store_free(&store);
     return st;
