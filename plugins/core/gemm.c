@@ -21,7 +21,6 @@
 */
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -29,6 +28,7 @@
 #endif
 
 #include "core_pack.h"
+#include "cpu.h"
 
 #define MR 6
 #define KC 256
@@ -38,17 +38,7 @@ core_isa core_cpu_isa = CORE_ISA_SCALAR;
 
 void core_cpu_isa_init(void)
 {
-    const char *cap = getenv("LOOM_CPU_MAX_ISA");
-    int capped = cap != NULL && cap[0] != '\0' && strncasecmp(cap, "avx2", 4) != 0
-              && strncasecmp(cap, "avx512", 6) != 0;
-    core_cpu_isa = CORE_ISA_SCALAR;
-#ifdef CORE_X86
-    __builtin_cpu_init();
-    if (!capped && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        core_cpu_isa = CORE_ISA_AVX2;
-#else
-    (void)capped;
-#endif
+    core_cpu_isa = pk_cpu_avx2(PK_CPU_FMA) ? CORE_ISA_AVX2 : CORE_ISA_SCALAR;
 }
 
 const char *core_cpu_isa_name(void) { return core_cpu_isa == CORE_ISA_AVX2 ? "avx2" : "scalar"; }

@@ -17,9 +17,9 @@
 ** padded to the next power of two with INT64_MAX costs, which sort last.
 */
 #include <string.h>
-#include <strings.h>
 #include <stdlib.h>
 
+#include "cpu.h"
 #include "cache_internal.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -64,11 +64,7 @@ static int32_t find_avx2(const int64_t *tags, int32_t assoc, int64_t v)
 fbg_cache_find_fn fbg_cache__pick_find(void)
 {
 #ifdef FBG_CACHE_X86
-    const char *cap = getenv("LOOM_CPU_MAX_ISA");
-    int capped = cap != NULL && cap[0] != '\0' && strncasecmp(cap, "avx2", 4) != 0 &&
-                 strncasecmp(cap, "avx512", 6) != 0;
-    __builtin_cpu_init();
-    if (!capped && __builtin_cpu_supports("avx2"))
+    if (pk_cpu_avx2(0))
         return find_avx2;
 #endif
     return find_portable;

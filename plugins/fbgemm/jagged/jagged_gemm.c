@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "half.h"
 #include "jagged_gemm.h"
 
@@ -121,10 +122,7 @@ static int isa_avx2 = -1;
 static int have_avx2(void)
 {
     if (isa_avx2 < 0) {
-        const char *cap = getenv("LOOM_CPU_MAX_ISA");
-        int capped = cap != NULL && (strcmp(cap, "sse4") == 0 || strcmp(cap, "scalar") == 0);
-        __builtin_cpu_init();
-        isa_avx2 = !capped && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        isa_avx2 = pk_cpu_avx2(PK_CPU_FMA);
     }
     return isa_avx2;
 }

@@ -7,13 +7,13 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define FBG_X86 1
 #endif
 
+#include "cpu.h"
 #include "half.h"
 #include "quantize.h"
 #include "tbe_rows.h"
@@ -178,17 +178,11 @@ static const fbg_row_acc_fn *active = scalar_fns;
 
 void fbg_rows_init(void)
 {
-    const char *cap = getenv("LOOM_CPU_MAX_ISA");
-    int capped = cap != NULL && cap[0] != '\0' && strncasecmp(cap, "avx2", 4) != 0
-              && strncasecmp(cap, "avx512", 6) != 0;
     active = scalar_fns;
 #ifdef FBG_X86
-    __builtin_cpu_init();
-    if (!capped && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
-        && __builtin_cpu_supports("f16c"))
+    if (pk_cpu_avx2(PK_CPU_FMA | PK_CPU_F16C))
         active = avx2_fns;
 #else
-    (void)capped;
 #endif
 }
 

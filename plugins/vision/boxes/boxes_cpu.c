@@ -3,9 +3,8 @@
 ** table is completed at registration: implementation names follow the
 ** vector kernels the CPU and LOOM_CPU_MAX_ISA allow (bx_cpu_avx2).
 */
-#include <stdlib.h>
-#include <strings.h>
 
+#include "cpu.h"
 #include "boxes.h"
 #include "register.h"
 
@@ -32,23 +31,10 @@ static loom_kernel_desc cpu_kernels[] = {
 
 int bx_cpu_avx2;
 
-static void detect_isa(void)
-{
-    const char *cap = getenv("LOOM_CPU_MAX_ISA");
-    int capped = cap != NULL && cap[0] != '\0' && strncasecmp(cap, "avx2", 4) != 0
-              && strncasecmp(cap, "avx512", 6) != 0;
-    bx_cpu_avx2 = 0;
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_cpu_init();
-    bx_cpu_avx2 = !capped && __builtin_cpu_supports("avx2");
-#else
-    (void)capped;
-#endif
-}
 
 loom_status vision_boxes_register_cpu(const loom_host_api *host, loom_registrar *reg)
 {
-    detect_isa();
+    bx_cpu_avx2 = pk_cpu_avx2(0);
     /* the implementation names say which kernels LOOM_CPU_MAX_ISA left */
     for (size_t i = 0; i < sizeof cpu_kernels / sizeof cpu_kernels[0]; i++)
         if (cpu_kernels[i].schema == &vision_nms_schema || cpu_kernels[i].schema == &vision_batched_nms_schema)

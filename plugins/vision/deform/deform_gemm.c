@@ -6,29 +6,20 @@
 */
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define DG_X86 1
 #endif
 
+#include "cpu.h"
 #include "deform_gemm.h"
 
 static int use_avx2;
 
 void deform_gemm_init(void)
 {
-    const char *cap = getenv("LOOM_CPU_MAX_ISA");
-    int capped = cap != NULL && cap[0] != '\0' && strncasecmp(cap, "avx2", 4) != 0
-              && strncasecmp(cap, "avx512", 6) != 0;
-    use_avx2 = 0;
-#ifdef DG_X86
-    __builtin_cpu_init();
-    use_avx2 = !capped && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-    (void)capped;
-#endif
+    use_avx2 = pk_cpu_avx2(PK_CPU_FMA);
 }
 
 #define DEFINE_PACK(SUF, T)                                                       \

@@ -19,8 +19,8 @@
 */
 #include <float.h>
 #include <stdlib.h>
-#include <strings.h>
 
+#include "cpu.h"
 #include "roi_cpu.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -30,11 +30,7 @@ static int avx2_ok;             /* set once by roi_cpu_isa_init, before any kern
 
 void roi_cpu_isa_init(void)
 {
-    const char *cap = getenv("LOOM_CPU_MAX_ISA");
-    int capped = cap != NULL && cap[0] != '\0' && strncasecmp(cap, "avx2", 4) != 0
-              && strncasecmp(cap, "avx512", 6) != 0;
-    __builtin_cpu_init();
-    avx2_ok = !capped && __builtin_cpu_supports("avx2");
+    avx2_ok = pk_cpu_avx2(0);
 }
 
 int roi_have_avx2(void) { return avx2_ok; }
