@@ -325,6 +325,64 @@ static bool coerce(loom_attr_value *v, int32_t want)
     return true;
 }
 
+/* True when x satisfies the LOOM_ATTR_FINITE/POSITIVE/NONNEG bits of flags. */
+static bool number_ok(double x, uint32_t flags)
+{
+    if ((flags & LOOM_ATTR_FINITE) && !isfinite(x))
+        return false;
+    if ((flags & LOOM_ATTR_POSITIVE) && !(x > 0))
+        return false;
+    if ((flags & LOOM_ATTR_NONNEG) && !(x >= 0))
+        return false;
+    return true;
+}
+
+static const char *constraint_text(uint32_t flags)
+{
+    switch (flags & (LOOM_ATTR_FINITE | LOOM_ATTR_POSITIVE | LOOM_ATTR_NONNEG)) {
+    case LOOM_ATTR_FINITE:                        return "finite";
+    case LOOM_ATTR_POSITIVE:                      return "> 0";
+    case LOOM_ATTR_NONNEG:                        return ">= 0";
+    case LOOM_ATTR_FINITE | LOOM_ATTR_POSITIVE:   return "finite and > 0";
+    case LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG:     return "finite and >= 0";
+    default:                                      return "finite, > 0 and >= 0";
+    }
+}
+
+loom_status loom__attr_check_value(const loom_attr_def *def, const loom_attr_value *v, const char *owner)
+{
+    uint32_t flags = def->flags & (LOOM_ATTR_FINITE | LOOM_ATTR_POSITIVE | LOOM_ATTR_NONNEG);
+
+    if (flags == 0 || !v->is_set)
+        return LOOM_OK;
+    switch (v->type) {
+    case LOOM_ATTR_INT:
+        if (!number_ok((double)v->u.i, flags))
+            return loom__fail(LOOM_EINVAL, "%s: attribute '%s' must be %s, got %lld", owner, def->name,
+                              constraint_text(flags), (long long)v->u.i);
+        return LOOM_OK;
+    case LOOM_ATTR_FLOAT:
+        if (!number_ok(v->u.f, flags))
+            return loom__fail(LOOM_EINVAL, "%s: attribute '%s' must be %s, got %g", owner, def->name,
+                              constraint_text(flags), v->u.f);
+        return LOOM_OK;
+    case LOOM_ATTR_INTS:
+        for (int64_t i = 0; i < v->count; i++)
+            if (!number_ok((double)v->u.ints[i], flags))
+                return loom__fail(LOOM_EINVAL, "%s: attribute '%s' must be %s, got %lld at [%lld]", owner,
+                                  def->name, constraint_text(flags), (long long)v->u.ints[i], (long long)i);
+        return LOOM_OK;
+    case LOOM_ATTR_FLOATS:
+        for (int64_t i = 0; i < v->count; i++)
+            if (!number_ok(v->u.floats[i], flags))
+                return loom__fail(LOOM_EINVAL, "%s: attribute '%s' must be %s, got %g at [%lld]", owner,
+                                  def->name, constraint_text(flags), v->u.floats[i], (long long)i);
+        return LOOM_OK;
+    default:
+        return LOOM_OK;
+    }
+}
+
 loom_status loom__attrs_resolve(const loom_attrs *attrs, const loom_attr_def *defs, uint32_t n_defs,
                               const char *owner, loom_attr_value *values)
 {
@@ -352,9 +410,13 @@ loom_status loom__attrs_resolve(const loom_attrs *attrs, const loom_attr_def *de
                               type_name(defs[k].type), type_name(e->v.type));
         values[k] = v;
     }
-    for (uint32_t k = 0; k < n_defs; k++)
+    for (uint32_t k = 0; k < n_defs; k++) {
+        loom_status st;
         if ((defs[k].flags & LOOM_ATTR_REQUIRED) && !values[k].is_set)
             return loom__fail(LOOM_EINVAL, "%s: required attribute '%s' (%s) is missing", owner,
                               defs[k].name, type_name(defs[k].type));
+        if ((st = loom__attr_check_value(&defs[k], &values[k], owner)) != LOOM_OK)
+            return st;
+    }
     return LOOM_OK;
 }

@@ -118,6 +118,10 @@ loom_status loom__safetensors_get(const loom_safetensors *st, const char *name,
 loom_status loom__attrs_resolve(const loom_attrs *attrs, const loom_attr_def *defs, uint32_t n_defs,
                               const char *owner, loom_attr_value *values);
 
+/* The LOOM_ATTR_FINITE/POSITIVE/NONNEG constraints of def on a resolved
+** value v (type already def->type); LOOM_OK when v is unset or fits. */
+loom_status loom__attr_check_value(const loom_attr_def *def, const loom_attr_value *v, const char *owner);
+
 /* ---------------------------------------------------------- threadpool.c */
 
 loom_status loom__pool_start(int32_t n_threads);

@@ -252,6 +252,16 @@ typedef struct loom_arg_def {
 } loom_arg_def;
 
 #define LOOM_ATTR_REQUIRED 0x1u
+/* Value constraints, for int, float, ints and floats attributes. The core
+** checks them on every call (and object create) before a kernel runs, and
+** on the default when the pack registers; a violation fails the call with
+** LOOM_EINVAL naming the op, the attribute and the value. Kernels may then
+** rely on them. A core older than the pack ignores the bits, so a pack that
+** must not see such values keeps its own check as well. */
+#define LOOM_ATTR_FINITE   0x2u  /* not NaN and not +-inf */
+#define LOOM_ATTR_POSITIVE 0x4u  /* > 0 (and not NaN) */
+#define LOOM_ATTR_NONNEG   0x8u  /* >= 0 (and not NaN) */
+#define LOOM_ATTR_FLAGS_KNOWN 0xFu  /* every LOOM_ATTR_* bit this header defines */
 
 /* An attribute of an op or object class. Frozen for ABI major 1. The default
 ** is used when the caller gives none; with neither, is_set stays 0. */
