@@ -58,11 +58,16 @@ static loom_status new_box(loom__tensor **out, loom_dtype dtype, int32_t ndim, c
     b->t.dtype = info->dl;
     b->t.shape = b->shape;
     b->t.strides = b->strides;
+    /* Compact strides, with a zero dim counted as 1 as torch does. Only a
+    ** tensor with no elements can have dims whose product overflows (say
+    ** (0, 2^62, 4)); its strides are never used to address anything, so they
+    ** saturate at INT64_MAX instead of overflowing. */
     int64_t stride = 1;
     for (int32_t i = ndim - 1; i >= 0; i--) {
         b->shape[i] = shape[i];
         b->strides[i] = stride;
-        stride *= shape[i] > 0 ? shape[i] : 1;
+        if (__builtin_mul_overflow(stride, shape[i] > 0 ? shape[i] : 1, &stride))
+            stride = INT64_MAX;
     }
     *out = b;
     return LOOM_OK;

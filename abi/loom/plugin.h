@@ -186,25 +186,35 @@ static inline loom_dtype loom_dtype_from_dl(loom_dl_dtype t)
 
 static inline loom_dtype loom_tensor_dtype_of(const loom_tensor *t) { return loom_dtype_from_dl(t->dtype); }
 
-/* Number of elements (1 for a scalar, ndim == 0). */
+/* Number of elements (1 for a scalar, ndim == 0). A tensor with a zero
+** dimension has none, whatever its other dimensions (which are then allowed
+** to be huge: the product is never formed, so it cannot overflow). */
 static inline int64_t loom_numel(const loom_tensor *t)
 {
-    int64_t n = 1;
+    uint64_t n = 1;
     for (int32_t i = 0; i < t->ndim; i++)
-        n *= t->shape[i];
-    return n;
+        if (t->shape[i] == 0)
+            return 0;
+    for (int32_t i = 0; i < t->ndim; i++)
+        n *= (uint64_t)t->shape[i];   /* unsigned: wraps instead of UB on a tensor no check has seen */
+    return (int64_t)n;
 }
 
-/* True when the tensor is compact row-major (size-1 dims may have any stride). */
+/* True when the tensor is compact row-major. The one rule of loom (and
+** torch's): size-1 dims may have any stride, and a tensor with no elements
+** is contiguous whatever its strides. */
 static inline int loom_is_contiguous(const loom_tensor *t)
 {
-    int64_t expect = 1;
+    uint64_t expect = 1;
     if (t->strides == NULL)
         return 1;
+    for (int32_t i = 0; i < t->ndim; i++)
+        if (t->shape[i] == 0)
+            return 1;
     for (int32_t i = t->ndim - 1; i >= 0; i--) {
-        if (t->shape[i] != 1 && t->strides[i] != expect)
+        if (t->shape[i] != 1 && (uint64_t)t->strides[i] != expect)
             return 0;
-        expect *= t->shape[i];
+        expect *= (uint64_t)t->shape[i];
     }
     return 1;
 }
