@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -31,7 +32,7 @@ loom__config loom__cfg;
 /* Where each setting of loom__cfg came from, for loom__config_lines. */
 enum { SETTING_PLUGIN_PATH, SETTING_SELECT, SETTING_DISABLE, SETTING_BACKENDS,
        SETTING_STRICT, SETTING_VERBOSE, SETTING_NUM_THREADS, SETTING_CPU_MAX_ISA,
-       SETTING_NO_DEFAULT_DIRS, SETTING_LOG, N_SETTINGS };
+       SETTING_NO_DEFAULT_DIRS, SETTING_LOG, SETTING_MAX_ALLOC, N_SETTINGS };
 
 static const char *const origin_default = "default";
 static const char *const origin_env = "environment";
@@ -271,6 +272,84 @@ static loom_status load_isa(loom__config *cfg, const char **origin)
     return LOOM_OK;
 }
 
+/* Physical memory in bytes, or 0 when the system does not say. */
+static uint64_t physical_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+}
+
+/* "1073741824", "512M", "16G", "1T" (powers of 1024, case-insensitive, an
+** optional trailing B), "25%" of physical memory, or "0" for no cap. */
+static bool parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    double v;
+    uint64_t mul = 1;
+
+    errno = 0;
+    v = strtod(s, &end);
+    if (end == s || errno != 0 || !(v >= 0))
+        return false;
+    if (*end == '%') {
+        uint64_t phys = physical_memory();
+        if (end[1] != '\0' || v > 100 || phys == 0)
+            return false;
+        *out = (uint64_t)((double)phys * (v / 100.0));
+        return true;
+    }
+    switch (toupper((unsigned char)*end)) {
+    case 'K': mul = UINT64_C(1) << 10; end++; break;
+    case 'M': mul = UINT64_C(1) << 20; end++; break;
+    case 'G': mul = UINT64_C(1) << 30; end++; break;
+    case 'T': mul = UINT64_C(1) << 40; end++; break;
+    default: break;
+    }
+    if (toupper((unsigned char)*end) == 'B')
+        end++;
+    if (*end != '\0' || v * (double)mul >= 18446744073709551616.0)
+        return false;
+    *out = (uint64_t)(v * (double)mul);
+    return true;
+}
+
+/* The default cap on one allocation: half of physical memory, so a single
+** attribute-forced output cannot push the machine into swap or the OOM
+** killer; without a figure from the system, no cap. */
+static uint64_t default_max_alloc(void)
+{
+    return physical_memory() / 2;
+}
+
+static void load_max_alloc(loom__config *cfg, const char **origin)
+{
+    const char *v = env("LOOM_MAX_ALLOC");
+    uint64_t n;
+
+    cfg->max_alloc = default_max_alloc();
+    *origin = origin_default;
+    if (v == NULL)
+        return;
+    if (parse_size(v, &n)) {
+        cfg->max_alloc = n;
+        *origin = origin_env;
+    } else {
+        warn(cfg, "LOOM_MAX_ALLOC='%s' is not a size (bytes, or with K/M/G/T, or N%% of physical memory, "
+             "or 0 for no cap); using half of physical memory", v);
+    }
+}
+
+loom_status loom__alloc_cap_check(uint64_t nbytes, const char *what)
+{
+    uint64_t cap = loom__cfg.max_alloc;
+    if (cap == 0 || nbytes <= cap)
+        return LOOM_OK;
+    return loom__fail(LOOM_ENOMEM, "%s: %llu bytes exceed LOOM_MAX_ALLOC (%llu bytes, %s); raise LOOM_MAX_ALLOC "
+                      "if this is intended", what, (unsigned long long)nbytes, (unsigned long long)cap,
+                      origins[SETTING_MAX_ALLOC] == origin_env ? "from the environment"
+                                                               : "default: half of physical memory");
+}
+
 static loom_status load_strings(loom__config *cfg, const loom_init_options *o, bool has_opts,
                               const char **origin)
 {
@@ -351,6 +430,7 @@ loom_status loom__config_load(loom__config *cfg, const loom_init_options *opts)
                  &origin[SETTING_VERBOSE]);
     load_num_threads(cfg, has && LOOM_HAS_MEMBER(opts, loom_init_options, num_threads)
                      ? opts->num_threads : 0, &origin[SETTING_NUM_THREADS]);
+    load_max_alloc(cfg, &origin[SETTING_MAX_ALLOC]);
     st = load_isa(cfg, &origin[SETTING_CPU_MAX_ISA]);
     if (st == LOOM_OK)
         st = load_strings(cfg, opts, has, origin);
@@ -390,7 +470,7 @@ static char *line(const char *name, const char *value, const char *origin)
 void loom__config_lines(char ***lines_out, int64_t *count_out)
 {
     const loom__config *c = &loom__cfg;
-    char threads[16], verbose[16], **lines;
+    char threads[16], verbose[16], max_alloc[48], **lines;
     const char *log_name = c->log == NULL || c->log == stderr ? "stderr"
                          : c->log == stdout ? "stdout" : "stream";
     int64_t n = 0;
@@ -419,6 +499,12 @@ void loom__config_lines(char ***lines_out, int64_t *count_out)
     lines[n++] = line("no_default_dirs", c->no_default_dirs ? "1" : "0",
                       origins[SETTING_NO_DEFAULT_DIRS]);
     lines[n++] = line("log", log_name, origins[SETTING_LOG]);
+    if (c->max_alloc == 0)
+        snprintf(max_alloc, sizeof max_alloc, "0 (no cap)");
+    else
+        snprintf(max_alloc, sizeof max_alloc, "%llu (%.1f GiB)", (unsigned long long)c->max_alloc,
+                 (double)c->max_alloc / (double)(UINT64_C(1) << 30));
+    lines[n++] = line("LOOM_MAX_ALLOC", max_alloc, origins[SETTING_MAX_ALLOC]);
     for (int64_t i = 0; i < n; i++) {
         if (lines[i] == NULL) {
             for (int64_t j = 0; j < n; j++)

@@ -30,6 +30,8 @@ static void host_log(int level, const char *fmt, ...)
 
 static void *host_alloc(loom_dl_device device, size_t nbytes, size_t alignment)
 {
+    if (loom__alloc_cap_check(nbytes, "alloc") != LOOM_OK)
+        return NULL;
     return loom__dev_alloc(device, nbytes, alignment);
 }
 

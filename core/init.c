@@ -11,6 +11,7 @@
 #include "registry.h"
 
 atomic_int loom__initialized;
+atomic_uint loom__epoch;
 
 static char **config_lines;
 static int64_t n_config_lines;
@@ -47,6 +48,7 @@ LOOM_API loom_status loom_init(const loom_init_options *options)
         goto fail;
     loom__loader_scan();
     loom__config_lines(&config_lines, &n_config_lines);
+    atomic_fetch_add(&loom__epoch, 1);
     atomic_store_explicit(&loom__initialized, 1, memory_order_release);
     pthread_mutex_unlock(&loom__registry_lock);
     return LOOM_OK;
@@ -63,6 +65,8 @@ LOOM_API void loom_shutdown(void)
         return;
     }
     atomic_store(&loom__initialized, 0);
+    atomic_fetch_add(&loom__epoch, 1);   /* every handle of this init is stale from here on */
+    loom__op_handles_reset();
     loom__objects_destroy_all();
     loom__loader_reset();           /* fini() of every pack, newest first */
     loom__registry_reset();

@@ -145,6 +145,7 @@ typedef struct loom__config {
     bool no_default_dirs;
     FILE *log;
     bool secure;                    /* path variables were ignored (setuid) */
+    uint64_t max_alloc;             /* LOOM_MAX_ALLOC: bytes one allocation may take, 0 = no cap */
 } loom__config;
 
 /* Read the environment and the explicit options (options win). */
@@ -153,6 +154,10 @@ void loom__config_free(loom__config *cfg);
 extern loom__config loom__cfg;
 /* Lines for loom_config_at(). */
 void loom__config_lines(char ***lines_out, int64_t *count_out);
+
+/* LOOM_OK when one allocation of nbytes is within LOOM_MAX_ALLOC; else
+** LOOM_ENOMEM with a message naming `what` (an output, "scratch", ...). */
+loom_status loom__alloc_cap_check(uint64_t nbytes, const char *what);
 
 /* Log at level (1..3 = LOOM_VERBOSE threshold; 0 always). */
 void loom__log(int level, const char *fmt, ...) LOOM_PRINTF(2, 3);

@@ -5,24 +5,133 @@
 ** file it was made from (kept mapped: the state may borrow from it). Every
 ** live object is counted against its pack and kept in a list, so shutdown
 ** can report and destroy objects the host forgot.
+**
+** Handles. A loom_object * given to the host is not the address of the
+** object: it encodes a slot of a core-owned table, the slot's generation
+** and the loom_init epoch it was made in. Slots are never freed (a freed
+** object's slot is reused with the next generation), so resolving a handle
+** never touches freed memory: a handle whose object was freed, or that
+** comes from before a loom_shutdown, fails with LOOM_EINVAL naming which,
+** instead of being a use-after-free. A slot's generation has 16 bits, so a
+** handle kept across 65536 reuses of its slot could alias a new object;
+** that is the one case the check cannot see.
 */
 #include <stdlib.h>
 #include <string.h>
 
 #include "registry.h"
 
-#define OBJECT_MAGIC 0x4A424F4Cu
-
 struct loom_object {
-    uint32_t magic;
     const loom__class *cls;
     void *state;
     loom_safetensors *weights;
+    uint32_t slot;
     struct loom_object *prev, *next;
 };
 
+/* --------------------------------------------------------------- handles */
+
+#define HANDLE_TAG     (UINT64_C(1) << 62)  /* above any user-space address */
+#define SLOT_BITS      24                   /* 16M objects alive at once */
+#define GEN_BITS       16
+#define EPOCH_BITS     16
+#define CHUNK_SLOTS    16384
+#define MAX_CHUNKS     ((1u << SLOT_BITS) / CHUNK_SLOTS)
+
+typedef struct slot {
+    _Atomic(struct loom_object *) obj;   /* NULL: free */
+    atomic_uint gen;                     /* bumped every time the slot is freed */
+    uint32_t next_free;                  /* free list link: slot index + 1, 0 = end */
+} slot;
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct loom_object *live;
+static struct loom_object *live;        /* under lock */
+static _Atomic(slot *) chunks[MAX_CHUNKS]; /* allocated on demand, never freed */
+static uint32_t n_slots;                /* slots handed out so far, under lock */
+static uint32_t free_head;              /* slot index + 1 of the first free slot, under lock */
+
+static slot *slot_at(uint32_t index)
+{
+    slot *c = atomic_load_explicit(&chunks[index / CHUNK_SLOTS], memory_order_acquire);
+    return c != NULL ? &c[index % CHUNK_SLOTS] : NULL;
+}
+
+/* A free slot for obj (caller holds lock); its index in *index. */
+static loom_status slot_take(struct loom_object *obj, uint32_t *index)
+{
+    uint32_t i;
+    slot *s;
+
+    if (free_head != 0) {
+        i = free_head - 1;
+        s = slot_at(i);
+        free_head = s->next_free;
+    } else {
+        if (n_slots == (1u << SLOT_BITS))
+            return loom__fail(LOOM_ENOMEM, "more than %u live objects", 1u << SLOT_BITS);
+        i = n_slots;
+        if (atomic_load(&chunks[i / CHUNK_SLOTS]) == NULL) {
+            slot *c = calloc(CHUNK_SLOTS, sizeof *c);
+            if (c == NULL)
+                return loom__fail(LOOM_ENOMEM, "out of memory");
+            atomic_store_explicit(&chunks[i / CHUNK_SLOTS], c, memory_order_release);
+        }
+        n_slots++;
+        s = slot_at(i);
+    }
+    atomic_store_explicit(&s->obj, obj, memory_order_release);
+    *index = i;
+    return LOOM_OK;
+}
+
+/* Retire obj's slot (caller holds lock): every handle to it goes stale. */
+static void slot_release(uint32_t index)
+{
+    slot *s = slot_at(index);
+    if (s == NULL)
+        return;   /* cannot happen: the slot was taken from an allocated chunk */
+    atomic_store_explicit(&s->obj, NULL, memory_order_release);
+    atomic_fetch_add(&s->gen, 1);
+    s->next_free = free_head;
+    free_head = index + 1;
+}
+
+static loom_object *handle_of(uint32_t index)
+{
+    uint64_t gen = atomic_load(&slot_at(index)->gen) & ((1u << GEN_BITS) - 1);
+    uint64_t epoch = (uint64_t)atomic_load(&loom__epoch) & ((1u << EPOCH_BITS) - 1);
+    uint64_t h = HANDLE_TAG | epoch << (SLOT_BITS + GEN_BITS) | gen << SLOT_BITS | (uint64_t)(index + 1);
+    return (loom_object *)(uintptr_t)h;
+}
+
+/* The live object behind handle h, or NULL with *why saying what h is. */
+static struct loom_object *resolve(const loom_object *h, const char **why)
+{
+    uint64_t v = (uint64_t)(uintptr_t)h;
+    uint64_t index1 = v & ((1u << SLOT_BITS) - 1);
+    uint64_t gen = (v >> SLOT_BITS) & ((1u << GEN_BITS) - 1);
+    uint64_t epoch = (v >> (SLOT_BITS + GEN_BITS)) & ((1u << EPOCH_BITS) - 1);
+    slot *s;
+    struct loom_object *obj;
+
+    *why = "is not a loom object (not made by loom_object_create)";
+    if ((v & ~((UINT64_C(1) << (SLOT_BITS + GEN_BITS + EPOCH_BITS)) - 1)) != HANDLE_TAG || index1 == 0)
+        return NULL;
+    if (epoch != ((uint64_t)atomic_load(&loom__epoch) & ((1u << EPOCH_BITS) - 1))) {
+        *why = "is an object from a previous loom_init (loom_shutdown destroyed it)";
+        return NULL;
+    }
+    if (index1 - 1 >= MAX_CHUNKS * (uint64_t)CHUNK_SLOTS || (s = slot_at((uint32_t)(index1 - 1))) == NULL)
+        return NULL;
+    obj = atomic_load_explicit(&s->obj, memory_order_acquire);
+    if (obj == NULL || (atomic_load(&s->gen) & ((1u << GEN_BITS) - 1)) != gen) {
+        *why = "is an object that was already freed";
+        return NULL;
+    }
+    return obj;
+}
+
+/* --------------------------------------------------------------- objects */
 
 LOOM_API loom_status loom_object_create(loom_object **out, const char *class_name, const loom_attrs *attrs,
                                       const char *weights_path)
@@ -67,59 +176,85 @@ LOOM_API loom_status loom_object_create(loom_object **out, const char *class_nam
         free(obj);
         goto fail_ctx;
     }
-    obj->magic = OBJECT_MAGIC;
     obj->cls = cls;
-    atomic_fetch_add(&((loom__pack *)cls->pack)->live_objects, 1);
     pthread_mutex_lock(&lock);
-    obj->next = live;
-    if (live != NULL)
-        live->prev = obj;
-    live = obj;
+    st = slot_take(obj, &obj->slot);
+    if (st == LOOM_OK) {
+        obj->next = live;
+        if (live != NULL)
+            live->prev = obj;
+        live = obj;
+        *out = handle_of(obj->slot);
+    }
     pthread_mutex_unlock(&lock);
+    if (st != LOOM_OK) {
+        cls->c.destroy(obj->state);
+        loom_safetensors_close(obj->weights);
+        free(obj);
+        goto fail_ctx;
+    }
+    atomic_fetch_add(&((loom__pack *)cls->pack)->live_objects, 1);
     loom__error_context(NULL);
-    *out = obj;
     return LOOM_OK;
 fail_ctx:
     loom__error_context(NULL);
     return st;
 }
 
+/* Destroy an object already unlinked from `live` and its slot. */
 static void destroy(struct loom_object *obj)
 {
     obj->cls->c.destroy(obj->state);
     loom_safetensors_close(obj->weights);
     atomic_fetch_sub(&((loom__pack *)obj->cls->pack)->live_objects, 1);
-    obj->magic = 0;
     free(obj);
 }
 
-LOOM_API void loom_object_free(loom_object *obj)
+LOOM_API void loom_object_free(loom_object *handle)
 {
-    if (obj == NULL || obj->magic != OBJECT_MAGIC)
+    struct loom_object *obj;
+    const char *why;
+
+    if (handle == NULL)
         return;
     pthread_mutex_lock(&lock);
-    if (obj->prev != NULL)
-        obj->prev->next = obj->next;
-    else
-        live = obj->next;
-    if (obj->next != NULL)
-        obj->next->prev = obj->prev;
+    obj = resolve(handle, &why);
+    if (obj != NULL) {
+        if (obj->prev != NULL)
+            obj->prev->next = obj->next;
+        else
+            live = obj->next;
+        if (obj->next != NULL)
+            obj->next->prev = obj->prev;
+        slot_release(obj->slot);
+    }
     pthread_mutex_unlock(&lock);
+    if (obj == NULL) {
+        /* void API: the host learns of it through the log and loom_last_error */
+        loom__fail(LOOM_EINVAL, "loom_object_free: the handle %s; nothing was freed", why);
+        loom__log(1, "%s", loom_last_error());
+        return;
+    }
     destroy(obj);
 }
 
-LOOM_API const char *loom_object_class_name(const loom_object *obj)
+LOOM_API const char *loom_object_class_name(const loom_object *handle)
 {
-    return obj != NULL && obj->magic == OBJECT_MAGIC ? obj->cls->c.name : NULL;
+    const char *why;
+    struct loom_object *obj = handle != NULL ? resolve(handle, &why) : NULL;
+    return obj != NULL ? obj->cls->c.name : NULL;
 }
 
-loom_status loom__object_state(const loom_object *obj, const char *cls, void **state, const void **pack)
+loom_status loom__object_state(const loom_object *handle, const char *cls, void **state, const void **pack)
 {
-    if (obj == NULL)
+    struct loom_object *obj;
+    const char *why;
+
+    if (handle == NULL)
         return loom__fail(LOOM_EINVAL, "this op is a method of object class %s: pass an object in "
                           "loom_call_options.object (loom_object_create)", cls);
-    if (obj->magic != OBJECT_MAGIC)
-        return loom__fail(LOOM_EINVAL, "loom_call_options.object is not a live loom object");
+    if ((obj = resolve(handle, &why)) == NULL)
+        return loom__fail(LOOM_EINVAL, "loom_call_options.object %s", why);
     if (strcmp(obj->cls->c.name, cls) != 0)
         return loom__fail(LOOM_EINVAL, "the object is a %s but this op is a method of %s", obj->cls->c.name, cls);
     *state = obj->state;
@@ -133,6 +268,7 @@ void loom__objects_destroy_all(void)
     while (live != NULL) {
         struct loom_object *obj = live;
         live = obj->next;
+        slot_release(obj->slot);
         loom__log(1, "shutdown: destroying a %s object the host did not free", obj->cls->c.name);
         destroy(obj);
     }

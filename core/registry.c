@@ -660,31 +660,8 @@ LOOM_API const loom_op_schema *loom_op_schema_at(int64_t index)
     return s->ops[index]->schema;
 }
 
-LOOM_API const loom_op_schema *loom_op_schema_of(const loom_op *op)
-{
-    return op != NULL ? op->schema : NULL;
-}
-
-LOOM_API int64_t loom_op_kernel_count(const loom_op *op)
-{
-    return op != NULL ? op->n_kernels : 0;
-}
-
-LOOM_API loom_status loom_op_kernel_at(const loom_op *op, int64_t index, loom_kernel_info *out)
-{
-    loom_kernel_info info = LOOM_KERNEL_INFO_INIT;
-    const loom__kernel *k;
-
-    if (op == NULL || index < 0 || index >= op->n_kernels)
-        return loom__fail(LOOM_ENOENT, "loom_op_kernel_at: no kernel %lld", (long long)index);
-    k = op->kernels[index];
-    info.backend = k->k.backend;
-    info.impl = k->k.impl ? k->k.impl : k->k.backend;
-    info.pack = k->pack->name;
-    info.device_type = k->k.device_type;
-    info.dtypes = k->k.dtypes;
-    return loom__struct_out(out, &info, sizeof info, "loom_op_kernel_at");
-}
+/* loom_op_schema_of, loom_op_kernel_count and loom_op_kernel_at take op
+** handles: they live in dispatch.c with the handle table. */
 
 LOOM_API int64_t loom_object_class_count(void)
 {

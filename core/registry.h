@@ -85,6 +85,12 @@ int32_t loom__backend_rank(const char *op, const char *backend);
 loom_status loom__object_state(const loom_object *obj, const char *cls, void **state, const void **pack);
 void loom__objects_destroy_all(void);
 
+/* dispatch.c: the registry record behind a host's op handle, or NULL with
+** the error set (`what` names the API function); and the reset of the
+** handle table at shutdown. */
+const struct loom_op *loom__op_resolve(const loom_op *handle, const char *what);
+void loom__op_handles_reset(void);
+
 /* dispatch.c: host-table services tied to a call. */
 void *loom__scratch(loom_exec_ctx *ctx, size_t nbytes);
 loom_status loom__alloc_output(loom_call *call, int32_t index, loom_dtype dtype, int32_t ndim,
@@ -97,5 +103,8 @@ void loom__loader_unload(void);
 
 /* init.c: set once the first loom_init has published a registry. */
 extern atomic_int loom__initialized;
+/* init.c: bumped by every loom_init and every loom_shutdown, so handles
+** (objects, ops) record the init they belong to: odd while initialised. */
+extern atomic_uint loom__epoch;
 
 #endif /* LOOM_REGISTRY_H */

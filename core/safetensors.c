@@ -290,6 +290,26 @@ static loom_status bind_data(st_entry *entries, int64_t count, const char *data,
     return LOOM_OK;
 }
 
+/* Offset of the first \u0000 escape inside a JSON string of text[n], or
+** -1. Only escapes count: a backslash escaped itself ("\\u0000") is text. */
+static int64_t escaped_nul_offset(const char *text, size_t n)
+{
+    bool in_string = false;
+    for (size_t i = 0; i < n; i++) {
+        if (!in_string) {
+            in_string = text[i] == '"';
+        } else if (text[i] == '"') {
+            in_string = false;
+        } else if (text[i] == '\\' && i + 1 < n) {
+            if (text[i + 1] == 'u' && i + 5 < n && text[i + 2] == '0' && text[i + 3] == '0'
+                && text[i + 4] == '0' && text[i + 5] == '0')
+                return (int64_t)i;
+            i++;   /* skip the escaped character */
+        }
+    }
+    return -1;
+}
+
 /* Parse and validate the header; fill st->entries and st->count. */
 static loom_status load_header(loom_safetensors *st)
 {
@@ -322,6 +342,14 @@ static loom_status load_header(loom_safetensors *st)
                           (unsigned long long)n);
     memcpy(text, h, (size_t)n);
     text[n] = '\0';
+    /* cJSON decodes "\u0000" and then cuts the string there, so a key
+    ** "a\u0000b" would be served as "a": refuse NUL before parsing. */
+    int64_t nul_at = escaped_nul_offset(text, (size_t)n);
+    if (nul_at >= 0) {
+        free(text);
+        return loom__fail(LOOM_EFORMAT, "%s: safetensors header has an escaped NUL (\\u0000) at byte %lld; "
+                          "tensor names and metadata cannot contain NUL", path, (long long)nul_at);
+    }
     const char *stop = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, (size_t)n, &stop, 0);
     loom_status s = LOOM_OK;

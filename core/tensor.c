@@ -23,14 +23,22 @@ static bool mul_overflows(size_t a, size_t b, size_t *out)
     return __builtin_mul_overflow(a, b, out);
 }
 
-/* Elements of shape[ndim], or -1 on a negative dim or overflow. */
+/* Elements of shape[ndim], or -1 on a negative dim or overflow. A zero dim
+** makes 0 whatever the other dims, as loom_numel says. */
 static int64_t count_elements(int32_t ndim, const int64_t *shape)
 {
     int64_t n = 1;
+    bool empty = false;
     for (int32_t i = 0; i < ndim; i++) {
-        if (shape[i] < 0 || __builtin_mul_overflow(n, shape[i], &n))
+        if (shape[i] < 0)
             return -1;
+        empty |= shape[i] == 0;
     }
+    if (empty)
+        return 0;
+    for (int32_t i = 0; i < ndim; i++)
+        if (__builtin_mul_overflow(n, shape[i], &n))
+            return -1;
     return n;
 }
 

@@ -226,7 +226,8 @@ static void doctor_lines_name_every_setting_and_its_source(void **state)
     assert_int_equal(loom__config_load(&loom__cfg, &o), LOOM_OK);
     loom__config_lines(&lines, &n);
     assert_non_null(lines);
-    assert_int_equal(n, 10);
+    assert_int_equal(n, 11);
+    assert_non_null(strstr(find_line(lines, n, "LOOM_MAX_ALLOC="), "(default)"));
     assert_string_equal(find_line(lines, n, "LOOM_BACKENDS="), "LOOM_BACKENDS=cuda,onednn,cpu (environment)");
     assert_string_equal(find_line(lines, n, "LOOM_NUM_THREADS="), "LOOM_NUM_THREADS=3 (loom_init option)");
     assert_string_equal(find_line(lines, n, "LOOM_STRICT="), "LOOM_STRICT=0 (default)");

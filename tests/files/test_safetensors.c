@@ -312,6 +312,10 @@ static void lying_headers_are_refused_with_a_reason(void **state)
         { "{\"\xff\":{}}", 0, "not valid UTF-8" },
         { "{\"\xed\xa0\x80\":{}}", 0, "not valid UTF-8" },
         { "{", 0, "not valid JSON" },
+        /* cJSON would cut these names at the NUL and serve "a" */
+        { "{\"a\\u0000b\":" T("F32", "[1]", 0, 4) "}", 4, "escaped NUL" },
+        { "{\"a\\u0000\":" T("F32", "[1]", 0, 4) ",\"a\":" T("F32", "[1]", 4, 8) "}", 8, "escaped NUL" },
+        { "{\"__metadata__\":{\"k\":\"v\\u0000\"}}", 0, "escaped NUL" },
     };
 #undef T
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -325,6 +329,22 @@ static void lying_headers_are_refused_with_a_reason(void **state)
             fail_msg("case %zu: message \"%s\" lacks \"%s\" or the file name", i,
                      loom_last_error(), cases[i].fragment);
     }
+}
+
+/* "\\u0000" in JSON is a backslash and the text u0000, not a NUL. */
+static void escaped_backslash_before_u0000_is_text(void **state)
+{
+#define T(dt, shape, b, e) "{\"dtype\":\"" dt "\",\"shape\":" shape ",\"data_offsets\":[" #b "," #e "]}"
+    loom_safetensors *st = NULL;
+    const loom_tensor *t = NULL;
+    (void)state;
+    assert_int_equal(open_header("{\"a\\\\u0000\":" T("F32", "[1]", 0, 4) "}", 4, &st), LOOM_OK);
+#undef T
+    assert_int_equal(loom_safetensors_count(st), 1);
+    assert_string_equal(loom_safetensors_name(st, 0), "a\\u0000");
+    assert_int_equal(loom_safetensors_get(st, "a\\u0000", &t), LOOM_OK);
+    assert_int_equal(loom_safetensors_get(st, "a", &t), LOOM_ENOENT);
+    loom_safetensors_close(st);
 }
 
 static void bad_length_fields_are_refused(void **state)
@@ -502,6 +522,7 @@ int main(void)
         cmocka_unit_test(reference_library_file_loads),
         cmocka_unit_test(writes_of_bad_lists_are_refused),
         cmocka_unit_test(lying_headers_are_refused_with_a_reason),
+        cmocka_unit_test(escaped_backslash_before_u0000_is_text),
         cmocka_unit_test(bad_length_fields_are_refused),
         cmocka_unit_test(api_misuse_and_missing_names),
         cmocka_unit_test(every_truncation_fails_cleanly),
