@@ -383,6 +383,21 @@ loom_status loom__attr_check_value(const loom_attr_def *def, const loom_attr_val
     }
 }
 
+/* The checks every resolution ends with: required attributes present,
+** value constraints. */
+static loom_status finish(const loom_attr_def *defs, uint32_t n_defs, const char *owner, const loom_attr_value *values)
+{
+    for (uint32_t k = 0; k < n_defs; k++) {
+        loom_status st;
+        if ((defs[k].flags & LOOM_ATTR_REQUIRED) && !values[k].is_set)
+            return loom__fail(LOOM_EINVAL, "%s: required attribute '%s' (%s) is missing", owner,
+                              defs[k].name, type_name(defs[k].type));
+        if ((st = loom__attr_check_value(&defs[k], &values[k], owner)) != LOOM_OK)
+            return st;
+    }
+    return LOOM_OK;
+}
+
 loom_status loom__attrs_resolve(const loom_attrs *attrs, const loom_attr_def *defs, uint32_t n_defs,
                               const char *owner, loom_attr_value *values)
 {
@@ -410,13 +425,66 @@ loom_status loom__attrs_resolve(const loom_attrs *attrs, const loom_attr_def *de
                               type_name(defs[k].type), type_name(e->v.type));
         values[k] = v;
     }
+    return finish(defs, n_defs, owner, values);
+}
+
+loom_status loom__attrs_resolve_named(const loom_named_attr *named, int32_t n_named, const loom_attr_def *defs,
+                                    uint32_t n_defs, const char *owner, loom_attr_value *values)
+{
     for (uint32_t k = 0; k < n_defs; k++) {
-        loom_status st;
-        if ((defs[k].flags & LOOM_ATTR_REQUIRED) && !values[k].is_set)
-            return loom__fail(LOOM_EINVAL, "%s: required attribute '%s' (%s) is missing", owner,
-                              defs[k].name, type_name(defs[k].type));
-        if ((st = loom__attr_check_value(&defs[k], &values[k], owner)) != LOOM_OK)
-            return st;
+        values[k] = defs[k].dflt;
+        values[k].type = defs[k].type;
+    }
+    if (n_named < 0 || (n_named > 0 && named == NULL))
+        return loom__fail(LOOM_EINVAL, "%s: attribute list is NULL or negative (%d)", owner, n_named);
+    for (int32_t i = 0; i < n_named; i++) {
+        uint32_t k;
+        if (named[i].name == NULL)
+            return loom__fail(LOOM_EINVAL, "%s: attribute %d has no name", owner, i);
+        for (k = 0; k < n_defs; k++)
+            if (strcmp(defs[k].name, named[i].name) == 0)
+                break;
+        if (k == n_defs)
+            return loom__fail(LOOM_EINVAL, "%s has no attribute '%s'", owner, named[i].name);
+        loom_attr_value v = named[i].value;
+        v.is_set = 1;
+        if (v.type == LOOM_ATTR_STRING && v.u.s == NULL)
+            return loom__fail(LOOM_EINVAL, "%s: attribute '%s' is a NULL string", owner, named[i].name);
+        if (v.type == LOOM_ATTR_STRING)
+            v.count = (int64_t)strlen(v.u.s);
+        if ((v.type == LOOM_ATTR_INTS || v.type == LOOM_ATTR_FLOATS)
+            && (v.count < 0 || (v.count > 0 && v.u.ints == NULL)))
+            return loom__fail(LOOM_EINVAL, "%s: attribute '%s' is a bad list (count %lld)", owner, named[i].name,
+                              (long long)v.count);
+        if (!coerce(&v, defs[k].type))
+            return loom__fail(LOOM_EINVAL, "%s: attribute '%s' must be %s, got %s", owner, named[i].name,
+                              type_name(defs[k].type), type_name(named[i].value.type));
+        values[k] = v;
+    }
+    return finish(defs, n_defs, owner, values);
+}
+
+loom_status loom__attrs_check_choices(const loom_attr_value *values, const loom_attr_def *defs, uint32_t n_defs,
+                                    const loom_attr_choices *choices, uint32_t n_choices, const char *owner)
+{
+    for (uint32_t c = 0; c < n_choices; c++) {
+        const loom_attr_choices *ch = &choices[c];
+        const loom_attr_value *v;
+        char allowed[512] = "";
+        if (ch->attr >= n_defs || ch->values == NULL)
+            continue;   /* refused at registration; never reached */
+        v = &values[ch->attr];
+        if (!v->is_set || v->type != LOOM_ATTR_STRING)
+            continue;
+        for (const char *const *a = ch->values; *a != NULL; a++)
+            if (strcmp(*a, v->u.s) == 0)
+                goto next;
+        for (const char *const *a = ch->values; *a != NULL; a++)
+            snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "%s%s",
+                     a == ch->values ? "" : ", ", *a);
+        return loom__fail(LOOM_EINVAL, "%s: attribute '%s' is '%s'; expected one of %s", owner,
+                          defs[ch->attr].name, v->u.s, allowed);
+    next:;
     }
     return LOOM_OK;
 }

@@ -255,20 +255,23 @@ static void load_num_threads(loom__config *cfg, int32_t opt, const char **origin
 
 static loom_status load_isa(loom__config *cfg, const char **origin)
 {
-    static const char *const known[] = { "sse4", "avx2", "avx512" };
     const char *v = env("LOOM_CPU_MAX_ISA");
+    uint64_t mask;
 
     cfg->cpu_max_isa = NULL;
     *origin = origin_default;
     if (v == NULL)
         return LOOM_OK;
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
-        if (strcasecmp(v, known[i]) == 0) {
-            *origin = origin_env;
-            return set_string(&cfg->cpu_max_isa, known[i]);
-        }
+    if (loom__cpu_level(v, &mask)) {
+        char lower[16];
+        size_t i;
+        for (i = 0; v[i] != '\0' && i + 1 < sizeof lower; i++)
+            lower[i] = (char)tolower((unsigned char)v[i]);
+        lower[i] = '\0';
+        *origin = origin_env;
+        return set_string(&cfg->cpu_max_isa, strcmp(lower, "native") == 0 ? NULL : lower);
     }
-    warn(cfg, "LOOM_CPU_MAX_ISA='%s' is not one of sse4, avx2, avx512; no cap applied", v);
+    warn(cfg, "LOOM_CPU_MAX_ISA='%s' is not one of scalar, sse4, avx2, avx512, amx, native; no cap applied", v);
     return LOOM_OK;
 }
 

@@ -48,7 +48,42 @@ typedef struct last_record {
     char text[2048];
 } last_record;
 
+/* The record of this thread's host call (depth 0), and lazily allocated
+** records of nested calls (depth 1..LOOM_MAX_NESTING), so a kernel's op_call
+** never overwrites its caller's record. nested_text lists the nested calls
+** of the current host call, indented by depth, for loom_last_dispatch. */
 static _Thread_local last_record last;
+static _Thread_local last_record *nested_records[LOOM_MAX_NESTING];
+static _Thread_local char nested_text[2048];
+static _Thread_local size_t nested_len;
+static _Thread_local char chain[LOOM_MAX_NESTING + 1][256];   /* error context per depth */
+static _Thread_local char combined_text[4096];
+static pthread_key_t records_key;
+static pthread_once_t records_once = PTHREAD_ONCE_INIT;
+
+static void records_destroy(void *p)
+{
+    last_record **recs = p;
+    for (int i = 0; i < LOOM_MAX_NESTING; i++) {
+        free(recs[i]);
+        recs[i] = NULL;
+    }
+}
+
+static void records_key_make(void) { pthread_key_create(&records_key, records_destroy); }
+
+/* The record for a call at depth d, or NULL when out of memory. */
+static last_record *record_at(int32_t d)
+{
+    if (d == 0)
+        return &last;
+    if (nested_records[d - 1] == NULL) {
+        pthread_once(&records_once, records_key_make);
+        nested_records[d - 1] = calloc(1, sizeof(last_record));
+        pthread_setspecific(records_key, nested_records);   /* freed at thread exit */
+    }
+    return nested_records[d - 1];
+}
 
 /* What an output looked like when the kernel got it (supplied by the
 ** caller, or made by alloc_output): after run() the core checks that the
@@ -75,6 +110,8 @@ typedef struct call_state {
     size_t scratch_mark;
     int n_extra;
     struct { void *ptr; loom_dl_device dev; } extra[MAX_EXTRA_SCRATCH];
+    const loom__kernel *kernel;          /* chosen kernel (object_backend_state keys by its pack) */
+    const loom_object *object;           /* the object handle of a method call, else NULL */
     output_record rec[LOOM__MAX_ARGS];
 } call_state;
 
@@ -322,13 +359,14 @@ LOOM_API loom_status loom_last_dispatch(loom_dispatch_info *out)
     if (last.op == NULL || last.epoch != atomic_load(&loom__epoch))
         return loom__fail(LOOM_ENOENT, "loom_last_dispatch: no call on this thread since loom_init");
     format_record(&last);
+    snprintf(combined_text, sizeof combined_text, "%s%s", last.text, nested_text);
     info.op = last.op->schema->name;
     if (last.chosen >= 0) {
         info.backend = last.op->kernels[last.chosen]->k.backend;
         info.impl = last.op->kernels[last.chosen]->k.impl;
     }
     info.fallback = last.fallback;
-    info.text = last.text;
+    info.text = combined_text;
     return loom__struct_out(out, &info, sizeof info, "loom_last_dispatch");
 }
 
@@ -406,8 +444,8 @@ static int same_pack_family(const loom__pack *a, const loom__pack *b)
     return family_prefix(a->name, b->name) || family_prefix(b->name, a->name);
 }
 
-/* Pick a kernel into last.chosen; fills last.reason[]. */
-static void select_kernel(const struct loom_op *op, loom_call *call, const loom_call_options *opt,
+/* Pick a kernel into r->chosen; fills r->reason[]. backend: forced, or NULL. */
+static void select_kernel(last_record *r, const struct loom_op *op, loom_call *call, const char *backend,
                           const void *object_pack)
 {
     int32_t best_rank_declined = -1;
@@ -415,30 +453,30 @@ static void select_kernel(const struct loom_op *op, loom_call *call, const loom_
                        || call->ctx->device.device_type == LOOM_DEVICE_CUDA_MANAGED
                            ? LOOM_DEVICE_CPU : call->ctx->device.device_type;
 
-    last.chosen = -1;
-    last.fallback = 0;
+    r->chosen = -1;
+    r->fallback = 0;
     /* the registry caps n_kernels at LOOM__MAX_KERNELS; the bound says so to the compiler */
     for (int32_t k = 0; k < op->n_kernels && k < LOOM__MAX_KERNELS; k++) {
         const loom__kernel *kern = op->kernels[k];
-        last.why[k][0] = '\0';
-        last.reason[k] = R_NOT_TRIED;
-        if (last.chosen >= 0)
+        r->why[k][0] = '\0';
+        r->reason[k] = R_NOT_TRIED;
+        if (r->chosen >= 0)
             continue;
-        if (opt != NULL && opt->backend != NULL) {
-            if (strcmp(opt->backend, kern->k.backend) != 0) {
-                last.reason[k] = R_FORCED_OUT;
+        if (backend != NULL) {
+            if (strcmp(backend, kern->k.backend) != 0) {
+                r->reason[k] = R_FORCED_OUT;
                 continue;
             }
         } else if (op->rank[k] < 0) {
-            last.reason[k] = R_EXCLUDED;
+            r->reason[k] = R_EXCLUDED;
             continue;
         }
         if (kern->k.device_type != device_type) {
-            last.reason[k] = R_DEVICE;
+            r->reason[k] = R_DEVICE;
             continue;
         }
         if (object_pack != NULL && !same_pack_family(kern->pack, object_pack)) {
-            last.reason[k] = R_OTHER_PACK;
+            r->reason[k] = R_OTHER_PACK;
             continue;
         }
         if (kern->k.dtypes != 0) {
@@ -448,23 +486,23 @@ static void select_kernel(const struct loom_op *op, loom_call *call, const loom_
                     && !(kern->k.dtypes & LOOM_DTYPE_BIT(loom_tensor_dtype_of(call->inputs[i]))))
                     bad = i;
             if (bad >= 0) {
-                last.reason[k] = R_DTYPE;
-                snprintf(last.why[k], sizeof last.why[k], "%s of '%s'",
+                r->reason[k] = R_DTYPE;
+                snprintf(r->why[k], sizeof r->why[k], "%s of '%s'",
                          loom_dtype_name(loom_tensor_dtype_of(call->inputs[bad])), op->schema->inputs[bad].name);
                 if (best_rank_declined < 0)
                     best_rank_declined = op->rank[k];
                 continue;
             }
         }
-        if (kern->k.supports != NULL && kern->k.supports(call, last.why[k], sizeof last.why[k]) != LOOM_OK) {
-            last.reason[k] = R_DECLINED;
+        if (kern->k.supports != NULL && kern->k.supports(call, r->why[k], sizeof r->why[k]) != LOOM_OK) {
+            r->reason[k] = R_DECLINED;
             if (best_rank_declined < 0)
                 best_rank_declined = op->rank[k];
             continue;
         }
-        last.chosen = k;
-        last.reason[k] = R_CHOSEN;
-        last.fallback = best_rank_declined >= 0 && best_rank_declined < op->rank[k];
+        r->chosen = k;
+        r->reason[k] = R_CHOSEN;
+        r->fallback = best_rank_declined >= 0 && best_rank_declined < op->rank[k];
     }
 }
 
@@ -519,48 +557,228 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static loom_status run_call(const struct loom_op *op, const loom_tensor *const *inputs, int32_t n_inputs,
-                          const loom_attrs *attrs, loom_tensor **outputs, int32_t n_outputs,
-                          const loom_call_options *opt)
+/* One call: from a host (parent NULL), from a kernel or object method
+** through host->op_call (parent: the caller's context, which the call
+** inherits), or from a plan (kernel and attributes chosen at plan_create). */
+typedef struct call_req {
+    const struct loom_op *op;
+    const loom_tensor *const *inputs;
+    int32_t n_inputs;
+    const loom_attrs *attrs;                /* a host's bag, or NULL */
+    const loom_named_attr *named;           /* a nested call's attributes */
+    int32_t n_named;
+    loom_tensor **outputs;
+    int32_t n_outputs;
+    const loom_object *object;
+    const char *backend;                    /* forced backend, or NULL */
+    void *stream;
+    int32_t num_threads;                    /* 0: the pool's (or the caller's) budget */
+    const loom_exec_ctx *parent;
+    const struct loom_plan *plan;
+} call_req;
+
+/* A prepared call. Immutable once made, so several threads may run it. */
+struct loom_plan {
+    uint32_t magic;
+    unsigned epoch;                         /* the loom_init it belongs to */
+    const struct loom_op *op;
+    int32_t chosen, fallback;
+    void *plan_state;                       /* the kernel's prepare() */
+    uint32_t n_values;
+    loom_attr_value values[LOOM_MAX_ATTRS];
+    char *owned;                            /* strings and lists the values point into */
+    loom_dl_device device;
+    int32_t n_inputs;
+    struct plan_input {
+        int32_t present, ndim;
+        loom_dl_dtype dtype;
+        int64_t shape[LOOM_MAX_NDIM];
+    } in[LOOM_MAX_ARGS];
+    const loom_object *object;
+    void *stream;
+    int32_t num_threads;
+};
+
+/* Inputs of a planned call must be what the plan was made for. */
+static loom_status check_plan_inputs(const struct loom_plan *p, const loom_op_schema *s,
+                                   const loom_tensor *const *inputs, int32_t n, loom_dl_device *device)
 {
+    if (n > (int32_t)s->n_inputs || (n > 0 && inputs == NULL))
+        return loom__fail(LOOM_EINVAL, "%d inputs given, the op takes %u", n, s->n_inputs);
+    *device = p->device;
+    for (int32_t i = 0; i < (int32_t)s->n_inputs; i++) {
+        const loom_tensor *t = i < n ? inputs[i] : NULL;
+        const struct plan_input *w = &p->in[i];
+        if ((t != NULL) != (w->present != 0))
+            return loom__fail(LOOM_EINVAL, "input '%s' is %s but the plan was made %s it", s->inputs[i].name,
+                              t ? "given" : "absent", w->present ? "with" : "without");
+        if (t == NULL)
+            continue;
+        if (t->ndim != w->ndim || t->dtype.code != w->dtype.code || t->dtype.bits != w->dtype.bits
+            || t->dtype.lanes != w->dtype.lanes || t->device.device_type != p->device.device_type
+            || t->device.device_id != p->device.device_id
+            || (t->ndim > 0 && (t->shape == NULL || memcmp(t->shape, w->shape, (size_t)t->ndim * sizeof *t->shape))))
+            return loom__fail(LOOM_EINVAL, "input '%s' differs from the plan's description (dtype, shape or "
+                              "device); make a plan for it", s->inputs[i].name);
+        if (t->data == NULL && loom_numel(t) > 0)
+            return loom__fail(LOOM_EINVAL, "input '%s' has NULL data", s->inputs[i].name);
+    }
+    return LOOM_OK;
+}
+
+/* Checks the 1.1 argument flags add to each call's inputs: jagged offsets
+** are i64 [B+1], start at 0 and stay within their values (read on the host
+** only), and "same dtype as input k". */
+static loom_status check_arg_flags(const loom_op_schema *s, const loom_tensor *const *in)
+{
+    for (int32_t i = 0; i < (int32_t)s->n_inputs; i++) {
+        const loom_arg_def *a = &s->inputs[i];
+        int32_t k = LOOM_ARG_SAME_DTYPE_INDEX(a->flags);
+        if (in[i] == NULL)
+            continue;
+        if (k >= 0 && k < i && in[k] != NULL && loom_tensor_dtype_of(in[k]) != loom_tensor_dtype_of(in[i]))
+            return loom__fail(LOOM_EINVAL, "input '%s' is %s but must have the dtype of input '%s' (%s)", a->name,
+                              loom_dtype_name(loom_tensor_dtype_of(in[i])), s->inputs[k].name,
+                              loom_dtype_name(loom_tensor_dtype_of(in[k])));
+        if ((a->flags & LOOM_ARG_JAGGED) && i + 1 < (int32_t)s->n_inputs) {
+            const loom_tensor *off = in[i + 1];
+            const char *oname = s->inputs[i + 1].name;
+            if (off == NULL)
+                return loom__fail(LOOM_EINVAL, "jagged input '%s' needs its offsets '%s'", a->name, oname);
+            if (loom_tensor_dtype_of(off) != LOOM_DTYPE_I64 || off->ndim != 1 || off->shape[0] < 1)
+                return loom__fail(LOOM_EINVAL, "offsets '%s' must be i64 [B+1]", oname);
+            if (loom__is_host(off->device) && loom_is_contiguous(off) && in[i]->ndim >= 1) {
+                const int64_t *o = loom_data(off);
+                int64_t rows = in[i]->shape[0];
+                if (o[0] != 0)
+                    return loom__fail(LOOM_EINVAL, "offsets '%s' must start at 0, not %lld", oname, (long long)o[0]);
+                for (int64_t b = 1; b < off->shape[0]; b++)
+                    if (o[b] < o[b - 1] || o[b] > rows)
+                        return loom__fail(LOOM_EINVAL, "offsets '%s'[%lld] = %lld is not in [%lld, %lld] (values "
+                                          "'%s' has %lld rows)", oname, (long long)b, (long long)o[b],
+                                          (long long)o[b - 1], (long long)rows, a->name, (long long)rows);
+            }
+        }
+    }
+    return LOOM_OK;
+}
+
+/* Outputs flagged LOOM_ARG_SAME_DTYPE_AS(k) have input k's dtype. */
+static loom_status check_output_dtypes(const loom_op_schema *s, const loom_tensor *const *in, loom_tensor *const *out)
+{
+    for (int32_t i = 0; i < (int32_t)s->n_outputs; i++) {
+        int32_t k = LOOM_ARG_SAME_DTYPE_INDEX(s->outputs[i].flags);
+        if (k >= 0 && k < (int32_t)s->n_inputs && in[k] != NULL && out[i] != NULL
+            && loom_tensor_dtype_of(out[i]) != loom_tensor_dtype_of(in[k]))
+            return loom__fail(LOOM_EINTERNAL, "output '%s' is %s but the schema says it has the dtype of input "
+                              "'%s' (%s)", s->outputs[i].name, loom_dtype_name(loom_tensor_dtype_of(out[i])),
+                              s->inputs[k].name, loom_dtype_name(loom_tensor_dtype_of(in[k])));
+    }
+    return LOOM_OK;
+}
+
+/* The enumerated-attribute table of a schema, read only when the pack's
+** struct is new enough to have it. */
+static const loom_attr_choices *schema_choices(const loom_op_schema *s, uint32_t *n)
+{
+    if (!LOOM_HAS_MEMBER(s, loom_op_schema, choices) || s->choices == NULL) {
+        *n = 0;
+        return NULL;
+    }
+    *n = s->n_choices;
+    return s->choices;
+}
+
+/* chain[depth] = chain[depth - 1] + " > " + label: the error context of a
+** call, so a nested failure reads "vision.resnet50 [cpu] > core.matmul [cpu]: ...". */
+static void set_chain(int32_t depth, const char *label)
+{
+    if (depth == 0) {
+        snprintf(chain[0], sizeof chain[0], "%s", label);
+    } else {
+        char parent[sizeof chain[0]];
+        memcpy(parent, chain[depth - 1], sizeof parent);
+        snprintf(chain[depth], sizeof chain[depth], "%.160s > %.90s", parent, label);
+    }
+    loom__error_context(chain[depth]);
+}
+
+static void append_nested(int32_t depth, const last_record *r)
+{
+    const struct loom_op *op = r->op;
+    const loom__kernel *k = r->chosen >= 0 ? op->kernels[r->chosen] : NULL;
+    int n;
+    if (nested_len + 1 >= sizeof nested_text)
+        return;
+    n = snprintf(nested_text + nested_len, sizeof nested_text - nested_len, "\n%*s> %s -> %s (%s)%s",
+                 2 * depth, "", op->schema->name, k ? k->k.backend : "no kernel", k && k->k.impl ? k->k.impl : "",
+                 r->fallback ? " [fallback]" : "");
+    if (n > 0)
+        nested_len = nested_len + (size_t)n < sizeof nested_text ? nested_len + (size_t)n : sizeof nested_text - 1;
+}
+
+static loom_status dispatch_call(const call_req *q)
+{
+    const struct loom_op *op = q->op;
     const loom_op_schema *s = op->schema;
-    loom_attr_value values[LOOM__MAX_ATTRS];
-    const loom_tensor *in[LOOM__MAX_ARGS];
-    loom_tensor *out[LOOM__MAX_ARGS];
-    loom_exec_ctx ctx = { .struct_size = sizeof ctx, .host = &loom__host_api };
+    const int32_t depth = q->parent != NULL ? q->parent->depth + 1 : 0;
+    loom_attr_value values[LOOM_MAX_ATTRS];
+    const loom_tensor *in[LOOM_MAX_ARGS];
+    loom_tensor *out[LOOM_MAX_ARGS];
+    loom_exec_ctx ctx = { .struct_size = sizeof ctx, .host = &loom__host_api, .depth = depth };
     call_state cs;
     loom_call call = { .struct_size = sizeof call, .schema = s, .attrs = values, .ctx = &ctx };
     const void *object_pack = NULL;
+    const char *saved_context = loom__error_context_get();
+    const loom__kernel *kern;
+    last_record *r;
     loom_status st;
     double t0 = 0;
 
     cs.supplied = cs.allocated = 0;
     cs.scratch_mark = 0;
     cs.n_extra = 0;
-    loom__error_context(s->name);
-    last.op = op;
-    last.epoch = atomic_load_explicit(&loom__epoch, memory_order_relaxed);
-    last.chosen = -1;
-    last.flops = last.bytes = 0;
-    if (n_outputs < 0 || n_outputs > (int32_t)s->n_outputs || (n_outputs > 0 && outputs == NULL)) {
-        st = loom__fail(LOOM_EINVAL, "%d outputs requested, the op has %u", n_outputs, s->n_outputs);
+    cs.kernel = NULL;
+    cs.object = q->object;
+    if (depth > LOOM_MAX_NESTING)
+        return loom__fail(LOOM_EINVAL, "op_call of %s: calls nest deeper than LOOM_MAX_NESTING (%d)", s->name,
+                          LOOM_MAX_NESTING);
+    if ((r = record_at(depth)) == NULL)
+        return loom__fail(LOOM_ENOMEM, "out of memory for the dispatch record of a nested call");
+    set_chain(depth, s->name);
+    if (depth == 0) {
+        nested_len = 0;
+        nested_text[0] = '\0';
+    }
+    r->op = op;
+    r->epoch = atomic_load_explicit(&loom__epoch, memory_order_relaxed);
+    r->chosen = -1;
+    r->fallback = 0;
+    r->flops = r->bytes = 0;
+    r->n_shapes = 0;
+    if (q->n_outputs < 0 || q->n_outputs > (int32_t)s->n_outputs || (q->n_outputs > 0 && q->outputs == NULL)) {
+        st = loom__fail(LOOM_EINVAL, "%d outputs requested, the op has %u", q->n_outputs, s->n_outputs);
         goto done;
     }
     ctx.device = loom__cpu();
-    if ((st = check_inputs(s, inputs, n_inputs, &ctx.device)) != LOOM_OK)
+    st = q->plan != NULL ? check_plan_inputs(q->plan, s, q->inputs, q->n_inputs, &ctx.device)
+                         : check_inputs(s, q->inputs, q->n_inputs, &ctx.device);
+    if (st != LOOM_OK)
         goto done;
     for (int32_t i = 0; i < (int32_t)s->n_inputs; i++)
-        in[i] = i < n_inputs ? inputs[i] : NULL;
-    last.n_shapes = (int32_t)s->n_inputs < MAX_SHAPES ? (int32_t)s->n_inputs : MAX_SHAPES;
-    for (int32_t i = 0; i < last.n_shapes; i++) {
-        last.ndim[i] = in[i] ? in[i]->ndim : 0;
-        last.dtype[i] = in[i] ? loom_tensor_dtype_of(in[i]) : LOOM_DTYPE_INVALID;
+        in[i] = i < q->n_inputs ? q->inputs[i] : NULL;
+    if (q->plan == NULL && (st = check_arg_flags(s, in)) != LOOM_OK)
+        goto done;
+    r->n_shapes = (int32_t)s->n_inputs < MAX_SHAPES ? (int32_t)s->n_inputs : MAX_SHAPES;
+    for (int32_t i = 0; i < r->n_shapes; i++) {
+        r->ndim[i] = in[i] ? in[i]->ndim : 0;
+        r->dtype[i] = in[i] ? loom_tensor_dtype_of(in[i]) : LOOM_DTYPE_INVALID;
         if (in[i] != NULL)
-            memcpy(last.shape[i], in[i]->shape, (size_t)in[i]->ndim * sizeof(int64_t));
+            memcpy(r->shape[i], in[i]->shape, (size_t)in[i]->ndim * sizeof(int64_t));
     }
-    last.device_type = ctx.device.device_type;
+    r->device_type = ctx.device.device_type;
     for (int32_t i = 0; i < (int32_t)s->n_outputs; i++) {
-        out[i] = i < n_outputs ? outputs[i] : NULL;
+        out[i] = i < q->n_outputs ? q->outputs[i] : NULL;
         if (out[i] != NULL) {
             if ((st = loom__tensor_check(out[i], "tensor")) != LOOM_OK) {
                 st = loom__fail(st, "output '%s': %s", s->outputs[i].name, loom_last_error());
@@ -570,66 +788,91 @@ static loom_status run_call(const struct loom_op *op, const loom_tensor *const *
             cs.supplied |= 1u << i;
         }
     }
-    if ((st = loom__attrs_resolve(attrs, s->attrs, s->n_attrs, s->name, values)) != LOOM_OK)
-        goto done;
-    if (s->object_class != NULL) {
-        if ((st = loom__object_state(opt ? opt->object : NULL, s->object_class, &call.object, &object_pack))
-            != LOOM_OK)
+    if (q->plan != NULL) {
+        memcpy(values, q->plan->values, (size_t)s->n_attrs * sizeof *values);
+    } else {
+        uint32_t n_choices;
+        const loom_attr_choices *choices = schema_choices(s, &n_choices);
+        st = q->named != NULL || q->n_named > 0
+           ? loom__attrs_resolve_named(q->named, q->n_named, s->attrs, s->n_attrs, s->name, values)
+           : loom__attrs_resolve(q->attrs, s->attrs, s->n_attrs, s->name, values);
+        if (st == LOOM_OK)
+            st = loom__attrs_check_choices(values, s->attrs, s->n_attrs, choices, n_choices, s->name);
+        if (st != LOOM_OK)
             goto done;
     }
+    if (s->object_class != NULL
+        && (st = loom__object_state(q->object, s->object_class, &call.object, &object_pack)) != LOOM_OK)
+        goto done;
     call.n_inputs = (int32_t)s->n_inputs;
     call.inputs = in;
     call.n_outputs = (int32_t)s->n_outputs;
     call.outputs = out;
     call.n_attrs = (int32_t)s->n_attrs;
     ctx.core = &cs;
-    ctx.stream = opt ? opt->stream : NULL;
-    ctx.n_threads = loom__pool_size();
-    if (opt != NULL && opt->num_threads > 0 && opt->num_threads < ctx.n_threads)
-        ctx.n_threads = opt->num_threads;
+    ctx.stream = q->stream != NULL ? q->stream : q->parent != NULL ? q->parent->stream : NULL;
+    ctx.n_threads = q->parent != NULL ? q->parent->n_threads : loom__pool_size();
+    if (q->num_threads > 0 && q->num_threads < ctx.n_threads)
+        ctx.n_threads = q->num_threads;
+    ctx.cpu_features = loom__cpu_features();
 
-    select_kernel(op, &call, opt, object_pack);
-    if (last.chosen < 0 || (last.fallback && loom__cfg.strict)) {
-        format_record(&last);
-        st = loom__fail(last.chosen < 0 ? LOOM_ENOTSUP : LOOM_ESTRICT, "%s%s",
-                        last.chosen < 0 ? "no kernel can run this call: " : "LOOM_STRICT=1 forbids the fallback: ",
-                        last.text);
-        last.chosen = -1;
-        goto done;
+    if (q->plan != NULL) {
+        for (int32_t k = 0; k < op->n_kernels && k < LOOM_MAX_KERNELS; k++) {
+            r->reason[k] = R_NOT_TRIED;
+            r->why[k][0] = '\0';
+        }
+        r->chosen = q->plan->chosen;
+        r->fallback = q->plan->fallback;
+        r->reason[r->chosen] = R_CHOSEN;
+        call.plan_state = q->plan->plan_state;
+    } else {
+        select_kernel(r, op, &call, q->backend, object_pack);
+        if (r->chosen < 0 || (r->fallback && loom__cfg.strict)) {
+            format_record(r);
+            st = loom__fail(r->chosen < 0 ? LOOM_ENOTSUP : LOOM_ESTRICT, "%s%s",
+                            r->chosen < 0 ? "no kernel can run this call: " : "LOOM_STRICT=1 forbids the fallback: ",
+                            r->text);
+            r->chosen = -1;
+            goto done;
+        }
     }
-    const loom__kernel *kern = op->kernels[last.chosen];
-    loom__error_context(kern->label);
-    if (loom__cfg.verbose >= 3)
-        t0 = now_s();
+    kern = op->kernels[r->chosen];
+    cs.kernel = kern;
+    call.kernel = &kern->k;
+    set_chain(depth, kern->label);
+    if (depth > 0)
+        append_nested(depth, r);
+    if (loom__cfg.verbose >= 2) {
+        /* before the run, so the lines of nested calls follow, indented */
+        format_record(r);
+        loom__log(2, "%*s%s", 2 * depth, "", r->text);
+        if (loom__cfg.verbose >= 3)
+            t0 = now_s();
+    }
     scratch_begin(&cs);
     st = kern->k.run(&call);
     scratch_end(&cs);
     if (st == LOOM_OK)
         st = check_outputs(kern, s, out, &cs);
-    else if (loom_last_status() != st) {
+    else if (loom_last_status() != st)
         loom__fail(st, "kernel failed with %s and no message", loom_status_name(st));
-    }
-    if (loom__cfg.verbose >= 2) {
-        format_record(&last);
-        if (loom__cfg.verbose >= 3)
-            loom__log(2, "%s; %.1f us", last.text, (now_s() - t0) * 1e6);
-        else
-            loom__log(2, "%s", last.text);
-    }
+    if (st == LOOM_OK)
+        st = check_output_dtypes(s, in, out);
+    if (loom__cfg.verbose >= 3)
+        loom__log(3, "%*s%s: %.1f us", 2 * depth, "", s->name, (now_s() - t0) * 1e6);
     if (st == LOOM_OK && s->cost != NULL)
-        s->cost(&call, &last.flops, &last.bytes);
+        s->cost(&call, &r->flops, &r->bytes);
 
 done:
-    for (int32_t i = 0; i < (int32_t)s->n_outputs && i < LOOM__MAX_ARGS; i++) {
+    for (int32_t i = 0; i < (int32_t)s->n_outputs && i < LOOM_MAX_ARGS; i++) {
         if (!(cs.allocated & (1u << i)))
             continue;
-        if (st == LOOM_OK && i < n_outputs) {
-            outputs[i] = out[i];
-        } else {
+        if (st == LOOM_OK && i < q->n_outputs)
+            q->outputs[i] = out[i];
+        else
             loom_tensor_free(out[i]);   /* failed call, or an output the caller did not ask for */
-        }
     }
-    loom__error_context(NULL);
+    loom__error_context(depth > 0 ? saved_context : NULL);
     return st;
 }
 
@@ -779,12 +1022,33 @@ LOOM_API const loom_op *loom_op_find(const char *name)
     return op != NULL ? op_intern(op) : NULL;
 }
 
-static loom_status check_options(const loom_call_options *opt)
+/* A host's loom_call_options, read up to the size it was built with: a host
+** built against an older, smaller layout gets defaults for the rest. */
+static loom_status read_options(const loom_call_options *opt, loom_call_options *into)
 {
-    /* Every member exists since ABI 1.0, so a smaller size means unset. */
-    if (opt != NULL && opt->struct_size < sizeof(loom_call_options))
+    memset(into, 0, sizeof *into);
+    into->struct_size = sizeof *into;
+    if (opt == NULL)
+        return LOOM_OK;
+    if (opt->struct_size < sizeof(uint32_t))
         return loom__fail(LOOM_EINVAL, "loom_call_options.struct_size is not set (use LOOM_CALL_OPTIONS_INIT)");
+    memcpy(into, opt, opt->struct_size < sizeof *into ? opt->struct_size : sizeof *into);
+    into->struct_size = sizeof *into;
     return LOOM_OK;
+}
+
+static loom_status host_call(const struct loom_op *op, const loom_tensor *const *inputs, int32_t n_inputs,
+                           const loom_attrs *attrs, loom_tensor **outputs, int32_t n_outputs,
+                           const loom_call_options *options)
+{
+    loom_call_options o;
+    loom_status st = read_options(options, &o);
+    if (st != LOOM_OK)
+        return st;
+    call_req q = { .op = op, .inputs = inputs, .n_inputs = n_inputs, .attrs = attrs, .outputs = outputs,
+                   .n_outputs = n_outputs, .object = o.object, .backend = o.backend, .stream = o.stream,
+                   .num_threads = o.num_threads };
+    return dispatch_call(&q);
 }
 
 LOOM_API loom_status loom_op_run(const loom_op *op, const loom_tensor *const *inputs, int32_t n_inputs,
@@ -792,13 +1056,9 @@ LOOM_API loom_status loom_op_run(const loom_op *op, const loom_tensor *const *in
                                 const loom_call_options *options)
 {
     const struct loom_op *rec = loom__op_resolve(op, "loom_op_run");
-    loom_status st;
-
     if (rec == NULL)
         return loom_last_status();
-    if ((st = check_options(options)) != LOOM_OK)
-        return st;
-    return run_call(rec, inputs, n_inputs, attrs, outputs, n_outputs, options);
+    return host_call(rec, inputs, n_inputs, attrs, outputs, n_outputs, options);
 }
 
 LOOM_API loom_status loom_run(const char *name, const loom_tensor *const *inputs, int32_t n_inputs,
@@ -806,13 +1066,315 @@ LOOM_API loom_status loom_run(const char *name, const loom_tensor *const *inputs
                              const loom_call_options *options)
 {
     const struct loom_op *op = op_lookup_initialised(name, "loom_run");
-    loom_status st;
-
     if (op == NULL)
         return loom_last_status();
-    if ((st = check_options(options)) != LOOM_OK)
+    return host_call(op, inputs, n_inputs, attrs, outputs, n_outputs, options);
+}
+
+/* ----------------------------------------------------- composition (1.1) */
+
+/* host->op_find: a handle, without initialising (packs call it during their
+** own init, under the loader's lock, or from kernels). */
+const loom_op *loom__host_op_find(const char *name)
+{
+    const struct loom_op *op;
+    if (name == NULL) {
+        loom__fail(LOOM_EINVAL, "op_find: name is NULL");
+        return NULL;
+    }
+    op = loom__op_lookup(loom__snapshot_get(), name);
+    if (op == NULL) {
+        loom__fail(LOOM_ENOENT, "op_find: no operator named '%s' (a pack that calls it lists its pack in depends)",
+                   name);
+        return NULL;
+    }
+    return op_intern(op);
+}
+
+/* A pack's loom_op_call, read up to its size. */
+static loom_status read_op_call(const loom_op_call *c, loom_op_call *into, const char *what)
+{
+    if (c == NULL || c->struct_size < offsetof(loom_op_call, backend))
+        return loom__fail(LOOM_EABI, "%s: the call is NULL or its struct_size is too small", what);
+    memset(into, 0, sizeof *into);
+    memcpy(into, c, c->struct_size < sizeof *into ? c->struct_size : sizeof *into);
+    return LOOM_OK;
+}
+
+loom_status loom__host_op_call(loom_exec_ctx *ctx, const loom_op_call *c)
+{
+    loom_op_call a;
+    const struct loom_op *op;
+    loom_status st;
+
+    if (ctx == NULL || ctx->core == NULL)
+        return loom__fail(LOOM_EINVAL, "op_call: no caller context (call it from a kernel or object method)");
+    if ((st = read_op_call(c, &a, "op_call")) != LOOM_OK)
         return st;
-    return run_call(op, inputs, n_inputs, attrs, outputs, n_outputs, options);
+    if ((op = loom__op_resolve(a.op, "op_call")) == NULL)
+        return loom_last_status();
+    call_req q = { .op = op, .inputs = a.inputs, .n_inputs = a.n_inputs, .named = a.attrs, .n_named = a.n_attrs,
+                   .outputs = a.outputs, .n_outputs = a.n_outputs, .object = a.object, .backend = a.backend,
+                   .parent = ctx };
+    return dispatch_call(&q);
+}
+
+void loom__host_tensor_free(loom_tensor *t) { loom_tensor_free(t); }
+
+/* ------------------------------------------------------------------ plans */
+
+#define PLAN_MAGIC 0x4E4C504Cu
+
+/* Copy the strings and lists the plan's values point into one owned block:
+** the caller's attribute bag may be freed once the plan exists. */
+static loom_status own_values(struct loom_plan *p, const loom_op_schema *s)
+{
+    size_t need = 0, at = 0;
+    for (uint32_t k = 0; k < s->n_attrs; k++) {
+        const loom_attr_value *v = &p->values[k];
+        if (!v->is_set)
+            continue;
+        if (v->type == LOOM_ATTR_STRING)
+            need += (size_t)v->count + 1;
+        else if (v->type == LOOM_ATTR_INTS || v->type == LOOM_ATTR_FLOATS)
+            need += (size_t)v->count * 8;
+    }
+    if (need == 0)
+        return LOOM_OK;
+    if ((p->owned = malloc(need)) == NULL)
+        return loom__fail(LOOM_ENOMEM, "plan: out of memory");
+    for (uint32_t k = 0; k < s->n_attrs; k++) {
+        loom_attr_value *v = &p->values[k];
+        if (!v->is_set)
+            continue;
+        if (v->type == LOOM_ATTR_STRING) {
+            memcpy(p->owned + at, v->u.s, (size_t)v->count + 1);
+            v->u.s = p->owned + at;
+            at += (size_t)v->count + 1;
+        } else if ((v->type == LOOM_ATTR_INTS || v->type == LOOM_ATTR_FLOATS) && v->count > 0) {
+            memcpy(p->owned + at, v->u.ints, (size_t)v->count * 8);
+            v->u.ints = (const int64_t *)(void *)(p->owned + at);
+            at += (size_t)v->count * 8;
+        }
+    }
+    return LOOM_OK;
+}
+
+static loom_status plan_make(loom_plan **out, const struct loom_op *op, const loom_tensor *const *inputs,
+                           int32_t n_inputs, const loom_attrs *attrs, const loom_named_attr *named, int32_t n_named,
+                           const loom_object *object, const char *backend, void *stream, int32_t num_threads)
+{
+    const loom_op_schema *s = op->schema;
+    struct loom_plan *p;
+    const loom_tensor *in[LOOM_MAX_ARGS];
+    loom_exec_ctx ctx = { .struct_size = sizeof ctx, .host = &loom__host_api };
+    call_state cs;
+    loom_call call = { .struct_size = sizeof call, .schema = s, .ctx = &ctx };
+    const void *object_pack = NULL;
+    last_record *r = &last;
+    uint32_t n_choices;
+    const loom_attr_choices *choices = schema_choices(s, &n_choices);
+    loom_status st;
+
+    *out = NULL;
+    if ((p = calloc(1, sizeof *p)) == NULL)
+        return loom__fail(LOOM_ENOMEM, "plan: out of memory");
+    loom__error_context(s->name);
+    p->device = loom__cpu();
+    /* descriptions: tensors whose data may be NULL */
+    if (n_inputs > (int32_t)s->n_inputs || (n_inputs > 0 && inputs == NULL)) {
+        st = loom__fail(LOOM_EINVAL, "%d inputs given, the op takes %u", n_inputs, s->n_inputs);
+        goto fail;
+    }
+    for (int32_t i = 0; i < (int32_t)s->n_inputs; i++) {
+        const loom_tensor *t = i < n_inputs ? inputs[i] : NULL;
+        in[i] = t;
+        if (t == NULL) {
+            if (!(s->inputs[i].flags & LOOM_ARG_OPTIONAL)) {
+                st = loom__fail(LOOM_EINVAL, "required input '%s' (#%d) is missing", s->inputs[i].name, i);
+                goto fail;
+            }
+            continue;
+        }
+        if (loom_tensor_dtype_of(t) == LOOM_DTYPE_INVALID || t->ndim < 0 || t->ndim > LOOM_MAX_NDIM
+            || (t->ndim > 0 && t->shape == NULL)) {
+            st = loom__fail(LOOM_EINVAL, "input '%s': not a valid tensor description", s->inputs[i].name);
+            goto fail;
+        }
+        for (int32_t d = 0; d < t->ndim; d++)
+            if (t->shape[d] < 0) {
+                st = loom__fail(LOOM_EINVAL, "input '%s': negative dimension", s->inputs[i].name);
+                goto fail;
+            }
+        p->in[i].present = 1;
+        p->in[i].ndim = t->ndim;
+        p->in[i].dtype = t->dtype;
+        memcpy(p->in[i].shape, t->shape, (size_t)t->ndim * sizeof *t->shape);
+        p->device = t->device;
+    }
+    p->n_inputs = (int32_t)s->n_inputs;
+    st = named != NULL || n_named > 0
+       ? loom__attrs_resolve_named(named, n_named, s->attrs, s->n_attrs, s->name, p->values)
+       : loom__attrs_resolve(attrs, s->attrs, s->n_attrs, s->name, p->values);
+    if (st == LOOM_OK)
+        st = loom__attrs_check_choices(p->values, s->attrs, s->n_attrs, choices, n_choices, s->name);
+    if (st == LOOM_OK)
+        st = own_values(p, s);
+    if (st != LOOM_OK)
+        goto fail;
+    p->n_values = s->n_attrs;
+    if (s->object_class != NULL
+        && (st = loom__object_state(object, s->object_class, &call.object, &object_pack)) != LOOM_OK)
+        goto fail;
+    /* choose the kernel as a call would: supports() sees the descriptions */
+    cs.supplied = cs.allocated = 0;
+    cs.scratch_mark = 0;
+    cs.n_extra = 0;
+    cs.kernel = NULL;
+    cs.object = object;
+    call.n_inputs = (int32_t)s->n_inputs;
+    call.inputs = in;
+    call.n_attrs = (int32_t)s->n_attrs;
+    call.attrs = p->values;
+    ctx.device = p->device;
+    ctx.core = &cs;
+    ctx.stream = stream;
+    ctx.n_threads = loom__pool_size();
+    ctx.cpu_features = loom__cpu_features();
+    r->op = op;
+    r->epoch = atomic_load(&loom__epoch);
+    r->n_shapes = 0;
+    r->device_type = p->device.device_type;
+    select_kernel(r, op, &call, backend, object_pack);
+    if (r->chosen < 0 || (r->fallback && loom__cfg.strict)) {
+        format_record(r);
+        st = loom__fail(r->chosen < 0 ? LOOM_ENOTSUP : LOOM_ESTRICT, "%s%s",
+                        r->chosen < 0 ? "no kernel can run this plan: " : "LOOM_STRICT=1 forbids the fallback: ",
+                        r->text);
+        r->chosen = -1;
+        goto fail;
+    }
+    p->chosen = r->chosen;
+    p->fallback = r->fallback;
+    if (op->kernels[p->chosen]->k.prepare != NULL) {
+        call.kernel = &op->kernels[p->chosen]->k;
+        if ((st = op->kernels[p->chosen]->k.prepare(&call, &p->plan_state)) != LOOM_OK) {
+            if (loom_last_status() != st)
+                loom__fail(st, "prepare failed with %s and no message", loom_status_name(st));
+            goto fail;
+        }
+    }
+    p->magic = PLAN_MAGIC;
+    p->epoch = atomic_load(&loom__epoch);
+    p->op = op;
+    p->object = object;
+    p->stream = stream;
+    p->num_threads = num_threads;
+    loom__error_context(NULL);
+    *out = p;
+    return LOOM_OK;
+fail:
+    free(p->owned);
+    free(p);
+    loom__error_context(NULL);
+    return st;
+}
+
+static const struct loom_plan *plan_check(const loom_plan *p, const char *what)
+{
+    if (p == NULL || p->magic != PLAN_MAGIC) {
+        loom__fail(LOOM_EINVAL, "%s: not a plan", what);
+        return NULL;
+    }
+    if (p->epoch != atomic_load(&loom__epoch)) {
+        loom__fail(LOOM_EINVAL, "%s: plan from a previous loom_init (make it again)", what);
+        return NULL;
+    }
+    return p;
+}
+
+LOOM_API loom_status loom_plan_create(loom_plan **out, const loom_op *handle, const loom_tensor *const *inputs,
+                                    int32_t n_inputs, const loom_attrs *attrs, const loom_call_options *options)
+{
+    const struct loom_op *op;
+    loom_call_options o;
+    loom_status st;
+
+    if (out == NULL)
+        return loom__fail(LOOM_EINVAL, "loom_plan_create: out is NULL");
+    *out = NULL;
+    if ((op = loom__op_resolve(handle, "loom_plan_create")) == NULL)
+        return loom_last_status();
+    if ((st = read_options(options, &o)) != LOOM_OK)
+        return st;
+    return plan_make(out, op, inputs, n_inputs, attrs, NULL, 0, o.object, o.backend, o.stream, o.num_threads);
+}
+
+LOOM_API loom_status loom_plan_run(loom_plan *plan, const loom_tensor *const *inputs, int32_t n_inputs,
+                                 loom_tensor **outputs, int32_t n_outputs)
+{
+    const struct loom_plan *p = plan_check(plan, "loom_plan_run");
+    if (p == NULL)
+        return loom_last_status();
+    call_req q = { .op = p->op, .inputs = inputs, .n_inputs = n_inputs, .outputs = outputs, .n_outputs = n_outputs,
+                   .object = p->object, .stream = p->stream, .num_threads = p->num_threads, .plan = p };
+    return dispatch_call(&q);
+}
+
+LOOM_API void loom_plan_free(loom_plan *plan)
+{
+    if (plan == NULL || plan->magic != PLAN_MAGIC)
+        return;
+    /* release() is pack code: call it only while the plan's registry is current */
+    if (plan->plan_state != NULL && plan->epoch == atomic_load(&loom__epoch)
+        && plan->op->kernels[plan->chosen]->k.release != NULL)
+        plan->op->kernels[plan->chosen]->k.release(plan->plan_state);
+    plan->magic = 0;
+    free(plan->owned);
+    free(plan);
+}
+
+loom_status loom__host_plan_create(loom_exec_ctx *ctx, const loom_op_call *c, loom_plan **out)
+{
+    loom_op_call a;
+    const struct loom_op *op;
+    loom_status st;
+
+    if (out == NULL)
+        return loom__fail(LOOM_EINVAL, "plan_create: out is NULL");
+    *out = NULL;
+    if ((st = read_op_call(c, &a, "plan_create")) != LOOM_OK)
+        return st;
+    if ((op = loom__op_resolve(a.op, "plan_create")) == NULL)
+        return loom_last_status();
+    return plan_make(out, op, a.inputs, a.n_inputs, NULL, a.attrs, a.n_attrs, a.object, a.backend,
+                     ctx != NULL ? ctx->stream : NULL, 0);
+}
+
+loom_status loom__host_plan_run(loom_exec_ctx *ctx, loom_plan *plan, const loom_tensor *const *inputs,
+                              int32_t n_inputs, loom_tensor **outputs, int32_t n_outputs)
+{
+    const struct loom_plan *p = plan_check(plan, "plan_run");
+    if (p == NULL)
+        return loom_last_status();
+    if (ctx == NULL || ctx->core == NULL)
+        return loom__fail(LOOM_EINVAL, "plan_run: no caller context (call it from a kernel or object method)");
+    call_req q = { .op = p->op, .inputs = inputs, .n_inputs = n_inputs, .outputs = outputs, .n_outputs = n_outputs,
+                   .object = p->object, .parent = ctx, .plan = p };
+    return dispatch_call(&q);
+}
+
+/* ------------------------------------------------ per-device object state */
+
+void *loom__host_object_backend_state(loom_call *call, loom_backend_state_create create,
+                                      loom_backend_state_destroy destroy)
+{
+    call_state *cs = call != NULL && call->ctx != NULL ? call->ctx->core : NULL;
+    if (cs == NULL || cs->object == NULL || cs->kernel == NULL || create == NULL) {
+        loom__fail(LOOM_EINVAL, "object_backend_state: only inside a method call, with a create function");
+        return NULL;
+    }
+    return loom__object_backend_state(cs->object, cs->kernel->pack, call, create, destroy);
 }
 
 LOOM_API const loom_op_schema *loom_op_schema_of(const loom_op *handle)

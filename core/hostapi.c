@@ -4,6 +4,7 @@
 ** Members are appended per ABI minor and never moved (see plugin.h); the
 ** _Static_assert there freezes the 1.0 layout.
 */
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,12 +48,31 @@ static void host_unmap_file(const void *data, size_t nbytes) { loom__unmap_file(
 static int64_t host_st_count(const loom_safetensors *st) { return loom_safetensors_count(st); }
 static const char *host_st_name(const loom_safetensors *st, int64_t i) { return loom_safetensors_name(st, i); }
 
-/* Extensions the core itself offers; packs may look for others later. */
+/* Extensions: the interfaces packs registered (interfaces.c); the core
+** offers none of its own yet. */
 static void *host_get_extension(const char *name, uint32_t version)
 {
-    (void)name;
-    (void)version;
-    return NULL;
+    return loom__get_extension(name, version);
+}
+
+static uint64_t host_cpu_features(void) { return loom__cpu_features(); }
+
+/* Re-open a library the pack already links with RTLD_GLOBAL, so libraries
+** that look their own symbols up globally (MPI's plugins, OpenMP) work from
+** a pack loaded RTLD_LOCAL. Only during a pack's init. */
+static loom_status host_load_global(const char *soname)
+{
+    void *h;
+    if (soname == NULL || soname[0] == '\0')
+        return loom__fail(LOOM_EINVAL, "load_global: no library name");
+    h = dlopen(soname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+    if (h == NULL)
+        h = dlopen(soname, RTLD_NOW | RTLD_GLOBAL);
+    if (h == NULL)
+        return loom__fail(LOOM_ENOENT, "load_global: %s: %s", soname, dlerror());
+    /* the handle stays open: the library must outlive the pack */
+    loom__log(1, "load_global: %s is now global", soname);
+    return LOOM_OK;
 }
 
 const loom_host_api loom__host_api = {
@@ -79,4 +99,15 @@ const loom_host_api loom__host_api = {
     .dtype_name = loom_dtype_name,
     .dtype_to_dl = loom_dtype_to_dl,
     .get_extension = host_get_extension,
+    /* ABI 1.1 */
+    .cpu_features = host_cpu_features,
+    .op_find = loom__host_op_find,
+    .op_call = loom__host_op_call,
+    .tensor_free = loom__host_tensor_free,
+    .plan_create = loom__host_plan_create,
+    .plan_run = loom__host_plan_run,
+    .plan_free = loom_plan_free,
+    .object_backend_state = loom__host_object_backend_state,
+    .register_interface = loom__host_register_interface,
+    .load_global = host_load_global,
 };

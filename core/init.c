@@ -39,16 +39,19 @@ LOOM_API loom_status loom_init(const loom_init_options *options)
     }
     if ((st = loom__config_load(&loom__cfg, &opts)) != LOOM_OK)
         goto fail;
+    loom__cpu_init(loom__cfg.cpu_max_isa);
     if ((st = loom__pool_start(loom__cfg.num_threads)) != LOOM_OK)
         goto fail;
     loom__log(1, "loom %s (ABI %d.%d), %d threads", LOOM_VERSION_STRING, LOOM_ABI_MAJOR, LOOM_ABI_MINOR,
               loom__pool_size());
+    /* A new epoch before any pack runs: handles packs make during their
+    ** init (host->op_find) belong to this init. */
+    atomic_fetch_add(&loom__epoch, 1);
     /* An empty registry first, so lookups work even with no pack found. */
     if ((st = loom__registry_republish()) != LOOM_OK)
         goto fail;
     loom__loader_scan();
     loom__config_lines(&config_lines, &n_config_lines);
-    atomic_fetch_add(&loom__epoch, 1);
     atomic_store_explicit(&loom__initialized, 1, memory_order_release);
     pthread_mutex_unlock(&loom__registry_lock);
     return LOOM_OK;
@@ -70,6 +73,7 @@ LOOM_API void loom_shutdown(void)
     loom__objects_destroy_all();
     loom__loader_reset();           /* fini() of every pack, newest first */
     loom__registry_reset();
+    loom__interfaces_reset();
     loom__device_reset();
     loom__loader_unload();
     loom__pool_stop();

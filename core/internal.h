@@ -118,6 +118,14 @@ loom_status loom__safetensors_get(const loom_safetensors *st, const char *name,
 loom_status loom__attrs_resolve(const loom_attrs *attrs, const loom_attr_def *defs, uint32_t n_defs,
                               const char *owner, loom_attr_value *values);
 
+/* The same from a nested call's named attributes (host->op_call). */
+loom_status loom__attrs_resolve_named(const loom_named_attr *named, int32_t n_named, const loom_attr_def *defs,
+                                    uint32_t n_defs, const char *owner, loom_attr_value *values);
+/* Enumerated string attributes: each listed attribute's value is one of its
+** choices, else LOOM_EINVAL naming the allowed values. */
+loom_status loom__attrs_check_choices(const loom_attr_value *values, const loom_attr_def *defs, uint32_t n_defs,
+                                    const loom_attr_choices *choices, uint32_t n_choices, const char *owner);
+
 /* The LOOM_ATTR_FINITE/POSITIVE/NONNEG constraints of def on a resolved
 ** value v (type already def->type); LOOM_OK when v is unset or fits. */
 loom_status loom__attr_check_value(const loom_attr_def *def, const loom_attr_value *v, const char *owner);
@@ -161,6 +169,17 @@ loom_status loom__alloc_cap_check(uint64_t nbytes, const char *what);
 
 /* Log at level (1..3 = LOOM_VERBOSE threshold; 0 always). */
 void loom__log(int level, const char *fmt, ...) LOOM_PRINTF(2, 3);
+
+/* --------------------------------------------------------------- cpu.c */
+
+/* What cpuid and the OS allow, uncapped (LOOM_CPU_* bits). */
+uint64_t loom__cpu_detect(void);
+/* The LOOM_CPU_LEVEL_* mask named by a LOOM_CPU_MAX_ISA value ("scalar",
+** "sse4", "avx2", "avx512", "amx", "native"); false when unknown. */
+bool loom__cpu_level(const char *name, uint64_t *mask);
+/* Compute the features in force (detect() capped by max_isa, NULL = none). */
+void loom__cpu_init(const char *max_isa);
+uint64_t loom__cpu_features(void);
 
 /* ------------------------------------------------------------ hostapi.c */
 

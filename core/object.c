@@ -21,12 +21,24 @@
 
 #include "registry.h"
 
+/* State a pack keeps per device for an object (object_backend_state). */
+#define MAX_BACKEND_STATES 8
+typedef struct backend_state {
+    const void *pack;
+    loom_dl_device device;
+    void *state;
+    loom_backend_state_destroy destroy;
+} backend_state;
+
 struct loom_object {
     const loom__class *cls;
     void *state;
     loom_safetensors *weights;
     uint32_t slot;
     struct loom_object *prev, *next;
+    pthread_mutex_t backend_lock;           /* guards the backend states */
+    int32_t n_backend;
+    backend_state backend[MAX_BACKEND_STATES];
 };
 
 /* --------------------------------------------------------------- handles */
@@ -136,6 +148,16 @@ static struct loom_object *resolve(const loom_object *h, const char **why)
 LOOM_API loom_status loom_object_create(loom_object **out, const char *class_name, const loom_attrs *attrs,
                                       const char *weights_path)
 {
+    loom_object_options o = LOOM_OBJECT_OPTIONS_INIT;
+    o.weights_path = weights_path;
+    return loom_object_create_ex(out, class_name, attrs, &o);
+}
+
+LOOM_API loom_status loom_object_create_ex(loom_object **out, const char *class_name, const loom_attrs *attrs,
+                                         const loom_object_options *options)
+{
+    loom_object_options o = LOOM_OBJECT_OPTIONS_INIT;
+    const char *weights_path;
     const loom__class *cls;
     loom_attr_value values[LOOM__MAX_ATTRS];
     loom_exec_ctx ctx = { .struct_size = sizeof ctx, .device = { LOOM_DEVICE_CPU, 0 }, .host = &loom__host_api };
@@ -146,6 +168,20 @@ LOOM_API loom_status loom_object_create(loom_object **out, const char *class_nam
     if (out == NULL || class_name == NULL)
         return loom__fail(LOOM_EINVAL, "loom_object_create: out or class_name is NULL");
     *out = NULL;
+    if (options != NULL) {
+        if (options->struct_size < sizeof(uint32_t))
+            return loom__fail(LOOM_EINVAL, "loom_object_options.struct_size is not set (use LOOM_OBJECT_OPTIONS_INIT)");
+        memcpy(&o, options, options->struct_size < sizeof o ? options->struct_size : sizeof o);
+        o.struct_size = sizeof o;
+    }
+    if (o.n_files < 0 || (o.n_files > 0 && o.files == NULL))
+        return loom__fail(LOOM_EINVAL, "loom_object_create: %d named files but no table", o.n_files);
+    for (int32_t i = 0; i < o.n_files; i++)
+        if (o.files[i].name == NULL || o.files[i].path == NULL)
+            return loom__fail(LOOM_EINVAL, "loom_object_create: named file %d has no name or path", i);
+    if (o.device.device_type == 0)
+        o.device = (loom_dl_device){ LOOM_DEVICE_CPU, 0 };
+    weights_path = o.weights_path;
     if ((st = loom_init(NULL)) != LOOM_OK)
         return st;
     cls = loom__class_lookup(loom__snapshot_get(), class_name);
@@ -153,7 +189,9 @@ LOOM_API loom_status loom_object_create(loom_object **out, const char *class_nam
         return loom__fail(LOOM_ENOENT, "no object class named '%s' (is its pack loaded? see `loom doctor`)",
                           class_name);
     loom__error_context(cls->c.name);
-    if ((st = loom__attrs_resolve(attrs, cls->c.attrs, cls->c.n_attrs, cls->c.name, values)) != LOOM_OK)
+    if ((st = loom__attrs_resolve(attrs, cls->c.attrs, cls->c.n_attrs, cls->c.name, values)) != LOOM_OK
+        || (st = loom__attrs_check_choices(values, cls->c.attrs, cls->c.n_attrs, cls->c.choices, cls->c.n_choices,
+                                           cls->c.name)) != LOOM_OK)
         goto fail_ctx;
     obj = calloc(1, sizeof *obj);
     if (obj == NULL) {
@@ -167,7 +205,15 @@ LOOM_API loom_status loom_object_create(loom_object **out, const char *class_nam
     args.class_name = cls->c.name;
     args.n_attrs = (int32_t)cls->c.n_attrs;
     args.weights = obj->weights;
+    args.device = o.device;
+    args.n_files = o.n_files;
+    args.files = o.files;
+    args.callbacks_name = o.callbacks_name;
+    args.callbacks = o.callbacks;
+    ctx.device = o.device;
     ctx.n_threads = loom__pool_size();
+    ctx.cpu_features = loom__cpu_features();
+    pthread_mutex_init(&obj->backend_lock, NULL);
     st = cls->c.create(&args, &obj->state);
     if (st != LOOM_OK) {
         if (loom_last_status() != st)
@@ -204,6 +250,11 @@ fail_ctx:
 /* Destroy an object already unlinked from `live` and its slot. */
 static void destroy(struct loom_object *obj)
 {
+    /* per-device states first: they may refer to the base state */
+    for (int32_t i = obj->n_backend - 1; i >= 0; i--)
+        if (obj->backend[i].destroy != NULL)
+            obj->backend[i].destroy(obj->backend[i].state);
+    pthread_mutex_destroy(&obj->backend_lock);
     obj->cls->c.destroy(obj->state);
     loom_safetensors_close(obj->weights);
     atomic_fetch_sub(&((loom__pack *)obj->cls->pack)->live_objects, 1);
@@ -273,4 +324,39 @@ void loom__objects_destroy_all(void)
         destroy(obj);
     }
     pthread_mutex_unlock(&lock);
+}
+
+void *loom__object_backend_state(const loom_object *handle, const void *pack, const loom_call *call,
+                                 loom_backend_state_create create, loom_backend_state_destroy destroy_fn)
+{
+    const char *why;
+    struct loom_object *obj = resolve(handle, &why);
+    loom_dl_device dev = call->ctx->device;
+    void *state = NULL;
+
+    if (obj == NULL) {
+        loom__fail(LOOM_EINVAL, "object_backend_state: the object %s", why);
+        return NULL;
+    }
+    pthread_mutex_lock(&obj->backend_lock);
+    for (int32_t i = 0; i < obj->n_backend; i++)
+        if (obj->backend[i].pack == pack && obj->backend[i].device.device_type == dev.device_type
+            && obj->backend[i].device.device_id == dev.device_id) {
+            state = obj->backend[i].state;
+            goto out;
+        }
+    if (obj->n_backend == MAX_BACKEND_STATES) {
+        loom__fail(LOOM_ENOMEM, "object_backend_state: a %s object has states on %d devices already (the most)",
+                   obj->cls->c.name, MAX_BACKEND_STATES);
+        goto out;
+    }
+    /* created under the object's lock: two first calls on one device make one state */
+    if (create(call, obj->state, &state) != LOOM_OK) {
+        state = NULL;
+        goto out;
+    }
+    obj->backend[obj->n_backend++] = (backend_state){ pack, dev, state, destroy_fn };
+out:
+    pthread_mutex_unlock(&obj->backend_lock);
+    return state;
 }

@@ -151,6 +151,7 @@ void loom__registrar_abort(loom_registrar *reg)
 {
     if (reg == NULL)
         return;
+    loom__interfaces_abort(reg);   /* drops what is still staged: nothing after a commit */
     for (int64_t i = 0; i < reg->n_kernels; i++)
         free(reg->kernels[i]);
     for (int64_t i = 0; i < reg->n_classes; i++)
@@ -577,6 +578,7 @@ loom_status loom__registrar_commit(loom_registrar *reg)
     reg->pack->n_kernels = reg->n_kernels;
     reg->pack->n_classes = reg->n_classes;
     publish(s);
+    loom__interfaces_commit(reg, reg->pack->name);
     /* Kernels and classes now belong to the snapshot. */
     reg->n_kernels = reg->n_classes = 0;
     loom__registrar_abort(reg);

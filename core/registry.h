@@ -85,6 +85,30 @@ int32_t loom__backend_rank(const char *op, const char *backend);
 loom_status loom__object_state(const loom_object *obj, const char *cls, void **state, const void **pack);
 void loom__objects_destroy_all(void);
 
+/* object.c: per-device state of an object for a pack (host->object_backend_state). */
+void *loom__object_backend_state(const loom_object *handle, const void *pack, const loom_call *call,
+                                 loom_backend_state_create create, loom_backend_state_destroy destroy);
+
+/* interfaces.c: vtables packs offer each other, staged per registrar;
+** the registry commits or aborts them with the pack. */
+loom_status loom__host_register_interface(loom_registrar *reg, const char *name, uint32_t version,
+                                        const void *vtable);
+void loom__interfaces_commit(const loom_registrar *reg, const char *pack);
+void loom__interfaces_abort(const loom_registrar *reg);
+void loom__interfaces_reset(void);
+void *loom__get_extension(const char *name, uint32_t version);
+int64_t loom__interface_count(void);
+
+/* dispatch.c: the host-table services of composition (ABI 1.1). */
+const loom_op *loom__host_op_find(const char *name);
+loom_status loom__host_op_call(loom_exec_ctx *ctx, const loom_op_call *call);
+void loom__host_tensor_free(loom_tensor *t);
+loom_status loom__host_plan_create(loom_exec_ctx *ctx, const loom_op_call *proto, loom_plan **out);
+loom_status loom__host_plan_run(loom_exec_ctx *ctx, loom_plan *plan, const loom_tensor *const *inputs,
+                              int32_t n_inputs, loom_tensor **outputs, int32_t n_outputs);
+void *loom__host_object_backend_state(loom_call *call, loom_backend_state_create create,
+                                      loom_backend_state_destroy destroy);
+
 /* dispatch.c: the registry record behind a host's op handle, or NULL with
 ** the error set (`what` names the API function); and the reset of the
 ** handle table at shutdown. */

@@ -48,8 +48,27 @@ typedef struct loom_init_options {
     int32_t num_threads;            /* >0 explicit, 0 environment/physical cores */
     int32_t no_default_dirs;        /* 1: search only plugin_path/LOOM_PLUGIN_PATH */
     FILE *log_stream;               /* where verbose lines go; NULL = stderr */
+    /* ---- ABI 1.1 ---- */
+    int32_t probe_packs;            /* 1: vet packs in a child process first (LOOM_PROBE), -1 never, 0 environment */
 } loom_init_options;
-#define LOOM_INIT_OPTIONS_INIT { .struct_size = (uint32_t)sizeof(loom_init_options) }
+/* LOOM_STRUCT_INIT(T): a T with every member zero and struct_size set: a
+** designated initialiser in C, a value from an inline function in C++
+** (which lacks designated initialisers before C++20). Every _INIT macro of
+** this header is one of these. */
+#ifdef __cplusplus
+}   /* extern "C" */
+template <typename T> static inline T loom_struct_init_()
+{
+    T v = T();
+    v.struct_size = (uint32_t)sizeof(T);
+    return v;
+}
+extern "C" {
+#  define LOOM_STRUCT_INIT(T) loom_struct_init_<T>()
+#else
+#  define LOOM_STRUCT_INIT(T) { .struct_size = (uint32_t)sizeof(T) }
+#endif
+#define LOOM_INIT_OPTIONS_INIT LOOM_STRUCT_INIT(loom_init_options)
 
 /* Initialise the core: read the environment, build the thread pool, load
 ** every pack found. Thread-safe and idempotent: a second call returns LOOM_OK
@@ -124,8 +143,7 @@ LOOM_API loom_status loom_attrs_parse(loom_attrs *a, const char *op_or_class, co
 
 /* -------------------------------------------------------------------- ops */
 
-typedef struct loom_op loom_op;             /* a registered operator (borrowed) */
-typedef struct loom_object loom_object;     /* an instance of an object class */
+/* loom_op (an op handle), loom_object and loom_plan are declared in plugin.h. */
 
 LOOM_API const loom_op *loom_op_find(const char *name);  /* NULL (error set) if none */
 LOOM_API const loom_op_schema *loom_op_schema_of(const loom_op *op);
@@ -138,7 +156,7 @@ typedef struct loom_call_options {
     void *stream;                   /* CUDA stream, NULL = default */
     int32_t num_threads;            /* 0 = the core's default */
 } loom_call_options;
-#define LOOM_CALL_OPTIONS_INIT { .struct_size = (uint32_t)sizeof(loom_call_options) }
+#define LOOM_CALL_OPTIONS_INIT LOOM_STRUCT_INIT(loom_call_options)
 
 /* Run an op by name. inputs[n_inputs] follow the schema order (NULL = absent
 ** optional input). outputs[n_outputs]: an entry that is NULL receives a new
@@ -153,6 +171,18 @@ LOOM_API loom_status loom_op_run(const loom_op *op, const loom_tensor *const *in
                                 const loom_attrs *attrs, loom_tensor **outputs, int32_t n_outputs,
                                 const loom_call_options *options);
 
+/* Prepared calls (ABI 1.1): the kernel, the resolved attributes, the output
+** shapes and the scratch size are chosen once, from input descriptions
+** (tensors whose data may be NULL: dtype, shape, device count), and reused
+** by every loom_plan_run on inputs of those dtypes and shapes (checked). A
+** plan is bound to one loom_init; loom_plan_run after loom_shutdown fails
+** with LOOM_EINVAL. A plan may be run from several threads at once. */
+LOOM_API loom_status loom_plan_create(loom_plan **out, const loom_op *op, const loom_tensor *const *inputs,
+                                    int32_t n_inputs, const loom_attrs *attrs, const loom_call_options *options);
+LOOM_API loom_status loom_plan_run(loom_plan *plan, const loom_tensor *const *inputs, int32_t n_inputs,
+                                 loom_tensor **outputs, int32_t n_outputs);
+LOOM_API void loom_plan_free(loom_plan *plan);
+
 /* Estimated flops and bytes of the last successful call on this thread, if
 ** the op declares its cost (0 otherwise). */
 LOOM_API void loom_last_call_cost(double *flops, double *bytes);
@@ -163,6 +193,19 @@ LOOM_API void loom_last_call_cost(double *flops, double *bytes);
 ** safetensors weights file (mapped, not copied). */
 LOOM_API loom_status loom_object_create(loom_object **out, const char *class_name,
                                       const loom_attrs *attrs, const char *weights_path);
+/* The same with everything an object may need (ABI 1.1). */
+typedef struct loom_object_options {
+    uint32_t struct_size;
+    loom_dl_device device;          /* where to create it; {0,0} = CPU */
+    const char *weights_path;       /* a safetensors file, or NULL */
+    int32_t n_files;                /* named files: vocab, lexicon, lm, src, ... */
+    const loom_named_file *files;
+    const char *callbacks_name;     /* names the callback table's type, e.g. "loom.read.v1" */
+    const void *callbacks;          /* a table of the host's callbacks, or NULL */
+} loom_object_options;
+#define LOOM_OBJECT_OPTIONS_INIT LOOM_STRUCT_INIT(loom_object_options)
+LOOM_API loom_status loom_object_create_ex(loom_object **out, const char *class_name, const loom_attrs *attrs,
+                                         const loom_object_options *options);
 LOOM_API void loom_object_free(loom_object *obj);
 LOOM_API const char *loom_object_class_name(const loom_object *obj);
 
@@ -177,7 +220,7 @@ typedef struct loom_dispatch_info {
     int32_t fallback;               /* 1 when a preferred backend declined */
     const char *text;               /* the full LOOM_VERBOSE=2 line: candidates and reasons */
 } loom_dispatch_info;
-#define LOOM_DISPATCH_INFO_INIT { .struct_size = (uint32_t)sizeof(loom_dispatch_info) }
+#define LOOM_DISPATCH_INFO_INIT LOOM_STRUCT_INIT(loom_dispatch_info)
 LOOM_API loom_status loom_last_dispatch(loom_dispatch_info *out);
 
 /* ----------------------------------------------------------- introspection */
@@ -194,7 +237,7 @@ typedef struct loom_kernel_info {
     int32_t device_type;
     uint64_t dtypes;
 } loom_kernel_info;
-#define LOOM_KERNEL_INFO_INIT { .struct_size = (uint32_t)sizeof(loom_kernel_info) }
+#define LOOM_KERNEL_INFO_INIT LOOM_STRUCT_INIT(loom_kernel_info)
 LOOM_API int64_t loom_op_kernel_count(const loom_op *op);
 LOOM_API loom_status loom_op_kernel_at(const loom_op *op, int64_t index, loom_kernel_info *out);
 
@@ -219,7 +262,7 @@ typedef struct loom_scan_entry {
     int64_t n_ops, n_kernels, n_classes;
     int64_t live_objects;           /* objects of this pack alive now */
 } loom_scan_entry;
-#define LOOM_SCAN_ENTRY_INIT { .struct_size = (uint32_t)sizeof(loom_scan_entry) }
+#define LOOM_SCAN_ENTRY_INIT LOOM_STRUCT_INIT(loom_scan_entry)
 LOOM_API int64_t loom_scan_count(void);
 LOOM_API loom_status loom_scan_at(int64_t index, loom_scan_entry *out);
 
@@ -238,12 +281,16 @@ typedef struct loom_device_info {
     const char *kind;               /* "cpu", "cuda" */
     const char *description;        /* one line */
 } loom_device_info;
-#define LOOM_DEVICE_INFO_INIT { .struct_size = (uint32_t)sizeof(loom_device_info) }
+#define LOOM_DEVICE_INFO_INIT LOOM_STRUCT_INIT(loom_device_info)
 LOOM_API int64_t loom_device_count(void);
 LOOM_API loom_status loom_device_at(int64_t index, loom_device_info *out);
 /* The CPU topology from hwloc, several lines (or a note that hwloc is absent). */
 LOOM_API const char *loom_cpu_topology(void);
 LOOM_API int32_t loom_num_threads(void);
+/* LOOM_CPU_* bits in force (cpuid, capped by LOOM_CPU_MAX_ISA), and their
+** names ("avx2 fma f16c ..."). */
+LOOM_API uint64_t loom_cpu_features(void);
+LOOM_API const char *loom_cpu_features_text(uint64_t features, char *buf, size_t size);
 
 /* ------------------------------------------------------------------ files */
 

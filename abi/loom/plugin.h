@@ -8,7 +8,7 @@
 ** self-contained (C11 + <stddef.h>/<stdint.h>) so a pack builds with nothing
 ** but the `loom-plugin` pkg-config file.
 **
-** ABI rules (ABI major 1):
+** ABI rules (ABI major 1; docs/abi.md has the history and the rules of a minor):
 **  - The descriptor returned by loom_plugin_entry starts with a frozen prefix:
 **    magic, ABI major, the minor the pack was built with, the minor it
 **    requires. The core checks these before it reads anything else.
@@ -36,7 +36,7 @@ extern "C" {
 /* ------------------------------------------------------------------ version */
 
 #define LOOM_ABI_MAJOR 1
-#define LOOM_ABI_MINOR 0
+#define LOOM_ABI_MINOR 1
 #define LOOM_PLUGIN_MAGIC 0x4D4F4F4Cu        /* "LOOM" read as little-endian */
 #define LOOM_PLUGIN_ENTRY_SYMBOL "loom_plugin_entry"
 
@@ -46,6 +46,15 @@ extern "C" {
 #define LOOM_TARGET_ABI_MINOR 0
 #endif
 
+/* The header compiles as C11 and as C++11/17/20. */
+#ifdef __cplusplus
+#  define LOOM_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#  define LOOM_EXTERN_C extern "C"
+#else
+#  define LOOM_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#  define LOOM_EXTERN_C
+#endif
+
 #if defined(__GNUC__)
 #  define LOOM_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
 #  define LOOM_PLUGIN_EXPORT __attribute__((visibility("default")))
@@ -53,6 +62,24 @@ extern "C" {
 #  define LOOM_PRINTF(fmt, args)
 #  define LOOM_PLUGIN_EXPORT
 #endif
+
+/* ------------------------------------------------------------------- limits */
+
+/* Every fixed limit of the core, in one place. A pack or call that hits one
+** is refused with a message naming the limit; nothing is truncated. */
+#define LOOM_MAX_NDIM               12    /* dimensions of a tensor */
+#define LOOM_MAX_ARGS               32    /* inputs, and outputs, of an op */
+#define LOOM_MAX_ATTRS              64    /* attributes of an op or object class */
+#define LOOM_MAX_KERNELS            16    /* kernels of one op, all packs together */
+#define LOOM_MAX_NAME               128   /* bytes of an op, class, argument, attribute or backend name */
+#define LOOM_MAX_ATTR_COUNT         65536 /* elements of a list or string attribute default */
+#define LOOM_MAX_PACK_PROVIDERS     4     /* device providers one pack registers */
+#define LOOM_MAX_DEVICE_PROVIDERS   8     /* device providers in the core */
+#define LOOM_MAX_DEVICES_PER_KIND   16    /* devices one provider may report */
+#define LOOM_MAX_SCRATCH_BLOCKS     16    /* oversize scratch blocks of one call */
+#define LOOM_MAX_SCRATCH_ARENA      (1u << 30) /* bytes a thread's scratch arena grows to */
+#define LOOM_MAX_NESTING            16    /* depth of op calls made by kernels (op_call) */
+#define LOOM_MAX_BACKEND_RULES      32    /* per-op rules in LOOM_BACKENDS */
 
 /* True when the struct at p, written by a party that set p->struct_size,
 ** contains member m of type T: read m only then. */
@@ -129,8 +156,6 @@ enum {
 typedef struct loom_dl_device { int32_t device_type; int32_t device_id; } loom_dl_device;
 typedef struct loom_dl_dtype { uint8_t code; uint8_t bits; uint16_t lanes; } loom_dl_dtype;
 
-#define LOOM_MAX_NDIM 12
-
 /* Layout-identical to DLPack's DLTensor, so a DLTensor * can be passed where
 ** a loom_tensor * is expected and back. strides are in elements; NULL means
 ** compact row-major. The data start at (char *)data + byte_offset. */
@@ -158,9 +183,9 @@ typedef struct loom_dlpack_managed {
 #define LOOM_DLPACK_FLAG_READ_ONLY (UINT64_C(1) << 0)
 #define LOOM_DLPACK_FLAG_IS_COPIED (UINT64_C(1) << 1)
 
-_Static_assert(sizeof(loom_tensor) == 48, "loom_tensor must match DLTensor");
-_Static_assert(offsetof(loom_tensor, byte_offset) == 40, "loom_tensor must match DLTensor");
-_Static_assert(offsetof(loom_dlpack_managed, dl_tensor) == 32, "must match DLManagedTensorVersioned");
+LOOM_STATIC_ASSERT(sizeof(loom_tensor) == 48, "loom_tensor must match DLTensor");
+LOOM_STATIC_ASSERT(offsetof(loom_tensor, byte_offset) == 40, "loom_tensor must match DLTensor");
+LOOM_STATIC_ASSERT(offsetof(loom_dlpack_managed, dl_tensor) == 32, "must match DLManagedTensorVersioned");
 
 /* Map a DLPack dtype triple to loom's index; LOOM_DTYPE_INVALID if loom has none. */
 static inline loom_dtype loom_dtype_from_dl(loom_dl_dtype t)
@@ -251,6 +276,19 @@ typedef struct loom_attr_value {
 } loom_attr_value;
 
 #define LOOM_ARG_OPTIONAL 0x1u   /* an input that may be absent (NULL in the call) */
+/* Jagged data (ABI 1.1), loom's one convention for strings, token ids and
+** ragged results: a values tensor flagged LOOM_ARG_JAGGED, immediately
+** followed by its i64 offsets tensor [B+1] flagged LOOM_ARG_OFFSETS and named
+** "<values>_offsets". Row b is values[offsets[b]:offsets[b+1]] along dim 0;
+** strings are u8 UTF-8 values. The core checks the pair's dtypes and ranks. */
+#define LOOM_ARG_JAGGED  0x2u
+#define LOOM_ARG_OFFSETS 0x4u
+/* "Same dtype as input k" (ABI 1.1): for an output, the core checks that a
+** supplied output (and, after run, the produced one) has input k's dtype;
+** for an input, that it matches input k (k before it). */
+#define LOOM_ARG_SAME_DTYPE_AS(k)    ((((uint32_t)(k) + 1u) & 0xFFu) << 8)
+#define LOOM_ARG_SAME_DTYPE_INDEX(f) ((int32_t)(((f) >> 8) & 0xFFu) - 1)   /* -1: none */
+#define LOOM_ARG_FLAGS_KNOWN (0x7u | 0xFF00u)  /* every LOOM_ARG_* bit this header defines */
 
 /* An input or output of an op. Frozen for ABI major 1. */
 typedef struct loom_arg_def {
@@ -260,6 +298,12 @@ typedef struct loom_arg_def {
     int32_t  ndim;         /* required rank, -1 = any */
     const char *doc;
 } loom_arg_def;
+
+/* The allowed values of one string attribute (ABI 1.1). Frozen for the major. */
+typedef struct loom_attr_choices {
+    uint32_t attr;                   /* index into the attribute table */
+    const char *const *values;       /* NULL-terminated */
+} loom_attr_choices;
 
 #define LOOM_ATTR_REQUIRED 0x1u
 /* Value constraints, for int, float, ints and floats attributes. The core
@@ -305,6 +349,12 @@ typedef struct loom_op_schema {
     /* Optional: work done by a call, for `loom bench` GFLOP/s and GB/s.
     ** Either out-pointer may be left untouched (0 = not declared). */
     void (*cost)(const struct loom_call *call, double *flops, double *bytes);
+    /* ---- ABI 1.1 ---- */
+    /* Enumerated string attributes: for each listed attribute, the values it
+    ** may take. The core refuses any other value by name, and `loom info`
+    ** and the CLI show the list. */
+    uint32_t n_choices;
+    const struct loom_attr_choices *choices;
 } loom_op_schema;
 
 /* ---------------------------------------------------------------- execution */
@@ -320,6 +370,10 @@ typedef struct loom_exec_ctx {
     int32_t reserved;
     const struct loom_host_api *host;
     void *core;                     /* core-private: scratch arena and bookkeeping */
+    /* ---- ABI 1.1 ---- */
+    uint64_t cpu_features;          /* LOOM_CPU_* bits, capped by LOOM_CPU_MAX_ISA */
+    int32_t depth;                  /* 0 for a host's call, 1 + the caller's for op_call */
+    int32_t reserved2;
 } loom_exec_ctx;
 
 /* One operator call as a kernel sees it. Inputs and attributes are in schema
@@ -337,6 +391,9 @@ typedef struct loom_call {
     const loom_attr_value *attrs;           /* every attribute of the schema, resolved */
     void *object;                           /* state of the object for methods, else NULL */
     loom_exec_ctx *ctx;
+    /* ---- ABI 1.1 ---- */
+    const struct loom_kernel_desc *kernel;  /* the kernel being run (its `user` pointer) */
+    void *plan_state;                       /* what the kernel's prepare() made, for planned calls */
 } loom_call;
 
 /* A kernel: one implementation of one op for one backend.
@@ -354,11 +411,29 @@ typedef struct loom_kernel_desc {
     uint64_t dtypes;
     loom_status (*supports)(const loom_call *call, char *why, size_t why_size);
     loom_status (*run)(loom_call *call);
+    /* ---- ABI 1.1 ---- */
+    /* The kernel's own data, seen as call->kernel->user: one run() can serve
+    ** several ops or variants without comparing names. */
+    const void *user;
+    /* Optional: work done once per plan (loom_plan_create), e.g. build a
+    ** oneDNN primitive for these shapes. call has inputs whose data may be
+    ** NULL (descriptions only) and no outputs. The state reaches run() as
+    ** call->plan_state and is released with release() when the plan is freed. */
+    loom_status (*prepare)(const loom_call *call, void **plan_state);
+    void (*release)(void *plan_state);
 } loom_kernel_desc;
 
 /* Arguments of an object's create(): resolved attributes (schema order of
 ** the class) and the weights file if the host gave one. */
 struct loom_safetensors;
+/* A named file handed to an object's create (ABI 1.1): a vocabulary, a
+** lexicon, an ARPA model, a media URL, a replay-buffer directory. Frozen for
+** the major. */
+typedef struct loom_named_file {
+    const char *name;                       /* "vocab", "lexicon", "lm", "src", ... */
+    const char *path;
+} loom_named_file;
+
 typedef struct loom_object_args {
     uint32_t struct_size;
     const char *class_name;
@@ -366,6 +441,12 @@ typedef struct loom_object_args {
     const loom_attr_value *attrs;
     const struct loom_safetensors *weights; /* NULL when none was given */
     loom_exec_ctx *ctx;
+    /* ---- ABI 1.1 ---- */
+    loom_dl_device device;                  /* where the host asked for the object */
+    int32_t n_files;
+    const loom_named_file *files;           /* NULL when none */
+    const char *callbacks_name;             /* what the callback table is, e.g. "loom.read.v1" */
+    const void *callbacks;                  /* the host's table (a read callback...), or NULL */
 } loom_object_args;
 
 /* A class of stateful objects (models, tokenizers, tables, buffers...).
@@ -383,6 +464,9 @@ typedef struct loom_object_class {
     const loom_attr_def *attrs;
     loom_status (*create)(const loom_object_args *args, void **state_out);
     void (*destroy)(void *state);
+    /* ---- ABI 1.1 ---- */
+    uint32_t n_choices;                     /* enumerated string attributes, as in loom_op_schema */
+    const struct loom_attr_choices *choices;
 } loom_object_class;
 
 /* A device provider: how the core allocates, copies and synchronises on a
@@ -411,6 +495,69 @@ typedef struct loom_safetensors loom_safetensors; /* opaque: a mapped weights fi
 enum { LOOM_LOG_ERROR = 0, LOOM_LOG_WARN = 1, LOOM_LOG_INFO = 2, LOOM_LOG_DEBUG = 3 };
 
 typedef void (*loom_range_fn)(void *user, int64_t begin, int64_t end, int32_t thread_index);
+
+/* ------------------------------------------------------ composition (1.1) */
+
+typedef struct loom_op loom_op;                 /* an op handle (loom_op_find / host->op_find) */
+typedef struct loom_object loom_object;         /* an object handle */
+typedef struct loom_plan loom_plan;             /* a prepared call */
+
+/* One attribute of a nested call, by name. Frozen for the major. */
+typedef struct loom_named_attr {
+    const char *name;
+    loom_attr_value value;                      /* type and is_set = 1; lists and strings borrowed */
+} loom_named_attr;
+
+/* A call made by a kernel or object method through host->op_call. It is
+** dispatched exactly as a host's call (device of the tensors, LOOM_BACKENDS,
+** dtype masks, supports()) and inherits the caller's context: stream, thread
+** budget, CPU features and scratch arena (the nested call's scratch is
+** released when it returns). An output entry that is NULL receives a new
+** tensor the caller frees with host->tensor_free; a non-NULL entry (e.g. a
+** model's activation buffer) is written in place after its checks. */
+typedef struct loom_op_call {
+    uint32_t struct_size;
+    const loom_op *op;
+    int32_t n_inputs;
+    const loom_tensor *const *inputs;
+    int32_t n_outputs;
+    loom_tensor **outputs;
+    int32_t n_attrs;
+    const loom_named_attr *attrs;
+    const char *backend;                        /* force one backend, NULL = policy */
+    loom_object *object;                        /* for methods of an object class, else NULL */
+} loom_op_call;
+
+/* CPU features the core found (cpuid and the OS's XSAVE support), capped by
+** LOOM_CPU_MAX_ISA: exec_ctx->cpu_features and host->cpu_features(). A pack
+** never reads the environment or cpuid to choose its ISA. */
+#define LOOM_CPU_SSE42        (UINT64_C(1) << 0)
+#define LOOM_CPU_AVX          (UINT64_C(1) << 1)
+#define LOOM_CPU_AVX2         (UINT64_C(1) << 2)
+#define LOOM_CPU_FMA          (UINT64_C(1) << 3)
+#define LOOM_CPU_F16C         (UINT64_C(1) << 4)
+#define LOOM_CPU_AVX512F      (UINT64_C(1) << 5)
+#define LOOM_CPU_AVX512BW     (UINT64_C(1) << 6)
+#define LOOM_CPU_AVX512VL     (UINT64_C(1) << 7)
+#define LOOM_CPU_AVX512DQ     (UINT64_C(1) << 8)
+#define LOOM_CPU_AVX512VNNI   (UINT64_C(1) << 9)
+#define LOOM_CPU_AVX512BF16   (UINT64_C(1) << 10)
+#define LOOM_CPU_AVX512FP16   (UINT64_C(1) << 11)
+#define LOOM_CPU_AMX_TILE     (UINT64_C(1) << 12)
+#define LOOM_CPU_AMX_BF16     (UINT64_C(1) << 13)
+#define LOOM_CPU_AMX_INT8     (UINT64_C(1) << 14)
+/* What each LOOM_CPU_MAX_ISA level allows. */
+#define LOOM_CPU_LEVEL_SCALAR 0
+#define LOOM_CPU_LEVEL_SSE4   (LOOM_CPU_SSE42)
+#define LOOM_CPU_LEVEL_AVX2   (LOOM_CPU_LEVEL_SSE4 | LOOM_CPU_AVX | LOOM_CPU_AVX2 | LOOM_CPU_FMA | LOOM_CPU_F16C)
+#define LOOM_CPU_LEVEL_AVX512 (LOOM_CPU_LEVEL_AVX2 | LOOM_CPU_AVX512F | LOOM_CPU_AVX512BW | LOOM_CPU_AVX512VL \
+                               | LOOM_CPU_AVX512DQ | LOOM_CPU_AVX512VNNI | LOOM_CPU_AVX512BF16 | LOOM_CPU_AVX512FP16)
+#define LOOM_CPU_LEVEL_AMX    (LOOM_CPU_LEVEL_AVX512 | LOOM_CPU_AMX_TILE | LOOM_CPU_AMX_BF16 | LOOM_CPU_AMX_INT8)
+
+/* Per-device object state (ABI 1.1): made by create on the first call of an
+** object on a device by this pack, kept until the object is destroyed. */
+typedef loom_status (*loom_backend_state_create)(const loom_call *call, void *base_state, void **state_out);
+typedef void (*loom_backend_state_destroy)(void *state);
 
 /* The core's services. Handed to the pack's init; valid until the core shuts
 ** down. Members are appended per minor, never moved. */
@@ -474,11 +621,41 @@ typedef struct loom_host_api {
     ** ("loom.cuda.stream"...), or NULL. */
     void *(*get_extension)(const char *name, uint32_t version);
     /* ---- end of ABI 1.0: append below, never reorder what is above ---- */
+
+    /* ---- ABI 1.1: read only when LOOM_HAS_MEMBER(host, loom_host_api, m) ---- */
+    /* LOOM_CPU_* bits, capped by LOOM_CPU_MAX_ISA (also in exec_ctx). */
+    uint64_t (*cpu_features)(void);
+    /* Composition: find an op once (at init or object create; NULL with the
+    ** error set when absent) and call it from a kernel or method. */
+    const loom_op *(*op_find)(const char *name);
+    loom_status (*op_call)(loom_exec_ctx *ctx, const loom_op_call *call);
+    void (*tensor_free)(loom_tensor *t);        /* an output op_call allocated */
+    /* Prepared calls: the descriptor -> primitive split. proto->inputs give
+    ** dtypes, shapes and devices (data may be NULL); its outputs are ignored. */
+    loom_status (*plan_create)(loom_exec_ctx *ctx, const loom_op_call *proto, loom_plan **out);
+    loom_status (*plan_run)(loom_exec_ctx *ctx, loom_plan *plan, const loom_tensor *const *inputs,
+                          int32_t n_inputs, loom_tensor **outputs, int32_t n_outputs);
+    void (*plan_free)(loom_plan *plan);
+    /* Per-device object state, keyed by (this pack, the call's device): the
+    ** state made by create on the first call, then the same pointer; NULL
+    ** with the error set if create failed. call must be a method call. */
+    void *(*object_backend_state)(loom_call *call, loom_backend_state_create create,
+                                  loom_backend_state_destroy destroy);
+    /* Interfaces packs offer each other (language models for a decoder,
+    ** environments for rl): a versioned, size-prefixed vtable under a name,
+    ** registered during init and found by get_extension(name, version). */
+    loom_status (*register_interface)(loom_registrar *reg, const char *name, uint32_t version,
+                                    const void *vtable);
+    /* Re-open an already-linked library with RTLD_GLOBAL (MPI, oneDNN's
+    ** OpenMP runtime need their symbols global); only during init. */
+    loom_status (*load_global)(const char *soname);
 } loom_host_api;
 
 /* Freeze ABI 1.0 of the host table: the last member of minor 0 sits here. */
-_Static_assert(offsetof(loom_host_api, get_extension) == 8 + 19 * sizeof(void *),
-               "loom_host_api 1.0 layout is frozen");
+LOOM_STATIC_ASSERT(offsetof(loom_host_api, get_extension) == 8 + 19 * sizeof(void *),
+                   "loom_host_api 1.0 layout is frozen");
+LOOM_STATIC_ASSERT(offsetof(loom_host_api, load_global) == 8 + 29 * sizeof(void *),
+                   "loom_host_api 1.1 layout is frozen");
 
 /* ------------------------------------------------------------ pack entry */
 
@@ -499,41 +676,100 @@ typedef struct loom_plugin_desc {
     loom_status (*init)(const loom_host_api *host, loom_registrar *reg);
     /* Optional: release pack-global resources; called once at core shutdown. */
     void (*fini)(void);
+    /* ---- ABI 1.1 ---- */
+    /* What the pack needs before its init runs, NULL-terminated: pack names
+    ** ("core-cuda") or op names ("vision.nms", they contain a dot). The
+    ** loader initialises packs in dependency order, refuses a pack whose
+    ** dependency is missing (naming it) and every pack of a cycle. */
+    const char *const *depends;
 } loom_plugin_desc;
 
-_Static_assert(offsetof(loom_plugin_desc, struct_size) == 12, "frozen prefix");
-_Static_assert(offsetof(loom_plugin_desc, fini) == 48, "loom_plugin_desc 1.0 is frozen");
+LOOM_STATIC_ASSERT(offsetof(loom_plugin_desc, struct_size) == 12, "frozen prefix");
+LOOM_STATIC_ASSERT(offsetof(loom_plugin_desc, fini) == 48, "loom_plugin_desc 1.0 is frozen");
+LOOM_STATIC_ASSERT(offsetof(loom_plugin_desc, depends) == 56, "loom_plugin_desc 1.1 is frozen");
+
+/* Every released layout, frozen (LP64: the layouts the packs of this tree
+** are built for). An element type of an array never changes in the major;
+** a size-prefixed struct grows only after its last frozen member. */
+#if UINTPTR_MAX == UINT64_MAX
+LOOM_STATIC_ASSERT(sizeof(loom_attr_value) == 24, "loom_attr_value is frozen for the major");
+LOOM_STATIC_ASSERT(sizeof(loom_arg_def) == 32, "loom_arg_def is frozen for the major");
+LOOM_STATIC_ASSERT(sizeof(loom_attr_def) == 48, "loom_attr_def is frozen for the major");
+LOOM_STATIC_ASSERT(sizeof(loom_attr_choices) == 16, "loom_attr_choices is frozen for the major");
+LOOM_STATIC_ASSERT(sizeof(loom_named_attr) == 32, "loom_named_attr is frozen for the major");
+LOOM_STATIC_ASSERT(sizeof(loom_named_file) == 16, "loom_named_file is frozen for the major");
+LOOM_STATIC_ASSERT(offsetof(loom_op_schema, cost) == 88, "loom_op_schema 1.0 is frozen");
+LOOM_STATIC_ASSERT(offsetof(loom_op_schema, choices) == 104, "loom_op_schema 1.1 is frozen");
+LOOM_STATIC_ASSERT(offsetof(loom_exec_ctx, core) == 40, "loom_exec_ctx 1.0 is frozen");
+LOOM_STATIC_ASSERT(offsetof(loom_exec_ctx, depth) == 56, "loom_exec_ctx 1.1 is frozen");
+LOOM_STATIC_ASSERT(offsetof(loom_call, ctx) == 72, "loom_call 1.0 is frozen");
+LOOM_STATIC_ASSERT(offsetof(loom_call, plan_state) == 88, "loom_call 1.1 is frozen");
+LOOM_STATIC_ASSERT(offsetof(loom_kernel_desc, run) == 56, "loom_kernel_desc 1.0 is frozen");
+LOOM_STATIC_ASSERT(offsetof(loom_kernel_desc, release) == 80, "loom_kernel_desc 1.1 is frozen");
+LOOM_STATIC_ASSERT(offsetof(loom_object_args, ctx) == 40, "loom_object_args 1.0 is frozen");
+LOOM_STATIC_ASSERT(offsetof(loom_object_args, callbacks) == 80, "loom_object_args 1.1 is frozen");
+LOOM_STATIC_ASSERT(offsetof(loom_object_class, destroy) == 48, "loom_object_class 1.0 is frozen");
+LOOM_STATIC_ASSERT(offsetof(loom_object_class, choices) == 64, "loom_object_class 1.1 is frozen");
+LOOM_STATIC_ASSERT(offsetof(loom_device_provider, synchronize) == 56, "loom_device_provider 1.0 is frozen");
+LOOM_STATIC_ASSERT(offsetof(loom_op_call, object) == 72, "loom_op_call 1.1 is frozen");
+#endif
 
 typedef const loom_plugin_desc *(*loom_plugin_entry_fn)(uint16_t core_abi_major,
                                                     uint16_t core_abi_minor);
 
-/* Define the one exported entry of a pack:
+/* Define the one exported entry of a pack, with C linkage also when the
+** pack is written in C++ (a mangled entry is not found by the loader):
 **   LOOM_PLUGIN_DEFINE("vision", "0.1.0", "torchvision operators", vision_init, NULL)
-** The entry returns NULL to a core of another ABI major. */
-#define LOOM_PLUGIN_DEFINE(NAME, VERSION, DESCRIPTION, INIT, FINI)                    \
-    LOOM_PLUGIN_EXPORT const loom_plugin_desc *loom_plugin_entry(uint16_t core_major,  \
-                                                             uint16_t core_minor);   \
-    LOOM_PLUGIN_EXPORT const loom_plugin_desc *loom_plugin_entry(uint16_t core_major,  \
-                                                             uint16_t core_minor)    \
-    {                                                                               \
-        static const loom_plugin_desc desc = {                                       \
-            .magic = LOOM_PLUGIN_MAGIC, .abi_major = LOOM_ABI_MAJOR,                  \
-            .abi_minor_built = LOOM_ABI_MINOR,                                       \
-            .abi_minor_required = LOOM_TARGET_ABI_MINOR,                             \
-            .struct_size = sizeof(loom_plugin_desc),                                 \
-            .name = NAME, .version = VERSION, .description = DESCRIPTION,            \
-            .init = INIT, .fini = FINI,                                              \
-        };                                                                          \
-        (void)core_minor;                                                           \
-        return core_major == LOOM_ABI_MAJOR ? &desc : NULL;                          \
+**   LOOM_PLUGIN_DEFINE_DEPS("audio-cuda", "0.1.0", "...", init, NULL, audio_cuda_deps)
+** where audio_cuda_deps is a NULL-terminated `static const char *const[]`.
+** The entry returns NULL to a core of another ABI major. The initialiser is
+** positional so that it is valid C and C++11 alike. */
+#define LOOM_PLUGIN_DEFINE_DEPS(NAME, VERSION, DESCRIPTION, INIT, FINI, DEPENDS)              \
+    LOOM_EXTERN_C LOOM_PLUGIN_EXPORT const loom_plugin_desc *loom_plugin_entry(uint16_t core_major, \
+                                                                          uint16_t core_minor); \
+    LOOM_EXTERN_C LOOM_PLUGIN_EXPORT const loom_plugin_desc *loom_plugin_entry(uint16_t core_major, \
+                                                                          uint16_t core_minor)  \
+    {                                                                                       \
+        static const loom_plugin_desc desc = {                                              \
+            LOOM_PLUGIN_MAGIC, LOOM_ABI_MAJOR, LOOM_ABI_MINOR, LOOM_TARGET_ABI_MINOR, 0,      \
+            (uint32_t)sizeof(loom_plugin_desc), NAME, VERSION, DESCRIPTION, INIT, FINI,       \
+            DEPENDS                                                                         \
+        };                                                                                  \
+        (void)core_minor;                                                                   \
+        return core_major == LOOM_ABI_MAJOR ? &desc : NULL;                                  \
     }
+#define LOOM_PLUGIN_DEFINE(NAME, VERSION, DESCRIPTION, INIT, FINI) \
+    LOOM_PLUGIN_DEFINE_DEPS(NAME, VERSION, DESCRIPTION, INIT, FINI, NULL)
 
-/* Attribute default initialisers for schema tables. */
+/* Attribute default initialisers for schema tables. In C++ (which has no
+** designated initialisers before C++20) they are inline functions, usable
+** in the initialiser of a static table. */
+#ifndef __cplusplus
 #define LOOM_DEFAULT_NONE        { .type = 0, .is_set = 0, .count = 0, .u = { .i = 0 } }
 #define LOOM_DEFAULT_INT(v)      { .type = LOOM_ATTR_INT, .is_set = 1, .count = 1, .u = { .i = (v) } }
 #define LOOM_DEFAULT_FLOAT(v)    { .type = LOOM_ATTR_FLOAT, .is_set = 1, .count = 1, .u = { .f = (v) } }
 #define LOOM_DEFAULT_BOOL(v)     { .type = LOOM_ATTR_BOOL, .is_set = 1, .count = 1, .u = { .b = (v) } }
 #define LOOM_DEFAULT_STRING(v)   { .type = LOOM_ATTR_STRING, .is_set = 1, .count = sizeof(v) - 1, .u = { .s = (v) } }
+#else
+static inline loom_attr_value loom_default_value_(int32_t type, int64_t count)
+{
+    loom_attr_value v;
+    v.type = type;
+    v.is_set = type != 0;
+    v.count = count;
+    v.u.i = 0;
+    return v;
+}
+static inline loom_attr_value loom_default_int_(int64_t x) { loom_attr_value v = loom_default_value_(LOOM_ATTR_INT, 1); v.u.i = x; return v; }
+static inline loom_attr_value loom_default_float_(double x) { loom_attr_value v = loom_default_value_(LOOM_ATTR_FLOAT, 1); v.u.f = x; return v; }
+static inline loom_attr_value loom_default_bool_(int32_t x) { loom_attr_value v = loom_default_value_(LOOM_ATTR_BOOL, 1); v.u.b = x; return v; }
+static inline loom_attr_value loom_default_string_(const char *x, int64_t n) { loom_attr_value v = loom_default_value_(LOOM_ATTR_STRING, n); v.u.s = x; return v; }
+#define LOOM_DEFAULT_NONE        loom_default_value_(0, 0)
+#define LOOM_DEFAULT_INT(v)      loom_default_int_(v)
+#define LOOM_DEFAULT_FLOAT(v)    loom_default_float_(v)
+#define LOOM_DEFAULT_BOOL(v)     loom_default_bool_(v)
+#define LOOM_DEFAULT_STRING(v)   loom_default_string_((v), (int64_t)sizeof(v) - 1)
+#endif
 
 #ifdef __cplusplus
 }
