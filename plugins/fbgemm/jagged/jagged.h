@@ -83,7 +83,7 @@ void jg_plan_release(jg_plan *p);
 /* Read `count` offsets of `t` (int32 or int64) from `host_data` (the tensor
 ** data, or a host copy of it) into dst as int64, checking that
 ** 0 <= off[0] <= ... <= off[count-1], and off[count-1] == rows when
-** rows >= 0 (else <= -rows - 1, the largest last offset allowed). */
+** rows >= 0 (else <= -(rows + 1), the largest last offset allowed). */
 loom_status jg_read_offsets(const char *arg, const loom_tensor *t, const void *host_data, int64_t rows,
                             int64_t *dst);
 
@@ -94,7 +94,7 @@ loom_status jg_check_offsets_tensor(const char *arg, const loom_tensor *t, int64
 /* `t` is compact and has rank >= min_rank. */
 loom_status jg_check_tensor(const char *arg, const loom_tensor *t, int32_t min_rank);
 
-/* Product of t's dims from `from` on. */
+/* Product of t's dims from `from` on; -1 when it overflows an int64. */
 int64_t jg_inner(const loom_tensor *t, int32_t from);
 
 /* Bytes of every input and output: the cost of the memory-bound ops. */

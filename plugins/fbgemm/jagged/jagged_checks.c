@@ -27,8 +27,21 @@ int64_t jg_inner(const loom_tensor *t, int32_t from)
 {
     int64_t n = 1;
     for (int32_t d = from; d < t->ndim; d++)
-        n *= t->shape[d];
+        if (__builtin_mul_overflow(n, t->shape[d], &n))
+            return -1;
     return n;
+}
+
+/* *D = jg_inner(t, from), refused when it overflows (a tensor with a zero
+** leading dim may have inner dims whose product does not fit an int64). */
+static loom_status inner_of(const char *arg, const loom_tensor *t, int32_t from, int64_t *D)
+{
+    char b[160];
+    *D = jg_inner(t, from);
+    if (*D < 0)
+        return fbgemm_host->fail(LOOM_EINVAL, "'%s' %s: the product of its inner dims overflows an int64", arg,
+                                 DESC(t, b));
+    return LOOM_OK;
 }
 
 void jg_cost_bytes(const loom_call *call, double *flops, double *bytes)
@@ -79,9 +92,10 @@ loom_status jg_read_offsets(const char *arg, const loom_tensor *t, const void *h
         return fbgemm_host->fail(LOOM_EINVAL,
                                  "'%s' ends at %lld but must end at %lld (the rows of the jagged values, or the "
                                  "entries of the next offsets level)", arg, (long long)prev, (long long)rows);
-    if (rows < 0 && prev > -rows - 1)
+    /* -(rows + 1), not -rows - 1: rows may be INT64_MIN (total_L = INT64_MAX) */
+    if (rows < 0 && prev > -(rows + 1))
         return fbgemm_host->fail(LOOM_EINVAL, "'%s' ends at %lld, past total_L = %lld", arg, (long long)prev,
-                                 (long long)(-rows - 1));
+                                 (long long)-(rows + 1));
     return LOOM_OK;
 }
 
@@ -307,7 +321,8 @@ loom_status jg_prepare_to_padded(loom_call *call, jg_offsets_reader read, jg_pla
     if (st != LOOM_OK)
         return st;
     set_dtype(p, v);
-    p->D = jg_inner(v, 1);
+    if ((st = inner_of("values", v, 1, &p->D)) != LOOM_OK)
+        return st;
     p->total_L = v->shape[0];
     if ((st = jg_padding_bytes(p->dtype, call->attrs[1].u.f, p->pad)) != LOOM_OK ||
         (st = read_offsets_list(call, read, 1, offsets_names, -1, p->total_L, p)) != LOOM_OK)
@@ -343,7 +358,8 @@ static loom_status prepare_from_dense(loom_call *call, jg_offsets_reader read, c
                                  DESC(d, b), (int)p->levels);
     for (int32_t k = 0; k < p->levels; k++)
         p->max_Ls[k] = d->shape[1 + k];
-    p->D = jg_inner(d, 1 + p->levels);
+    if ((st = inner_of(dense_name, d, 1 + p->levels, &p->D)) != LOOM_OK)
+        return st;
     return set_outer(p);
 }
 
@@ -390,7 +406,8 @@ loom_status jg_prepare_elementwise(loom_call *call, jg_offsets_reader read, int 
         return st;
     set_dtype(p, x);
     p->max_L = y->shape[1];
-    p->D = jg_inner(x, 1);
+    if ((st = inner_of("x_values", x, 1, &p->D)) != LOOM_OK)
+        return st;
     p->total_L = x->shape[0];
     if ((st = read_offsets(call, read, 1, "x_offsets", y->shape[0] + 1, p->total_L, p)) != LOOM_OK)
         return st;
@@ -417,7 +434,8 @@ loom_status jg_prepare_mul_backward(loom_call *call, jg_offsets_reader read, jg_
                                  DESC(x, bx), DESC(g, bg));
     set_dtype(p, g);
     p->max_L = y->shape[1];
-    p->D = jg_inner(g, 1);
+    if ((st = inner_of("grad_output", g, 1, &p->D)) != LOOM_OK)
+        return st;
     p->total_L = g->shape[0];
     if ((st = read_offsets(call, read, 1, "x_offsets", y->shape[0] + 1, p->total_L, p)) != LOOM_OK)
         return st;
@@ -511,7 +529,8 @@ loom_status jg_prepare_index_select(loom_call *call, jg_plan *p, loom_tensor **o
         return fbgemm_host->fail(LOOM_EINVAL, "'input' has an unknown dtype");
     p->B = idx->shape[0];
     p->total_L = in->shape[0];
-    p->D = jg_inner(in, 1);
+    if ((st = inner_of("input", in, 1, &p->D)) != LOOM_OK)
+        return st;
     int32_t nd = shape_with(shape, &p->B, 1, in, 1);
     return fbgemm_host->alloc_output(call, 0, p->dtype, nd, shape, out);
 }

@@ -11,8 +11,12 @@
 #include "jagged.h"
 #include "register.h"
 
+/* Value constraints (checked by the core): lengths and row counts >= 0 (the
+** kernels check them too). padding_value has none: -inf and NaN padding
+** are meaningful, and integer outputs check it is representable. */
 #define ATTR_INT_REQUIRED(nm, d) \
-    { .name = nm, .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_REQUIRED, .dflt = LOOM_DEFAULT_NONE, .doc = d }
+    { .name = nm, .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_REQUIRED | LOOM_ATTR_NONNEG, \
+      .dflt = LOOM_DEFAULT_NONE, .doc = d }
 
 static const loom_arg_def one_output[] = {
     { .name = "output", .dtypes = 0, .ndim = -1, .doc = "result" },
@@ -33,7 +37,8 @@ static const loom_arg_def to_padded_inputs[] = {
     OFFSETS_LIST("offsets", "[B+1], int32 or int64"),
 };
 static const loom_attr_def to_padded_attrs[] = {
-    { .name = "max_lengths", .type = LOOM_ATTR_INTS, .flags = LOOM_ATTR_REQUIRED, .dflt = LOOM_DEFAULT_NONE,
+    { .name = "max_lengths", .type = LOOM_ATTR_INTS, .flags = LOOM_ATTR_REQUIRED | LOOM_ATTR_NONNEG,
+      .dflt = LOOM_DEFAULT_NONE,
       .doc = "one max length per jagged dim: entries kept per row; longer rows are truncated" },
     { .name = "padding_value", .type = LOOM_ATTR_FLOAT, .dflt = LOOM_DEFAULT_FLOAT(0.0),
       .doc = "value of the positions past a row's length" },
@@ -77,7 +82,7 @@ static const loom_arg_def to_jagged_inputs[] = {
     OFFSETS_LIST("x_offsets", "[B+1], int32 or int64"),
 };
 static const loom_attr_def to_jagged_attrs[] = {
-    { .name = "total_L", .type = LOOM_ATTR_INT, .dflt = LOOM_DEFAULT_NONE,
+    { .name = "total_L", .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_NONNEG, .dflt = LOOM_DEFAULT_NONE,
       .doc = "rows of the output (default: the last offset); rows past a dense row's extent are 0" },
 };
 
@@ -232,9 +237,9 @@ static const loom_arg_def index_select_inputs[] = {
     { .name = "indices", .dtypes = JG_INDEX, .ndim = 1, .doc = "[K] in [0, N), int32 or int64" },
 };
 static const loom_attr_def index_select_attrs[] = {
-    { .name = "consecutive_range_start", .type = LOOM_ATTR_INT, .dflt = LOOM_DEFAULT_INT(0),
+    { .name = "consecutive_range_start", .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_NONNEG, .dflt = LOOM_DEFAULT_INT(0),
       .doc = "backward hint of fbgemm's GPU path; no effect on the forward" },
-    { .name = "consecutive_range_length", .type = LOOM_ATTR_INT, .dflt = LOOM_DEFAULT_INT(0),
+    { .name = "consecutive_range_length", .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_NONNEG, .dflt = LOOM_DEFAULT_INT(0),
       .doc = "backward hint of fbgemm's GPU path; no effect on the forward" },
     { .name = "skip_indices_sorting_fwd", .type = LOOM_ATTR_BOOL, .dflt = LOOM_DEFAULT_BOOL(0),
       .doc = "fbgemm's GPU path sorts indices for locality unless set; no effect on the result" },

@@ -45,6 +45,8 @@ static int nbits(fbg_wtype t) { return t == FBG_WT_INT4 ? 4 : t == FBG_WT_INT2 ?
 
 int64_t fbg_format_row_bytes(const fbg_row_format *f)
 {
+    if (f->dim < 0 || f->dim > FBG_MAX_DIM)
+        return -1;          /* no row of that many elements (and no overflow below) */
     if (f->layout == FBG_LAYOUT_FUSED) {
         if (f->wtype == FBG_WT_INT8)
             return f->dim + 8;

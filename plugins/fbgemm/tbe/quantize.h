@@ -44,7 +44,7 @@ typedef struct fbg_row_format {
     int32_t fp8_bias;
 } fbg_row_format;
 
-/* Bytes of one row in this format. */
+/* Bytes of one row in this format; -1 for a dim outside [0, FBG_MAX_DIM]. */
 int64_t fbg_format_row_bytes(const fbg_row_format *f);
 
 /* Quantise x[dim] into out[fbg_format_row_bytes(f)] (padding zeroed). */

@@ -22,11 +22,11 @@ static loom_status parse_call(const loom_call *call, const char *op, fbg_row_for
     const char *lay = a[A_LAYOUT].u.s;
     if (strcmp(lay, "tbe") != 0 && strcmp(lay, "fused") != 0)
         return fbgemm_host->fail(LOOM_EINVAL, "%s: layout '%s' is not 'tbe' or 'fused'", op, lay);
-    if (a[A_ALIGN].u.i < 1 || a[A_ALIGN].u.i > 4096)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: row_alignment %lld is not in [1, 4096]", op,
-                                 (long long)a[A_ALIGN].u.i);
+    if (a[A_ALIGN].u.i < 1 || a[A_ALIGN].u.i > FBG_MAX_ROW_ALIGNMENT)
+        return fbgemm_host->fail(LOOM_EINVAL, "%s: 'row_alignment' %lld is not in [1, %d]", op,
+                                 (long long)a[A_ALIGN].u.i, FBG_MAX_ROW_ALIGNMENT);
     if (a[A_EBITS].u.i < 1 || a[A_EBITS].u.i > 6 || a[A_EBIAS].u.i < 0 || a[A_EBIAS].u.i > 63)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: fp8_exponent_bits %lld / fp8_exponent_bias %lld out of range "
+        return fbgemm_host->fail(LOOM_EINVAL, "%s: 'fp8_exponent_bits' %lld / 'fp8_exponent_bias' %lld out of range "
                                  "(bits 1..6, bias 0..63)", op, (long long)a[A_EBITS].u.i,
                                  (long long)a[A_EBIAS].u.i);
     *f = (fbg_row_format){
@@ -83,6 +83,10 @@ static loom_status quantize_checks(const loom_call *call, const char *op, fbg_ro
     const loom_tensor *in = call->inputs[0];
     char buf[96];
     f->dim = in->shape[1];
+    /* fbgemm holds D in an int32; an input of 0 rows may claim any D */
+    if (f->dim > FBG_MAX_DIM)
+        return fbgemm_host->fail(LOOM_EINVAL, "%s: input %s: D = %lld is above fbgemm's limit of %lld", op,
+                                 fbgemm_describe(in, buf, sizeof buf), (long long)f->dim, (long long)FBG_MAX_DIM);
     if (!fbg_dim_ok(f->wtype, f->dim) && !(f->layout == FBG_LAYOUT_FUSED && f->dim > 0))
         return fbgemm_host->fail(LOOM_EINVAL, "%s: input %s: %s rows need D > 0%s", op,
                                  fbgemm_describe(in, buf, sizeof buf), fbg_wtype_name(f->wtype),
@@ -124,8 +128,17 @@ static loom_status dequantize_checks(const loom_call *call, const char *op, fbg_
         return fbgemm_host->fail(LOOM_EINVAL, "%s: input %s: %s rows come as u8 or %s", op,
                                  fbgemm_describe(in, buf, sizeof buf), fbg_wtype_name(f->wtype),
                                  fbgemm_host->dtype_name(row_dtype(f->wtype)));
-    const int64_t row_bytes = in->shape[1] * (int64_t)fbgemm_host->dtype_size(dt);
     const loom_attr_value *dim = &call->attrs[A_DIM];
+    int64_t row_bytes;
+    /* an input of 0 rows may claim any row size: no product may overflow */
+    if (__builtin_mul_overflow(in->shape[1], (int64_t)fbgemm_host->dtype_size(dt), &row_bytes)
+        || row_bytes > 8 * FBG_MAX_DIM)
+        return fbgemm_host->fail(LOOM_EINVAL, "%s: input %s: rows of %lld elements are larger than any %s row "
+                                 "of fbgemm (D <= %lld)", op, fbgemm_describe(in, buf, sizeof buf),
+                                 (long long)in->shape[1], fbg_wtype_name(f->wtype), (long long)FBG_MAX_DIM);
+    if (dim->is_set && (dim->u.i <= 0 || dim->u.i > FBG_MAX_DIM))
+        return fbgemm_host->fail(LOOM_EINVAL, "%s: 'dim' = %lld is not in [1, %lld]", op, (long long)dim->u.i,
+                                 (long long)FBG_MAX_DIM);
     f->dim = dim->is_set ? dim->u.i : derive_dim(f, row_bytes);
     if (f->dim <= 0 || fbg_format_row_bytes(f) != row_bytes
         || (f->layout == FBG_LAYOUT_TBE && !fbg_dim_ok(f->wtype, f->dim)))

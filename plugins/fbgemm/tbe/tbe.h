@@ -99,18 +99,28 @@ typedef enum fbg_bounds_check {
 
 /* ------------------------------------------------------------- row sizes */
 
+/* The largest D (elements per row) and row_alignment loom accepts: fbgemm
+** holds D in an int32, and with these bounds every row size below fits an
+** int64 with room to spare (so no size computed from an attribute or a file
+** header can overflow). */
+#define FBG_MAX_DIM INT64_C(2147483647)
+#define FBG_MAX_ROW_ALIGNMENT 4096
+
 /* 1 when fbgemm packs D elements of type t without losing data: INT4 needs
-** even D, INT2 D % 4 == 0. Every type needs D > 0. */
+** even D, INT2 D % 4 == 0. Every type needs 0 < D <= FBG_MAX_DIM. */
 static inline int fbg_dim_ok(fbg_wtype t, int64_t dim)
 {
-    if (dim <= 0)
+    if (dim <= 0 || dim > FBG_MAX_DIM)
         return 0;
     return t == FBG_WT_INT4 ? dim % 2 == 0 : t == FBG_WT_INT2 ? dim % 4 == 0 : 1;
 }
 
-/* fbgemm's unpadded_row_size_in_bytes; 0 for an unknown type. */
+/* fbgemm's unpadded_row_size_in_bytes; 0 for an unknown type, -1 for a dim
+** outside [0, FBG_MAX_DIM]. */
 static inline int64_t fbg_row_bytes_unpadded(fbg_wtype t, int64_t dim)
 {
+    if (dim < 0 || dim > FBG_MAX_DIM)
+        return -1;
     switch (t) {
     case FBG_WT_FP32: return 4 * dim;
     case FBG_WT_FP16:
@@ -124,11 +134,14 @@ static inline int64_t fbg_row_bytes_unpadded(fbg_wtype t, int64_t dim)
 }
 
 /* fbgemm's padded_row_size_in_bytes: unpadded rounded up to row_alignment
-** (>= 1; fbgemm uses 1 on CPU, 16 on GPU). */
+** (>= 1; fbgemm uses 1 on CPU, 16 on GPU); -1 for a dim outside [0,
+** FBG_MAX_DIM] or an alignment above FBG_MAX_ROW_ALIGNMENT. */
 static inline int64_t fbg_row_bytes_padded(fbg_wtype t, int64_t dim, int64_t row_alignment)
 {
     int64_t u = fbg_row_bytes_unpadded(t, dim);
     int64_t a = row_alignment > 0 ? row_alignment : 1;
+    if (u < 0 || a > FBG_MAX_ROW_ALIGNMENT)
+        return -1;
     return (u + a - 1) / a * a;
 }
 

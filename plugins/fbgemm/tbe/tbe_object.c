@@ -22,15 +22,21 @@ enum {
     C_BOUNDS, C_ROW_ALIGNMENT, C_FP8_BITS, C_FP8_BIAS, C_CACHE_LF, C_CACHE_ALGO, C_CACHE_ASSOC, C_N
 };
 
+/* Value constraints (checked by the core; upper bounds and the rest are
+** create's checks): dims, alignment, exponent bits/bias and ways > 0, row
+** counts and table indices >= 0, cache_load_factor finite and >= 0. */
 static const loom_attr_def class_attrs[C_N] = {
     [C_WEIGHTS_TYS] = { .name = "weights_tys", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_NONE,
       .doc = "weight type per table, comma-separated (fp32,fp16,bf16,fp8,int8,int4,int2); "
              "default: from each tensor's dtype (f32/f16/bf16 only)" },
-    [C_EMBEDDING_DIMS] = { .name = "embedding_dims", .type = LOOM_ATTR_INTS, .dflt = LOOM_DEFAULT_NONE,
+    [C_EMBEDDING_DIMS] = { .name = "embedding_dims", .type = LOOM_ATTR_INTS, .flags = LOOM_ATTR_POSITIVE,
+      .dflt = LOOM_DEFAULT_NONE,
       .doc = "D per table; default: from the row bytes (needed for u8 tables with row_alignment > 1)" },
-    [C_NUM_EMBEDDINGS] = { .name = "num_embeddings", .type = LOOM_ATTR_INTS, .dflt = LOOM_DEFAULT_NONE,
+    [C_NUM_EMBEDDINGS] = { .name = "num_embeddings", .type = LOOM_ATTR_INTS, .flags = LOOM_ATTR_NONNEG,
+      .dflt = LOOM_DEFAULT_NONE,
       .doc = "rows per table, checked against the file when given" },
-    [C_FEATURE_TABLE_MAP] = { .name = "feature_table_map", .type = LOOM_ATTR_INTS, .dflt = LOOM_DEFAULT_NONE,
+    [C_FEATURE_TABLE_MAP] = { .name = "feature_table_map", .type = LOOM_ATTR_INTS, .flags = LOOM_ATTR_NONNEG,
+      .dflt = LOOM_DEFAULT_NONE,
       .doc = "table of each feature; default: one feature per table" },
     [C_POOLING] = { .name = "pooling_mode", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_STRING("sum"),
       .doc = "sum | mean | none" },
@@ -38,17 +44,20 @@ static const loom_attr_def class_attrs[C_N] = {
       .doc = "fp32 | fp16 | bf16" },
     [C_BOUNDS] = { .name = "bounds_check_mode", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_STRING("warning"),
       .doc = "fatal | warning | ignore | none (none repairs silently, as ignore: loom never reads out of bounds)" },
-    [C_ROW_ALIGNMENT] = { .name = "row_alignment", .type = LOOM_ATTR_INT, .dflt = LOOM_DEFAULT_INT(1),
+    [C_ROW_ALIGNMENT] = { .name = "row_alignment", .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_POSITIVE,
+      .dflt = LOOM_DEFAULT_INT(1),
       .doc = "bytes each row is padded to (fbgemm: 1 on CPU, 16 on GPU)" },
-    [C_FP8_BITS] = { .name = "fp8_exponent_bits", .type = LOOM_ATTR_INT,
+    [C_FP8_BITS] = { .name = "fp8_exponent_bits", .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_POSITIVE,
       .dflt = LOOM_DEFAULT_INT(FBG_FP8_DEFAULT_EXPONENT_BITS), .doc = "fp8 tables: exponent bits" },
-    [C_FP8_BIAS] = { .name = "fp8_exponent_bias", .type = LOOM_ATTR_INT,
+    [C_FP8_BIAS] = { .name = "fp8_exponent_bias", .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_POSITIVE,
       .dflt = LOOM_DEFAULT_INT(FBG_FP8_DEFAULT_EXPONENT_BIAS), .doc = "fp8 tables: exponent bias" },
-    [C_CACHE_LF] = { .name = "cache_load_factor", .type = LOOM_ATTR_FLOAT, .dflt = LOOM_DEFAULT_FLOAT(1.0),
+    [C_CACHE_LF] = { .name = "cache_load_factor", .type = LOOM_ATTR_FLOAT,
+      .flags = LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, .dflt = LOOM_DEFAULT_FLOAT(1.0),
       .doc = "fraction of all rows cached in memory; 1.0 (or 0) = no cache, rows read from the file mapping" },
     [C_CACHE_ALGO] = { .name = "cache_algorithm", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_STRING("lru"),
       .doc = "lru | lfu" },
-    [C_CACHE_ASSOC] = { .name = "cache_assoc", .type = LOOM_ATTR_INT, .dflt = LOOM_DEFAULT_INT(32),
+    [C_CACHE_ASSOC] = { .name = "cache_assoc", .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_POSITIVE,
+      .dflt = LOOM_DEFAULT_INT(32),
       .doc = "ways per cache set" },
 };
 
@@ -81,21 +90,48 @@ static void tbe_destroy(void *state)
 
 static const char *const W = FBG_TBE_CLASS;   /* names the class in messages */
 
-/* Number of tensors named table.0, table.1, ... (contiguous from 0). */
+/* t when name is "table.<t>" with t in the form "%d" prints it (digits only,
+** no sign, no leading zero) and t < limit; else -1. */
+static int64_t table_index(const char *name, int64_t limit)
+{
+    if (strncmp(name, "table.", 6) != 0)
+        return -1;
+    const char *p = name + 6;
+    if (*p < '0' || *p > '9' || (p[0] == '0' && p[1] != '\0'))
+        return -1;
+    int64_t t = 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        t = t * 10 + (*p - '0');
+        if (t >= limit)
+            return -1;
+    }
+    return *p == '\0' ? t : -1;
+}
+
+/* Number of tensors named table.0, table.1, ... (contiguous from 0), or -1
+** when out of memory. One pass over the names (O(tensors)): a name lookup
+** per table index would be a search per table, and a scan of every name
+** per index (as this once was) is quadratic in the file's tensor count. No
+** lookup misses, so the thread's error message is left alone. */
 static int32_t count_tables(const loom_safetensors *st)
 {
     const int64_t n = fbgemm_host->safetensors_count(st);
-    int32_t found = 0;
-    for (;;) {
-        char name[32];
-        int hit = 0;
-        snprintf(name, sizeof name, "table.%d", (int)found);
-        for (int64_t i = 0; i < n && !hit; i++)
-            hit = strcmp(fbgemm_host->safetensors_name(st, i), name) == 0;
-        if (!hit)
-            return found;
-        found++;
+    const int64_t limit = n < INT32_MAX ? n : INT32_MAX;
+    if (limit <= 0)
+        return 0;
+    unsigned char *seen = calloc((size_t)limit, 1);
+    if (seen == NULL)
+        return -1;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t t = table_index(fbgemm_host->safetensors_name(st, i), limit);
+        if (t >= 0)
+            seen[t] = 1;
     }
+    int32_t found = 0;
+    while (found < limit && seen[found])
+        found++;
+    free(seen);
+    return found;
 }
 
 /* Parse the comma-separated weights_tys into wt[n]. */
@@ -172,15 +208,22 @@ static loom_status load_table(const loom_object_args *args, int32_t t, int32_t w
                                                                                           : LOOM_DTYPE_BF16));
     if (!loom_is_contiguous(x))
         return fbgemm_host->fail(LOOM_EINVAL, "%s: table '%s' is not contiguous", W, name);
-    const int64_t row_bytes = x->shape[1] * (int64_t)fbgemm_host->dtype_size(dt);
+    /* the file's header says [rows, row_elements]: with 0 rows any row size
+    ** is valid safetensors, so the row bytes are computed with a check */
+    int64_t row_bytes;
+    if (__builtin_mul_overflow(x->shape[1], (int64_t)fbgemm_host->dtype_size(dt), &row_bytes)
+        || row_bytes > 8 * FBG_MAX_DIM + FBG_MAX_ROW_ALIGNMENT)
+        return fbgemm_host->fail(LOOM_EINVAL, "%s: table '%s' is %s: its rows are larger than any %s row of "
+                                 "fbgemm (dim <= %lld)", W, name, fbgemm_describe(x, buf, sizeof buf),
+                                 fbg_wtype_name(w), (long long)FBG_MAX_DIM);
     int64_t dim = dims->is_set ? dims->u.ints[t] : derive_dim(w, row_bytes, align);
     if (dim <= 0)
         return fbgemm_host->fail(LOOM_EINVAL, "%s: table '%s' (%s, %lld bytes per row, row_alignment %lld): "
                                  "give embedding_dims, the dim cannot be told from the row bytes", W, name,
                                  fbg_wtype_name(w), (long long)row_bytes, (long long)align);
-    if (!fbg_dim_ok(w, dim) || dim > INT32_MAX)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: table '%s': dim %lld is not valid for %s rows%s", W, name,
-                                 (long long)dim, fbg_wtype_name(w),
+    if (!fbg_dim_ok(w, dim))
+        return fbgemm_host->fail(LOOM_EINVAL, "%s: table '%s': dim %lld ('embedding_dims') is not valid for %s rows%s",
+                                 W, name, (long long)dim, fbg_wtype_name(w),
                                  w == FBG_WT_INT4 ? " (must be even)" : w == FBG_WT_INT2 ? " (must be a multiple of 4)"
                                                                                         : "");
     const int64_t want = fbg_row_bytes_padded(w, dim, align);
@@ -190,10 +233,10 @@ static loom_status load_table(const loom_object_args *args, int32_t t, int32_t w
                                  fbgemm_describe(x, buf, sizeof buf), (long long)row_bytes, fbg_wtype_name(w),
                                  (long long)dim, (long long)align, (long long)want);
     if (rows_attr->is_set && rows_attr->u.ints[t] != x->shape[0])
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: table '%s' holds %lld rows (%lld bytes) but num_embeddings says "
-                                 "%lld rows (%lld bytes)", W, name, (long long)x->shape[0],
-                                 (long long)(x->shape[0] * row_bytes), (long long)rows_attr->u.ints[t],
-                                 (long long)(rows_attr->u.ints[t] * row_bytes));
+        return fbgemm_host->fail(LOOM_EINVAL, "%s: table '%s' holds %lld rows (%.0f bytes) but 'num_embeddings' says "
+                                 "%lld rows (%.0f bytes)", W, name, (long long)x->shape[0],
+                                 (double)x->shape[0] * (double)row_bytes, (long long)rows_attr->u.ints[t],
+                                 (double)rows_attr->u.ints[t] * (double)row_bytes);
     *tab = (fbg_tbe_table){ .base = loom_data(x), .rows = x->shape[0], .dim = (int32_t)dim, .wtype = wtype,
                             .row_stride = row_bytes };
     return LOOM_OK;
@@ -212,22 +255,22 @@ static loom_status check_modes(const loom_attr_value *a, fbg_tbe_state *s)
     if (s->bounds_check_mode < 0)
         return fbgemm_host->fail(LOOM_EINVAL, "%s: bounds_check_mode '%s' is not fatal, warning, ignore or none", W,
                                  a[C_BOUNDS].u.s);
-    if (a[C_ROW_ALIGNMENT].u.i < 1 || a[C_ROW_ALIGNMENT].u.i > 4096)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: row_alignment %lld is not in [1, 4096]", W,
-                                 (long long)a[C_ROW_ALIGNMENT].u.i);
+    if (a[C_ROW_ALIGNMENT].u.i < 1 || a[C_ROW_ALIGNMENT].u.i > FBG_MAX_ROW_ALIGNMENT)
+        return fbgemm_host->fail(LOOM_EINVAL, "%s: 'row_alignment' %lld is not in [1, %d]", W,
+                                 (long long)a[C_ROW_ALIGNMENT].u.i, FBG_MAX_ROW_ALIGNMENT);
     /* fbgemm's check_fp8_params: both > 0 */
     if (a[C_FP8_BITS].u.i < 1 || a[C_FP8_BITS].u.i > 6 || a[C_FP8_BIAS].u.i < 1 || a[C_FP8_BIAS].u.i > 63)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: fp8_exponent_bits %lld / fp8_exponent_bias %lld out of range "
+        return fbgemm_host->fail(LOOM_EINVAL, "%s: 'fp8_exponent_bits' %lld / 'fp8_exponent_bias' %lld out of range "
                                  "(bits 1..6, bias 1..63)", W, (long long)a[C_FP8_BITS].u.i,
                                  (long long)a[C_FP8_BIAS].u.i);
     const double lf = a[C_CACHE_LF].u.f;
     if (!(lf >= 0.0 && lf <= 1.0))
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: cache_load_factor %g is not in [0, 1]", W, lf);
+        return fbgemm_host->fail(LOOM_EINVAL, "%s: 'cache_load_factor' %g is not in [0, 1]", W, lf);
     const char *algo = a[C_CACHE_ALGO].u.s;
     if (strcmp(algo, "lru") != 0 && strcmp(algo, "lfu") != 0)
         return fbgemm_host->fail(LOOM_EINVAL, "%s: cache_algorithm '%s' is not lru or lfu", W, algo);
     if (a[C_CACHE_ASSOC].u.i < 1 || a[C_CACHE_ASSOC].u.i > 1024)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: cache_assoc %lld is not in [1, 1024]", W,
+        return fbgemm_host->fail(LOOM_EINVAL, "%s: 'cache_assoc' %lld is not in [1, 1024]", W,
                                  (long long)a[C_CACHE_ASSOC].u.i);
     s->row_alignment = (int32_t)a[C_ROW_ALIGNMENT].u.i;
     s->fp8_exponent_bits = (int32_t)a[C_FP8_BITS].u.i;
@@ -256,7 +299,7 @@ static loom_status build_features(tbe_object *o, const loom_attr_value *ftm)
     for (int64_t f = 0; f < nf; f++) {
         int64_t t = ftm->is_set ? ftm->u.ints[f] : f;
         if (t < 0 || t >= s->n_tables)
-            return fbgemm_host->fail(LOOM_EINVAL, "%s: feature_table_map[%lld] = %lld is not a table index in "
+            return fbgemm_host->fail(LOOM_EINVAL, "%s: 'feature_table_map'[%lld] = %lld is not a table index in "
                                      "[0, %d)", W, (long long)f, (long long)t, (int)s->n_tables);
         o->ftm[f] = (int32_t)t;
         const int32_t d = o->tables[t].dim;
@@ -297,6 +340,8 @@ static loom_status tbe_create(const loom_object_args *args, void **state_out)
         return fbgemm_host->fail(LOOM_EINVAL, "%s needs a weights file (--weights) holding the tables table.0, "
                                  "table.1, ... in their weight types' row layouts", W);
     const int32_t n = count_tables(args->weights);
+    if (n < 0)
+        return fbgemm_host->fail(LOOM_ENOMEM, "%s: out of memory", W);
     if (n == 0)
         return fbgemm_host->fail(LOOM_EINVAL, "%s: the weights file has no tensor 'table.0' (tables are named "
                                  "table.<t>, in table order)", W);

@@ -66,16 +66,22 @@ static loom_status build_vbe(const fbg_tbe_state *s, const int64_t *bsz, int64_t
             if (b < 0 || b > (INT64_C(1) << 40))
                 return fbgemm_host->fail(LOOM_EINVAL, "%s: batch_size_per_feature_per_rank[%lld][%lld] = %lld is "
                                          "not a batch size", op, (long long)f, (long long)r, (long long)b);
-            B_rank[f * (R + 1) + r + 1] = B_rank[f * (R + 1) + r] + b;
+            if (__builtin_add_overflow(B_rank[f * (R + 1) + r], b, &B_rank[f * (R + 1) + r + 1]))
+                return fbgemm_host->fail(LOOM_EINVAL, "%s: the batch sizes of feature %lld add up past 2^63", op,
+                                         (long long)f);
         }
-        B_off[f + 1] = B_off[f] + B_rank[f * (R + 1) + R];
+        if (__builtin_add_overflow(B_off[f], B_rank[f * (R + 1) + R], &B_off[f + 1]))
+            return fbgemm_host->fail(LOOM_EINVAL, "%s: the batch sizes add up past 2^63", op);
     }
     /* rank-major blocks of [B[f][r], D_f] */
     out_off[0] = 0;
     for (int64_t r = 0; r < R; r++)
         for (int64_t f = 0; f < T; f++) {
-            int64_t D = s->D_offsets[f + 1] - s->D_offsets[f];
-            out_off[r * T + f + 1] = out_off[r * T + f] + bsz[f * R + r] * D;
+            int64_t D = s->D_offsets[f + 1] - s->D_offsets[f], block;
+            if (__builtin_mul_overflow(bsz[f * R + r], D, &block)
+                || __builtin_add_overflow(out_off[r * T + f], block, &out_off[r * T + f + 1]))
+                return fbgemm_host->fail(LOOM_EINVAL, "%s: the VBE output (batch sizes x dims) has more than 2^63 "
+                                         "elements", op);
         }
     p->vbe = 1;
     p->vbe_ranks = (int32_t)R;
@@ -154,12 +160,16 @@ loom_status fbg_tbe_plan_build(const loom_call *call, const fbg_tbe_state *s, co
                                      fbgemm_describe(off, b1, sizeof b1), (long long)T);
         p->B = (p->n_offsets - 1) / T;
         p->n_bags = p->n_offsets - 1;
-        p->output_numel = p->B * s->total_D;
+        if (__builtin_mul_overflow(p->B, s->total_D, &p->output_numel))
+            return fbgemm_host->fail(LOOM_EINVAL, "%s: the output [B = %lld, total_D = %lld] has more than 2^63 "
+                                     "elements", op, (long long)p->B, (long long)s->total_D);
     }
     if (p->pooling == FBG_POOL_NONE) {
         if (!s->all_same_D)
             return fbgemm_host->fail(LOOM_EINVAL, "%s: pooling none needs every feature to have the same dim", op);
-        p->output_numel = p->n_indices * s->max_D;
+        if (__builtin_mul_overflow(p->n_indices, (int64_t)s->max_D, &p->output_numel))
+            return fbgemm_host->fail(LOOM_EINVAL, "%s: the output [%lld indices, D = %d] has more than 2^63 "
+                                     "elements", op, (long long)p->n_indices, (int)s->max_D);
     }
     return LOOM_OK;
 }

@@ -16,17 +16,19 @@ static const loom_arg_def one_output[] = {
 
 /* ------------------------------------------------------------ quantisers */
 
+/* Value constraints (checked by the core; the upper bounds are the
+** kernels' checks): row_alignment and exponent bits > 0, bias >= 0. */
 #define FORMAT_ATTRS                                                                             \
     { .name = "weight_type", .type = LOOM_ATTR_STRING, .flags = LOOM_ATTR_REQUIRED,              \
       .dflt = LOOM_DEFAULT_NONE, .doc = "fp32 | fp16 | bf16 | fp8 | int8 | int4 | int2" },        \
     { .name = "layout", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_STRING("tbe"),           \
       .doc = "tbe: IntNBit TBE rows (f16 scale/bias header first); fused: the standalone "       \
              "FloatToFused8BitRowwiseQuantized / FloatToFusedNBitRowwiseQuantizedSBHalf rows" },  \
-    { .name = "row_alignment", .type = LOOM_ATTR_INT, .dflt = LOOM_DEFAULT_INT(1),              \
-      .doc = "tbe layout: pad each row to a multiple of this many bytes" },                       \
-    { .name = "fp8_exponent_bits", .type = LOOM_ATTR_INT,                                        \
+    { .name = "row_alignment", .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_POSITIVE,              \
+      .dflt = LOOM_DEFAULT_INT(1), .doc = "tbe layout: pad each row to a multiple of this many bytes" }, \
+    { .name = "fp8_exponent_bits", .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_POSITIVE,           \
       .dflt = LOOM_DEFAULT_INT(FBG_FP8_DEFAULT_EXPONENT_BITS), .doc = "fp8: exponent bits" },     \
-    { .name = "fp8_exponent_bias", .type = LOOM_ATTR_INT,                                        \
+    { .name = "fp8_exponent_bias", .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_NONNEG,             \
       .dflt = LOOM_DEFAULT_INT(FBG_FP8_DEFAULT_EXPONENT_BIAS), .doc = "fp8: exponent bias" }
 
 static const loom_attr_def quantize_attrs[] = { FORMAT_ATTRS };
@@ -48,7 +50,7 @@ const loom_op_schema fbg_quantize_rows_schema = {
 
 static const loom_attr_def dequantize_attrs[] = {
     FORMAT_ATTRS,
-    { .name = "dim", .type = LOOM_ATTR_INT, .dflt = LOOM_DEFAULT_NONE,
+    { .name = "dim", .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_POSITIVE, .dflt = LOOM_DEFAULT_NONE,
       .doc = "elements per row; default: derived from the row bytes" },
 };
 

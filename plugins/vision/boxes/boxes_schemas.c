@@ -61,8 +61,12 @@ static const loom_arg_def area_out[] = {
 
 /* ------------------------------------------------------------ attributes */
 
+/* Value constraints (checked by the core): thresholds and sizes finite
+** (a NaN or inf threshold silently keeps or drops everything), eps finite
+** and >= 0, image sizes >= 0. */
+
 static const loom_attr_def nms_attrs[] = {
-    { .name = "iou_threshold", .type = LOOM_ATTR_FLOAT, .flags = LOOM_ATTR_REQUIRED,
+    { .name = "iou_threshold", .type = LOOM_ATTR_FLOAT, .flags = LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE,
       .dflt = LOOM_DEFAULT_NONE, .doc = "discard boxes with IoU > iou_threshold" },
 };
 static const loom_attr_def iou_attrs[] = {
@@ -70,14 +74,14 @@ static const loom_attr_def iou_attrs[] = {
       .doc = "box format: xyxy, xywh or cxcywh" },
 };
 static const loom_attr_def eps_attrs[] = {
-    { .name = "eps", .type = LOOM_ATTR_FLOAT, .dflt = LOOM_DEFAULT_FLOAT(1e-7),
-      .doc = "added to the enclosing box's squared diagonal" },
+    { .name = "eps", .type = LOOM_ATTR_FLOAT, .flags = LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,
+      .dflt = LOOM_DEFAULT_FLOAT(1e-7), .doc = "added to the enclosing box's squared diagonal" },
 };
 static const loom_attr_def loss_attrs[] = {
     { .name = "reduction", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_STRING("none"),
       .doc = "none, mean or sum" },
-    { .name = "eps", .type = LOOM_ATTR_FLOAT, .dflt = LOOM_DEFAULT_FLOAT(1e-7),
-      .doc = "small number to prevent division by zero" },
+    { .name = "eps", .type = LOOM_ATTR_FLOAT, .flags = LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,
+      .dflt = LOOM_DEFAULT_FLOAT(1e-7), .doc = "small number to prevent division by zero" },
 };
 static const loom_attr_def convert_attrs[] = {
     { .name = "in_fmt", .type = LOOM_ATTR_STRING, .flags = LOOM_ATTR_REQUIRED,
@@ -86,11 +90,11 @@ static const loom_attr_def convert_attrs[] = {
       .dflt = LOOM_DEFAULT_NONE, .doc = "xyxy, xywh or cxcywh" },
 };
 static const loom_attr_def clip_attrs[] = {
-    { .name = "size", .type = LOOM_ATTR_INTS, .flags = LOOM_ATTR_REQUIRED,
+    { .name = "size", .type = LOOM_ATTR_INTS, .flags = LOOM_ATTR_REQUIRED | LOOM_ATTR_NONNEG,
       .dflt = LOOM_DEFAULT_NONE, .doc = "[height, width] of the image" },
 };
 static const loom_attr_def small_attrs[] = {
-    { .name = "min_size", .type = LOOM_ATTR_FLOAT, .flags = LOOM_ATTR_REQUIRED,
+    { .name = "min_size", .type = LOOM_ATTR_FLOAT, .flags = LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE,
       .dflt = LOOM_DEFAULT_NONE, .doc = "keep boxes whose width and height are >= min_size" },
 };
 

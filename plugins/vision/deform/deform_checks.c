@@ -50,6 +50,12 @@ static loom_status same_dtype_contiguous(const loom_call *call, const char *firs
         if (!loom_is_contiguous(t))
             return vision_host->fail(LOOM_EINVAL, "'%s' %s is not contiguous: pass a compact row-major tensor",
                                      s->inputs[i].name, DESC(t, buf));
+        /* torchvision's kernels hold every size in an int; a tensor with
+        ** no elements could otherwise carry dims whose products overflow */
+        for (int32_t d = 0; d < t->ndim; d++)
+            if (t->shape[d] > INT32_MAX)
+                return vision_host->fail(LOOM_EINVAL, "'%s' %s: dim %d is above 2^31 - 1", s->inputs[i].name,
+                                         DESC(t, buf), (int)d);
     }
     return LOOM_OK;
 }
@@ -80,14 +86,23 @@ loom_status deform_conv_check(const loom_call *call, int backward, deform_geom *
     g->cout = wt->shape[0];
     g->kh = wt->shape[2];
     g->kw = wt->shape[3];
-    if (g->kh <= 0 || g->kw <= 0 || wt->shape[1] <= 0 || g->cout <= 0)
-        return vision_host->fail(LOOM_EINVAL, "'weight' %s must be [Cout > 0, Cin/groups > 0, kh > 0, kw > 0]",
+    /* Cout = 0 is valid (torchvision returns [N, 0, Ho, Wo]); kh, kw and
+    ** weight.shape[1] are not (torchvision: TORCH_CHECK(weight_h > 0 &&
+    ** weight_w > 0), and its wrapper divides by weight.shape[1]) */
+    if (g->kh <= 0 || g->kw <= 0 || wt->shape[1] <= 0 || g->cout < 0)
+        return vision_host->fail(LOOM_EINVAL, "'weight' %s must be [Cout >= 0, Cin/groups > 0, kh > 0, kw > 0]",
                                  DESC(wt, b1));
     if (g->cin % wt->shape[1] != 0)
         return vision_host->fail(LOOM_EINVAL,
                                  "'weight' %s: weight.shape[1] = %lld must divide the %lld channels of 'input' %s",
                                  DESC(wt, b1), (long long)wt->shape[1], (long long)g->cin, DESC(in, b2));
     g->groups = g->cin / wt->shape[1];
+    /* torchvision computes weight.size(0) % groups with groups = 0 here: an
+    ** integer division by zero */
+    if (g->groups == 0)
+        return vision_host->fail(LOOM_EINVAL, "'input' %s has no channels: groups = Cin / weight.shape[1] = 0 "
+                                 "(Cin must be a positive multiple of weight.shape[1] = %lld)", DESC(in, b1),
+                                 (long long)wt->shape[1]);
     if (g->cout % g->groups != 0)
         return vision_host->fail(LOOM_EINVAL, "'weight' %s: Cout = %lld is not a multiple of groups = %lld",
                                  DESC(wt, b1), (long long)g->cout, (long long)g->groups);
@@ -128,6 +143,13 @@ loom_status deform_conv_check(const loom_call *call, int backward, deform_geom *
         return vision_host->fail(LOOM_EINVAL, "'grad' %s: expected [%lld, %lld, %lld, %lld] ([N, Cout, Ho, Wo])",
                                  DESC(grad, b1), (long long)g->n, (long long)g->cout, (long long)g->ho,
                                  (long long)g->wo);
+    /* the columns (Cin * kh * kw rows of Ho * Wo) of one image, in bytes */
+    int64_t cols;
+    if (__builtin_mul_overflow(g->cin * taps, g->ho * g->wo, &cols) || cols > INT64_MAX / 8)
+        return vision_host->fail(LOOM_EINVAL, "'input' %s with a %lldx%lld kernel: the columns of one image "
+                                 "(Cin * kh * kw x Ho * Wo = %lld x %lld) are too large", DESC(in, b1),
+                                 (long long)g->kh, (long long)g->kw, (long long)(g->cin * taps),
+                                 (long long)(g->ho * g->wo));
     g->use_mask = mask != NULL;
     g->input = loom_data(in);
     g->offset = loom_data(off);
@@ -227,6 +249,12 @@ loom_status drop_block_check(const loom_call *call, int dims, drop_block_plan *p
     if (pl->bs % 2 == 0)
         return vision_host->fail(LOOM_EINVAL, "block size should be odd: min(block_size = %lld, spatial sizes of "
                                  "'input' %s) = %lld is even", (long long)bs, DESC(in, b1), (long long)pl->bs);
+    /* torchvision's F.max_pool2d/3d refuse a channel dim of 0 (only the
+    ** batch may be empty): a RuntimeError there, a refusal here */
+    if (pl->c == 0)
+        return vision_host->fail(LOOM_EINVAL, "'input' %s has no channels: drop_block%dd needs C > 0 (torchvision's "
+                                 "max_pool%dd refuses an empty channel dim; only the batch may be empty)",
+                                 DESC(in, b1), dims, dims);
     double area = 1.0, valid = 1.0;
     pl->noise_numel = pl->n * pl->c;
     for (int d = 0; d < dims; d++) {

@@ -343,8 +343,11 @@ static loom_status backward_run(loom_exec_ctx *ctx, const deform_geom *g, void *
     int f64 = g->dtype == LOOM_DTYPE_F64;
     size_t es = f64 ? sizeof(double) : sizeof(float);
     int64_t threads = thread_count(ctx), n_w = g->cout * j.d.kg;
-    memset(outs[0], 0, (size_t)(g->n * g->cin * j.d.in_hw) * es);
-    memset(outs[1], 0, (size_t)n_w * es);
+    /* an empty gradient may have no data at all: nothing to clear */
+    if (g->n * g->cin * j.d.in_hw > 0)
+        memset(outs[0], 0, (size_t)(g->n * g->cin * j.d.in_hw) * es);
+    if (n_w > 0)
+        memset(outs[1], 0, (size_t)n_w * es);
     /* grad_bias = grad summed over N, Ho, Wo (in double) */
     for (int64_t o = 0; o < g->cout; o++) {
         double s = 0;

@@ -185,6 +185,8 @@ template <typename T>
 void gemm(int64_t M, int64_t N, int64_t K, const T *A, int64_t ars, int64_t acs, const T *B, int64_t brs,
           int64_t bcs, T *C, int64_t ldc, const T *bias, int accumulate, cudaStream_t s)
 {
+    if (M <= 0 || N <= 0)
+        return;                 /* an empty product (Cout = 0): a 0-block grid would fail to launch */
     dim3 block(16, 16), grid((unsigned)((N + 15) / 16), (unsigned)((M + 15) / 16));
     gemm_kernel<T><<<grid, block, 0, s>>>(M, N, K, A, ars, acs, B, brs, bcs, C, ldc, bias, accumulate);
 }
@@ -319,9 +321,14 @@ void backward_typed(const geom &g, const conv_data &d, T *const *outs, T *cols, 
     const T *in = static_cast<const T *>(d.input), *off = static_cast<const T *>(d.offset);
     const T *msk = static_cast<const T *>(d.mask), *wt = static_cast<const T *>(d.weight);
     const T *grad = static_cast<const T *>(d.grad);
-    cudaMemsetAsync(outs[0], 0, (size_t)(g.n * g.cin * g.in_hw) * sizeof(T), s);
-    cudaMemsetAsync(outs[1], 0, (size_t)(g.cout * g.kg) * sizeof(T), s);
-    bias_grad_kernel<T><<<(unsigned)g.cout, kThreads, 0, s>>>(g, grad, outs[4]);
+    /* nothing to clear or launch for an empty gradient (Cout = 0 or N = 0
+    ** leave some of them empty; a grid of 0 blocks is a launch error) */
+    if (g.n * g.cin * g.in_hw > 0)
+        cudaMemsetAsync(outs[0], 0, (size_t)(g.n * g.cin * g.in_hw) * sizeof(T), s);
+    if (g.cout * g.kg > 0)
+        cudaMemsetAsync(outs[1], 0, (size_t)(g.cout * g.kg) * sizeof(T), s);
+    if (g.cout > 0)
+        bias_grad_kernel<T><<<(unsigned)g.cout, kThreads, 0, s>>>(g, grad, outs[4]);
     for (int64_t img = 0; img < g.n; img++) {
         const T *gr = grad + img * g.cout * g.hw, *im = in + img * g.cin * g.in_hw;
         const T *of = off + img * 2 * g.og * g.taps * g.hw;

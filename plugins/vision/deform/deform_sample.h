@@ -12,8 +12,10 @@
 ** weights (an invalid corner has weight 0 and the offset of a valid corner
 ** of the sample, or 0 when it has none) so that callers can
 ** reuse them across all channels of an offset group. valid = 0 means the
-** whole sample is 0. The coordinate gradient (get_coordinate_weight) has no
-** early-out: deform_corners_raw gives its corners without that rule.
+** whole sample is 0; a sample with no corner inside the image (possible
+** only when H or W is 0) is never valid, so nothing of an empty image is
+** read. The coordinate gradient (get_coordinate_weight) has no early-out:
+** deform_corners_raw gives its corners without that rule.
 */
 #ifndef LOOM_VISION_DEFORM_SAMPLE_H
 #define LOOM_VISION_DEFORM_SAMPLE_H
@@ -58,6 +60,10 @@ static inline void deform_corners_raw(double y, double x, int64_t h, int64_t w, 
     int64_t any = 0;
     for (int k = 3; k >= 0; k--)
         any = c->ok[k] ? c->idx[k] : any;
+    /* no corner inside (only for an empty image, H or W = 0): the sample
+    ** is 0 and must read nothing */
+    if (!(c->ok[0] || c->ok[1] || c->ok[2] || c->ok[3]))
+        c->valid = 0;
     for (int k = 0; k < 4; k++)
         c->idx[k] = c->ok[k] ? c->idx[k] : any;
     c->ly = y - (double)yl;

@@ -21,12 +21,13 @@ static const int64_t zeros2[2] = { 0, 0 };
 
 #define INTS_DEFAULT(arr) { .type = LOOM_ATTR_INTS, .is_set = 1, .count = 2, .u = { .ints = (arr) } }
 
+/* Value constraints (checked by the core): stride and dilation > 0, padding >= 0. */
 static const loom_attr_def conv_attrs[] = {
-    { .name = "stride", .type = LOOM_ATTR_INTS, .dflt = INTS_DEFAULT(ones2),
+    { .name = "stride", .type = LOOM_ATTR_INTS, .flags = LOOM_ATTR_POSITIVE, .dflt = INTS_DEFAULT(ones2),
       .doc = "(sh, sw) or one value for both; > 0" },
-    { .name = "padding", .type = LOOM_ATTR_INTS, .dflt = INTS_DEFAULT(zeros2),
+    { .name = "padding", .type = LOOM_ATTR_INTS, .flags = LOOM_ATTR_NONNEG, .dflt = INTS_DEFAULT(zeros2),
       .doc = "(ph, pw) or one value for both; >= 0 (zeros around the image)" },
-    { .name = "dilation", .type = LOOM_ATTR_INTS, .dflt = INTS_DEFAULT(ones2),
+    { .name = "dilation", .type = LOOM_ATTR_INTS, .flags = LOOM_ATTR_POSITIVE, .dflt = INTS_DEFAULT(ones2),
       .doc = "(dh, dw) or one value for both; > 0" },
 };
 
@@ -84,12 +85,16 @@ const loom_op_schema vision_deform_conv2d_backward_schema = {
     .cost = deform_conv_backward_cost,
 };
 
+/* Value constraints (checked by the core; p <= 1 is the kernels' check):
+** probabilities finite and >= 0, block_size > 0, eps finite and >= 0; the
+** seed is any integer. */
 static const loom_attr_def drop_block_attrs[] = {
-    { .name = "p", .type = LOOM_ATTR_FLOAT, .flags = LOOM_ATTR_REQUIRED, .dflt = LOOM_DEFAULT_NONE,
-      .doc = "probability of an element to be dropped, in [0, 1]" },
-    { .name = "block_size", .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_REQUIRED, .dflt = LOOM_DEFAULT_NONE,
-      .doc = "side of the dropped blocks; min(block_size, sizes) must be odd" },
-    { .name = "eps", .type = LOOM_ATTR_FLOAT, .dflt = LOOM_DEFAULT_FLOAT(1e-6),
+    { .name = "p", .type = LOOM_ATTR_FLOAT, .flags = LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,
+      .dflt = LOOM_DEFAULT_NONE, .doc = "probability of an element to be dropped, in [0, 1]" },
+    { .name = "block_size", .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,
+      .dflt = LOOM_DEFAULT_NONE, .doc = "side of the dropped blocks; min(block_size, sizes) must be odd" },
+    { .name = "eps", .type = LOOM_ATTR_FLOAT, .flags = LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,
+      .dflt = LOOM_DEFAULT_FLOAT(1e-6),
       .doc = "added to the kept count in the normalisation" },
     { .name = "training", .type = LOOM_ATTR_BOOL, .dflt = LOOM_DEFAULT_BOOL(1),
       .doc = "false: identity" },
@@ -137,7 +142,8 @@ static const loom_arg_def stochastic_depth_inputs[] = {
       .doc = "the Bernoulli(1-p) draw: [N, 1, ...] for mode row, [1, 1, ...] for mode batch" },
 };
 static const loom_attr_def stochastic_depth_attrs[] = {
-    { .name = "p", .type = LOOM_ATTR_FLOAT, .flags = LOOM_ATTR_REQUIRED, .dflt = LOOM_DEFAULT_NONE,
+    { .name = "p", .type = LOOM_ATTR_FLOAT, .flags = LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,
+      .dflt = LOOM_DEFAULT_NONE,
       .doc = "probability of a row (or the batch) to be zeroed, in [0, 1]" },
     { .name = "mode", .type = LOOM_ATTR_STRING, .flags = LOOM_ATTR_REQUIRED, .dflt = LOOM_DEFAULT_NONE,
       .doc = "\"row\" or \"batch\"" },

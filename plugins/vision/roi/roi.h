@@ -72,6 +72,15 @@ double roi_value(loom_dtype dt, const void *rois, int64_t i);
 ** into [0, g->n); else a failure naming the roi. */
 loom_status roi_check_batch_indices(const roi_geom *g, const void *rois);
 
+/* Every roi's coordinates times spatial_scale, and the width and height
+** they make, are finite in the kernels' precision where the coordinates
+** themselves are (a finite scale can overflow: spatial_scale 1e300, or
+** 1e5 on f16 rois). Else a failure naming the roi: torchvision would
+** convert the non-finite sample positions to int (undefined) or pool
+** nothing. NaN or inf coordinates given as such pass (torchvision's
+** results for them are defined and kept). */
+loom_status roi_check_scaled(const roi_geom *g, const void *rois);
+
 /* Every entry of an argmax (roi_pool: -1 or a pixel index in [0, H*W)) or
 ** channel_mapping (ps ops: a channel in [0, C)) map on the host. */
 loom_status roi_check_index_map(const roi_geom *g, const int32_t *map);

@@ -129,8 +129,9 @@ static loom_status check_backward(const loom_call *call, roi_geom *g)
                                  (long long)g->h, (long long)g->w);
     if (g->h > INT32_MAX || g->w > INT32_MAX || g->h * g->w > INT32_MAX || g->c > INT32_MAX
         || g->n > INT32_MAX || (g->h * g->w > 0 && g->n * g->c > INT64_MAX / 8 / (g->h * g->w)))
-        return vision_host->fail(LOOM_EINVAL, "gradient of input [%lld, %lld, %lld, %lld] is too large",
-                                 (long long)g->n, (long long)g->c, (long long)g->h, (long long)g->w);
+        return vision_host->fail(LOOM_EINVAL, "gradient of input ['batch_size', 'channels', 'height', 'width'] = "
+                                 "[%lld, %lld, %lld, %lld] is too large", (long long)g->n, (long long)g->c,
+                                 (long long)g->h, (long long)g->w);
     st = check_bins(g, "'pooled_height' x 'pooled_width'");
     if (st == LOOM_OK)
         st = check_sampling(g);
@@ -202,6 +203,45 @@ loom_status roi_check_batch_indices(const roi_geom *g, const void *rois)
                                      "(the input has %lld images)",
                                      (long long)r, g->backward ? "rois" : "boxes", b, (long long)g->n,
                                      (long long)g->n);
+    }
+    return LOOM_OK;
+}
+
+/* v * spatial_scale as the kernels of dtype dt compute it: in double for
+** f64, in float for f32, in float rounded to half for f16. */
+static double scaled(loom_dtype dt, double v, double ss)
+{
+    if (dt == LOOM_DTYPE_F64)
+        return v * ss;
+    float p = (float)v * (float)ss;
+    return dt == LOOM_DTYPE_F16 ? (double)pk_f16_to_f32(pk_f32_to_f16(p)) : (double)p;
+}
+
+static double narrowed(loom_dtype dt, double v)
+{
+    return dt == LOOM_DTYPE_F64 ? v : dt == LOOM_DTYPE_F16 ? (double)pk_f16_to_f32(pk_f32_to_f16((float)v))
+                                                           : (double)(float)v;
+}
+
+loom_status roi_check_scaled(const roi_geom *g, const void *rois)
+{
+    for (int64_t r = 0; r < g->k; r++) {
+        double v[4], s[4];
+        int bad = 0;
+        for (int i = 0; i < 4; i++) {
+            v[i] = roi_value(g->dtype, rois, r * 5 + 1 + i);
+            s[i] = scaled(g->dtype, v[i], g->spatial_scale);
+            bad |= isfinite(v[i]) && !isfinite(s[i]);
+        }
+        /* the roi's width and height from finite scaled corners */
+        for (int i = 0; i < 2 && !bad; i++)
+            bad = isfinite(s[i]) && isfinite(s[i + 2]) && !isfinite(narrowed(g->dtype, s[i + 2] - s[i]));
+        if (bad)
+            return vision_host->fail(LOOM_EINVAL,
+                                     "rois scaled by spatial_scale %g are not finite in %s (roi %lld of '%s': "
+                                     "%g, %g, %g, %g): the scaled coordinates or the roi size overflow",
+                                     g->spatial_scale, vision_host->dtype_name(g->dtype), (long long)r,
+                                     g->backward ? "rois" : "boxes", v[0], v[1], v[2], v[3]);
     }
     return LOOM_OK;
 }

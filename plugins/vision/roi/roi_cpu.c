@@ -25,11 +25,13 @@ loom_status roi_run_cpu(loom_call *call)
     j.map_out = map != NULL ? loom_data(map) : NULL;
     if (g->backward && g->kind != ROI_ALIGN)
         j.map_in = loom_data(call->inputs[2]);
-    if ((st = roi_check_batch_indices(g, j.rois)) != LOOM_OK)
+    if ((st = roi_check_batch_indices(g, j.rois)) != LOOM_OK || (st = roi_check_scaled(g, j.rois)) != LOOM_OK)
         return st;
     if (j.map_in != NULL && (st = roi_check_index_map(g, j.map_in)) != LOOM_OK)
         return st;
     if (g->backward) {
+        if (loom_numel(out) == 0)
+            return LOOM_OK;     /* nothing to clear (and the data may be NULL) */
         memset(j.output, 0, (size_t)loom_numel(out) * vision_host->dtype_size(g->dtype));
         if (g->k == 0 || g->c == 0 || g->h * g->w == 0)
             return LOOM_OK;

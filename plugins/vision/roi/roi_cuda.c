@@ -80,6 +80,8 @@ static loom_status roi_run_cuda(loom_call *call)
     if (st == LOOM_OK)
         st = roi_check_batch_indices(&g, rois);
     if (st == LOOM_OK)
+        st = roi_check_scaled(&g, rois);
+    if (st == LOOM_OK)
         st = check_grids(&g, rois);
     if (st == LOOM_OK && map_in != NULL)
         st = fetch(loom_data(map_in), (size_t)loom_numel(map_in) * sizeof(int32_t), stream, &idx);
@@ -90,6 +92,8 @@ static loom_status roi_run_cuda(loom_call *call)
     if (st != LOOM_OK)
         return st;
     if (g.backward) {
+        if (loom_numel(out) == 0)
+            return LOOM_OK;     /* nothing to clear (and the data may be NULL) */
         e = cudaMemsetAsync(loom_data(out), 0, (size_t)loom_numel(out) * es, stream);
         if (e != cudaSuccess)
             return cuda_fail(e, "cudaMemsetAsync");

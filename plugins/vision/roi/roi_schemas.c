@@ -79,16 +79,23 @@ static const loom_arg_def grad_input_out[] = {
 
 /* ------------------------------------------------------------ attributes */
 
-#define OUTPUT_SIZE { .name = "output_size", .type = LOOM_ATTR_INTS, .flags = LOOM_ATTR_REQUIRED, \
+/* Value constraints (checked by the core): bins and sizes are counts, the
+** scale maps box coordinates to the map and must be finite and > 0 (the
+** kernels also refuse rois whose scaled coordinates overflow). No flag on
+** sampling_ratio: torchvision reads <= 0 as adaptive. */
+#define OUTPUT_SIZE { .name = "output_size", .type = LOOM_ATTR_INTS, \
+    .flags = LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE, \
     .dflt = LOOM_DEFAULT_NONE, .doc = "[PH, PW], or [S] for S x S" }
 #define SPATIAL_SCALE(doc_) { .name = "spatial_scale", .type = LOOM_ATTR_FLOAT, \
-    .dflt = LOOM_DEFAULT_FLOAT(1.0), .doc = doc_ }
+    .flags = LOOM_ATTR_FINITE | LOOM_ATTR_POSITIVE, .dflt = LOOM_DEFAULT_FLOAT(1.0), .doc = doc_ }
 #define SAMPLING_RATIO { .name = "sampling_ratio", .type = LOOM_ATTR_INT, .dflt = LOOM_DEFAULT_INT(-1), \
     .doc = "samples per bin side; <= 0: adaptive, ceil(roi_size / output_size)" }
 #define ALIGNED { .name = "aligned", .type = LOOM_ATTR_BOOL, .dflt = LOOM_DEFAULT_BOOL(0), \
     .doc = "shift the box by -0.5 pixel (pixel-centre alignment)" }
-#define REQ_INT(n, doc_) { .name = n, .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_REQUIRED, \
+#define REQ_INT(n, flags_, doc_) { .name = n, .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_REQUIRED | (flags_), \
     .dflt = LOOM_DEFAULT_NONE, .doc = doc_ }
+#define POS LOOM_ATTR_POSITIVE
+#define NNEG LOOM_ATTR_NONNEG
 #define SCALE_DOC "box coordinates times spatial_scale are feature-map coordinates"
 
 static const loom_attr_def align_attrs[] = { OUTPUT_SIZE, SPATIAL_SCALE(SCALE_DOC), SAMPLING_RATIO, ALIGNED };
@@ -97,23 +104,23 @@ static const loom_attr_def ps_align_attrs[] = { OUTPUT_SIZE, SPATIAL_SCALE(SCALE
 
 static const loom_attr_def align_bwd_attrs[] = {
     SPATIAL_SCALE(SCALE_DOC),
-    REQ_INT("pooled_height", "PH"), REQ_INT("pooled_width", "PW"),
-    REQ_INT("batch_size", "N of the input"), REQ_INT("channels", "C of the input"),
-    REQ_INT("height", "H of the input"), REQ_INT("width", "W of the input"),
+    REQ_INT("pooled_height", POS, "PH"), REQ_INT("pooled_width", POS, "PW"),
+    REQ_INT("batch_size", NNEG, "N of the input"), REQ_INT("channels", NNEG, "C of the input"),
+    REQ_INT("height", NNEG, "H of the input"), REQ_INT("width", NNEG, "W of the input"),
     SAMPLING_RATIO, ALIGNED,
 };
 static const loom_attr_def pool_bwd_attrs[] = {
     SPATIAL_SCALE(SCALE_DOC),
-    REQ_INT("pooled_height", "PH"), REQ_INT("pooled_width", "PW"),
-    REQ_INT("batch_size", "N of the input"), REQ_INT("channels", "C of the input"),
-    REQ_INT("height", "H of the input"), REQ_INT("width", "W of the input"),
+    REQ_INT("pooled_height", POS, "PH"), REQ_INT("pooled_width", POS, "PW"),
+    REQ_INT("batch_size", NNEG, "N of the input"), REQ_INT("channels", NNEG, "C of the input"),
+    REQ_INT("height", NNEG, "H of the input"), REQ_INT("width", NNEG, "W of the input"),
 };
 static const loom_attr_def ps_align_bwd_attrs[] = {
     SPATIAL_SCALE(SCALE_DOC),
-    REQ_INT("pooled_height", "PH"), REQ_INT("pooled_width", "PW"),
+    REQ_INT("pooled_height", POS, "PH"), REQ_INT("pooled_width", POS, "PW"),
     SAMPLING_RATIO,
-    REQ_INT("batch_size", "N of the input"), REQ_INT("channels", "C of the input"),
-    REQ_INT("height", "H of the input"), REQ_INT("width", "W of the input"),
+    REQ_INT("batch_size", NNEG, "N of the input"), REQ_INT("channels", NNEG, "C of the input"),
+    REQ_INT("height", NNEG, "H of the input"), REQ_INT("width", NNEG, "W of the input"),
 };
 
 /* ------------------------------------------------------------------ cost */

@@ -221,7 +221,7 @@ static void test_bad_table_files(void **state)
     const int64_t ftm[2] = { 0, 3 };
     tt_set_ints(a, "feature_table_map", ftm, 2);
     assert_null(tt_create(path, a));
-    tt_assert_fails(loom_last_status(), LOOM_EINVAL, "feature_table_map[1] = 3");
+    tt_assert_fails(loom_last_status(), LOOM_EINVAL, "'feature_table_map'[1] = 3");
     loom_attrs_free(a);
     assert_int_equal(loom_attrs_new(&a), LOOM_OK);
     tt_set_str(a, "bounds_check_mode", "strict");

@@ -209,7 +209,11 @@ static void refuses_bad_p_mode_noise_and_block_size(void **state)
     loom_attrs *a = drop_attrs("vision.drop_block2d", 1.5, 3, NULL, 0);
     dt_expect_error(drop("vision.drop_block2d", in, NULL, a, &out), LOOM_EINVAL, "'p' = 1.5");
     loom_attrs_free(a);
+    /* negative: the core's check of the schema flags; above 1: the kernel's */
     a = drop_attrs("vision.stochastic_depth", -0.1, 0, "row", 0);
+    dt_expect_error(drop("vision.stochastic_depth", in, NULL, a, &out), LOOM_EINVAL, "'p' must be finite and >= 0");
+    loom_attrs_free(a);
+    a = drop_attrs("vision.stochastic_depth", 1.25, 0, "row", 0);
     dt_expect_error(drop("vision.stochastic_depth", in, NULL, a, &out), LOOM_EINVAL, "must be in [0, 1]");
     loom_attrs_free(a);
     a = drop_attrs("vision.stochastic_depth", 0.5, 0, "col", 0);

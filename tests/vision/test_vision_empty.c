@@ -1,0 +1,214 @@
+/*
+** test_vision_empty.c - every op of the vision pack on inputs without
+** elements (zero boxes, zero RoIs, a batch of 0, zero channels, empty maps,
+** empty rows): torchvision's output shapes, no error, no read of the (NULL)
+** data of an empty tensor, no division by zero. The walk over the registry
+** fails for any vision op without a case here.
+**
+** Where torchvision raises (or crashes, or reads out of bounds) on such an
+** input, loom refuses it with LOOM_EINVAL; each of those cases says what
+** torchvision does.
+*/
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "coreops_util.h"
+#include "op_cases.h"
+
+/* the table below leaves trailing members of its cases to their zero default */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+#define T OC_T
+#define TV OC_TV
+#define NONE { 0 }
+
+static const double two_rois[10] = { 0, 0, 0, 4, 4, 0, 1, 1, 6, 6 };
+/* offsets of -0.5: samples at y = -0.5 lie inside torchvision's (-1, H) even for H = 0 */
+static const double half_off[28] = { -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5,
+                                      -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5 };
+
+static const oc_case cases[] = {
+    /* ------------------------------------------------------------ boxes */
+    { "vision.nms", "no boxes", { T(F32, 2, 0, 4), T(F32, 1, 0) }, "iou_threshold=0.5", { T(I64, 1, 0) } },
+    { "vision.nms", "no boxes f64", { T(F64, 2, 0, 4), T(F64, 1, 0) }, "iou_threshold=0.5", { T(I64, 1, 0) } },
+    { "vision.batched_nms", "no boxes", { T(F32, 2, 0, 4), T(F32, 1, 0), T(I64, 1, 0) }, "iou_threshold=0.5",
+      { T(I64, 1, 0) } },
+    { "vision.box_iou", "no boxes1", { T(F32, 2, 0, 4), T(F32, 2, 3, 4) }, NULL, { T(F32, 2, 0, 3) } },
+    { "vision.box_iou", "no boxes2", { T(F32, 2, 3, 4), T(F32, 2, 0, 4) }, NULL, { T(F32, 2, 3, 0) } },
+    { "vision.box_iou", "no boxes f16 cxcywh", { T(F16, 2, 0, 4), T(F16, 2, 0, 4) }, "fmt=cxcywh",
+      { T(F32, 2, 0, 0) } },
+    { "vision.generalized_box_iou", "no boxes1", { T(F32, 2, 0, 4), T(F32, 2, 3, 4) }, NULL, { T(F32, 2, 0, 3) } },
+    { "vision.generalized_box_iou", "no boxes2 f64", { T(F64, 2, 2, 4), T(F64, 2, 0, 4) }, NULL,
+      { T(F64, 2, 2, 0) } },
+    { "vision.distance_box_iou", "no boxes", { T(F32, 2, 0, 4), T(F32, 2, 0, 4) }, NULL, { T(F32, 2, 0, 0) } },
+    { "vision.distance_box_iou", "no boxes2", { T(F16, 2, 2, 4), T(F16, 2, 0, 4) }, NULL, { T(F32, 2, 2, 0) } },
+    { "vision.complete_box_iou", "no boxes1", { T(F32, 2, 0, 4), T(F32, 2, 5, 4) }, NULL, { T(F32, 2, 0, 5) } },
+    { "vision.complete_box_iou", "no boxes2", { T(F64, 2, 1, 4), T(F64, 2, 0, 4) }, NULL, { T(F64, 2, 1, 0) } },
+    /* the losses: 'none' keeps the leading dims, mean and sum of nothing are 0
+    ** (torchvision: 0.0 * loss.sum() for an empty mean) */
+    { "vision.generalized_box_iou_loss", "no boxes, none", { T(F32, 2, 0, 4), T(F32, 2, 0, 4) }, NULL,
+      { T(F32, 1, 0) } },
+    { "vision.generalized_box_iou_loss", "no boxes, mean", { T(F32, 2, 0, 4), T(F32, 2, 0, 4) },
+      "reduction=mean", { T(F32, 0, 0) }, .zeros = 1 },
+    { "vision.distance_box_iou_loss", "[3, 0] boxes, none", { T(F64, 3, 3, 0, 4), T(F64, 3, 3, 0, 4) }, NULL,
+      { T(F64, 2, 3, 0) } },
+    { "vision.distance_box_iou_loss", "no boxes, sum", { T(F16, 2, 0, 4), T(F16, 2, 0, 4) }, "reduction=sum",
+      { T(F32, 0, 0) }, .zeros = 1 },
+    { "vision.complete_box_iou_loss", "no boxes, none", { T(F32, 2, 0, 4), T(F32, 2, 0, 4) }, NULL,
+      { T(F32, 1, 0) } },
+    { "vision.complete_box_iou_loss", "no boxes, mean", { T(F32, 2, 0, 4), T(F32, 2, 0, 4) }, "reduction=mean",
+      { T(F32, 0, 0) }, .zeros = 1 },
+    { "vision.box_convert", "no boxes", { T(F32, 2, 0, 4) }, "in_fmt=xyxy;out_fmt=cxcywh", { T(F32, 2, 0, 4) } },
+    { "vision.box_convert", "[3, 0] boxes", { T(F16, 3, 3, 0, 4) }, "in_fmt=xywh;out_fmt=xyxy",
+      { T(F16, 3, 3, 0, 4) } },
+    { "vision.box_area", "no boxes", { T(F32, 2, 0, 4) }, NULL, { T(F32, 1, 0) } },
+    { "vision.box_area", "[3, 0] boxes", { T(F64, 3, 3, 0, 4) }, NULL, { T(F64, 2, 3, 0) } },
+    { "vision.box_area", "no f16 boxes", { T(F16, 2, 0, 4) }, "fmt=xywh", { T(F32, 1, 0) } },
+    { "vision.clip_boxes_to_image", "no boxes", { T(F32, 2, 0, 4) }, "size=10,20", { T(F32, 2, 0, 4) } },
+    { "vision.clip_boxes_to_image", "[2, 0] boxes", { T(F64, 3, 2, 0, 4) }, "size=10,20",
+      { T(F64, 3, 2, 0, 4) } },
+    { "vision.remove_small_boxes", "no boxes", { T(F32, 2, 0, 4) }, "min_size=1", { T(I64, 1, 0) } },
+
+    /* -------------------------------------------------------------- roi */
+    { "vision.roi_align", "no rois", { T(F32, 4, 1, 3, 8, 8), T(F32, 2, 0, 5) }, "output_size=2",
+      { T(F32, 4, 0, 3, 2, 2) } },
+    { "vision.roi_align", "no images, no rois", { T(F64, 4, 0, 3, 8, 8), T(F64, 2, 0, 5) },
+      "output_size=2,3;aligned=true", { T(F64, 4, 0, 3, 2, 3) } },
+    { "vision.roi_align", "no channels", { T(F32, 4, 1, 0, 8, 8), TV(F32, two_rois, 2, 2, 5) }, "output_size=2",
+      { T(F32, 4, 2, 0, 2, 2) } },
+    /* torchvision reads before the map for H = 0; loom samples nothing: 0 */
+    { "vision.roi_align", "empty map", { T(F32, 4, 1, 3, 0, 8), TV(F32, two_rois, 2, 2, 5) },
+      "output_size=2;sampling_ratio=2", { T(F32, 4, 2, 3, 2, 2) }, .zeros = 1 },
+    { "vision.roi_align", "no rois f16", { T(F16, 4, 1, 3, 8, 8), T(F16, 2, 0, 5) }, "output_size=2",
+      { T(F16, 4, 0, 3, 2, 2) } },
+    /* a roi with a batch index while there is no image: torchvision reads out of bounds */
+    { "vision.roi_align", "rois but no images", { T(F32, 4, 0, 3, 8, 8), T(F32, 2, 1, 5) }, "output_size=2",
+      .expect = LOOM_EINVAL, .message = "batch index" },
+    { "vision.roi_pool", "no rois", { T(F32, 4, 1, 3, 8, 8), T(F32, 2, 0, 5) }, "output_size=2",
+      { T(F32, 4, 0, 3, 2, 2), T(I32, 4, 0, 3, 2, 2) } },
+    { "vision.roi_pool", "no channels", { T(F64, 4, 1, 0, 8, 8), TV(F64, two_rois, 2, 2, 5) }, "output_size=2",
+      { T(F64, 4, 2, 0, 2, 2), T(I32, 4, 2, 0, 2, 2) } },
+    { "vision.ps_roi_align", "no rois", { T(F32, 4, 1, 4, 8, 8), T(F32, 2, 0, 5) }, "output_size=2",
+      { T(F32, 4, 0, 1, 2, 2), T(I32, 4, 0, 1, 2, 2) } },
+    { "vision.ps_roi_align", "no channels", { T(F32, 4, 1, 0, 8, 8), TV(F32, two_rois, 2, 2, 5) },
+      "output_size=2", { T(F32, 4, 2, 0, 2, 2), T(I32, 4, 2, 0, 2, 2) } },
+    { "vision.ps_roi_pool", "no rois", { T(F64, 4, 2, 8, 4, 4), T(F64, 2, 0, 5) }, "output_size=2",
+      { T(F64, 4, 0, 2, 2, 2), T(I32, 4, 0, 2, 2, 2) } },
+    { "vision.ps_roi_pool", "empty map", { T(F32, 4, 1, 4, 0, 0), TV(F32, two_rois, 2, 2, 5) }, "output_size=2",
+      { T(F32, 4, 2, 1, 2, 2), T(I32, 4, 2, 1, 2, 2) }, .zeros = 1 },
+    { "vision.roi_align_backward", "no rois",
+      { T(F32, 4, 0, 3, 2, 2), T(F32, 2, 0, 5) },
+      "pooled_height=2;pooled_width=2;batch_size=1;channels=3;height=8;width=8", { T(F32, 4, 1, 3, 8, 8) },
+      .zeros = 1 },
+    { "vision.roi_align_backward", "no images",
+      { T(F64, 4, 0, 3, 2, 2), T(F64, 2, 0, 5) },
+      "pooled_height=2;pooled_width=2;batch_size=0;channels=3;height=8;width=8", { T(F64, 4, 0, 3, 8, 8) } },
+    { "vision.roi_align_backward", "empty map",
+      { T(F32, 4, 2, 3, 2, 2), TV(F32, two_rois, 2, 2, 5) },
+      "pooled_height=2;pooled_width=2;batch_size=1;channels=3;height=0;width=8", { T(F32, 4, 1, 3, 0, 8) } },
+    { "vision.roi_pool_backward", "no rois",
+      { T(F32, 4, 0, 3, 2, 2), T(F32, 2, 0, 5), T(I32, 4, 0, 3, 2, 2) },
+      "pooled_height=2;pooled_width=2;batch_size=2;channels=3;height=4;width=4", { T(F32, 4, 2, 3, 4, 4) },
+      .zeros = 1 },
+    { "vision.roi_pool_backward", "no channels",
+      { T(F64, 4, 2, 0, 2, 2), TV(F64, two_rois, 2, 2, 5), T(I32, 4, 2, 0, 2, 2) },
+      "pooled_height=2;pooled_width=2;batch_size=1;channels=0;height=4;width=4", { T(F64, 4, 1, 0, 4, 4) } },
+    { "vision.ps_roi_align_backward", "no rois",
+      { T(F32, 4, 0, 1, 2, 2), T(F32, 2, 0, 5), T(I32, 4, 0, 1, 2, 2) },
+      "pooled_height=2;pooled_width=2;batch_size=1;channels=4;height=8;width=8", { T(F32, 4, 1, 4, 8, 8) },
+      .zeros = 1 },
+    { "vision.ps_roi_pool_backward", "no rois",
+      { T(F32, 4, 0, 1, 2, 2), T(F32, 2, 0, 5), T(I32, 4, 0, 1, 2, 2) },
+      "pooled_height=2;pooled_width=2;batch_size=1;channels=4;height=8;width=8", { T(F32, 4, 1, 4, 8, 8) },
+      .zeros = 1 },
+    { "vision.ps_roi_pool_backward", "no images",
+      { T(F64, 4, 0, 2, 2, 2), T(F64, 2, 0, 5), T(I32, 4, 0, 2, 2, 2) },
+      "pooled_height=2;pooled_width=2;batch_size=0;channels=8;height=8;width=8", { T(F64, 4, 0, 8, 8, 8) } },
+
+    /* ----------------------------------------------------------- deform */
+    { "vision.deform_conv2d", "no images",
+      { T(F32, 4, 0, 2, 5, 5), T(F32, 4, 0, 18, 3, 3), T(F32, 4, 4, 2, 3, 3), T(F32, 1, 4) }, NULL,
+      { T(F32, 4, 0, 4, 3, 3) } },
+    { "vision.deform_conv2d", "no images, mask, f16",
+      { T(F16, 4, 0, 2, 5, 5), T(F16, 4, 0, 18, 3, 3), T(F16, 4, 4, 2, 3, 3), NONE, T(F16, 4, 0, 9, 3, 3) }, NULL,
+      { T(F16, 4, 0, 4, 3, 3) } },
+    /* torchvision: out [N, 0, Ho, Wo] for a weight of 0 output channels */
+    { "vision.deform_conv2d", "no output channels",
+      { T(F32, 4, 1, 2, 5, 5), T(F32, 4, 1, 18, 3, 3), T(F32, 4, 0, 2, 3, 3), T(F32, 1, 0) }, NULL,
+      { T(F32, 4, 1, 0, 3, 3) } },
+    /* an empty image with padding: every sample is outside, the output is the bias (0) */
+    { "vision.deform_conv2d", "empty image, padding",
+      { T(F64, 4, 1, 2, 0, 5), T(F64, 4, 1, 2, 2, 7), T(F64, 4, 3, 2, 1, 1) }, "padding=1",
+      { T(F64, 4, 1, 3, 2, 7) }, .zeros = 1 },
+    { "vision.deform_conv2d", "empty image, samples in (-1, 0)",
+      { T(F32, 4, 1, 2, 0, 5), TV(F32, half_off, 4, 1, 2, 2, 7), T(F32, 4, 3, 2, 1, 1) }, "padding=1",
+      { T(F32, 4, 1, 3, 2, 7) }, .zeros = 1 },
+    /* torchvision: weight.size(0) % groups with groups = 0 // weight.size(1) = 0, an integer
+    ** division by zero (SIGFPE) */
+    { "vision.deform_conv2d", "no input channels",
+      { T(F32, 4, 1, 0, 5, 5), T(F32, 4, 1, 18, 3, 3), T(F32, 4, 4, 1, 3, 3) }, NULL,
+      .expect = LOOM_EINVAL, .message = "groups" },
+    /* torchvision: TORCH_CHECK(out_h > 0 && out_w > 0) */
+    { "vision.deform_conv2d", "empty output",
+      { T(F32, 4, 1, 2, 2, 5), T(F32, 4, 1, 18, 0, 3), T(F32, 4, 4, 2, 3, 3) }, NULL,
+      .expect = LOOM_EINVAL, .message = "too small" },
+    { "vision.deform_conv2d_backward", "no images",
+      { T(F32, 4, 0, 4, 3, 3), T(F32, 4, 0, 2, 5, 5), T(F32, 4, 4, 2, 3, 3), T(F32, 4, 0, 18, 3, 3) }, NULL,
+      { T(F32, 4, 0, 2, 5, 5), T(F32, 4, 4, 2, 3, 3), T(F32, 4, 0, 18, 3, 3), T(F32, 4, 0, 0, 3, 3),
+        T(F32, 1, 4) }, .zeros = OC_ALL },
+    { "vision.deform_conv2d_backward", "no images, mask, f16",
+      { T(F16, 4, 0, 4, 3, 3), T(F16, 4, 0, 2, 5, 5), T(F16, 4, 4, 2, 3, 3), T(F16, 4, 0, 18, 3, 3),
+        T(F16, 4, 0, 9, 3, 3), T(F16, 1, 4) }, NULL,
+      { T(F16, 4, 0, 2, 5, 5), T(F16, 4, 4, 2, 3, 3), T(F16, 4, 0, 18, 3, 3), T(F16, 4, 0, 9, 3, 3),
+        T(F16, 1, 4) }, .zeros = OC_ALL },
+    { "vision.deform_conv2d_backward", "no output channels",
+      { T(F64, 4, 2, 0, 3, 3), T(F64, 4, 2, 2, 5, 5), T(F64, 4, 0, 2, 3, 3), T(F64, 4, 2, 18, 3, 3),
+        T(F64, 4, 2, 9, 3, 3) }, NULL,
+      { T(F64, 4, 2, 2, 5, 5), T(F64, 4, 0, 2, 3, 3), T(F64, 4, 2, 18, 3, 3), T(F64, 4, 2, 9, 3, 3),
+        T(F64, 1, 0) }, .zeros = OC_ALL },
+    { "vision.deform_conv2d_backward", "empty image, padding",
+      { T(F32, 4, 1, 3, 2, 7), T(F32, 4, 1, 2, 0, 5), T(F32, 4, 3, 2, 1, 1), T(F32, 4, 1, 2, 2, 7) }, "padding=1",
+      { T(F32, 4, 1, 2, 0, 5), T(F32, 4, 3, 2, 1, 1), T(F32, 4, 1, 2, 2, 7), T(F32, 4, 1, 0, 2, 7),
+        T(F32, 1, 3) }, .zeros = OC_ALL },
+    { "vision.deform_conv2d_backward", "empty image, samples in (-1, 0)",
+      { T(F64, 4, 1, 3, 2, 7), T(F64, 4, 1, 2, 0, 5), T(F64, 4, 3, 2, 1, 1), TV(F64, half_off, 4, 1, 2, 2, 7) },
+      "padding=1",
+      { T(F64, 4, 1, 2, 0, 5), T(F64, 4, 3, 2, 1, 1), T(F64, 4, 1, 2, 2, 7), T(F64, 4, 1, 0, 2, 7),
+        T(F64, 1, 3) }, .zeros = OC_ALL },
+    { "vision.drop_block2d", "no images", { T(F32, 4, 0, 3, 5, 5) }, "p=0.5;block_size=3", { T(F32, 4, 0, 3, 5, 5) } },
+    { "vision.drop_block2d", "no images, noise", { T(F64, 4, 0, 3, 5, 5), T(F64, 4, 0, 3, 3, 3) },
+      "p=0.5;block_size=3", { T(F64, 4, 0, 3, 5, 5) } },
+    /* torchvision: block_size = min(block_size, H, W) = 0 is even: ValueError */
+    { "vision.drop_block2d", "empty map", { T(F32, 4, 2, 3, 0, 5) }, "p=0.5;block_size=3",
+      .expect = LOOM_EINVAL, .message = "odd" },
+    /* torchvision: F.max_pool2d refuses a channel dim of 0 (RuntimeError) */
+    { "vision.drop_block2d", "no channels", { T(F32, 4, 2, 0, 5, 5) }, "p=0.5;block_size=3",
+      .expect = LOOM_EINVAL, .message = "channel" },
+    { "vision.drop_block2d", "empty map, not training", { T(F32, 4, 2, 3, 0, 5) },
+      "p=0.5;block_size=3;training=false", { T(F32, 4, 2, 3, 0, 5) } },
+    { "vision.drop_block3d", "no images", { T(F32, 5, 0, 2, 3, 3, 3) }, "p=0.5;block_size=3",
+      { T(F32, 5, 0, 2, 3, 3, 3) } },
+    { "vision.drop_block3d", "empty depth", { T(F16, 5, 1, 2, 0, 3, 3) }, "p=0.5;block_size=3",
+      .expect = LOOM_EINVAL, .message = "odd" },
+    /* torchvision: F.max_pool3d refuses a non-batch dim of 0 (RuntimeError) */
+    { "vision.drop_block3d", "no channels", { T(F32, 5, 1, 0, 3, 3, 3) }, "p=0.5;block_size=3",
+      .expect = LOOM_EINVAL, .message = "channel" },
+    { "vision.drop_block3d", "no channels, p = 0", { T(F32, 5, 1, 0, 3, 3, 3) }, "p=0;block_size=3",
+      { T(F32, 5, 1, 0, 3, 3, 3) } },
+    { "vision.stochastic_depth", "no rows", { T(F32, 2, 0, 3) }, "p=0.5;mode=row", { T(F32, 2, 0, 3) } },
+    { "vision.stochastic_depth", "empty rows", { T(F64, 2, 3, 0), T(F64, 2, 3, 1) }, "p=0.5;mode=row",
+      { T(F64, 2, 3, 0) } },
+    { "vision.stochastic_depth", "no rows, batch", { T(F16, 1, 0) }, "p=0.25;mode=batch", { T(F16, 1, 0) } },
+    { "vision.stochastic_depth", "no rows, p = 1", { T(F32, 3, 0, 2, 2) }, "p=1;mode=row",
+      { T(F32, 3, 0, 2, 2) } },
+};
+
+int main(void)
+{
+    return oc_run_group("vision_empty", "vision.", cases, sizeof cases / sizeof cases[0], cu_setup, cu_teardown);
+}
