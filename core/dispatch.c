@@ -689,17 +689,32 @@ static const loom_attr_choices *schema_choices(const loom_op_schema *s, uint32_t
     return s->choices;
 }
 
-/* chain[depth] = chain[depth - 1] + " > " + label: the error context of a
-** call, so a nested failure reads "vision.resnet50 [cpu] > core.matmul [cpu]: ...". */
-static void set_chain(int32_t depth, const char *label)
+/* The error context of a call. A host's call (depth 0) points at the op's
+** name, then at its kernel's label, as before (no formatting on the hot
+** path). A nested call builds chain[depth] = caller's context + " > " +
+** its op, then appends its kernel's "[impl]", so a nested failure reads
+** "vision.resnet50 [cpu:x] > core.matmul [cpu:y]: ...". */
+static void context_enter(int32_t depth, const char *parent, const char *name)
 {
     if (depth == 0) {
-        snprintf(chain[0], sizeof chain[0], "%s", label);
-    } else {
-        char parent[sizeof chain[0]];
-        memcpy(parent, chain[depth - 1], sizeof parent);
-        snprintf(chain[depth], sizeof chain[depth], "%.160s > %.90s", parent, label);
+        loom__error_context(name);
+        return;
     }
+    snprintf(chain[depth], sizeof chain[depth], "%.160s > %.90s", parent != NULL ? parent : "?", name);
+    loom__error_context(chain[depth]);
+}
+
+static void context_kernel(int32_t depth, const loom__kernel *kern)
+{
+    const char *label = kern->label, *name = kern->k.schema->name;
+    size_t n = strlen(name), used;
+    if (depth == 0) {
+        loom__error_context(label);
+        return;
+    }
+    used = strlen(chain[depth]);
+    if (strncmp(label, name, n) == 0 && used < sizeof chain[depth])
+        snprintf(chain[depth] + used, sizeof chain[depth] - used, "%s", label + n);
     loom__error_context(chain[depth]);
 }
 
@@ -745,7 +760,7 @@ static loom_status dispatch_call(const call_req *q)
                           LOOM_MAX_NESTING);
     if ((r = record_at(depth)) == NULL)
         return loom__fail(LOOM_ENOMEM, "out of memory for the dispatch record of a nested call");
-    set_chain(depth, s->name);
+    context_enter(depth, saved_context, s->name);
     if (depth == 0) {
         nested_len = 0;
         nested_text[0] = '\0';
@@ -839,7 +854,7 @@ static loom_status dispatch_call(const call_req *q)
     kern = op->kernels[r->chosen];
     cs.kernel = kern;
     call.kernel = &kern->k;
-    set_chain(depth, kern->label);
+    context_kernel(depth, kern);
     if (depth > 0)
         append_nested(depth, r);
     if (loom__cfg.verbose >= 2) {

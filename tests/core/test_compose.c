@@ -12,6 +12,7 @@
 **  - a 1.0 pack binary loads and runs; an older, smaller loom_call_options.
 */
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -395,6 +396,67 @@ static void abi_1_0_pack_binary_still_loads(void **state)
     loom_shutdown();
 }
 
+/* 4 host threads: nested calls, one shared object (its per-device state is
+** made once under contention) and one shared plan. Run under TSan too. */
+typedef struct worker { loom_object *model; loom_plan *plan; int failures; } worker;
+
+static void *work(void *p)
+{
+    worker *w = p;
+    float x[3] = { 1, 2, 3 };
+    loom_tensor *in = vec(x, 3), *y = NULL;
+    loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
+    opt.object = w->model;
+    for (int i = 0; i < 200; i++) {
+        if (run1("upper.twice", in, NULL, &y) != LOOM_OK || ((float *)loom_data(y))[2] != 27.0f)
+            w->failures++;
+        loom_tensor_free(y);
+        y = NULL;
+        if (loom_run("upper.forward", (const loom_tensor *const *)&in, 1, NULL, &y, 1, &opt) != LOOM_OK
+            || ((float *)loom_data(y))[0] != 5.0f)
+            w->failures++;
+        loom_tensor_free(y);
+        y = NULL;
+        if (loom_plan_run(w->plan, (const loom_tensor *const *)&in, 1, &y, 1) != LOOM_OK
+            || ((float *)loom_data(y))[1] != 4.0f)
+            w->failures++;
+        loom_tensor_free(y);
+        y = NULL;
+    }
+    loom_tensor_free(in);
+    return NULL;
+}
+
+static void nested_calls_objects_and_plans_from_many_threads(void **state)
+{
+    int64_t three = 3;
+    loom_tensor desc = { .data = NULL, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = 1,
+                         .dtype = { LOOM_DL_FLOAT, 32, 1 }, .shape = &three };
+    const loom_tensor *d = &desc;
+    worker w[4];
+    pthread_t t[4];
+    loom_object *model = NULL;
+    loom_plan *plan = NULL;
+    loom_tensor *c = NULL;
+    (void)state;
+    init_compose(NULL, NULL);
+    assert_int_equal(loom_object_create(&model, "upper.model", NULL, NULL), LOOM_OK);
+    assert_int_equal(loom_plan_create(&plan, loom_op_find("lower.scale"), &d, 1, NULL, NULL), LOOM_OK);
+    for (int i = 0; i < 4; i++) {
+        w[i] = (worker){ model, plan, 0 };
+        assert_int_equal(pthread_create(&t[i], NULL, work, &w[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(w[i].failures, 0);
+    }
+    assert_int_equal(loom_run("upper.states", NULL, 0, NULL, &c, 1, NULL), LOOM_OK);
+    assert_int_equal(((int64_t *)loom_data(c))[0] - ((int64_t *)loom_data(c))[1], 1);   /* one live state */
+    loom_tensor_free(c);
+    loom_plan_free(plan);
+    loom_object_free(model);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -409,6 +471,7 @@ int main(void)
         cmocka_unit_test(same_dtype_as_input_is_checked),
         cmocka_unit_test(objects_get_named_files_and_callbacks),
         cmocka_unit_test(cpu_features_are_capped_for_core_and_packs),
+        cmocka_unit_test(nested_calls_objects_and_plans_from_many_threads),
         cmocka_unit_test(abi_1_0_pack_binary_still_loads),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

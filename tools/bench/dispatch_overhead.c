@@ -4,11 +4,15 @@
 **   dispatch_overhead [ITERATIONS]      (default 1000000)
 **
 ** Times core.add on two 1-element f32 tensors into a preallocated output
-** (so no allocation happens inside the loop), called by name (loom_run)
-** and through a looked-up op (loom_op_run), against a direct call of a
-** non-inlined C function adding two floats through pointers. Prints ns per
-** call for each and the difference to the direct call, which is the
-** dispatch overhead. The iterations are split into rounds that alternate
+** (so no allocation happens inside the loop), called by name (loom_run),
+** through a looked-up op (loom_op_run) and through a plan (loom_plan_run),
+** against a direct call of a non-inlined C function adding two floats
+** through pointers; and bench.nested_add (nestpack.c), whose kernel calls
+** core.add through host->op_call, so its time less loom_op_run's is the
+** cost of one nested dispatch. Prints ns per call for each and the
+** difference to the direct call, which is the dispatch overhead.
+** Targets: under 1 us per call; a planned call's overhead at most 1/3 of
+** loom_op_run's. The iterations are split into rounds that alternate
 ** between the three paths; the fastest round of each path is reported, so
 ** other load on the machine inflates the numbers as little as possible.
 ** Target: under 1 us per call.
@@ -41,12 +45,13 @@ static int fail(void)
     return 1;
 }
 
-enum path { DIRECT, BY_NAME, BY_OP, N_PATHS };
+enum path { DIRECT, BY_NAME, BY_OP, PLANNED, NESTED, N_PATHS };
 
 typedef struct bench_args {
     const loom_tensor *in[2];
     loom_tensor *out;
-    const loom_op *op;
+    const loom_op *op, *nested;
+    loom_plan *plan;
     float *a, *b, *c;
 } bench_args;
 
@@ -61,8 +66,12 @@ static double measure(enum path path, bench_args *x, long n)
             __asm__ __volatile__("" ::: "memory");   /* keep every call: the loop must not collapse */
         } else if (path == BY_NAME) {
             st = loom_run("core.add", x->in, 2, NULL, &x->out, 1, NULL);
-        } else {
+        } else if (path == BY_OP) {
             st = loom_op_run(x->op, x->in, 2, NULL, &x->out, 1, NULL);
+        } else if (path == PLANNED) {
+            st = loom_plan_run(x->plan, x->in, 2, &x->out, 1);
+        } else {
+            st = loom_op_run(x->nested, x->in, 2, NULL, &x->out, 1, NULL);
         }
         if (st != LOOM_OK)
             return -1.0;
@@ -74,7 +83,9 @@ int main(int argc, char **argv)
 {
     static const char *const names[N_PATHS] = {
         "direct C call (noinline)", "loom_run (name lookup)", "loom_op_run (looked-up op)",
+        "loom_plan_run (prepared)", "nested op_call (in a kernel)",
     };
+    loom_init_options opts = LOOM_INIT_OPTIONS_INIT;
     enum { ROUNDS = 10 };
     long iters = 1000000;
     const int64_t shape[1] = { 1 };
@@ -94,16 +105,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: dispatch_overhead [ITERATIONS >= %d]\n", ROUNDS);
         return 2;
     }
-    if (loom_init(NULL) != LOOM_OK)
+    opts.plugin_path = BENCH_NEST_DIR;   /* nestpack.c, next to this benchmark */
+    if (loom_init(&opts) != LOOM_OK)
         return fail();
     if (loom_tensor_wrap(&ta, &a, LOOM_DTYPE_F32, 1, shape, NULL, NULL) != LOOM_OK
         || loom_tensor_wrap(&tb, &b, LOOM_DTYPE_F32, 1, shape, NULL, NULL) != LOOM_OK
         || loom_tensor_wrap(&x.out, &c, LOOM_DTYPE_F32, 1, shape, NULL, NULL) != LOOM_OK
-        || (x.op = loom_op_find("core.add")) == NULL) {
+        || (x.op = loom_op_find("core.add")) == NULL || (x.nested = loom_op_find("bench.nested_add")) == NULL) {
         rc = fail();
     }
     x.in[0] = ta;
     x.in[1] = tb;
+    if (rc == 0 && loom_plan_create(&x.plan, x.op, x.in, 2, NULL, NULL) != LOOM_OK)
+        rc = fail();
 
     /* Warm up every path: first-call lookups, page faults, the thread pool. */
     for (int p = 0; rc == 0 && p < N_PATHS; p++) {
@@ -128,11 +142,17 @@ int main(int argc, char **argv)
         printf("core.add on 1-element f32 tensors, preallocated output, %ld calls per path"
                " (fastest of %d rounds)\n", iters, ROUNDS);
         printf("  %-28s %8.1f ns/call\n", names[DIRECT], best[DIRECT]);
-        for (int p = BY_NAME; p < N_PATHS; p++)
+        for (int p = BY_NAME; p < NESTED; p++)
             printf("  %-28s %8.1f ns/call  overhead %7.1f ns\n", names[p], best[p], best[p] - best[DIRECT]);
+        printf("  %-28s %8.1f ns/call  nested dispatch %7.1f ns (its time less loom_op_run's)\n", names[NESTED],
+               best[NESTED], best[NESTED] - best[BY_OP]);
+        double op_over = best[BY_OP] - best[DIRECT], plan_over = best[PLANNED] - best[DIRECT];
         printf("  target, under 1000 ns per call: %s\n",
                best[BY_NAME] < 1000.0 && best[BY_OP] < 1000.0 ? "met" : "NOT met");
+        printf("  target, planned overhead <= 1/3 of loom_op_run's: %.2f of it, %s\n", plan_over / op_over,
+               plan_over <= op_over / 3.0 ? "met" : "NOT met");
     }
+    loom_plan_free(x.plan);
     loom_tensor_free(ta);
     loom_tensor_free(tb);
     loom_tensor_free(x.out);
