@@ -5,18 +5,25 @@
 ** Invariant: providers[0..n_providers) are immutable once published; the
 ** count is published with release order after the entry is written, so
 ** readers on any thread see complete entries without a lock.
+** Providers are added only by a pack's commit once nothing can refuse the
+** pack any more (loom__device_check_providers first: the table checks, then
+** count(), the only provider function called before the provider is in),
+** so a refused pack never leaves a provider behind.
 */
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "registry.h"
 
-#define MAX_PROVIDERS 8
+/* The limits are plugin.h's LOOM_MAX_DEVICE_PROVIDERS (providers of all
+** packs together) and LOOM_MAX_DEVICES_PER_KIND (devices of one provider):
+** a pack that would pass one is refused, naming it. */
+#define MAX_PROVIDERS LOOM_MAX_DEVICE_PROVIDERS
 
 typedef struct provider_entry {
     loom_device_provider p;       /* our copy, in the current layout */
     const char *pack;
-    char *desc[16];               /* describe() lines, per device, made at publish */
+    char **desc;                  /* describe() lines, per device, made at publish */
     int32_t count;
 } provider_entry;
 
@@ -32,42 +39,80 @@ static const provider_entry *find_provider(int32_t device_type)
     return NULL;
 }
 
-loom_status loom__device_add_provider(const loom_device_provider *p, const char *pack)
+/* Every table check first, without calling the pack; count() last. */
+loom_status loom__device_check_providers(const loom_device_provider *const *p, int n, int32_t *counts)
+{
+    int have = atomic_load_explicit(&n_providers, memory_order_relaxed);
+
+    for (int i = 0; i < n; i++) {
+        const provider_entry *e = find_provider(p[i]->device_type);
+        if (e != NULL)
+            return loom__fail(LOOM_ECONFLICT, "device provider %s: a provider for device type %d (%s, from pack "
+                              "%s) is already registered", p[i]->name, p[i]->device_type, e->p.name, e->pack);
+        for (int j = 0; j < i; j++)
+            if (p[j]->device_type == p[i]->device_type)
+                return loom__fail(LOOM_ECONFLICT, "device providers %s and %s of one pack are both for device "
+                                  "type %d", p[j]->name, p[i]->name, p[i]->device_type);
+    }
+    if (have + n > MAX_PROVIDERS)
+        return loom__fail(LOOM_EINVAL, "device provider %s: too many device providers (%d registered, %d more; "
+                          "the limit is %d, LOOM_MAX_DEVICE_PROVIDERS)", n > 0 ? p[0]->name : "?", have, n,
+                          MAX_PROVIDERS);
+    for (int i = 0; i < n; i++) {
+        int32_t count = p[i]->count != NULL ? p[i]->count() : 0;
+        if (count < 0 || count > LOOM_MAX_DEVICES_PER_KIND)
+            return loom__fail(LOOM_EINVAL, "device provider %s: count() reports %d devices; a provider has 0 to "
+                              "%d (LOOM_MAX_DEVICES_PER_KIND)", p[i]->name, count, LOOM_MAX_DEVICES_PER_KIND);
+        counts[i] = count;
+    }
+    return LOOM_OK;
+}
+
+void loom__device_add_checked(const loom_device_provider *p, const char *pack, int32_t count)
 {
     int n = atomic_load_explicit(&n_providers, memory_order_relaxed);
-    provider_entry *e;
+    provider_entry *e = &providers[n];
 
-    if (find_provider(p->device_type) != NULL)
-        return loom__fail(LOOM_ECONFLICT, "a provider for device type %d is already registered",
-                          p->device_type);
-    if (n == MAX_PROVIDERS)
-        return loom__fail(LOOM_ENOMEM, "too many device providers (max %d)", MAX_PROVIDERS);
-    e = &providers[n];
     memset(e, 0, sizeof *e);
     memcpy(&e->p, p, p->struct_size < sizeof e->p ? p->struct_size : sizeof e->p);
+    e->p.struct_size = sizeof e->p;
     e->pack = pack;
-    e->count = e->p.count != NULL ? e->p.count() : 0;
-    if (e->count < 0)
-        e->count = 0;
-    if (e->count > 16)
-        e->count = 16;
-    for (int32_t d = 0; d < e->count; d++) {
+    if (count > 0 && (e->desc = calloc((size_t)count, sizeof *e->desc)) == NULL) {
+        loom__log(0, "device provider %s (pack %s): out of memory describing its devices", e->p.name, pack);
+    }
+    for (int32_t d = 0; e->desc != NULL && d < count; d++) {
         char buf[256] = "";
-        if (e->p.describe != NULL && e->p.describe(d, buf, sizeof buf) != LOOM_OK)
+        if (e->p.describe == NULL || e->p.describe(d, buf, sizeof buf) != LOOM_OK)
             snprintf(buf, sizeof buf, "%s device %d (no description)", e->p.name, d);
+        buf[sizeof buf - 1] = '\0';
         e->desc[d] = loom__strdup(buf);
     }
+    e->count = count;
     atomic_store_explicit(&n_providers, n + 1, memory_order_release);
+}
+
+loom_status loom__device_add_provider(const loom_device_provider *p, const char *pack)
+{
+    int32_t count;
+    loom_status st;
+
+    if ((st = loom__device_check_providers(&p, 1, &count)) != LOOM_OK)
+        return st;
+    loom__device_add_checked(p, pack, count);
     return LOOM_OK;
 }
 
 void loom__device_reset(void)
 {
     int n = atomic_load(&n_providers);
-    for (int i = 0; i < n; i++)
-        for (int32_t d = 0; d < providers[i].count; d++)
-            free(providers[i].desc[d]);
     atomic_store(&n_providers, 0);
+    for (int i = 0; i < n; i++) {
+        for (int32_t d = 0; providers[i].desc != NULL && d < providers[i].count; d++)
+            free(providers[i].desc[d]);
+        free(providers[i].desc);
+        providers[i].desc = NULL;
+        providers[i].count = 0;
+    }
 }
 
 void *loom__dev_alloc(loom_dl_device device, size_t nbytes, size_t alignment)
@@ -203,7 +248,8 @@ LOOM_API loom_status loom_device_at(int64_t index, loom_device_info *out)
             return loom__fail(LOOM_ENOENT, "loom_device_at: no device %lld", (long long)index);
         info.device = (loom_dl_device){ providers[i].p.device_type, (int32_t)k };
         info.kind = providers[i].p.name;
-        info.description = providers[i].desc[k];
+        info.description = providers[i].desc != NULL && providers[i].desc[k] != NULL ? providers[i].desc[k]
+                                                                                   : providers[i].p.name;
     }
     return loom__struct_out(out, &info, sizeof info, "loom_device_at");
 }

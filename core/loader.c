@@ -7,6 +7,12 @@
 ** In each directory every *.so is considered in name order. A pack is refused
 ** with one line naming the file and the reason; a refused pack changes
 ** nothing. The first pack of a name wins, so LOOM_PLUGIN_PATH overrides.
+** Likewise the first pack to register an op holds its definition: a later
+** pack that defines it differently (or repeats a kernel or an object class
+** of an earlier pack) still loads, without those registrations; its scan
+** entry says "loaded with N registrations refused: ..." naming both packs
+** and, for the earlier one, the directory and origin it was found through
+** (see registry.c).
 ** LOOM_PLUGINS_SELECT/DISABLE globs match the file name without ".so" (by
 ** convention the pack's name: core.so, core-cuda.so), before the file is
 ** opened: a filtered pack runs no code at all.
@@ -34,8 +40,8 @@ static scan_rec *scans;
 static int64_t n_scans, cap_scans;
 
 typedef struct search_dir { char *path; const char *origin; } search_dir;
-static search_dir dirs[64];
-static int64_t n_dirs;
+static search_dir *dirs;
+static int64_t n_dirs, cap_dirs;
 
 static scan_rec *add_scan(const char *path)
 {
@@ -55,14 +61,21 @@ static scan_rec *add_scan(const char *path)
 static void set_reason(scan_rec *r, int32_t result, const char *fmt, ...) LOOM_PRINTF(3, 4);
 static void set_reason(scan_rec *r, int32_t result, const char *fmt, ...)
 {
-    char buf[1024];
     va_list ap;
+    int n;
+    char *text;
 
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
+    text = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (text != NULL) {
+        va_start(ap, fmt);
+        vsnprintf(text, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
     free(r->reason);
-    r->reason = loom__strdup(buf);
+    r->reason = text;   /* NULL (out of memory) reads as "" */
     r->result = result;
 }
 
@@ -70,14 +83,32 @@ static void add_dir(const char *path, const char *origin)
 {
     char real[PATH_MAX];
 
-    if (path == NULL || path[0] == '\0' || n_dirs == 64)
+    if (path == NULL || path[0] == '\0')
         return;
+    if (strlen(path) >= sizeof real) {
+        loom__log(0, "plugin directory '%.64s...' (%s) is longer than PATH_MAX (%d bytes); not searched", path,
+                  origin, PATH_MAX);
+        return;
+    }
     if (realpath(path, real) == NULL)
         snprintf(real, sizeof real, "%s", path);   /* shown in doctor as given */
     for (int64_t i = 0; i < n_dirs; i++)
         if (strcmp(dirs[i].path, real) == 0)
             return;
-    dirs[n_dirs].path = loom__strdup(real);
+    if (n_dirs == cap_dirs) {
+        int64_t cap = cap_dirs ? 2 * cap_dirs : 16;
+        search_dir *grown = realloc(dirs, (size_t)cap * sizeof *grown);
+        if (grown == NULL) {
+            loom__log(0, "out of memory: plugin directory %s (%s) not searched", real, origin);
+            return;
+        }
+        dirs = grown;
+        cap_dirs = cap;
+    }
+    if ((dirs[n_dirs].path = loom__strdup(real)) == NULL) {
+        loom__log(0, "out of memory: plugin directory %s (%s) not searched", real, origin);
+        return;
+    }
     dirs[n_dirs].origin = origin;
     n_dirs++;
 }
@@ -104,7 +135,9 @@ static void collect_dirs(void)
 
     if (loom__cfg.plugin_path != NULL) {
         char *copy = loom__strdup(loom__cfg.plugin_path), *save = NULL;
-        for (char *d = strtok_r(copy, ":", &save); d != NULL; d = strtok_r(NULL, ":", &save))
+        if (copy == NULL)
+            loom__log(0, "out of memory: the plugin path (%s) is not searched", loom__cfg.plugin_path_origin);
+        for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d != NULL; d = strtok_r(NULL, ":", &save))
             add_dir(d, loom__cfg.plugin_path_origin);
         free(copy);
     }
@@ -184,11 +217,14 @@ static void pack_free(loom__pack *p)
     free(p->name);
     free(p->version);
     free(p->description);
+    free(p->origin);
+    free(p->refused);
     free(p);
 }
 
-/* Load one file into r; the caller holds loom__registry_lock. */
-static loom_status load_file(scan_rec *r)
+/* Load one file into r; the caller holds loom__registry_lock. origin says
+** how the file was found, for messages about what this pack holds. */
+static loom_status load_file(scan_rec *r, const char *origin)
 {
     const char *path = r->path;
     char stem[256];
@@ -264,6 +300,7 @@ static loom_status load_file(scan_rec *r)
     pack->description = loom__strdup(desc->description ? desc->description : "");
     pack->lib = lib;
     pack->fini = LOOM_HAS_MEMBER(desc, loom_plugin_desc, fini) ? desc->fini : NULL;
+    pack->origin = loom__strdup(origin);
     if ((st = loom__registrar_begin(&reg, pack)) != LOOM_OK) {
         set_reason(r, LOOM_SCAN_REFUSED, "%s", loom_last_error());
         goto refuse;
@@ -290,6 +327,9 @@ static loom_status load_file(scan_rec *r)
         loom__packs[loom__n_packs++] = pack;
     }
     r->loaded = pack;
+    if (pack->n_refused > 0)
+        loom__log(0, "pack %s loaded with %d registration%s refused: %s", path, pack->n_refused,
+                  pack->n_refused == 1 ? "" : "s", pack->refused);
     if ((int32_t)loom_device_count() == devices_before && pack->n_kernels > 0) {
         bool device_pack = false;
         const loom__snapshot *s = loom__snapshot_get();
@@ -297,12 +337,20 @@ static loom_status load_file(scan_rec *r)
             for (int32_t j = 0; j < s->ops[i]->n_kernels; j++)
                 if (s->ops[i]->kernels[j]->pack == pack && s->ops[i]->kernels[j]->k.device_type != LOOM_DEVICE_CPU)
                     device_pack = true;
-        if (device_pack) {
+        if (device_pack && pack->n_refused > 0)
+            set_reason(r, LOOM_SCAN_NO_DEVICE, "loaded with %d registration%s refused (and no device of its kind "
+                       "is present, so its kernels stay idle): %s", pack->n_refused, pack->n_refused == 1 ? "" : "s",
+                       pack->refused);
+        else if (device_pack)
             set_reason(r, LOOM_SCAN_NO_DEVICE, "loaded; no device of its kind is present, so its kernels stay idle");
+        if (device_pack)
             return LOOM_OK;
-        }
     }
-    set_reason(r, LOOM_SCAN_LOADED, "loaded");
+    if (pack->n_refused > 0)
+        set_reason(r, LOOM_SCAN_LOADED, "loaded with %d registration%s refused: %s", pack->n_refused,
+                   pack->n_refused == 1 ? "" : "s", pack->refused);
+    else
+        set_reason(r, LOOM_SCAN_LOADED, "loaded");
     return LOOM_OK;
 
 refuse:
@@ -313,7 +361,7 @@ refuse:
 }
 
 /* Check, load and report one file; the caller holds the lock. */
-static loom_status consider(const char *path)
+static loom_status consider(const char *path, const char *origin)
 {
     struct stat sb;
     scan_rec *r = add_scan(path);
@@ -333,7 +381,7 @@ static loom_status consider(const char *path)
             set_reason(r, LOOM_SCAN_SKIPPED, "same file as %s, already loaded", scans[i].path);
             return LOOM_OK;
         }
-    st = load_file(r);
+    st = load_file(r, origin);
     if (r->result == LOOM_SCAN_REFUSED) {
         loom__log(0, "refused pack %s: %s", path, r->reason);
         return loom__fail(st != LOOM_OK ? st : LOOM_EABI, "refused pack %s: %s", path, r->reason);
@@ -347,12 +395,24 @@ static loom_status consider(const char *path)
     return LOOM_OK;
 }
 
+/* Why a pack found in dir holds what it registered first. */
+static char *format_origin(const char *dir, const char *origin)
+{
+    static const char fmt[] = "it was loaded first: found earlier in the search order, in %s (%s)";
+    int n = snprintf(NULL, 0, fmt, dir, origin ? origin : "?");
+    char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (text != NULL)
+        snprintf(text, (size_t)n + 1, fmt, dir, origin ? origin : "?");
+    return text;
+}
+
 void loom__loader_scan(void)
 {
     collect_dirs();
     for (int64_t i = 0; i < n_dirs; i++) {
         DIR *d = opendir(dirs[i].path);
         struct dirent *e;
+        char *origin;
         char **names = NULL;
         int64_t n = 0, cap = 0;
 
@@ -362,23 +422,32 @@ void loom__loader_scan(void)
             if (len < 4 || strcmp(e->d_name + len - 3, ".so") != 0)
                 continue;
             if (n == cap) {
-                char **grown = realloc(names, (size_t)(cap = cap ? 2 * cap : 16) * sizeof *names);
-                if (grown == NULL)
+                char **grown = realloc(names, (size_t)(cap ? 2 * cap : 16) * sizeof *names);
+                if (grown == NULL) {
+                    loom__log(0, "out of memory listing %s: the rest of it is not searched", dirs[i].path);
                     break;
+                }
                 names = grown;
+                cap = cap ? 2 * cap : 16;
             }
-            names[n++] = loom__strdup(e->d_name);
+            if ((names[n] = loom__strdup(e->d_name)) == NULL) {
+                loom__log(0, "out of memory listing %s: the rest of it is not searched", dirs[i].path);
+                break;
+            }
+            n++;
         }
         if (d != NULL)
             closedir(d);
         if (n > 0)
             qsort(names, (size_t)n, sizeof *names, cmp_names);
+        origin = format_origin(dirs[i].path, dirs[i].origin);
         for (int64_t k = 0; k < n; k++) {
             char path[PATH_MAX + 300];
             snprintf(path, sizeof path, "%s/%s", dirs[i].path, names[k]);
-            (void)consider(path);
+            (void)consider(path, origin != NULL ? origin : "it was loaded first");
             free(names[k]);
         }
+        free(origin);
         free(names);
     }
 }
@@ -395,7 +464,7 @@ LOOM_API loom_status loom_load_pack(const char *path)
     if (realpath(path, real) == NULL)
         return loom__fail(LOOM_ENOENT, "loom_load_pack: %s: %s", path, strerror(errno));
     pthread_mutex_lock(&loom__registry_lock);
-    st = consider(real);
+    st = consider(real, "it was loaded first, by loom_load_pack");
     pthread_mutex_unlock(&loom__registry_lock);
     return st;
 }
@@ -418,7 +487,9 @@ void loom__loader_reset(void)
     n_scans = cap_scans = 0;
     for (int64_t i = 0; i < n_dirs; i++)
         free(dirs[i].path);
-    n_dirs = 0;
+    free(dirs);
+    dirs = NULL;
+    n_dirs = cap_dirs = 0;
 }
 
 /* After the registry released kernels: forget the packs. Their libraries

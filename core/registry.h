@@ -14,9 +14,11 @@
 
 #include "internal.h"
 
-#define LOOM__MAX_ATTRS 64
-#define LOOM__MAX_ARGS 32
-#define LOOM__MAX_KERNELS 16
+/* The core's limits are plugin.h's LOOM_MAX_*; each one that a pack hits
+** refuses the pack with a message naming it, none truncates silently. */
+#define LOOM__MAX_ATTRS LOOM_MAX_ATTRS      /* attributes of an op or object class */
+#define LOOM__MAX_ARGS LOOM_MAX_ARGS        /* inputs, and outputs, of an op */
+#define LOOM__MAX_KERNELS LOOM_MAX_KERNELS  /* kernels of one op, all packs together */
 
 typedef struct loom__pack {
     char *path;
@@ -25,12 +27,19 @@ typedef struct loom__pack {
     void (*fini)(void);
     int64_t n_ops, n_kernels, n_classes;
     atomic_llong live_objects;
+    /* Why this pack is the one in force for what it registered: "it came
+    ** first in the search order: found in DIR (ORIGIN)" (set by the loader). */
+    char *origin;
+    /* Registrations dropped at commit because an earlier pack holds them
+    ** (see registry.c), as "; "-separated text, and how many; NULL/0 if none. */
+    char *refused;
+    int32_t n_refused;
 } loom__pack;
 
 typedef struct loom__kernel {
     loom_kernel_desc k;                 /* our layout; members newer than the pack are zero */
     const loom__pack *pack;
-    char label[96];                     /* "core.matmul [onednn:matmul]" for messages */
+    char label[];                       /* "core.matmul [onednn:matmul]" for messages, whole */
 } loom__kernel;
 
 struct loom_op {
@@ -63,7 +72,10 @@ const struct loom_op *loom__op_lookup(const loom__snapshot *s, const char *name)
 const loom__class *loom__class_lookup(const loom__snapshot *s, const char *name);
 
 /* Registration of one pack: begin, let the pack's init register into the
-** registrar, then commit (all or nothing) or abort. Caller holds the lock. */
+** registrar, then commit or abort. Caller holds the lock. Commit publishes
+** every registration of the pack or none, except those an earlier pack
+** already holds (a clashing definition with its kernels, a duplicate kernel
+** or class): those are dropped and listed in pack->refused. */
 struct loom_registrar;
 loom_status loom__registrar_begin(struct loom_registrar **out, loom__pack *pack);
 loom_status loom__registrar_commit(struct loom_registrar *reg);
@@ -119,6 +131,14 @@ void loom__op_handles_reset(void);
 void *loom__scratch(loom_exec_ctx *ctx, size_t nbytes);
 loom_status loom__alloc_output(loom_call *call, int32_t index, loom_dtype dtype, int32_t ndim,
                              const int64_t *shape, loom_tensor **out);
+
+/* device.c: a pack's providers at commit. Check: LOOM_OK when every one of
+** p[0..n) can be added, its count() (the only function of a provider called
+** before it is added) in counts[i]; else the reason, naming the limit. Add:
+** publish p with the count checked; cannot fail after a passed check (the
+** caller holds the registry lock). */
+loom_status loom__device_check_providers(const loom_device_provider *const *p, int n, int32_t *counts);
+void loom__device_add_checked(const loom_device_provider *p, const char *pack, int32_t count);
 
 /* loader.c */
 void loom__loader_scan(void);

@@ -10,13 +10,28 @@
 **   NEWER_MINOR requires ABI 1.99
 **   NULL_DESC   the entry returns NULL
 **   INIT_FAILS  init registers an op, then fails: nothing must remain
-**   CLASH       defines mock.double with another schema
-**   DUP_KERNEL  a second cpu kernel for mock.double
+**   CLASH       defines mock.double with another schema: loads without it
+**   DUP_KERNEL  a second cpu kernel for mock.double: loads without it
 **   NO_ENTRY    exports no entry symbol at all
+** and, with their own init (rule_init below), one per registration limit:
+**   MANY_KERNELS  a device provider, then 17 kernels (17 backends) for one op:
+**                 over LOOM__MAX_KERNELS, so refused, and the provider's
+**                 code is never reached (it sets MOCK_PROVIDER_TOUCHED)
+**   MORE_KERNELS  15 more kernels for mock.double (which has 2): refused
+**   PROVIDERS5    five device providers (a pack may register 4)
+**   DUP_PROVIDER  two providers for one device type
+**   SELF_CLASH    defines mock.self twice, differently
+**   CLASS_DUP     registers mock.counter again (mock holds it: dropped) and
+**                 the op mock.classdup, which loads
 */
 #include <string.h>
 
 #include "loom/plugin.h"
+
+#if defined(MOCK_MANY_KERNELS) || defined(MOCK_MORE_KERNELS) || defined(MOCK_PROVIDERS5) \
+    || defined(MOCK_DUP_PROVIDER) || defined(MOCK_SELF_CLASH) || defined(MOCK_CLASS_DUP)
+#  define MOCK_RULE 1
+#endif
 
 static const loom_host_api *host;
 
@@ -132,6 +147,7 @@ static loom_status fast_supports(const loom_call *call, char *why, size_t size)
 }
 #endif
 
+#if !defined(MOCK_RULE)
 static loom_status mock_init(const loom_host_api *h, loom_registrar *reg)
 {
     loom_kernel_desc k = {
@@ -175,8 +191,138 @@ static loom_status mock_init(const loom_host_api *h, loom_registrar *reg)
 #endif
     return LOOM_OK;
 }
+#endif
 
-#if defined(MOCK_GOOD)
+#if defined(MOCK_RULE)
+#  include <stdio.h>
+#  include <stdlib.h>
+/* Helpers shared by the rule variants; each variant uses some of them. */
+#  define MOCK_UNUSED __attribute__((unused))
+
+/* Every entry point of the provider marks the process: a refused pack's
+** provider must never be reached. */
+MOCK_UNUSED static void touched(void) { setenv("MOCK_PROVIDER_TOUCHED", "1", 1); }
+MOCK_UNUSED static int32_t prov_count(void) { touched(); return 1; }
+MOCK_UNUSED static loom_status prov_describe(int32_t id, char *buf, size_t size)
+{
+    touched();
+    snprintf(buf, size, "mock device %d", id);
+    return LOOM_OK;
+}
+MOCK_UNUSED static void *prov_alloc(int32_t id, size_t n) { (void)id; touched(); return malloc(n); }
+MOCK_UNUSED static void prov_free(int32_t id, void *p) { (void)id; touched(); free(p); }
+MOCK_UNUSED static loom_status prov_copy(void *dst, loom_dl_device dd, const void *src, loom_dl_device sd, size_t n)
+{
+    (void)dd;
+    (void)sd;
+    touched();
+    memcpy(dst, src, n);
+    return LOOM_OK;
+}
+MOCK_UNUSED static loom_status prov_sync(int32_t id, void *stream) { (void)id; (void)stream; touched(); return LOOM_OK; }
+
+MOCK_UNUSED static loom_device_provider provider(int32_t device_type, const char *name)
+{
+    loom_device_provider p = {
+        .struct_size = sizeof p, .device_type = device_type, .name = name, .count = prov_count,
+        .describe = prov_describe, .alloc = prov_alloc, .free = prov_free, .copy = prov_copy,
+        .synchronize = prov_sync,
+    };
+    return p;
+}
+
+MOCK_UNUSED static const loom_op_schema many_schema = {
+    .struct_size = sizeof(loom_op_schema), .name = "mock.many", .version = 1,
+    .n_inputs = 1, .inputs = in_x, .n_outputs = 1, .outputs = out_y,
+};
+MOCK_UNUSED static const char *const backends[17] = {
+    "k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9", "k10", "k11", "k12", "k13", "k14", "k15", "k16",
+};
+
+MOCK_UNUSED static const loom_attr_def self_attrs[] = { { .name = "n", .type = LOOM_ATTR_INT, .dflt = LOOM_DEFAULT_INT(1) } };
+MOCK_UNUSED static const loom_attr_def counter_attrs[] = {
+    { .name = "start", .type = LOOM_ATTR_INT, .dflt = LOOM_DEFAULT_INT(0) },
+};
+MOCK_UNUSED static loom_status counter_create(const loom_object_args *args, void **state)
+{
+    (void)args;
+    *state = NULL;
+    return LOOM_OK;
+}
+MOCK_UNUSED static void counter_destroy(void *state) { (void)state; }
+
+static loom_status rule_init(const loom_host_api *h, loom_registrar *reg)
+{
+    loom_kernel_desc k = {
+        .struct_size = sizeof k, .schema = &double_schema, .backend = "cpu", .device_type = LOOM_DEVICE_CPU,
+        .impl = "cpu:rule", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .run = run_double,
+    };
+    loom_status st;
+
+    host = h;
+#  if defined(MOCK_MANY_KERNELS) || defined(MOCK_PROVIDERS5) || defined(MOCK_DUP_PROVIDER)
+    static loom_device_provider provs[5];
+    int n_provs = 1;
+#    if defined(MOCK_PROVIDERS5)
+    n_provs = 5;
+#    elif defined(MOCK_DUP_PROVIDER)
+    n_provs = 2;
+#    endif
+    for (int i = 0; i < n_provs; i++) {
+#    if defined(MOCK_DUP_PROVIDER)
+        provs[i] = provider(77, i == 0 ? "mockdev" : "mockdev2");
+#    else
+        provs[i] = provider(77 + i, "mockdev");
+#    endif
+        if ((st = h->register_device(reg, &provs[i])) != LOOM_OK)
+            return st;
+    }
+#  endif
+#  if defined(MOCK_MANY_KERNELS)
+    k.schema = &many_schema;
+    for (int i = 0; i < 17; i++) {
+        k.backend = backends[i];
+        k.impl = backends[i];
+        if ((st = h->register_kernel(reg, &k)) != LOOM_OK)
+            return st;
+    }
+#  elif defined(MOCK_MORE_KERNELS)
+    for (int i = 0; i < 15; i++) {
+        k.backend = backends[i];
+        k.impl = backends[i];
+        if ((st = h->register_kernel(reg, &k)) != LOOM_OK)
+            return st;
+    }
+#  elif defined(MOCK_SELF_CLASH)
+    loom_op_schema a = many_schema, b = many_schema;
+    a.name = b.name = "mock.self";
+    b.n_attrs = 1;
+    b.attrs = self_attrs;
+    if ((st = h->define_op(reg, &a)) != LOOM_OK)
+        return st;
+    return h->define_op(reg, &b);
+#  elif defined(MOCK_CLASS_DUP)
+    MOCK_UNUSED static const loom_object_class counter_class = {
+        .struct_size = sizeof(loom_object_class), .name = "mock.counter", .doc = "again",
+        .n_attrs = 1, .attrs = counter_attrs, .create = counter_create, .destroy = counter_destroy,
+    };
+    static loom_op_schema op;
+    op = many_schema;
+    op.name = "mock.classdup";
+    if ((st = h->register_object_class(reg, &counter_class)) != LOOM_OK)
+        return st;
+    k.schema = &op;
+    k.dtypes = 0;
+    if ((st = h->register_kernel(reg, &k)) != LOOM_OK)
+        return st;
+#  endif
+    return LOOM_OK;
+}
+#endif
+
+#if defined(MOCK_RULE)
+LOOM_PLUGIN_DEFINE(MOCK_RULE_NAME, "1.0", "one registration rule", rule_init, NULL)
+#elif defined(MOCK_GOOD)
 LOOM_PLUGIN_DEFINE("mock", "1.0", "test pack", mock_init, NULL)
 #elif defined(MOCK_FAST)
 LOOM_PLUGIN_DEFINE("mockfast", "1.0", "second backend", mock_init, NULL)

@@ -1,4 +1,6 @@
-/* test_loader.c - discovery, the ABI checks, and all-or-nothing registration. */
+/* test_loader.c - discovery, the ABI checks, all-or-nothing registration
+** of a pack, and the clash rule: a later pack loses only the registrations
+** that an earlier pack already holds. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,11 +27,42 @@ static void every_bad_pack_is_refused_with_its_reason(void **state)
     assert_refused("mock_null_desc.so", "entry returned no descriptor");
     assert_refused("mock_bad_magic.so", "bad magic 0x12345678");
     assert_refused("mock_major2.so", "built for ABI major 2");
-    assert_refused("mock_newer_minor.so", "requires ABI 1.99 but this core provides ABI 1.0");
+    assert_refused("mock_newer_minor.so", "requires ABI 1.99 but this core provides ABI 1.");
     assert_refused("mock_init_fails.so", "the mock device is on fire");
-    assert_refused("mock_clash.so", "schema clash for mock.double");
-    assert_refused("mock_clash.so", "mock_0good.so");   /* names the defining pack too */
-    assert_refused("mock_dup_kernel.so", "duplicate kernel: mock.double for backend cpu");
+}
+
+static void assert_loaded_mentioning(const char *file, const char *needle)
+{
+    loom_scan_entry e = packs_scan(file);
+    if (e.result != LOOM_SCAN_LOADED || strstr(e.reason, needle) == NULL)
+        fail_msg("%s: result %d, reason '%s', expected it loaded, mentioning '%s'", file, e.result,
+                 e.result >= 0 ? e.reason : "(not scanned)", needle);
+}
+
+/* mock_clash.so defines mock.double differently from mock_0good.so (found
+** first), mock_dup_kernel.so repeats its cpu kernel: each loses just that,
+** and says so naming both packs; the definition in force stays the first. */
+static void a_later_pack_loses_only_its_clashing_registrations(void **state)
+{
+    (void)state;
+    assert_int_equal(packs_init(NULL, NULL, 0, NULL), LOOM_OK);
+    assert_loaded_mentioning("mock_clash.so", "loaded with 1 registration refused: mock.double: refused the "
+                             "definition and its 1 kernel of ");
+    assert_loaded_mentioning("mock_clash.so", "/mock_clash.so: it differs from the definition in force, that of ");
+    assert_loaded_mentioning("mock_clash.so", "/mock_0good.so (it was loaded first: found earlier in the search "
+                             "order, in ");
+    assert_loaded_mentioning("mock_clash.so", "(loom_init option)); first difference: 2 attributes vs 1 (this "
+                             "pack vs the one in force)");
+    assert_loaded_mentioning("mock_dup_kernel.so", "loaded with 1 registration refused: mock.double: refused the "
+                             "duplicate kernel cpu:mock of ");
+    assert_loaded_mentioning("mock_dup_kernel.so", "/mock_dup_kernel.so: ");
+    assert_loaded_mentioning("mock_dup_kernel.so", "/mock_0good.so already provides a kernel for backend cpu on "
+                             "device type 1 (it was loaded first");
+    assert_int_equal(packs_scan("mock_clash.so").n_ops, 0);
+    assert_int_equal(packs_scan("mock_clash.so").n_kernels, 0);
+    assert_int_equal(packs_scan("mock_dup_kernel.so").n_kernels, 0);
+    assert_int_equal(loom_op_schema_of(loom_op_find("mock.double"))->n_attrs, 1);
+    assert_int_equal(loom_op_kernel_count(loom_op_find("mock.double")), 2);   /* mock's cpu and mockfast's */
 }
 
 static void good_packs_load_despite_bad_neighbours(void **state)
@@ -120,6 +153,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_bad_pack_is_refused_with_its_reason),
+        cmocka_unit_test(a_later_pack_loses_only_its_clashing_registrations),
         cmocka_unit_test(good_packs_load_despite_bad_neighbours),
         cmocka_unit_test(failed_init_leaves_nothing_registered),
         cmocka_unit_test(select_and_disable_globs_filter_by_name),
