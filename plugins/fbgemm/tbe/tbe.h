@@ -285,7 +285,9 @@ static inline int64_t fbg_plan_feature_bag(const fbg_tbe_plan *p, int32_t f)
 ** fbgemm.tbe_prefetch (call->object is the fbg_tbe_state) into *plan:
 ** dtypes, shapes, the op attributes over the object's defaults, and the VBE
 ** metadata from bsz (batch_size_per_feature_per_rank as host memory,
-** [T*R]; NULL for a fixed batch). It reads no index or offset values and
+** [T*R]; NULL for a fixed batch); it refuses a call on an object whose
+** weights file was truncated since create (LOOM_EFORMAT, one fstat, before
+** any table row is read). It reads no index or offset values and
 ** allocates no output (plan->output stays NULL); it sets
 ** needs_bounds_check = 1. The VBE arrays live in *store until
 ** fbg_plan_store_free. `op` names the op in messages. */

@@ -47,7 +47,18 @@ typedef struct fbg_tbe_cpu {
     pthread_mutex_t lock;       /* serialises cache prefetch + lookup */
     int64_t pending_prefetches; /* prefetches not yet consumed by a forward */
     int warned;                 /* WARNING mode logged already */
+    /* The weights file the tables are mapped from, opened again at create
+    ** (-1 when it cannot be told, e.g. without /proc), and the file size
+    ** the tables need: fbg_tbe_check_file compares them on every call. */
+    int file_fd;
+    int64_t file_need;
 } fbg_tbe_cpu;
+
+/* LOOM_EFORMAT when the object's weights file has shrunk below what its
+** tables need since create (a file truncated in place: reading its mapping
+** would raise SIGBUS); LOOM_OK otherwise, or when the file is not watched.
+** One fstat. Called by fbg_tbe_plan_build, so by every method and backend. */
+loom_status fbg_tbe_check_file(const fbg_tbe_state *s, const char *op);
 
 /* cpu kernels (tbe_forward_cpu.c, quantize_ops.c) */
 loom_status fbg_tbe_forward_cpu(loom_exec_ctx *ctx, const fbg_tbe_plan *plan);

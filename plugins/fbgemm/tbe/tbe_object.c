@@ -10,9 +10,13 @@
 ** output_dtype (fp32 here, as the training module) and cache_load_factor
 ** (1.0 = no cache: the tables are in memory already).
 */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "cache/cache.h"
 #include "tbe_internal.h"
@@ -82,6 +86,8 @@ static void tbe_destroy(void *state)
     if (o->s.cache != NULL)
         fbg_cache_destroy(o->s.cache);
     pthread_mutex_destroy(&o->cpu.lock);
+    if (o->cpu.file_fd >= 0)
+        close(o->cpu.file_fd);
     free(o->tables);
     free(o->ftm);
     free(o->D_offsets);
@@ -332,6 +338,54 @@ static loom_status make_cache(fbg_tbe_state *s)
     return st;
 }
 
+/* Find the file the tables are mapped from (the /proc/self/maps line whose
+** range holds them, checked against the file's device and inode), open it
+** again and record the size the tables need, so that each call can tell a
+** file truncated in place (fbg_tbe_check_file) before it reads a page past
+** its end. Without /proc, or when the tables are not in one file mapping
+** (the core copies misaligned tensors out of it), nothing is watched. */
+static void watch_file(tbe_object *o)
+{
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (int32_t t = 0; t < o->s.n_tables; t++) {
+        const fbg_tbe_table *tb = &o->tables[t];
+        if (tb->rows <= 0)
+            continue;
+        uintptr_t a = (uintptr_t)tb->base, z = a + (uintptr_t)(tb->rows * tb->row_stride);
+        lo = a < lo ? a : lo;
+        hi = z > hi ? z : hi;
+    }
+    if (hi == 0)
+        return;
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (f == NULL)
+        return;
+    char line[4352];
+    while (fgets(line, sizeof line, f) != NULL) {
+        unsigned long long start, end, off, inode;
+        unsigned maj, mnr;
+        char perms[8];
+        int pos = 0;
+        if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off, &maj, &mnr, &inode,
+                   &pos) < 7 || !(start <= lo && lo < end))
+            continue;
+        char *path = line + pos, *nl = strchr(path, '\n');
+        if (nl != NULL)
+            *nl = '\0';
+        struct stat sb;
+        int fd = inode != 0 && hi <= end && path[0] == '/' ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+        if (fd >= 0 && fstat(fd, &sb) == 0 && (unsigned long long)sb.st_ino == inode && major(sb.st_dev) == maj
+            && minor(sb.st_dev) == mnr) {
+            o->cpu.file_fd = fd;
+            o->cpu.file_need = (int64_t)(off + (hi - start));
+        } else if (fd >= 0) {
+            close(fd);
+        }
+        break;
+    }
+    fclose(f);
+}
+
 static loom_status tbe_create(const loom_object_args *args, void **state_out)
 {
     const loom_attr_value *a = args->attrs;
@@ -349,6 +403,7 @@ static loom_status tbe_create(const loom_object_args *args, void **state_out)
     if (o == NULL)
         return fbgemm_host->fail(LOOM_ENOMEM, "%s: out of memory", W);
     memset(o, 0, sizeof *o);
+    o->cpu.file_fd = -1;
     pthread_mutex_init(&o->cpu.lock, NULL);
     o->s.struct_size = sizeof o->s;
     o->s.cpu_private = &o->cpu;
@@ -385,6 +440,8 @@ static loom_status tbe_create(const loom_object_args *args, void **state_out)
         st = build_features(o, &a[C_FEATURE_TABLE_MAP]);
     if (st == LOOM_OK)
         st = make_cache(&o->s);
+    if (st == LOOM_OK)
+        watch_file(o);
     if (st != LOOM_OK) {
         tbe_destroy(o);
         return st;

@@ -13,6 +13,7 @@
 */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tbe_internal.h"
 
@@ -94,6 +95,17 @@ static loom_status build_vbe(const fbg_tbe_state *s, const int64_t *bsz, int64_t
     return LOOM_OK;
 }
 
+loom_status fbg_tbe_check_file(const fbg_tbe_state *s, const char *op)
+{
+    const fbg_tbe_cpu *c = s->cpu_private;
+    struct stat sb;
+    if (c == NULL || c->file_fd < 0 || fstat(c->file_fd, &sb) != 0 || (int64_t)sb.st_size >= c->file_need)
+        return LOOM_OK;
+    return fbgemm_host->fail(LOOM_EFORMAT, "%s: the weights file shrank to %lld bytes since the object was made "
+                             "(its tables need %lld): it was truncated in place, and reading the tables would "
+                             "fault; recreate the object", op, (long long)sb.st_size, (long long)c->file_need);
+}
+
 loom_status fbg_tbe_plan_build(const loom_call *call, const fbg_tbe_state *s, const int64_t *bsz,
                              const char *op, fbg_tbe_plan *p, fbg_plan_store *store)
 {
@@ -107,6 +119,9 @@ loom_status fbg_tbe_plan_build(const loom_call *call, const fbg_tbe_state *s, co
     p->state = s;
     p->n_features = s->n_features;
     p->needs_bounds_check = 1;
+    loom_status fst = fbg_tbe_check_file(s, op);
+    if (fst != LOOM_OK)
+        return fst;
     if (loom_tensor_dtype_of(ind) != loom_tensor_dtype_of(off))
         return fbgemm_host->fail(LOOM_EINVAL, "%s: indices %s and offsets %s must have the same dtype (i32 or i64)",
                                  op, fbgemm_describe(ind, b1, sizeof b1), fbgemm_describe(off, b2, sizeof b2));

@@ -11,12 +11,17 @@
 **    is refused before any row size is computed from it;
 **  - every constrained attribute of the class refuses 0 / negative / NaN /
 **    inf values (the schema's flags) and INT64_MAX / INT32_MAX (create's
-**    checks) with a message naming the attribute.
+**    checks) with a message naming the attribute;
+**  - a weights file truncated in place while objects use it is refused by
+**    the next call (forward and prefetch, cached or not) with LOOM_EFORMAT
+**    instead of a SIGBUS; the test prints what a call and the check cost.
 */
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -211,6 +216,69 @@ static void class_attributes_refuse_bad_values(void **state)
     unlink(path);
 }
 
+static void truncated_file_is_refused_before_reading(void **state)
+{
+    (void)state;
+    enum { ROWS = 4096, D = 16, CALLS = 20000 };
+    char path[300];
+    path_of(path, sizeof path, "shrinking.safetensors");
+    loom_tensor *t;
+    assert_int_equal(loom_tensor_new(&t, LOOM_DTYPE_F32, 2, (const int64_t[]){ ROWS, D }, NULL), LOOM_OK);
+    float *v = loom_data(t);
+    for (int64_t i = 0; i < (int64_t)ROWS * D; i++)
+        v[i] = (float)(i % 97);
+    if (loom_safetensors_write(path, (const char *[]){ "table.0" }, (const loom_tensor *[]){ t }, 1) != LOOM_OK)
+        fail_msg("write: %s", loom_last_error());
+    loom_tensor_free(t);
+    loom_attrs *a;
+    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
+    tt_set_float(a, "cache_load_factor", 0.25);
+    loom_object *plain = tt_create(path, NULL), *cached = tt_create(path, a);
+    loom_attrs_free(a);
+    assert_non_null(plain);
+    assert_non_null(cached);
+    /* one bag reading the last row */
+    loom_tensor *ind, *off, *out = NULL;
+    assert_int_equal(loom_tensor_new(&ind, LOOM_DTYPE_I64, 1, (const int64_t[]){ 1 }, NULL), LOOM_OK);
+    assert_int_equal(loom_tensor_new(&off, LOOM_DTYPE_I64, 1, (const int64_t[]){ 2 }, NULL), LOOM_OK);
+    ((int64_t *)loom_data(ind))[0] = ROWS - 1;
+    ((int64_t *)loom_data(off))[1] = 1;
+    double t0 = now();
+    for (int i = 0; i < CALLS; i++) {
+        loom_tensor_free(out);
+        if (tt_run("fbgemm.tbe", plain, ind, off, NULL, NULL, NULL, &out) != LOOM_OK)
+            fail_msg("call: %s", loom_last_error());
+    }
+    double per_call = (now() - t0) / CALLS;
+    assert_true(((const float *)loom_data(out))[0] == (float)(((ROWS - 1) * D) % 97));
+    /* the check itself is one fstat of the file */
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    struct stat sb;
+    t0 = now();
+    for (int i = 0; i < CALLS; i++)
+        assert_int_equal(fstat(fd, &sb), 0);
+    double per_fstat = (now() - t0) / CALLS;
+    close(fd);
+    printf("fbgemm.tbe call of one bag: %.2f us; the file-size check (fstat): %.3f us\n", per_call * 1e6,
+           per_fstat * 1e6);
+
+    /* truncated in place: refused before a row past the end is touched (SIGBUS otherwise) */
+    assert_int_equal(truncate(path, 4096), 0);
+    loom_tensor_free(out);
+    tt_assert_fails(tt_run("fbgemm.tbe", plain, ind, off, NULL, NULL, NULL, &out), LOOM_EFORMAT, "shrank");
+    assert_null(out);
+    tt_assert_fails(tt_run("fbgemm.tbe_prefetch", cached, ind, off, NULL, NULL, NULL, NULL), LOOM_EFORMAT,
+                    "shrank");
+    tt_assert_fails(tt_run("fbgemm.tbe", cached, ind, off, NULL, NULL, NULL, &out), LOOM_EFORMAT, "shrank");
+    assert_null(out);
+    loom_tensor_free(ind);
+    loom_tensor_free(off);
+    loom_object_free(plain);
+    loom_object_free(cached);
+    unlink(path);
+}
+
 static int setup(void **state)
 {
     if (cu_setup(state) != 0)
@@ -233,6 +301,7 @@ int main(void)
         cmocka_unit_test(only_canonical_names_are_tables),
         cmocka_unit_test(overflowing_row_sizes_are_refused),
         cmocka_unit_test(class_attributes_refuse_bad_values),
+        cmocka_unit_test(truncated_file_is_refused_before_reading),
     };
     return cmocka_run_group_tests_name("fbgemm-tbe-files", tests, setup, teardown);
 }
