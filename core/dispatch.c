@@ -597,6 +597,7 @@ struct loom_plan {
     const loom_object *object;
     void *stream;
     int32_t num_threads;
+    struct loom_plan *prev, *next;          /* live plans, for shutdown (plans_lock) */
 };
 
 /* Inputs of a planned call must be what the plan was made for. */
@@ -1140,6 +1141,54 @@ void loom__host_tensor_free(loom_tensor *t) { loom_tensor_free(t); }
 
 #define PLAN_MAGIC 0x4E4C504Cu
 
+/* Live plans: loom_shutdown releases their kernel state (pack code must run
+** before the packs' fini), and the host frees the plans themselves later. */
+static pthread_mutex_t plans_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct loom_plan *live_plans;
+
+static void plan_link(struct loom_plan *p)
+{
+    pthread_mutex_lock(&plans_lock);
+    p->next = live_plans;
+    if (live_plans != NULL)
+        live_plans->prev = p;
+    live_plans = p;
+    pthread_mutex_unlock(&plans_lock);
+}
+
+/* Unlink p and take its kernel state, so exactly one party releases it. */
+static void *plan_unlink(struct loom_plan *p, void (**release)(void *))
+{
+    void *state;
+    pthread_mutex_lock(&plans_lock);
+    if (p->prev != NULL)
+        p->prev->next = p->next;
+    else if (live_plans == p)
+        live_plans = p->next;
+    if (p->next != NULL)
+        p->next->prev = p->prev;
+    p->prev = p->next = NULL;
+    state = p->plan_state;
+    *release = state != NULL ? p->op->kernels[p->chosen]->k.release : NULL;
+    p->plan_state = NULL;
+    pthread_mutex_unlock(&plans_lock);
+    return state;
+}
+
+void loom__plans_release_all(void)
+{
+    pthread_mutex_lock(&plans_lock);
+    while (live_plans != NULL) {
+        struct loom_plan *p = live_plans;
+        live_plans = p->next;
+        p->prev = p->next = NULL;
+        if (p->plan_state != NULL && p->op->kernels[p->chosen]->k.release != NULL)
+            p->op->kernels[p->chosen]->k.release(p->plan_state);
+        p->plan_state = NULL;
+    }
+    pthread_mutex_unlock(&plans_lock);
+}
+
 /* Copy the strings and lists the plan's values point into one owned block:
 ** the caller's attribute bag may be freed once the plan exists. */
 static loom_status own_values(struct loom_plan *p, const loom_op_schema *s)
@@ -1285,6 +1334,7 @@ static loom_status plan_make(loom_plan **out, const struct loom_op *op, const lo
     p->object = object;
     p->stream = stream;
     p->num_threads = num_threads;
+    plan_link(p);
     loom__error_context(NULL);
     *out = p;
     return LOOM_OK;
@@ -1338,12 +1388,15 @@ LOOM_API loom_status loom_plan_run(loom_plan *plan, const loom_tensor *const *in
 
 LOOM_API void loom_plan_free(loom_plan *plan)
 {
+    void (*release)(void *);
+    void *state;
+
     if (plan == NULL || plan->magic != PLAN_MAGIC)
         return;
-    /* release() is pack code: call it only while the plan's registry is current */
-    if (plan->plan_state != NULL && plan->epoch == atomic_load(&loom__epoch)
-        && plan->op->kernels[plan->chosen]->k.release != NULL)
-        plan->op->kernels[plan->chosen]->k.release(plan->plan_state);
+    /* a plan of a previous init had its state released by loom_shutdown */
+    state = plan_unlink(plan, &release);
+    if (state != NULL && release != NULL)
+        release(state);
     plan->magic = 0;
     free(plan->owned);
     free(plan);

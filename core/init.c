@@ -70,6 +70,7 @@ LOOM_API void loom_shutdown(void)
     atomic_store(&loom__initialized, 0);
     atomic_fetch_add(&loom__epoch, 1);   /* every handle of this init is stale from here on */
     loom__op_handles_reset();
+    loom__plans_release_all();
     loom__objects_destroy_all();
     loom__loader_reset();           /* fini() of every pack, newest first */
     loom__registry_reset();

@@ -126,6 +126,9 @@ void *loom__host_object_backend_state(loom_call *call, loom_backend_state_create
 ** handle table at shutdown. */
 const struct loom_op *loom__op_resolve(const loom_op *handle, const char *what);
 void loom__op_handles_reset(void);
+/* dispatch.c: release the kernel state of every live plan (at shutdown,
+** before the packs' fini); the plans stay the host's to free. */
+void loom__plans_release_all(void);
 
 /* dispatch.c: host-table services tied to a call. */
 void *loom__scratch(loom_exec_ctx *ctx, size_t nbytes);
@@ -148,7 +151,7 @@ void loom__loader_unload(void);
 /* init.c: set once the first loom_init has published a registry. */
 extern atomic_int loom__initialized;
 /* init.c: bumped by every loom_init and every loom_shutdown, so handles
-** (objects, ops) record the init they belong to: odd while initialised. */
+** (objects, ops, plans) record the init they belong to. */
 extern atomic_uint loom__epoch;
 
 #endif /* LOOM_REGISTRY_H */
