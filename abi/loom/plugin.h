@@ -330,8 +330,11 @@ typedef struct loom_attr_def {
 struct loom_call;
 
 /* An operator definition: `domain.op` plus typed inputs, outputs and
-** attributes. The core hashes every data member; two packs that disagree on
-** any of them for the same name and version are refused, naming both. */
+** attributes. The core hashes every data member. The first pack to define
+** a name (in search order) holds it. A later pack that defines it
+** differently loses that definition and its kernels for the op, while the
+** rest of the pack loads; its scan entry names both packs and the first
+** difference. A pack that defines one name twice differently is refused. */
 typedef struct loom_op_schema {
     uint32_t struct_size;
     const char *name;               /* "domain.op" */
@@ -671,8 +674,11 @@ typedef struct loom_plugin_desc {
     const char *name;                       /* pack name, e.g. "core", "vision" */
     const char *version;                    /* pack version string */
     const char *description;
-    /* Register ops, kernels, classes and devices. Transactional: on failure
-    ** the core discards everything this call registered. */
+    /* Register ops, kernels, classes, devices and interfaces. Transactional:
+    ** on failure the core discards everything this call registered. A kernel
+    ** for an op, backend and device type that an earlier pack provides, or an
+    ** object class it registered, is dropped the way a clashing definition
+    ** is; the register call returns LOOM_OK for a dropped registration. */
     loom_status (*init)(const loom_host_api *host, loom_registrar *reg);
     /* Optional: release pack-global resources; called once at core shutdown. */
     void (*fini)(void);
