@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""tools/gen_fuzz_corpus.py - the seed corpus and dictionaries of the
+libFuzzer targets in tests/fuzz/ (standard library only).
+
+Writes tests/fuzz/corpus/<target>/<name> (small valid files and edge cases,
+a few KB per target) and tests/fuzz/<target>.dict. Deterministic: running it
+again rewrites the same bytes. The byte layouts of the inputs are those the
+targets document at the top of tests/fuzz/fuzz_<target>.c.
+
+    python3 tools/gen_fuzz_corpus.py [--out DIR]    (default: tests/fuzz)
+"""
+import argparse
+import json
+import os
+import shutil
+import struct
+
+# ------------------------------------------------------------------- .npy
+
+
+def npy(descr, shape, data, fortran=False, major=1, pad=True, header=None):
+    """A .npy file as NumPy writes it (or with a given header text)."""
+    if header is None:
+        dims = ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
+        header = "{'descr': '%s', 'fortran_order': %s, 'shape': (%s), }" % (
+            descr, "True" if fortran else "False", dims)
+    lenbytes = 2 if major == 1 else 4
+    pre = 6 + 2 + lenbytes
+    if pad:
+        total = pre + len(header) + 1
+        header += " " * ((64 - total % 64) % 64) + "\n"
+    h = header.encode("latin-1")
+    size = struct.pack("<H", len(h)) if major == 1 else struct.pack("<I", len(h))
+    return b"\x93NUMPY" + bytes([major, 0]) + size + h + data
+
+
+def npy_seeds():
+    f32 = struct.pack("<6f", 1, 2, 3, 4, 5, 6)
+    return {
+        "f32_2x3": npy("<f4", (2, 3), f32),
+        "f32_fortran_2x3": npy("<f4", (2, 3), f32, fortran=True),
+        "i4_big_endian": npy(">i4", (3,), struct.pack(">3i", 1, -2, 3)),
+        "u1_scalar": npy("|u1", (), b"\x07"),
+        "f8_v2": npy("<f8", (2,), struct.pack("<2d", 0.5, -1.0), major=2),
+        "f2_v3_empty": npy("<f2", (0, 5), b"", major=3),
+        "b1": npy("|b1", (4,), b"\x00\x01\x01\x00"),
+        "c8": npy("<c8", (1,), struct.pack("<2f", 1, -1)),
+        "c16_big": npy(">c16", (1,), struct.pack(">2d", 2, 3)),
+        "bf16_V2": npy("|V2", (2, 2), b"\x80\x3f\x00\x40\x40\x40\x80\x40"),
+        "f8e4m3_V1": npy("|V1", (3,), b"\x38\x40\xb8"),
+        "i8_4d": npy("<i8", (1, 2, 1, 2), struct.pack("<4q", 1, 2, 3, -4)),
+        "i2_no_order": npy("i2", (2,), struct.pack("<2h", 5, 6)),
+        "py2_long_dim": npy("<i4", (), b"", header="{'descr': '<i4', 'fortran_order': False, 'shape': (2L,)}")
+                        + struct.pack("<2i", 1, 2),
+        "keys_reordered": npy("<f4", (), b"", header="{'shape': (1,), 'descr': '<f4', 'fortran_order': False}")
+                          + struct.pack("<f", 9),
+        "bad_truncated_data": npy("<f4", (2, 3), f32[:-2]),
+        "bad_shape_not_tuple": npy("<f4", (), b"", header="{'descr': '<f4', 'fortran_order': False, 'shape': (3)}"),
+        "bad_structured": npy("<f4", (), b"", header="{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,)}"),
+    }
+
+
+NPY_DICT = ["\x93NUMPY", "'descr'", "'fortran_order'", "'shape'", "True", "False", ": ", ", ", "(", ")",
+            "{", "}", ",)", "L", "'<f4'", "'<f8'", "'<f2'", "'|V2'", "'|V1'", "'|i1'", "'|u1'", "'<i2'", "'<i4'",
+            "'<i8'", "'|b1'", "'<c8'", "'<c16'", "'>f4'", "'=f4'", "'|f4'", "'<U4'", "'<M8'", "\x01\x00",
+            "\x02\x00", "\x03\x00"]
+
+# ------------------------------------------------------------ safetensors
+
+ST_SIZES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "F8_E4M3": 1, "I64": 8, "I32": 4, "I16": 2, "I8": 1,
+            "U8": 1, "BOOL": 1}
+
+
+def safetensors(tensors, metadata=None, align=8, header_text=None):
+    """tensors: [(name, dtype, shape, bytes)] in data order; header padded
+    with spaces to `align` bytes, as safetensors.torch.save_file does."""
+    header, data, off = {}, b"", 0
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    for name, dtype, shape, raw in tensors:
+        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [off, off + len(raw)]}
+        data += raw
+        off += len(raw)
+    text = header_text if header_text is not None else json.dumps(header, separators=(",", ":"))
+    h = text.encode("utf-8")
+    if align > 1:
+        h += b" " * ((align - len(h) % align) % align)
+    return struct.pack("<Q", len(h)) + h + data
+
+
+def raw(dtype, n, seed=1):
+    return bytes((seed * 37 + i * 11) & 0xFF for i in range(n * ST_SIZES[dtype]))
+
+
+def safetensors_seeds():
+    every = [("t_" + d.lower(), d, (2,), raw(d, 2, k)) for k, d in enumerate(ST_SIZES)]
+    return {
+        "empty": safetensors([]),
+        "one_f32": safetensors([("weight", "F32", (2, 3), struct.pack("<6f", 1, 2, 3, 4, 5, 6))]),
+        "every_dtype": safetensors(every),
+        "metadata": safetensors([("a", "I32", (1,), struct.pack("<i", 7))], metadata={"format": "pt"}),
+        "misaligned": safetensors([("b", "U8", (3,), b"abc"), ("a", "F64", (1,), struct.pack("<d", 1.5))],
+                                  align=1),
+        "zero_size_and_scalar": safetensors([("s", "F32", (), struct.pack("<f", 3)), ("z", "F16", (0, 4), b"")]),
+        "unsorted_names": safetensors([("zz", "I8", (2,), b"\x01\x02"), ("aa", "I8", (2,), b"\x03\x04")]),
+        "bad_overlap": safetensors([], header_text='{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},'
+                                                   '"b":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}}') + b"abc",
+        "bad_dup_key": safetensors([], header_text='{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},'
+                                                   '"a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}}') + b"xy",
+    }
+
+
+ST_DICT = ['"dtype"', '"shape"', '"data_offsets"', '"__metadata__"', '{"', '":', '},"', "[0,", "]", "[]", "{}",
+           "\\u0000", "\\ud800", "1e3", "9007199254740993", "-0", "\x08\x00\x00\x00\x00\x00\x00\x00"] + \
+          ['"%s"' % d for d in ST_SIZES] + ['"F8_E5M2"', '"U16"', '"C64"']
+
+# ------------------------------------------------------------- tbe tables
+
+WT = {"fp32": 0, "fp16": 1, "bf16": 2, "fp8": 3, "int8": 4, "int4": 5, "int2": 6}
+
+
+def tbe_params(pool=0, outd=0, bounds=1, tys=None, align_idx=0, dims_mode=0, num_emb=0, ftm=0, cache=0,
+               p5=0, p6=0, batch_b=2, max_len=3, i32=0, psw=0, pruned=0):
+    """The 8 parameter bytes of fuzz_tbe_tables.c."""
+    wbits = 0
+    mode = 0
+    if tys is not None:
+        mode = 1
+        for t, name in enumerate(tys):
+            wbits |= WT[name] << (3 * t)
+    p0 = pool | outd << 2 | bounds << 4 | mode << 6
+    p4 = align_idx | dims_mode << 3 | num_emb << 5 | ftm << 6 | cache << 7
+    p7 = (batch_b - 1) | max_len << 2 | i32 << 5 | psw << 6 | pruned << 7
+    return bytes([p0, wbits & 0xFF, wbits >> 8 & 0xFF, wbits >> 16 & 0xFF, p4, p5, p6, p7])
+
+
+def int_rows(rows, dim, bits, align=1):
+    """fbgemm IntNBit rows: f16 scale, f16 bias, then dim elements of `bits`."""
+    body = 4 + dim * bits // 8
+    stride = (body + align - 1) // align * align
+    out = b""
+    for r in range(rows):
+        row = struct.pack("<ee", 0.5, -1.0) + bytes((r * 7 + i * 3) & 0xFF for i in range(dim * bits // 8))
+        out += row + b"\x00" * (stride - body)
+    return out, stride
+
+
+def tbe_seeds():
+    f32 = lambda rows, d, s: struct.pack("<%df" % (rows * d), *[((i * s) % 11) / 4.0 - 1 for i in range(rows * d)])
+    f16 = lambda rows, d: struct.pack("<%de" % (rows * d), *[(i % 5) / 2.0 for i in range(rows * d)])
+    i8, s8 = int_rows(6, 8, 8)
+    i4, s4 = int_rows(5, 8, 4)
+    i2, s2 = int_rows(4, 8, 2)
+    i8a, s8a = int_rows(3, 4, 8, align=16)
+    fp8 = bytes((i * 13) & 0x7F for i in range(4 * 8))
+    return {
+        "fp32_native": tbe_params() + safetensors([("table.0", "F32", (5, 4), f32(5, 4, 3)),
+                                                   ("table.1", "F32", (3, 8), f32(3, 8, 5))]),
+        "fp16_mean_f16out": tbe_params(pool=1, outd=1) + safetensors([("table.0", "F16", (4, 4), f16(4, 4))]),
+        "bf16_pooling_none": tbe_params(pool=2, outd=2, tys=["bf16", "bf16"]) +
+                             safetensors([("table.0", "BF16", (3, 4), raw("BF16", 12)),
+                                          ("table.1", "BF16", (2, 4), raw("BF16", 8, 3))]),
+        "int8_int4_int2_ftm": tbe_params(tys=["int8", "int4", "int2"], ftm=1, p6=0x0B, psw=1) +
+                              safetensors([("table.0", "U8", (6, s8), i8), ("table.1", "U8", (5, s4), i4),
+                                           ("table.2", "U8", (4, s2), i2)]),
+        "fp8_i32_pruned": tbe_params(tys=["fp8"], i32=1, pruned=1, bounds=0) +
+                          safetensors([("table.0", "U8", (4, 8), fp8)]),
+        "int8_aligned16_dims": tbe_params(tys=["int8"], align_idx=5, dims_mode=1, num_emb=1) +
+                               safetensors([("table.0", "U8", (3, s8a), i8a)]),
+        "int8_cache_lfu": tbe_params(tys=["int8"], cache=1, p5=0x03, p6=0x03, batch_b=4, max_len=7) +
+                          safetensors([("table.0", "U8", (6, s8), i8)]),
+        "fp32_as_u8_rows": tbe_params(tys=["fp32"], bounds=3) +
+                           safetensors([("table.0", "U8", (2, 16), f32(2, 4, 1))]),
+        "bad_no_table0": tbe_params() + safetensors([("table.1", "F32", (1, 4), f32(1, 4, 1))]),
+    }
+
+
+TBE_DICT = ST_DICT + ['"table.0"', '"table.1"', '"table.2"', '"table.10"']
+
+# --------------------------------------------------------- linear weights
+
+
+def linear_seeds():
+    w = struct.pack("<12f", *[i / 4.0 - 1 for i in range(12)])
+    b = struct.pack("<3f", 0.5, -0.5, 1)
+    return {
+        "weight_bias": b"\x02" + safetensors([("bias", "F32", (3,), b), ("weight", "F32", (3, 4), w)]),
+        "weight_only": b"\x01" + safetensors([("weight", "F32", (3, 4), w)]),
+        "misaligned": b"\x03" + safetensors([("pad", "U8", (1,), b"\x00"), ("weight", "F32", (3, 4), w)], align=1),
+        "empty_in": b"\x01" + safetensors([("weight", "F32", (2, 0), b"")]),
+        "bad_bias_size": b"\x01" + safetensors([("bias", "F32", (2,), b[:8]), ("weight", "F32", (3, 4), w)]),
+        "bad_f16_weight": b"\x01" + safetensors([("weight", "F16", (2, 2), raw("F16", 4))]),
+    }
+
+
+LINEAR_DICT = ST_DICT + ['"weight"', '"bias"']
+
+# ------------------------------------------------------------------ attrs
+
+
+def attrs_input(owner, pairs, tail=b""):
+    """fuzz_attrs.c: 0xFF + owner NUL, pair count, then per pair 0xF0 + name
+    NUL + value NUL, then the bytes that shape the inputs."""
+    out = b"\xff" + owner.encode() + b"\x00" + bytes([len(pairs)])
+    for name, value in pairs:
+        out += b"\xf0" + name.encode() + b"\x00" + value.encode() + b"\x00"
+    return out + tail
+
+
+def attrs_seeds():
+    t = b"\x05\x00\x00\x00" + b"\x40\x04\x04" * 6
+    return {
+        "nms": attrs_input("vision.nms", [("iou_threshold", "0.5")], t),
+        "roi_align": attrs_input("vision.roi_align", [("output_size", "2,2"), ("spatial_scale", "0.5"),
+                                                       ("sampling_ratio", "2"), ("aligned", "true")], t),
+        "deform_conv2d": attrs_input("vision.deform_conv2d", [("stride", "[1, 1]"), ("padding", "(0,0)"),
+                                                               ("dilation", "1")], t),
+        "drop_block2d": attrs_input("vision.drop_block2d", [("p", "0.1"), ("block_size", "3"),
+                                                             ("training", "True"), ("seed", "7")], t),
+        "core_add": attrs_input("core.add", [("alpha", "2.5")], t),
+        "core_cast": attrs_input("core.cast", [("dtype", "f16")], t),
+        "jagged_to_padded": attrs_input("fbgemm.jagged_to_padded_dense", [("max_lengths", "3"),
+                                                                          ("padding_value", "-1")], t),
+        "quantize_rows": attrs_input("fbgemm.quantize_rows", [("weight_type", "int4"), ("row_alignment", "8")], t),
+        "tbe_class": attrs_input("fbgemm.tbe", [("weights_tys", "fp32,int8"), ("embedding_dims", "4,8"),
+                                                ("cache_load_factor", "0.2")]),
+        "bad_names": attrs_input("vision.nms", [("no_such_attr", "1"), ("iou_threshold", "nan")]),
+        "unknown_owner": attrs_input("no.such_op", [("x", "1")]),
+    }
+
+
+ATTRS_DICT = ["true", "false", "True", "False", "nan", "inf", "-inf", "1e308", "1e-320", "0x7fffffffffffffff",
+              "-9223372036854775808", "[", "]", "(", ")", ",", " ", "-1", "0", "sum", "mean", "none", "fp32",
+              "fp16", "bf16", "fp8", "int8", "int4", "int2", "lru", "lfu", "xyxy", "xywh", "cxcywh", "f32", "i64",
+              "vision.", "core.", "fbgemm.", "\xff", "\xf0"]
+
+# ----------------------------------------------------------------- config
+
+
+def config_input(*values):
+    return b"\x00".join(v.encode() for v in values)
+
+
+def config_seeds():
+    return {
+        "defaults": config_input("cuda,onednn,cpu", "", "", "", "", "", ""),
+        "per_op_rules": config_input("cpu;vision.nms=cpu,cuda;text.*=onednn;core.matmul=", "core,vision*",
+                                     "*-cuda", "2", "avx2", "1", "1"),
+        "all_set": config_input("onednn, cpu ;fbgemm.*=cpu", "*", "x.y", "1024", "AVX512", "3", "0"),
+        "malformed": config_input(";;=;=,,", "[", "[!a-z]*,?", "-3", "neon", "9", "yes"),
+        "spaces_and_globs": config_input(" cpu , cuda ", " core , fbgemm ", "vision-cuda", " 4 ", "sse4", "0", "1"),
+        "big_numbers": config_input("cpu", "", "", "99999999999999999999", "avx2", "2147483648", "", "1e19"),
+        "max_alloc": config_input("cpu", "", "", "", "", "", "", "50%"),
+        "max_alloc_units": config_input("", "", "", "", "", "", "", "1.5GB"),
+    }
+
+
+CONFIG_DICT = ["cuda", "onednn", "cpu", ";", "=", ",", "*", "?", "[", "]", "[!", "\\", "avx2", "avx512", "sse4",
+               "core", "vision", "fbgemm", "-cuda", "vision.nms", "core.*", "1024", "0", "3", "\x00", "K", "M", "G",
+               "T", "B", "%", "1e", "inf", "nan"]
+
+# ------------------------------------------------------------------ write
+
+TARGETS = {
+    "npy": (npy_seeds, NPY_DICT),
+    "safetensors": (safetensors_seeds, ST_DICT),
+    "tbe_tables": (tbe_seeds, TBE_DICT),
+    "linear_weights": (linear_seeds, LINEAR_DICT),
+    "attrs": (attrs_seeds, ATTRS_DICT),
+    "config": (config_seeds, CONFIG_DICT),
+}
+
+
+def dict_entry(s):
+    b = s.encode("latin-1")
+    return '"' + "".join(chr(c) if 32 <= c < 127 and chr(c) not in '"\\' else "\\x%02x" % c for c in b) + '"'
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fuzz"))
+    args = ap.parse_args()
+    for target, (seeds, words) in TARGETS.items():
+        d = os.path.join(args.out, "corpus", target)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        total = 0
+        for name, data in sorted(seeds().items()):
+            with open(os.path.join(d, name), "wb") as f:
+                f.write(data)
+            total += len(data)
+        with open(os.path.join(args.out, target + ".dict"), "w") as f:
+            f.write("# libFuzzer dictionary of fuzz_%s (tools/gen_fuzz_corpus.py)\n" % target)
+            for w in dict.fromkeys(words):
+                f.write(dict_entry(w) + "\n")
+        print("%-16s %2d seeds, %5d bytes" % (target, len(seeds()), total))
+
+
+if __name__ == "__main__":
+    main()
