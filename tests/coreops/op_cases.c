@@ -17,6 +17,9 @@ static int64_t spec_numel(const oc_tensor *s)
 {
     int64_t n = 1;
     for (int32_t d = 0; d < s->ndim; d++)
+        if (s->shape[d] == 0)
+            return 0;       /* the other dims may be huge: never multiply them */
+    for (int32_t d = 0; d < s->ndim; d++)
         n *= s->shape[d];
     return n;
 }

@@ -93,6 +93,9 @@ static const oc_case cases[] = {
       { T(F32, 2, 0, 2), T(I64, 1, 3), T(I64, 1, 1) }, "max_lengths=0,3", { T(F32, 4, 2, 0, 3, 2) } },
     { "fbgemm.jagged_to_padded_dense", "2 levels, inner max length 0",
       { T(I32, 2, 0, 2), TV(I64, off_012, 1, 3), T(I64, 1, 3) }, "max_lengths=3,0", { T(I32, 4, 2, 3, 0, 2) } },
+    /* no elements, so a huge max length is not an overflow */
+    { "fbgemm.jagged_to_padded_dense", "empty inner dim, max length 2^62", { T(F32, 2, 3, 0), TV(I64, off_013, 1, 3) },
+      "max_lengths=4611686018427387904", { T(F32, 3, 2, INT64_C(1) << 62, 0) } },
     { "fbgemm.jagged_to_padded_dense", "1-D values, B = 0", { T(F16, 1, 0), T(I64, 1, 1) }, "max_lengths=5",
       { T(F16, 2, 0, 5) } },
     { "fbgemm.jagged_to_padded_dense_backward", "B = 0", { T(F32, 3, 0, 4, 3), T(I64, 1, 1) }, "total_L=0",
@@ -149,6 +152,8 @@ static const oc_case cases[] = {
       NULL, { T(F64, 3, 2, 3, 4) }, .zeros = 1 },
     { "fbgemm.permute102_baddbmm_permute102", "n = 0", { T(BF16, 2, 3, 0), T(BF16, 3, 2, 3, 5),
       T(BF16, 3, 3, 5, 0) }, NULL, { T(BF16, 3, 2, 3, 0) } },
+    { "fbgemm.jagged_jagged_bmm", "M = 2^62, N = 0", { T(F32, 2, 0, INT64_C(1) << 62), T(F32, 2, 0, 0),
+      T(I64, 1, 3) }, "max_L=4", { T(F32, 3, 2, INT64_C(1) << 62, 0) } },
     { "fbgemm.index_select_dim0", "no rows, no indices", { T(F32, 2, 0, 3), T(I64, 1, 0) }, NULL,
       { T(F32, 2, 0, 3) } },
     { "fbgemm.index_select_dim0", "no indices", { T(F64, 2, 5, 3), T(I32, 1, 0) }, NULL, { T(F64, 2, 0, 3) } },

@@ -73,6 +73,17 @@ static const oc_case cases[] = {
     { "vision.clip_boxes_to_image", "[2, 0] boxes", { T(F64, 3, 2, 0, 4) }, "size=10,20",
       { T(F64, 3, 2, 0, 4) } },
     { "vision.remove_small_boxes", "no boxes", { T(F32, 2, 0, 4) }, "min_size=1", { T(I64, 1, 0) } },
+    /* a zero dim next to huge ones: no elements, so no product of the dims may be formed */
+    { "vision.box_area", "[0, 2^60] boxes", { T(F32, 3, 0, INT64_C(1) << 60, 4) }, NULL,
+      { T(F32, 2, 0, INT64_C(1) << 60) } },
+    { "vision.box_convert", "[2^60, 0] boxes", { T(F64, 4, INT64_C(1) << 60, 0, 1, 4) },
+      "in_fmt=cxcywh;out_fmt=xywh", { T(F64, 4, INT64_C(1) << 60, 0, 1, 4) } },
+    { "vision.complete_box_iou_loss", "[0, 2^60] boxes, none",
+      { T(F32, 3, 0, INT64_C(1) << 60, 4), T(F32, 3, 0, INT64_C(1) << 60, 4) }, NULL,
+      { T(F32, 2, 0, INT64_C(1) << 60) } },
+    { "vision.generalized_box_iou_loss", "[2^60, 0] boxes, sum",
+      { T(F32, 3, INT64_C(1) << 60, 0, 4), T(F32, 3, INT64_C(1) << 60, 0, 4) }, "reduction=sum",
+      { T(F32, 0, 0) }, .zeros = 1 },
 
     /* -------------------------------------------------------------- roi */
     { "vision.roi_align", "no rois", { T(F32, 4, 1, 3, 8, 8), T(F32, 2, 0, 5) }, "output_size=2",
@@ -206,6 +217,10 @@ static const oc_case cases[] = {
     { "vision.stochastic_depth", "no rows, batch", { T(F16, 1, 0) }, "p=0.25;mode=batch", { T(F16, 1, 0) } },
     { "vision.stochastic_depth", "no rows, p = 1", { T(F32, 3, 0, 2, 2) }, "p=1;mode=row",
       { T(F32, 3, 0, 2, 2) } },
+    { "vision.stochastic_depth", "empty rows of 2^60", { T(F32, 3, 3, 0, INT64_C(1) << 60) }, "p=0.5;mode=row",
+      { T(F32, 3, 3, 0, INT64_C(1) << 60) } },
+    { "vision.drop_block2d", "no images of 2^30 x 2^30", { T(F32, 4, 0, 3, INT64_C(1) << 30, INT64_C(1) << 30) },
+      "p=0.5;block_size=3", { T(F32, 4, 0, 3, INT64_C(1) << 30, INT64_C(1) << 30) } },
 };
 
 int main(void)

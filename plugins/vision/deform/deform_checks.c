@@ -50,12 +50,21 @@ static loom_status same_dtype_contiguous(const loom_call *call, const char *firs
         if (!loom_is_contiguous(t))
             return vision_host->fail(LOOM_EINVAL, "'%s' %s is not contiguous: pass a compact row-major tensor",
                                      s->inputs[i].name, DESC(t, buf));
-        /* torchvision's kernels hold every size in an int; a tensor with
-        ** no elements could otherwise carry dims whose products overflow */
-        for (int32_t d = 0; d < t->ndim; d++)
+    }
+    return LOOM_OK;
+}
+
+/* torchvision's deform_conv2d kernels hold every size in an int; a tensor
+** with no elements could otherwise carry dims whose products overflow. */
+static loom_status dims_fit_int(const loom_call *call)
+{
+    for (int32_t i = 0; i < call->n_inputs; i++) {
+        const loom_tensor *t = call->inputs[i];
+        char buf[160];
+        for (int32_t d = 0; t != NULL && d < t->ndim; d++)
             if (t->shape[d] > INT32_MAX)
-                return vision_host->fail(LOOM_EINVAL, "'%s' %s: dim %d is above 2^31 - 1", s->inputs[i].name,
-                                         DESC(t, buf), (int)d);
+                return vision_host->fail(LOOM_EINVAL, "'%s' %s: dim %d is above 2^31 - 1 (torchvision's int)",
+                                         call->schema->inputs[i].name, DESC(t, buf), (int)d);
     }
     return LOOM_OK;
 }
@@ -73,7 +82,7 @@ loom_status deform_conv_check(const loom_call *call, int backward, deform_geom *
 
     memset(g, 0, sizeof *g);
     g->dtype = loom_tensor_dtype_of(in);
-    if ((st = same_dtype_contiguous(call, "input", g->dtype)) != LOOM_OK)
+    if ((st = same_dtype_contiguous(call, "input", g->dtype)) != LOOM_OK || (st = dims_fit_int(call)) != LOOM_OK)
         return st;
     if ((st = pair_attr(call, DC_ATTR_STRIDE, "stride", 1, &g->sh, &g->sw)) != LOOM_OK
         || (st = pair_attr(call, DC_ATTR_PADDING, "padding", 0, &g->ph, &g->pw)) != LOOM_OK
