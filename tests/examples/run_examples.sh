@@ -7,12 +7,23 @@
 #   3. run example.scale through the installed `loom` CLI on .npy files,
 #      with the pack found through LOOM_PLUGIN_PATH, and check the numbers
 #   4. build examples/host with `pkg-config --cflags --libs loom` and run it
+#   5. the README's host snippet, compiled as C11 and as C++17, and run
+# With a C++ compiler (CXX, the 7th argument), the C++ examples as well:
+#   6. examples/oppack-cpp like examples/oppack: only loom_plugin_entry
+#      exported, unmangled; examplecpp.topk_indices run through the CLI; its
+#      throw_test attribute makes the kernel throw, and the call must fail
+#      cleanly with the exception's message (the CLI) and status
+#      (throw_check.cpp: LOOM_ENOMEM for std::bad_alloc, else LOOM_EINTERNAL)
+#   7. examples/host-cpp: vision.nms from C++17, the kept indices checked
+#   8. a C++ pack whose entry is mangled (mangled_entry.cpp, no extern "C")
+#      must be refused by the loader; `loom doctor` shows the reason
 #
-# usage: run_examples.sh BUILD_DIR SOURCE_DIR PREFIX LIBDIR "CC..." B_SANITIZE
-# Exit 77 (skipped) when pkg-config, make, nm or the compiler is missing.
+# usage: run_examples.sh BUILD_DIR SOURCE_DIR PREFIX LIBDIR "CC..." B_SANITIZE ["CXX..."]
+# Exit 77 (skipped) when pkg-config, make, nm or the C compiler is missing;
+# without a C++ compiler steps 5 (its C++ half) to 8 are skipped, saying so.
 set -euo pipefail
 
-build=$1 source=$2 prefix=$3 libdir=$4 cc=$5 sanitize=${6:-none}
+build=$1 source=$2 prefix=$3 libdir=$4 cc=$5 sanitize=${6:-none} cxx=${7:-}
 
 read -r -a cc_words <<<"$cc"        # "cc", or "ccache cc"
 for tool in pkg-config make nm "${cc_words[0]:-cc}"; do
@@ -89,4 +100,108 @@ make -s -C "$tmp/host" CC="$cc" PKG_CONFIG="$pc" CFLAGS="-O2 -g $san_flags" \
     LDFLAGS="$san_flags" >"$tmp/host.log" 2>&1 \
     || { cat "$tmp/host.log" >&2; fail "examples/host did not build"; }
 "$tmp/host/host" || fail "examples/host failed"
+
+# 5. the README's host program ("## A host program"), as C and as C++
+awk '/^## A host program/ { on = 1; next } on && /^```c$/ { code = 1; next }
+     code && /^```$/ { exit } code { print }' "$source/README.md" >"$tmp/readme_host.c"
+[[ -s $tmp/readme_host.c ]] || fail "no \`\`\`c block under '## A host program' in README.md"
+# shellcheck disable=SC2046  # pkg-config output is meant to be split
+$cc -std=c11 -Wall -Wextra -Wpedantic -Werror $san_flags $($pc --cflags loom) -o "$tmp/readme_host" \
+    "$tmp/readme_host.c" $($pc --libs loom) >"$tmp/readme.log" 2>&1 \
+    || { cat "$tmp/readme.log" >&2; fail "README.md's host program does not compile as C11"; }
+"$tmp/readme_host" >/dev/null || fail "README.md's host program (C) failed"
+
+read -r -a cxx_words <<<"$cxx"
+if [[ ${#cxx_words[@]} -eq 0 ]] || ! command -v "${cxx_words[0]}" >/dev/null 2>&1; then
+    echo "SKIP (C++ parts): no C++ compiler: README host as C++, examples/oppack-cpp, examples/host-cpp and the mangled-entry pack were not checked"
+    echo "examples: ok"
+    exit 0
+fi
+# shellcheck disable=SC2046
+$cxx -x c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror $san_flags $($pc --cflags loom) -o "$tmp/readme_host_cpp" \
+    "$tmp/readme_host.c" $($pc --libs loom) >"$tmp/readme.log" 2>&1 \
+    || { cat "$tmp/readme.log" >&2; fail "README.md's host program does not compile as C++17"; }
+"$tmp/readme_host_cpp" >/dev/null || fail "README.md's host program (C++) failed"
+echo "README host program: ok (C11 and C++17)"
+
+# 6. the C++ op pack, out of tree
+cp -r "$source/examples/oppack-cpp" "$tmp/oppack-cpp"
+make -s -C "$tmp/oppack-cpp" CXX="$cxx" PKG_CONFIG="$pc" CXXFLAGS="-O2 -g $san_flags" \
+    LDFLAGS="$san_flags" >"$tmp/oppack-cpp.log" 2>&1 \
+    || { cat "$tmp/oppack-cpp.log" >&2; fail "examples/oppack-cpp did not build"; }
+pack=$tmp/oppack-cpp/examplecpp.so
+exports=$(nm -D --defined-only "$pack" | awk '{ print $NF }' | sort | tr '\n' ' ')
+[[ $exports == "loom_plugin_entry " ]] \
+    || fail "examplecpp.so exports '$exports', want only loom_plugin_entry (unmangled: C linkage)"
+if nm -D --undefined-only "$pack" | grep -q ' loom_'; then
+    fail "examplecpp.so needs symbols from libloom: $(nm -D --undefined-only "$pack" | grep ' loom_' | tr '\n' ' ')"
+fi
+
+# t = [2, 7, 7, 1, 9] as a little-endian f32 .npy (as x.npy above, shape (5,)).
+header="{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }"
+{
+    printf '\x93NUMPY\x01\x00\x76\x00'
+    printf '%-117s\n' "$header"
+    printf '\x00\x00\x00\x40\x00\x00\xe0\x40\x00\x00\xe0\x40\x00\x00\x80\x3f\x00\x00\x10\x41'
+} >"$tmp/t.npy"
+[[ $(wc -c <"$tmp/t.npy") -eq 148 ]] || fail "test input t.npy has the wrong size"
+# The i64 values of a .npy written by the CLI (format 1.0, 128-byte header).
+ivalues() { tail -c +129 "$1" | od -An -v -td8 | tr -s ' \n' ' ' | sed 's/^ //; s/ $//'; }
+
+mkdir "$tmp/packs-cpp"
+cp "$pack" "$tmp/packs-cpp/"
+export LOOM_PLUGIN_PATH=$tmp/packs-cpp:$plugindir
+"$cli" run examplecpp.topk_indices --in input="$tmp/t.npy" --out output="$tmp/k.npy" >/dev/null \
+    || fail "loom run examplecpp.topk_indices failed"
+[[ $(ivalues "$tmp/k.npy") == "4 1 2" ]] \
+    || fail "examplecpp.topk_indices (k=3) gave '$(ivalues "$tmp/k.npy")', want '4 1 2'"
+"$cli" run examplecpp.topk_indices --in input="$tmp/t.npy" --attr k=10 --out output="$tmp/k10.npy" >/dev/null \
+    || fail "loom run examplecpp.topk_indices --attr k=10 failed"
+[[ $(ivalues "$tmp/k10.npy") == "4 1 2 0 3" ]] \
+    || fail "examplecpp.topk_indices k=10 gave '$(ivalues "$tmp/k10.npy")', want '4 1 2 0 3'"
+# An exception thrown in the kernel: a clean failure (exit status 1, not a
+# signal), no output file, the exception's message on stderr.
+for t in "1:out of memory (std::bad_alloc)" "2:C++ exception: throw_test=2 asked for it" "3:unknown C++ exception"; do
+    mode=${t%%:*} want=${t#*:}
+    rc=0
+    "$cli" run examplecpp.topk_indices --in input="$tmp/t.npy" --attr throw_test="$mode" \
+        --out output="$tmp/e$mode.npy" >"$tmp/e.out" 2>"$tmp/e.err" || rc=$?
+    [[ $rc -eq 1 ]] || { cat "$tmp/e.err" >&2; fail "throw_test=$mode: loom run exited $rc, want 1 (a clean failure)"; }
+    grep -qF "examplecpp.topk_indices" "$tmp/e.err" && grep -qF "$want" "$tmp/e.err" \
+        || { cat "$tmp/e.err" >&2; fail "throw_test=$mode: stderr does not name the op and say '$want'"; }
+    [[ ! -e $tmp/e$mode.npy ]] || fail "throw_test=$mode wrote an output file"
+done
+# shellcheck disable=SC2046
+$cxx -std=c++17 -Wall -Wextra -Wpedantic -Werror $san_flags $($pc --cflags loom) -o "$tmp/throw_check" \
+    "$source/tests/examples/throw_check.cpp" $($pc --libs loom) >"$tmp/throw_check.log" 2>&1 \
+    || { cat "$tmp/throw_check.log" >&2; fail "tests/examples/throw_check.cpp did not build"; }
+"$tmp/throw_check" || fail "examplecpp.topk_indices does not turn its exceptions into status codes"
+echo "examplecpp.topk_indices: ok ($(ivalues "$tmp/k.npy"); exceptions become LOOM_ENOMEM / LOOM_EINTERNAL)"
+
+# 7. the C++ host program, against the installed libloom and vision pack
+export LOOM_PLUGIN_PATH=$plugindir
+cp -r "$source/examples/host-cpp" "$tmp/host-cpp"
+make -s -C "$tmp/host-cpp" CXX="$cxx" PKG_CONFIG="$pc" CXXFLAGS="-O2 -g $san_flags" \
+    LDFLAGS="$san_flags" >"$tmp/host-cpp.log" 2>&1 \
+    || { cat "$tmp/host-cpp.log" >&2; fail "examples/host-cpp did not build"; }
+"$tmp/host-cpp/host-cpp" >"$tmp/host-cpp.out" || { cat "$tmp/host-cpp.out"; fail "examples/host-cpp failed"; }
+grep -q '^vision.nms kept 3 0 2 ' "$tmp/host-cpp.out" \
+    || fail "examples/host-cpp printed '$(cat "$tmp/host-cpp.out")', want 'vision.nms kept 3 0 2 (...)'"
+cat "$tmp/host-cpp.out"
+
+# 8. a C++ pack without extern "C": its entry is _Z17loom_plugin_entrytt
+mkdir "$tmp/cxxentry"
+# shellcheck disable=SC2046
+$cxx -std=c++17 -Wall -Wextra -Wpedantic -Werror -fPIC -fvisibility=hidden -shared -Wl,-z,defs \
+    $san_flags $($pc --cflags loom-plugin) -o "$tmp/cxxentry/cxxentry.so" \
+    "$source/tests/examples/mangled_entry.cpp" >"$tmp/cxxentry.log" 2>&1 \
+    || { cat "$tmp/cxxentry.log" >&2; fail "tests/examples/mangled_entry.cpp did not build"; }
+nm -D --defined-only "$tmp/cxxentry/cxxentry.so" | grep -q ' _Z17loom_plugin_entrytt$' \
+    || fail "mangled_entry.cpp does not export the mangled entry it is meant to"
+LOOM_PLUGIN_PATH=$tmp/cxxentry "$cli" doctor >"$tmp/doctor.out" 2>&1 || fail "loom doctor failed"
+# "files seen:" lists "  refused   PATH" and the reason on the next line.
+reason=$(awk -v p="$tmp/cxxentry/cxxentry.so" '$2 == p { state = $1; getline; sub(/^ +/, ""); print state ": " $0 }' \
+    "$tmp/doctor.out")
+[[ $reason == refused:* ]] || { cat "$tmp/doctor.out" >&2; fail "a pack with a mangled entry was not refused: '$reason'"; }
+echo "mangled entry: $reason"
 echo "examples: ok"
