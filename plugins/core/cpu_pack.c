@@ -4,6 +4,7 @@
 ** core.linear object class.
 */
 #include "kernels.h"
+#include "cpu.h"
 #include "register.h"
 
 const loom_host_api *core_host;
@@ -50,6 +51,7 @@ const loom_object_class core_linear_class = {
 static loom_status core_init(const loom_host_api *host, loom_registrar *reg)
 {
     core_host = host;
+    pk_cpu_init(host);
     core_dtypes_init();
     core_cpu_isa_init();
     /* the implementation name says which micro-kernel LOOM_CPU_MAX_ISA left */

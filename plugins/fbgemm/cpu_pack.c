@@ -3,12 +3,14 @@
 ** the fbgemm.tbe object class and the cpu kernels.
 */
 #include "fbgemm_pack.h"
+#include "cpu.h"
 
 const loom_host_api *fbgemm_host;
 
 static loom_status fbgemm_cpu_init(const loom_host_api *host, loom_registrar *reg)
 {
     fbgemm_host = host;
+    pk_cpu_init(host);
     loom_status st = fbgemm_define_ops(host, reg);
     for (size_t i = 0; st == LOOM_OK && i < fbgemm_tbe_n_classes; i++)
         st = host->register_object_class(reg, fbgemm_tbe_classes[i]);

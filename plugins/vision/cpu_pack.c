@@ -3,12 +3,14 @@
 ** their cpu kernels (vectorised, threaded through the core's pool).
 */
 #include "vision_pack.h"
+#include "cpu.h"
 
 const loom_host_api *vision_host;
 
 static loom_status vision_cpu_init(const loom_host_api *host, loom_registrar *reg)
 {
     vision_host = host;
+    pk_cpu_init(host);
     loom_status st = vision_define_ops(host, reg);
     if (st == LOOM_OK)
         st = vision_boxes_register_cpu(host, reg);

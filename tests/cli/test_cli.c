@@ -309,6 +309,26 @@ static void doctor_reports_config_and_every_file(void **state)
     cJSON_Delete(j);
 }
 
+/* LOOM_CPU_MAX_ISA is read by the core alone: doctor and the core pack's
+** kernel choice agree, whatever the level. */
+static void cpu_cap_is_one_rule_for_doctor_and_packs(void **state)
+{
+    static const char *const levels[] = { "scalar", "sse4" };
+    (void)state;
+    if (core_missing())
+        skip();
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
+        char want[64];
+        setenv("LOOM_CPU_MAX_ISA", levels[i], 1);
+        snprintf(want, sizeof want, "LOOM_CPU_MAX_ISA=%s (environment)", levels[i]);
+        expect_run(0, ARGV("doctor"), want, NULL);
+        expect_run(0, ARGV("info", "core.matmul"), "cpu:blocked-scalar", NULL);
+    }
+    setenv("LOOM_CPU_MAX_ISA", "native", 1);
+    expect_run(0, ARGV("doctor"), "LOOM_CPU_MAX_ISA=native", NULL);
+    unsetenv("LOOM_CPU_MAX_ISA");
+}
+
 /* -------------------------------------------------------------------- run */
 
 static void run_matmul_writes_the_product(void **state)
@@ -567,6 +587,7 @@ int main(void)
         cmocka_unit_test(list_shows_ops_as_text_and_json),
         cmocka_unit_test(info_shows_schema_and_kernels),
         cmocka_unit_test(doctor_reports_config_and_every_file),
+        cmocka_unit_test(cpu_cap_is_one_rule_for_doctor_and_packs),
         cmocka_unit_test(run_matmul_writes_the_product),
         cmocka_unit_test(run_json_reports_outputs_and_backend),
         cmocka_unit_test(run_add_parses_attributes),

@@ -27,6 +27,8 @@
 
 #include <cmocka.h>
 
+#include "cpu.h"
+
 #include "cache.h"
 
 /* ------------------------------------------------------------ fake host */
@@ -75,6 +77,22 @@ static loom_status fake_parallel_for(loom_exec_ctx *ctx, int64_t n, int64_t grai
 
 static loom_host_api fake_host;
 
+/* The core caps the ISA by LOOM_CPU_MAX_ISA and hands packs the result; the
+** fake host does the same for the two levels these tests use. */
+static uint64_t fake_cpu_features(void)
+{
+    const char *cap = getenv("LOOM_CPU_MAX_ISA");
+    uint64_t f = LOOM_CPU_LEVEL_AVX2;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+        f = 0;
+#else
+    f = 0;
+#endif
+    return cap != NULL && strcmp(cap, "sse4") == 0 ? (f & LOOM_CPU_LEVEL_SSE4) : f;
+}
+
 static void init_host(void)
 {
     memset(&fake_host, 0, sizeof fake_host);
@@ -84,6 +102,8 @@ static void init_host(void)
     fake_host.alloc = fake_alloc;
     fake_host.free = fake_free;
     fake_host.parallel_for = fake_parallel_for;
+    fake_host.cpu_features = fake_cpu_features;
+    pk_cpu_init(&fake_host);
 }
 
 /* ------------------------------------------------------------- tables */
