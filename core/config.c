@@ -342,6 +342,24 @@ static void load_max_alloc(loom__config *cfg, const char **origin)
     }
 }
 
+static void load_alloc_cache(loom__config *cfg)
+{
+    const char *v = env("LOOM_ALLOC_CACHE");
+    uint64_t n;
+
+    cfg->alloc_cache_set = false;
+    cfg->alloc_cache = 0;
+    if (v == NULL)
+        return;
+    if (parse_size(v, &n)) {
+        cfg->alloc_cache_set = true;
+        cfg->alloc_cache = n;
+    } else {
+        warn(cfg, "LOOM_ALLOC_CACHE='%s' is not a size (bytes, or with K/M/G/T, or N%% of physical memory, "
+             "or 0 to turn the cache off); using the default", v);
+    }
+}
+
 loom_status loom__alloc_cap_check(uint64_t nbytes, const char *what)
 {
     uint64_t cap = loom__cfg.max_alloc;
@@ -434,6 +452,7 @@ loom_status loom__config_load(loom__config *cfg, const loom_init_options *opts)
     load_num_threads(cfg, has && LOOM_HAS_MEMBER(opts, loom_init_options, num_threads)
                      ? opts->num_threads : 0, &origin[SETTING_NUM_THREADS]);
     load_max_alloc(cfg, &origin[SETTING_MAX_ALLOC]);
+    load_alloc_cache(cfg);
     st = load_isa(cfg, &origin[SETTING_CPU_MAX_ISA]);
     if (st == LOOM_OK)
         st = load_strings(cfg, opts, has, origin);

@@ -121,13 +121,7 @@ void *loom__dev_alloc(loom_dl_device device, size_t nbytes, size_t alignment)
     void *p = NULL;
 
     if (device.device_type == LOOM_DEVICE_CPU) {
-        if (alignment < sizeof(void *) || (alignment & (alignment - 1)) != 0)
-            alignment = 64;
-        if (posix_memalign(&p, alignment, nbytes ? nbytes : 1) != 0) {
-            loom__fail(LOOM_ENOMEM, "out of host memory allocating %zu bytes", nbytes);
-            return NULL;
-        }
-        return p;
+        return loom__host_alloc(nbytes, alignment);   /* hostcache.c: reuses freed large blocks */
     }
     e = find_provider(device.device_type == LOOM_DEVICE_CUDA_HOST
                       || device.device_type == LOOM_DEVICE_CUDA_MANAGED ? LOOM_DEVICE_CUDA
@@ -155,7 +149,7 @@ void loom__dev_free(loom_dl_device device, void *ptr)
     if (ptr == NULL)
         return;
     if (device.device_type == LOOM_DEVICE_CPU) {
-        free(ptr);
+        loom__host_free(ptr);
         return;
     }
     e = find_provider(device.device_type == LOOM_DEVICE_CUDA_HOST

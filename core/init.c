@@ -40,6 +40,7 @@ LOOM_API loom_status loom_init(const loom_init_options *options)
     if ((st = loom__config_load(&loom__cfg, &opts)) != LOOM_OK)
         goto fail;
     loom__cpu_init(loom__cfg.cpu_max_isa);
+    loom__host_cache_configure(loom__cfg.alloc_cache_set, loom__cfg.alloc_cache);
     if ((st = loom__pool_start(loom__cfg.num_threads)) != LOOM_OK)
         goto fail;
     loom__log(1, "loom %s (ABI %d.%d), %d threads", LOOM_VERSION_STRING, LOOM_ABI_MAJOR, LOOM_ABI_MINOR,
@@ -84,6 +85,7 @@ LOOM_API void loom_shutdown(void)
     config_lines = NULL;
     n_config_lines = 0;
     loom__config_free(&loom__cfg);
+    loom__host_cache_trim();
     pthread_mutex_unlock(&loom__registry_lock);
 }
 

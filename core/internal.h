@@ -82,6 +82,15 @@ static inline bool loom__is_host(loom_dl_device d)
     return d.device_type == LOOM_DEVICE_CPU || d.device_type == LOOM_DEVICE_CUDA_HOST
         || d.device_type == LOOM_DEVICE_CUDA_MANAGED;
 }
+/* hostcache.c: CPU memory with a cache of freed large blocks (see there).
+** loom__host_free takes only what loom__host_alloc returned. */
+void *loom__host_alloc(size_t nbytes, size_t alignment);
+void loom__host_free(void *p);
+void loom__host_cache_trim(void);
+/* explicit_setting: LOOM_ALLOC_CACHE was given (bytes, 0 = off); else the default. */
+void loom__host_cache_configure(bool explicit_setting, uint64_t bytes);
+void loom__host_cache_stats(uint64_t *bytes, uint64_t *hits, uint64_t *misses);
+
 /* Allocate on a device: CPU memory directly, others through the provider
 ** a pack registered. NULL with the error set on failure. */
 void *loom__dev_alloc(loom_dl_device device, size_t nbytes, size_t alignment);
@@ -154,6 +163,8 @@ typedef struct loom__config {
     FILE *log;
     bool secure;                    /* path variables were ignored (setuid) */
     uint64_t max_alloc;             /* LOOM_MAX_ALLOC: bytes one allocation may take, 0 = no cap */
+    bool alloc_cache_set;           /* LOOM_ALLOC_CACHE was given */
+    uint64_t alloc_cache;           /* its value in bytes (0 = off) */
 } loom__config;
 
 /* Read the environment and the explicit options (options win). */

@@ -81,6 +81,11 @@ LOOM_API loom_status loom_init(const loom_init_options *options);
 ** thread-safe with calls in flight. */
 LOOM_API void loom_shutdown(void);
 
+/* Give back to the system the CPU blocks loom keeps for reuse (freed outputs
+** and scratch blocks of 64 KB and more, up to LOOM_ALLOC_CACHE bytes, default
+** 1 GiB; LOOM_ALLOC_CACHE=0 turns the cache off). loom_shutdown does it too. */
+LOOM_API void loom_trim(void);
+
 LOOM_API const char *loom_version(void);           /* "0.1.0" */
 LOOM_API uint32_t loom_abi_version(void);          /* major << 16 | minor */
 LOOM_API const char *loom_last_error(void);        /* this thread's last failure */
