@@ -52,12 +52,23 @@ typedef struct last_record {
 ** records of nested calls (depth 1..LOOM_MAX_NESTING), so a kernel's op_call
 ** never overwrites its caller's record. nested_text lists the nested calls
 ** of the current host call, indented by depth, for loom_last_dispatch. */
-static _Thread_local last_record last;
-static _Thread_local last_record *nested_records[LOOM_MAX_NESTING];
-static _Thread_local char nested_text[2048];
-static _Thread_local size_t nested_len;
-static _Thread_local char chain[LOOM_MAX_NESTING + 1][256];   /* error context per depth */
-static _Thread_local char combined_text[4096];
+/* One thread-local block, so a call pays one TLS look-up (libloom's
+** thread-locals use the global-dynamic model: each is a __tls_get_addr). */
+typedef struct dispatch_tls {
+    last_record last;
+    last_record *nested_records[LOOM_MAX_NESTING];
+    size_t nested_len;
+    char nested_text[2048];
+    char chain[LOOM_MAX_NESTING + 1][256];   /* error context per depth */
+    char combined_text[4096];
+} dispatch_tls;
+static _Thread_local dispatch_tls tls;
+#define last (tls.last)
+#define nested_records (tls.nested_records)
+#define nested_text (tls.nested_text)
+#define nested_len (tls.nested_len)
+#define chain (tls.chain)
+#define combined_text (tls.combined_text)
 static pthread_key_t records_key;
 static pthread_once_t records_once = PTHREAD_ONCE_INIT;
 
@@ -598,6 +609,10 @@ struct loom_plan {
     void *stream;
     int32_t num_threads;
     struct loom_plan *prev, *next;          /* live plans, for shutdown (plans_lock) */
+    /* the op's cost() for these shapes and attributes, kept by the first
+    ** successful run: 0 unknown, 1 being stored, 2 known (runs may race) */
+    _Atomic int cost_known;
+    double flops, bytes;
 };
 
 /* Inputs of a planned call must be what the plan was made for. */
@@ -785,7 +800,9 @@ static loom_status dispatch_call(const call_req *q)
         in[i] = i < q->n_inputs ? q->inputs[i] : NULL;
     if (q->plan == NULL && (st = check_arg_flags(s, in)) != LOOM_OK)
         goto done;
-    r->n_shapes = (int32_t)s->n_inputs < MAX_SHAPES ? (int32_t)s->n_inputs : MAX_SHAPES;
+    /* a plan's shapes are fixed: the record keeps them only when it is shown */
+    r->n_shapes = q->plan != NULL && loom__cfg.verbose < 2 ? 0
+                : (int32_t)s->n_inputs < MAX_SHAPES ? (int32_t)s->n_inputs : MAX_SHAPES;
     for (int32_t i = 0; i < r->n_shapes; i++) {
         r->ndim[i] = in[i] ? in[i]->ndim : 0;
         r->dtype[i] = in[i] ? loom_tensor_dtype_of(in[i]) : LOOM_DTYPE_INVALID;
@@ -876,8 +893,22 @@ static loom_status dispatch_call(const call_req *q)
         st = check_output_dtypes(s, in, out);
     if (loom__cfg.verbose >= 3)
         loom__log(3, "%*s%s: %.1f us", 2 * depth, "", s->name, (now_s() - t0) * 1e6);
-    if (st == LOOM_OK && s->cost != NULL)
-        s->cost(&call, &r->flops, &r->bytes);
+    if (st == LOOM_OK && s->cost != NULL) {
+        struct loom_plan *p = (struct loom_plan *)q->plan;
+        int expected = 0;
+        if (p != NULL && atomic_load_explicit(&p->cost_known, memory_order_acquire) == 2) {
+            r->flops = p->flops;
+            r->bytes = p->bytes;
+        } else {
+            s->cost(&call, &r->flops, &r->bytes);
+            /* one run wins the right to publish (0 -> 1 -> 2); the others just computed it */
+            if (p != NULL && atomic_compare_exchange_strong(&p->cost_known, &expected, 1)) {
+                p->flops = r->flops;
+                p->bytes = r->bytes;
+                atomic_store_explicit(&p->cost_known, 2, memory_order_release);
+            }
+        }
+    }
 
 done:
     for (int32_t i = 0; i < (int32_t)s->n_outputs && i < LOOM_MAX_ARGS; i++) {

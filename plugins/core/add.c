@@ -10,6 +10,8 @@
 ** the caller supplied a strided one).
 */
 #include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
 
 #include "core_pack.h"
 #include "kernels.h"
@@ -64,9 +66,71 @@ static void add_rows(void *user, int64_t begin, int64_t end, int32_t thread_inde
     }
 }
 
+/* What a plan of core.add fixes once (ABI 1.1 prepare): the checks, the
+** broadcast shape and, when the described inputs are compact, the whole
+** iteration; a planned run then only checks that the tensors it gets are
+** compact as described and goes straight to the rows. */
+typedef struct add_plan {
+    add_job job;                 /* everything but the data pointers */
+    int32_t ndim;
+    int64_t shape[LOOM_MAX_NDIM];
+    int compact;                 /* the iteration assumes compact input, other and output */
+} add_plan;
+
+static loom_status add_run_job(loom_call *call, add_job *j, const loom_tensor *out)
+{
+    int64_t len = core_nd_row_len(&j->it);
+    j->a = loom_data(call->inputs[0]);
+    j->b = loom_data(call->inputs[1]);
+    j->c = loom_data(out);
+    return core_host->parallel_for(call->ctx, core_nd_rows(&j->it), len >= 16384 ? 1 : 16384 / len, add_rows, j);
+}
+
+loom_status core_add_prepare(const loom_call *call, void **state)
+{
+    const loom_tensor *a = call->inputs[0], *b = call->inputs[1];
+    add_plan *p = calloc(1, sizeof *p);
+    loom_status st;
+
+    if (p == NULL)
+        return core_host->fail(LOOM_ENOMEM, "out of memory");
+    p->job.row = core_dtype(loom_tensor_dtype_of(a));
+    st = core_add_check(call, &p->job.alpha, &p->job.alpha_i);
+    if (st == LOOM_OK)
+        st = core_broadcast_shape(a, b, &p->ndim, p->shape);
+    if (st == LOOM_OK && loom_is_contiguous(a) && loom_is_contiguous(b)) {
+        /* the output the core allocates is compact too: describe it so */
+        loom_tensor out = { .dtype = a->dtype, .device = a->device, .ndim = p->ndim, .shape = p->shape };
+        st = core_iter_setup(&p->job.it, p->ndim, p->shape, (const loom_tensor *[]){ a, b, &out },
+                             (const char *[]){ "input", "other", "output" }, 3);
+        p->compact = st == LOOM_OK;
+    }
+    if (st != LOOM_OK) {
+        free(p);
+        return st;
+    }
+    *state = p;
+    return LOOM_OK;
+}
+
+void core_add_release(void *state) { free(state); }
+
 loom_status core_add_cpu(loom_call *call)
 {
     const loom_tensor *a = call->inputs[0], *b = call->inputs[1];
+    const add_plan *plan = call->struct_size >= offsetof(loom_call, plan_state) + sizeof(void *)
+                         ? call->plan_state : NULL;
+    if (plan != NULL) {
+        loom_tensor *out;
+        loom_status st = core_host->alloc_output(call, 0, loom_tensor_dtype_of(a), plan->ndim, plan->shape, &out);
+        if (st != LOOM_OK || loom_numel(out) == 0)
+            return st;
+        if (plan->compact && loom_is_contiguous(a) && loom_is_contiguous(b) && loom_is_contiguous(out)) {
+            add_job j = plan->job;
+            return add_run_job(call, &j, out);
+        }
+        /* other strides than described: the general path below */
+    }
     add_job j = { .row = core_dtype(loom_tensor_dtype_of(a)) };
     int32_t ndim;
     int64_t shape[LOOM_MAX_NDIM];
@@ -84,10 +148,5 @@ loom_status core_add_cpu(loom_call *call)
                          (const char *[]){ "input", "other", "output" }, 3);
     if (st != LOOM_OK)
         return st;
-    j.a = loom_data(a);
-    j.b = loom_data(b);
-    j.c = loom_data(out);
-    int64_t len = core_nd_row_len(&j.it);
-    return core_host->parallel_for(call->ctx, core_nd_rows(&j.it), len >= 16384 ? 1 : 16384 / len,
-                                   add_rows, &j);
+    return add_run_job(call, &j, out);
 }

@@ -22,6 +22,7 @@ static loom_kernel_desc matmul_cpu = {
 static const loom_kernel_desc add_cpu = {
     .struct_size = sizeof(loom_kernel_desc), .schema = &core_add_schema, .backend = "cpu",
     .device_type = LOOM_DEVICE_CPU, .impl = "cpu:generic-strided", .dtypes = 0, .run = core_add_cpu,
+    .prepare = core_add_prepare, .release = core_add_release,
 };
 static const loom_kernel_desc cast_cpu = {
     .struct_size = sizeof(loom_kernel_desc), .schema = &core_cast_schema, .backend = "cpu",

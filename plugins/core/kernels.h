@@ -11,6 +11,9 @@
 /* core.add: same dtype for both inputs; alpha integral for integer dtypes.
 ** Writes alpha as double and, for integer dtypes, as int64. */
 loom_status core_add_check(const loom_call *call, double *alpha, int64_t *alpha_i);
+/* core.add's plan (ABI 1.1): the checks, broadcast and iteration done once. */
+loom_status core_add_prepare(const loom_call *call, void **state);
+void core_add_release(void *state);
 loom_status core_add_cpu(loom_call *call);
 
 loom_status core_cast_cpu(loom_call *call);
