@@ -85,7 +85,6 @@ int main(int argc, char **argv)
         "direct C call (noinline)", "loom_run (name lookup)", "loom_op_run (looked-up op)",
         "loom_plan_run (prepared)", "nested op_call (in a kernel)",
     };
-    loom_init_options opts = LOOM_INIT_OPTIONS_INIT;
     enum { ROUNDS = 10 };
     long iters = 1000000;
     const int64_t shape[1] = { 1 };
@@ -105,8 +104,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: dispatch_overhead [ITERATIONS >= %d]\n", ROUNDS);
         return 2;
     }
-    opts.plugin_path = BENCH_NEST_DIR;   /* nestpack.c, next to this benchmark */
-    if (loom_init(&opts) != LOOM_OK)
+    /* the default packs, then nestpack.c from next to this benchmark */
+    if (loom_init(NULL) != LOOM_OK || loom_load_pack(BENCH_NEST_DIR "/bench.so") != LOOM_OK)
         return fail();
     if (loom_tensor_wrap(&ta, &a, LOOM_DTYPE_F32, 1, shape, NULL, NULL) != LOOM_OK
         || loom_tensor_wrap(&tb, &b, LOOM_DTYPE_F32, 1, shape, NULL, NULL) != LOOM_OK
