@@ -1,0 +1,61 @@
+/*
+** gemm_avx512.c - the AVX-512F micro-kernels (gemm_kern.h), built with
+** -mavx512f -mfma (meson) and called only when the core's CPU features
+** include AVX512F (gemm.c), so LOOM_CPU_MAX_ISA=avx2 turns them off. 32 zmm
+** registers: 12 x 32 f32 / 12 x 16 f64 tiles, 24 accumulators + 2 B
+** vectors + 1 broadcast. The same template as the AVX2 kernels, which this
+** project's test machines run; this file is only compiled there (its test
+** skips without AVX-512).
+*/
+#include <immintrin.h>
+
+#include "gemm_internal.h"
+
+#define KREGS 32
+
+/* f32 */
+#define T float
+#define VT __m512
+#define VL 16
+#define KMR 12
+#define GK_NAME(x) x##_avx512_f32
+#define VZERO() _mm512_setzero_ps()
+#define VLOAD(p) _mm512_loadu_ps(p)
+#define VSTORE(p, v) _mm512_storeu_ps(p, v)
+#define VBCAST(p) _mm512_set1_ps(*(p))
+#define VSET1(x) _mm512_set1_ps(x)
+#define VFMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define VMUL(a, b) _mm512_mul_ps(a, b)
+#include "gemm_kern.h"
+#undef T
+#undef VT
+#undef VL
+#undef KMR
+#undef GK_NAME
+#undef VZERO
+#undef VLOAD
+#undef VSTORE
+#undef VBCAST
+#undef VSET1
+#undef VFMA
+#undef VMUL
+
+/* f64 */
+#define T double
+#define VT __m512d
+#define VL 8
+#define KMR 12
+#define GK_NAME(x) x##_avx512_f64
+#define VZERO() _mm512_setzero_pd()
+#define VLOAD(p) _mm512_loadu_pd(p)
+#define VSTORE(p, v) _mm512_storeu_pd(p, v)
+#define VBCAST(p) _mm512_set1_pd(*(p))
+#define VSET1(x) _mm512_set1_pd(x)
+#define VFMA(a, b, c) _mm512_fmadd_pd(a, b, c)
+#define VMUL(a, b) _mm512_mul_pd(a, b)
+#include "gemm_kern.h"
+
+const pk_gemm_kern pk_gemm_kern_avx512[2] = {
+    { "avx512", 12, 32, 16, 256, 192, ukr_avx512_f32, rows_avx512_f32 },
+    { "avx512", 12, 16, 8, 256, 96, ukr_avx512_f64, rows_avx512_f64 },
+};

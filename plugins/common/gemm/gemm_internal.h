@@ -1,0 +1,43 @@
+/*
+** gemm_internal.h - what the GEMM driver (gemm.c) needs from one ISA's
+** micro-kernels (gemm_avx2.c, gemm_avx512.c, and the scalar ones in gemm.c).
+** Not for packs: they include gemm.h.
+**
+** Packed layouts (shared by every ISA, only MR/NR differ): a packed A is
+** ceil(M/MR) panels, panel i = rows [i*MR, i*MR+MR) as K steps of MR values
+** ([K][MR], rows past M zero); a packed B is ceil(N/NR) panels [K][NR]
+** (columns past N zero). A KC slice of a panel is a contiguous sub-range.
+*/
+#ifndef LOOM_PACK_GEMM_INTERNAL_H
+#define LOOM_PACK_GEMM_INTERNAL_H
+
+#include <stdint.h>
+
+/* C[MR x NR] (row stride ldc) = alpha * Apanel(kc x MR) * Bpanel(kc x NR)
+** + beta * C; beta == 0 does not read C (it may hold NaN). */
+typedef void (*pk_gemm_ukr_fn)(int64_t kc, const void *a, const void *b, void *c, int64_t ldc, double alpha,
+                               double beta);
+
+/* The small-M kernel: C[rows x ncols] = alpha * A[rows x k] * B[k x ncols]
+** + beta * C for 1 <= rows < MR, ncols a multiple of the vector length. A
+** is read in place (element strides ars, acs); B row p, column j is at
+** b + p * ldb + (j / NR) * pstride + j % NR, which covers both a row-major
+** B (pstride = NR) and a packed one (ldb = NR, pstride = K * NR). */
+typedef void (*pk_gemm_rows_fn)(int rows, int64_t k, const void *a, int64_t ars, int64_t acs, const void *b,
+                                int64_t ldb, int64_t pstride, int64_t ncols, void *c, int64_t ldc, double alpha,
+                                double beta);
+
+typedef struct pk_gemm_kern {
+    const char *name;               /* "avx2-fma", "avx512", "scalar" */
+    int mr, nr;                     /* micro-tile */
+    int vl;                         /* vector lanes (1 for scalar): rows() takes multiples of it */
+    int64_t kc, mc;                 /* depth of a slice, rows of an L2 block of A */
+    pk_gemm_ukr_fn ukr;
+    pk_gemm_rows_fn rows;           /* NULL: the small-M path is not vectorised */
+} pk_gemm_kern;
+
+/* Per ISA: [0] f32, [1] f64. Defined only where the ISA files are built. */
+extern const pk_gemm_kern pk_gemm_kern_avx2[2];
+extern const pk_gemm_kern pk_gemm_kern_avx512[2];
+
+#endif
