@@ -4,17 +4,21 @@
 **
 ** Create reads `weight` [out, in] f32 and the optional `bias` [out] f32 from
 ** the weights file (safetensors, upstream key names). The mapping may be
-** unaligned and is only borrowed, so create keeps its own 64-byte aligned
-** copy: weight transposed to [in, out], so the GEMM reads B row-contiguous.
-** The state is immutable after create: calls may run concurrently.
+** unaligned and is only borrowed, so create keeps its own copy: weight^T
+** packed once for the common GEMM's micro-kernel (gemm.h, pk_gemm_pack), so
+** a call packs only its input (and M < MR, a GEMV, packs nothing); the bias
+** is added in the GEMM's epilogue. The state is immutable after create:
+** calls may run concurrently.
 */
 #include <string.h>
 
 #include "kernels.h"
+#include "gemm.h"
 
 typedef struct linear_state {
     int64_t in, out;
-    float *wt;                      /* [in, out] */
+    float *wpack;                   /* weight^T [in, out] packed (pk_gemm_pack) */
+    pk_gemm_packed packed;
     float *bias;                    /* [out] or NULL */
 } linear_state;
 
@@ -46,7 +50,7 @@ void core_linear_destroy(void *state)
     linear_state *s = state;
     if (s == NULL)
         return;
-    core_host->free(cpu, s->wt);
+    core_host->free(cpu, s->wpack);
     core_host->free(cpu, s->bias);
     core_host->free(cpu, s);
 }
@@ -75,19 +79,27 @@ loom_status core_linear_create(const loom_object_args *args, void **state_out)
     if (s == NULL)
         return core_host->fail(LOOM_ENOMEM, "no memory for a core.linear object");
     *s = (linear_state){ .out = w->shape[0], .in = w->shape[1] };
-    s->wt = core_host->alloc(cpu, (size_t)(s->in * s->out) * sizeof(float) + 64, 64);
+    float *wt = core_host->alloc(cpu, (size_t)(s->in * s->out) * sizeof(float) + 64, 64);
+    s->wpack = core_host->alloc(cpu, pk_gemm_pack_bytes(1, LOOM_DTYPE_F32, s->out, s->in), 64);
     s->bias = b != NULL ? core_host->alloc(cpu, (size_t)s->out * sizeof(float) + 64, 64) : NULL;
-    if (s->wt == NULL || (b != NULL && s->bias == NULL)) {
+    if (wt == NULL || s->wpack == NULL || (b != NULL && s->bias == NULL)) {
+        core_host->free(cpu, wt);
+        core_host->free(cpu, s->wpack);
+        s->wpack = NULL;
         core_linear_destroy(s);
         return core_host->fail(LOOM_ENOMEM, "no memory for the %lldx%lld weights of a core.linear object",
                                (long long)w->shape[0], (long long)w->shape[1]);
     }
-    /* the mapping may be unaligned: read element by element through memcpy */
+    /* the mapping may be unaligned: read element by element through memcpy
+    ** into weight [out, in], then pack B = weight^T (strides 1, in) */
     const char *wsrc = loom_data(w);
     int64_t wr = core_stride(w, 0), wc = core_stride(w, 1);
     for (int64_t o = 0; o < s->out; o++)
         for (int64_t i = 0; i < s->in; i++)
-            memcpy(&s->wt[i * s->out + o], wsrc + (o * wr + i * wc) * 4, 4);
+            memcpy(&wt[o * s->in + i], wsrc + (o * wr + i * wc) * 4, 4);
+    pk_gemm_operand wop = pk_gemm_matrix(wt, LOOM_DTYPE_F32, s->in, 1);
+    pk_gemm_pack(&s->packed, s->wpack, 1, &wop, s->out, s->in);
+    core_host->free(cpu, wt);
     if (b != NULL)
         for (int64_t o = 0; o < s->out; o++)
             memcpy(&s->bias[o], (const char *)loom_data(b) + o * core_stride(b, 0) * 4, 4);
@@ -120,13 +132,17 @@ loom_status core_linear_cpu(loom_call *call)
     if (!loom_is_contiguous(out))
         return core_host->fail(LOOM_EINVAL, "'output' must be contiguous for core.linear");
     int64_t rows = s->in > 0 ? loom_numel(x) / s->in : loom_numel(out) / (s->out > 0 ? s->out : 1);
-    float *y = loom_data(out);
-    st = core_gemm(call->ctx, LOOM_DTYPE_F32, rows, s->out, s->in, loom_data(x), s->in, 1,
-                   s->wt, s->out, 1, y);
-    if (st != LOOM_OK || s->bias == NULL)
-        return st;
-    for (int64_t r = 0; r < rows; r++)
-        for (int64_t o = 0; o < s->out; o++)
-            y[r * s->out + o] += s->bias[o];
-    return LOOM_OK;
+    pk_gemm_args g = PK_GEMM_ARGS_INIT;
+    g.m = rows;
+    g.n = s->out;
+    g.k = s->in;
+    g.a = pk_gemm_matrix(loom_data(x), LOOM_DTYPE_F32, s->in, 0);
+    g.b.packed = &s->packed;
+    g.c = loom_data(out);
+    g.ldc = s->out;
+    if (s->bias != NULL) {
+        g.bias_kind = PK_GEMM_BIAS_COL;
+        g.bias = s->bias;
+    }
+    return pk_gemm(call->ctx, &g);
 }
