@@ -1,26 +1,65 @@
 /*
 ** threadpool.c - the core's fork-join pool and the CPU topology.
 **
-** A pool of size N is N-1 worker threads plus whichever thread calls
-** loom__parallel_for, which always takes part as thread index 0. Worker i
-** (1..N-1) is pinned to physical core i (mod cores) when hwloc is built in;
-** the caller is never pinned: its affinity belongs to the application.
+** A pool of size N is N-1 worker threads plus the threads that call
+** loom__parallel_for. Worker i (1..N-1) is pinned to physical core i (mod
+** cores) when hwloc is built in; callers are never pinned: their affinity
+** belongs to the application.
 **
-** A job is published by one atomic store of `ticket` (generation << 32 |
-** threads used) made under `lock`; the job fields written before it are
-** read by the participating workers only (index < threads used), and the
-** caller rewrites them only after every participant has decremented
-** `pending`. Chunks are claimed with one fetch_add on `next`. Workers spin
-** briefly on the ticket before sleeping on their own condition variable,
-** so back-to-back small jobs do not pay for a wake-up.
+** Concurrent callers (ABI 1.1). Several host threads may each have a job in
+** flight; they share the workers instead of queueing behind one another.
+** Design: a fixed table of MAX_JOBS job slots (static: no allocation on any
+** path) and a bitmap `used` of the slots owned by a caller.
+**  - A caller claims a free slot with one CAS on `used`, writes its job
+**    there and publishes it with one release store of the slot's `word`
+**    (generation, budget, threads joined so far, CLOSED). The caller joins
+**    its own job as thread index 0 and runs chunks like any worker, so
+**    every caller makes progress even when all workers are busy elsewhere.
+**  - An idle worker scans the slots in `used` and joins the open job with
+**    the fewest live participants by a CAS on its `word` that increments
+**    `joined`: the old count is its thread index, and the CAS fails once
+**    the job's budget (ctx->n_threads, capped by the pool size and the
+**    number of chunks) is reached or the job is closed. So a budget caps
+**    the threads on one job, indices stay in [0, budget) and distinct.
+**  - Chunks are claimed with one fetch_add on the job's `next`. After each
+**    chunk a worker looks at the other jobs in flight (one load of `used`
+**    when there is only one) and moves to a job that has at least two
+**    fewer live participants: N callers and W workers settle near (N+W)/N
+**    threads per job (job-level work sharing with rebalancing at chunk
+**    boundaries), and a job posted while others run gets helpers at the
+**    next chunk boundary instead of after they finish.
+**  - The thread that finds the chunks exhausted sets CLOSED (no more
+**    joins); the caller then waits until every worker that joined has left
+**    (`left` == joined - 1), spinning briefly before sleeping on its slot's
+**    condition variable, and frees the slot.
+** Why this over per-worker deques with stealing: a parallel_for is a flat
+** range split into a known number of equal chunks, so one shared counter
+** per job already balances the load with one atomic per chunk; what was
+** missing is several counters at once and a fair choice among them. The
+** single-caller path stays lock-free when the workers are spinning (claim
+** slot, publish, bump `epoch`, run, close, wait) and takes `lock` only to
+** wake sleeping workers or to sleep, as before.
+**
+** Sleeping: workers spin on `epoch` (bumped by every post) before sleeping
+** on `work`; a poster that sees `sleeping` workers signals as many as its
+** job can use. epoch/sleeping and left/word/waiting are each a
+** store-then-load pair in sequentially consistent order on both sides, so
+** no wake-up is lost.
 **
 ** Invariants:
-**  - at most one job is in flight: its caller holds `submit`. A call that
-**    finds `submit` taken (another host thread's job) or that comes from
-**    inside a job (a worker, or the caller's own fn) runs inline, serially.
-**  - thread_index passed to fn is in [0, threads used).
-**  - loom__pool_start/stop must not race with calls in flight (they are
-**    made by loom_init/loom_shutdown).
+**  - a call from inside a job (any worker, which only ever runs chunks,
+**    or a caller running its own chunks) runs inline and serially with
+**    thread index 0: so a kernel that calls another op through the core
+**    from a chunk never waits on the pool, and never deadlocks; a caller
+**    waiting for its helpers never runs other jobs' chunks, so its
+**    latency is its own job's.
+**  - a budget of 1, a range of one chunk, a stopped pool or MAX_JOBS jobs
+**    already in flight: the call runs inline on the caller.
+**  - thread_index passed to fn is in [0, budget) and no two threads run
+**    the same index of one job at the same time.
+**  - loom__pool_stop waits for the jobs in flight (new calls run inline
+**    once it has begun); loom__pool_start/stop themselves are serialised
+**    by `admin` (they are made by loom_init/loom_shutdown).
 **  - in a child of fork() the pool is empty (size 0) and calls run inline
 **    until loom__pool_start runs there again.
 */
@@ -40,41 +79,56 @@
 #endif
 
 #define MAX_POOL 1024
+#define MAX_JOBS 64             /* jobs in flight at once: one bit each in pool.used */
 #define SPIN_ROUNDS 2000        /* about 10-100 us of pause before sleeping */
 #define CHUNKS_PER_THREAD 4     /* load balance without per-element atomics */
 
+/* A job slot's `word`: generation << 33 | CLOSED | budget << 16 | joined. */
+#define W_JOINED(w) ((int32_t)((w) & 0xffffu))
+#define W_BUDGET(w) ((int32_t)(((w) >> 16) & 0xffffu))
+#define W_CLOSED (UINT64_C(1) << 32)
+#define W_GEN(w) ((w) >> 33)
+_Static_assert(MAX_POOL < 0xffff, "joined and budget are 16-bit fields of a job word");
+
 typedef struct worker {
     pthread_t thread;
-    pthread_cond_t wake;        /* signalled under pool.lock when a job names it */
     int32_t index;              /* 1..size-1 */
 #if LOOM_HAVE_HWLOC
     hwloc_bitmap_t cpuset;      /* the core it binds to, or NULL */
 #endif
 } worker;
 
-static struct {
-    pthread_mutex_t admin;      /* start/stop */
-    pthread_mutex_t submit;     /* held by the caller of the job in flight */
-    pthread_mutex_t lock;       /* pairs with the condition variables */
-    pthread_cond_t done;        /* last participant -> caller */
-    worker *workers;
-    int32_t n_workers;
-    _Atomic int32_t size;       /* 0 when stopped */
-
-    /* the job in flight: plain fields published by `ticket` */
+/* One job in flight. The plain fields are written by the owning caller
+** before it publishes `word` and read by the threads that joined this
+** generation; the caller rewrites them only after all of those have left. */
+typedef struct job {
+    _Alignas(64) _Atomic uint64_t word;
     loom_range_fn fn;
     void *user;
     int64_t n, chunk, n_chunks;
+    _Alignas(64) _Atomic int64_t next;      /* the next chunk to claim */
+    _Alignas(64) _Atomic int32_t left;      /* workers that joined and left */
+    atomic_bool waiting;                    /* the caller sleeps on `done` */
+    pthread_cond_t done;                    /* last worker to leave -> caller */
+} job;
 
-    _Alignas(64) _Atomic uint64_t ticket;
+static struct {
+    pthread_mutex_t admin;      /* start/stop */
+    pthread_mutex_t lock;       /* pairs with the condition variables */
+    pthread_cond_t work;        /* a job was posted, or stop */
+    worker *workers;
+    int32_t n_workers;
+    _Atomic int32_t size;       /* 0 when stopped */
     atomic_bool stopping;
-    _Alignas(64) _Atomic int64_t next;
-    _Alignas(64) _Atomic int32_t pending;
+
+    _Alignas(64) _Atomic uint64_t used;     /* slots owned by a caller */
+    _Alignas(64) _Atomic uint64_t epoch;    /* bumped by every post */
+    _Atomic int32_t sleeping;               /* workers waiting on `work` */
+    job jobs[MAX_JOBS];
 } pool = {
     .admin = PTHREAD_MUTEX_INITIALIZER,
-    .submit = PTHREAD_MUTEX_INITIALIZER,
     .lock = PTHREAD_MUTEX_INITIALIZER,
-    .done = PTHREAD_COND_INITIALIZER,
+    .work = PTHREAD_COND_INITIALIZER,
 };
 
 /* Inside a job: a worker, or a caller running its chunks. */
@@ -251,96 +305,205 @@ int32_t loom__physical_cores(void)
 
 /* ---------------------------------------------------------------- jobs */
 
-static void run_chunks(int32_t index)
+/* Participants of a job now: the caller plus the workers still on it. */
+static int32_t live_of(job *j, uint64_t word)
 {
-    const int64_t n = pool.n, chunk = pool.chunk, n_chunks = pool.n_chunks;
-    const loom_range_fn fn = pool.fn;
-    void *const user = pool.user;
+    return W_JOINED(word) - atomic_load_explicit(&j->left, memory_order_relaxed);
+}
 
+/* Join the open job with the fewest live participants among `candidates`
+** (a mask of slots), if that is fewer than `below`. On success *slot, the
+** job's word and *index (the thread index) are set. */
+static bool join_some(uint64_t candidates, int32_t below, int32_t *slot, uint64_t *word, int32_t *index)
+{
     for (;;) {
-        int64_t c = atomic_fetch_add_explicit(&pool.next, 1, memory_order_relaxed);
-        int64_t begin;
-        if (c >= n_chunks)
-            break;
-        begin = c * chunk;
-        fn(user, begin, n - begin <= chunk ? n : begin + chunk, index);
+        uint64_t m = candidates & atomic_load_explicit(&pool.used, memory_order_acquire);
+        int32_t best = -1, best_live = below;
+        uint64_t best_word = 0;
+
+        while (m != 0) {
+            int32_t s = __builtin_ctzll(m);
+            uint64_t w = atomic_load_explicit(&pool.jobs[s].word, memory_order_relaxed);
+            m &= m - 1;
+            if ((w & W_CLOSED) == 0 && W_JOINED(w) < W_BUDGET(w)) {
+                int32_t live = live_of(&pool.jobs[s], w);
+                if (live < best_live) {
+                    best = s;
+                    best_live = live;
+                    best_word = w;
+                }
+            }
+        }
+        if (best < 0)
+            return false;
+        if (atomic_compare_exchange_strong_explicit(&pool.jobs[best].word, &best_word, best_word + 1,
+                                                    memory_order_acq_rel, memory_order_relaxed)) {
+            *slot = best;
+            *word = best_word + 1;
+            *index = W_JOINED(best_word);
+            return true;
+        }
+        /* Lost a race (another joiner, a close, a new generation): look again. */
     }
 }
 
-static uint64_t wait_ticket(worker *w, uint64_t seen)
+/* Claim and run one chunk of j as thread `index`; false once there are
+** none left (the job is then closed). */
+static bool run_one_chunk(job *j, int32_t index)
 {
-    uint64_t t;
+    const int64_t c = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
+    int64_t begin;
 
+    if (c >= j->n_chunks) {
+        if ((atomic_load_explicit(&j->word, memory_order_relaxed) & W_CLOSED) == 0)
+            atomic_fetch_or_explicit(&j->word, W_CLOSED, memory_order_acq_rel);
+        return false;
+    }
+    begin = c * j->chunk;
+    j->fn(j->user, begin, j->n - begin <= j->chunk ? j->n : begin + j->chunk, index);
+    return true;
+}
+
+/* A worker leaves generation `gen` of j; the last one wakes a sleeping caller. */
+static void leave(job *j, uint64_t gen)
+{
+    int32_t gone = atomic_fetch_add_explicit(&j->left, 1, memory_order_seq_cst) + 1;
+    uint64_t w = atomic_load_explicit(&j->word, memory_order_seq_cst);
+
+    if (W_GEN(w) == gen && (w & W_CLOSED) != 0 && gone == W_JOINED(w) - 1
+        && atomic_load_explicit(&j->waiting, memory_order_seq_cst)) {
+        pthread_mutex_lock(&pool.lock);
+        pthread_cond_signal(&j->done);
+        pthread_mutex_unlock(&pool.lock);
+    }
+}
+
+/* Help the jobs in flight until none can use this worker. */
+static bool help(void)
+{
+    int32_t s, index;
+    uint64_t w;
+
+    if (!join_some(~UINT64_C(0), INT32_MAX, &s, &w, &index))
+        return false;
+    for (;;) {
+        job *j = &pool.jobs[s];
+        uint64_t used;
+        if (!run_one_chunk(j, index)) {
+            leave(j, W_GEN(w));
+            return true;
+        }
+        /* Rebalance: move to a job with at least two fewer participants. */
+        used = atomic_load_explicit(&pool.used, memory_order_relaxed);
+        if ((used & (used - 1)) != 0) {
+            int32_t s2, index2;
+            uint64_t w2;
+            int32_t live = live_of(j, atomic_load_explicit(&j->word, memory_order_relaxed));
+            if (join_some(used & ~(UINT64_C(1) << s), live - 1, &s2, &w2, &index2)) {
+                leave(j, W_GEN(w));
+                s = s2, w = w2, index = index2;
+            }
+        }
+    }
+}
+
+/* Wait until `epoch` moves on from `seen` or the pool stops. */
+static void wait_work(uint64_t seen)
+{
     for (int i = 0; i < SPIN_ROUNDS; i++) {
-        t = atomic_load_explicit(&pool.ticket, memory_order_acquire);
-        if (t != seen)
-            return t;
+        if (atomic_load_explicit(&pool.epoch, memory_order_acquire) != seen)
+            return;
         cpu_relax();
     }
     pthread_mutex_lock(&pool.lock);
-    while ((t = atomic_load_explicit(&pool.ticket, memory_order_acquire)) == seen)
-        pthread_cond_wait(&w->wake, &pool.lock);
+    atomic_fetch_add_explicit(&pool.sleeping, 1, memory_order_seq_cst);
+    while (atomic_load_explicit(&pool.epoch, memory_order_seq_cst) == seen
+           && !atomic_load_explicit(&pool.stopping, memory_order_acquire))
+        pthread_cond_wait(&pool.work, &pool.lock);
+    atomic_fetch_sub_explicit(&pool.sleeping, 1, memory_order_relaxed);
     pthread_mutex_unlock(&pool.lock);
-    return t;
 }
 
 static void *worker_main(void *arg)
 {
     worker *w = arg;
-    uint64_t seen = 0;          /* the ticket value when the pool was started */
 
     in_job = true;
 #if LOOM_HAVE_HWLOC
     if (w->cpuset != NULL && hwloc_set_cpubind(topo.topology, w->cpuset, HWLOC_CPUBIND_THREAD) != 0)
         loom__log(LOOM_LOG_DEBUG, "thread pool: worker %d not pinned: %s", (int)w->index, strerror(errno));
+#else
+    (void)w;
 #endif
     for (;;) {
-        seen = wait_ticket(w, seen);
+        /* Read the epoch before looking for work: a job posted after the
+        ** look changes it, so wait_work returns at once. */
+        uint64_t seen = atomic_load_explicit(&pool.epoch, memory_order_seq_cst);
         if (atomic_load_explicit(&pool.stopping, memory_order_acquire))
             break;
-        if (w->index >= (int32_t)(seen & 0xffffffffu))
-            continue;           /* not needed for this job */
-        run_chunks(w->index);
-        if (atomic_fetch_sub_explicit(&pool.pending, 1, memory_order_acq_rel) == 1) {
-            pthread_mutex_lock(&pool.lock);
-            pthread_cond_signal(&pool.done);
-            pthread_mutex_unlock(&pool.lock);
-        }
+        if (!help())
+            wait_work(seen);
     }
     return NULL;
 }
 
-/* Publish a new ticket and wake workers 1..wake_upto-1. */
-static void post(int32_t used, int32_t wake_upto)
+/* Tell the workers about a new job that can use `helpers` of them. */
+static void announce(int32_t helpers)
 {
-    uint64_t gen;
+    int32_t asleep;
 
-    pthread_mutex_lock(&pool.lock);
-    gen = (atomic_load_explicit(&pool.ticket, memory_order_relaxed) >> 32) + 1;
-    atomic_store_explicit(&pool.ticket, (gen << 32) | (uint32_t)used, memory_order_release);
-    for (int32_t i = 1; i < wake_upto; i++)
-        pthread_cond_signal(&pool.workers[i - 1].wake);
-    pthread_mutex_unlock(&pool.lock);
+    atomic_fetch_add_explicit(&pool.epoch, 1, memory_order_seq_cst);
+    asleep = atomic_load_explicit(&pool.sleeping, memory_order_seq_cst);
+    if (asleep > 0) {
+        pthread_mutex_lock(&pool.lock);
+        for (int32_t i = 0; i < helpers && i < asleep; i++)
+            pthread_cond_signal(&pool.work);
+        pthread_mutex_unlock(&pool.lock);
+    }
 }
 
-static void wait_done(void)
+/* Wait until the `helpers` workers that joined j have left. */
+static void wait_helpers(job *j, int32_t helpers)
 {
     for (int i = 0; i < SPIN_ROUNDS; i++) {
-        if (atomic_load_explicit(&pool.pending, memory_order_acquire) == 0)
+        if (atomic_load_explicit(&j->left, memory_order_acquire) == helpers)
             return;
         cpu_relax();
     }
     pthread_mutex_lock(&pool.lock);
-    while (atomic_load_explicit(&pool.pending, memory_order_acquire) != 0)
-        pthread_cond_wait(&pool.done, &pool.lock);
+    atomic_store_explicit(&j->waiting, true, memory_order_seq_cst);
+    while (atomic_load_explicit(&j->left, memory_order_seq_cst) != helpers)
+        pthread_cond_wait(&j->done, &pool.lock);
+    atomic_store_explicit(&j->waiting, false, memory_order_relaxed);
     pthread_mutex_unlock(&pool.lock);
+}
+
+/* Claim a free job slot; -1 when all MAX_JOBS are taken. */
+static int32_t claim_slot(void)
+{
+    uint64_t u = atomic_load_explicit(&pool.used, memory_order_relaxed);
+
+    while (~u != 0) {
+        int32_t s = __builtin_ctzll(~u);
+        if (atomic_compare_exchange_weak_explicit(&pool.used, &u, u | (UINT64_C(1) << s),
+                                                  memory_order_seq_cst, memory_order_relaxed))
+            return s;
+    }
+    return -1;
+}
+
+static void release_slot(int32_t s)
+{
+    atomic_fetch_and_explicit(&pool.used, ~(UINT64_C(1) << s), memory_order_release);
 }
 
 loom_status loom__parallel_for(loom_exec_ctx *ctx, int64_t n, int64_t grain, loom_range_fn fn, void *user)
 {
     int32_t want = ctx != NULL && ctx->n_threads > 0 ? ctx->n_threads : INT32_MAX;
     int64_t max_chunks, per_thread;
-    int32_t used;
+    int32_t budget, s;
+    uint64_t w;
+    job *j;
 
     if (fn == NULL)
         return loom__fail(LOOM_EINVAL, "parallel_for: NULL range function");
@@ -351,61 +514,82 @@ loom_status loom__parallel_for(loom_exec_ctx *ctx, int64_t n, int64_t grain, loo
     if (grain < 1)
         grain = 1;
     max_chunks = (n - 1) / grain + 1;
-    if (max_chunks == 1 || want == 1 || in_job || pthread_mutex_trylock(&pool.submit) != 0) {
+    budget = atomic_load_explicit(&pool.size, memory_order_relaxed);
+    if (budget > want)
+        budget = want;
+    if ((int64_t)budget > max_chunks)
+        budget = (int32_t)max_chunks;
+    if (budget <= 1 || in_job || (s = claim_slot()) < 0) {
         fn(user, 0, n, 0);
         return LOOM_OK;
     }
-    used = atomic_load_explicit(&pool.size, memory_order_relaxed);
-    if (used > want)
-        used = want;
-    if ((int64_t)used > max_chunks)
-        used = (int32_t)max_chunks;
-    if (used <= 1) {
-        pthread_mutex_unlock(&pool.submit);
+    /* loom__pool_stop sets size to 0 and then waits for pool.used to empty. */
+    if (atomic_load_explicit(&pool.size, memory_order_seq_cst) == 0) {
+        release_slot(s);
         fn(user, 0, n, 0);
         return LOOM_OK;
     }
 
-    per_thread = (n - 1) / ((int64_t)used * CHUNKS_PER_THREAD) + 1;
-    pool.fn = fn;
-    pool.user = user;
-    pool.n = n;
-    pool.chunk = per_thread > grain ? per_thread : grain;
-    pool.n_chunks = (n - 1) / pool.chunk + 1;
-    atomic_store_explicit(&pool.next, 0, memory_order_relaxed);
-    atomic_store_explicit(&pool.pending, used - 1, memory_order_relaxed);
-    post(used, used);
+    j = &pool.jobs[s];
+    per_thread = (n - 1) / ((int64_t)budget * CHUNKS_PER_THREAD) + 1;
+    j->fn = fn;
+    j->user = user;
+    j->n = n;
+    j->chunk = per_thread > grain ? per_thread : grain;
+    j->n_chunks = (n - 1) / j->chunk + 1;
+    atomic_store_explicit(&j->next, 0, memory_order_relaxed);
+    atomic_store_explicit(&j->left, 0, memory_order_relaxed);
+    w = atomic_load_explicit(&j->word, memory_order_relaxed);
+    w = ((W_GEN(w) + 1) << 33) | ((uint64_t)budget << 16) | 1u;   /* the caller is index 0 */
+    atomic_store_explicit(&j->word, w, memory_order_release);
+    announce(budget - 1);
 
     in_job = true;
-    run_chunks(0);
+    while (run_one_chunk(j, 0))
+        ;
     in_job = false;
-    wait_done();
-    pthread_mutex_unlock(&pool.submit);
+    /* Closed now: `joined` is final. */
+    w = atomic_fetch_or_explicit(&j->word, W_CLOSED, memory_order_seq_cst);
+    wait_helpers(j, W_JOINED(w) - 1);
+    release_slot(s);
     return LOOM_OK;
 }
 
 /* ------------------------------------------------------------ lifecycle */
 
+static void init_slots(void)
+{
+    for (int32_t s = 0; s < MAX_JOBS; s++) {
+        pthread_cond_init(&pool.jobs[s].done, NULL);
+        atomic_store(&pool.jobs[s].word, W_CLOSED);
+        atomic_store(&pool.jobs[s].left, 0);
+        atomic_store(&pool.jobs[s].waiting, false);
+    }
+    atomic_store(&pool.used, 0);
+}
+
 /* A child of fork() has none of the workers: forget them, so that its
-** calls run inline, and reset the locks that another thread may have held
-** at the time of the fork. */
+** calls run inline, and reset the locks and condition variables that
+** another thread may have held at the time of the fork. */
 static void forget_pool_in_child(void)
 {
     pthread_mutex_init(&pool.admin, NULL);
-    pthread_mutex_init(&pool.submit, NULL);
     pthread_mutex_init(&pool.lock, NULL);
-    pthread_cond_init(&pool.done, NULL);
+    pthread_cond_init(&pool.work, NULL);
     pthread_mutex_init(&topo.lock, NULL);
     pool.workers = NULL;            /* the parent's copy; not ours to free */
     pool.n_workers = 0;
     atomic_store(&pool.size, 0);
-    atomic_store(&pool.ticket, 0);
+    atomic_store(&pool.epoch, 0);
+    atomic_store(&pool.sleeping, 0);
     atomic_store(&pool.stopping, false);
+    init_slots();
     in_job = false;
 }
 
-static void register_fork_handler(void)
+static void init_once(void)
 {
+    init_slots();
     pthread_atfork(NULL, NULL, forget_pool_in_child);
 }
 
@@ -414,13 +598,17 @@ static void stop_locked(void)
 {
     if (pool.workers == NULL && atomic_load(&pool.size) == 0)
         return;
-    pthread_mutex_lock(&pool.submit);       /* lets a job in flight finish */
-    atomic_store_explicit(&pool.stopping, true, memory_order_release);
-    post(0, pool.n_workers + 1);
+    atomic_store(&pool.size, 0);            /* new calls run inline ... */
+    while (atomic_load(&pool.used) != 0)    /* ... and the jobs in flight finish */
+        sched_yield();
+    pthread_mutex_lock(&pool.lock);
+    atomic_store(&pool.stopping, true);
+    atomic_fetch_add(&pool.epoch, 1);
+    pthread_cond_broadcast(&pool.work);
+    pthread_mutex_unlock(&pool.lock);
     for (int32_t i = 0; i < pool.n_workers; i++)
         pthread_join(pool.workers[i].thread, NULL);
     for (int32_t i = 0; i < pool.n_workers; i++) {
-        pthread_cond_destroy(&pool.workers[i].wake);
 #if LOOM_HAVE_HWLOC
         if (pool.workers[i].cpuset != NULL)
             hwloc_bitmap_free(pool.workers[i].cpuset);
@@ -429,9 +617,7 @@ static void stop_locked(void)
     free(pool.workers);
     pool.workers = NULL;
     pool.n_workers = 0;
-    atomic_store(&pool.size, 0);
     atomic_store(&pool.stopping, false);
-    pthread_mutex_unlock(&pool.submit);
 }
 
 #if LOOM_HAVE_HWLOC
@@ -450,11 +636,11 @@ static hwloc_bitmap_t core_cpuset(int32_t index)
 
 loom_status loom__pool_start(int32_t n_threads)
 {
-    static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
     sigset_t all, old;
     int32_t created = 0;
 
-    pthread_once(&fork_once, register_fork_handler);
+    pthread_once(&once, init_once);
     pthread_mutex_lock(&pool.admin);
     if (n_threads <= 0)
         n_threads = loom__physical_cores();
@@ -466,16 +652,14 @@ loom_status loom__pool_start(int32_t n_threads)
     }
     stop_locked();
 
-    pthread_mutex_lock(&pool.submit);
+    /* size is 0 until the workers are up: calls meanwhile run inline. */
     if (n_threads > 1) {
         pool.workers = calloc((size_t)(n_threads - 1), sizeof *pool.workers);
         if (pool.workers == NULL) {
-            pthread_mutex_unlock(&pool.submit);
             pthread_mutex_unlock(&pool.admin);
             return loom__fail(LOOM_ENOMEM, "thread pool: out of memory for %d threads", (int)n_threads);
         }
     }
-    atomic_store(&pool.ticket, 0);
     atomic_store(&pool.stopping, false);
     pthread_mutex_lock(&topo.lock);
     topology_load_locked();
@@ -491,12 +675,10 @@ loom_status loom__pool_start(int32_t n_threads)
 #if LOOM_HAVE_HWLOC
         w->cpuset = core_cpuset(i);
 #endif
-        pthread_cond_init(&w->wake, NULL);
         err = pthread_create(&w->thread, NULL, worker_main, w);
         if (err != 0) {
             loom__log(LOOM_LOG_ERROR, "thread pool: could not start thread %d of %d (%s); using %d",
                       (int)i + 1, (int)n_threads, strerror(err), (int)i);
-            pthread_cond_destroy(&w->wake);
 #if LOOM_HAVE_HWLOC
             if (w->cpuset != NULL)
                 hwloc_bitmap_free(w->cpuset);
@@ -508,7 +690,6 @@ loom_status loom__pool_start(int32_t n_threads)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pool.n_workers = created;
     atomic_store(&pool.size, created + 1);
-    pthread_mutex_unlock(&pool.submit);
     pthread_mutex_unlock(&pool.admin);
     loom__log(LOOM_LOG_INFO, "thread pool: %d threads", (int)(created + 1));
     return LOOM_OK;

@@ -1,6 +1,8 @@
 /*
 ** test_threadpool.c - the fork-join pool: every index exactly once, thread
-** indices in range, nested and concurrent calls, restart, topology.
+** indices in range, nested and concurrent calls (several host threads with
+** jobs in flight at once, each getting helpers), budgets, no lost
+** wake-ups, stop while idle or busy, restart, topology.
 ** Also run under ThreadSanitizer (suite 'threads').
 */
 #include <stdarg.h>
@@ -10,6 +12,8 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -115,20 +119,22 @@ static void one_chunk_runs_inline_on_the_caller(void **state)
     assert_int_equal(atomic_load(&w.foreign), 0);
 }
 
-/* Each chunk waits until both chunks have started: only true parallelism
-** gets past the wait (bounded, so a broken pool fails instead of hanging). */
-typedef struct meet { _Atomic int32_t arrived; _Atomic int32_t met; } meet;
+/* Each chunk waits until `parties` chunks have started: only true
+** parallelism gets past the wait (bounded, so a broken pool fails instead
+** of hanging). */
+typedef struct meet { int32_t parties; _Atomic int32_t arrived; _Atomic int32_t met; } meet;
 
 static void rendezvous(void *user, int64_t begin, int64_t end, int32_t thread_index)
 {
     meet *m = user;
+    const int32_t parties = m->parties > 0 ? m->parties : 2;
     struct timespec t0, now;
     (void)begin; (void)end; (void)thread_index;
 
     atomic_fetch_add(&m->arrived, 1);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     do {
-        if (atomic_load(&m->arrived) >= 2) {
+        if (atomic_load(&m->arrived) >= parties) {
             atomic_fetch_add(&m->met, 1);
             return;
         }
@@ -231,6 +237,345 @@ static void many_small_jobs_back_to_back(void **state)
     }
 }
 
+/* ------------------------------------------------ concurrent host threads */
+
+/* Per call: one hit counter per index, the budget, the worst index seen. */
+typedef struct cover_call {
+    int64_t n, grain;
+    int32_t budget;
+    _Atomic uint8_t *hits;
+    _Atomic int32_t bad;            /* index out of [0, budget), bad chunk */
+    _Atomic int64_t sum;
+} cover_call;
+
+static void cover_mark(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    cover_call *c = user;
+    int64_t s = 0;
+
+    if (thread_index < 0 || thread_index >= c->budget || begin < 0 || end > c->n || begin >= end
+        || (end - begin < c->grain && end != c->n))
+        atomic_fetch_add(&c->bad, 1);
+    for (int64_t i = begin; i < end && i < c->n && i >= 0; i++) {
+        atomic_fetch_add_explicit(&c->hits[i], 1, memory_order_relaxed);
+        s += i;
+    }
+    atomic_fetch_add(&c->sum, s);
+}
+
+typedef struct hammer {
+    int32_t id, reps, pool;
+    int64_t max_n;
+    intptr_t failures;
+    char why[160];
+} hammer;
+
+/* Many calls of assorted sizes, grains and budgets, each checked. */
+static void *hammer_main(void *arg)
+{
+    hammer *h = arg;
+    _Atomic uint8_t *hits = calloc((size_t)h->max_n, 1);
+    uint64_t r = 0x9e3779b97f4a7c15u * (uint64_t)(h->id + 1);
+
+    if (hits == NULL) {
+        h->failures++;
+        return NULL;
+    }
+    for (int rep = 0; rep < h->reps && h->failures == 0; rep++) {
+        loom_exec_ctx ctx = { .struct_size = sizeof ctx };
+        cover_call c = { .hits = hits };
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        c.n = 1 + (int64_t)(r % (uint64_t)h->max_n);
+        c.grain = 1 + (int64_t)((r >> 20) % 64);
+        ctx.n_threads = (int32_t)((r >> 40) % 6);       /* 0: the whole pool */
+        c.budget = ctx.n_threads > 0 && ctx.n_threads < h->pool ? ctx.n_threads : h->pool;
+        memset((void *)hits, 0, (size_t)c.n);
+        if (loom__parallel_for(&ctx, c.n, c.grain, cover_mark, &c) != LOOM_OK) {
+            snprintf(h->why, sizeof h->why, "call %d failed: %s", rep, loom_last_error());
+            h->failures++;
+        } else if (atomic_load(&c.bad) != 0) {
+            snprintf(h->why, sizeof h->why, "call %d: %d bad chunks or indices (budget %d)",
+                     rep, (int)atomic_load(&c.bad), (int)c.budget);
+            h->failures++;
+        } else if (atomic_load(&c.sum) != c.n * (c.n - 1) / 2) {
+            snprintf(h->why, sizeof h->why, "call %d: wrong sum", rep);
+            h->failures++;
+        }
+        for (int64_t i = 0; i < c.n && h->failures == 0; i++) {
+            if (atomic_load_explicit(&hits[i], memory_order_relaxed) != 1) {
+                snprintf(h->why, sizeof h->why, "call %d n=%lld: index %lld hit %d times", rep,
+                         (long long)c.n, (long long)i, (int)atomic_load(&hits[i]));
+                h->failures++;
+            }
+        }
+    }
+    free((void *)hits);
+    return NULL;
+}
+
+static void run_hammers(int32_t n_hosts, int32_t reps, int64_t max_n)
+{
+    pthread_t t[16];
+    hammer h[16];
+
+    assert_true(n_hosts <= 16);
+    for (int32_t i = 0; i < n_hosts; i++) {
+        h[i] = (hammer){ .id = i, .reps = reps, .pool = loom__pool_size(), .max_n = max_n };
+        assert_int_equal(pthread_create(&t[i], NULL, hammer_main, &h[i]), 0);
+    }
+    for (int32_t i = 0; i < n_hosts; i++)
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+    for (int32_t i = 0; i < n_hosts; i++)
+        if (h[i].failures != 0)
+            fail_msg("host thread %d: %s", (int)i, h[i].why);
+}
+
+static void four_host_threads_cover_every_index_exactly_once(void **state)
+{
+    (void)state;
+    run_hammers(4, 400, 20000);
+}
+
+static void eight_host_threads_cover_every_index_exactly_once(void **state)
+{
+    (void)state;
+    run_hammers(8, 250, 5000);
+}
+
+/* Three host threads each run a two-chunk job with a budget of 2, and all
+** six chunks must be running at once to get past their meeting: each
+** caller gets a helper of its own (the pool has 3 workers) instead of
+** being run inline behind the first. */
+typedef struct pair_caller { meet *m; loom_status st; } pair_caller;
+
+static void *pair_main(void *arg)
+{
+    pair_caller *p = arg;
+    loom_exec_ctx ctx = { .struct_size = sizeof ctx, .n_threads = 2 };
+    p->st = loom__parallel_for(&ctx, 2, 1, rendezvous, p->m);
+    return NULL;
+}
+
+static void concurrent_callers_each_get_helpers(void **state)
+{
+    pthread_t t[3];
+    pair_caller p[3];
+    (void)state;
+    assert_int_equal(loom__pool_size(), 4);
+    for (int round = 0; round < 20; round++) {
+        meet m = { .parties = 6 };
+        for (int i = 0; i < 3; i++) {
+            p[i] = (pair_caller){ .m = &m };
+            assert_int_equal(pthread_create(&t[i], NULL, pair_main, &p[i]), 0);
+        }
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(pthread_join(t[i], NULL), 0);
+            assert_int_equal(p[i].st, LOOM_OK);
+        }
+        if (atomic_load(&m.met) != 6)
+            fail_msg("round %d: only %d of 6 chunks ran at once", round, (int)atomic_load(&m.met));
+    }
+}
+
+/* A budget of 1 runs on the caller only, with index 0, even while the
+** workers are busy with other callers' jobs. */
+typedef struct busy { atomic_bool stop; _Atomic int64_t jobs; } busy;
+
+static void spin_a_little(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    volatile int64_t x = 0;
+    (void)user; (void)thread_index;
+    for (int64_t i = begin; i < end; i++)
+        for (int k = 0; k < 50; k++)
+            x += i;
+}
+
+static void *keep_busy(void *arg)
+{
+    busy *b = arg;
+    while (!atomic_load(&b->stop)) {
+        loom__parallel_for(NULL, 4096, 16, spin_a_little, NULL);
+        atomic_fetch_add(&b->jobs, 1);
+    }
+    return NULL;
+}
+
+static void a_budget_of_one_runs_only_on_the_caller(void **state)
+{
+    loom_exec_ctx ctx = { .struct_size = sizeof ctx, .n_threads = 1 };
+    busy b = { 0 };
+    pthread_t t[2];
+    (void)state;
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, keep_busy, &b), 0);
+    while (atomic_load(&b.jobs) < 4)
+        sched_yield();
+    for (int rep = 0; rep < 200; rep++) {
+        who w = { .caller = pthread_self() };
+        assert_int_equal(loom__parallel_for(&ctx, 1000, 1, note_thread, &w), LOOM_OK);
+        assert_int_equal(atomic_load(&w.foreign), 0);
+        check_cover(&ctx, 1000, 1, 1);
+    }
+    atomic_store(&b.stop, true);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+}
+
+/* A chunk that calls parallel_for again (as a kernel calling another op
+** through the core would): the inner call runs inline, on a worker as well
+** as on the caller, and does not deadlock. The outer chunks meet in pairs,
+** so one of them surely runs on a worker. */
+typedef struct nest2 {
+    meet m;
+    _Atomic int32_t on_worker, bad;
+    _Atomic int64_t total;
+    pthread_t caller;
+} nest2;
+
+static void nest2_inner(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    nest2 *s = user;
+    if (thread_index != 0)
+        atomic_fetch_add(&s->bad, 1);
+    atomic_fetch_add(&s->total, end - begin);
+}
+
+static void nest2_outer(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    nest2 *s = user;
+    rendezvous(&s->m, begin, end, thread_index);
+    if (!pthread_equal(pthread_self(), s->caller))
+        atomic_fetch_add(&s->on_worker, 1);
+    for (int64_t i = begin; i < end; i++) {
+        who w = { .caller = pthread_self() };
+        if (loom__parallel_for(NULL, 1000, 1, nest2_inner, s) != LOOM_OK
+            || loom__parallel_for(NULL, 1000, 1, note_thread, &w) != LOOM_OK
+            || atomic_load(&w.foreign) != 0)
+            atomic_fetch_add(&s->bad, 1);       /* not inline on this thread */
+    }
+}
+
+static void *nest2_main(void *arg)
+{
+    nest2 *s = arg;
+    loom_exec_ctx ctx = { .struct_size = sizeof ctx, .n_threads = 2 };
+    s->caller = pthread_self();
+    s->m.parties = 2;
+    if (loom__parallel_for(&ctx, 2, 1, nest2_outer, s) != LOOM_OK)
+        atomic_fetch_add(&s->bad, 1);
+    return NULL;
+}
+
+static void nested_calls_from_a_worker_run_inline(void **state)
+{
+    nest2 s[3];
+    pthread_t t[3];
+    (void)state;
+    for (int round = 0; round < 10; round++) {
+        memset(s, 0, sizeof s);
+        nest2_main(&s[0]);                      /* alone */
+        assert_int_equal(atomic_load(&s[0].bad), 0);
+        assert_int_equal(atomic_load(&s[0].on_worker), 1);
+        assert_int_equal(atomic_load(&s[0].total), 2 * 1000);
+        memset(s, 0, sizeof s);
+        for (int i = 0; i < 3; i++)             /* three host threads at once */
+            assert_int_equal(pthread_create(&t[i], NULL, nest2_main, &s[i]), 0);
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(pthread_join(t[i], NULL), 0);
+            assert_int_equal(atomic_load(&s[i].bad), 0);
+            assert_int_equal(atomic_load(&s[i].on_worker), 1);
+            assert_int_equal(atomic_load(&s[i].total), 2 * 1000);
+        }
+    }
+}
+
+/* No lost wake-ups: tiny jobs that each need a helper (the two chunks meet),
+** after pauses shorter than, about as long as, and longer than the workers'
+** spin, from one and from several host threads at once. A lost wake-up of a
+** worker fails the meeting; one of a caller hangs (the test's timeout). */
+static void pause_us(long us)
+{
+    struct timespec ts = { 0, us * 1000 };
+    if (us > 0)
+        nanosleep(&ts, NULL);
+}
+
+static void *tiny_pairs(void *arg)
+{
+    intptr_t failures = 0;
+    int id = (int)(intptr_t)arg;
+    for (int rep = 0; rep < 300; rep++) {
+        loom_exec_ctx ctx = { .struct_size = sizeof ctx, .n_threads = 2 };
+        meet m = { .parties = 2 };
+        sum_job j = { .v = values };
+        static const long pauses[] = { 0, 0, 5, 50, 200, 1000 };
+        pause_us(pauses[(rep + id) % 6]);
+        if (loom__parallel_for(&ctx, 2, 1, rendezvous, &m) != LOOM_OK || atomic_load(&m.met) != 2)
+            failures++;
+        if (loom__parallel_for(NULL, 64, 1, add_up, &j) != LOOM_OK || atomic_load(&j.sum) != 64 * 63 / 2)
+            failures++;
+    }
+    return (void *)failures;
+}
+
+static void no_lost_wakeups_with_tiny_jobs(void **state)
+{
+    pthread_t t[3];
+    void *failures;
+    (void)state;
+    for (int32_t i = 0; i < 64; i++)
+        values[i] = i;
+    assert_null(tiny_pairs((void *)(intptr_t)0));
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, tiny_pairs, (void *)(intptr_t)i), 0);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(pthread_join(t[i], &failures), 0);
+        assert_int_equal((intptr_t)failures, 0);
+    }
+}
+
+/* Stopping an idle pool: right after a job (workers spinning), after a
+** pause (workers asleep), and many start/stop cycles. */
+static void stop_while_idle(void **state)
+{
+    (void)state;
+    for (int cycle = 0; cycle < 30; cycle++) {
+        assert_int_equal(loom__pool_start(cycle % 3 + 2), LOOM_OK);
+        if (cycle % 2 == 0)
+            check_cover(NULL, 1000, 1, cycle % 3 + 2);
+        if (cycle % 3 == 0)
+            pause_us(2000);
+        loom__pool_stop();
+        assert_int_equal(loom__pool_size(), 0);
+    }
+    assert_int_equal(loom__pool_start(4), LOOM_OK);
+    pause_us(5000);
+    loom__pool_stop();
+    check_cover(NULL, 1000, 1, 1);               /* stopped: runs inline */
+}
+
+/* loom__pool_stop while host threads are calling: their calls finish (on
+** the pool or inline) with correct results. */
+static void stop_while_callers_are_running(void **state)
+{
+    pthread_t t[3];
+    (void)state;
+    for (int32_t i = 0; i < N_VALUES; i++)
+        values[i] = i;
+    assert_int_equal(loom__pool_start(4), LOOM_OK);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, host_thread, NULL), 0);
+    pause_us(2000);
+    loom__pool_stop();
+    assert_int_equal(loom__pool_start(3), LOOM_OK);
+    for (int i = 0; i < 3; i++) {
+        void *failures;
+        assert_int_equal(pthread_join(t[i], &failures), 0);
+        assert_int_equal((intptr_t)failures, 0);
+    }
+    loom__pool_stop();
+}
+
 /* The child of a fork has no workers: its calls must run inline, not wait. */
 static void a_forked_child_runs_jobs_inline(void **state)
 {
@@ -315,6 +660,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(nested_calls_run_inline_and_cover_everything, start4, stop),
         cmocka_unit_test_setup_teardown(eight_host_threads_at_once_get_correct_results, start4, stop),
         cmocka_unit_test_setup_teardown(many_small_jobs_back_to_back, start4, stop),
+        cmocka_unit_test_setup_teardown(four_host_threads_cover_every_index_exactly_once, start4, stop),
+        cmocka_unit_test_setup_teardown(eight_host_threads_cover_every_index_exactly_once, start4, stop),
+        cmocka_unit_test_setup_teardown(concurrent_callers_each_get_helpers, start4, stop),
+        cmocka_unit_test_setup_teardown(a_budget_of_one_runs_only_on_the_caller, start4, stop),
+        cmocka_unit_test_setup_teardown(nested_calls_from_a_worker_run_inline, start4, stop),
+        cmocka_unit_test_setup_teardown(no_lost_wakeups_with_tiny_jobs, start4, stop),
+        cmocka_unit_test(stop_while_idle),
+        cmocka_unit_test(stop_while_callers_are_running),
         cmocka_unit_test_setup_teardown(a_forked_child_runs_jobs_inline, start4, stop),
         cmocka_unit_test(restart_with_another_size),
         cmocka_unit_test(topology_is_described),

@@ -4,11 +4,13 @@
 **   concurrent_callers [ROUNDS] [--full] [--shape N C H W] [--rois K] [--scale S]
 **
 ** Runs vision.roi_align (output 7 x 7, sampling_ratio 2, aligned false) on
-** FPN-like rois of 8..308 px in an image of H/S x W/S px: by default 400
-** rois on features [2, 128, 100, 136] f32 at spatial_scale 1/8, about 30 ms
-** a call on 2 cores; --full: the detection case of tools/bench/vision_cases/
-** roi.py, 1000 rois on [2, 256, 200, 272] at 1/4 (about 0.3 s a call on 2
-** cores). ROUNDS defaults to 5. Four scenarios:
+** FPN-like rois of 8..308 px in an image of H/S x W/S px: by default the
+** case of tools/bench/vision_cases/roi.py one pyramid level coarser, 1000
+** rois on features [2, 256, 100, 136] f32 at spatial_scale 1/8 (about 75 ms
+** of CPU, 40 ms a call on 2 idle cores); --full: roi.py's case itself, 1000
+** rois on [2, 256, 200, 272] at 1/4 (about 0.13 s of CPU a call, plus the
+** page faults of its 110 MB NHWC scratch). ROUNDS defaults to 5. Four
+** scenarios:
 **   (a) 1 host thread calling it 4 times,   (b) 2 host threads, 2 calls each,
 **   (c) 4 host threads, 1 call each,        (d) 8 host threads, 1 call each.
 ** Every call uses the core's default thread budget (the whole pool). Each
@@ -18,9 +20,11 @@
 ** A pool that shares its workers among concurrent callers keeps the ratio
 ** near 1 and the latencies of concurrent calls alike; one that runs a
 ** second caller inline and serially gives that caller one core's worth
-** (its latency grows with the pool size). Every output is compared bit for bit with the
-** single-thread reference call (each roi is computed independently, so the
-** split into chunks cannot change a bit).
+** (its latency grows with the pool size). On a machine shared with other
+** work, more host threads also win a larger share of the CPUs: the CPU time
+** per call tells the work apart from that share. Every output is compared
+** bit for bit with the output of a first call made alone (each roi is
+** computed independently, so the split into chunks cannot change a bit).
 ** Exit status: 0 measured, 1 a loom call failed or gave a wrong result,
 ** 2 usage error.
 */
@@ -173,7 +177,7 @@ int main(int argc, char **argv)
         { "(d) 8 host threads x 1 call ", 8, 1 },
     };
     enum { N_CASES = sizeof cases / sizeof cases[0] };
-    int64_t feat_shape[4] = { 2, 128, 100, 136 }, box_shape[2] = { 400, 5 };
+    int64_t feat_shape[4] = { 2, 256, 100, 136 }, box_shape[2] = { 1000, 5 };
     const int64_t out_size[2] = { 7, 7 };
     result best[N_CASES];
     long rounds = 5;
