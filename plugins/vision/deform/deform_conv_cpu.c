@@ -6,14 +6,15 @@
 ** image x one tile of up to 4 x 16 output positions. For each offset group
 ** and kernel tap, the four corner offsets and bilinear weights of the tile's
 ** positions are computed once and reused for every channel of that offset
-** group (torchvision recomputes them per channel). The columns are written
-** straight into the panel layout of the micro-kernel (deform_gemm.h), which
-** multiplies them with the packed weights of each group and adds the bias.
-** Tasks go through host->parallel_for; each thread owns its column buffer.
+** group (torchvision recomputes them per channel). The tile's columns
+** ([ktot x width], row-major) go through the common GEMM (deform_gemm.h)
+** with the weights of each group, packed once per call, and the bias added
+** in its epilogue. Tasks go through host->parallel_for; each thread owns
+** its column buffer and GEMM workspace.
 **
 ** Backward (torchvision's formulas): per image, columns (im2col),
 ** grad_columns = weight_g^T * grad_g and grad_weight_g += grad_g * columns_g^T
-** (both through the same micro-kernel, operands packed by gemm_*); then one
+** (both through the common GEMM, deform_gemm); then one
 ** pass over (offset group, tap, position) computes grad_offset / grad_mask
 ** (get_coordinate_weight, and the plain bilinear sample for the mask) and
 ** scatters grad_input. The images are
@@ -34,12 +35,13 @@
 #include "deform_sample.h"
 #include "register.h"
 
+#define TILE_POS 16               /* output positions of a tile: a multiple of this */
 #define TILE_PANELS_MAX 4
 #define BWD_CHUNKS_MAX 8
 
 /* Sizes derived once per call. */
 typedef struct conv_dims {
-    int64_t taps, hw, in_hw, kg, ktot, cout_g, cin_g, cpo, a_panels;
+    int64_t taps, hw, in_hw, kg, ktot, cout_g, cin_g, cpo;
 } conv_dims;
 
 static conv_dims dims_of(const deform_geom *g)
@@ -53,14 +55,13 @@ static conv_dims dims_of(const deform_geom *g)
     d.ktot = g->cin * d.taps;
     d.cout_g = g->cout / g->groups;
     d.cpo = g->cin / g->offset_groups;
-    d.a_panels = (d.cout_g + DG_MR - 1) / DG_MR;
     return d;
 }
 
 /* ------------------------------------------------------ templated kernels */
 
 /* The deform_conv2d kernels for one element type T. */
-#define DEFINE_DEFORM(SUF, T)                                                                          \
+#define DEFINE_DEFORM(SUF, T, DT)                                                                      \
     /* Sample position of output position p for tap (i, j) of offset group og. */                     \
     static void sample_pos_##SUF(const deform_geom *g, const conv_dims *d, const T *off, const T *msk,  \
                                  int64_t og, int64_t tap, int64_t p, T *y, T *x, T *m)                 \
@@ -117,69 +118,26 @@ static conv_dims dims_of(const deform_geom *g)
             }                                                                                          \
     }                                                                                                  \
                                                                                                        \
-    /* One forward task: image t / tiles, tile t % tiles. */                                           \
-    static void forward_tile_##SUF(const deform_geom *g, const conv_dims *d, const T *wpack,            \
-                                   int64_t tile_panels, int64_t tiles, int64_t t, T *cols, T *out)      \
+    /* One forward task: image t / tiles, tile t % tiles of tile_w positions. */                       \
+    static void forward_tile_##SUF(const deform_geom *g, const conv_dims *d, const pk_gemm_packed *wpk,\
+                                   int64_t tile_w, int64_t tiles, int64_t t, T *cols, T *out, void *work,\
+                                   size_t work_bytes)                                                  \
     {                                                                                                  \
-        int64_t img = t / tiles, p_start = (t % tiles) * tile_panels * DG_NR, n_panels = 0;            \
-        for (int64_t jp = 0; jp < tile_panels; jp++, n_panels++) {                                     \
-            int64_t p0 = p_start + jp * DG_NR;                                                         \
-            if (p0 >= d->hw)                                                                           \
-                break;                                                                                 \
-            int64_t np = d->hw - p0 < DG_NR ? d->hw - p0 : DG_NR;                                      \
-            im2col_##SUF(g, d, img, p0, np, cols + jp * d->ktot * DG_NR, DG_NR, DG_NR);                \
-        }                                                                                              \
+        int64_t img = t / tiles, p0 = (t % tiles) * tile_w;                                            \
+        int64_t np = d->hw - p0 < tile_w ? d->hw - p0 : tile_w;                                        \
+        im2col_##SUF(g, d, img, p0, np, cols, np, np);                                                 \
         const T *bias = g->bias;                                                                       \
         for (int64_t grp = 0; grp < g->groups; grp++)                                                  \
-            for (int64_t jp = 0; jp < n_panels; jp++) {                                                \
-                int64_t p0 = p_start + jp * DG_NR;                                                     \
-                int cols_n = (int)(d->hw - p0 < DG_NR ? d->hw - p0 : DG_NR);                            \
-                const T *bp = cols + jp * d->ktot * DG_NR + grp * d->kg * DG_NR;                       \
-                for (int64_t ap = 0; ap < d->a_panels; ap++) {                                         \
-                    int64_t row0 = grp * d->cout_g + ap * DG_MR;                                       \
-                    int rows = (int)(d->cout_g - ap * DG_MR < DG_MR ? d->cout_g - ap * DG_MR : DG_MR);  \
-                    deform_ukr_##SUF(d->kg, wpack + (grp * d->a_panels + ap) * d->kg * DG_MR, bp,       \
-                                     out + (img * g->cout + row0) * d->hw + p0, d->hw,                  \
-                                     bias != NULL ? bias + row0 : NULL, rows, cols_n);                  \
-            }                                                                                          \
-            }                                                                                          \
-    }                                                                                                  \
-                                                                                                       \
-    /* c[m x n] (+)= a[m x k] b[k x n], any element strides for a and b: both                        \
-    ** packed (apack: ceil(m/MR)*MR*k, bpack: k*NR elements) for the micro-kernel. */                 \
-    static void gemm_##SUF(int64_t m, int64_t n, int64_t k, const T *a, int64_t ars, int64_t acs,       \
-                           const T *b, int64_t brs, int64_t bcs, T *c, int64_t ldc, int accumulate,     \
-                           T *apack, T *bpack)                                                         \
-    {                                                                                                  \
-        for (int64_t i0 = 0, pi = 0; i0 < m; i0 += DG_MR, pi++)                                        \
-            for (int64_t p = 0; p < k; p++)                                                            \
-                for (int64_t i = 0; i < DG_MR; i++)                                                    \
-                    apack[(pi * k + p) * DG_MR + i] = i0 + i < m ? a[(i0 + i) * ars + p * acs] : (T)0;  \
-        for (int64_t j0 = 0; j0 < n; j0 += DG_NR) {                                                    \
-            int cols = (int)(n - j0 < DG_NR ? n - j0 : DG_NR);                                         \
-            for (int64_t p = 0; p < k; p++)                                                            \
-                for (int j = 0; j < DG_NR; j++)                                                        \
-                    bpack[p * DG_NR + j] = j < cols ? b[p * brs + (j0 + j) * bcs] : (T)0;              \
-            for (int64_t i0 = 0, pi = 0; i0 < m; i0 += DG_MR, pi++) {                                  \
-                int rows = (int)(m - i0 < DG_MR ? m - i0 : DG_MR);                                     \
-                if (!accumulate) {                                                                     \
-                    deform_ukr_##SUF(k, apack + pi * k * DG_MR, bpack, c + i0 * ldc + j0, ldc, NULL,    \
-                                     rows, cols);                                                      \
-                    continue;                                                                          \
-                }                                                                                      \
-                T t[DG_MR * DG_NR];                                                                    \
-                deform_ukr_##SUF(k, apack + pi * k * DG_MR, bpack, t, DG_NR, NULL, rows, cols);        \
-                for (int r = 0; r < rows; r++)                                                         \
-                    for (int j = 0; j < cols; j++)                                                     \
-                        c[(i0 + r) * ldc + j0 + j] += t[r * DG_NR + j];                                \
-            }                                                                                          \
-        }                                                                                              \
+            deform_gemm(DT, d->cout_g, np, d->kg, &wpk[grp], NULL, 0, 0, cols + grp * d->kg * np, np, 1,\
+                        out + (img * g->cout + grp * d->cout_g) * d->hw + p0, d->hw, 0,                \
+                        bias != NULL ? bias + grp * d->cout_g : NULL, work, work_bytes);               \
     }                                                                                                  \
                                                                                                        \
     /* Backward of one image: gw (weight layout) accumulates; grad_input,                              \
     ** grad_offset, grad_mask of the image are written. */                                            \
-    static void backward_image_##SUF(const deform_geom *g, const conv_dims *d, int64_t img, T *cols,     \
-                                     T *gcols, T *apack, T *bpack, T *gw, T *gin, T *goff, T *gmask)    \
+    static void backward_image_##SUF(const deform_geom *g, const conv_dims *d, int64_t img, T *cols,   \
+                                     T *gcols, void *work, size_t work_bytes, T *gw, T *gin, T *goff,  \
+                                     T *gmask)                                                         \
     {                                                                                                  \
         const T *wt = g->weight, *grad = (const T *)g->grad + img * g->cout * d->hw;                   \
         const T *in = (const T *)g->input + img * g->cin * d->in_hw;                                   \
@@ -190,18 +148,18 @@ static conv_dims dims_of(const deform_geom *g)
         goff += img * 2 * g->offset_groups * d->taps * d->hw;                                          \
         if (gmask != NULL)                                                                             \
             gmask += img * g->offset_groups * d->taps * d->hw;                                         \
-        for (int64_t p0 = 0; p0 < d->hw; p0 += DG_NR) {                                                \
-            int64_t np = d->hw - p0 < DG_NR ? d->hw - p0 : DG_NR;                                      \
+        for (int64_t p0 = 0; p0 < d->hw; p0 += TILE_POS) {                                             \
+            int64_t np = d->hw - p0 < TILE_POS ? d->hw - p0 : TILE_POS;                                \
             im2col_##SUF(g, d, img, p0, np, cols + p0, d->hw, np);                                     \
         }                                                                                              \
         for (int64_t grp = 0; grp < g->groups; grp++) {                                                \
             const T *wg = wt + grp * d->cout_g * d->kg, *gg = grad + grp * d->cout_g * d->hw;          \
             /* grad_columns_g [kg x hw] = W_g^T [kg x cout_g] * grad_g [cout_g x hw] */                \
-            gemm_##SUF(d->kg, d->hw, d->cout_g, wg, 1, d->kg, gg, d->hw, 1, gcols + grp * d->kg * d->hw, \
-                       d->hw, 0, apack, bpack);                                                        \
+            deform_gemm(DT, d->kg, d->hw, d->cout_g, NULL, wg, 1, d->kg, gg, d->hw, 1,                 \
+                        gcols + grp * d->kg * d->hw, d->hw, 0, NULL, work, work_bytes);                \
             /* grad_weight_g [cout_g x kg] += grad_g [cout_g x hw] * columns_g^T [hw x kg] */         \
-            gemm_##SUF(d->cout_g, d->kg, d->hw, gg, d->hw, 1, cols + grp * d->kg * d->hw, 1, d->hw,     \
-                       gw + grp * d->cout_g * d->kg, d->kg, 1, apack, bpack);                          \
+            deform_gemm(DT, d->cout_g, d->kg, d->hw, NULL, gg, d->hw, 1, cols + grp * d->kg * d->hw, 1,\
+                        d->hw, gw + grp * d->cout_g * d->kg, d->kg, 1, NULL, work, work_bytes);        \
         }                                                                                              \
         for (int64_t og = 0; og < g->offset_groups; og++)                                              \
             for (int64_t tap = 0; tap < d->taps; tap++)                                                \
@@ -242,30 +200,32 @@ static conv_dims dims_of(const deform_geom *g)
                 }                                                                                      \
     }
 
-DEFINE_DEFORM(f32, float)
-DEFINE_DEFORM(f64, double)
+DEFINE_DEFORM(f32, float, LOOM_DTYPE_F32)
+DEFINE_DEFORM(f64, double, LOOM_DTYPE_F64)
 
 /* ------------------------------------------------------------ forward */
 
 typedef struct fwd_job {
     const deform_geom *g;
     conv_dims d;
-    const void *wpack;
-    int64_t tile_panels, tiles;
+    const pk_gemm_packed *wpk;      /* the packed weights of each group */
+    int64_t tile_w, tiles;
     char *colbuf;
-    size_t col_bytes;               /* per thread */
+    size_t col_bytes, work_bytes;   /* per thread: columns, then the GEMM's workspace */
     void *out;
 } fwd_job;
 
 static void forward_range(void *user, int64_t begin, int64_t end, int32_t thread_index)
 {
     const fwd_job *j = user;
-    void *cols = j->colbuf + (size_t)thread_index * j->col_bytes;
+    char *cols = j->colbuf + (size_t)thread_index * (j->col_bytes + j->work_bytes), *work = cols + j->col_bytes;
     for (int64_t t = begin; t < end; t++) {
         if (j->g->dtype == LOOM_DTYPE_F64)
-            forward_tile_f64(j->g, &j->d, j->wpack, j->tile_panels, j->tiles, t, cols, j->out);
+            forward_tile_f64(j->g, &j->d, j->wpk, j->tile_w, j->tiles, t, (double *)(void *)cols, j->out, work,
+                             j->work_bytes);
         else
-            forward_tile_f32(j->g, &j->d, j->wpack, j->tile_panels, j->tiles, t, cols, j->out);
+            forward_tile_f32(j->g, &j->d, j->wpk, j->tile_w, j->tiles, t, (float *)(void *)cols, j->out, work,
+                             j->work_bytes);
     }
 }
 
@@ -276,28 +236,28 @@ static loom_status forward_run(loom_exec_ctx *ctx, const deform_geom *g, void *o
 {
     fwd_job j = { .g = g, .d = dims_of(g), .out = out };
     size_t es = g->dtype == LOOM_DTYPE_F64 ? sizeof(double) : sizeof(float);
-    int64_t panels = (j.d.hw + DG_NR - 1) / DG_NR, threads = thread_count(ctx);
-    /* a tile's columns within ~192 KiB (L2), at least one panel */
-    j.tile_panels = (int64_t)((size_t)192 * 1024 / ((size_t)j.d.ktot * DG_NR * es));
-    j.tile_panels = j.tile_panels < 1 ? 1 : j.tile_panels > TILE_PANELS_MAX ? TILE_PANELS_MAX : j.tile_panels;
-    if (j.tile_panels > panels)
-        j.tile_panels = panels;
-    j.tiles = (panels + j.tile_panels - 1) / j.tile_panels;
-    j.col_bytes = ((size_t)j.tile_panels * (size_t)j.d.ktot * DG_NR * es + 63) & ~(size_t)63;
-    size_t wbytes = (size_t)(g->groups * j.d.a_panels * DG_MR * j.d.kg) * es;
-    void *wpack = vision_host->scratch(ctx, wbytes);
-    j.colbuf = vision_host->scratch(ctx, j.col_bytes * (size_t)threads);
-    if (wpack == NULL || j.colbuf == NULL)
+    int64_t panels = (j.d.hw + TILE_POS - 1) / TILE_POS, threads = thread_count(ctx);
+    /* a tile's columns within ~192 KiB (L2), at least TILE_POS positions */
+    int64_t tile_panels = (int64_t)((size_t)192 * 1024 / ((size_t)j.d.ktot * TILE_POS * es));
+    tile_panels = tile_panels < 1 ? 1 : tile_panels > TILE_PANELS_MAX ? TILE_PANELS_MAX : tile_panels;
+    if (tile_panels > panels)
+        tile_panels = panels;
+    j.tile_w = tile_panels * TILE_POS;
+    j.tiles = (j.d.hw + j.tile_w - 1) / j.tile_w;
+    j.col_bytes = ((size_t)j.tile_w * (size_t)j.d.ktot * es + 63) & ~(size_t)63;
+    j.work_bytes = (deform_gemm_workspace(g->dtype, j.d.cout_g, j.tile_w, j.d.kg, 1) + 63) & ~(size_t)63;
+    size_t wbytes = (deform_gemm_packed_bytes(g->dtype, j.d.cout_g, j.d.kg) + 63) & ~(size_t)63;
+    char *wpack = vision_host->scratch(ctx, wbytes * (size_t)g->groups);
+    pk_gemm_packed *wpk = vision_host->scratch(ctx, sizeof *wpk * (size_t)g->groups);
+    j.colbuf = vision_host->scratch(ctx, (j.col_bytes + j.work_bytes) * (size_t)threads);
+    if (wpack == NULL || wpk == NULL || j.colbuf == NULL)
         return vision_host->fail(LOOM_ENOMEM, "no memory for the columns of deform_conv2d (%zu bytes)",
-                                 wbytes + j.col_bytes * (size_t)threads);
-    for (int64_t grp = 0; grp < g->groups; grp++) {
-        int64_t woff = grp * j.d.cout_g * j.d.kg, poff = grp * j.d.a_panels * DG_MR * j.d.kg;
-        if (g->dtype == LOOM_DTYPE_F64)
-            deform_pack_weights_f64((double *)wpack + poff, (const double *)g->weight + woff, j.d.cout_g, j.d.kg);
-        else
-            deform_pack_weights_f32((float *)wpack + poff, (const float *)g->weight + woff, j.d.cout_g, j.d.kg);
-    }
-    j.wpack = wpack;
+                                 wbytes * (size_t)g->groups + (j.col_bytes + j.work_bytes) * (size_t)threads);
+    for (int64_t grp = 0; grp < g->groups; grp++)
+        deform_gemm_pack_weights(&wpk[grp], wpack + (size_t)grp * wbytes, g->dtype,
+                                 (const char *)g->weight + (size_t)(grp * j.d.cout_g * j.d.kg) * es, j.d.cout_g,
+                                 j.d.kg);
+    j.wpk = wpk;
     return vision_host->parallel_for(ctx, g->n * j.tiles, 1, forward_range, &j);
 }
 
@@ -307,8 +267,8 @@ typedef struct bwd_job {
     const deform_geom *g;
     conv_dims d;
     int64_t chunks;
-    char *bufs;                     /* per thread: cols, gcols, apack, bpack */
-    size_t buf_bytes, cols_bytes, apack_bytes;
+    char *bufs;                     /* per thread: cols, gcols, the GEMM's workspace */
+    size_t buf_bytes, cols_bytes, work_bytes;
     char *gw_parts;                 /* per chunk: [cout, kg] */
     size_t gw_bytes;
     void *gin, *goff, *gmask;
@@ -319,18 +279,18 @@ static void backward_range(void *user, int64_t begin, int64_t end, int32_t threa
     const bwd_job *j = user;
     const deform_geom *g = j->g;
     char *cols = j->bufs + (size_t)thread_index * j->buf_bytes, *gcols = cols + j->cols_bytes;
-    char *apack = gcols + j->cols_bytes, *bpack = apack + j->apack_bytes;
+    char *work = gcols + j->cols_bytes;
     for (int64_t ci = begin; ci < end; ci++) {
         int64_t i0 = g->n * ci / j->chunks, i1 = g->n * (ci + 1) / j->chunks;
         void *gw = j->gw_parts + (size_t)ci * j->gw_bytes;
         memset(gw, 0, j->gw_bytes);
         for (int64_t img = i0; img < i1; img++) {
             if (g->dtype == LOOM_DTYPE_F64)
-                backward_image_f64(g, &j->d, img, (double *)cols, (double *)gcols, (double *)apack,
-                                   (double *)bpack, gw, j->gin, j->goff, j->gmask);
+                backward_image_f64(g, &j->d, img, (double *)(void *)cols, (double *)(void *)gcols, work,
+                                   j->work_bytes, gw, j->gin, j->goff, j->gmask);
             else
-                backward_image_f32(g, &j->d, img, (float *)cols, (float *)gcols, (float *)apack,
-                                   (float *)bpack, gw, j->gin, j->goff, j->gmask);
+                backward_image_f32(g, &j->d, img, (float *)(void *)cols, (float *)(void *)gcols, work,
+                                   j->work_bytes, gw, j->gin, j->goff, j->gmask);
         }
     }
 }
@@ -364,12 +324,12 @@ static loom_status backward_run(loom_exec_ctx *ctx, const deform_geom *g, void *
     if (g->n == 0)
         return LOOM_OK;
     j.chunks = g->n < BWD_CHUNKS_MAX ? g->n : BWD_CHUNKS_MAX;
-    int64_t mr_kg = (j.d.kg + DG_MR - 1) / DG_MR * DG_MR, mr_cout = (j.d.cout_g + DG_MR - 1) / DG_MR * DG_MR;
-    int64_t apack = mr_kg * j.d.cout_g > mr_cout * j.d.hw ? mr_kg * j.d.cout_g : mr_cout * j.d.hw;
-    int64_t bpack = (j.d.cout_g > j.d.hw ? j.d.cout_g : j.d.hw) * DG_NR;
+    /* the two products: [kg x hw] = [kg x cout_g] [cout_g x hw], [cout_g x kg] = [cout_g x hw] [hw x kg] */
+    size_t w1 = deform_gemm_workspace(g->dtype, j.d.kg, j.d.hw, j.d.cout_g, 0);
+    size_t w2 = deform_gemm_workspace(g->dtype, j.d.cout_g, j.d.kg, j.d.hw, 0);
     j.cols_bytes = ((size_t)(j.d.ktot * j.d.hw) * es + 63) / 64 * 64;
-    j.apack_bytes = ((size_t)apack * es + 63) / 64 * 64;
-    j.buf_bytes = 2 * j.cols_bytes + j.apack_bytes + ((size_t)bpack * es + 63) / 64 * 64;
+    j.work_bytes = ((w1 > w2 ? w1 : w2) + 63) / 64 * 64;
+    j.buf_bytes = 2 * j.cols_bytes + j.work_bytes;
     j.gw_bytes = ((size_t)n_w * es + 63) / 64 * 64;
     j.bufs = vision_host->scratch(ctx, j.buf_bytes * (size_t)threads);
     j.gw_parts = vision_host->scratch(ctx, j.gw_bytes * (size_t)j.chunks);
@@ -498,7 +458,6 @@ static const loom_kernel_desc backward_kernel = {
 
 loom_status vision_deform_conv_register_cpu(const loom_host_api *host, loom_registrar *reg)
 {
-    deform_gemm_init();
     const loom_kernel_desc *const kernels[] = { &forward_kernel, &backward_kernel };
     return pk_register_kernel_ptrs(host, reg, kernels, PK_COUNT(kernels));
 }

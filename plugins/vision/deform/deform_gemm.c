@@ -1,115 +1,52 @@
 /*
-** deform_gemm.c - see deform_gemm.h. The micro-kernel keeps a DG_MR x DG_NR
-** tile in registers: for f32 with AVX2, 6 x 2 ymm accumulators + 2 column
-** vectors + 1 broadcast weight fill the 16 ymm registers; the portable
-** kernel (f64, or f32 without AVX2) is the same loop nest in C.
+** deform_gemm.c - see deform_gemm.h: thin wrappers over the common GEMM,
+** whose micro-kernel (AVX-512F, AVX2+FMA or portable) follows the core's
+** CPU features.
 */
-#include <stdlib.h>
-#include <string.h>
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define DG_X86 1
-#endif
-
-#include "cpu.h"
 #include "deform_gemm.h"
 
-static int use_avx2;
-
-void deform_gemm_init(void)
+size_t deform_gemm_packed_bytes(loom_dtype dt, int64_t m, int64_t k)
 {
-    use_avx2 = pk_cpu_avx2(PK_CPU_FMA);
+    return pk_gemm_pack_bytes(0, dt, m, k);
 }
 
-#define DEFINE_PACK(SUF, T)                                                       \
-    void deform_pack_weights_##SUF(T *dst, const T *a, int64_t m, int64_t k)      \
-    {                                                                             \
-        for (int64_t i0 = 0; i0 < m; i0 += DG_MR)                                 \
-            for (int64_t p = 0; p < k; p++)                                       \
-                for (int64_t i = 0; i < DG_MR; i++)                               \
-                    *dst++ = i0 + i < m ? a[(i0 + i) * k + p] : (T)0;             \
-    }
-
-#define DEFINE_PORTABLE_UKR(SUF, T)                                                          \
-    static void ukr_portable_##SUF(int64_t k, const T *a, const T *b, T *c, int64_t ldc,      \
-                                   const T *bias, int rows, int cols)                         \
-    {                                                                                        \
-        T t[DG_MR][DG_NR];                                                                   \
-        for (int i = 0; i < DG_MR; i++)                                                      \
-            for (int j = 0; j < DG_NR; j++)                                                  \
-                t[i][j] = 0;                                                                 \
-        for (int64_t p = 0; p < k; p++, a += DG_MR, b += DG_NR)                              \
-            for (int i = 0; i < DG_MR; i++)                                                  \
-                for (int j = 0; j < DG_NR; j++)                                              \
-                    t[i][j] += a[i] * b[j];                                                  \
-        for (int i = 0; i < rows; i++)                                                       \
-            for (int j = 0; j < cols; j++)                                                   \
-                c[i * ldc + j] = t[i][j] + (bias != NULL ? bias[i] : (T)0);                  \
-    }
-
-DEFINE_PACK(f32, float)
-DEFINE_PACK(f64, double)
-DEFINE_PORTABLE_UKR(f32, float)
-DEFINE_PORTABLE_UKR(f64, double)
-
-void deform_ukr_f64(int64_t k, const double *a, const double *b, double *c, int64_t ldc, const double *bias,
-                    int rows, int cols)
+void deform_gemm_pack_weights(pk_gemm_packed *out, void *dst, loom_dtype dt, const void *w, int64_t m, int64_t k)
 {
-    ukr_portable_f64(k, a, b, c, ldc, bias, rows, cols);
+    pk_gemm_operand op = pk_gemm_matrix(w, dt, k, 0);
+    pk_gemm_pack(out, dst, 0, &op, m, k);
 }
 
-#ifdef DG_X86
-__attribute__((target("avx2,fma")))
-static void ukr_avx2_f32(int64_t k, const float *a, const float *b, float *c, int64_t ldc, const float *bias,
-                         int rows, int cols)
+static pk_gemm_args args_of(loom_dtype dt, int64_t m, int64_t n, int64_t k, const pk_gemm_packed *apacked,
+                            const void *a, int64_t ars, int64_t acs, const void *b, int64_t brs, int64_t bcs,
+                            void *c, int64_t ldc, int accumulate, const void *bias)
 {
-    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-    for (int64_t p = 0; p < k; p++) {
-        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8), x;
-        x = _mm256_broadcast_ss(a + 0);
-        c00 = _mm256_fmadd_ps(x, b0, c00); c01 = _mm256_fmadd_ps(x, b1, c01);
-        x = _mm256_broadcast_ss(a + 1);
-        c10 = _mm256_fmadd_ps(x, b0, c10); c11 = _mm256_fmadd_ps(x, b1, c11);
-        x = _mm256_broadcast_ss(a + 2);
-        c20 = _mm256_fmadd_ps(x, b0, c20); c21 = _mm256_fmadd_ps(x, b1, c21);
-        x = _mm256_broadcast_ss(a + 3);
-        c30 = _mm256_fmadd_ps(x, b0, c30); c31 = _mm256_fmadd_ps(x, b1, c31);
-        x = _mm256_broadcast_ss(a + 4);
-        c40 = _mm256_fmadd_ps(x, b0, c40); c41 = _mm256_fmadd_ps(x, b1, c41);
-        x = _mm256_broadcast_ss(a + 5);
-        c50 = _mm256_fmadd_ps(x, b0, c50); c51 = _mm256_fmadd_ps(x, b1, c51);
-        a += DG_MR;
-        b += DG_NR;
+    pk_gemm_args g = PK_GEMM_ARGS_INIT;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.a = (pk_gemm_operand){ .data = a, .dtype = dt, .rs = ars, .cs = acs, .packed = apacked };
+    g.b = (pk_gemm_operand){ .data = b, .dtype = dt, .rs = brs, .cs = bcs };
+    g.c = c;
+    g.ldc = ldc;
+    g.beta = accumulate ? 1.0 : 0.0;
+    if (bias != NULL) {
+        g.bias_kind = PK_GEMM_BIAS_ROW;
+        g.bias = bias;
     }
-    __m256 r[DG_MR][2] = { { c00, c01 }, { c10, c11 }, { c20, c21 }, { c30, c31 }, { c40, c41 }, { c50, c51 } };
-    if (cols == DG_NR) {
-        for (int i = 0; i < rows; i++) {
-            __m256 bv = _mm256_set1_ps(bias != NULL ? bias[i] : 0.0f);
-            _mm256_storeu_ps(c + i * ldc, _mm256_add_ps(r[i][0], bv));
-            _mm256_storeu_ps(c + i * ldc + 8, _mm256_add_ps(r[i][1], bv));
-        }
-        return;
-    }
-    _Alignas(32) float t[DG_NR];
-    for (int i = 0; i < rows; i++) {
-        __m256 bv = _mm256_set1_ps(bias != NULL ? bias[i] : 0.0f);
-        _mm256_store_ps(t, _mm256_add_ps(r[i][0], bv));
-        _mm256_store_ps(t + 8, _mm256_add_ps(r[i][1], bv));
-        memcpy(c + i * ldc, t, (size_t)cols * sizeof(float));
-    }
+    return g;
 }
-#endif
 
-void deform_ukr_f32(int64_t k, const float *a, const float *b, float *c, int64_t ldc, const float *bias,
-                    int rows, int cols)
+size_t deform_gemm_workspace(loom_dtype dt, int64_t m, int64_t n, int64_t k, int a_packed)
 {
-#ifdef DG_X86
-    if (use_avx2) {
-        ukr_avx2_f32(k, a, b, c, ldc, bias, rows, cols);
-        return;
-    }
-#endif
-    ukr_portable_f32(k, a, b, c, ldc, bias, rows, cols);
+    pk_gemm_packed fake = { .which = 0, .width = pk_gemm_mr(dt), .mn = m, .k = k, .compute = dt };
+    pk_gemm_args g = args_of(dt, m, n, k, a_packed ? &fake : NULL, NULL, k, 1, NULL, 1, k, NULL, n, 0, NULL);
+    return pk_gemm_serial_workspace(&g);
+}
+
+void deform_gemm(loom_dtype dt, int64_t m, int64_t n, int64_t k, const pk_gemm_packed *apacked, const void *a,
+                 int64_t ars, int64_t acs, const void *b, int64_t brs, int64_t bcs, void *c, int64_t ldc,
+                 int accumulate, const void *bias, void *work, size_t work_bytes)
+{
+    pk_gemm_args g = args_of(dt, m, n, k, apacked, a, ars, acs, b, brs, bcs, c, ldc, accumulate, bias);
+    (void)pk_gemm_serial(&g, work, work_bytes);   /* the workspace was sized for the largest call */
 }

@@ -1,36 +1,35 @@
 /*
-** deform_gemm.h - the small GEMM pieces of the cpu deform_conv2d.
+** deform_gemm.h - the GEMMs of the cpu deform_conv2d, on the common GEMM
+** (plugins/common/gemm, serial form: each runs inside one thread's task).
 **
-** The forward multiplies the weights of one group, packed once into
-** DG_MR-row panels (deform_pack_weights), with columns that im2col writes
-** directly in DG_NR-wide panels: a panel is K rows of DG_NR positions, row
-** k contiguous. deform_ukr_* computes one DG_MR x DG_NR tile of
-** out = weight * columns (+ bias) over the whole depth K and stores the
-** rows < `rows` and columns < `cols` of it (edge tiles are partial).
-** The f32 kernel uses AVX2+FMA when cpuid reports both (checked once,
-** capped by LOOM_CPU_MAX_ISA), else the portable kernel.
+** The forward packs the weights of each group once per call
+** (deform_gemm_pack_weights) and multiplies them with the columns of one
+** tile of output positions, a row-major [kg x width] block im2col writes,
+** adding the bias per output channel in the GEMM's epilogue. The backward
+** runs both of its products through deform_gemm with strided operands.
+** dt is LOOM_DTYPE_F32 or LOOM_DTYPE_F64 (f16 runs widened to f32).
 */
 #ifndef LOOM_VISION_DEFORM_GEMM_H
 #define LOOM_VISION_DEFORM_GEMM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-#define DG_MR 6
-#define DG_NR 16
+#include "gemm.h"
 
-/* Pack rows [0, m) of a row-major m x k matrix into ceil(m/MR) panels of
-** k x MR (zero-padded rows). */
-void deform_pack_weights_f32(float *dst, const float *a, int64_t m, int64_t k);
-void deform_pack_weights_f64(double *dst, const double *a, int64_t m, int64_t k);
+/* Bytes of the packed weights of one group: m x k, row-major. */
+size_t deform_gemm_packed_bytes(loom_dtype dt, int64_t m, int64_t k);
+void deform_gemm_pack_weights(pk_gemm_packed *out, void *dst, loom_dtype dt, const void *w, int64_t m, int64_t k);
 
-/* c[r * ldc + j] = sum_p a[p*MR + r] * b[p*NR + j] + (bias ? bias[r] : 0)
-** for r < rows, j < cols. */
-void deform_ukr_f32(int64_t k, const float *a, const float *b, float *c, int64_t ldc, const float *bias,
-                    int rows, int cols);
-void deform_ukr_f64(int64_t k, const double *a, const double *b, double *c, int64_t ldc, const double *bias,
-                    int rows, int cols);
+/* Workspace bytes (per thread) for deform_gemm calls up to m x n x k, with
+** or without a packed A. */
+size_t deform_gemm_workspace(loom_dtype dt, int64_t m, int64_t n, int64_t k, int a_packed);
 
-/* Choose the f32 kernel once, at pack init (before any kernel runs). */
-void deform_gemm_init(void);
+/* c[m x n] (row stride ldc) = (accumulate ? c : 0) + A * B (+ bias[i] on
+** row i when bias is not NULL). A is apacked when not NULL, else a with
+** element strides ars, acs; B is b with strides brs, bcs. */
+void deform_gemm(loom_dtype dt, int64_t m, int64_t n, int64_t k, const pk_gemm_packed *apacked, const void *a,
+                 int64_t ars, int64_t acs, const void *b, int64_t brs, int64_t bcs, void *c, int64_t ldc,
+                 int accumulate, const void *bias, void *work, size_t work_bytes);
 
 #endif /* LOOM_VISION_DEFORM_GEMM_H */
