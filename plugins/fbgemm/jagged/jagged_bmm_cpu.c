@@ -3,7 +3,7 @@
 ** permute102_baddbmm_permute102 on the CPU, each a loop of small GEMMs
 ** (jagged_gemm.h) threaded over batch rows.
 **
-** f32 and f64 run in place. f16 and bf16 operands are widened to f32 once
+** f32 and f64 run in place, on the common GEMM (jagged_gemm.h). f16 and bf16 operands are widened to f32 once
 ** (scratch) and the results rounded to nearest even once, as fbgemm's CPU
 ** kernels accumulate in at::acc_type<scalar_t> (float for 16-bit types).
 ** Measured on fbgemm 1.9: its jagged bmm kernels round each product to the
@@ -29,17 +29,18 @@ typedef struct wide_view {
 } wide_view;
 
 static void gemm_any(const wide_view *w, int64_t m, int64_t n, int64_t k, const char *A, int64_t rsa,
-                     int64_t csa, const char *B, int64_t ldb, char *C, int64_t ldc, const char *bias)
+                     int64_t csa, const char *B, int64_t ldb, char *C, int64_t ldc, const char *bias, void *work,
+                     size_t work_bytes)
 {
     if (w->round16 != 0 && bias == NULL)
         jg_gemm_f32_rounded(w->round16, m, n, k, (const float *)(const void *)A, rsa, csa,
                             (const float *)(const void *)B, ldb, (float *)(void *)C, ldc);
     else if (w->f64)
         jg_gemm_f64(m, n, k, (const double *)(const void *)A, rsa, csa, (const double *)(const void *)B, ldb,
-                    (double *)(void *)C, ldc, (const double *)(const void *)bias);
+                    (double *)(void *)C, ldc, (const double *)(const void *)bias, work, work_bytes);
     else
         jg_gemm_f32(m, n, k, (const float *)(const void *)A, rsa, csa, (const float *)(const void *)B, ldb,
-                    (float *)(void *)C, ldc, (const float *)(const void *)bias);
+                    (float *)(void *)C, ldc, (const float *)(const void *)bias, work, work_bytes);
 }
 
 /* The data of t as a wide (f32/f64) array: in place, or widened into scratch. */
@@ -98,6 +99,8 @@ typedef struct bmm_job {
     char *out;
     int64_t m_blocks;         /* permute102: row blocks per batch entry */
     int jagged_out;           /* the output is jagged values (dense_bmm) */
+    char *work;               /* per thread: the GEMM's workspace (jagged_gemm.h) */
+    size_t work_bytes;
 } bmm_job;
 
 /* One task per batch row b, whose bag is values rows [r0, r0 + len) and
@@ -110,17 +113,19 @@ static void bag_rows(void *user, int64_t begin, int64_t end, int32_t thread_inde
     const bmm_job *j = user;
     const jg_plan *p = j->p;
     const size_t es = j->w.es;
-    (void)thread_index;
+    void *work = j->work + (size_t)thread_index * j->work_bytes;
     for (int64_t b = begin; b < end; b++) {
         int64_t r0 = p->off[b], len = p->off[b + 1] - r0, kept = len < p->max_L ? len : p->max_L;
         if (!j->jagged_out) {
             gemm_any(&j->w, p->M, p->N, kept, j->x + (size_t)(r0 * p->M) * es, 1, p->M,
-                     j->y + (size_t)(r0 * p->N) * es, p->N, j->out + (size_t)(b * p->M * p->N) * es, p->N, NULL);
+                     j->y + (size_t)(r0 * p->N) * es, p->N, j->out + (size_t)(b * p->M * p->N) * es, p->N, NULL,
+                     work, j->work_bytes);
             continue;
         }
         if (kept > 0)
             gemm_any(&j->w, kept, p->N, p->K, j->x + (size_t)(r0 * p->K) * es, p->K, 1,
-                     j->y + (size_t)(b * p->K * p->N) * es, p->N, j->out + (size_t)(r0 * p->N) * es, p->N, NULL);
+                     j->y + (size_t)(b * p->K * p->N) * es, p->N, j->out + (size_t)(r0 * p->N) * es, p->N, NULL,
+                     work, j->work_bytes);
         if (len > kept)
             memset(j->out + (size_t)((r0 + kept) * p->N) * es, 0, (size_t)((len - kept) * p->N) * es);
     }
@@ -133,14 +138,14 @@ static void permute102_tasks(void *user, int64_t begin, int64_t end, int32_t thr
     const bmm_job *j = user;
     const jg_plan *p = j->p;
     const size_t es = j->w.es;
-    (void)thread_index;
+    void *work = j->work + (size_t)thread_index * j->work_bytes;
     for (int64_t t = begin; t < end; t++) {
         int64_t jb = t / j->m_blocks, i0 = (t % j->m_blocks) * P102_ROWS;
         int64_t rows = p->M - i0 < P102_ROWS ? p->M - i0 : P102_ROWS;
         gemm_any(&j->w, rows, p->N, p->K, j->x + (size_t)(i0 * p->B * p->K + jb * p->K) * es, p->B * p->K, 1,
                  j->y + (size_t)(jb * p->K * p->N) * es, p->N,
                  j->out + (size_t)(i0 * p->B * p->N + jb * p->N) * es, p->B * p->N,
-                 j->bias + (size_t)(jb * p->N) * es);
+                 j->bias + (size_t)(jb * p->N) * es, work, j->work_bytes);
     }
 }
 
@@ -152,10 +157,11 @@ static int64_t grain_for(double flops_per_item)
 
 /* Widen the inputs named by idx[], pick the output buffer, run, narrow.
 ** jagged_out: the output is jagged values whose rows [0, off[0]) no batch
-** row owns; they are zeroed. */
+** row owns; they are zeroed. ws[3]: the largest m, n, k of one GEMM. */
 static loom_status run_bmm(loom_call *call, const jg_plan *p, loom_tensor *out, int jagged_out, int round_products,
                            const int *idx,
-                           int n_idx, int64_t tasks, int64_t grain, loom_range_fn fn, int64_t m_blocks)
+                           int n_idx, int64_t tasks, int64_t grain, loom_range_fn fn, int64_t m_blocks,
+                           const int64_t *ws)
 {
     bmm_job j = { .p = p, .w = { .f64 = p->dtype == LOOM_DTYPE_F64 }, .m_blocks = m_blocks, .jagged_out = jagged_out };
     if (round_products)
@@ -167,6 +173,13 @@ static loom_status run_bmm(loom_call *call, const jg_plan *p, loom_tensor *out, 
         st = widen(call, call->inputs[idx[i]], slots[i]);
     if (st == LOOM_OK)
         st = wide_output(call, out, &j.out);
+    if (st == LOOM_OK) {
+        int64_t threads = call->ctx->n_threads > 0 ? call->ctx->n_threads : 1;
+        j.work_bytes = (jg_gemm_workspace(j.w.f64, ws[0], ws[1], ws[2]) + 63) & ~(size_t)63;
+        j.work = fbgemm_host->scratch(call->ctx, j.work_bytes * (size_t)threads + 64);
+        if (j.work == NULL)
+            st = LOOM_ENOMEM;
+    }
     if (st == LOOM_OK && jagged_out && p->off[0] > 0)
         memset(j.out, 0, (size_t)(p->off[0] * p->N) * j.w.es);   /* jagged rows no batch row owns */
     if (st == LOOM_OK)
@@ -190,7 +203,13 @@ static loom_status run_bag_bmm(loom_call *call, int jagged_out)
         return st;
     double per = 2.0 * (double)(p.B > 0 ? p.total_L / p.B : 0) * (double)(jagged_out ? p.K : p.M) * (double)p.N;
     const int args[2] = { 0, jagged_out ? 2 : 1 };   /* x, y */
-    return run_bmm(call, &p, out, jagged_out, 1, args, 2, p.B, grain_for(per), bag_rows, 0);
+    int64_t kept_max = 0;
+    for (int64_t b = 0; b < p.B; b++) {
+        int64_t len = p.off[b + 1] - p.off[b], kept = len < p.max_L ? len : p.max_L;
+        kept_max = kept > kept_max ? kept : kept_max;
+    }
+    const int64_t ws[3] = { jagged_out ? kept_max : p.M, p.N, jagged_out ? p.K : kept_max };
+    return run_bmm(call, &p, out, jagged_out, 1, args, 2, p.B, grain_for(per), bag_rows, 0, ws);
 }
 
 loom_status jg_dense_bmm_cpu(loom_call *call)
@@ -213,6 +232,7 @@ loom_status jg_permute102_cpu(loom_call *call)
     int64_t m_blocks = (p.M + P102_ROWS - 1) / P102_ROWS;
     double per = 2.0 * (double)(p.M < P102_ROWS ? p.M : P102_ROWS) * (double)p.K * (double)p.N;
     /* inputs in slot order x = A, y = B, bias */
+    const int64_t ws[3] = { p.M < P102_ROWS ? p.M : P102_ROWS, p.N, p.K };
     return run_bmm(call, &p, out, 0, 0, (const int[]){ 1, 2, 0 }, 3, p.B * m_blocks, grain_for(per), permute102_tasks,
-                   m_blocks);
+                   m_blocks, ws);
 }

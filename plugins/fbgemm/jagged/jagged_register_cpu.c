@@ -41,8 +41,11 @@ static const loom_kernel_desc *const cpu_kernels[] = {
 
 loom_status fbgemm_jagged_register_cpu(const loom_host_api *host, loom_registrar *reg)
 {
-    /* cpuid once, here, before any kernel runs on the pool */
-    const char *impl = strcmp(jg_gemm_isa(), "avx2-fma") == 0 ? "cpu:gemm-avx2-fma" : "cpu:gemm-scalar";
+    /* the common GEMM's micro-kernel, from the core's CPU features */
+    const char *isa = jg_gemm_isa();
+    const char *impl = strcmp(isa, "avx512") == 0     ? "cpu:gemm-avx512"
+                       : strcmp(isa, "avx2-fma") == 0 ? "cpu:gemm-avx2-fma"
+                                                      : "cpu:gemm-scalar";
     dense_bmm.impl = jagged_bmm.impl = permute102.impl = impl;
     return pk_register_kernel_ptrs(host, reg, cpu_kernels, PK_COUNT(cpu_kernels));
 }
