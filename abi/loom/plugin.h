@@ -599,7 +599,10 @@ typedef struct loom_host_api {
     /* -- threads -- */
     /* Run fn over [0, n) split in chunks of at least `grain` on the core's
     ** pool, within ctx->n_threads; returns when all chunks are done. Safe to
-    ** call from any thread; a nested or concurrent call runs inline. */
+    ** call from any thread: concurrent callers share the pool's workers
+    ** fairly, each within its own budget; a call made from inside a chunk
+    ** (a nested parallel_for, or a kernel's op_call whose kernel calls it
+    ** again) runs inline on the calling thread. */
     loom_status (*parallel_for)(loom_exec_ctx *ctx, int64_t n, int64_t grain,
                               loom_range_fn fn, void *user);
 
