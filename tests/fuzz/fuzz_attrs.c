@@ -10,11 +10,17 @@
 ** input); for an object class, one loom_object_create without weights.
 ** Asserts: no sanitizer report; a refused attribute sets a message; every
 ** status is a known one. An error from the run or the create is fine.
-** The run is skipped when an integer attribute has more than three digits
-** in a row (or hex, or an exponent): sizes that large make ops allocate
-** gigabytes legitimately, which is not what this target looks for.
+** Only cheap calls run: inputs have at most 5 elements per dim and values
+** in [0, 4) (valid as indices, lengths and box corners; every dtype, f16,
+** bf16 and f8 included); the product of the magnitudes of all integer
+** attribute values is at most 64 and every finite float attribute is
+** within +-64 (NaN and infinities do run). Larger sizes, sampling ratios or
+** scales make ops allocate or loop for minutes legitimately (roi_align
+** with output_size 999 and sampling_ratio 999), which is not what this
+** target looks for; such values are still parsed.
 */
-#include <ctype.h>
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,21 +43,38 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-/* At most three digits in a row, no hex, no exponent, no inf/nan words. */
-static int small_ints(const char *v)
+/* The cost budget of a run (see the top): multiplies *budget by the
+** magnitude of each integer of value (a list or one), or fails when a float
+** is finite and beyond +-64; 0 when the call would not be cheap. */
+#define INT_BUDGET 64.0
+static int cheap(const loom_attr_def *def, const char *value, double *budget)
 {
-    int run = 0;
-    for (const char *p = v; *p; p++) {
-        if (isdigit((unsigned char)*p)) {
-            if (++run > 3)
-                return 0;
-        } else if (isalpha((unsigned char)*p)) {
-            return 0;
+    const int ints = def->type == LOOM_ATTR_INT || def->type == LOOM_ATTR_INTS;
+    if ((!ints && def->type != LOOM_ATTR_FLOAT && def->type != LOOM_ATTR_FLOATS) || strcmp(def->name, "seed") == 0)
+        return 1;               /* a random seed costs nothing, whatever its value */
+    char *copy = strdup(value), *save = NULL;
+    int ok = copy != NULL;
+    for (char *p = copy; ok && *p; p++)
+        if (*p == '[' || *p == ']' || *p == '(' || *p == ')')
+            *p = ' ';
+    for (char *tok = ok ? strtok_r(copy, ",", &save) : NULL; ok && tok; tok = strtok_r(NULL, ",", &save)) {
+        char *end;
+        while (*tok == ' ')
+            tok++;
+        if (*tok == '\0')
+            continue;
+        if (ints) {
+            long long v = strtoll(tok, &end, 0);
+            double m = v == LLONG_MIN ? 9.3e18 : (double)(v < 0 ? -v : v);
+            *budget *= m > 1 ? m : 1;
+            ok = end != tok && *budget <= INT_BUDGET;
         } else {
-            run = 0;
+            double v = strtod(tok, &end);
+            ok = end != tok && (isnan(v) || isinf(v) || fabs(v) <= 64);
         }
     }
-    return 1;
+    free(copy);
+    return ok;
 }
 
 static const loom_attr_def *find_def(const loom_attr_def *defs, uint32_t n, const char *name)
@@ -90,22 +113,36 @@ static int make_inputs(const loom_op_schema *s, fz_cursor *c, loom_tensor **in)
             shape[d] = fz_u8(c) % 6;
         if (loom_tensor_new(&in[i], dt, ndim, shape, NULL) != LOOM_OK)
             return 0;
+        fz_debug("input %s: %s, %d dims [%lld, %lld, %lld, %lld]", arg->name, loom_dtype_name(dt), (int)ndim,
+                 (long long)(ndim > 0 ? shape[0] : -1), (long long)(ndim > 1 ? shape[1] : -1),
+                 (long long)(ndim > 2 ? shape[2] : -1), (long long)(ndim > 3 ? shape[3] : -1));
         unsigned char *p = loom_data(in[i]);
         const size_t item = loom_dtype_size(dt), nb = loom_tensor_nbytes(in[i]);
         for (size_t b = 0; b < nb; b += item) {
             rng = rng * 1664525u + 1013904223u;
-            const int small = (int)(rng >> 28) % 4;     /* 0..3: valid as an index, a length, a box */
+            const int small = (int)(rng >> 28) % 4;     /* 0..3: valid as an index, a length, a box corner */
+            const float f = (float)small + (float)((rng >> 8) & 0xff) / 256.0f;
+            uint32_t bits;
+            memcpy(&bits, &f, 4);
             switch (dt) {
-            case LOOM_DTYPE_F32: { float f = (float)small + (float)((rng >> 8) & 0xff) / 256.0f; memcpy(p + b, &f, 4); break; }
-            case LOOM_DTYPE_F64: { double f = (double)small + (double)((rng >> 8) & 0xff) / 256.0; memcpy(p + b, &f, 8); break; }
-            case LOOM_DTYPE_I32: { int32_t v = small; memcpy(p + b, &v, 4); break; }
+            case LOOM_DTYPE_F32: memcpy(p + b, &f, 4); break;
+            case LOOM_DTYPE_C64: memcpy(p + b, &f, 4); memcpy(p + b + 4, &f, 4); break;
+            case LOOM_DTYPE_F64: { double d = f; memcpy(p + b, &d, 8); break; }
+            case LOOM_DTYPE_C128: { double d = f; memcpy(p + b, &d, 8); memcpy(p + b + 8, &d, 8); break; }
+            case LOOM_DTYPE_BF16: { uint16_t h = (uint16_t)(bits >> 16); memcpy(p + b, &h, 2); break; }
+            case LOOM_DTYPE_F16: {
+                /* f in [0, 4): exponent 15 + e, 10 mantissa bits of f32's 23 */
+                int e = (int)((bits >> 23) & 0xff) - 127;
+                uint16_t h = f < 6.2e-5f ? 0 : (uint16_t)((e + 15) << 10 | ((bits >> 13) & 0x3ff));
+                memcpy(p + b, &h, 2);
+                break;
+            }
+            case LOOM_DTYPE_F8E4M3: p[b] = (unsigned char)(0x30 + ((rng >> 8) & 0x1f)); break;  /* 0.25 .. 3.75 */
             case LOOM_DTYPE_I64: { int64_t v = small; memcpy(p + b, &v, 8); break; }
+            case LOOM_DTYPE_I32: { int32_t v = small; memcpy(p + b, &v, 4); break; }
             case LOOM_DTYPE_I16: { int16_t v = (int16_t)small; memcpy(p + b, &v, 2); break; }
             case LOOM_DTYPE_BOOL: p[b] = (unsigned char)(small & 1); break;
-            default:
-                for (size_t q = 0; q < item; q++)
-                    p[b + q] = (unsigned char)(rng >> (8 * (q % 4)));
-                break;
+            default: p[b] = (unsigned char)small; break;    /* i8, u8 */
             }
         }
     }
@@ -148,6 +185,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     loom_attrs *a = NULL;
     FZ_CHECK(loom_attrs_new(&a) == LOOM_OK, "attrs");
     int runnable = op != NULL || cls != NULL;
+    double budget = 1;
     const int n_pairs = fz_u8(&c) % (MAX_PAIRS + 1);
     for (int k = 0; k < n_pairs && c.n > 0; k++) {
         const uint8_t pick = fz_u8(&c);
@@ -174,7 +212,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (st != LOOM_OK) {
             FZ_CHECK(loom_last_error()[0] != '\0', "refusal %s without a message", loom_status_name(st));
             FZ_CHECK(strcmp(loom_status_name(st), "?") != 0, "unknown status %d", (int)st);
-        } else if (def != NULL && (def->type == LOOM_ATTR_INT || def->type == LOOM_ATTR_INTS) && !small_ints(value)) {
+        } else if (def != NULL && !cheap(def, value, &budget)) {
             runnable = 0;
         }
         free(nm);
