@@ -32,13 +32,21 @@ loom__config loom__cfg;
 /* Where each setting of loom__cfg came from, for loom__config_lines. */
 enum { SETTING_PLUGIN_PATH, SETTING_SELECT, SETTING_DISABLE, SETTING_BACKENDS,
        SETTING_STRICT, SETTING_VERBOSE, SETTING_NUM_THREADS, SETTING_CPU_MAX_ISA,
-       SETTING_NO_DEFAULT_DIRS, SETTING_LOG, SETTING_MAX_ALLOC, N_SETTINGS };
+       SETTING_NO_DEFAULT_DIRS, SETTING_LOG, SETTING_MAX_ALLOC, SETTING_PROBE, SETTING_PROBE_TIMEOUT,
+       N_SETTINGS };
 
 static const char *const origin_default = "default";
 static const char *const origin_env = "environment";
 static const char *const origin_option = "loom_init option";
 
 static const char *origins[N_SETTINGS];
+
+/* Vetted loading (probe.c, loader.c; declared in registry.h): LOOM_PROBE or
+** loom_init_options.probe_packs, and LOOM_PROBE_TIMEOUT in seconds (0 = the
+** default of 5). Set by loom__config_load of loom__cfg. */
+bool loom__probe_packs;
+double loom__probe_timeout;
+#define DEFAULT_PROBE_TIMEOUT 5.0
 
 char *loom__strdup(const char *s)
 {
@@ -204,6 +212,44 @@ static void load_strict(loom__config *cfg, int32_t opt, const char **origin)
             *origin = origin_env;
         } else {
             warn(cfg, "LOOM_STRICT='%s' is not 0 or 1; using 0", v);
+        }
+    }
+}
+
+/* LOOM_PROBE like LOOM_STRICT; LOOM_PROBE_TIMEOUT a number of seconds in (0, 3600]. */
+static void load_probe(const loom__config *cfg, int32_t opt, bool *on, double *timeout, const char **origin,
+                       const char **timeout_origin)
+{
+    const char *v = env("LOOM_PROBE"), *t = env("LOOM_PROBE_TIMEOUT");
+
+    *on = false;
+    *origin = origin_default;
+    if (opt != 0) {
+        *on = opt > 0;
+        *origin = origin_option;
+    } else if (v != NULL) {
+        if (strcmp(v, "1") == 0 || strcmp(v, "0") == 0) {
+            *on = v[0] == '1';
+            *origin = origin_env;
+        } else {
+            warn(cfg, "LOOM_PROBE='%s' is not 0 or 1; using 0", v);
+        }
+    }
+    *timeout = 0;
+    *timeout_origin = origin_default;
+    if (t != NULL) {
+        char *end;
+        double s;
+        errno = 0;
+        s = strtod(t, &end);
+        while (end != t && isspace((unsigned char)*end))
+            end++;
+        if (end != t && *end == '\0' && errno == 0 && s > 0 && s <= 3600) {
+            *timeout = s;
+            *timeout_origin = origin_env;
+        } else {
+            warn(cfg, "LOOM_PROBE_TIMEOUT='%s' is not a number of seconds in (0, 3600]; using %g", t,
+                 DEFAULT_PROBE_TIMEOUT);
         }
     }
 }
@@ -452,6 +498,16 @@ loom_status loom__config_load(loom__config *cfg, const loom_init_options *opts)
     load_num_threads(cfg, has && LOOM_HAS_MEMBER(opts, loom_init_options, num_threads)
                      ? opts->num_threads : 0, &origin[SETTING_NUM_THREADS]);
     load_max_alloc(cfg, &origin[SETTING_MAX_ALLOC]);
+    {
+        bool probe;
+        double timeout;
+        load_probe(cfg, has && LOOM_HAS_MEMBER(opts, loom_init_options, probe_packs) ? opts->probe_packs : 0,
+                   &probe, &timeout, &origin[SETTING_PROBE], &origin[SETTING_PROBE_TIMEOUT]);
+        if (cfg == &loom__cfg) {
+            loom__probe_packs = probe;
+            loom__probe_timeout = timeout;
+        }
+    }
     load_alloc_cache(cfg);
     st = load_isa(cfg, &origin[SETTING_CPU_MAX_ISA]);
     if (st == LOOM_OK)
@@ -474,6 +530,10 @@ void loom__config_free(loom__config *cfg)
     free(cfg->disable);
     free(cfg->backends);
     free(cfg->cpu_max_isa);
+    if (cfg == &loom__cfg) {
+        loom__probe_packs = false;
+        loom__probe_timeout = 0;
+    }
     memset(cfg, 0, sizeof *cfg);
     cfg->log = stderr;
 }
@@ -492,7 +552,7 @@ static char *line(const char *name, const char *value, const char *origin)
 void loom__config_lines(char ***lines_out, int64_t *count_out)
 {
     const loom__config *c = &loom__cfg;
-    char threads[16], verbose[16], max_alloc[48], **lines;
+    char threads[16], verbose[16], max_alloc[48], probe_timeout[32], **lines;
     const char *log_name = c->log == NULL || c->log == stderr ? "stderr"
                          : c->log == stdout ? "stdout" : "stream";
     int64_t n = 0;
@@ -527,6 +587,10 @@ void loom__config_lines(char ***lines_out, int64_t *count_out)
         snprintf(max_alloc, sizeof max_alloc, "%llu (%.1f GiB)", (unsigned long long)c->max_alloc,
                  (double)c->max_alloc / (double)(UINT64_C(1) << 30));
     lines[n++] = line("LOOM_MAX_ALLOC", max_alloc, origins[SETTING_MAX_ALLOC]);
+    lines[n++] = line("LOOM_PROBE", loom__probe_packs ? "1" : "0", origins[SETTING_PROBE]);
+    snprintf(probe_timeout, sizeof probe_timeout, "%g", loom__probe_timeout > 0 ? loom__probe_timeout
+                                                                                : DEFAULT_PROBE_TIMEOUT);
+    lines[n++] = line("LOOM_PROBE_TIMEOUT", probe_timeout, origins[SETTING_PROBE_TIMEOUT]);
     for (int64_t i = 0; i < n; i++) {
         if (lines[i] == NULL) {
             for (int64_t j = 0; j < n; j++)

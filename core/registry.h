@@ -34,6 +34,8 @@ typedef struct loom__pack {
     ** (see registry.c), as "; "-separated text, and how many; NULL/0 if none. */
     char *refused;
     int32_t n_refused;
+    /* The descriptor's depends (ABI 1.1), copied: NULL-terminated, or NULL. */
+    char **depends;
 } loom__pack;
 
 typedef struct loom__kernel {
@@ -142,6 +144,31 @@ loom_status loom__alloc_output(loom_call *call, int32_t index, loom_dtype dtype,
 ** caller holds the registry lock). */
 loom_status loom__device_check_providers(const loom_device_provider *const *p, int n, int32_t *counts);
 void loom__device_add_checked(const loom_device_provider *p, const char *pack, int32_t count);
+
+/* probe.c: the descriptor checks and entry look-up the loader and the
+** probe helper share, and vetted loading (LOOM_PROBE). */
+loom_plugin_entry_fn loom__entry_lookup(void *lib, bool *mangled);
+const char *loom__entry_missing_text(bool mangled, char *buf, size_t size);
+const char *loom__desc_problem(const loom_plugin_desc *desc, char *buf, size_t size);
+const char *const *loom__desc_depends(const loom_plugin_desc *desc);
+/* config.c: LOOM_PROBE / loom_init_options.probe_packs, LOOM_PROBE_TIMEOUT (seconds, 0 = default 5). */
+extern bool loom__probe_packs;
+extern double loom__probe_timeout;
+/* Verdicts of the probe on one pack file. */
+enum {
+    LOOM__PROBE_GOOD,       /* passed now or before (cached): the host may load it */
+    LOOM__PROBE_NEEDS_DEPS, /* opened cleanly; it has dependencies: probe its init with loom__probe_init */
+    LOOM__PROBE_REFUSE,     /* the loader refuses it before init anyway (*reason says why) */
+    LOOM__PROBE_BAD,        /* quarantined, now or before: *reason is the scan entry's text */
+    LOOM__PROBE_ERROR       /* it could not be probed: *reason says why; the host must not load it */
+};
+/* Around a scan (under the registry lock): read the cache, forget it. */
+void loom__probe_begin(void);
+void loom__probe_end(void);
+/* Before the host opens path. *reason: NULL or a new string. */
+int loom__probe_open(const char *path, char **reason);
+/* Its init, after the already loaded packs deps[0..n) it needs, in load order. */
+int loom__probe_init(const char *path, const char *const *deps, int n_deps, char **reason);
 
 /* loader.c */
 void loom__loader_scan(void);

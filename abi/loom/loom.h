@@ -266,10 +266,37 @@ typedef struct loom_scan_entry {
     const char *reason;             /* one line */
     int64_t n_ops, n_kernels, n_classes;
     int64_t live_objects;           /* objects of this pack alive now */
+    /* ---- ABI 1.1 ---- */
+    const char *const *depends;     /* the pack's depends (NULL-terminated), or NULL */
 } loom_scan_entry;
 #define LOOM_SCAN_ENTRY_INIT LOOM_STRUCT_INIT(loom_scan_entry)
 LOOM_API int64_t loom_scan_count(void);
 LOOM_API loom_status loom_scan_at(int64_t index, loom_scan_entry *out);
+
+/* Vetted loading (ABI 1.1; loom_init_options.probe_packs, LOOM_PROBE=1): the
+** probe cache, $XDG_CACHE_HOME/loom/probe-cache (else ~/.cache/loom/...).
+** One record per pack file probed: quarantined (never loaded: its init
+** crashed, hung or failed in the probe) or passed. loom_probe_record_count
+** reads the file; the strings of loom_probe_record_at are valid until the
+** next loom_probe_record_count. loom_probe_forget removes the records of a
+** pack (a path, or a file name with or without ".so"), so it is probed again
+** at the next loom_init; LOOM_ENOENT when there is none. None of these needs
+** loom_init. */
+typedef struct loom_probe_record {
+    uint32_t struct_size;
+    const char *path;
+    int32_t quarantined;            /* 1: quarantined (reason says why); 0: passed */
+    const char *reason;
+    int64_t probed_at;              /* Unix time of the probe */
+    uint64_t size;                  /* the file it applies to: size, mtime, FNV-1a 64 of its bytes */
+    int64_t mtime_ns;
+    uint64_t hash;
+} loom_probe_record;
+#define LOOM_PROBE_RECORD_INIT LOOM_STRUCT_INIT(loom_probe_record)
+LOOM_API const char *loom_probe_cache_path(void);   /* NULL without XDG_CACHE_HOME and HOME */
+LOOM_API int64_t loom_probe_record_count(void);
+LOOM_API loom_status loom_probe_record_at(int64_t index, loom_probe_record *out);
+LOOM_API loom_status loom_probe_forget(const char *pack, int64_t *n_forgotten);
 
 /* Directories searched, in order, and where each came from. */
 LOOM_API int64_t loom_search_dir_count(void);

@@ -17,7 +17,7 @@
 
 static const char *const vars[] = {
     "LOOM_PLUGIN_PATH", "LOOM_PLUGINS_SELECT", "LOOM_PLUGINS_DISABLE", "LOOM_BACKENDS",
-    "LOOM_STRICT", "LOOM_VERBOSE", "LOOM_NUM_THREADS", "LOOM_CPU_MAX_ISA",
+    "LOOM_STRICT", "LOOM_VERBOSE", "LOOM_NUM_THREADS", "LOOM_CPU_MAX_ISA", "LOOM_PROBE", "LOOM_PROBE_TIMEOUT",
 };
 
 static FILE *log_file;
@@ -226,8 +226,10 @@ static void doctor_lines_name_every_setting_and_its_source(void **state)
     assert_int_equal(loom__config_load(&loom__cfg, &o), LOOM_OK);
     loom__config_lines(&lines, &n);
     assert_non_null(lines);
-    assert_int_equal(n, 11);
+    assert_int_equal(n, 13);
     assert_non_null(strstr(find_line(lines, n, "LOOM_MAX_ALLOC="), "(default)"));
+    assert_string_equal(find_line(lines, n, "LOOM_PROBE="), "LOOM_PROBE=0 (default)");
+    assert_string_equal(find_line(lines, n, "LOOM_PROBE_TIMEOUT="), "LOOM_PROBE_TIMEOUT=5 (default)");
     assert_string_equal(find_line(lines, n, "LOOM_BACKENDS="), "LOOM_BACKENDS=cuda,onednn,cpu (environment)");
     assert_string_equal(find_line(lines, n, "LOOM_NUM_THREADS="), "LOOM_NUM_THREADS=3 (loom_init option)");
     assert_string_equal(find_line(lines, n, "LOOM_STRICT="), "LOOM_STRICT=0 (default)");

@@ -23,12 +23,27 @@ static void every_bad_pack_is_refused_with_its_reason(void **state)
     (void)state;
     assert_int_equal(packs_init(NULL, NULL, 0, NULL), LOOM_OK);
     assert_refused("mock_garbage.so", "not loadable");
-    assert_refused("mock_no_entry.so", "no entry symbol loom_plugin_entry");
+    assert_refused("mock_no_entry.so", "no entry symbol loom_plugin_entry (not a loom pack?)");
     assert_refused("mock_null_desc.so", "entry returned no descriptor");
     assert_refused("mock_bad_magic.so", "bad magic 0x12345678");
     assert_refused("mock_major2.so", "built for ABI major 2");
     assert_refused("mock_newer_minor.so", "requires ABI 1.99 but this core provides ABI 1.");
     assert_refused("mock_init_fails.so", "the mock device is on fire");
+}
+
+/* A C++ pack whose entry has C++ linkage: the loader names the mangled
+** symbol and the fix (mangledpack.cpp; built only with a C++ compiler). */
+static void a_mangled_cxx_entry_is_named(void **state)
+{
+    (void)state;
+    assert_int_equal(packs_init(NULL, NULL, 0, NULL), LOOM_OK);
+    if (packs_scan("mock_mangled.so").result < 0) {
+        print_message("no C++ compiler in this build: mock_mangled.so was not built, the case is skipped\n");
+        skip();
+    }
+    assert_refused("mock_mangled.so", "no entry symbol loom_plugin_entry; the library exports the C++-mangled "
+                   "_Z17loom_plugin_entrytt: define the entry with LOOM_PLUGIN_DEFINE, which gives it C linkage");
+    assert_null(packs_scan("mock_mangled.so").pack);
 }
 
 static void assert_loaded_mentioning(const char *file, const char *needle)
@@ -153,6 +168,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_bad_pack_is_refused_with_its_reason),
+        cmocka_unit_test(a_mangled_cxx_entry_is_named),
         cmocka_unit_test(a_later_pack_loses_only_its_clashing_registrations),
         cmocka_unit_test(good_packs_load_despite_bad_neighbours),
         cmocka_unit_test(failed_init_leaves_nothing_registered),

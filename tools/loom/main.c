@@ -16,7 +16,7 @@ typedef struct command {
 static const command commands[] = {
     { "list",   cmd_list,   "every operator and object class of every loaded pack" },
     { "info",   cmd_info,   "the schema and the kernels of one operator" },
-    { "doctor", cmd_doctor, "configuration, devices, and what the loader did with each file" },
+    { "doctor", cmd_doctor, "configuration, devices, each file the loader saw, dependencies, quarantine" },
     { "run",    cmd_run,    "run one operator on .npy files" },
     { "bench",  cmd_bench,  "time one operator: median, p10, p90, GFLOP/s, GB/s" },
     { "demo",   cmd_demo,   "a short tour on generated data" },
