@@ -41,6 +41,17 @@ static const char *const fake_packs[] = { "core", "core-cuda", "vision", "vision
 static char fake_dir[64];
 static FILE *devnull;
 
+/* The folder of fake packs goes when the run ends (libFuzzer exits). */
+static void remove_fake_dir(void)
+{
+    for (size_t i = 0; i < N_FAKE; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/%s.so", fake_dir, fake_packs[i]);
+        unlink(path);
+    }
+    rmdir(fake_dir);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
@@ -48,6 +59,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     const char *tmp = getenv("TMPDIR");
     snprintf(fake_dir, sizeof fake_dir, "%s/loom-fuzz-XXXXXX", tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
     FZ_CHECK(mkdtemp(fake_dir) != NULL, "mkdtemp");
+    atexit(remove_fake_dir);
     for (size_t i = 0; i < N_FAKE; i++) {
         char path[128];
         snprintf(path, sizeof path, "%s/%s.so", fake_dir, fake_packs[i]);
