@@ -18,6 +18,8 @@ static loom_status fbgemm_cuda_init(const loom_host_api *host, loom_registrar *r
     return st;
 }
 
-LOOM_PLUGIN_DEFINE("fbgemm-cuda", "0.1.0",
+/* core-cuda registers the CUDA device: it must be loaded first */
+static const char *const fbgemm_cuda_depends[] = { "core-cuda", NULL };
+LOOM_PLUGIN_DEFINE_DEPS("fbgemm-cuda", "0.1.0",
                    "fbgemm_gpu: table-batched embeddings and jagged ops (cuda)",
-                   fbgemm_cuda_init, NULL)
+                   fbgemm_cuda_init, NULL, fbgemm_cuda_depends)

@@ -20,6 +20,8 @@ static loom_status vision_cuda_init(const loom_host_api *host, loom_registrar *r
     return st;
 }
 
-LOOM_PLUGIN_DEFINE("vision-cuda", "0.1.0",
+/* core-cuda registers the CUDA device: it must be loaded first */
+static const char *const vision_cuda_depends[] = { "core-cuda", NULL };
+LOOM_PLUGIN_DEFINE_DEPS("vision-cuda", "0.1.0",
                    "torchvision.ops: NMS, box IoU and losses, RoI ops, deform_conv2d, DropBlock (cuda)",
-                   vision_cuda_init, NULL)
+                   vision_cuda_init, NULL, vision_cuda_depends)
