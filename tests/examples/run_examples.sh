@@ -204,7 +204,7 @@ reason=$(awk -v p="$tmp/cxxentry/cxxentry.so" '$2 == p { state = $1; getline; su
     "$tmp/doctor.out")
 [[ $reason == refused:* ]] || { cat "$tmp/doctor.out" >&2; fail "a pack with a mangled entry was not refused: '$reason'"; }
 echo "mangled entry: $reason"
-# The loader does not name the cause yet ("no entry symbol loom_plugin_entry
-# (not a loom pack?)"); once core/loader.c does, check it here:
-#   [[ $reason == *mangled* ]] || fail "the loader does not say the entry is mangled: '$reason'"
+# the loader names the cause and the cure
+[[ $reason == *C++-mangled* && $reason == *LOOM_PLUGIN_DEFINE* ]] \
+    || fail "the loader does not say the entry is mangled: '$reason'"
 echo "examples: ok"
