@@ -1,20 +1,40 @@
 /*
-** matmul.c - core.matmul throughput, f32, square sizes 256..2048, on the
-** cpu kernel and on the onednn kernel (forced per call), in one process run,
-** next to this machine's measured FMA peak.
+** matmul.c - core.matmul throughput, f32, on the cpu kernel (the common
+** GEMM, plugins/common/gemm) and on the onednn kernel (forced per call), in
+** one process run, next to this machine's measured FMA peak.
 **
-**   bench_matmul [--plugin-path DIR] [--max N]
+**   bench_matmul [--plugin-path DIR] [--threads LIST] [--quick] [--cputime]
 **
-** Each size runs once to warm up (packing buffers, oneDNN primitive), then
-** repeats for at least 0.5 s; the best time is reported.
+** Shapes (M x K x N): 256, 512, 1024, 2048 square, 1x1024x1024 (GEMV) and
+** 64x4096x1024, each at 1 and 2 threads (--threads 1,2,4 for others).
+** loom's threads come from the call options; oneDNN's from OpenMP
+** (omp_set_num_threads, looked up in the libgomp that libdnnl loaded).
+** Each case runs once to warm up (packing buffers, oneDNN primitive), then
+** repeats for at least 0.4 s (--quick: 0.1 s); the best time is reported.
+** --cputime times the 1-thread rows by the calling thread's CPU time (both
+** libraries then run on that thread), which a loaded machine's time slicing
+** does not inflate; rows with more threads stay on the wall clock.
+** The peak is fma_peak_gflops_isa for the ISA the core allows (AVX-512 when
+** loom_cpu_features() has AVX512F, else AVX2) at the same thread count.
 */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "loom/loom.h"
+#include "loom/plugin.h"
 #include "fma_peak.h"
+
+static int use_cputime;
+
+static double now_clock(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static double now(void)
 {
@@ -23,44 +43,89 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Best GFLOP/s of n x n x n on backend, or -1 when the backend cannot run it. */
-static double bench(int64_t n, const char *backend, const loom_tensor *a, const loom_tensor *b)
+static double min_time = 0.4;
+
+/* Best GFLOP/s of m x k x n on backend, or -1 when the backend cannot run it. */
+static double bench(int64_t m, int64_t k, int64_t n, const char *backend, int threads, const loom_tensor *a,
+                    const loom_tensor *b)
 {
     loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
     loom_tensor *out = NULL;
     const loom_tensor *in[2] = { a, b };
     opt.backend = backend;
+    opt.num_threads = threads;
     if (loom_run("core.matmul", in, 2, NULL, &out, 1, &opt) != LOOM_OK) {
         fprintf(stderr, "%s: %s\n", backend, loom_last_error());
         return -1;
     }
+    clockid_t clk = use_cputime && threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
     double best = 1e30, start = now();
     int reps = 0;
-    while (reps < 3 || now() - start < 0.5) {
-        double t0 = now();
+    while (reps < 3 || now() - start < min_time) {
+        double t0 = now_clock(clk);
         loom_tensor *outs[1] = { out };    /* written in place: no allocation timed */
         if (loom_run("core.matmul", in, 2, NULL, outs, 1, &opt) != LOOM_OK)
             return -1;
-        double dt = now() - t0;
+        double dt = now_clock(clk) - t0;
         best = dt < best ? dt : best;
         reps++;
     }
     loom_tensor_free(out);
-    return 2.0 * (double)n * (double)n * (double)n / best * 1e-9;
+    return 2.0 * (double)m * (double)n * (double)k / best * 1e-9;
+}
+
+static loom_tensor *filled(int64_t rows, int64_t cols, int mul, int mod)
+{
+    int64_t shape[2] = { rows, cols };
+    loom_tensor *t;
+    if (loom_tensor_new(&t, LOOM_DTYPE_F32, 2, shape, NULL) != LOOM_OK)
+        return NULL;
+    float *p = loom_data(t);
+    for (int64_t i = 0; i < rows * cols; i++)
+        p[i] = (float)((i * mul) % mod) / (float)mod - 0.5f;
+    return t;
+}
+
+static void cpu_name(char *buf, size_t size)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[256];
+    snprintf(buf, size, "unknown CPU");
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (strncmp(line, "model name", 10) == 0) {
+            const char *v = strchr(line, ':');
+            if (v != NULL) {
+                snprintf(buf, size, "%s", v + 2);
+                buf[strcspn(buf, "\n")] = 0;
+            }
+            break;
+        }
+    if (f != NULL)
+        fclose(f);
 }
 
 int main(int argc, char **argv)
 {
+    static const int64_t shapes[][3] = {   /* M, K, N */
+        { 256, 256, 256 }, { 512, 512, 512 }, { 1024, 1024, 1024 }, { 2048, 2048, 2048 },
+        { 1, 1024, 1024 }, { 64, 4096, 1024 },
+    };
     loom_init_options o = LOOM_INIT_OPTIONS_INIT;
-    int64_t max = 2048;
+    int thread_list[8] = { 1, 2 }, n_threads = 2;
     o.plugin_path = BENCH_PLUGIN_PATH;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--plugin-path") == 0 && i + 1 < argc)
+        if (strcmp(argv[i], "--plugin-path") == 0 && i + 1 < argc) {
             o.plugin_path = argv[++i];
-        else if (strcmp(argv[i], "--max") == 0 && i + 1 < argc)
-            max = strtoll(argv[++i], NULL, 10);
-        else {
-            fprintf(stderr, "usage: %s [--plugin-path DIR] [--max N]\n", argv[0]);
+        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            n_threads = 0;
+            for (char *s = argv[++i]; *s != 0 && n_threads < 8; s += strspn(s, ","))
+                thread_list[n_threads++] = (int)strtol(s, &s, 10);
+        } else if (strcmp(argv[i], "--quick") == 0) {
+            min_time = 0.1;
+        } else if (strcmp(argv[i], "--cputime") == 0) {
+            use_cputime = 1;
+        } else {
+            fprintf(stderr, "usage: %s [--plugin-path DIR] [--threads 1,2] [--quick] [--cputime]\n", argv[0]);
             return 2;
         }
     }
@@ -68,33 +133,44 @@ int main(int argc, char **argv)
         fprintf(stderr, "loom_init: %s\n", loom_last_error());
         return 1;
     }
-    int threads = loom_num_threads();
-    double peak1 = fma_peak_gflops(1), peak = fma_peak_gflops(threads);
-    printf("FMA peak f32: %.1f GFLOP/s (1 thread), %.1f GFLOP/s (%d threads)\n", peak1, peak, threads);
-    printf("%6s %14s %14s %10s %10s\n", "size", "cpu GFLOP/s", "onednn GFLOP/s", "cpu/onednn", "cpu/peak");
-    for (int64_t n = 256; n <= max; n *= 2) {
-        int64_t shape[2] = { n, n };
-        loom_tensor *a, *b;
-        if (loom_tensor_new(&a, LOOM_DTYPE_F32, 2, shape, NULL) != LOOM_OK
-            || loom_tensor_new(&b, LOOM_DTYPE_F32, 2, shape, NULL) != LOOM_OK) {
-            fprintf(stderr, "%s\n", loom_last_error());
-            return 1;
+    /* oneDNN's OpenMP runtime, if it is loaded, to give it the same thread count */
+    void *gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
+    void (*omp_threads)(int) = NULL;
+    if (gomp != NULL)
+        *(void **)&omp_threads = dlsym(gomp, "omp_set_num_threads");
+    char cpu[200], feat[200];
+    cpu_name(cpu, sizeof cpu);
+    uint64_t f = loom_cpu_features();
+    fma_isa isa = (f & LOOM_CPU_AVX512F) ? FMA_ISA_AVX512 : FMA_ISA_AVX2;
+    printf("CPU: %s\nfeatures in force: %s\n", cpu, loom_cpu_features_text(f, feat, sizeof feat));
+    printf("peak: %s FMA, measured per thread count below; best of repeats (noisy on a shared machine)%s\n",
+           isa == FMA_ISA_AVX512 ? "AVX-512" : "AVX2", use_cputime ? "; 1-thread rows on thread CPU time" : "");
+    printf("%-16s %3s %10s %10s %7s %9s %9s\n", "MxKxN", "thr", "loom", "onednn", "ratio", "loom/pk", "peak");
+    for (int ti = 0; ti < n_threads; ti++) {
+        int t = thread_list[ti];
+        double peak = fma_peak_gflops_isa(isa, t);
+        if (omp_threads != NULL)
+            omp_threads(t);
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            int64_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
+            loom_tensor *a = filled(m, k, 7, 13), *b = filled(k, n, 5, 11);
+            if (a == NULL || b == NULL) {
+                fprintf(stderr, "%s\n", loom_last_error());
+                return 1;
+            }
+            double cpu_g = bench(m, k, n, "cpu", t, a, b), dnn = bench(m, k, n, "onednn", t, a, b);
+            char name[48];
+            snprintf(name, sizeof name, "%lldx%lldx%lld", (long long)m, (long long)k, (long long)n);
+            printf("%-16s %3d %10.1f ", name, t, cpu_g);
+            if (dnn > 0)
+                printf("%10.1f %7.2f", dnn, cpu_g / dnn);
+            else
+                printf("%10s %7s", "n/a", "n/a");
+            printf(" %8.0f%% %9.1f\n", peak > 0 ? 100.0 * cpu_g / peak : 0.0, peak);
+            fflush(stdout);
+            loom_tensor_free(a);
+            loom_tensor_free(b);
         }
-        float *pa = loom_data(a), *pb = loom_data(b);
-        for (int64_t i = 0; i < n * n; i++) {
-            pa[i] = (float)((i * 7) % 13) / 13.0f - 0.5f;
-            pb[i] = (float)((i * 5) % 11) / 11.0f - 0.5f;
-        }
-        double cpu = bench(n, "cpu", a, b), dnn = bench(n, "onednn", a, b);
-        printf("%6lld %14.1f ", (long long)n, cpu);
-        if (dnn > 0)
-            printf("%14.1f %10.2f", dnn, cpu / dnn);
-        else
-            printf("%14s %10s", "n/a", "n/a");
-        printf(" %9.0f%%\n", peak > 0 ? 100.0 * cpu / peak : 0.0);
-        fflush(stdout);
-        loom_tensor_free(a);
-        loom_tensor_free(b);
     }
     loom_shutdown();
     return 0;

@@ -6,21 +6,26 @@
 ** Blocking (Goto/BLIS, with the packing amortised): the operands are packed
 ** whole, once per call, into MR-row panels of A and NR-column panels of B
 ** ([K][MR] and [K][NR], zero-padded: gemm_internal.h), in one parallel
-** phase. A second parallel phase runs tiles of C: MC rows (an MC x KC block
-** of A stays in L2) by a share of the columns; a tile walks K in KC slices
-** (a KC x NR panel of B stays in L1 across the MC/MR micro-tiles), and each
-** micro-tile's epilogue runs on its last slice while it is in L1. So a call
-** costs two fork-join barriers whatever K is, not two per KC slice. Only
-** when a packed operand would pass 32 MiB (2 MiB in the serial form) is it
-** cut into chunks of rows (A) or columns (B), two barriers per chunk.
+** phase. Then parallel phases run tiles of C: MC rows (an MC x KC block of
+** A stays in L2) by a share of the columns (about two tiles per thread); a
+** tile walks its depth in KC slices (a KC x NR panel of B stays in L1
+** across the MC/MR micro-tiles), and each micro-tile's epilogue runs on the
+** last slice while it is in L1. The depth is cut into phases only where
+** the packed B of one phase would pass 4 MiB (so the row tiles share it in
+** L3): one barrier per phase, not two per KC slice. With one row of tiles
+** (M <= MC), each B panel is read by one tile only: it is then packed slice
+** by slice inside the tile, into the thread's L1 buffer, with no packing
+** phase for B. A packed operand past 32 MiB (2 MiB in the serial form) is
+** cut into chunks of rows (A) or columns (B).
 **
-** Small M (M < MR, GEMV at M = 1): no packing at all when B is row-major
-** or pre-packed; the rows kernel keeps R x CV vectors of C in registers over
-** the whole depth and streams B once, threads splitting the columns.
+** Small M (M < MR), when B is row-major or pre-packed: no packing. M = 1 on
+** a row-major B streams eight rows of B at a time into C (gemv); otherwise
+** the rows kernel keeps R x CV vectors of C in registers over KC-row passes.
+** Threads split the columns.
 **
 ** Batches: entries run one after the other on all threads, or, when there
-** are at least as many entries as threads and each is small, one entry
-** per task with the serial form.
+** are at least as many entries as threads and each is small, one entry per
+** task with the serial form.
 */
 #include <math.h>
 #include <string.h>
@@ -33,6 +38,8 @@
 #define CHUNK_BYTES_PAR ((int64_t)32 << 20)
 #define CHUNK_BYTES_SER ((int64_t)2 << 20)
 #define SMALL_ENTRY_FLOPS (1 << 22)       /* a batch entry below this runs on one thread */
+#define SMALL_M_KB 256                    /* small M: rows of B per pass (pages the TLB holds) */
+#define B_PHASE_BYTES ((int64_t)4 << 20)  /* packed B one compute phase sweeps: within L3 */
 #define EDGE_BYTES (12 * 32 * 8)          /* the largest micro-tile */
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -62,8 +69,8 @@ DEFINE_SCALAR_UKR(f32, float, 8)
 DEFINE_SCALAR_UKR(f64, double, 4)
 
 static const pk_gemm_kern kern_scalar[2] = {
-    { "scalar", SMR, 8, 1, 256, 128, ukr_scalar_f32, NULL },
-    { "scalar", SMR, 4, 1, 256, 64, ukr_scalar_f64, NULL },
+    { "scalar", SMR, 8, 1, 256, 128, ukr_scalar_f32, NULL, NULL, NULL },
+    { "scalar", SMR, 4, 1, 256, 64, ukr_scalar_f64, NULL, NULL, NULL },
 };
 
 /* ------------------------------------------------------------ ISA choice */
@@ -143,9 +150,44 @@ pk_gemm_operand pk_gemm_matrix(const void *data, loom_dtype dtype, int64_t ld, i
 #define LD_BF16(p) pk_bf16_to_f32(*(p))
 #define LD_F16(p) pk_f16_to_f32(*(p))
 
+/* Fast paths of a full f32/f64 panel: W a constant, so the copies become
+** vector moves (lines contiguous, sw == 1) or a p-outer gather of W rows
+** with contiguous stores (depth contiguous, sk == 1). */
+#define DEFINE_PACK_FAST(SUF, T)                                                                   \
+    static inline void pack_rows_##SUF(T *dst, const T *src, int64_t k, int64_t sk, int64_t W)    \
+    {                                                                                              \
+        for (int64_t p = 0; p < k; p++, dst += W)                                                  \
+            memcpy(dst, src + p * sk, (size_t)W * sizeof(T));                                      \
+    }                                                                                              \
+    static inline void pack_cols_##SUF(T *dst, const T *src, int64_t k, int64_t sw, int64_t W)    \
+    {                                                                                              \
+        for (int64_t p = 0; p < k; p++, dst += W)                                                  \
+            for (int64_t i = 0; i < W; i++)                                                        \
+                dst[i] = src[i * sw + p];                                                          \
+    }                                                                                              \
+    static int pack_fast_##SUF(T *dst, const T *src, int64_t w, int64_t valid, int64_t k, int64_t sw, \
+                               int64_t sk)                                                         \
+    {                                                                                              \
+        if (valid != w || (sw != 1 && sk != 1))                                                    \
+            return 0;                                                                              \
+        switch (w) {                                                                               \
+        case 4: sw == 1 ? pack_rows_##SUF(dst, src, k, sk, 4) : pack_cols_##SUF(dst, src, k, sw, 4); return 1; \
+        case 6: sw == 1 ? pack_rows_##SUF(dst, src, k, sk, 6) : pack_cols_##SUF(dst, src, k, sw, 6); return 1; \
+        case 8: sw == 1 ? pack_rows_##SUF(dst, src, k, sk, 8) : pack_cols_##SUF(dst, src, k, sw, 8); return 1; \
+        case 12: sw == 1 ? pack_rows_##SUF(dst, src, k, sk, 12) : pack_cols_##SUF(dst, src, k, sw, 12); return 1; \
+        case 16: sw == 1 ? pack_rows_##SUF(dst, src, k, sk, 16) : pack_cols_##SUF(dst, src, k, sw, 16); return 1; \
+        case 32: sw == 1 ? pack_rows_##SUF(dst, src, k, sk, 32) : pack_cols_##SUF(dst, src, k, sw, 32); return 1; \
+        default: return 0;                                                                         \
+        }                                                                                          \
+    }
+DEFINE_PACK_FAST(f32, float)
+DEFINE_PACK_FAST(f64, double)
+
 static void pack_panel_f32(float *dst, const void *src_, loom_dtype dt, int64_t w, int64_t valid, int64_t k,
                            int64_t sw, int64_t sk)
 {
+    if (dt == LOOM_DTYPE_F32 && pack_fast_f32(dst, src_, w, valid, k, sw, sk))
+        return;
     if (dt == LOOM_DTYPE_F32) {
         const float *src = src_;
         PACK_LOOPS(float, LD_PLAIN);
@@ -163,6 +205,8 @@ static void pack_panel_f64(double *dst, const void *src_, loom_dtype dt, int64_t
 {
     const double *src = src_;
     (void)dt;
+    if (pack_fast_f64(dst, src, w, valid, k, sw, sk))
+        return;
     PACK_LOOPS(double, LD_PLAIN);
 }
 
@@ -179,6 +223,12 @@ static void pack_one(void *dst, const pk_gemm_operand *x, int64_t base, int whic
     int64_t sw = which == 0 ? x->rs : x->cs, sk = which == 0 ? x->cs : x->rs;
     int64_t first = panel * w, valid = min64(w, mn - first);
     const char *src = (const char *)x->data + (size_t)(base + first * sw) * dtype_bytes(x->dtype);
+    const pk_gemm_kern *kr = kern_for(f64);
+    if (which == 0 && kr->pack_a != NULL && valid == w && sk == 1
+        && x->dtype == (f64 ? LOOM_DTYPE_F64 : LOOM_DTYPE_F32)) {
+        kr->pack_a(dst, src, sw, k);
+        return;
+    }
     if (f64)
         pack_panel_f64(dst, src, x->dtype, w, valid, k, sw, sk);
     else
@@ -299,7 +349,11 @@ typedef struct gjob {
     /* the chunk */
     int64_t m0, m1, n0, n1;
     int pack_a, pack_b;
+    int b_inline;                           /* B panels packed slice by slice inside the tile */
+    char *slices;                           /* per thread: one KC x NR slice of B (b_inline) */
+    size_t slice_bytes;
     int64_t tile_m, tile_n, tiles_n;
+    int64_t k0, k1;                         /* the depth of this compute phase */
     /* small M */
     int64_t col_block;
     char *work;                             /* per-thread serial workspaces (batch tasks) */
@@ -342,19 +396,26 @@ static void epilogue_at(const gjob *j, char *cp, int64_t i0, int64_t j0, int64_t
                      (const float *)(const void *)j->res, i0, j0, rows, cols);
 }
 
-/* One tile of C: rows [i0, i1), columns [j0, j1) of the chunk. */
-static void compute_tile(const gjob *j, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
+/* One tile of C: rows [i0, i1), columns [j0, j1) of the chunk. slice: the
+** thread's buffer for a B slice when b_inline. */
+static void compute_tile(const gjob *j, int64_t i0, int64_t i1, int64_t j0, int64_t j1, char *slice)
 {
     const pk_gemm_args *g = j->g;
     const int64_t es = (int64_t)j->es, mr = j->mr, nr = j->nr, ldc = g->ldc;
     union { float f[EDGE_BYTES / 4]; double d[EDGE_BYTES / 8]; } edge_u;
     void *edge = j->f64 ? (void *)edge_u.d : (void *)edge_u.f;
-    for (int64_t pc = 0; pc < j->k; pc += j->kc) {
-        int64_t kcur = min64(j->kc, j->k - pc);
+    for (int64_t pc = j->k0; pc < j->k1; pc += j->kc) {
+        int64_t kcur = min64(j->kc, j->k1 - pc);
         double beta = pc == 0 ? g->beta : 1.0;
         int last = pc + kcur == j->k;
         for (int64_t jp = j0 / nr; jp < ceil_div(j1, nr); jp++) {
-            const char *bp = b_panel(j, jp) + pc * nr * es;
+            const char *bp;
+            if (j->b_inline) {   /* read once by this tile only: pack it where it is used, in L1 */
+                pack_one(slice, &g->b, j->b_off + pc * g->b.rs, 1, j->f64, nr, jp, j->n, kcur);
+                bp = slice;
+            } else {
+                bp = b_panel(j, jp) + pc * nr * es;
+            }
             int64_t col = jp * nr, cols = min64(nr, j->n - col);
             for (int64_t ip = i0 / mr; ip < ceil_div(i1, mr); ip++) {
                 const char *ap = a_panel(j, ip) + pc * mr * es;
@@ -379,10 +440,10 @@ static void compute_tile(const gjob *j, int64_t i0, int64_t i1, int64_t j0, int6
 static void compute_tasks(void *user, int64_t begin, int64_t end, int32_t thread_index)
 {
     const gjob *j = user;
-    (void)thread_index;
+    char *slice = j->slices + (size_t)thread_index * j->slice_bytes;
     for (int64_t t = begin; t < end; t++) {
         int64_t i0 = j->m0 + (t / j->tiles_n) * j->tile_m, c0 = j->n0 + (t % j->tiles_n) * j->tile_n;
-        compute_tile(j, i0, min64(i0 + j->tile_m, j->m1), c0, min64(c0 + j->tile_n, j->n1));
+        compute_tile(j, i0, min64(i0 + j->tile_m, j->m1), c0, min64(c0 + j->tile_n, j->n1), slice);
     }
 }
 
@@ -394,11 +455,15 @@ static void chunk_sizes(const gjob *j, int64_t cap, int64_t *mch, int64_t *nch)
     *nch = j->g->b.packed != NULL ? round_up(j->n, j->nr) : round_up(min64(j->n, max64(1, cap / per)), j->nr);
 }
 
-static size_t packed_bytes(const gjob *j, int64_t cap)
+static size_t slice_bytes(const gjob *j) { return ((size_t)(j->kc * j->nr) * j->es + 63) & ~(size_t)63; }
+
+/* The packed chunks, then one B slice per thread. */
+static size_t packed_bytes(const gjob *j, int64_t cap, int threads)
 {
     int64_t mch, nch;
     chunk_sizes(j, cap, &mch, &nch);
-    return (size_t)(((j->g->a.packed ? 0 : mch) + (j->g->b.packed ? 0 : nch)) * j->k) * j->es + 128;
+    return (size_t)(((j->g->a.packed ? 0 : mch) + (j->g->b.packed ? 0 : nch)) * j->k) * j->es + 128
+         + (size_t)threads * slice_bytes(j);
 }
 
 typedef loom_status (*run_fn)(loom_exec_ctx *ctx, int64_t n, int64_t grain, loom_range_fn fn, void *user);
@@ -420,6 +485,8 @@ static loom_status run_packed(gjob *j, loom_exec_ctx *ctx, run_fn run, int threa
     chunk_sizes(j, cap, &mch, &nch);
     char *abuf = buf, *bbuf = buf + (g->a.packed ? 0 : (size_t)(mch * j->k) * j->es);
     bbuf = (char *)(((uintptr_t)bbuf + 63) & ~(uintptr_t)63);
+    j->slice_bytes = slice_bytes(j);
+    j->slices = (char *)(((uintptr_t)(bbuf + (g->b.packed ? 0 : (size_t)(nch * j->k) * j->es)) + 63) & ~(uintptr_t)63);
     if (g->a.packed) {
         j->abase = (char *)(uintptr_t)g->a.packed->data;
         j->a_origin = 0;
@@ -433,8 +500,19 @@ static loom_status run_packed(gjob *j, loom_exec_ctx *ctx, run_fn run, int threa
         j->m1 = min64(j->m, j->m0 + mch);
         for (j->n0 = 0; j->n0 < j->n; j->n0 += nch) {
             j->n1 = min64(j->n, j->n0 + nch);
+            /* tiles: MC rows (balanced), and the columns cut so that there
+            ** are about two tiles per thread */
+            int64_t rows = j->m1 - j->m0, cols = j->n1 - j->n0;
+            int64_t tiles_m = ceil_div(rows, j->kr->mc);
+            j->tile_m = round_up(ceil_div(rows, tiles_m), j->mr);
+            tiles_m = ceil_div(rows, j->tile_m);
+            int64_t want_n = threads > 1 ? ceil_div(2 * threads, tiles_m) : 1;
+            j->tile_n = round_up(ceil_div(cols, want_n), j->nr);
+            j->tiles_n = ceil_div(cols, j->tile_n);
+            /* one row of tiles reads each B panel once: no packing phase for B */
+            j->b_inline = !g->b.packed && tiles_m == 1 && j->m1 - j->m0 == j->m;
             j->pack_a = !g->a.packed && j->n0 == 0;
-            j->pack_b = !g->b.packed && (j->m0 == 0 || !single_n);
+            j->pack_b = !g->b.packed && !j->b_inline && (j->m0 == 0 || !single_n);
             if (j->pack_a) {
                 j->abase = abuf;
                 j->a_origin = j->m0 / j->mr;
@@ -448,18 +526,15 @@ static loom_status run_packed(gjob *j, loom_exec_ctx *ctx, run_fn run, int threa
             loom_status st = np > 0 ? run(ctx, np, max64(1, np / (4 * threads)), pack_tasks, j) : LOOM_OK;
             if (st != LOOM_OK)
                 return st;
-            /* tiles: MC rows (balanced), and the columns cut so that there
-            ** are about two tiles per thread */
-            int64_t rows = j->m1 - j->m0, cols = j->n1 - j->n0;
-            int64_t tiles_m = ceil_div(rows, j->kr->mc);
-            j->tile_m = round_up(ceil_div(rows, tiles_m), j->mr);
-            tiles_m = ceil_div(rows, j->tile_m);
-            int64_t want_n = threads > 1 ? ceil_div(2 * threads, tiles_m) : 1;
-            j->tile_n = round_up(ceil_div(cols, want_n), j->nr);
-            j->tiles_n = ceil_div(cols, j->tile_n);
-            st = run(ctx, tiles_m * j->tiles_n, 1, compute_tasks, j);
-            if (st != LOOM_OK)
-                return st;
+            /* the depth in phases whose slice of packed B stays within L3,
+            ** so the row tiles of a phase share it (a multiple of KC) */
+            int64_t kph = j->b_inline ? j->k : max64(j->kc, B_PHASE_BYTES / (cols * (int64_t)j->es) / j->kc * j->kc);
+            for (j->k0 = 0; j->k0 < j->k; j->k0 += kph) {
+                j->k1 = min64(j->k, j->k0 + kph);
+                st = run(ctx, tiles_m * j->tiles_n, 1, compute_tasks, j);
+                if (st != LOOM_OK)
+                    return st;
+            }
         }
     }
     return LOOM_OK;
@@ -511,8 +586,13 @@ static void small_m_tasks(void *user, int64_t begin, int64_t end, int32_t thread
         const char *bb = b + ((c0 / nr) * pstride + c0 % nr) * es;
         char *cp = j->c + c0 * es;
         int64_t vec = (c1 - c0) / j->kr->vl * j->kr->vl;
-        if (vec > 0)
-            j->kr->rows((int)j->m, j->k, a, ars, acs, bb, ldb, pstride, vec, cp, g->ldc, g->alpha, g->beta);
+        if (vec > 0 && j->m == 1 && !g->b.packed && j->kr->gemv != NULL)
+            j->kr->gemv(j->k, a, acs, bb, ldb, vec, cp, g->alpha, g->beta);
+        /* K in passes of SMALL_M_KB rows: the columns of a pass share its pages */
+        for (int64_t p0 = 0; vec > 0 && !(j->m == 1 && !g->b.packed && j->kr->gemv != NULL) && p0 < j->k;
+             p0 += SMALL_M_KB)
+            j->kr->rows((int)j->m, min64(SMALL_M_KB, j->k - p0), a + p0 * acs * es, ars, acs, bb + p0 * ldb * es,
+                        ldb, pstride, vec, cp, g->ldc, g->alpha, p0 == 0 ? g->beta : 1.0);
         if (c0 + vec < c1) {
             if (j->f64)
                 rows_portable_f64(j->m, j->k, (const double *)(const void *)a, ars, acs,
@@ -610,7 +690,7 @@ size_t pk_gemm_serial_workspace(const pk_gemm_args *g)
     if (check_args(g, &f64) != LOOM_OK)
         return 0;
     job_init(&j, g, f64);
-    return packed_bytes(&j, CHUNK_BYTES_SER);
+    return packed_bytes(&j, CHUNK_BYTES_SER, 1);
 }
 
 loom_status pk_gemm_serial(const pk_gemm_args *g, void *work, size_t work_bytes)
@@ -623,7 +703,7 @@ loom_status pk_gemm_serial(const pk_gemm_args *g, void *work, size_t work_bytes)
     if (g->m == 0 || g->n == 0)
         return LOOM_OK;
     job_init(&j, g, f64);
-    if (work_bytes < packed_bytes(&j, CHUNK_BYTES_SER) && !(g->k == 0 || g->alpha == 0 || small_m_ok(&j)))
+    if (work_bytes < packed_bytes(&j, CHUNK_BYTES_SER, 1) && !(g->k == 0 || g->alpha == 0 || small_m_ok(&j)))
         return LOOM_EINVAL;
     for (int64_t bi = 0; bi < g->batch && st == LOOM_OK; bi++) {
         job_entry(&j, bi);
@@ -658,7 +738,7 @@ loom_status pk_gemm(loom_exec_ctx *ctx, const pk_gemm_args *g)
     int threads = ctx->n_threads > 0 ? ctx->n_threads : 1;
     double flops = 2.0 * (double)g->m * (double)g->n * (double)g->k;
     if (g->batch >= threads && threads > 1 && flops < SMALL_ENTRY_FLOPS) {
-        j.work_bytes = round_up((int64_t)packed_bytes(&j, CHUNK_BYTES_SER), 64);
+        j.work_bytes = round_up((int64_t)packed_bytes(&j, CHUNK_BYTES_SER, 1), 64);
         j.work = host->scratch(ctx, j.work_bytes * (size_t)threads);
         if (j.work == NULL)
             return host->fail(LOOM_ENOMEM, "pk_gemm: no memory for %d workspaces of %zu bytes", threads, j.work_bytes);
@@ -666,7 +746,7 @@ loom_status pk_gemm(loom_exec_ctx *ctx, const pk_gemm_args *g)
     }
     char *buf = NULL;
     if (!(g->k == 0 || g->alpha == 0 || small_m_ok(&j))) {
-        size_t bytes = packed_bytes(&j, CHUNK_BYTES_PAR);
+        size_t bytes = packed_bytes(&j, CHUNK_BYTES_PAR, threads);
         buf = host->scratch(ctx, bytes);
         if (buf == NULL)
             return host->fail(LOOM_ENOMEM, "pk_gemm: no memory for the %zu bytes of packed panels of a "

@@ -23,6 +23,7 @@
 #define VSET1(x) _mm256_set1_ps(x)
 #define VFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
 #define VMUL(a, b) _mm256_mul_ps(a, b)
+#define VADD(a, b) _mm256_add_ps(a, b)
 #include "gemm_kern.h"
 #undef T
 #undef VT
@@ -36,6 +37,7 @@
 #undef VSET1
 #undef VFMA
 #undef VMUL
+#undef VADD
 
 /* f64 */
 #define T double
@@ -50,9 +52,44 @@
 #define VSET1(x) _mm256_set1_pd(x)
 #define VFMA(a, b, c) _mm256_fmadd_pd(a, b, c)
 #define VMUL(a, b) _mm256_mul_pd(a, b)
+#define VADD(a, b) _mm256_add_pd(a, b)
 #include "gemm_kern.h"
 
+/* Six rows of a row-major f32 A into a [k][6] panel: 8 steps of depth at
+** a time as one 8 x 8 transpose (two zero rows), stored 4 + 2 per step. */
+static void pack_a6_avx2_f32(void *dst_, const void *src_, int64_t sw, int64_t k)
+{
+    float *dst = dst_;
+    const float *src = src_;
+    const __m256 z = _mm256_setzero_ps();
+    int64_t p = 0;
+    for (; p + 8 <= k; p += 8, dst += 48) {
+        __m256 r0 = _mm256_loadu_ps(src + p), r1 = _mm256_loadu_ps(src + sw + p);
+        __m256 r2 = _mm256_loadu_ps(src + 2 * sw + p), r3 = _mm256_loadu_ps(src + 3 * sw + p);
+        __m256 r4 = _mm256_loadu_ps(src + 4 * sw + p), r5 = _mm256_loadu_ps(src + 5 * sw + p);
+        __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+        __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+        __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+        __m256 u[8] = {
+            _mm256_shuffle_ps(t0, t2, 0x44), _mm256_shuffle_ps(t0, t2, 0xEE),
+            _mm256_shuffle_ps(t1, t3, 0x44), _mm256_shuffle_ps(t1, t3, 0xEE),
+            _mm256_shuffle_ps(t4, z, 0x44), _mm256_shuffle_ps(t4, z, 0xEE),
+            _mm256_shuffle_ps(t5, z, 0x44), _mm256_shuffle_ps(t5, z, 0xEE),
+        };
+        /* step q: rows 0-3 in the low half of u[q % 4], rows 4-5 in u[4 + q % 4]; q >= 4 in the high halves */
+        for (int q = 0; q < 8; q++) {
+            __m128 lo = q < 4 ? _mm256_castps256_ps128(u[q]) : _mm256_extractf128_ps(u[q - 4], 1);
+            __m128 hi = q < 4 ? _mm256_castps256_ps128(u[q + 4]) : _mm256_extractf128_ps(u[q], 1);
+            _mm_storeu_ps(dst + q * 6, lo);
+            _mm_storel_pi((__m64 *)(void *)(dst + q * 6 + 4), hi);
+        }
+    }
+    for (; p < k; p++, dst += 6)
+        for (int i = 0; i < 6; i++)
+            dst[i] = src[i * sw + p];
+}
+
 const pk_gemm_kern pk_gemm_kern_avx2[2] = {
-    { "avx2-fma", 6, 16, 8, 256, 144, ukr_avx2_f32, rows_avx2_f32 },
-    { "avx2-fma", 6, 8, 4, 256, 72, ukr_avx2_f64, rows_avx2_f64 },
+    { "avx2-fma", 6, 16, 8, 256, 144, ukr_avx2_f32, rows_avx2_f32, gemv_avx2_f32, pack_a6_avx2_f32 },
+    { "avx2-fma", 6, 8, 4, 256, 72, ukr_avx2_f64, rows_avx2_f64, gemv_avx2_f64, NULL },
 };

@@ -26,6 +26,7 @@
 #define VSET1(x) _mm512_set1_ps(x)
 #define VFMA(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define VMUL(a, b) _mm512_mul_ps(a, b)
+#define VADD(a, b) _mm512_add_ps(a, b)
 #include "gemm_kern.h"
 #undef T
 #undef VT
@@ -39,6 +40,7 @@
 #undef VSET1
 #undef VFMA
 #undef VMUL
+#undef VADD
 
 /* f64 */
 #define T double
@@ -53,9 +55,10 @@
 #define VSET1(x) _mm512_set1_pd(x)
 #define VFMA(a, b, c) _mm512_fmadd_pd(a, b, c)
 #define VMUL(a, b) _mm512_mul_pd(a, b)
+#define VADD(a, b) _mm512_add_pd(a, b)
 #include "gemm_kern.h"
 
 const pk_gemm_kern pk_gemm_kern_avx512[2] = {
-    { "avx512", 12, 32, 16, 256, 192, ukr_avx512_f32, rows_avx512_f32 },
-    { "avx512", 12, 16, 8, 256, 96, ukr_avx512_f64, rows_avx512_f64 },
+    { "avx512", 12, 32, 16, 256, 192, ukr_avx512_f32, rows_avx512_f32, gemv_avx512_f32, NULL },
+    { "avx512", 12, 16, 8, 256, 96, ukr_avx512_f64, rows_avx512_f64, gemv_avx512_f64, NULL },
 };

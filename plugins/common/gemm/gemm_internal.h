@@ -34,6 +34,13 @@ typedef struct pk_gemm_kern {
     int64_t kc, mc;                 /* depth of a slice, rows of an L2 block of A */
     pk_gemm_ukr_fn ukr;
     pk_gemm_rows_fn rows;           /* NULL: the small-M path is not vectorised */
+    /* M = 1 on a row-major B: c[0, ncols) = alpha * a B + beta c, ncols a
+    ** multiple of vl, a[p * acs], B row p at b + p * ldb. */
+    void (*gemv)(int64_t k, const void *a, int64_t acs, const void *b, int64_t ldb, int64_t ncols, void *c,
+                 double alpha, double beta);
+    /* A full MR-row panel of a row-major A of the compute type (rows sw
+    ** apart, depth contiguous) over k, or NULL for the portable packing. */
+    void (*pack_a)(void *dst, const void *src, int64_t sw, int64_t k);
 } pk_gemm_kern;
 
 /* Per ISA: [0] f32, [1] f64. Defined only where the ISA files are built. */

@@ -7,7 +7,7 @@
 **   KMR              rows of the micro-tile (NR is always 2 * VL)
 **   KREGS            vector registers (16 or 32): sizes the small-M tiles
 **   GK_NAME(x)       x with the ISA and type appended (unique names)
-**   VZERO() VLOAD(p) VSTORE(p, v) VBCAST(p) VSET1(x) VFMA(a, b, c) VMUL(a, b)
+**   VZERO() VLOAD(p) VSTORE(p, v) VBCAST(p) VSET1(x) VFMA(a, b, c) VMUL(a, b) VADD(a, b)
 **
 ** The accumulators are named variables (c<row>_<vector>), not an array, so
 ** they live in registers; rows and vectors past the tile's size are under
@@ -49,6 +49,11 @@ static void GK_NAME(ukr)(int64_t kc, const void *a_, const void *b_, void *c_, i
     const T *a = a_, *b = b_;
     T *c = c_;
     const T beta = (T)beta_;
+    if (beta != 0)   /* C is read at the end: start fetching it now */
+        for (int r = 0; r < KMR; r++) {
+            __builtin_prefetch(c + r * ldc, 1);
+            __builtin_prefetch(c + r * ldc + GK_NR - 1, 1);
+        }
     GK_ROWS(GK_U_DECL)
     _Pragma("GCC unroll 4")
     for (int64_t p = 0; p < kc; p++) {
@@ -65,8 +70,10 @@ static void GK_NAME(ukr)(int64_t kc, const void *a_, const void *b_, void *c_, i
 /* ---------------------------------------------------------- small-M tiles */
 
 /* CV column vectors per block for R rows: R * CV accumulators, CV loaded
-** B vectors and one broadcast within the registers, at most 8. */
-#define GK_CV(R) ((KREGS - 1) / ((R) + 1) > 8 ? 8 : (KREGS - 1) / ((R) + 1))
+** B vectors and one broadcast within the registers, at most 8. One row
+** needs no B registers (the loads fold into the FMAs): 8 vectors, a whole
+** number of cache lines of a row of B. */
+#define GK_CV(R) ((R) == 1 ? 8 : (KREGS - 1) / ((R) + 1) > 8 ? 8 : (KREGS - 1) / ((R) + 1))
 
 #define GK_S_DECL(r, v) VT c##r##_##v = VZERO();
 #define GK_S_DECLR(r) GK_VECS(GK_S_DECL, r)
@@ -136,6 +143,54 @@ static void GK_NAME(rows)(int rows, int64_t k, const void *a_, int64_t ars, int6
         GK_ROWS(GK_S_CASE)
     default:
         break;
+    }
+}
+
+/* ------------------------------------------------------------------ GEMV */
+
+/* c[0, ncols) = alpha * sum_p a[p * acs] * b[p * ldb + j] + beta * c, ncols
+** a multiple of VL, B row-major: eight rows of B at a time are streamed
+** whole (eight sequential streams the prefetchers follow) into c, which
+** stays in L1, instead of a column block walking every row of B. */
+static void GK_NAME(gemv)(int64_t k, const void *a_, int64_t acs, const void *b_, int64_t ldb, int64_t ncols,
+                          void *c_, double alpha_, double beta_)
+{
+    const T *a = a_, *b = b_;
+    T *c = c_;
+    const T alpha = (T)alpha_, beta = (T)beta_;
+    if (beta == 0) {
+        for (int64_t j = 0; j < ncols; j += VL)
+            VSTORE(c + j, VZERO());
+    } else if (beta != 1) {
+        VT vb = VSET1(beta);
+        for (int64_t j = 0; j < ncols; j += VL)
+            VSTORE(c + j, VMUL(vb, VLOAD(c + j)));
+    }
+    int64_t p = 0;
+    for (; p + 8 <= k; p += 8) {
+        const T *b0 = b + p * ldb, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
+        const T *b4 = b3 + ldb, *b5 = b4 + ldb, *b6 = b5 + ldb, *b7 = b6 + ldb;
+        VT x0 = VSET1(alpha * a[p * acs]), x1 = VSET1(alpha * a[(p + 1) * acs]);
+        VT x2 = VSET1(alpha * a[(p + 2) * acs]), x3 = VSET1(alpha * a[(p + 3) * acs]);
+        VT x4 = VSET1(alpha * a[(p + 4) * acs]), x5 = VSET1(alpha * a[(p + 5) * acs]);
+        VT x6 = VSET1(alpha * a[(p + 6) * acs]), x7 = VSET1(alpha * a[(p + 7) * acs]);
+        for (int64_t j = 0; j < ncols; j += VL) {
+            VT s0 = VFMA(x0, VLOAD(b0 + j), VLOAD(c + j));
+            VT s1 = VMUL(x1, VLOAD(b1 + j));
+            s0 = VFMA(x2, VLOAD(b2 + j), s0);
+            s1 = VFMA(x3, VLOAD(b3 + j), s1);
+            s0 = VFMA(x4, VLOAD(b4 + j), s0);
+            s1 = VFMA(x5, VLOAD(b5 + j), s1);
+            s0 = VFMA(x6, VLOAD(b6 + j), s0);
+            s1 = VFMA(x7, VLOAD(b7 + j), s1);
+            VSTORE(c + j, VADD(s0, s1));
+        }
+    }
+    for (; p < k; p++) {
+        const T *b0 = b + p * ldb;
+        VT x0 = VSET1(alpha * a[p * acs]);
+        for (int64_t j = 0; j < ncols; j += VL)
+            VSTORE(c + j, VFMA(x0, VLOAD(b0 + j), VLOAD(c + j)));
     }
 }
 
