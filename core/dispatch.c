@@ -57,7 +57,12 @@ typedef struct last_record {
 typedef struct dispatch_tls {
     last_record last;
     last_record *nested_records[LOOM_MAX_NESTING];
-    size_t nested_len;
+    int32_t n_nested;                        /* nested calls of the current host call */
+    struct nested_entry {
+        const struct loom_op *op;
+        int16_t depth, chosen;
+        int16_t fallback;
+    } nested[64];                            /* formatted only when loom_last_dispatch asks */
     char nested_text[2048];
     char chain[LOOM_MAX_NESTING + 1][256];   /* error context per depth */
     char combined_text[4096];
@@ -66,7 +71,8 @@ static _Thread_local dispatch_tls tls;
 #define last (tls.last)
 #define nested_records (tls.nested_records)
 #define nested_text (tls.nested_text)
-#define nested_len (tls.nested_len)
+#define n_nested (tls.n_nested)
+#define nested (tls.nested)
 #define chain (tls.chain)
 #define combined_text (tls.combined_text)
 static pthread_key_t records_key;
@@ -158,9 +164,14 @@ typedef struct arena { char *base; size_t cap, used, want; } arena;
 static pthread_key_t arena_key;
 static pthread_once_t arena_once = PTHREAD_ONCE_INIT;
 
+/* The thread's arena: a thread-local pointer on the hot path; the pthread
+** key only exists to free the arena when the thread exits. */
+static _Thread_local arena *my_arena;
+
 static void arena_destroy(void *p)
 {
     arena *a = p;
+    my_arena = NULL;   /* a later call on this thread (another key's destructor) makes a new one */
     free(a->base);
     free(a);
 }
@@ -169,11 +180,14 @@ static void arena_key_make(void) { pthread_key_create(&arena_key, arena_destroy)
 
 static arena *thread_arena(void)
 {
-    arena *a;
+    arena *a = my_arena;
+    if (a != NULL)
+        return a;
     pthread_once(&arena_once, arena_key_make);
     a = pthread_getspecific(arena_key);
     if (a == NULL && (a = calloc(1, sizeof *a)) != NULL)
         pthread_setspecific(arena_key, a);
+    my_arena = a;
     return a;
 }
 
@@ -363,6 +377,8 @@ static void format_record(last_record *r)
 #undef PUT
 }
 
+static void format_nested(void);
+
 LOOM_API loom_status loom_last_dispatch(loom_dispatch_info *out)
 {
     loom_dispatch_info info = LOOM_DISPATCH_INFO_INIT;
@@ -370,6 +386,7 @@ LOOM_API loom_status loom_last_dispatch(loom_dispatch_info *out)
     if (last.op == NULL || last.epoch != atomic_load(&loom__epoch))
         return loom__fail(LOOM_ENOENT, "loom_last_dispatch: no call on this thread since loom_init");
     format_record(&last);
+    format_nested();
     snprintf(combined_text, sizeof combined_text, "%s%s", last.text, nested_text);
     info.op = last.op->schema->name;
     if (last.chosen >= 0) {
@@ -710,13 +727,29 @@ static const loom_attr_choices *schema_choices(const loom_op_schema *s, uint32_t
 ** path). A nested call builds chain[depth] = caller's context + " > " +
 ** its op, then appends its kernel's "[impl]", so a nested failure reads
 ** "vision.resnet50 [cpu:x] > core.matmul [cpu:y]: ...". */
+/* dst = a + b + c, cut to fit dst[size] (size > 0); no formatting: this runs
+** on every nested call. */
+static void join3(char *dst, size_t size, const char *a, const char *b, const char *c)
+{
+    size_t used = 0;
+    const char *parts[3] = { a, b, c };
+    for (int i = 0; i < 3; i++) {
+        size_t n = strlen(parts[i]);
+        if (n > size - 1 - used)
+            n = size - 1 - used;
+        memcpy(dst + used, parts[i], n);
+        used += n;
+    }
+    dst[used] = '\0';
+}
+
 static void context_enter(int32_t depth, const char *parent, const char *name)
 {
     if (depth == 0) {
         loom__error_context(name);
         return;
     }
-    snprintf(chain[depth], sizeof chain[depth], "%.160s > %.90s", parent != NULL ? parent : "?", name);
+    join3(chain[depth], sizeof chain[depth], parent != NULL ? parent : "?", " > ", name);
     loom__error_context(chain[depth]);
 }
 
@@ -729,23 +762,34 @@ static void context_kernel(int32_t depth, const loom__kernel *kern)
         return;
     }
     used = strlen(chain[depth]);
-    if (strncmp(label, name, n) == 0 && used < sizeof chain[depth])
-        snprintf(chain[depth] + used, sizeof chain[depth] - used, "%s", label + n);
+    if (strncmp(label, name, n) == 0)
+        join3(chain[depth] + used, sizeof chain[depth] - used, label + n, "", "");
     loom__error_context(chain[depth]);
 }
 
+/* Remember a nested call of the current host call, for loom_last_dispatch
+** (formatting waits until it is asked for: a kernel's nested calls are hot). */
 static void append_nested(int32_t depth, const last_record *r)
 {
-    const struct loom_op *op = r->op;
-    const loom__kernel *k = r->chosen >= 0 ? op->kernels[r->chosen] : NULL;
-    int n;
-    if (nested_len + 1 >= sizeof nested_text)
-        return;
-    n = snprintf(nested_text + nested_len, sizeof nested_text - nested_len, "\n%*s> %s -> %s (%s)%s",
-                 2 * depth, "", op->schema->name, k ? k->k.backend : "no kernel", k && k->k.impl ? k->k.impl : "",
-                 r->fallback ? " [fallback]" : "");
-    if (n > 0)
-        nested_len = nested_len + (size_t)n < sizeof nested_text ? nested_len + (size_t)n : sizeof nested_text - 1;
+    if (n_nested < (int32_t)(sizeof nested / sizeof nested[0]))
+        nested[n_nested++] = (struct nested_entry){ r->op, (int16_t)depth, (int16_t)r->chosen, (int16_t)r->fallback };
+}
+
+/* nested_text: one indented line per remembered nested call. */
+static void format_nested(void)
+{
+    size_t used = 0;
+    nested_text[0] = '\0';
+    for (int32_t i = 0; i < n_nested && used + 1 < sizeof nested_text; i++) {
+        const struct loom_op *op = nested[i].op;
+        const loom__kernel *k = nested[i].chosen >= 0 ? op->kernels[nested[i].chosen] : NULL;
+        int n = snprintf(nested_text + used, sizeof nested_text - used, "\n%*s> %s -> %s (%s)%s",
+                         2 * nested[i].depth, "", op->schema->name, k ? k->k.backend : "no kernel",
+                         k && k->k.impl ? k->k.impl : "", nested[i].fallback ? " [fallback]" : "");
+        if (n < 0)
+            break;
+        used = used + (size_t)n < sizeof nested_text ? used + (size_t)n : sizeof nested_text - 1;
+    }
 }
 
 static loom_status dispatch_call(const call_req *q)
@@ -756,9 +800,9 @@ static loom_status dispatch_call(const call_req *q)
     loom_attr_value values[LOOM_MAX_ATTRS];
     const loom_tensor *in[LOOM_MAX_ARGS];
     loom_tensor *out[LOOM_MAX_ARGS];
-    loom_exec_ctx ctx = { .struct_size = sizeof ctx, .host = &loom__host_api, .depth = depth };
+    loom_exec_ctx ctx;
     call_state cs;
-    loom_call call = { .struct_size = sizeof call, .schema = s, .attrs = values, .ctx = &ctx };
+    loom_call call;
     const void *object_pack = NULL;
     const char *saved_context = loom__error_context_get();
     const loom__kernel *kern;
@@ -766,6 +810,30 @@ static loom_status dispatch_call(const call_req *q)
     loom_status st;
     double t0 = 0;
 
+    /* every member set one by one: these run on every call, and a
+    ** designated initialiser zeroes them with a slow `rep stos` first */
+    ctx.struct_size = sizeof ctx;
+    ctx.device = loom__cpu();
+    ctx.stream = NULL;
+    ctx.n_threads = 0;
+    ctx.reserved = 0;
+    ctx.host = &loom__host_api;
+    ctx.core = NULL;
+    ctx.cpu_features = 0;
+    ctx.depth = depth;
+    ctx.reserved2 = 0;
+    call.struct_size = sizeof call;
+    call.schema = s;
+    call.n_inputs = 0;
+    call.inputs = NULL;
+    call.n_outputs = 0;
+    call.outputs = NULL;
+    call.n_attrs = 0;
+    call.attrs = values;
+    call.object = NULL;
+    call.ctx = &ctx;
+    call.kernel = NULL;
+    call.plan_state = NULL;
     cs.supplied = cs.allocated = 0;
     cs.scratch_mark = 0;
     cs.n_extra = 0;
@@ -777,10 +845,8 @@ static loom_status dispatch_call(const call_req *q)
     if ((r = record_at(depth)) == NULL)
         return loom__fail(LOOM_ENOMEM, "out of memory for the dispatch record of a nested call");
     context_enter(depth, saved_context, s->name);
-    if (depth == 0) {
-        nested_len = 0;
-        nested_text[0] = '\0';
-    }
+    if (depth == 0)
+        n_nested = 0;
     r->op = op;
     r->epoch = atomic_load_explicit(&loom__epoch, memory_order_relaxed);
     r->chosen = -1;

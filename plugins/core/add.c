@@ -16,14 +16,20 @@
 #include "core_pack.h"
 #include "kernels.h"
 
+/* What every row of one call needs; the data pointers travel apart (add_rows_arg),
+** so a plan's job is used in place, never copied. */
 typedef struct add_job {
     core_nd_iter it;
-    const char *a, *b;
-    char *c;
     const core_dtype_row *row;
     double alpha;
     int64_t alpha_i;
 } add_job;
+
+typedef struct add_rows_arg {
+    const add_job *job;
+    const char *a, *b;
+    char *c;
+} add_rows_arg;
 
 static core_value add_values(const core_dtype_row *row, core_value a, core_value b,
                              double alpha, int64_t alpha_i)
@@ -50,7 +56,8 @@ static core_value add_values(const core_dtype_row *row, core_value a, core_value
 
 static void add_rows(void *user, int64_t begin, int64_t end, int32_t thread_index)
 {
-    const add_job *j = user;
+    const add_rows_arg *arg = user;
+    const add_job *j = arg->job;
     const int64_t len = core_nd_row_len(&j->it), es = (int64_t)j->row->size;
     const int64_t sa = j->it.strides[0][j->it.ndim - 1], sb = j->it.strides[1][j->it.ndim - 1];
     const int64_t sc = j->it.strides[2][j->it.ndim - 1];
@@ -59,9 +66,9 @@ static void add_rows(void *user, int64_t begin, int64_t end, int32_t thread_inde
         int64_t off[3];
         core_nd_row_offsets(&j->it, r, off);
         for (int64_t x = 0; x < len; x++) {
-            core_value va = j->row->load(j->a + (off[0] + x * sa) * es);
-            core_value vb = j->row->load(j->b + (off[1] + x * sb) * es);
-            j->row->store(j->c + (off[2] + x * sc) * es, add_values(j->row, va, vb, j->alpha, j->alpha_i));
+            core_value va = j->row->load(arg->a + (off[0] + x * sa) * es);
+            core_value vb = j->row->load(arg->b + (off[1] + x * sb) * es);
+            j->row->store(arg->c + (off[2] + x * sc) * es, add_values(j->row, va, vb, j->alpha, j->alpha_i));
         }
     }
 }
@@ -77,13 +84,11 @@ typedef struct add_plan {
     int compact;                 /* the iteration assumes compact input, other and output */
 } add_plan;
 
-static loom_status add_run_job(loom_call *call, add_job *j, const loom_tensor *out)
+static loom_status add_run_job(loom_call *call, const add_job *j, const loom_tensor *out)
 {
     int64_t len = core_nd_row_len(&j->it);
-    j->a = loom_data(call->inputs[0]);
-    j->b = loom_data(call->inputs[1]);
-    j->c = loom_data(out);
-    return core_host->parallel_for(call->ctx, core_nd_rows(&j->it), len >= 16384 ? 1 : 16384 / len, add_rows, j);
+    add_rows_arg arg = { j, loom_data(call->inputs[0]), loom_data(call->inputs[1]), loom_data(out) };
+    return core_host->parallel_for(call->ctx, core_nd_rows(&j->it), len >= 16384 ? 1 : 16384 / len, add_rows, &arg);
 }
 
 loom_status core_add_prepare(const loom_call *call, void **state)
@@ -125,10 +130,8 @@ loom_status core_add_cpu(loom_call *call)
         loom_status st = core_host->alloc_output(call, 0, loom_tensor_dtype_of(a), plan->ndim, plan->shape, &out);
         if (st != LOOM_OK || loom_numel(out) == 0)
             return st;
-        if (plan->compact && loom_is_contiguous(a) && loom_is_contiguous(b) && loom_is_contiguous(out)) {
-            add_job j = plan->job;
-            return add_run_job(call, &j, out);
-        }
+        if (plan->compact && loom_is_contiguous(a) && loom_is_contiguous(b) && loom_is_contiguous(out))
+            return add_run_job(call, &plan->job, out);
         /* other strides than described: the general path below */
     }
     add_job j = { .row = core_dtype(loom_tensor_dtype_of(a)) };
