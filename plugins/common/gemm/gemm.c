@@ -5,14 +5,13 @@
 **
 ** Blocking (Goto/BLIS, with the packing amortised): the operands are packed
 ** whole, once per call, into MR-row panels of A and NR-column panels of B
-** ([K][MR] and [K][NR], zero-padded: gemm_internal.h), in one parallel
-** phase. Then parallel phases run tiles of C: MC rows (an MC x KC block of
+** (zero-padded, slice-major: gemm_internal.h), in one parallel phase. Then parallel phases run tiles of C: MC rows (an MC x KC block of
 ** A stays in L2) by a share of the columns (about two tiles per thread); a
 ** tile walks its depth in KC slices (a KC x NR panel of B stays in L1
 ** across the MC/MR micro-tiles), and each micro-tile's epilogue runs on the
 ** last slice while it is in L1. The depth is cut into phases only where
-** the packed B of one phase would pass 4 MiB (so the row tiles share it in
-** L3): one barrier per phase, not two per KC slice. With one row of tiles
+** the packed B of one phase would pass 1 MiB (so the row tiles share it in
+** cache): one barrier per phase, not two per KC slice. With one row of tiles
 ** (M <= MC), each B panel is read by one tile only: it is then packed slice
 ** by slice inside the tile, into the thread's L1 buffer, with no packing
 ** phase for B. A packed operand past 32 MiB (2 MiB in the serial form) is
@@ -39,13 +38,38 @@
 #define CHUNK_BYTES_SER ((int64_t)2 << 20)
 #define SMALL_ENTRY_FLOPS (1 << 22)       /* a batch entry below this runs on one thread */
 #define SMALL_M_KB 256                    /* small M: rows of B per pass (pages the TLB holds) */
-#define B_PHASE_BYTES ((int64_t)4 << 20)  /* packed B one compute phase sweeps: within L3 */
+#define B_PHASE_BYTES ((int64_t)1 << 20)  /* packed B one compute phase sweeps: within L2/L3 */
 #define EDGE_BYTES (12 * 32 * 8)          /* the largest micro-tile */
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Packed operands are slice-major: KC slices one after the other, each the
+** slices of all npan panels back to back ([slice][panel][kcur][w]), so the
+** pieces a tile reads in one slice are contiguous. The piece of panel pl
+** (from the buffer's first) for the slice starting at depth pc: */
+static int64_t piece_at(int64_t npan, int64_t pl, int64_t pc, int64_t kcur, int64_t w)
+{
+    return (pc * npan + pl * kcur) * w;
+}
+
+static void pack_one(void *dst, const pk_gemm_operand *x, int64_t base, int which, int f64, int64_t w,
+                     int64_t panel, int64_t mn, int64_t k);
+
+/* Pack one panel of x slice by slice into a slice-major buffer of npan
+** panels (pl: its index there). */
+static void pack_sliced(char *dst, int64_t npan, int64_t pl, int64_t kc, const pk_gemm_operand *x, int64_t base,
+                        int which, int f64, int64_t w, int64_t panel, int64_t mn, int64_t k)
+{
+    size_t es = f64 ? 8 : 4;
+    int64_t sk = which == 0 ? x->cs : x->rs;
+    for (int64_t pc = 0; pc < k; pc += kc) {
+        int64_t kcur = min64(kc, k - pc);
+        pack_one(dst + (size_t)piece_at(npan, pl, pc, kcur, w) * es, x, base + pc * sk, which, f64, w, panel, mn, kcur);
+    }
+}
 
 /* ------------------------------------------------------- portable kernels */
 
@@ -248,8 +272,9 @@ void pk_gemm_pack(pk_gemm_packed *out, void *dst, int which, const pk_gemm_opera
     const pk_gemm_kern *kr = kern_for(f64);
     int64_t w = which == 0 ? kr->mr : kr->nr;
     size_t es = f64 ? 8 : 4;
+    (void)es;
     for (int64_t pnl = 0; pnl < ceil_div(mn, w); pnl++)
-        pack_one((char *)dst + (size_t)(pnl * w * k) * es, x, 0, which, f64, w, pnl, mn, k);
+        pack_sliced(dst, ceil_div(mn, w), pnl, kr->kc, x, 0, which, f64, w, pnl, mn, k);
     *out = (pk_gemm_packed){ .which = which, .width = (int)w, .mn = mn, .k = k,
                              .compute = f64 ? LOOM_DTYPE_F64 : LOOM_DTYPE_F32, .data = dst };
 }
@@ -343,9 +368,10 @@ typedef struct gjob {
     int64_t a_off, b_off;                   /* element offsets into a.data / b.data */
     char *c;
     const char *bias, *res;
-    /* packed panels: panel p of A is at abase + (p - a_origin) * k * mr */
+    /* packed panels, slice-major (piece_at): panel p of A is panel
+    ** p - a_origin of the a_npan at abase */
     char *abase, *bbase;
-    int64_t a_origin, b_origin;
+    int64_t a_origin, b_origin, a_npan, b_npan;
     /* the chunk */
     int64_t m0, m1, n0, n1;
     int pack_a, pack_b;
@@ -360,13 +386,13 @@ typedef struct gjob {
     size_t work_bytes;
 } gjob;
 
-static const char *a_panel(const gjob *j, int64_t p)
+static const char *a_piece(const gjob *j, int64_t p, int64_t pc, int64_t kcur)
 {
-    return j->abase + (size_t)((p - j->a_origin) * j->k * j->mr) * j->es;
+    return j->abase + (size_t)piece_at(j->a_npan, p - j->a_origin, pc, kcur, j->mr) * j->es;
 }
-static const char *b_panel(const gjob *j, int64_t p)
+static const char *b_piece(const gjob *j, int64_t p, int64_t pc, int64_t kcur)
 {
-    return j->bbase + (size_t)((p - j->b_origin) * j->k * j->nr) * j->es;
+    return j->bbase + (size_t)piece_at(j->b_npan, p - j->b_origin, pc, kcur, j->nr) * j->es;
 }
 
 static void pack_tasks(void *user, int64_t begin, int64_t end, int32_t thread_index)
@@ -377,10 +403,12 @@ static void pack_tasks(void *user, int64_t begin, int64_t end, int32_t thread_in
     for (int64_t t = begin; t < end; t++) {
         if (t < na) {
             int64_t p = j->m0 / j->mr + t;
-            pack_one((void *)a_panel(j, p), &j->g->a, j->a_off, 0, j->f64, j->mr, p, j->m, j->k);
+            pack_sliced(j->abase, j->a_npan, p - j->a_origin, j->kc, &j->g->a, j->a_off, 0, j->f64, j->mr, p, j->m,
+                        j->k);
         } else {
             int64_t p = j->n0 / j->nr + (t - na);
-            pack_one((void *)b_panel(j, p), &j->g->b, j->b_off, 1, j->f64, j->nr, p, j->n, j->k);
+            pack_sliced(j->bbase, j->b_npan, p - j->b_origin, j->kc, &j->g->b, j->b_off, 1, j->f64, j->nr, p, j->n,
+                        j->k);
         }
     }
 }
@@ -414,11 +442,11 @@ static void compute_tile(const gjob *j, int64_t i0, int64_t i1, int64_t j0, int6
                 pack_one(slice, &g->b, j->b_off + pc * g->b.rs, 1, j->f64, nr, jp, j->n, kcur);
                 bp = slice;
             } else {
-                bp = b_panel(j, jp) + pc * nr * es;
+                bp = b_piece(j, jp, pc, kcur);
             }
             int64_t col = jp * nr, cols = min64(nr, j->n - col);
             for (int64_t ip = i0 / mr; ip < ceil_div(i1, mr); ip++) {
-                const char *ap = a_panel(j, ip) + pc * mr * es;
+                const char *ap = a_piece(j, ip, pc, kcur);
                 int64_t row = ip * mr, rows = min64(mr, j->m - row);
                 char *cp = j->c + (row * ldc + col) * es;
                 if (rows == mr && cols == nr) {
@@ -462,8 +490,8 @@ static size_t packed_bytes(const gjob *j, int64_t cap, int threads)
 {
     int64_t mch, nch;
     chunk_sizes(j, cap, &mch, &nch);
-    return (size_t)(((j->g->a.packed ? 0 : mch) + (j->g->b.packed ? 0 : nch)) * j->k) * j->es + 128
-         + (size_t)threads * slice_bytes(j);
+    int64_t a = j->g->a.packed ? 0 : mch * j->k, b = j->g->b.packed ? 0 : nch * j->k;
+    return (size_t)(a + b) * j->es + 128 + (size_t)threads * slice_bytes(j);
 }
 
 typedef loom_status (*run_fn)(loom_exec_ctx *ctx, int64_t n, int64_t grain, loom_range_fn fn, void *user);
@@ -490,10 +518,12 @@ static loom_status run_packed(gjob *j, loom_exec_ctx *ctx, run_fn run, int threa
     if (g->a.packed) {
         j->abase = (char *)(uintptr_t)g->a.packed->data;
         j->a_origin = 0;
+        j->a_npan = ceil_div(j->m, j->mr);
     }
     if (g->b.packed) {
         j->bbase = (char *)(uintptr_t)g->b.packed->data;
         j->b_origin = 0;
+        j->b_npan = ceil_div(j->n, j->nr);
     }
     int single_n = nch >= j->n;
     for (j->m0 = 0; j->m0 < j->m; j->m0 += mch) {
@@ -516,10 +546,12 @@ static loom_status run_packed(gjob *j, loom_exec_ctx *ctx, run_fn run, int threa
             if (j->pack_a) {
                 j->abase = abuf;
                 j->a_origin = j->m0 / j->mr;
+                j->a_npan = mch / j->mr;
             }
             if (j->pack_b) {
                 j->bbase = bbuf;
                 j->b_origin = j->n0 / j->nr;
+                j->b_npan = nch / j->nr;
             }
             int64_t np = (j->pack_a ? ceil_div(j->m1 - j->m0, j->mr) : 0)
                        + (j->pack_b ? ceil_div(j->n1 - j->n0, j->nr) : 0);
@@ -570,38 +602,42 @@ static void small_m_tasks(void *user, int64_t begin, int64_t end, int32_t thread
         ars = g->a.rs;
         acs = g->a.cs;
     }
-    if (g->b.packed) {
+    int packed_b = g->b.packed != NULL, use_gemv = j->m == 1 && !packed_b && j->kr->gemv != NULL;
+    if (packed_b) {
         b = g->b.packed->data;
-        ldb = j->nr;
-        pstride = j->k * j->nr;
-        nr = j->nr;
+        ldb = nr = j->nr;
     } else {
         b = (const char *)g->b.data + j->b_off * es;
         ldb = g->b.rs;
-        pstride = j->kr->nr;
         nr = j->kr->nr;
     }
+    /* K in passes: a packed B's slices, or SMALL_M_KB rows (the columns of a
+    ** pass share its pages) */
+    const int64_t kb = packed_b ? j->kc : SMALL_M_KB, npan = ceil_div(j->n, j->nr);
     for (int64_t t = begin; t < end; t++) {
         int64_t c0 = t * j->col_block, c1 = min64(j->n, c0 + j->col_block);
-        const char *bb = b + ((c0 / nr) * pstride + c0 % nr) * es;
         char *cp = j->c + c0 * es;
         int64_t vec = (c1 - c0) / j->kr->vl * j->kr->vl;
-        if (vec > 0 && j->m == 1 && !g->b.packed && j->kr->gemv != NULL)
-            j->kr->gemv(j->k, a, acs, bb, ldb, vec, cp, g->alpha, g->beta);
-        /* K in passes of SMALL_M_KB rows: the columns of a pass share its pages */
-        for (int64_t p0 = 0; vec > 0 && !(j->m == 1 && !g->b.packed && j->kr->gemv != NULL) && p0 < j->k;
-             p0 += SMALL_M_KB)
-            j->kr->rows((int)j->m, min64(SMALL_M_KB, j->k - p0), a + p0 * acs * es, ars, acs, bb + p0 * ldb * es,
-                        ldb, pstride, vec, cp, g->ldc, g->alpha, p0 == 0 ? g->beta : 1.0);
-        if (c0 + vec < c1) {
+        if (vec > 0 && use_gemv)
+            j->kr->gemv(j->k, a, acs, b + c0 * es, ldb, vec, cp, g->alpha, g->beta);
+        for (int64_t p0 = 0; p0 < j->k; p0 += kb) {
+            int64_t kcur = min64(kb, j->k - p0);
+            double beta = p0 == 0 ? g->beta : 1.0;
+            const char *bp = packed_b ? b + (size_t)piece_at(npan, 0, p0, kcur, nr) * es : b + p0 * ldb * es;
+            pstride = packed_b ? kcur * nr : nr;
+            if (vec > 0 && !use_gemv)
+                j->kr->rows((int)j->m, kcur, a + p0 * acs * es, ars, acs, bp + ((c0 / nr) * pstride + c0 % nr) * es,
+                            ldb, pstride, vec, cp, g->ldc, g->alpha, beta);
+            if (c0 + vec >= c1)
+                continue;
             if (j->f64)
-                rows_portable_f64(j->m, j->k, (const double *)(const void *)a, ars, acs,
-                                  (const double *)(const void *)b, ldb, pstride, nr, c0 + vec, c1,
-                                  (double *)(void *)j->c, g->ldc, g->alpha, g->beta);
+                rows_portable_f64(j->m, kcur, (const double *)(const void *)(a + p0 * acs * es), ars, acs,
+                                  (const double *)(const void *)bp, ldb, pstride, nr, c0 + vec, c1,
+                                  (double *)(void *)j->c, g->ldc, g->alpha, beta);
             else
-                rows_portable_f32(j->m, j->k, (const float *)(const void *)a, ars, acs,
-                                  (const float *)(const void *)b, ldb, pstride, nr, c0 + vec, c1,
-                                  (float *)(void *)j->c, g->ldc, g->alpha, g->beta);
+                rows_portable_f32(j->m, kcur, (const float *)(const void *)(a + p0 * acs * es), ars, acs,
+                                  (const float *)(const void *)bp, ldb, pstride, nr, c0 + vec, c1,
+                                  (float *)(void *)j->c, g->ldc, g->alpha, beta);
         }
         if (j->has_epilogue)
             epilogue_at(j, cp, 0, c0, j->m, c1 - c0);

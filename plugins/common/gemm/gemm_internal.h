@@ -3,10 +3,12 @@
 ** micro-kernels (gemm_avx2.c, gemm_avx512.c, and the scalar ones in gemm.c).
 ** Not for packs: they include gemm.h.
 **
-** Packed layouts (shared by every ISA, only MR/NR differ): a packed A is
-** ceil(M/MR) panels, panel i = rows [i*MR, i*MR+MR) as K steps of MR values
-** ([K][MR], rows past M zero); a packed B is ceil(N/NR) panels [K][NR]
-** (columns past N zero). A KC slice of a panel is a contiguous sub-range.
+** Packed layouts (shared by every ISA, only MR/NR/KC differ): a packed A
+** is ceil(M/MR) panels, panel i = rows [i*MR, i*MR+MR) as depth steps of MR
+** values (rows past M zero); a packed B is ceil(N/NR) panels of NR columns
+** (past N zero). Both are slice-major: for each KC slice of the depth, the
+** [kcur][W] pieces of every panel back to back (gemm.c, piece_at), so a
+** tile's pieces of one slice are contiguous.
 */
 #ifndef LOOM_PACK_GEMM_INTERNAL_H
 #define LOOM_PACK_GEMM_INTERNAL_H
@@ -22,7 +24,8 @@ typedef void (*pk_gemm_ukr_fn)(int64_t kc, const void *a, const void *b, void *c
 ** + beta * C for 1 <= rows < MR, ncols a multiple of the vector length. A
 ** is read in place (element strides ars, acs); B row p, column j is at
 ** b + p * ldb + (j / NR) * pstride + j % NR, which covers both a row-major
-** B (pstride = NR) and a packed one (ldb = NR, pstride = K * NR). */
+** B (pstride = NR) and one slice of a packed one (ldb = NR, pstride =
+** kcur * NR). */
 typedef void (*pk_gemm_rows_fn)(int rows, int64_t k, const void *a, int64_t ars, int64_t acs, const void *b,
                                 int64_t ldb, int64_t pstride, int64_t ncols, void *c, int64_t ldc, double alpha,
                                 double beta);
