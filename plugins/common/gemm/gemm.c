@@ -14,8 +14,10 @@
 ** cache): one barrier per phase, not two per KC slice. With one row of tiles
 ** (M <= MC), each B panel is read by one tile only: it is then packed slice
 ** by slice inside the tile, into the thread's L1 buffer, with no packing
-** phase for B. A packed operand past 32 MiB (2 MiB in the serial form) is
-** cut into chunks of rows (A) or columns (B).
+** phase for B. A threaded call under 2^26 flops packs A and B inside the
+** tiles too (a panel is then packed by the few tiles that read it), so it
+** costs one fork-join. A packed operand past 32 MiB (2 MiB in the serial
+** form) is cut into chunks of rows (A) or columns (B).
 **
 ** Small M (M < MR), when B is row-major or pre-packed: no packing. M = 1 on
 ** a row-major B streams eight rows of B at a time into C (gemv); otherwise
@@ -39,6 +41,7 @@
 #define SMALL_ENTRY_FLOPS (1 << 22)       /* a batch entry below this runs on one thread */
 #define SMALL_M_KB 256                    /* small M: rows of B per pass (pages the TLB holds) */
 #define B_PHASE_BYTES ((int64_t)1 << 20)  /* packed B one compute phase sweeps: within L2/L3 */
+#define ONE_PHASE_FLOPS (1 << 26)         /* threaded calls below this pack inside the tiles: one barrier */
 #define EDGE_BYTES (12 * 32 * 8)          /* the largest micro-tile */
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -376,7 +379,8 @@ typedef struct gjob {
     int64_t m0, m1, n0, n1;
     int pack_a, pack_b;
     int b_inline;                           /* B panels packed slice by slice inside the tile */
-    char *slices;                           /* per thread: one KC x NR slice of B (b_inline) */
+    int a_inline;                           /* the tile's rows of A too (small calls: one phase) */
+    char *slices;                           /* per thread: a KC x NR slice of B, then MC x KC of A */
     size_t slice_bytes;
     int64_t tile_m, tile_n, tiles_n;
     int64_t k0, k1;                         /* the depth of this compute phase */
@@ -425,17 +429,22 @@ static void epilogue_at(const gjob *j, char *cp, int64_t i0, int64_t j0, int64_t
 }
 
 /* One tile of C: rows [i0, i1), columns [j0, j1) of the chunk. slice: the
-** thread's buffer for a B slice when b_inline. */
+** thread's buffers for a B slice (b_inline) and the tile's A slice (a_inline). */
 static void compute_tile(const gjob *j, int64_t i0, int64_t i1, int64_t j0, int64_t j1, char *slice)
 {
     const pk_gemm_args *g = j->g;
     const int64_t es = (int64_t)j->es, mr = j->mr, nr = j->nr, ldc = g->ldc;
     union { float f[EDGE_BYTES / 4]; double d[EDGE_BYTES / 8]; } edge_u;
     void *edge = j->f64 ? (void *)edge_u.d : (void *)edge_u.f;
+    char *aslice = slice + (((size_t)(j->kc * nr) * j->es + 63) & ~(size_t)63);
     for (int64_t pc = j->k0; pc < j->k1; pc += j->kc) {
         int64_t kcur = min64(j->kc, j->k1 - pc);
         double beta = pc == 0 ? g->beta : 1.0;
         int last = pc + kcur == j->k;
+        if (j->a_inline)
+            for (int64_t ip = i0 / mr; ip < ceil_div(i1, mr); ip++)
+                pack_one(aslice + (size_t)((ip - i0 / mr) * kcur * mr) * j->es, &g->a, j->a_off + pc * g->a.cs, 0,
+                         j->f64, mr, ip, j->m, kcur);
         for (int64_t jp = j0 / nr; jp < ceil_div(j1, nr); jp++) {
             const char *bp;
             if (j->b_inline) {   /* read once by this tile only: pack it where it is used, in L1 */
@@ -446,7 +455,8 @@ static void compute_tile(const gjob *j, int64_t i0, int64_t i1, int64_t j0, int6
             }
             int64_t col = jp * nr, cols = min64(nr, j->n - col);
             for (int64_t ip = i0 / mr; ip < ceil_div(i1, mr); ip++) {
-                const char *ap = a_piece(j, ip, pc, kcur);
+                const char *ap = j->a_inline ? aslice + (size_t)((ip - i0 / mr) * kcur * mr) * j->es
+                                             : a_piece(j, ip, pc, kcur);
                 int64_t row = ip * mr, rows = min64(mr, j->m - row);
                 char *cp = j->c + (row * ldc + col) * es;
                 if (rows == mr && cols == nr) {
@@ -483,7 +493,10 @@ static void chunk_sizes(const gjob *j, int64_t cap, int64_t *mch, int64_t *nch)
     *nch = j->g->b.packed != NULL ? round_up(j->n, j->nr) : round_up(min64(j->n, max64(1, cap / per)), j->nr);
 }
 
-static size_t slice_bytes(const gjob *j) { return ((size_t)(j->kc * j->nr) * j->es + 63) & ~(size_t)63; }
+static size_t slice_bytes(const gjob *j)
+{
+    return (((size_t)(j->kc * j->nr) * j->es + 63) & ~(size_t)63) + (((size_t)(j->kr->mc * j->kc) * j->es + 63) & ~(size_t)63);
+}
 
 /* The packed chunks, then one B slice per thread. */
 static size_t packed_bytes(const gjob *j, int64_t cap, int threads)
@@ -541,7 +554,13 @@ static loom_status run_packed(gjob *j, loom_exec_ctx *ctx, run_fn run, int threa
             j->tiles_n = ceil_div(cols, j->tile_n);
             /* one row of tiles reads each B panel once: no packing phase for B */
             j->b_inline = !g->b.packed && tiles_m == 1 && j->m1 - j->m0 == j->m;
-            j->pack_a = !g->a.packed && j->n0 == 0;
+            /* a small call on threads: every tile packs what it reads, so a
+            ** call is one fork-join (each panel is packed by at most a few tiles) */
+            j->a_inline = 0;
+            if (threads > 1 && !g->a.packed && !g->b.packed && rows == j->m && cols == j->n
+                && 2.0 * (double)j->m * (double)j->n * (double)j->k < ONE_PHASE_FLOPS)
+                j->a_inline = j->b_inline = 1;
+            j->pack_a = !g->a.packed && !j->a_inline && j->n0 == 0;
             j->pack_b = !g->b.packed && !j->b_inline && (j->m0 == 0 || !single_n);
             if (j->pack_a) {
                 j->abase = abuf;
