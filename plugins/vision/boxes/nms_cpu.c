@@ -12,6 +12,7 @@
 **    categories run in parallel on the core's threads.
 */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "boxes_sort.h"
@@ -56,10 +57,13 @@ static loom_status nms_rows(loom_call *call, const void *rows, const void *score
     bx_soa s;
     int64_t *order = vision_host->scratch(ctx, (size_t)n * sizeof(int64_t));
     int64_t *keep = vision_host->scratch(ctx, (size_t)n * sizeof(int64_t));
-    uint8_t *bits = vision_host->scratch(ctx, (size_t)n / 8 + 1);
+    /* the suppression mask starts on a cache line, so that the threads'
+    ** whole-line ranges of it (nms_greedy.c) share no line with other data */
+    uint8_t *bits = vision_host->scratch(ctx, (size_t)n / 8 + 1 + 63);
     void *soa_buf = vision_host->scratch(ctx, bx_soa_layout(&s, dt, n, NULL));
     if (order == NULL || keep == NULL || bits == NULL || soa_buf == NULL)
         return LOOM_ENOMEM;
+    bits += (64 - (uintptr_t)bits % 64) % 64;
     loom_status st = visiting_order(ctx, scores, dt, n, order);
     if (st != LOOM_OK)
         return st;

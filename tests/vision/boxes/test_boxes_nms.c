@@ -125,6 +125,70 @@ static void nms_large_scene_keeps_a_consistent_set(void **state)
     loom_tensor_free(out);
 }
 
+/* The greedy pass spread over threads (whole cache lines of the suppression
+** mask per thread) keeps exactly the boxes of the 1-thread pass, at sizes
+** whose mask ends mid line and at a line boundary, f32 (AVX2 or portable)
+** and f64, with many kept boxes per tile (small boxes in a wide image). */
+static void nms_threads_keep_what_one_thread_keeps(void **state)
+{
+    (void)state;
+    static const int64_t sizes[] = { 2049, 4096, 6007 };
+    static const double thrs[] = { 0.5, 0.3 };
+    static const loom_dtype dts[] = { LOOM_DTYPE_F32, LOOM_DTYPE_F64 };
+    uint32_t seed = 12345;
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+        for (int d = 0; d < 2; d++) {
+            const int64_t n = sizes[si], shape[2] = { n, 4 };
+            loom_tensor *b = bt_zeros(dts[d], 2, shape), *s = bt_zeros(dts[d], 1, &n);
+            for (int64_t i = 0; i < n; i++) {
+                double v[5];
+                for (int k = 0; k < 5; k++) {
+                    seed = seed * 1664525u + 1013904223u;
+                    v[k] = (double)(seed >> 8) / 16777216.0;
+                }
+                const double side = 10.0 * sqrt((double)n);     /* 1000 at 10k boxes, as the benchmark */
+                double bx[4] = { v[0] * side, v[1] * side, 0, 0 };
+                bx[2] = bx[0] + 10 + v[2] * 90;
+                bx[3] = bx[1] + 10 + v[3] * 90;
+                double sc = (double)(int)(v[4] * 4096) / 4096.0;    /* some equal scores */
+                for (int k = 0; k < 4; k++) {
+                    if (dts[d] == LOOM_DTYPE_F32)
+                        ((float *)loom_data(b))[4 * i + k] = (float)bx[k];
+                    else
+                        ((double *)loom_data(b))[4 * i + k] = bx[k];
+                }
+                if (dts[d] == LOOM_DTYPE_F32)
+                    ((float *)loom_data(s))[i] = (float)sc;
+                else
+                    ((double *)loom_data(s))[i] = sc;
+            }
+            for (int t = 0; t < 2; t++) {
+                loom_attrs *a = bt_attrs();
+                assert_int_equal(loom_attrs_set_float(a, "iou_threshold", thrs[t]), LOOM_OK);
+                loom_tensor *one = NULL;
+                loom_call_options o = LOOM_CALL_OPTIONS_INIT;
+                o.num_threads = 1;
+                assert_int_equal(loom_run("vision.nms", (const loom_tensor *[]){ b, s }, 2, a, &one, 1, &o), LOOM_OK);
+                assert_true(one->shape[0] > n / 4);     /* many kept boxes: every tile has later work */
+                for (int32_t nt = 2; nt <= 4; nt += 2) {
+                    loom_tensor *many = NULL;
+                    o.num_threads = nt;
+                    assert_int_equal(loom_run("vision.nms", (const loom_tensor *[]){ b, s }, 2, a, &many, 1, &o),
+                                     LOOM_OK);
+                    char what[96];
+                    snprintf(what, sizeof what, "nms n=%lld %s thr %.1f, %d threads", (long long)n,
+                             d ? "f64" : "f32", thrs[t], (int)nt);
+                    cu_assert_identical(many, one, what);
+                    loom_tensor_free(many);
+                }
+                loom_tensor_free(one);
+                loom_attrs_free(a);
+            }
+            loom_tensor_free(b);
+            loom_tensor_free(s);
+        }
+}
+
 static void nms_refuses_bad_input(void **state)
 {
     (void)state;
@@ -169,6 +233,7 @@ int main(void)
         cmocka_unit_test(batched_nms_matches_both_torchvision_paths),
         cmocka_unit_test(nms_orders_nan_and_signed_zero_like_torchvision),
         cmocka_unit_test(nms_large_scene_keeps_a_consistent_set),
+        cmocka_unit_test(nms_threads_keep_what_one_thread_keeps),
         cmocka_unit_test(nms_refuses_bad_input),
     };
     return cmocka_run_group_tests_name("vision_boxes_nms", tests, cu_setup, cu_teardown);
