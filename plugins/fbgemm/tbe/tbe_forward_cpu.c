@@ -1,7 +1,8 @@
 /*
 ** tbe_forward_cpu.c - the cpu TBE forward on a checked plan (tbe.h): one
 ** generic loop over bags, a row function per weight type (tbe_rows.c),
-** software prefetch of the rows a few indices ahead, threads over blocks
+** software prefetch of the rows a few indices ahead (hint and distance per
+** machine class: fbg_prefetch_policy in tbe_rows.c), threads over blocks
 ** of bags through host->parallel_for.
 **
 ** Contract: the plan's indices/offsets are valid (bounds-checked); index
@@ -11,6 +12,7 @@
 ** per_sample_weights, as the IntNBit TBE's CPU kernel does.
 */
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,8 +20,6 @@
 #include "tbe_internal.h"
 #include "tbe_rows.h"
 
-/* Rows prefetched ahead of the one being accumulated. */
-#define PREFETCH_DISTANCE 8
 /* Bags per parallel_for grain. */
 #define BAG_GRAIN 32
 
@@ -41,14 +41,22 @@ static inline const uint8_t *row_ptr(const fbg_tbe_plan *p, const fbg_tbe_table 
     return tab->base + idx * tab->row_stride;
 }
 
-static inline void prefetch_row(const fbg_tbe_plan *p, const fbg_tbe_table *tab, int64_t i)
+/* Every cache line the row touches (rows need not be 64-byte aligned:
+** an unaligned 512-byte row spans 9 lines). `hint` is a constant in each
+** inlined copy (__builtin_prefetch needs one). */
+static inline void prefetch_row(const fbg_tbe_plan *p, const fbg_tbe_table *tab, int64_t i, fbg_prefetch_hint hint)
 {
     int64_t idx = fbg_idx(p->indices, p->index_dtype, i);
     if (idx < 0)
         return;
     const uint8_t *r = row_ptr(p, tab, i, idx);
-    for (int64_t o = 0; o < tab->row_stride; o += 64)
-        __builtin_prefetch(r + o, 0, 0);
+    uintptr_t l = (uintptr_t)r & ~(uintptr_t)63, e = (uintptr_t)r + (uintptr_t)tab->row_stride;
+    if (hint == FBG_PF_T0)
+        for (; l < e; l += 64)
+            __builtin_prefetch((const void *)l, 0, 3);
+    else
+        for (; l < e; l += 64)
+            __builtin_prefetch((const void *)l, 0, 0);
 }
 
 /* out[0..D) = acc in the output dtype. */
@@ -102,7 +110,10 @@ static int32_t feature_of_bag(const fbg_tbe_plan *p, int64_t k)
     return lo;
 }
 
-static void fwd_range(void *user, int64_t begin, int64_t end, int32_t thread_index)
+/* The bag loop, inlined once per hint so that the prefetch instruction is
+** fixed in each copy (fwd_range_t0, fwd_range_nta). */
+static inline __attribute__((always_inline)) void fwd_range(void *user, int64_t begin, int64_t end,
+                                                            int32_t thread_index, const fbg_prefetch_hint hint)
 {
     const fwd_job *j = user;
     const fbg_tbe_plan *p = j->p;
@@ -118,7 +129,7 @@ static void fwd_range(void *user, int64_t begin, int64_t end, int32_t thread_ind
     }
     const int none = p->pooling == FBG_POOL_NONE;
     int32_t f = feature_of_bag(p, begin) - 1;
-    int64_t f_end_bag = begin, pf = 0, pf_end = 0;
+    int64_t f_end_bag = begin, pf = 0, pf_end = 0, pf_rows = 0;
     const fbg_tbe_table *tab = NULL;
     fbg_row_acc_fn acc_row = NULL;
 
@@ -132,14 +143,15 @@ static void fwd_range(void *user, int64_t begin, int64_t end, int32_t thread_ind
             } while (k >= f_end_bag);
             tab = &s->tables[s->feature_table_map[f]];
             acc_row = fbg_row_acc((fbg_wtype)tab->wtype);
+            pf_rows = fbg_prefetch_rows(tab->row_stride);
             pf = start;
             pf_end = fbg_idx(p->offsets, dt, end < f_end_bag ? end : f_end_bag);
         }
         const int64_t D = tab->dim;
         if (none) {
             for (int64_t i = start; i < stop; i++) {
-                for (; pf <= i + PREFETCH_DISTANCE && pf < pf_end; pf++)
-                    prefetch_row(p, tab, pf);
+                for (; pf <= i + pf_rows && pf < pf_end; pf++)
+                    prefetch_row(p, tab, pf, hint);
                 const int64_t idx = fbg_idx(p->indices, dt, i);
                 memset(acc, 0, (size_t)D * sizeof *acc);
                 if (idx >= 0)   /* IntNBit's CPU nobag lookup ignores per-sample weights */
@@ -150,8 +162,8 @@ static void fwd_range(void *user, int64_t begin, int64_t end, int32_t thread_ind
         }
         memset(acc, 0, (size_t)D * sizeof *acc);
         for (int64_t i = start; i < stop; i++) {
-            for (; pf <= i + PREFETCH_DISTANCE && pf < pf_end; pf++)
-                prefetch_row(p, tab, pf);
+            for (; pf <= i + pf_rows && pf < pf_end; pf++)
+                prefetch_row(p, tab, pf, hint);
             const int64_t idx = fbg_idx(p->indices, dt, i);
             if (idx < 0)
                 continue;
@@ -171,6 +183,16 @@ static void fwd_range(void *user, int64_t begin, int64_t end, int32_t thread_ind
         free(acc);
 }
 
+static void fwd_range_t0(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    fwd_range(user, begin, end, thread_index, FBG_PF_T0);
+}
+
+static void fwd_range_nta(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    fwd_range(user, begin, end, thread_index, FBG_PF_NTA);
+}
+
 loom_status fbg_tbe_forward_cpu(loom_exec_ctx *ctx, const fbg_tbe_plan *p)
 {
     const fbg_tbe_state *s = p->state;
@@ -187,7 +209,8 @@ loom_status fbg_tbe_forward_cpu(loom_exec_ctx *ctx, const fbg_tbe_plan *p)
     if (j.acc == NULL)
         return fbgemm_host->fail(LOOM_ENOMEM, "fbgemm.tbe: no scratch memory for %d accumulators", (int)j.n_slots);
     atomic_init(&j.failed, 0);
-    loom_status st = fbgemm_host->parallel_for(ctx, p->n_bags, BAG_GRAIN, fwd_range, &j);
+    loom_status st = fbgemm_host->parallel_for(ctx, p->n_bags, BAG_GRAIN,
+                                               fbg_prefetch_policy_get()->hint == FBG_PF_T0 ? fwd_range_t0 : fwd_range_nta, &j);
     if (st == LOOM_OK && atomic_load(&j.failed))
         st = fbgemm_host->fail(LOOM_ENOMEM, "fbgemm.tbe: no memory for an accumulator");
     return st;

@@ -28,4 +28,26 @@ void fbg_rows_init(void);
 fbg_row_acc_fn fbg_row_acc(fbg_wtype t);
 const char *fbg_rows_isa(void);
 
+/* Software prefetch of the rows ahead of the one being accumulated
+** (tbe_forward_cpu.c), one choice per machine class, made by
+** fbg_rows_init. The lookup prefetches every cache line of the row
+** `fbg_prefetch_rows(row_stride)` indices ahead with the class's hint. */
+typedef enum fbg_prefetch_hint {
+    FBG_PF_NTA = 0,         /* prefetchnta: __builtin_prefetch locality 0 */
+    FBG_PF_T0 = 3,          /* prefetcht0: every cache level (locality 3) */
+} fbg_prefetch_hint;
+
+typedef struct fbg_prefetch_policy {
+    const char *machine;    /* the class: "x86-intel", "x86-amd", "generic" */
+    fbg_prefetch_hint hint;
+    int32_t window_bytes;   /* bytes of rows in flight ahead of the current one ... */
+    int32_t min_rows;       /* ... but at least this many rows */
+    int32_t max_rows;       /* ... and at most this many */
+} fbg_prefetch_policy;
+
+const fbg_prefetch_policy *fbg_prefetch_policy_get(void);
+/* Rows ahead for a table of row_stride bytes:
+** clamp(window_bytes / row_stride, min_rows, max_rows). */
+int32_t fbg_prefetch_rows(int64_t row_stride);
+
 #endif
