@@ -731,7 +731,9 @@ static loom_status run_entry(gjob *j, loom_exec_ctx *ctx, run_fn run, int thread
     if (small_m_ok(j)) {
         int64_t vl = j->kr->nr;
         double flops = 2.0 * (double)j->m * (double)j->n * (double)j->k;
-        int64_t blocks = flops < 1e5 || threads == 1 ? 1 : 4 * threads;
+        /* GEMV streams rows of B: one contiguous share of the columns per thread */
+        int gemv = j->m == 1 && !j->g->b.packed && j->kr->gemv != NULL;
+        int64_t blocks = flops < 1e5 || threads == 1 ? 1 : gemv ? threads : 4 * threads;
         j->col_block = round_up(ceil_div(j->n, blocks), vl);
         return run(ctx, ceil_div(j->n, j->col_block), 1, small_m_tasks, j);
     }
