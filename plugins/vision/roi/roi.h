@@ -56,7 +56,13 @@ extern const loom_op_schema roi_align_backward_schema, roi_pool_backward_schema;
 extern const loom_op_schema ps_roi_align_backward_schema, ps_roi_pool_backward_schema;
 
 /* Kind and direction of an op from its schema. */
-void roi_kind_of(const loom_op_schema *schema, roi_kind *kind, int *backward);
+/* Which of the eight ops a kernel serves: its loom_kernel_desc.user (ABI
+** 1.1) points at one of roi_ids[], so one run() serves them all. */
+typedef struct roi_id { roi_kind kind; int backward; } roi_id;
+extern const roi_id roi_ids[8];   /* in vision_roi_ops order */
+/* The op of a call: from call->kernel->user under a 1.1 core, else by the
+** schema's name (a 1.0 core does not pass the kernel). */
+void roi_kind_of(const loom_call *call, roi_kind *kind, int *backward);
 
 /* Validate a call's inputs and attributes and fill g (no data is read). */
 loom_status roi_check(const loom_call *call, roi_geom *g);

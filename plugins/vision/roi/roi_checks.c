@@ -162,7 +162,7 @@ loom_status roi_check(const loom_call *call, roi_geom *g)
 {
     roi_kind kind;
     int backward;
-    roi_kind_of(call->schema, &kind, &backward);
+    roi_kind_of(call, &kind, &backward);
     *g = (roi_geom){ .kind = kind, .backward = backward, .dtype = loom_tensor_dtype_of(call->inputs[0]),
                      .sampling_ratio = -1 };
     g->has_index_map = kind != ROI_ALIGN;

@@ -47,23 +47,24 @@ loom_status roi_run_cpu(loom_call *call)
     }
 }
 
-#define KERNEL(var, schema_, dtypes_, impl_)                                                   \
+#define KERNEL(var, schema_, id_, dtypes_, impl_)                                              \
     static loom_kernel_desc var = {                                                            \
         .struct_size = sizeof(loom_kernel_desc), .schema = &schema_, .backend = "cpu",         \
         .device_type = LOOM_DEVICE_CPU, .impl = impl_, .dtypes = dtypes_, .run = roi_run_cpu,  \
+        .user = &roi_ids[id_],                                                                 \
     }
 
 #define ALL_IN (VISION_FLOATS | LOOM_DTYPE_BIT(LOOM_DTYPE_I32))
 #define POOL_IN (VISION_F32_F64 | LOOM_DTYPE_BIT(LOOM_DTYPE_I32))
 
-KERNEL(k_align, roi_align_schema, VISION_FLOATS, "cpu:separable-nhwc");
-KERNEL(k_pool, roi_pool_schema, VISION_F32_F64, "cpu:nhwc-max");
-KERNEL(k_ps_align, ps_roi_align_schema, VISION_FLOATS, "cpu:separable");
-KERNEL(k_ps_pool, ps_roi_pool_schema, VISION_F32_F64, "cpu:threaded-rois");
-KERNEL(k_align_b, roi_align_backward_schema, VISION_FLOATS, "cpu:channel-partitioned");
-KERNEL(k_pool_b, roi_pool_backward_schema, POOL_IN, "cpu:channel-partitioned");
-KERNEL(k_ps_align_b, ps_roi_align_backward_schema, ALL_IN, "cpu:channel-partitioned");
-KERNEL(k_ps_pool_b, ps_roi_pool_backward_schema, POOL_IN, "cpu:channel-partitioned");
+KERNEL(k_align, roi_align_schema, 0, VISION_FLOATS, "cpu:separable-nhwc");
+KERNEL(k_pool, roi_pool_schema, 1, VISION_F32_F64, "cpu:nhwc-max");
+KERNEL(k_ps_align, ps_roi_align_schema, 2, VISION_FLOATS, "cpu:separable");
+KERNEL(k_ps_pool, ps_roi_pool_schema, 3, VISION_F32_F64, "cpu:threaded-rois");
+KERNEL(k_align_b, roi_align_backward_schema, 4, VISION_FLOATS, "cpu:channel-partitioned");
+KERNEL(k_pool_b, roi_pool_backward_schema, 5, POOL_IN, "cpu:channel-partitioned");
+KERNEL(k_ps_align_b, ps_roi_align_backward_schema, 6, ALL_IN, "cpu:channel-partitioned");
+KERNEL(k_ps_pool_b, ps_roi_pool_backward_schema, 7, POOL_IN, "cpu:channel-partitioned");
 
 loom_status vision_roi_register_cpu(const loom_host_api *host, loom_registrar *reg)
 {

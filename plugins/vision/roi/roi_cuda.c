@@ -112,24 +112,24 @@ static loom_status roi_run_cuda(loom_call *call)
     return e == cudaSuccess ? LOOM_OK : cuda_fail(e, "RoI kernel launch");
 }
 
-#define KERNEL(var, schema_, dtypes_)                                                          \
+#define KERNEL(var, schema_, id_, dtypes_)                                                     \
     static const loom_kernel_desc var = {                                                      \
         .struct_size = sizeof(loom_kernel_desc), .schema = &schema_, .backend = "cuda",        \
         .device_type = LOOM_DEVICE_CUDA, .impl = "cuda:thread-per-element", .dtypes = dtypes_, \
-        .run = roi_run_cuda,                                                                   \
+        .run = roi_run_cuda, .user = &roi_ids[id_],                                            \
     }
 
 #define ALL_IN (VISION_FLOATS | LOOM_DTYPE_BIT(LOOM_DTYPE_I32))
 #define POOL_IN (VISION_F32_F64 | LOOM_DTYPE_BIT(LOOM_DTYPE_I32))
 
-KERNEL(k_align, roi_align_schema, VISION_FLOATS);
-KERNEL(k_pool, roi_pool_schema, VISION_F32_F64);
-KERNEL(k_ps_align, ps_roi_align_schema, VISION_FLOATS);
-KERNEL(k_ps_pool, ps_roi_pool_schema, VISION_F32_F64);
-KERNEL(k_align_b, roi_align_backward_schema, VISION_FLOATS);
-KERNEL(k_pool_b, roi_pool_backward_schema, POOL_IN);
-KERNEL(k_ps_align_b, ps_roi_align_backward_schema, ALL_IN);
-KERNEL(k_ps_pool_b, ps_roi_pool_backward_schema, POOL_IN);
+KERNEL(k_align, roi_align_schema, 0, VISION_FLOATS);
+KERNEL(k_pool, roi_pool_schema, 1, VISION_F32_F64);
+KERNEL(k_ps_align, ps_roi_align_schema, 2, VISION_FLOATS);
+KERNEL(k_ps_pool, ps_roi_pool_schema, 3, VISION_F32_F64);
+KERNEL(k_align_b, roi_align_backward_schema, 4, VISION_FLOATS);
+KERNEL(k_pool_b, roi_pool_backward_schema, 5, POOL_IN);
+KERNEL(k_ps_align_b, ps_roi_align_backward_schema, 6, ALL_IN);
+KERNEL(k_ps_pool_b, ps_roi_pool_backward_schema, 7, POOL_IN);
 
 loom_status vision_roi_register_cuda(const loom_host_api *host, loom_registrar *reg)
 {

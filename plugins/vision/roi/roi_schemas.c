@@ -179,10 +179,22 @@ const loom_op_schema *const vision_roi_ops[] = {
 };
 const size_t vision_roi_n_ops = sizeof vision_roi_ops / sizeof vision_roi_ops[0];
 
-/* call->schema is the definition registered first, which may come from
-** the other vision pack: compare names. */
-void roi_kind_of(const loom_op_schema *schema, roi_kind *kind, int *backward)
+const roi_id roi_ids[8] = {
+    { ROI_ALIGN, 0 }, { ROI_POOL, 0 }, { PS_ROI_ALIGN, 0 }, { PS_ROI_POOL, 0 },
+    { ROI_ALIGN, 1 }, { ROI_POOL, 1 }, { PS_ROI_ALIGN, 1 }, { PS_ROI_POOL, 1 },
+};
+
+void roi_kind_of(const loom_call *call, roi_kind *kind, int *backward)
 {
+    const loom_op_schema *schema = call->schema;
+    if (LOOM_HAS_MEMBER(call, loom_call, kernel) && call->kernel != NULL && call->kernel->user != NULL) {
+        const roi_id *id = call->kernel->user;
+        *kind = id->kind;
+        *backward = id->backward;
+        return;
+    }
+    /* call->schema is the definition registered first, which may come from
+    ** the other vision pack: compare names */
     for (size_t i = 0; i < vision_roi_n_ops; i++)
         if (schema == vision_roi_ops[i] || strcmp(schema->name, vision_roi_ops[i]->name) == 0) {
             *kind = (roi_kind)(i % 4);
