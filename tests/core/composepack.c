@@ -7,7 +7,9 @@
 **                    lower.addsame ("same dtype as input 0"), lower.features
 **                    (the call's cpu_features), object class lower.files
 **                    (named files and callbacks of loom_object_create_ex),
-**                    and the interface "lower.adder" v1.
+**                    the interface "lower.adder" v1, and in init a
+**                    host->load_global of libm (and of a missing library,
+**                    which must fail).
 **   -DCOMPOSE_UPPER  pack "upper", which depends on "lower": upper.twice
 **                    calls lower.scale twice through host->op_call (the
 **                    second call writes into upper.twice's own output);
@@ -254,6 +256,11 @@ static loom_status init(const loom_host_api *h, loom_registrar *reg)
             return st;
     if ((st = h->register_object_class(reg, &files_class)) != LOOM_OK)
         return st;
+    /* a library the pack links, made global (as an MPI pack does for libmpi) */
+    if ((st = h->load_global("libm.so.6")) != LOOM_OK)
+        return st;
+    if (h->load_global("libloom-no-such-library.so.0") != LOOM_ENOENT)
+        return h->fail(LOOM_EINTERNAL, "load_global of a missing library did not fail with LOOM_ENOENT");
     return h->register_interface(reg, "lower.adder", 1, &adder);
 }
 
