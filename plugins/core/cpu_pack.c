@@ -5,6 +5,7 @@
 */
 #include "kernels.h"
 #include "cpu.h"
+#include "gemm.h"
 #include "register.h"
 
 const loom_host_api *core_host;
@@ -56,7 +57,8 @@ static loom_status core_init(const loom_host_api *host, loom_registrar *reg)
     core_dtypes_init();
     core_cpu_isa_init();
     /* the implementation name says which micro-kernel LOOM_CPU_MAX_ISA left */
-    matmul_cpu.impl = core_cpu_isa == CORE_ISA_AVX2 ? "cpu:blocked-avx2-fma" : "cpu:blocked-scalar";
+    matmul_cpu.impl = pk_gemm_current_isa() == PK_GEMM_ISA_AVX512 ? "cpu:blocked-avx512"
+                    : core_cpu_isa == CORE_ISA_AVX2 ? "cpu:blocked-avx2-fma" : "cpu:blocked-scalar";
     linear_cpu.impl = matmul_cpu.impl;
 #ifdef LOOM_CORE_HAVE_ONEDNN
     core_onednn_pin();

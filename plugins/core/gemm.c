@@ -4,9 +4,8 @@
 **
 ** The micro-kernel is the one the common GEMM picks from the core's CPU
 ** features (pk_cpu_features(), capped by LOOM_CPU_MAX_ISA): AVX-512F,
-** AVX2+FMA or portable C. core_cpu_isa says whether a vector kernel runs
-** (the kernel's implementation name; an AVX-512 machine runs the AVX-512
-** kernel under the "avx2-fma" name, as core_isa has no AVX-512 member).
+** AVX2+FMA or portable C. core_cpu_isa says whether a vector kernel runs;
+** the kernel's implementation name (cpu_pack.c) names the one in use.
 */
 #include "core_pack.h"
 #include "gemm.h"

@@ -79,10 +79,15 @@ loom_status core_linear_create(const loom_object_args *args, void **state_out)
     if (s == NULL)
         return core_host->fail(LOOM_ENOMEM, "no memory for a core.linear object");
     *s = (linear_state){ .out = w->shape[0], .in = w->shape[1] };
-    float *wt = core_host->alloc(cpu, (size_t)(s->in * s->out) * sizeof(float) + 64, 64);
-    s->wpack = core_host->alloc(cpu, pk_gemm_pack_bytes(1, LOOM_DTYPE_F32, s->out, s->in), 64);
+    /* A weight of 0 columns holds no data whatever its row count: nothing is
+    ** copied or packed for it (the output is the bias, or zeros), so a file
+    ** of 100 bytes cannot make create work per row of a huge out_features
+    ** (found by fuzzing). */
+    const int empty = s->in == 0;
+    float *wt = empty ? NULL : core_host->alloc(cpu, (size_t)(s->in * s->out) * sizeof(float) + 64, 64);
+    s->wpack = empty ? NULL : core_host->alloc(cpu, pk_gemm_pack_bytes(1, LOOM_DTYPE_F32, s->out, s->in), 64);
     s->bias = b != NULL ? core_host->alloc(cpu, (size_t)s->out * sizeof(float) + 64, 64) : NULL;
-    if (wt == NULL || s->wpack == NULL || (b != NULL && s->bias == NULL)) {
+    if ((!empty && (wt == NULL || s->wpack == NULL)) || (b != NULL && s->bias == NULL)) {
         core_host->free(cpu, wt);
         core_host->free(cpu, s->wpack);
         s->wpack = NULL;
@@ -92,14 +97,16 @@ loom_status core_linear_create(const loom_object_args *args, void **state_out)
     }
     /* the mapping may be unaligned: read element by element through memcpy
     ** into weight [out, in], then pack B = weight^T (strides 1, in) */
-    const char *wsrc = loom_data(w);
-    int64_t wr = core_stride(w, 0), wc = core_stride(w, 1);
-    for (int64_t o = 0; o < s->out; o++)
-        for (int64_t i = 0; i < s->in; i++)
-            memcpy(&wt[o * s->in + i], wsrc + (o * wr + i * wc) * 4, 4);
-    pk_gemm_operand wop = pk_gemm_matrix(wt, LOOM_DTYPE_F32, s->in, 1);
-    pk_gemm_pack(&s->packed, s->wpack, 1, &wop, s->out, s->in);
-    core_host->free(cpu, wt);
+    if (!empty) {
+        const char *wsrc = loom_data(w);
+        int64_t wr = core_stride(w, 0), wc = core_stride(w, 1);
+        for (int64_t o = 0; o < s->out; o++)
+            for (int64_t i = 0; i < s->in; i++)
+                memcpy(&wt[o * s->in + i], wsrc + (o * wr + i * wc) * 4, 4);
+        pk_gemm_operand wop = pk_gemm_matrix(wt, LOOM_DTYPE_F32, s->in, 1);
+        pk_gemm_pack(&s->packed, s->wpack, 1, &wop, s->out, s->in);
+        core_host->free(cpu, wt);
+    }
     if (b != NULL)
         for (int64_t o = 0; o < s->out; o++)
             memcpy(&s->bias[o], (const char *)loom_data(b) + o * core_stride(b, 0) * 4, 4);
@@ -132,6 +139,14 @@ loom_status core_linear_cpu(loom_call *call)
     if (!loom_is_contiguous(out))
         return core_host->fail(LOOM_EINVAL, "'output' must be contiguous for core.linear");
     int64_t rows = s->in > 0 ? loom_numel(x) / s->in : loom_numel(out) / (s->out > 0 ? s->out : 1);
+    if (s->in == 0) {
+        /* an empty sum: every row is the bias (torch), or zeros */
+        float *y = loom_data(out);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t o = 0; o < s->out; o++)
+                y[r * s->out + o] = s->bias != NULL ? s->bias[o] : 0.0f;
+        return LOOM_OK;
+    }
     pk_gemm_args g = PK_GEMM_ARGS_INIT;
     g.m = rows;
     g.n = s->out;
