@@ -534,6 +534,24 @@ static void select_kernel(last_record *r, const struct loom_op *op, loom_call *c
     }
 }
 
+/* select_kernel, then the verdict: LOOM_ENOTSUP when no kernel can run the
+** call (or plan: `what`), LOOM_ESTRICT for a fallback LOOM_STRICT forbids. */
+static loom_status choose_kernel(last_record *r, const struct loom_op *op, loom_call *call, const char *backend,
+                               const void *object_pack, const char *what)
+{
+    loom_status st;
+    select_kernel(r, op, call, backend, object_pack);
+    if (r->chosen >= 0 && !(r->fallback && loom__cfg.strict))
+        return LOOM_OK;
+    format_record(r);
+    if (r->chosen < 0)
+        st = loom__fail(LOOM_ENOTSUP, "no kernel can run this %s: %s", what, r->text);
+    else
+        st = loom__fail(LOOM_ESTRICT, "LOOM_STRICT=1 forbids the fallback: %s", r->text);
+    r->chosen = -1;
+    return st;
+}
+
 /* After a successful run: every output exists, came from the caller or
 ** from alloc_output, and still has the dtype, shape, data and device it had
 ** then. A kernel that broke this is a bug in its pack; the call fails (and
@@ -925,15 +943,8 @@ static loom_status dispatch_call(const call_req *q)
         r->reason[r->chosen] = R_CHOSEN;
         call.plan_state = q->plan->plan_state;
     } else {
-        select_kernel(r, op, &call, q->backend, object_pack);
-        if (r->chosen < 0 || (r->fallback && loom__cfg.strict)) {
-            format_record(r);
-            st = loom__fail(r->chosen < 0 ? LOOM_ENOTSUP : LOOM_ESTRICT, "%s%s",
-                            r->chosen < 0 ? "no kernel can run this call: " : "LOOM_STRICT=1 forbids the fallback: ",
-                            r->text);
-            r->chosen = -1;
+        if ((st = choose_kernel(r, op, &call, q->backend, object_pack, "call")) != LOOM_OK)
             goto done;
-        }
     }
     kern = op->kernels[r->chosen];
     cs.kernel = kern;
@@ -1406,15 +1417,8 @@ static loom_status plan_make(loom_plan **out, const struct loom_op *op, const lo
     r->epoch = atomic_load(&loom__epoch);
     r->n_shapes = 0;
     r->device_type = p->device.device_type;
-    select_kernel(r, op, &call, backend, object_pack);
-    if (r->chosen < 0 || (r->fallback && loom__cfg.strict)) {
-        format_record(r);
-        st = loom__fail(r->chosen < 0 ? LOOM_ENOTSUP : LOOM_ESTRICT, "%s%s",
-                        r->chosen < 0 ? "no kernel can run this plan: " : "LOOM_STRICT=1 forbids the fallback: ",
-                        r->text);
-        r->chosen = -1;
+    if ((st = choose_kernel(r, op, &call, backend, object_pack, "plan")) != LOOM_OK)
         goto fail;
-    }
     p->chosen = r->chosen;
     p->fallback = r->fallback;
     if (op->kernels[p->chosen]->k.prepare != NULL) {
