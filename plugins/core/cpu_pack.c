@@ -16,7 +16,7 @@ static const loom_op_schema *const core_ops[] = {
 
 #define F32_F64 (LOOM_DTYPE_BIT(LOOM_DTYPE_F32) | LOOM_DTYPE_BIT(LOOM_DTYPE_F64))
 
-static loom_kernel_desc matmul_cpu = {
+static const loom_kernel_desc matmul_cpu = {
     .struct_size = sizeof(loom_kernel_desc), .schema = &core_matmul_schema, .backend = "cpu",
     .device_type = LOOM_DEVICE_CPU, .dtypes = F32_F64, .run = core_matmul_cpu,
 };
@@ -29,7 +29,7 @@ static const loom_kernel_desc cast_cpu = {
     .struct_size = sizeof(loom_kernel_desc), .schema = &core_cast_schema, .backend = "cpu",
     .device_type = LOOM_DEVICE_CPU, .impl = "cpu:generic-strided", .dtypes = 0, .run = core_cast_cpu,
 };
-static loom_kernel_desc linear_cpu = {
+static const loom_kernel_desc linear_cpu = {
     .struct_size = sizeof(loom_kernel_desc), .schema = &core_linear_schema, .backend = "cpu",
     .device_type = LOOM_DEVICE_CPU, .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .run = core_linear_cpu,
 };
@@ -56,10 +56,14 @@ static loom_status core_init(const loom_host_api *host, loom_registrar *reg)
     pk_cpu_init(host);
     core_dtypes_init();
     core_cpu_isa_init();
-    /* the implementation name says which micro-kernel LOOM_CPU_MAX_ISA left */
-    matmul_cpu.impl = pk_gemm_current_isa() == PK_GEMM_ISA_AVX512 ? "cpu:blocked-avx512"
-                    : core_cpu_isa == CORE_ISA_AVX2 ? "cpu:blocked-avx2-fma" : "cpu:blocked-scalar";
-    linear_cpu.impl = matmul_cpu.impl;
+    /* the implementation name says which micro-kernel LOOM_CPU_MAX_ISA left:
+    ** set on copies, since the core copies a descriptor when it registers it
+    ** and the static ones stay as the pack's source wrote them */
+    const char *gemm_impl = pk_gemm_current_isa() == PK_GEMM_ISA_AVX512 ? "cpu:blocked-avx512"
+                          : core_cpu_isa == CORE_ISA_AVX2 ? "cpu:blocked-avx2-fma" : "cpu:blocked-scalar";
+    loom_kernel_desc matmul_k = matmul_cpu, linear_k = linear_cpu;
+    matmul_k.impl = gemm_impl;
+    linear_k.impl = gemm_impl;
 #ifdef LOOM_CORE_HAVE_ONEDNN
     core_onednn_pin();
 #endif
@@ -67,7 +71,7 @@ static loom_status core_init(const loom_host_api *host, loom_registrar *reg)
     if (st == LOOM_OK)
         st = host->register_object_class(reg, &core_linear_class);
     const loom_kernel_desc *kernels[] = {
-        &matmul_cpu, &add_cpu, &cast_cpu, &linear_cpu,
+        &matmul_k, &add_cpu, &cast_cpu, &linear_k,
 #ifdef LOOM_CORE_HAVE_ONEDNN
         &matmul_onednn,
 #endif

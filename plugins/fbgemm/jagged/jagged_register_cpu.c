@@ -26,7 +26,7 @@ CPU_KERNEL(mul_bw, jg_elementwise_mul_backward_schema, "cpu:rows", JG_FLOATS | J
 
 /* bmm kernels: the implementation name says which GEMM micro-kernel cpuid left */
 #define BMM_KERNEL(var, sch, fn)                                                                    \
-    static loom_kernel_desc var = {                                                                 \
+    static const loom_kernel_desc var = {                                                                 \
         .struct_size = sizeof(loom_kernel_desc), .schema = &sch, .backend = "cpu",                  \
         .device_type = LOOM_DEVICE_CPU, .dtypes = JG_FLOATS | JG_INDEX, .run = fn,                  \
     }
@@ -34,10 +34,6 @@ BMM_KERNEL(dense_bmm, jg_dense_bmm_schema, jg_dense_bmm_cpu);
 BMM_KERNEL(jagged_bmm, jg_jagged_bmm_schema, jg_jagged_bmm_cpu);
 BMM_KERNEL(permute102, jg_permute102_baddbmm_schema, jg_permute102_cpu);
 
-static const loom_kernel_desc *const cpu_kernels[] = {
-    &to_padded, &to_padded_bw, &to_jagged, &index_select, &add, &add_jagged, &mul, &mul_bw,
-    &dense_bmm, &jagged_bmm, &permute102,
-};
 
 loom_status fbgemm_jagged_register_cpu(const loom_host_api *host, loom_registrar *reg)
 {
@@ -46,6 +42,12 @@ loom_status fbgemm_jagged_register_cpu(const loom_host_api *host, loom_registrar
     const char *impl = strcmp(isa, "avx512") == 0     ? "cpu:gemm-avx512"
                        : strcmp(isa, "avx2-fma") == 0 ? "cpu:gemm-avx2-fma"
                                                       : "cpu:gemm-scalar";
-    dense_bmm.impl = jagged_bmm.impl = permute102.impl = impl;
+    /* the GEMM kernels' impl names on copies: the core copies what it registers */
+    loom_kernel_desc dense = dense_bmm, jagged = jagged_bmm, p102 = permute102;
+    dense.impl = jagged.impl = p102.impl = impl;
+    const loom_kernel_desc *const cpu_kernels[] = {
+        &to_padded, &to_padded_bw, &to_jagged, &index_select, &add, &add_jagged, &mul, &mul_bw,
+        &dense, &jagged, &p102,
+    };
     return pk_register_kernel_ptrs(host, reg, cpu_kernels, PK_COUNT(cpu_kernels));
 }

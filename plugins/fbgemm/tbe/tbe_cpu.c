@@ -154,7 +154,7 @@ static loom_status stats_run(loom_call *call)
     return LOOM_OK;
 }
 
-static loom_kernel_desc tbe_cpu = {
+static const loom_kernel_desc tbe_cpu = {
     .struct_size = sizeof(loom_kernel_desc), .schema = &fbg_tbe_schema, .backend = "cpu",
     .device_type = LOOM_DEVICE_CPU, .impl = "cpu:rows-scalar", .run = tbe_run,
 };
@@ -170,8 +170,10 @@ static const loom_kernel_desc stats_cpu = {
 loom_status fbgemm_tbe_register_cpu(const loom_host_api *host, loom_registrar *reg)
 {
     fbg_rows_init();
-    tbe_cpu.impl = strcmp(fbg_rows_isa(), "avx2") == 0 ? "cpu:rows-avx2" : "cpu:rows-scalar";
-    const loom_kernel_desc *ks[] = { &fbg_quantize_rows_cpu, &fbg_dequantize_rows_cpu, &tbe_cpu, &prefetch_cpu,
+    /* the impl name on a copy: the core copies what it registers */
+    loom_kernel_desc tbe = tbe_cpu;
+    tbe.impl = strcmp(fbg_rows_isa(), "avx2") == 0 ? "cpu:rows-avx2" : "cpu:rows-scalar";
+    const loom_kernel_desc *ks[] = { &fbg_quantize_rows_cpu, &fbg_dequantize_rows_cpu, &tbe, &prefetch_cpu,
                                      &stats_cpu };
     return pk_register_kernel_ptrs(host, reg, ks, PK_COUNT(ks));
 }

@@ -12,7 +12,7 @@
     { .struct_size = sizeof(loom_kernel_desc), .schema = &SCHEMA, .backend = "cpu",           \
       .device_type = LOOM_DEVICE_CPU, .impl = IMPL, .dtypes = DTYPES, .run = RUN }
 
-static loom_kernel_desc cpu_kernels[] = {
+static const loom_kernel_desc cpu_kernels[] = {
     KERNEL(vision_nms_schema, "cpu:greedy-avx2", VISION_F32_F64, bx_nms_cpu),
     KERNEL(vision_batched_nms_schema, "cpu:greedy-avx2", VISION_F32_F64 | LOOM_DTYPE_BIT(LOOM_DTYPE_I64),
            bx_batched_nms_cpu),
@@ -35,12 +35,15 @@ int bx_cpu_avx2;
 loom_status vision_boxes_register_cpu(const loom_host_api *host, loom_registrar *reg)
 {
     bx_cpu_avx2 = pk_cpu_avx2(0);
-    /* the implementation names say which kernels LOOM_CPU_MAX_ISA left */
-    for (size_t i = 0; i < sizeof cpu_kernels / sizeof cpu_kernels[0]; i++)
-        if (cpu_kernels[i].schema == &vision_nms_schema || cpu_kernels[i].schema == &vision_batched_nms_schema)
-            cpu_kernels[i].impl = bx_cpu_avx2 ? "cpu:greedy-avx2" : "cpu:greedy-scalar";
-        else if (cpu_kernels[i].schema == &vision_box_iou_schema
-                 || cpu_kernels[i].schema == &vision_generalized_box_iou_schema)
-            cpu_kernels[i].impl = bx_cpu_avx2 ? "cpu:pairwise-avx2" : "cpu:pairwise";
-    return pk_register_kernels(host, reg, cpu_kernels, PK_COUNT(cpu_kernels));
+    /* the implementation names say which kernels LOOM_CPU_MAX_ISA left; set
+    ** on copies, as the core copies what it registers */
+    loom_kernel_desc ks[sizeof cpu_kernels / sizeof cpu_kernels[0]];
+    for (size_t i = 0; i < sizeof cpu_kernels / sizeof cpu_kernels[0]; i++) {
+        ks[i] = cpu_kernels[i];
+        if (ks[i].schema == &vision_nms_schema || ks[i].schema == &vision_batched_nms_schema)
+            ks[i].impl = bx_cpu_avx2 ? "cpu:greedy-avx2" : "cpu:greedy-scalar";
+        else if (ks[i].schema == &vision_box_iou_schema || ks[i].schema == &vision_generalized_box_iou_schema)
+            ks[i].impl = bx_cpu_avx2 ? "cpu:pairwise-avx2" : "cpu:pairwise";
+    }
+    return pk_register_kernels(host, reg, ks, PK_COUNT(ks));
 }

@@ -48,7 +48,7 @@ loom_status roi_run_cpu(loom_call *call)
 }
 
 #define KERNEL(var, schema_, id_, dtypes_, impl_)                                              \
-    static loom_kernel_desc var = {                                                            \
+    static const loom_kernel_desc var = {                                                            \
         .struct_size = sizeof(loom_kernel_desc), .schema = &schema_, .backend = "cpu",         \
         .device_type = LOOM_DEVICE_CPU, .impl = impl_, .dtypes = dtypes_, .run = roi_run_cpu,  \
         .user = &roi_ids[id_],                                                                 \
@@ -69,10 +69,12 @@ KERNEL(k_ps_pool_b, ps_roi_pool_backward_schema, 7, POOL_IN, "cpu:channel-partit
 loom_status vision_roi_register_cpu(const loom_host_api *host, loom_registrar *reg)
 {
     roi_cpu_isa_init();
-    /* the implementation name says whether LOOM_CPU_MAX_ISA left the AVX2 loops */
-    k_align.impl = roi_have_avx2() ? "cpu:separable-nhwc-avx2" : "cpu:separable-nhwc";
-    k_pool.impl = roi_have_avx2() ? "cpu:nhwc-max-avx2" : "cpu:nhwc-max";
-    const loom_kernel_desc *ks[] = { &k_align, &k_pool, &k_ps_align, &k_ps_pool,
+    /* the implementation name says whether LOOM_CPU_MAX_ISA left the AVX2
+    ** loops: set on copies (the core copies what it registers) */
+    loom_kernel_desc align = k_align, pool = k_pool;
+    align.impl = roi_have_avx2() ? "cpu:separable-nhwc-avx2" : "cpu:separable-nhwc";
+    pool.impl = roi_have_avx2() ? "cpu:nhwc-max-avx2" : "cpu:nhwc-max";
+    const loom_kernel_desc *ks[] = { &align, &pool, &k_ps_align, &k_ps_pool,
                                      &k_align_b, &k_pool_b, &k_ps_align_b, &k_ps_pool_b };
     return pk_register_kernel_ptrs(host, reg, ks, PK_COUNT(ks));
 }
