@@ -810,6 +810,41 @@ static void format_nested(void)
     }
 }
 
+/* The blank context, bookkeeping and call of one call (or plan), every
+** member set one by one: this runs on every call, and a designated
+** initialiser would zero them with a slow `rep stos` first. */
+static void call_begin(loom_exec_ctx *ctx, call_state *cs, loom_call *call, const loom_op_schema *s,
+                       const loom_attr_value *values, int32_t depth, const loom_object *object)
+{
+    ctx->struct_size = sizeof *ctx;
+    ctx->device = loom__cpu();
+    ctx->stream = NULL;
+    ctx->n_threads = 0;
+    ctx->reserved = 0;
+    ctx->host = &loom__host_api;
+    ctx->core = NULL;
+    ctx->cpu_features = 0;
+    ctx->depth = depth;
+    ctx->reserved2 = 0;
+    call->struct_size = sizeof *call;
+    call->schema = s;
+    call->n_inputs = 0;
+    call->inputs = NULL;
+    call->n_outputs = 0;
+    call->outputs = NULL;
+    call->n_attrs = 0;
+    call->attrs = values;
+    call->object = NULL;
+    call->ctx = ctx;
+    call->kernel = NULL;
+    call->plan_state = NULL;
+    cs->supplied = cs->allocated = 0;
+    cs->scratch_mark = 0;
+    cs->n_extra = 0;
+    cs->kernel = NULL;
+    cs->object = object;
+}
+
 static loom_status dispatch_call(const call_req *q)
 {
     const struct loom_op *op = q->op;
@@ -828,35 +863,7 @@ static loom_status dispatch_call(const call_req *q)
     loom_status st;
     double t0 = 0;
 
-    /* every member set one by one: these run on every call, and a
-    ** designated initialiser zeroes them with a slow `rep stos` first */
-    ctx.struct_size = sizeof ctx;
-    ctx.device = loom__cpu();
-    ctx.stream = NULL;
-    ctx.n_threads = 0;
-    ctx.reserved = 0;
-    ctx.host = &loom__host_api;
-    ctx.core = NULL;
-    ctx.cpu_features = 0;
-    ctx.depth = depth;
-    ctx.reserved2 = 0;
-    call.struct_size = sizeof call;
-    call.schema = s;
-    call.n_inputs = 0;
-    call.inputs = NULL;
-    call.n_outputs = 0;
-    call.outputs = NULL;
-    call.n_attrs = 0;
-    call.attrs = values;
-    call.object = NULL;
-    call.ctx = &ctx;
-    call.kernel = NULL;
-    call.plan_state = NULL;
-    cs.supplied = cs.allocated = 0;
-    cs.scratch_mark = 0;
-    cs.n_extra = 0;
-    cs.kernel = NULL;
-    cs.object = q->object;
+    call_begin(&ctx, &cs, &call, s, values, depth, q->object);
     if (depth > LOOM_MAX_NESTING)
         return loom__fail(LOOM_EINVAL, "op_call of %s: calls nest deeper than LOOM_MAX_NESTING (%d)", s->name,
                           LOOM_MAX_NESTING);
@@ -1339,9 +1346,9 @@ static loom_status plan_make(loom_plan **out, const struct loom_op *op, const lo
     const loom_op_schema *s = op->schema;
     struct loom_plan *p;
     const loom_tensor *in[LOOM_MAX_ARGS];
-    loom_exec_ctx ctx = { .struct_size = sizeof ctx, .host = &loom__host_api };
+    loom_exec_ctx ctx;
     call_state cs;
-    loom_call call = { .struct_size = sizeof call, .schema = s, .ctx = &ctx };
+    loom_call call;
     const void *object_pack = NULL;
     last_record *r = &last;
     uint32_t n_choices;
@@ -1351,6 +1358,7 @@ static loom_status plan_make(loom_plan **out, const struct loom_op *op, const lo
     *out = NULL;
     if ((p = calloc(1, sizeof *p)) == NULL)
         return loom__fail(LOOM_ENOMEM, "plan: out of memory");
+    call_begin(&ctx, &cs, &call, s, p->values, 0, object);
     loom__error_context(s->name);
     p->device = loom__cpu();
     /* descriptions: tensors whose data may be NULL */
@@ -1399,15 +1407,9 @@ static loom_status plan_make(loom_plan **out, const struct loom_op *op, const lo
         && (st = loom__object_state(object, s->object_class, &call.object, &object_pack)) != LOOM_OK)
         goto fail;
     /* choose the kernel as a call would: supports() sees the descriptions */
-    cs.supplied = cs.allocated = 0;
-    cs.scratch_mark = 0;
-    cs.n_extra = 0;
-    cs.kernel = NULL;
-    cs.object = object;
     call.n_inputs = (int32_t)s->n_inputs;
     call.inputs = in;
     call.n_attrs = (int32_t)s->n_attrs;
-    call.attrs = p->values;
     ctx.device = p->device;
     ctx.core = &cs;
     ctx.stream = stream;

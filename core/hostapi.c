@@ -48,13 +48,6 @@ static void host_unmap_file(const void *data, size_t nbytes) { loom__unmap_file(
 static int64_t host_st_count(const loom_safetensors *st) { return loom_safetensors_count(st); }
 static const char *host_st_name(const loom_safetensors *st, int64_t i) { return loom_safetensors_name(st, i); }
 
-/* Extensions: the interfaces packs registered (interfaces.c); the core
-** offers none of its own yet. */
-static void *host_get_extension(const char *name, uint32_t version)
-{
-    return loom__get_extension(name, version);
-}
-
 static uint64_t host_cpu_features(void) { return loom__cpu_features(); }
 
 /* Re-open a library the pack already links with RTLD_GLOBAL, so libraries
@@ -98,7 +91,7 @@ const loom_host_api loom__host_api = {
     .dtype_size = loom_dtype_size,
     .dtype_name = loom_dtype_name,
     .dtype_to_dl = loom_dtype_to_dl,
-    .get_extension = host_get_extension,
+    .get_extension = loom__get_extension,   /* the interfaces packs registered; none of the core's own yet */
     /* ABI 1.1 */
     .cpu_features = host_cpu_features,
     .op_find = loom__host_op_find,

@@ -15,7 +15,7 @@
 #      cleanly with the exception's message (the CLI) and status
 #      (throw_check.cpp: LOOM_ENOMEM for std::bad_alloc, else LOOM_EINTERNAL)
 #   7. examples/host-cpp: vision.nms from C++17, the kept indices checked
-#   8. a C++ pack whose entry is mangled (mangled_entry.cpp, no extern "C")
+#   8. a C++ pack whose entry is mangled (tests/packs/mangledpack.cpp, no extern "C")
 #      must be refused by the loader; `loom doctor` shows the reason
 #
 # usage: run_examples.sh BUILD_DIR SOURCE_DIR PREFIX LIBDIR "CC..." B_SANITIZE ["CXX..."]
@@ -194,10 +194,10 @@ mkdir "$tmp/cxxentry"
 # shellcheck disable=SC2046
 $cxx -std=c++17 -Wall -Wextra -Wpedantic -Werror -fPIC -fvisibility=hidden -shared -Wl,-z,defs \
     $san_flags $($pc --cflags loom-plugin) -o "$tmp/cxxentry/cxxentry.so" \
-    "$source/tests/examples/mangled_entry.cpp" >"$tmp/cxxentry.log" 2>&1 \
-    || { cat "$tmp/cxxentry.log" >&2; fail "tests/examples/mangled_entry.cpp did not build"; }
+    "$source/tests/packs/mangledpack.cpp" >"$tmp/cxxentry.log" 2>&1 \
+    || { cat "$tmp/cxxentry.log" >&2; fail "tests/packs/mangledpack.cpp did not build"; }
 nm -D --defined-only "$tmp/cxxentry/cxxentry.so" | grep -q ' _Z17loom_plugin_entrytt$' \
-    || fail "mangled_entry.cpp does not export the mangled entry it is meant to"
+    || fail "mangledpack.cpp does not export the mangled entry it is meant to"
 LOOM_PLUGIN_PATH=$tmp/cxxentry "$cli" doctor >"$tmp/doctor.out" 2>&1 || fail "loom doctor failed"
 # "files seen:" lists "  refused   PATH" and the reason on the next line.
 reason=$(awk -v p="$tmp/cxxentry/cxxentry.so" '$2 == p { state = $1; getline; sub(/^ +/, ""); print state ": " $0 }' \

@@ -2,7 +2,8 @@
 ** mangledpack.cpp - a C++ pack whose entry has C++ linkage (defined without
 ** LOOM_PLUGIN_DEFINE and without extern "C"), so the library exports
 ** _Z17loom_plugin_entrytt and no loom_plugin_entry: the loader must name
-** the cause (test_loader.c).
+** the cause (test_loader.c, and tests/examples/run_examples.sh through
+** `loom doctor`).
 */
 #include <loom/plugin.h>
 

@@ -40,6 +40,16 @@ static inline loom_scan_entry packs_scan(const char *file)
     return none;
 }
 
+/* Fail unless the scan entry of file has this result and (when needle is
+** not NULL) a reason that mentions needle. Needs cmocka included first. */
+static inline void packs_expect(const char *file, int32_t result, const char *needle)
+{
+    loom_scan_entry e = packs_scan(file);
+    if (e.result != result || (needle != NULL && strstr(e.reason, needle) == NULL))
+        fail_msg("%s: result %d, reason '%s'; expected result %d mentioning '%s'", file, e.result,
+                 e.result >= 0 ? e.reason : "(not scanned)", result, needle ? needle : "");
+}
+
 static inline loom_tensor *f32_tensor(float *data, int64_t n)
 {
     loom_tensor *t = NULL;

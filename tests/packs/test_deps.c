@@ -41,13 +41,6 @@ static void init_deps(const char *disable)
     log_text[n] = '\0';
 }
 
-static void expect(const char *file, int32_t result, const char *needle)
-{
-    loom_scan_entry e = packs_scan(file);
-    if (e.result != result || (needle != NULL && strstr(e.reason, needle) == NULL))
-        fail_msg("%s: result %d, reason '%s'; expected result %d mentioning '%s'", file, e.result,
-                 e.result >= 0 ? e.reason : "(not scanned)", result, needle ? needle : "");
-}
 
 /* Position in the log of "loaded pack 'NAME'", or -1. */
 static long loaded_at(const char *name)
@@ -63,8 +56,8 @@ static void a_pack_waits_for_a_dependency_whose_file_sorts_later(void **state)
     (void)state;
     init_deps(NULL);
     /* alpha (a_needs_z.so) inits after zeta (z_last.so): its init checks. */
-    expect("a_needs_z.so", LOOM_SCAN_LOADED, "loaded");
-    expect("z_last.so", LOOM_SCAN_LOADED, "loaded");
+    packs_expect("a_needs_z.so", LOOM_SCAN_LOADED, "loaded");
+    packs_expect("z_last.so", LOOM_SCAN_LOADED, "loaded");
     assert_true(loaded_at("zeta") >= 0 && loaded_at("zeta") < loaded_at("alpha"));
     assert_non_null(loom_op_find("alpha.op"));
     /* The scan entry carries the depends. */
@@ -76,7 +69,7 @@ static void a_pack_waits_for_a_dependency_whose_file_sorts_later(void **state)
     /* Packs without dependencies keep file-name order: broken before filtered before zeta. */
     assert_true(loaded_at("filtered") >= 0 && loaded_at("filtered") < loaded_at("zeta"));
     /* Several dependencies, one of them waiting for an op itself. */
-    expect("h_two.so", LOOM_SCAN_LOADED, "loaded");
+    packs_expect("h_two.so", LOOM_SCAN_LOADED, "loaded");
     assert_true(loaded_at("hotel") > loaded_at("echo") && loaded_at("hotel") > loaded_at("zeta"));
 }
 
@@ -85,8 +78,8 @@ static void an_op_dependency_waits_for_the_pack_that_registers_it(void **state)
     (void)state;
     init_deps(NULL);
     /* echo (e_needs_op.so) needs zulu.op, registered by zulu (zz_zulu.so). */
-    expect("e_needs_op.so", LOOM_SCAN_LOADED, "loaded");
-    expect("zz_zulu.so", LOOM_SCAN_LOADED, "loaded");
+    packs_expect("e_needs_op.so", LOOM_SCAN_LOADED, "loaded");
+    packs_expect("zz_zulu.so", LOOM_SCAN_LOADED, "loaded");
     assert_true(loaded_at("zulu") >= 0 && loaded_at("zulu") < loaded_at("echo"));
 }
 
@@ -96,19 +89,19 @@ static void a_device_pack_waits_for_the_pack_of_its_device(void **state)
     init_deps(NULL);
     /* devuser's kernels run on device type 77, whose provider devprov
     ** registers from a file that sorts later: it waits, and finds the device. */
-    expect("dev_a_user.so", LOOM_SCAN_LOADED, "loaded");
-    expect("dev_z_provider.so", LOOM_SCAN_LOADED, "loaded");
+    packs_expect("dev_a_user.so", LOOM_SCAN_LOADED, "loaded");
+    packs_expect("dev_z_provider.so", LOOM_SCAN_LOADED, "loaded");
     assert_true(loaded_at("devprov") < loaded_at("devuser"));
     /* A kernel for a device type nobody provides: no device. */
-    expect("dev_b_orphan.so", LOOM_SCAN_NO_DEVICE, "no device of its kind is present");
+    packs_expect("dev_b_orphan.so", LOOM_SCAN_NO_DEVICE, "no device of its kind is present");
 }
 
 static void a_missing_dependency_is_named(void **state)
 {
     (void)state;
     init_deps(NULL);
-    expect("b_missing_pack.so", LOOM_SCAN_REFUSED, "needs pack 'nosuch' (not found)");
-    expect("c_missing_op.so", LOOM_SCAN_REFUSED, "needs op 'nosuch.op', which no loaded pack provides");
+    packs_expect("b_missing_pack.so", LOOM_SCAN_REFUSED, "needs pack 'nosuch' (not found)");
+    packs_expect("c_missing_op.so", LOOM_SCAN_REFUSED, "needs op 'nosuch.op', which no loaded pack provides");
     assert_null(loom_op_find("bravo.op"));
     assert_null(loom_op_find("charlie.op"));
     /* The refusal is logged, naming the file. */
@@ -119,14 +112,14 @@ static void a_refused_or_filtered_dependency_is_named(void **state)
 {
     (void)state;
     init_deps(NULL);
-    expect("broken.so", LOOM_SCAN_REFUSED, "broken cannot start");
-    expect("d_needs_broken.so", LOOM_SCAN_REFUSED, "needs pack 'broken' (refused: init failed with LOOM_EDEVICE: "
+    packs_expect("broken.so", LOOM_SCAN_REFUSED, "broken cannot start");
+    packs_expect("d_needs_broken.so", LOOM_SCAN_REFUSED, "needs pack 'broken' (refused: init failed with LOOM_EDEVICE: "
            "broken cannot start)");
-    expect("f_needs_filtered.so", LOOM_SCAN_LOADED, "loaded");
+    packs_expect("f_needs_filtered.so", LOOM_SCAN_LOADED, "loaded");
     init_deps("filtered");
-    expect("/filtered.so", LOOM_SCAN_SKIPPED, "filtered out");
-    expect("f_needs_filtered.so", LOOM_SCAN_REFUSED, "needs pack 'filtered' (");
-    expect("f_needs_filtered.so", LOOM_SCAN_REFUSED, "/filtered.so is filtered out by LOOM_PLUGINS_SELECT/"
+    packs_expect("/filtered.so", LOOM_SCAN_SKIPPED, "filtered out");
+    packs_expect("f_needs_filtered.so", LOOM_SCAN_REFUSED, "needs pack 'filtered' (");
+    packs_expect("f_needs_filtered.so", LOOM_SCAN_REFUSED, "/filtered.so is filtered out by LOOM_PLUGINS_SELECT/"
            "LOOM_PLUGINS_DISABLE)");
 }
 
@@ -134,15 +127,15 @@ static void every_pack_of_a_cycle_is_refused_naming_it(void **state)
 {
     (void)state;
     init_deps(NULL);
-    expect("cyc2_a.so", LOOM_SCAN_REFUSED, "dependency cycle: cyca -> cycb -> cyca");
-    expect("cyc2_b.so", LOOM_SCAN_REFUSED, "dependency cycle: cycb -> cyca -> cycb");
-    expect("cyc3_a.so", LOOM_SCAN_REFUSED, "dependency cycle: tria -> trib -> tric -> tria");
-    expect("cyc3_b.so", LOOM_SCAN_REFUSED, "dependency cycle: trib -> tric -> tria -> trib");
-    expect("cyc3_c.so", LOOM_SCAN_REFUSED, "dependency cycle: tric -> tria -> trib -> tric");
+    packs_expect("cyc2_a.so", LOOM_SCAN_REFUSED, "dependency cycle: cyca -> cycb -> cyca");
+    packs_expect("cyc2_b.so", LOOM_SCAN_REFUSED, "dependency cycle: cycb -> cyca -> cycb");
+    packs_expect("cyc3_a.so", LOOM_SCAN_REFUSED, "dependency cycle: tria -> trib -> tric -> tria");
+    packs_expect("cyc3_b.so", LOOM_SCAN_REFUSED, "dependency cycle: trib -> tric -> tria -> trib");
+    packs_expect("cyc3_c.so", LOOM_SCAN_REFUSED, "dependency cycle: tric -> tria -> trib -> tric");
     /* A pack depending on a member of a cycle is refused for that. */
-    expect("g_needs_cycle.so", LOOM_SCAN_REFUSED, "needs pack 'cyca' (refused: dependency cycle: cyca -> cycb");
+    packs_expect("g_needs_cycle.so", LOOM_SCAN_REFUSED, "needs pack 'cyca' (refused: dependency cycle: cyca -> cycb");
     /* and the rest loads. */
-    expect("a_needs_z.so", LOOM_SCAN_LOADED, NULL);
+    packs_expect("a_needs_z.so", LOOM_SCAN_LOADED, NULL);
 }
 
 static void load_pack_checks_dependencies_against_what_is_loaded(void **state)
@@ -159,7 +152,7 @@ static void load_pack_checks_dependencies_against_what_is_loaded(void **state)
     snprintf(path, sizeof path, "%s/x_needs_nosuch.so", dir);
     assert_int_equal(loom_load_pack(path), LOOM_ENOENT);
     assert_non_null(strstr(loom_last_error(), "needs pack 'nosuch' (not loaded)"));
-    expect("x_needs_nosuch.so", LOOM_SCAN_REFUSED, "needs pack 'nosuch' (not loaded)");
+    packs_expect("x_needs_nosuch.so", LOOM_SCAN_REFUSED, "needs pack 'nosuch' (not loaded)");
     snprintf(path, sizeof path, "%s/x_needs_missing_op.so", dir);
     assert_int_equal(loom_load_pack(path), LOOM_ENOENT);
     assert_non_null(strstr(loom_last_error(), "needs op 'nosuch.op', which no loaded pack provides"));

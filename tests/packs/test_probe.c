@@ -52,13 +52,6 @@ static void init_probe(bool by_env)
     log_text[n] = '\0';
 }
 
-static void expect(const char *file, int32_t result, const char *needle)
-{
-    loom_scan_entry e = packs_scan(file);
-    if (e.result != result || (needle != NULL && strstr(e.reason, needle) == NULL))
-        fail_msg("%s: result %d, reason '%s'; expected result %d mentioning '%s'", file, e.result,
-                 e.result >= 0 ? e.reason : "(not scanned)", result, needle ? needle : "");
-}
 
 static char *read_file(const char *path)
 {
@@ -107,16 +100,16 @@ static void bad_packs_are_quarantined_and_never_opened_here(void **state)
         && strstr(crash.reason, "crashed with SIGABRT in its init") == NULL
         && strstr(crash.reason, "exited the process with status") == NULL)
         fail_msg("probe_crash.so: '%s'", crash.reason);
-    expect("probe_crash.so", LOOM_SCAN_REFUSED, "quarantined: ");
-    expect("probe_crash.so", LOOM_SCAN_REFUSED, "`loom doctor --forget probe_crash.so` to retry");
-    expect("probe_abort.so", LOOM_SCAN_REFUSED, "quarantined: crashed with SIGABRT in its init (probed ");
-    expect("probe_hang.so", LOOM_SCAN_REFUSED, "quarantined: did not return within 1 s in its init (killed; "
+    packs_expect("probe_crash.so", LOOM_SCAN_REFUSED, "quarantined: ");
+    packs_expect("probe_crash.so", LOOM_SCAN_REFUSED, "`loom doctor --forget probe_crash.so` to retry");
+    packs_expect("probe_abort.so", LOOM_SCAN_REFUSED, "quarantined: crashed with SIGABRT in its init (probed ");
+    packs_expect("probe_hang.so", LOOM_SCAN_REFUSED, "quarantined: did not return within 1 s in its init (killed; "
            "LOOM_PROBE_TIMEOUT sets the limit)");
-    expect("probe_fails.so", LOOM_SCAN_REFUSED, "quarantined: init failed with LOOM_EDEVICE: the probe device is "
+    packs_expect("probe_fails.so", LOOM_SCAN_REFUSED, "quarantined: init failed with LOOM_EDEVICE: the probe device is "
            "on fire");
     /* The good pack loads; so does the one whose probe needs it first. */
-    expect("probe_good.so", LOOM_SCAN_LOADED, "loaded");
-    expect("probe_user.so", LOOM_SCAN_LOADED, "loaded");
+    packs_expect("probe_good.so", LOOM_SCAN_LOADED, "loaded");
+    packs_expect("probe_user.so", LOOM_SCAN_LOADED, "loaded");
     assert_non_null(loom_op_find("pgood.op"));
     assert_non_null(loom_op_find("puser.op"));
     /* None of the bad ones was ever opened by this process. */
@@ -152,10 +145,10 @@ static void a_second_init_uses_the_cache(void **state)
     init_probe(true);   /* LOOM_PROBE=1 this time */
     assert_null(strstr(log_text, "probing "));
     assert_non_null(strstr(log_text, "probe_good.so passed before; not probed again (cached)"));
-    expect("probe_hang.so", LOOM_SCAN_REFUSED, "quarantined: did not return within 1 s");
-    expect("probe_crash.so", LOOM_SCAN_REFUSED, "quarantined: ");
-    expect("probe_good.so", LOOM_SCAN_LOADED, "loaded");
-    expect("probe_user.so", LOOM_SCAN_LOADED, "loaded");
+    packs_expect("probe_hang.so", LOOM_SCAN_REFUSED, "quarantined: did not return within 1 s");
+    packs_expect("probe_crash.so", LOOM_SCAN_REFUSED, "quarantined: ");
+    packs_expect("probe_good.so", LOOM_SCAN_LOADED, "loaded");
+    packs_expect("probe_user.so", LOOM_SCAN_LOADED, "loaded");
     for (size_t i = 0; i < 4; i++)
         assert_false(opened_here(bad_files[i]));
     /* The config lines say so. */
@@ -179,7 +172,7 @@ static void forget_clears_one_record(void **state)
     snprintf(probing, sizeof probing, "probing %s/probe_crash.so", getenv("LOOM_TEST_PROBE_PACKS"));
     assert_non_null(strstr(log_text, probing));
     assert_null(strstr(log_text, "probing " "/probe_abort.so"));
-    expect("probe_crash.so", LOOM_SCAN_REFUSED, "quarantined: ");
+    packs_expect("probe_crash.so", LOOM_SCAN_REFUSED, "quarantined: ");
     assert_int_equal(loom_probe_record_count(), 6);
     /* By path, and without ".so". */
     snprintf(path, sizeof path, "%s/probe_fails.so", getenv("LOOM_TEST_PROBE_PACKS"));
@@ -199,8 +192,8 @@ static void a_corrupt_cache_is_ignored(void **state)
     fclose(f);
     init_probe(false);
     assert_non_null(strstr(log_text, "is corrupt (line 1 does not parse); ignored"));
-    expect("probe_good.so", LOOM_SCAN_LOADED, "loaded");
-    expect("probe_abort.so", LOOM_SCAN_REFUSED, "quarantined: crashed with SIGABRT");
+    packs_expect("probe_good.so", LOOM_SCAN_LOADED, "loaded");
+    packs_expect("probe_abort.so", LOOM_SCAN_REFUSED, "quarantined: crashed with SIGABRT");
     /* Rewritten whole. */
     const char *cache = read_file(cache_path);
     assert_true(strncmp(cache, "# loom probe cache 1\n", 21) == 0);
