@@ -88,7 +88,7 @@ static loom_status add_run_job(loom_call *call, const add_job *j, const loom_ten
 {
     int64_t len = core_nd_row_len(&j->it);
     add_rows_arg arg = { j, loom_data(call->inputs[0]), loom_data(call->inputs[1]), loom_data(out) };
-    return core_host->parallel_for(call->ctx, core_nd_rows(&j->it), len >= 16384 ? 1 : 16384 / len, add_rows, &arg);
+    return pk_host->parallel_for(call->ctx, core_nd_rows(&j->it), len >= 16384 ? 1 : 16384 / len, add_rows, &arg);
 }
 
 loom_status core_add_prepare(const loom_call *call, void **state)
@@ -98,7 +98,7 @@ loom_status core_add_prepare(const loom_call *call, void **state)
     loom_status st;
 
     if (p == NULL)
-        return core_host->fail(LOOM_ENOMEM, "out of memory");
+        return pk_host->fail(LOOM_ENOMEM, "out of memory");
     p->job.row = core_dtype(loom_tensor_dtype_of(a));
     st = core_add_check(call, &p->job.alpha, &p->job.alpha_i);
     if (st == LOOM_OK)
@@ -127,7 +127,7 @@ loom_status core_add_cpu(loom_call *call)
                          ? call->plan_state : NULL;
     if (plan != NULL) {
         loom_tensor *out;
-        loom_status st = core_host->alloc_output(call, 0, loom_tensor_dtype_of(a), plan->ndim, plan->shape, &out);
+        loom_status st = pk_host->alloc_output(call, 0, loom_tensor_dtype_of(a), plan->ndim, plan->shape, &out);
         if (st != LOOM_OK || loom_numel(out) == 0)
             return st;
         if (plan->compact && loom_is_contiguous(a) && loom_is_contiguous(b) && loom_is_contiguous(out))
@@ -142,7 +142,7 @@ loom_status core_add_cpu(loom_call *call)
     if (st == LOOM_OK)
         st = core_broadcast_shape(a, b, &ndim, shape);
     if (st == LOOM_OK)
-        st = core_host->alloc_output(call, 0, loom_tensor_dtype_of(a), ndim, shape, &out);
+        st = pk_host->alloc_output(call, 0, loom_tensor_dtype_of(a), ndim, shape, &out);
     if (st != LOOM_OK)
         return st;
     if (loom_numel(out) == 0)

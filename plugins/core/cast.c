@@ -64,19 +64,20 @@ static void cast_rows(void *user, int64_t begin, int64_t end, int32_t thread_ind
 loom_status core_cast_cpu(loom_call *call)
 {
     const loom_tensor *in = call->inputs[0];
-    const char *name = call->attrs[0].is_set ? call->attrs[0].u.s : NULL;
+    const loom_attr_value *dtype = &call->attrs[PK_ATTR(core_cast, dtype)];
+    const char *name = dtype->is_set ? dtype->u.s : NULL;
     loom_dtype to = name != NULL ? parse_dtype(name) : LOOM_DTYPE_INVALID;
     cast_job j = { .from = core_dtype(loom_tensor_dtype_of(in)), .src_dtype = loom_tensor_dtype_of(in) };
     loom_tensor *out;
 
     if (to == LOOM_DTYPE_INVALID)
-        return core_host->fail(LOOM_EINVAL,
+        return pk_host->fail(LOOM_EINVAL,
                                "attribute 'dtype' is '%s', expected one of f32 f64 f16 bf16 f8e4m3 "
                                "i8 u8 i16 i32 i64 bool c64 c128", name != NULL ? name : "(unset)");
     if (j.from == NULL)
-        return core_host->fail(LOOM_EINVAL, "'input' has an unknown dtype");
+        return pk_host->fail(LOOM_EINVAL, "'input' has an unknown dtype");
     j.to = core_dtype(to);
-    loom_status st = core_host->alloc_output(call, 0, to, in->ndim, in->shape, &out);
+    loom_status st = pk_host->alloc_output(call, 0, to, in->ndim, in->shape, &out);
     if (st != LOOM_OK || loom_numel(out) == 0)
         return st;
     st = core_iter_setup(&j.it, in->ndim, in->shape, (const loom_tensor *[]){ in, out },
@@ -86,6 +87,6 @@ loom_status core_cast_cpu(loom_call *call)
     j.src = loom_data(in);
     j.dst = loom_data(out);
     int64_t len = core_nd_row_len(&j.it);
-    return core_host->parallel_for(call->ctx, core_nd_rows(&j.it), len >= 16384 ? 1 : 16384 / len,
+    return pk_host->parallel_for(call->ctx, core_nd_rows(&j.it), len >= 16384 ? 1 : 16384 / len,
                                    cast_rows, &j);
 }

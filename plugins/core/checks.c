@@ -13,13 +13,13 @@ loom_status core_mm_geometry(const loom_tensor *a, const loom_tensor *b, const c
 {
     char ba[160], bb[160];
     if (a->ndim < 2 || b->ndim < 2)
-        return core_host->fail(LOOM_EINVAL, "'%s' and '%s' must have rank >= 2, got %s and %s",
+        return pk_host->fail(LOOM_EINVAL, "'%s' and '%s' must have rank >= 2, got %s and %s",
                                aname, bname, core_describe(a, ba, sizeof ba), core_describe(b, bb, sizeof bb));
     g->m = a->shape[a->ndim - 2];
     g->k = a->shape[a->ndim - 1];
     g->n = b->shape[b->ndim - 1];
     if (b->shape[b->ndim - 2] != g->k)
-        return core_host->fail(LOOM_EINVAL,
+        return pk_host->fail(LOOM_EINVAL,
                                "K mismatch: '%s' %s has K=%lld (last dim) but '%s' %s has K=%lld (dim -2)",
                                aname, core_describe(a, ba, sizeof ba), (long long)g->k,
                                bname, core_describe(b, bb, sizeof bb), (long long)b->shape[b->ndim - 2]);
@@ -30,7 +30,7 @@ loom_status core_mm_geometry(const loom_tensor *a, const loom_tensor *b, const c
         int32_t da = d - (n - na), db = d - (n - nb);
         int64_t sa = da >= 0 ? a->shape[da] : 1, sb = db >= 0 ? b->shape[db] : 1;
         if (sa != sb && sa != 1 && sb != 1)
-            return core_host->fail(LOOM_EINVAL,
+            return pk_host->fail(LOOM_EINVAL,
                                    "batch dims of '%s' %s and '%s' %s do not broadcast (%lld vs %lld)",
                                    aname, core_describe(a, ba, sizeof ba), bname,
                                    core_describe(b, bb, sizeof bb), (long long)sa, (long long)sb);
@@ -67,8 +67,8 @@ loom_status core_matmul_check(const loom_call *call, core_mm_geom *g)
     const loom_tensor *a = call->inputs[0], *b = call->inputs[1];
     loom_dtype da = loom_tensor_dtype_of(a), db = loom_tensor_dtype_of(b);
     if (da != db)
-        return core_host->fail(LOOM_EINVAL, "'a' is %s but 'b' is %s: both must have the same dtype",
-                               core_host->dtype_name(da), core_host->dtype_name(db));
+        return pk_host->fail(LOOM_EINVAL, "'a' is %s but 'b' is %s: both must have the same dtype",
+                               pk_host->dtype_name(da), pk_host->dtype_name(db));
     return core_mm_geometry(a, b, "a", "b", g);
 }
 
@@ -78,7 +78,7 @@ loom_status core_matmul_prepare(loom_call *call, loom_dtype out_dtype, core_mm_g
     loom_status st = core_matmul_check(call, g);
     *out = NULL;
     if (st == LOOM_OK)
-        st = core_host->alloc_output(call, 0, out_dtype, g->out_ndim, g->out_shape, &t);
+        st = pk_host->alloc_output(call, 0, out_dtype, g->out_ndim, g->out_shape, &t);
     if (st == LOOM_OK && loom_numel(t) > 0)
         *out = t;
     return st;
@@ -90,7 +90,7 @@ void core_matmul_cost(const loom_call *call, double *flops, double *bytes)
     const loom_tensor *c = call->n_outputs > 0 ? call->outputs[0] : NULL;
     if (a == NULL || b == NULL || c == NULL || a->ndim < 2)
         return;
-    double es = (double)core_host->dtype_size(loom_tensor_dtype_of(c));
+    double es = (double)pk_host->dtype_size(loom_tensor_dtype_of(c));
     *flops = 2.0 * (double)loom_numel(c) * (double)a->shape[a->ndim - 1];
     *bytes = es * ((double)loom_numel(a) + (double)loom_numel(b) + (double)loom_numel(c));
 }
@@ -101,20 +101,20 @@ loom_status core_add_check(const loom_call *call, double *alpha, int64_t *alpha_
     const loom_tensor *a = call->inputs[0], *b = call->inputs[1];
     loom_dtype da = loom_tensor_dtype_of(a), db = loom_tensor_dtype_of(b);
     if (da != db)
-        return core_host->fail(LOOM_EINVAL,
+        return pk_host->fail(LOOM_EINVAL,
                                "'input' and 'other' must have the same dtype: got %s and %s "
                                "(cast one of them with core.cast first)",
-                               core_host->dtype_name(da), core_host->dtype_name(db));
+                               pk_host->dtype_name(da), pk_host->dtype_name(db));
     const core_dtype_row *row = core_dtype(da);
     if (row == NULL)
-        return core_host->fail(LOOM_EINVAL, "'input' has an unknown dtype");
-    *alpha = call->attrs[0].u.f;
+        return pk_host->fail(LOOM_EINVAL, "'input' has an unknown dtype");
+    *alpha = call->attrs[PK_ATTR(core_add, alpha)].u.f;
     if (row->kind == CORE_KIND_INT) {
         if (!(*alpha == trunc(*alpha) && fabs(*alpha) < 9.2e18))
-            return core_host->fail(LOOM_EINVAL, "'alpha' must be an integer for %s inputs, got %g",
+            return pk_host->fail(LOOM_EINVAL, "'alpha' must be an integer for %s inputs, got %g",
                                    row->name, *alpha);
         if (da == LOOM_DTYPE_BOOL && *alpha != 0 && *alpha != 1)
-            return core_host->fail(LOOM_EINVAL, "'alpha' must be 0 or 1 for bool inputs, got %g", *alpha);
+            return pk_host->fail(LOOM_EINVAL, "'alpha' must be 0 or 1 for bool inputs, got %g", *alpha);
         *alpha_i = (int64_t)*alpha;
     } else {
         *alpha_i = 0;

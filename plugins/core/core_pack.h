@@ -3,8 +3,8 @@
 ** (core.so and core-cuda.so). Everything here has hidden visibility: the
 ** packs export only loom_plugin_entry.
 **
-** Invariant: core_host is set by the pack's init before any kernel, object
-** or device callback can run, and stays valid until the core shuts down.
+** Invariant: pk_host (pack.h) is set by the pack's init before any kernel,
+** object or device callback can run, and stays valid until the core shuts down.
 */
 #ifndef LOOM_CORE_PACK_H
 #define LOOM_CORE_PACK_H
@@ -13,8 +13,8 @@
 #include <stdint.h>
 
 #include "loom/plugin.h"
+#include "pack.h"
 
-extern const loom_host_api *core_host;
 
 /* ------------------------------------------------------------ schemas.c */
 
@@ -25,6 +25,15 @@ extern const loom_op_schema core_add_schema;
 extern const loom_op_schema core_cast_schema;
 extern const loom_op_schema core_linear_schema;
 extern const loom_object_class core_linear_class;
+
+/* The attributes of each op: A(op, name, TYPE, default, flags, doc, extra). */
+#define CORE_ADD_ATTRS(A, op)                                                                  \
+    A(op, alpha, FLOAT, LOOM_DEFAULT_FLOAT(1.0), 0, "multiplier of other (integral for integer dtypes)", )
+#define CORE_CAST_ATTRS(A, op)                                                                 \
+    A(op, dtype, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED,                                  \
+      "target dtype name: f32 f64 f16 bf16 f8e4m3 i8 u8 i16 i32 i64 bool c64 c128", )
+PK_ATTR_ENUM(core_add, CORE_ADD_ATTRS);
+PK_ATTR_ENUM(core_cast, CORE_CAST_ATTRS);
 
 /* "f32[2,3]" into buf; returns buf. */
 char *core_describe(const loom_tensor *t, char *buf, size_t size);

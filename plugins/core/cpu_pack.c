@@ -5,41 +5,8 @@
 */
 #include "kernels.h"
 #include "cpu.h"
+#include "dtype_traits.h"
 #include "gemm.h"
-#include "register.h"
-
-const loom_host_api *core_host;
-
-static const loom_op_schema *const core_ops[] = {
-    &core_matmul_schema, &core_add_schema, &core_cast_schema, &core_linear_schema,
-};
-
-#define F32_F64 (LOOM_DTYPE_BIT(LOOM_DTYPE_F32) | LOOM_DTYPE_BIT(LOOM_DTYPE_F64))
-
-static const loom_kernel_desc matmul_cpu = {
-    .struct_size = sizeof(loom_kernel_desc), .schema = &core_matmul_schema, .backend = "cpu",
-    .device_type = LOOM_DEVICE_CPU, .dtypes = F32_F64, .run = core_matmul_cpu,
-};
-static const loom_kernel_desc add_cpu = {
-    .struct_size = sizeof(loom_kernel_desc), .schema = &core_add_schema, .backend = "cpu",
-    .device_type = LOOM_DEVICE_CPU, .impl = "cpu:generic-strided", .dtypes = 0, .run = core_add_cpu,
-    .prepare = core_add_prepare, .release = core_add_release,
-};
-static const loom_kernel_desc cast_cpu = {
-    .struct_size = sizeof(loom_kernel_desc), .schema = &core_cast_schema, .backend = "cpu",
-    .device_type = LOOM_DEVICE_CPU, .impl = "cpu:generic-strided", .dtypes = 0, .run = core_cast_cpu,
-};
-static const loom_kernel_desc linear_cpu = {
-    .struct_size = sizeof(loom_kernel_desc), .schema = &core_linear_schema, .backend = "cpu",
-    .device_type = LOOM_DEVICE_CPU, .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .run = core_linear_cpu,
-};
-#ifdef LOOM_CORE_HAVE_ONEDNN
-static const loom_kernel_desc matmul_onednn = {
-    .struct_size = sizeof(loom_kernel_desc), .schema = &core_matmul_schema, .backend = "onednn",
-    .device_type = LOOM_DEVICE_CPU, .impl = "onednn:matmul", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32),
-    .supports = core_matmul_onednn_supports, .run = core_matmul_onednn,
-};
-#endif
 
 const loom_object_class core_linear_class = {
     .struct_size = sizeof(loom_object_class),
@@ -49,36 +16,53 @@ const loom_object_class core_linear_class = {
     .create = core_linear_create,
     .destroy = core_linear_destroy,
 };
+static const loom_object_class *const core_classes[] = { &core_linear_class };
 
-static loom_status core_init(const loom_host_api *host, loom_registrar *reg)
+static const loom_kernel_desc core_cpu_kernels[] = {
+    PK_KERNEL_CPU(core_add_schema, "cpu:generic-strided", 0, core_add_cpu,
+                  .prepare = core_add_prepare, .release = core_add_release),
+    PK_KERNEL_CPU(core_cast_schema, "cpu:generic-strided", 0, core_cast_cpu),
+#ifdef LOOM_CORE_HAVE_ONEDNN
+    PK_KERNEL(core_matmul_schema, "onednn", LOOM_DEVICE_CPU, "onednn:matmul", LOOM_DTYPE_BIT(LOOM_DTYPE_F32),
+              core_matmul_onednn, .supports = core_matmul_onednn_supports),
+#endif
+};
+
+/* matmul and linear: the implementation name says which micro-kernel
+** LOOM_CPU_MAX_ISA left, so they are built here, after the CPU features
+** are known (the core copies a descriptor when it registers it). */
+static loom_status core_register_gemm_kernels(const loom_host_api *host, loom_registrar *reg)
 {
-    core_host = host;
-    pk_cpu_init(host);
+    const char *impl = pk_gemm_current_isa() == PK_GEMM_ISA_AVX512 ? "cpu:blocked-avx512"
+                     : core_cpu_isa == CORE_ISA_AVX2 ? "cpu:blocked-avx2-fma" : "cpu:blocked-scalar";
+    const loom_kernel_desc ks[] = {
+        PK_KERNEL_CPU(core_matmul_schema, impl, PK_F32_F64, core_matmul_cpu),
+        PK_KERNEL_CPU(core_linear_schema, impl, LOOM_DTYPE_BIT(LOOM_DTYPE_F32), core_linear_cpu),
+    };
+    return pk_register_kernels(host, reg, ks, PK_COUNT(ks));
+}
+
+static const loom_op_schema *const core_cpu_ops[] = {
+    &core_matmul_schema, &core_add_schema, &core_cast_schema, &core_linear_schema,
+};
+
+static const pk_module core_cpu_module = {
+    .name = "core", .ops = core_cpu_ops, .n_ops = PK_COUNT(core_cpu_ops),
+    .classes = core_classes, .n_classes = PK_COUNT(core_classes),
+    .kernels = core_cpu_kernels, .n_kernels = PK_COUNT(core_cpu_kernels),
+    .register_more = core_register_gemm_kernels,
+};
+
+static loom_status core_setup(const loom_host_api *host, loom_registrar *reg)
+{
+    (void)host;
+    (void)reg;
     core_dtypes_init();
     core_cpu_isa_init();
-    /* the implementation name says which micro-kernel LOOM_CPU_MAX_ISA left:
-    ** set on copies, since the core copies a descriptor when it registers it
-    ** and the static ones stay as the pack's source wrote them */
-    const char *gemm_impl = pk_gemm_current_isa() == PK_GEMM_ISA_AVX512 ? "cpu:blocked-avx512"
-                          : core_cpu_isa == CORE_ISA_AVX2 ? "cpu:blocked-avx2-fma" : "cpu:blocked-scalar";
-    loom_kernel_desc matmul_k = matmul_cpu, linear_k = linear_cpu;
-    matmul_k.impl = gemm_impl;
-    linear_k.impl = gemm_impl;
 #ifdef LOOM_CORE_HAVE_ONEDNN
     core_onednn_pin();
 #endif
-    loom_status st = pk_define_ops(host, reg, core_ops, PK_COUNT(core_ops));
-    if (st == LOOM_OK)
-        st = host->register_object_class(reg, &core_linear_class);
-    const loom_kernel_desc *kernels[] = {
-        &matmul_k, &add_cpu, &cast_cpu, &linear_k,
-#ifdef LOOM_CORE_HAVE_ONEDNN
-        &matmul_onednn,
-#endif
-    };
-    if (st == LOOM_OK)
-        st = pk_register_kernel_ptrs(host, reg, kernels, PK_COUNT(kernels));
-    return st;
+    return LOOM_OK;
 }
 
 static void core_fini(void)
@@ -88,4 +72,5 @@ static void core_fini(void)
 #endif
 }
 
-LOOM_PLUGIN_DEFINE("core", "0.1.0", "core ops: matmul, add, cast, linear (cpu, onednn)", core_init, core_fini)
+PK_PACK_DEFINE("core", "0.1.0", "core ops: matmul, add, cast, linear (cpu, onednn)", core_setup, core_fini,
+               &core_cpu_module)

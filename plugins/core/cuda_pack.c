@@ -19,7 +19,6 @@
 #include "kernels.h"
 #include "register.h"
 
-const loom_host_api *core_host;
 
 #define MAX_DEVICES 64
 
@@ -40,7 +39,7 @@ static int32_t cuda_count(void)
 
 static loom_status cuda_fail(cudaError_t e, const char *what)
 {
-    return core_host->fail(LOOM_EDEVICE, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+    return pk_host->fail(LOOM_EDEVICE, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
 static loom_status cuda_describe(int32_t id, char *buf, size_t size)
@@ -133,12 +132,12 @@ static loom_status matmul_supports(const loom_call *call, char *why, size_t why_
 static loom_status get_handle(int32_t id, cublasHandle_t *out)
 {
     if (id < 0 || id >= MAX_DEVICES)
-        return core_host->fail(LOOM_EINVAL, "CUDA device %d out of range", (int)id);
+        return pk_host->fail(LOOM_EINVAL, "CUDA device %d out of range", (int)id);
     if (handles[id] == NULL) {
         cublasStatus_t s = cublasCreate(&handles[id]);
         if (s != CUBLAS_STATUS_SUCCESS) {
             handles[id] = NULL;
-            return core_host->fail(LOOM_EDEVICE, "cublasCreate failed with status %d", (int)s);
+            return pk_host->fail(LOOM_EDEVICE, "cublasCreate failed with status %d", (int)s);
         }
     }
     *out = handles[id];
@@ -178,7 +177,7 @@ static loom_status matmul_cuda(loom_call *call)
     }
     pthread_mutex_unlock(&blas_lock);
     if (st == LOOM_OK && s != CUBLAS_STATUS_SUCCESS)
-        st = core_host->fail(LOOM_EDEVICE, "cublasSgemmStridedBatched failed with status %d", (int)s);
+        st = pk_host->fail(LOOM_EDEVICE, "cublasSgemmStridedBatched failed with status %d", (int)s);
     return st;
 }
 
@@ -196,7 +195,7 @@ static loom_status add_cuda(loom_call *call)
     if (st == LOOM_OK)
         st = core_broadcast_shape(a, b, &ndim, shape);
     if (st == LOOM_OK)
-        st = core_host->alloc_output(call, 0, loom_tensor_dtype_of(a), ndim, shape, &out);
+        st = pk_host->alloc_output(call, 0, loom_tensor_dtype_of(a), ndim, shape, &out);
     if (st != LOOM_OK || loom_numel(out) == 0)
         return st;
     st = core_iter_setup(&it, ndim, shape, (const loom_tensor *[]){ a, b, out },
@@ -224,28 +223,18 @@ static loom_status add_cuda(loom_call *call)
 
 static const loom_op_schema *const cuda_ops[] = { &core_matmul_schema, &core_add_schema };
 
-static const loom_kernel_desc matmul_kernel = {
-    .struct_size = sizeof(loom_kernel_desc), .schema = &core_matmul_schema, .backend = "cuda",
-    .device_type = LOOM_DEVICE_CUDA, .impl = "cuda:cublas-sgemm",
-    .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .supports = matmul_supports, .run = matmul_cuda,
-};
-static const loom_kernel_desc add_kernel = {
-    .struct_size = sizeof(loom_kernel_desc), .schema = &core_add_schema, .backend = "cuda",
-    .device_type = LOOM_DEVICE_CUDA, .impl = "cuda:strided",
-    .dtypes = LOOM_DTYPES_FLOAT, .run = add_cuda,
+static const loom_kernel_desc cuda_kernels[] = {
+    PK_KERNEL_CUDA(core_matmul_schema, "cuda:cublas-sgemm", LOOM_DTYPE_BIT(LOOM_DTYPE_F32), matmul_cuda,
+                   .supports = matmul_supports),
+    PK_KERNEL_CUDA(core_add_schema, "cuda:strided", LOOM_DTYPES_FLOAT, add_cuda),
 };
 
-static loom_status cuda_init(const loom_host_api *host, loom_registrar *reg)
+static const pk_module core_cuda_module = PK_MODULE("core", cuda_ops, cuda_kernels, NULL);
+
+static loom_status cuda_setup(const loom_host_api *host, loom_registrar *reg)
 {
-    core_host = host;
     core_dtypes_init();
-    loom_status st = pk_define_ops(host, reg, cuda_ops, PK_COUNT(cuda_ops));
-    if (st == LOOM_OK)
-        st = host->register_device(reg, &provider);
-    const loom_kernel_desc *const kernels[] = { &matmul_kernel, &add_kernel };
-    if (st == LOOM_OK)
-        st = pk_register_kernel_ptrs(host, reg, kernels, PK_COUNT(kernels));
-    return st;
+    return host->register_device(reg, &provider);
 }
 
 static void cuda_fini(void)
@@ -259,4 +248,5 @@ static void cuda_fini(void)
     pthread_mutex_unlock(&blas_lock);
 }
 
-LOOM_PLUGIN_DEFINE("core-cuda", "0.1.0", "core ops on CUDA: matmul (cuBLAS), add", cuda_init, cuda_fini)
+PK_PACK_DEFINE("core-cuda", "0.1.0", "core ops on CUDA: matmul (cuBLAS), add", cuda_setup, cuda_fini,
+               &core_cuda_module)

@@ -201,5 +201,5 @@ const core_dtype_row *core_dtype(loom_dtype dtype)
 void core_dtypes_init(void)
 {
     for (int d = LOOM_DTYPE_INVALID + 1; d < LOOM_DTYPE_COUNT; d++)
-        rows[d].name = core_host->dtype_name((loom_dtype)d);
+        rows[d].name = pk_host->dtype_name((loom_dtype)d);
 }

@@ -33,7 +33,7 @@ loom_status core_matmul_cpu(loom_call *call)
         ga.c = loom_data(out);
         return pk_gemm(call->ctx, &ga);
     }
-    size_t es = core_host->dtype_size(dt);
+    size_t es = pk_host->dtype_size(dt);
     for (int64_t bi = 0; bi < g.batch && st == LOOM_OK; bi++) {
         int64_t aoff, boff;
         core_mm_batch_offsets(&g, bi, &aoff, &boff);

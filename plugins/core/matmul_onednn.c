@@ -102,7 +102,7 @@ loom_status core_matmul_onednn_supports(const loom_call *call, char *why, size_t
 
 static loom_status dnnl_fail(dnnl_status_t s, const char *what)
 {
-    return core_host->fail(LOOM_EDEVICE, "oneDNN %s failed with status %d", what, (int)s);
+    return pk_host->fail(LOOM_EDEVICE, "oneDNN %s failed with status %d", what, (int)s);
 }
 
 /* Find or create the primitive for key; called with lock held. */

@@ -24,7 +24,7 @@ loom_status core_broadcast_strides(const loom_tensor *in, int32_t out_ndim, cons
                                  const char *name, int64_t *strides)
 {
     if (in->ndim > out_ndim)
-        return core_host->fail(LOOM_EINVAL, "'%s' has rank %d, more than the output rank %d",
+        return pk_host->fail(LOOM_EINVAL, "'%s' has rank %d, more than the output rank %d",
                                name, (int)in->ndim, (int)out_ndim);
     int32_t lead = out_ndim - in->ndim;
     for (int32_t d = 0; d < out_ndim; d++) {
@@ -38,7 +38,7 @@ loom_status core_broadcast_strides(const loom_tensor *in, int32_t out_ndim, cons
         else if (dim == 1)
             strides[d] = 0;
         else
-            return core_host->fail(LOOM_EINVAL, "'%s' dim %d has size %lld, expected %lld or 1",
+            return pk_host->fail(LOOM_EINVAL, "'%s' dim %d has size %lld, expected %lld or 1",
                                    name, (int)(d - lead), (long long)dim, (long long)out_shape[d]);
     }
     return LOOM_OK;
@@ -53,7 +53,7 @@ loom_status core_broadcast_shape(const loom_tensor *a, const loom_tensor *b, int
         int64_t sa = da >= 0 ? a->shape[da] : 1, sb = db >= 0 ? b->shape[db] : 1;
         if (sa != sb && sa != 1 && sb != 1) {
             char ba[128], bb[128];
-            return core_host->fail(LOOM_EINVAL,
+            return pk_host->fail(LOOM_EINVAL,
                                    "shapes of 'input' %s and 'other' %s do not broadcast (dim %d: %lld vs %lld)",
                                    core_describe(a, ba, sizeof ba), core_describe(b, bb, sizeof bb),
                                    (int)d, (long long)sa, (long long)sb);

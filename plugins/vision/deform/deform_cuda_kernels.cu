@@ -13,7 +13,7 @@
 ** grad_input may differ from run to run in the last bits, as torchvision's
 ** CUDA kernel does), and one block per channel for grad_bias.
 ** drop_block / stochastic_depth: elementwise kernels with the counter-based
-** draws of deform_rng.h (identical to the cpu kernels' draws); the mask sum
+** draws of rng.h (identical to the cpu kernels' draws); the mask sum
 ** is a single-block reduction in double in a fixed order.
 */
 #include <cuda_fp16.h>
@@ -22,7 +22,7 @@
 
 #include "block_sum.cuh"
 #include "deform_cuda_kernels.h"
-#include "deform_rng.h"
+#include "rng.h"
 
 namespace {
 
@@ -394,7 +394,7 @@ __global__ void drop_block_mask_kernel(deform_cuda_drop_block d, const S *noise,
                     if (nz >= 0 && nz < n0 && ny >= 0 && ny < n1 && nx >= 0 && nx < n2) {
                         int64_t k = pl * nplane + (nz * n1 + ny) * n2 + nx;
                         v = noise != NULL ? io<S>::ld(noise, k)
-                                          : (C)deform_rng_bernoulli(d.seed, (uint64_t)k, d.gamma);
+                                          : (C)pk_rng_bernoulli(d.seed, (uint64_t)k, d.gamma);
                     }
                     if (first || v > m || isnan(v))
                         m = v;
@@ -453,7 +453,7 @@ __global__ void stochastic_depth_kernel(deform_cuda_stochastic_depth d, const S 
     int64_t n = d.rows * d.row_len;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
         int64_t row = i / d.row_len;
-        C f = noise != NULL ? io<S>::ld(noise, row) : (C)deform_rng_bernoulli(d.seed, (uint64_t)row, survival);
+        C f = noise != NULL ? io<S>::ld(noise, row) : (C)pk_rng_bernoulli(d.seed, (uint64_t)row, survival);
         if (survival > 0.0)
             f = io<S>::rd(f / (C)survival);
         io<S>::st(out, i, io<S>::rd(io<S>::ld(in, i) * f));

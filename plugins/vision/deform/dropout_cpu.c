@@ -11,7 +11,7 @@
 **   reciprocal then multiply), out = (input * mask) * scale.
 ** stochastic_depth: f = noise / (1 - p) (noise itself when p = 1) per row
 **   or for the batch, out = input * f.
-** Without `noise` the draw comes from deform_rng.h: draw i is element i of
+** Without `noise` the draw comes from rng.h: draw i is element i of
 ** the noise tensor in row-major order, so the cuda kernels draw the same.
 ** Planes are processed in parallel; the mask sum is taken per plane and
 ** added in plane order (deterministic for any thread count).
@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "deform.h"
-#include "deform_rng.h"
+#include "rng.h"
 #include "register.h"
 
 static float ld_f16(const void *p, int64_t i) { return pk_f16_to_f32(((const uint16_t *)p)[i]); }
@@ -89,7 +89,7 @@ typedef struct db_job {
                         if (nz >= 0 && nz < n0 && ny >= 0 && ny < n1 && nx >= 0 && nx < n2) {           \
                             int64_t i = pidx * j->noise_plane + (nz * n1 + ny) * n2 + nx;              \
                             v = pl->noise != NULL ? ld_##SUF(pl->noise, i)                             \
-                                                  : (OT)deform_rng_bernoulli(pl->seed, (uint64_t)i,    \
+                                                  : (OT)pk_rng_bernoulli(pl->seed, (uint64_t)i,    \
                                                                              pl->gamma);               \
                         }                                                                              \
                         b[(z * sp1 + y) * sp2 + x] = v;                                                \
@@ -139,7 +139,7 @@ typedef struct db_job {
         (void)thread_index;                                                                            \
         for (int64_t row = begin; row < end; row++) {                                                  \
             OT f = pl->noise != NULL ? ld_##SUF(pl->noise, row)                                        \
-                                     : (OT)deform_rng_bernoulli(pl->seed, (uint64_t)row, survival);    \
+                                     : (OT)pk_rng_bernoulli(pl->seed, (uint64_t)row, survival);    \
             if (survival > 0.0)                                                                        \
                 f = rd_##SUF(f / (OT)survival);                                                        \
             for (int64_t i = row * pl->row_len; i < (row + 1) * pl->row_len; i++)                      \
