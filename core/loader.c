@@ -1,9 +1,11 @@
 /*
 ** loader.c - discovery and loading of operator packs.
 **
-** Search order: the loom_init plugin_path option or LOOM_PLUGIN_PATH, the
-** directory next to libloom (<libdir>/loom/plugins, found with dladdr), the
-** configured install directory, and the build tree when libloom runs from it.
+** Search order: the loom_init plugin_path option or LOOM_PLUGIN_PATH, then
+** either the build tree, when libloom runs from it (and nothing else: a
+** build never loads stale installed packs unless the plugin path names
+** them), or the directory next to libloom (<libdir>/loom/plugins, found with
+** dladdr) and the configured install directory.
 ** In each directory every *.so is considered in name order: every file is
 ** opened and its descriptor read first, then the inits run in that order,
 ** except that a pack waits for the packs and ops it depends on (ABI 1.1
@@ -200,21 +202,20 @@ static void collect_dirs(void)
     if (loom__cfg.no_default_dirs)
         return;
     core_dir(here, sizeof here);
-    if (here[0] != '\0') {
-        snprintf(next, sizeof next, "%s/loom/plugins", here);
-        struct stat sb;
-        if (stat(next, &sb) == 0 && S_ISDIR(sb.st_mode))
-            add_dir(next, "next to libloom");
-    }
-    add_dir(LOOM_PLUGIN_DIR, "installed");
     /* The build tree, when this libloom (or the test binary holding the
-    ** core) lives inside it: packs sit in <build>/plugins/<domain>/. */
+    ** core) lives inside it: packs sit in <build>/plugins/<domain>/. A
+    ** build-tree libloom searches only the build tree's packs (after the
+    ** plugin path), so a pack developer never runs stale installed kernels
+    ** by accident; installed packs are searched from there only when the
+    ** plugin path names them. */
     char build_root[PATH_MAX];
     snprintf(build_root, sizeof build_root, "%s", LOOM_BUILD_PLUGIN_DIR);
     char *slash = strrchr(build_root, '/');
     if (slash != NULL)
         *slash = '\0';
-    if (here[0] != '\0' && strncmp(here, build_root, strlen(build_root)) == 0) {
+    size_t root_len = strlen(build_root);
+    if (here[0] != '\0' && root_len > 0 && strncmp(here, build_root, root_len) == 0
+        && (here[root_len] == '/' || here[root_len] == '\0')) {
         DIR *d = opendir(LOOM_BUILD_PLUGIN_DIR);
         struct dirent *e;
         char sub[PATH_MAX + 300];
@@ -229,7 +230,15 @@ static void collect_dirs(void)
         }
         if (d != NULL)
             closedir(d);
+        return;
     }
+    if (here[0] != '\0') {
+        snprintf(next, sizeof next, "%s/loom/plugins", here);
+        struct stat sb;
+        if (stat(next, &sb) == 0 && S_ISDIR(sb.st_mode))
+            add_dir(next, "next to libloom");
+    }
+    add_dir(LOOM_PLUGIN_DIR, "installed");
 }
 
 static int cmp_names(const void *a, const void *b)

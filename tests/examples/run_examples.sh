@@ -59,6 +59,24 @@ plugindir=$($pc --variable=plugindir loom-plugin)
 [[ -d $plugindir ]] || fail "plugindir $plugindir (from loom-plugin.pc) does not exist after install"
 cli=$inst_prefix/bin/loom
 [[ -x $cli ]] || fail "the loom CLI was not installed as $cli"
+
+# 1b. the installed tree behaves like a Debian library: the CLI runs with no
+# LD_LIBRARY_PATH (RUNPATH $ORIGIN/../<libdir>), loom.pc asks a host for
+# -lloom only (no Requires.private, no -I of libloom's own dependencies),
+# and libloom's symbols carry the LOOM_1.0 version node.
+env -u LD_LIBRARY_PATH LOOM_PLUGIN_PATH="$plugindir" "$cli" list >"$tmp/list.out" 2>&1 \
+    || { cat "$tmp/list.out" >&2; fail "the installed loom does not run without LD_LIBRARY_PATH (RUNPATH)"; }
+grep -q 'core.matmul' "$tmp/list.out" || fail "the installed loom lists no core.matmul"
+if grep -qE '^Requires.private:|cjson|hwloc' "$inst_libdir/pkgconfig/loom.pc"; then
+    fail "loom.pc names libloom's private dependencies: $(grep -E 'Requires|Cflags|Libs' "$inst_libdir/pkgconfig/loom.pc" | tr '\n' ' ')"
+fi
+libs=$($pc --libs loom); libs=${libs% }
+[[ $libs == "-L$inst_libdir -lloom" ]] || fail "pkg-config --libs loom gives '$($pc --libs loom)'"
+if command -v objdump >/dev/null 2>&1; then
+    objdump -T "$inst_libdir/libloom.so.0" | grep -qE 'LOOM_1\.0 +loom_init$' \
+        || fail "libloom.so.0 exports loom_init without the LOOM_1.0 version node"
+fi
+echo "install: ok (RUNPATH, loom.pc, LOOM_1.0 symbols)"
 export LD_LIBRARY_PATH=$inst_libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 # 2. the op pack, out of tree
@@ -100,6 +118,20 @@ make -s -C "$tmp/host" CC="$cc" PKG_CONFIG="$pc" CFLAGS="-O2 -g $san_flags" \
     LDFLAGS="$san_flags" >"$tmp/host.log" 2>&1 \
     || { cat "$tmp/host.log" >&2; fail "examples/host did not build"; }
 "$tmp/host/host" || fail "examples/host failed"
+
+# 4b. the same host program with CMake's find_package(loom) (loom::loom),
+# found through CMAKE_PREFIX_PATH alone
+if command -v cmake >/dev/null 2>&1; then
+    cmake -S "$source/examples/host" -B "$tmp/host-cmake" -DCMAKE_PREFIX_PATH="$inst_prefix" \
+        -DCMAKE_C_COMPILER="${cc_words[0]}" -DCMAKE_C_FLAGS="-O2 -g $san_flags" \
+        -DCMAKE_EXE_LINKER_FLAGS="$san_flags" >"$tmp/cmake.log" 2>&1 \
+        && cmake --build "$tmp/host-cmake" >>"$tmp/cmake.log" 2>&1 \
+        || { cat "$tmp/cmake.log" >&2; fail "examples/host did not build with CMake's find_package(loom)"; }
+    env -u LD_LIBRARY_PATH "$tmp/host-cmake/host" || fail "examples/host (CMake build) failed"
+    echo "examples/host with find_package(loom): ok"
+else
+    echo "SKIP (CMake part): cmake not found; find_package(loom) was not checked"
+fi
 
 # 5. the README's host program ("## A host program"), as C and as C++
 awk '/^## A host program/ { on = 1; next } on && /^```c$/ { code = 1; next }

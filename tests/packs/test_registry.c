@@ -159,6 +159,9 @@ static void long_plugin_path_keeps_the_default_folders(void **state)
         if (i < 200)
             assert_string_equal(origin, "LOOM_PLUGIN_PATH");
         build_tree |= strcmp(origin, "build tree") == 0;
+        /* a build-tree libloom never searches installed packs on its own */
+        assert_string_not_equal(origin, "installed");
+        assert_string_not_equal(origin, "next to libloom");
     }
     assert_true(build_tree);
     assert_non_null(loom_op_find("core.add"));
