@@ -1142,8 +1142,13 @@ static const struct loom_op *op_lookup_initialised(const char *name, const char 
         return NULL;
     }
     op = loom__op_lookup(loom__snapshot_get(), name);
-    if (op == NULL)
-        loom__fail(LOOM_ENOENT, "no operator named '%s' (is its pack loaded? see `loom doctor`)", name);
+    if (op == NULL) {
+        const char *near = loom__closest_op(name);
+        if (near != NULL)
+            loom__fail(LOOM_ENOENT, "no operator named '%s'; did you mean '%s'?", name, near);
+        else
+            loom__fail(LOOM_ENOENT, "no operator named '%s' (is its pack loaded? see `loom doctor`)", name);
+    }
     return op;
 }
 

@@ -5,6 +5,7 @@
 ** loads under loom__registry_lock; later callers see loom__initialized and
 ** return at once. Dispatch checks the flag with one acquire load.
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,29 @@ static int64_t n_config_lines;
 
 LOOM_API const char *loom_version(void) { return LOOM_VERSION_STRING; }
 LOOM_API uint32_t loom_abi_version(void) { return (uint32_t)LOOM_ABI_MAJOR << 16 | LOOM_ABI_MINOR; }
+
+/* Everything loom_init set up, undone (the registry lock held). */
+static void teardown(void)
+{
+    atomic_store(&loom__initialized, 0);
+    atomic_fetch_add(&loom__epoch, 1);   /* every handle of this init is stale from here on */
+    loom__op_handles_reset();
+    loom__plans_release_all();
+    loom__objects_destroy_all();
+    loom__loader_reset();           /* fini() of every pack, newest first */
+    loom__registry_reset();
+    loom__interfaces_reset();
+    loom__device_reset();
+    loom__loader_unload();
+    loom__pool_stop();
+    for (int64_t i = 0; i < n_config_lines; i++)
+        free(config_lines[i]);
+    free(config_lines);
+    config_lines = NULL;
+    n_config_lines = 0;
+    loom__config_free(&loom__cfg);
+    loom__host_cache_trim();
+}
 
 LOOM_API loom_status loom_init(const loom_init_options *options)
 {
@@ -53,6 +77,15 @@ LOOM_API loom_status loom_init(const loom_init_options *options)
         goto fail;
     loom__loader_scan();
     loom__config_lines(&config_lines, &n_config_lines);
+    /* LOOM_BACKENDS mistakes are warnings, or under LOOM_STRICT=1 a failed
+    ** init that leaves nothing loaded */
+    if ((st = loom__policy_check()) != LOOM_OK) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", loom_last_error());
+        teardown();
+        loom__fail(st, "%s", msg);
+        goto fail;
+    }
     atomic_store_explicit(&loom__initialized, 1, memory_order_release);
     pthread_mutex_unlock(&loom__registry_lock);
     return LOOM_OK;
@@ -68,24 +101,7 @@ LOOM_API void loom_shutdown(void)
         pthread_mutex_unlock(&loom__registry_lock);
         return;
     }
-    atomic_store(&loom__initialized, 0);
-    atomic_fetch_add(&loom__epoch, 1);   /* every handle of this init is stale from here on */
-    loom__op_handles_reset();
-    loom__plans_release_all();
-    loom__objects_destroy_all();
-    loom__loader_reset();           /* fini() of every pack, newest first */
-    loom__registry_reset();
-    loom__interfaces_reset();
-    loom__device_reset();
-    loom__loader_unload();
-    loom__pool_stop();
-    for (int64_t i = 0; i < n_config_lines; i++)
-        free(config_lines[i]);
-    free(config_lines);
-    config_lines = NULL;
-    n_config_lines = 0;
-    loom__config_free(&loom__cfg);
-    loom__host_cache_trim();
+    teardown();
     pthread_mutex_unlock(&loom__registry_lock);
 }
 

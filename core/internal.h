@@ -181,6 +181,12 @@ loom_status loom__alloc_cap_check(uint64_t nbytes, const char *what);
 /* Log at level (1..3 = LOOM_VERBOSE threshold; 0 always). */
 void loom__log(int level, const char *fmt, ...) LOOM_PRINTF(2, 3);
 
+/* ------------------------------------------------------------ suggest.c */
+
+/* The candidate closest to word within a few edits ("did you mean"), or
+** NULL when none is close. */
+const char *loom__closest(const char *word, const char *const *candidates, int64_t n);
+
 /* --------------------------------------------------------------- cpu.c */
 
 /* What cpuid and the OS allow, uncapped (LOOM_CPU_* bits). */

@@ -185,9 +185,13 @@ LOOM_API loom_status loom_object_create_ex(loom_object **out, const char *class_
     if ((st = loom_init(NULL)) != LOOM_OK)
         return st;
     cls = loom__class_lookup(loom__snapshot_get(), class_name);
-    if (cls == NULL)
+    if (cls == NULL) {
+        const char *near = loom__closest_class(class_name);
+        if (near != NULL)
+            return loom__fail(LOOM_ENOENT, "no object class named '%s'; did you mean '%s'?", class_name, near);
         return loom__fail(LOOM_ENOENT, "no object class named '%s' (is its pack loaded? see `loom doctor`)",
                           class_name);
+    }
     loom__error_context(cls->c.name);
     if ((st = loom__attrs_resolve(attrs, cls->c.attrs, cls->c.n_attrs, cls->c.name, values)) != LOOM_OK
         || (st = loom__attrs_check_choices(values, cls->c.attrs, cls->c.n_attrs, cls->c.choices, cls->c.n_choices,

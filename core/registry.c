@@ -23,6 +23,7 @@
 ** A dropped registration returns LOOM_OK to the pack, whose init goes on.
 */
 #include <fnmatch.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -934,6 +935,99 @@ int32_t loom__backend_rank(const char *op, const char *backend)
     return pos >= 0 ? pos : 100;   /* third-party backends after the built-in ones */
 }
 
+/* Every distinct backend name of the current registry plus the built-in
+** ones, into names[] (up to max); returns the count. */
+static int64_t known_backends(const loom__snapshot *snap, const char **names, int64_t max)
+{
+    static const char *const builtin[] = { "cuda", "onednn", "cpu" };
+    int64_t n = 0;
+    for (size_t b = 0; b < sizeof builtin / sizeof builtin[0] && n < max; b++)
+        names[n++] = builtin[b];
+    for (int64_t i = 0; snap != NULL && i < snap->n_ops; i++)
+        for (int32_t k = 0; k < snap->ops[i]->n_kernels; k++) {
+            const char *be = snap->ops[i]->kernels[k]->k.backend;
+            int64_t j = 0;
+            while (j < n && strcmp(names[j], be) != 0)
+                j++;
+            if (j == n && n < max)
+                names[n++] = be;
+        }
+    return n;
+}
+
+/* Check one ','-separated backend list of LOOM_BACKENDS (`where` names the
+** part: "the default list" or "rule 'vision.*'"). */
+static loom_status check_backend_list(const char *list, const char *where, const char **known, int64_t n_known)
+{
+    loom_status st = LOOM_OK;
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        while (len > 0 && *p == ' ') {
+            p++;
+            len--;
+        }
+        while (len > 0 && p[len - 1] == ' ')
+            len--;
+        char word[LOOM_MAX_NAME];
+        if (len > 0 && len < sizeof word) {
+            memcpy(word, p, len);
+            word[len] = '\0';
+            int64_t j = 0;
+            while (j < n_known && strcmp(known[j], word) != 0)
+                j++;
+            if (j == n_known) {
+                const char *near = loom__closest(word, known, n_known);
+                char hint[LOOM_MAX_NAME + 32] = "";
+                if (near != NULL)
+                    snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
+                loom__log(0, "LOOM_BACKENDS: '%s' in %s is not a backend of any loaded pack%s", word, where, hint);
+                if (st == LOOM_OK && loom__cfg.strict)
+                    st = loom__fail(LOOM_EINVAL, "LOOM_BACKENDS: '%s' in %s is not a backend of any loaded pack%s "
+                                    "(LOOM_STRICT=1)", word, where, hint);
+            }
+        }
+        if (end == NULL)
+            break;
+        p = end + 1;
+    }
+    return st;
+}
+
+loom_status loom__policy_check(void)
+{
+    const loom__snapshot *snap = loom__snapshot_get();
+    const char *known[64];
+    int64_t n_known = known_backends(snap, known, 64);
+    loom_status st = LOOM_OK, s2;
+
+    if (!policy_parsed)
+        policy_parse();
+    if (default_list != NULL && (s2 = check_backend_list(default_list, "the default list", known, n_known)) != LOOM_OK
+        && st == LOOM_OK)
+        st = s2;
+    for (int i = 0; i < n_rules; i++) {
+        char where[LOOM_MAX_NAME + 16];
+        snprintf(where, sizeof where, "rule '%.*s'", LOOM_MAX_NAME - 1, rules[i].glob);
+        if ((s2 = check_backend_list(rules[i].list, where, known, n_known)) != LOOM_OK && st == LOOM_OK)
+            st = s2;
+        bool matched = false;
+        for (int64_t o = 0; snap != NULL && o < snap->n_ops && !matched; o++)
+            matched = fnmatch(rules[i].glob, snap->ops[o]->schema->name, 0) == 0;
+        if (!matched) {
+            const char *near = loom__closest_op(rules[i].glob);
+            char hint[LOOM_MAX_NAME + 32] = "";
+            if (near != NULL)
+                snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
+            loom__log(0, "LOOM_BACKENDS: rule '%s' matches no loaded op%s", rules[i].glob, hint);
+            if (st == LOOM_OK && loom__cfg.strict)
+                st = loom__fail(LOOM_EINVAL, "LOOM_BACKENDS: rule '%s' matches no loaded op%s (LOOM_STRICT=1)",
+                                rules[i].glob, hint);
+        }
+    }
+    return st;
+}
+
 /* Order kernels: by backend rank (excluded last), then priority. */
 static void order_kernels(struct loom_op *op)
 {
@@ -986,6 +1080,36 @@ const loom__class *loom__class_lookup(const loom__snapshot *s, const char *name)
 static int cmp_ops(const void *a, const void *b)
 {
     return strcmp((*(struct loom_op *const *)a)->schema->name, (*(struct loom_op *const *)b)->schema->name);
+}
+
+const char *loom__closest_op(const char *name)
+{
+    const loom__snapshot *s = loom__snapshot_get();
+    if (s == NULL || s->n_ops == 0)
+        return NULL;
+    const char **names = malloc((size_t)s->n_ops * sizeof *names);
+    if (names == NULL)
+        return NULL;
+    for (int64_t i = 0; i < s->n_ops; i++)
+        names[i] = s->ops[i]->schema->name;
+    const char *best = loom__closest(name, names, s->n_ops);
+    free(names);
+    return best;
+}
+
+const char *loom__closest_class(const char *name)
+{
+    const loom__snapshot *s = loom__snapshot_get();
+    if (s == NULL || s->n_classes == 0)
+        return NULL;
+    const char **names = malloc((size_t)s->n_classes * sizeof *names);
+    if (names == NULL)
+        return NULL;
+    for (int64_t i = 0; i < s->n_classes; i++)
+        names[i] = s->classes[i]->c.name;
+    const char *best = loom__closest(name, names, s->n_classes);
+    free(names);
+    return best;
 }
 
 static void snapshot_free(loom__snapshot *s)

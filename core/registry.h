@@ -72,6 +72,15 @@ typedef struct loom__snapshot {
 const loom__snapshot *loom__snapshot_get(void);
 const struct loom_op *loom__op_lookup(const loom__snapshot *s, const char *name);
 const loom__class *loom__class_lookup(const loom__snapshot *s, const char *name);
+/* The registered op / class name closest to a mistyped one, or NULL. */
+const char *loom__closest_op(const char *name);
+const char *loom__closest_class(const char *name);
+/* Check LOOM_BACKENDS against what loaded: each backend it names must be a
+** backend of some kernel (or a built-in one: cuda, onednn, cpu) and each
+** per-op glob must match some op. A mistake is logged, naming the closest
+** match; with LOOM_STRICT=1 the first one is returned as an error (EINVAL,
+** message set). Called once by loom_init after the packs load. */
+loom_status loom__policy_check(void);
 
 /* Registration of one pack: begin, let the pack's init register into the
 ** registrar, then commit or abort. Caller holds the lock. Commit publishes

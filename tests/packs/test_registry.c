@@ -392,6 +392,64 @@ static void backend_rules_past_the_limit_are_named(void **state)
     fclose(log);
 }
 
+static char *read_log(FILE *log, char *buf, size_t size)
+{
+    fflush(log);
+    rewind(log);
+    size_t got = fread(buf, 1, size - 1, log);
+    buf[got] = '\0';
+    return buf;
+}
+
+/* LOOM_BACKENDS mistakes are named with the closest match; under
+** LOOM_STRICT=1 they fail loom_init, which leaves nothing loaded. */
+static void backend_mistakes_are_named_and_strict_refuses_them(void **state)
+{
+    static char buf[1 << 17];               /* the whole verbose log of a scan */
+    FILE *log = tmpfile();
+    (void)state;
+    assert_int_equal(init_with(NULL, "fsat,cpu;mock.dubble=cpu", log), LOOM_OK);
+    read_log(log, buf, sizeof buf);
+    assert_non_null(strstr(buf, "LOOM_BACKENDS: 'fsat' in the default list is not a backend of any loaded pack; "
+                                "did you mean 'fast'?"));
+    assert_non_null(strstr(buf, "LOOM_BACKENDS: rule 'mock.dubble' matches no loaded op; did you mean 'mock.double'?"));
+    /* the call still runs, on the backends that exist */
+    assert_true(run_double(2) == 4.0f);
+    /* a valid policy says nothing */
+    fclose(log);
+    log = tmpfile();
+    assert_int_equal(init_with(NULL, "fast,cpu;mock.*=cpu", log), LOOM_OK);
+    assert_null(strstr(read_log(log, buf, sizeof buf), "LOOM_BACKENDS"));
+    loom_shutdown();
+    setenv("LOOM_STRICT", "1", 1);
+    assert_int_equal(init_with(NULL, "cpu;mock.dubble=cpu", NULL), LOOM_EINVAL);
+    assert_non_null(strstr(loom_last_error(), "rule 'mock.dubble' matches no loaded op; did you mean 'mock.double'? "
+                                              "(LOOM_STRICT=1)"));
+    assert_null(loom_op_find("mock.double"));       /* nothing stayed loaded */
+    assert_int_equal(init_with(NULL, "cdua,cpu", NULL), LOOM_EINVAL);
+    assert_non_null(strstr(loom_last_error(), "'cdua' in the default list is not a backend of any loaded pack"));
+    unsetenv("LOOM_STRICT");
+    assert_int_equal(init_with(NULL, "cpu", NULL), LOOM_OK);
+    assert_non_null(loom_op_find("mock.double"));
+    loom_shutdown();
+    fclose(log);
+}
+
+/* A mistyped op or class name in a call is answered with the closest one. */
+static void a_mistyped_op_name_gets_a_suggestion(void **state)
+{
+    loom_object *obj = NULL;
+    (void)state;
+    assert_int_equal(init_with(NULL, NULL, NULL), LOOM_OK);
+    assert_null(loom_op_find("mock.dobule"));
+    assert_string_equal(loom_last_error(), "no operator named 'mock.dobule'; did you mean 'mock.double'?");
+    assert_null(loom_op_find("zzz.qqq"));
+    assert_non_null(strstr(loom_last_error(), "no operator named 'zzz.qqq' (is its pack loaded?"));
+    assert_int_equal(loom_object_create(&obj, "mock.nothing_like_it", NULL, NULL), LOOM_ENOENT);
+    assert_non_null(strstr(loom_last_error(), "no object class named 'mock.nothing_like_it'"));
+    loom_shutdown();
+}
+
 static void a_long_kernel_label_is_kept_whole(void **state)
 {
     float x[2] = { 1, 2 };
@@ -423,6 +481,8 @@ int main(void)
         cmocka_unit_test(a_path_pack_redefining_core_add_takes_only_core_add),
         cmocka_unit_test(backend_rules_past_the_limit_are_named),
         cmocka_unit_test(a_long_kernel_label_is_kept_whole),
+        cmocka_unit_test(backend_mistakes_are_named_and_strict_refuses_them),
+        cmocka_unit_test(a_mistyped_op_name_gets_a_suggestion),
     };
     int rc = cmocka_run_group_tests_name("registry", tests, NULL, NULL);
     loom_shutdown();
