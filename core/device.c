@@ -215,6 +215,17 @@ static const char *describe_cpu(void)
     return cpu_desc;
 }
 
+bool loom__device_type_present(int32_t device_type)
+{
+    if (device_type == LOOM_DEVICE_CPU)
+        return true;
+    int n = atomic_load_explicit(&n_providers, memory_order_acquire);
+    for (int i = 0; i < n; i++)
+        if (providers[i].p.device_type == device_type && providers[i].count > 0)
+            return true;
+    return false;
+}
+
 LOOM_API int64_t loom_device_count(void)
 {
     int n = atomic_load_explicit(&n_providers, memory_order_acquire);

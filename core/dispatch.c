@@ -335,7 +335,7 @@ loom_status loom__alloc_output(loom_call *call, int32_t index, loom_dtype dtype,
 static const char *reason_text(int r)
 {
     static const char *const t[] = {
-        [R_NOT_TRIED] = "not tried (an earlier candidate ran)", [R_CHOSEN] = "chosen",
+        [R_NOT_TRIED] = "lower in LOOM_BACKENDS", [R_CHOSEN] = "chosen",
         [R_EXCLUDED] = "excluded by LOOM_BACKENDS", [R_FORCED_OUT] = "another backend was forced for this call",
         [R_DEVICE] = "runs on another device type", [R_DTYPE] = "input dtype not supported",
         [R_DECLINED] = "declined", [R_OTHER_PACK] = "the object was made by a pack of another family",
@@ -371,8 +371,12 @@ static void format_record(last_record *r)
     for (int32_t k = 0; k < op->n_kernels; k++) {
         if (k == r->chosen)
             continue;
+        /* a kernel after the chosen one of the same backend lost on priority,
+        ** not on the backend order */
+        const char *why = r->reason[k] == R_NOT_TRIED && r->chosen >= 0 && op->rank[k] == op->rank[r->chosen]
+                        ? "lower priority than the chosen kernel of its backend" : reason_text(r->reason[k]);
         PUT("; %s: %s%s%s", op->kernels[k]->k.impl ? op->kernels[k]->k.impl : op->kernels[k]->k.backend,
-            reason_text(r->reason[k]), r->why[k][0] ? ": " : "", r->why[k]);
+            why, r->why[k][0] ? ": " : "", r->why[k]);
     }
 #undef PUT
 }
@@ -534,6 +538,39 @@ static void select_kernel(last_record *r, const struct loom_op *op, loom_call *c
     }
 }
 
+static int op_has_backend(const struct loom_op *op, const char *backend)
+{
+    for (int32_t k = 0; k < op->n_kernels; k++)
+        if (strcmp(op->kernels[k]->k.backend, backend) == 0)
+            return 1;
+    return 0;
+}
+
+/* The distinct backends of op's kernels: "cuda, onednn, cpu" into list and
+** (thread-local, valid until the next call) op_backends[] for suggestions. */
+static _Thread_local const char *op_backends[LOOM__MAX_KERNELS];
+static _Thread_local int64_t n_op_backends;
+
+static void backend_list(const struct loom_op *op, char *list, size_t size)
+{
+    size_t n = 0;
+    list[0] = '\0';
+    n_op_backends = 0;
+    for (int32_t k = 0; k < op->n_kernels && k < LOOM__MAX_KERNELS; k++) {
+        const char *be = op->kernels[k]->k.backend;
+        int64_t j = 0;
+        while (j < n_op_backends && strcmp(op_backends[j], be) != 0)
+            j++;
+        if (j < n_op_backends)
+            continue;
+        op_backends[n_op_backends++] = be;
+        if (n < size)
+            n += (size_t)snprintf(list + n, size - n, "%s%s", n > 0 ? ", " : "", be);
+    }
+    if (n_op_backends == 0)
+        snprintf(list, size, "no kernels");
+}
+
 /* select_kernel, then the verdict: LOOM_ENOTSUP when no kernel can run the
 ** call (or plan: `what`), LOOM_ESTRICT for a fallback LOOM_STRICT forbids. */
 static loom_status choose_kernel(last_record *r, const struct loom_op *op, loom_call *call, const char *backend,
@@ -543,6 +580,16 @@ static loom_status choose_kernel(last_record *r, const struct loom_op *op, loom_
     select_kernel(r, op, call, backend, object_pack);
     if (r->chosen >= 0 && !(r->fallback && loom__cfg.strict))
         return LOOM_OK;
+    if (r->chosen < 0 && backend != NULL && !op_has_backend(op, backend)) {
+        char list[256];
+        backend_list(op, list, sizeof list);
+        const char *near = loom__closest(backend, (const char *const *)op_backends, n_op_backends);
+        r->chosen = -1;
+        if (near != NULL)
+            return loom__fail(LOOM_ENOTSUP, "'%s' is not a backend of %s (it has: %s); did you mean '%s'?", backend,
+                              op->schema->name, list, near);
+        return loom__fail(LOOM_ENOTSUP, "'%s' is not a backend of %s (it has: %s)", backend, op->schema->name, list);
+    }
     format_record(r);
     if (r->chosen < 0)
         st = loom__fail(LOOM_ENOTSUP, "no kernel can run this %s: %s", what, r->text);
@@ -1581,5 +1628,7 @@ LOOM_API loom_status loom_op_kernel_at(const loom_op *handle, int64_t index, loo
     info.pack = k->pack->name;
     info.device_type = k->k.device_type;
     info.dtypes = k->k.dtypes;
+    info.excluded = op->rank[index] < 0;
+    info.device_present = loom__device_type_present(k->k.device_type);
     return loom__struct_out(out, &info, sizeof info, "loom_op_kernel_at");
 }

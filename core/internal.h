@@ -102,6 +102,8 @@ loom_status loom__dev_sync(loom_dl_device device, void *stream);
 /* Providers are added by the registry at pack commit. */
 loom_status loom__device_add_provider(const loom_device_provider *p, const char *pack);
 void loom__device_reset(void);
+/* A device of this LOOM_DEVICE_* type is present (the cpu always is). */
+bool loom__device_type_present(int32_t device_type);
 
 /* ------------------------------------------------------------ fileio.c */
 

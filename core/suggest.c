@@ -62,3 +62,8 @@ const char *loom__closest(const char *word, const char *const *candidates, int64
     }
     return best;
 }
+
+LOOM_API const char *loom_suggest(const char *word, const char *const *candidates, int64_t n)
+{
+    return candidates != NULL && n > 0 ? loom__closest(word, candidates, n) : NULL;
+}

@@ -91,6 +91,11 @@ LOOM_API uint32_t loom_abi_version(void);          /* major << 16 | minor */
 LOOM_API const char *loom_last_error(void);        /* this thread's last failure */
 LOOM_API loom_status loom_last_status(void);
 LOOM_API const char *loom_status_name(loom_status status);  /* "LOOM_EINVAL" */
+/* The candidate closest to a mistyped word, for a host's own "did you
+** mean" (the core answers unknown op, class and backend names this way):
+** within a third of the word's length in edits (at least 1, at most 3;
+** an adjacent swap is one edit), else NULL. Needs no loom_init. */
+LOOM_API const char *loom_suggest(const char *word, const char *const *candidates, int64_t n);
 
 /* Load one more pack file now, with the same checks as discovery. */
 LOOM_API loom_status loom_load_pack(const char *path);
@@ -241,6 +246,10 @@ typedef struct loom_kernel_info {
     const char *pack;
     int32_t device_type;
     uint64_t dtypes;
+    /* 1 when LOOM_BACKENDS leaves this kernel out for this op */
+    int32_t excluded;
+    /* 0 when no device of device_type is present: the kernel cannot run here */
+    int32_t device_present;
 } loom_kernel_info;
 #define LOOM_KERNEL_INFO_INIT LOOM_STRUCT_INIT(loom_kernel_info)
 LOOM_API int64_t loom_op_kernel_count(const loom_op *op);

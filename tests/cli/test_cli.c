@@ -486,6 +486,70 @@ static void unknown_op_fails_naming_it(void **state)
     expect_run(1, ARGV("info", "no.such_op"), "no.such_op", NULL);
 }
 
+/* Mistakes are answered in one line with the closest name and a pointer to
+** --help; with --json the error is JSON on stdout as well. */
+static void mistakes_get_one_line_and_a_suggestion(void **state)
+{
+    result r;
+    (void)state;
+    expect_run(2, ARGV("lsit"), "unknown command 'lsit'; did you mean 'list'?", "Try 'loom --help'.", NULL);
+
+    r = run_loom(ARGV("run", "--no-such-flag"));
+    expect_status(&r, 2);
+    expect_contains(r.err, "loom run: unknown option '--no-such-flag'\nTry 'loom run --help'.\n");
+    assert_null(strstr(r.err, "usage:"));               /* not the whole usage text */
+    result_free(&r);
+
+    if (core_missing())
+        return;
+    expect_run(1, ARGV("info", "core.amtmul"), "no operator named 'core.amtmul'; did you mean 'core.matmul'?", NULL);
+
+    r = run_loom(ARGV("info", "core.amtmul", "--json"));
+    expect_status(&r, 1);
+    cJSON *j = parse_json(&r), *e = cJSON_GetObjectItem(j, "error");
+    assert_non_null(e);
+    assert_string_equal(cJSON_GetObjectItem(e, "status")->valuestring, "LOOM_ENOENT");
+    expect_contains(cJSON_GetObjectItem(e, "message")->valuestring, "did you mean 'core.matmul'?");
+    assert_int_equal(cJSON_GetObjectItem(e, "exit")->valueint, 1);
+    cJSON_Delete(j);
+    result_free(&r);
+
+    r = run_loom(ARGV("list", "--json", "--bogus"));
+    expect_status(&r, 2);
+    j = parse_json(&r);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "error"), "status")->valuestring, "usage");
+    cJSON_Delete(j);
+    result_free(&r);
+
+    char in_a[320], in_b[320];
+    write_matmul_inputs();
+    matmul_in_args(in_a, in_b);
+    expect_run(1, ARGV("run", "core.matmul", "--backend", "gpu", "--in", in_a, "--in", in_b),
+               "'gpu' is not a backend of core.matmul (it has: ", NULL);
+}
+
+/* info and list follow LOOM_BACKENDS and say which kernels cannot run. */
+static void kernels_excluded_or_without_device_are_marked(void **state)
+{
+    (void)state;
+    if (core_missing())
+        return;
+    setenv("LOOM_BACKENDS", "cpu", 1);
+    result r = run_loom(ARGV("info", "core.matmul"));
+    unsetenv("LOOM_BACKENDS");
+    expect_status(&r, 0);
+    expect_contains(r.out, "kernels in dispatch order:\n  1. cpu ");
+    if (strstr(r.out, "onednn") != NULL)
+        expect_contains(r.out, "onednn:matmul            pack core       cpu   dtypes f32  (excluded by LOOM_BACKENDS)");
+    result_free(&r);
+    r = run_loom(ARGV("list"));
+    expect_status(&r, 0);
+    /* without a CUDA device, core.add's cuda kernel is shown as unable to run */
+    if (strstr(r.out, "cuda") != NULL && system("nvidia-smi -L >/dev/null 2>&1") != 0)
+        expect_contains(r.out, "cpu (cuda: no device)");
+    result_free(&r);
+}
+
 static void missing_input_file_is_named(void **state)
 {
     char in_a[320], in_b[320];
@@ -594,6 +658,8 @@ int main(void)
         cmocka_unit_test(run_linear_method_uses_weights_file),
         cmocka_unit_test(run_names_are_checked_against_the_schema),
         cmocka_unit_test(unknown_op_fails_naming_it),
+        cmocka_unit_test(mistakes_get_one_line_and_a_suggestion),
+        cmocka_unit_test(kernels_excluded_or_without_device_are_marked),
         cmocka_unit_test(missing_input_file_is_named),
         cmocka_unit_test(bench_json_has_timing_keys),
         cmocka_unit_test(demo_runs_and_says_where_calls_ran),

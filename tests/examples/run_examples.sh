@@ -73,7 +73,9 @@ fi
 libs=$($pc --libs loom); libs=${libs% }
 [[ $libs == "-L$inst_libdir -lloom" ]] || fail "pkg-config --libs loom gives '$($pc --libs loom)'"
 if command -v objdump >/dev/null 2>&1; then
-    objdump -T "$inst_libdir/libloom.so.0" | grep -qE 'LOOM_1\.0 +loom_init$' \
+    # (into a file first: grep -q closing the pipe early fails it under pipefail)
+    objdump -T "$inst_libdir/libloom.so.0" >"$tmp/symbols.txt"
+    grep -qE 'LOOM_1\.0 +loom_init$' "$tmp/symbols.txt" \
         || fail "libloom.so.0 exports loom_init without the LOOM_1.0 version node"
 fi
 echo "install: ok (RUNPATH, loom.pc, LOOM_1.0 symbols)"

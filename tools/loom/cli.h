@@ -35,6 +35,9 @@ int cli_init(void);
 /* loom_shutdown() if cli_init succeeded. */
 void cli_shutdown(void);
 /* Prints "loom: <loom_last_error()>" to stderr and returns CLI_FAIL. */
+/* 1 when the command line has --json: failures are then printed as JSON on
+** stdout too (set by main before the command runs). */
+extern int cli_json_errors;
 int cli_fail(void);
 /* Prints "loom <cmd>: <message>" and then usage to stderr; returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
@@ -58,6 +61,8 @@ char *cli_shape(const loom_tensor *t, char *buf, size_t size);     /* "[2,3]" */
 char *cli_attr_value(const loom_attr_value *v, char *buf, size_t size);
 const char *cli_attr_type_name(int32_t type);                      /* "int", "floats" */
 const char *cli_device_name(int32_t device_type);                  /* "cpu", "cuda" */
+/* "  (excluded by LOOM_BACKENDS)", "  (no device: cannot run here)" or "" */
+const char *cli_kernel_note(const loom_kernel_info *k);
 
 /* The object class with this name, or NULL. */
 const loom_object_class *cli_find_class(const char *name);

@@ -138,9 +138,10 @@ static int doctor_text(void)
             return cli_fail();
         printf("  %-9s %s\n", scan_result_name(e.result), e.path != NULL ? e.path : "?");
         if (e.pack != NULL)
-            printf("            pack %s %s: %lld ops, %lld kernels, %lld classes, %lld live objects\n",
-                   e.pack, e.version != NULL ? e.version : "", (long long)e.n_ops,
-                   (long long)e.n_kernels, (long long)e.n_classes, (long long)e.live_objects);
+            printf("            pack %s %s: defines %lld ops, brings %lld kernels%s, %lld classes, %lld live objects\n",
+                   e.pack, e.version != NULL ? e.version : "", (long long)e.n_ops, (long long)e.n_kernels,
+                   e.result == LOOM_SCAN_NO_DEVICE && e.n_kernels > 0 ? " (none can run: no device)" : "",
+                   (long long)e.n_classes, (long long)e.live_objects);
         if (e.reason != NULL && e.reason[0] != '\0')
             printf("            %s\n", e.reason);
     }

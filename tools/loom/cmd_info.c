@@ -80,9 +80,10 @@ static int info_text(const loom_op *op, const loom_op_schema *s)
         loom_kernel_info k = LOOM_KERNEL_INFO_INIT;
         if (loom_op_kernel_at(op, i, &k) != LOOM_OK)
             return cli_fail();
-        printf("  %lld. %-8s %-24s pack %-10s %-5s dtypes %s\n", (long long)i + 1, k.backend,
+        printf("  %lld. %-8s %-24s pack %-10s %-5s dtypes %s%s\n", (long long)i + 1, k.backend,
                k.impl != NULL ? k.impl : "-", k.pack != NULL ? k.pack : "-",
-               cli_device_name(k.device_type), cli_dtype_list(k.dtypes, dtypes, sizeof dtypes));
+               cli_device_name(k.device_type), cli_dtype_list(k.dtypes, dtypes, sizeof dtypes),
+               cli_kernel_note(&k));
     }
     return CLI_OK;
 }
@@ -152,6 +153,8 @@ static int info_json(const loom_op *op, const loom_op_schema *s)
         json_add_str(o, "pack", k.pack);
         json_add_str(o, "device", cli_device_name(k.device_type));
         cJSON_AddItemToObject(o, "dtypes", json_dtype_array(k.dtypes));
+        cJSON_AddItemToObject(o, "excluded", cJSON_CreateBool(k.excluded != 0));
+        cJSON_AddItemToObject(o, "device_present", cJSON_CreateBool(k.device_present != 0));
         cJSON_AddItemToArray(kernels, o);
     }
     cJSON_AddItemToObject(root, "kernels", kernels);

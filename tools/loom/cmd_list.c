@@ -15,22 +15,34 @@ static const char usage[] =
     "  one-line doc) and every object class of the loaded packs.\n"
     "  --json   print one JSON object {\"ops\": [...], \"classes\": [...]}\n";
 
-/* "onednn,cpu": the backends of op's kernels in dispatch order. */
+/* "onednn,cpu": the backends of op's kernels that can run here, in
+** dispatch order; those LOOM_BACKENDS excludes or whose device is absent
+** follow in parentheses: "cpu (cuda: no device)". */
 static void backends_of(const loom_op *op, char *buf, size_t size)
 {
     int64_t n = op != NULL ? loom_op_kernel_count(op) : 0;
-    size_t len = 0;
+    char off[256] = "";
+    size_t len = 0, off_len = 0;
     buf[0] = '\0';
-    for (int64_t i = 0; i < n && len + 1 < size; i++) {
+    for (int64_t i = 0; i < n; i++) {
         loom_kernel_info k = LOOM_KERNEL_INFO_INIT;
         if (loom_op_kernel_at(op, i, &k) != LOOM_OK)
             continue;
+        if (k.excluded || !k.device_present) {
+            int w = snprintf(off + off_len, sizeof off - off_len, "%s%s: %s", off_len > 0 ? ", " : "", k.backend,
+                             k.excluded ? "excluded" : "no device");
+            if (w > 0)
+                off_len = (size_t)w >= sizeof off - off_len ? sizeof off - 1 : off_len + (size_t)w;
+            continue;
+        }
         int w = snprintf(buf + len, size - len, "%s%s", len > 0 ? "," : "", k.backend);
         if (w > 0)
             len = (size_t)w >= size - len ? size - 1 : len + (size_t)w;
     }
     if (len == 0)
-        snprintf(buf, size, "-");
+        len = (size_t)snprintf(buf, size, "-");
+    if (off_len > 0 && len + 4 < size)
+        snprintf(buf + len, size - len, " (%s)", off);
 }
 
 static cJSON *op_json(const loom_op_schema *s)

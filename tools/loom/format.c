@@ -93,6 +93,15 @@ char *cli_attr_value(const loom_attr_value *v, char *buf, size_t size)
     return buf;
 }
 
+const char *cli_kernel_note(const loom_kernel_info *k)
+{
+    if (k->excluded)
+        return "  (excluded by LOOM_BACKENDS)";
+    if (!k->device_present)
+        return "  (no device: cannot run here)";
+    return "";
+}
+
 const char *cli_device_name(int32_t device_type)
 {
     switch (device_type) {

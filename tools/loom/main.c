@@ -48,6 +48,9 @@ int main(int argc, char **argv)
         printf("loom %s (ABI %u.%u)\n", LOOM_VERSION_STRING, LOOM_ABI_MAJOR, LOOM_ABI_MINOR);
         return CLI_OK;
     }
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--json") == 0)
+            cli_json_errors = 1;
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(argv[1], commands[i].name) == 0) {
             int rc = commands[i].run(argc - 1, argv + 1);
@@ -55,7 +58,14 @@ int main(int argc, char **argv)
             return rc;
         }
     }
-    fprintf(stderr, "loom: unknown command '%s'\n", argv[1]);
-    usage(stderr);
+    const char *names[sizeof commands / sizeof commands[0]];
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        names[i] = commands[i].name;
+    const char *near = loom_suggest(argv[1], names, (int64_t)(sizeof names / sizeof names[0]));
+    if (near != NULL)
+        fprintf(stderr, "loom: unknown command '%s'; did you mean '%s'?\n", argv[1], near);
+    else
+        fprintf(stderr, "loom: unknown command '%s'\n", argv[1]);
+    fprintf(stderr, "Try 'loom --help'.\n");
     return CLI_USAGE;
 }

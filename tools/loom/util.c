@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "json.h"
 
 static int initialised;
 
@@ -32,21 +33,44 @@ void cli_shutdown(void)
     initialised = 0;
 }
 
+int cli_json_errors;
+
+/* {"error": {"status": "LOOM_EINVAL", "code": -2, "message": "...", "exit": 1}}
+** on stdout: with --json, a failure is as machine-readable as a success. */
+static void json_error(const char *status, int code, const char *msg, int exit_status)
+{
+    cJSON *root = cJSON_CreateObject(), *e = cJSON_CreateObject();
+    json_add_str(e, "status", status);
+    json_add_num(e, "code", code);
+    json_add_str(e, "message", msg);
+    json_add_num(e, "exit", exit_status);
+    cJSON_AddItemToObject(root, "error", e);
+    json_emit(root);
+}
+
 int cli_fail(void)
 {
     const char *msg = loom_last_error();
-    fprintf(stderr, "loom: %s\n", msg != NULL && msg[0] != '\0' ? msg : "unknown error");
+    msg = msg != NULL && msg[0] != '\0' ? msg : "unknown error";
+    if (cli_json_errors)
+        json_error(loom_status_name(loom_last_status()), (int)loom_last_status(), msg, CLI_FAIL);
+    fprintf(stderr, "loom: %s\n", msg);
     return CLI_FAIL;
 }
 
+/* One line naming the mistake and one pointing at --help: the whole usage
+** text would bury the line that matters. */
 int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
 {
+    char msg[1024];
     va_list ap;
-    fprintf(stderr, "loom %s: ", cmd);
+    (void)usage;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\n%s", usage);
+    if (cli_json_errors)
+        json_error("usage", CLI_USAGE, msg, CLI_USAGE);
+    fprintf(stderr, "loom %s: %s\nTry 'loom %s --help'.\n", cmd, msg, cmd);
     return CLI_USAGE;
 }
 
