@@ -892,6 +892,56 @@ static void call_begin(loom_exec_ctx *ctx, call_state *cs, loom_call *call, cons
     cs->object = object;
 }
 
+/* For a kernel without LOOM_KERNEL_STRIDED: every strided host input is
+** copied into a compact block (host cache memory, freed by release_compact
+** after the run) described by compact[i], which replaces it in in[]; a
+** strided device input is refused (the core cannot gather device memory).
+** LOOM_STRICT=1 refuses a copy instead of making it. */
+static loom_status compact_inputs(const loom__kernel *kern, const loom_op_schema *s, const loom_tensor **in,
+                                  loom_tensor *compact, void **copies)
+{
+    for (int32_t i = 0; i < (int32_t)s->n_inputs; i++) {
+        const loom_tensor *t = in[i];
+        char desc[128];
+        if (t == NULL || loom_is_contiguous(t))
+            continue;
+        loom__tensor_describe(t, desc, sizeof desc);
+        if (!loom__is_host(t->device))
+            return loom__fail(LOOM_ENOTSUP, "input '%s' %s is strided on a device; kernel %s reads compact inputs "
+                              "only (make it compact on the device first)", s->inputs[i].name, desc,
+                              kern->k.impl ? kern->k.impl : kern->k.backend);
+        if (loom__cfg.strict)
+            return loom__fail(LOOM_ESTRICT, "input '%s' %s is strided and kernel %s reads compact inputs only: "
+                              "LOOM_STRICT=1 forbids the compact copy (pass a compact tensor)", s->inputs[i].name,
+                              desc, kern->k.impl ? kern->k.impl : kern->k.backend);
+        size_t esize = loom_dtype_size(loom_tensor_dtype_of(t)), nbytes = loom__tensor_nbytes(t);
+        loom_status st = loom__alloc_cap_check(nbytes, "the compact copy of a strided input");
+        if (st != LOOM_OK)
+            return st;
+        if ((copies[i] = loom__host_alloc(nbytes > 0 ? nbytes : 1, 64)) == NULL)
+            return loom__fail(LOOM_ENOMEM, "out of memory for the compact copy of input '%s' %s (%zu bytes)",
+                              s->inputs[i].name, desc, nbytes);
+        loom__tensor_gather(copies[i], t, esize);
+        compact[i] = *t;
+        compact[i].data = copies[i];
+        compact[i].byte_offset = 0;
+        compact[i].strides = NULL;
+        in[i] = &compact[i];
+        loom__log(2, "%s: input '%s' %s copied to a compact tensor for kernel %s", s->name, s->inputs[i].name,
+                  desc, kern->k.impl ? kern->k.impl : kern->k.backend);
+    }
+    return LOOM_OK;
+}
+
+static void release_compact(const loom_op_schema *s, void **copies)
+{
+    for (int32_t i = 0; i < (int32_t)s->n_inputs && i < LOOM_MAX_ARGS; i++)
+        if (copies[i] != NULL) {
+            loom__host_free(copies[i]);
+            copies[i] = NULL;
+        }
+}
+
 static loom_status dispatch_call(const call_req *q)
 {
     const struct loom_op *op = q->op;
@@ -900,6 +950,8 @@ static loom_status dispatch_call(const call_req *q)
     loom_attr_value values[LOOM_MAX_ATTRS];
     const loom_tensor *in[LOOM_MAX_ARGS];
     loom_tensor *out[LOOM_MAX_ARGS];
+    loom_tensor compact[LOOM_MAX_ARGS];
+    void *copies[LOOM_MAX_ARGS] = { 0 };
     loom_exec_ctx ctx;
     call_state cs;
     loom_call call;
@@ -1003,6 +1055,8 @@ static loom_status dispatch_call(const call_req *q)
     kern = op->kernels[r->chosen];
     cs.kernel = kern;
     call.kernel = &kern->k;
+    if (!(kern->k.flags & LOOM_KERNEL_STRIDED) && (st = compact_inputs(kern, s, in, compact, copies)) != LOOM_OK)
+        goto done;
     context_kernel(depth, kern);
     if (depth > 0)
         append_nested(depth, r);
@@ -1042,6 +1096,7 @@ static loom_status dispatch_call(const call_req *q)
     }
 
 done:
+    release_compact(s, copies);
     for (int32_t i = 0; i < (int32_t)s->n_outputs && i < LOOM_MAX_ARGS; i++) {
         if (!(cs.allocated & (1u << i)))
             continue;

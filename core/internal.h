@@ -71,6 +71,8 @@ loom_status loom__tensor_alloc(loom_tensor **out, loom_dtype dtype, int32_t ndim
 loom_status loom__tensor_check(const loom_tensor *t, const char *what);
 /* Bytes of a compact tensor with t's shape and dtype. */
 size_t loom__tensor_nbytes(const loom_tensor *t);
+/* Copy a strided host tensor (t->strides set) into compact dst. */
+void loom__tensor_gather(void *dst, const loom_tensor *t, size_t esize);
 /* Write "f32[2,3]" into buf. Returns buf. */
 char *loom__tensor_describe(const loom_tensor *t, char *buf, size_t size);
 

@@ -722,6 +722,10 @@ static loom_status register_kernel(loom_registrar *reg, const loom_kernel_desc *
     if (k->device_type < 0)
         return record(reg, loom__fail(LOOM_EINVAL, "kernel %s of op %s: .device_type %d is negative", impl,
                                       k->schema->name, k->device_type));
+    if (k->struct_size >= SIZE_1_0(loom_kernel_desc, flags) && (k->flags & ~LOOM_KERNEL_FLAGS_KNOWN) != 0)
+        return record(reg, loom__fail(LOOM_EINVAL, "kernel %s of op %s: .flags 0x%x has bits this core does not "
+                                      "know (LOOM_KERNEL_FLAGS_KNOWN 0x%x)", impl, k->schema->name, k->flags,
+                                      LOOM_KERNEL_FLAGS_KNOWN));
     device_type = k->device_type != 0 ? k->device_type : LOOM_DEVICE_CPU;
     if (op->state == OP_DROPPED) {
         op->n_kernels++;   /* goes with its definition: reported at commit */

@@ -206,19 +206,39 @@ char *loom__tensor_describe(const loom_tensor *t, char *buf, size_t size)
     return buf;
 }
 
-/* Gather a strided host tensor into compact dst, element size esize. */
-static void gather(char *dst, const loom_tensor *t, size_t esize)
+/* Gather a strided host tensor into compact dst, element size esize: row by
+** row over the last dimension (one memcpy per row when it is unit-strided,
+** a strided element loop otherwise), the outer index advanced like an
+** odometer. */
+void loom__tensor_gather(void *dst, const loom_tensor *t, size_t esize)
 {
     int64_t idx[LOOM_MAX_NDIM] = { 0 };
-    int64_t n = loom_numel(t);
+    const int32_t nd = t->ndim;
+    const int64_t n = loom_numel(t);
     const char *base = loom_data(t);
+    char *out = dst;
 
-    for (int64_t k = 0; k < n; k++) {
+    if (n == 0)
+        return;
+    if (nd == 0) {
+        memcpy(out, base, esize);
+        return;
+    }
+    const int64_t row = t->shape[nd - 1], step = t->strides[nd - 1] * (int64_t)esize;
+    const size_t row_bytes = (size_t)row * esize;
+    for (int64_t done = 0; done < n; done += row) {
         int64_t off = 0;
-        for (int32_t d = 0; d < t->ndim; d++)
+        for (int32_t d = 0; d < nd - 1; d++)
             off += idx[d] * t->strides[d];
-        memcpy(dst + (size_t)k * esize, base + off * (int64_t)esize, esize);
-        for (int32_t d = t->ndim - 1; d >= 0; d--) {
+        const char *src = base + off * (int64_t)esize;
+        if (step == (int64_t)esize) {
+            memcpy(out, src, row_bytes);
+        } else {
+            for (int64_t j = 0; j < row; j++)
+                memcpy(out + (size_t)j * esize, src + j * step, esize);
+        }
+        out += row_bytes;
+        for (int32_t d = nd - 2; d >= 0; d--) {
             if (++idx[d] < t->shape[d])
                 break;
             idx[d] = 0;
@@ -246,7 +266,7 @@ LOOM_API loom_status loom_tensor_copy_to(loom_tensor **out, const loom_tensor *t
     if (loom_is_contiguous(t)) {
         st = loom__dev_copy((*out)->data, dst_dev, loom_data(t), t->device, nbytes);
     } else if (loom__is_host(t->device) && loom__is_host(dst_dev)) {
-        gather((*out)->data, t, loom__dtype(loom_tensor_dtype_of(t))->size);
+        loom__tensor_gather((*out)->data, t, loom__dtype(loom_tensor_dtype_of(t))->size);
     } else {
         st = loom__fail(LOOM_ENOTSUP, "loom_tensor_copy_to: strided tensors on device type %d "
                         "cannot be copied; make them compact on that device first", t->device.device_type);

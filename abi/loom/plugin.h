@@ -36,7 +36,7 @@ extern "C" {
 /* ------------------------------------------------------------------ version */
 
 #define LOOM_ABI_MAJOR 1
-#define LOOM_ABI_MINOR 1
+#define LOOM_ABI_MINOR 2
 #define LOOM_PLUGIN_MAGIC 0x4D4F4F4Cu        /* "LOOM" read as little-endian */
 #define LOOM_PLUGIN_ENTRY_SYMBOL "loom_plugin_entry"
 
@@ -424,7 +424,20 @@ typedef struct loom_kernel_desc {
     ** call->plan_state and is released with release() when the plan is freed. */
     loom_status (*prepare)(const loom_call *call, void **plan_state);
     void (*release)(void *plan_state);
+    /* ---- ABI 1.2 ---- */
+    /* LOOM_KERNEL_* bits. Without LOOM_KERNEL_STRIDED (and for every 1.0 and
+    ** 1.1 kernel) run() sees only compact host inputs: the core copies a
+    ** strided host input into a compact scratch tensor for the call
+    ** (LOOM_VERBOSE=2 logs it; LOOM_STRICT=1 refuses it instead), and
+    ** refuses a strided device input naming it. */
+    uint32_t flags;
 } loom_kernel_desc;
+
+/* run() reads each input through its strides (any layout, including zero
+** strides of a broadcast view): the core hands views through unchanged. */
+#define LOOM_KERNEL_STRIDED 0x1u
+/* The bits this header knows; the core refuses a kernel with any other. */
+#define LOOM_KERNEL_FLAGS_KNOWN 0x1u
 
 /* Arguments of an object's create(): resolved attributes (schema order of
 ** the class) and the weights file if the host gave one. */
@@ -715,6 +728,7 @@ LOOM_STATIC_ASSERT(offsetof(loom_call, ctx) == 72, "loom_call 1.0 is frozen");
 LOOM_STATIC_ASSERT(offsetof(loom_call, plan_state) == 88, "loom_call 1.1 is frozen");
 LOOM_STATIC_ASSERT(offsetof(loom_kernel_desc, run) == 56, "loom_kernel_desc 1.0 is frozen");
 LOOM_STATIC_ASSERT(offsetof(loom_kernel_desc, release) == 80, "loom_kernel_desc 1.1 is frozen");
+LOOM_STATIC_ASSERT(offsetof(loom_kernel_desc, flags) == 88, "loom_kernel_desc 1.2 is frozen");
 LOOM_STATIC_ASSERT(offsetof(loom_object_args, ctx) == 40, "loom_object_args 1.0 is frozen");
 LOOM_STATIC_ASSERT(offsetof(loom_object_args, callbacks) == 80, "loom_object_args 1.1 is frozen");
 LOOM_STATIC_ASSERT(offsetof(loom_object_class, destroy) == 48, "loom_object_class 1.0 is frozen");

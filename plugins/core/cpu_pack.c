@@ -20,8 +20,8 @@ static const loom_object_class *const core_classes[] = { &core_linear_class };
 
 static const loom_kernel_desc core_cpu_kernels[] = {
     PK_KERNEL_CPU(core_add_schema, "cpu:generic-strided", 0, core_add_cpu,
-                  .prepare = core_add_prepare, .release = core_add_release),
-    PK_KERNEL_CPU(core_cast_schema, "cpu:generic-strided", 0, core_cast_cpu),
+                  .prepare = core_add_prepare, .release = core_add_release, .flags = LOOM_KERNEL_STRIDED),
+    PK_KERNEL_CPU(core_cast_schema, "cpu:generic-strided", 0, core_cast_cpu, .flags = LOOM_KERNEL_STRIDED),
 #ifdef LOOM_CORE_HAVE_ONEDNN
     PK_KERNEL(core_matmul_schema, "onednn", LOOM_DEVICE_CPU, "onednn:matmul", LOOM_DTYPE_BIT(LOOM_DTYPE_F32),
               core_matmul_onednn, .supports = core_matmul_onednn_supports),
@@ -36,7 +36,7 @@ static loom_status core_register_gemm_kernels(const loom_host_api *host, loom_re
     const char *impl = pk_gemm_current_isa() == PK_GEMM_ISA_AVX512 ? "cpu:blocked-avx512"
                      : core_cpu_isa == CORE_ISA_AVX2 ? "cpu:blocked-avx2-fma" : "cpu:blocked-scalar";
     const loom_kernel_desc ks[] = {
-        PK_KERNEL_CPU(core_matmul_schema, impl, PK_F32_F64, core_matmul_cpu),
+        PK_KERNEL_CPU(core_matmul_schema, impl, PK_F32_F64, core_matmul_cpu, .flags = LOOM_KERNEL_STRIDED),
         PK_KERNEL_CPU(core_linear_schema, impl, LOOM_DTYPE_BIT(LOOM_DTYPE_F32), core_linear_cpu),
     };
     return pk_register_kernels(host, reg, ks, PK_COUNT(ks));

@@ -226,7 +226,7 @@ static const loom_op_schema *const cuda_ops[] = { &core_matmul_schema, &core_add
 static const loom_kernel_desc cuda_kernels[] = {
     PK_KERNEL_CUDA(core_matmul_schema, "cuda:cublas-sgemm", LOOM_DTYPE_BIT(LOOM_DTYPE_F32), matmul_cuda,
                    .supports = matmul_supports),
-    PK_KERNEL_CUDA(core_add_schema, "cuda:strided", LOOM_DTYPES_FLOAT, add_cuda),
+    PK_KERNEL_CUDA(core_add_schema, "cuda:strided", LOOM_DTYPES_FLOAT, add_cuda, .flags = LOOM_KERNEL_STRIDED),
 };
 
 static const pk_module core_cuda_module = PK_MODULE("core", cuda_ops, cuda_kernels, NULL);

@@ -145,7 +145,7 @@ static void op_release(void *plan_state) { (void)plan_state; }
 
 static const loom_kernel_desc op_kernel = {
     (uint32_t)sizeof(loom_kernel_desc), &op_schema, "cpu", LOOM_DEVICE_CPU, 0, "cpu:abitest",
-    F32, op_supports, op_run, NULL, op_prepare, op_release,
+    F32, op_supports, op_run, NULL, op_prepare, op_release, 0,
 };
 
 static loom_status abitest_init(const loom_host_api *h, loom_registrar *reg)

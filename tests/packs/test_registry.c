@@ -232,6 +232,7 @@ static const schema_case schema_cases[] = {
     { "schema_object_class_field.so", "op bad.op: .object_class 'noclassdot' is not of the form domain.name" },
     { "schema_kernel_backend.so", "kernel of op bad.op: .backend 'cpu,fast' has a character other than" },
     { "schema_kernel_impl.so", "kernel of op bad.op (backend cpu): .impl 'cpu bad' has a space" },
+    { "schema_kernel_flags.so", "kernel cpu:bad of op bad.op: .flags 0x80 has bits this core does not know" },
     { "schema_kernel_dtypes.so", "kernel cpu:bad of op bad.op: .dtypes 0x1000000000000000 has bits outside" },
     { "schema_class_name.so", "object class name 'counter' is not of the form domain.name" },
     { "schema_class_attrs_null.so", "object class bad.cls: .attrs is NULL with .n_attrs 1" },
@@ -435,6 +436,46 @@ static void backend_mistakes_are_named_and_strict_refuses_them(void **state)
     fclose(log);
 }
 
+/* ABI 1.2: a kernel without LOOM_KERNEL_STRIDED (every mock kernel) sees a
+** strided view as its compact copy; LOOM_VERBOSE=2 says so and
+** LOOM_STRICT=1 refuses the copy instead. */
+static void strided_inputs_reach_compact_only_kernels_as_copies(void **state)
+{
+    static char buf[1 << 17];
+    float xs[4] = { 1, 99, 2, 99 }, y[2] = { 10, 20 };
+    const int64_t n2 = 2, stride2 = 2;
+    loom_tensor *view, *ty = NULL, *out = NULL;
+    FILE *log = tmpfile();
+    (void)state;
+    loom_shutdown();
+    loom_init_options o = LOOM_INIT_OPTIONS_INIT;
+    o.plugin_path = getenv("LOOM_TEST_PACKS");
+    o.no_default_dirs = 1;
+    o.log_stream = log;
+    o.verbose = 2;
+    assert_int_equal(loom_init(&o), LOOM_OK);
+    assert_int_equal(loom_tensor_wrap(&view, xs, LOOM_DTYPE_F32, 1, &n2, &stride2, NULL), LOOM_OK);
+    assert_int_equal(loom_tensor_wrap(&ty, y, LOOM_DTYPE_F32, 1, &n2, NULL, NULL), LOOM_OK);
+    assert_int_equal(loom_run("mock.add", (const loom_tensor *[]){ view, ty }, 2, NULL, &out, 1, NULL), LOOM_OK);
+    assert_true(((float *)out->data)[0] == 11.0f && ((float *)out->data)[1] == 22.0f);
+    loom_tensor_free(out);
+    out = NULL;
+    read_log(log, buf, sizeof buf);
+    if (strstr(buf, "(strided) copied to a compact tensor for kernel") == NULL)
+        fail_msg("no compact-copy line in the LOOM_VERBOSE=2 log:\n%.4000s", buf + (strlen(buf) > 4000 ? strlen(buf) - 4000 : 0));
+    loom_shutdown();
+    setenv("LOOM_STRICT", "1", 1);
+    assert_int_equal(init_with(NULL, NULL, NULL), LOOM_OK);
+    assert_int_equal(loom_run("mock.add", (const loom_tensor *[]){ view, ty }, 2, NULL, &out, 1, NULL), LOOM_ESTRICT);
+    assert_non_null(strstr(loom_last_error(), "LOOM_STRICT=1 forbids the compact copy"));
+    assert_null(out);
+    unsetenv("LOOM_STRICT");
+    loom_shutdown();
+    loom_tensor_free(view);
+    loom_tensor_free(ty);
+    fclose(log);
+}
+
 /* A mistyped op or class name in a call is answered with the closest one. */
 static void a_mistyped_op_name_gets_a_suggestion(void **state)
 {
@@ -483,6 +524,7 @@ int main(void)
         cmocka_unit_test(a_long_kernel_label_is_kept_whole),
         cmocka_unit_test(backend_mistakes_are_named_and_strict_refuses_them),
         cmocka_unit_test(a_mistyped_op_name_gets_a_suggestion),
+        cmocka_unit_test(strided_inputs_reach_compact_only_kernels_as_copies),
     };
     int rc = cmocka_run_group_tests_name("registry", tests, NULL, NULL);
     loom_shutdown();

@@ -230,6 +230,9 @@ static loom_status bad_init(const loom_host_api *h, loom_registrar *reg)
     k.backend = "cpu,fast";
 #elif defined(CASE_KERNEL_IMPL)
     k.impl = "cpu bad";
+#elif defined(CASE_KERNEL_FLAGS)
+    k.impl = "cpu:bad";
+    k.flags = 0x80u;       /* ABI 1.2: a bit no core knows */
 #elif defined(CASE_KERNEL_DTYPES)
     k.dtypes = UINT64_C(1) << 60;
 #elif defined(CASE_CLASS_NAME)

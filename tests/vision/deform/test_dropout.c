@@ -232,7 +232,10 @@ static void refuses_bad_p_mode_noise_and_block_size(void **state)
     loom_tensor *view;
     assert_int_equal(loom_tensor_wrap(&view, loom_data(in), LOOM_DTYPE_F32, 4, shape,
                                       (const int64_t[]){ 192, 64, 1, 8 }, NULL), LOOM_OK);
-    dt_expect_error(drop("vision.drop_block2d", view, NULL, a, &out), LOOM_EINVAL, "not contiguous");
+    /* it runs: the core hands the kernel a compact copy */
+    assert_int_equal(drop("vision.drop_block2d", view, NULL, a, &out), LOOM_OK);
+    loom_tensor_free(out);
+    out = NULL;
     loom_attrs_free(a);
     a = drop_attrs("vision.stochastic_depth", 0.5, 0, "row", 0);
     dt_expect_error(drop("vision.stochastic_depth", in, noise, a, &out), LOOM_EINVAL, "expected [2, 1, ...]");
