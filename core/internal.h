@@ -54,6 +54,7 @@ typedef struct loom__tensor {
     uint32_t magic;
     int32_t owns_data;              /* 1: data was allocated by loom__dev_alloc */
     loom_dlpack_managed *managed;   /* imported DLPack tensor to release, or NULL */
+    loom_dlpack_legacy *legacy;     /* imported DLPack 0.x tensor to release, or NULL */
     bool read_only;                 /* imported with LOOM_DLPACK_FLAG_READ_ONLY */
     int64_t shape[LOOM_MAX_NDIM];
     int64_t strides[LOOM_MAX_NDIM];

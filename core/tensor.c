@@ -149,6 +149,8 @@ LOOM_API void loom_tensor_free(loom_tensor *t)
         loom__dev_free(t->device, t->data);
     if (b->managed != NULL && b->managed->deleter != NULL)
         b->managed->deleter(b->managed);
+    if (b->legacy != NULL && b->legacy->deleter != NULL)
+        b->legacy->deleter(b->legacy);
     b->magic = 0;
     free(b);
 }
@@ -287,6 +289,23 @@ LOOM_API loom_status loom_tensor_sync(const loom_tensor *t)
     return loom__dev_sync(t->device, NULL);
 }
 
+/* A box viewing a producer's DLTensor (either DLPack form). */
+static loom_status import_dl(loom__tensor **out, const loom_tensor *dl, const char *what)
+{
+    loom__tensor *b;
+    loom_status st;
+    if ((st = loom__tensor_check(dl, what)) != LOOM_OK)
+        return st;
+    if ((st = new_box(&b, loom_tensor_dtype_of(dl), dl->ndim, dl->shape, dl->device)) != LOOM_OK)
+        return st;
+    if (dl->strides != NULL)
+        memcpy(b->strides, dl->strides, (size_t)dl->ndim * sizeof(int64_t));
+    b->t.data = dl->data;
+    b->t.byte_offset = dl->byte_offset;
+    *out = b;
+    return LOOM_OK;
+}
+
 LOOM_API loom_status loom_tensor_from_dlpack(loom_tensor **out, loom_dlpack_managed *m)
 {
     loom__tensor *b;
@@ -296,20 +315,28 @@ LOOM_API loom_status loom_tensor_from_dlpack(loom_tensor **out, loom_dlpack_mana
         return loom__fail(LOOM_EINVAL, "loom_tensor_from_dlpack: NULL argument");
     *out = NULL;
     if (m->version.major != LOOM_DLPACK_MAJOR)
-        return loom__fail(LOOM_EABI, "loom_tensor_from_dlpack: DLPack major %u, loom reads %u",
-                          m->version.major, LOOM_DLPACK_MAJOR);
-    if ((st = loom__tensor_check(&m->dl_tensor, "DLPack tensor")) != LOOM_OK)
+        return loom__fail(LOOM_EABI, "loom_tensor_from_dlpack: DLPack major %u, loom reads %u (an unversioned "
+                          "0.x tensor goes through loom_tensor_from_dlpack_legacy)", m->version.major,
+                          LOOM_DLPACK_MAJOR);
+    if ((st = import_dl(&b, &m->dl_tensor, "DLPack tensor")) != LOOM_OK)
         return st;
-    st = new_box(&b, loom_tensor_dtype_of(&m->dl_tensor), m->dl_tensor.ndim, m->dl_tensor.shape,
-                 m->dl_tensor.device);
-    if (st != LOOM_OK)
-        return st;
-    if (m->dl_tensor.strides != NULL)
-        memcpy(b->strides, m->dl_tensor.strides, (size_t)m->dl_tensor.ndim * sizeof(int64_t));
-    b->t.data = m->dl_tensor.data;
-    b->t.byte_offset = m->dl_tensor.byte_offset;
     b->managed = m;
     b->read_only = (m->flags & LOOM_DLPACK_FLAG_READ_ONLY) != 0;
+    *out = &b->t;
+    return LOOM_OK;
+}
+
+LOOM_API loom_status loom_tensor_from_dlpack_legacy(loom_tensor **out, loom_dlpack_legacy *m)
+{
+    loom__tensor *b;
+    loom_status st;
+
+    if (out == NULL || m == NULL)
+        return loom__fail(LOOM_EINVAL, "loom_tensor_from_dlpack_legacy: NULL argument");
+    *out = NULL;
+    if ((st = import_dl(&b, &m->dl_tensor, "DLPack 0.x tensor")) != LOOM_OK)
+        return st;
+    b->legacy = m;
     *out = &b->t;
     return LOOM_OK;
 }

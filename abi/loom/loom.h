@@ -131,6 +131,18 @@ LOOM_API loom_status loom_tensor_sync(const loom_tensor *t);
 LOOM_API loom_status loom_tensor_from_dlpack(loom_tensor **out, loom_dlpack_managed *m);
 LOOM_API loom_status loom_tensor_to_dlpack(loom_dlpack_managed **out, loom_tensor *t);
 
+/* Layout-identical to DLPack 0.x's unversioned DLManagedTensor, which
+** NumPy's plain __dlpack__() and PyTorch before 2.4 hand out (capsule name
+** "dltensor"). Imported like the versioned form: ownership passes to loom,
+** the deleter runs at loom_tensor_free; it has no read-only flag, so the
+** tensor is writable as its producer's is. */
+typedef struct loom_dlpack_legacy {
+    loom_tensor dl_tensor;
+    void *manager_ctx;
+    void (*deleter)(struct loom_dlpack_legacy *self);
+} loom_dlpack_legacy;
+LOOM_API loom_status loom_tensor_from_dlpack_legacy(loom_tensor **out, loom_dlpack_legacy *m);
+
 /* ------------------------------------------------------------------- attrs */
 
 /* A bag of named attribute values, resolved against an op's schema at call

@@ -191,6 +191,47 @@ static void dlpack_round_trip_keeps_data_and_calls_the_deleter(void **state)
     free(m);
 }
 
+/* A producer's DLPack 0.x (unversioned) tensor: a transposed 2x3 view of a
+** row-major 3x2 block, so the import keeps strides; the deleter runs once,
+** at loom_tensor_free, and a strided import runs through an op. */
+static int legacy_deleted;
+static void legacy_deleter(loom_dlpack_legacy *self)
+{
+    legacy_deleted++;
+    free(self->manager_ctx);
+    free(self);
+}
+
+static void dlpack_legacy_import_keeps_strides_and_ownership(void **state)
+{
+    (void)state;
+    static int64_t shape[2] = { 2, 3 }, strides[2] = { 1, 2 };
+    float *data = malloc(6 * sizeof *data);
+    for (int i = 0; i < 6; i++)
+        data[i] = (float)i;            /* [[0,1],[2,3],[4,5]]; the view is its transpose */
+    loom_dlpack_legacy *m = calloc(1, sizeof *m);
+    m->dl_tensor = (loom_tensor){ .data = data, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = 2,
+                                  .dtype = { LOOM_DL_FLOAT, 32, 1 }, .shape = shape, .strides = strides };
+    m->manager_ctx = data;
+    m->deleter = legacy_deleter;
+    loom_tensor *t = NULL, *out = NULL;
+    assert_int_equal(loom_tensor_from_dlpack_legacy(&t, m), LOOM_OK);
+    assert_false(loom_is_contiguous(t));
+    assert_true(((float *)loom_data(t))[2] == 2.0f);
+    /* mock.double reads compact inputs only: the core copies the view */
+    assert_int_equal(loom_run("mock.double", (const loom_tensor *[]){ t }, 1, NULL, &out, 1, NULL), LOOM_OK);
+    const float want[6] = { 0, 4, 8, 2, 6, 10 };
+    assert_memory_equal(loom_data(out), want, sizeof want);
+    loom_tensor_free(out);
+    assert_int_equal(legacy_deleted, 0);
+    loom_tensor_free(t);
+    assert_int_equal(legacy_deleted, 1);
+    /* a lying tensor is refused and stays the caller's */
+    loom_dlpack_legacy bad = { .dl_tensor = { .data = NULL, .ndim = -1 } };
+    assert_int_not_equal(loom_tensor_from_dlpack_legacy(&t, &bad), LOOM_OK);
+    assert_null(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -203,6 +244,7 @@ int main(void)
         cmocka_unit_test(bad_arguments_are_named),
         cmocka_unit_test(preallocated_outputs_are_checked_and_written_in_place),
         cmocka_unit_test(dlpack_round_trip_keeps_data_and_calls_the_deleter),
+        cmocka_unit_test(dlpack_legacy_import_keeps_strides_and_ownership),
     };
     int rc = cmocka_run_group_tests_name("dispatch", tests, NULL, NULL);
     loom_shutdown();
