@@ -593,6 +593,61 @@ static void bench_json_has_timing_keys(void **state)
                "GFLOP/s", NULL);
 }
 
+/* A progress line on stderr: only on a terminal (never in a pipe or a log,
+** as here) unless LOOM_PROGRESS=1 forces it; erased when the run ends. */
+static void bench_progress_only_on_a_terminal(void **state)
+{
+    char in_a[320], in_b[320];
+    result r;
+    (void)state;
+    if (core_missing())
+        skip();
+    matmul_in_args(in_a, in_b);
+    r = run_loom(ARGV("bench", "core.matmul", "--in", in_a, "--in", in_b, "--repeat", "4", "--warmup", "1"));
+    expect_status(&r, 0);
+    assert_null(strstr(r.err, "core.matmul  "));
+    result_free(&r);
+    setenv("LOOM_PROGRESS", "1", 1);
+    r = run_loom(ARGV("bench", "core.matmul", "--in", in_a, "--in", in_b, "--repeat", "4", "--warmup", "1"));
+    unsetenv("LOOM_PROGRESS");
+    expect_status(&r, 0);
+    expect_contains(r.err, "\rcore.matmul  5/5  100%");
+    result_free(&r);
+}
+
+/* The completion script completes from the registry: op names, an op's
+** inputs and the backends, run through bash itself when it is there. */
+static void completion_comes_from_the_registry(void **state)
+{
+    (void)state;
+    expect_run(0, ARGV("completion", "bash"), "complete -F _loom loom", NULL);
+    expect_run(0, ARGV("completion", "zsh"), "#compdef loom", "bashcompinit", NULL);
+    expect_run(0, ARGV("completion", "--words", "commands"), "list\ninfo\n", "completion\n", NULL);
+    expect_run(2, ARGV("completion", "fish"), "unknown argument 'fish'", NULL);
+    if (core_missing())
+        return;
+    expect_run(0, ARGV("completion", "--words", "ops"), "core.matmul\n", NULL);
+    expect_run(0, ARGV("completion", "--words", "inputs", "core.matmul"), "a=\nb=\n", NULL);
+    expect_run(0, ARGV("completion", "--words", "attrs", "core.add"), "alpha=\n", NULL);
+    expect_run(0, ARGV("completion", "--words", "backends"), "cpu\n", NULL);
+    if (system("bash --version >/dev/null 2>&1") != 0) {
+        print_message("no bash: the script itself was not run\n");
+        return;
+    }
+    char cmd[1024], line[256] = "";
+    snprintf(cmd, sizeof cmd,
+             "bash -c 'source <(\"%s\" completion bash) && COMP_WORDS=(\"%s\" run core.matm) && COMP_CWORD=2 "
+             "&& _loom; echo \"${COMPREPLY[*]}\"; COMP_WORDS=(\"%s\" run core.add --in i) && COMP_CWORD=4 "
+             "&& _loom; echo \"${COMPREPLY[*]}\"'", cli, cli, cli);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_non_null(fgets(line, sizeof line, p));
+    assert_string_equal(line, "core.matmul\n");
+    assert_non_null(fgets(line, sizeof line, p));
+    assert_string_equal(line, "input=\n");
+    assert_int_equal(pclose(p), 0);
+}
+
 /* ------------------------------------------------------------------- demo */
 
 static void demo_runs_and_says_where_calls_ran(void **state)
@@ -662,6 +717,8 @@ int main(void)
         cmocka_unit_test(kernels_excluded_or_without_device_are_marked),
         cmocka_unit_test(missing_input_file_is_named),
         cmocka_unit_test(bench_json_has_timing_keys),
+        cmocka_unit_test(bench_progress_only_on_a_terminal),
+        cmocka_unit_test(completion_comes_from_the_registry),
         cmocka_unit_test(demo_runs_and_says_where_calls_ran),
     };
     return cmocka_run_group_tests_name("cli", tests, setup, teardown);

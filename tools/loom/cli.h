@@ -29,6 +29,9 @@ int cmd_doctor(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_completion(int argc, char **argv);
+/* The subcommand names, for completion and suggestions (main.c). */
+const char *const *cli_command_names(size_t *n);
 
 /* loom_init(NULL); on failure prints the error. Returns CLI_OK or CLI_FAIL. */
 int cli_init(void);
@@ -39,6 +42,11 @@ void cli_shutdown(void);
 ** stdout too (set by main before the command runs). */
 extern int cli_json_errors;
 int cli_fail(void);
+/* A progress line on stderr (progress.c): begin, update with the count
+** done, end. Silent unless stderr is a terminal or LOOM_PROGRESS=1. */
+void cli_progress_begin(const char *label, long total);
+void cli_progress_update(long done);
+void cli_progress_end(void);
 /* Prints "loom <cmd>: <message>" and then usage to stderr; returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
     LOOM_PRINTF(3, 4);

@@ -121,10 +121,16 @@ static int bench(callspec *c)
         fprintf(stderr, "loom bench: out of memory\n");
         rc = CLI_FAIL;
     }
-    for (long i = 0; rc == CLI_OK && i < c->warmup; i++)
+    cli_progress_begin(c->schema->name, c->warmup + c->repeat);
+    for (long i = 0; rc == CLI_OK && i < c->warmup; i++) {
         rc = timed_call(c, outputs, &ignored);
-    for (long i = 0; rc == CLI_OK && i < c->repeat; i++)
+        cli_progress_update(i + 1);
+    }
+    for (long i = 0; rc == CLI_OK && i < c->repeat; i++) {
         rc = timed_call(c, outputs, &times[i]);
+        cli_progress_update(c->warmup + i + 1);
+    }
+    cli_progress_end();
     if (rc == CLI_OK) {
         /* Both describe the last call, which succeeded. */
         loom_last_call_cost(&flops, &bytes);

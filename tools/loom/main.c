@@ -20,13 +20,25 @@ static const command commands[] = {
     { "run",    cmd_run,    "run one operator on .npy files" },
     { "bench",  cmd_bench,  "time one operator: median, p10, p90, GFLOP/s, GB/s" },
     { "demo",   cmd_demo,   "a short tour on generated data" },
+    { "completion", cmd_completion, "a bash or zsh completion script (names from the loaded packs)" },
 };
+
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+const char *const *cli_command_names(size_t *n)
+{
+    static const char *names[N_COMMANDS];
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        names[i] = commands[i].name;
+    *n = N_COMMANDS;
+    return names;
+}
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: loom COMMAND [ARGS]   (loom COMMAND --help for details)\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-7s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nThe core reads its configuration from the environment: LOOM_PLUGIN_PATH,\n"
                "LOOM_PLUGINS_SELECT, LOOM_PLUGINS_DISABLE, LOOM_BACKENDS, LOOM_STRICT,\n"
                "LOOM_VERBOSE, LOOM_NUM_THREADS, LOOM_CPU_MAX_ISA, LOOM_MAX_ALLOC,\n"
@@ -58,10 +70,9 @@ int main(int argc, char **argv)
             return rc;
         }
     }
-    const char *names[sizeof commands / sizeof commands[0]];
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        names[i] = commands[i].name;
-    const char *near = loom_suggest(argv[1], names, (int64_t)(sizeof names / sizeof names[0]));
+    size_t n_names;
+    const char *const *names = cli_command_names(&n_names);
+    const char *near = loom_suggest(argv[1], names, (int64_t)n_names);
     if (near != NULL)
         fprintf(stderr, "loom: unknown command '%s'; did you mean '%s'?\n", argv[1], near);
     else
