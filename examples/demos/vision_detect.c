@@ -68,8 +68,14 @@ int demo_run(void)
                N_CAND, N_OBJECTS, N_CLASSES);
         loom_attrs_set_float(attrs, "iou_threshold", 0.5);
         const loom_tensor *in[3] = { boxes, scores, classes };
+        /* one untimed call first: this process's first call also starts the thread pool */
+        if (loom_run("vision.batched_nms", in, 3, attrs, &keep, 1, NULL) != LOOM_OK)
+            rc = demo_fail();
+        loom_tensor_free(keep);
+        keep = NULL;
         double t0 = demo_now();
-        rc = run1("vision.batched_nms", in, 3, attrs, &keep, "batched_nms");
+        if (rc == DEMO_OK)
+            rc = run1("vision.batched_nms", in, 3, attrs, &keep, "batched_nms");
         double dt = demo_now() - t0;
         if (rc == DEMO_OK)
             printf("  batched_nms(iou_threshold=0.5): %lld boxes kept in %.3f ms\n",
