@@ -46,8 +46,8 @@ TEST_DIRS = {"core": "coreops"}
 OP_H = """\
 /*
 ** ${op}.h - ${opname}: output = alpha * input, element-wise, for every
-** float dtype (the skeleton tools/new_op.py writes: replace the formula, the
-** arguments and the attributes with the op's own).
+** float dtype (a skeleton: replace the formula, the arguments and the
+** attributes with the op's own).
 */
 #ifndef LOOM_${ID}_H
 #define LOOM_${ID}_H
