@@ -9,7 +9,7 @@
 #      (with their cuda kernels when CUDA is found), and run the generated
 #      tests, the core pack's empty-input test (whose coverage check sees
 #      core.twice), the export check of the new packs and `loom info`
-# Run by `tools/dev new-op-check`; takes about a minute (a configure and
+# Run by `tools/dev new-op-check`; takes 1-3 minutes (a configure and
 # ~90 compilations), too long for `meson test`. Exit 0 when every step
 # passed, 77 without python3, 1 otherwise. KEEP=1 keeps the copy.
 set -euo pipefail
