@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -650,15 +651,83 @@ static void completion_comes_from_the_registry(void **state)
 
 /* ------------------------------------------------------------------- demo */
 
+/* The demo programs of the build tree (examples/demos): the core ones run,
+** the others say which op they miss (only the core pack is loaded). */
 static void demo_runs_and_says_where_calls_ran(void **state)
 {
     (void)state;
     if (core_missing())
         skip();
 
-    expect_run(0, ARGV("demo"), "core.matmul", "Where each call ran", NULL);
+    expect_run(0, ARGV("demo"), "core.matmul", "bf16 keeps", "max |difference| to a plain C loop",
+               "skipped: op vision.batched_nms is not loaded", "Where each call ran", "add (alpha=-1)", NULL);
 
-    expect_run(0, ARGV("demo", "--list"), "cast", NULL);
+    expect_run(0, ARGV("demo", "--list"), "cast", "detect", "examples/demos/core_cast", NULL);
+
+    expect_run(0, ARGV("demo", "add"), "== core.add with broadcasting ==", "add (broadcast)", NULL);
+}
+
+/* Write an executable shell script DIR/name. */
+static void write_script(const char *dir, const char *name, const char *text)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    assert_int_equal(chmod(path, 0755), 0);
+}
+
+/* LOOM_DEMO_PATH adds programs that speak the demo protocol (any language):
+** they come first (a name there hides the built demo of that name), one
+** whose op is not loaded is skipped, and a program that does not describe
+** itself is left out with a message. */
+static void demo_path_adds_programs(void **state)
+{
+    char dir[300];
+    (void)state;
+    if (core_missing())
+        skip();
+    tmp_path(dir, sizeof dir, "demos");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    write_script(dir, "hello",
+                 "#!/bin/sh\n"
+                 "if [ \"$1\" = --describe ]; then\n"
+                 "  printf 'name: hello\\norder: 1\\nops: core.add\\ntitle: a demo from LOOM_DEMO_PATH\\n'; exit 0\n"
+                 "fi\n"
+                 "echo '  hello from a script'\n"
+                 "[ \"$1\" = --record-fd ] && printf 'hello\\tcore.add\\tcpu\\tcpu:script\\n' >&\"$2\"\n"
+                 "exit 0\n");
+    write_script(dir, "needs",
+                 "#!/bin/sh\n"
+                 "[ \"$1\" = --describe ] && printf 'name: needs\\norder: 2\\nops: core.add,nosuch.op\\ntitle: needs an op\\n'\n"
+                 "exit 0\n");
+    write_script(dir, "matmul",
+                 "#!/bin/sh\n"
+                 "[ \"$1\" = --describe ] && printf 'name: matmul\\norder: 3\\nops: core.matmul\\ntitle: matmul of the path\\n' && exit 0\n"
+                 "echo '  the matmul of LOOM_DEMO_PATH'\n");
+    write_script(dir, "junk", "#!/bin/sh\nexit 1\n");
+    assert_int_equal(setenv("LOOM_DEMO_PATH", dir, 1), 0);
+
+    result r = run_loom(ARGV("demo", "--list"));
+    expect_status(&r, 0);
+    expect_contains(r.out, "a demo from LOOM_DEMO_PATH");
+    expect_contains(r.out, "matmul of the path");
+    expect_contains(r.out, "cast");             /* the built demos are still there */
+    expect_contains(r.err, "junk does not describe itself");
+    assert_null(strstr(r.out, "core.matmul on every CPU backend"));
+    /* in order: hello (1) before needs (2) before matmul (3) before the built ones */
+    assert_true(strstr(r.out, "hello") < strstr(r.out, "needs an op"));
+    assert_true(strstr(r.out, "needs an op") < strstr(r.out, "matmul of the path"));
+    result_free(&r);
+
+    expect_run(0, ARGV("demo", "hello", "needs", "matmul"), "== a demo from LOOM_DEMO_PATH ==",
+               "hello from a script", "skipped: op nosuch.op is not loaded", "the matmul of LOOM_DEMO_PATH",
+               "hello  core.add  cpu      cpu:script", NULL);
+
+    expect_run(2, ARGV("demo", "nosuch"), "no demo 'nosuch'", NULL);
+    assert_int_equal(unsetenv("LOOM_DEMO_PATH"), 0);
 }
 
 /* ------------------------------------------------------------------ setup */
@@ -720,6 +789,7 @@ int main(void)
         cmocka_unit_test(bench_progress_only_on_a_terminal),
         cmocka_unit_test(completion_comes_from_the_registry),
         cmocka_unit_test(demo_runs_and_says_where_calls_ran),
+        cmocka_unit_test(demo_path_adds_programs),
     };
     return cmocka_run_group_tests_name("cli", tests, setup, teardown);
 }

@@ -6,7 +6,9 @@
 #      check that example.so exports loom_plugin_entry and nothing else
 #   3. run example.scale through the installed `loom` CLI on .npy files,
 #      with the pack found through LOOM_PLUGIN_PATH, and check the numbers
-#   4. build examples/host with `pkg-config --cflags --libs loom` and run it
+#   4. build examples/host with `pkg-config --cflags --libs loom` and run it;
+#      the demo programs (examples/demos) installed in <libexecdir>/loom/demos
+#      and run by the installed `loom demo`
 #   5. the README's host snippet, compiled as C11 and as C++17, and run
 # With a C++ compiler (CXX, the 7th argument), the C++ examples as well:
 #   6. examples/oppack-cpp like examples/oppack: only loom_plugin_entry
@@ -18,12 +20,12 @@
 #   8. a C++ pack whose entry is mangled (tests/packs/mangledpack.cpp, no extern "C")
 #      must be refused by the loader; `loom doctor` shows the reason
 #
-# usage: run_examples.sh BUILD_DIR SOURCE_DIR PREFIX LIBDIR "CC..." B_SANITIZE ["CXX..."]
+# usage: run_examples.sh BUILD_DIR SOURCE_DIR PREFIX LIBDIR "CC..." B_SANITIZE ["CXX..."] [LIBEXECDIR]
 # Exit 77 (skipped) when pkg-config, make, nm or the C compiler is missing;
 # without a C++ compiler steps 5 (its C++ half) to 8 are skipped, saying so.
 set -euo pipefail
 
-build=$1 source=$2 prefix=$3 libdir=$4 cc=$5 sanitize=${6:-none} cxx=${7:-}
+build=$1 source=$2 prefix=$3 libdir=$4 cc=$5 sanitize=${6:-none} cxx=${7:-} libexecdir=${8:-libexec}
 
 read -r -a cc_words <<<"$cc"        # "cc", or "ccache cc"
 for tool in pkg-config make nm "${cc_words[0]:-cc}"; do
@@ -120,6 +122,16 @@ make -s -C "$tmp/host" CC="$cc" PKG_CONFIG="$pc" CFLAGS="-O2 -g $san_flags" \
     LDFLAGS="$san_flags" >"$tmp/host.log" 2>&1 \
     || { cat "$tmp/host.log" >&2; fail "examples/host did not build"; }
 "$tmp/host/host" || fail "examples/host failed"
+# The staged demo directory is not where the installed CLI was configured to
+# look (that is $prefix/...): LOOM_DEMO_PATH names it, as a user would.
+[[ $libexecdir = /* ]] || libexecdir=$prefix/$libexecdir
+demodir=$root$libexecdir/loom/demos
+[[ -x $demodir/core_add ]] || fail "the demo programs were not installed in $demodir"
+LOOM_DEMO_PATH=$demodir "$cli" demo add >"$tmp/demo.out" 2>&1 \
+    || { cat "$tmp/demo.out" >&2; fail "the installed \`loom demo add\` failed"; }
+grep -q 'add (broadcast)' "$tmp/demo.out" \
+    || { cat "$tmp/demo.out" >&2; fail "the installed \`loom demo add\` did not run the installed demo"; }
+echo "loom demo: ok (installed demos)"
 
 # 4b. the same host program with CMake's find_package(loom) (loom::loom),
 # found through CMAKE_PREFIX_PATH alone

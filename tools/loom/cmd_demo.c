@@ -1,57 +1,131 @@
 /*
-** cmd_demo.c - `loom demo [SECTION...]`: a short tour of what the loaded
-** packs do, on generated data, ending with where each call ran.
+** cmd_demo.c - `loom demo [--list] [NAME...]`: a short tour of what the
+** loaded packs do, on generated data, ending with where each call ran.
 **
-** The table below is the list of sections; a section whose ops are missing
-** says so and the tour goes on. The exit status is 1 when a section failed.
+** The tour is whatever demo programs are found (demos.h; the programs are
+** examples/demos/), so this file knows no pack: each demo says which ops it
+** needs, and one whose ops are not all loaded is skipped with a line saying
+** which is missing. A demo runs as a child process that inherits the
+** environment (so it loads the same packs), writes to the same stdout and
+** sends a record of each call through a pipe for the summary. The exit
+** status is 1 when a demo failed or none was found.
 */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-#include "demo.h"
+#include "cli.h"
+#include "demos.h"
 
-static const demo_section sections[] = {
-    { "matmul", "core.matmul", "core.matmul on every CPU backend", demo_core_matmul },
-    { "add",    "core.add",    "core.add with broadcasting", demo_core_add },
-    { "cast",   "core.cast",   "core.cast f32 -> bf16 -> f32: what bf16 keeps", demo_core_cast },
-    { "linear", "core.linear", "core.linear with weights from a safetensors file", demo_core_linear },
-    { "detect", "vision.batched_nms,vision.box_iou,vision.roi_align",
-      "detector post-processing: batched NMS, IoU check, RoIAlign", demo_vision_detect },
-    { "deform", "vision.deform_conv2d", "deform_conv2d with zero offsets is a convolution", demo_vision_deform },
-    { "tbe", "fbgemm.tbe,fbgemm.quantize_rows,fbgemm.tbe_cache_stats",
-      "embedding tables in every fbgemm weight type, and a row cache", demo_fbgemm_tbe },
-    { "jagged", "fbgemm.jagged_to_padded_dense,fbgemm.dense_to_jagged",
-      "jagged rows to a padded dense tensor and back", demo_fbgemm_jagged },
-};
-#define N_SECTIONS (sizeof sections / sizeof sections[0])
+extern char **environ;
 
 static const char usage[] =
-    "usage: loom demo [--list] [SECTION...]\n"
-    "  A short tour on generated data: each section runs a few calls, shows the\n"
+    "usage: loom demo [--list] [NAME...]\n"
+    "  A short tour on generated data: each demo runs a few calls, shows the\n"
     "  results, and the summary says which backend ran each call. Without\n"
-    "  SECTION every section runs.\n"
-    "  --list   print the sections\n";
+    "  NAME every demo runs. The demos are programs found in LOOM_DEMO_PATH,\n"
+    "  the build tree (when run from it) and the installed demo directory.\n"
+    "  --list   print the demos: name, title and the program\n";
 
-/* Where each call ran, for the summary. Labels and names are copied: the
-** dispatch strings are only valid until the next call. */
-#define MAX_RECORDS 64
+/* Where each call ran, for the summary: one line per record, as the demos
+** send them ("label\top\tbackend\timpl"). */
+#define MAX_RECORDS 256
 static struct {
     char label[64], op[64], backend[32], impl[64];
 } records[MAX_RECORDS];
 static int n_records;
 
-void demo_record(const char *label)
+static void add_record(char *line)
 {
-    loom_dispatch_info d = LOOM_DISPATCH_INFO_INIT;
-    if (n_records >= MAX_RECORDS || loom_last_dispatch(&d) != LOOM_OK)
+    char *f[4] = { line, NULL, NULL, NULL };
+    for (int i = 1; i < 4 && f[i - 1] != NULL; i++) {
+        char *tab = strchr(f[i - 1], '\t');
+        if (tab != NULL) {
+            *tab = '\0';
+            f[i] = tab + 1;
+        }
+    }
+    if (f[3] == NULL || n_records >= MAX_RECORDS)
         return;
-    snprintf(records[n_records].label, sizeof records[n_records].label, "%s", label);
-    snprintf(records[n_records].op, sizeof records[n_records].op, "%s", d.op != NULL ? d.op : "?");
-    snprintf(records[n_records].backend, sizeof records[n_records].backend, "%s",
-             d.backend != NULL ? d.backend : "?");
-    snprintf(records[n_records].impl, sizeof records[n_records].impl, "%s", d.impl != NULL ? d.impl : "?");
+    snprintf(records[n_records].label, sizeof records[n_records].label, "%s", f[0]);
+    snprintf(records[n_records].op, sizeof records[n_records].op, "%s", f[1]);
+    snprintf(records[n_records].backend, sizeof records[n_records].backend, "%s", f[2]);
+    snprintf(records[n_records].impl, sizeof records[n_records].impl, "%s", f[3]);
     n_records++;
+}
+
+/* Read the records of one demo until it closes the pipe. */
+static void read_records(int fd)
+{
+    char buf[4096];
+    size_t len = 0;
+    for (;;) {
+        ssize_t n = read(fd, buf + len, sizeof buf - 1 - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+        buf[len] = '\0';
+        char *line = buf, *nl;
+        while ((nl = strchr(line, '\n')) != NULL) {
+            *nl = '\0';
+            add_record(line);
+            line = nl + 1;
+        }
+        len = strlen(line);
+        memmove(buf, line, len);
+        if (len == sizeof buf - 1)
+            len = 0;                    /* a line longer than any record: dropped */
+    }
+}
+
+/* Run one demo with --record-fd; CLI_OK when it exited 0. */
+static int run_demo(const cli_demo *d)
+{
+    int fds[2], status;
+    char fd_text[16];
+    pid_t pid;
+
+    if (pipe2(fds, O_CLOEXEC) != 0 || fcntl(fds[1], F_SETFD, 0) != 0) {
+        fprintf(stderr, "loom demo: pipe: %s\n", strerror(errno));
+        return CLI_FAIL;
+    }
+    snprintf(fd_text, sizeof fd_text, "%d", fds[1]);
+    char *const argv[] = { (char *)d->path, (char *)"--record-fd", fd_text, NULL };
+    fflush(NULL);                       /* our own lines first: the demo writes to the same stdout */
+    int rc = posix_spawn(&pid, d->path, NULL, NULL, argv, environ);
+    close(fds[1]);
+    if (rc != 0) {
+        close(fds[0]);
+        fprintf(stderr, "loom demo: cannot run %s: %s\n", d->path, strerror(rc));
+        return CLI_FAIL;
+    }
+    read_records(fds[0]);
+    close(fds[0]);
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            fprintf(stderr, "loom demo: waitpid: %s\n", strerror(errno));
+            return CLI_FAIL;
+        }
+    }
+    if (WIFSIGNALED(status)) {
+        fprintf(stderr, "loom demo: %s was killed by signal %d (%s)\n", d->path, WTERMSIG(status),
+                strsignal(WTERMSIG(status)));
+        return CLI_FAIL;
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "loom demo: %s exited with status %d\n", d->path, WEXITSTATUS(status));
+        return CLI_FAIL;
+    }
+    return CLI_OK;
 }
 
 /* The first op of a ','-separated list that is not loaded, or NULL. */
@@ -61,7 +135,7 @@ static const char *missing_op(const char *ops, char *buf, size_t size)
     while (*p != '\0') {
         size_t len = strcspn(p, ",");
         snprintf(buf, size, "%.*s", (int)len, p);
-        if (loom_op_find(buf) == NULL)
+        if (len > 0 && loom_op_find(buf) == NULL)
             return buf;
         p += len;
         if (*p == ',')
@@ -70,12 +144,12 @@ static const char *missing_op(const char *ops, char *buf, size_t size)
     return NULL;
 }
 
-static int selected(const demo_section *s, int argc, char **argv, int first)
+static int selected(const cli_demo *d, int argc, char **argv, int first)
 {
     if (first >= argc)
         return 1;
     for (int i = first; i < argc; i++) {
-        if (strcmp(argv[i], s->name) == 0)
+        if (strcmp(argv[i], d->name) == 0)
             return 1;
     }
     return 0;
@@ -98,6 +172,34 @@ static void summary(void)
                records[i].impl);
 }
 
+static int tour(const cli_demo_list *list, int argc, char **argv, int first)
+{
+    int failed = 0, ran = 0;
+    char missing[128];
+
+    if (cli_init() != CLI_OK)
+        return CLI_FAIL;
+    n_records = 0;
+    printf("loom %s demo\n", loom_version());
+    for (int i = 0; i < list->n; i++) {
+        const cli_demo *d = &list->demos[i];
+        if (!selected(d, argc, argv, first))
+            continue;
+        printf("\n== %s ==\n", d->title);
+        if (missing_op(d->ops, missing, sizeof missing) != NULL) {
+            printf("  skipped: op %s is not loaded (`loom doctor` shows what was)\n", missing);
+            continue;
+        }
+        ran++;
+        if (run_demo(d) != CLI_OK)
+            failed++;
+    }
+    summary();
+    if (ran == 0)
+        printf("\nNo demo could run: no pack with these ops was loaded.\n");
+    return failed > 0 ? CLI_FAIL : CLI_OK;
+}
+
 int cmd_demo(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -105,8 +207,8 @@ int cmd_demo(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    int c, failed = 0, ran = 0;
-    char missing[128];
+    int c, list_only = 0, rc;
+    cli_demo_list list;
 
     opterr = 0;
     optind = 1;
@@ -115,87 +217,32 @@ int cmd_demo(int argc, char **argv)
             fputs(usage, stdout);
             return CLI_OK;
         } else if (c == 'l') {
-            for (size_t i = 0; i < N_SECTIONS; i++)
-                printf("%-8s %s\n", sections[i].name, sections[i].title);
-            return CLI_OK;
+            list_only = 1;
         } else {
             return cli_bad_option("demo", usage, c, argv);
         }
     }
+    if (cli_demos_find(&list) != 0)
+        return CLI_FAIL;
     for (int i = optind; i < argc; i++) {
         int known = 0;
-        for (size_t k = 0; k < N_SECTIONS; k++)
-            known |= strcmp(argv[i], sections[k].name) == 0;
-        if (!known)
-            return cli_usage_error("demo", usage, "no section '%s' (`loom demo --list`)", argv[i]);
-    }
-    if (cli_init() != CLI_OK)
-        return CLI_FAIL;
-    n_records = 0;
-    printf("loom %s demo\n", loom_version());
-    for (size_t i = 0; i < N_SECTIONS; i++) {
-        const demo_section *s = &sections[i];
-        if (!selected(s, argc, argv, optind))
-            continue;
-        printf("\n== %s ==\n", s->title);
-        if (missing_op(s->ops, missing, sizeof missing) != NULL) {
-            printf("  skipped: op %s is not loaded (`loom doctor` shows what was)\n", missing);
-            continue;
+        for (int k = 0; k < list.n; k++)
+            known |= strcmp(argv[i], list.demos[k].name) == 0;
+        if (!known) {
+            cli_demos_free(&list);
+            return cli_usage_error("demo", usage, "no demo '%s' (`loom demo --list`)", argv[i]);
         }
-        ran++;
-        if (s->run() != CLI_OK)
-            failed++;
     }
-    summary();
-    if (ran == 0)
-        printf("\nNo section could run: no pack with these ops was loaded.\n");
-    return failed > 0 ? CLI_FAIL : CLI_OK;
-}
-
-int demo_has_backend(const char *op_name, const char *backend)
-{
-    const loom_op *op = loom_op_find(op_name);
-    int64_t n = op != NULL ? loom_op_kernel_count(op) : 0;
-    for (int64_t i = 0; i < n; i++) {
-        loom_kernel_info k = LOOM_KERNEL_INFO_INIT;
-        if (loom_op_kernel_at(op, i, &k) == LOOM_OK && k.backend != NULL && strcmp(k.backend, backend) == 0)
-            return 1;
+    if (list.n == 0) {
+        fprintf(stderr, "loom demo: no demo programs found; searched %s\n", list.searched);
+        rc = CLI_FAIL;
+    } else if (list_only) {
+        for (int i = 0; i < list.n; i++)
+            printf("%-8s %-64s %s\n", list.demos[i].name, list.demos[i].title, list.demos[i].path);
+        rc = CLI_OK;
+    } else {
+        rc = tour(&list, argc, argv, optind);
     }
-    return 0;
-}
-
-loom_tensor *demo_tensor(loom_dtype dtype, int32_t ndim, const int64_t *shape)
-{
-    loom_tensor *t = NULL;
-    if (loom_tensor_new(&t, dtype, ndim, shape, NULL) != LOOM_OK) {
-        cli_fail();
-        return NULL;
-    }
-    return t;
-}
-
-loom_tensor *demo_f32(int32_t ndim, const int64_t *shape, const float *values)
-{
-    loom_tensor *t = demo_tensor(LOOM_DTYPE_F32, ndim, shape);
-    if (t != NULL && values != NULL)
-        memcpy(loom_data(t), values, loom_tensor_nbytes(t));
-    return t;
-}
-
-float demo_random(void)
-{
-    /* xorshift32: the same numbers on every run and machine. */
-    static uint32_t x = 2463534242u;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return (float)((double)x / 2147483648.0 - 1.0);
-}
-
-void demo_show(const char *label, const loom_tensor *t)
-{
-    char shape[128];
-    printf("  %-8s %s%s = ", label, loom_dtype_name(loom_tensor_dtype_of(t)), cli_shape(t, shape, sizeof shape));
-    cli_print_values(t, 12);
-    printf("\n");
+    cli_demos_free(&list);
+    return rc;
 }

@@ -1,9 +1,8 @@
 /*
-** demo_fbgemm.c - `loom demo` sections of the fbgemm pack: the same
-** embedding tables served by fbgemm.tbe in every weight type fbgemm stores
-** (fp32 down to int2), with the error each costs against fp32; then the
-** row cache in front of the tables, with its statistics; and a jagged
-** round trip (values -> padded dense -> values).
+** fbgemm_tbe.c - `loom demo tbe`: the same embedding tables served by
+** fbgemm.tbe in every weight type fbgemm stores (fp32 down to int2), with
+** the error each costs against fp32; then the row cache in front of the
+** tables, with its statistics.
 */
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +11,9 @@
 #include <unistd.h>
 
 #include "demo.h"
+
+DEMO_DEFINE("tbe", 70, "fbgemm.tbe,fbgemm.quantize_rows,fbgemm.tbe_cache_stats",
+            "embedding tables in every fbgemm weight type, and a row cache");
 
 #define T 3          /* tables, one feature each */
 #define ROWS 2000
@@ -26,7 +28,7 @@ static loom_tensor *quantize(const loom_tensor *table, const char *type)
     loom_attrs *a = NULL;
     if (loom_attrs_new(&a) != LOOM_OK || loom_attrs_set_string(a, "weight_type", type) != LOOM_OK
         || loom_run("fbgemm.quantize_rows", &table, 1, a, &out, 1, NULL) != LOOM_OK) {
-        cli_fail();
+        demo_fail();
         out = NULL;
     }
     loom_attrs_free(a);
@@ -39,14 +41,14 @@ static int write_tables(const char *path, loom_tensor *const *f32, const char *t
 {
     loom_tensor *q[T] = { NULL };
     const char *names[T] = { "table.0", "table.1", "table.2" };
-    int rc = CLI_OK;
-    for (int t = 0; t < T && rc == CLI_OK; t++) {
+    int rc = DEMO_OK;
+    for (int t = 0; t < T && rc == DEMO_OK; t++) {
         q[t] = quantize(f32[t], type);
-        rc = q[t] != NULL ? CLI_OK : CLI_FAIL;
+        rc = q[t] != NULL ? DEMO_OK : DEMO_FAIL;
     }
-    if (rc == CLI_OK && loom_safetensors_write(path, names, (const loom_tensor *const *)q, T) != LOOM_OK)
-        rc = cli_fail();
-    if (rc == CLI_OK && row_bytes != NULL)
+    if (rc == DEMO_OK && loom_safetensors_write(path, names, (const loom_tensor *const *)q, T) != LOOM_OK)
+        rc = demo_fail();
+    if (rc == DEMO_OK && row_bytes != NULL)
         *row_bytes = q[0]->shape[1] * (int64_t)loom_dtype_size(loom_tensor_dtype_of(q[0]));
     for (int t = 0; t < T; t++)
         loom_tensor_free(q[t]);
@@ -66,44 +68,44 @@ static int lookup(const char *path, const char *type, double cache_load_factor, 
                      && loom_attrs_set_ints(a, "embedding_dims", dims, T) == LOOM_OK
                      && loom_attrs_set_float(a, "cache_load_factor", cache_load_factor) == LOOM_OK
                      && loom_object_create(&obj, "fbgemm.tbe", a, path) == LOOM_OK
-                 ? CLI_OK
-                 : cli_fail();
+                 ? DEMO_OK
+                 : demo_fail();
     loom_attrs_free(a);
-    if (rc == CLI_OK) {
+    if (rc == DEMO_OK) {
         opts.object = obj;
         if (loom_run("fbgemm.tbe", in, 2, NULL, out, 1, &opts) != LOOM_OK)
-            rc = cli_fail();
+            rc = demo_fail();
         else
             demo_record(type);
     }
-    if (keep != NULL && rc == CLI_OK)
+    if (keep != NULL && rc == DEMO_OK)
         *keep = obj;
     else
         loom_object_free(obj);
     return rc;
 }
 
-int demo_fbgemm_tbe(void)
+int demo_run(void)
 {
     static const char *const types[] = { "fp32", "fp16", "bf16", "fp8", "int8", "int4", "int2" };
     const int64_t tshape[2] = { ROWS, DIM }, ishape[1] = { T * B * L }, oshape[1] = { T * B + 1 };
     loom_tensor *tables[T] = { NULL }, *ref = NULL, *out = NULL;
     loom_tensor *idx = demo_tensor(LOOM_DTYPE_I64, 1, ishape), *off = demo_tensor(LOOM_DTYPE_I64, 1, oshape);
     char dir[] = "/tmp/loom-demo-XXXXXX", path[64];
-    int rc = idx && off && mkdtemp(dir) != NULL ? CLI_OK : CLI_FAIL;
+    int rc = idx && off && mkdtemp(dir) != NULL ? DEMO_OK : DEMO_FAIL;
 
     snprintf(path, sizeof path, "%s/tables.safetensors", dir);
-    for (int t = 0; t < T && rc == CLI_OK; t++) {
+    for (int t = 0; t < T && rc == DEMO_OK; t++) {
         tables[t] = demo_f32(2, tshape, NULL);
         if (tables[t] == NULL) {
-            rc = CLI_FAIL;
+            rc = DEMO_FAIL;
             break;
         }
         float *w = loom_data(tables[t]);
         for (int64_t i = 0; i < ROWS * DIM; i++)
             w[i] = 0.1f * demo_random();
     }
-    if (rc == CLI_OK) {
+    if (rc == DEMO_OK) {
         int64_t *ix = loom_data(idx), *of = loom_data(off);
         for (int64_t i = 0; i < T * B * L; i++) {       /* hot rows: a squared uniform */
             double u = 0.5 * (demo_random() + 1.0);
@@ -115,12 +117,12 @@ int demo_fbgemm_tbe(void)
         printf("  %-6s %10s %16s\n", "type", "bytes/row", "max |err| vs fp32");
     }
     const loom_tensor *in[2] = { idx, off };
-    for (size_t k = 0; rc == CLI_OK && k < sizeof types / sizeof types[0]; k++) {
+    for (size_t k = 0; rc == DEMO_OK && k < sizeof types / sizeof types[0]; k++) {
         int64_t row_bytes = 0;
         rc = write_tables(path, tables, types[k], &row_bytes);
-        if (rc == CLI_OK)
+        if (rc == DEMO_OK)
             rc = lookup(path, types[k], 1.0, in, &out, NULL);
-        if (rc != CLI_OK)
+        if (rc != DEMO_OK)
             break;
         if (ref == NULL) {
             ref = out;
@@ -136,18 +138,18 @@ int demo_fbgemm_tbe(void)
         loom_tensor_free(out);
         out = NULL;
     }
-    if (rc == CLI_OK) {
+    if (rc == DEMO_OK) {
         /* the int8 tables again, behind a cache of 20% of the rows */
         loom_object *obj = NULL;
         loom_tensor *stats = NULL;
         rc = write_tables(path, tables, "int8", NULL);
-        if (rc == CLI_OK)
+        if (rc == DEMO_OK)
             rc = lookup(path, "int8", 0.2, in, &out, &obj);
         loom_call_options opts = LOOM_CALL_OPTIONS_INIT;
         opts.object = obj;
-        if (rc == CLI_OK && loom_run("fbgemm.tbe_cache_stats", NULL, 0, NULL, &stats, 1, &opts) != LOOM_OK)
-            rc = cli_fail();
-        if (rc == CLI_OK) {
+        if (rc == DEMO_OK && loom_run("fbgemm.tbe_cache_stats", NULL, 0, NULL, &stats, 1, &opts) != LOOM_OK)
+            rc = demo_fail();
+        if (rc == DEMO_OK) {
             const int64_t *s = loom_data(stats);
             printf("  int8 behind an LRU cache of 20%% of the rows: %lld indices, %lld unique, %lld unique misses, "
                    "lookup hits %lld of %lld\n", (long long)s[1], (long long)s[2], (long long)s[3],
@@ -164,64 +166,5 @@ int demo_fbgemm_tbe(void)
     loom_tensor_free(off);
     loom_tensor_free(ref);
     loom_tensor_free(out);
-    return rc;
-}
-
-/* values [total_L, D] with per-row lengths -> padded [B, max_L, D] -> values. */
-int demo_fbgemm_jagged(void)
-{
-    enum { NB = 5, D = 3, MAXL = 4 };
-    const int64_t lengths[NB] = { 2, 0, 4, 1, 6 };
-    int64_t offsets[NB + 1] = { 0 };
-    for (int b = 0; b < NB; b++)
-        offsets[b + 1] = offsets[b] + lengths[b];
-    const int64_t vshape[2] = { offsets[NB], D }, oshape[1] = { NB + 1 };
-    loom_tensor *values = demo_f32(2, vshape, NULL), *off = demo_tensor(LOOM_DTYPE_I64, 1, oshape);
-    loom_tensor *dense = NULL, *back = NULL;
-    loom_attrs *a = NULL;
-    const int64_t max_lengths[1] = { MAXL };
-    int rc = values && off && loom_attrs_new(&a) == LOOM_OK
-                     && loom_attrs_set_ints(a, "max_lengths", max_lengths, 1) == LOOM_OK
-                     && loom_attrs_set_float(a, "padding_value", -1.0) == LOOM_OK
-                 ? CLI_OK
-                 : CLI_FAIL;
-    if (rc == CLI_OK) {
-        float *v = loom_data(values);
-        for (int64_t i = 0; i < loom_numel(values); i++)
-            v[i] = (float)(i / D + 1);
-        memcpy(loom_data(off), offsets, sizeof offsets);
-        printf("  %d rows of lengths 2 0 4 1 6 (values f32[%lld, %d], row r holds r+1)\n", NB,
-               (long long)offsets[NB], D);
-        const loom_tensor *in[2] = { values, off };
-        if (loom_run("fbgemm.jagged_to_padded_dense", in, 2, a, &dense, 1, NULL) != LOOM_OK)
-            rc = cli_fail();
-        else
-            demo_record("jagged_to_padded_dense");
-    }
-    if (rc == CLI_OK) {
-        const float *d = loom_data(dense);
-        printf("  jagged_to_padded_dense(max_lengths=[%d], padding_value=-1): f32[%lld, %lld, %lld]; "
-               "first column per row:\n", MAXL, (long long)dense->shape[0], (long long)dense->shape[1],
-               (long long)dense->shape[2]);
-        for (int b = 0; b < NB; b++) {
-            printf("    row %d:", b);
-            for (int l = 0; l < MAXL; l++)
-                printf(" %4.0f", d[(b * MAXL + l) * D]);
-            printf("%s\n", lengths[b] > MAXL ? "   (truncated)" : "");
-        }
-        const loom_tensor *in[2] = { dense, off };
-        if (loom_run("fbgemm.dense_to_jagged", in, 2, NULL, &back, 1, NULL) != LOOM_OK)
-            rc = cli_fail();
-        else
-            demo_record("dense_to_jagged");
-    }
-    if (rc == CLI_OK)
-        printf("  dense_to_jagged back: f32[%lld, %lld] (rows past max_lengths come back as 0)\n",
-               (long long)back->shape[0], (long long)back->shape[1]);
-    loom_attrs_free(a);
-    loom_tensor_free(values);
-    loom_tensor_free(off);
-    loom_tensor_free(dense);
-    loom_tensor_free(back);
     return rc;
 }
