@@ -3,7 +3,7 @@
 #   libloom0     libloom.so.0 (soname 0 = plugin ABI major 1) and loom-probe
 #   libloom-dev  headers, libloom.so, loom.pc, loom-plugin.pc, the CMake config
 #   loom-packs   the operator packs (<libdir>/loom/plugins)
-#   loom         the loom command, its bash completion and man pages
+#   loom         the loom command, its demos, bash completion, man pages and docs
 # built with dpkg-deb from the files `meson install` put under STAGE (a
 # build configured with --prefix=/usr), Depends from dpkg-shlibdeps.
 #
@@ -33,7 +33,7 @@ take() {
 take libloom0 $(cd "$stage" && ls -d "$lib"/libloom.so.0*) "$lib/loom/loom-probe"
 take libloom-dev usr/include/loom "$lib/libloom.so" "$lib/pkgconfig" "$lib/cmake"
 take loom-packs "$lib/loom/plugins"
-take loom usr/bin/loom usr/share/man usr/share/bash-completion
+take loom usr/bin/loom usr/libexec/loom usr/share/man usr/share/bash-completion usr/share/doc/loom
 
 # Depends of each package's ELF files, as dpkg-shlibdeps computes them
 # (it wants a debian/control; a minimal one in a scratch dir serves)

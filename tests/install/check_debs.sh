@@ -35,6 +35,8 @@ want loom-packs "./$lib/loom/plugins/core/core.so\\|./$lib/loom/plugins/core.so"
 want loom "./usr/bin/loom"
 want loom "./usr/share/man/man1/loom.1"
 want loom "./usr/share/bash-completion/completions/loom"
+want loom "./usr/libexec/loom/demos/core_matmul"
+want loom "./usr/share/doc/loom/api.md"
 grep -q '^ Depends: .*libloom0' "$tmp/libloom-dev.info" || fail "libloom-dev does not depend on libloom0"
 grep -q '^ Depends: .*libc6' "$tmp/libloom0.info" || fail "libloom0 has no shared-library Depends (dpkg-shlibdeps)"
 if grep -q "libloom.so" "$tmp/libloom0.list" && grep -q "\./$lib/libloom.so " "$tmp/libloom0.list"; then
@@ -54,4 +56,7 @@ echo "examples/host against the packages: ok"
 env -u LD_LIBRARY_PATH -u LOOM_PLUGIN_PATH "$root/usr/bin/loom" list >"$tmp/list.out" 2>&1 \
     || { cat "$tmp/list.out" >&2; fail "the packaged loom does not run"; }
 grep -q 'vision.nms' "$tmp/list.out" || fail "the packaged loom lists no vision.nms (packs not found)"
-echo "loom from the packages: ok ($(grep -c '^  [a-z]' "$tmp/list.out") lines)"
+env -u LD_LIBRARY_PATH -u LOOM_PLUGIN_PATH LOOM_DEMO_PATH="$root/usr/libexec/loom/demos" "$root/usr/bin/loom" demo --list \
+    >"$tmp/demos.out" 2>&1 || { cat "$tmp/demos.out" >&2; fail "loom demo --list from the packages failed"; }
+grep -q 'matmul' "$tmp/demos.out" || fail "the packaged demos are not listed: $(cat "$tmp/demos.out")"
+echo "loom from the packages: ok ($(grep -c '^  [a-z]' "$tmp/list.out") lines, demos listed)"
