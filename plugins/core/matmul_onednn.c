@@ -13,27 +13,33 @@
 ** descriptor is made (the gemm matmul fixes its thread count, nthr_, there)
 ** and when it executes (the sgemm driver), and opens parallel regions of at
 ** most that many threads. So every creation and execution below runs with
-** that ICV set to the call's budget, ctx->n_threads (LOOM_NUM_THREADS, capped
-** by the call's num_threads), and restored afterwards: a call with budget T
-** uses the calling thread plus at most T-1 OpenMP workers, and the caller's
-** own OpenMP setting is left as it was. The ICV belongs to the calling thread
-** in OpenMP, so concurrent calls with different budgets do not disturb each
-** other. A primitive is cached per budget as well, since its thread count is
-** part of it. The OpenMP entry points are looked up in libdnnl's own
+** that ICV set to the call's thread count and restored afterwards. The count
+** is the call's budget, ctx->n_threads (LOOM_NUM_THREADS, capped by the
+** call's num_threads), capped in turn by the calling thread's own OpenMP
+** setting (OMP_NUM_THREADS or its omp_set_num_threads; the number of CPUs
+** when neither is set), the knob every OpenMP library obeys, which callers
+** that parallelise above loom set to 1. A call with count T uses the calling
+** thread plus at most T-1 OpenMP workers, T <= the budget, and the caller's
+** OpenMP setting is left as it was. The ICV belongs to the calling thread in
+** OpenMP, so concurrent calls with different budgets do not disturb each
+** other. A primitive is cached per thread count as well, since its thread
+** count is part of it. The OpenMP entry points are looked up in libdnnl's own
 ** dependency scope, so they are those of the runtime oneDNN uses, whatever
 ** runtime the pack's compiler would link. oneDNN's threadpool runtime, which
 ** would let loom's pool serve oneDNN, is not what this build has; with the
 ** sequential runtime the budget holds trivially; with any other runtime the
 ** kernel declines every call (supports), as it could not bound its threads.
+** OpenMP's workers are threads of their own, not loom's pool: each calling
+** thread gets its own (made on its first parallel region, then parked).
 **
 ** Re-entrancy. No lock is held while oneDNN creates or executes anything.
 ** - Primitives live in a cache keyed by the whole geometry (rank, dims and
 **   strides of the three tensors, which also encode transposes and broadcast
-**   batches), the dtype and the budget: a hash table of at most CACHE_CAP
-**   entries, least recently used evicted first. cache_lock guards only the
-**   table, the reference counts and the slot lists, never oneDNN work. An
-**   entry is reference-counted (the table, each call in flight, each plan),
-**   so an entry evicted while in use is destroyed by its last user.
+**   batches), the dtype and the thread count: a hash table of at most
+**   CACHE_CAP entries, least recently used evicted first. cache_lock guards
+**   only the table, the reference counts and the slot lists, never oneDNN
+**   work. An entry is reference-counted (the table, each call in flight, each
+**   plan), so an entry evicted while in use is destroyed by its last user.
 ** - A primitive created with scratchpad_mode_user is safe to execute from
 **   several threads at once when each execution has its own scratchpad (the
 **   library-managed scratchpad of oneDNN 2.x is either per thread of creation
@@ -50,9 +56,9 @@
 **   when more calls of one primitive run at once than ever before (at most
 **   MAX_IDLE_SLOTS idle ones are kept per entry).
 ** - A plan (ABI 1.1 prepare/release) holds a reference to the entry built
-**   for its described inputs, a compact output and the plan's budget; a
-**   planned run whose tensors and budget match uses it without a lookup, any
-**   other run takes the cached path.
+**   for its described inputs, a compact output and the plan's thread count;
+**   a planned run whose tensors and thread count match uses it without a
+**   lookup, any other run takes the cached path.
 ** core_onednn_init (at pack setup) keeps libdnnl loaded for good: its OpenMP
 ** worker threads stay parked in the OpenMP runtime after the pack unloads.
 */
@@ -76,7 +82,7 @@ enum { ARG_SRC, ARG_WEIGHTS, ARG_DST, ARG_SCRATCH, N_ARGS };
 /* Compared and hashed bytewise: built from a zeroed struct. */
 typedef struct mm_key {
     int32_t ndims;
-    int32_t n_threads;                      /* the budget the primitive is made for */
+    int32_t n_threads;                      /* the thread count the primitive is made for */
     int32_t dtype;                          /* dnnl_data_type_t of a, b and out */
     int32_t pad;
     int64_t dims[3][DNNL_MAX_NDIMS];
@@ -203,12 +209,17 @@ static loom_status dnnl_fail(dnnl_status_t s, const char *what)
 
 /* ------------------------------------------------------------ thread budget */
 
-/* The budget of a call: ctx->n_threads, which the core always sets; a
-** context without one gets the calling thread only. */
-static int call_budget(const loom_call *call)
+/* The thread count of a call: its budget, ctx->n_threads (which the core
+** always sets; a context without one gets the calling thread only), capped
+** by the calling thread's OpenMP setting. 1 with the sequential runtime. */
+static int call_threads(const loom_call *call)
 {
     int32_t t = call->ctx != NULL ? call->ctx->n_threads : 0;
-    return t < 1 ? 1 : t > MAX_BUDGET ? MAX_BUDGET : (int)t;
+    t = t < 1 ? 1 : t > MAX_BUDGET ? MAX_BUDGET : t;
+    if (omp_get_max == NULL)
+        return 1;
+    int omp = omp_get_max();
+    return omp >= 1 && omp < t ? omp : (int)t;
 }
 
 /* Set the calling thread's OpenMP thread count to t; returns the value to
@@ -536,7 +547,7 @@ static loom_status execute(loom_call *call, mm_prim *e, void *a, void *b, void *
     return ds == dnnl_success ? LOOM_OK : dnnl_fail(ds, "matmul execution");
 }
 
-/* The key of a, b and out (out compact when NULL: what a plan assumes) under budget t. */
+/* The key of a, b and out (out compact when NULL: what a plan assumes) on t threads. */
 static void make_key(mm_key *key, const core_mm_geom *g, const loom_tensor *a, const loom_tensor *b,
                      const loom_tensor *out, int t)
 {
@@ -563,7 +574,7 @@ loom_status core_matmul_onednn_prepare(const loom_call *call, void **state)
         if (g.out_shape[d] == 0)
             return LOOM_OK;                 /* an empty output: nothing to prepare */
     mm_key key;
-    make_key(&key, &g, call->inputs[0], call->inputs[1], NULL, call_budget(call));
+    make_key(&key, &g, call->inputs[0], call->inputs[1], NULL, call_threads(call));
     mm_prim *e;
     st = prim_acquire(&key, &e);
     if (st == LOOM_OK)
@@ -586,7 +597,7 @@ loom_status core_matmul_onednn(loom_call *call)
     if (st != LOOM_OK || out == NULL)
         return st;
     mm_key key;
-    make_key(&key, &g, a, b, out, call_budget(call));
+    make_key(&key, &g, a, b, out, call_threads(call));
     mm_prim *plan = call->struct_size >= offsetof(loom_call, plan_state) + sizeof(void *)
                   ? call->plan_state : NULL;
     if (plan != NULL && memcmp(&plan->key, &key, sizeof key) == 0)

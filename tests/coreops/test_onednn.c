@@ -3,14 +3,15 @@
 ** its re-entrancy, against the cpu kernel.
 **
 ** Budget: oneDNN runs on the OpenMP runtime, whose workers are threads of
-** this process. A call with budget T may use the calling thread and at most
-** T-1 OpenMP workers; workers are made per calling thread on its first
-** parallel region and then kept. So each budget check runs in a new thread,
-** which has no workers yet, and counts the threads of the process that
-** appear during the call (/proc/self/task, by id, so threads ending
-** elsewhere meanwhile do not matter): budget 1 must add none, budget 2
-** exactly one (the check sees OpenMP's workers at all). Registered twice:
-** plain, and with LOOM_NUM_THREADS=1, where the default budget is 1.
+** this process. A call with budget T (capped by the calling thread's OpenMP
+** setting, OMP_NUM_THREADS) may use the calling thread and at most T-1
+** OpenMP workers; workers are made per calling thread on its first parallel
+** region and then kept. So each budget check runs in a new thread, which has
+** no workers yet, and counts the threads of the process that appear during
+** the call (/proc/self/task, by id, so threads ending elsewhere meanwhile do
+** not matter): budget 1 must add none, budget 2 exactly one (the check sees
+** OpenMP's workers at all). Registered twice: plain, and with
+** LOOM_NUM_THREADS=1, where the default budget is 1.
 **
 ** Concurrency (also in the 'threads' suite, under ThreadSanitizer): several
 ** threads call the kernel at once on equal and different shapes, budgets,
@@ -79,6 +80,7 @@ static int list_tids(long *tids)
 typedef struct budget_run {
     int num_threads;           /* the call's num_threads option, 0 = the default budget */
     int set_omp;               /* > 0: the calling thread's OpenMP thread count beforehand */
+    int omp_before;            /* out: the calling thread's OpenMP thread count before the call */
     int new_threads;           /* out: threads that appeared during the call */
     int omp_after;             /* out: the calling thread's OpenMP thread count afterwards */
     loom_status st;
@@ -112,6 +114,7 @@ static void *budget_thread(void *arg)
     memset(loom_data(b), 0, 512 * 512 * sizeof(float));
     if (r->set_omp > 0 && omp_set_num != NULL)
         omp_set_num(r->set_omp);
+    r->omp_before = omp_get_max != NULL ? omp_get_max() : -1;
     opt.backend = "onednn";
     opt.num_threads = r->num_threads;
     int nb = list_tids(before);
@@ -166,6 +169,8 @@ static void budget_of_two_adds_one_thread(void **state)
     if (loom_num_threads() < 2)
         skip();                         /* LOOM_NUM_THREADS=1 (or one core): no budget of 2 */
     budget_run r = run_budget(2, 0);
+    if (r.omp_before < 2)
+        skip();                         /* OMP_NUM_THREADS=1 caps every budget: see the next test */
     if (r.new_threads != 1)
         fail_msg("budget 2: %d threads appeared during the call, expected 1 OpenMP worker", r.new_threads);
 }
@@ -182,8 +187,8 @@ static void default_budget_is_the_pool(void **state)
                  r.new_threads);
 }
 
-/* The budget beats the calling thread's own OpenMP setting, which the call leaves as it was. */
-static void caller_openmp_setting_is_kept(void **state)
+/* A budget below the calling thread's OpenMP setting wins; the call leaves that setting as it was. */
+static void budget_below_openmp_setting_wins(void **state)
 {
     (void)state;
     if (!has_onednn())
@@ -194,6 +199,20 @@ static void caller_openmp_setting_is_kept(void **state)
     if (r.new_threads != 0)
         fail_msg("budget 1 with OpenMP set to 3: %d threads appeared during the call", r.new_threads);
     assert_int_equal(r.omp_after, 3);
+}
+
+/* An OpenMP setting below the budget caps it (OMP_NUM_THREADS=1 keeps oneDNN on the calling thread). */
+static void openmp_setting_caps_the_budget(void **state)
+{
+    (void)state;
+    if (!has_onednn())
+        skip();
+    if (omp_set_num == NULL || omp_get_max == NULL || loom_num_threads() < 2)
+        skip();
+    budget_run r = run_budget(2, 1);
+    if (r.new_threads != 0)
+        fail_msg("budget 2 with OpenMP set to 1: %d threads appeared during the call", r.new_threads);
+    assert_int_equal(r.omp_after, 1);
 }
 
 /* ------------------------------------------------------------ cases */
@@ -440,7 +459,8 @@ int main(void)
         cmocka_unit_test(budget_of_one_adds_no_thread),
         cmocka_unit_test(budget_of_two_adds_one_thread),
         cmocka_unit_test(default_budget_is_the_pool),
-        cmocka_unit_test(caller_openmp_setting_is_kept),
+        cmocka_unit_test(budget_below_openmp_setting_wins),
+        cmocka_unit_test(openmp_setting_caps_the_budget),
         cmocka_unit_test(plan_matches_cpu),
         cmocka_unit_test(concurrent_callers_match_cpu),
     };
