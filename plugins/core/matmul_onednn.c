@@ -97,6 +97,7 @@ typedef struct mm_slot {
 } mm_slot;
 
 typedef struct mm_prim {
+    /* set before the entry is published under cache_lock, read-only after: */
     mm_key key;
     uint64_t hash;
     dnnl_primitive_t prim;
@@ -104,7 +105,6 @@ typedef struct mm_prim {
     size_t scratch_bytes;
     /* under cache_lock: */
     int refs;                               /* the table's (while linked), calls', plans' */
-    int linked;
     struct mm_prim *bucket_next;
     struct mm_prim *lru_prev, *lru_next;    /* lru_prev toward the most recently used */
     mm_slot *idle;
@@ -175,8 +175,8 @@ loom_status core_matmul_onednn_supports(const loom_call *call, char *why, size_t
 {
     const loom_tensor *a = call->inputs[0], *b = call->inputs[1];
     if (!budget_ok) {
-        snprintf(why, why_size, "oneDNN's CPU runtime (%u) is neither OpenMP nor sequential: its thread "
-                 "count cannot be bounded", dnnl_version()->cpu_runtime);
+        snprintf(why, why_size, "oneDNN's CPU runtime (%u) offers no thread-count control this kernel "
+                 "can use (OpenMP's omp_set_num_threads, or the sequential runtime)", dnnl_version()->cpu_runtime);
         return LOOM_ENOTSUP;
     }
     if (loom_tensor_dtype_of(a) != LOOM_DTYPE_F32 || loom_tensor_dtype_of(b) != LOOM_DTYPE_F32) {
@@ -321,7 +321,6 @@ static int table_unlink(mm_prim *e)
     *p = e->bucket_next;
     e->bucket_next = NULL;
     lru_unlink(e);
-    e->linked = 0;
     n_linked--;
     return --e->refs == 0;
 }
@@ -441,7 +440,6 @@ static loom_status prim_acquire(const mm_key *key, mm_prim **out)
         e = made;
         made = NULL;
         e->refs = 2;                       /* the table's and the caller's */
-        e->linked = 1;
         e->bucket_next = buckets[hash & (N_BUCKETS - 1)];
         buckets[hash & (N_BUCKETS - 1)] = e;
         lru_push_front(e);
