@@ -15,7 +15,8 @@
 **
 ** Concurrency (also in the 'threads' suite, under ThreadSanitizer): several
 ** threads call the kernel at once on equal and different shapes, budgets,
-** transposed views and broadcast batches, plainly and through plans shared
+** transposed views (which the core hands this compact-only kernel as compact
+** copies, ABI 1.2) and broadcast batches, plainly and through plans shared
 ** by all of them; more distinct primitives than the kernel caches, so
 ** entries are evicted while others use them. Each result is checked against
 ** the cpu kernel's within 3*K*u*(|A||B|)_ij, computed beforehand; the
@@ -294,8 +295,8 @@ static int64_t case_mismatches(const mm_case *c, const loom_tensor *got)
 }
 
 /* A plan on onednn, made from descriptions only (no data), matches the cpu
-** kernel on every run, also on inputs with other strides than the compact
-** ones it was made for. */
+** kernel on every run, also on a view with other strides than the compact
+** input it was made for. */
 static void plan_matches_cpu(void **state)
 {
     (void)state;
@@ -320,7 +321,7 @@ static void plan_matches_cpu(void **state)
         assert_int_equal(case_mismatches(&c, out), 0);
         loom_tensor_free(out);
     }
-    /* a run on a transposed view of the same shape: the kernel's general path */
+    /* a run on a transposed view of the same shape (a compact copy by the time the kernel sees it) */
     int64_t tshape[2] = { 129, 67 }, strides[2] = { 1, 67 };
     loom_tensor *at, *view, *out = NULL;
     assert_int_equal(loom_tensor_new(&at, LOOM_DTYPE_F32, 2, tshape, NULL), LOOM_OK);
