@@ -24,7 +24,8 @@ static const loom_kernel_desc core_cpu_kernels[] = {
     PK_KERNEL_CPU(core_cast_schema, "cpu:generic-strided", 0, core_cast_cpu, .flags = LOOM_KERNEL_STRIDED),
 #ifdef LOOM_CORE_HAVE_ONEDNN
     PK_KERNEL(core_matmul_schema, "onednn", LOOM_DEVICE_CPU, "onednn:matmul", LOOM_DTYPE_BIT(LOOM_DTYPE_F32),
-              core_matmul_onednn, .supports = core_matmul_onednn_supports),
+              core_matmul_onednn, .supports = core_matmul_onednn_supports,
+              .prepare = core_matmul_onednn_prepare, .release = core_matmul_onednn_release),
 #endif
 };
 
@@ -60,7 +61,7 @@ static loom_status core_setup(const loom_host_api *host, loom_registrar *reg)
     core_dtypes_init();
     core_cpu_isa_init();
 #ifdef LOOM_CORE_HAVE_ONEDNN
-    core_onednn_pin();
+    core_onednn_init();
 #endif
     return LOOM_OK;
 }

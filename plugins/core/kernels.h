@@ -32,8 +32,14 @@ loom_status core_linear_cpu(loom_call *call);
 #ifdef LOOM_CORE_HAVE_ONEDNN
 loom_status core_matmul_onednn_supports(const loom_call *call, char *why, size_t why_size);
 loom_status core_matmul_onednn(loom_call *call);
+/* core.matmul's plan on oneDNN (ABI 1.1): the primitive for the described
+** inputs, a compact output and the plan's thread budget, made once. */
+loom_status core_matmul_onednn_prepare(const loom_call *call, void **state);
+void core_matmul_onednn_release(void *state);
+/* At pack setup: pins libdnnl, finds the controls of its threading runtime. */
+void core_onednn_init(void);
+/* At pack fini: every cached primitive and the engine. */
 void core_onednn_fini(void);
-void core_onednn_pin(void);
 #endif
 
 #endif /* LOOM_CORE_KERNELS_H */

@@ -1,14 +1,22 @@
 /*
 ** matmul.c - core.matmul throughput, f32, on the cpu kernel (the common
 ** GEMM, plugins/common/gemm) and on the onednn kernel (forced per call), in
-** one process run, next to this machine's measured FMA peak.
+** one process run, next to NumPy's matmul (its BLAS) and this machine's
+** measured FMA peak.
 **
 **   bench_matmul [--plugin-path DIR] [--threads LIST] [--quick] [--cputime]
+**                [--python PY | --no-numpy]
 **
 ** Shapes (M x K x N): 256, 512, 1024, 2048 square, 1x1024x1024 (GEMV) and
 ** 64x4096x1024, each at 1 and 2 threads (--threads 1,2,4 for others).
-** loom's threads come from the call options; oneDNN's from OpenMP
-** (omp_set_num_threads, looked up in the libgomp that libdnnl loaded).
+** Both loom kernels get the thread count as the call's num_threads: the
+** onednn kernel runs oneDNN within the call's budget itself (capped by this
+** thread's OpenMP setting, which the header shows). NumPy's column comes from
+** tools/bench/matmul_numpy.py, run by PY (default: the source tree's
+** .venv/bin/python, when present) once per thread count with
+** OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and MKL_NUM_THREADS set to it; it
+** times the same shapes and values on the wall clock (best of repeats for
+** 0.4 s), whatever --quick and --cputime say.
 ** Each case runs once to warm up (packing buffers, oneDNN primitive), then
 ** repeats for at least 0.4 s (--quick: 0.1 s); the best time is reported.
 ** --cputime times the 1-thread rows by the calling thread's CPU time (both
@@ -22,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "loom/loom.h"
 #include "loom/plugin.h"
@@ -44,6 +53,44 @@ static double now(void)
 }
 
 static double min_time = 0.4;
+
+#define N_SHAPES 6
+static const int64_t shapes[N_SHAPES][3] = {   /* M, K, N; matmul_numpy.py has the same list */
+    { 256, 256, 256 }, { 512, 512, 512 }, { 1024, 1024, 1024 }, { 2048, 2048, 2048 },
+    { 1, 1024, 1024 }, { 64, 4096, 1024 },
+};
+
+/* NumPy's GFLOP/s per shape at `threads` BLAS threads into gflops (-1 where
+** absent): matmul_numpy.py run by python; 0 when it could not run. */
+static int numpy_rates(const char *python, int threads, double *gflops)
+{
+    char cmd[4096], line[256];
+    for (int s = 0; s < N_SHAPES; s++)
+        gflops[s] = -1;
+    snprintf(cmd, sizeof cmd,
+             "OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d MKL_NUM_THREADS=%d '%s' '%s' 2>/dev/null",
+             threads, threads, threads, python, BENCH_SOURCE_ROOT "/tools/bench/matmul_numpy.py");
+    FILE *p = popen(cmd, "r");
+    if (p == NULL)
+        return 0;
+    int rows = 0;
+    while (fgets(line, sizeof line, p) != NULL) {
+        char name[64];
+        double g;
+        if (sscanf(line, "%63s %lf", name, &g) != 2)
+            continue;
+        for (int s = 0; s < N_SHAPES; s++) {
+            char want[64];
+            snprintf(want, sizeof want, "%lldx%lldx%lld", (long long)shapes[s][0], (long long)shapes[s][1],
+                     (long long)shapes[s][2]);
+            if (strcmp(name, want) == 0) {
+                gflops[s] = g;
+                rows++;
+            }
+        }
+    }
+    return pclose(p) == 0 && rows > 0;
+}
 
 /* Best GFLOP/s of m x k x n on backend, or -1 when the backend cannot run it. */
 static double bench(int64_t m, int64_t k, int64_t n, const char *backend, int threads, const loom_tensor *a,
@@ -106,11 +153,9 @@ static void cpu_name(char *buf, size_t size)
 
 int main(int argc, char **argv)
 {
-    static const int64_t shapes[][3] = {   /* M, K, N */
-        { 256, 256, 256 }, { 512, 512, 512 }, { 1024, 1024, 1024 }, { 2048, 2048, 2048 },
-        { 1, 1024, 1024 }, { 64, 4096, 1024 },
-    };
     loom_init_options o = LOOM_INIT_OPTIONS_INIT;
+    const char *python = BENCH_SOURCE_ROOT "/.venv/bin/python";
+    int numpy = access(python, X_OK) == 0;
     int thread_list[8] = { 1, 2 }, n_threads = 2;
     o.plugin_path = BENCH_PLUGIN_PATH;
     for (int i = 1; i < argc; i++) {
@@ -124,8 +169,14 @@ int main(int argc, char **argv)
             min_time = 0.1;
         } else if (strcmp(argv[i], "--cputime") == 0) {
             use_cputime = 1;
+        } else if (strcmp(argv[i], "--python") == 0 && i + 1 < argc) {
+            python = argv[++i];
+            numpy = 1;
+        } else if (strcmp(argv[i], "--no-numpy") == 0) {
+            numpy = 0;
         } else {
-            fprintf(stderr, "usage: %s [--plugin-path DIR] [--threads 1,2] [--quick] [--cputime]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--plugin-path DIR] [--threads 1,2] [--quick] [--cputime] "
+                    "[--python PY | --no-numpy]\n", argv[0]);
             return 2;
         }
     }
@@ -133,11 +184,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "loom_init: %s\n", loom_last_error());
         return 1;
     }
-    /* oneDNN's OpenMP runtime, if it is loaded, to give it the same thread count */
-    void *gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
-    void (*omp_threads)(int) = NULL;
-    if (gomp != NULL)
-        *(void **)&omp_threads = dlsym(gomp, "omp_set_num_threads");
+    /* this thread's OpenMP setting, which caps the onednn kernel's threads (shown, never changed) */
+    int (*omp_max)(void) = NULL;
+    void *gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);   /* loaded by libdnnl, locally */
+    void *omp_sym = gomp != NULL ? dlsym(gomp, "omp_get_max_threads") : dlsym(RTLD_DEFAULT, "omp_get_max_threads");
+    memcpy(&omp_max, &omp_sym, sizeof omp_sym);
     char cpu[200], feat[200];
     cpu_name(cpu, sizeof cpu);
     uint64_t f = loom_cpu_features();
@@ -145,13 +196,20 @@ int main(int argc, char **argv)
     printf("CPU: %s\nfeatures in force: %s\n", cpu, loom_cpu_features_text(f, feat, sizeof feat));
     printf("peak: %s FMA, measured per thread count below; best of repeats (noisy on a shared machine)%s\n",
            isa == FMA_ISA_AVX512 ? "AVX-512" : "AVX2", use_cputime ? "; 1-thread rows on thread CPU time" : "");
-    printf("%-16s %3s %10s %10s %7s %9s %9s\n", "MxKxN", "thr", "loom", "onednn", "ratio", "loom/pk", "peak");
+    if (omp_max != NULL)
+        printf("OpenMP threads of this thread (cap of the onednn kernel): %d\n", omp_max());
+    printf("GFLOP/s; ratio = loom / onednn%s\n", numpy ? "; numpy on the wall clock" : "");
+    printf("%-16s %3s %10s %10s %10s %7s %9s %9s\n", "MxKxN", "thr", "loom", "onednn", "numpy", "ratio", "loom/pk",
+           "peak");
     for (int ti = 0; ti < n_threads; ti++) {
         int t = thread_list[ti];
-        double peak = fma_peak_gflops_isa(isa, t);
-        if (omp_threads != NULL)
-            omp_threads(t);
-        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        double peak = fma_peak_gflops_isa(isa, t), np_rate[N_SHAPES];
+        if (numpy && !numpy_rates(python, t, np_rate)) {
+            fprintf(stderr, "numpy: %s %s failed; --no-numpy leaves the column out\n", python,
+                    BENCH_SOURCE_ROOT "/tools/bench/matmul_numpy.py");
+            numpy = 0;
+        }
+        for (size_t s = 0; s < N_SHAPES; s++) {
             int64_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
             loom_tensor *a = filled(m, k, 7, 13), *b = filled(k, n, 5, 11);
             if (a == NULL || b == NULL) {
@@ -163,9 +221,17 @@ int main(int argc, char **argv)
             snprintf(name, sizeof name, "%lldx%lldx%lld", (long long)m, (long long)k, (long long)n);
             printf("%-16s %3d %10.1f ", name, t, cpu_g);
             if (dnn > 0)
-                printf("%10.1f %7.2f", dnn, cpu_g / dnn);
+                printf("%10.1f ", dnn);
             else
-                printf("%10s %7s", "n/a", "n/a");
+                printf("%10s ", "n/a");
+            if (numpy && np_rate[s] > 0)
+                printf("%10.1f ", np_rate[s]);
+            else
+                printf("%10s ", "n/a");
+            if (dnn > 0)
+                printf("%7.2f", cpu_g / dnn);
+            else
+                printf("%7s", "n/a");
             printf(" %8.0f%% %9.1f\n", peak > 0 ? 100.0 * cpu_g / peak : 0.0, peak);
             fflush(stdout);
             loom_tensor_free(a);
