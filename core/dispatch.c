@@ -1520,7 +1520,11 @@ static loom_status plan_make(loom_plan **out, const struct loom_op *op, const lo
     ctx.device = p->device;
     ctx.core = &cs;
     ctx.stream = stream;
+    /* prepare() sees the budget the plan's runs will have, so what it builds
+    ** for a thread count (a oneDNN primitive) is what they use */
     ctx.n_threads = loom__pool_size();
+    if (num_threads > 0 && num_threads < ctx.n_threads)
+        ctx.n_threads = num_threads;
     ctx.cpu_features = loom__cpu_features();
     r->op = op;
     r->epoch = atomic_load(&loom__epoch);
