@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "boxes.h"
+#include "cpu.h"
 #include "boxes_formulas_cpu.h"
 
 static double load_elem(const void *p, loom_dtype dt, int64_t i)
@@ -96,7 +97,7 @@ static loom_status pair_avx2(loom_call *call, bx_pair_kind kind, int64_t n, int6
 {
     const float *a = loom_data(call->inputs[0]), *b2 = loom_data(call->inputs[1]);
     const int64_t stride = (m + 7) & ~(int64_t)7;
-    float *b = vision_host->scratch(call->ctx, (size_t)stride * 5 * sizeof(float));
+    float *b = pk_host->scratch(call->ctx, (size_t)stride * 5 * sizeof(float));
     if (b == NULL)
         return LOOM_ENOMEM;
     for (int64_t j = 0; j < m; j++) {
@@ -105,7 +106,7 @@ static loom_status pair_avx2(loom_call *call, bx_pair_kind kind, int64_t n, int6
         b[4 * stride + j] = bx_area_f32(b2 + 4 * j, 0);
     }
     pair_avx2_job j = { .giou = kind == BX_GIOU, .a = a, .b = b, .m = m, .out = loom_data(out) };
-    return vision_host->parallel_for(call->ctx, n, grain_for(m), pair_rows_avx2, &j);
+    return pk_host->parallel_for(call->ctx, n, grain_for(m), pair_rows_avx2, &j);
 }
 
 static loom_status pair_cpu(loom_call *call, bx_pair_kind kind)
@@ -119,13 +120,13 @@ static loom_status pair_cpu(loom_call *call, bx_pair_kind kind)
     loom_dtype dt = loom_tensor_dtype_of(b1), odt = bx_upcast(dt);
     int64_t n = b1->shape[0], m = b2->shape[0], shape[2] = { n, m };
     loom_tensor *out;
-    st = vision_host->alloc_output(call, 0, odt, 2, shape, &out);
+    st = pk_host->alloc_output(call, 0, odt, 2, shape, &out);
     if (st != LOOM_OK || n == 0 || m == 0)
         return st;
-    if (bx_cpu_avx2 && dt == LOOM_DTYPE_F32 && fmt == BX_XYXY && (kind == BX_IOU || kind == BX_GIOU))
+    if (pk_cpu_avx2(0) && dt == LOOM_DTYPE_F32 && fmt == BX_XYXY && (kind == BX_IOU || kind == BX_GIOU))
         return pair_avx2(call, kind, n, m, out);
     size_t es = odt == LOOM_DTYPE_F64 ? 8 : 4;
-    void *a = vision_host->scratch(call->ctx, (size_t)(n + m) * 4 * es);
+    void *a = pk_host->scratch(call->ctx, (size_t)(n + m) * 4 * es);
     if (a == NULL)
         return LOOM_ENOMEM;
     void *b = (char *)a + (size_t)n * 4 * es;
@@ -135,8 +136,8 @@ static loom_status pair_cpu(loom_call *call, bx_pair_kind kind)
         store_elem(b, odt, i, load_elem(loom_data(b2), dt, i));
     pair_job j = { .kind = kind, .fmt = (int)fmt, .low = dt == LOOM_DTYPE_F16, .eps = eps,
                    .b1 = a, .b2 = b, .m = m, .out = loom_data(out) };
-    return vision_host->parallel_for(call->ctx, n, grain_for(m * 16),
-                                     odt == LOOM_DTYPE_F64 ? pair_rows_f64 : pair_rows_f32, &j);
+    return pk_host->parallel_for(call->ctx, n, grain_for(m * 16),
+                                 odt == LOOM_DTYPE_F64 ? pair_rows_f64 : pair_rows_f32, &j);
 }
 
 loom_status bx_box_iou_cpu(loom_call *call) { return pair_cpu(call, BX_IOU); }
@@ -148,8 +149,8 @@ loom_status bx_complete_box_iou_cpu(loom_call *call) { return pair_cpu(call, BX_
 
 static loom_status run_elem(loom_call *call, elem_job *j, int64_t n)
 {
-    return vision_host->parallel_for(call->ctx, n, grain_for(64),
-                                     j->dt == LOOM_DTYPE_F64 ? elem_rows_f64 : elem_rows_f32, j);
+    return pk_host->parallel_for(call->ctx, n, grain_for(64),
+                                 j->dt == LOOM_DTYPE_F64 ? elem_rows_f64 : elem_rows_f32, j);
 }
 
 static loom_status loss_cpu(loom_call *call, elem_op op)
@@ -167,18 +168,18 @@ static loom_status loss_cpu(loom_call *call, elem_op op)
     elem_job j = { .op = op, .dt = dt, .out_dt = odt, .in1 = loom_data(b1), .in2 = loom_data(call->inputs[1]),
                    .eps = eps };
     if (red == BX_NONE) {
-        st = vision_host->alloc_output(call, 0, odt, b1->ndim - 1, b1->shape, &out);
+        st = pk_host->alloc_output(call, 0, odt, b1->ndim - 1, b1->shape, &out);
         if (st != LOOM_OK || n == 0)
             return st;
         j.out = loom_data(out);
         return run_elem(call, &j, n);
     }
-    st = vision_host->alloc_output(call, 0, odt, 0, NULL, &out);
+    st = pk_host->alloc_output(call, 0, odt, 0, NULL, &out);
     if (st != LOOM_OK)
         return st;
     double sum = 0;
     if (n > 0) {
-        j.partial = vision_host->scratch(call->ctx, (size_t)n * sizeof(double));
+        j.partial = pk_host->scratch(call->ctx, (size_t)n * sizeof(double));
         if (j.partial == NULL)
             return LOOM_ENOMEM;
         st = run_elem(call, &j, n);
@@ -222,7 +223,7 @@ loom_status bx_remove_small_boxes_cpu(loom_call *call)
         return st;
     loom_dtype dt = loom_tensor_dtype_of(b);
     int64_t n = b->shape[0], kept = 0;
-    uint8_t *keep = vision_host->scratch(call->ctx, (size_t)n + 1);
+    uint8_t *keep = pk_host->scratch(call->ctx, (size_t)n + 1);
     if (keep == NULL)
         return LOOM_ENOMEM;
     if (dt == LOOM_DTYPE_F64)
@@ -232,7 +233,7 @@ loom_status bx_remove_small_boxes_cpu(loom_call *call)
     for (int64_t i = 0; i < n; i++)
         kept += keep[i];
     loom_tensor *out;
-    st = vision_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &kept, &out);
+    st = pk_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &kept, &out);
     if (st != LOOM_OK)
         return st;
     int64_t *o = loom_data(out), k = 0;

@@ -33,7 +33,6 @@
 #include "deform.h"
 #include "deform_gemm.h"
 #include "deform_sample.h"
-#include "register.h"
 
 #define TILE_POS 16               /* output positions of a tile: a multiple of this */
 #define TILE_PANELS_MAX 4
@@ -247,18 +246,18 @@ static loom_status forward_run(loom_exec_ctx *ctx, const deform_geom *g, void *o
     j.col_bytes = ((size_t)j.tile_w * (size_t)j.d.ktot * es + 63) & ~(size_t)63;
     j.work_bytes = (deform_gemm_workspace(g->dtype, j.d.cout_g, j.tile_w, j.d.kg, 1) + 63) & ~(size_t)63;
     size_t wbytes = (deform_gemm_packed_bytes(g->dtype, j.d.cout_g, j.d.kg) + 63) & ~(size_t)63;
-    char *wpack = vision_host->scratch(ctx, wbytes * (size_t)g->groups);
-    pk_gemm_packed *wpk = vision_host->scratch(ctx, sizeof *wpk * (size_t)g->groups);
-    j.colbuf = vision_host->scratch(ctx, (j.col_bytes + j.work_bytes) * (size_t)threads);
+    char *wpack = pk_host->scratch(ctx, wbytes * (size_t)g->groups);
+    pk_gemm_packed *wpk = pk_host->scratch(ctx, sizeof *wpk * (size_t)g->groups);
+    j.colbuf = pk_host->scratch(ctx, (j.col_bytes + j.work_bytes) * (size_t)threads);
     if (wpack == NULL || wpk == NULL || j.colbuf == NULL)
-        return vision_host->fail(LOOM_ENOMEM, "no memory for the columns of deform_conv2d (%zu bytes)",
-                                 wbytes * (size_t)g->groups + (j.col_bytes + j.work_bytes) * (size_t)threads);
+        return pk_host->fail(LOOM_ENOMEM, "no memory for the columns of deform_conv2d (%zu bytes)",
+                             wbytes * (size_t)g->groups + (j.col_bytes + j.work_bytes) * (size_t)threads);
     for (int64_t grp = 0; grp < g->groups; grp++)
         deform_gemm_pack_weights(&wpk[grp], wpack + (size_t)grp * wbytes, g->dtype,
                                  (const char *)g->weight + (size_t)(grp * j.d.cout_g * j.d.kg) * es, j.d.cout_g,
                                  j.d.kg);
     j.wpk = wpk;
-    return vision_host->parallel_for(ctx, g->n * j.tiles, 1, forward_range, &j);
+    return pk_host->parallel_for(ctx, g->n * j.tiles, 1, forward_range, &j);
 }
 
 /* ------------------------------------------------------------ backward */
@@ -331,12 +330,12 @@ static loom_status backward_run(loom_exec_ctx *ctx, const deform_geom *g, void *
     j.work_bytes = ((w1 > w2 ? w1 : w2) + 63) / 64 * 64;
     j.buf_bytes = 2 * j.cols_bytes + j.work_bytes;
     j.gw_bytes = ((size_t)n_w * es + 63) / 64 * 64;
-    j.bufs = vision_host->scratch(ctx, j.buf_bytes * (size_t)threads);
-    j.gw_parts = vision_host->scratch(ctx, j.gw_bytes * (size_t)j.chunks);
+    j.bufs = pk_host->scratch(ctx, j.buf_bytes * (size_t)threads);
+    j.gw_parts = pk_host->scratch(ctx, j.gw_bytes * (size_t)j.chunks);
     if (j.bufs == NULL || j.gw_parts == NULL)
-        return vision_host->fail(LOOM_ENOMEM, "no memory for the columns of deform_conv2d_backward (%zu bytes)",
-                                 j.buf_bytes * (size_t)threads + j.gw_bytes * (size_t)j.chunks);
-    loom_status st = vision_host->parallel_for(ctx, j.chunks, 1, backward_range, &j);
+        return pk_host->fail(LOOM_ENOMEM, "no memory for the columns of deform_conv2d_backward (%zu bytes)",
+                             j.buf_bytes * (size_t)threads + j.gw_bytes * (size_t)j.chunks);
+    loom_status st = pk_host->parallel_for(ctx, j.chunks, 1, backward_range, &j);
     if (st != LOOM_OK)
         return st;
     for (int64_t ci = 0; ci < j.chunks; ci++) {
@@ -357,9 +356,9 @@ static const void *widen(loom_exec_ctx *ctx, const void *src, int64_t n, loom_st
 {
     if (src == NULL || *st != LOOM_OK)
         return NULL;
-    float *dst = vision_host->scratch(ctx, (size_t)(n > 0 ? n : 1) * sizeof(float));
+    float *dst = pk_host->scratch(ctx, (size_t)(n > 0 ? n : 1) * sizeof(float));
     if (dst == NULL) {
-        *st = vision_host->fail(LOOM_ENOMEM, "no memory to widen an f16 tensor of %lld elements", (long long)n);
+        *st = pk_host->fail(LOOM_ENOMEM, "no memory to widen an f16 tensor of %lld elements", (long long)n);
         return NULL;
     }
     for (int64_t i = 0; i < n; i++)
@@ -392,7 +391,7 @@ static loom_status widen_geom(loom_exec_ctx *ctx, const deform_geom *g, deform_g
 
 /* ------------------------------------------------------------ kernels */
 
-static loom_status deform_conv2d_cpu(loom_call *call)
+loom_status deform_conv2d_cpu(loom_call *call)
 {
     deform_geom g;
     loom_tensor *out;
@@ -405,17 +404,17 @@ static loom_status deform_conv2d_cpu(loom_call *call)
         return forward_run(call->ctx, &g, loom_data(out));
     deform_geom w;
     int64_t n = loom_numel(out);
-    float *tmp = vision_host->scratch(call->ctx, (size_t)n * sizeof(float));
+    float *tmp = pk_host->scratch(call->ctx, (size_t)n * sizeof(float));
     if ((st = widen_geom(call->ctx, &g, &w)) != LOOM_OK)
         return st;
     if (tmp == NULL)
-        return vision_host->fail(LOOM_ENOMEM, "no memory for the f32 output of an f16 deform_conv2d");
+        return pk_host->fail(LOOM_ENOMEM, "no memory for the f32 output of an f16 deform_conv2d");
     if ((st = forward_run(call->ctx, &w, tmp)) == LOOM_OK)
         narrow(loom_data(out), tmp, n);
     return st;
 }
 
-static loom_status deform_conv2d_backward_cpu(loom_call *call)
+loom_status deform_conv2d_backward_cpu(loom_call *call)
 {
     deform_geom g;
     loom_tensor *outs[5];
@@ -434,30 +433,13 @@ static loom_status deform_conv2d_backward_cpu(loom_call *call)
     if ((st = widen_geom(call->ctx, &g, &w)) != LOOM_OK)
         return st;
     for (int i = 0; i < 5; i++) {
-        ptrs[i] = vision_host->scratch(call->ctx, (size_t)(loom_numel(outs[i]) + 1) * sizeof(float));
+        ptrs[i] = pk_host->scratch(call->ctx, (size_t)(loom_numel(outs[i]) + 1) * sizeof(float));
         if (ptrs[i] == NULL)
-            return vision_host->fail(LOOM_ENOMEM, "no memory for the f32 gradients of an f16 deform_conv2d");
+            return pk_host->fail(LOOM_ENOMEM, "no memory for the f32 gradients of an f16 deform_conv2d");
     }
     if ((st = backward_run(call->ctx, &w, ptrs)) != LOOM_OK)
         return st;
     for (int i = 0; i < 5; i++)
         narrow(loom_data(outs[i]), ptrs[i], loom_numel(outs[i]));
     return LOOM_OK;
-}
-
-static const loom_kernel_desc forward_kernel = {
-    .struct_size = sizeof(loom_kernel_desc), .schema = &vision_deform_conv2d_schema, .backend = "cpu",
-    .device_type = LOOM_DEVICE_CPU, .impl = "cpu:tiled-im2col-gemm", .dtypes = VISION_FLOATS,
-    .run = deform_conv2d_cpu,
-};
-static const loom_kernel_desc backward_kernel = {
-    .struct_size = sizeof(loom_kernel_desc), .schema = &vision_deform_conv2d_backward_schema, .backend = "cpu",
-    .device_type = LOOM_DEVICE_CPU, .impl = "cpu:im2col-col2im", .dtypes = VISION_FLOATS,
-    .run = deform_conv2d_backward_cpu,
-};
-
-loom_status vision_deform_conv_register_cpu(const loom_host_api *host, loom_registrar *reg)
-{
-    const loom_kernel_desc *const kernels[] = { &forward_kernel, &backward_kernel };
-    return pk_register_kernel_ptrs(host, reg, kernels, PK_COUNT(kernels));
 }

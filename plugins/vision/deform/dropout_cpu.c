@@ -21,7 +21,6 @@
 
 #include "deform.h"
 #include "rng.h"
-#include "register.h"
 
 static float ld_f16(const void *p, int64_t i) { return pk_f16_to_f32(((const uint16_t *)p)[i]); }
 static void st_f16(void *p, int64_t i, float v) { ((uint16_t *)p)[i] = pk_f32_to_f16(v); }
@@ -163,10 +162,10 @@ static const db_fns db_fns_f64 = { db_planes_f64, db_apply_f64, db_scale_f64 };
 
 static loom_status copy_input(loom_call *call, const loom_tensor *in, loom_tensor **out)
 {
-    loom_status st = vision_host->alloc_output(call, 0, loom_tensor_dtype_of(in), in->ndim, in->shape, out);
+    loom_status st = pk_host->alloc_output(call, 0, loom_tensor_dtype_of(in), in->ndim, in->shape, out);
     if (st == LOOM_OK && loom_numel(in) > 0)
         memcpy(loom_data(*out), loom_data(in),
-               (size_t)loom_numel(in) * vision_host->dtype_size(loom_tensor_dtype_of(in)));
+               (size_t)loom_numel(in) * pk_host->dtype_size(loom_tensor_dtype_of(in)));
     return st;
 }
 
@@ -180,7 +179,7 @@ static loom_status drop_block_cpu(loom_call *call, int dims)
         return st;
     if (pl.identity || pl.numel == 0)
         return copy_input(call, in, &out);
-    if ((st = vision_host->alloc_output(call, 0, pl.dtype, in->ndim, in->shape, &out)) != LOOM_OK)
+    if ((st = pk_host->alloc_output(call, 0, pl.dtype, in->ndim, in->shape, &out)) != LOOM_OK)
         return st;
     int f64 = pl.dtype == LOOM_DTYPE_F64;
     size_t os = f64 ? sizeof(double) : sizeof(float);
@@ -188,25 +187,25 @@ static loom_status drop_block_cpu(loom_call *call, int dims)
     db_job j = { .pl = &pl, .plane = pl.numel / planes, .noise_plane = pl.noise_numel / planes,
                  .out = loom_data(out) };
     j.buf_bytes = ((size_t)j.plane * os + 63) / 64 * 64;
-    j.mask = vision_host->scratch(call->ctx, (size_t)pl.numel * os);
-    j.plane_sums = vision_host->scratch(call->ctx, (size_t)planes * sizeof(double));
-    j.bufs = vision_host->scratch(call->ctx, j.buf_bytes * (size_t)threads);
+    j.mask = pk_host->scratch(call->ctx, (size_t)pl.numel * os);
+    j.plane_sums = pk_host->scratch(call->ctx, (size_t)planes * sizeof(double));
+    j.bufs = pk_host->scratch(call->ctx, j.buf_bytes * (size_t)threads);
     if (j.mask == NULL || j.plane_sums == NULL || j.bufs == NULL)
-        return vision_host->fail(LOOM_ENOMEM, "no memory for the block mask of %lld elements", (long long)pl.numel);
+        return pk_host->fail(LOOM_ENOMEM, "no memory for the block mask of %lld elements", (long long)pl.numel);
     const db_fns *fns = f64 ? &db_fns_f64 : pl.dtype == LOOM_DTYPE_F16 ? &db_fns_f16 : &db_fns_f32;
-    if ((st = vision_host->parallel_for(call->ctx, planes, 1, fns->planes, &j)) != LOOM_OK)
+    if ((st = pk_host->parallel_for(call->ctx, planes, 1, fns->planes, &j)) != LOOM_OK)
         return st;
     double sum = 0;
     for (int64_t i = 0; i < planes; i++)
         sum += j.plane_sums[i];
     j.scale = fns->scale(sum, pl.eps, pl.numel);
-    return vision_host->parallel_for(call->ctx, pl.numel, 4096, fns->apply, &j);
+    return pk_host->parallel_for(call->ctx, pl.numel, 4096, fns->apply, &j);
 }
 
-static loom_status drop_block2d_cpu(loom_call *call) { return drop_block_cpu(call, 2); }
-static loom_status drop_block3d_cpu(loom_call *call) { return drop_block_cpu(call, 3); }
+loom_status drop_block2d_cpu(loom_call *call) { return drop_block_cpu(call, 2); }
+loom_status drop_block3d_cpu(loom_call *call) { return drop_block_cpu(call, 3); }
 
-static loom_status stochastic_depth_cpu(loom_call *call)
+loom_status stochastic_depth_cpu(loom_call *call)
 {
     const loom_tensor *in = call->inputs[DROP_INPUT];
     stochastic_depth_plan pl;
@@ -216,25 +215,10 @@ static loom_status stochastic_depth_cpu(loom_call *call)
         return st;
     if (pl.identity || loom_numel(in) == 0)
         return copy_input(call, in, &out);
-    if ((st = vision_host->alloc_output(call, 0, pl.dtype, in->ndim, in->shape, &out)) != LOOM_OK)
+    if ((st = pk_host->alloc_output(call, 0, pl.dtype, in->ndim, in->shape, &out)) != LOOM_OK)
         return st;
     sd_job j = { .pl = &pl, .out = loom_data(out) };
     loom_range_fn fn = pl.dtype == LOOM_DTYPE_F64 ? sd_rows_f64 : pl.dtype == LOOM_DTYPE_F16 ? sd_rows_f16 : sd_rows_f32;
     int64_t grain = pl.row_len >= 4096 ? 1 : 4096 / (pl.row_len > 0 ? pl.row_len : 1);
-    return vision_host->parallel_for(call->ctx, pl.rows, grain, fn, &j);
-}
-
-#define KERNEL(SCHEMA, IMPL, RUN)                                                               \
-    { .struct_size = sizeof(loom_kernel_desc), .schema = &(SCHEMA), .backend = "cpu",           \
-      .device_type = LOOM_DEVICE_CPU, .impl = (IMPL), .dtypes = VISION_FLOATS, .run = (RUN) }
-
-static const loom_kernel_desc kernels[] = {
-    KERNEL(vision_drop_block2d_schema, "cpu:separable-maxpool", drop_block2d_cpu),
-    KERNEL(vision_drop_block3d_schema, "cpu:separable-maxpool", drop_block3d_cpu),
-    KERNEL(vision_stochastic_depth_schema, "cpu:rows", stochastic_depth_cpu),
-};
-
-loom_status vision_deform_dropout_register_cpu(const loom_host_api *host, loom_registrar *reg)
-{
-    return pk_register_kernels(host, reg, kernels, PK_COUNT(kernels));
+    return pk_host->parallel_for(call->ctx, pl.rows, grain, fn, &j);
 }

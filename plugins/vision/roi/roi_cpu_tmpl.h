@@ -298,11 +298,11 @@ static void FN(to_nhwc_rows)(void *user, int64_t begin, int64_t end, int32_t t)
 static loom_status FN(make_nhwc)(roi_job *j, const unsigned char *used)
 {
     const roi_geom *g = &j->g;
-    j->nhwc = vision_host->scratch(j->ctx, (size_t)(g->n * g->h * g->w * g->c) * sizeof(C));
+    j->nhwc = pk_host->scratch(j->ctx, (size_t)(g->n * g->h * g->w * g->c) * sizeof(C));
     if (j->nhwc == NULL)
         return LOOM_ENOMEM;
     j->used = used;
-    return vision_host->parallel_for(j->ctx, g->n * g->h, 1, FN(to_nhwc_rows), j);
+    return pk_host->parallel_for(j->ctx, g->n * g->h, 1, FN(to_nhwc_rows), j);
 }
 
 /* used[N] flags of the images some roi reads, and how many there are. */
@@ -310,7 +310,7 @@ static unsigned char *FN(used_images)(roi_job *j, int64_t *n_used)
 {
     const roi_geom *g = &j->g;
     const FN(box) *bx = j->boxes;
-    unsigned char *used = vision_host->scratch(j->ctx, (size_t)g->n + 1);
+    unsigned char *used = pk_host->scratch(j->ctx, (size_t)g->n + 1);
     if (used == NULL)
         return NULL;
     memset(used, 0, (size_t)g->n + 1);
@@ -325,7 +325,7 @@ static unsigned char *FN(used_images)(roi_job *j, int64_t *n_used)
 /* The per-roi boxes of the align kernels, in scratch. */
 static loom_status FN(align_scratch_boxes)(roi_job *j)
 {
-    j->boxes = vision_host->scratch(j->ctx, (size_t)j->g.k * sizeof(FN(box)));
+    j->boxes = pk_host->scratch(j->ctx, (size_t)j->g.k * sizeof(FN(box)));
     return j->boxes == NULL ? LOOM_ENOMEM : FN(align_boxes)(j);
 }
 
@@ -334,7 +334,7 @@ static loom_status FN(scratch_slots)(roi_job *j, size_t slot_bytes)
 {
     j->n_slots = j->ctx->n_threads > 0 ? j->ctx->n_threads : 1;
     j->slot_bytes = slot_bytes;
-    j->thread_scratch = vision_host->scratch(j->ctx, j->slot_bytes * (size_t)j->n_slots);
+    j->thread_scratch = pk_host->scratch(j->ctx, j->slot_bytes * (size_t)j->n_slots);
     return j->thread_scratch == NULL ? LOOM_ENOMEM : LOOM_OK;
 }
 
@@ -366,7 +366,7 @@ static loom_status FN(align_forward)(roi_job *j)
     }
     if ((st = FN(scratch_slots)(j, FN(align_slot_layout)(j, &smp_at, &acc_at))) != LOOM_OK)
         return st;
-    return vision_host->parallel_for(j->ctx, g->k, 1, FN(align_fwd_rois), j);
+    return pk_host->parallel_for(j->ctx, g->k, 1, FN(align_fwd_rois), j);
 }
 
 /* Backward of roi_align / ps_roi_align over input channels [begin, end). */
@@ -426,7 +426,7 @@ static loom_status FN(align_backward)(roi_job *j)
     loom_status st = FN(align_scratch_boxes)(j);
     if (st == LOOM_OK)
         st = FN(scratch_slots)(j, FN(align_slot_layout)(j, &smp_at, &acc_at));
-    return st != LOOM_OK ? st : vision_host->parallel_for(j->ctx, j->g.c, 1, FN(align_bwd_channels), j);
+    return st != LOOM_OK ? st : pk_host->parallel_for(j->ctx, j->g.c, 1, FN(align_bwd_channels), j);
 }
 
 #if WITH_POOL
@@ -626,12 +626,12 @@ static void FN(pool_bwd_channels)(void *user, int64_t begin, int64_t end, int32_
 static loom_status FN(pool)(roi_job *j)
 {
     const roi_geom *g = &j->g;
-    j->boxes = vision_host->scratch(j->ctx, (size_t)g->k * sizeof(FN(box)));
+    j->boxes = pk_host->scratch(j->ctx, (size_t)g->k * sizeof(FN(box)));
     if (j->boxes == NULL)
         return LOOM_ENOMEM;
     FN(pool_boxes)(j);
     if (g->backward)
-        return vision_host->parallel_for(j->ctx, g->c, 1, FN(pool_bwd_channels), j);
+        return pk_host->parallel_for(j->ctx, g->c, 1, FN(pool_bwd_channels), j);
     /* roi_pool reads every pixel of its rois once per channel: an NHWC
     ** copy pays when the rois cover the used maps a few times over, and
     ** turns the channel loop into contiguous vector maxima */
@@ -653,7 +653,7 @@ static loom_status FN(pool)(roi_job *j)
     }
     if ((st = FN(scratch_slots)(j, ((size_t)g->c * (sizeof(C) + sizeof(int32_t)) + 63) & ~(size_t)63)) != LOOM_OK)
         return st;
-    return vision_host->parallel_for(j->ctx, g->k, 1, FN(pool_fwd_rois), j);
+    return pk_host->parallel_for(j->ctx, g->k, 1, FN(pool_fwd_rois), j);
 }
 #endif /* WITH_POOL */
 
@@ -665,7 +665,7 @@ loom_status FN(roi_cpu)(roi_job *j)
 #if WITH_POOL
     return FN(pool)(j);
 #else
-    return vision_host->fail(LOOM_EINTERNAL, "no %s kernel for this dtype", g->kind == ROI_POOL ? "roi_pool"
+    return pk_host->fail(LOOM_EINTERNAL, "no %s kernel for this dtype", g->kind == ROI_POOL ? "roi_pool"
                                                                                                 : "ps_roi_pool");
 #endif
 }
