@@ -119,9 +119,6 @@ loom_status roi_check(const loom_call *call, roi_geom *g);
 ** channel_mapping, i32, for forward roi_pool and the ps ops). */
 loom_status roi_alloc_outputs(loom_call *call, const roi_geom *g, loom_tensor **out, loom_tensor **map);
 
-/* Element i of host rois of dtype dt (f32, f64 or f16), as a double. */
-double roi_value(loom_dtype dt, const void *rois, int64_t i);
-
 /* Every roi's batch index (rois on the host, dtype g->dtype) truncates
 ** into [0, g->n); else a failure naming the roi. */
 loom_status roi_check_batch_indices(const roi_geom *g, const void *rois);

@@ -210,19 +210,10 @@ loom_status roi_alloc_outputs(loom_call *call, const roi_geom *g, loom_tensor **
     return st;
 }
 
-double roi_value(loom_dtype dt, const void *rois, int64_t i)
-{
-    switch (dt) {
-    case LOOM_DTYPE_F64: return ((const double *)rois)[i];
-    case LOOM_DTYPE_F16: return (double)pk_f16_to_f32(((const uint16_t *)rois)[i]);
-    default:             return (double)((const float *)rois)[i];
-    }
-}
-
 loom_status roi_check_batch_indices(const roi_geom *g, const void *rois)
 {
     for (int64_t r = 0; r < g->k; r++) {
-        double b = roi_value(g->dtype, rois, r * 5);
+        double b = pk_ld_any(g->dtype, rois, r * 5);
         /* torchvision converts with (int), i.e. truncates toward zero */
         if (!(b > -1.0 && b < (double)g->n))
             return pk_host->fail(LOOM_EINVAL,
@@ -235,19 +226,10 @@ loom_status roi_check_batch_indices(const roi_geom *g, const void *rois)
 }
 
 /* v * spatial_scale as the kernels of dtype dt compute it: in double for
-** f64, in float for f32, in float rounded to half for f16. */
+** f64, else in float, rounded to the dtype. */
 static double scaled(loom_dtype dt, double v, double ss)
 {
-    if (dt == LOOM_DTYPE_F64)
-        return v * ss;
-    float p = (float)v * (float)ss;
-    return dt == LOOM_DTYPE_F16 ? (double)pk_f16_to_f32(pk_f32_to_f16(p)) : (double)p;
-}
-
-static double narrowed(loom_dtype dt, double v)
-{
-    return dt == LOOM_DTYPE_F64 ? v : dt == LOOM_DTYPE_F16 ? (double)pk_f16_to_f32(pk_f32_to_f16((float)v))
-                                                           : (double)(float)v;
+    return dt == LOOM_DTYPE_F64 ? v * ss : pk_rnd_any(dt, (double)((float)v * (float)ss));
 }
 
 loom_status roi_check_scaled(const roi_geom *g, const void *rois)
@@ -256,13 +238,13 @@ loom_status roi_check_scaled(const roi_geom *g, const void *rois)
         double v[4], s[4];
         int bad = 0;
         for (int i = 0; i < 4; i++) {
-            v[i] = roi_value(g->dtype, rois, r * 5 + 1 + i);
+            v[i] = pk_ld_any(g->dtype, rois, r * 5 + 1 + i);
             s[i] = scaled(g->dtype, v[i], g->spatial_scale);
             bad |= isfinite(v[i]) && !isfinite(s[i]);
         }
         /* the roi's width and height from finite scaled corners */
         for (int i = 0; i < 2 && !bad; i++)
-            bad = isfinite(s[i]) && isfinite(s[i + 2]) && !isfinite(narrowed(g->dtype, s[i + 2] - s[i]));
+            bad = isfinite(s[i]) && isfinite(s[i + 2]) && !isfinite(pk_rnd_any(g->dtype, s[i + 2] - s[i]));
         if (bad)
             return pk_host->fail(LOOM_EINVAL,
                                  "rois scaled by spatial_scale %g are not finite in %s (roi %lld of '%s': "

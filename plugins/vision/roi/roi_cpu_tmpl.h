@@ -1,14 +1,14 @@
 /*
 ** roi_cpu_tmpl.h - the cpu kernels of the RoI ops for one dtype. Included
-** by roi_cpu_kernels.c once per dtype with these macros defined (it
-** undefines them at its end, ready for the next dtype):
-**   SUF        name suffix (f32, f64, f16)
-**   S, C       storage type and compute type
-**   LD(p)      *p as C;  ST(v): C to S (round to nearest even)
-**   R(v)       v rounded to S's precision (identity unless S is narrower)
-**   SAMPLE     roi_sample_f32 or roi_sample_f64 (weights of type C)
+** by roi_cpu_kernels.c once per dtype with PK_SFX (dtype_traits.h) and
+** these macros defined (it undefines them at its end, ready for the next
+** dtype):
+**   SAMPLE     roi_sample_f32 or roi_sample_f64 (weights of the compute type)
 **   WITH_POOL  1: also roi_pool / ps_roi_pool (torchvision: f32, f64 only)
 **   WITH_AVX2  1: the NHWC loops may use those of roi_avx2.c (f32)
+** Inside, S and C are the storage and compute types of PK_SFX, LD(p) reads
+** *p as C, ST(v) rounds v to S (to nearest even) and R(v) rounds v to S's
+** precision and back (identity unless S is narrower than C).
 **
 ** Every expression follows torchvision's CPU kernels operation by
 ** operation (see roi_cpu.h); the comments name the torchvision variable.
@@ -33,9 +33,20 @@
 ** atomics, bit-identical.
 */
 
-#define CAT_(a, b) a##_##b
-#define CAT(a, b) CAT_(a, b)
-#define FN(name) CAT(name, SUF)
+#define S PK_S(PK_SFX)
+#define C PK_C(PK_SFX)
+#define LD(p) PK_LD(PK_SFX)(p)
+/* f32 and f64 keep the plain expressions: with the identity calls gcc
+** swaps operands of some additions, which changes which NaN payload an
+** addition of two NaNs keeps */
+#if PK_NARROW(PK_SFX)
+#define ST(v) PK_TO(PK_SFX)(v)
+#define R(v) PK_RND(PK_SFX)(v)
+#else
+#define ST(v) (v)
+#define R(v) (v)
+#endif
+#define FN(name) PK_FN(name)
 
 typedef struct FN(axis) {
     int32_t lo, hi;             /* y_low, y_high (or x_) */
@@ -670,10 +681,8 @@ loom_status FN(roi_cpu)(roi_job *j)
 #endif
 }
 
-#undef CAT_
-#undef CAT
 #undef FN
-#undef SUF
+#undef PK_SFX
 #undef S
 #undef C
 #undef LD

@@ -46,8 +46,8 @@ static loom_status check_grids(const roi_geom *g, const void *rois)
     if ((g->kind != ROI_ALIGN && g->kind != PS_ROI_ALIGN) || g->sampling_ratio > 0)
         return LOOM_OK;
     for (int64_t k = 0; k < g->k; k++) {
-        double x1 = roi_value(g->dtype, rois, k * 5 + 1), y1 = roi_value(g->dtype, rois, k * 5 + 2);
-        double x2 = roi_value(g->dtype, rois, k * 5 + 3), y2 = roi_value(g->dtype, rois, k * 5 + 4);
+        double x1 = pk_ld_any(g->dtype, rois, k * 5 + 1), y1 = pk_ld_any(g->dtype, rois, k * 5 + 2);
+        double x2 = pk_ld_any(g->dtype, rois, k * 5 + 3), y2 = pk_ld_any(g->dtype, rois, k * 5 + 4);
         double w = (x2 - x1) * g->spatial_scale, h = (y2 - y1) * g->spatial_scale;
         int64_t grid;
         loom_status st = roi_grid(h / (double)g->ph, g->sampling_ratio, k, &grid);
