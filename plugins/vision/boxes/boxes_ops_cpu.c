@@ -18,28 +18,9 @@
 #include "cpu.h"
 #include "boxes_formulas_cpu.h"
 
-static double load_elem(const void *p, loom_dtype dt, int64_t i)
-{
-    switch (dt) {
-    case LOOM_DTYPE_F64: return ((const double *)p)[i];
-    case LOOM_DTYPE_F16: return (double)pk_f16_to_f32(((const uint16_t *)p)[i]);
-    default:             return (double)((const float *)p)[i];
-    }
-}
-
-/* v is exact in the compute type; f16 rounds to nearest even. */
-static void store_elem(void *p, loom_dtype dt, int64_t i, double v)
-{
-    switch (dt) {
-    case LOOM_DTYPE_F64: ((double *)p)[i] = v; break;
-    case LOOM_DTYPE_F16: ((uint16_t *)p)[i] = pk_f32_to_f16((float)v); break;
-    default:             ((float *)p)[i] = (float)v; break;
-    }
-}
-
 typedef struct pair_job {
     bx_pair_kind kind;
-    int fmt, low;
+    int fmt;
     double eps;
     const void *b1, *b2;    /* [N, 4] and [M, 4] in the compute type */
     int64_t m;
@@ -50,7 +31,6 @@ typedef enum elem_op { EL_GIOU_LOSS, EL_DIOU_LOSS, EL_CIOU_LOSS, EL_CONVERT, EL_
 
 typedef struct elem_job {
     elem_op op;
-    loom_dtype dt, out_dt;
     const void *in1, *in2;
     void *out;
     double *partial;        /* per-box losses for mean/sum, else NULL */
@@ -59,16 +39,27 @@ typedef struct elem_job {
     int64_t height, width;
 } elem_job;
 
-#define T float
-#define SUF f32
+/* The kernels of one box dtype (boxes_ops_cpu.inc). */
+typedef struct bx_ops_fns {
+    size_t compute_size;    /* bytes of the compute type, which the upcast outputs have */
+    void (*widen)(const void *p, int64_t n, void *out);
+    loom_range_fn pair_rows, elem_rows;
+    void (*small_flags)(const void *p, int64_t n, double min_size, uint8_t *keep);
+    void (*store_total)(void *out, double v);
+} bx_ops_fns;
+
+#define PK_SFX f32
 #include "boxes_ops_cpu.inc"
-#undef T
-#undef SUF
-#define T double
-#define SUF f64
+#define PK_SFX f64
 #include "boxes_ops_cpu.inc"
-#undef T
-#undef SUF
+#define PK_SFX f16
+#include "boxes_ops_cpu.inc"
+
+/* The kernels of a box dtype of the schemas (f32, f64, f16). */
+static const bx_ops_fns *fns_of(loom_dtype dtype)
+{
+    return dtype == LOOM_DTYPE_F64 ? &bx_ops_fns_f64 : dtype == LOOM_DTYPE_F16 ? &bx_ops_fns_f16 : &bx_ops_fns_f32;
+}
 
 static int64_t grain_for(int64_t work_per_item)
 {
@@ -125,19 +116,16 @@ static loom_status pair_cpu(loom_call *call, bx_pair_kind kind)
         return st;
     if (pk_cpu_avx2(0) && dt == LOOM_DTYPE_F32 && fmt == BX_XYXY && (kind == BX_IOU || kind == BX_GIOU))
         return pair_avx2(call, kind, n, m, out);
-    size_t es = odt == LOOM_DTYPE_F64 ? 8 : 4;
+    const bx_ops_fns *fns = fns_of(dt);
+    const size_t es = fns->compute_size;
     void *a = pk_host->scratch(call->ctx, (size_t)(n + m) * 4 * es);
     if (a == NULL)
         return LOOM_ENOMEM;
     void *b = (char *)a + (size_t)n * 4 * es;
-    for (int64_t i = 0; i < 4 * n; i++)
-        store_elem(a, odt, i, load_elem(loom_data(b1), dt, i));
-    for (int64_t i = 0; i < 4 * m; i++)
-        store_elem(b, odt, i, load_elem(loom_data(b2), dt, i));
-    pair_job j = { .kind = kind, .fmt = (int)fmt, .low = dt == LOOM_DTYPE_F16, .eps = eps,
-                   .b1 = a, .b2 = b, .m = m, .out = loom_data(out) };
-    return pk_host->parallel_for(call->ctx, n, grain_for(m * 16),
-                                 odt == LOOM_DTYPE_F64 ? pair_rows_f64 : pair_rows_f32, &j);
+    fns->widen(loom_data(b1), 4 * n, a);
+    fns->widen(loom_data(b2), 4 * m, b);
+    pair_job j = { .kind = kind, .fmt = (int)fmt, .eps = eps, .b1 = a, .b2 = b, .m = m, .out = loom_data(out) };
+    return pk_host->parallel_for(call->ctx, n, grain_for(m * 16), fns->pair_rows, &j);
 }
 
 loom_status bx_box_iou_cpu(loom_call *call) { return pair_cpu(call, BX_IOU); }
@@ -147,10 +135,9 @@ loom_status bx_complete_box_iou_cpu(loom_call *call) { return pair_cpu(call, BX_
 
 /* ----------------------------------------------------------- elementwise */
 
-static loom_status run_elem(loom_call *call, elem_job *j, int64_t n)
+static loom_status run_elem(loom_call *call, loom_dtype dt, elem_job *j, int64_t n)
 {
-    return pk_host->parallel_for(call->ctx, n, grain_for(64),
-                                 j->dt == LOOM_DTYPE_F64 ? elem_rows_f64 : elem_rows_f32, j);
+    return pk_host->parallel_for(call->ctx, n, grain_for(64), fns_of(dt)->elem_rows, j);
 }
 
 static loom_status loss_cpu(loom_call *call, elem_op op)
@@ -165,14 +152,13 @@ static loom_status loss_cpu(loom_call *call, elem_op op)
     int64_t n = loom_numel(b1) / 4;
     loom_tensor *out;
     loom_dtype odt = bx_upcast(dt);
-    elem_job j = { .op = op, .dt = dt, .out_dt = odt, .in1 = loom_data(b1), .in2 = loom_data(call->inputs[1]),
-                   .eps = eps };
+    elem_job j = { .op = op, .in1 = loom_data(b1), .in2 = loom_data(call->inputs[1]), .eps = eps };
     if (red == BX_NONE) {
         st = pk_host->alloc_output(call, 0, odt, b1->ndim - 1, b1->shape, &out);
         if (st != LOOM_OK || n == 0)
             return st;
         j.out = loom_data(out);
-        return run_elem(call, &j, n);
+        return run_elem(call, dt, &j, n);
     }
     st = pk_host->alloc_output(call, 0, odt, 0, NULL, &out);
     if (st != LOOM_OK)
@@ -182,7 +168,7 @@ static loom_status loss_cpu(loom_call *call, elem_op op)
         j.partial = pk_host->scratch(call->ctx, (size_t)n * sizeof(double));
         if (j.partial == NULL)
             return LOOM_ENOMEM;
-        st = run_elem(call, &j, n);
+        st = run_elem(call, dt, &j, n);
         if (st != LOOM_OK)
             return st;
         for (int64_t i = 0; i < n; i++)
@@ -190,7 +176,7 @@ static loom_status loss_cpu(loom_call *call, elem_op op)
         if (red == BX_MEAN)
             sum /= (double)n;
     }
-    store_elem(loom_data(out), odt, 0, sum);     /* rounded to the output dtype once */
+    fns_of(dt)->store_total(loom_data(out), sum);
     return LOOM_OK;
 }
 
@@ -205,9 +191,9 @@ static loom_status run_util(loom_call *call, elem_op op, bx_util_prepare prepare
     loom_status st = prepare(call, &u);
     if (st != LOOM_OK || u.n == 0)
         return st;
-    elem_job j = { .op = op, .dt = u.dtype, .out_dt = u.out_dtype, .in1 = u.in, .out = u.out,
-                   .fmt_in = (int)u.fmt_in, .fmt_out = (int)u.fmt_out, .height = u.height, .width = u.width };
-    return run_elem(call, &j, u.n);
+    elem_job j = { .op = op, .in1 = u.in, .out = u.out, .fmt_in = (int)u.fmt_in, .fmt_out = (int)u.fmt_out,
+                   .height = u.height, .width = u.width };
+    return run_elem(call, u.dtype, &j, u.n);
 }
 
 loom_status bx_box_convert_cpu(loom_call *call) { return run_util(call, EL_CONVERT, bx_convert_prepare); }
@@ -226,10 +212,7 @@ loom_status bx_remove_small_boxes_cpu(loom_call *call)
     uint8_t *keep = pk_host->scratch(call->ctx, (size_t)n + 1);
     if (keep == NULL)
         return LOOM_ENOMEM;
-    if (dt == LOOM_DTYPE_F64)
-        small_flags_f64(loom_data(b), dt, n, min_size, keep);
-    else
-        small_flags_f32(loom_data(b), dt, n, min_size, keep);
+    fns_of(dt)->small_flags(loom_data(b), n, min_size, keep);
     for (int64_t i = 0; i < n; i++)
         kept += keep[i];
     loom_tensor *out;
