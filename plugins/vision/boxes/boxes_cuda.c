@@ -74,7 +74,7 @@ static loom_status nms_common(loom_call *call, const int64_t *idxs, int shift)
         return e == cudaSuccess ? LOOM_OK : cuda_fail(e, "cudaMemcpyAsync");
     }
     /* per-category path: order the kept indices as torch's unstable sort does */
-    const size_t es = a.dtype == LOOM_DTYPE_F64 ? 8 : 4;
+    const size_t es = pk_host->dtype_size((loom_dtype)a.dtype);
     int64_t *host_keep = malloc((size_t)kept * sizeof(int64_t));
     char *host_scores = malloc((size_t)n * es);
     bx_pair *pairs = malloc((size_t)kept * sizeof(bx_pair));
@@ -96,7 +96,7 @@ static loom_status nms_common(loom_call *call, const int64_t *idxs, int shift)
         for (int64_t k = 0; k < kept; k++) {
             int64_t i = host_keep[k];
             pairs[k].idx = i;
-            pairs[k].v = es == 8 ? ((const double *)host_scores)[i] : (double)((const float *)host_scores)[i];
+            pairs[k].v = pk_ld_any((loom_dtype)a.dtype, host_scores, i);
         }
         bx_introsort_desc(pairs, kept);
         for (int64_t k = 0; k < kept; k++)

@@ -27,11 +27,6 @@ static loom_status empty_output(loom_call *call)
     return pk_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &zero, &out);
 }
 
-static double load(const void *p, loom_dtype dt, int64_t i)
-{
-    return dt == LOOM_DTYPE_F64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
-}
-
 /* order[k] = index of the k-th box to visit: decreasing score, ties by index. */
 static loom_status visiting_order(loom_exec_ctx *ctx, const void *scores, loom_dtype dt, int64_t n,
                                   int64_t *order)
@@ -41,7 +36,7 @@ static loom_status visiting_order(loom_exec_ctx *ctx, const void *scores, loom_d
     if (keys == NULL || tmp == NULL)
         return LOOM_ENOMEM;
     for (int64_t i = 0; i < n; i++) {
-        keys[i] = bx_desc_key(load(scores, dt, i));
+        keys[i] = bx_desc_key(pk_ld_any(dt, scores, i));
         order[i] = i;
     }
     bx_radix_sort(keys, order, n, keys + n, tmp);
@@ -53,7 +48,7 @@ static loom_status nms_rows(loom_call *call, const void *rows, const void *score
                             double thr)
 {
     loom_exec_ctx *ctx = call->ctx;
-    const size_t es = dt == LOOM_DTYPE_F64 ? 8 : 4;
+    const size_t es = pk_host->dtype_size(dt);
     bx_soa s;
     int64_t *order = pk_host->scratch(ctx, (size_t)n * sizeof(int64_t));
     int64_t *keep = pk_host->scratch(ctx, (size_t)n * sizeof(int64_t));
@@ -116,7 +111,7 @@ DEFINE_SHIFT(double, f64)
 static loom_status batched_trick(loom_call *call, loom_dtype dt, int64_t n, double thr)
 {
     const loom_tensor *boxes = call->inputs[0], *scores = call->inputs[1], *idxs = call->inputs[2];
-    void *shifted = pk_host->scratch(call->ctx, (size_t)n * 4 * (dt == LOOM_DTYPE_F64 ? 8 : 4));
+    void *shifted = pk_host->scratch(call->ctx, (size_t)n * 4 * pk_host->dtype_size(dt));
     if (shifted == NULL)
         return LOOM_ENOMEM;
     if (dt == LOOM_DTYPE_F64)
@@ -150,7 +145,7 @@ static loom_status batched_per_class(loom_call *call, loom_dtype dt, int64_t n, 
     loom_exec_ctx *ctx = call->ctx;
     const loom_tensor *boxes = call->inputs[0], *scores = call->inputs[1];
     const int64_t *idxs = loom_data(call->inputs[2]);
-    const size_t es = dt == LOOM_DTYPE_F64 ? 8 : 4;
+    const size_t es = pk_host->dtype_size(dt);
     const char *rows = loom_data(boxes);
     const void *sc = loom_data(scores);
     bx_soa s;
@@ -195,7 +190,7 @@ static loom_status batched_per_class(loom_call *call, loom_dtype dt, int64_t n, 
     int64_t total = 0;
     for (int64_t i = 0; i < n; i++)
         if (kept_flag[i]) {
-            pairs[total].v = load(sc, dt, i);
+            pairs[total].v = pk_ld_any(dt, sc, i);
             pairs[total++].idx = i;
         }
     bx_introsort_desc(pairs, total);

@@ -40,9 +40,9 @@
 
 size_t bx_soa_layout(bx_soa *s, loom_dtype dtype, int64_t count, void *buf)
 {
-    size_t es = dtype == LOOM_DTYPE_F64 ? 8 : 4;
-    size_t one = ((size_t)(count + 8) * es + 63) & ~(size_t)63;
     s->dtype = dtype;
+    const size_t es = bx_soa_esize(s);
+    size_t one = ((size_t)(count + 8) * es + 63) & ~(size_t)63;
     if (buf != NULL) {
         char *p = buf;
         s->x1 = p;
@@ -79,7 +79,7 @@ void bx_soa_set_raw(const bx_soa *s, int64_t p, const void *row)
 {
     double b[4];
     for (int k = 0; k < 4; k++)
-        b[k] = s->dtype == LOOM_DTYPE_F64 ? ((const double *)row)[k] : (double)((const float *)row)[k];
+        b[k] = pk_ld_any(s->dtype, row, k);
     bx_soa_set(s, p, b);
 }
 
