@@ -9,7 +9,10 @@
 
 #include "dtype_traits.h"
 
-#define BX_HD static inline
+/* always inlined, as on the device: a kernel loop then hoists the format and
+** f16 branches out of its inner loop; gcc otherwise calls bx_iou once it has
+** callers of several box dtypes */
+#define BX_HD static inline __attribute__((always_inline))
 
 #include "boxes_formulas_all.inc"
 
