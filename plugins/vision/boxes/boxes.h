@@ -13,12 +13,12 @@
 #include "vision_pack.h"
 
 /* The ops of the module, in registration order. */
-#define VISION_BOXES_OPS(X)                                                                    \
-    X(vision_nms_schema) X(vision_batched_nms_schema) X(vision_box_iou_schema)                 \
-    X(vision_generalized_box_iou_schema) X(vision_distance_box_iou_schema)                      \
-    X(vision_complete_box_iou_schema) X(vision_generalized_box_iou_loss_schema)                 \
-    X(vision_distance_box_iou_loss_schema) X(vision_complete_box_iou_loss_schema)               \
-    X(vision_box_convert_schema) X(vision_box_area_schema) X(vision_clip_boxes_to_image_schema) \
+#define VISION_BOXES_OPS(X)                                                                        \
+    X(vision_nms_schema) X(vision_batched_nms_schema) X(vision_box_iou_schema)                     \
+    X(vision_generalized_box_iou_schema) X(vision_distance_box_iou_schema)                         \
+    X(vision_complete_box_iou_schema) X(vision_generalized_box_iou_loss_schema)                    \
+    X(vision_distance_box_iou_loss_schema) X(vision_complete_box_iou_loss_schema)                  \
+    X(vision_box_convert_schema) X(vision_box_area_schema) X(vision_clip_boxes_to_image_schema)    \
     X(vision_remove_small_boxes_schema)
 VISION_BOXES_OPS(VISION_OP_EXTERN)
 extern const loom_op_schema *const vision_boxes_ops[0 VISION_BOXES_OPS(VISION_OP_ONE)];
@@ -28,29 +28,29 @@ extern const loom_op_schema *const vision_boxes_ops[0 VISION_BOXES_OPS(VISION_OP
 ** by the core): thresholds and sizes finite (a NaN or inf threshold
 ** silently keeps or drops everything), eps finite and >= 0, image sizes
 ** >= 0. */
-#define BX_NMS_ATTRS(A, op)                                                                    \
-    A(op, iou_threshold, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE,      \
+#define BX_NMS_ATTRS(A, op)                                                                        \
+    A(op, iou_threshold, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE,          \
       "discard boxes with IoU > iou_threshold", )
 /* box_iou, box_area */
-#define BX_FMT_ATTRS(A, op)                                                                    \
+#define BX_FMT_ATTRS(A, op)                                                                        \
     A(op, fmt, STRING, LOOM_DEFAULT_STRING("xyxy"), 0, "box format: xyxy, xywh or cxcywh", )
 /* distance_box_iou, complete_box_iou */
-#define BX_EPS_ATTRS(A, op)                                                                    \
-    A(op, eps, FLOAT, LOOM_DEFAULT_FLOAT(1e-7), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,           \
+#define BX_EPS_ATTRS(A, op)                                                                        \
+    A(op, eps, FLOAT, LOOM_DEFAULT_FLOAT(1e-7), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,               \
       "added to the enclosing box's squared diagonal", )
 /* the three IoU losses */
-#define BX_LOSS_ATTRS(A, op)                                                                   \
-    A(op, reduction, STRING, LOOM_DEFAULT_STRING("none"), 0, "none, mean or sum", )            \
-    A(op, eps, FLOAT, LOOM_DEFAULT_FLOAT(1e-7), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,           \
+#define BX_LOSS_ATTRS(A, op)                                                                       \
+    A(op, reduction, STRING, LOOM_DEFAULT_STRING("none"), 0, "none, mean or sum", )                \
+    A(op, eps, FLOAT, LOOM_DEFAULT_FLOAT(1e-7), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,               \
       "small number to prevent division by zero", )
-#define BX_CONVERT_ATTRS(A, op)                                                                \
-    A(op, in_fmt, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED, "xyxy, xywh or cxcywh", )     \
+#define BX_CONVERT_ATTRS(A, op)                                                                    \
+    A(op, in_fmt, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED, "xyxy, xywh or cxcywh", )         \
     A(op, out_fmt, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED, "xyxy, xywh or cxcywh", )
-#define BX_CLIP_ATTRS(A, op)                                                                   \
-    A(op, size, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_NONNEG,                \
+#define BX_CLIP_ATTRS(A, op)                                                                       \
+    A(op, size, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_NONNEG,                    \
       "[height, width] of the image", )
-#define BX_SMALL_ATTRS(A, op)                                                                  \
-    A(op, min_size, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE,           \
+#define BX_SMALL_ATTRS(A, op)                                                                      \
+    A(op, min_size, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE,               \
       "keep boxes whose width and height are >= min_size", )
 PK_ATTR_ENUM(bx_nms, BX_NMS_ATTRS);
 PK_ATTR_ENUM(bx_fmt, BX_FMT_ATTRS);

@@ -18,8 +18,8 @@
 /* ----------------------------------------------------- schemas, attributes */
 
 /* The ops of the module, in registration order. */
-#define VISION_DEFORM_OPS(X)                                                                   \
-    X(vision_deform_conv2d_schema) X(vision_deform_conv2d_backward_schema)                      \
+#define VISION_DEFORM_OPS(X)                                                                       \
+    X(vision_deform_conv2d_schema) X(vision_deform_conv2d_backward_schema)                         \
     X(vision_drop_block2d_schema) X(vision_drop_block3d_schema) X(vision_stochastic_depth_schema)
 VISION_DEFORM_OPS(VISION_OP_EXTERN)
 extern const loom_op_schema *const vision_deform_ops[0 VISION_DEFORM_OPS(VISION_OP_ONE)];
@@ -36,28 +36,28 @@ enum { DROP_INPUT = 0, DROP_NOISE = 1 };
 ** stride and dilation > 0, padding >= 0, probabilities finite and >= 0,
 ** block_size > 0, eps finite and >= 0; the seed is any integer. */
 #define DEFORM_INTS_DEFAULT(arr) { .type = LOOM_ATTR_INTS, .is_set = 1, .count = 2, .u = { .ints = (arr) } }
-#define DEFORM_CONV_ATTRS(A, op)                                                               \
-    A(op, stride, INTS, DEFORM_INTS_DEFAULT(deform_ones2), LOOM_ATTR_POSITIVE,                  \
-      "(sh, sw) or one value for both; > 0", )                                                  \
-    A(op, padding, INTS, DEFORM_INTS_DEFAULT(deform_zeros2), LOOM_ATTR_NONNEG,                  \
-      "(ph, pw) or one value for both; >= 0 (zeros around the image)", )                       \
-    A(op, dilation, INTS, DEFORM_INTS_DEFAULT(deform_ones2), LOOM_ATTR_POSITIVE,                \
+#define DEFORM_CONV_ATTRS(A, op)                                                                   \
+    A(op, stride, INTS, DEFORM_INTS_DEFAULT(deform_ones2), LOOM_ATTR_POSITIVE,                     \
+      "(sh, sw) or one value for both; > 0", )                                                     \
+    A(op, padding, INTS, DEFORM_INTS_DEFAULT(deform_zeros2), LOOM_ATTR_NONNEG,                     \
+      "(ph, pw) or one value for both; >= 0 (zeros around the image)", )                           \
+    A(op, dilation, INTS, DEFORM_INTS_DEFAULT(deform_ones2), LOOM_ATTR_POSITIVE,                   \
       "(dh, dw) or one value for both; > 0", )
 #define DEFORM_SEED_DOC "seed of the Bernoulli draw (counter-based: same seed, same output on every backend)"
-#define DROP_BLOCK_ATTRS(A, op)                                                                \
-    A(op, p, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, \
-      "probability of an element to be dropped, in [0, 1]", )                                   \
-    A(op, block_size, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,          \
-      "side of the dropped blocks; min(block_size, sizes) must be odd", )                      \
-    A(op, eps, FLOAT, LOOM_DEFAULT_FLOAT(1e-6), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,            \
-      "added to the kept count in the normalisation", )                                         \
-    A(op, training, BOOL, LOOM_DEFAULT_BOOL(1), 0, "false: identity", )                         \
+#define DROP_BLOCK_ATTRS(A, op)                                                                    \
+    A(op, p, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,   \
+      "probability of an element to be dropped, in [0, 1]", )                                      \
+    A(op, block_size, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,             \
+      "side of the dropped blocks; min(block_size, sizes) must be odd", )                          \
+    A(op, eps, FLOAT, LOOM_DEFAULT_FLOAT(1e-6), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,               \
+      "added to the kept count in the normalisation", )                                            \
+    A(op, training, BOOL, LOOM_DEFAULT_BOOL(1), 0, "false: identity", )                            \
     A(op, seed, INT, LOOM_DEFAULT_INT(0), 0, DEFORM_SEED_DOC, )
-#define STOCHASTIC_DEPTH_ATTRS(A, op)                                                          \
-    A(op, p, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, \
-      "probability of a row (or the batch) to be zeroed, in [0, 1]", )                          \
-    A(op, mode, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED, "\"row\" or \"batch\"", )        \
-    A(op, training, BOOL, LOOM_DEFAULT_BOOL(1), 0, "false: identity", )                         \
+#define STOCHASTIC_DEPTH_ATTRS(A, op)                                                              \
+    A(op, p, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,   \
+      "probability of a row (or the batch) to be zeroed, in [0, 1]", )                             \
+    A(op, mode, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED, "\"row\" or \"batch\"", )           \
+    A(op, training, BOOL, LOOM_DEFAULT_BOOL(1), 0, "false: identity", )                            \
     A(op, seed, INT, LOOM_DEFAULT_INT(0), 0, DEFORM_SEED_DOC, )
 PK_ATTR_ENUM(deform_conv2d, DEFORM_CONV_ATTRS);
 PK_ATTR_ENUM(drop_block, DROP_BLOCK_ATTRS);

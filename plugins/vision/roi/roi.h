@@ -52,9 +52,9 @@ typedef struct roi_geom {
 
 /* The ops of the module, in registration order: the four forward ops,
 ** then their backward ops in the same order (roi_ids follows it). */
-#define VISION_ROI_OPS(X)                                                                      \
-    X(roi_align_schema) X(roi_pool_schema) X(ps_roi_align_schema) X(ps_roi_pool_schema)         \
-    X(roi_align_backward_schema) X(roi_pool_backward_schema) X(ps_roi_align_backward_schema)    \
+#define VISION_ROI_OPS(X)                                                                          \
+    X(roi_align_schema) X(roi_pool_schema) X(ps_roi_align_schema) X(ps_roi_pool_schema)            \
+    X(roi_align_backward_schema) X(roi_pool_backward_schema) X(ps_roi_align_backward_schema)       \
     X(ps_roi_pool_backward_schema)
 VISION_ROI_OPS(VISION_OP_EXTERN)
 extern const loom_op_schema *const vision_roi_ops[0 VISION_ROI_OPS(VISION_OP_ONE)];
@@ -64,38 +64,38 @@ extern const loom_op_schema *const vision_roi_ops[0 VISION_ROI_OPS(VISION_OP_ONE
 ** scale maps box coordinates to the map and must be finite and > 0 (the
 ** kernels also refuse rois whose scaled coordinates overflow). No flag on
 ** sampling_ratio: torchvision reads <= 0 as adaptive. */
-#define ROI_A_OUTPUT_SIZE(A, op)                                                               \
-    A(op, output_size, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,       \
+#define ROI_A_OUTPUT_SIZE(A, op)                                                                   \
+    A(op, output_size, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,           \
       "[PH, PW], or [S] for S x S", )
-#define ROI_A_SCALE(A, op)                                                                     \
-    A(op, spatial_scale, FLOAT, LOOM_DEFAULT_FLOAT(1.0), LOOM_ATTR_FINITE | LOOM_ATTR_POSITIVE, \
+#define ROI_A_SCALE(A, op)                                                                         \
+    A(op, spatial_scale, FLOAT, LOOM_DEFAULT_FLOAT(1.0), LOOM_ATTR_FINITE | LOOM_ATTR_POSITIVE,    \
       "box coordinates times spatial_scale are feature-map coordinates", )
-#define ROI_A_SAMPLING(A, op)                                                                  \
-    A(op, sampling_ratio, INT, LOOM_DEFAULT_INT(-1), 0,                                         \
+#define ROI_A_SAMPLING(A, op)                                                                      \
+    A(op, sampling_ratio, INT, LOOM_DEFAULT_INT(-1), 0,                                            \
       "samples per bin side; <= 0: adaptive, ceil(roi_size / output_size)", )
-#define ROI_A_ALIGNED(A, op)                                                                   \
+#define ROI_A_ALIGNED(A, op)                                                                       \
     A(op, aligned, BOOL, LOOM_DEFAULT_BOOL(0), 0, "shift the box by -0.5 pixel (pixel-centre alignment)", )
-#define ROI_A_REQ_INT(A, op, name, flags, doc) \
+#define ROI_A_REQ_INT(A, op, name, flags, doc)                                                     \
     A(op, name, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | (flags), doc, )
-#define ROI_A_BINS(A, op)                                                                      \
-    ROI_A_REQ_INT(A, op, pooled_height, LOOM_ATTR_POSITIVE, "PH")                               \
+#define ROI_A_BINS(A, op)                                                                          \
+    ROI_A_REQ_INT(A, op, pooled_height, LOOM_ATTR_POSITIVE, "PH")                                  \
     ROI_A_REQ_INT(A, op, pooled_width, LOOM_ATTR_POSITIVE, "PW")
-#define ROI_A_INPUT_SIZE(A, op)                                                                \
-    ROI_A_REQ_INT(A, op, batch_size, LOOM_ATTR_NONNEG, "N of the input")                        \
-    ROI_A_REQ_INT(A, op, channels, LOOM_ATTR_NONNEG, "C of the input")                          \
-    ROI_A_REQ_INT(A, op, height, LOOM_ATTR_NONNEG, "H of the input")                            \
+#define ROI_A_INPUT_SIZE(A, op)                                                                    \
+    ROI_A_REQ_INT(A, op, batch_size, LOOM_ATTR_NONNEG, "N of the input")                           \
+    ROI_A_REQ_INT(A, op, channels, LOOM_ATTR_NONNEG, "C of the input")                             \
+    ROI_A_REQ_INT(A, op, height, LOOM_ATTR_NONNEG, "H of the input")                               \
     ROI_A_REQ_INT(A, op, width, LOOM_ATTR_NONNEG, "W of the input")
 
 /* The lists of the ops, in torchvision's argument order. roi_pool and
 ** ps_roi_pool share one list, as do their backward ops. */
-#define ROI_ALIGN_ATTRS(A, op) \
+#define ROI_ALIGN_ATTRS(A, op)                                                                     \
     ROI_A_OUTPUT_SIZE(A, op) ROI_A_SCALE(A, op) ROI_A_SAMPLING(A, op) ROI_A_ALIGNED(A, op)
 #define ROI_POOL_ATTRS(A, op) ROI_A_OUTPUT_SIZE(A, op) ROI_A_SCALE(A, op)
 #define PS_ROI_ALIGN_ATTRS(A, op) ROI_A_OUTPUT_SIZE(A, op) ROI_A_SCALE(A, op) ROI_A_SAMPLING(A, op)
-#define ROI_ALIGN_BACKWARD_ATTRS(A, op) \
+#define ROI_ALIGN_BACKWARD_ATTRS(A, op)                                                            \
     ROI_A_SCALE(A, op) ROI_A_BINS(A, op) ROI_A_INPUT_SIZE(A, op) ROI_A_SAMPLING(A, op) ROI_A_ALIGNED(A, op)
 #define ROI_POOL_BACKWARD_ATTRS(A, op) ROI_A_SCALE(A, op) ROI_A_BINS(A, op) ROI_A_INPUT_SIZE(A, op)
-#define PS_ROI_ALIGN_BACKWARD_ATTRS(A, op) \
+#define PS_ROI_ALIGN_BACKWARD_ATTRS(A, op)                                                         \
     ROI_A_SCALE(A, op) ROI_A_BINS(A, op) ROI_A_SAMPLING(A, op) ROI_A_INPUT_SIZE(A, op)
 PK_ATTR_ENUM(roi_align, ROI_ALIGN_ATTRS);
 PK_ATTR_ENUM(roi_pool, ROI_POOL_ATTRS);

@@ -75,8 +75,8 @@ _Static_assert(SAME_AT(roi_align_backward, roi_pool_backward, spatial_scale)
 /* Where the rest of a backward op's attributes sit in its list (-1: the op
 ** has no such attribute); ps_roi_pool_backward shares roi_pool_backward's. */
 typedef struct roi_bwd_at { int batch_size, channels, height, width, sampling_ratio, aligned; } roi_bwd_at;
-#define BWD_AT(op, sampling, aligned_)                                                         \
-    { PK_ATTR(op, batch_size), PK_ATTR(op, channels), PK_ATTR(op, height), PK_ATTR(op, width),  \
+#define BWD_AT(op, sampling, aligned_)                                                             \
+    { PK_ATTR(op, batch_size), PK_ATTR(op, channels), PK_ATTR(op, height), PK_ATTR(op, width),     \
       sampling, aligned_ }
 static const roi_bwd_at bwd_at[4] = {
     [ROI_ALIGN] = BWD_AT(roi_align_backward, PK_ATTR(roi_align_backward, sampling_ratio),

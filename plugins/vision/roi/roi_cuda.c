@@ -115,7 +115,7 @@ static loom_status roi_run_cuda(loom_call *call)
 
 #define ALL_IN (VISION_FLOATS | LOOM_DTYPE_BIT(LOOM_DTYPE_I32))
 #define POOL_IN (PK_F32_F64 | LOOM_DTYPE_BIT(LOOM_DTYPE_I32))
-#define KERNEL(SCHEMA, ID, DTYPES) \
+#define KERNEL(SCHEMA, ID, DTYPES)                                                                 \
     PK_KERNEL_CUDA(SCHEMA, "cuda:thread-per-element", DTYPES, roi_run_cuda, .user = &roi_ids[ID])
 
 static const loom_kernel_desc cuda_kernels[] = {

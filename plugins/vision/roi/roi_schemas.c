@@ -102,7 +102,7 @@ static void roi_cost(const loom_call *call, double *flops, double *bytes)
 
 /* ---------------------------------------------------------------- schemas */
 
-#define ROI_SCHEMA(VAR, NAME, DOC, IN, OUT, ATTRS) \
+#define ROI_SCHEMA(VAR, NAME, DOC, IN, OUT, ATTRS)                                                 \
     PK_SCHEMA(VAR, NAME, 1, DOC, PK_INPUTS(IN), PK_OUTPUTS(OUT), PK_ATTRS(ATTRS), .cost = roi_cost)
 
 ROI_SCHEMA(roi_align_schema, "vision.roi_align",
