@@ -31,6 +31,11 @@
 /* The float dtypes of torchvision's CPU kernels (no bf16). */
 #define VISION_FLOATS (PK_F32_F64 | LOOM_DTYPE_BIT(LOOM_DTYPE_F16))
 
+/* The instance for dtype (one of VISION_FLOATS) of a template object
+** named with PK_FN: &name_f32, &name_f64 or &name_f16. */
+#define VISION_PICK(dtype, name) \
+    ((dtype) == LOOM_DTYPE_F64 ? &name##_f64 : (dtype) == LOOM_DTYPE_F16 ? &name##_f16 : &name##_f32)
+
 /* Rows of a module's op list: the declaration of each schema, a pointer
 ** to it (the module's op table, defined with its schemas) and a count (the
 ** size of that table, so its declaration is complete for PK_MODULE). */

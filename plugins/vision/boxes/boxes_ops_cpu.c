@@ -55,12 +55,6 @@ typedef struct bx_ops_fns {
 #define PK_SFX f16
 #include "boxes_ops_cpu.inc"
 
-/* The kernels of a box dtype of the schemas (f32, f64, f16). */
-static const bx_ops_fns *fns_of(loom_dtype dtype)
-{
-    return dtype == LOOM_DTYPE_F64 ? &bx_ops_fns_f64 : dtype == LOOM_DTYPE_F16 ? &bx_ops_fns_f16 : &bx_ops_fns_f32;
-}
-
 static int64_t grain_for(int64_t work_per_item)
 {
     return work_per_item >= 4096 ? 1 : 4096 / (work_per_item > 0 ? work_per_item : 1);
@@ -116,7 +110,7 @@ static loom_status pair_cpu(loom_call *call, bx_pair_kind kind)
         return st;
     if (pk_cpu_avx2(0) && dt == LOOM_DTYPE_F32 && fmt == BX_XYXY && (kind == BX_IOU || kind == BX_GIOU))
         return pair_avx2(call, kind, n, m, out);
-    const bx_ops_fns *fns = fns_of(dt);
+    const bx_ops_fns *fns = VISION_PICK(dt, bx_ops_fns);
     const size_t es = fns->compute_size;
     void *a = pk_host->scratch(call->ctx, (size_t)(n + m) * 4 * es);
     if (a == NULL)
@@ -137,7 +131,7 @@ loom_status bx_complete_box_iou_cpu(loom_call *call) { return pair_cpu(call, BX_
 
 static loom_status run_elem(loom_call *call, loom_dtype dt, elem_job *j, int64_t n)
 {
-    return pk_host->parallel_for(call->ctx, n, grain_for(64), fns_of(dt)->elem_rows, j);
+    return pk_host->parallel_for(call->ctx, n, grain_for(64), VISION_PICK(dt, bx_ops_fns)->elem_rows, j);
 }
 
 static loom_status loss_cpu(loom_call *call, elem_op op)
@@ -176,7 +170,7 @@ static loom_status loss_cpu(loom_call *call, elem_op op)
         if (red == BX_MEAN)
             sum /= (double)n;
     }
-    fns_of(dt)->store_total(loom_data(out), sum);
+    VISION_PICK(dt, bx_ops_fns)->store_total(loom_data(out), sum);
     return LOOM_OK;
 }
 
@@ -212,7 +206,7 @@ loom_status bx_remove_small_boxes_cpu(loom_call *call)
     uint8_t *keep = pk_host->scratch(call->ctx, (size_t)n + 1);
     if (keep == NULL)
         return LOOM_ENOMEM;
-    fns_of(dt)->small_flags(loom_data(b), n, min_size, keep);
+    VISION_PICK(dt, bx_ops_fns)->small_flags(loom_data(b), n, min_size, keep);
     for (int64_t i = 0; i < n; i++)
         kept += keep[i];
     loom_tensor *out;

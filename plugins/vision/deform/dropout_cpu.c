@@ -53,12 +53,6 @@ typedef struct dropout_fns {
 #define PK_SFX f16
 #include "dropout_cpu_tmpl.h"
 
-/* The steps of a dtype of the schemas (f32, f64, f16). */
-static const dropout_fns *fns_of(loom_dtype dtype)
-{
-    return dtype == LOOM_DTYPE_F64 ? &dropout_fns_f64 : dtype == LOOM_DTYPE_F16 ? &dropout_fns_f16 : &dropout_fns_f32;
-}
-
 static loom_status copy_input(loom_call *call, const loom_tensor *in, loom_tensor **out)
 {
     loom_status st = pk_host->alloc_output(call, 0, loom_tensor_dtype_of(in), in->ndim, in->shape, out);
@@ -80,7 +74,7 @@ static loom_status drop_block_cpu(loom_call *call, int dims)
         return copy_input(call, in, &out);
     if ((st = pk_host->alloc_output(call, 0, pl.dtype, in->ndim, in->shape, &out)) != LOOM_OK)
         return st;
-    const dropout_fns *fns = fns_of(pl.dtype);
+    const dropout_fns *fns = VISION_PICK(pl.dtype, dropout_fns);
     const size_t os = fns->opmath_size;
     int64_t planes = pl.n * pl.c, threads = call->ctx->n_threads > 0 ? call->ctx->n_threads : 1;
     db_job j = { .pl = &pl, .plane = pl.numel / planes, .noise_plane = pl.noise_numel / planes,
@@ -117,5 +111,5 @@ loom_status stochastic_depth_cpu(loom_call *call)
         return st;
     sd_job j = { .pl = &pl, .out = loom_data(out) };
     int64_t grain = pl.row_len >= 4096 ? 1 : 4096 / (pl.row_len > 0 ? pl.row_len : 1);
-    return pk_host->parallel_for(call->ctx, pl.rows, grain, fns_of(pl.dtype)->sd_rows, &j);
+    return pk_host->parallel_for(call->ctx, pl.rows, grain, VISION_PICK(pl.dtype, dropout_fns)->sd_rows, &j);
 }
