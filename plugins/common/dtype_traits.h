@@ -21,7 +21,7 @@
 **                             (identity unless S is narrower than C): what
 **                             every c10::Half operation does to its result
 **   PK_NARROW_<sfx>           1 when S is narrower than C (usable in #if)
-**   PK_DTYPE_<sfx>            the loom_dtype
+**   PK_DTYPE_<sfx>            the loom_dtype (PK_DTYPE(sfx): typed as one)
 **
 ** Re-included templates: a file that holds a kernel body for one dtype is
 ** included once per dtype with PK_SFX defined; it reads its types through
@@ -31,6 +31,9 @@
 **     #include "roi_cpu_tmpl.h"
 **     #define PK_SFX f64
 **     #include "roi_cpu_tmpl.h"
+**
+** pk_ld_any(d, p, i) and pk_rnd_any(d, v) load and round one element of
+** a float dtype known only at run time (as doubles).
 **
 ** Rounding contract: pk_to_f16 / pk_to_bf16 round to nearest even as torch's
 ** Tensor.half() / Tensor.bfloat16() do on CPU (half.h gives the NaN rules).
@@ -82,7 +85,8 @@
 #define PK_TO(sfx) PK_CAT(pk_to_, sfx)
 #define PK_RND(sfx) PK_CAT(pk_rnd_, sfx)
 #define PK_NARROW(sfx) PK_CAT(PK_NARROW_, sfx)
-#define PK_DTYPE(sfx) PK_CAT(PK_DTYPE_, sfx)
+/* typed: PK_DTYPE_<sfx> is a constant of an anonymous enum */
+#define PK_DTYPE(sfx) ((loom_dtype)PK_CAT(PK_DTYPE_, sfx))
 /* name_sfx for the template being instantiated (PK_SFX) */
 #define PK_FN(name) PK_CAT3(name, _, PK_SFX)
 
@@ -129,6 +133,42 @@ PK_DT_FN void pk_st_f16(uint16_t *p, float v) { *p = pk_to_f16(v); }
 PK_DT_FN void pk_st_bf16(uint16_t *p, float v) { *p = pk_to_bf16(v); }
 PK_DT_FN float pk_rnd_f16(float v) { uint16_t h = pk_to_f16(v); return pk_ld_f16(&h); }
 PK_DT_FN float pk_rnd_bf16(float v) { uint16_t h = pk_to_bf16(v); return pk_ld_bf16(&h); }
+
+/* --------------------------------------- one element, dtype known at run time */
+
+/* For code that meets the dtype only at run time, one element at a time
+** (argument checks, host-side scalars, the odd value a kernel reads
+** before its per-dtype loops); kernels instantiate templates instead.
+**   pk_ld_any(d, p, i)   element i of float array p of dtype d, as a
+**                        double (exact)
+**   pk_rnd_any(d, v)     v rounded to d's precision (through its compute
+**                        type, as pk_rnd_<sfx> does), as a double
+** Both give 0 for a dtype outside PK_FLOAT_DTYPES. */
+PK_DT_FN double pk_ld_any(loom_dtype d, const void *p, int64_t i)
+{
+    switch (d) {
+#define PK_DT_LD_ANY_(sfx, DTYPE, S, C) \
+    case DTYPE:                         \
+        return (double)pk_ld_##sfx((const S *)p + i);
+        PK_FLOAT_DTYPES(PK_DT_LD_ANY_)
+#undef PK_DT_LD_ANY_
+    default:
+        return 0;
+    }
+}
+
+PK_DT_FN double pk_rnd_any(loom_dtype d, double v)
+{
+    switch (d) {
+#define PK_DT_RND_ANY_(sfx, DTYPE, S, C) \
+    case DTYPE:                          \
+        return (double)pk_rnd_##sfx((C)v);
+        PK_FLOAT_DTYPES(PK_DT_RND_ANY_)
+#undef PK_DT_RND_ANY_
+    default:
+        return 0;
+    }
+}
 
 /* ------------------------------------------------------ dtype masks, index */
 

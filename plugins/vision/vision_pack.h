@@ -3,17 +3,19 @@
 ** cpu, vision-cuda.so for cuda) share. Everything has hidden visibility:
 ** a pack exports only loom_plugin_entry.
 **
-** The pack is split into modules, each in its own folder with its own
-** meson.build that appends to vision_cpu_src / vision_cuda_src /
+** The pack is split into modules (pack.h), each in its own folder with its
+** own meson.build that appends to vision_cpu_src / vision_cuda_src /
 ** vision_cu_src:
 **   boxes/   nms, batched_nms, box IoU family, IoU losses, box utilities
 **   roi/     roi_align, roi_pool, ps_roi_align, ps_roi_pool and backwards
 **   deform/  deform_conv2d (+ backward), drop_block2d/3d, stochastic_depth
-** Every module defines its schemas once (compiled into both packs, so both
-** define identical schemas) and registers its kernels per backend.
+** Every module names its ops once, in an X-macro list of its header
+** (VISION_<MODULE>_OPS), defines their schemas once (compiled into both
+** packs, so both define identical schemas) and gives one pk_module per
+** backend: the same op table, that backend's kernels.
 **
-** Invariant: vision_host is set by the pack's init before any kernel runs
-** and stays valid until the core shuts down.
+** Invariant: pk_host is set by the pack's init before any kernel runs and
+** stays valid until the core shuts down.
 */
 #ifndef LOOM_VISION_PACK_H
 #define LOOM_VISION_PACK_H
@@ -22,37 +24,33 @@
 #include <stdint.h>
 
 #include "describe.h"
-#include "half.h"
+#include "dtype_traits.h"
 #include "loom/plugin.h"
+#include "pack.h"
 
-extern const loom_host_api *vision_host;
+/* The float dtypes of torchvision's CPU kernels (no bf16). */
+#define VISION_FLOATS (PK_F32_F64 | LOOM_DTYPE_BIT(LOOM_DTYPE_F16))
 
-#define VISION_F32_F64 (LOOM_DTYPE_BIT(LOOM_DTYPE_F32) | LOOM_DTYPE_BIT(LOOM_DTYPE_F64))
-#define VISION_FLOATS (VISION_F32_F64 | LOOM_DTYPE_BIT(LOOM_DTYPE_F16))
+/* The instance for dtype (one of VISION_FLOATS) of a template object
+** named with PK_FN: &name_f32, &name_f64 or &name_f16. */
+#define VISION_PICK(dtype, name) \
+    ((dtype) == LOOM_DTYPE_F64 ? &name##_f64 : (dtype) == LOOM_DTYPE_F16 ? &name##_f16 : &name##_f32)
 
-/* Schemas of each module (<module>/<module>_schemas.c). */
-extern const loom_op_schema *const vision_boxes_ops[];
-extern const size_t vision_boxes_n_ops;
-extern const loom_op_schema *const vision_roi_ops[];
-extern const size_t vision_roi_n_ops;
-extern const loom_op_schema *const vision_deform_ops[];
-extern const size_t vision_deform_n_ops;
+/* Rows of a module's op list: the declaration of each schema, a pointer
+** to it (the module's op table, defined with its schemas) and a count (the
+** size of that table, so its declaration is complete for PK_MODULE). */
+#define VISION_OP_EXTERN(schema) extern const loom_op_schema schema;
+#define VISION_OP_REF(schema) &schema,
+#define VISION_OP_ONE(schema) +1
 
-/* Kernel registration of each module, per backend. */
-loom_status vision_boxes_register_cpu(const loom_host_api *host, loom_registrar *reg);
-loom_status vision_roi_register_cpu(const loom_host_api *host, loom_registrar *reg);
-loom_status vision_deform_register_cpu(const loom_host_api *host, loom_registrar *reg);
-loom_status vision_boxes_register_cuda(const loom_host_api *host, loom_registrar *reg);
-loom_status vision_roi_register_cuda(const loom_host_api *host, loom_registrar *reg);
-loom_status vision_deform_register_cuda(const loom_host_api *host, loom_registrar *reg);
-
-/* Define every op of every module (both packs call it). */
-loom_status vision_define_ops(const loom_host_api *host, loom_registrar *reg);
+/* The modules of each pack (<module>/<module>_cpu.c, <module>_cuda.c). */
+extern const pk_module vision_boxes_cpu, vision_roi_cpu, vision_deform_cpu;
+extern const pk_module vision_boxes_cuda, vision_roi_cuda, vision_deform_cuda;
 
 /* "f32[2,3]" into buf; returns buf. */
 static inline char *vision_describe(const loom_tensor *t, char *buf, size_t size)
 {
-    return pk_describe(vision_host, t, buf, size);
+    return pk_describe(pk_host, t, buf, size);
 }
 
 #endif /* LOOM_VISION_PACK_H */

@@ -3,7 +3,7 @@
 ** schemas, the argument checks shared by the cpu and cuda kernels, and
 ** the cpu kernels.
 **
-** Every check fails through vision_host->fail(LOOM_EINVAL, ...) with a
+** Every check fails through pk_host->fail(LOOM_EINVAL, ...) with a
 ** message naming the op, the argument and what was expected; the kernels
 ** run only on arguments that passed them.
 */
@@ -12,11 +12,53 @@
 
 #include "vision_pack.h"
 
-extern const loom_op_schema vision_nms_schema, vision_batched_nms_schema, vision_box_iou_schema,
-    vision_generalized_box_iou_schema, vision_distance_box_iou_schema, vision_complete_box_iou_schema,
-    vision_generalized_box_iou_loss_schema, vision_distance_box_iou_loss_schema,
-    vision_complete_box_iou_loss_schema, vision_box_convert_schema, vision_box_area_schema,
-    vision_clip_boxes_to_image_schema, vision_remove_small_boxes_schema;
+/* The ops of the module, in registration order. */
+#define VISION_BOXES_OPS(X)                                                                        \
+    X(vision_nms_schema) X(vision_batched_nms_schema) X(vision_box_iou_schema)                     \
+    X(vision_generalized_box_iou_schema) X(vision_distance_box_iou_schema)                         \
+    X(vision_complete_box_iou_schema) X(vision_generalized_box_iou_loss_schema)                    \
+    X(vision_distance_box_iou_loss_schema) X(vision_complete_box_iou_loss_schema)                  \
+    X(vision_box_convert_schema) X(vision_box_area_schema) X(vision_clip_boxes_to_image_schema)    \
+    X(vision_remove_small_boxes_schema)
+VISION_BOXES_OPS(VISION_OP_EXTERN)
+extern const loom_op_schema *const vision_boxes_ops[0 VISION_BOXES_OPS(VISION_OP_ONE)];
+
+/* The attribute lists, A(op, name, TYPE, default, flags, doc, extra)
+** (pack.h); ops of one family share a list. Value constraints (checked
+** by the core): thresholds and sizes finite (a NaN or inf threshold
+** silently keeps or drops everything), eps finite and >= 0, image sizes
+** >= 0. */
+#define BX_NMS_ATTRS(A, op)                                                                        \
+    A(op, iou_threshold, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE,          \
+      "discard boxes with IoU > iou_threshold", )
+/* box_iou, box_area */
+#define BX_FMT_ATTRS(A, op)                                                                        \
+    A(op, fmt, STRING, LOOM_DEFAULT_STRING("xyxy"), 0, "box format: xyxy, xywh or cxcywh", )
+/* distance_box_iou, complete_box_iou */
+#define BX_EPS_ATTRS(A, op)                                                                        \
+    A(op, eps, FLOAT, LOOM_DEFAULT_FLOAT(1e-7), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,               \
+      "added to the enclosing box's squared diagonal", )
+/* the three IoU losses */
+#define BX_LOSS_ATTRS(A, op)                                                                       \
+    A(op, reduction, STRING, LOOM_DEFAULT_STRING("none"), 0, "none, mean or sum", )                \
+    A(op, eps, FLOAT, LOOM_DEFAULT_FLOAT(1e-7), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,               \
+      "small number to prevent division by zero", )
+#define BX_CONVERT_ATTRS(A, op)                                                                    \
+    A(op, in_fmt, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED, "xyxy, xywh or cxcywh", )         \
+    A(op, out_fmt, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED, "xyxy, xywh or cxcywh", )
+#define BX_CLIP_ATTRS(A, op)                                                                       \
+    A(op, size, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_NONNEG,                    \
+      "[height, width] of the image", )
+#define BX_SMALL_ATTRS(A, op)                                                                      \
+    A(op, min_size, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE,               \
+      "keep boxes whose width and height are >= min_size", )
+PK_ATTR_ENUM(bx_nms, BX_NMS_ATTRS);
+PK_ATTR_ENUM(bx_fmt, BX_FMT_ATTRS);
+PK_ATTR_ENUM(bx_eps, BX_EPS_ATTRS);
+PK_ATTR_ENUM(bx_loss, BX_LOSS_ATTRS);
+PK_ATTR_ENUM(bx_convert, BX_CONVERT_ATTRS);
+PK_ATTR_ENUM(bx_clip, BX_CLIP_ATTRS);
+PK_ATTR_ENUM(bx_small, BX_SMALL_ATTRS);
 
 /* Box formats of torchvision's box_convert / box_iou / box_area. */
 typedef enum bx_fmt { BX_XYXY = 0, BX_XYWH = 1, BX_CXCYWH = 2 } bx_fmt;
@@ -65,10 +107,6 @@ static inline loom_dtype bx_upcast(loom_dtype dt)
 {
     return dt == LOOM_DTYPE_F16 ? LOOM_DTYPE_F32 : dt;
 }
-
-/* 1 when the cpu kernels may use AVX2: set by vision_boxes_register_cpu
-** (cpuid, capped by LOOM_CPU_MAX_ISA) before any kernel runs. */
-extern int bx_cpu_avx2;
 
 /* AVX2 rows [begin, end) of box_iou (giou = 0) or generalized_box_iou
 ** (giou = 1) for f32 xyxy boxes: a is [n, 4]; b holds m x1, then m y1, m x2,

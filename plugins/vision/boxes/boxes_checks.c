@@ -16,11 +16,11 @@ loom_status bx_check_boxes(const char *op, const char *arg, const loom_tensor *t
 {
     char buf[160];
     if (t->ndim < 1 || t->shape[t->ndim - 1] != 4 || (!any_rank && t->ndim != 2))
-        return vision_host->fail(LOOM_EINVAL, "%s: '%s' must be %s, got %s", op, arg,
-                                 any_rank ? "[.., 4]" : "[N, 4]", vision_describe(t, buf, sizeof buf));
+        return pk_host->fail(LOOM_EINVAL, "%s: '%s' must be %s, got %s", op, arg,
+                             any_rank ? "[.., 4]" : "[N, 4]", vision_describe(t, buf, sizeof buf));
     if (!loom_is_contiguous(t))
-        return vision_host->fail(LOOM_EINVAL, "%s: '%s' %s must be contiguous", op, arg,
-                                 vision_describe(t, buf, sizeof buf));
+        return pk_host->fail(LOOM_EINVAL, "%s: '%s' %s must be contiguous", op, arg,
+                             vision_describe(t, buf, sizeof buf));
     return LOOM_OK;
 }
 
@@ -29,8 +29,8 @@ loom_status bx_check_same_dtype(const char *op, const char *arg_a, const loom_te
 {
     loom_dtype da = loom_tensor_dtype_of(a), db = loom_tensor_dtype_of(b);
     if (da != db)
-        return vision_host->fail(LOOM_EINVAL, "%s: '%s' is %s but '%s' is %s: both must have the same dtype",
-                                 op, arg_b, vision_host->dtype_name(db), arg_a, vision_host->dtype_name(da));
+        return pk_host->fail(LOOM_EINVAL, "%s: '%s' is %s but '%s' is %s: both must have the same dtype",
+                             op, arg_b, pk_host->dtype_name(db), arg_a, pk_host->dtype_name(da));
     return LOOM_OK;
 }
 
@@ -38,11 +38,11 @@ loom_status bx_check_vector(const char *op, const char *arg, const loom_tensor *
 {
     char buf[160];
     if (t->ndim != 1 || t->shape[0] != n)
-        return vision_host->fail(LOOM_EINVAL, "%s: '%s' must be [%lld] (one per box), got %s", op, arg,
-                                 (long long)n, vision_describe(t, buf, sizeof buf));
+        return pk_host->fail(LOOM_EINVAL, "%s: '%s' must be [%lld] (one per box), got %s", op, arg,
+                             (long long)n, vision_describe(t, buf, sizeof buf));
     if (!loom_is_contiguous(t))
-        return vision_host->fail(LOOM_EINVAL, "%s: '%s' %s must be contiguous", op, arg,
-                                 vision_describe(t, buf, sizeof buf));
+        return pk_host->fail(LOOM_EINVAL, "%s: '%s' %s must be contiguous", op, arg,
+                             vision_describe(t, buf, sizeof buf));
     return LOOM_OK;
 }
 
@@ -54,7 +54,7 @@ loom_status bx_parse_fmt(const char *op, const char *attr, const char *s, bx_fmt
             *out = (bx_fmt)i;
             return LOOM_OK;
         }
-    return vision_host->fail(LOOM_EINVAL, "%s: '%s' must be one of xyxy, xywh, cxcywh; got '%s'", op, attr, s);
+    return pk_host->fail(LOOM_EINVAL, "%s: '%s' must be one of xyxy, xywh, cxcywh; got '%s'", op, attr, s);
 }
 
 loom_status bx_parse_reduction(const char *op, const char *s, bx_reduction *out)
@@ -65,7 +65,7 @@ loom_status bx_parse_reduction(const char *op, const char *s, bx_reduction *out)
             *out = (bx_reduction)i;
             return LOOM_OK;
         }
-    return vision_host->fail(LOOM_EINVAL, "%s: 'reduction' must be one of none, mean, sum; got '%s'", op, s);
+    return pk_host->fail(LOOM_EINVAL, "%s: 'reduction' must be one of none, mean, sum; got '%s'", op, s);
 }
 
 loom_status bx_nms_check(const loom_call *call, int batched)
@@ -93,9 +93,9 @@ loom_status bx_pair_check(const loom_call *call, bx_pair_kind kind, bx_fmt *fmt,
     *fmt = BX_XYXY;
     *eps = 0;
     if (st == LOOM_OK && kind == BX_IOU)
-        st = bx_parse_fmt(op, "fmt", call->attrs[0].u.s, fmt);
+        st = bx_parse_fmt(op, "fmt", call->attrs[PK_ATTR(bx_fmt, fmt)].u.s, fmt);
     if (st == LOOM_OK && (kind == BX_DIOU || kind == BX_CIOU))
-        *eps = call->attrs[0].u.f;
+        *eps = call->attrs[PK_ATTR(bx_eps, eps)].u.f;
     return st;
 }
 
@@ -114,12 +114,12 @@ loom_status bx_loss_check(const loom_call *call, bx_reduction *red, double *eps)
         for (int32_t d = 0; same && d < a->ndim; d++)
             same = a->shape[d] == b->shape[d];
         if (!same)
-            st = vision_host->fail(LOOM_EINVAL, "%s: 'boxes2' must have the shape of 'boxes1' %s, got %s", op,
-                                   vision_describe(a, ba, sizeof ba), vision_describe(b, bb, sizeof bb));
+            st = pk_host->fail(LOOM_EINVAL, "%s: 'boxes2' must have the shape of 'boxes1' %s, got %s", op,
+                               vision_describe(a, ba, sizeof ba), vision_describe(b, bb, sizeof bb));
     }
     if (st == LOOM_OK)
-        st = bx_parse_reduction(op, call->attrs[0].u.s, red);
-    *eps = call->attrs[1].u.f;
+        st = bx_parse_reduction(op, call->attrs[PK_ATTR(bx_loss, reduction)].u.s, red);
+    *eps = call->attrs[PK_ATTR(bx_loss, eps)].u.f;
     return st;
 }
 
@@ -128,7 +128,7 @@ static loom_status util_output(loom_call *call, bx_util_call *u, loom_dtype out_
 {
     const loom_tensor *b = call->inputs[0];
     loom_tensor *out;
-    loom_status st = vision_host->alloc_output(call, 0, out_dtype, ndim, b->shape, &out);
+    loom_status st = pk_host->alloc_output(call, 0, out_dtype, ndim, b->shape, &out);
     if (st != LOOM_OK)
         return st;
     u->dtype = loom_tensor_dtype_of(b);
@@ -146,9 +146,9 @@ loom_status bx_convert_prepare(loom_call *call, bx_util_call *u)
     *u = (bx_util_call){ .n = 0 };
     loom_status st = bx_check_boxes(op, "boxes", b, 1);
     if (st == LOOM_OK)
-        st = bx_parse_fmt(op, "in_fmt", call->attrs[0].u.s, &u->fmt_in);
+        st = bx_parse_fmt(op, "in_fmt", call->attrs[PK_ATTR(bx_convert, in_fmt)].u.s, &u->fmt_in);
     if (st == LOOM_OK)
-        st = bx_parse_fmt(op, "out_fmt", call->attrs[1].u.s, &u->fmt_out);
+        st = bx_parse_fmt(op, "out_fmt", call->attrs[PK_ATTR(bx_convert, out_fmt)].u.s, &u->fmt_out);
     return st != LOOM_OK ? st : util_output(call, u, loom_tensor_dtype_of(b), b->ndim);
 }
 
@@ -159,7 +159,7 @@ loom_status bx_area_prepare(loom_call *call, bx_util_call *u)
     *u = (bx_util_call){ .n = 0 };
     loom_status st = bx_check_boxes(op, "boxes", b, 1);
     if (st == LOOM_OK)
-        st = bx_parse_fmt(op, "fmt", call->attrs[0].u.s, &u->fmt_in);
+        st = bx_parse_fmt(op, "fmt", call->attrs[PK_ATTR(bx_fmt, fmt)].u.s, &u->fmt_in);
     return st != LOOM_OK ? st : util_output(call, u, bx_upcast(loom_tensor_dtype_of(b)), b->ndim - 1);
 }
 
@@ -167,14 +167,14 @@ loom_status bx_clip_prepare(loom_call *call, bx_util_call *u)
 {
     const char *op = call->schema->name;
     const loom_tensor *b = call->inputs[0];
-    const loom_attr_value *size = &call->attrs[0];
+    const loom_attr_value *size = &call->attrs[PK_ATTR(bx_clip, size)];
     *u = (bx_util_call){ .n = 0 };
     loom_status st = bx_check_boxes(op, "boxes", b, 1);
     if (st != LOOM_OK)
         return st;
     if (size->count != 2)
-        return vision_host->fail(LOOM_EINVAL, "%s: 'size' must be [height, width], got %lld values", op,
-                                 (long long)size->count);
+        return pk_host->fail(LOOM_EINVAL, "%s: 'size' must be [height, width], got %lld values", op,
+                             (long long)size->count);
     u->height = size->u.ints[0];
     u->width = size->u.ints[1];
     return util_output(call, u, loom_tensor_dtype_of(b), b->ndim);
@@ -182,6 +182,6 @@ loom_status bx_clip_prepare(loom_call *call, bx_util_call *u)
 
 loom_status bx_small_check(const loom_call *call, double *min_size)
 {
-    *min_size = call->attrs[0].u.f;
+    *min_size = call->attrs[PK_ATTR(bx_small, min_size)].u.f;
     return bx_check_boxes(call->schema->name, "boxes", call->inputs[0], 0);
 }

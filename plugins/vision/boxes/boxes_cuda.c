@@ -1,7 +1,7 @@
 /*
-** boxes_cuda.c - the cuda kernels of the box ops (vision-cuda.so): the
-** argument checks of boxes_checks.c, output allocation, and the launches
-** of boxes_kernels.cu on the call's stream.
+** boxes_cuda.c - the cuda kernels of the box ops and the box module of
+** vision-cuda.so: the argument checks of boxes_checks.c, output
+** allocation, and the launches of boxes_kernels.cu on the call's stream.
 **
 ** Data-dependent sizes (nms, batched_nms, remove_small_boxes) wait for a
 ** count on the stream before allocating the output. batched_nms follows
@@ -17,14 +17,13 @@
 #include "boxes.h"
 #include "boxes_kernels.h"
 #include "boxes_sort.h"
-#include "register.h"
 
 #define TRICK_MAX_BOXES 1000    /* as nms_cpu.c */
 #define CUDA_NMS_MAX_BOXES (65535 * 64)   /* grid.y of the 64-box mask blocks */
 
 static loom_status cuda_fail(cudaError_t e, const char *what)
 {
-    return vision_host->fail(LOOM_EDEVICE, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+    return pk_host->fail(LOOM_EDEVICE, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
 static loom_status set_device(const loom_call *call)
@@ -47,18 +46,18 @@ static loom_status nms_common(loom_call *call, const int64_t *idxs, int shift)
     const int64_t n = boxes->shape[0];
     loom_tensor *out;
     if (n == 0)
-        return vision_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &n, &out);
+        return pk_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &n, &out);
     if (n > CUDA_NMS_MAX_BOXES)
-        return vision_host->fail(LOOM_EINVAL, "%s: 'boxes' has %lld boxes; the cuda kernel takes at most %d",
-                                 call->schema->name, (long long)n, CUDA_NMS_MAX_BOXES);
+        return pk_host->fail(LOOM_EINVAL, "%s: 'boxes' has %lld boxes; the cuda kernel takes at most %d",
+                             call->schema->name, (long long)n, CUDA_NMS_MAX_BOXES);
     loom_status st = set_device(call);
     if (st != LOOM_OK)
         return st;
     bx_cuda_nms_args a = { .dtype = (int32_t)loom_tensor_dtype_of(boxes), .shift = shift, .n = n,
                            .boxes = loom_data(boxes), .scores = loom_data(scores), .idxs = idxs,
-                           .iou_threshold = call->attrs[0].u.f };
-    a.scratch = vision_host->scratch(call->ctx, bx_cuda_nms_scratch_bytes(n, a.dtype));
-    a.keep = vision_host->scratch(call->ctx, (size_t)n * sizeof(int64_t));
+                           .iou_threshold = call->attrs[PK_ATTR(bx_nms, iou_threshold)].u.f };
+    a.scratch = pk_host->scratch(call->ctx, bx_cuda_nms_scratch_bytes(n, a.dtype));
+    a.keep = pk_host->scratch(call->ctx, (size_t)n * sizeof(int64_t));
     if (a.scratch == NULL || a.keep == NULL)
         return LOOM_ENOMEM;
     int64_t kept = 0;
@@ -66,7 +65,7 @@ static loom_status nms_common(loom_call *call, const int64_t *idxs, int shift)
     cudaError_t e = (cudaError_t)bx_cuda_nms(&a, &kept, stream);
     if (e != cudaSuccess)
         return cuda_fail(e, "nms kernels");
-    st = vision_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &kept, &out);
+    st = pk_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &kept, &out);
     if (st != LOOM_OK || kept == 0)
         return st;
     if (idxs == NULL || shift) {
@@ -75,7 +74,7 @@ static loom_status nms_common(loom_call *call, const int64_t *idxs, int shift)
         return e == cudaSuccess ? LOOM_OK : cuda_fail(e, "cudaMemcpyAsync");
     }
     /* per-category path: order the kept indices as torch's unstable sort does */
-    const size_t es = a.dtype == LOOM_DTYPE_F64 ? 8 : 4;
+    const size_t es = pk_host->dtype_size((loom_dtype)a.dtype);
     int64_t *host_keep = malloc((size_t)kept * sizeof(int64_t));
     char *host_scores = malloc((size_t)n * es);
     bx_pair *pairs = malloc((size_t)kept * sizeof(bx_pair));
@@ -83,8 +82,8 @@ static loom_status nms_common(loom_call *call, const int64_t *idxs, int shift)
         free(host_keep);
         free(host_scores);
         free(pairs);
-        return vision_host->fail(LOOM_ENOMEM, "vision.batched_nms: no host memory for %lld indices",
-                                 (long long)kept);
+        return pk_host->fail(LOOM_ENOMEM, "vision.batched_nms: no host memory for %lld indices",
+                             (long long)kept);
     }
     e = cudaMemcpyAsync(host_keep, a.keep, (size_t)kept * sizeof(int64_t), cudaMemcpyDeviceToHost, stream);
     if (e == cudaSuccess)
@@ -97,7 +96,7 @@ static loom_status nms_common(loom_call *call, const int64_t *idxs, int shift)
         for (int64_t k = 0; k < kept; k++) {
             int64_t i = host_keep[k];
             pairs[k].idx = i;
-            pairs[k].v = es == 8 ? ((const double *)host_scores)[i] : (double)((const float *)host_scores)[i];
+            pairs[k].v = pk_ld_any((loom_dtype)a.dtype, host_scores, i);
         }
         bx_introsort_desc(pairs, kept);
         for (int64_t k = 0; k < kept; k++)
@@ -140,7 +139,7 @@ static loom_status pair_cuda(loom_call *call, bx_pair_kind kind)
         return st;
     loom_dtype dt = loom_tensor_dtype_of(b1);
     int64_t shape[2] = { b1->shape[0], b2->shape[0] };
-    st = vision_host->alloc_output(call, 0, bx_upcast(dt), 2, shape, &out);
+    st = pk_host->alloc_output(call, 0, bx_upcast(dt), 2, shape, &out);
     if (st != LOOM_OK || shape[0] == 0 || shape[1] == 0)
         return st;
     if ((st = set_device(call)) != LOOM_OK)
@@ -179,16 +178,16 @@ static loom_status loss_cuda(loom_call *call, int32_t op)
     bx_cuda_elem_args a = { .op = op, .dtype = (int32_t)dt, .out_dtype = (int32_t)odt, .n = loom_numel(b1) / 4,
                             .in1 = loom_data(b1), .in2 = loom_data(call->inputs[1]), .eps = eps };
     if (red == BX_NONE) {
-        st = vision_host->alloc_output(call, 0, odt, b1->ndim - 1, b1->shape, &out);
+        st = pk_host->alloc_output(call, 0, odt, b1->ndim - 1, b1->shape, &out);
         if (st != LOOM_OK || a.n == 0)
             return st;
         a.out = loom_data(out);
         return launch_elem(call, &a);
     }
-    st = vision_host->alloc_output(call, 0, odt, 0, NULL, &out);
+    st = pk_host->alloc_output(call, 0, odt, 0, NULL, &out);
     if (st != LOOM_OK)
         return st;
-    a.partial = vision_host->scratch(call->ctx, (size_t)(a.n > 0 ? a.n : 1) * sizeof(double));
+    a.partial = pk_host->scratch(call->ctx, (size_t)(a.n > 0 ? a.n : 1) * sizeof(double));
     if (a.partial == NULL)
         return LOOM_ENOMEM;
     if (a.n > 0 && (st = launch_elem(call, &a)) != LOOM_OK)
@@ -231,18 +230,18 @@ static loom_status small_cuda(loom_call *call)
         return st;
     const int64_t n = b->shape[0];
     if (n == 0)
-        return vision_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &n, &out);
+        return pk_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &n, &out);
     if ((st = set_device(call)) != LOOM_OK)
         return st;
     cudaStream_t stream = (cudaStream_t)call->ctx->stream;
-    uint8_t *dev_flags = vision_host->scratch(call->ctx, (size_t)n);
+    uint8_t *dev_flags = pk_host->scratch(call->ctx, (size_t)n);
     uint8_t *flags = malloc((size_t)n);
     int64_t *idx = malloc((size_t)n * sizeof(int64_t));
     if (dev_flags == NULL || flags == NULL || idx == NULL) {
         free(flags);
         free(idx);
-        return vision_host->fail(LOOM_ENOMEM, "vision.remove_small_boxes: out of memory for %lld boxes",
-                                 (long long)n);
+        return pk_host->fail(LOOM_ENOMEM, "vision.remove_small_boxes: out of memory for %lld boxes",
+                             (long long)n);
     }
     cudaError_t e = (cudaError_t)bx_cuda_small_flags((int32_t)loom_tensor_dtype_of(b), n, loom_data(b), min_size,
                                                      dev_flags, stream);
@@ -255,7 +254,7 @@ static loom_status small_cuda(loom_call *call)
         for (int64_t i = 0; i < n; i++)
             if (flags[i])
                 idx[kept++] = i;
-        st = vision_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &kept, &out);
+        st = pk_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &kept, &out);
         if (st == LOOM_OK && kept > 0) {
             e = cudaMemcpyAsync(loom_data(out), idx, (size_t)kept * sizeof(int64_t), cudaMemcpyHostToDevice,
                                 stream);
@@ -270,30 +269,23 @@ static loom_status small_cuda(loom_call *call)
     return st;
 }
 
-/* ------------------------------------------------------------- registry */
-
-#define KERNEL(SCHEMA, IMPL, DTYPES, RUN)                                                   \
-    { .struct_size = sizeof(loom_kernel_desc), .schema = &SCHEMA, .backend = "cuda",          \
-      .device_type = LOOM_DEVICE_CUDA, .impl = IMPL, .dtypes = DTYPES, .run = RUN }
+/* ---------------------------------------------------------------- module */
 
 static const loom_kernel_desc cuda_kernels[] = {
-    KERNEL(vision_nms_schema, "cuda:bitmask-64", VISION_F32_F64, nms_cuda),
-    KERNEL(vision_batched_nms_schema, "cuda:bitmask-64", VISION_F32_F64 | LOOM_DTYPE_BIT(LOOM_DTYPE_I64),
-           batched_nms_cuda),
-    KERNEL(vision_box_iou_schema, "cuda:pairwise", VISION_FLOATS, box_iou_cuda),
-    KERNEL(vision_generalized_box_iou_schema, "cuda:pairwise", VISION_FLOATS, giou_cuda),
-    KERNEL(vision_distance_box_iou_schema, "cuda:pairwise", VISION_FLOATS, diou_cuda),
-    KERNEL(vision_complete_box_iou_schema, "cuda:pairwise", VISION_FLOATS, ciou_cuda),
-    KERNEL(vision_generalized_box_iou_loss_schema, "cuda:elementwise", VISION_FLOATS, giou_loss_cuda),
-    KERNEL(vision_distance_box_iou_loss_schema, "cuda:elementwise", VISION_FLOATS, diou_loss_cuda),
-    KERNEL(vision_complete_box_iou_loss_schema, "cuda:elementwise", VISION_FLOATS, ciou_loss_cuda),
-    KERNEL(vision_box_convert_schema, "cuda:elementwise", VISION_FLOATS, convert_cuda),
-    KERNEL(vision_box_area_schema, "cuda:elementwise", VISION_FLOATS, area_cuda),
-    KERNEL(vision_clip_boxes_to_image_schema, "cuda:elementwise", VISION_FLOATS, clip_cuda),
-    KERNEL(vision_remove_small_boxes_schema, "cuda:elementwise", VISION_FLOATS, small_cuda),
+    PK_KERNEL_CUDA(vision_nms_schema, "cuda:bitmask-64", PK_F32_F64, nms_cuda),
+    PK_KERNEL_CUDA(vision_batched_nms_schema, "cuda:bitmask-64", PK_F32_F64 | LOOM_DTYPE_BIT(LOOM_DTYPE_I64),
+                   batched_nms_cuda),
+    PK_KERNEL_CUDA(vision_box_iou_schema, "cuda:pairwise", VISION_FLOATS, box_iou_cuda),
+    PK_KERNEL_CUDA(vision_generalized_box_iou_schema, "cuda:pairwise", VISION_FLOATS, giou_cuda),
+    PK_KERNEL_CUDA(vision_distance_box_iou_schema, "cuda:pairwise", VISION_FLOATS, diou_cuda),
+    PK_KERNEL_CUDA(vision_complete_box_iou_schema, "cuda:pairwise", VISION_FLOATS, ciou_cuda),
+    PK_KERNEL_CUDA(vision_generalized_box_iou_loss_schema, "cuda:elementwise", VISION_FLOATS, giou_loss_cuda),
+    PK_KERNEL_CUDA(vision_distance_box_iou_loss_schema, "cuda:elementwise", VISION_FLOATS, diou_loss_cuda),
+    PK_KERNEL_CUDA(vision_complete_box_iou_loss_schema, "cuda:elementwise", VISION_FLOATS, ciou_loss_cuda),
+    PK_KERNEL_CUDA(vision_box_convert_schema, "cuda:elementwise", VISION_FLOATS, convert_cuda),
+    PK_KERNEL_CUDA(vision_box_area_schema, "cuda:elementwise", VISION_FLOATS, area_cuda),
+    PK_KERNEL_CUDA(vision_clip_boxes_to_image_schema, "cuda:elementwise", VISION_FLOATS, clip_cuda),
+    PK_KERNEL_CUDA(vision_remove_small_boxes_schema, "cuda:elementwise", VISION_FLOATS, small_cuda),
 };
 
-loom_status vision_boxes_register_cuda(const loom_host_api *host, loom_registrar *reg)
-{
-    return pk_register_kernels(host, reg, cuda_kernels, PK_COUNT(cuda_kernels));
-}
+const pk_module vision_boxes_cuda = PK_MODULE("boxes", vision_boxes_ops, cuda_kernels, NULL);

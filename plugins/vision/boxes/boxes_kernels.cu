@@ -23,8 +23,9 @@
 #include "block_sum.cuh"
 #include "boxes_kernels.h"
 
+#include "dtype_traits.h"
+
 #define BX_HD static __device__ __forceinline__
-#define BX_HALF(x) __half2float(__float2half_rn((float)(x)))
 #include "boxes_formulas_all.inc"
 
 namespace {

@@ -15,30 +15,12 @@
 #include <string.h>
 
 #include "boxes.h"
+#include "cpu.h"
 #include "boxes_formulas_cpu.h"
-
-static double load_elem(const void *p, loom_dtype dt, int64_t i)
-{
-    switch (dt) {
-    case LOOM_DTYPE_F64: return ((const double *)p)[i];
-    case LOOM_DTYPE_F16: return (double)pk_f16_to_f32(((const uint16_t *)p)[i]);
-    default:             return (double)((const float *)p)[i];
-    }
-}
-
-/* v is exact in the compute type; f16 rounds to nearest even. */
-static void store_elem(void *p, loom_dtype dt, int64_t i, double v)
-{
-    switch (dt) {
-    case LOOM_DTYPE_F64: ((double *)p)[i] = v; break;
-    case LOOM_DTYPE_F16: ((uint16_t *)p)[i] = pk_f32_to_f16((float)v); break;
-    default:             ((float *)p)[i] = (float)v; break;
-    }
-}
 
 typedef struct pair_job {
     bx_pair_kind kind;
-    int fmt, low;
+    int fmt;
     double eps;
     const void *b1, *b2;    /* [N, 4] and [M, 4] in the compute type */
     int64_t m;
@@ -49,7 +31,6 @@ typedef enum elem_op { EL_GIOU_LOSS, EL_DIOU_LOSS, EL_CIOU_LOSS, EL_CONVERT, EL_
 
 typedef struct elem_job {
     elem_op op;
-    loom_dtype dt, out_dt;
     const void *in1, *in2;
     void *out;
     double *partial;        /* per-box losses for mean/sum, else NULL */
@@ -58,16 +39,21 @@ typedef struct elem_job {
     int64_t height, width;
 } elem_job;
 
-#define T float
-#define SUF f32
+/* The kernels of one box dtype (boxes_ops_cpu.inc). */
+typedef struct bx_ops_fns {
+    size_t compute_size;    /* bytes of the compute type, which the upcast outputs have */
+    void (*widen)(const void *p, int64_t n, void *out);
+    loom_range_fn pair_rows, elem_rows;
+    void (*small_flags)(const void *p, int64_t n, double min_size, uint8_t *keep);
+    void (*store_total)(void *out, double v);
+} bx_ops_fns;
+
+#define PK_SFX f32
 #include "boxes_ops_cpu.inc"
-#undef T
-#undef SUF
-#define T double
-#define SUF f64
+#define PK_SFX f64
 #include "boxes_ops_cpu.inc"
-#undef T
-#undef SUF
+#define PK_SFX f16
+#include "boxes_ops_cpu.inc"
 
 static int64_t grain_for(int64_t work_per_item)
 {
@@ -96,7 +82,7 @@ static loom_status pair_avx2(loom_call *call, bx_pair_kind kind, int64_t n, int6
 {
     const float *a = loom_data(call->inputs[0]), *b2 = loom_data(call->inputs[1]);
     const int64_t stride = (m + 7) & ~(int64_t)7;
-    float *b = vision_host->scratch(call->ctx, (size_t)stride * 5 * sizeof(float));
+    float *b = pk_host->scratch(call->ctx, (size_t)stride * 5 * sizeof(float));
     if (b == NULL)
         return LOOM_ENOMEM;
     for (int64_t j = 0; j < m; j++) {
@@ -105,7 +91,7 @@ static loom_status pair_avx2(loom_call *call, bx_pair_kind kind, int64_t n, int6
         b[4 * stride + j] = bx_area_f32(b2 + 4 * j, 0);
     }
     pair_avx2_job j = { .giou = kind == BX_GIOU, .a = a, .b = b, .m = m, .out = loom_data(out) };
-    return vision_host->parallel_for(call->ctx, n, grain_for(m), pair_rows_avx2, &j);
+    return pk_host->parallel_for(call->ctx, n, grain_for(m), pair_rows_avx2, &j);
 }
 
 static loom_status pair_cpu(loom_call *call, bx_pair_kind kind)
@@ -119,24 +105,21 @@ static loom_status pair_cpu(loom_call *call, bx_pair_kind kind)
     loom_dtype dt = loom_tensor_dtype_of(b1), odt = bx_upcast(dt);
     int64_t n = b1->shape[0], m = b2->shape[0], shape[2] = { n, m };
     loom_tensor *out;
-    st = vision_host->alloc_output(call, 0, odt, 2, shape, &out);
+    st = pk_host->alloc_output(call, 0, odt, 2, shape, &out);
     if (st != LOOM_OK || n == 0 || m == 0)
         return st;
-    if (bx_cpu_avx2 && dt == LOOM_DTYPE_F32 && fmt == BX_XYXY && (kind == BX_IOU || kind == BX_GIOU))
+    if (pk_cpu_avx2(0) && dt == LOOM_DTYPE_F32 && fmt == BX_XYXY && (kind == BX_IOU || kind == BX_GIOU))
         return pair_avx2(call, kind, n, m, out);
-    size_t es = odt == LOOM_DTYPE_F64 ? 8 : 4;
-    void *a = vision_host->scratch(call->ctx, (size_t)(n + m) * 4 * es);
+    const bx_ops_fns *fns = VISION_PICK(dt, bx_ops_fns);
+    const size_t es = fns->compute_size;
+    void *a = pk_host->scratch(call->ctx, (size_t)(n + m) * 4 * es);
     if (a == NULL)
         return LOOM_ENOMEM;
     void *b = (char *)a + (size_t)n * 4 * es;
-    for (int64_t i = 0; i < 4 * n; i++)
-        store_elem(a, odt, i, load_elem(loom_data(b1), dt, i));
-    for (int64_t i = 0; i < 4 * m; i++)
-        store_elem(b, odt, i, load_elem(loom_data(b2), dt, i));
-    pair_job j = { .kind = kind, .fmt = (int)fmt, .low = dt == LOOM_DTYPE_F16, .eps = eps,
-                   .b1 = a, .b2 = b, .m = m, .out = loom_data(out) };
-    return vision_host->parallel_for(call->ctx, n, grain_for(m * 16),
-                                     odt == LOOM_DTYPE_F64 ? pair_rows_f64 : pair_rows_f32, &j);
+    fns->widen(loom_data(b1), 4 * n, a);
+    fns->widen(loom_data(b2), 4 * m, b);
+    pair_job j = { .kind = kind, .fmt = (int)fmt, .eps = eps, .b1 = a, .b2 = b, .m = m, .out = loom_data(out) };
+    return pk_host->parallel_for(call->ctx, n, grain_for(m * 16), fns->pair_rows, &j);
 }
 
 loom_status bx_box_iou_cpu(loom_call *call) { return pair_cpu(call, BX_IOU); }
@@ -146,10 +129,9 @@ loom_status bx_complete_box_iou_cpu(loom_call *call) { return pair_cpu(call, BX_
 
 /* ----------------------------------------------------------- elementwise */
 
-static loom_status run_elem(loom_call *call, elem_job *j, int64_t n)
+static loom_status run_elem(loom_call *call, loom_dtype dt, elem_job *j, int64_t n)
 {
-    return vision_host->parallel_for(call->ctx, n, grain_for(64),
-                                     j->dt == LOOM_DTYPE_F64 ? elem_rows_f64 : elem_rows_f32, j);
+    return pk_host->parallel_for(call->ctx, n, grain_for(64), VISION_PICK(dt, bx_ops_fns)->elem_rows, j);
 }
 
 static loom_status loss_cpu(loom_call *call, elem_op op)
@@ -164,24 +146,23 @@ static loom_status loss_cpu(loom_call *call, elem_op op)
     int64_t n = loom_numel(b1) / 4;
     loom_tensor *out;
     loom_dtype odt = bx_upcast(dt);
-    elem_job j = { .op = op, .dt = dt, .out_dt = odt, .in1 = loom_data(b1), .in2 = loom_data(call->inputs[1]),
-                   .eps = eps };
+    elem_job j = { .op = op, .in1 = loom_data(b1), .in2 = loom_data(call->inputs[1]), .eps = eps };
     if (red == BX_NONE) {
-        st = vision_host->alloc_output(call, 0, odt, b1->ndim - 1, b1->shape, &out);
+        st = pk_host->alloc_output(call, 0, odt, b1->ndim - 1, b1->shape, &out);
         if (st != LOOM_OK || n == 0)
             return st;
         j.out = loom_data(out);
-        return run_elem(call, &j, n);
+        return run_elem(call, dt, &j, n);
     }
-    st = vision_host->alloc_output(call, 0, odt, 0, NULL, &out);
+    st = pk_host->alloc_output(call, 0, odt, 0, NULL, &out);
     if (st != LOOM_OK)
         return st;
     double sum = 0;
     if (n > 0) {
-        j.partial = vision_host->scratch(call->ctx, (size_t)n * sizeof(double));
+        j.partial = pk_host->scratch(call->ctx, (size_t)n * sizeof(double));
         if (j.partial == NULL)
             return LOOM_ENOMEM;
-        st = run_elem(call, &j, n);
+        st = run_elem(call, dt, &j, n);
         if (st != LOOM_OK)
             return st;
         for (int64_t i = 0; i < n; i++)
@@ -189,7 +170,7 @@ static loom_status loss_cpu(loom_call *call, elem_op op)
         if (red == BX_MEAN)
             sum /= (double)n;
     }
-    store_elem(loom_data(out), odt, 0, sum);     /* rounded to the output dtype once */
+    VISION_PICK(dt, bx_ops_fns)->store_total(loom_data(out), sum);
     return LOOM_OK;
 }
 
@@ -204,9 +185,9 @@ static loom_status run_util(loom_call *call, elem_op op, bx_util_prepare prepare
     loom_status st = prepare(call, &u);
     if (st != LOOM_OK || u.n == 0)
         return st;
-    elem_job j = { .op = op, .dt = u.dtype, .out_dt = u.out_dtype, .in1 = u.in, .out = u.out,
-                   .fmt_in = (int)u.fmt_in, .fmt_out = (int)u.fmt_out, .height = u.height, .width = u.width };
-    return run_elem(call, &j, u.n);
+    elem_job j = { .op = op, .in1 = u.in, .out = u.out, .fmt_in = (int)u.fmt_in, .fmt_out = (int)u.fmt_out,
+                   .height = u.height, .width = u.width };
+    return run_elem(call, u.dtype, &j, u.n);
 }
 
 loom_status bx_box_convert_cpu(loom_call *call) { return run_util(call, EL_CONVERT, bx_convert_prepare); }
@@ -222,17 +203,14 @@ loom_status bx_remove_small_boxes_cpu(loom_call *call)
         return st;
     loom_dtype dt = loom_tensor_dtype_of(b);
     int64_t n = b->shape[0], kept = 0;
-    uint8_t *keep = vision_host->scratch(call->ctx, (size_t)n + 1);
+    uint8_t *keep = pk_host->scratch(call->ctx, (size_t)n + 1);
     if (keep == NULL)
         return LOOM_ENOMEM;
-    if (dt == LOOM_DTYPE_F64)
-        small_flags_f64(loom_data(b), dt, n, min_size, keep);
-    else
-        small_flags_f32(loom_data(b), dt, n, min_size, keep);
+    VISION_PICK(dt, bx_ops_fns)->small_flags(loom_data(b), n, min_size, keep);
     for (int64_t i = 0; i < n; i++)
         kept += keep[i];
     loom_tensor *out;
-    st = vision_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &kept, &out);
+    st = pk_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &kept, &out);
     if (st != LOOM_OK)
         return st;
     int64_t *o = loom_data(out), k = 0;

@@ -24,24 +24,19 @@ static loom_status empty_output(loom_call *call)
 {
     loom_tensor *out;
     int64_t zero = 0;
-    return vision_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &zero, &out);
-}
-
-static double load(const void *p, loom_dtype dt, int64_t i)
-{
-    return dt == LOOM_DTYPE_F64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
+    return pk_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &zero, &out);
 }
 
 /* order[k] = index of the k-th box to visit: decreasing score, ties by index. */
 static loom_status visiting_order(loom_exec_ctx *ctx, const void *scores, loom_dtype dt, int64_t n,
                                   int64_t *order)
 {
-    uint64_t *keys = vision_host->scratch(ctx, (size_t)n * 2 * sizeof(uint64_t));
-    int64_t *tmp = vision_host->scratch(ctx, (size_t)n * sizeof(int64_t));
+    uint64_t *keys = pk_host->scratch(ctx, (size_t)n * 2 * sizeof(uint64_t));
+    int64_t *tmp = pk_host->scratch(ctx, (size_t)n * sizeof(int64_t));
     if (keys == NULL || tmp == NULL)
         return LOOM_ENOMEM;
     for (int64_t i = 0; i < n; i++) {
-        keys[i] = bx_desc_key(load(scores, dt, i));
+        keys[i] = bx_desc_key(pk_ld_any(dt, scores, i));
         order[i] = i;
     }
     bx_radix_sort(keys, order, n, keys + n, tmp);
@@ -53,14 +48,14 @@ static loom_status nms_rows(loom_call *call, const void *rows, const void *score
                             double thr)
 {
     loom_exec_ctx *ctx = call->ctx;
-    const size_t es = dt == LOOM_DTYPE_F64 ? 8 : 4;
+    const size_t es = pk_host->dtype_size(dt);
     bx_soa s;
-    int64_t *order = vision_host->scratch(ctx, (size_t)n * sizeof(int64_t));
-    int64_t *keep = vision_host->scratch(ctx, (size_t)n * sizeof(int64_t));
+    int64_t *order = pk_host->scratch(ctx, (size_t)n * sizeof(int64_t));
+    int64_t *keep = pk_host->scratch(ctx, (size_t)n * sizeof(int64_t));
     /* the suppression mask starts on a cache line, so that the threads'
     ** whole-line ranges of it (nms_greedy.c) share no line with other data */
-    uint8_t *bits = vision_host->scratch(ctx, (size_t)n / 8 + 1 + 63);
-    void *soa_buf = vision_host->scratch(ctx, bx_soa_layout(&s, dt, n, NULL));
+    uint8_t *bits = pk_host->scratch(ctx, (size_t)n / 8 + 1 + 63);
+    void *soa_buf = pk_host->scratch(ctx, bx_soa_layout(&s, dt, n, NULL));
     if (order == NULL || keep == NULL || bits == NULL || soa_buf == NULL)
         return LOOM_ENOMEM;
     bits += (64 - (uintptr_t)bits % 64) % 64;
@@ -72,7 +67,7 @@ static loom_status nms_rows(loom_call *call, const void *rows, const void *score
         bx_soa_set_raw(&s, k, (const char *)rows + (size_t)order[k] * 4 * es);
     int64_t kept = bx_nms_greedy(&s, 0, n, thr, bits, keep, ctx);
     loom_tensor *out;
-    st = vision_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &kept, &out);
+    st = pk_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &kept, &out);
     if (st != LOOM_OK)
         return st;
     int64_t *o = loom_data(out);
@@ -90,7 +85,7 @@ loom_status bx_nms_cpu(loom_call *call)
     if (boxes->shape[0] == 0)
         return empty_output(call);
     return nms_rows(call, loom_data(boxes), loom_data(scores), loom_tensor_dtype_of(boxes), boxes->shape[0],
-                    call->attrs[0].u.f);
+                    call->attrs[PK_ATTR(bx_nms, iou_threshold)].u.f);
 }
 
 /* ------------------------------------------------------------ batched */
@@ -116,7 +111,7 @@ DEFINE_SHIFT(double, f64)
 static loom_status batched_trick(loom_call *call, loom_dtype dt, int64_t n, double thr)
 {
     const loom_tensor *boxes = call->inputs[0], *scores = call->inputs[1], *idxs = call->inputs[2];
-    void *shifted = vision_host->scratch(call->ctx, (size_t)n * 4 * (dt == LOOM_DTYPE_F64 ? 8 : 4));
+    void *shifted = pk_host->scratch(call->ctx, (size_t)n * 4 * pk_host->dtype_size(dt));
     if (shifted == NULL)
         return LOOM_ENOMEM;
     if (dt == LOOM_DTYPE_F64)
@@ -150,21 +145,21 @@ static loom_status batched_per_class(loom_call *call, loom_dtype dt, int64_t n, 
     loom_exec_ctx *ctx = call->ctx;
     const loom_tensor *boxes = call->inputs[0], *scores = call->inputs[1];
     const int64_t *idxs = loom_data(call->inputs[2]);
-    const size_t es = dt == LOOM_DTYPE_F64 ? 8 : 4;
+    const size_t es = pk_host->dtype_size(dt);
     const char *rows = loom_data(boxes);
     const void *sc = loom_data(scores);
     bx_soa s;
-    int64_t *order = vision_host->scratch(ctx, (size_t)n * sizeof(int64_t));
-    int64_t *grouped = vision_host->scratch(ctx, (size_t)n * sizeof(int64_t));
-    int64_t *tmp = vision_host->scratch(ctx, (size_t)n * sizeof(int64_t));
-    uint64_t *keys = vision_host->scratch(ctx, (size_t)n * 2 * sizeof(uint64_t));
-    int64_t *seg = vision_host->scratch(ctx, (size_t)(n + 1) * sizeof(int64_t));
-    int64_t *n_kept = vision_host->scratch(ctx, (size_t)n * sizeof(int64_t));
-    int64_t *keep = vision_host->scratch(ctx, (size_t)n * sizeof(int64_t));
-    uint8_t *bits = vision_host->scratch(ctx, (size_t)n + 8);
-    uint8_t *kept_flag = vision_host->scratch(ctx, (size_t)n);
-    bx_pair *pairs = vision_host->scratch(ctx, (size_t)n * sizeof(bx_pair));
-    void *soa_buf = vision_host->scratch(ctx, bx_soa_layout(&s, dt, n, NULL));
+    int64_t *order = pk_host->scratch(ctx, (size_t)n * sizeof(int64_t));
+    int64_t *grouped = pk_host->scratch(ctx, (size_t)n * sizeof(int64_t));
+    int64_t *tmp = pk_host->scratch(ctx, (size_t)n * sizeof(int64_t));
+    uint64_t *keys = pk_host->scratch(ctx, (size_t)n * 2 * sizeof(uint64_t));
+    int64_t *seg = pk_host->scratch(ctx, (size_t)(n + 1) * sizeof(int64_t));
+    int64_t *n_kept = pk_host->scratch(ctx, (size_t)n * sizeof(int64_t));
+    int64_t *keep = pk_host->scratch(ctx, (size_t)n * sizeof(int64_t));
+    uint8_t *bits = pk_host->scratch(ctx, (size_t)n + 8);
+    uint8_t *kept_flag = pk_host->scratch(ctx, (size_t)n);
+    bx_pair *pairs = pk_host->scratch(ctx, (size_t)n * sizeof(bx_pair));
+    void *soa_buf = pk_host->scratch(ctx, bx_soa_layout(&s, dt, n, NULL));
     if (order == NULL || grouped == NULL || tmp == NULL || keys == NULL || seg == NULL || n_kept == NULL
         || keep == NULL || bits == NULL || kept_flag == NULL || pairs == NULL || soa_buf == NULL)
         return LOOM_ENOMEM;
@@ -186,7 +181,7 @@ static loom_status batched_per_class(loom_call *call, loom_dtype dt, int64_t n, 
     for (int64_t k = 0; k < n; k++)
         bx_soa_set_raw(&s, k, rows + (size_t)grouped[k] * 4 * es);
     class_job j = { .s = &s, .seg = seg, .n_kept = n_kept, .keep = keep, .bits = bits, .thr = thr };
-    if (vision_host->parallel_for(ctx, n_seg, 1, run_classes, &j) != LOOM_OK)
+    if (pk_host->parallel_for(ctx, n_seg, 1, run_classes, &j) != LOOM_OK)
         run_classes(&j, 0, n_seg, 0);
     memset(kept_flag, 0, (size_t)n);
     for (int64_t p = 0; p < n_seg; p++)
@@ -195,12 +190,12 @@ static loom_status batched_per_class(loom_call *call, loom_dtype dt, int64_t n, 
     int64_t total = 0;
     for (int64_t i = 0; i < n; i++)
         if (kept_flag[i]) {
-            pairs[total].v = load(sc, dt, i);
+            pairs[total].v = pk_ld_any(dt, sc, i);
             pairs[total++].idx = i;
         }
     bx_introsort_desc(pairs, total);
     loom_tensor *out;
-    st = vision_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &total, &out);
+    st = pk_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &total, &out);
     if (st != LOOM_OK)
         return st;
     int64_t *o = loom_data(out);
@@ -217,7 +212,7 @@ loom_status bx_batched_nms_cpu(loom_call *call)
         return st;
     int64_t n = boxes->shape[0];
     loom_dtype dt = loom_tensor_dtype_of(boxes);
-    double thr = call->attrs[0].u.f;
+    double thr = call->attrs[PK_ATTR(bx_nms, iou_threshold)].u.f;
     if (n == 0)
         return empty_output(call);
     return n <= TRICK_MAX_BOXES ? batched_trick(call, dt, n, thr) : batched_per_class(call, dt, n, thr);

@@ -15,8 +15,8 @@
 ** 1.79x on 2 threads against 1.73x. A line's 512 boxes (5 x 2 KB of f32
 ** coordinates) stay in L1 while the tile's kept boxes pass over it.
 **
-** The f32 kernel uses AVX2 (8 boxes per instruction) when bx_cpu_avx2
-** says so (boxes_cpu.c: cpuid and LOOM_CPU_MAX_ISA). _mm256_max_ps(b, a)
+** The f32 kernel uses AVX2 (8 boxes per instruction) when pk_cpu_avx2
+** says so (the core's cpuid, capped by LOOM_CPU_MAX_ISA). _mm256_max_ps(b, a)
 ** is (b > a ? b : a), which is exactly std::max(a, b) = (a < b ? b : a)
 ** including NaN operands;
 ** likewise _mm256_min_ps(b, a) = std::min(a, b). The double threshold is
@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "nms_greedy.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -39,9 +40,9 @@
 
 size_t bx_soa_layout(bx_soa *s, loom_dtype dtype, int64_t count, void *buf)
 {
-    size_t es = dtype == LOOM_DTYPE_F64 ? 8 : 4;
-    size_t one = ((size_t)(count + 8) * es + 63) & ~(size_t)63;
     s->dtype = dtype;
+    const size_t es = bx_soa_esize(s);
+    size_t one = ((size_t)(count + 8) * es + 63) & ~(size_t)63;
     if (buf != NULL) {
         char *p = buf;
         s->x1 = p;
@@ -78,7 +79,7 @@ void bx_soa_set_raw(const bx_soa *s, int64_t p, const void *row)
 {
     double b[4];
     for (int k = 0; k < 4; k++)
-        b[k] = s->dtype == LOOM_DTYPE_F64 ? ((const double *)row)[k] : (double)((const float *)row)[k];
+        b[k] = pk_ld_any(s->dtype, row, k);
     bx_soa_set(s, p, b);
 }
 
@@ -203,7 +204,7 @@ int64_t bx_nms_greedy(const bx_soa *s, int64_t base, int64_t n, double iou_thres
 {
     const int64_t groups = (n + 7) / 8;
     greedy_job j = { .s = s, .base = base, .thr = iou_threshold, .thr_f = float_threshold(iou_threshold),
-                     .avx2 = s->dtype == LOOM_DTYPE_F32 && bx_cpu_avx2, .bits = bits };
+                     .avx2 = s->dtype == LOOM_DTYPE_F32 && pk_cpu_avx2(0), .bits = bits };
     int64_t nk = 0;
     j.g_end = groups;
     j.mis = (int64_t)((uintptr_t)bits % LINE_BYTES);
@@ -227,7 +228,7 @@ int64_t bx_nms_greedy(const bx_soa *s, int64_t base, int64_t n, double iou_thres
         int64_t later = groups - t1, lines = (groups - 1 + j.mis) / LINE_BYTES + 1 - j.line0;
         /* threads pay off above ~64k box pairs */
         if (ctx == NULL || ctx->n_threads <= 1 || j.n_kept * later * 8 < 65536
-            || vision_host->parallel_for(ctx, lines, 1, suppress_later, &j) != LOOM_OK)
+            || pk_host->parallel_for(ctx, lines, 1, suppress_later, &j) != LOOM_OK)
             suppress_later(&j, 0, lines, 0);      /* idempotent: safe after a partial run */
     }
     return nk;

@@ -15,19 +15,53 @@
 
 #include "vision_pack.h"
 
-/* ------------------------------------------------------------- schemas */
+/* ----------------------------------------------------- schemas, attributes */
 
-extern const loom_op_schema vision_deform_conv2d_schema;
-extern const loom_op_schema vision_deform_conv2d_backward_schema;
-extern const loom_op_schema vision_drop_block2d_schema;
-extern const loom_op_schema vision_drop_block3d_schema;
-extern const loom_op_schema vision_stochastic_depth_schema;
+/* The ops of the module, in registration order. */
+#define VISION_DEFORM_OPS(X)                                                                       \
+    X(vision_deform_conv2d_schema) X(vision_deform_conv2d_backward_schema)                         \
+    X(vision_drop_block2d_schema) X(vision_drop_block3d_schema) X(vision_stochastic_depth_schema)
+VISION_DEFORM_OPS(VISION_OP_EXTERN)
+extern const loom_op_schema *const vision_deform_ops[0 VISION_DEFORM_OPS(VISION_OP_ONE)];
 
 /* Input positions in the schemas. */
 enum { DC_INPUT = 0, DC_OFFSET = 1, DC_WEIGHT = 2, DC_BIAS = 3, DC_MASK = 4 };
 enum { DCB_GRAD = 0, DCB_INPUT = 1, DCB_WEIGHT = 2, DCB_OFFSET = 3, DCB_MASK = 4, DCB_BIAS = 5 };
-/* Attribute positions (same in forward and backward). */
-enum { DC_ATTR_STRIDE = 0, DC_ATTR_PADDING = 1, DC_ATTR_DILATION = 2 };
+enum { DROP_INPUT = 0, DROP_NOISE = 1 };
+
+/* The attribute lists, A(op, name, TYPE, default, flags, doc, extra)
+** (pack.h). deform_conv2d and its backward share one list (its defaults
+** point at deform_schemas.c's arrays); drop_block2d and 3d share one.
+** Value constraints (checked by the core; p <= 1 is the kernels' check):
+** stride and dilation > 0, padding >= 0, probabilities finite and >= 0,
+** block_size > 0, eps finite and >= 0; the seed is any integer. */
+#define DEFORM_INTS_DEFAULT(arr) { .type = LOOM_ATTR_INTS, .is_set = 1, .count = 2, .u = { .ints = (arr) } }
+#define DEFORM_CONV_ATTRS(A, op)                                                                   \
+    A(op, stride, INTS, DEFORM_INTS_DEFAULT(deform_ones2), LOOM_ATTR_POSITIVE,                     \
+      "(sh, sw) or one value for both; > 0", )                                                     \
+    A(op, padding, INTS, DEFORM_INTS_DEFAULT(deform_zeros2), LOOM_ATTR_NONNEG,                     \
+      "(ph, pw) or one value for both; >= 0 (zeros around the image)", )                           \
+    A(op, dilation, INTS, DEFORM_INTS_DEFAULT(deform_ones2), LOOM_ATTR_POSITIVE,                   \
+      "(dh, dw) or one value for both; > 0", )
+#define DEFORM_SEED_DOC "seed of the Bernoulli draw (counter-based: same seed, same output on every backend)"
+#define DROP_BLOCK_ATTRS(A, op)                                                                    \
+    A(op, p, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,   \
+      "probability of an element to be dropped, in [0, 1]", )                                      \
+    A(op, block_size, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,             \
+      "side of the dropped blocks; min(block_size, sizes) must be odd", )                          \
+    A(op, eps, FLOAT, LOOM_DEFAULT_FLOAT(1e-6), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,               \
+      "added to the kept count in the normalisation", )                                            \
+    A(op, training, BOOL, LOOM_DEFAULT_BOOL(1), 0, "false: identity", )                            \
+    A(op, seed, INT, LOOM_DEFAULT_INT(0), 0, DEFORM_SEED_DOC, )
+#define STOCHASTIC_DEPTH_ATTRS(A, op)                                                              \
+    A(op, p, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,   \
+      "probability of a row (or the batch) to be zeroed, in [0, 1]", )                             \
+    A(op, mode, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED, "\"row\" or \"batch\"", )           \
+    A(op, training, BOOL, LOOM_DEFAULT_BOOL(1), 0, "false: identity", )                            \
+    A(op, seed, INT, LOOM_DEFAULT_INT(0), 0, DEFORM_SEED_DOC, )
+PK_ATTR_ENUM(deform_conv2d, DEFORM_CONV_ATTRS);
+PK_ATTR_ENUM(drop_block, DROP_BLOCK_ATTRS);
+PK_ATTR_ENUM(stochastic_depth, STOCHASTIC_DEPTH_ATTRS);
 
 /* ------------------------------------------------------- deform_conv2d */
 
@@ -63,10 +97,6 @@ void deform_conv_backward_cost(const loom_call *call, double *flops, double *byt
 
 /* ------------------------------------------- drop_block, stochastic_depth */
 
-enum { DROP_INPUT = 0, DROP_NOISE = 1 };
-enum { DB_ATTR_P = 0, DB_ATTR_BLOCK = 1, DB_ATTR_EPS = 2, DB_ATTR_TRAINING = 3, DB_ATTR_SEED = 4 };
-enum { SD_ATTR_P = 0, SD_ATTR_MODE = 1, SD_ATTR_TRAINING = 2, SD_ATTR_SEED = 3 };
-
 /* A checked drop_block{2,3}d call. dims = 2 or 3; the spatial sizes are
 ** sp[0..dims) (D, H, W or H, W); the Bernoulli draw has shape
 ** [n, c, sp - bs + 1 ...]. identity: !training or p == 0 (output = input). */
@@ -97,9 +127,12 @@ typedef struct stochastic_depth_plan {
 
 loom_status stochastic_depth_check(const loom_call *call, stochastic_depth_plan *pl);
 
-/* ----------------------------------------------------------- registration */
+/* ------------------------------------------------------------ cpu kernels */
 
-loom_status vision_deform_conv_register_cpu(const loom_host_api *host, loom_registrar *reg);
-loom_status vision_deform_dropout_register_cpu(const loom_host_api *host, loom_registrar *reg);
+loom_status deform_conv2d_cpu(loom_call *call);            /* deform_conv_cpu.c */
+loom_status deform_conv2d_backward_cpu(loom_call *call);
+loom_status drop_block2d_cpu(loom_call *call);             /* dropout_cpu.c */
+loom_status drop_block3d_cpu(loom_call *call);
+loom_status stochastic_depth_cpu(loom_call *call);
 
 #endif /* LOOM_VISION_DEFORM_H */

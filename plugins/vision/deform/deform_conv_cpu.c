@@ -33,7 +33,6 @@
 #include "deform.h"
 #include "deform_gemm.h"
 #include "deform_sample.h"
-#include "register.h"
 
 #define TILE_POS 16               /* output positions of a tile: a multiple of this */
 #define TILE_PANELS_MAX 4
@@ -60,148 +59,10 @@ static conv_dims dims_of(const deform_geom *g)
 
 /* ------------------------------------------------------ templated kernels */
 
-/* The deform_conv2d kernels for one element type T. */
-#define DEFINE_DEFORM(SUF, T, DT)                                                                      \
-    /* Sample position of output position p for tap (i, j) of offset group og. */                     \
-    static void sample_pos_##SUF(const deform_geom *g, const conv_dims *d, const T *off, const T *msk,  \
-                                 int64_t og, int64_t tap, int64_t p, T *y, T *x, T *m)                 \
-    {                                                                                                  \
-        int64_t oy = p / g->wo, ox = p % g->wo, i = tap / g->kw, j = tap % g->kw;                      \
-        *y = (T)(oy * g->sh - g->ph + i * g->dh) + off[(og * 2 * d->taps + 2 * tap) * d->hw + p];       \
-        *x = (T)(ox * g->sw - g->pw + j * g->dw) + off[(og * 2 * d->taps + 2 * tap + 1) * d->hw + p];   \
-        *m = msk != NULL ? msk[(og * d->taps + tap) * d->hw + p] : (T)1;                               \
-        if (g->half_coords) {                                                                          \
-            *y = (T)pk_f16_to_f32(pk_f32_to_f16((float)*y));                                           \
-            *x = (T)pk_f16_to_f32(pk_f32_to_f16((float)*x));                                           \
-        }                                                                                              \
-    }                                                                                                  \
-                                                                                                       \
-    /* Columns of image `img` for positions [p0, p0 + np): row k = c*taps + tap                     \
-    ** at dst + k*rs, columns [np, width) zeroed. */                                                    \
-    static void im2col_##SUF(const deform_geom *g, const conv_dims *d, int64_t img, int64_t p0,          \
-                             int64_t np, T *dst, int64_t rs, int64_t width)                            \
-    {                                                                                                  \
-        const T *in = (const T *)g->input + img * g->cin * d->in_hw;                                   \
-        const T *off = (const T *)g->offset + img * 2 * g->offset_groups * d->taps * d->hw;            \
-        const T *msk = g->mask != NULL ? (const T *)g->mask + img * g->offset_groups * d->taps * d->hw \
-                                       : NULL;                                                         \
-        for (int64_t og = 0; og < g->offset_groups; og++)                                              \
-            for (int64_t tap = 0; tap < d->taps; tap++) {                                              \
-                /* position outer, channel inner: the corners and weights of a                        \
-                ** position are computed once for all the offset group's channels */                  \
-                const T *src0 = in + og * d->cpo * d->in_hw;                                           \
-                T *dst0 = dst + (og * d->cpo * d->taps + tap) * rs;                                    \
-                const int64_t cstride = d->taps * rs;                                                  \
-                for (int64_t q = 0; q < np; q++) {                                                     \
-                    T y, x, m;                                                                         \
-                    deform_corners_t c;                                                                \
-                    sample_pos_##SUF(g, d, off, msk, og, tap, p0 + q, &y, &x, &m);                     \
-                    deform_corners_raw((double)y, (double)x, g->h, g->w, &c);                          \
-                    const T ly = (T)c.ly, lx = (T)c.lx, hy = 1 - ly, hx = 1 - lx;                      \
-                    const T w0 = c.valid && c.ok[0] ? hy * hx : (T)0, w1 = c.valid && c.ok[1] ? hy * lx : (T)0; \
-                    const T w2 = c.valid && c.ok[2] ? ly * hx : (T)0, w3 = c.valid && c.ok[3] ? ly * lx : (T)0; \
-                    const int64_t i0 = c.idx[0], i1 = c.idx[1], i2 = c.idx[2], i3 = c.idx[3];         \
-                    const T mv = c.valid ? m : (T)0;                                                   \
-                    const T *src = src0;                                                               \
-                    T *out = dst0 + q;                                                                 \
-                    if (!c.valid) { /* outside the image: 0, whatever the pixels hold */               \
-                        for (int64_t ch = 0; ch < d->cpo; ch++, out += cstride)                        \
-                            *out = 0;                                                                  \
-                        continue;                                                                      \
-                    }                                                                                  \
-                    for (int64_t ch = 0; ch < d->cpo; ch++, src += d->in_hw, out += cstride)           \
-                        *out = mv * (w0 * src[i0] + w1 * src[i1] + w2 * src[i2] + w3 * src[i3]);       \
-                }                                                                                      \
-                for (int64_t ch = og * d->cpo; ch < (og + 1) * d->cpo; ch++)                           \
-                    for (int64_t q = np; q < width; q++)                                               \
-                        dst[(ch * d->taps + tap) * rs + q] = 0;                                        \
-            }                                                                                          \
-    }                                                                                                  \
-                                                                                                       \
-    /* One forward task: image t / tiles, tile t % tiles of tile_w positions. */                       \
-    static void forward_tile_##SUF(const deform_geom *g, const conv_dims *d, const pk_gemm_packed *wpk,\
-                                   int64_t tile_w, int64_t tiles, int64_t t, T *cols, T *out, void *work,\
-                                   size_t work_bytes)                                                  \
-    {                                                                                                  \
-        int64_t img = t / tiles, p0 = (t % tiles) * tile_w;                                            \
-        int64_t np = d->hw - p0 < tile_w ? d->hw - p0 : tile_w;                                        \
-        im2col_##SUF(g, d, img, p0, np, cols, np, np);                                                 \
-        const T *bias = g->bias;                                                                       \
-        for (int64_t grp = 0; grp < g->groups; grp++)                                                  \
-            deform_gemm(DT, d->cout_g, np, d->kg, &wpk[grp], NULL, 0, 0, cols + grp * d->kg * np, np, 1,\
-                        out + (img * g->cout + grp * d->cout_g) * d->hw + p0, d->hw, 0,                \
-                        bias != NULL ? bias + grp * d->cout_g : NULL, work, work_bytes);               \
-    }                                                                                                  \
-                                                                                                       \
-    /* Backward of one image: gw (weight layout) accumulates; grad_input,                              \
-    ** grad_offset, grad_mask of the image are written. */                                            \
-    static void backward_image_##SUF(const deform_geom *g, const conv_dims *d, int64_t img, T *cols,   \
-                                     T *gcols, void *work, size_t work_bytes, T *gw, T *gin, T *goff,  \
-                                     T *gmask)                                                         \
-    {                                                                                                  \
-        const T *wt = g->weight, *grad = (const T *)g->grad + img * g->cout * d->hw;                   \
-        const T *in = (const T *)g->input + img * g->cin * d->in_hw;                                   \
-        const T *off = (const T *)g->offset + img * 2 * g->offset_groups * d->taps * d->hw;            \
-        const T *msk = g->mask != NULL ? (const T *)g->mask + img * g->offset_groups * d->taps * d->hw \
-                                       : NULL;                                                         \
-        gin += img * g->cin * d->in_hw;                                                                \
-        goff += img * 2 * g->offset_groups * d->taps * d->hw;                                          \
-        if (gmask != NULL)                                                                             \
-            gmask += img * g->offset_groups * d->taps * d->hw;                                         \
-        for (int64_t p0 = 0; p0 < d->hw; p0 += TILE_POS) {                                             \
-            int64_t np = d->hw - p0 < TILE_POS ? d->hw - p0 : TILE_POS;                                \
-            im2col_##SUF(g, d, img, p0, np, cols + p0, d->hw, np);                                     \
-        }                                                                                              \
-        for (int64_t grp = 0; grp < g->groups; grp++) {                                                \
-            const T *wg = wt + grp * d->cout_g * d->kg, *gg = grad + grp * d->cout_g * d->hw;          \
-            /* grad_columns_g [kg x hw] = W_g^T [kg x cout_g] * grad_g [cout_g x hw] */                \
-            deform_gemm(DT, d->kg, d->hw, d->cout_g, NULL, wg, 1, d->kg, gg, d->hw, 1,                 \
-                        gcols + grp * d->kg * d->hw, d->hw, 0, NULL, work, work_bytes);                \
-            /* grad_weight_g [cout_g x kg] += grad_g [cout_g x hw] * columns_g^T [hw x kg] */         \
-            deform_gemm(DT, d->cout_g, d->kg, d->hw, NULL, gg, d->hw, 1, cols + grp * d->kg * d->hw, 1,\
-                        d->hw, gw + grp * d->cout_g * d->kg, d->kg, 1, NULL, work, work_bytes);        \
-        }                                                                                              \
-        for (int64_t og = 0; og < g->offset_groups; og++)                                              \
-            for (int64_t tap = 0; tap < d->taps; tap++)                                                \
-                for (int64_t p = 0; p < d->hw; p++) {                                                  \
-                    T y, x, m, go_y = 0, go_x = 0, gm = 0;                                             \
-                    deform_corners_t c;                                                                \
-                    sample_pos_##SUF(g, d, off, msk, og, tap, p, &y, &x, &m);                          \
-                    deform_corners_raw((double)y, (double)x, g->h, g->w, &c);                          \
-                    T ly = (T)c.ly, lx = (T)c.lx, hy = 1 - ly, hx = 1 - lx;                            \
-                    T bw[4] = { hy * hx, hy * lx, ly * hx, ly * lx };                                  \
-                    /* col2im weights: (1 - |y - yp|) * (1 - |x - xp|) */                              \
-                    T yl = y - ly, xl = x - lx;                                                        \
-                    T sy[2] = { 1 - (y - yl), 1 - ((yl + 1) - y) }, sx[2] = { 1 - (x - xl), 1 - ((xl + 1) - x) }; \
-                    T cw[4] = { sy[0] * sx[0], sy[0] * sx[1], sy[1] * sx[0], sy[1] * sx[1] };          \
-                    for (int64_t ch = og * d->cpo; ch < (og + 1) * d->cpo; ch++) {                     \
-                        const T *src = in + ch * d->in_hw;                                             \
-                        T gc = gcols[(ch * d->taps + tap) * d->hw + p];                                \
-                        T v[4];                                                                        \
-                        for (int k = 0; k < 4; k++)                                                    \
-                            v[k] = c.ok[k] ? src[c.idx[k]] : (T)0;                                     \
-                        T wy = lx * (v[3] - v[1]) + (1 - lx) * (v[2] - v[0]);                          \
-                        T wx = ly * (v[3] - v[2]) + (1 - ly) * (v[1] - v[0]);                          \
-                        go_y += m * wy * gc;                                                           \
-                        go_x += m * wx * gc;                                                           \
-                        if (c.valid) {                                                                 \
-                            if (msk != NULL)                                                           \
-                                gm += gc * (bw[0] * v[0] + bw[1] * v[1] + bw[2] * v[2] + bw[3] * v[3]); \
-                            T *gdst = gin + ch * d->in_hw;                                             \
-                            for (int k = 0; k < 4; k++)                                                \
-                                if (c.ok[k])                                                           \
-                                    gdst[c.idx[k]] += m * cw[k] * gc;                                  \
-                        }                                                                              \
-                    }                                                                                  \
-                    goff[(og * 2 * d->taps + 2 * tap) * d->hw + p] = go_y;                             \
-                    goff[(og * 2 * d->taps + 2 * tap + 1) * d->hw + p] = go_x;                         \
-                    if (gmask != NULL)                                                                 \
-                        gmask[(og * d->taps + tap) * d->hw + p] = gm;                                  \
-                }                                                                                      \
-    }
-
-DEFINE_DEFORM(f32, float, LOOM_DTYPE_F32)
-DEFINE_DEFORM(f64, double, LOOM_DTYPE_F64)
+#define PK_SFX f32
+#include "deform_conv_tmpl.h"
+#define PK_SFX f64
+#include "deform_conv_tmpl.h"
 
 /* ------------------------------------------------------------ forward */
 
@@ -247,18 +108,18 @@ static loom_status forward_run(loom_exec_ctx *ctx, const deform_geom *g, void *o
     j.col_bytes = ((size_t)j.tile_w * (size_t)j.d.ktot * es + 63) & ~(size_t)63;
     j.work_bytes = (deform_gemm_workspace(g->dtype, j.d.cout_g, j.tile_w, j.d.kg, 1) + 63) & ~(size_t)63;
     size_t wbytes = (deform_gemm_packed_bytes(g->dtype, j.d.cout_g, j.d.kg) + 63) & ~(size_t)63;
-    char *wpack = vision_host->scratch(ctx, wbytes * (size_t)g->groups);
-    pk_gemm_packed *wpk = vision_host->scratch(ctx, sizeof *wpk * (size_t)g->groups);
-    j.colbuf = vision_host->scratch(ctx, (j.col_bytes + j.work_bytes) * (size_t)threads);
+    char *wpack = pk_host->scratch(ctx, wbytes * (size_t)g->groups);
+    pk_gemm_packed *wpk = pk_host->scratch(ctx, sizeof *wpk * (size_t)g->groups);
+    j.colbuf = pk_host->scratch(ctx, (j.col_bytes + j.work_bytes) * (size_t)threads);
     if (wpack == NULL || wpk == NULL || j.colbuf == NULL)
-        return vision_host->fail(LOOM_ENOMEM, "no memory for the columns of deform_conv2d (%zu bytes)",
-                                 wbytes * (size_t)g->groups + (j.col_bytes + j.work_bytes) * (size_t)threads);
+        return pk_host->fail(LOOM_ENOMEM, "no memory for the columns of deform_conv2d (%zu bytes)",
+                             wbytes * (size_t)g->groups + (j.col_bytes + j.work_bytes) * (size_t)threads);
     for (int64_t grp = 0; grp < g->groups; grp++)
         deform_gemm_pack_weights(&wpk[grp], wpack + (size_t)grp * wbytes, g->dtype,
                                  (const char *)g->weight + (size_t)(grp * j.d.cout_g * j.d.kg) * es, j.d.cout_g,
                                  j.d.kg);
     j.wpk = wpk;
-    return vision_host->parallel_for(ctx, g->n * j.tiles, 1, forward_range, &j);
+    return pk_host->parallel_for(ctx, g->n * j.tiles, 1, forward_range, &j);
 }
 
 /* ------------------------------------------------------------ backward */
@@ -314,7 +175,7 @@ static loom_status backward_run(loom_exec_ctx *ctx, const deform_geom *g, void *
         for (int64_t img = 0; img < g->n; img++)
             for (int64_t p = 0; p < j.d.hw; p++) {
                 int64_t i = (img * g->cout + o) * j.d.hw + p;
-                s += f64 ? ((const double *)g->grad)[i] : (double)((const float *)g->grad)[i];
+                s += pk_ld_any(g->dtype, g->grad, i);
             }
         if (f64)
             ((double *)outs[4])[o] = s;
@@ -331,12 +192,12 @@ static loom_status backward_run(loom_exec_ctx *ctx, const deform_geom *g, void *
     j.work_bytes = ((w1 > w2 ? w1 : w2) + 63) / 64 * 64;
     j.buf_bytes = 2 * j.cols_bytes + j.work_bytes;
     j.gw_bytes = ((size_t)n_w * es + 63) / 64 * 64;
-    j.bufs = vision_host->scratch(ctx, j.buf_bytes * (size_t)threads);
-    j.gw_parts = vision_host->scratch(ctx, j.gw_bytes * (size_t)j.chunks);
+    j.bufs = pk_host->scratch(ctx, j.buf_bytes * (size_t)threads);
+    j.gw_parts = pk_host->scratch(ctx, j.gw_bytes * (size_t)j.chunks);
     if (j.bufs == NULL || j.gw_parts == NULL)
-        return vision_host->fail(LOOM_ENOMEM, "no memory for the columns of deform_conv2d_backward (%zu bytes)",
-                                 j.buf_bytes * (size_t)threads + j.gw_bytes * (size_t)j.chunks);
-    loom_status st = vision_host->parallel_for(ctx, j.chunks, 1, backward_range, &j);
+        return pk_host->fail(LOOM_ENOMEM, "no memory for the columns of deform_conv2d_backward (%zu bytes)",
+                             j.buf_bytes * (size_t)threads + j.gw_bytes * (size_t)j.chunks);
+    loom_status st = pk_host->parallel_for(ctx, j.chunks, 1, backward_range, &j);
     if (st != LOOM_OK)
         return st;
     for (int64_t ci = 0; ci < j.chunks; ci++) {
@@ -357,20 +218,20 @@ static const void *widen(loom_exec_ctx *ctx, const void *src, int64_t n, loom_st
 {
     if (src == NULL || *st != LOOM_OK)
         return NULL;
-    float *dst = vision_host->scratch(ctx, (size_t)(n > 0 ? n : 1) * sizeof(float));
+    float *dst = pk_host->scratch(ctx, (size_t)(n > 0 ? n : 1) * sizeof(float));
     if (dst == NULL) {
-        *st = vision_host->fail(LOOM_ENOMEM, "no memory to widen an f16 tensor of %lld elements", (long long)n);
+        *st = pk_host->fail(LOOM_ENOMEM, "no memory to widen an f16 tensor of %lld elements", (long long)n);
         return NULL;
     }
     for (int64_t i = 0; i < n; i++)
-        dst[i] = pk_f16_to_f32(((const uint16_t *)src)[i]);
+        dst[i] = pk_ld_f16((const uint16_t *)src + i);
     return dst;
 }
 
 static void narrow(uint16_t *dst, const float *src, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
-        dst[i] = pk_f32_to_f16(src[i]);
+        pk_st_f16(dst + i, src[i]);
 }
 
 /* An f32 copy of an f16 geometry. */
@@ -392,7 +253,7 @@ static loom_status widen_geom(loom_exec_ctx *ctx, const deform_geom *g, deform_g
 
 /* ------------------------------------------------------------ kernels */
 
-static loom_status deform_conv2d_cpu(loom_call *call)
+loom_status deform_conv2d_cpu(loom_call *call)
 {
     deform_geom g;
     loom_tensor *out;
@@ -405,17 +266,17 @@ static loom_status deform_conv2d_cpu(loom_call *call)
         return forward_run(call->ctx, &g, loom_data(out));
     deform_geom w;
     int64_t n = loom_numel(out);
-    float *tmp = vision_host->scratch(call->ctx, (size_t)n * sizeof(float));
+    float *tmp = pk_host->scratch(call->ctx, (size_t)n * sizeof(float));
     if ((st = widen_geom(call->ctx, &g, &w)) != LOOM_OK)
         return st;
     if (tmp == NULL)
-        return vision_host->fail(LOOM_ENOMEM, "no memory for the f32 output of an f16 deform_conv2d");
+        return pk_host->fail(LOOM_ENOMEM, "no memory for the f32 output of an f16 deform_conv2d");
     if ((st = forward_run(call->ctx, &w, tmp)) == LOOM_OK)
         narrow(loom_data(out), tmp, n);
     return st;
 }
 
-static loom_status deform_conv2d_backward_cpu(loom_call *call)
+loom_status deform_conv2d_backward_cpu(loom_call *call)
 {
     deform_geom g;
     loom_tensor *outs[5];
@@ -434,30 +295,13 @@ static loom_status deform_conv2d_backward_cpu(loom_call *call)
     if ((st = widen_geom(call->ctx, &g, &w)) != LOOM_OK)
         return st;
     for (int i = 0; i < 5; i++) {
-        ptrs[i] = vision_host->scratch(call->ctx, (size_t)(loom_numel(outs[i]) + 1) * sizeof(float));
+        ptrs[i] = pk_host->scratch(call->ctx, (size_t)(loom_numel(outs[i]) + 1) * sizeof(float));
         if (ptrs[i] == NULL)
-            return vision_host->fail(LOOM_ENOMEM, "no memory for the f32 gradients of an f16 deform_conv2d");
+            return pk_host->fail(LOOM_ENOMEM, "no memory for the f32 gradients of an f16 deform_conv2d");
     }
     if ((st = backward_run(call->ctx, &w, ptrs)) != LOOM_OK)
         return st;
     for (int i = 0; i < 5; i++)
         narrow(loom_data(outs[i]), ptrs[i], loom_numel(outs[i]));
     return LOOM_OK;
-}
-
-static const loom_kernel_desc forward_kernel = {
-    .struct_size = sizeof(loom_kernel_desc), .schema = &vision_deform_conv2d_schema, .backend = "cpu",
-    .device_type = LOOM_DEVICE_CPU, .impl = "cpu:tiled-im2col-gemm", .dtypes = VISION_FLOATS,
-    .run = deform_conv2d_cpu,
-};
-static const loom_kernel_desc backward_kernel = {
-    .struct_size = sizeof(loom_kernel_desc), .schema = &vision_deform_conv2d_backward_schema, .backend = "cpu",
-    .device_type = LOOM_DEVICE_CPU, .impl = "cpu:im2col-col2im", .dtypes = VISION_FLOATS,
-    .run = deform_conv2d_backward_cpu,
-};
-
-loom_status vision_deform_conv_register_cpu(const loom_host_api *host, loom_registrar *reg)
-{
-    const loom_kernel_desc *const kernels[] = { &forward_kernel, &backward_kernel };
-    return pk_register_kernel_ptrs(host, reg, kernels, PK_COUNT(kernels));
 }

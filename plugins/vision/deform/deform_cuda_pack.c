@@ -1,6 +1,6 @@
 /*
-** deform_cuda_pack.c - the cuda kernels of the deform module in
-** vision-cuda.so: checks (deform_checks.c, shared with the cpu), outputs
+** deform_cuda_pack.c - the deform module of vision-cuda.so: its ops and
+** their cuda kernels: checks (deform_checks.c, shared with the cpu), outputs
 ** and workspace on the call's device, then the asynchronous launchers of
 ** deform_cuda_kernels.cu on the call's stream. The workspace is call
 ** scratch, released by the core after the call (cudaFree synchronises).
@@ -11,11 +11,10 @@
 
 #include "deform.h"
 #include "deform_cuda_kernels.h"
-#include "register.h"
 
 static loom_status cuda_fail(cudaError_t e, const char *what)
 {
-    return vision_host->fail(LOOM_EDEVICE, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+    return pk_host->fail(LOOM_EDEVICE, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
 static loom_status launched(int err, const char *what)
@@ -31,7 +30,7 @@ static loom_status set_device(const loom_call *call)
 
 static void *workspace(loom_call *call, size_t bytes)
 {
-    return vision_host->scratch(call->ctx, bytes > 0 ? bytes : 256);
+    return pk_host->scratch(call->ctx, bytes > 0 ? bytes : 256);
 }
 
 static deform_cuda_conv conv_args(const deform_geom *g)
@@ -83,8 +82,8 @@ static loom_status deform_conv2d_backward_cuda(loom_call *call)
 static loom_status copy_on_device(loom_call *call, const loom_tensor *in)
 {
     loom_tensor *out;
-    loom_status st = vision_host->alloc_output(call, 0, loom_tensor_dtype_of(in), in->ndim, in->shape, &out);
-    size_t bytes = (size_t)loom_numel(in) * vision_host->dtype_size(loom_tensor_dtype_of(in));
+    loom_status st = pk_host->alloc_output(call, 0, loom_tensor_dtype_of(in), in->ndim, in->shape, &out);
+    size_t bytes = (size_t)loom_numel(in) * pk_host->dtype_size(loom_tensor_dtype_of(in));
     if (st != LOOM_OK || bytes == 0 || (st = set_device(call)) != LOOM_OK)
         return st;
     cudaError_t e = cudaMemcpyAsync(loom_data(out), loom_data(in), bytes, cudaMemcpyDeviceToDevice,
@@ -102,7 +101,7 @@ static loom_status drop_block_cuda(loom_call *call, int dims)
         return st;
     if (pl.identity || pl.numel == 0)
         return copy_on_device(call, in);
-    if ((st = vision_host->alloc_output(call, 0, pl.dtype, in->ndim, in->shape, &out)) != LOOM_OK
+    if ((st = pk_host->alloc_output(call, 0, pl.dtype, in->ndim, in->shape, &out)) != LOOM_OK
         || (st = set_device(call)) != LOOM_OK)
         return st;
     deform_cuda_drop_block d = {
@@ -130,7 +129,7 @@ static loom_status stochastic_depth_cuda(loom_call *call)
         return st;
     if (pl.identity || loom_numel(in) == 0)
         return copy_on_device(call, in);
-    if ((st = vision_host->alloc_output(call, 0, pl.dtype, in->ndim, in->shape, &out)) != LOOM_OK
+    if ((st = pk_host->alloc_output(call, 0, pl.dtype, in->ndim, in->shape, &out)) != LOOM_OK
         || (st = set_device(call)) != LOOM_OK)
         return st;
     deform_cuda_stochastic_depth d = {
@@ -141,19 +140,15 @@ static loom_status stochastic_depth_cuda(loom_call *call)
                     "stochastic_depth kernel");
 }
 
-#define KERNEL(SCHEMA, IMPL, RUN)                                                               \
-    { .struct_size = sizeof(loom_kernel_desc), .schema = &(SCHEMA), .backend = "cuda",          \
-      .device_type = LOOM_DEVICE_CUDA, .impl = (IMPL), .dtypes = VISION_FLOATS, .run = (RUN) }
+/* ---------------------------------------------------------------- module */
 
-static const loom_kernel_desc kernels[] = {
-    KERNEL(vision_deform_conv2d_schema, "cuda:im2col-gemm", deform_conv2d_cuda),
-    KERNEL(vision_deform_conv2d_backward_schema, "cuda:im2col-col2im", deform_conv2d_backward_cuda),
-    KERNEL(vision_drop_block2d_schema, "cuda:elementwise", drop_block2d_cuda),
-    KERNEL(vision_drop_block3d_schema, "cuda:elementwise", drop_block3d_cuda),
-    KERNEL(vision_stochastic_depth_schema, "cuda:elementwise", stochastic_depth_cuda),
+static const loom_kernel_desc cuda_kernels[] = {
+    PK_KERNEL_CUDA(vision_deform_conv2d_schema, "cuda:im2col-gemm", VISION_FLOATS, deform_conv2d_cuda),
+    PK_KERNEL_CUDA(vision_deform_conv2d_backward_schema, "cuda:im2col-col2im", VISION_FLOATS,
+                   deform_conv2d_backward_cuda),
+    PK_KERNEL_CUDA(vision_drop_block2d_schema, "cuda:elementwise", VISION_FLOATS, drop_block2d_cuda),
+    PK_KERNEL_CUDA(vision_drop_block3d_schema, "cuda:elementwise", VISION_FLOATS, drop_block3d_cuda),
+    PK_KERNEL_CUDA(vision_stochastic_depth_schema, "cuda:elementwise", VISION_FLOATS, stochastic_depth_cuda),
 };
 
-loom_status vision_deform_register_cuda(const loom_host_api *host, loom_registrar *reg)
-{
-    return pk_register_kernels(host, reg, kernels, PK_COUNT(kernels));
-}
+const pk_module vision_deform_cuda = PK_MODULE("deform", vision_deform_ops, cuda_kernels, NULL);

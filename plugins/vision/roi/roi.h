@@ -12,7 +12,7 @@
 **
 ** Contracts of roi_check_*: they only read shapes, dtypes and attributes
 ** (never tensor data, which may live on a device), and fail through
-** vision_host->fail naming the argument and what was expected. The value
+** pk_host->fail naming the argument and what was expected. The value
 ** checks (batch index of each roi, argmax / channel_mapping entries) read
 ** host memory and are done by roi_check_batch_indices and
 ** roi_check_index_map.
@@ -50,16 +50,64 @@ typedef struct roi_geom {
     int has_index_map;          /* roi_pool argmax or ps channel_mapping is an output/input */
 } roi_geom;
 
-/* Schemas (roi_schemas.c), in the order of vision_roi_ops. */
-extern const loom_op_schema roi_align_schema, roi_pool_schema, ps_roi_align_schema, ps_roi_pool_schema;
-extern const loom_op_schema roi_align_backward_schema, roi_pool_backward_schema;
-extern const loom_op_schema ps_roi_align_backward_schema, ps_roi_pool_backward_schema;
+/* The ops of the module, in registration order: the four forward ops,
+** then their backward ops in the same order (roi_ids follows it). */
+#define VISION_ROI_OPS(X)                                                                          \
+    X(roi_align_schema) X(roi_pool_schema) X(ps_roi_align_schema) X(ps_roi_pool_schema)            \
+    X(roi_align_backward_schema) X(roi_pool_backward_schema) X(ps_roi_align_backward_schema)       \
+    X(ps_roi_pool_backward_schema)
+VISION_ROI_OPS(VISION_OP_EXTERN)
+extern const loom_op_schema *const vision_roi_ops[0 VISION_ROI_OPS(VISION_OP_ONE)];
 
-/* Kind and direction of an op from its schema. */
+/* Attribute rows, A(op, name, TYPE, default, flags, doc, extra) (pack.h).
+** Value constraints (checked by the core): bins and sizes are counts, the
+** scale maps box coordinates to the map and must be finite and > 0 (the
+** kernels also refuse rois whose scaled coordinates overflow). No flag on
+** sampling_ratio: torchvision reads <= 0 as adaptive. */
+#define ROI_A_OUTPUT_SIZE(A, op)                                                                   \
+    A(op, output_size, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,           \
+      "[PH, PW], or [S] for S x S", )
+#define ROI_A_SCALE(A, op)                                                                         \
+    A(op, spatial_scale, FLOAT, LOOM_DEFAULT_FLOAT(1.0), LOOM_ATTR_FINITE | LOOM_ATTR_POSITIVE,    \
+      "box coordinates times spatial_scale are feature-map coordinates", )
+#define ROI_A_SAMPLING(A, op)                                                                      \
+    A(op, sampling_ratio, INT, LOOM_DEFAULT_INT(-1), 0,                                            \
+      "samples per bin side; <= 0: adaptive, ceil(roi_size / output_size)", )
+#define ROI_A_ALIGNED(A, op)                                                                       \
+    A(op, aligned, BOOL, LOOM_DEFAULT_BOOL(0), 0, "shift the box by -0.5 pixel (pixel-centre alignment)", )
+#define ROI_A_REQ_INT(A, op, name, flags, doc)                                                     \
+    A(op, name, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | (flags), doc, )
+#define ROI_A_BINS(A, op)                                                                          \
+    ROI_A_REQ_INT(A, op, pooled_height, LOOM_ATTR_POSITIVE, "PH")                                  \
+    ROI_A_REQ_INT(A, op, pooled_width, LOOM_ATTR_POSITIVE, "PW")
+#define ROI_A_INPUT_SIZE(A, op)                                                                    \
+    ROI_A_REQ_INT(A, op, batch_size, LOOM_ATTR_NONNEG, "N of the input")                           \
+    ROI_A_REQ_INT(A, op, channels, LOOM_ATTR_NONNEG, "C of the input")                             \
+    ROI_A_REQ_INT(A, op, height, LOOM_ATTR_NONNEG, "H of the input")                               \
+    ROI_A_REQ_INT(A, op, width, LOOM_ATTR_NONNEG, "W of the input")
+
+/* The lists of the ops, in torchvision's argument order. roi_pool and
+** ps_roi_pool share one list, as do their backward ops. */
+#define ROI_ALIGN_ATTRS(A, op)                                                                     \
+    ROI_A_OUTPUT_SIZE(A, op) ROI_A_SCALE(A, op) ROI_A_SAMPLING(A, op) ROI_A_ALIGNED(A, op)
+#define ROI_POOL_ATTRS(A, op) ROI_A_OUTPUT_SIZE(A, op) ROI_A_SCALE(A, op)
+#define PS_ROI_ALIGN_ATTRS(A, op) ROI_A_OUTPUT_SIZE(A, op) ROI_A_SCALE(A, op) ROI_A_SAMPLING(A, op)
+#define ROI_ALIGN_BACKWARD_ATTRS(A, op)                                                            \
+    ROI_A_SCALE(A, op) ROI_A_BINS(A, op) ROI_A_INPUT_SIZE(A, op) ROI_A_SAMPLING(A, op) ROI_A_ALIGNED(A, op)
+#define ROI_POOL_BACKWARD_ATTRS(A, op) ROI_A_SCALE(A, op) ROI_A_BINS(A, op) ROI_A_INPUT_SIZE(A, op)
+#define PS_ROI_ALIGN_BACKWARD_ATTRS(A, op)                                                         \
+    ROI_A_SCALE(A, op) ROI_A_BINS(A, op) ROI_A_SAMPLING(A, op) ROI_A_INPUT_SIZE(A, op)
+PK_ATTR_ENUM(roi_align, ROI_ALIGN_ATTRS);
+PK_ATTR_ENUM(roi_pool, ROI_POOL_ATTRS);
+PK_ATTR_ENUM(ps_roi_align, PS_ROI_ALIGN_ATTRS);
+PK_ATTR_ENUM(roi_align_backward, ROI_ALIGN_BACKWARD_ATTRS);
+PK_ATTR_ENUM(roi_pool_backward, ROI_POOL_BACKWARD_ATTRS);
+PK_ATTR_ENUM(ps_roi_align_backward, PS_ROI_ALIGN_BACKWARD_ATTRS);
+
 /* Which of the eight ops a kernel serves: its loom_kernel_desc.user (ABI
 ** 1.1) points at one of roi_ids[], so one run() serves them all. */
 typedef struct roi_id { roi_kind kind; int backward; } roi_id;
-extern const roi_id roi_ids[8];   /* in vision_roi_ops order */
+extern const roi_id roi_ids[8];   /* in VISION_ROI_OPS order */
 /* The op of a call: from call->kernel->user under a 1.1 core, else by the
 ** schema's name (a 1.0 core does not pass the kernel). */
 void roi_kind_of(const loom_call *call, roi_kind *kind, int *backward);
@@ -70,9 +118,6 @@ loom_status roi_check(const loom_call *call, roi_geom *g);
 /* Allocate the outputs of a checked call: output (and argmax /
 ** channel_mapping, i32, for forward roi_pool and the ps ops). */
 loom_status roi_alloc_outputs(loom_call *call, const roi_geom *g, loom_tensor **out, loom_tensor **map);
-
-/* Element i of host rois of dtype dt (f32, f64 or f16), as a double. */
-double roi_value(loom_dtype dt, const void *rois, int64_t i);
 
 /* Every roi's batch index (rois on the host, dtype g->dtype) truncates
 ** into [0, g->n); else a failure naming the roi. */

@@ -1,14 +1,14 @@
 /*
 ** roi_cpu_tmpl.h - the cpu kernels of the RoI ops for one dtype. Included
-** by roi_cpu_kernels.c once per dtype with these macros defined (it
-** undefines them at its end, ready for the next dtype):
-**   SUF        name suffix (f32, f64, f16)
-**   S, C       storage type and compute type
-**   LD(p)      *p as C;  ST(v): C to S (round to nearest even)
-**   R(v)       v rounded to S's precision (identity unless S is narrower)
-**   SAMPLE     roi_sample_f32 or roi_sample_f64 (weights of type C)
+** by roi_cpu_kernels.c once per dtype with PK_SFX (dtype_traits.h) and
+** these macros defined (it undefines them at its end, ready for the next
+** dtype):
+**   SAMPLE     roi_sample_f32 or roi_sample_f64 (weights of the compute type)
 **   WITH_POOL  1: also roi_pool / ps_roi_pool (torchvision: f32, f64 only)
 **   WITH_AVX2  1: the NHWC loops may use those of roi_avx2.c (f32)
+** Inside, S and C are the storage and compute types of PK_SFX, LD(p) reads
+** *p as C, ST(v) rounds v to S (to nearest even) and R(v) rounds v to S's
+** precision and back (identity unless S is narrower than C).
 **
 ** Every expression follows torchvision's CPU kernels operation by
 ** operation (see roi_cpu.h); the comments name the torchvision variable.
@@ -33,9 +33,20 @@
 ** atomics, bit-identical.
 */
 
-#define CAT_(a, b) a##_##b
-#define CAT(a, b) CAT_(a, b)
-#define FN(name) CAT(name, SUF)
+#define S PK_S(PK_SFX)
+#define C PK_C(PK_SFX)
+#define LD(p) PK_LD(PK_SFX)(p)
+/* f32 and f64 keep the plain expressions: with the identity calls gcc
+** swaps operands of some additions, which changes which NaN payload an
+** addition of two NaNs keeps */
+#if PK_NARROW(PK_SFX)
+#define ST(v) PK_TO(PK_SFX)(v)
+#define R(v) PK_RND(PK_SFX)(v)
+#else
+#define ST(v) (v)
+#define R(v) (v)
+#endif
+#define FN(name) PK_FN(name)
 
 typedef struct FN(axis) {
     int32_t lo, hi;             /* y_low, y_high (or x_) */
@@ -298,11 +309,11 @@ static void FN(to_nhwc_rows)(void *user, int64_t begin, int64_t end, int32_t t)
 static loom_status FN(make_nhwc)(roi_job *j, const unsigned char *used)
 {
     const roi_geom *g = &j->g;
-    j->nhwc = vision_host->scratch(j->ctx, (size_t)(g->n * g->h * g->w * g->c) * sizeof(C));
+    j->nhwc = pk_host->scratch(j->ctx, (size_t)(g->n * g->h * g->w * g->c) * sizeof(C));
     if (j->nhwc == NULL)
         return LOOM_ENOMEM;
     j->used = used;
-    return vision_host->parallel_for(j->ctx, g->n * g->h, 1, FN(to_nhwc_rows), j);
+    return pk_host->parallel_for(j->ctx, g->n * g->h, 1, FN(to_nhwc_rows), j);
 }
 
 /* used[N] flags of the images some roi reads, and how many there are. */
@@ -310,7 +321,7 @@ static unsigned char *FN(used_images)(roi_job *j, int64_t *n_used)
 {
     const roi_geom *g = &j->g;
     const FN(box) *bx = j->boxes;
-    unsigned char *used = vision_host->scratch(j->ctx, (size_t)g->n + 1);
+    unsigned char *used = pk_host->scratch(j->ctx, (size_t)g->n + 1);
     if (used == NULL)
         return NULL;
     memset(used, 0, (size_t)g->n + 1);
@@ -325,7 +336,7 @@ static unsigned char *FN(used_images)(roi_job *j, int64_t *n_used)
 /* The per-roi boxes of the align kernels, in scratch. */
 static loom_status FN(align_scratch_boxes)(roi_job *j)
 {
-    j->boxes = vision_host->scratch(j->ctx, (size_t)j->g.k * sizeof(FN(box)));
+    j->boxes = pk_host->scratch(j->ctx, (size_t)j->g.k * sizeof(FN(box)));
     return j->boxes == NULL ? LOOM_ENOMEM : FN(align_boxes)(j);
 }
 
@@ -334,7 +345,7 @@ static loom_status FN(scratch_slots)(roi_job *j, size_t slot_bytes)
 {
     j->n_slots = j->ctx->n_threads > 0 ? j->ctx->n_threads : 1;
     j->slot_bytes = slot_bytes;
-    j->thread_scratch = vision_host->scratch(j->ctx, j->slot_bytes * (size_t)j->n_slots);
+    j->thread_scratch = pk_host->scratch(j->ctx, j->slot_bytes * (size_t)j->n_slots);
     return j->thread_scratch == NULL ? LOOM_ENOMEM : LOOM_OK;
 }
 
@@ -366,7 +377,7 @@ static loom_status FN(align_forward)(roi_job *j)
     }
     if ((st = FN(scratch_slots)(j, FN(align_slot_layout)(j, &smp_at, &acc_at))) != LOOM_OK)
         return st;
-    return vision_host->parallel_for(j->ctx, g->k, 1, FN(align_fwd_rois), j);
+    return pk_host->parallel_for(j->ctx, g->k, 1, FN(align_fwd_rois), j);
 }
 
 /* Backward of roi_align / ps_roi_align over input channels [begin, end). */
@@ -426,7 +437,7 @@ static loom_status FN(align_backward)(roi_job *j)
     loom_status st = FN(align_scratch_boxes)(j);
     if (st == LOOM_OK)
         st = FN(scratch_slots)(j, FN(align_slot_layout)(j, &smp_at, &acc_at));
-    return st != LOOM_OK ? st : vision_host->parallel_for(j->ctx, j->g.c, 1, FN(align_bwd_channels), j);
+    return st != LOOM_OK ? st : pk_host->parallel_for(j->ctx, j->g.c, 1, FN(align_bwd_channels), j);
 }
 
 #if WITH_POOL
@@ -626,12 +637,12 @@ static void FN(pool_bwd_channels)(void *user, int64_t begin, int64_t end, int32_
 static loom_status FN(pool)(roi_job *j)
 {
     const roi_geom *g = &j->g;
-    j->boxes = vision_host->scratch(j->ctx, (size_t)g->k * sizeof(FN(box)));
+    j->boxes = pk_host->scratch(j->ctx, (size_t)g->k * sizeof(FN(box)));
     if (j->boxes == NULL)
         return LOOM_ENOMEM;
     FN(pool_boxes)(j);
     if (g->backward)
-        return vision_host->parallel_for(j->ctx, g->c, 1, FN(pool_bwd_channels), j);
+        return pk_host->parallel_for(j->ctx, g->c, 1, FN(pool_bwd_channels), j);
     /* roi_pool reads every pixel of its rois once per channel: an NHWC
     ** copy pays when the rois cover the used maps a few times over, and
     ** turns the channel loop into contiguous vector maxima */
@@ -653,7 +664,7 @@ static loom_status FN(pool)(roi_job *j)
     }
     if ((st = FN(scratch_slots)(j, ((size_t)g->c * (sizeof(C) + sizeof(int32_t)) + 63) & ~(size_t)63)) != LOOM_OK)
         return st;
-    return vision_host->parallel_for(j->ctx, g->k, 1, FN(pool_fwd_rois), j);
+    return pk_host->parallel_for(j->ctx, g->k, 1, FN(pool_fwd_rois), j);
 }
 #endif /* WITH_POOL */
 
@@ -665,15 +676,13 @@ loom_status FN(roi_cpu)(roi_job *j)
 #if WITH_POOL
     return FN(pool)(j);
 #else
-    return vision_host->fail(LOOM_EINTERNAL, "no %s kernel for this dtype", g->kind == ROI_POOL ? "roi_pool"
+    return pk_host->fail(LOOM_EINTERNAL, "no %s kernel for this dtype", g->kind == ROI_POOL ? "roi_pool"
                                                                                                 : "ps_roi_pool");
 #endif
 }
 
-#undef CAT_
-#undef CAT
 #undef FN
-#undef SUF
+#undef PK_SFX
 #undef S
 #undef C
 #undef LD

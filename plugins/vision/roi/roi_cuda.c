@@ -1,7 +1,7 @@
 /*
-** roi_cuda.c - the cuda kernels of the RoI ops (vision-cuda.so): the
-** argument checks of roi_checks.c, output allocation, then the launch of
-** roi_cuda_kernels.cu on the call's stream.
+** roi_cuda.c - the cuda kernels of the RoI ops and the roi module of
+** vision-cuda.so: the argument checks of roi_checks.c, output allocation,
+** then the launch of roi_cuda_kernels.cu on the call's stream.
 **
 ** The value checks of the cpu kernels run here too, so a bad batch index
 ** or argmax / channel_mapping entry is refused on both devices with the
@@ -15,11 +15,10 @@
 
 #include "roi.h"
 #include "roi_cuda_kernels.h"
-#include "register.h"
 
 static loom_status cuda_fail(cudaError_t e, const char *what)
 {
-    return vision_host->fail(LOOM_EDEVICE, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+    return pk_host->fail(LOOM_EDEVICE, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
 /* bytes from the device into a new host buffer, on the stream */
@@ -27,7 +26,7 @@ static loom_status fetch(const void *src, size_t nbytes, cudaStream_t stream, vo
 {
     *out = malloc(nbytes > 0 ? nbytes : 1);
     if (*out == NULL)
-        return vision_host->fail(LOOM_ENOMEM, "out of host memory for %zu bytes", nbytes);
+        return pk_host->fail(LOOM_ENOMEM, "out of host memory for %zu bytes", nbytes);
     cudaError_t e = nbytes > 0 ? cudaMemcpyAsync(*out, src, nbytes, cudaMemcpyDeviceToHost, stream) : cudaSuccess;
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(stream);
@@ -47,8 +46,8 @@ static loom_status check_grids(const roi_geom *g, const void *rois)
     if ((g->kind != ROI_ALIGN && g->kind != PS_ROI_ALIGN) || g->sampling_ratio > 0)
         return LOOM_OK;
     for (int64_t k = 0; k < g->k; k++) {
-        double x1 = roi_value(g->dtype, rois, k * 5 + 1), y1 = roi_value(g->dtype, rois, k * 5 + 2);
-        double x2 = roi_value(g->dtype, rois, k * 5 + 3), y2 = roi_value(g->dtype, rois, k * 5 + 4);
+        double x1 = pk_ld_any(g->dtype, rois, k * 5 + 1), y1 = pk_ld_any(g->dtype, rois, k * 5 + 2);
+        double x2 = pk_ld_any(g->dtype, rois, k * 5 + 3), y2 = pk_ld_any(g->dtype, rois, k * 5 + 4);
         double w = (x2 - x1) * g->spatial_scale, h = (y2 - y1) * g->spatial_scale;
         int64_t grid;
         loom_status st = roi_grid(h / (double)g->ph, g->sampling_ratio, k, &grid);
@@ -73,7 +72,7 @@ static loom_status roi_run_cuda(loom_call *call)
     cudaError_t e = cudaSetDevice(call->ctx->device.device_id);
     if (e != cudaSuccess)
         return cuda_fail(e, "cudaSetDevice");
-    const size_t es = vision_host->dtype_size(g.dtype);
+    const size_t es = pk_host->dtype_size(g.dtype);
     void *rois = NULL, *idx = NULL;
     const loom_tensor *map_in = g.backward && g.kind != ROI_ALIGN ? call->inputs[2] : NULL;
     st = fetch(loom_data(call->inputs[1]), (size_t)g.k * 5 * es, stream, &rois);
@@ -112,28 +111,22 @@ static loom_status roi_run_cuda(loom_call *call)
     return e == cudaSuccess ? LOOM_OK : cuda_fail(e, "RoI kernel launch");
 }
 
-#define KERNEL(var, schema_, id_, dtypes_)                                                     \
-    static const loom_kernel_desc var = {                                                      \
-        .struct_size = sizeof(loom_kernel_desc), .schema = &schema_, .backend = "cuda",        \
-        .device_type = LOOM_DEVICE_CUDA, .impl = "cuda:thread-per-element", .dtypes = dtypes_, \
-        .run = roi_run_cuda, .user = &roi_ids[id_],                                            \
-    }
+/* ---------------------------------------------------------------- module */
 
 #define ALL_IN (VISION_FLOATS | LOOM_DTYPE_BIT(LOOM_DTYPE_I32))
-#define POOL_IN (VISION_F32_F64 | LOOM_DTYPE_BIT(LOOM_DTYPE_I32))
+#define POOL_IN (PK_F32_F64 | LOOM_DTYPE_BIT(LOOM_DTYPE_I32))
+#define KERNEL(SCHEMA, ID, DTYPES)                                                                 \
+    PK_KERNEL_CUDA(SCHEMA, "cuda:thread-per-element", DTYPES, roi_run_cuda, .user = &roi_ids[ID])
 
-KERNEL(k_align, roi_align_schema, 0, VISION_FLOATS);
-KERNEL(k_pool, roi_pool_schema, 1, VISION_F32_F64);
-KERNEL(k_ps_align, ps_roi_align_schema, 2, VISION_FLOATS);
-KERNEL(k_ps_pool, ps_roi_pool_schema, 3, VISION_F32_F64);
-KERNEL(k_align_b, roi_align_backward_schema, 4, VISION_FLOATS);
-KERNEL(k_pool_b, roi_pool_backward_schema, 5, POOL_IN);
-KERNEL(k_ps_align_b, ps_roi_align_backward_schema, 6, ALL_IN);
-KERNEL(k_ps_pool_b, ps_roi_pool_backward_schema, 7, POOL_IN);
+static const loom_kernel_desc cuda_kernels[] = {
+    KERNEL(roi_align_schema, 0, VISION_FLOATS),
+    KERNEL(roi_pool_schema, 1, PK_F32_F64),
+    KERNEL(ps_roi_align_schema, 2, VISION_FLOATS),
+    KERNEL(ps_roi_pool_schema, 3, PK_F32_F64),
+    KERNEL(roi_align_backward_schema, 4, VISION_FLOATS),
+    KERNEL(roi_pool_backward_schema, 5, POOL_IN),
+    KERNEL(ps_roi_align_backward_schema, 6, ALL_IN),
+    KERNEL(ps_roi_pool_backward_schema, 7, POOL_IN),
+};
 
-loom_status vision_roi_register_cuda(const loom_host_api *host, loom_registrar *reg)
-{
-    const loom_kernel_desc *ks[] = { &k_align, &k_pool, &k_ps_align, &k_ps_pool,
-                                     &k_align_b, &k_pool_b, &k_ps_align_b, &k_ps_pool_b };
-    return pk_register_kernel_ptrs(host, reg, ks, PK_COUNT(ks));
-}
+const pk_module vision_roi_cuda = PK_MODULE("roi", vision_roi_ops, cuda_kernels, NULL);

@@ -20,7 +20,6 @@
 #include "roi.h"
 
 #define I32 LOOM_DTYPE_BIT(LOOM_DTYPE_I32)
-#define COUNT(a) ((uint32_t)(sizeof a / sizeof a[0]))
 
 /* ------------------------------------------------------------- arguments */
 
@@ -30,15 +29,15 @@ static const loom_arg_def align_in[] = {
       .doc = "[K, 5] (batch_index, x1, y1, x2, y2), same dtype as input" },
 };
 static const loom_arg_def pool_in[] = {
-    { .name = "input", .dtypes = VISION_F32_F64, .ndim = 4, .doc = "[N, C, H, W]" },
-    { .name = "boxes", .dtypes = VISION_F32_F64, .ndim = 2,
+    { .name = "input", .dtypes = PK_F32_F64, .ndim = 4, .doc = "[N, C, H, W]" },
+    { .name = "boxes", .dtypes = PK_F32_F64, .ndim = 2,
       .doc = "[K, 5] (batch_index, x1, y1, x2, y2), same dtype as input" },
 };
 static const loom_arg_def align_out[] = {
     { .name = "output", .dtypes = VISION_FLOATS, .ndim = 4, .doc = "[K, C, PH, PW]" },
 };
 static const loom_arg_def pool_out[] = {
-    { .name = "output", .dtypes = VISION_F32_F64, .ndim = 4, .doc = "[K, C, PH, PW]" },
+    { .name = "output", .dtypes = PK_F32_F64, .ndim = 4, .doc = "[K, C, PH, PW]" },
     { .name = "argmax", .dtypes = I32, .ndim = 4,
       .doc = "[K, C, PH, PW] pixel index h * W + w of each maximum in its plane, -1 for an empty bin" },
 };
@@ -47,7 +46,7 @@ static const loom_arg_def ps_align_out[] = {
     { .name = "channel_mapping", .dtypes = I32, .ndim = 4, .doc = "[K, C / (PH * PW), PH, PW] input channel read" },
 };
 static const loom_arg_def ps_pool_out[] = {
-    { .name = "output", .dtypes = VISION_F32_F64, .ndim = 4, .doc = "[K, C / (PH * PW), PH, PW]" },
+    { .name = "output", .dtypes = PK_F32_F64, .ndim = 4, .doc = "[K, C / (PH * PW), PH, PW]" },
     { .name = "channel_mapping", .dtypes = I32, .ndim = 4, .doc = "[K, C / (PH * PW), PH, PW] input channel read" },
 };
 
@@ -56,8 +55,8 @@ static const loom_arg_def align_bwd_in[] = {
     { .name = "rois", .dtypes = VISION_FLOATS, .ndim = 2, .doc = "[K, 5], same dtype as grad" },
 };
 static const loom_arg_def pool_bwd_in[] = {
-    { .name = "grad", .dtypes = VISION_F32_F64, .ndim = 4, .doc = "[K, channels, PH, PW] gradient of output" },
-    { .name = "rois", .dtypes = VISION_F32_F64, .ndim = 2, .doc = "[K, 5], same dtype as grad" },
+    { .name = "grad", .dtypes = PK_F32_F64, .ndim = 4, .doc = "[K, channels, PH, PW] gradient of output" },
+    { .name = "rois", .dtypes = PK_F32_F64, .ndim = 2, .doc = "[K, 5], same dtype as grad" },
     { .name = "argmax", .dtypes = I32, .ndim = 4, .doc = "[K, channels, PH, PW] from vision.roi_pool" },
 };
 static const loom_arg_def ps_align_bwd_in[] = {
@@ -67,9 +66,9 @@ static const loom_arg_def ps_align_bwd_in[] = {
     { .name = "channel_mapping", .dtypes = I32, .ndim = 4, .doc = "from vision.ps_roi_align" },
 };
 static const loom_arg_def ps_pool_bwd_in[] = {
-    { .name = "grad", .dtypes = VISION_F32_F64, .ndim = 4,
+    { .name = "grad", .dtypes = PK_F32_F64, .ndim = 4,
       .doc = "[K, channels / (PH * PW), PH, PW] gradient of output" },
-    { .name = "rois", .dtypes = VISION_F32_F64, .ndim = 2, .doc = "[K, 5], same dtype as grad" },
+    { .name = "rois", .dtypes = PK_F32_F64, .ndim = 2, .doc = "[K, 5], same dtype as grad" },
     { .name = "channel_mapping", .dtypes = I32, .ndim = 4, .doc = "from vision.ps_roi_pool" },
 };
 static const loom_arg_def grad_input_out[] = {
@@ -79,49 +78,12 @@ static const loom_arg_def grad_input_out[] = {
 
 /* ------------------------------------------------------------ attributes */
 
-/* Value constraints (checked by the core): bins and sizes are counts, the
-** scale maps box coordinates to the map and must be finite and > 0 (the
-** kernels also refuse rois whose scaled coordinates overflow). No flag on
-** sampling_ratio: torchvision reads <= 0 as adaptive. */
-#define OUTPUT_SIZE { .name = "output_size", .type = LOOM_ATTR_INTS, \
-    .flags = LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE, \
-    .dflt = LOOM_DEFAULT_NONE, .doc = "[PH, PW], or [S] for S x S" }
-#define SPATIAL_SCALE(doc_) { .name = "spatial_scale", .type = LOOM_ATTR_FLOAT, \
-    .flags = LOOM_ATTR_FINITE | LOOM_ATTR_POSITIVE, .dflt = LOOM_DEFAULT_FLOAT(1.0), .doc = doc_ }
-#define SAMPLING_RATIO { .name = "sampling_ratio", .type = LOOM_ATTR_INT, .dflt = LOOM_DEFAULT_INT(-1), \
-    .doc = "samples per bin side; <= 0: adaptive, ceil(roi_size / output_size)" }
-#define ALIGNED { .name = "aligned", .type = LOOM_ATTR_BOOL, .dflt = LOOM_DEFAULT_BOOL(0), \
-    .doc = "shift the box by -0.5 pixel (pixel-centre alignment)" }
-#define REQ_INT(n, flags_, doc_) { .name = n, .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_REQUIRED | (flags_), \
-    .dflt = LOOM_DEFAULT_NONE, .doc = doc_ }
-#define POS LOOM_ATTR_POSITIVE
-#define NNEG LOOM_ATTR_NONNEG
-#define SCALE_DOC "box coordinates times spatial_scale are feature-map coordinates"
-
-static const loom_attr_def align_attrs[] = { OUTPUT_SIZE, SPATIAL_SCALE(SCALE_DOC), SAMPLING_RATIO, ALIGNED };
-static const loom_attr_def pool_attrs[] = { OUTPUT_SIZE, SPATIAL_SCALE(SCALE_DOC) };
-static const loom_attr_def ps_align_attrs[] = { OUTPUT_SIZE, SPATIAL_SCALE(SCALE_DOC), SAMPLING_RATIO };
-
-static const loom_attr_def align_bwd_attrs[] = {
-    SPATIAL_SCALE(SCALE_DOC),
-    REQ_INT("pooled_height", POS, "PH"), REQ_INT("pooled_width", POS, "PW"),
-    REQ_INT("batch_size", NNEG, "N of the input"), REQ_INT("channels", NNEG, "C of the input"),
-    REQ_INT("height", NNEG, "H of the input"), REQ_INT("width", NNEG, "W of the input"),
-    SAMPLING_RATIO, ALIGNED,
-};
-static const loom_attr_def pool_bwd_attrs[] = {
-    SPATIAL_SCALE(SCALE_DOC),
-    REQ_INT("pooled_height", POS, "PH"), REQ_INT("pooled_width", POS, "PW"),
-    REQ_INT("batch_size", NNEG, "N of the input"), REQ_INT("channels", NNEG, "C of the input"),
-    REQ_INT("height", NNEG, "H of the input"), REQ_INT("width", NNEG, "W of the input"),
-};
-static const loom_attr_def ps_align_bwd_attrs[] = {
-    SPATIAL_SCALE(SCALE_DOC),
-    REQ_INT("pooled_height", POS, "PH"), REQ_INT("pooled_width", POS, "PW"),
-    SAMPLING_RATIO,
-    REQ_INT("batch_size", NNEG, "N of the input"), REQ_INT("channels", NNEG, "C of the input"),
-    REQ_INT("height", NNEG, "H of the input"), REQ_INT("width", NNEG, "W of the input"),
-};
+PK_ATTR_TABLE(roi_align, ROI_ALIGN_ATTRS);
+PK_ATTR_TABLE(roi_pool, ROI_POOL_ATTRS);
+PK_ATTR_TABLE(ps_roi_align, PS_ROI_ALIGN_ATTRS);
+PK_ATTR_TABLE(roi_align_backward, ROI_ALIGN_BACKWARD_ATTRS);
+PK_ATTR_TABLE(roi_pool_backward, ROI_POOL_BACKWARD_ATTRS);
+PK_ATTR_TABLE(ps_roi_align_backward, PS_ROI_ALIGN_BACKWARD_ATTRS);
 
 /* ------------------------------------------------------------------ cost */
 
@@ -133,51 +95,42 @@ static void roi_cost(const loom_call *call, double *flops, double *bytes)
     const loom_tensor *out = call->n_outputs > 0 ? call->outputs[0] : NULL;
     if (out == NULL)
         return;
-    double n = (double)loom_numel(out), es = (double)vision_host->dtype_size(loom_tensor_dtype_of(out));
+    double n = (double)loom_numel(out), es = (double)pk_host->dtype_size(loom_tensor_dtype_of(out));
     *flops = 32.0 * n;
     *bytes = 2.0 * n * es;
 }
 
 /* ---------------------------------------------------------------- schemas */
 
-#define SCHEMA(var, name_, doc_, in_, out_, at_)                                       \
-    const loom_op_schema var = {                                                         \
-        .struct_size = sizeof(loom_op_schema), .name = name_, .version = 1, .doc = doc_, \
-        .n_inputs = COUNT(in_), .inputs = in_, .n_outputs = COUNT(out_), .outputs = out_, \
-        .n_attrs = COUNT(at_), .attrs = at_, .cost = roi_cost,                             \
-    }
+#define ROI_SCHEMA(VAR, NAME, DOC, IN, OUT, ATTRS)                                                 \
+    PK_SCHEMA(VAR, NAME, 1, DOC, PK_INPUTS(IN), PK_OUTPUTS(OUT), PK_ATTRS(ATTRS), .cost = roi_cost)
 
-SCHEMA(roi_align_schema, "vision.roi_align",
-       "torchvision.ops.roi_align: average of bilinear samples per bin (Mask R-CNN)",
-       align_in, align_out, align_attrs);
-SCHEMA(roi_pool_schema, "vision.roi_pool",
-       "torchvision.ops.roi_pool: max per bin (Fast R-CNN), with the argmax the backward needs",
-       pool_in, pool_out, pool_attrs);
-SCHEMA(ps_roi_align_schema, "vision.ps_roi_align",
-       "torchvision.ops.ps_roi_align: position-sensitive roi_align (R-FCN), aligned sampling",
-       align_in, ps_align_out, ps_align_attrs);
-SCHEMA(ps_roi_pool_schema, "vision.ps_roi_pool",
-       "torchvision.ops.ps_roi_pool: position-sensitive average per bin (R-FCN)",
-       pool_in, ps_pool_out, pool_attrs);
-SCHEMA(roi_align_backward_schema, "vision.roi_align_backward",
-       "torchvision::_roi_align_backward: gradient of roi_align with respect to its input",
-       align_bwd_in, grad_input_out, align_bwd_attrs);
-SCHEMA(roi_pool_backward_schema, "vision.roi_pool_backward",
-       "torchvision::_roi_pool_backward: gradient of roi_pool, routed through argmax",
-       pool_bwd_in, grad_input_out, pool_bwd_attrs);
-SCHEMA(ps_roi_align_backward_schema, "vision.ps_roi_align_backward",
-       "torchvision::_ps_roi_align_backward: gradient of ps_roi_align with respect to its input",
-       ps_align_bwd_in, grad_input_out, ps_align_bwd_attrs);
-SCHEMA(ps_roi_pool_backward_schema, "vision.ps_roi_pool_backward",
-       "torchvision::_ps_roi_pool_backward: gradient of ps_roi_pool with respect to its input",
-       ps_pool_bwd_in, grad_input_out, pool_bwd_attrs);
+ROI_SCHEMA(roi_align_schema, "vision.roi_align",
+           "torchvision.ops.roi_align: average of bilinear samples per bin (Mask R-CNN)",
+           align_in, align_out, roi_align_attrs);
+ROI_SCHEMA(roi_pool_schema, "vision.roi_pool",
+           "torchvision.ops.roi_pool: max per bin (Fast R-CNN), with the argmax the backward needs",
+           pool_in, pool_out, roi_pool_attrs);
+ROI_SCHEMA(ps_roi_align_schema, "vision.ps_roi_align",
+           "torchvision.ops.ps_roi_align: position-sensitive roi_align (R-FCN), aligned sampling",
+           align_in, ps_align_out, ps_roi_align_attrs);
+ROI_SCHEMA(ps_roi_pool_schema, "vision.ps_roi_pool",
+           "torchvision.ops.ps_roi_pool: position-sensitive average per bin (R-FCN)",
+           pool_in, ps_pool_out, roi_pool_attrs);
+ROI_SCHEMA(roi_align_backward_schema, "vision.roi_align_backward",
+           "torchvision::_roi_align_backward: gradient of roi_align with respect to its input",
+           align_bwd_in, grad_input_out, roi_align_backward_attrs);
+ROI_SCHEMA(roi_pool_backward_schema, "vision.roi_pool_backward",
+           "torchvision::_roi_pool_backward: gradient of roi_pool, routed through argmax",
+           pool_bwd_in, grad_input_out, roi_pool_backward_attrs);
+ROI_SCHEMA(ps_roi_align_backward_schema, "vision.ps_roi_align_backward",
+           "torchvision::_ps_roi_align_backward: gradient of ps_roi_align with respect to its input",
+           ps_align_bwd_in, grad_input_out, ps_roi_align_backward_attrs);
+ROI_SCHEMA(ps_roi_pool_backward_schema, "vision.ps_roi_pool_backward",
+           "torchvision::_ps_roi_pool_backward: gradient of ps_roi_pool with respect to its input",
+           ps_pool_bwd_in, grad_input_out, roi_pool_backward_attrs);
 
-const loom_op_schema *const vision_roi_ops[] = {
-    &roi_align_schema, &roi_pool_schema, &ps_roi_align_schema, &ps_roi_pool_schema,
-    &roi_align_backward_schema, &roi_pool_backward_schema,
-    &ps_roi_align_backward_schema, &ps_roi_pool_backward_schema,
-};
-const size_t vision_roi_n_ops = sizeof vision_roi_ops / sizeof vision_roi_ops[0];
+const loom_op_schema *const vision_roi_ops[] = { VISION_ROI_OPS(VISION_OP_REF) };
 
 const roi_id roi_ids[8] = {
     { ROI_ALIGN, 0 }, { ROI_POOL, 0 }, { PS_ROI_ALIGN, 0 }, { PS_ROI_POOL, 0 },
@@ -195,7 +148,7 @@ void roi_kind_of(const loom_call *call, roi_kind *kind, int *backward)
     }
     /* call->schema is the definition registered first, which may come from
     ** the other vision pack: compare names */
-    for (size_t i = 0; i < vision_roi_n_ops; i++)
+    for (size_t i = 0; i < PK_COUNT(vision_roi_ops); i++)
         if (schema == vision_roi_ops[i] || strcmp(schema->name, vision_roi_ops[i]->name) == 0) {
             *kind = (roi_kind)(i % 4);
             *backward = i >= 4;
