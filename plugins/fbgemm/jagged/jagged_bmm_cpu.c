@@ -52,7 +52,7 @@ static loom_status widen(loom_call *call, const loom_tensor *t, const char **out
         *out = loom_data(t);
         return LOOM_OK;
     }
-    float *w = fbgemm_host->scratch(call->ctx, (size_t)(n > 0 ? n : 1) * sizeof(float));
+    float *w = pk_host->scratch(call->ctx, (size_t)(n > 0 ? n : 1) * sizeof(float));
     if (w == NULL)
         return LOOM_ENOMEM;
     const uint16_t *s = loom_data(t);
@@ -74,7 +74,7 @@ static loom_status wide_output(loom_call *call, loom_tensor *out, char **dst)
         *dst = loom_data(out);
         return LOOM_OK;
     }
-    *dst = fbgemm_host->scratch(call->ctx, (size_t)loom_numel(out) * sizeof(float));
+    *dst = pk_host->scratch(call->ctx, (size_t)loom_numel(out) * sizeof(float));
     return *dst != NULL ? LOOM_OK : LOOM_ENOMEM;
 }
 
@@ -176,14 +176,14 @@ static loom_status run_bmm(loom_call *call, const jg_plan *p, loom_tensor *out, 
     if (st == LOOM_OK) {
         int64_t threads = call->ctx->n_threads > 0 ? call->ctx->n_threads : 1;
         j.work_bytes = (jg_gemm_workspace(j.w.f64, ws[0], ws[1], ws[2]) + 63) & ~(size_t)63;
-        j.work = fbgemm_host->scratch(call->ctx, j.work_bytes * (size_t)threads + 64);
+        j.work = pk_host->scratch(call->ctx, j.work_bytes * (size_t)threads + 64);
         if (j.work == NULL)
             st = LOOM_ENOMEM;
     }
     if (st == LOOM_OK && jagged_out && p->off[0] > 0)
         memset(j.out, 0, (size_t)(p->off[0] * p->N) * j.w.es);   /* jagged rows no batch row owns */
     if (st == LOOM_OK)
-        st = fbgemm_host->parallel_for(call->ctx, tasks, grain, fn, &j);
+        st = pk_host->parallel_for(call->ctx, tasks, grain, fn, &j);
     if (st == LOOM_OK && j.out != (char *)loom_data(out))
         finish(out, j.out);
     return st;

@@ -115,8 +115,8 @@ static loom_status run_elementwise(loom_call *call, const row_fn *table, int den
         jg_cpu_zero_head(&p, loom_data(out), (size_t)p.D * p.es);
     ew_job j = { .p = &p, .f = table[jg_float_index(p.dtype)], .x = loom_data(call->inputs[0]),
                  .y = loom_data(call->inputs[2]), .out = loom_data(out) };
-    return fbgemm_host->parallel_for(call->ctx, p.B, jg_cpu_grain(p.max_L * p.D),
-                                     dense_out ? dense_out_rows : jagged_out_rows, &j);
+    return pk_host->parallel_for(call->ctx, p.B, jg_cpu_grain(p.max_L * p.D),
+                                 dense_out ? dense_out_rows : jagged_out_rows, &j);
 }
 
 loom_status jg_add_cpu(loom_call *call) { return run_elementwise(call, add_rows, 1); }
@@ -136,11 +136,11 @@ loom_status jg_mul_backward_cpu(loom_call *call)
         jg_cpu_zero_head(&p, loom_data(outs[0]), (size_t)p.D * p.es);
         ew_job j = { .p = &p, .f = f, .x = g, .y = loom_data(call->inputs[2]), .out = loom_data(outs[0]),
                      .zero_past = 1 };
-        st = fbgemm_host->parallel_for(call->ctx, p.B, jg_cpu_grain(p.max_L * p.D), jagged_out_rows, &j);
+        st = pk_host->parallel_for(call->ctx, p.B, jg_cpu_grain(p.max_L * p.D), jagged_out_rows, &j);
     }
     if (st == LOOM_OK && loom_numel(outs[1]) > 0) {
         ew_job j = { .p = &p, .f = f, .x = g, .x2 = loom_data(call->inputs[3]), .out = loom_data(outs[1]) };
-        st = fbgemm_host->parallel_for(call->ctx, p.B, jg_cpu_grain(p.max_L * p.D), dense_out_rows, &j);
+        st = pk_host->parallel_for(call->ctx, p.B, jg_cpu_grain(p.max_L * p.D), dense_out_rows, &j);
     }
     return st;
 }

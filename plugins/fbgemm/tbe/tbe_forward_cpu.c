@@ -202,16 +202,16 @@ loom_status fbg_tbe_forward_cpu(loom_exec_ctx *ctx, const fbg_tbe_plan *p)
         .p = p,
         .acc_stride = ((int64_t)s->max_D + 15) / 16 * 16,
         .n_slots = ctx->n_threads > 0 ? ctx->n_threads : 64,
-        .out_esize = fbgemm_host->dtype_size((loom_dtype)p->output_dtype),
+        .out_esize = pk_host->dtype_size((loom_dtype)p->output_dtype),
         .params = { s->fp8_exponent_bits, s->fp8_exponent_bias },
     };
-    j.acc = fbgemm_host->scratch(ctx, (size_t)(j.n_slots * j.acc_stride) * sizeof(float));
+    j.acc = pk_host->scratch(ctx, (size_t)(j.n_slots * j.acc_stride) * sizeof(float));
     if (j.acc == NULL)
-        return fbgemm_host->fail(LOOM_ENOMEM, "fbgemm.tbe: no scratch memory for %d accumulators", (int)j.n_slots);
+        return pk_host->fail(LOOM_ENOMEM, "fbgemm.tbe: no scratch memory for %d accumulators", (int)j.n_slots);
     atomic_init(&j.failed, 0);
-    loom_status st = fbgemm_host->parallel_for(ctx, p->n_bags, BAG_GRAIN,
-                                               fbg_prefetch_policy_get()->hint == FBG_PF_T0 ? fwd_range_t0 : fwd_range_nta, &j);
+    loom_status st = pk_host->parallel_for(ctx, p->n_bags, BAG_GRAIN,
+                                           fbg_prefetch_policy_get()->hint == FBG_PF_T0 ? fwd_range_t0 : fwd_range_nta, &j);
     if (st == LOOM_OK && atomic_load(&j.failed))
-        st = fbgemm_host->fail(LOOM_ENOMEM, "fbgemm.tbe: no memory for an accumulator");
+        st = pk_host->fail(LOOM_ENOMEM, "fbgemm.tbe: no memory for an accumulator");
     return st;
 }
