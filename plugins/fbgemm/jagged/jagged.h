@@ -25,10 +25,10 @@
 #include "fbgemm_pack.h"
 #include "pack.h"
 
-#define JG_BIT(d) LOOM_DTYPE_BIT(LOOM_DTYPE_##d)
-#define JG_FLOATS PK_FLOAT_MASK
-#define JG_COPYABLE (JG_FLOATS | JG_BIT(I32) | JG_BIT(I64))
-#define JG_INDEX (JG_BIT(I32) | JG_BIT(I64))
+/* The arithmetic ops take the float dtypes (PK_FLOAT_MASK); offsets and
+** indices are int32 or int64; the copies move any of these. */
+#define JG_INDEX (LOOM_DTYPE_BIT(LOOM_DTYPE_I32) | LOOM_DTYPE_BIT(LOOM_DTYPE_I64))
+#define JG_COPYABLE (PK_FLOAT_MASK | JG_INDEX)
 #define JG_MAX_LEVELS 3
 
 /* The module's ops (jagged_schemas.c), in definition order: both packs

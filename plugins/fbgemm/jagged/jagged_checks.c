@@ -117,14 +117,20 @@ loom_status jg_check_indices(const loom_tensor *t, const void *host_data, int64_
     return LOOM_OK;
 }
 
+/* The float dtypes of the dtype table: v in the compute type, rounded to
+** nearest even into storage. */
+#define PAD_FLOAT_(sfx, DTYPE, S, C)      \
+    case DTYPE: {                         \
+        const S s = PK_TO(sfx)((C)v);     \
+        memcpy(out, &s, sizeof s);        \
+        return LOOM_OK;                   \
+    }
+
 loom_status jg_padding_bytes(loom_dtype dtype, double v, unsigned char out[8])
 {
     memset(out, 0, 8);
     switch (dtype) {
-    case LOOM_DTYPE_F32: { float f = (float)v; memcpy(out, &f, 4); return LOOM_OK; }
-    case LOOM_DTYPE_F64: memcpy(out, &v, 8); return LOOM_OK;
-    case LOOM_DTYPE_F16: { uint16_t h = pk_f32_to_f16((float)v); memcpy(out, &h, 2); return LOOM_OK; }
-    case LOOM_DTYPE_BF16: { uint16_t h = pk_f32_to_bf16((float)v); memcpy(out, &h, 2); return LOOM_OK; }
+        PK_FLOAT_DTYPES(PAD_FLOAT_)
     case LOOM_DTYPE_I32:
         if (!(v == trunc(v) && v >= -2147483648.0 && v <= 2147483647.0))
             break;

@@ -63,9 +63,9 @@ PK_SCHEMA(jg_dense_to_jagged_schema, "fbgemm.dense_to_jagged", 1,
 /* ---------------------------------------------------------- elementwise */
 
 static const loom_arg_def elementwise_inputs[] = {
-    { .name = "x_values", .dtypes = JG_FLOATS, .ndim = -1, .doc = "[total_L, inner...]" },
+    { .name = "x_values", .dtypes = PK_FLOAT_MASK, .ndim = -1, .doc = "[total_L, inner...]" },
     { .name = "x_offsets", .dtypes = JG_INDEX, .ndim = 1, .doc = "[B+1], int32 or int64" },
-    { .name = "y", .dtypes = JG_FLOATS, .ndim = -1, .doc = "[B, max_L, inner...], x_values' dtype" },
+    { .name = "y", .dtypes = PK_FLOAT_MASK, .ndim = -1, .doc = "[B, max_L, inner...], x_values' dtype" },
 };
 
 PK_SCHEMA(jg_elementwise_add_schema, "fbgemm.jagged_dense_elementwise_add", 1,
@@ -81,10 +81,10 @@ PK_SCHEMA(jg_elementwise_mul_schema, "fbgemm.jagged_dense_elementwise_mul", 1,
           PK_INPUTS(elementwise_inputs), PK_OUTPUTS(one_output), .cost = jg_cost_bytes);
 
 static const loom_arg_def mul_backward_inputs[] = {
-    { .name = "grad_output", .dtypes = JG_FLOATS, .ndim = -1, .doc = "[total_L, inner...]" },
+    { .name = "grad_output", .dtypes = PK_FLOAT_MASK, .ndim = -1, .doc = "[total_L, inner...]" },
     { .name = "x_offsets", .dtypes = JG_INDEX, .ndim = 1, .doc = "[B+1], int32 or int64" },
-    { .name = "y", .dtypes = JG_FLOATS, .ndim = -1, .doc = "[B, max_L, inner...]" },
-    { .name = "x_values", .dtypes = JG_FLOATS, .ndim = -1, .doc = "[total_L, inner...]" },
+    { .name = "y", .dtypes = PK_FLOAT_MASK, .ndim = -1, .doc = "[B, max_L, inner...]" },
+    { .name = "x_values", .dtypes = PK_FLOAT_MASK, .ndim = -1, .doc = "[total_L, inner...]" },
 };
 static const loom_arg_def mul_backward_outputs[] = {
     { .name = "x_values_grad", .dtypes = 0, .ndim = -1, .doc = "[total_L, inner...] grad_output * y" },
@@ -108,9 +108,9 @@ static void bmm_cost(const loom_call *call, double *flops, double *bytes)
 }
 
 static const loom_arg_def dense_bmm_inputs[] = {
-    { .name = "x_values", .dtypes = JG_FLOATS, .ndim = 2, .doc = "[total_L, K]" },
+    { .name = "x_values", .dtypes = PK_FLOAT_MASK, .ndim = 2, .doc = "[total_L, K]" },
     { .name = "x_offsets", .dtypes = JG_INDEX, .ndim = 1, .doc = "[B+1], int32 or int64" },
-    { .name = "y", .dtypes = JG_FLOATS, .ndim = 3, .doc = "[B, K, N], x_values' dtype" },
+    { .name = "y", .dtypes = PK_FLOAT_MASK, .ndim = 3, .doc = "[B, K, N], x_values' dtype" },
 };
 PK_ATTR_TABLE(jg_bmm, JG_BMM_ATTRS);
 
@@ -119,8 +119,8 @@ PK_SCHEMA(jg_dense_bmm_schema, "fbgemm.jagged_dense_bmm", 1,
           PK_INPUTS(dense_bmm_inputs), PK_OUTPUTS(one_output), PK_ATTRS(jg_bmm_attrs), .cost = bmm_cost);
 
 static const loom_arg_def jagged_bmm_inputs[] = {
-    { .name = "x_values", .dtypes = JG_FLOATS, .ndim = 2, .doc = "[total_L, M]" },
-    { .name = "y_values", .dtypes = JG_FLOATS, .ndim = 2, .doc = "[total_L, N], x_values' dtype" },
+    { .name = "x_values", .dtypes = PK_FLOAT_MASK, .ndim = 2, .doc = "[total_L, M]" },
+    { .name = "y_values", .dtypes = PK_FLOAT_MASK, .ndim = 2, .doc = "[total_L, N], x_values' dtype" },
     { .name = "x_offsets", .dtypes = JG_INDEX, .ndim = 1, .doc = "[B+1], int32 or int64" },
 };
 
@@ -138,9 +138,9 @@ static void permute102_cost(const loom_call *call, double *flops, double *bytes)
 }
 
 static const loom_arg_def permute102_inputs[] = {
-    { .name = "bias", .dtypes = JG_FLOATS, .ndim = 2, .doc = "[b, n]" },
-    { .name = "A", .dtypes = JG_FLOATS, .ndim = 3, .doc = "[m, b, k]" },
-    { .name = "B", .dtypes = JG_FLOATS, .ndim = 3, .doc = "[b, k, n]" },
+    { .name = "bias", .dtypes = PK_FLOAT_MASK, .ndim = 2, .doc = "[b, n]" },
+    { .name = "A", .dtypes = PK_FLOAT_MASK, .ndim = 3, .doc = "[m, b, k]" },
+    { .name = "B", .dtypes = PK_FLOAT_MASK, .ndim = 3, .doc = "[b, k, n]" },
 };
 
 PK_SCHEMA(jg_permute102_baddbmm_schema, "fbgemm.permute102_baddbmm_permute102", 1,
