@@ -211,8 +211,8 @@ loom_status fbg_tbe_forward_cpu(loom_exec_ctx *ctx, const fbg_tbe_plan *p)
     if (j.acc == NULL)
         return pk_host->fail(LOOM_ENOMEM, "fbgemm.tbe: no scratch memory for %d accumulators", (int)j.n_slots);
     atomic_init(&j.failed, 0);
-    loom_status st = pk_host->parallel_for(ctx, p->n_bags, BAG_GRAIN,
-                                           fbg_prefetch_policy_get()->hint == FBG_PF_T0 ? fwd_range_t0 : fwd_range_nta, &j);
+    const loom_range_fn fn = fbg_prefetch_policy_get()->hint == FBG_PF_T0 ? fwd_range_t0 : fwd_range_nta;
+    loom_status st = pk_host->parallel_for(ctx, p->n_bags, BAG_GRAIN, fn, &j);
     if (st == LOOM_OK && atomic_load(&j.failed))
         st = pk_host->fail(LOOM_ENOMEM, "fbgemm.tbe: no memory for an accumulator");
     return st;
