@@ -69,6 +69,18 @@
     const loom_op_schema VAR = { .struct_size = sizeof(loom_op_schema), .name = (NAME),         \
                                  .version = (VERSION), .doc = (DOC), __VA_ARGS__ }
 
+/* ---------------------------------------------------------------- op lists */
+
+/* A module's op list as an X-macro of its schema variables, so every
+** backend's pack builds its ops table from the one list:
+**   #define ROI_OPS(X) X(roi_align_schema) X(roi_pool_schema)
+**   PK_OPS_EXTERN(ROI_OPS);                      // in the module header
+**   PK_OPS_TABLE(roi_ops, ROI_OPS);              // per backend: roi_ops[] */
+#define PK_OP_EXTERN_ROW_(VAR) extern const loom_op_schema VAR;
+#define PK_OP_REF_ROW_(VAR) &(VAR),
+#define PK_OPS_EXTERN(LIST) LIST(PK_OP_EXTERN_ROW_) typedef int pk_ops_extern_end_
+#define PK_OPS_TABLE(name, LIST) static const loom_op_schema *const name[] = { LIST(PK_OP_REF_ROW_) }
+
 /* ---------------------------------------------------------------- kernels */
 
 /* One loom_kernel_desc initialiser (a table row or a variable's value).

@@ -5,21 +5,8 @@
 */
 #include "fbgemm_pack.h"
 
-const loom_host_api *fbgemm_host;
-
-static loom_status fbgemm_cuda_init(const loom_host_api *host, loom_registrar *reg)
-{
-    fbgemm_host = host;
-    loom_status st = fbgemm_define_ops(host, reg);
-    if (st == LOOM_OK)
-        st = fbgemm_tbe_register_cuda(host, reg);
-    if (st == LOOM_OK)
-        st = fbgemm_jagged_register_cuda(host, reg);
-    return st;
-}
-
 /* core-cuda registers the CUDA device: it must be loaded first */
 static const char *const fbgemm_cuda_depends[] = { "core-cuda", NULL };
-LOOM_PLUGIN_DEFINE_DEPS("fbgemm-cuda", "0.1.0",
-                   "fbgemm_gpu: table-batched embeddings and jagged ops (cuda)",
-                   fbgemm_cuda_init, NULL, fbgemm_cuda_depends)
+
+PK_PACK_DEFINE_DEPS("fbgemm-cuda", "0.1.0", "fbgemm_gpu: table-batched embeddings and jagged ops (cuda)",
+                    NULL, NULL, fbgemm_cuda_depends, &fbgemm_tbe_cuda, &fbgemm_jagged_cuda)

@@ -9,11 +9,16 @@
 **            FP32 ... INT2 and FP8 rows, VBE, bounds checks) and the
 **            row-wise quantisers
 **   cache/   the two-tier row cache (set-associative LRU/LFU) the TBE uses
-**            when cache_load_factor < 1; no ops of its own (cache/cache.h)
+**            when cache_load_factor < 1; no ops of its own (cache/cache.h),
+**            so no pk_module
 **   jagged/  jagged tensor ops and their backwards
+** Each module with ops gives each pack one pk_module (pack.h): its ops,
+** built from the module's one op list so both packs define identical
+** schemas, and that backend's kernels (the cpu module of tbe also holds
+** the fbgemm.tbe object class).
 **
-** Invariant: fbgemm_host is set by the pack's init before any kernel runs
-** and stays valid until the core shuts down.
+** Invariant: pk_host (pack.h) is set by the pack's init before any kernel
+** runs and stays valid until the core shuts down.
 */
 #ifndef LOOM_FBGEMM_PACK_H
 #define LOOM_FBGEMM_PACK_H
@@ -24,32 +29,18 @@
 #include "describe.h"
 #include "half.h"
 #include "loom/plugin.h"
+#include "pack.h"
 
-extern const loom_host_api *fbgemm_host;
-
-/* Schemas of each module (compiled into both packs). */
-extern const loom_op_schema *const fbgemm_tbe_ops[];
-extern const size_t fbgemm_tbe_n_ops;
-extern const loom_op_schema *const fbgemm_jagged_ops[];
-extern const size_t fbgemm_jagged_n_ops;
-
-/* Object classes (registered by fbgemm.so only). */
-extern const loom_object_class *const fbgemm_tbe_classes[];
-extern const size_t fbgemm_tbe_n_classes;
-
-/* Kernel registration of each module, per backend. */
-loom_status fbgemm_tbe_register_cpu(const loom_host_api *host, loom_registrar *reg);
-loom_status fbgemm_jagged_register_cpu(const loom_host_api *host, loom_registrar *reg);
-loom_status fbgemm_tbe_register_cuda(const loom_host_api *host, loom_registrar *reg);
-loom_status fbgemm_jagged_register_cuda(const loom_host_api *host, loom_registrar *reg);
-
-/* Define every op of every module (both packs call it). */
-loom_status fbgemm_define_ops(const loom_host_api *host, loom_registrar *reg);
+/* The modules of each pack, in registration order (cpu_pack.c, cuda_pack.c). */
+extern const pk_module fbgemm_tbe_cpu;
+extern const pk_module fbgemm_jagged_cpu;
+extern const pk_module fbgemm_tbe_cuda;
+extern const pk_module fbgemm_jagged_cuda;
 
 /* "f32[2,3]" into buf; returns buf. */
 static inline char *fbgemm_describe(const loom_tensor *t, char *buf, size_t size)
 {
-    return pk_describe(fbgemm_host, t, buf, size);
+    return pk_describe(pk_host, t, buf, size);
 }
 
 #endif /* LOOM_FBGEMM_PACK_H */

@@ -21,25 +21,62 @@
 #ifndef LOOM_FBGEMM_JAGGED_H
 #define LOOM_FBGEMM_JAGGED_H
 
+#include "dtype_traits.h"
 #include "fbgemm_pack.h"
+#include "pack.h"
 
-#define JG_BIT(d) LOOM_DTYPE_BIT(LOOM_DTYPE_##d)
-#define JG_FLOATS (JG_BIT(F32) | JG_BIT(F64) | JG_BIT(F16) | JG_BIT(BF16))
-#define JG_COPYABLE (JG_FLOATS | JG_BIT(I32) | JG_BIT(I64))
-#define JG_INDEX (JG_BIT(I32) | JG_BIT(I64))
+/* The arithmetic ops take the float dtypes (PK_FLOAT_MASK); offsets and
+** indices are int32 or int64; the copies move any of these. */
+#define JG_INDEX (LOOM_DTYPE_BIT(LOOM_DTYPE_I32) | LOOM_DTYPE_BIT(LOOM_DTYPE_I64))
+#define JG_COPYABLE (PK_FLOAT_MASK | JG_INDEX)
 #define JG_MAX_LEVELS 3
 
-extern const loom_op_schema jg_jagged_to_padded_dense_schema;
-extern const loom_op_schema jg_jagged_to_padded_dense_backward_schema;
-extern const loom_op_schema jg_dense_to_jagged_schema;
-extern const loom_op_schema jg_elementwise_add_schema;
-extern const loom_op_schema jg_elementwise_add_jagged_output_schema;
-extern const loom_op_schema jg_elementwise_mul_schema;
-extern const loom_op_schema jg_elementwise_mul_backward_schema;
-extern const loom_op_schema jg_dense_bmm_schema;
-extern const loom_op_schema jg_jagged_bmm_schema;
-extern const loom_op_schema jg_permute102_baddbmm_schema;
-extern const loom_op_schema jg_index_select_dim0_schema;
+/* The module's ops (jagged_schemas.c), in definition order: both packs
+** build their ops table from this list (PK_OPS_TABLE). */
+#define JG_OPS(X)                                    \
+    X(jg_jagged_to_padded_dense_schema)              \
+    X(jg_jagged_to_padded_dense_backward_schema)     \
+    X(jg_dense_to_jagged_schema)                     \
+    X(jg_elementwise_add_schema)                     \
+    X(jg_elementwise_add_jagged_output_schema)       \
+    X(jg_elementwise_mul_schema)                     \
+    X(jg_elementwise_mul_backward_schema)            \
+    X(jg_dense_bmm_schema)                           \
+    X(jg_jagged_bmm_schema)                          \
+    X(jg_permute102_baddbmm_schema)                  \
+    X(jg_index_select_dim0_schema)
+PK_OPS_EXTERN(JG_OPS);
+
+/* The attributes of each op: A(op, name, TYPE, default, flags, doc, extra)
+** (pack.h). Value constraints are checked by the core: lengths and row
+** counts >= 0 (the kernels check them too). padding_value has none: -inf
+** and NaN padding are meaningful, and integer outputs check it is
+** representable. The two bmm ops share JG_BMM_ATTRS. */
+#define JG_TO_PADDED_ATTRS(A, op)                                                                  \
+    A(op, max_lengths, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_NONNEG,             \
+      "one max length per jagged dim: entries kept per row; longer rows are truncated", )          \
+    A(op, padding_value, FLOAT, LOOM_DEFAULT_FLOAT(0.0), 0, "value of the positions past a row's length", )
+#define JG_TO_PADDED_BACKWARD_ATTRS(A, op)                                                         \
+    A(op, total_L, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_NONNEG,                  \
+      "rows of the gradient of values (offsets[B] <= total_L)", )
+#define JG_TO_JAGGED_ATTRS(A, op)                                                                  \
+    A(op, total_L, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_NONNEG,                                       \
+      "rows of the output (default: the last offset); rows past a dense row's extent are 0", )
+#define JG_BMM_ATTRS(A, op)                                                                        \
+    A(op, max_L, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_NONNEG,                    \
+      "rows of each batch row that take part; later rows give 0", )
+#define JG_INDEX_SELECT_ATTRS(A, op)                                                               \
+    A(op, consecutive_range_start, INT, LOOM_DEFAULT_INT(0), LOOM_ATTR_NONNEG,                     \
+      "backward hint of fbgemm's GPU path; no effect on the forward", )                            \
+    A(op, consecutive_range_length, INT, LOOM_DEFAULT_INT(0), LOOM_ATTR_NONNEG,                    \
+      "backward hint of fbgemm's GPU path; no effect on the forward", )                            \
+    A(op, skip_indices_sorting_fwd, BOOL, LOOM_DEFAULT_BOOL(0), 0,                                 \
+      "fbgemm's GPU path sorts indices for locality unless set; no effect on the result", )
+PK_ATTR_ENUM(jg_to_padded, JG_TO_PADDED_ATTRS);
+PK_ATTR_ENUM(jg_to_padded_backward, JG_TO_PADDED_BACKWARD_ATTRS);
+PK_ATTR_ENUM(jg_to_jagged, JG_TO_JAGGED_ATTRS);
+PK_ATTR_ENUM(jg_bmm, JG_BMM_ATTRS);
+PK_ATTR_ENUM(jg_index_select, JG_INDEX_SELECT_ATTRS);
 
 /* Geometry of one call, filled by the jg_prepare_* functions below. */
 typedef struct jg_plan {

@@ -111,7 +111,7 @@ loom_status jg_to_padded_cpu(loom_call *call)
     if (st != LOOM_OK || loom_numel(out) == 0)
         return st;
     copy_job j = { .p = &p, .src = loom_data(call->inputs[0]), .dst = loom_data(out) };
-    return fbgemm_host->parallel_for(call->ctx, p.B, jg_cpu_grain(p.outer * p.max_L * p.D), to_padded_rows, &j);
+    return pk_host->parallel_for(call->ctx, p.B, jg_cpu_grain(p.outer * p.max_L * p.D), to_padded_rows, &j);
 }
 
 static loom_status to_jagged_common(loom_call *call, const jg_plan *p, loom_tensor *out)
@@ -130,7 +130,7 @@ static loom_status to_jagged_common(loom_call *call, const jg_plan *p, loom_tens
         memset(dst + (size_t)last[n_last] * row, 0, (size_t)(p->total_L - last[n_last]) * row);
     }
     copy_job j = { .p = p, .src = loom_data(call->inputs[0]), .dst = dst };
-    return fbgemm_host->parallel_for(call->ctx, p->B, jg_cpu_grain(p->outer * p->max_L * p->D), to_jagged_rows, &j);
+    return pk_host->parallel_for(call->ctx, p->B, jg_cpu_grain(p->outer * p->max_L * p->D), to_jagged_rows, &j);
 }
 
 loom_status jg_to_padded_backward_cpu(loom_call *call)
@@ -174,5 +174,5 @@ loom_status jg_index_select_cpu(loom_call *call)
         return st;
     copy_job j = { .p = &p, .src = loom_data(call->inputs[0]), .dst = loom_data(out), .indices = loom_data(idx),
                    .indices32 = loom_tensor_dtype_of(idx) == LOOM_DTYPE_I32 };
-    return fbgemm_host->parallel_for(call->ctx, p.B, jg_cpu_grain(p.D), select_rows, &j);
+    return pk_host->parallel_for(call->ctx, p.B, jg_cpu_grain(p.D), select_rows, &j);
 }

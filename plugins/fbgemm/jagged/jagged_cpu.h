@@ -1,6 +1,6 @@
 /*
 ** jagged_cpu.h - the cpu kernels of the jagged ops (run functions of the
-** loom_kernel_desc entries in jagged_register_cpu.c).
+** kernel table in jagged_cpu_module.c).
 */
 #ifndef LOOM_FBGEMM_JAGGED_CPU_H
 #define LOOM_FBGEMM_JAGGED_CPU_H

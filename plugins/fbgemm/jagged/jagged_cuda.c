@@ -7,17 +7,18 @@
 ** copied to the host and validated there in O(B) before any kernel runs
 ** (one synchronisation per call; the output shape of dense_to_jagged
 ** depends on them anyway). The validated int64 offsets go back to the
-** device in the call's scratch memory.
+** device in the call's scratch memory. The file ends with the jagged
+** module of fbgemm-cuda.so: the ops (JG_OPS) and these kernels.
 */
 #include <cuda_runtime.h>
 
 #include "jagged.h"
 #include "jagged_kernels.h"
-#include "register.h"
+#include "pack.h"
 
 static loom_status cuda_fail(cudaError_t e, const char *what)
 {
-    return fbgemm_host->fail(LOOM_EDEVICE, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+    return pk_host->fail(LOOM_EDEVICE, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
 static const loom_dl_device host_device = { LOOM_DEVICE_CPU, 0 };
@@ -25,16 +26,16 @@ static const loom_dl_device host_device = { LOOM_DEVICE_CPU, 0 };
 /* A host copy of a small device tensor; host->free it. */
 static loom_status copy_to_host(loom_call *call, const loom_tensor *t, void **out)
 {
-    size_t bytes = (size_t)loom_numel(t) * fbgemm_host->dtype_size(loom_tensor_dtype_of(t));
-    *out = fbgemm_host->alloc(host_device, bytes > 0 ? bytes : 1, 64);
+    size_t bytes = (size_t)loom_numel(t) * pk_host->dtype_size(loom_tensor_dtype_of(t));
+    *out = pk_host->alloc(host_device, bytes > 0 ? bytes : 1, 64);
     if (*out == NULL)
-        return fbgemm_host->fail(LOOM_ENOMEM, "out of host memory (%zu bytes)", bytes);
+        return pk_host->fail(LOOM_ENOMEM, "out of host memory (%zu bytes)", bytes);
     cudaStream_t s = (cudaStream_t)call->ctx->stream;
     cudaError_t e = cudaMemcpyAsync(*out, loom_data(t), bytes, cudaMemcpyDeviceToHost, s);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(s);
     if (e != cudaSuccess) {
-        fbgemm_host->free(host_device, *out);
+        pk_host->free(host_device, *out);
         *out = NULL;
         return cuda_fail(e, "copying offsets to the host");
     }
@@ -49,7 +50,7 @@ static loom_status read_device_offsets(loom_call *call, const char *arg, const l
     if (st != LOOM_OK)
         return st;
     st = jg_read_offsets(arg, t, host, rows, dst);
-    fbgemm_host->free(host_device, host);
+    pk_host->free(host_device, host);
     return st;
 }
 
@@ -58,7 +59,7 @@ static loom_status upload_offsets(loom_call *call, const jg_plan *p, jg_cuda_arg
 {
     for (int32_t k = 0; k < p->levels; k++) {
         size_t bytes = (size_t)p->offs_count[k] * sizeof(int64_t);
-        int64_t *d = fbgemm_host->scratch(call->ctx, bytes);
+        int64_t *d = pk_host->scratch(call->ctx, bytes);
         if (d == NULL)
             return LOOM_ENOMEM;
         /* from pageable memory: returns once the source has been staged */
@@ -95,7 +96,7 @@ static jg_cuda_args args_of(const jg_plan *p)
 #define PREPARE_JAGGED(prepare_call)                                  \
     jg_plan p = { 0 };                                                \
     loom_status st = cudaSetDevice(call->ctx->device.device_id) == cudaSuccess ? LOOM_OK \
-                     : fbgemm_host->fail(LOOM_EDEVICE, "cudaSetDevice failed");          \
+                     : pk_host->fail(LOOM_EDEVICE, "cudaSetDevice failed");          \
     if (st == LOOM_OK)                                                \
         st = prepare_call;                                            \
     jg_cuda_args a = args_of(&p);                                     \
@@ -240,12 +241,12 @@ static loom_status index_select_cuda(loom_call *call)
     if (st != LOOM_OK || loom_numel(out) == 0)
         return st;
     if (p.es != 2 && p.es != 4 && p.es != 8)
-        return fbgemm_host->fail(LOOM_ENOTSUP, "'input' of %zu-byte elements: the cuda kernel copies 2, 4 or 8",
-                                 p.es);
+        return pk_host->fail(LOOM_ENOTSUP, "'input' of %zu-byte elements: the cuda kernel copies 2, 4 or 8",
+                             p.es);
     st = copy_to_host(call, idx, &host);
     if (st == LOOM_OK)
         st = jg_check_indices(idx, host, p.B, p.total_L);
-    fbgemm_host->free(host_device, host);
+    pk_host->free(host_device, host);
     if (st != LOOM_OK)
         return st;
     jg_cuda_args a = args_of(&p);
@@ -256,30 +257,22 @@ static loom_status index_select_cuda(loom_call *call)
     return launch(call, jg_cuda_index_select, &a, "index_select_dim0 kernel");
 }
 
-#define CUDA_KERNEL(var, sch, mask, fn)                                                            \
-    static const loom_kernel_desc var = {                                                          \
-        .struct_size = sizeof(loom_kernel_desc), .schema = &sch, .backend = "cuda",                \
-        .device_type = LOOM_DEVICE_CUDA, .impl = "cuda:row-blocks", .dtypes = mask, .run = fn,     \
-    }
+PK_OPS_TABLE(jagged_ops, JG_OPS);
 
-CUDA_KERNEL(k_to_padded, jg_jagged_to_padded_dense_schema, JG_COPYABLE, to_padded_cuda);
-CUDA_KERNEL(k_to_padded_bw, jg_jagged_to_padded_dense_backward_schema, JG_COPYABLE, to_padded_backward_cuda);
-CUDA_KERNEL(k_to_jagged, jg_dense_to_jagged_schema, JG_COPYABLE, to_jagged_cuda);
-CUDA_KERNEL(k_add, jg_elementwise_add_schema, JG_FLOATS | JG_INDEX, add_cuda);
-CUDA_KERNEL(k_add_jagged, jg_elementwise_add_jagged_output_schema, JG_FLOATS | JG_INDEX, add_jagged_output_cuda);
-CUDA_KERNEL(k_mul, jg_elementwise_mul_schema, JG_FLOATS | JG_INDEX, mul_cuda);
-CUDA_KERNEL(k_mul_bw, jg_elementwise_mul_backward_schema, JG_FLOATS | JG_INDEX, mul_backward_cuda);
-CUDA_KERNEL(k_dense_bmm, jg_dense_bmm_schema, JG_FLOATS | JG_INDEX, dense_bmm_cuda);
-CUDA_KERNEL(k_jagged_bmm, jg_jagged_bmm_schema, JG_FLOATS | JG_INDEX, jagged_bmm_cuda);
-CUDA_KERNEL(k_permute102, jg_permute102_baddbmm_schema, JG_FLOATS, permute102_cuda);
-CUDA_KERNEL(k_index_select, jg_index_select_dim0_schema, 0, index_select_cuda);
-
-static const loom_kernel_desc *const cuda_kernels[] = {
-    &k_to_padded, &k_to_padded_bw, &k_to_jagged, &k_add, &k_add_jagged, &k_mul, &k_mul_bw,
-    &k_dense_bmm, &k_jagged_bmm, &k_permute102, &k_index_select,
+static const loom_kernel_desc jagged_cuda_kernels[] = {
+    PK_KERNEL_CUDA(jg_jagged_to_padded_dense_schema, "cuda:row-blocks", JG_COPYABLE, to_padded_cuda),
+    PK_KERNEL_CUDA(jg_jagged_to_padded_dense_backward_schema, "cuda:row-blocks", JG_COPYABLE,
+                   to_padded_backward_cuda),
+    PK_KERNEL_CUDA(jg_dense_to_jagged_schema, "cuda:row-blocks", JG_COPYABLE, to_jagged_cuda),
+    PK_KERNEL_CUDA(jg_elementwise_add_schema, "cuda:row-blocks", PK_FLOAT_MASK | JG_INDEX, add_cuda),
+    PK_KERNEL_CUDA(jg_elementwise_add_jagged_output_schema, "cuda:row-blocks", PK_FLOAT_MASK | JG_INDEX,
+                   add_jagged_output_cuda),
+    PK_KERNEL_CUDA(jg_elementwise_mul_schema, "cuda:row-blocks", PK_FLOAT_MASK | JG_INDEX, mul_cuda),
+    PK_KERNEL_CUDA(jg_elementwise_mul_backward_schema, "cuda:row-blocks", PK_FLOAT_MASK | JG_INDEX, mul_backward_cuda),
+    PK_KERNEL_CUDA(jg_dense_bmm_schema, "cuda:row-blocks", PK_FLOAT_MASK | JG_INDEX, dense_bmm_cuda),
+    PK_KERNEL_CUDA(jg_jagged_bmm_schema, "cuda:row-blocks", PK_FLOAT_MASK | JG_INDEX, jagged_bmm_cuda),
+    PK_KERNEL_CUDA(jg_permute102_baddbmm_schema, "cuda:row-blocks", PK_FLOAT_MASK, permute102_cuda),
+    PK_KERNEL_CUDA(jg_index_select_dim0_schema, "cuda:row-blocks", 0, index_select_cuda),
 };
 
-loom_status fbgemm_jagged_register_cuda(const loom_host_api *host, loom_registrar *reg)
-{
-    return pk_register_kernel_ptrs(host, reg, cuda_kernels, PK_COUNT(cuda_kernels));
-}
+const pk_module fbgemm_jagged_cuda = PK_MODULE("jagged", jagged_ops, jagged_cuda_kernels, NULL);

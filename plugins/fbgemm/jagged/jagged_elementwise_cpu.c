@@ -11,48 +11,32 @@
 ** of mul, the gradient of x_values is grad_output * y with +0 past max_L,
 ** and the gradient of y is padded(grad_output * x_values) with +0 padding.
 **
-** Row kernels are instantiated per dtype from JG_FLOAT_TYPES; a NULL
-** operand row stands for zeros. Threaded over batch rows.
+** Row kernels are instantiated per dtype from jagged_elementwise_tmpl.h
+** (dtype_traits.h); a NULL operand row stands for zeros. Threaded over
+** batch rows.
 */
 #include <string.h>
 
+#include "dtype_traits.h"
 #include "jagged.h"
 #include "jagged_cpu.h"
-#include "jagged_dtypes.h"
 
 typedef void (*row_fn)(void *o, const void *a, const void *b, int64_t n);
 
-#define OP_ADD(a, b) ((a) + (b))
-#define OP_MUL(a, b) ((a) * (b))
+#define PK_SFX f32
+#include "jagged_elementwise_tmpl.h"
+#define PK_SFX f64
+#include "jagged_elementwise_tmpl.h"
+#define PK_SFX f16
+#include "jagged_elementwise_tmpl.h"
+#define PK_SFX bf16
+#include "jagged_elementwise_tmpl.h"
 
-#define DEFINE_ROW(op, OP, sfx, T, ACC, LD, ST)                                        \
-    static void row_##op##_##sfx(void *vo, const void *va, const void *vb, int64_t n)  \
-    {                                                                                  \
-        T *o = vo;                                                                     \
-        const T *a = va, *b = vb;                                                      \
-        const ACC zero = 0;                                                            \
-        if (a != NULL && b != NULL)                                                    \
-            for (int64_t i = 0; i < n; i++)                                            \
-                ST(o + i, OP(LD(a + i), LD(b + i)));                                   \
-        else if (a != NULL)                                                            \
-            for (int64_t i = 0; i < n; i++)                                            \
-                ST(o + i, OP(LD(a + i), zero));                                        \
-        else if (b != NULL)                                                            \
-            for (int64_t i = 0; i < n; i++)                                            \
-                ST(o + i, OP(zero, LD(b + i)));                                        \
-        else                                                                           \
-            for (int64_t i = 0; i < n; i++)                                            \
-                ST(o + i, OP(zero, zero));                                             \
-    }
-#define DEFINE_ROWS(sfx, T, ACC, LD, ST)                \
-    DEFINE_ROW(add, OP_ADD, sfx, T, ACC, LD, ST)        \
-    DEFINE_ROW(mul, OP_MUL, sfx, T, ACC, LD, ST)
-JG_FLOAT_TYPES(DEFINE_ROWS)
-
-#define ADD_ENTRY(sfx, T, ACC, LD, ST) row_add_##sfx,
-#define MUL_ENTRY(sfx, T, ACC, LD, ST) row_mul_##sfx,
-static const row_fn add_rows[] = { JG_FLOAT_TYPES(ADD_ENTRY) };
-static const row_fn mul_rows[] = { JG_FLOAT_TYPES(MUL_ENTRY) };
+/* per dtype, in PK_FLOAT_DTYPES order (pk_float_index) */
+#define ADD_ENTRY(sfx, DTYPE, S, C) row_add_##sfx,
+#define MUL_ENTRY(sfx, DTYPE, S, C) row_mul_##sfx,
+static const row_fn add_rows[] = { PK_FLOAT_DTYPES(ADD_ENTRY) };
+static const row_fn mul_rows[] = { PK_FLOAT_DTYPES(MUL_ENTRY) };
 
 typedef struct ew_job {
     const jg_plan *p;
@@ -113,10 +97,10 @@ static loom_status run_elementwise(loom_call *call, const row_fn *table, int den
         return st;
     if (!dense_out)
         jg_cpu_zero_head(&p, loom_data(out), (size_t)p.D * p.es);
-    ew_job j = { .p = &p, .f = table[jg_float_index(p.dtype)], .x = loom_data(call->inputs[0]),
+    ew_job j = { .p = &p, .f = table[pk_float_index(p.dtype)], .x = loom_data(call->inputs[0]),
                  .y = loom_data(call->inputs[2]), .out = loom_data(out) };
-    return fbgemm_host->parallel_for(call->ctx, p.B, jg_cpu_grain(p.max_L * p.D),
-                                     dense_out ? dense_out_rows : jagged_out_rows, &j);
+    return pk_host->parallel_for(call->ctx, p.B, jg_cpu_grain(p.max_L * p.D),
+                                 dense_out ? dense_out_rows : jagged_out_rows, &j);
 }
 
 loom_status jg_add_cpu(loom_call *call) { return run_elementwise(call, add_rows, 1); }
@@ -130,17 +114,17 @@ loom_status jg_mul_backward_cpu(loom_call *call)
     loom_status st = jg_prepare_mul_backward(call, jg_read_host, &p, outs);
     if (st != LOOM_OK)
         return st;
-    const row_fn f = mul_rows[jg_float_index(p.dtype)];
+    const row_fn f = mul_rows[pk_float_index(p.dtype)];
     const char *g = loom_data(call->inputs[0]);
     if (loom_numel(outs[0]) > 0) {
         jg_cpu_zero_head(&p, loom_data(outs[0]), (size_t)p.D * p.es);
         ew_job j = { .p = &p, .f = f, .x = g, .y = loom_data(call->inputs[2]), .out = loom_data(outs[0]),
                      .zero_past = 1 };
-        st = fbgemm_host->parallel_for(call->ctx, p.B, jg_cpu_grain(p.max_L * p.D), jagged_out_rows, &j);
+        st = pk_host->parallel_for(call->ctx, p.B, jg_cpu_grain(p.max_L * p.D), jagged_out_rows, &j);
     }
     if (st == LOOM_OK && loom_numel(outs[1]) > 0) {
         ew_job j = { .p = &p, .f = f, .x = g, .x2 = loom_data(call->inputs[3]), .out = loom_data(outs[1]) };
-        st = fbgemm_host->parallel_for(call->ctx, p.B, jg_cpu_grain(p.max_L * p.D), dense_out_rows, &j);
+        st = pk_host->parallel_for(call->ctx, p.B, jg_cpu_grain(p.max_L * p.D), dense_out_rows, &j);
     }
     return st;
 }

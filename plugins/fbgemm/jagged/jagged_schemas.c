@@ -6,17 +6,11 @@
 ** jagged dimension, except jagged_to_padded_dense, its backward and
 ** dense_to_jagged, which take up to three (offsets, offsets_1, offsets_2).
 ** Where fbgemm returns (values, offsets), loom returns the values only:
-** the offsets are the input's.
+** the offsets are the input's. The op list (JG_OPS) and the attribute
+** lists are in jagged.h, where the kernels read the attribute indices.
 */
 #include "jagged.h"
-#include "register.h"
-
-/* Value constraints (checked by the core): lengths and row counts >= 0 (the
-** kernels check them too). padding_value has none: -inf and NaN padding
-** are meaningful, and integer outputs check it is representable. */
-#define ATTR_INT_REQUIRED(nm, d) \
-    { .name = nm, .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_REQUIRED | LOOM_ATTR_NONNEG, \
-      .dflt = LOOM_DEFAULT_NONE, .doc = d }
+#include "pack.h"
 
 static const loom_arg_def one_output[] = {
     { .name = "output", .dtypes = 0, .ndim = -1, .doc = "result" },
@@ -36,44 +30,23 @@ static const loom_arg_def to_padded_inputs[] = {
     { .name = "values", .dtypes = JG_COPYABLE, .ndim = -1, .doc = "[total_L, inner...]" },
     OFFSETS_LIST("offsets", "[B+1], int32 or int64"),
 };
-static const loom_attr_def to_padded_attrs[] = {
-    { .name = "max_lengths", .type = LOOM_ATTR_INTS, .flags = LOOM_ATTR_REQUIRED | LOOM_ATTR_NONNEG,
-      .dflt = LOOM_DEFAULT_NONE,
-      .doc = "one max length per jagged dim: entries kept per row; longer rows are truncated" },
-    { .name = "padding_value", .type = LOOM_ATTR_FLOAT, .dflt = LOOM_DEFAULT_FLOAT(0.0),
-      .doc = "value of the positions past a row's length" },
-};
+PK_ATTR_TABLE(jg_to_padded, JG_TO_PADDED_ATTRS);
 
-const loom_op_schema jg_jagged_to_padded_dense_schema = {
-    .struct_size = sizeof(loom_op_schema),
-    .name = "fbgemm.jagged_to_padded_dense",
-    .version = 1,
-    .doc = "jagged values [total_L, inner..] + offsets [B+1] (+ deeper levels) -> dense [B, max_L.., inner..], "
-           "padded, rows truncated",
-    .n_inputs = 4, .inputs = to_padded_inputs,
-    .n_outputs = 1, .outputs = one_output,
-    .n_attrs = 2, .attrs = to_padded_attrs,
-    .cost = jg_cost_bytes,
-};
+PK_SCHEMA(jg_jagged_to_padded_dense_schema, "fbgemm.jagged_to_padded_dense", 1,
+          "jagged values [total_L, inner..] + offsets [B+1] (+ deeper levels) -> dense [B, max_L.., inner..], "
+          "padded, rows truncated",
+          PK_INPUTS(to_padded_inputs), PK_OUTPUTS(one_output), PK_ATTRS(jg_to_padded_attrs), .cost = jg_cost_bytes);
 
 static const loom_arg_def to_padded_backward_inputs[] = {
     { .name = "grad_output", .dtypes = JG_COPYABLE, .ndim = -1, .doc = "[B, max_L.., inner...]" },
     OFFSETS_LIST("offsets", "[B+1], int32 or int64"),
 };
-static const loom_attr_def to_padded_backward_attrs[] = {
-    ATTR_INT_REQUIRED("total_L", "rows of the gradient of values (offsets[B] <= total_L)"),
-};
+PK_ATTR_TABLE(jg_to_padded_backward, JG_TO_PADDED_BACKWARD_ATTRS);
 
-const loom_op_schema jg_jagged_to_padded_dense_backward_schema = {
-    .struct_size = sizeof(loom_op_schema),
-    .name = "fbgemm.jagged_to_padded_dense_backward",
-    .version = 1,
-    .doc = "gradient of values: the valid positions of grad_output [B, max_L.., inner..] -> [total_L, inner..]",
-    .n_inputs = 4, .inputs = to_padded_backward_inputs,
-    .n_outputs = 1, .outputs = one_output,
-    .n_attrs = 1, .attrs = to_padded_backward_attrs,
-    .cost = jg_cost_bytes,
-};
+PK_SCHEMA(jg_jagged_to_padded_dense_backward_schema, "fbgemm.jagged_to_padded_dense_backward", 1,
+          "gradient of values: the valid positions of grad_output [B, max_L.., inner..] -> [total_L, inner..]",
+          PK_INPUTS(to_padded_backward_inputs), PK_OUTPUTS(one_output), PK_ATTRS(jg_to_padded_backward_attrs),
+          .cost = jg_cost_bytes);
 
 /* -------------------------------------------------------- dense_to_jagged */
 
@@ -81,80 +54,46 @@ static const loom_arg_def to_jagged_inputs[] = {
     { .name = "dense", .dtypes = JG_COPYABLE, .ndim = -1, .doc = "[B, max_L.., inner...]" },
     OFFSETS_LIST("x_offsets", "[B+1], int32 or int64"),
 };
-static const loom_attr_def to_jagged_attrs[] = {
-    { .name = "total_L", .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_NONNEG, .dflt = LOOM_DEFAULT_NONE,
-      .doc = "rows of the output (default: the last offset); rows past a dense row's extent are 0" },
-};
+PK_ATTR_TABLE(jg_to_jagged, JG_TO_JAGGED_ATTRS);
 
-const loom_op_schema jg_dense_to_jagged_schema = {
-    .struct_size = sizeof(loom_op_schema),
-    .name = "fbgemm.dense_to_jagged",
-    .version = 1,
-    .doc = "the valid positions of dense [B, max_L.., inner..] as jagged values [total_L, inner..]",
-    .n_inputs = 4, .inputs = to_jagged_inputs,
-    .n_outputs = 1, .outputs = one_output,
-    .n_attrs = 1, .attrs = to_jagged_attrs,
-    .cost = jg_cost_bytes,
-};
+PK_SCHEMA(jg_dense_to_jagged_schema, "fbgemm.dense_to_jagged", 1,
+          "the valid positions of dense [B, max_L.., inner..] as jagged values [total_L, inner..]",
+          PK_INPUTS(to_jagged_inputs), PK_OUTPUTS(one_output), PK_ATTRS(jg_to_jagged_attrs), .cost = jg_cost_bytes);
 
 /* ---------------------------------------------------------- elementwise */
 
 static const loom_arg_def elementwise_inputs[] = {
-    { .name = "x_values", .dtypes = JG_FLOATS, .ndim = -1, .doc = "[total_L, inner...]" },
+    { .name = "x_values", .dtypes = PK_FLOAT_MASK, .ndim = -1, .doc = "[total_L, inner...]" },
     { .name = "x_offsets", .dtypes = JG_INDEX, .ndim = 1, .doc = "[B+1], int32 or int64" },
-    { .name = "y", .dtypes = JG_FLOATS, .ndim = -1, .doc = "[B, max_L, inner...], x_values' dtype" },
+    { .name = "y", .dtypes = PK_FLOAT_MASK, .ndim = -1, .doc = "[B, max_L, inner...], x_values' dtype" },
 };
 
-const loom_op_schema jg_elementwise_add_schema = {
-    .struct_size = sizeof(loom_op_schema),
-    .name = "fbgemm.jagged_dense_elementwise_add",
-    .version = 1,
-    .doc = "dense output: jagged_to_padded_dense(x, 0) + y, so padded positions equal y",
-    .n_inputs = 3, .inputs = elementwise_inputs,
-    .n_outputs = 1, .outputs = one_output,
-    .cost = jg_cost_bytes,
-};
+PK_SCHEMA(jg_elementwise_add_schema, "fbgemm.jagged_dense_elementwise_add", 1,
+          "dense output: jagged_to_padded_dense(x, 0) + y, so padded positions equal y",
+          PK_INPUTS(elementwise_inputs), PK_OUTPUTS(one_output), .cost = jg_cost_bytes);
 
-const loom_op_schema jg_elementwise_add_jagged_output_schema = {
-    .struct_size = sizeof(loom_op_schema),
-    .name = "fbgemm.jagged_dense_elementwise_add_jagged_output",
-    .version = 1,
-    .doc = "jagged output: x_values + y at the valid positions; rows past y's max_L keep x",
-    .n_inputs = 3, .inputs = elementwise_inputs,
-    .n_outputs = 1, .outputs = one_output,
-    .cost = jg_cost_bytes,
-};
+PK_SCHEMA(jg_elementwise_add_jagged_output_schema, "fbgemm.jagged_dense_elementwise_add_jagged_output", 1,
+          "jagged output: x_values + y at the valid positions; rows past y's max_L keep x",
+          PK_INPUTS(elementwise_inputs), PK_OUTPUTS(one_output), .cost = jg_cost_bytes);
 
-const loom_op_schema jg_elementwise_mul_schema = {
-    .struct_size = sizeof(loom_op_schema),
-    .name = "fbgemm.jagged_dense_elementwise_mul",
-    .version = 1,
-    .doc = "jagged output: x_values * y at the valid positions; rows past y's max_L are 0",
-    .n_inputs = 3, .inputs = elementwise_inputs,
-    .n_outputs = 1, .outputs = one_output,
-    .cost = jg_cost_bytes,
-};
+PK_SCHEMA(jg_elementwise_mul_schema, "fbgemm.jagged_dense_elementwise_mul", 1,
+          "jagged output: x_values * y at the valid positions; rows past y's max_L are 0",
+          PK_INPUTS(elementwise_inputs), PK_OUTPUTS(one_output), .cost = jg_cost_bytes);
 
 static const loom_arg_def mul_backward_inputs[] = {
-    { .name = "grad_output", .dtypes = JG_FLOATS, .ndim = -1, .doc = "[total_L, inner...]" },
+    { .name = "grad_output", .dtypes = PK_FLOAT_MASK, .ndim = -1, .doc = "[total_L, inner...]" },
     { .name = "x_offsets", .dtypes = JG_INDEX, .ndim = 1, .doc = "[B+1], int32 or int64" },
-    { .name = "y", .dtypes = JG_FLOATS, .ndim = -1, .doc = "[B, max_L, inner...]" },
-    { .name = "x_values", .dtypes = JG_FLOATS, .ndim = -1, .doc = "[total_L, inner...]" },
+    { .name = "y", .dtypes = PK_FLOAT_MASK, .ndim = -1, .doc = "[B, max_L, inner...]" },
+    { .name = "x_values", .dtypes = PK_FLOAT_MASK, .ndim = -1, .doc = "[total_L, inner...]" },
 };
 static const loom_arg_def mul_backward_outputs[] = {
     { .name = "x_values_grad", .dtypes = 0, .ndim = -1, .doc = "[total_L, inner...] grad_output * y" },
     { .name = "y_grad", .dtypes = 0, .ndim = -1, .doc = "[B, max_L, inner...] grad_output * x_values, 0 padded" },
 };
 
-const loom_op_schema jg_elementwise_mul_backward_schema = {
-    .struct_size = sizeof(loom_op_schema),
-    .name = "fbgemm.jagged_dense_elementwise_mul_backward",
-    .version = 1,
-    .doc = "gradients of jagged_dense_elementwise_mul: (grad_output * y jagged, grad_output * x_values dense)",
-    .n_inputs = 4, .inputs = mul_backward_inputs,
-    .n_outputs = 2, .outputs = mul_backward_outputs,
-    .cost = jg_cost_bytes,
-};
+PK_SCHEMA(jg_elementwise_mul_backward_schema, "fbgemm.jagged_dense_elementwise_mul_backward", 1,
+          "gradients of jagged_dense_elementwise_mul: (grad_output * y jagged, grad_output * x_values dense)",
+          PK_INPUTS(mul_backward_inputs), PK_OUTPUTS(mul_backward_outputs), .cost = jg_cost_bytes);
 
 /* ------------------------------------------------------------------ bmm */
 
@@ -169,41 +108,25 @@ static void bmm_cost(const loom_call *call, double *flops, double *bytes)
 }
 
 static const loom_arg_def dense_bmm_inputs[] = {
-    { .name = "x_values", .dtypes = JG_FLOATS, .ndim = 2, .doc = "[total_L, K]" },
+    { .name = "x_values", .dtypes = PK_FLOAT_MASK, .ndim = 2, .doc = "[total_L, K]" },
     { .name = "x_offsets", .dtypes = JG_INDEX, .ndim = 1, .doc = "[B+1], int32 or int64" },
-    { .name = "y", .dtypes = JG_FLOATS, .ndim = 3, .doc = "[B, K, N], x_values' dtype" },
+    { .name = "y", .dtypes = PK_FLOAT_MASK, .ndim = 3, .doc = "[B, K, N], x_values' dtype" },
 };
-static const loom_attr_def bmm_attrs[] = {
-    ATTR_INT_REQUIRED("max_L", "rows of each batch row that take part; later rows give 0"),
-};
+PK_ATTR_TABLE(jg_bmm, JG_BMM_ATTRS);
 
-const loom_op_schema jg_dense_bmm_schema = {
-    .struct_size = sizeof(loom_op_schema),
-    .name = "fbgemm.jagged_dense_bmm",
-    .version = 1,
-    .doc = "x_values [total_L, K] (jagged) @ y [B, K, N] -> [total_L, N]; rows l >= max_L of a batch row are 0",
-    .n_inputs = 3, .inputs = dense_bmm_inputs,
-    .n_outputs = 1, .outputs = one_output,
-    .n_attrs = 1, .attrs = bmm_attrs,
-    .cost = bmm_cost,
-};
+PK_SCHEMA(jg_dense_bmm_schema, "fbgemm.jagged_dense_bmm", 1,
+          "x_values [total_L, K] (jagged) @ y [B, K, N] -> [total_L, N]; rows l >= max_L of a batch row are 0",
+          PK_INPUTS(dense_bmm_inputs), PK_OUTPUTS(one_output), PK_ATTRS(jg_bmm_attrs), .cost = bmm_cost);
 
 static const loom_arg_def jagged_bmm_inputs[] = {
-    { .name = "x_values", .dtypes = JG_FLOATS, .ndim = 2, .doc = "[total_L, M]" },
-    { .name = "y_values", .dtypes = JG_FLOATS, .ndim = 2, .doc = "[total_L, N], x_values' dtype" },
+    { .name = "x_values", .dtypes = PK_FLOAT_MASK, .ndim = 2, .doc = "[total_L, M]" },
+    { .name = "y_values", .dtypes = PK_FLOAT_MASK, .ndim = 2, .doc = "[total_L, N], x_values' dtype" },
     { .name = "x_offsets", .dtypes = JG_INDEX, .ndim = 1, .doc = "[B+1], int32 or int64" },
 };
 
-const loom_op_schema jg_jagged_bmm_schema = {
-    .struct_size = sizeof(loom_op_schema),
-    .name = "fbgemm.jagged_jagged_bmm",
-    .version = 1,
-    .doc = "out[b] = sum over the first min(L_b, max_L) rows l of x[l]^T y[l] -> [B, M, N]",
-    .n_inputs = 3, .inputs = jagged_bmm_inputs,
-    .n_outputs = 1, .outputs = one_output,
-    .n_attrs = 1, .attrs = bmm_attrs,
-    .cost = bmm_cost,
-};
+PK_SCHEMA(jg_jagged_bmm_schema, "fbgemm.jagged_jagged_bmm", 1,
+          "out[b] = sum over the first min(L_b, max_L) rows l of x[l]^T y[l] -> [B, M, N]",
+          PK_INPUTS(jagged_bmm_inputs), PK_OUTPUTS(one_output), PK_ATTRS(jg_bmm_attrs), .cost = bmm_cost);
 
 static void permute102_cost(const loom_call *call, double *flops, double *bytes)
 {
@@ -215,20 +138,14 @@ static void permute102_cost(const loom_call *call, double *flops, double *bytes)
 }
 
 static const loom_arg_def permute102_inputs[] = {
-    { .name = "bias", .dtypes = JG_FLOATS, .ndim = 2, .doc = "[b, n]" },
-    { .name = "A", .dtypes = JG_FLOATS, .ndim = 3, .doc = "[m, b, k]" },
-    { .name = "B", .dtypes = JG_FLOATS, .ndim = 3, .doc = "[b, k, n]" },
+    { .name = "bias", .dtypes = PK_FLOAT_MASK, .ndim = 2, .doc = "[b, n]" },
+    { .name = "A", .dtypes = PK_FLOAT_MASK, .ndim = 3, .doc = "[m, b, k]" },
+    { .name = "B", .dtypes = PK_FLOAT_MASK, .ndim = 3, .doc = "[b, k, n]" },
 };
 
-const loom_op_schema jg_permute102_baddbmm_schema = {
-    .struct_size = sizeof(loom_op_schema),
-    .name = "fbgemm.permute102_baddbmm_permute102",
-    .version = 1,
-    .doc = "out[i, j, :] = bias[j, :] + A[i, j, :] @ B[j] -> [m, b, n] (compact)",
-    .n_inputs = 3, .inputs = permute102_inputs,
-    .n_outputs = 1, .outputs = one_output,
-    .cost = permute102_cost,
-};
+PK_SCHEMA(jg_permute102_baddbmm_schema, "fbgemm.permute102_baddbmm_permute102", 1,
+          "out[i, j, :] = bias[j, :] + A[i, j, :] @ B[j] -> [m, b, n] (compact)",
+          PK_INPUTS(permute102_inputs), PK_OUTPUTS(one_output), .cost = permute102_cost);
 
 /* ---------------------------------------------------------- index_select */
 
@@ -236,37 +153,9 @@ static const loom_arg_def index_select_inputs[] = {
     { .name = "input", .dtypes = 0, .ndim = -1, .doc = "[N, inner...], any dtype" },
     { .name = "indices", .dtypes = JG_INDEX, .ndim = 1, .doc = "[K] in [0, N), int32 or int64" },
 };
-static const loom_attr_def index_select_attrs[] = {
-    { .name = "consecutive_range_start", .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_NONNEG, .dflt = LOOM_DEFAULT_INT(0),
-      .doc = "backward hint of fbgemm's GPU path; no effect on the forward" },
-    { .name = "consecutive_range_length", .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_NONNEG, .dflt = LOOM_DEFAULT_INT(0),
-      .doc = "backward hint of fbgemm's GPU path; no effect on the forward" },
-    { .name = "skip_indices_sorting_fwd", .type = LOOM_ATTR_BOOL, .dflt = LOOM_DEFAULT_BOOL(0),
-      .doc = "fbgemm's GPU path sorts indices for locality unless set; no effect on the result" },
-};
+PK_ATTR_TABLE(jg_index_select, JG_INDEX_SELECT_ATTRS);
 
-const loom_op_schema jg_index_select_dim0_schema = {
-    .struct_size = sizeof(loom_op_schema),
-    .name = "fbgemm.index_select_dim0",
-    .version = 1,
-    .doc = "input [N, inner..] rows at indices [K] -> [K, inner..] (torch.index_select(input, 0, indices))",
-    .n_inputs = 2, .inputs = index_select_inputs,
-    .n_outputs = 1, .outputs = one_output,
-    .n_attrs = 3, .attrs = index_select_attrs,
-    .cost = jg_cost_bytes,
-};
-
-const loom_op_schema *const fbgemm_jagged_ops[] = {
-    &jg_jagged_to_padded_dense_schema,
-    &jg_jagged_to_padded_dense_backward_schema,
-    &jg_dense_to_jagged_schema,
-    &jg_elementwise_add_schema,
-    &jg_elementwise_add_jagged_output_schema,
-    &jg_elementwise_mul_schema,
-    &jg_elementwise_mul_backward_schema,
-    &jg_dense_bmm_schema,
-    &jg_jagged_bmm_schema,
-    &jg_permute102_baddbmm_schema,
-    &jg_index_select_dim0_schema,
-};
-const size_t fbgemm_jagged_n_ops = PK_COUNT(fbgemm_jagged_ops);
+PK_SCHEMA(jg_index_select_dim0_schema, "fbgemm.index_select_dim0", 1,
+          "input [N, inner..] rows at indices [K] -> [K, inner..] (torch.index_select(input, 0, indices))",
+          PK_INPUTS(index_select_inputs), PK_OUTPUTS(one_output), PK_ATTRS(jg_index_select_attrs),
+          .cost = jg_cost_bytes);

@@ -311,8 +311,9 @@ loom_status fbg_tbe_bounds_check_host(loom_call *call, const fbg_tbe_state *s, i
                                     fbg_tbe_plan *plan, const char *op);
 
 /* Backends: the cpu kernels are in this folder; tbe/cuda/ (when it has a
-** meson.build) provides fbgemm_tbe_register_cuda (fbgemm_pack.h), else
-** tbe_cuda_none.c registers none. Note: the core dispatches a method only
+** meson.build) provides the module fbgemm_tbe_cuda (fbgemm_pack.h, its
+** ops built from FBG_TBE_OPS), else tbe_cuda_none.c gives it with no
+** kernels. Note: the core dispatches a method only
 ** to kernels of the pack that created the object (fbgemm.so creates every
 ** fbgemm.tbe object). */
 

@@ -1,6 +1,6 @@
 /*
-** tbe_cpu.c - the cpu kernels of the fbgemm.tbe methods and the module's
-** cpu registration.
+** tbe_cpu.c - the cpu kernels of the fbgemm.tbe methods and the tbe module
+** of fbgemm.so.
 **
 ** fbgemm.tbe: plan (tbe_plan.c) -> bounds check on a private copy ->
 ** output -> with a cache: linearise the batch's indices, populate the
@@ -12,13 +12,16 @@
 **
 ** fbgemm.tbe_prefetch: the same checks, then populate; the next forward
 ** consumes it (fbgemm's prefetch queue, depth counted).
+**
+** The module: the ops (FBG_TBE_OPS), the fbgemm.tbe class, these kernels
+** and the quantisers' (quantize_ops.c).
 */
 #include <string.h>
 
 #include "cache/cache.h"
 #include "tbe_internal.h"
 #include "tbe_rows.h"
-#include "register.h"
+#include "pack.h"
 
 static const char *OP = "fbgemm.tbe";
 
@@ -26,7 +29,7 @@ static loom_status check_object(const loom_call *call, const char *op)
 {
     const fbg_tbe_state *s = call->object;
     if (s == NULL || s->struct_size < sizeof(fbg_tbe_state) || s->cpu_private == NULL)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: not an fbgemm.tbe object made by this pack", op);
+        return pk_host->fail(LOOM_EINVAL, "%s: not an fbgemm.tbe object made by this pack", op);
     return LOOM_OK;
 }
 
@@ -50,7 +53,7 @@ static loom_status prepare(loom_call *call, const char *op, fbg_tbe_plan *p, fbg
 static int64_t *linearize(loom_call *call, const fbg_tbe_plan *p)
 {
     const fbg_tbe_state *s = p->state;
-    int64_t *lin = fbgemm_host->scratch(call->ctx, (size_t)(p->n_indices + 1) * sizeof *lin);
+    int64_t *lin = pk_host->scratch(call->ctx, (size_t)(p->n_indices + 1) * sizeof *lin);
     if (lin == NULL)
         return NULL;
     for (int32_t f = 0; f < p->n_features; f++) {
@@ -74,7 +77,7 @@ static loom_status tbe_run(loom_call *call)
     loom_tensor *out = NULL;
     if (st == LOOM_OK) {
         int32_t ndim = fbg_tbe_output_shape(&p, shape);
-        st = fbgemm_host->alloc_output(call, 0, (loom_dtype)p.output_dtype, ndim, shape, &out);
+        st = pk_host->alloc_output(call, 0, (loom_dtype)p.output_dtype, ndim, shape, &out);
     }
     if (st == LOOM_OK) {
         p.output = loom_data(out);
@@ -83,10 +86,10 @@ static loom_status tbe_run(loom_call *call)
         } else {
             fbg_tbe_cpu *c = s->cpu_private;
             int64_t *lin = linearize(call, &p);
-            int32_t *loc = fbgemm_host->scratch(call->ctx, (size_t)(p.n_indices + 1) * sizeof *loc);
+            int32_t *loc = pk_host->scratch(call->ctx, (size_t)(p.n_indices + 1) * sizeof *loc);
             if (lin == NULL || loc == NULL)
-                st = fbgemm_host->fail(LOOM_ENOMEM, "%s: no memory for %lld cache locations", OP,
-                                       (long long)p.n_indices);
+                st = pk_host->fail(LOOM_ENOMEM, "%s: no memory for %lld cache locations", OP,
+                                   (long long)p.n_indices);
             pthread_mutex_lock(&c->lock);
             if (st == LOOM_OK && c->pending_prefetches > 0)
                 c->pending_prefetches--;
@@ -115,7 +118,7 @@ static loom_status prefetch_run(loom_call *call)
         fbg_tbe_cpu *c = s->cpu_private;
         int64_t *lin = linearize(call, &p);
         if (lin == NULL) {
-            st = fbgemm_host->fail(LOOM_ENOMEM, "%s: no memory for %lld linear indices", op, (long long)p.n_indices);
+            st = pk_host->fail(LOOM_ENOMEM, "%s: no memory for %lld linear indices", op, (long long)p.n_indices);
         } else {
             pthread_mutex_lock(&c->lock);
             st = fbg_cache_prefetch(s->cache, p.n_indices, lin);
@@ -137,14 +140,14 @@ static loom_status stats_run(loom_call *call)
     fbg_tbe_cpu *c = s->cpu_private;
     int64_t n = 8;
     loom_tensor *out;
-    if ((st = fbgemm_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &n, &out)) != LOOM_OK)
+    if ((st = pk_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &n, &out)) != LOOM_OK)
         return st;
     fbg_cache_stats cs;
     memset(&cs, 0, sizeof cs);
     if (s->cache != NULL) {
         pthread_mutex_lock(&c->lock);
         fbg_cache_get_stats(s->cache, &cs);
-        if (call->attrs[0].u.b)
+        if (call->attrs[PK_ATTR(fbg_tbe_cache_stats, reset)].u.b)
             fbg_cache_reset_stats(s->cache);
         pthread_mutex_unlock(&c->lock);
     }
@@ -154,26 +157,33 @@ static loom_status stats_run(loom_call *call)
     return LOOM_OK;
 }
 
-static const loom_kernel_desc tbe_cpu = {
-    .struct_size = sizeof(loom_kernel_desc), .schema = &fbg_tbe_schema, .backend = "cpu",
-    .device_type = LOOM_DEVICE_CPU, .impl = "cpu:rows-scalar", .run = tbe_run,
-};
-static const loom_kernel_desc prefetch_cpu = {
-    .struct_size = sizeof(loom_kernel_desc), .schema = &fbg_tbe_prefetch_schema, .backend = "cpu",
-    .device_type = LOOM_DEVICE_CPU, .impl = "cpu", .run = prefetch_run,
-};
-static const loom_kernel_desc stats_cpu = {
-    .struct_size = sizeof(loom_kernel_desc), .schema = &fbg_tbe_cache_stats_schema, .backend = "cpu",
-    .device_type = LOOM_DEVICE_CPU, .impl = "cpu", .run = stats_run,
+/* ------------------------------------------------------------ the module */
+
+PK_OPS_TABLE(tbe_ops, FBG_TBE_OPS);
+static const loom_object_class *const tbe_classes[] = { &fbg_tbe_class };
+
+static const loom_kernel_desc tbe_cpu_kernels[] = {
+    PK_KERNEL_CPU(fbg_quantize_rows_schema, "cpu:rowwise", 0, fbg_quantize_rows_cpu),
+    PK_KERNEL_CPU(fbg_dequantize_rows_schema, "cpu:rowwise", 0, fbg_dequantize_rows_cpu),
+    PK_KERNEL_CPU(fbg_tbe_prefetch_schema, "cpu", 0, prefetch_run),
+    PK_KERNEL_CPU(fbg_tbe_cache_stats_schema, "cpu", 0, stats_run),
 };
 
-loom_status fbgemm_tbe_register_cpu(const loom_host_api *host, loom_registrar *reg)
+/* The row functions for this CPU (tbe_rows.h), then the forward, whose
+** implementation name says which ones run: a descriptor made here (the
+** core copies what it registers). */
+static loom_status tbe_register_forward(const loom_host_api *host, loom_registrar *reg)
 {
     fbg_rows_init();
-    /* the impl name on a copy: the core copies what it registers */
-    loom_kernel_desc tbe = tbe_cpu;
-    tbe.impl = strcmp(fbg_rows_isa(), "avx2") == 0 ? "cpu:rows-avx2" : "cpu:rows-scalar";
-    const loom_kernel_desc *ks[] = { &fbg_quantize_rows_cpu, &fbg_dequantize_rows_cpu, &tbe, &prefetch_cpu,
-                                     &stats_cpu };
-    return pk_register_kernel_ptrs(host, reg, ks, PK_COUNT(ks));
+    const char *impl = strcmp(fbg_rows_isa(), "avx2") == 0 ? "cpu:rows-avx2" : "cpu:rows-scalar";
+    const loom_kernel_desc k = PK_KERNEL_CPU(fbg_tbe_schema, impl, 0, tbe_run);
+    return host->register_kernel(reg, &k);
 }
+
+const pk_module fbgemm_tbe_cpu = {
+    .name = "tbe",
+    .ops = tbe_ops, .n_ops = PK_COUNT(tbe_ops),
+    .classes = tbe_classes, .n_classes = PK_COUNT(tbe_classes),
+    .kernels = tbe_cpu_kernels, .n_kernels = PK_COUNT(tbe_cpu_kernels),
+    .register_more = tbe_register_forward,
+};

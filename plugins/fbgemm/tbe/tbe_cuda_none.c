@@ -1,12 +1,11 @@
 /*
-** tbe_cuda_none.c - fbgemm-cuda.so without tbe/cuda/: the tbe ops are
-** defined (tbe_schemas.c) but have no cuda kernels.
+** tbe_cuda_none.c - the tbe module of fbgemm-cuda.so without tbe/cuda/:
+** the tbe ops are defined (FBG_TBE_OPS, tbe_schemas.c) but have no cuda
+** kernels.
 */
-#include "fbgemm_pack.h"
+#include "pack.h"
+#include "tbe_internal.h"
 
-loom_status fbgemm_tbe_register_cuda(const loom_host_api *host, loom_registrar *reg)
-{
-    (void)host;
-    (void)reg;
-    return LOOM_OK;
-}
+PK_OPS_TABLE(tbe_ops, FBG_TBE_OPS);
+
+const pk_module fbgemm_tbe_cuda = { .name = "tbe", .ops = tbe_ops, .n_ops = PK_COUNT(tbe_ops) };

@@ -17,11 +17,27 @@
 #include <string.h>
 
 #include "cache/cache.h"
+#include "dtype_traits.h"
 #include "tbe_internal.h"
 #include "tbe_rows.h"
 
 /* Bags per parallel_for grain. */
 #define BAG_GRAIN 32
+
+/* out[0..D) = acc in the output dtype, rounded to nearest even: one
+** function per float dtype of the dtype table (the outputs are f32, f16 or
+** bf16), picked once per call. */
+typedef void (*store_row_fn)(void *out, const float *acc, int64_t D);
+#define STORE_ROW_(sfx, DTYPE, S, C)                                      \
+    static void store_row_##sfx(void *out, const float *acc, int64_t D)   \
+    {                                                                     \
+        S *o = out;                                                       \
+        for (int64_t j = 0; j < D; j++)                                   \
+            PK_ST(sfx)(o + j, (C)acc[j]);                                 \
+    }
+PK_FLOAT_DTYPES(STORE_ROW_)
+#define STORE_ENTRY_(sfx, DTYPE, S, C) store_row_##sfx,
+static const store_row_fn store_rows[] = { PK_FLOAT_DTYPES(STORE_ENTRY_) };
 
 typedef struct fwd_job {
     const fbg_tbe_plan *p;
@@ -29,6 +45,7 @@ typedef struct fwd_job {
     int64_t acc_stride;
     int32_t n_slots;
     size_t out_esize;
+    store_row_fn store;         /* of the output dtype */
     fbg_row_params params;
     atomic_int failed;          /* a range could not get an accumulator */
 } fwd_job;
@@ -57,22 +74,6 @@ static inline void prefetch_row(const fbg_tbe_plan *p, const fbg_tbe_table *tab,
     else
         for (; l < e; l += 64)
             __builtin_prefetch((const void *)l, 0, 0);
-}
-
-/* out[0..D) = acc in the output dtype. */
-static void store_row(void *out, int32_t dtype, const float *acc, int64_t D)
-{
-    if (dtype == LOOM_DTYPE_F32) {
-        memcpy(out, acc, (size_t)D * 4);
-    } else if (dtype == LOOM_DTYPE_F16) {
-        uint16_t *o = out;
-        for (int64_t j = 0; j < D; j++)
-            o[j] = pk_f32_to_f16(acc[j]);
-    } else {
-        uint16_t *o = out;
-        for (int64_t j = 0; j < D; j++)
-            o[j] = pk_f32_to_bf16(acc[j]);
-    }
 }
 
 /* Element offset of the output row of bag k of feature f. */
@@ -156,7 +157,7 @@ static inline __attribute__((always_inline)) void fwd_range(void *user, int64_t 
                 memset(acc, 0, (size_t)D * sizeof *acc);
                 if (idx >= 0)   /* IntNBit's CPU nobag lookup ignores per-sample weights */
                     acc_row(acc, row_ptr(p, tab, i, idx), D, 1.0f, &j->params);
-                store_row((char *)p->output + (size_t)(i * D) * j->out_esize, p->output_dtype, acc, D);
+                j->store((char *)p->output + (size_t)(i * D) * j->out_esize, acc, D);
             }
             continue;
         }
@@ -177,7 +178,7 @@ static inline __attribute__((always_inline)) void fwd_range(void *user, int64_t 
             for (int64_t d = 0; d < D; d++)
                 acc[d] *= scale;
         }
-        store_row((char *)p->output + (size_t)bag_out_offset(p, f, k) * j->out_esize, p->output_dtype, acc, D);
+        j->store((char *)p->output + (size_t)bag_out_offset(p, f, k) * j->out_esize, acc, D);
     }
     if (own)
         free(acc);
@@ -202,16 +203,17 @@ loom_status fbg_tbe_forward_cpu(loom_exec_ctx *ctx, const fbg_tbe_plan *p)
         .p = p,
         .acc_stride = ((int64_t)s->max_D + 15) / 16 * 16,
         .n_slots = ctx->n_threads > 0 ? ctx->n_threads : 64,
-        .out_esize = fbgemm_host->dtype_size((loom_dtype)p->output_dtype),
+        .out_esize = pk_host->dtype_size((loom_dtype)p->output_dtype),
+        .store = store_rows[pk_float_index((loom_dtype)p->output_dtype)],
         .params = { s->fp8_exponent_bits, s->fp8_exponent_bias },
     };
-    j.acc = fbgemm_host->scratch(ctx, (size_t)(j.n_slots * j.acc_stride) * sizeof(float));
+    j.acc = pk_host->scratch(ctx, (size_t)(j.n_slots * j.acc_stride) * sizeof(float));
     if (j.acc == NULL)
-        return fbgemm_host->fail(LOOM_ENOMEM, "fbgemm.tbe: no scratch memory for %d accumulators", (int)j.n_slots);
+        return pk_host->fail(LOOM_ENOMEM, "fbgemm.tbe: no scratch memory for %d accumulators", (int)j.n_slots);
     atomic_init(&j.failed, 0);
-    loom_status st = fbgemm_host->parallel_for(ctx, p->n_bags, BAG_GRAIN,
-                                               fbg_prefetch_policy_get()->hint == FBG_PF_T0 ? fwd_range_t0 : fwd_range_nta, &j);
+    const loom_range_fn fn = fbg_prefetch_policy_get()->hint == FBG_PF_T0 ? fwd_range_t0 : fwd_range_nta;
+    loom_status st = pk_host->parallel_for(ctx, p->n_bags, BAG_GRAIN, fn, &j);
     if (st == LOOM_OK && atomic_load(&j.failed))
-        st = fbgemm_host->fail(LOOM_ENOMEM, "fbgemm.tbe: no memory for an accumulator");
+        st = pk_host->fail(LOOM_ENOMEM, "fbgemm.tbe: no memory for an accumulator");
     return st;
 }

@@ -9,19 +9,87 @@
 #include <pthread.h>
 
 #include "fbgemm_pack.h"
+#include "pack.h"
 #include "quantize.h"
 #include "tbe.h"
 
 #define FBG_TBE_CLASS "fbgemm.tbe"
 
-extern const loom_op_schema fbg_quantize_rows_schema;
-extern const loom_op_schema fbg_dequantize_rows_schema;
-extern const loom_op_schema fbg_tbe_schema;
-extern const loom_op_schema fbg_tbe_prefetch_schema;
-extern const loom_op_schema fbg_tbe_cache_stats_schema;
+/* The module's ops (tbe_schemas.c), in definition order: both packs build
+** their ops table from this list (PK_OPS_TABLE). */
+#define FBG_TBE_OPS(X)               \
+    X(fbg_quantize_rows_schema)      \
+    X(fbg_dequantize_rows_schema)    \
+    X(fbg_tbe_schema)                \
+    X(fbg_tbe_prefetch_schema)       \
+    X(fbg_tbe_cache_stats_schema)
+PK_OPS_EXTERN(FBG_TBE_OPS);
 
-/* Attribute indices of the fbgemm.tbe op (schema order). */
-enum { TBE_ATTR_POOLING = 0, TBE_ATTR_OUTPUT_DTYPE = 1, TBE_ATTR_BOUNDS = 2 };
+/* The attributes of each op and of the class: A(op, name, TYPE, default,
+** flags, doc, extra) (pack.h). Value constraints are checked by the core;
+** the upper bounds and the rest are the kernels' and create's checks. */
+
+/* The row format of the quantisers: row_alignment and exponent bits > 0,
+** bias >= 0. dequantize_rows takes the same list, then dim, so the format
+** attributes have the same index in both ops (parse_call reads either). */
+#define FBG_FORMAT_ATTRS(A, op)                                                                   \
+    A(op, weight_type, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED,                             \
+      "fp32 | fp16 | bf16 | fp8 | int8 | int4 | int2", )                                          \
+    A(op, layout, STRING, LOOM_DEFAULT_STRING("tbe"), 0,                                          \
+      "tbe: IntNBit TBE rows (f16 scale/bias header first); fused: the standalone "               \
+      "FloatToFused8BitRowwiseQuantized / FloatToFusedNBitRowwiseQuantizedSBHalf rows", )         \
+    A(op, row_alignment, INT, LOOM_DEFAULT_INT(1), LOOM_ATTR_POSITIVE,                            \
+      "tbe layout: pad each row to a multiple of this many bytes", )                              \
+    A(op, fp8_exponent_bits, INT, LOOM_DEFAULT_INT(FBG_FP8_DEFAULT_EXPONENT_BITS), LOOM_ATTR_POSITIVE, \
+      "fp8: exponent bits", )                                                                     \
+    A(op, fp8_exponent_bias, INT, LOOM_DEFAULT_INT(FBG_FP8_DEFAULT_EXPONENT_BIAS), LOOM_ATTR_NONNEG, \
+      "fp8: exponent bias", )
+#define FBG_QUANTIZE_ROWS_ATTRS(A, op) FBG_FORMAT_ATTRS(A, op)
+#define FBG_DEQUANTIZE_ROWS_ATTRS(A, op)                                                          \
+    FBG_FORMAT_ATTRS(A, op)                                                                       \
+    A(op, dim, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_POSITIVE, "elements per row; default: derived from the row bytes", )
+/* fbgemm.tbe: each overrides the object's default when set. */
+#define FBG_TBE_ATTRS(A, op)                                                                      \
+    A(op, pooling_mode, STRING, LOOM_DEFAULT_NONE, 0, "sum | mean | none; default: the object's", ) \
+    A(op, output_dtype, STRING, LOOM_DEFAULT_NONE, 0, "fp32 | fp16 | bf16; default: the object's", ) \
+    A(op, bounds_check_mode, STRING, LOOM_DEFAULT_NONE, 0,                                        \
+      "fatal | warning | ignore | none; default: the object's", )
+#define FBG_TBE_CACHE_STATS_ATTRS(A, op)                                                          \
+    A(op, reset, BOOL, LOOM_DEFAULT_BOOL(0), 0, "zero the counters after reading them", )
+/* The fbgemm.tbe class (tbe_object.c): dims, alignment, exponent bits/bias
+** and ways > 0, row counts and table indices >= 0, cache_load_factor
+** finite and >= 0. embedding_dims and num_embeddings are adjacent (create
+** checks their lengths in one loop). */
+#define FBG_TBE_CLASS_ATTRS(A, op)                                                                \
+    A(op, weights_tys, STRING, LOOM_DEFAULT_NONE, 0,                                              \
+      "weight type per table, comma-separated (fp32,fp16,bf16,fp8,int8,int4,int2); "              \
+      "default: from each tensor's dtype (f32/f16/bf16 only)", )                                  \
+    A(op, embedding_dims, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_POSITIVE,                            \
+      "D per table; default: from the row bytes (needed for u8 tables with row_alignment > 1)", ) \
+    A(op, num_embeddings, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_NONNEG,                              \
+      "rows per table, checked against the file when given", )                                    \
+    A(op, feature_table_map, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_NONNEG,                           \
+      "table of each feature; default: one feature per table", )                                  \
+    A(op, pooling_mode, STRING, LOOM_DEFAULT_STRING("sum"), 0, "sum | mean | none", )             \
+    A(op, output_dtype, STRING, LOOM_DEFAULT_STRING("fp32"), 0, "fp32 | fp16 | bf16", )           \
+    A(op, bounds_check_mode, STRING, LOOM_DEFAULT_STRING("warning"), 0,                           \
+      "fatal | warning | ignore | none (none repairs silently, as ignore: loom never reads out of bounds)", ) \
+    A(op, row_alignment, INT, LOOM_DEFAULT_INT(1), LOOM_ATTR_POSITIVE,                            \
+      "bytes each row is padded to (fbgemm: 1 on CPU, 16 on GPU)", )                              \
+    A(op, fp8_exponent_bits, INT, LOOM_DEFAULT_INT(FBG_FP8_DEFAULT_EXPONENT_BITS), LOOM_ATTR_POSITIVE, \
+      "fp8 tables: exponent bits", )                                                              \
+    A(op, fp8_exponent_bias, INT, LOOM_DEFAULT_INT(FBG_FP8_DEFAULT_EXPONENT_BIAS), LOOM_ATTR_POSITIVE, \
+      "fp8 tables: exponent bias", )                                                              \
+    A(op, cache_load_factor, FLOAT, LOOM_DEFAULT_FLOAT(1.0), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, \
+      "fraction of all rows cached in memory; 1.0 (or 0) = no cache, rows read from the file mapping", ) \
+    A(op, cache_algorithm, STRING, LOOM_DEFAULT_STRING("lru"), 0, "lru | lfu", )                  \
+    A(op, cache_assoc, INT, LOOM_DEFAULT_INT(32), LOOM_ATTR_POSITIVE, "ways per cache set", )
+PK_ATTR_ENUM(fbg_quantize_rows, FBG_QUANTIZE_ROWS_ATTRS);
+PK_ATTR_ENUM(fbg_dequantize_rows, FBG_DEQUANTIZE_ROWS_ATTRS);
+PK_ATTR_ENUM(fbg_tbe, FBG_TBE_ATTRS);
+PK_ATTR_ENUM(fbg_tbe_cache_stats, FBG_TBE_CACHE_STATS_ATTRS);
+PK_ATTR_ENUM(fbg_tbe_class, FBG_TBE_CLASS_ATTRS);
+
 /* Input indices of fbgemm.tbe and fbgemm.tbe_prefetch. */
 enum { TBE_IN_INDICES = 0, TBE_IN_OFFSETS = 1, TBE_IN_PSW = 2, TBE_IN_VBE = 3 };
 
@@ -60,8 +128,10 @@ typedef struct fbg_tbe_cpu {
 ** One fstat. Called by fbg_tbe_plan_build, so by every method and backend. */
 loom_status fbg_tbe_check_file(const fbg_tbe_state *s, const char *op);
 
-/* cpu kernels (tbe_forward_cpu.c, quantize_ops.c) */
+/* cpu kernels (tbe_forward_cpu.c, quantize_ops.c) and the class (tbe_object.c) */
 loom_status fbg_tbe_forward_cpu(loom_exec_ctx *ctx, const fbg_tbe_plan *plan);
-extern const loom_kernel_desc fbg_quantize_rows_cpu, fbg_dequantize_rows_cpu;
+loom_status fbg_quantize_rows_cpu(loom_call *call);
+loom_status fbg_dequantize_rows_cpu(loom_call *call);
+extern const loom_object_class fbg_tbe_class;
 
 #endif

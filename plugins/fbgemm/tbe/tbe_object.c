@@ -21,49 +21,8 @@
 #include "cache/cache.h"
 #include "tbe_internal.h"
 
-enum {
-    C_WEIGHTS_TYS = 0, C_EMBEDDING_DIMS, C_NUM_EMBEDDINGS, C_FEATURE_TABLE_MAP, C_POOLING, C_OUTPUT_DTYPE,
-    C_BOUNDS, C_ROW_ALIGNMENT, C_FP8_BITS, C_FP8_BIAS, C_CACHE_LF, C_CACHE_ALGO, C_CACHE_ASSOC, C_N
-};
-
-/* Value constraints (checked by the core; upper bounds and the rest are
-** create's checks): dims, alignment, exponent bits/bias and ways > 0, row
-** counts and table indices >= 0, cache_load_factor finite and >= 0. */
-static const loom_attr_def class_attrs[C_N] = {
-    [C_WEIGHTS_TYS] = { .name = "weights_tys", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_NONE,
-      .doc = "weight type per table, comma-separated (fp32,fp16,bf16,fp8,int8,int4,int2); "
-             "default: from each tensor's dtype (f32/f16/bf16 only)" },
-    [C_EMBEDDING_DIMS] = { .name = "embedding_dims", .type = LOOM_ATTR_INTS, .flags = LOOM_ATTR_POSITIVE,
-      .dflt = LOOM_DEFAULT_NONE,
-      .doc = "D per table; default: from the row bytes (needed for u8 tables with row_alignment > 1)" },
-    [C_NUM_EMBEDDINGS] = { .name = "num_embeddings", .type = LOOM_ATTR_INTS, .flags = LOOM_ATTR_NONNEG,
-      .dflt = LOOM_DEFAULT_NONE,
-      .doc = "rows per table, checked against the file when given" },
-    [C_FEATURE_TABLE_MAP] = { .name = "feature_table_map", .type = LOOM_ATTR_INTS, .flags = LOOM_ATTR_NONNEG,
-      .dflt = LOOM_DEFAULT_NONE,
-      .doc = "table of each feature; default: one feature per table" },
-    [C_POOLING] = { .name = "pooling_mode", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_STRING("sum"),
-      .doc = "sum | mean | none" },
-    [C_OUTPUT_DTYPE] = { .name = "output_dtype", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_STRING("fp32"),
-      .doc = "fp32 | fp16 | bf16" },
-    [C_BOUNDS] = { .name = "bounds_check_mode", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_STRING("warning"),
-      .doc = "fatal | warning | ignore | none (none repairs silently, as ignore: loom never reads out of bounds)" },
-    [C_ROW_ALIGNMENT] = { .name = "row_alignment", .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_POSITIVE,
-      .dflt = LOOM_DEFAULT_INT(1),
-      .doc = "bytes each row is padded to (fbgemm: 1 on CPU, 16 on GPU)" },
-    [C_FP8_BITS] = { .name = "fp8_exponent_bits", .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_POSITIVE,
-      .dflt = LOOM_DEFAULT_INT(FBG_FP8_DEFAULT_EXPONENT_BITS), .doc = "fp8 tables: exponent bits" },
-    [C_FP8_BIAS] = { .name = "fp8_exponent_bias", .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_POSITIVE,
-      .dflt = LOOM_DEFAULT_INT(FBG_FP8_DEFAULT_EXPONENT_BIAS), .doc = "fp8 tables: exponent bias" },
-    [C_CACHE_LF] = { .name = "cache_load_factor", .type = LOOM_ATTR_FLOAT,
-      .flags = LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, .dflt = LOOM_DEFAULT_FLOAT(1.0),
-      .doc = "fraction of all rows cached in memory; 1.0 (or 0) = no cache, rows read from the file mapping" },
-    [C_CACHE_ALGO] = { .name = "cache_algorithm", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_STRING("lru"),
-      .doc = "lru | lfu" },
-    [C_CACHE_ASSOC] = { .name = "cache_assoc", .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_POSITIVE,
-      .dflt = LOOM_DEFAULT_INT(32),
-      .doc = "ways per cache set" },
-};
+/* The class attributes: FBG_TBE_CLASS_ATTRS (tbe_internal.h). */
+PK_ATTR_TABLE(fbg_tbe_class, FBG_TBE_CLASS_ATTRS);
 
 static const loom_dl_device cpu = { LOOM_DEVICE_CPU, 0 };
 
@@ -91,7 +50,7 @@ static void tbe_destroy(void *state)
     free(o->tables);
     free(o->ftm);
     free(o->D_offsets);
-    fbgemm_host->free(cpu, o);
+    pk_host->free(cpu, o);
 }
 
 static const char *const W = FBG_TBE_CLASS;   /* names the class in messages */
@@ -121,7 +80,7 @@ static int64_t table_index(const char *name, int64_t limit)
 ** lookup misses, so the thread's error message is left alone. */
 static int32_t count_tables(const loom_safetensors *st)
 {
-    const int64_t n = fbgemm_host->safetensors_count(st);
+    const int64_t n = pk_host->safetensors_count(st);
     const int64_t limit = n < INT32_MAX ? n : INT32_MAX;
     if (limit <= 0)
         return 0;
@@ -129,7 +88,7 @@ static int32_t count_tables(const loom_safetensors *st)
     if (seen == NULL)
         return -1;
     for (int64_t i = 0; i < n; i++) {
-        int64_t t = table_index(fbgemm_host->safetensors_name(st, i), limit);
+        int64_t t = table_index(pk_host->safetensors_name(st, i), limit);
         if (t >= 0)
             seen[t] = 1;
     }
@@ -153,19 +112,19 @@ static loom_status parse_wtypes(const loom_attr_value *v, int32_t n, int32_t *wt
             len--;
         int w = fbg_wtype_from_name(p, len);
         if (w < 0)
-            return fbgemm_host->fail(LOOM_EINVAL, "%s: weights_tys entry %d '%.*s' is not one of fp32, fp16, "
-                                     "bf16, fp8, int8, int4, int2", W, (int)t, (int)len, p);
+            return pk_host->fail(LOOM_EINVAL, "%s: weights_tys entry %d '%.*s' is not one of fp32, fp16, "
+                                 "bf16, fp8, int8, int4, int2", W, (int)t, (int)len, p);
         wt[t] = w;
         if (end == NULL) {
             if (t + 1 != n)
-                return fbgemm_host->fail(LOOM_EINVAL, "%s: weights_tys '%s' names %d types for %d tables", W,
-                                         v->u.s, (int)t + 1, (int)n);
+                return pk_host->fail(LOOM_EINVAL, "%s: weights_tys '%s' names %d types for %d tables", W,
+                                     v->u.s, (int)t + 1, (int)n);
             return LOOM_OK;
         }
         p = end + 1;
     }
-    return fbgemm_host->fail(LOOM_EINVAL, "%s: weights_tys '%s' names more types than the %d tables", W, v->u.s,
-                             (int)n);
+    return pk_host->fail(LOOM_EINVAL, "%s: weights_tys '%s' names more types than the %d tables", W, v->u.s,
+                         (int)n);
 }
 
 static fbg_wtype wtype_of_dtype(loom_dtype d)
@@ -199,50 +158,50 @@ static loom_status load_table(const loom_object_args *args, int32_t t, int32_t w
     char name[32], buf[128];
     const loom_tensor *x;
     snprintf(name, sizeof name, "table.%d", (int)t);
-    loom_status st = fbgemm_host->safetensors_get(args->weights, name, &x);
+    loom_status st = pk_host->safetensors_get(args->weights, name, &x);
     if (st != LOOM_OK)
         return st;
     const loom_dtype dt = loom_tensor_dtype_of(x);
     const fbg_wtype w = (fbg_wtype)wtype;
     const int native = wtype_of_dtype(dt) == w;
     if (x->ndim != 2 || (dt != LOOM_DTYPE_U8 && !native))
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: table '%s' is %s; a %s table is a 2-D [rows, row_bytes] u8%s%s "
-                                 "tensor", W, name, fbgemm_describe(x, buf, sizeof buf), fbg_wtype_name(w),
-                                 fbg_wtype_is_int(w) || w == FBG_WT_FP8 ? "" : " or [rows, D] ",
-                                 fbg_wtype_is_int(w) || w == FBG_WT_FP8 ? "" : fbgemm_host->dtype_name(
-                                     w == FBG_WT_FP32 ? LOOM_DTYPE_F32 : w == FBG_WT_FP16 ? LOOM_DTYPE_F16
-                                                                                          : LOOM_DTYPE_BF16));
+        return pk_host->fail(LOOM_EINVAL, "%s: table '%s' is %s; a %s table is a 2-D [rows, row_bytes] u8%s%s "
+                             "tensor", W, name, fbgemm_describe(x, buf, sizeof buf), fbg_wtype_name(w),
+                             fbg_wtype_is_int(w) || w == FBG_WT_FP8 ? "" : " or [rows, D] ",
+                             fbg_wtype_is_int(w) || w == FBG_WT_FP8 ? "" : pk_host->dtype_name(
+                                 w == FBG_WT_FP32 ? LOOM_DTYPE_F32 : w == FBG_WT_FP16 ? LOOM_DTYPE_F16
+                                                                                      : LOOM_DTYPE_BF16));
     if (!loom_is_contiguous(x))
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: table '%s' is not contiguous", W, name);
+        return pk_host->fail(LOOM_EINVAL, "%s: table '%s' is not contiguous", W, name);
     /* the file's header says [rows, row_elements]: with 0 rows any row size
     ** is valid safetensors, so the row bytes are computed with a check */
     int64_t row_bytes;
-    if (__builtin_mul_overflow(x->shape[1], (int64_t)fbgemm_host->dtype_size(dt), &row_bytes)
+    if (__builtin_mul_overflow(x->shape[1], (int64_t)pk_host->dtype_size(dt), &row_bytes)
         || row_bytes > 8 * FBG_MAX_DIM + FBG_MAX_ROW_ALIGNMENT)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: table '%s' is %s: its rows are larger than any %s row of "
-                                 "fbgemm (dim <= %lld)", W, name, fbgemm_describe(x, buf, sizeof buf),
-                                 fbg_wtype_name(w), (long long)FBG_MAX_DIM);
+        return pk_host->fail(LOOM_EINVAL, "%s: table '%s' is %s: its rows are larger than any %s row of "
+                             "fbgemm (dim <= %lld)", W, name, fbgemm_describe(x, buf, sizeof buf),
+                             fbg_wtype_name(w), (long long)FBG_MAX_DIM);
     int64_t dim = dims->is_set ? dims->u.ints[t] : derive_dim(w, row_bytes, align);
     if (dim <= 0)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: table '%s' (%s, %lld bytes per row, row_alignment %lld): "
-                                 "give embedding_dims, the dim cannot be told from the row bytes", W, name,
-                                 fbg_wtype_name(w), (long long)row_bytes, (long long)align);
+        return pk_host->fail(LOOM_EINVAL, "%s: table '%s' (%s, %lld bytes per row, row_alignment %lld): "
+                             "give embedding_dims, the dim cannot be told from the row bytes", W, name,
+                             fbg_wtype_name(w), (long long)row_bytes, (long long)align);
     if (!fbg_dim_ok(w, dim))
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: table '%s': dim %lld ('embedding_dims') is not valid for %s rows%s",
-                                 W, name, (long long)dim, fbg_wtype_name(w),
-                                 w == FBG_WT_INT4 ? " (must be even)" : w == FBG_WT_INT2 ? " (must be a multiple of 4)"
+        return pk_host->fail(LOOM_EINVAL, "%s: table '%s': dim %lld ('embedding_dims') is not valid for %s rows%s",
+                             W, name, (long long)dim, fbg_wtype_name(w),
+                             w == FBG_WT_INT4 ? " (must be even)" : w == FBG_WT_INT2 ? " (must be a multiple of 4)"
                                                                                         : "");
     const int64_t want = fbg_row_bytes_padded(w, dim, align);
     if (want != row_bytes)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: table '%s' is %s, %lld bytes per row, but a %s row of dim %lld "
-                                 "with row_alignment %lld takes %lld bytes", W, name,
-                                 fbgemm_describe(x, buf, sizeof buf), (long long)row_bytes, fbg_wtype_name(w),
-                                 (long long)dim, (long long)align, (long long)want);
+        return pk_host->fail(LOOM_EINVAL, "%s: table '%s' is %s, %lld bytes per row, but a %s row of dim %lld "
+                             "with row_alignment %lld takes %lld bytes", W, name,
+                             fbgemm_describe(x, buf, sizeof buf), (long long)row_bytes, fbg_wtype_name(w),
+                             (long long)dim, (long long)align, (long long)want);
     if (rows_attr->is_set && rows_attr->u.ints[t] != x->shape[0])
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: table '%s' holds %lld rows (%.0f bytes) but 'num_embeddings' says "
-                                 "%lld rows (%.0f bytes)", W, name, (long long)x->shape[0],
-                                 (double)x->shape[0] * (double)row_bytes, (long long)rows_attr->u.ints[t],
-                                 (double)rows_attr->u.ints[t] * (double)row_bytes);
+        return pk_host->fail(LOOM_EINVAL, "%s: table '%s' holds %lld rows (%.0f bytes) but 'num_embeddings' says "
+                             "%lld rows (%.0f bytes)", W, name, (long long)x->shape[0],
+                             (double)x->shape[0] * (double)row_bytes, (long long)rows_attr->u.ints[t],
+                             (double)rows_attr->u.ints[t] * (double)row_bytes);
     *tab = (fbg_tbe_table){ .base = loom_data(x), .rows = x->shape[0], .dim = (int32_t)dim, .wtype = wtype,
                             .row_stride = row_bytes };
     return LOOM_OK;
@@ -250,40 +209,44 @@ static loom_status load_table(const loom_object_args *args, int32_t t, int32_t w
 
 static loom_status check_modes(const loom_attr_value *a, fbg_tbe_state *s)
 {
-    s->pooling = fbg_pooling_from_name(a[C_POOLING].u.s);
-    s->output_wtype = fbg_output_from_name(a[C_OUTPUT_DTYPE].u.s);
-    s->bounds_check_mode = fbg_bounds_from_name(a[C_BOUNDS].u.s);
+    const char *pooling = a[PK_ATTR(fbg_tbe_class, pooling_mode)].u.s;
+    const char *output = a[PK_ATTR(fbg_tbe_class, output_dtype)].u.s;
+    const char *bounds = a[PK_ATTR(fbg_tbe_class, bounds_check_mode)].u.s;
+    const int64_t align = a[PK_ATTR(fbg_tbe_class, row_alignment)].u.i;
+    const int64_t ebits = a[PK_ATTR(fbg_tbe_class, fp8_exponent_bits)].u.i;
+    const int64_t ebias = a[PK_ATTR(fbg_tbe_class, fp8_exponent_bias)].u.i;
+    const double lf = a[PK_ATTR(fbg_tbe_class, cache_load_factor)].u.f;
+    const char *algo = a[PK_ATTR(fbg_tbe_class, cache_algorithm)].u.s;
+    const int64_t assoc = a[PK_ATTR(fbg_tbe_class, cache_assoc)].u.i;
+    s->pooling = fbg_pooling_from_name(pooling);
+    s->output_wtype = fbg_output_from_name(output);
+    s->bounds_check_mode = fbg_bounds_from_name(bounds);
     if (s->pooling < 0)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: pooling_mode '%s' is not sum, mean or none", W, a[C_POOLING].u.s);
+        return pk_host->fail(LOOM_EINVAL, "%s: pooling_mode '%s' is not sum, mean or none", W, pooling);
     if (s->output_wtype < 0)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: output_dtype '%s' is not fp32, fp16 or bf16", W,
-                                 a[C_OUTPUT_DTYPE].u.s);
+        return pk_host->fail(LOOM_EINVAL, "%s: output_dtype '%s' is not fp32, fp16 or bf16", W, output);
     if (s->bounds_check_mode < 0)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: bounds_check_mode '%s' is not fatal, warning, ignore or none", W,
-                                 a[C_BOUNDS].u.s);
-    if (a[C_ROW_ALIGNMENT].u.i < 1 || a[C_ROW_ALIGNMENT].u.i > FBG_MAX_ROW_ALIGNMENT)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: 'row_alignment' %lld is not in [1, %d]", W,
-                                 (long long)a[C_ROW_ALIGNMENT].u.i, FBG_MAX_ROW_ALIGNMENT);
+        return pk_host->fail(LOOM_EINVAL, "%s: bounds_check_mode '%s' is not fatal, warning, ignore or none", W,
+                             bounds);
+    if (align < 1 || align > FBG_MAX_ROW_ALIGNMENT)
+        return pk_host->fail(LOOM_EINVAL, "%s: 'row_alignment' %lld is not in [1, %d]", W, (long long)align,
+                             FBG_MAX_ROW_ALIGNMENT);
     /* fbgemm's check_fp8_params: both > 0 */
-    if (a[C_FP8_BITS].u.i < 1 || a[C_FP8_BITS].u.i > 6 || a[C_FP8_BIAS].u.i < 1 || a[C_FP8_BIAS].u.i > 63)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: 'fp8_exponent_bits' %lld / 'fp8_exponent_bias' %lld out of range "
-                                 "(bits 1..6, bias 1..63)", W, (long long)a[C_FP8_BITS].u.i,
-                                 (long long)a[C_FP8_BIAS].u.i);
-    const double lf = a[C_CACHE_LF].u.f;
+    if (ebits < 1 || ebits > 6 || ebias < 1 || ebias > 63)
+        return pk_host->fail(LOOM_EINVAL, "%s: 'fp8_exponent_bits' %lld / 'fp8_exponent_bias' %lld out of range "
+                             "(bits 1..6, bias 1..63)", W, (long long)ebits, (long long)ebias);
     if (!(lf >= 0.0 && lf <= 1.0))
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: 'cache_load_factor' %g is not in [0, 1]", W, lf);
-    const char *algo = a[C_CACHE_ALGO].u.s;
+        return pk_host->fail(LOOM_EINVAL, "%s: 'cache_load_factor' %g is not in [0, 1]", W, lf);
     if (strcmp(algo, "lru") != 0 && strcmp(algo, "lfu") != 0)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: cache_algorithm '%s' is not lru or lfu", W, algo);
-    if (a[C_CACHE_ASSOC].u.i < 1 || a[C_CACHE_ASSOC].u.i > 1024)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: 'cache_assoc' %lld is not in [1, 1024]", W,
-                                 (long long)a[C_CACHE_ASSOC].u.i);
-    s->row_alignment = (int32_t)a[C_ROW_ALIGNMENT].u.i;
-    s->fp8_exponent_bits = (int32_t)a[C_FP8_BITS].u.i;
-    s->fp8_exponent_bias = (int32_t)a[C_FP8_BIAS].u.i;
+        return pk_host->fail(LOOM_EINVAL, "%s: cache_algorithm '%s' is not lru or lfu", W, algo);
+    if (assoc < 1 || assoc > 1024)
+        return pk_host->fail(LOOM_EINVAL, "%s: 'cache_assoc' %lld is not in [1, 1024]", W, (long long)assoc);
+    s->row_alignment = (int32_t)align;
+    s->fp8_exponent_bits = (int32_t)ebits;
+    s->fp8_exponent_bias = (int32_t)ebias;
     s->cache_load_factor = lf;
     s->cache_algorithm = strcmp(algo, "lfu") == 0 ? FBG_CACHE_LFU : FBG_CACHE_LRU;
-    s->cache_assoc = (int32_t)a[C_CACHE_ASSOC].u.i;
+    s->cache_assoc = (int32_t)assoc;
     return LOOM_OK;
 }
 
@@ -293,20 +256,20 @@ static loom_status build_features(tbe_object *o, const loom_attr_value *ftm)
     fbg_tbe_state *s = &o->s;
     const int64_t nf = ftm->is_set ? ftm->count : s->n_tables;
     if (nf < 1 || nf > INT32_MAX / 2)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: feature_table_map has %lld entries, expected at least 1", W,
-                                 (long long)nf);
+        return pk_host->fail(LOOM_EINVAL, "%s: feature_table_map has %lld entries, expected at least 1", W,
+                             (long long)nf);
     o->ftm = malloc((size_t)nf * sizeof *o->ftm);
     o->D_offsets = malloc((size_t)(nf + 1) * sizeof *o->D_offsets);
     if (o->ftm == NULL || o->D_offsets == NULL)
-        return fbgemm_host->fail(LOOM_ENOMEM, "%s: out of memory", W);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", W);
     o->D_offsets[0] = 0;
     s->max_D = 0;
     s->all_same_D = 1;
     for (int64_t f = 0; f < nf; f++) {
         int64_t t = ftm->is_set ? ftm->u.ints[f] : f;
         if (t < 0 || t >= s->n_tables)
-            return fbgemm_host->fail(LOOM_EINVAL, "%s: 'feature_table_map'[%lld] = %lld is not a table index in "
-                                     "[0, %d)", W, (long long)f, (long long)t, (int)s->n_tables);
+            return pk_host->fail(LOOM_EINVAL, "%s: 'feature_table_map'[%lld] = %lld is not a table index in "
+                                 "[0, %d)", W, (long long)f, (long long)t, (int)s->n_tables);
         o->ftm[f] = (int32_t)t;
         const int32_t d = o->tables[t].dim;
         o->D_offsets[f + 1] = o->D_offsets[f] + d;
@@ -328,12 +291,12 @@ static loom_status make_cache(fbg_tbe_state *s)
         return LOOM_OK;
     fbg_cache_table *ct = malloc((size_t)s->n_tables * sizeof *ct);
     if (ct == NULL)
-        return fbgemm_host->fail(LOOM_ENOMEM, "%s: out of memory", W);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", W);
     for (int32_t t = 0; t < s->n_tables; t++)
         ct[t] = (fbg_cache_table){ s->tables[t].base, s->tables[t].rows, (size_t)s->tables[t].row_stride };
     fbg_cache_config cfg = { .n_tables = s->n_tables, .tables = ct, .load_factor = s->cache_load_factor,
                              .assoc = s->cache_assoc, .algo = (fbg_cache_algo)s->cache_algorithm };
-    loom_status st = fbg_cache_create(fbgemm_host, &cfg, &s->cache);
+    loom_status st = fbg_cache_create(pk_host, &cfg, &s->cache);
     free(ct);
     return st;
 }
@@ -391,53 +354,56 @@ static loom_status tbe_create(const loom_object_args *args, void **state_out)
     const loom_attr_value *a = args->attrs;
     *state_out = NULL;
     if (args->weights == NULL)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s needs a weights file (--weights) holding the tables table.0, "
-                                 "table.1, ... in their weight types' row layouts", W);
+        return pk_host->fail(LOOM_EINVAL, "%s needs a weights file (--weights) holding the tables table.0, "
+                             "table.1, ... in their weight types' row layouts", W);
     const int32_t n = count_tables(args->weights);
     if (n < 0)
-        return fbgemm_host->fail(LOOM_ENOMEM, "%s: out of memory", W);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", W);
     if (n == 0)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: the weights file has no tensor 'table.0' (tables are named "
-                                 "table.<t>, in table order)", W);
-    tbe_object *o = fbgemm_host->alloc(cpu, sizeof *o, 64);
+        return pk_host->fail(LOOM_EINVAL, "%s: the weights file has no tensor 'table.0' (tables are named "
+                             "table.<t>, in table order)", W);
+    tbe_object *o = pk_host->alloc(cpu, sizeof *o, 64);
     if (o == NULL)
-        return fbgemm_host->fail(LOOM_ENOMEM, "%s: out of memory", W);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", W);
     memset(o, 0, sizeof *o);
     o->cpu.file_fd = -1;
     pthread_mutex_init(&o->cpu.lock, NULL);
     o->s.struct_size = sizeof o->s;
     o->s.cpu_private = &o->cpu;
     o->s.n_tables = n;
+    const loom_attr_value *wtys = &a[PK_ATTR(fbg_tbe_class, weights_tys)];
+    const loom_attr_value *dims = &a[PK_ATTR(fbg_tbe_class, embedding_dims)];
+    const loom_attr_value *rows = &a[PK_ATTR(fbg_tbe_class, num_embeddings)];
     loom_status st = check_modes(a, &o->s);
     int32_t *wt = NULL;
     if (st == LOOM_OK) {
         o->tables = calloc((size_t)n, sizeof *o->tables);
         wt = calloc((size_t)n, sizeof *wt);
         if (o->tables == NULL || wt == NULL)
-            st = fbgemm_host->fail(LOOM_ENOMEM, "%s: out of memory", W);
+            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", W);
     }
-    if (st == LOOM_OK && a[C_WEIGHTS_TYS].is_set)
-        st = parse_wtypes(&a[C_WEIGHTS_TYS], n, wt);
-    for (int32_t t = 0; st == LOOM_OK && t < n && !a[C_WEIGHTS_TYS].is_set; t++) {
+    if (st == LOOM_OK && wtys->is_set)
+        st = parse_wtypes(wtys, n, wt);
+    for (int32_t t = 0; st == LOOM_OK && t < n && !wtys->is_set; t++) {
         const loom_tensor *x;
         char name[32];
         snprintf(name, sizeof name, "table.%d", (int)t);
-        st = fbgemm_host->safetensors_get(args->weights, name, &x);
+        st = pk_host->safetensors_get(args->weights, name, &x);
         if (st == LOOM_OK && (wt[t] = (int32_t)wtype_of_dtype(loom_tensor_dtype_of(x))) == FBG_WT_COUNT)
-            st = fbgemm_host->fail(LOOM_EINVAL, "%s: table '%s' is %s: give weights_tys (only f32, f16 and bf16 "
-                                   "tables tell their type)", W, name, fbgemm_host->dtype_name(loom_tensor_dtype_of(x)));
+            st = pk_host->fail(LOOM_EINVAL, "%s: table '%s' is %s: give weights_tys (only f32, f16 and bf16 "
+                               "tables tell their type)", W, name, pk_host->dtype_name(loom_tensor_dtype_of(x)));
     }
-    for (int k = C_EMBEDDING_DIMS; st == LOOM_OK && k <= C_NUM_EMBEDDINGS; k++)
+    for (int k = PK_ATTR(fbg_tbe_class, embedding_dims); st == LOOM_OK && k <= PK_ATTR(fbg_tbe_class, num_embeddings);
+         k++)
         if (a[k].is_set && a[k].count != n)
-            st = fbgemm_host->fail(LOOM_EINVAL, "%s: %s has %lld entries for %d tables", W, class_attrs[k].name,
-                                   (long long)a[k].count, (int)n);
+            st = pk_host->fail(LOOM_EINVAL, "%s: %s has %lld entries for %d tables", W, fbg_tbe_class_attrs[k].name,
+                               (long long)a[k].count, (int)n);
     for (int32_t t = 0; st == LOOM_OK && t < n; t++)
-        st = load_table(args, t, wt[t], &a[C_EMBEDDING_DIMS], &a[C_NUM_EMBEDDINGS], o->s.row_alignment,
-                        &o->tables[t]);
+        st = load_table(args, t, wt[t], dims, rows, o->s.row_alignment, &o->tables[t]);
     free(wt);
     o->s.tables = o->tables;
     if (st == LOOM_OK)
-        st = build_features(o, &a[C_FEATURE_TABLE_MAP]);
+        st = build_features(o, &a[PK_ATTR(fbg_tbe_class, feature_table_map)]);
     if (st == LOOM_OK)
         st = make_cache(&o->s);
     if (st == LOOM_OK)
@@ -450,16 +416,12 @@ static loom_status tbe_create(const loom_object_args *args, void **state_out)
     return LOOM_OK;
 }
 
-static const loom_object_class tbe_class = {
+const loom_object_class fbg_tbe_class = {
     .struct_size = sizeof(loom_object_class),
     .name = FBG_TBE_CLASS,
     .doc = "fbgemm_gpu table-batched embedding bags over the tables of a safetensors file (table.<t>, "
            "each in its weight type's row layout); methods fbgemm.tbe, fbgemm.tbe_prefetch, fbgemm.tbe_cache_stats",
-    .n_attrs = C_N,
-    .attrs = class_attrs,
+    PK_ATTRS(fbg_tbe_class_attrs),
     .create = tbe_create,
     .destroy = tbe_destroy,
 };
-
-const loom_object_class *const fbgemm_tbe_classes[] = { &tbe_class };
-const size_t fbgemm_tbe_n_classes = 1;

@@ -56,7 +56,7 @@ static loom_status build_vbe(const fbg_tbe_state *s, const int64_t *bsz, int64_t
     const int64_t T = p->n_features;
     int64_t *m = malloc((size_t)((T + 1) + T * (R + 1) + (R * T + 1)) * sizeof *m);
     if (m == NULL)
-        return fbgemm_host->fail(LOOM_ENOMEM, "%s: out of memory", op);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", op);
     store->vbe = m;
     int64_t *B_off = m, *B_rank = m + T + 1, *out_off = B_rank + T * (R + 1);
     B_off[0] = 0;
@@ -65,14 +65,14 @@ static loom_status build_vbe(const fbg_tbe_state *s, const int64_t *bsz, int64_t
         for (int64_t r = 0; r < R; r++) {
             int64_t b = bsz[f * R + r];
             if (b < 0 || b > (INT64_C(1) << 40))
-                return fbgemm_host->fail(LOOM_EINVAL, "%s: batch_size_per_feature_per_rank[%lld][%lld] = %lld is "
-                                         "not a batch size", op, (long long)f, (long long)r, (long long)b);
+                return pk_host->fail(LOOM_EINVAL, "%s: batch_size_per_feature_per_rank[%lld][%lld] = %lld is "
+                                     "not a batch size", op, (long long)f, (long long)r, (long long)b);
             if (__builtin_add_overflow(B_rank[f * (R + 1) + r], b, &B_rank[f * (R + 1) + r + 1]))
-                return fbgemm_host->fail(LOOM_EINVAL, "%s: the batch sizes of feature %lld add up past 2^63", op,
-                                         (long long)f);
+                return pk_host->fail(LOOM_EINVAL, "%s: the batch sizes of feature %lld add up past 2^63", op,
+                                     (long long)f);
         }
         if (__builtin_add_overflow(B_off[f], B_rank[f * (R + 1) + R], &B_off[f + 1]))
-            return fbgemm_host->fail(LOOM_EINVAL, "%s: the batch sizes add up past 2^63", op);
+            return pk_host->fail(LOOM_EINVAL, "%s: the batch sizes add up past 2^63", op);
     }
     /* rank-major blocks of [B[f][r], D_f] */
     out_off[0] = 0;
@@ -81,8 +81,8 @@ static loom_status build_vbe(const fbg_tbe_state *s, const int64_t *bsz, int64_t
             int64_t D = s->D_offsets[f + 1] - s->D_offsets[f], block;
             if (__builtin_mul_overflow(bsz[f * R + r], D, &block)
                 || __builtin_add_overflow(out_off[r * T + f], block, &out_off[r * T + f + 1]))
-                return fbgemm_host->fail(LOOM_EINVAL, "%s: the VBE output (batch sizes x dims) has more than 2^63 "
-                                         "elements", op);
+                return pk_host->fail(LOOM_EINVAL, "%s: the VBE output (batch sizes x dims) has more than 2^63 "
+                                     "elements", op);
         }
     p->vbe = 1;
     p->vbe_ranks = (int32_t)R;
@@ -101,9 +101,9 @@ loom_status fbg_tbe_check_file(const fbg_tbe_state *s, const char *op)
     struct stat sb;
     if (c == NULL || c->file_fd < 0 || fstat(c->file_fd, &sb) != 0 || (int64_t)sb.st_size >= c->file_need)
         return LOOM_OK;
-    return fbgemm_host->fail(LOOM_EFORMAT, "%s: the weights file shrank to %lld bytes since the object was made "
-                             "(its tables need %lld): it was truncated in place, and reading the tables would "
-                             "fault; recreate the object", op, (long long)sb.st_size, (long long)c->file_need);
+    return pk_host->fail(LOOM_EFORMAT, "%s: the weights file shrank to %lld bytes since the object was made "
+                         "(its tables need %lld): it was truncated in place, and reading the tables would "
+                         "fault; recreate the object", op, (long long)sb.st_size, (long long)c->file_need);
 }
 
 loom_status fbg_tbe_plan_build(const loom_call *call, const fbg_tbe_state *s, const int64_t *bsz,
@@ -123,68 +123,66 @@ loom_status fbg_tbe_plan_build(const loom_call *call, const fbg_tbe_state *s, co
     if (fst != LOOM_OK)
         return fst;
     if (loom_tensor_dtype_of(ind) != loom_tensor_dtype_of(off))
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: indices %s and offsets %s must have the same dtype (i32 or i64)",
-                                 op, fbgemm_describe(ind, b1, sizeof b1), fbgemm_describe(off, b2, sizeof b2));
+        return pk_host->fail(LOOM_EINVAL, "%s: indices %s and offsets %s must have the same dtype (i32 or i64)",
+                             op, fbgemm_describe(ind, b1, sizeof b1), fbgemm_describe(off, b2, sizeof b2));
     if (!loom_is_contiguous(ind) || !loom_is_contiguous(off) || (psw != NULL && !loom_is_contiguous(psw)))
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: indices, offsets and per_sample_weights must be contiguous", op);
+        return pk_host->fail(LOOM_EINVAL, "%s: indices, offsets and per_sample_weights must be contiguous", op);
     p->indices = loom_data(ind);
     p->offsets = loom_data(off);
     p->index_dtype = loom_tensor_dtype_of(ind);
     p->n_indices = ind->shape[0];
     p->n_offsets = off->shape[0];
     if (psw != NULL && psw->shape[0] != p->n_indices)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: per_sample_weights %s must have one weight per index "
-                                 "(f32[%lld])", op, fbgemm_describe(psw, b1, sizeof b1), (long long)p->n_indices);
+        return pk_host->fail(LOOM_EINVAL, "%s: per_sample_weights %s must have one weight per index "
+                             "(f32[%lld])", op, fbgemm_describe(psw, b1, sizeof b1), (long long)p->n_indices);
     p->per_sample_weights = psw != NULL ? loom_data(psw) : NULL;
 
-    /* call attributes override the object's */
-    const loom_attr_value *a = call->attrs;
+    /* call attributes override the object's (fbgemm.tbe_prefetch has none) */
+    const int has_attrs = call->n_attrs >= fbg_tbe__n_attrs;
+    const loom_attr_value *pool = has_attrs ? &call->attrs[PK_ATTR(fbg_tbe, pooling_mode)] : NULL;
+    const loom_attr_value *odt = has_attrs ? &call->attrs[PK_ATTR(fbg_tbe, output_dtype)] : NULL;
+    const loom_attr_value *bounds = has_attrs ? &call->attrs[PK_ATTR(fbg_tbe, bounds_check_mode)] : NULL;
     p->pooling = s->pooling;
     int out_wtype = s->output_wtype;
-    if (call->n_attrs > TBE_ATTR_POOLING && a[TBE_ATTR_POOLING].is_set
-        && (p->pooling = fbg_pooling_from_name(a[TBE_ATTR_POOLING].u.s)) < 0)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: pooling_mode '%s' is not sum, mean or none", op,
-                                 a[TBE_ATTR_POOLING].u.s);
-    if (call->n_attrs > TBE_ATTR_OUTPUT_DTYPE && a[TBE_ATTR_OUTPUT_DTYPE].is_set
-        && (out_wtype = fbg_output_from_name(a[TBE_ATTR_OUTPUT_DTYPE].u.s)) < 0)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: output_dtype '%s' is not fp32, fp16 or bf16", op,
-                                 a[TBE_ATTR_OUTPUT_DTYPE].u.s);
-    if (call->n_attrs > TBE_ATTR_BOUNDS && a[TBE_ATTR_BOUNDS].is_set
-        && fbg_bounds_from_name(a[TBE_ATTR_BOUNDS].u.s) < 0)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: bounds_check_mode '%s' is not fatal, warning, ignore or none",
-                                 op, a[TBE_ATTR_BOUNDS].u.s);
+    if (pool != NULL && pool->is_set && (p->pooling = fbg_pooling_from_name(pool->u.s)) < 0)
+        return pk_host->fail(LOOM_EINVAL, "%s: pooling_mode '%s' is not sum, mean or none", op, pool->u.s);
+    if (odt != NULL && odt->is_set && (out_wtype = fbg_output_from_name(odt->u.s)) < 0)
+        return pk_host->fail(LOOM_EINVAL, "%s: output_dtype '%s' is not fp32, fp16 or bf16", op, odt->u.s);
+    if (bounds != NULL && bounds->is_set && fbg_bounds_from_name(bounds->u.s) < 0)
+        return pk_host->fail(LOOM_EINVAL, "%s: bounds_check_mode '%s' is not fatal, warning, ignore or none",
+                             op, bounds->u.s);
     p->output_dtype = fbg_output_loom_dtype(out_wtype);
 
     const int64_t T = s->n_features;
     if (vbe != NULL) {
         if (vbe->shape[0] != T || vbe->shape[1] < 1 || !loom_is_contiguous(vbe))
-            return fbgemm_host->fail(LOOM_EINVAL, "%s: batch_size_per_feature_per_rank %s must be a contiguous "
-                                     "i64 [T=%lld, R >= 1]", op, fbgemm_describe(vbe, b1, sizeof b1), (long long)T);
+            return pk_host->fail(LOOM_EINVAL, "%s: batch_size_per_feature_per_rank %s must be a contiguous "
+                                 "i64 [T=%lld, R >= 1]", op, fbgemm_describe(vbe, b1, sizeof b1), (long long)T);
         if (p->pooling == FBG_POOL_NONE)
-            return fbgemm_host->fail(LOOM_EINVAL, "%s: variable batch sizes (batch_size_per_feature_per_rank) need "
-                                     "pooling sum or mean, as in fbgemm", op);
+            return pk_host->fail(LOOM_EINVAL, "%s: variable batch sizes (batch_size_per_feature_per_rank) need "
+                                 "pooling sum or mean, as in fbgemm", op);
         loom_status st = build_vbe(s, bsz, vbe->shape[1], op, p, store);
         if (st != LOOM_OK)
             return st;
         if (p->n_offsets != p->n_bags + 1)
-            return fbgemm_host->fail(LOOM_EINVAL, "%s: offsets %s must have sum of batch sizes + 1 = %lld entries",
-                                     op, fbgemm_describe(off, b1, sizeof b1), (long long)(p->n_bags + 1));
+            return pk_host->fail(LOOM_EINVAL, "%s: offsets %s must have sum of batch sizes + 1 = %lld entries",
+                                 op, fbgemm_describe(off, b1, sizeof b1), (long long)(p->n_bags + 1));
     } else {
         if (p->n_offsets < 1 || (p->n_offsets - 1) % T != 0)
-            return fbgemm_host->fail(LOOM_EINVAL, "%s: offsets %s must have T*B+1 entries (T = %lld features)", op,
-                                     fbgemm_describe(off, b1, sizeof b1), (long long)T);
+            return pk_host->fail(LOOM_EINVAL, "%s: offsets %s must have T*B+1 entries (T = %lld features)", op,
+                                 fbgemm_describe(off, b1, sizeof b1), (long long)T);
         p->B = (p->n_offsets - 1) / T;
         p->n_bags = p->n_offsets - 1;
         if (__builtin_mul_overflow(p->B, s->total_D, &p->output_numel))
-            return fbgemm_host->fail(LOOM_EINVAL, "%s: the output [B = %lld, total_D = %lld] has more than 2^63 "
-                                     "elements", op, (long long)p->B, (long long)s->total_D);
+            return pk_host->fail(LOOM_EINVAL, "%s: the output [B = %lld, total_D = %lld] has more than 2^63 "
+                                 "elements", op, (long long)p->B, (long long)s->total_D);
     }
     if (p->pooling == FBG_POOL_NONE) {
         if (!s->all_same_D)
-            return fbgemm_host->fail(LOOM_EINVAL, "%s: pooling none needs every feature to have the same dim", op);
+            return pk_host->fail(LOOM_EINVAL, "%s: pooling none needs every feature to have the same dim", op);
         if (__builtin_mul_overflow(p->n_indices, (int64_t)s->max_D, &p->output_numel))
-            return fbgemm_host->fail(LOOM_EINVAL, "%s: the output [%lld indices, D = %d] has more than 2^63 "
-                                     "elements", op, (long long)p->n_indices, (int)s->max_D);
+            return pk_host->fail(LOOM_EINVAL, "%s: the output [%lld indices, D = %d] has more than 2^63 "
+                                 "elements", op, (long long)p->n_indices, (int)s->max_D);
     }
     return LOOM_OK;
 }
@@ -209,9 +207,9 @@ int32_t fbg_tbe_output_shape(const fbg_tbe_plan *p, int64_t shape[2])
 
 int32_t fbg_tbe_call_bounds_mode(const loom_call *call, const fbg_tbe_state *s)
 {
-    const loom_attr_value *a = &call->attrs[TBE_ATTR_BOUNDS];
-    if (call->n_attrs > TBE_ATTR_BOUNDS && a->is_set)
-        return fbg_bounds_from_name(a->u.s);
+    if (call->n_attrs > PK_ATTR(fbg_tbe, bounds_check_mode)
+        && call->attrs[PK_ATTR(fbg_tbe, bounds_check_mode)].is_set)
+        return fbg_bounds_from_name(call->attrs[PK_ATTR(fbg_tbe, bounds_check_mode)].u.s);
     return s->bounds_check_mode;
 }
 
@@ -234,9 +232,9 @@ static int check_pass(const fbg_tbe_plan *p, const fbg_tbe_state *s, void *ind, 
     int64_t last = fbg_idx(off, dt, nb);
     if (last != N) {
         if (fatal) {
-            *st = fbgemm_host->fail(LOOM_EINVAL, "%s: bounds check (fatal): the last offset, offsets[%lld] = %lld, "
-                                    "must equal the number of indices %lld", op, (long long)nb, (long long)last,
-                                    (long long)N);
+            *st = pk_host->fail(LOOM_EINVAL, "%s: bounds check (fatal): the last offset, offsets[%lld] = %lld, "
+                                "must equal the number of indices %lld", op, (long long)nb, (long long)last,
+                                (long long)N);
             return 1;
         }
         if (!repair)
@@ -250,10 +248,10 @@ static int check_pass(const fbg_tbe_plan *p, const fbg_tbe_state *s, void *ind, 
             int64_t start = fbg_idx(off, dt, k), end = fbg_idx(off, dt, k + 1);
             if (start < 0 || start > end || end > N) {
                 if (fatal) {
-                    *st = fbgemm_host->fail(LOOM_EINVAL, "%s: bounds check (fatal): bag %lld (feature %d, sample "
-                                            "%lld) has offsets [%lld, %lld), outside [0, %lld] or decreasing", op,
-                                            (long long)k, (int)f, (long long)(k - b0), (long long)start,
-                                            (long long)end, (long long)N);
+                    *st = pk_host->fail(LOOM_EINVAL, "%s: bounds check (fatal): bag %lld (feature %d, sample "
+                                        "%lld) has offsets [%lld, %lld), outside [0, %lld] or decreasing", op,
+                                        (long long)k, (int)f, (long long)(k - b0), (long long)start,
+                                        (long long)end, (long long)N);
                     return 1;
                 }
                 if (!repair)
@@ -268,10 +266,10 @@ static int check_pass(const fbg_tbe_plan *p, const fbg_tbe_state *s, void *ind, 
                 if (idx == -1 || (idx >= 0 && idx < rows))
                     continue;
                 if (fatal) {
-                    *st = fbgemm_host->fail(LOOM_EINVAL, "%s: bounds check (fatal): indices[%lld] = %lld in bag "
-                                            "%lld (feature %d, table %d) is outside [0, %lld)", op, (long long)i,
-                                            (long long)idx, (long long)k, (int)f, (int)s->feature_table_map[f],
-                                            (long long)rows);
+                    *st = pk_host->fail(LOOM_EINVAL, "%s: bounds check (fatal): indices[%lld] = %lld in bag "
+                                        "%lld (feature %d, table %d) is outside [0, %lld)", op, (long long)i,
+                                        (long long)idx, (long long)k, (int)f, (int)s->feature_table_map[f],
+                                        (long long)rows);
                     return 1;
                 }
                 if (!repair)
@@ -295,10 +293,10 @@ loom_status fbg_tbe_bounds_check_host(loom_call *call, const fbg_tbe_state *s, i
         return st;
     /* repair a private copy */
     const size_t es = p->index_dtype == LOOM_DTYPE_I32 ? 4 : 8;
-    void *ind = fbgemm_host->scratch(call->ctx, (size_t)p->n_indices * es + 8);
-    void *off = fbgemm_host->scratch(call->ctx, (size_t)p->n_offsets * es + 8);
+    void *ind = pk_host->scratch(call->ctx, (size_t)p->n_indices * es + 8);
+    void *off = pk_host->scratch(call->ctx, (size_t)p->n_offsets * es + 8);
     if (ind == NULL || off == NULL)
-        return fbgemm_host->fail(LOOM_ENOMEM, "%s: no memory to repair %lld indices", op, (long long)p->n_indices);
+        return pk_host->fail(LOOM_ENOMEM, "%s: no memory to repair %lld indices", op, (long long)p->n_indices);
     memcpy(ind, p->indices, (size_t)p->n_indices * es);
     memcpy(off, p->offsets, (size_t)p->n_offsets * es);
     check_pass(p, s, ind, off, 1, 0, op, &st);
@@ -314,8 +312,8 @@ loom_status fbg_tbe_bounds_check_host(loom_call *call, const fbg_tbe_state *s, i
             pthread_mutex_unlock(&c->lock);
         }
         if (first)
-            fbgemm_host->log(LOOM_LOG_WARN, "%s: bounds check (warning): out-of-range offsets or indices were "
-                             "repaired (offsets clamped, bad indices read row 0); logged once per object", op);
+            pk_host->log(LOOM_LOG_WARN, "%s: bounds check (warning): out-of-range offsets or indices were "
+                         "repaired (offsets clamped, bad indices read row 0); logged once per object", op);
     }
     return LOOM_OK;
 }
@@ -342,7 +340,7 @@ void fbg_tbe_cost(const loom_call *call, double *flops, double *bytes)
         n += L * t->dim;
     }
     const loom_tensor *out = call->n_outputs > 0 ? call->outputs[0] : NULL;
-    double out_bytes = out != NULL ? (double)loom_numel(out) * (double)fbgemm_host->dtype_size(
+    double out_bytes = out != NULL ? (double)loom_numel(out) * (double)pk_host->dtype_size(
                                                                    loom_tensor_dtype_of(out)) : 0;
     *flops = 2.0 * n;
     *bytes = rows_bytes + out_bytes;

@@ -19,6 +19,9 @@
 **
 ** Synchronisation: FATAL and WARNING read the bounds flags back after the
 ** kernel (a stream synchronisation); IGNORE and NONE stay asynchronous.
+**
+** The file ends with the tbe module of fbgemm-cuda.so: the ops
+** (FBG_TBE_OPS) and this kernel.
 */
 #include <pthread.h>
 #include <stdio.h>
@@ -29,6 +32,7 @@
 
 #include "tbe/cuda/tbe_cuda.h"
 #include "tbe/tbe_internal.h"
+#include "pack.h"
 
 static const char *OP = "fbgemm.tbe";
 
@@ -46,7 +50,7 @@ static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static loom_status cuda_fail(cudaError_t e, const char *what)
 {
-    return fbgemm_host->fail(LOOM_EDEVICE, "%s: %s: %s (%s)", OP, what, cudaGetErrorString(e), cudaGetErrorName(e));
+    return pk_host->fail(LOOM_EDEVICE, "%s: %s: %s (%s)", OP, what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
 static void state_free(void *p)
@@ -114,7 +118,7 @@ static loom_status state_create(const fbg_tbe_state *s, int32_t device, tbe_cuda
         if (ds != NULL)
             free(ds->table_mem);
         free(ds);
-        return fbgemm_host->fail(LOOM_ENOMEM, "%s: out of memory", OP);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", OP);
     }
     pthread_mutex_init(&ds->lock, NULL);
     ds->device = device;
@@ -161,12 +165,12 @@ static loom_status state_get(const fbg_tbe_state *s, int32_t device, tbe_cuda_st
             w->device_state_free = state_free;
         }
     } else if (s->device_state_free != state_free) {
-        st = fbgemm_host->fail(LOOM_ENOTSUP, "%s: this object already holds another backend's device state", OP);
+        st = pk_host->fail(LOOM_ENOTSUP, "%s: this object already holds another backend's device state", OP);
     }
     pthread_mutex_unlock(&setup_lock);
     if (st == LOOM_OK && ds->device != device)
-        st = fbgemm_host->fail(LOOM_ENOTSUP, "%s: the object's tables live on cuda:%d; this call is on cuda:%d", OP,
-                               (int)ds->device, (int)device);
+        st = pk_host->fail(LOOM_ENOTSUP, "%s: the object's tables live on cuda:%d; this call is on cuda:%d", OP,
+                           (int)ds->device, (int)device);
     *out = ds;
     return st;
 }
@@ -174,7 +178,7 @@ static loom_status state_get(const fbg_tbe_state *s, int32_t device, tbe_cuda_st
 /* Device copy of n int64 host values in call scratch. */
 static loom_status to_device(loom_call *call, const int64_t *src, size_t n, void *stream, const int64_t **out)
 {
-    void *d = fbgemm_host->scratch(call->ctx, n * sizeof *src);
+    void *d = pk_host->scratch(call->ctx, n * sizeof *src);
     if (d == NULL)
         return LOOM_ENOMEM;
     cudaError_t e = cudaMemcpyAsync(d, src, n * sizeof *src, cudaMemcpyHostToDevice, stream);
@@ -207,24 +211,24 @@ static loom_status report_bounds(const fbg_cuda_flags *fl, const fbg_tbe_plan *p
         ds->warned = 1;
         pthread_mutex_unlock(&ds->lock);
         if (first)
-            fbgemm_host->log(LOOM_LOG_WARN, "%s: bounds check (warning): out-of-range offsets or indices were "
-                             "repaired (offsets clamped, bad indices read row 0); logged once per object", OP);
+            pk_host->log(LOOM_LOG_WARN, "%s: bounds check (warning): out-of-range offsets or indices were "
+                         "repaired (offsets clamped, bad indices read row 0); logged once per object", OP);
         return LOOM_OK;
     }
     const int32_t dt = p->index_dtype;
     if (fl->bits & FBG_CUDA_BAD_LAST_OFFSET)
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: bounds check (fatal): the last offset, offsets[%lld] = %lld, must "
-                                 "equal the number of indices %lld", OP, (long long)p->n_bags,
-                                 (long long)read_index(p->offsets, dt, p->n_bags), (long long)p->n_indices);
+        return pk_host->fail(LOOM_EINVAL, "%s: bounds check (fatal): the last offset, offsets[%lld] = %lld, must "
+                             "equal the number of indices %lld", OP, (long long)p->n_bags,
+                             (long long)read_index(p->offsets, dt, p->n_bags), (long long)p->n_indices);
     if (fl->bits & FBG_CUDA_BAD_BAG) {
         const int64_t k = (int64_t)fl->first_bag;
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: bounds check (fatal): bag %lld has offsets [%lld, %lld), outside "
-                                 "[0, %lld] or decreasing", OP, (long long)k, (long long)read_index(p->offsets, dt, k),
-                                 (long long)read_index(p->offsets, dt, k + 1), (long long)p->n_indices);
+        return pk_host->fail(LOOM_EINVAL, "%s: bounds check (fatal): bag %lld has offsets [%lld, %lld), outside "
+                             "[0, %lld] or decreasing", OP, (long long)k, (long long)read_index(p->offsets, dt, k),
+                             (long long)read_index(p->offsets, dt, k + 1), (long long)p->n_indices);
     }
     const int64_t i = (int64_t)fl->first_index;
-    return fbgemm_host->fail(LOOM_EINVAL, "%s: bounds check (fatal): indices[%lld] = %lld is outside its table", OP,
-                             (long long)i, (long long)read_index(p->indices, dt, i));
+    return pk_host->fail(LOOM_EINVAL, "%s: bounds check (fatal): indices[%lld] = %lld is outside its table", OP,
+                         (long long)i, (long long)read_index(p->indices, dt, i));
 }
 
 static loom_status launch(loom_call *call, const fbg_tbe_state *s, fbg_tbe_plan *p, tbe_cuda_state *ds, int32_t mode)
@@ -249,8 +253,8 @@ static loom_status launch(loom_call *call, const fbg_tbe_state *s, fbg_tbe_plan 
     a.vbe_ranks = p->vbe_ranks;
     a.fp8_ebits = s->fp8_exponent_bits;
     a.fp8_bias = s->fp8_exponent_bias;
-    a.fixed_offsets = fbgemm_host->scratch(call->ctx, (size_t)p->n_offsets * sizeof(int64_t));
-    a.flags = fbgemm_host->scratch(call->ctx, sizeof(fbg_cuda_flags));
+    a.fixed_offsets = pk_host->scratch(call->ctx, (size_t)p->n_offsets * sizeof(int64_t));
+    a.flags = pk_host->scratch(call->ctx, sizeof(fbg_cuda_flags));
     if (a.fixed_offsets == NULL || a.flags == NULL)
         return LOOM_ENOMEM;
     loom_status st = LOOM_OK;
@@ -267,7 +271,7 @@ static loom_status launch(loom_call *call, const fbg_tbe_state *s, fbg_tbe_plan 
     }
     int e = fbg_tbe_cuda_forward(&a, stream);
     if (e != 0)
-        return fbgemm_host->fail(LOOM_EDEVICE, "%s: kernel launch: %s", OP, fbg_tbe_cuda_error_string(e));
+        return pk_host->fail(LOOM_EDEVICE, "%s: kernel launch: %s", OP, fbg_tbe_cuda_error_string(e));
     if (mode != FBG_BOUNDS_FATAL && mode != FBG_BOUNDS_WARNING)
         return LOOM_OK;
     fbg_cuda_flags fl;
@@ -283,7 +287,7 @@ static loom_status tbe_cuda_run(loom_call *call)
 {
     const fbg_tbe_state *s = call->object;
     if (s == NULL || s->struct_size < sizeof(fbg_tbe_state))
-        return fbgemm_host->fail(LOOM_EINVAL, "%s: not an fbgemm.tbe object", OP);
+        return pk_host->fail(LOOM_EINVAL, "%s: not an fbgemm.tbe object", OP);
     const int32_t device = call->ctx->device.device_id;
     cudaError_t ce = cudaSetDevice(device);
     if (ce != cudaSuccess)
@@ -296,7 +300,7 @@ static loom_status tbe_cuda_run(loom_call *call)
         const int64_t n = loom_numel(vbe);
         bsz = malloc((size_t)(n > 0 ? n : 1) * sizeof *bsz);
         if (bsz == NULL)
-            return fbgemm_host->fail(LOOM_ENOMEM, "%s: out of memory", OP);
+            return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", OP);
         ce = cudaMemcpy(bsz, loom_data(vbe), (size_t)n * sizeof *bsz, cudaMemcpyDeviceToHost);
         if (ce != cudaSuccess) {
             free(bsz);
@@ -314,7 +318,7 @@ static loom_status tbe_cuda_run(loom_call *call)
     if (st == LOOM_OK) {
         int64_t shape[2];
         int32_t ndim = fbg_tbe_output_shape(&p, shape);
-        st = fbgemm_host->alloc_output(call, 0, (loom_dtype)p.output_dtype, ndim, shape, &out);
+        st = pk_host->alloc_output(call, 0, (loom_dtype)p.output_dtype, ndim, shape, &out);
     }
     if (st == LOOM_OK) {
         p.output = loom_data(out);
@@ -324,12 +328,12 @@ static loom_status tbe_cuda_run(loom_call *call)
     return st;
 }
 
-static const loom_kernel_desc tbe_cuda = {
-    .struct_size = sizeof(loom_kernel_desc), .schema = &fbg_tbe_schema, .backend = "cuda",
-    .device_type = LOOM_DEVICE_CUDA, .impl = "cuda:warp-per-bag", .run = tbe_cuda_run,
+/* ------------------------------------------------------------ the module */
+
+PK_OPS_TABLE(tbe_ops, FBG_TBE_OPS);
+
+static const loom_kernel_desc tbe_cuda_kernels[] = {
+    PK_KERNEL_CUDA(fbg_tbe_schema, "cuda:warp-per-bag", 0, tbe_cuda_run),
 };
 
-loom_status fbgemm_tbe_register_cuda(const loom_host_api *host, loom_registrar *reg)
-{
-    return host->register_kernel(reg, &tbe_cuda);
-}
+const pk_module fbgemm_tbe_cuda = PK_MODULE("tbe", tbe_ops, tbe_cuda_kernels, NULL);
