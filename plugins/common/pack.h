@@ -71,15 +71,19 @@
 
 /* ---------------------------------------------------------------- op lists */
 
-/* A module's op list as an X-macro of its schema variables, so every
-** backend's pack builds its ops table from the one list:
+/* A module's op list as an X-macro of its schema variables: the header
+** declares the schemas and the module's ops table (sized by the list, so
+** PK_MODULE can count it), the schemas file defines the table once, and it
+** is compiled into every backend's pack so all define the same ops:
 **   #define ROI_OPS(X) X(roi_align_schema) X(roi_pool_schema)
-**   PK_OPS_EXTERN(ROI_OPS);                      // in the module header
-**   PK_OPS_TABLE(roi_ops, ROI_OPS);              // per backend: roi_ops[] */
+**   PK_OPS_DECLARE(roi_ops, ROI_OPS);            // in the module header
+**   PK_OPS_DEFINE(roi_ops, ROI_OPS);             // in roi_schemas.c */
 #define PK_OP_EXTERN_ROW_(VAR) extern const loom_op_schema VAR;
 #define PK_OP_REF_ROW_(VAR) &(VAR),
-#define PK_OPS_EXTERN(LIST) LIST(PK_OP_EXTERN_ROW_) typedef int pk_ops_extern_end_
-#define PK_OPS_TABLE(name, LIST) static const loom_op_schema *const name[] = { LIST(PK_OP_REF_ROW_) }
+#define PK_OP_ONE_(VAR) +1
+#define PK_OPS_DECLARE(name, LIST) \
+    LIST(PK_OP_EXTERN_ROW_) extern const loom_op_schema *const name[0 LIST(PK_OP_ONE_)]
+#define PK_OPS_DEFINE(name, LIST) const loom_op_schema *const name[] = { LIST(PK_OP_REF_ROW_) }
 
 /* ---------------------------------------------------------------- kernels */
 

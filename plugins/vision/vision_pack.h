@@ -36,12 +36,6 @@
 #define VISION_PICK(dtype, name) \
     ((dtype) == LOOM_DTYPE_F64 ? &name##_f64 : (dtype) == LOOM_DTYPE_F16 ? &name##_f16 : &name##_f32)
 
-/* Rows of a module's op list: the declaration of each schema, a pointer
-** to it (the module's op table, defined with its schemas) and a count (the
-** size of that table, so its declaration is complete for PK_MODULE). */
-#define VISION_OP_EXTERN(schema) extern const loom_op_schema schema;
-#define VISION_OP_REF(schema) &schema,
-#define VISION_OP_ONE(schema) +1
 
 /* The modules of each pack (<module>/<module>_cpu.c, <module>_cuda.c). */
 extern const pk_module vision_boxes_cpu, vision_roi_cpu, vision_deform_cpu;

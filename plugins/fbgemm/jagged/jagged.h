@@ -32,7 +32,7 @@
 #define JG_MAX_LEVELS 3
 
 /* The module's ops (jagged_schemas.c), in definition order: both packs
-** build their ops table from this list (PK_OPS_TABLE). */
+** share one ops table made from this list (PK_OPS_DEFINE in jagged_schemas.c). */
 #define JG_OPS(X)                                    \
     X(jg_jagged_to_padded_dense_schema)              \
     X(jg_jagged_to_padded_dense_backward_schema)     \
@@ -45,7 +45,7 @@
     X(jg_jagged_bmm_schema)                          \
     X(jg_permute102_baddbmm_schema)                  \
     X(jg_index_select_dim0_schema)
-PK_OPS_EXTERN(JG_OPS);
+PK_OPS_DECLARE(fbgemm_jagged_ops, JG_OPS);
 
 /* The attributes of each op: A(op, name, TYPE, default, flags, doc, extra)
 ** (pack.h). Value constraints are checked by the core: lengths and row

@@ -9,7 +9,6 @@
 #include "jagged_cpu.h"
 #include "pack.h"
 
-PK_OPS_TABLE(jagged_ops, JG_OPS);
 
 static const loom_kernel_desc jagged_cpu_kernels[] = {
     PK_KERNEL_CPU(jg_jagged_to_padded_dense_schema, "cpu:row-copy", JG_COPYABLE, jg_to_padded_cpu),
@@ -38,4 +37,4 @@ static loom_status jagged_register_gemm_kernels(const loom_host_api *host, loom_
     return pk_register_kernels(host, reg, ks, PK_COUNT(ks));
 }
 
-const pk_module fbgemm_jagged_cpu = PK_MODULE("jagged", jagged_ops, jagged_cpu_kernels, jagged_register_gemm_kernels);
+const pk_module fbgemm_jagged_cpu = PK_MODULE("jagged", fbgemm_jagged_ops, jagged_cpu_kernels, jagged_register_gemm_kernels);

@@ -257,7 +257,6 @@ static loom_status index_select_cuda(loom_call *call)
     return launch(call, jg_cuda_index_select, &a, "index_select_dim0 kernel");
 }
 
-PK_OPS_TABLE(jagged_ops, JG_OPS);
 
 static const loom_kernel_desc jagged_cuda_kernels[] = {
     PK_KERNEL_CUDA(jg_jagged_to_padded_dense_schema, "cuda:row-blocks", JG_COPYABLE, to_padded_cuda),
@@ -275,4 +274,4 @@ static const loom_kernel_desc jagged_cuda_kernels[] = {
     PK_KERNEL_CUDA(jg_index_select_dim0_schema, "cuda:row-blocks", 0, index_select_cuda),
 };
 
-const pk_module fbgemm_jagged_cuda = PK_MODULE("jagged", jagged_ops, jagged_cuda_kernels, NULL);
+const pk_module fbgemm_jagged_cuda = PK_MODULE("jagged", fbgemm_jagged_ops, jagged_cuda_kernels, NULL);

@@ -159,3 +159,6 @@ PK_SCHEMA(jg_index_select_dim0_schema, "fbgemm.index_select_dim0", 1,
           "input [N, inner..] rows at indices [K] -> [K, inner..] (torch.index_select(input, 0, indices))",
           PK_INPUTS(index_select_inputs), PK_OUTPUTS(one_output), PK_ATTRS(jg_index_select_attrs),
           .cost = jg_cost_bytes);
+
+/* the module's ops table, compiled into both packs (jagged.h) */
+PK_OPS_DEFINE(fbgemm_jagged_ops, JG_OPS);

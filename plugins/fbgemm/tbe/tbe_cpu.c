@@ -159,7 +159,6 @@ static loom_status stats_run(loom_call *call)
 
 /* ------------------------------------------------------------ the module */
 
-PK_OPS_TABLE(tbe_ops, FBG_TBE_OPS);
 static const loom_object_class *const tbe_classes[] = { &fbg_tbe_class };
 
 static const loom_kernel_desc tbe_cpu_kernels[] = {
@@ -182,7 +181,7 @@ static loom_status tbe_register_forward(const loom_host_api *host, loom_registra
 
 const pk_module fbgemm_tbe_cpu = {
     .name = "tbe",
-    .ops = tbe_ops, .n_ops = PK_COUNT(tbe_ops),
+    .ops = fbgemm_tbe_ops, .n_ops = PK_COUNT(fbgemm_tbe_ops),
     .classes = tbe_classes, .n_classes = PK_COUNT(tbe_classes),
     .kernels = tbe_cpu_kernels, .n_kernels = PK_COUNT(tbe_cpu_kernels),
     .register_more = tbe_register_forward,

@@ -6,6 +6,5 @@
 #include "pack.h"
 #include "tbe_internal.h"
 
-PK_OPS_TABLE(tbe_ops, FBG_TBE_OPS);
 
-const pk_module fbgemm_tbe_cuda = { .name = "tbe", .ops = tbe_ops, .n_ops = PK_COUNT(tbe_ops) };
+const pk_module fbgemm_tbe_cuda = { .name = "tbe", .ops = fbgemm_tbe_ops, .n_ops = PK_COUNT(fbgemm_tbe_ops) };

@@ -16,14 +16,14 @@
 #define FBG_TBE_CLASS "fbgemm.tbe"
 
 /* The module's ops (tbe_schemas.c), in definition order: both packs build
-** their ops table from this list (PK_OPS_TABLE). */
+** one ops table made from this list (PK_OPS_DEFINE in tbe_schemas.c). */
 #define FBG_TBE_OPS(X)               \
     X(fbg_quantize_rows_schema)      \
     X(fbg_dequantize_rows_schema)    \
     X(fbg_tbe_schema)                \
     X(fbg_tbe_prefetch_schema)       \
     X(fbg_tbe_cache_stats_schema)
-PK_OPS_EXTERN(FBG_TBE_OPS);
+PK_OPS_DECLARE(fbgemm_tbe_ops, FBG_TBE_OPS);
 
 /* The attributes of each op and of the class: A(op, name, TYPE, default,
 ** flags, doc, extra) (pack.h). Value constraints are checked by the core;

@@ -76,3 +76,6 @@ PK_SCHEMA(fbg_tbe_cache_stats_schema, "fbgemm.tbe_cache_stats", 1,
           "i64 [8] cache counters: num_calls, num_requested_indices, num_unique_indices, num_unique_misses, "
           "num_conflict_unique_misses, num_conflict_misses, lookups, lookup_hits (zeros without a cache)",
           PK_OUTPUTS(one_output), PK_ATTRS(fbg_tbe_cache_stats_attrs), .object_class = FBG_TBE_CLASS);
+
+/* the module's ops table, compiled into both packs (tbe_internal.h) */
+PK_OPS_DEFINE(fbgemm_tbe_ops, FBG_TBE_OPS);

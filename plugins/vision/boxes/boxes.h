@@ -20,8 +20,7 @@
     X(vision_distance_box_iou_loss_schema) X(vision_complete_box_iou_loss_schema)                  \
     X(vision_box_convert_schema) X(vision_box_area_schema) X(vision_clip_boxes_to_image_schema)    \
     X(vision_remove_small_boxes_schema)
-VISION_BOXES_OPS(VISION_OP_EXTERN)
-extern const loom_op_schema *const vision_boxes_ops[0 VISION_BOXES_OPS(VISION_OP_ONE)];
+PK_OPS_DECLARE(vision_boxes_ops, VISION_BOXES_OPS);
 
 /* The attribute lists, A(op, name, TYPE, default, flags, doc, extra)
 ** (pack.h); ops of one family share a list. Value constraints (checked

@@ -133,4 +133,4 @@ PK_SCHEMA(vision_remove_small_boxes_schema, "vision.remove_small_boxes", 1,
           "torchvision.ops.remove_small_boxes: indices of boxes with both sides >= min_size",
           PK_INPUTS(small_in), PK_OUTPUTS(index_out), PK_ATTRS(bx_small_attrs));
 
-const loom_op_schema *const vision_boxes_ops[] = { VISION_BOXES_OPS(VISION_OP_REF) };
+PK_OPS_DEFINE(vision_boxes_ops, VISION_BOXES_OPS);

@@ -21,8 +21,7 @@
 #define VISION_DEFORM_OPS(X)                                                                       \
     X(vision_deform_conv2d_schema) X(vision_deform_conv2d_backward_schema)                         \
     X(vision_drop_block2d_schema) X(vision_drop_block3d_schema) X(vision_stochastic_depth_schema)
-VISION_DEFORM_OPS(VISION_OP_EXTERN)
-extern const loom_op_schema *const vision_deform_ops[0 VISION_DEFORM_OPS(VISION_OP_ONE)];
+PK_OPS_DECLARE(vision_deform_ops, VISION_DEFORM_OPS);
 
 /* Input positions in the schemas. */
 enum { DC_INPUT = 0, DC_OFFSET = 1, DC_WEIGHT = 2, DC_BIAS = 3, DC_MASK = 4 };

@@ -101,4 +101,4 @@ PK_SCHEMA(vision_stochastic_depth_schema, "vision.stochastic_depth", 1,
           "torchvision.ops.stochastic_depth: zero whole rows (or the batch), scale survivors by 1/(1-p)",
           PK_INPUTS(stochastic_depth_inputs), PK_OUTPUTS(same_output), PK_ATTRS(stochastic_depth_attrs));
 
-const loom_op_schema *const vision_deform_ops[] = { VISION_DEFORM_OPS(VISION_OP_REF) };
+PK_OPS_DEFINE(vision_deform_ops, VISION_DEFORM_OPS);

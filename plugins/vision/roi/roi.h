@@ -56,8 +56,7 @@ typedef struct roi_geom {
     X(roi_align_schema) X(roi_pool_schema) X(ps_roi_align_schema) X(ps_roi_pool_schema)            \
     X(roi_align_backward_schema) X(roi_pool_backward_schema) X(ps_roi_align_backward_schema)       \
     X(ps_roi_pool_backward_schema)
-VISION_ROI_OPS(VISION_OP_EXTERN)
-extern const loom_op_schema *const vision_roi_ops[0 VISION_ROI_OPS(VISION_OP_ONE)];
+PK_OPS_DECLARE(vision_roi_ops, VISION_ROI_OPS);
 
 /* Attribute rows, A(op, name, TYPE, default, flags, doc, extra) (pack.h).
 ** Value constraints (checked by the core): bins and sizes are counts, the

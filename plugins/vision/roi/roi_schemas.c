@@ -130,7 +130,7 @@ ROI_SCHEMA(ps_roi_pool_backward_schema, "vision.ps_roi_pool_backward",
            "torchvision::_ps_roi_pool_backward: gradient of ps_roi_pool with respect to its input",
            ps_pool_bwd_in, grad_input_out, roi_pool_backward_attrs);
 
-const loom_op_schema *const vision_roi_ops[] = { VISION_ROI_OPS(VISION_OP_REF) };
+PK_OPS_DEFINE(vision_roi_ops, VISION_ROI_OPS);
 
 const roi_id roi_ids[8] = {
     { ROI_ALIGN, 0 }, { ROI_POOL, 0 }, { PS_ROI_ALIGN, 0 }, { PS_ROI_POOL, 0 },

@@ -330,10 +330,9 @@ static loom_status tbe_cuda_run(loom_call *call)
 
 /* ------------------------------------------------------------ the module */
 
-PK_OPS_TABLE(tbe_ops, FBG_TBE_OPS);
 
 static const loom_kernel_desc tbe_cuda_kernels[] = {
     PK_KERNEL_CUDA(fbg_tbe_schema, "cuda:warp-per-bag", 0, tbe_cuda_run),
 };
 
-const pk_module fbgemm_tbe_cuda = PK_MODULE("tbe", tbe_ops, tbe_cuda_kernels, NULL);
+const pk_module fbgemm_tbe_cuda = PK_MODULE("tbe", fbgemm_tbe_ops, tbe_cuda_kernels, NULL);
