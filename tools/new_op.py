@@ -64,7 +64,10 @@ PK_ATTR_ENUM(${id}, ${ID}_ATTRS);
 /* The dtypes of the op: its schema's and every kernel's. */
 #define ${ID}_DTYPES PK_FLOAT_MASK
 
-extern const loom_op_schema ${id}_schema;
+/* The module's op list (pack.h): its schemas' variables, from which the ops
+** table both packs share is declared here and defined in ${op}_schemas.c. */
+#define ${ID}_OPS(X) X(${id}_schema)
+PK_OPS_DECLARE(${id}_ops, ${ID}_OPS);
 
 /* The checks every backend shares (${op}_checks.c); on success *out is the
 ** output, allocated with the dtype and shape of the input. */
@@ -104,6 +107,8 @@ static void ${id}_cost(const loom_call *call, double *flops, double *bytes)
 
 PK_SCHEMA(${id}_schema, "${opname}", 1, "output = alpha * input, element-wise",
           PK_INPUTS(${id}_inputs), PK_OUTPUTS(${id}_outputs), PK_ATTRS(${id}_attrs), .cost = ${id}_cost);
+
+PK_OPS_DEFINE(${id}_ops, ${ID}_OPS);
 """
 
 OP_CHECKS_C = """\
@@ -179,9 +184,8 @@ static loom_status ${id}_run_cpu(loom_call *call)
 static const loom_kernel_desc ${id}_cpu_kernels[] = {
     PK_KERNEL_CPU(${id}_schema, "cpu:elementwise", ${ID}_DTYPES, ${id}_run_cpu),
 };
-static const loom_op_schema *const ${id}_cpu_ops[] = { &${id}_schema };
 
-const pk_module ${id}_cpu = PK_MODULE("${op}", ${id}_cpu_ops, ${id}_cpu_kernels, NULL);
+const pk_module ${id}_cpu = PK_MODULE("${op}", ${id}_ops, ${id}_cpu_kernels, NULL);
 """
 
 OP_CPU_TMPL_H = """\
@@ -238,9 +242,8 @@ static loom_status ${id}_run_cuda(loom_call *call)
 static const loom_kernel_desc ${id}_cuda_kernels[] = {
     PK_KERNEL_CUDA(${id}_schema, "cuda:elementwise", ${ID}_DTYPES, ${id}_run_cuda),
 };
-static const loom_op_schema *const ${id}_cuda_ops[] = { &${id}_schema };
 
-const pk_module ${id}_cuda = PK_MODULE("${op}", ${id}_cuda_ops, ${id}_cuda_kernels, NULL);
+const pk_module ${id}_cuda = PK_MODULE("${op}", ${id}_ops, ${id}_cuda_kernels, NULL);
 """
 
 OP_KERNELS_H = """\
