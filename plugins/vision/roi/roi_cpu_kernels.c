@@ -5,6 +5,7 @@
 */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "roi_cpu.h"
