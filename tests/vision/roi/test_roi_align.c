@@ -12,6 +12,7 @@
 ** backward goldens come from autograd, which calls the same
 ** _roi_align_backward, and are exact too.
 */
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -200,6 +201,57 @@ static void row_cache_and_direct_paths_agree(void **state)
     loom_tensor_free(x);
 }
 
+/* An out-of-range sample reads pixel (0, 0) with weight 0, as torchvision's
+** pre_calc: a NaN or an infinity there makes NaN of every bin with such a
+** sample, 0 of a finite value (torchvision 0.2x gives exactly this pattern).
+** Map [1, 3, 8, 8] with NaN at (0, 0) of channel 1 and +inf of channel 2;
+** output 2 x 3, sampling_ratio 2, spatial_scale 1: roi A lies left of the
+** map (every sample out of range), roi B's first bin column too, roi C is
+** inside. On all three channels (the row cache) and on each channel alone
+** (the direct path). */
+static void out_of_range_samples_read_pixel_0_0(void **state)
+{
+    (void)state;
+    const int64_t xs[4] = { 1, 3, 8, 8 }, x1s[4] = { 1, 1, 8, 8 }, bs[2] = { 3, 5 };
+    static const float boxes[15] = { 0, -6, 3, -2, 6, 0, -3, 3, 4, 7, 0, 1, 1, 6, 6 };
+    loom_tensor *x, *x1, *b, *out;
+    assert_int_equal(loom_tensor_new(&x, LOOM_DTYPE_F32, 4, xs, NULL), LOOM_OK);
+    assert_int_equal(loom_tensor_new(&x1, LOOM_DTYPE_F32, 4, x1s, NULL), LOOM_OK);
+    assert_int_equal(loom_tensor_new(&b, LOOM_DTYPE_F32, 2, bs, NULL), LOOM_OK);
+    float *px = loom_data(x);
+    for (int64_t i = 0; i < loom_numel(x); i++)
+        px[i] = 0.25f + (float)(i % 7) * 0.125f;
+    px[64] = NAN;
+    px[128] = INFINITY;
+    memcpy(loom_data(b), boxes, sizeof boxes);
+    roi_params p = { .ph = 2, .pw = 3, .sampling_ratio = 2, .spatial_scale = 1.0 };
+    loom_attrs *a = roi_forward_attrs("vision.roi_align", &p, 0);
+    for (int64_t only = -1; only < 3; only++) {
+        const int64_t nc = only < 0 ? 3 : 1;
+        if (only >= 0)
+            memcpy(loom_data(x1), px + only * 64, 64 * sizeof(float));
+        assert_int_equal(roi_run("vision.roi_align", (const loom_tensor *[]){ only < 0 ? x : x1, b }, 2, a, &out, 1,
+                                 "cpu"), LOOM_OK);
+        const float *po = loom_data(out);
+        for (int64_t k = 0; k < 3; k++)
+            for (int64_t c = 0; c < nc; c++)
+                for (int64_t bin = 0; bin < 6; bin++) {
+                    const int64_t ch = only < 0 ? c : only;
+                    const int outside = k == 0 || (k == 1 && bin % 3 == 0);
+                    const float v = po[(k * nc + c) * 6 + bin];
+                    const int bad = !outside ? !isfinite(v) : ch == 0 ? v != 0.0f : !isnan(v);
+                    if (bad)
+                        fail_msg("roi %lld channel %lld bin %lld (%s): %g", (long long)k, (long long)ch,
+                                 (long long)bin, only < 0 ? "three channels" : "one channel", (double)v);
+                }
+        loom_tensor_free(out);
+    }
+    loom_attrs_free(a);
+    loom_tensor_free(b);
+    loom_tensor_free(x1);
+    loom_tensor_free(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -209,6 +261,7 @@ int main(void)
         cmocka_unit_test(square_output_size_takes_one_value),
         cmocka_unit_test(no_rois_give_an_empty_output),
         cmocka_unit_test(row_cache_and_direct_paths_agree),
+        cmocka_unit_test(out_of_range_samples_read_pixel_0_0),
     };
     return cmocka_run_group_tests_name("vision_roi_align", tests, cu_setup, cu_teardown);
 }
