@@ -13,7 +13,8 @@
 **
 ** A sample record holds the four element offsets and bilinear weights of
 ** one sampling point; offsets are relative to the image (NCHW: the first
-** channel's plane) or to the roi's tile (tile pixel * channel block).
+** channel's plane) or to a thread's row cache (roi_align: cached pixel
+** times the 32 channels of a block, from the first block).
 */
 #ifndef LOOM_VISION_ROI_CPU_H
 #define LOOM_VISION_ROI_CPU_H
@@ -28,7 +29,8 @@ typedef struct roi_sample_f64 { int64_t off[4]; double w[4]; } roi_sample_f64;
 typedef struct roi_key { int64_t b, band, x, idx; } roi_key;
 
 /* One call on the cpu. The kernels fill boxes (per-roi geometry), the
-** per-thread scratch and, for the NHWC path, the transposed input. */
+** per-thread scratch (with roi_align's row caches), roi_align's visiting
+** order and, for roi_pool's NHWC path, the transposed input. */
 typedef struct roi_job {
     roi_geom g;
     loom_exec_ctx *ctx;
