@@ -226,6 +226,9 @@ static void FN(sweep_nhwc)(const C *x, int64_t nc, const SAMPLE *s, int64_t ns, 
 ** pixels stays in L1/L2 over all bins. Else each bin's samples are
 ** computed once and swept over every block. */
 #define RC_SAMPLES 1024
+/* Bytes of row cache a thread may take beyond its share of an NHWC copy of
+** the input. */
+#define RC_SLOT_MAX (64.0 * 1024 * 1024)
 
 /* Rows that the valid entries of one y table touch, ascending, into list;
 ** at[v] is set for every map row v between the first and the last of them
@@ -322,9 +325,34 @@ static void FN(cache_row)(const S *in, int64_t c, int64_t hw, int64_t w, int64_t
             d[(ch / RC_CB) * w * RC_CB + x * RC_CB + ch % RC_CB] = LD(in + ch * hw + y * w + x);
 }
 
+/* Forward roi_align / ps_roi_align of roi k straight on the NCHW input. */
+static void FN(align_direct_roi)(const roi_job *j, int64_t k, const FN(align_slot_t) *sl)
+{
+    const roi_geom *g = &j->g;
+    const FN(box) *b = &((const FN(box) *)j->boxes)[k];
+    const int ps = g->kind == PS_ROI_ALIGN;
+    const int64_t hw = g->h * g->w, nbins = g->ph * g->pw;
+    const int64_t gh = b->gh > 0 ? b->gh : 0, gw = b->gw > 0 ? b->gw : 0;
+    const S *x = (const S *)j->input + b->b * g->c * hw;
+    FN(axis_table)(b->sh, b->bh, g->ph, gh, g->h, sl->ya);
+    FN(axis_table)(b->sw, b->bw, g->pw, gw, g->w, sl->xa);
+    for (int64_t bi = 0; bi < g->ph; bi++)
+        for (int64_t bj = 0; bj < g->pw; bj++) {
+            const int64_t bin = bi * g->pw + bj;
+            S *o = (S *)j->output + k * g->c_out * nbins + bin;
+            int64_t ns = FN(bin_samples)(sl->ya + bi * gh, sl->xa + bj * gw, gh, gw, g->w, 1, ps || hw == 0, NULL,
+                                         0, sl->s);
+            FN(sweep_direct)(ps ? x + bin * hw : x, ps ? nbins * hw : hw, g->c_out, sl->s, ns, b->count, o, nbins);
+            if (j->map_out != NULL)
+                for (int64_t c = 0; c < g->c_out; c++)
+                    j->map_out[(k * g->c_out + c) * nbins + bin] = (int32_t)(c * nbins + bin);
+        }
+}
+
 /* Forward roi_align of roi k on the thread's row cache: the rows its
 ** samples touch are transposed into the cache unless it holds them from an
-** earlier roi, then every bin sweeps the blocks of channels. */
+** earlier roi, then every bin sweeps the blocks of channels. A roi whose
+** rows span more than the cache runs on NCHW. */
 static void FN(align_cached_roi)(const roi_job *j, int64_t k, const FN(align_slot_t) *sl)
 {
     const roi_geom *g = &j->g;
@@ -339,6 +367,10 @@ static void FN(align_cached_roi)(const roi_job *j, int64_t k, const FN(align_slo
     if (gh > 0 && gw > 0) {
         int invalid = 0;
         const int64_t ny = FN(touched)(sl->ya, g->ph * gh, sl->ys, sl->yi, &invalid);
+        if (ny > 0 && sl->ys[ny - 1] - sl->ys[0] >= cap) {
+            FN(align_direct_roi)(j, k, sl);
+            return;
+        }
         for (int64_t i = 0; i < g->pw * gw; i++)
             invalid |= !sl->xa[i].valid;
         for (int64_t r = 0; r < ny; r++) {
@@ -385,30 +417,6 @@ static void FN(align_cached_roi)(const roi_job *j, int64_t k, const FN(align_slo
     }
 }
 
-/* Forward roi_align / ps_roi_align of roi k straight on the NCHW input. */
-static void FN(align_direct_roi)(const roi_job *j, int64_t k, const FN(align_slot_t) *sl)
-{
-    const roi_geom *g = &j->g;
-    const FN(box) *b = &((const FN(box) *)j->boxes)[k];
-    const int ps = g->kind == PS_ROI_ALIGN;
-    const int64_t hw = g->h * g->w, nbins = g->ph * g->pw;
-    const int64_t gh = b->gh > 0 ? b->gh : 0, gw = b->gw > 0 ? b->gw : 0;
-    const S *x = (const S *)j->input + b->b * g->c * hw;
-    FN(axis_table)(b->sh, b->bh, g->ph, gh, g->h, sl->ya);
-    FN(axis_table)(b->sw, b->bw, g->pw, gw, g->w, sl->xa);
-    for (int64_t bi = 0; bi < g->ph; bi++)
-        for (int64_t bj = 0; bj < g->pw; bj++) {
-            const int64_t bin = bi * g->pw + bj;
-            S *o = (S *)j->output + k * g->c_out * nbins + bin;
-            int64_t ns = FN(bin_samples)(sl->ya + bi * gh, sl->xa + bj * gw, gh, gw, g->w, 1, ps || hw == 0, NULL,
-                                         0, sl->s);
-            FN(sweep_direct)(ps ? x + bin * hw : x, ps ? nbins * hw : hw, g->c_out, sl->s, ns, b->count, o, nbins);
-            if (j->map_out != NULL)
-                for (int64_t c = 0; c < g->c_out; c++)
-                    j->map_out[(k * g->c_out + c) * nbins + bin] = (int32_t)(c * nbins + bin);
-        }
-}
-
 static void FN(align_fwd_rois)(void *user, int64_t begin, int64_t end, int32_t t)
 {
     const roi_job *j = user;
@@ -442,7 +450,8 @@ static loom_status FN(scratch_slots)(roi_job *j, size_t slot_bytes)
 ** the samples read the rows they touch densely enough to amortise their
 ** transposition (each touched row of each image costs its w pixels of
 ** channels, a sample four pixels of channels read one by one on NCHW).
-** The cache holds the tallest roi's span of rows plus a band. */
+** The cache holds the tallest roi's span of rows plus a band, within the
+** memory of an NHWC copy of the input over all threads. */
 static loom_status FN(align_plan)(roi_job *j)
 {
     const roi_geom *g = &j->g;
@@ -482,7 +491,18 @@ static loom_status FN(align_plan)(roi_job *j)
         rows += used[i];
     if (samples * 16.0 < rows * (double)g->w)
         return LOOM_OK;
-    j->cache_rows = span + RC_BAND < g->h ? span + RC_BAND : g->h;
+    /* the caches of all threads together take at most an NHWC copy of the
+    ** input (what a transposition of the whole map takes) or RC_SLOT_MAX
+    ** bytes per thread; a roi taller than the cache then runs on NCHW */
+    const double slots = j->ctx->n_threads > 0 ? (double)j->ctx->n_threads : 1.0;
+    const double row = (double)((g->c + RC_CB - 1) / RC_CB * RC_CB) * (double)g->w * (double)sizeof(C);
+    const double copy = (double)(g->n * g->h) * (double)g->w * (double)g->c * (double)sizeof(C);
+    const double fit = floor((copy > slots * RC_SLOT_MAX ? copy : slots * RC_SLOT_MAX) / (slots * row)) - 1;
+    int64_t cap = span + RC_BAND < g->h ? span + RC_BAND : g->h;
+    cap = (double)cap <= fit ? cap : (int64_t)fit;
+    if (cap < 1)
+        return LOOM_OK;
+    j->cache_rows = cap;
     roi_visit_order(keys, g->k);
     j->order = keys;
     return LOOM_OK;
@@ -885,3 +905,4 @@ loom_status FN(roi_cpu)(roi_job *j)
 #undef RC_CB
 #undef RC_BAND
 #undef RC_SAMPLES
+#undef RC_SLOT_MAX
