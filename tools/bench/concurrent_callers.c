@@ -6,10 +6,10 @@
 ** Runs vision.roi_align (output 7 x 7, sampling_ratio 2, aligned false) on
 ** FPN-like rois of 8..308 px in an image of H/S x W/S px: by default the
 ** case of tools/bench/vision_cases/roi.py one pyramid level coarser, 1000
-** rois on features [2, 256, 100, 136] f32 at spatial_scale 1/8 (about 75 ms
-** of CPU, 40 ms a call on 2 idle cores); --full: roi.py's case itself, 1000
-** rois on [2, 256, 200, 272] at 1/4 (about 0.13 s of CPU a call, plus the
-** page faults of its 110 MB NHWC scratch). ROUNDS defaults to 5. Four
+** rois on features [2, 256, 100, 136] f32 at spatial_scale 1/8 (about 50 ms
+** of CPU a call); --full: roi.py's case itself, 1000 rois on
+** [2, 256, 200, 272] at 1/4 (two to three times that, with a row cache of
+** about 25 MB per pool thread). ROUNDS defaults to 5. Four
 ** scenarios:
 **   (a) 1 host thread calling it 4 times,   (b) 2 host threads, 2 calls each,
 **   (c) 4 host threads, 1 call each,        (d) 8 host threads, 1 call each.

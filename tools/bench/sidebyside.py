@@ -12,9 +12,17 @@ Printed: one row per case with both medians, the throughput in the case's
 unit (items per second, where items is Case.items), and the ratio
 reference_time / loom_time (> 1 means loom is faster), then the target when
 the case has one.
+
+cpu=True times CPU seconds instead of wall seconds, for a machine shared with
+other work, where wall time mostly measures the others: the reference's
+median process CPU time per call, and loom's mean over --repeat calls, taken
+as the difference of the CPU time of two `loom bench` processes that differ
+only in --repeat (so loading and warm-up cancel). CPU time equals latency
+only at one thread; at more it is the CPU cost of a call.
 """
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -67,9 +75,38 @@ def time_reference(fn, repeat, warmup):
     return float(np.median(times))
 
 
-def time_loom(case, tmp):
+def cpu_reference(fn, repeat, warmup):
+    """Median process CPU seconds of one call of fn."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.process_time()
+        fn()
+        times.append(time.process_time() - t0)
+    return float(np.median(times))
+
+
+def _children_cpu():
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def cpu_loom(case, tmp):
+    """loom's mean CPU seconds per call: two `loom bench` runs, one with
+    --repeat 1 and one with 1 + repeat, the difference over repeat."""
+    spent = []
+    for repeat in (1, 1 + case.repeat):
+        t0 = _children_cpu()
+        res = time_loom(case, tmp, repeat)
+        spent.append(_children_cpu() - t0)
+    res["median_s"] = max(spent[1] - spent[0], 0.0) / case.repeat
+    return res
+
+
+def time_loom(case, tmp, repeat=None):
     args = [loom_cli(), "bench", case.op, "--json",
-            "--repeat", str(case.repeat), "--warmup", str(case.warmup)]
+            "--repeat", str(case.repeat if repeat is None else repeat), "--warmup", str(case.warmup)]
     for name, arr in case.inputs.items():
         path = os.path.join(tmp, f"{name}.npy")
         np.save(path, np.ascontiguousarray(arr))
@@ -86,13 +123,14 @@ def time_loom(case, tmp):
     return json.loads(res.stdout)
 
 
-def run(cases, title, threads=None):
-    """Time every case on both sides and print the table; returns the rows."""
+def run(cases, title, threads=None, cpu=False):
+    """Time every case on both sides and print the table; returns the rows.
+    cpu: CPU seconds per call instead of wall seconds (see the module's doc)."""
     import torch
     threads = threads or int(os.environ.get("LOOM_NUM_THREADS", os.cpu_count() or 1))
     torch.set_num_threads(threads)
     os.environ["LOOM_NUM_THREADS"] = str(threads)
-    print(f"{title}: {threads} threads, torch {torch.__version__}")
+    print(f"{title}: {threads} threads, torch {torch.__version__}" + (", CPU seconds per call" if cpu else ""))
     hdr = (f"{'case':<44} {'loom':>10} {'reference':>10} {'loom rate':>10} {'ref rate':>10} {'unit':<8} "
            f"{'ratio':>7} {'target':>7}")
     print(hdr)
@@ -101,9 +139,9 @@ def run(cases, title, threads=None):
     tmp = tempfile.mkdtemp(prefix="loom-bench-")
     try:
         for case in cases:
-            res = time_loom(case, tmp)
+            res = cpu_loom(case, tmp) if cpu else time_loom(case, tmp)
             ours = res["median_s"]
-            ref = time_reference(case.reference, case.repeat, case.warmup)
+            ref = (cpu_reference if cpu else time_reference)(case.reference, case.repeat, case.warmup)
             ratio = ref / ours if ours > 0 else float("inf")
             target = f"{case.target:.1f}x" if case.target else ""
             print(f"{case.name:<44} {ours * 1e3:>8.3f}ms {ref * 1e3:>8.3f}ms "

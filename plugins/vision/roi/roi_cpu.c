@@ -71,7 +71,7 @@ static loom_status roi_register_isa(const loom_host_api *host, loom_registrar *r
 {
     roi_cpu_isa_init();
     const loom_kernel_desc ks[] = {
-        PK_KERNEL_CPU(roi_align_schema, roi_have_avx2() ? "cpu:separable-nhwc-avx2" : "cpu:separable-nhwc",
+        PK_KERNEL_CPU(roi_align_schema, roi_have_avx2() ? "cpu:separable-rowcache-avx2" : "cpu:separable-rowcache",
                       VISION_FLOATS, roi_run_cpu, .user = &roi_ids[0]),
         PK_KERNEL_CPU(roi_pool_schema, roi_have_avx2() ? "cpu:nhwc-max-avx2" : "cpu:nhwc-max", PK_F32_F64,
                       roi_run_cpu, .user = &roi_ids[1]),

@@ -9,6 +9,8 @@
 ** Inside, S and C are the storage and compute types of PK_SFX, LD(p) reads
 ** *p as C, ST(v) rounds v to S (to nearest even) and R(v) rounds v to S's
 ** precision and back (identity unless S is narrower than C).
+** The including file provides roi_cpu.h, <float.h>, <math.h>, <stdint.h>
+** and <string.h>.
 **
 ** Every expression follows torchvision's CPU kernels operation by
 ** operation (see roi_cpu.h); the comments name the torchvision variable.
@@ -18,9 +20,13 @@
 ** table (PW x grid_w) hold the clamped low/high indices and the weights
 ** along each axis; the samples of one bin are their product (torchvision's
 ** pre_calc). Each bin is then swept over the channels, either directly on
-** the NCHW input or, when the rois read the map densely enough to pay for
-** it, on an NHWC copy where the channel loop is contiguous (vectorised).
-** Per channel the arithmetic and its order are those of torchvision.
+** the NCHW input or, for roi_align when the rois read the rows they touch
+** densely enough to pay for it, on a per-thread row cache: NHWC copies (in
+** blocks of 32 channels) of just the rows the rois' samples touch, each
+** made once while the rois that need it run, the rois visited in bands of
+** rows so that the cache stays small and warm. There the channel loop is
+** contiguous (vectorised) and a roi costs what it samples, not what the map
+** holds. Per channel the arithmetic and its order are those of torchvision.
 **
 ** Forward roi_pool / ps_roi_pool: threads take rois; bins are computed with
 ** torchvision's rounding and clipping. roi_pool reads every pixel of a bin
@@ -139,12 +145,14 @@ static void FN(axis_table)(C start, C bin, int64_t bins, int64_t grid, int64_t s
     }
 }
 
-/* The samples of one bin; offsets are pixel indices times pstride. An
-** out-of-range sample of roi_align reads element 0 with weight 0, as
-** torchvision's pre_calc (so a NaN there propagates); drop_invalid leaves
-** it out (ps_roi_align returns 0 for it, backward skips it). */
+/* The samples of one bin; offsets are pixel indices times pstride, the
+** pixel of (y, x) being y * w + x, or yi[y] * w + x when yi is given (the
+** row cache: yi[y] places row y there). An out-of-range sample of
+** roi_align reads pixel (0, 0) with weight 0, as torchvision's pre_calc (so
+** a NaN there propagates): offset zero_off; drop_invalid leaves it out
+** (ps_roi_align returns 0 for it, backward skips it). */
 static int64_t FN(bin_samples)(const FN(axis) *ya, const FN(axis) *xa, int64_t gh, int64_t gw, int64_t w,
-                               int64_t pstride, int drop_invalid, SAMPLE *s)
+                               int64_t pstride, int drop_invalid, const int64_t *yi, int64_t zero_off, SAMPLE *s)
 {
     int64_t n = 0;
     for (int64_t iy = 0; iy < gh; iy++)
@@ -152,13 +160,14 @@ static int64_t FN(bin_samples)(const FN(axis) *ya, const FN(axis) *xa, int64_t g
             const FN(axis) *y = &ya[iy], *x = &xa[ix];
             if (!(y->valid && x->valid)) {
                 if (!drop_invalid)
-                    s[n++] = (SAMPLE){ { 0, 0, 0, 0 }, { 0, 0, 0, 0 } };
+                    s[n++] = (SAMPLE){ { zero_off, zero_off, zero_off, zero_off }, { 0, 0, 0, 0 } };
                 continue;
             }
-            s[n].off[0] = ((int64_t)y->lo * w + x->lo) * pstride;
-            s[n].off[1] = ((int64_t)y->lo * w + x->hi) * pstride;
-            s[n].off[2] = ((int64_t)y->hi * w + x->lo) * pstride;
-            s[n].off[3] = ((int64_t)y->hi * w + x->hi) * pstride;
+            const int64_t ylo = yi ? yi[y->lo] : y->lo, yhi = yi ? yi[y->hi] : y->hi;
+            s[n].off[0] = (ylo * w + x->lo) * pstride;
+            s[n].off[1] = (ylo * w + x->hi) * pstride;
+            s[n].off[2] = (yhi * w + x->lo) * pstride;
+            s[n].off[3] = (yhi * w + x->hi) * pstride;
             s[n].w[0] = R(y->h * x->h);
             s[n].w[1] = R(y->h * x->l);
             s[n].w[2] = R(y->l * x->h);
@@ -185,13 +194,13 @@ static void FN(sweep_direct)(const S *x, int64_t cstride, int64_t nc, const SAMP
     }
 }
 
-/* One bin over nc channels of the NHWC copy (compute type): channel i at
-** x + i * cstride; acc holds nc partial sums. */
-static void FN(sweep_nhwc)(const C *x, int64_t cstride, int64_t nc, const SAMPLE *s, int64_t ns, C count,
-                           S *out, int64_t ostride, C *acc)
+/* One bin over nc contiguous channels of the row cache (compute type);
+** acc holds nc partial sums. */
+static void FN(sweep_nhwc)(const C *x, int64_t nc, const SAMPLE *s, int64_t ns, C count, S *out,
+                           int64_t ostride, C *acc)
 {
 #if WITH_AVX2
-    if (cstride == 1 && roi_have_avx2()) {
+    if (roi_have_avx2()) {
         roi_sweep_nhwc_avx2(x, nc, s, ns, count, out, ostride);
         return;
     }
@@ -202,10 +211,9 @@ static void FN(sweep_nhwc)(const C *x, int64_t cstride, int64_t nc, const SAMPLE
         const C *p0 = x + s[i].off[0], *p1 = x + s[i].off[1], *p2 = x + s[i].off[2], *p3 = x + s[i].off[3];
         const C w0 = s[i].w[0], w1 = s[i].w[1], w2 = s[i].w[2], w3 = s[i].w[3];
         for (int64_t c = 0; c < nc; c++) {
-            const int64_t o = c * cstride;
-            C t = R(R(w0 * p0[o]) + R(w1 * p1[o]));
-            t = R(t + R(w2 * p2[o]));
-            t = R(t + R(w3 * p3[o]));
+            C t = R(R(w0 * p0[c]) + R(w1 * p1[c]));
+            t = R(t + R(w2 * p2[c]));
+            t = R(t + R(w3 * p3[c]));
             acc[c] = R(acc[c] + t);
         }
     }
@@ -213,65 +221,387 @@ static void FN(sweep_nhwc)(const C *x, int64_t cstride, int64_t nc, const SAMPLE
         out[c * ostride] = ST(R(acc[c] / count));
 }
 
-/* Per-thread scratch of the align kernels: y and x tables, the samples of
-** one bin, the NHWC partial sums, each on a 64-byte boundary. Returns the
-** slot's size; *smp_at and *acc_at: where the samples and the sums start. */
-static size_t FN(align_slot_layout)(const roi_job *j, size_t *smp_at, size_t *acc_at)
+/* ------------------------------------------ forward roi_align on row caches */
+
+/* Channels per block of a cached row: the AVX2 sweep's 32-channel step. A
+** block of a whole row is contiguous, so one block of a roi's pixels reads
+** a few runs of consecutive cache lines. */
+#define RC_CB 32
+/* Map rows per band of the visiting order (roi_order.c), and the slack of
+** the row cache over the tallest roi: the rois of one band, visited along
+** it, start up to a band apart. */
+#define RC_BAND 16
+/* The samples of all bins of a roi are computed once when there are at
+** most this many (a 7 x 7 output at sampling_ratio 2 has 196); then the
+** blocks of channels are the outer loop, so that one block of the roi's
+** pixels stays in L1/L2 over all bins. Else each bin's samples are
+** computed once and swept over every block. */
+#define RC_SAMPLES 1024
+/* Bytes of row cache a thread may take beyond its share of an NHWC copy of
+** the input. */
+#define RC_SLOT_MAX (64.0 * 1024 * 1024)
+
+/* Rows that the valid entries of one y table touch, ascending, into list;
+** at[v] is set for every map row v between the first and the last of them
+** (-1: untouched); *invalid is set when some entry is out of range.
+** Returns their number. */
+static int64_t FN(touched)(const FN(axis) *a, int64_t n, int32_t *list, int64_t *at, int *invalid)
 {
-    const roi_geom *g = &j->g;
-    *smp_at = ((size_t)(g->ph * j->max_gh + g->pw * j->max_gw) * sizeof(FN(axis)) + 63) & ~(size_t)63;
-    *acc_at = *smp_at + (((size_t)(j->max_gh * j->max_gw) * sizeof(SAMPLE) + 63) & ~(size_t)63);
-    return *acc_at + (((size_t)g->c * sizeof(C) + 63) & ~(size_t)63);
+    int32_t lo = INT32_MAX, hi = -1;
+    for (int64_t i = 0; i < n; i++) {
+        if (!a[i].valid) {
+            *invalid = 1;
+            continue;
+        }
+        lo = a[i].lo < lo ? a[i].lo : lo;
+        hi = a[i].hi > hi ? a[i].hi : hi;
+    }
+    if (hi < 0)
+        return 0;
+    for (int32_t v = lo; v <= hi; v++)
+        at[v] = -1;
+    for (int64_t i = 0; i < n; i++)
+        if (a[i].valid)
+            at[a[i].lo] = at[a[i].hi] = 0;
+    int64_t m = 0;
+    for (int32_t v = lo; v <= hi; v++)
+        if (at[v] == 0)
+            list[m++] = v;
+    return m;
 }
 
-static void FN(align_slot)(const roi_job *j, int32_t t, FN(axis) **ya, FN(axis) **xa, SAMPLE **s, C **acc)
+/* Per-thread scratch of the align kernels, each part on a 64-byte
+** boundary: y and x tables, the samples of one bin, the partial sums of a
+** channel block, and for the forward on the row cache the touched rows,
+** the place of each map row in the cache, the cache and its tags. */
+typedef struct FN(align_slot_t) {
+    FN(axis) *ya, *xa;
+    SAMPLE *s;                  /* one bin's samples, or on the row cache up to RC_SAMPLES */
+    C *acc;
+    int32_t *ys;                /* touched rows */
+    int64_t *yi;                /* per map row: its cache slot times the blocks per row */
+    C *rows;                    /* cache_rows rows of nb blocks of w x RC_CB, then pixel (0, 0) */
+    int64_t *tags;              /* per slot: image * h + row held, -1 none; [cache_rows]: image of pixel (0, 0) */
+} FN(align_slot_t);
+
+static size_t FN(align_slot_parts)(const roi_job *j, char *base, FN(align_slot_t) *sl)
 {
     const roi_geom *g = &j->g;
-    char *p = j->thread_scratch + (size_t)t * j->slot_bytes;
-    size_t smp_at, acc_at;
-    FN(align_slot_layout)(j, &smp_at, &acc_at);
-    *ya = (FN(axis) *)(void *)p;
-    *xa = *ya + g->ph * j->max_gh;
-    *s = (SAMPLE *)(void *)(p + smp_at);
-    *acc = (C *)(void *)(p + acc_at);
+    const int64_t cap = j->cache_rows, nb = (g->c + RC_CB - 1) / RC_CB, bin_s = j->max_gh * j->max_gw;
+    const int64_t all_s = g->ph * g->pw * bin_s < RC_SAMPLES ? g->ph * g->pw * bin_s : RC_SAMPLES;
+    const size_t sizes[] = {
+        (size_t)(g->ph * j->max_gh + g->pw * j->max_gw) * sizeof(FN(axis)),
+        (size_t)(cap > 0 && all_s > bin_s ? all_s : bin_s) * sizeof(SAMPLE),
+        cap > 0 ? RC_CB * sizeof(C) : 0,
+        cap > 0 ? (size_t)g->h * (sizeof(int32_t) + sizeof(int64_t)) : 0,
+        cap > 0 ? (size_t)(cap + 1) * (size_t)(nb * g->w * RC_CB) * sizeof(C) : 0,
+        cap > 0 ? (size_t)(cap + 1) * sizeof(int64_t) : 0,
+    };
+    size_t at[6], n = 0;
+    for (int i = 0; i < 6; i++) {
+        at[i] = n;
+        n += (sizes[i] + 63) & ~(size_t)63;
+    }
+    if (base != NULL) {
+        sl->ya = (FN(axis) *)(void *)(base + at[0]);
+        sl->xa = sl->ya + g->ph * j->max_gh;
+        sl->s = (SAMPLE *)(void *)(base + at[1]);
+        sl->acc = (C *)(void *)(base + at[2]);
+        sl->yi = (int64_t *)(void *)(base + at[3]);
+        sl->ys = (int32_t *)(void *)(sl->yi + g->h);
+        sl->rows = (C *)(void *)(base + at[4]);
+        sl->tags = (int64_t *)(void *)(base + at[5]);
+    }
+    return n;
+}
+
+static FN(align_slot_t) FN(align_slot)(const roi_job *j, int32_t t)
+{
+    FN(align_slot_t) sl;
+    FN(align_slot_parts)(j, j->thread_scratch + (size_t)t * j->slot_bytes, &sl);
+    return sl;
+}
+
+/* Row y of image `in` (at its first channel) into cache slot d. */
+static void FN(cache_row)(const S *in, int64_t c, int64_t hw, int64_t w, int64_t y, C *d)
+{
+#if WITH_AVX2
+    if (roi_have_avx2()) {
+        roi_nhwc_row_avx2(in + y * w, d, c, hw, w, RC_CB);
+        return;
+    }
+#endif
+    for (int64_t ch = 0; ch < c; ch++)
+        for (int64_t x = 0; x < w; x++)
+            d[(ch / RC_CB) * w * RC_CB + x * RC_CB + ch % RC_CB] = LD(in + ch * hw + y * w + x);
+}
+
+/* Forward roi_align / ps_roi_align of roi k straight on the NCHW input. */
+static void FN(align_direct_roi)(const roi_job *j, int64_t k, const FN(align_slot_t) *sl)
+{
+    const roi_geom *g = &j->g;
+    const FN(box) *b = &((const FN(box) *)j->boxes)[k];
+    const int ps = g->kind == PS_ROI_ALIGN;
+    const int64_t hw = g->h * g->w, nbins = g->ph * g->pw;
+    const int64_t gh = b->gh > 0 ? b->gh : 0, gw = b->gw > 0 ? b->gw : 0;
+    const S *x = (const S *)j->input + b->b * g->c * hw;
+    FN(axis_table)(b->sh, b->bh, g->ph, gh, g->h, sl->ya);
+    FN(axis_table)(b->sw, b->bw, g->pw, gw, g->w, sl->xa);
+    for (int64_t bi = 0; bi < g->ph; bi++)
+        for (int64_t bj = 0; bj < g->pw; bj++) {
+            const int64_t bin = bi * g->pw + bj;
+            S *o = (S *)j->output + k * g->c_out * nbins + bin;
+            int64_t ns = FN(bin_samples)(sl->ya + bi * gh, sl->xa + bj * gw, gh, gw, g->w, 1, ps || hw == 0, NULL,
+                                         0, sl->s);
+            FN(sweep_direct)(ps ? x + bin * hw : x, ps ? nbins * hw : hw, g->c_out, sl->s, ns, b->count, o, nbins);
+            if (j->map_out != NULL)
+                for (int64_t c = 0; c < g->c_out; c++)
+                    j->map_out[(k * g->c_out + c) * nbins + bin] = (int32_t)(c * nbins + bin);
+        }
+}
+
+/* Forward roi_align of roi k on the thread's row cache: the rows its
+** samples touch are transposed into the cache unless it holds them from an
+** earlier roi, then every bin sweeps the blocks of channels. A roi whose
+** rows span more than the cache runs on NCHW. */
+static void FN(align_cached_roi)(const roi_job *j, int64_t k, const FN(align_slot_t) *sl)
+{
+    const roi_geom *g = &j->g;
+    const FN(box) *b = &((const FN(box) *)j->boxes)[k];
+    const int64_t hw = g->h * g->w, nbins = g->ph * g->pw, cap = j->cache_rows;
+    const int64_t nb = (g->c + RC_CB - 1) / RC_CB, blk = g->w * RC_CB, row = nb * blk;
+    const int64_t gh = b->gh > 0 ? b->gh : 0, gw = b->gw > 0 ? b->gw : 0;
+    S *out = (S *)j->output + k * g->c * nbins;
+    const S *in = (const S *)j->input + b->b * g->c * hw;
+    FN(axis_table)(b->sh, b->bh, g->ph, gh, g->h, sl->ya);
+    FN(axis_table)(b->sw, b->bw, g->pw, gw, g->w, sl->xa);
+    if (gh > 0 && gw > 0) {
+        int invalid = 0;
+        const int64_t ny = FN(touched)(sl->ya, g->ph * gh, sl->ys, sl->yi, &invalid);
+        if (ny > 0 && sl->ys[ny - 1] - sl->ys[0] >= cap) {
+            FN(align_direct_roi)(j, k, sl);
+            return;
+        }
+        for (int64_t i = 0; i < g->pw * gw; i++)
+            invalid |= !sl->xa[i].valid;
+        for (int64_t r = 0; r < ny; r++) {
+            const int64_t y = sl->ys[r], slot = y % cap;
+            sl->yi[y] = slot * nb;
+            if (sl->tags[slot] != b->b * g->h + y) {
+                sl->tags[slot] = b->b * g->h + y;
+                FN(cache_row)(in, g->c, hw, g->w, y, sl->rows + slot * row);
+            }
+        }
+        /* out-of-range samples read pixel (0, 0) with weight 0 */
+        if (invalid && sl->tags[cap] != b->b) {
+            sl->tags[cap] = b->b;
+            for (int64_t c = 0; c < g->c; c++)
+                sl->rows[cap * row + (c / RC_CB) * blk + c % RC_CB] = LD(in + c * hw);
+        }
+    }
+    const int64_t ns = gh * gw, zero = cap * row;
+    if (nbins * ns <= RC_SAMPLES) {
+        for (int64_t bin = 0; bin < nbins; bin++)
+            FN(bin_samples)(sl->ya + bin / g->pw * gh, sl->xa + bin % g->pw * gw, gh, gw, g->w, RC_CB, 0, sl->yi,
+                            zero, sl->s + bin * ns);
+        for (int64_t kb = 0; kb < nb; kb++) {
+            const int64_t c0 = kb * RC_CB, nc = g->c - c0 < RC_CB ? g->c - c0 : RC_CB;
+#if WITH_AVX2
+            if (nc == RC_CB && roi_have_avx2()) {
+                roi_sweep_bins_avx2(sl->rows + kb * blk, sl->s, nbins, ns, b->count, out + c0 * nbins, nbins);
+                continue;
+            }
+#endif
+            for (int64_t bin = 0; bin < nbins; bin++)
+                FN(sweep_nhwc)(sl->rows + kb * blk, nc, sl->s + bin * ns, ns, b->count, out + c0 * nbins + bin,
+                               nbins, sl->acc);
+        }
+        return;
+    }
+    for (int64_t bin = 0; bin < nbins; bin++) {
+        FN(bin_samples)(sl->ya + bin / g->pw * gh, sl->xa + bin % g->pw * gw, gh, gw, g->w, RC_CB, 0, sl->yi,
+                        zero, sl->s);
+        for (int64_t kb = 0; kb < nb; kb++) {
+            const int64_t c0 = kb * RC_CB, nc = g->c - c0 < RC_CB ? g->c - c0 : RC_CB;
+            FN(sweep_nhwc)(sl->rows + kb * blk, nc, sl->s, ns, b->count, out + c0 * nbins + bin, nbins, sl->acc);
+        }
+    }
 }
 
 static void FN(align_fwd_rois)(void *user, int64_t begin, int64_t end, int32_t t)
+{
+    const roi_job *j = user;
+    const FN(align_slot_t) sl = FN(align_slot)(j, t);
+    for (int64_t i = begin; i < end; i++) {
+        if (j->order != NULL)
+            FN(align_cached_roi)(j, j->order[i].idx, &sl);
+        else
+            FN(align_direct_roi)(j, i, &sl);
+    }
+}
+
+/* The per-roi boxes of the align kernels, in scratch. */
+static loom_status FN(align_scratch_boxes)(roi_job *j)
+{
+    j->boxes = pk_host->scratch(j->ctx, (size_t)j->g.k * sizeof(FN(box)));
+    return j->boxes == NULL ? LOOM_ENOMEM : FN(align_boxes)(j);
+}
+
+/* One scratch slot of slot_bytes per thread of the pool. */
+static loom_status FN(scratch_slots)(roi_job *j, size_t slot_bytes)
+{
+    j->n_slots = j->ctx->n_threads > 0 ? j->ctx->n_threads : 1;
+    j->slot_bytes = slot_bytes;
+    j->thread_scratch = pk_host->scratch(j->ctx, j->slot_bytes * (size_t)j->n_slots);
+    return j->thread_scratch == NULL ? LOOM_ENOMEM : LOOM_OK;
+}
+
+/* Whether forward roi_align runs on row caches, and then their size
+** (j->cache_rows) and the visiting order (j->order). A row cache pays when
+** the samples read the rows they touch densely enough to amortise their
+** transposition (each touched row of each image costs its w pixels of
+** channels, a sample four pixels of channels read one by one on NCHW).
+** The cache holds the tallest roi's span of rows plus a band, within the
+** memory of an NHWC copy of the input over all threads. */
+static loom_status FN(align_plan)(roi_job *j)
+{
+    const roi_geom *g = &j->g;
+    const FN(box) *bx = j->boxes;
+    roi_key *keys = pk_host->scratch(j->ctx, (size_t)g->k * sizeof(roi_key));
+    unsigned char *used = pk_host->scratch(j->ctx, (size_t)(g->n * g->h));
+    FN(axis) *ya = pk_host->scratch(j->ctx, (size_t)(g->ph * j->max_gh + 1) * sizeof(FN(axis)));
+    if (keys == NULL || used == NULL || ya == NULL)
+        return LOOM_ENOMEM;
+    memset(used, 0, (size_t)(g->n * g->h));
+    double samples = 0;
+    int64_t span = 0;
+    for (int64_t k = 0; k < g->k; k++) {
+        const FN(box) *b = &bx[k];
+        const int64_t gh = b->gh > 0 ? b->gh : 0, gw = b->gw > 0 ? b->gw : 0;
+        int64_t lo = 0;
+        if (gh > 0 && gw > 0) {
+            FN(axis_table)(b->sh, b->bh, g->ph, gh, g->h, ya);
+            int64_t hi = -1;
+            lo = g->h;
+            for (int64_t i = 0; i < g->ph * gh; i++)
+                if (ya[i].valid) {
+                    lo = ya[i].lo < lo ? ya[i].lo : lo;
+                    hi = ya[i].hi > hi ? ya[i].hi : hi;
+                    used[b->b * g->h + ya[i].lo] = used[b->b * g->h + ya[i].hi] = 1;
+                }
+            span = hi - lo + 1 > span ? hi - lo + 1 : span;
+            lo = hi < 0 ? 0 : lo;
+            samples += (double)(gh * gw) * (double)(g->ph * g->pw);
+        }
+        double cx = (double)b->sw + 0.5 * (double)b->bw * (double)g->pw;
+        cx = cx > 0 ? (cx < (double)g->w ? cx : (double)g->w) : 0;      /* clamped to the map, NaN to 0 */
+        keys[k] = (roi_key){ b->b, lo / RC_BAND, (int64_t)cx, k };
+    }
+    double rows = 0;
+    for (int64_t i = 0; i < g->n * g->h; i++)
+        rows += used[i];
+    if (samples * 16.0 < rows * (double)g->w)
+        return LOOM_OK;
+    /* the caches of all threads together take at most an NHWC copy of the
+    ** input (what a transposition of the whole map takes) or RC_SLOT_MAX
+    ** bytes per thread; a roi taller than the cache then runs on NCHW */
+    const double slots = j->ctx->n_threads > 0 ? (double)j->ctx->n_threads : 1.0;
+    const double row = (double)((g->c + RC_CB - 1) / RC_CB * RC_CB) * (double)g->w * (double)sizeof(C);
+    const double copy = (double)(g->n * g->h) * (double)g->w * (double)g->c * (double)sizeof(C);
+    const double fit = floor((copy > slots * RC_SLOT_MAX ? copy : slots * RC_SLOT_MAX) / (slots * row)) - 1;
+    int64_t cap = span + RC_BAND < g->h ? span + RC_BAND : g->h;
+    cap = (double)cap <= fit ? cap : (int64_t)fit;
+    if (cap < 1)
+        return LOOM_OK;
+    j->cache_rows = cap;
+    roi_visit_order(keys, g->k);
+    j->order = keys;
+    return LOOM_OK;
+}
+
+/* Forward roi_align runs on per-thread row caches (NHWC copies of the rows
+** that the rois touch, so the channel loop is contiguous and each row is
+** transposed about once, in the rois' visiting order), unless the rois
+** read too little of their rows; ps_roi_align, whose bins each read other
+** channels, and maps with one channel or no pixel run straight on NCHW. */
+static loom_status FN(align_forward)(roi_job *j)
+{
+    const roi_geom *g = &j->g;
+    loom_status st = FN(align_scratch_boxes)(j);
+    if (st != LOOM_OK)
+        return st;
+    if (g->kind == ROI_ALIGN && g->h * g->w > 0 && g->c > 1 && (st = FN(align_plan)(j)) != LOOM_OK)
+        return st;
+    if ((st = FN(scratch_slots)(j, FN(align_slot_parts)(j, NULL, NULL))) != LOOM_OK)
+        return st;
+    for (int32_t t = 0; t < j->n_slots && j->cache_rows > 0; t++) {
+        const FN(align_slot_t) sl = FN(align_slot)(j, t);
+        for (int64_t i = 0; i <= j->cache_rows; i++)
+            sl.tags[i] = -1;
+    }
+    return pk_host->parallel_for(j->ctx, g->k, 1, FN(align_fwd_rois), j);
+}
+
+/* Backward of roi_align / ps_roi_align over input channels [begin, end). */
+static void FN(align_bwd_channels)(void *user, int64_t begin, int64_t end, int32_t t)
 {
     roi_job *j = user;
     const roi_geom *g = &j->g;
     const FN(box) *bx = j->boxes;
     const int ps = g->kind == PS_ROI_ALIGN;
     const int64_t hw = g->h * g->w, nbins = g->ph * g->pw;
-    FN(axis) *ya, *xa;
-    SAMPLE *s;
-    C *acc;
-    FN(align_slot)(j, t, &ya, &xa, &s, &acc);
-    for (int64_t k = begin; k < end; k++) {
+    const S *grad = j->input;
+    S *gi = j->output;
+    const FN(align_slot_t) sl = FN(align_slot)(j, t);
+    FN(axis) *ya = sl.ya, *xa = sl.xa;
+    SAMPLE *s = sl.s;
+    for (int64_t k = 0; k < g->k; k++) {
         const FN(box) *b = &bx[k];
         const int64_t gh = b->gh > 0 ? b->gh : 0, gw = b->gw > 0 ? b->gw : 0;
+        if (gh == 0 || gw == 0)
+            continue;
         FN(axis_table)(b->sh, b->bh, g->ph, gh, g->h, ya);
         FN(axis_table)(b->sw, b->bw, g->pw, gw, g->w, xa);
-        for (int64_t bi = 0; bi < g->ph; bi++)
-            for (int64_t bj = 0; bj < g->pw; bj++) {
-                const int64_t bin = bi * g->pw + bj;
-                S *o = (S *)j->output + k * g->c_out * nbins + bin;
-                int64_t ns = FN(bin_samples)(ya + bi * gh, xa + bj * gw, gh, gw, g->w, j->nhwc ? g->c : 1,
-                                             ps || hw == 0, s);
-                if (j->nhwc != NULL) {
-                    const C *x = (const C *)j->nhwc + b->b * hw * g->c;
-                    FN(sweep_nhwc)(ps ? x + bin : x, ps ? nbins : 1, g->c_out, s, ns, b->count, o, nbins, acc);
-                } else {
-                    const S *x = (const S *)j->input + b->b * g->c * hw;
-                    FN(sweep_direct)(ps ? x + bin * hw : x, ps ? nbins * hw : hw, g->c_out, s, ns, b->count, o,
-                                     nbins);
+        /* torchvision's count here is grid_h * grid_w, not max'ed with 1:
+        ** the same as the forward's once the grid is not empty */
+        const C count = b->count;
+        for (int64_t co = 0; co < (ps ? g->c_out : 1); co++)
+            for (int64_t bi = 0; bi < g->ph; bi++)
+                for (int64_t bj = 0; bj < g->pw; bj++) {
+                    const int64_t bin = bi * g->pw + bj;
+                    int64_t c_lo = begin, c_hi = end;
+                    if (ps) {
+                        int64_t ci = j->map_in[(k * g->c_out + co) * nbins + bin];
+                        if (ci < begin || ci >= end)
+                            continue;
+                        c_lo = ci;
+                        c_hi = ci + 1;
+                    }
+                    int64_t ns = FN(bin_samples)(ya + bi * gh, xa + bj * gw, gh, gw, g->w, 1, 1, NULL, 0, s);
+                    for (int64_t c = c_lo; c < c_hi; c++) {
+                        const int64_t oc = ps ? co : c;
+                        const C gv = LD(grad + (k * g->c_out + oc) * nbins + bin);
+                        S *plane = gi + (b->b * g->c + c) * hw;
+                        for (int64_t i = 0; i < ns; i++)
+                            for (int q = 0; q < 4; q++) {
+                                S *d = plane + s[i].off[q];
+                                *d = ST(LD(d) + R(R(gv * s[i].w[q]) / count));
+                            }
+                    }
                 }
-                if (j->map_out != NULL)
-                    for (int64_t c = 0; c < g->c_out; c++)
-                        j->map_out[(k * g->c_out + c) * nbins + bin] = (int32_t)(c * nbins + bin);
-            }
     }
 }
+
+static loom_status FN(align_backward)(roi_job *j)
+{
+    loom_status st = FN(align_scratch_boxes)(j);
+    if (st == LOOM_OK)
+        st = FN(scratch_slots)(j, FN(align_slot_parts)(j, NULL, NULL));
+    return st != LOOM_OK ? st : pk_host->parallel_for(j->ctx, j->g.c, 1, FN(align_bwd_channels), j);
+}
+
+#if WITH_POOL
+/* -------------------------------------------------------------- roi_pool */
 
 /* NHWC copy of the images that rois use: parallel over (image, row). */
 static void FN(to_nhwc_rows)(void *user, int64_t begin, int64_t end, int32_t t)
@@ -289,7 +619,7 @@ static void FN(to_nhwc_rows)(void *user, int64_t begin, int64_t end, int32_t t)
 #if WITH_AVX2
         if (roi_have_avx2()) {
             roi_nhwc_row_avx2(in + (n * g->c * g->h + y) * g->w, out + (n * g->h + y) * g->w * g->c, g->c,
-                              g->h * g->w, g->w);
+                              g->h * g->w, g->w, g->c);
             continue;
         }
 #endif
@@ -332,116 +662,6 @@ static unsigned char *FN(used_images)(roi_job *j, int64_t *n_used)
     }
     return used;
 }
-
-/* The per-roi boxes of the align kernels, in scratch. */
-static loom_status FN(align_scratch_boxes)(roi_job *j)
-{
-    j->boxes = pk_host->scratch(j->ctx, (size_t)j->g.k * sizeof(FN(box)));
-    return j->boxes == NULL ? LOOM_ENOMEM : FN(align_boxes)(j);
-}
-
-/* One scratch slot of slot_bytes per thread of the pool. */
-static loom_status FN(scratch_slots)(roi_job *j, size_t slot_bytes)
-{
-    j->n_slots = j->ctx->n_threads > 0 ? j->ctx->n_threads : 1;
-    j->slot_bytes = slot_bytes;
-    j->thread_scratch = pk_host->scratch(j->ctx, j->slot_bytes * (size_t)j->n_slots);
-    return j->thread_scratch == NULL ? LOOM_ENOMEM : LOOM_OK;
-}
-
-static loom_status FN(align_forward)(roi_job *j)
-{
-    const roi_geom *g = &j->g;
-    size_t smp_at, acc_at;
-    loom_status st = FN(align_scratch_boxes)(j);
-    if (st != LOOM_OK)
-        return st;
-    /* NHWC pays when the samples read the used maps densely: the direct
-    ** path touches about two cache lines per sample and channel, the NHWC
-    ** path reads four contiguous channel rows per sample after one
-    ** transposition of every used image. */
-    const int64_t hw = g->h * g->w;
-    if (g->kind == ROI_ALIGN && hw > 0 && g->c > 1) {
-        double samples = 0;
-        int64_t n_used;
-        unsigned char *used = FN(used_images)(j, &n_used);
-        if (used == NULL)
-            return LOOM_ENOMEM;
-        for (int64_t k = 0; k < g->k; k++) {
-            const FN(box) *b = &((const FN(box) *)j->boxes)[k];
-            if (b->gh > 0 && b->gw > 0)
-                samples += (double)b->gh * (double)b->gw * (double)(g->ph * g->pw);
-        }
-        if (samples * 16.0 >= (double)n_used * (double)hw && (st = FN(make_nhwc)(j, used)) != LOOM_OK)
-            return st;
-    }
-    if ((st = FN(scratch_slots)(j, FN(align_slot_layout)(j, &smp_at, &acc_at))) != LOOM_OK)
-        return st;
-    return pk_host->parallel_for(j->ctx, g->k, 1, FN(align_fwd_rois), j);
-}
-
-/* Backward of roi_align / ps_roi_align over input channels [begin, end). */
-static void FN(align_bwd_channels)(void *user, int64_t begin, int64_t end, int32_t t)
-{
-    roi_job *j = user;
-    const roi_geom *g = &j->g;
-    const FN(box) *bx = j->boxes;
-    const int ps = g->kind == PS_ROI_ALIGN;
-    const int64_t hw = g->h * g->w, nbins = g->ph * g->pw;
-    const S *grad = j->input;
-    S *gi = j->output;
-    FN(axis) *ya, *xa;
-    SAMPLE *s;
-    C *acc;
-    FN(align_slot)(j, t, &ya, &xa, &s, &acc);
-    for (int64_t k = 0; k < g->k; k++) {
-        const FN(box) *b = &bx[k];
-        const int64_t gh = b->gh > 0 ? b->gh : 0, gw = b->gw > 0 ? b->gw : 0;
-        if (gh == 0 || gw == 0)
-            continue;
-        FN(axis_table)(b->sh, b->bh, g->ph, gh, g->h, ya);
-        FN(axis_table)(b->sw, b->bw, g->pw, gw, g->w, xa);
-        /* torchvision's count here is grid_h * grid_w, not max'ed with 1:
-        ** the same as the forward's once the grid is not empty */
-        const C count = b->count;
-        for (int64_t co = 0; co < (ps ? g->c_out : 1); co++)
-            for (int64_t bi = 0; bi < g->ph; bi++)
-                for (int64_t bj = 0; bj < g->pw; bj++) {
-                    const int64_t bin = bi * g->pw + bj;
-                    int64_t c_lo = begin, c_hi = end;
-                    if (ps) {
-                        int64_t ci = j->map_in[(k * g->c_out + co) * nbins + bin];
-                        if (ci < begin || ci >= end)
-                            continue;
-                        c_lo = ci;
-                        c_hi = ci + 1;
-                    }
-                    int64_t ns = FN(bin_samples)(ya + bi * gh, xa + bj * gw, gh, gw, g->w, 1, 1, s);
-                    for (int64_t c = c_lo; c < c_hi; c++) {
-                        const int64_t oc = ps ? co : c;
-                        const C gv = LD(grad + (k * g->c_out + oc) * nbins + bin);
-                        S *plane = gi + (b->b * g->c + c) * hw;
-                        for (int64_t i = 0; i < ns; i++)
-                            for (int q = 0; q < 4; q++) {
-                                S *d = plane + s[i].off[q];
-                                *d = ST(LD(d) + R(R(gv * s[i].w[q]) / count));
-                            }
-                    }
-                }
-    }
-}
-
-static loom_status FN(align_backward)(roi_job *j)
-{
-    size_t smp_at, acc_at;
-    loom_status st = FN(align_scratch_boxes)(j);
-    if (st == LOOM_OK)
-        st = FN(scratch_slots)(j, FN(align_slot_layout)(j, &smp_at, &acc_at));
-    return st != LOOM_OK ? st : pk_host->parallel_for(j->ctx, j->g.c, 1, FN(align_bwd_channels), j);
-}
-
-#if WITH_POOL
-/* -------------------------------------------------------------- roi_pool */
 
 /* C round() of a product, as an integer; saturated far beyond any map so
 ** that NaN and huge boxes cannot overflow (they pool nothing). */
@@ -691,3 +911,7 @@ loom_status FN(roi_cpu)(roi_job *j)
 #undef SAMPLE
 #undef WITH_POOL
 #undef WITH_AVX2
+#undef RC_CB
+#undef RC_BAND
+#undef RC_SAMPLES
+#undef RC_SLOT_MAX
