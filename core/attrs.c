@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** attrs.c - the caller's bag of named attributes, and its resolution
 ** against an op's or object class's attribute definitions.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** config.c - the settings read once at init, the log stream, small helpers.
 **

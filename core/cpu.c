@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cpu.c - the CPU features loom may use: cpuid (and the OS's XSAVE state,
 ** without which AVX and AVX-512 registers are not usable) read once, capped

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** device.c - memory and devices: the CPU directly, other device types
 ** through the providers that packs register (the CUDA pack registers one).

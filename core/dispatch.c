@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** dispatch.c - route one operator call to one kernel, and run it.
 **

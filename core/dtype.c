@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** dtype.c - the dtype table: one row per loom_dtype, shared by every file
 ** that converts, sizes, names or serialises tensors.

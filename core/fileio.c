@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** fileio.c - whole-file mapping and atomic whole-file writes.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** hostapi.c - the table of core services handed to every pack.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** hostcache.c - CPU memory for outputs, scratch blocks and pack
 ** allocations, with a cache of freed large blocks reused by size class.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** interfaces.c - versioned vtables that packs offer each other (a language
 ** model for a decoder, environments for rl), registered in a pack's init

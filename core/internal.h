@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** internal.h - declarations shared by the files of libloom. Not installed.
 **

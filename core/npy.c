@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** npy.c - NumPy .npy files: read (versions 1.0, 2.0, 3.0) and write.
 **

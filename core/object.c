@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** object.c - instances of object classes (models, tokenizers, tables...).
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** probe.c - vetted pack loading (loom_init_options.probe_packs, LOOM_PROBE=1).
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** registry.c - registration of packs (transactional) and the published
 ** snapshot of ops, kernels and object classes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** registry.h - packs, operators, kernels and object classes as the core
 ** keeps them, and the immutable snapshot that dispatch reads.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** safetensors.c - safetensors weight files: mapped, validated reading and
 ** atomic writing.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** tensor.c - tensors made by loom: allocation, wrapping, copies, DLPack.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** threadpool.c - the core's fork-join pool and the CPU topology.
 **

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Convert fp32 embedding tables into a loom fbgemm.tbe weights file.
 
 Inputs are fp32 tables [rows, D]: several .npy files (one table each, in

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The API reference, made at build time from the header comments.
 
     gen_api_docs.py OUT.md abi/loom/loom.h abi/loom/plugin.h
@@ -37,6 +38,9 @@ def items(src):
         m = RULE.match(s) if line.startswith("/*") else None
         if m:
             out.append(("section", m.group(1) or "general"))
+            k += 1
+            continue
+        if "SPDX-License-Identifier" in s:
             k += 1
             continue
         if s.startswith("/*"):

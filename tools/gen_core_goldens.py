@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Write the golden data of the `core` op pack to tests/data/coreops/.
 
 Every expected output comes from torch on the CPU (torch.matmul, torch.add,

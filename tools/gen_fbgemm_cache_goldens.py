@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Print the expected set placements for tests/fbgemm/cache/test_cache.c.
 
 fbgemm_gpu places linear cache index h in set cache_slot(h, C)

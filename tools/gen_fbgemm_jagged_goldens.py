@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Write the golden data of the fbgemm jagged ops to tests/data/fbgemm/jagged/.
 
 Expected outputs come from torch.ops.fbgemm.* (fbgemm-gpu-cpu 1.9) on the CPU.

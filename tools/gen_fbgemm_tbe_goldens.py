@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Write the golden data of the fbgemm `tbe` module to tests/data/fbgemm/tbe/.
 
     .venv-fbgemm/bin/python tools/gen_fbgemm_tbe_goldens.py [OUTDIR]

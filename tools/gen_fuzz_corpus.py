@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """tools/gen_fuzz_corpus.py - the seed corpus and dictionaries of the
 libFuzzer targets in tests/fuzz/ (standard library only).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Man pages of the loom command, made at build time from its own --help.
 
     gen_man.py LOOM_CLI OUTDIR VERSION

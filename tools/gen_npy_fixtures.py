@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Write the golden .npy files of tests/data/files/ with real NumPy, and one
 safetensors file with the reference safetensors library.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Golden data of the vision pack's box ops (tests/vision/boxes), from torchvision.
 
 Run with the repository's venv (torch + torchvision on CPU):

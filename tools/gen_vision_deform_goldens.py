@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Write the golden data of the vision `deform` module to tests/data/vision/deform/.
 
 deform_conv2d: torchvision.ops.deform_conv2d on the CPU; its gradients come

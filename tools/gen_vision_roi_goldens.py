@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Write the golden data of the vision pack's RoI ops to tests/data/vision/roi/.
 
 Every expected value comes from torchvision's registered CPU ops

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # package_deb.sh - the Debian packages of one staged install:
 #   libloom0     libloom.so.0 (soname 0 = plugin ABI major 1) and loom-probe
 #   libloom-dev  headers, libloom.so, loom.pc, loom-plugin.pc, the CMake config

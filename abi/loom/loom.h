@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** loom/loom.h - the public API of libloom, for host applications.
 **

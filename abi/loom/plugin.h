@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** loom/plugin.h - the whole contract between the loom core and an operator pack.
 **

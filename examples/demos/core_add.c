@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** core_add.c - `loom demo add`: core.add with broadcasting, and its alpha
 ** attribute.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** core_cast.c - `loom demo cast`: a round trip f32 -> bf16 -> f32 through
 ** core.cast, and the rounding it shows.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** core_linear.c - `loom demo linear`: a core.linear object made from a
 ** safetensors file the demo writes (and removes), checked against a plain

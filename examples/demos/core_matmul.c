@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** core_matmul.c - `loom demo matmul`: core.matmul on every CPU backend
 ** loaded (cpu, onednn), the best of a few timed calls each, with a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** demo.h - what every demo program of `loom demo` shares.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** demo_main.c - the command line every demo program shares (demo.h):
 ** --describe, --record-fd N, or a plain run with its own summary.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** demo_record.c - demo_record and the summary of a demo run on its own.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** demo_record.h - where the calls a demo recorded go: to `loom demo` through
 ** a file descriptor, or into the demo's own summary (demo.h).

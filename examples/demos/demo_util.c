@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** demo_util.c - the tensor, timing and error helpers of the demos (demo.h),
 ** written with the public API only.

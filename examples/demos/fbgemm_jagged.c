@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** fbgemm_jagged.c - `loom demo jagged`: a jagged round trip, values ->
 ** padded dense -> values.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** fbgemm_tbe.c - `loom demo tbe`: the same embedding tables served by
 ** fbgemm.tbe in every weight type fbgemm stores (fp32 down to int2), with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** vision_deform.c - `loom demo deform`: deform_conv2d with zero offsets,
 ** which must equal a plain convolution.

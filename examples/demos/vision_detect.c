@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** vision_detect.c - `loom demo detect`: the post-processing of a
 ** detector: batched NMS over clustered candidate boxes, a check of what NMS

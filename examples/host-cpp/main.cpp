@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** main.cpp - a C++17 loom host: torchvision's nms (vision.nms) on five boxes,
 ** with the C handles owned by std::unique_ptr. Build it against an installed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** main.c - the smallest loom host: multiply two matrices with core.matmul
 ** and say which backend ran it. Build it against an installed loom:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** topk.cpp - a third-party op pack written in C++17, built out of tree
 ** against nothing but the `loom-plugin` pkg-config file:

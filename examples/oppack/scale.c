@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** scale.c - a third-party op pack with one operator, built out of tree
 ** against nothing but the `loom-plugin` pkg-config file:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cpu.h - which vector code a pack may run, shared by every pack.
 **

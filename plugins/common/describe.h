@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** describe.h - text for error messages about tensors, shared by every pack.
 */

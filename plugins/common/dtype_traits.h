@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** dtype_traits.h - the one table of element types the packs' kernels are
 ** instantiated over, shared by every pack (C, C++ and CUDA alike).

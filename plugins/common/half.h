@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** half.h - scalar conversions between f32 and the 16-bit float formats,
 ** shared by every pack (linked in from the pack_common static library).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** pack.h - the one way a pack declares its ops, kernels and entry, shared
 ** by every pack (linked in from the pack_common static library).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** register.h - define a pack's ops and register its kernels from tables,
 ** shared by every pack (linked in from the pack_common static library).

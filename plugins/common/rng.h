@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** rng.h - the counter-based random numbers of every pack (drop_block,
 ** stochastic_depth, replay-buffer sampling, ...), shared by C and CUDA code.

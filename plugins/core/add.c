@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** add.c - core.add on the CPU: output = input + alpha * other (torch.add).
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cast.c - core.cast on the CPU: torch's Tensor.to(dtype) for every pair of
 ** loom dtypes, through the dtype table (dtypes.c holds the rounding rules).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** checks.c - argument checks and geometry shared by every backend's kernels.
 ** core.matmul: input [.., M, K] @ other [.., K, N] -> output [batch.., M, N],

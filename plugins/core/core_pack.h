@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** core_pack.h - declarations shared by the files of the `core` operator packs
 ** (core.so and core-cuda.so). Everything here has hidden visibility: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cpu_pack.c - the entry of core.so: defines the core ops and registers
 ** their cpu kernels, the oneDNN matmul when built with oneDNN, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cuda_kernels.cu - device code of core-cuda.so: core.add for f32, f64,
 ** f16 and bf16 over strided, broadcast operands. One thread per output

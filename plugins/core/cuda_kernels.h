@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cuda_kernels.h - the device kernels of core-cuda.so, called from C.
 ** Implemented in cuda_kernels.cu; every launcher is asynchronous on

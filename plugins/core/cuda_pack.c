@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cuda_pack.c - the entry of core-cuda.so: the CUDA device provider and the
 ** cuda kernels of core.matmul (cuBLAS) and core.add (cuda_kernels.cu).

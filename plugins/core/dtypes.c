@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** dtypes.c - one table row per loom dtype: load an element exactly into a
 ** core_value, store a core_value with torch's Tensor.to() conversion rules.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** gemm.c - the core pack's GEMM: plugins/common/gemm (gemm.h), the one
 ** GEMM of every pack, behind the core_gemm entry of core_pack.h.

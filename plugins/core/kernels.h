@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** kernels.h - the kernel entry points of the core packs, one per op and
 ** backend, and the checks they share. Registered by cpu_pack.c and

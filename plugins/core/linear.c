@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** linear.c - the core.linear object class and its method op core.linear
 ** (torch.nn.functional.linear): output = input @ weight^T + bias.

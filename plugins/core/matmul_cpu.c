@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** matmul_cpu.c - core.matmul on the CPU through the common GEMM (gemm.h).
 ** Inputs may have any strides (transposed views included): the packing

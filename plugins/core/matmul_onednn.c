@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** matmul_onednn.c - core.matmul through oneDNN's matmul primitive (C API,
 ** oneDNN 2.x), f32 on the CPU. Built into core.so when oneDNN is found.

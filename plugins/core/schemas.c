@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** schemas.c - the definitions of the core ops and of the core.linear class.
 **

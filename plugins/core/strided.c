@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** strided.c - NumPy broadcasting over strided tensors.
 **

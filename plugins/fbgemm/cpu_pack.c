@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cpu_pack.c - the entry of fbgemm.so: the ops of every module, the
 ** fbgemm.tbe object class and the cpu kernels (fbgemm_pack.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cuda_pack.c - the entry of fbgemm-cuda.so: the same op definitions as
 ** fbgemm.so and the cuda kernels. The CUDA device provider comes from

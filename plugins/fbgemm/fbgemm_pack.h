@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** fbgemm_pack.h - what the files of the `fbgemm` op packs (fbgemm.so for
 ** cpu, fbgemm-cuda.so for cuda) share. Everything has hidden visibility:

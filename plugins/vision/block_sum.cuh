@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** block_sum.cuh - the fixed-order sum over one thread block that the
 ** vision pack's device reductions share (loss reductions, bias gradients,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cpu_pack.c - the entry of vision.so: defines the vision ops and registers
 ** their cpu kernels (vectorised, threaded through the core's pool).

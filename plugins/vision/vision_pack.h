@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** vision_pack.h - what the files of the `vision` op packs (vision.so for
 ** cpu, vision-cuda.so for cuda) share. Everything has hidden visibility:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** concurrent_callers.c - several host threads calling one op at once.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** dispatch_overhead.c - what a loom call costs on top of the work it does.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** fma_peak.c - measure the f32 FMA peak of this machine, for AVX2 and for
 ** AVX-512 separately, and the clock it runs at.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** fma_peak.h - this machine's measured single-precision FMA peak, the
 ** ceiling that GEMM throughput is compared with, per vector ISA.

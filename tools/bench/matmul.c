@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** matmul.c - core.matmul throughput, f32, on the cpu kernel (the common
 ** GEMM, plugins/common/gemm) and on the onednn kernel (forced per call), in

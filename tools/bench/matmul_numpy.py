@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """NumPy's matmul (its BLAS) on the shapes of bench_matmul (M x K x N: 256,
 512, 1024, 2048 square, 1x1024x1024, 64x4096x1024), f32, as a reference:
 best time of repeated runs for at least 0.4 s per shape. The BLAS's thread

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** membw.c - this machine's memory read bandwidth, STREAM-like: each thread
 ** streams its share of a buffer far larger than the caches and sums it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** nestpack.c - the pack behind the nested-call figure of dispatch_overhead:
 ** bench.nested_add(input, other) calls core.add(input, other) through

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Side-by-side benchmark driver: our op through `loom bench --json` and the
 reference library's function on the very same inputs, in one run.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** callspec.c - turn `loom run`/`loom bench` arguments into a ready call
 ** (see callspec.h for the life cycle).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** callspec.h - one operator call described on the command line, shared by
 ** `loom run` and `loom bench`.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cmd_bench.c - `loom bench OP ... [--repeat N] [--warmup W] [--json]`: time
 ** one operator call made as `loom run` would make it.

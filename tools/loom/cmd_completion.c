@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cmd_completion.c - `loom completion bash|zsh` prints a completion script;
 ** `loom completion --words KIND [OP]` prints the words it completes with,

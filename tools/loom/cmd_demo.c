@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cmd_demo.c - `loom demo [--list] [NAME...]`: a short tour of what the
 ** loaded packs do, on generated data, ending with where each call ran.

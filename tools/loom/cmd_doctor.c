@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cmd_doctor.c - `loom doctor [--json] [--forget PACK]`: everything needed to
 ** understand why an op ran where it ran or why a pack is missing: versions,

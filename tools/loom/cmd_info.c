@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cmd_info.c - `loom info OP [--json]`: the schema of one operator (inputs
 ** with dtypes and rank, outputs, attributes with type, default and whether

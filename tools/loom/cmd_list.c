@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cmd_list.c - `loom list [--json]`: every operator (name, version, the
 ** backends of its kernels in dispatch order, one-line doc) and every object

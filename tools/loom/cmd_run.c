@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cmd_run.c - `loom run OP --in NAME=FILE.npy ... --out NAME=FILE.npy ...`:
 ** one call of one operator on .npy files, writing the outputs asked for and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** demo_find.c - finding the demo programs and reading their --describe
 ** (demos.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** demos.h - the demo programs `loom demo` runs: where they are found and
 ** what each says about itself (the protocol is examples/demos/demo.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** format.c - text forms of schema pieces (dtype masks, shapes, attribute
 ** types and values) for `loom list`, `info`, `run` and their JSON output.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** json.c - cJSON helpers for the --json output of the `loom` commands.
 ** cJSON escapes every string, so op docs and file paths with quotes or

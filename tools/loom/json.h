@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** json.h - JSON output of the `loom` commands, built as a cJSON tree.
 **

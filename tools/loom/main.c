@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** main.c - the `loom` command: picks the subcommand and hands it the rest of
 ** the command line. Exit status: 0 success, 1 a loom call failed, 2 usage error.

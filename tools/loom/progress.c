@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** progress.c - one progress line on stderr for long runs (`loom bench` with
 ** many repeats, large loads): "label  37/200  18%  (2.1 s left)".

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** util.c - start-up, error reporting and timing shared by every command.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** values.c - read single elements of a host tensor as doubles, for the short
 ** value previews of `loom run` and `loom demo`.

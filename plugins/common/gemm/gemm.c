@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** gemm.c - see gemm.h. The driver, the packing, the epilogue and the
 ** portable micro-kernels; the vector ones are in gemm_avx2.c and

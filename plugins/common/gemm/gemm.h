@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** gemm.h - the one GEMM of every pack (linked in from pack_common):
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** gemm_avx2.c - the AVX2+FMA micro-kernels (gemm_kern.h), built with
 ** -mavx2 -mfma (meson) and called only when the core's CPU features allow

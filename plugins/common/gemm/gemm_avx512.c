@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** gemm_avx512.c - the AVX-512F micro-kernels (gemm_kern.h), built with
 ** -mavx512f -mfma (meson) and called only when the core's CPU features

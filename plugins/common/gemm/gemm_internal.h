@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** gemm_internal.h - what the GEMM driver (gemm.c) needs from one ISA's
 ** micro-kernels (gemm_avx2.c, gemm_avx512.c, and the scalar ones in gemm.c).

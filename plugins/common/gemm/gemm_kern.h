@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** gemm_kern.h - the vector micro-kernels of the GEMM, written once for every
 ** ISA and element type. The including file (gemm_avx2.c, gemm_avx512.c)

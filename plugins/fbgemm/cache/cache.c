@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cache.c - creation, sizing, accessors and statistics of the row cache.
 **

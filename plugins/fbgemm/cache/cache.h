@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cache.h - the two-tier row cache behind fbgemm.tbe when cache_load_factor
 ** is below 1: fbgemm's MANAGED_CACHING emulated on CPU.

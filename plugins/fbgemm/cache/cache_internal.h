@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cache_internal.h - the state of an fbg_cache and the helpers its files
 ** share (cache.c: lifetime, sizing, stats; cache_ways.c: set hashing, way

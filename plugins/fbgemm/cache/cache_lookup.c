@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cache_lookup.c - fbgemm's lxu_cache_lookup: the slot holding each linear
 ** index, or -1. Read-only on the cache state, so several threads may look

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cache_prefetch.c - fbgemm's LRU and LFU populate on the CPU.
 **

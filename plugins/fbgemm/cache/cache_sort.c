@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cache_sort.c - LSD radix sort of the prefetch keys (set << shift | linear),
 ** 11 bits per pass over only the significant bits, all digit histograms

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cache_ways.c - the per-set primitives: finding a linear index among the
 ** ways of a set, and ordering the ways by cost as fbgemm does.

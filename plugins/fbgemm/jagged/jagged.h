@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** jagged.h - what the files of the jagged module share: the op schemas,
 ** the argument checks every backend runs before a kernel reads anything,

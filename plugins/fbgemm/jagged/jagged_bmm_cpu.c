@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** jagged_bmm_cpu.c - jagged_dense_bmm, jagged_jagged_bmm and
 ** permute102_baddbmm_permute102 on the CPU, each a loop of small GEMMs

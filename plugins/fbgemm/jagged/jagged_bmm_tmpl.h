@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** jagged_bmm_tmpl.h - the cpu bmm kernels of one dtype, included once per
 ** dtype by jagged_bmm_cpu.c with PK_SFX set (dtype_traits.h); defines

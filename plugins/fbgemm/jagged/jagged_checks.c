@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** jagged_checks.c - argument checks and output allocation of the jagged
 ** ops, shared by the cpu and cuda kernels (see jagged.h). Every message

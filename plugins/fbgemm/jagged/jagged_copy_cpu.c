@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** jagged_copy_cpu.c - the jagged ops that only move rows, on the CPU:
 ** jagged_to_padded_dense, its backward, dense_to_jagged and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** jagged_cpu.h - the cpu kernels of the jagged ops (run functions of the
 ** kernel table in jagged_cpu_module.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** jagged_cpu_module.c - the jagged module of fbgemm.so: its ops (JG_OPS)
 ** and its cpu kernels. The bmm kernels' implementation name says which

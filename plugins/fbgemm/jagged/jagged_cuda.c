@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** jagged_cuda.c - the cuda kernels of the jagged ops: checks (shared with
 ** the cpu path, jagged_checks.c), then a launch of jagged_kernels.cu on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** jagged_elementwise_cpu.c - jagged (+) dense element-wise ops on the CPU:
 ** jagged_dense_elementwise_add (dense output), ..._add_jagged_output,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** jagged_elementwise_tmpl.h - the row kernels of the jagged element-wise
 ** ops for one dtype, included once per dtype by jagged_elementwise_cpu.c

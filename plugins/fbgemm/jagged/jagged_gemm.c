@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** jagged_gemm.c - see jagged_gemm.h.
 **

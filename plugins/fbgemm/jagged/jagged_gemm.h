@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** jagged_gemm.h - the small dense GEMM the jagged bmm ops run on one batch
 ** row at a time: C[m, n] = bias + A[m, k] @ B[k, n], in the compute type

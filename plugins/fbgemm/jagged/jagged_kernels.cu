@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** jagged_kernels.cu - device code of the jagged ops (see jagged_kernels.h).
 **

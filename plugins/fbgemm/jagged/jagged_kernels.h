@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** jagged_kernels.h - the device kernels of the jagged ops, called from C
 ** (jagged_cuda.c). Implemented in jagged_kernels.cu. Every launcher is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** jagged_schemas.c - definitions of the fbgemm jagged ops (compiled into
 ** both fbgemm packs). Names, argument names and attribute names are those

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** quantize.c - see quantize.h. Scalar on purpose: these run once per table
 ** row when tables are converted, and bit-exactness with fbgemm's reference

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** quantize.h - fbgemm's row-wise quantisers and dequantisers, one row at a
 ** time, bit-exact with fbgemm_gpu's CPU operators.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** quantize_ops.c - cpu kernels of fbgemm.quantize_rows and
 ** fbgemm.dequantize_rows: attribute checks, output shapes, and the rows

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** tbe.h - the internal contract of fbgemm.tbe: weight types, row layouts,
 ** the object state and the per-call plan every backend's forward consumes.

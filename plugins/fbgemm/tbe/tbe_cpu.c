@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** tbe_cpu.c - the cpu kernels of the fbgemm.tbe methods and the tbe module
 ** of fbgemm.so.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** tbe_cuda_none.c - the tbe module of fbgemm-cuda.so without tbe/cuda/:
 ** the tbe ops are defined (FBG_TBE_OPS, tbe_schemas.c) but have no cuda

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** tbe_forward_cpu.c - the cpu TBE forward on a checked plan (tbe.h): one
 ** generic loop over bags, a row function per weight type (tbe_rows.c),

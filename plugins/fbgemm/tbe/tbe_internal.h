@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** tbe_internal.h - what the files of the tbe module share beyond the
 ** public contract tbe.h: schemas, name tables, the op front end (plan

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** tbe_object.c - the fbgemm.tbe object class (fbgemm.so only): create
 ** reads the tables table.0 .. table.<n-1> of the weights file, checks each

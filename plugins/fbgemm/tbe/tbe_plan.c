@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** tbe_plan.c - the front end of the fbgemm.tbe methods, shared by every
 ** backend: attribute names, checking a call into an fbg_tbe_plan (tbe.h),

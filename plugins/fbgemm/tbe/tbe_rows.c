@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** tbe_rows.c - see tbe_rows.h. Each weight type has one element decoder
 ** (scalar) and one 8-lane decoder (AVX2); a macro builds both row loops

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** tbe_rows.h - the per-weight-type row functions of the cpu TBE kernel:
 ** acc[0..D) += w * dequant(row), in f32.

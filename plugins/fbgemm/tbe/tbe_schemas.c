@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** tbe_schemas.c - the definitions of the tbe module's ops: the row-wise
 ** quantisers and the methods of the fbgemm.tbe object (forward, prefetch,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** boxes.h - private declarations of the vision pack's box module: the
 ** schemas, the argument checks shared by the cpu and cuda kernels, and

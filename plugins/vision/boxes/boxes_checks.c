@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** boxes_checks.c - argument checks of the box ops, shared by the cpu and
 ** cuda kernels so both refuse the same inputs with the same messages.

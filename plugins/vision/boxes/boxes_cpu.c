@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** boxes_cpu.c - the box module of vision.so: its ops and their cpu
 ** kernels. The NMS and box_iou / generalized_box_iou kernels are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** boxes_cuda.c - the cuda kernels of the box ops and the box module of
 ** vision-cuda.so: the argument checks of boxes_checks.c, output

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** boxes_formulas_cpu.h - boxes_formulas.inc instantiated for the cpu:
 ** bx_*_f32 compute in float (f32 and f16 boxes), bx_*_f64 in double.

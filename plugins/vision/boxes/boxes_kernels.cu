@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** boxes_kernels.cu - device code of the box ops (contracts in
 ** boxes_kernels.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** boxes_kernels.h - the device code of the box ops (boxes_kernels.cu),
 ** called from C (boxes_cuda.c). Every launcher is asynchronous on `stream`

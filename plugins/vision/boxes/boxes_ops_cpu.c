@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** boxes_ops_cpu.c - the cpu kernels of the element-wise box ops: box_iou,
 ** generalized/distance/complete_box_iou ([N, M] matrices, threaded over

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** boxes_schemas.c - the definitions of the box ops of the vision pack:
 ** nms, batched_nms, the pairwise IoU family, the IoU losses and the box

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** boxes_sort.c - orders for nms and batched_nms (see boxes_sort.h).
 ** The radix sort skips digit positions where every key agrees, so f32

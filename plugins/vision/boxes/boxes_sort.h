@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** boxes_sort.h - the two index orders the NMS ops need, reproduced exactly:
 **  - bx_order_desc_stable: indices by decreasing key, ties by increasing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** nms_cpu.c - vision.nms and vision.batched_nms on the CPU, with
 ** torchvision's results exactly:

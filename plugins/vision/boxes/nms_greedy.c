@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** nms_greedy.c - the greedy NMS pass (contract in nms_greedy.h).
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** nms_greedy.h - the greedy suppression pass shared by vision.nms and
 ** vision.batched_nms on the CPU.

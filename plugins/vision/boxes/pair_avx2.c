@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** pair_avx2.c - box_iou and generalized_box_iou rows for f32 xyxy boxes
 ** with AVX2, 8 boxes of boxes2 per instruction (contract in boxes.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** deform.h - what the files of the vision `deform` module share:
 ** vision.deform_conv2d (+ _backward), vision.drop_block2d/3d and

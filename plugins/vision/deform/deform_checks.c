@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** deform_checks.c - argument checks of the deform module, shared by the
 ** cpu and cuda kernels (compiled into both packs).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** deform_conv_cpu.c - vision.deform_conv2d and its backward on the CPU.
 **

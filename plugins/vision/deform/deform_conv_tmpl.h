@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** deform_conv_tmpl.h - the cpu deform_conv2d kernels for one dtype
 ** (deform_conv_cpu.c has the contract): the sample positions, im2col of a

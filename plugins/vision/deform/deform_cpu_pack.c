@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** deform_cpu_pack.c - the deform module of vision.so: its ops and their
 ** cpu kernels (deform_conv_cpu.c, dropout_cpu.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** deform_cuda_kernels.cu - device code of the deform module (see
 ** deform_cuda_kernels.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** deform_cuda_kernels.h - the device code of the deform module, called
 ** from C (deform_cuda_pack.c). Every launcher is asynchronous on `stream`

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** deform_cuda_pack.c - the deform module of vision-cuda.so: its ops and
 ** their cuda kernels: checks (deform_checks.c, shared with the cpu), outputs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** deform_gemm.c - see deform_gemm.h: thin wrappers over the common GEMM,
 ** whose micro-kernel (AVX-512F, AVX2+FMA or portable) follows the core's

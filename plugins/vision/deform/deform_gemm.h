@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** deform_gemm.h - the GEMMs of the cpu deform_conv2d, on the common GEMM
 ** (plugins/common/gemm, serial form: each runs inside one thread's task).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** deform_sample.h - torchvision's zero-padded bilinear sampling rules for
 ** deform_conv2d, as one templated definition per element type T, shared by

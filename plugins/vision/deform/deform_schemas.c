@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** deform_schemas.c - the definitions of the deform module's ops, compiled
 ** into vision.so and vision-cuda.so alike. Names follow torchvision.ops:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** dropout_cpu.c - vision.drop_block2d, vision.drop_block3d and
 ** vision.stochastic_depth on the CPU, with torchvision's arithmetic step by

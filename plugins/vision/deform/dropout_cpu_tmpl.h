@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** dropout_cpu_tmpl.h - the cpu steps of drop_block2d/3d and
 ** stochastic_depth for one dtype (dropout_cpu.c has the contract).

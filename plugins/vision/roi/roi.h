@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** roi.h - what the files of the roi module share: the eight RoI ops of
 ** torchvision.ops (roi_align, roi_pool, ps_roi_align, ps_roi_pool and the

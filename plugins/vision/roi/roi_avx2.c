@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** roi_avx2.c - AVX2 loops of the RoI ops over the channels of an NHWC f32
 ** image, chosen at run time (roi_have_avx2: cpuid has AVX2 and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** roi_checks.c - argument checks of the RoI ops, shared by every backend.
 **

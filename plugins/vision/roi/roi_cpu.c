@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** roi_cpu.c - the cpu kernels of the RoI ops: checks, output allocation,
 ** the value checks torchvision leaves out (batch indices, argmax and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** roi_cpu.h - what the cpu kernels of the roi module share: the job of one
 ** call, the bilinear sample record, and the per-dtype entry points that

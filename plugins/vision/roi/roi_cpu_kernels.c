@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** roi_cpu_kernels.c - the cpu kernels of the RoI ops, one instance of
 ** roi_cpu_tmpl.h per dtype of dtype_traits.h's table: f32 and f64 compute

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** roi_cpu_tmpl.h - the cpu kernels of the RoI ops for one dtype. Included
 ** by roi_cpu_kernels.c once per dtype with PK_SFX (dtype_traits.h) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** roi_cuda.c - the cuda kernels of the RoI ops and the roi module of
 ** vision-cuda.so: the argument checks of roi_checks.c, output allocation,

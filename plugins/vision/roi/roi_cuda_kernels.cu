@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** roi_cuda_kernels.cu - device code of the RoI ops: one thread per output
 ** element (forward) or per gradient element (backward, scattering with

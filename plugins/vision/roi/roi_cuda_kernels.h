@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** roi_cuda_kernels.h - the device kernels of the RoI ops (vision-cuda.so),
 ** called from C. Implemented in roi_cuda_kernels.cu; the launcher is

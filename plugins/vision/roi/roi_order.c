@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** roi_order.c - the order in which forward roi_align visits the rois: by
 ** image, then by band of map rows, then along the band. Rois that read the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** roi_schemas.c - the definitions of the RoI ops of the vision pack,
 ** compiled into vision.so and vision-cuda.so alike so both packs define

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Side-by-side cases of the vision pack's box ops against torchvision.ops.
 
 Scenes follow torchvision's NMS benchmark style: random xyxy boxes in a

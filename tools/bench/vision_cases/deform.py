@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """deform_conv2d of the vision pack against torchvision.ops (imported by tools/bench/vision_ops).
 
 The DCNv2 layer of a ResNet stage: input [8, 64, 56, 56], 3 x 3 kernel,

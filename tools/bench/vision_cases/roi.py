@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """RoI ops of the vision pack against torchvision.ops (imported by tools/bench/vision_ops).
 
 Both cases use a [2, 256, 200, 272] feature map (an 800 x 1088 image at

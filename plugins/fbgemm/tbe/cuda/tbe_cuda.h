@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** tbe_cuda.h - the C interface between the cuda glue of fbgemm.tbe
 ** (tbe_cuda_pack.c) and its device code (tbe_cuda_kernels.cu).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** tbe_cuda_device.cuh - the device code of the fbgemm.tbe forward on CUDA
 ** (contract and numerics in tbe_cuda.h); tbe_cuda_kernels.cu launches it.

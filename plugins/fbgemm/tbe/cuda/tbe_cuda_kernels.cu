@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** tbe_cuda_kernels.cu - the C launchers of the fbgemm.tbe forward on CUDA
 ** (tbe_cuda.h): the bounds repair, then the forward, on the caller's

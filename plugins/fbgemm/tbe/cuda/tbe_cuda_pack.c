@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** tbe_cuda_pack.c - the cuda kernel of fbgemm.tbe (fbgemm-cuda.so): the
 ** shared front end (tbe_plan.c) checks the call, the tables are mirrored
