@@ -20,7 +20,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "coreops_util.h"
+#include "tu_ops.h"
 
 static const int64_t sizes[] = { 1, 7, 16, 17, 255, 257 };
 #define N_SIZES (sizeof sizes / sizeof sizes[0])
@@ -35,14 +35,14 @@ static loom_tensor *random_tensor(loom_dtype dt, int32_t ndim, const int64_t *sh
         seed = seed * 1664525u + 1013904223u;
         p[i] = (double)(seed >> 8) / 8388608.0 - 1.0;
     }
-    loom_tensor *out = cu_cast(t, dt);
+    loom_tensor *out = tu_cast(t, dt);
     loom_tensor_free(t);
     return out;
 }
 
 static loom_tensor *to_f64(const loom_tensor *t)
 {
-    return cu_cast(t, LOOM_DTYPE_F64);
+    return tu_cast(t, LOOM_DTYPE_F64);
 }
 
 typedef struct target {
@@ -57,7 +57,7 @@ static void run_both(const char *op, const target *tg, loom_tensor *const *in, i
 {
     loom_tensor *dev_in[4] = { NULL }, *ref_raw, *got_raw, *host;
     int on_device = tg->device.device_type != LOOM_DEVICE_CPU;
-    if (cu_call(op, (const loom_tensor *const *)in, n_in, NULL, "cpu", &ref_raw) != LOOM_OK)
+    if (tu_call(op, (const loom_tensor *const *)in, n_in, NULL, "cpu", &ref_raw) != LOOM_OK)
         fail_msg("%s on cpu: %s", op, loom_last_error());
     for (int32_t i = 0; i < n_in; i++) {
         if (on_device)
@@ -65,7 +65,7 @@ static void run_both(const char *op, const target *tg, loom_tensor *const *in, i
         else
             dev_in[i] = in[i];
     }
-    if (cu_call(op, (const loom_tensor *const *)dev_in, n_in, NULL, tg->backend, &got_raw) != LOOM_OK)
+    if (tu_call(op, (const loom_tensor *const *)dev_in, n_in, NULL, tg->backend, &got_raw) != LOOM_OK)
         fail_msg("%s on %s: %s", op, tg->backend, loom_last_error());
     loom_dispatch_info di = LOOM_DISPATCH_INFO_INIT;
     assert_int_equal(loom_last_dispatch(&di), LOOM_OK);
@@ -139,7 +139,7 @@ static int check_add(const target *tg, uint64_t dtypes)
             char what[96];
             snprintf(what, sizeof what, "core.add %s %s [%lld,17]", tg->backend,
                      loom_dtype_name(types[t].dt), (long long)sizes[s]);
-            cu_assert_close(got, ref, types[t].rtol, 0, what);
+            tu_assert_close(got, ref, types[t].rtol, 0, what);
             loom_tensor *all[] = { in[0], in[1], ref, got };
             for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
                 loom_tensor_free(all[i]);
@@ -207,5 +207,5 @@ int main(void)
         cmocka_unit_test(cpu_device_kernels_match_cpu),
         cmocka_unit_test(cuda_kernels_match_cpu),
     };
-    return cmocka_run_group_tests_name("coreops_conformance", tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests_name("coreops_conformance", tests, tu_setup, tu_teardown);
 }

@@ -39,8 +39,8 @@ static void scene(int64_t n, loom_dtype dtype, uint32_t seed, loom_tensor **boxe
         ps[i] = (double)(lcg(&seed) % 50) / 50.0;
         pi[i] = (int64_t)(lcg(&seed) % 7);
     }
-    *boxes = cu_cast(b, dtype);
-    *scores = cu_cast(s, dtype);
+    *boxes = tu_cast(b, dtype);
+    *scores = tu_cast(s, dtype);
     loom_tensor_free(b);
     loom_tensor_free(s);
 }
@@ -49,17 +49,17 @@ static void compare(const char *op, const target *tg, loom_tensor *const *in, in
                     double tol, const char *what)
 {
     loom_tensor *ref, *got, *dev_in[4], *host;
-    if (cu_call(op, (const loom_tensor *const *)in, n_in, a, "cpu", &ref) != LOOM_OK)
+    if (tu_call(op, (const loom_tensor *const *)in, n_in, a, "cpu", &ref) != LOOM_OK)
         fail_msg("%s on cpu: %s", op, loom_last_error());
     for (int i = 0; i < n_in; i++)
         assert_int_equal(loom_tensor_copy_to(&dev_in[i], in[i], &tg->device), LOOM_OK);
-    if (cu_call(op, (const loom_tensor *const *)dev_in, n_in, a, tg->backend, &got) != LOOM_OK)
+    if (tu_call(op, (const loom_tensor *const *)dev_in, n_in, a, tg->backend, &got) != LOOM_OK)
         fail_msg("%s on %s: %s", op, tg->backend, loom_last_error());
     assert_int_equal(loom_tensor_copy_to(&host, got, NULL), LOOM_OK);
     char w[160];
     snprintf(w, sizeof w, "%s %s %s", op, tg->backend, what);
     if (loom_tensor_dtype_of(ref) == LOOM_DTYPE_I64)
-        cu_assert_identical(host, ref, w);
+        tu_assert_identical(host, ref, w);
     else
         bt_assert_close(host, ref, tol, tol, w);
     for (int i = 0; i < n_in; i++)
@@ -175,5 +175,5 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cuda_box_kernels_match_cpu),
     };
-    return cmocka_run_group_tests_name("vision_boxes_conformance", tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests_name("vision_boxes_conformance", tests, tu_setup, tu_teardown);
 }

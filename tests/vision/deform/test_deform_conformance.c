@@ -37,7 +37,7 @@ static void compare(const char *op, const target *tg, loom_tensor *const *in, in
         assert_int_equal(loom_tensor_copy_to(&host, got[k], NULL), LOOM_OK);
         snprintf(w, sizeof w, "%s %s output %d", what, tg->backend, k);
         if (tol == 0)
-            cu_assert_identical(host, ref[k], w);
+            tu_assert_identical(host, ref[k], w);
         else
             dt_assert_close(host, ref[k], tol, tol, w);
         loom_tensor_free(host);
@@ -104,7 +104,7 @@ static loom_tensor *binary_noise(loom_dtype dt, int32_t ndim, const int64_t *sha
         p[i] = p[i] < 0.2 ? 1.0 : 0.0;
     if (dt == LOOM_DTYPE_F64)
         return u;
-    out = cu_cast(u, dt);
+    out = tu_cast(u, dt);
     loom_tensor_free(u);
     return out;
 }
@@ -167,5 +167,5 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cuda_deform_kernels_match_cpu),
     };
-    return cmocka_run_group_tests(tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }

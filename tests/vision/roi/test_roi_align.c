@@ -189,5 +189,5 @@ int main(void)
         cmocka_unit_test(no_rois_give_an_empty_output),
         cmocka_unit_test(nhwc_and_direct_paths_agree),
     };
-    return cmocka_run_group_tests_name("vision_roi_align", tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests_name("vision_roi_align", tests, tu_setup, tu_teardown);
 }

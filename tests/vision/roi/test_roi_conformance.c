@@ -40,7 +40,7 @@ static loom_tensor *make(loom_dtype dt, int32_t ndim, const int64_t *shape, cons
     loom_tensor *t;
     assert_int_equal(loom_tensor_new(&t, LOOM_DTYPE_F64, ndim, shape, NULL), LOOM_OK);
     memcpy(loom_data(t), v, (size_t)loom_numel(t) * sizeof(double));
-    loom_tensor *out = cu_cast(t, dt);
+    loom_tensor *out = tu_cast(t, dt);
     loom_tensor_free(t);
     return out;
 }
@@ -202,5 +202,5 @@ int main(void)
         cmocka_unit_test(cuda_kernels_match_cpu),
         cmocka_unit_test(cuda_refuses_bad_batch_index),
     };
-    return cmocka_run_group_tests_name("vision_roi_conformance", tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests_name("vision_roi_conformance", tests, tu_setup, tu_teardown);
 }

@@ -328,5 +328,5 @@ int main(void)
         cmocka_unit_test(empty_map_pools_nothing),
         cmocka_unit_test(nan_and_huge_coordinates_are_safe),
     };
-    return cmocka_run_group_tests_name("vision_roi_errors", tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests_name("vision_roi_errors", tests, tu_setup, tu_teardown);
 }
