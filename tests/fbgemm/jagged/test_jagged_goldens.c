@@ -7,8 +7,8 @@
 **
 ** Built twice: JG_BACKEND "cpu" runs the cases on the cpu kernels; "cuda"
 ** copies the inputs to the first CUDA device, runs the cuda kernels and
-** compares their results with the same goldens (the conformance check of
-** the cuda kernels). Without a CUDA device that build skips (exit 77).
+** compares their results with the same goldens (tests/conformance compares
+** them with the cpu kernels). Without a CUDA device that build skips (exit 77).
 */
 #include <stdarg.h>
 #include <stddef.h>
