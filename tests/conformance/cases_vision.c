@@ -28,7 +28,8 @@
 **    multiply-add), GEMMs in another summation order and grad_input summed
 **    with atomics: |x - ref| <= tol * (1 + |ref|) with tol 1e-4 (f32),
 **    1e-10 (f64), 2e-2 (f16, whose inputs round alike and whose outputs
-**    are rounded once from f32 on both backends); the backward, 10 tol.
+**    are rounded once from f32 on both backends); the backward, whose
+**    gradients sum over the whole batch and output map, 10 tol.
 **  - drop_block / stochastic_depth: the same counter-based draws and the
 **    same per-step rounding: identical bits, with and without `noise`.
 */

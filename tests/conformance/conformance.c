@@ -49,6 +49,7 @@ typedef struct backend {
     uint64_t dtypes;
     int any_dtype;                  /* a kernel whose mask is 0 takes every dtype */
     const char *impls[MAX_IMPLS];
+    uint64_t impl_dtypes[MAX_IMPLS];        /* 0: every dtype */
     int ran[MAX_IMPLS];
     int n_impls;
     int has_device;
@@ -124,8 +125,10 @@ static void load_op(op_ctx *x, const loom_op_schema *s)
         backend *b = &x->b[j];
         b->any_dtype |= ki.dtypes == 0;
         b->dtypes |= ki.dtypes;
-        if (b->n_impls < MAX_IMPLS)
+        if (b->n_impls < MAX_IMPLS) {
+            b->impl_dtypes[b->n_impls] = ki.dtypes;
             b->impls[b->n_impls++] = ki.impl;
+        }
     }
 }
 
@@ -448,44 +451,114 @@ static void perf_op(op_ctx *x)
 
 /* --------------------------------------------------------------- support */
 
-/* The rows of the matrix: every dtype a kernel of the op or its generator
-** takes (a kernel mask of 0: the schema's first input's dtypes, or all). */
+/* The rows of an op's matrix: the dtypes of its first input (all of them
+** when the schema leaves it open) and those the generator makes; 0 for an
+** op without inputs (one row, "-"). */
 static uint64_t support_dtypes(const op_ctx *x)
 {
-    uint64_t m = x->gen != NULL ? x->gen->dtypes : 0;
-    uint64_t first = x->schema->n_inputs > 0 ? x->schema->inputs[0].dtypes : 0;
-    for (int j = 0; j < x->n_b; j++) {
-        m |= x->b[j].dtypes;
-        if (x->b[j].any_dtype && x->schema->n_inputs > 0)
-            m |= first != 0 ? first : LOOM_DTYPES_ALL;
-    }
+    uint64_t m = x->gen != NULL && x->gen->covered_by == NULL ? x->gen->dtypes : 0;
+    if (x->schema->n_inputs > 0)
+        m |= x->schema->inputs[0].dtypes != 0 ? x->schema->inputs[0].dtypes : LOOM_DTYPES_ALL;
     return m;
 }
 
-static void support_op(op_ctx *x, const char *const *cols, int n_cols)
+/* The cell of backend `col` for dt: the kernel that takes it ("+N" when
+** N more of the backend do too), "." when none. */
+static void support_cell(const op_ctx *x, const char *col, loom_dtype dt, char *buf, size_t size)
+{
+    const char *first = NULL;
+    int n = 0;
+    for (int j = 0; j < x->n_b; j++)
+        for (int i = 0; strcmp(x->b[j].name, col) == 0 && i < x->b[j].n_impls; i++) {
+            uint64_t m = x->b[j].impl_dtypes[i];
+            if (dt == LOOM_DTYPE_INVALID || m == 0 || (m & LOOM_DTYPE_BIT(dt))) {
+                first = n++ == 0 ? x->b[j].impls[i] : first;
+            }
+        }
+    if (n == 0)
+        snprintf(buf, size, ".");
+    else if (n == 1)
+        snprintf(buf, size, "%s", first);
+    else
+        snprintf(buf, size, "%s+%d", first, n - 1);
+}
+
+/* The cases the generator makes for dt (each made and released), or why none. */
+static void support_cases(const op_ctx *x, loom_dtype dt, char *buf, size_t size)
+{
+    if (x->gen == NULL) {
+        snprintf(buf, size, "NO GENERATOR");
+        return;
+    }
+    if (x->gen->covered_by != NULL) {
+        snprintf(buf, size, "covered by %.*s", (int)strcspn(x->gen->covered_by, ":"), x->gen->covered_by);
+        return;
+    }
+    if (dt != LOOM_DTYPE_INVALID && !(x->gen->dtypes & LOOM_DTYPE_BIT(dt))) {
+        snprintf(buf, size, "-");
+        return;
+    }
+    int n = 0;
+    for (int index = 0; index < x->gen->n_cases; index++) {
+        cf_case c;
+        if (make_case(x, dt, index, &c)) {
+            n++;
+            cf_case_free(&c);
+        }
+    }
+    snprintf(buf, size, "%d", n);
+}
+
+typedef struct support_cols {
+    const char *name[MAX_BACKENDS];
+    int width[MAX_BACKENDS];
+    int n;
+    int op_width;
+} support_cols;
+
+/* Widens the columns for op x (a first pass over every op). */
+static void support_measure(const op_ctx *x, support_cols *cols)
+{
+    uint64_t m = support_dtypes(x);
+    int w = (int)strlen(x->schema->name);
+    cols->op_width = w > cols->op_width ? w : cols->op_width;
+    for (int j = 0; j < x->n_b; j++) {
+        int k = 0;
+        while (k < cols->n && strcmp(cols->name[k], x->b[j].name) != 0)
+            k++;
+        if (k == cols->n) {
+            if (cols->n == MAX_BACKENDS)
+                continue;
+            cols->name[cols->n] = x->b[j].name;
+            cols->width[cols->n++] = (int)strlen(x->b[j].name);
+        }
+        for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+            char cell[128];
+            if (d == 0 ? m != 0 : !(m & LOOM_DTYPE_BIT(d)))
+                continue;
+            support_cell(x, cols->name[k], (loom_dtype)d, cell, sizeof cell);
+            w = (int)strlen(cell);
+            cols->width[k] = w > cols->width[k] ? w : cols->width[k];
+        }
+    }
+}
+
+static void support_op(const op_ctx *x, const support_cols *cols)
 {
     uint64_t m = support_dtypes(x);
     int rows = 0;
     for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
         loom_dtype dt = (loom_dtype)d;
+        char cell[128];
         if (d == 0 ? m != 0 : !(m & LOOM_DTYPE_BIT(d)))
             continue;
-        printf("%-44s %-6s", rows++ == 0 ? x->schema->name : "", dtype_label(dt));
-        for (int k = 0; k < n_cols; k++) {
-            const char *cell = ".";
-            for (int j = 0; j < x->n_b; j++)
-                if (strcmp(x->b[j].name, cols[k]) == 0 && takes(&x->b[j], dt))
-                    cell = x->b[j].impls[0];
-            printf(" %-20s", cell);
+        printf("%-*s  %-6s", cols->op_width, rows++ == 0 ? x->schema->name : "", dtype_label(dt));
+        for (int k = 0; k < cols->n; k++) {
+            support_cell(x, cols->name[k], dt, cell, sizeof cell);
+            printf("  %-*s", cols->width[k], cell);
         }
-        if (x->gen == NULL)
-            printf(" NO GENERATOR\n");
-        else if (x->gen->covered_by != NULL)
-            printf(" covered by %.*s\n", (int)strcspn(x->gen->covered_by, ":"), x->gen->covered_by);
-        else if (dt == LOOM_DTYPE_INVALID || (x->gen->dtypes & LOOM_DTYPE_BIT(dt)))
-            printf(" %d\n", x->gen->n_cases);
-        else
-            printf(" -\n");
+        support_cases(x, dt, cell, sizeof cell);
+        printf("  %s\n", cell);
     }
 }
 
@@ -553,27 +626,23 @@ int main(int argc, char **argv)
     }
 
     /* the support matrix's columns: cpu first, then every other backend in order of appearance */
-    const char *cols[MAX_BACKENDS] = { "cpu" };
-    int n_cols = 1;
+    support_cols cols = { .name = { "cpu" }, .width = { 3 }, .n = 1, .op_width = 2 };
     op_ctx x;
     for (int64_t i = 0; mode == MODE_SUPPORT && i < loom_op_count(); i++) {
+        if (!selected(loom_op_schema_at(i)->name, glob))
+            continue;
         load_op(&x, loom_op_schema_at(i));
-        for (int j = 0; j < x.n_b; j++) {
-            int k = 0;
-            while (k < n_cols && strcmp(cols[k], x.b[j].name) != 0)
-                k++;
-            if (k == n_cols && n_cols < MAX_BACKENDS)
-                cols[n_cols++] = x.b[j].name;
-        }
+        support_measure(&x, &cols);
     }
     if (mode == MODE_SUPPORT) {
-        printf("%-44s %-6s", "op", "dtype");
-        for (int k = 0; k < n_cols; k++)
-            printf(" %-20s", cols[k]);
-        printf(" cases\n");
+        printf("%-*s  %-6s", cols.op_width, "op", "dtype");
+        for (int k = 0; k < cols.n; k++)
+            printf("  %-*s", cols.width[k], cols.name[k]);
+        printf("  cases\n");
     }
     if (mode == MODE_PERF)
-        printf("# fastest of several calls per backend; xR = cpu time / backend time (R > 1: faster than cpu)\n");
+        printf("# fastest of several loom_op_run calls per backend (dispatch included); xR = cpu time / backend "
+               "time (R > 1: faster than cpu)\n");
 
     int matched = 0;
     for (int64_t i = 0; i < loom_op_count(); i++) {
@@ -587,7 +656,7 @@ int main(int argc, char **argv)
         else if (mode == MODE_PERF)
             perf_op(&x);
         else
-            support_op(&x, cols, n_cols);
+            support_op(&x, &cols);
     }
     if (matched == 0)
         cf_die("no registered op matches %s", glob ? glob : "*");
