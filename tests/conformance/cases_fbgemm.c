@@ -268,7 +268,8 @@ static uint64_t draw_below(const cf_case *c, uint64_t stream, uint64_t i, uint64
 /* a small normal half of either sign (scales, biases, fp16 weights) */
 static uint16_t small_half(const cf_case *c, uint64_t stream, uint64_t i)
 {
-    return (uint16_t)(0x2000u + draw_below(c, stream, 2 * i, 0x1800u) + (cf_draw(c, stream, 2 * i + 1) < 0.5 ? 0x8000u : 0));
+    uint64_t sign = cf_draw(c, stream, 2 * i + 1) < 0.5 ? 0x8000u : 0;
+    return (uint16_t)(0x2000u + draw_below(c, stream, 2 * i, 0x1800u) + sign);
 }
 
 /* NT tables of weight type wt and dims d[], rows 50 and 80, as u8 row
@@ -302,7 +303,8 @@ static void tbe_object(cf_case *c, int wt, const int64_t *d, const char *extra)
                 }
             }
             if (wt == INT8 || wt == INT4 || wt == INT2) {
-                uint16_t scale = small_half(c, s + 200, (uint64_t)(2 * r)), bias = small_half(c, s + 200, (uint64_t)(2 * r + 1));
+                uint16_t scale = small_half(c, s + 200, (uint64_t)(2 * r));
+                uint16_t bias = small_half(c, s + 200, (uint64_t)(2 * r + 1));
                 memcpy(row, &scale, 2);
                 memcpy(row + 2, &bias, 2);
             }
@@ -335,7 +337,8 @@ static void tbe_batch(cf_case *c, loom_dtype dt, int64_t B, int64_t R, int psw)
         for (int64_t b = 0; b < bags; b++, k++) {
             int64_t len = (int64_t)draw_below(c, 3, draw++, 8);
             for (int64_t l = 0; l < len; l++, n++) {
-                idx[n] = draw_below(c, 3, draw++, 11) == 0 ? -1 : (int64_t)draw_below(c, 3, draw++, (uint64_t)(50 + 30 * f));
+                int pruned = draw_below(c, 3, draw++, 11) == 0;
+                idx[n] = pruned ? -1 : (int64_t)draw_below(c, 3, draw++, (uint64_t)(50 + 30 * f));
                 w[n] = (double)((int64_t)draw_below(c, 3, draw++, 33) - 16) / 8.0;
             }
             offs[k + 1] = n;

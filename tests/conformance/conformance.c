@@ -307,8 +307,8 @@ static void test_dtype(op_ctx *x, loom_dtype dt)
                 for (int32_t o = 0; o < bc.n_out && !v[j].failed; o++)
                     if (!cf_compare(&bc, o, got[o], ref[o], err, sizeof err)) {
                         v[j].failed = 1;
-                        snprintf(v[j].why, sizeof v[j].why, "case %d (%.160s): output %d (%.40s): %.512s", index, bc.what,
-                                 (int)o, x->schema->outputs[o].name, err);
+                        snprintf(v[j].why, sizeof v[j].why, "case %d (%.160s): output %d (%.40s): %.512s", index,
+                                 bc.what, (int)o, x->schema->outputs[o].name, err);
                     }
                 free_all(got, bc.n_out);
                 v[j].cases++;
@@ -424,7 +424,7 @@ static void perf_op(op_ctx *x)
             char err[512];
             if (!make_case(x, dts[d], index, &c))
                 continue;
-            printf("%-44s %-5s %-40.40s cpu", x->schema->name, dtype_label(dts[d]), c.what);
+            printf("%-44s %-5s %-48.48s cpu", x->schema->name, dtype_label(dts[d]), c.what);
             double t_cpu = time_case(x, &x->b[x->cpu], &c, err, sizeof err);
             print_time(t_cpu);
             cf_case_free(&c);
