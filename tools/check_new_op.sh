@@ -8,7 +8,8 @@
 #   3. configure the copy, build the packs, tests and CLI those ops need
 #      (with their cuda kernels when CUDA is found), and run the generated
 #      tests, the core pack's empty-input test (whose coverage check sees
-#      core.twice), the export check of the new packs and `loom info`
+#      core.twice), the conformance harness on the new ops (their case
+#      generators), the export check of the new packs and `loom info`
 # Run by `tools/dev new-op-check`; takes 1-3 minutes (a configure and
 # ~90 compilations), too long for `meson test`. Exit 0 when every step
 # passed, 77 without python3, 1 otherwise. KEEP=1 keeps the copy.
@@ -59,7 +60,7 @@ meson setup "$build" "$src" -Dtests=enabled "${MESON_ARGS[@]}" >"$tmp/setup.log"
     || { tail -n 40 "$tmp/setup.log"; fail "meson setup of the copy"; }
 targets=(plugins/core/core.so plugins/demo/demo.so tools/loom
          tests/demo/scale/test_demo_scale tests/demo/scale/test_demo_shift
-         tests/coreops/twice/test_core_twice tests/coreops/test_coreops_empty)
+         tests/coreops/twice/test_core_twice tests/coreops/test_coreops_empty tests/conformance/conformance)
 cuda=0
 if grep -q "^build plugins/demo/demo-cuda.so:" "$build/build.ninja"; then
     cuda=1
@@ -76,6 +77,12 @@ step "meson test"
 meson test -C "$build" --no-rebuild --print-errorlogs demo-scale demo-shift core-twice coreops-empty \
     >"$tmp/test.log" 2>&1 || { cat "$tmp/test.log"; fail "the generated tests"; }
 grep -E '^ *[0-9]+/[0-9]+ ' "$tmp/test.log"
+step "conformance of the new ops"
+for ops in 'demo.*' core.twice; do
+    LOOM_PLUGIN_PATH=$build/plugins/core:$build/plugins/demo "$build/tests/conformance/conformance" --op "$ops" \
+        >"$tmp/conformance.log" 2>&1 || { cat "$tmp/conformance.log"; fail "conformance --op $ops"; }
+    grep -E '^(not )?ok ' "$tmp/conformance.log"
+done
 packs=("$build/plugins/demo/demo.so")
 [[ $cuda == 1 ]] && packs+=("$build/plugins/demo/demo-cuda.so")
 sh "$src/tests/packs/check_exports.sh" "${packs[@]}" || fail "the new pack exports more than its entry"

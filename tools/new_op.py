@@ -17,7 +17,8 @@ It gets, in plugins/DOMAIN/MODULE/ (MODULE defaults to OP):
 
 and tools/gen_DOMAIN_OP_goldens.py (golden data from torch), a cmocka test
 tests/DOMAIN/MODULE/test_OP.c (tests/coreops/... for core) with its meson
-lines, and the meson lines of the module. A new pack DOMAIN also gets its
+lines, a case generator in tests/conformance/cases_DOMAIN.c (a new file,
+registered in cases.c, for a new pack), and the meson lines of the module. A new pack DOMAIN also gets its
 entry in the pack table of plugins/meson.build, its folder (meson.build,
 cpu_pack.c, cuda_pack.c) and tests/DOMAIN/meson.build; a new module of an
 existing pack its name in the table. The module is added to the entries
@@ -377,54 +378,12 @@ TEST_PACK_MESON = """\
 """
 
 TEST_MESON = """\
-# ${opname}: test_${op}.c against a direct computation, the golden data of
-# tools/gen_${id}_goldens.py (tests/data/${datadir}) when it is there${cuda_doc_meson}
-${id}_packs = []
-foreach p : ${pack_names}
-  if p in loom_plugins
-    ${id}_packs += loom_plugins[p]
-  endif
-endforeach
+# ${opname}: test_${op}.c against a direct computation and the golden data of
+# tools/gen_${id}_goldens.py (tests/data/${datadir}) when it is there; its
+# other backends against the cpu: tests/conformance.
 test('${pack}-${op}',
-  executable('test_${id}', files('test_${op}.c', '${up}coreops/coreops_util.c'),
-    c_args: ['-DCOREOPS_PACK_DIR="' + ${pack_dirs} + '"',
-             '-DCOREOPS_DATA_DIR="' + meson.project_source_root() / 'tests' / 'data' / '${datadir}' + '"',
-             '-DCOREOPS_PROBE_OP="${opname}"'],
-    include_directories: include_directories('${up}coreops'),
-    dependencies: [loom_dep, cmocka, m]),
-  suite: ['ops'], env: test_env, depends: ${id}_packs, timeout: 120)
-"""
-
-TEST_CUDA_FN = """\
-static void cuda_kernel_matches_cpu(void **state)
-{
-    (void)state;
-    for (int64_t i = 0; i < loom_device_count(); i++) {
-        loom_device_info di = LOOM_DEVICE_INFO_INIT;
-        if (loom_device_at(i, &di) != LOOM_OK || di.device.device_type != LOOM_DEVICE_CUDA)
-            continue;
-        loom_status st;
-        loom_tensor *x64 = halves(), *x = cu_cast(x64, LOOM_DTYPE_F32), *dx = NULL, *back = NULL;
-        loom_tensor *want = call_op(x, 0.3, "cpu", &st);
-        assert_int_equal(st, LOOM_OK);
-        assert_int_equal(loom_tensor_copy_to(&dx, x, &di.device), LOOM_OK);
-        loom_tensor *got = call_op(dx, 0.3, "cuda", &st);
-        if (st != LOOM_OK)
-            fail_msg("cuda: %s", loom_last_error());
-        assert_int_equal(loom_tensor_copy_to(&back, got, NULL), LOOM_OK);
-        cu_assert_identical(back, want, "cuda vs cpu");
-        loom_tensor_free(x64);
-        loom_tensor_free(x);
-        loom_tensor_free(dx);
-        loom_tensor_free(back);
-        loom_tensor_free(want);
-        loom_tensor_free(got);
-        return;
-    }
-    print_message("no CUDA device: the cuda kernel was not run\\n");
-    skip();
-}
-
+  executable('test_${id}', files('test_${op}.c'), dependencies: tu_dep),
+  suite: ['ops'], env: test_env, depends: test_packs, timeout: 120)
 """
 
 TEST_C = """\
@@ -432,7 +391,8 @@ TEST_C = """\
 ** test_${op}.c - ${opname} through the public API: against a direct
 ** computation in every float dtype, against torch's output
 ** (tools/gen_${id}_goldens.py; skipped until tests/data/${datadir} holds
-** it),${cuda_doc} no elements, and the refusal of a non-finite alpha.
+** it), no elements, and the refusal of a non-finite alpha. The other
+** backends are compared with the cpu by tests/conformance.
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -443,7 +403,7 @@ TEST_C = """\
 #include <string.h>
 #include <cmocka.h>
 
-#include "coreops_util.h"
+#include "tu_ops.h"
 
 /* the alpha of tools/gen_${id}_goldens.py */
 #define GOLDEN_ALPHA 1.5
@@ -454,7 +414,7 @@ static loom_tensor *call_op(const loom_tensor *x, double alpha, const char *back
     loom_tensor *out = NULL;
     assert_int_equal(loom_attrs_new(&attrs), LOOM_OK);
     assert_int_equal(loom_attrs_set_float(attrs, "alpha", alpha), LOOM_OK);
-    *st = cu_call("${opname}", &x, 1, attrs, backend, &out);
+    *st = tu_call("${opname}", &x, 1, attrs, backend, &out);
     loom_attrs_free(attrs);
     return out;
 }
@@ -479,14 +439,14 @@ static void ${op}_is_alpha_times_input_in_every_dtype(void **state)
     loom_tensor *x64 = halves();
     for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++) {
         loom_status st;
-        loom_tensor *x = cu_cast(x64, dtypes[d]);
+        loom_tensor *x = tu_cast(x64, dtypes[d]);
         loom_tensor *y = call_op(x, 2.0, "cpu", &st);
         if (st != LOOM_OK)
             fail_msg("%s: %s", loom_dtype_name(dtypes[d]), loom_last_error());
         assert_int_equal(loom_tensor_dtype_of(y), dtypes[d]);
-        loom_tensor *y64 = cu_cast(y, LOOM_DTYPE_F64);
+        loom_tensor *y64 = tu_cast(y, LOOM_DTYPE_F64);
         for (int i = 0; i < 16; i++)
-            assert_true(cu_get(y64, i) == 2.0 * cu_get(x64, i));
+            assert_true(tu_get(y64, i) == 2.0 * tu_get(x64, i));
         loom_tensor_free(x);
         loom_tensor_free(y);
         loom_tensor_free(y64);
@@ -498,29 +458,29 @@ static void ${op}_matches_torch(void **state)
 {
     static const char *const names[] = { "f32", "f64", "f16" };
     (void)state;
-    if (!cu_npy_exists("${op}_f32_input")) {
+    if (!tu_npy_exists("${datadir}/${op}_f32_input")) {
         print_message("no golden data in tests/data/${datadir}: run tools/gen_${id}_goldens.py\\n");
         skip();
     }
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char name[96];
         loom_status st;
-        snprintf(name, sizeof name, "${op}_%s_input", names[i]);
-        loom_tensor *x = cu_npy(name);
-        snprintf(name, sizeof name, "${op}_%s_output", names[i]);
-        loom_tensor *want = cu_npy(name);
+        snprintf(name, sizeof name, "${datadir}/${op}_%s_input", names[i]);
+        loom_tensor *x = tu_npy(name);
+        snprintf(name, sizeof name, "${datadir}/${op}_%s_output", names[i]);
+        loom_tensor *want = tu_npy(name);
         loom_tensor *got = call_op(x, GOLDEN_ALPHA, "cpu", &st);
         if (st != LOOM_OK)
             fail_msg("%s: %s", names[i], loom_last_error());
         /* one rounding of the same product: torch gives the same bits */
-        cu_assert_identical(got, want, names[i]);
+        tu_assert_identical(got, want, names[i]);
         loom_tensor_free(x);
         loom_tensor_free(want);
         loom_tensor_free(got);
     }
 }
 
-${cuda_test}static void no_elements_give_an_empty_output(void **state)
+static void no_elements_give_an_empty_output(void **state)
 {
     const int64_t shape[2] = { 0, 3 };
     loom_tensor *x;
@@ -552,10 +512,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(${op}_is_alpha_times_input_in_every_dtype),
         cmocka_unit_test(${op}_matches_torch),
-${cuda_test_row}        cmocka_unit_test(no_elements_give_an_empty_output),
+        cmocka_unit_test(no_elements_give_an_empty_output),
         cmocka_unit_test(non_finite_alpha_is_refused),
     };
-    return cmocka_run_group_tests_name("${id}", tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests_name("${id}", tests, tu_setup, tu_teardown);
 }
 """
 
@@ -603,6 +563,42 @@ if __name__ == "__main__":
 
 EMPTY_CASE = """\
     { "${opname}", "no elements", { OC_T(F32, 2, 0, 3) }, NULL, { OC_T(F32, 2, 0, 3) } },
+"""
+
+CONFORMANCE_FN = """\
+/* ${opname}: [3, 5, 7] and [257] (a block of 256 elements and one more) in
+** [-4, 4), alpha 1.5. Every backend loads, multiplies in the compute type
+** and rounds once, as the cpu body does: identical bytes. */
+static int ${id}_make(cf_case *c)
+{
+    static const int64_t shapes[2][3] = { { 3, 5, 7 }, { 257 } };
+    c->in[0] = cf_uniform(c, c->dtype, c->index == 0 ? 3 : 1, shapes[c->index], 0, -4, 4);
+    c->n_in = 1;
+    cf_attrs(c, "alpha=1.5");
+    cf_tol_all(c, CF_BYTES, 0, 0);
+    cf_what(c, c->index == 0 ? "[3,5,7], alpha 1.5" : "[257], alpha 1.5");
+    return 1;
+}
+
+"""
+
+CONFORMANCE_ROW = """\
+    { "${opname}", LOOM_DTYPES_FLOAT, 2, ${id}_make, NULL },
+"""
+
+CONFORMANCE_FILE_HEAD = """\
+/*
+** cases_${pack}.c - case generators of the ${pack} pack's ops (see
+** conformance.h); each states its tolerance and why.
+*/
+#include "conformance.h"
+
+"""
+
+CONFORMANCE_TABLE = """\
+const cf_gen cf_${pack}_gens[] = {
+${row}};
+const size_t cf_${pack}_n_gens = sizeof cf_${pack}_gens / sizeof cf_${pack}_gens[0];
 """
 
 # ------------------------------------------------------------------ the plan
@@ -800,6 +796,47 @@ def add_empty_case(plan, pack, values):
             return
 
 
+def add_conformance_case(plan, pack, values):
+    """A case generator of the op in tests/conformance/cases_<pack>.c, whose
+    harness fails for an op without one; a new file (declared in
+    conformance.h, listed in cases.c and meson.build) for a new pack."""
+    sub = lambda t: Template(t).substitute(values)
+    rel = "tests/conformance/cases_%s.c" % pack
+    marker = "const cf_gen cf_%s_gens[] = {\n" % pack
+    if plan.exists(rel):
+        text = plan.read(rel)
+        if text.count(marker) != 1:
+            plan.todo.append("add a case generator of %s to %s (the conformance test fails without one)"
+                             % (values["opname"], rel))
+            return
+        i = text.index(marker)
+        j = i + len(marker)
+        plan.edit(rel, text[:i] + sub(CONFORMANCE_FN) + marker + sub(CONFORMANCE_ROW) + text[j:])
+        return
+    plan.create(rel, sub(CONFORMANCE_FILE_HEAD) + sub(CONFORMANCE_FN)
+                + Template(CONFORMANCE_TABLE).substitute(values, row=sub(CONFORMANCE_ROW)))
+    edits = [
+        ("tests/conformance/conformance.h", "\n/* ---------------------------------------------- helpers of the generators",
+         "extern const cf_gen cf_%s_gens[];\nextern const size_t cf_%s_n_gens;\n" % (pack, pack), True),
+        ("tests/conformance/cases.c", "};\n#define N_DOMAINS",
+         '    { "%s.", "cases_%s.c", cf_%s_gens, &cf_%s_n_gens },\n' % (pack, pack, pack, pack), True),
+    ]
+    for path, anchor, line, before in edits:
+        text = plan.read(path)
+        if text.count(anchor) != 1:
+            plan.todo.append("register cf_%s_gens of %s in %s" % (pack, rel, path))
+            continue
+        i = text.index(anchor)
+        plan.edit(path, text[:i] + line + text[i:])
+    path = "tests/conformance/meson.build"
+    text = plan.read(path)
+    m = re.search(r"conformance_cases = files\(([^)]*)\)", text)
+    if m is None:
+        plan.todo.append("add cases_%s.c to the sources of %s" % (pack, path))
+    else:
+        plan.edit(path, text[:m.end(1)] + ", 'cases_%s.c'" % pack + text[m.end(1):])
+
+
 # --------------------------------------------------------------------- main
 
 
@@ -901,15 +938,6 @@ def main():
     # the test, its data generator
     test_pack_dir = "tests/%s" % tdir
     test_dir = "%s/%s" % (test_pack_dir, module)
-    values["up"] = "../../"                              # from tests/<t>/<m> up to tests/
-    # the core pack too: the test converts dtypes with core.cast
-    packs = ["core"] + ([pack] if pack != "core" else [])
-    values["pack_names"] = "[%s]" % ", ".join("'%s', '%s-cuda'" % (p, p) for p in packs)
-    values["pack_dirs"] = "\n               + ':' + ".join("meson.project_build_root() / 'plugins' / '%s'" % p for p in packs)
-    values["cuda_test"] = sub(TEST_CUDA_FN) if cuda else ""
-    values["cuda_test_row"] = "        cmocka_unit_test(cuda_kernel_matches_cpu),\n" if cuda else ""
-    values["cuda_doc"] = " the cuda kernel against\n** the cpu kernel where a GPU is," if cuda else ""
-    values["cuda_doc_meson"] = (",\n# and the cuda kernel against the cpu kernel where a GPU is." if cuda else ".")
     plan.create("%s/test_%s.c" % (test_dir, op), sub(TEST_C))
     plan.append("%s/meson.build" % test_dir, sub(TEST_MESON))
     if not plan.exists("%s/meson.build" % test_pack_dir):
@@ -917,6 +945,7 @@ def main():
         add_subdir(plan, "tests/meson.build", tdir, before="cli")
     add_subdir(plan, "%s/meson.build" % test_pack_dir, module)
     plan.create("tools/gen_%s_goldens.py" % values["id"], sub(GOLDENS_PY))
+    add_conformance_case(plan, pack, values)
 
     if args.dry_run:
         plan.show(sys.stdout)
@@ -928,11 +957,12 @@ def main():
             print("edited ", rel)
 
     steps = [
-        "build and test: ninja -C build && meson test -C build %s-%s" % (pack, op),
+        "build and test: ninja -C build && meson test -C build %s-%s conformance" % (pack, op),
         "replace the formula, arguments and attributes: %s/%s.h, %s_schemas.c, %s_cpu_tmpl.h%s"
         % (mod_dir, op, op, op, ", %s_kernels.cu" % op if cuda else ""),
         "golden data: .venv/bin/python tools/gen_%s_goldens.py (writes tests/data/%s)" % (values["id"], values["datadir"]),
-        "conformance: add a case generator of %s to tests/conformance/cases_%s.c" % (values["opname"], pack),
+        "conformance: make the case generator of %s in tests/conformance/cases_%s.c the op's own "
+        "(inputs, attributes, the tolerance and its reason)" % (values["opname"], pack),
     ]
     print("\nleft to do:" if plan.todo else "\nnext:")
     for t in plan.todo + steps:

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "loom/loom.h"
+#include "tu_env.h"
 
 static void init_compose(const char *backends, FILE *log)
 {
@@ -367,7 +368,7 @@ static void abi_1_0_pack_binary_still_loads(void **state)
     char dir[4096];
     (void)state;
     loom_shutdown();
-    snprintf(dir, sizeof dir, "%s/abi-1.0", getenv("LOOM_TEST_DATA"));
+    snprintf(dir, sizeof dir, "%s", tu_data_path("abi-1.0"));
     o.plugin_path = dir;
     o.no_default_dirs = 1;
     o.verbose = -1;

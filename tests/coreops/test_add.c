@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "coreops_util.h"
+#include "tu_ops.h"
 
 static loom_tensor *add(const loom_tensor *a, const loom_tensor *b, double alpha, int set_alpha,
                         loom_status *st)
@@ -22,7 +22,7 @@ static loom_tensor *add(const loom_tensor *a, const loom_tensor *b, double alpha
         assert_int_equal(loom_attrs_new(&attrs), LOOM_OK);
         assert_int_equal(loom_attrs_set_float(attrs, "alpha", alpha), LOOM_OK);
     }
-    *st = cu_call("core.add", (const loom_tensor *[]){ a, b }, 2, attrs, NULL, &out);
+    *st = tu_call("core.add", (const loom_tensor *[]){ a, b }, 2, attrs, NULL, &out);
     loom_attrs_free(attrs);
     return out;
 }
@@ -31,18 +31,18 @@ static void check_golden(const char *stem, double alpha, int set_alpha)
 {
     char name[96];
     loom_status st;
-    snprintf(name, sizeof name, "%s_input", stem);
-    loom_tensor *a = cu_npy(name);
-    snprintf(name, sizeof name, "%s_other", stem);
-    loom_tensor *b = cu_npy(name);
-    snprintf(name, sizeof name, "%s_output", stem);
-    loom_tensor *want = cu_npy(name);
+    snprintf(name, sizeof name, "coreops/%s_input", stem);
+    loom_tensor *a = tu_npy(name);
+    snprintf(name, sizeof name, "coreops/%s_other", stem);
+    loom_tensor *b = tu_npy(name);
+    snprintf(name, sizeof name, "coreops/%s_output", stem);
+    loom_tensor *want = tu_npy(name);
     loom_tensor *got = add(a, b, alpha, set_alpha, &st);
     if (st != LOOM_OK)
         fail_msg("%s: %s", stem, loom_last_error());
     /* torch computes input + alpha * other with one rounding per element
     ** (opmath float, fused for alpha != 1), which the kernel reproduces */
-    cu_assert_identical(got, want, stem);
+    tu_assert_identical(got, want, stem);
     loom_tensor_free(a);
     loom_tensor_free(b);
     loom_tensor_free(want);
@@ -74,14 +74,14 @@ static void add_reads_strided_input(void **state)
 {
     loom_status st;
     (void)state;
-    loom_tensor *at = cu_npy("add_f32_strided_input_t"), *b = cu_npy("add_f32_strided_other");
-    loom_tensor *want = cu_npy("add_f32_strided_output"), *view;
+    loom_tensor *at = tu_npy("coreops/add_f32_strided_input_t"), *b = tu_npy("coreops/add_f32_strided_other");
+    loom_tensor *want = tu_npy("coreops/add_f32_strided_output"), *view;
     int64_t shape[2] = { at->shape[1], at->shape[0] }, strides[2] = { 1, at->shape[1] };
     assert_int_equal(loom_tensor_wrap(&view, loom_data(at), LOOM_DTYPE_F32, 2, shape, strides, NULL),
                      LOOM_OK);
     loom_tensor *got = add(view, b, 1.0, 0, &st);
     assert_int_equal(st, LOOM_OK);
-    cu_assert_identical(got, want, "add_f32_strided");
+    tu_assert_identical(got, want, "add_f32_strided");
     loom_tensor_free(got);
     loom_tensor_free(view);
     loom_tensor_free(at);
@@ -101,12 +101,12 @@ static void planned_add_matches_the_goldens(void **state)
         loom_plan *plan = NULL;
         loom_attrs *attrs = NULL;
         loom_tensor *out = NULL;
-        snprintf(name, sizeof name, "%s_input", names[i]);
-        loom_tensor *a = cu_npy(name);
-        snprintf(name, sizeof name, "%s_other", names[i]);
-        loom_tensor *b = cu_npy(name);
-        snprintf(name, sizeof name, "%s_output", names[i]);
-        loom_tensor *want = cu_npy(name);
+        snprintf(name, sizeof name, "coreops/%s_input", names[i]);
+        loom_tensor *a = tu_npy(name);
+        snprintf(name, sizeof name, "coreops/%s_other", names[i]);
+        loom_tensor *b = tu_npy(name);
+        snprintf(name, sizeof name, "coreops/%s_output", names[i]);
+        loom_tensor *want = tu_npy(name);
         const loom_tensor *in[2] = { a, b };
         loom_attrs_new(&attrs);
         if (strstr(names[i], "alpha") != NULL)
@@ -114,7 +114,7 @@ static void planned_add_matches_the_goldens(void **state)
         assert_int_equal(loom_plan_create(&plan, loom_op_find("core.add"), in, 2, attrs, NULL), LOOM_OK);
         for (int rep = 0; rep < 2; rep++) {
             assert_int_equal(loom_plan_run(plan, in, 2, &out, 1), LOOM_OK);
-            cu_assert_identical(out, want, names[i]);
+            tu_assert_identical(out, want, names[i]);
             loom_tensor_free(out);
             out = NULL;
         }
@@ -125,8 +125,8 @@ static void planned_add_matches_the_goldens(void **state)
         loom_tensor_free(want);
     }
     /* the strided golden through a plan made for its shape */
-    loom_tensor *at = cu_npy("add_f32_strided_input_t"), *b = cu_npy("add_f32_strided_other");
-    loom_tensor *want = cu_npy("add_f32_strided_output"), *view, *out = NULL;
+    loom_tensor *at = tu_npy("coreops/add_f32_strided_input_t"), *b = tu_npy("coreops/add_f32_strided_other");
+    loom_tensor *want = tu_npy("coreops/add_f32_strided_output"), *view, *out = NULL;
     int64_t shape[2] = { at->shape[1], at->shape[0] }, strides[2] = { 1, at->shape[1] };
     loom_plan *plan = NULL;
     assert_int_equal(loom_tensor_wrap(&view, loom_data(at), LOOM_DTYPE_F32, 2, shape, strides, NULL), LOOM_OK);
@@ -134,7 +134,7 @@ static void planned_add_matches_the_goldens(void **state)
     const loom_tensor *run_in[2] = { view, b };
     assert_int_equal(loom_plan_create(&plan, loom_op_find("core.add"), in, 2, NULL, NULL), LOOM_OK);
     assert_int_equal(loom_plan_run(plan, run_in, 2, &out, 1), LOOM_OK);
-    cu_assert_identical(out, want, "add_f32_strided (planned)");
+    tu_assert_identical(out, want, "add_f32_strided (planned)");
     loom_tensor_free(out);
     loom_plan_free(plan);
     loom_tensor_free(view);
@@ -181,5 +181,5 @@ int main(void)
         cmocka_unit_test(planned_add_matches_the_goldens),
         cmocka_unit_test(add_rejects_bad_arguments),
     };
-    return cmocka_run_group_tests_name("coreops_add", tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests_name("coreops_add", tests, tu_setup, tu_teardown);
 }

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "coreops_util.h"
+#include "tu_ops.h"
 
 static const char *const names[] = { "f32", "f64", "f16", "bf16", "f8e4m3", "i8", "u8", "i16",
                                      "i32", "i64", "bool", "c64", "c128" };
@@ -26,7 +26,7 @@ static loom_tensor *cast(const loom_tensor *in, const char *dtype, loom_status *
     loom_tensor *out = NULL;
     assert_int_equal(loom_attrs_new(&a), LOOM_OK);
     assert_int_equal(loom_attrs_set_string(a, "dtype", dtype), LOOM_OK);
-    *st = cu_call("core.cast", (const loom_tensor *[]){ in }, 1, a, NULL, &out);
+    *st = tu_call("core.cast", (const loom_tensor *[]){ in }, 1, a, NULL, &out);
     loom_attrs_free(a);
     return out;
 }
@@ -38,19 +38,19 @@ static void cast_matches_torch_for_every_pair(void **state)
     int pairs = 0;
     for (size_t s = 0; s < N_NAMES; s++) {
         char name[64];
-        snprintf(name, sizeof name, "cast_in_%s", names[s]);
-        loom_tensor *all = cu_npy(name);
-        snprintf(name, sizeof name, "cast_in_%s_intsafe", names[s]);
-        loom_tensor *safe = cu_npy_exists(name) ? cu_npy(name) : NULL;
+        snprintf(name, sizeof name, "coreops/cast_in_%s", names[s]);
+        loom_tensor *all = tu_npy(name);
+        snprintf(name, sizeof name, "coreops/cast_in_%s_intsafe", names[s]);
+        loom_tensor *safe = tu_npy_exists(name) ? tu_npy(name) : NULL;
         for (size_t d = 0; d < N_NAMES; d++) {
             const loom_tensor *in = is_int(names[d]) && safe != NULL ? safe : all;
             loom_status st;
-            snprintf(name, sizeof name, "cast_%s_to_%s", names[s], names[d]);
-            loom_tensor *want = cu_npy(name);
+            snprintf(name, sizeof name, "coreops/cast_%s_to_%s", names[s], names[d]);
+            loom_tensor *want = tu_npy(name);
             loom_tensor *got = cast(in, names[d], &st);
             if (st != LOOM_OK)
                 fail_msg("%s: %s", name, loom_last_error());
-            cu_assert_identical(got, want, name);
+            tu_assert_identical(got, want, name);
             loom_tensor_free(got);
             loom_tensor_free(want);
             pairs++;
@@ -105,5 +105,5 @@ int main(void)
         cmocka_unit_test(cast_reads_strided_input),
         cmocka_unit_test(unknown_dtype_name_is_rejected),
     };
-    return cmocka_run_group_tests_name("coreops_cast", tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests_name("coreops_cast", tests, tu_setup, tu_teardown);
 }

@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "coreops_util.h"
+#include "tu_ops.h"
 #include "op_cases.h"
 
 /* the table below leaves trailing members of its cases to their zero default */
@@ -69,7 +69,7 @@ static loom_object *linear(const oc_tensor *w, const oc_tensor *b)
 
 static int setup(void **state)
 {
-    if (cu_setup(state) != 0)
+    if (tu_setup(state) != 0)
         return -1;
     const char *tmp = getenv("TMPDIR");
     snprintf(path, sizeof path, "%s/loom-coreops-empty-%d.safetensors", tmp != NULL && *tmp ? tmp : "/tmp",
@@ -88,7 +88,7 @@ static int teardown(void **state)
         loom_object_free(oc_objects[i]);
         oc_objects[i] = NULL;
     }
-    return cu_teardown(state);
+    return tu_teardown(state);
 }
 
 int main(void)

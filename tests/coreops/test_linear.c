@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "coreops_util.h"
+#include "tu_ops.h"
 
 static char path[256];
 
@@ -40,8 +40,8 @@ static loom_tensor *run_linear(loom_object *obj, const loom_tensor *x, loom_stat
 static void linear_matches_torch(void **state)
 {
     (void)state;
-    loom_tensor *w = cu_npy("linear_weight"), *b = cu_npy("linear_bias"), *x = cu_npy("linear_input");
-    loom_tensor *want = cu_npy("linear_output"), *want_nb = cu_npy("linear_output_nobias");
+    loom_tensor *w = tu_npy("coreops/linear_weight"), *b = tu_npy("coreops/linear_bias"), *x = tu_npy("coreops/linear_input");
+    loom_tensor *want = tu_npy("coreops/linear_output"), *want_nb = tu_npy("coreops/linear_output_nobias");
     loom_object *obj;
     loom_status st;
 
@@ -52,7 +52,7 @@ static void linear_matches_torch(void **state)
     loom_tensor *got = run_linear(obj, x, &st);
     if (st != LOOM_OK)
         fail_msg("call: %s", loom_last_error());
-    cu_assert_close(got, want, 0, 1e-5, "linear with bias");
+    tu_assert_close(got, want, 0, 1e-5, "linear with bias");
     loom_tensor_free(got);
     loom_object_free(obj);
 
@@ -60,7 +60,7 @@ static void linear_matches_torch(void **state)
     assert_int_equal(loom_object_create(&obj, "core.linear", NULL, path), LOOM_OK);
     got = run_linear(obj, x, &st);
     assert_int_equal(st, LOOM_OK);
-    cu_assert_close(got, want_nb, 0, 1e-5, "linear without bias");
+    tu_assert_close(got, want_nb, 0, 1e-5, "linear without bias");
     loom_tensor_free(got);
 
     /* a strided input is refused with a message naming it */
@@ -138,5 +138,5 @@ int main(void)
         cmocka_unit_test(linear_matches_torch),
         cmocka_unit_test(bad_weights_are_rejected),
     };
-    return cmocka_run_group_tests_name("coreops_linear", tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests_name("coreops_linear", tests, tu_setup, tu_teardown);
 }

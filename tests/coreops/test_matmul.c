@@ -18,7 +18,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "coreops_util.h"
+#include "tu_ops.h"
 
 /* |got - want| <= 2*K*u*(|A||B|) elementwise; a and b compact, rank 2 or 3
 ** with a batch of 1 broadcast. */
@@ -36,10 +36,10 @@ static void assert_matmul_close(const loom_tensor *a, const loom_tensor *b, cons
             for (int64_t j = 0; j < n; j++) {
                 double mag = 0;
                 for (int64_t p = 0; p < k; p++)
-                    mag += fabs(cu_get(a, (ba == 1 ? 0 : z) * m * k + i * k + p))
-                         * fabs(cu_get(b, (bb == 1 ? 0 : z) * k * n + p * n + j));
+                    mag += fabs(tu_get(a, (ba == 1 ? 0 : z) * m * k + i * k + p))
+                         * fabs(tu_get(b, (bb == 1 ? 0 : z) * k * n + p * n + j));
                 int64_t e = (z * m + i) * n + j;
-                double g = cu_get(got, e), w = cu_get(want, e);
+                double g = tu_get(got, e), w = tu_get(want, e);
                 if (!(fabs(g - w) <= 2.0 * (double)k * u * mag + 1e-30))
                     fail_msg("%s: element %lld is %.9g, expected %.9g (bound %.3g)", what, (long long)e,
                              g, w, 2.0 * (double)k * u * mag);
@@ -49,13 +49,13 @@ static void assert_matmul_close(const loom_tensor *a, const loom_tensor *b, cons
 static void golden(const char *stem, const char *backend)
 {
     char name[96];
-    snprintf(name, sizeof name, "matmul_%s_input", stem);
-    loom_tensor *a = cu_npy(name);
-    snprintf(name, sizeof name, "matmul_%s_other", stem);
-    loom_tensor *b = cu_npy(name);
-    snprintf(name, sizeof name, "matmul_%s_output", stem);
-    loom_tensor *want = cu_npy(name), *got;
-    if (cu_call("core.matmul", (const loom_tensor *[]){ a, b }, 2, NULL, backend, &got) != LOOM_OK)
+    snprintf(name, sizeof name, "coreops/matmul_%s_input", stem);
+    loom_tensor *a = tu_npy(name);
+    snprintf(name, sizeof name, "coreops/matmul_%s_other", stem);
+    loom_tensor *b = tu_npy(name);
+    snprintf(name, sizeof name, "coreops/matmul_%s_output", stem);
+    loom_tensor *want = tu_npy(name), *got;
+    if (tu_call("core.matmul", (const loom_tensor *[]){ a, b }, 2, NULL, backend, &got) != LOOM_OK)
         fail_msg("%s: %s", stem, loom_last_error());
     assert_int_equal(loom_tensor_dtype_of(got), loom_tensor_dtype_of(want));
     assert_int_equal(got->ndim, want->ndim);
@@ -120,8 +120,8 @@ static void onednn_matches_cpu(void **state)
         int64_t sa[2] = { dims[c][0], dims[c][1] }, sb[2] = { dims[c][1], dims[c][2] };
         loom_tensor *a = random_f32(2, sa, 1u + (unsigned)c), *b = random_f32(2, sb, 99u + (unsigned)c);
         loom_tensor *cpu, *dnn;
-        assert_int_equal(cu_call("core.matmul", (const loom_tensor *[]){ a, b }, 2, NULL, "cpu", &cpu), LOOM_OK);
-        assert_int_equal(cu_call("core.matmul", (const loom_tensor *[]){ a, b }, 2, NULL, "onednn", &dnn),
+        assert_int_equal(tu_call("core.matmul", (const loom_tensor *[]){ a, b }, 2, NULL, "cpu", &cpu), LOOM_OK);
+        assert_int_equal(tu_call("core.matmul", (const loom_tensor *[]){ a, b }, 2, NULL, "onednn", &dnn),
                          LOOM_OK);
         loom_dispatch_info di = LOOM_DISPATCH_INFO_INIT;
         assert_int_equal(loom_last_dispatch(&di), LOOM_OK);
@@ -141,9 +141,9 @@ static loom_tensor *matmul_under_env(const char *backends, const loom_tensor *a,
 {
     loom_tensor *out = NULL;
     loom_dispatch_info di = LOOM_DISPATCH_INFO_INIT;
-    cu_teardown(NULL);
+    tu_teardown(NULL);
     setenv("LOOM_BACKENDS", backends, 1);
-    assert_int_equal(cu_setup(NULL), 0);
+    assert_int_equal(tu_setup(NULL), 0);
     assert_int_equal(loom_run("core.matmul", (const loom_tensor *[]){ a, b }, 2, NULL, &out, 1, NULL), LOOM_OK);
     assert_int_equal(loom_last_dispatch(&di), LOOM_OK);
     assert_string_equal(di.backend, backends);
@@ -164,8 +164,8 @@ static void loom_backends_cpu_and_onednn_agree(void **state)
     loom_tensor_free(b);
     loom_tensor_free(cpu);
     loom_tensor_free(dnn);
-    cu_teardown(NULL);
-    assert_int_equal(cu_setup(NULL), 0);
+    tu_teardown(NULL);
+    assert_int_equal(tu_setup(NULL), 0);
 }
 
 /* A^T given as a strided view packs to the same panels: identical result */
@@ -180,9 +180,9 @@ static void strided_input_gives_identical_result(void **state)
             ((float *)loom_data(at))[p * 37 + i] = ((float *)loom_data(a))[i * 53 + p];
     int64_t strides[2] = { 1, 37 };
     assert_int_equal(loom_tensor_wrap(&view, loom_data(at), LOOM_DTYPE_F32, 2, sa, strides, NULL), LOOM_OK);
-    assert_int_equal(cu_call("core.matmul", (const loom_tensor *[]){ a, b }, 2, NULL, "cpu", &ref), LOOM_OK);
-    assert_int_equal(cu_call("core.matmul", (const loom_tensor *[]){ view, b }, 2, NULL, "cpu", &got), LOOM_OK);
-    cu_assert_identical(got, ref, "transposed view");
+    assert_int_equal(tu_call("core.matmul", (const loom_tensor *[]){ a, b }, 2, NULL, "cpu", &ref), LOOM_OK);
+    assert_int_equal(tu_call("core.matmul", (const loom_tensor *[]){ view, b }, 2, NULL, "cpu", &got), LOOM_OK);
+    tu_assert_identical(got, ref, "transposed view");
     loom_tensor_free(a);
     loom_tensor_free(b);
     loom_tensor_free(at);
@@ -198,7 +198,7 @@ static void isa_cap_selects_the_kernel(void **state)
     (void)state;
     int64_t s[2] = { 4, 4 };
     loom_tensor *a = random_f32(2, s, 3), *out;
-    assert_int_equal(cu_call("core.matmul", (const loom_tensor *[]){ a, a }, 2, NULL, "cpu", &out), LOOM_OK);
+    assert_int_equal(tu_call("core.matmul", (const loom_tensor *[]){ a, a }, 2, NULL, "cpu", &out), LOOM_OK);
     loom_dispatch_info di = LOOM_DISPATCH_INFO_INIT;
     assert_int_equal(loom_last_dispatch(&di), LOOM_OK);
     const char *cap = getenv("LOOM_CPU_MAX_ISA");
@@ -213,7 +213,7 @@ static void isa_cap_selects_the_kernel(void **state)
 static void expect_error(const loom_tensor *a, const loom_tensor *b, const char *needle)
 {
     loom_tensor *out;
-    assert_int_equal(cu_call("core.matmul", (const loom_tensor *[]){ a, b }, 2, NULL, "cpu", &out),
+    assert_int_equal(tu_call("core.matmul", (const loom_tensor *[]){ a, b }, 2, NULL, "cpu", &out),
                      LOOM_EINVAL);
     assert_null(out);
     if (strstr(loom_last_error(), needle) == NULL)
@@ -254,5 +254,5 @@ int main(void)
         cmocka_unit_test(isa_cap_selects_the_kernel),
         cmocka_unit_test(matmul_rejects_bad_arguments),
     };
-    return cmocka_run_group_tests_name("coreops_matmul", tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests_name("coreops_matmul", tests, tu_setup, tu_teardown);
 }

@@ -35,7 +35,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "coreops_util.h"
+#include "tu_ops.h"
 
 static int has_onednn(void)
 {
@@ -258,12 +258,12 @@ static void case_make(mm_case *c, int64_t batch, int64_t m, int64_t k, int64_t n
     }
     int64_t sb[2] = { k, n };
     c->b = random_f32(2, sb, seed + 7919u);
-    assert_int_equal(cu_call("core.matmul", (const loom_tensor *[]){ c->a, c->b }, 2, NULL, "cpu", &c->want),
+    assert_int_equal(tu_call("core.matmul", (const loom_tensor *[]){ c->a, c->b }, 2, NULL, "cpu", &c->want),
                      LOOM_OK);
     loom_tensor *sa, *sb_abs;
     loom_tensor *aa = abs_like(c->a, c->at != NULL ? c->at : c->a, &sa);
     loom_tensor *ab = abs_like(c->b, c->b, &sb_abs);
-    assert_int_equal(cu_call("core.matmul", (const loom_tensor *[]){ aa, ab }, 2, NULL, "cpu", &c->bound), LOOM_OK);
+    assert_int_equal(tu_call("core.matmul", (const loom_tensor *[]){ aa, ab }, 2, NULL, "cpu", &c->bound), LOOM_OK);
     float *bd = loom_data(c->bound);
     for (int64_t i = 0; i < loom_numel(c->bound); i++)
         bd[i] = (float)(3.0 * (double)k * 0x1p-24 * (double)bd[i] + 1e-30);
@@ -465,5 +465,5 @@ int main(void)
         cmocka_unit_test(plan_matches_cpu),
         cmocka_unit_test(concurrent_callers_match_cpu),
     };
-    return cmocka_run_group_tests_name("coreops_onednn", tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests_name("coreops_onednn", tests, tu_setup, tu_teardown);
 }

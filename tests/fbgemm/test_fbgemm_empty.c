@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "coreops_util.h"
+#include "tu_ops.h"
 #include "op_cases.h"
 
 /* the table below leaves trailing members of its cases to their zero default */
@@ -200,7 +200,7 @@ static void write_file(const char *path, const char *const *names, const oc_tens
 
 static int setup(void **state)
 {
-    if (cu_setup(state) != 0)
+    if (tu_setup(state) != 0)
         return -1;
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/loom-fbgemm-empty-XXXXXX", tmp != NULL && *tmp ? tmp : "/tmp");
@@ -228,7 +228,7 @@ static int teardown(void **state)
     unlink(tables_path);
     unlink(int8_path);
     rmdir(dir);
-    return cu_teardown(state);
+    return tu_teardown(state);
 }
 
 int main(void)

@@ -25,7 +25,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "coreops_util.h"
+#include "tu_ops.h"
 #include "op_cases.h"
 
 /* the tables below leave trailing members of their entries to their zero default */
@@ -126,7 +126,7 @@ int main(void)
 {
     size_t n, n_extra = sizeof extra / sizeof extra[0];
     oc_case *all = oc_attr_cases(families, sizeof families / sizeof families[0], extra, n_extra, &n);
-    int rc = oc_run_group("fbgemm_nonfinite", NULL, all, n, cu_setup, cu_teardown);
+    int rc = oc_run_group("fbgemm_nonfinite", NULL, all, n, tu_setup, tu_teardown);
     oc_free_cases(all, n, n_extra);
     return rc;
 }

@@ -8,21 +8,21 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
-#include "files_util.h"
+#include "tu_files.h"
 
 static char *scratch;
 
 static int setup(void **state)
 {
     (void)state;
-    scratch = make_scratch_dir();
+    scratch = tu_scratch_make();
     return scratch ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    rm_tree(scratch);
+    tu_rm_tree(scratch);
     return 0;
 }
 
@@ -40,8 +40,8 @@ static int entries_in(const char *dir)
 static void map_gives_the_bytes_and_empty_files_a_dummy(void **state)
 {
     (void)state;
-    char *path = path_in(scratch, "m.bin");
-    assert_int_equal(write_bytes(path, "hello", 5), 0);
+    char *path = tu_path_in(scratch, "m.bin");
+    assert_int_equal(tu_write_bytes(path, "hello", 5), 0);
     const void *data = NULL;
     size_t n = 0;
     assert_int_equal(loom__map_file(path, &data, &n), LOOM_OK);
@@ -49,7 +49,7 @@ static void map_gives_the_bytes_and_empty_files_a_dummy(void **state)
     assert_memory_equal(data, "hello", 5);
     loom__unmap_file(data, n);
 
-    assert_int_equal(write_bytes(path, "", 0), 0);
+    assert_int_equal(tu_write_bytes(path, "", 0), 0);
     assert_int_equal(loom__map_file(path, &data, &n), LOOM_OK);
     assert_non_null(data);
     assert_int_equal(n, 0);
@@ -63,7 +63,7 @@ static void map_errors_name_the_path(void **state)
     (void)state;
     const void *data = (const void *)&data;
     size_t n = 7;
-    char *missing = path_in(scratch, "nope.bin");
+    char *missing = tu_path_in(scratch, "nope.bin");
     assert_int_equal(loom__map_file(missing, &data, &n), LOOM_ENOENT);
     assert_non_null(strstr(loom_last_error(), missing));
     assert_null(data);
@@ -79,15 +79,15 @@ static void map_errors_name_the_path(void **state)
 static void write_replaces_atomically_and_leaves_no_temp(void **state)
 {
     (void)state;
-    char *dir = path_in(scratch, "w");
+    char *dir = tu_path_in(scratch, "w");
     assert_int_equal(mkdir(dir, 0755), 0);
-    char *path = path_in(dir, "out.bin");
+    char *path = tu_path_in(dir, "out.bin");
     const void *chunks[3] = { "ab", NULL, "cde" };
     size_t sizes[3] = { 2, 0, 3 };
     assert_int_equal(loom__write_file(path, chunks, sizes, 3), LOOM_OK);
     assert_int_equal(loom__write_file(path, chunks + 2, sizes + 2, 1), LOOM_OK);
     size_t n;
-    unsigned char *b = read_bytes(path, &n);
+    unsigned char *b = tu_read_bytes(path, &n);
     assert_int_equal(n, 3);
     assert_memory_equal(b, "cde", 3);
     free(b);
@@ -97,7 +97,7 @@ static void write_replaces_atomically_and_leaves_no_temp(void **state)
     size_t one[1] = { 1 };
     assert_int_equal(loom__write_file(path, bad, one, 1), LOOM_EINVAL);
     assert_int_equal(entries_in(dir), 1);
-    b = read_bytes(path, &n);
+    b = tu_read_bytes(path, &n);
     assert_memory_equal(b, "cde", 3);   /* the old file survives a failed write */
     free(b);
 
@@ -106,7 +106,7 @@ static void write_replaces_atomically_and_leaves_no_temp(void **state)
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_size, 0);
 
-    char *nodir = path_in(dir, "missing/out.bin");
+    char *nodir = tu_path_in(dir, "missing/out.bin");
     assert_int_equal(loom__write_file(nodir, chunks, sizes, 1), LOOM_ENOENT);
     assert_non_null(strstr(loom_last_error(), nodir));
     assert_int_equal(loom__write_file("", chunks, sizes, 1), LOOM_EINVAL);

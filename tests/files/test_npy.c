@@ -6,7 +6,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "files_util.h"
+#include "tu_files.h"
 
 /* A .npy image: preamble of the given major version, the header text as is
 ** (no padding), then the data. Exactly sized, so overreads are caught. */
@@ -60,21 +60,21 @@ static void every_dtype_round_trips_bit_exact(void **state)
     (void)state;
     const int64_t shape[2] = { 3, 5 };
     for (int d = 1; d < LOOM_DTYPE_COUNT; d++) {
-        loom_tensor *t = pattern_tensor((loom_dtype)d, 2, shape, (uint64_t)d * 77);
+        loom_tensor *t = tu_pattern_tensor((loom_dtype)d, 2, shape, (uint64_t)d * 77);
         char name[64];
         snprintf(name, sizeof name, "rt_%s.npy", loom_dtype_name((loom_dtype)d));
-        char *path = path_in(scratch_dir, name);
+        char *path = tu_path_in(tu_scratch_dir, name);
         assert_int_equal(loom_npy_write(path, t), LOOM_OK);
 
         size_t n;
-        unsigned char *raw = read_bytes(path, &n);
+        unsigned char *raw = tu_read_bytes(path, &n);
         char want[64];
         snprintf(want, sizeof want, "'descr': '%s'", expected_descr[d]);
         assert_non_null(memmem(raw, n, want, strlen(want)));
 
         loom_tensor *back = NULL;
         assert_int_equal(loom_npy_read(&back, path), LOOM_OK);
-        assert_true(same_shape(t, back));
+        assert_true(tu_same_shape(t, back));
         assert_true(loom__is_host(back->device));
         assert_memory_equal(loom_data(t), loom_data(back), loom__tensor_nbytes(t));
         loom_tensor_free(back);
@@ -93,16 +93,16 @@ static void scalars_and_empty_arrays_round_trip(void **state)
         { 3, { 3, 0, 2 }, "'shape': (3, 0, 2)" },
         { 1, { 7 }, "'shape': (7,)" },
     };
-    char *path = path_in(scratch_dir, "shapes.npy");
+    char *path = tu_path_in(tu_scratch_dir, "shapes.npy");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        loom_tensor *t = pattern_tensor(LOOM_DTYPE_F64, cases[i].ndim, cases[i].shape, 5);
+        loom_tensor *t = tu_pattern_tensor(LOOM_DTYPE_F64, cases[i].ndim, cases[i].shape, 5);
         assert_int_equal(loom_npy_write(path, t), LOOM_OK);
         size_t n;
-        unsigned char *raw = read_bytes(path, &n);
+        unsigned char *raw = tu_read_bytes(path, &n);
         assert_non_null(memmem(raw, n, cases[i].text, strlen(cases[i].text)));
         loom_tensor *back = NULL;
         assert_int_equal(loom_npy_read(&back, path), LOOM_OK);
-        assert_true(same_shape(t, back));
+        assert_true(tu_same_shape(t, back));
         assert_memory_equal(loom_data(t), loom_data(back), loom__tensor_nbytes(t));
         loom_tensor_free(back);
         loom_tensor_free(t);
@@ -117,11 +117,11 @@ static void written_header_matches_numpy_layout(void **state)
 {
     (void)state;
     const int64_t shape[2] = { 2, 3 };
-    loom_tensor *t = pattern_tensor(LOOM_DTYPE_F32, 2, shape, 1);
-    char *path = path_in(scratch_dir, "layout.npy");
+    loom_tensor *t = tu_pattern_tensor(LOOM_DTYPE_F32, 2, shape, 1);
+    char *path = tu_path_in(tu_scratch_dir, "layout.npy");
     assert_int_equal(loom_npy_write(path, t), LOOM_OK);
     size_t n;
-    unsigned char *raw = read_bytes(path, &n);
+    unsigned char *raw = tu_read_bytes(path, &n);
     static const char head[] = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
     assert_memory_equal(raw, "\x93NUMPY\x01\x00", 8);
     size_t hlen = raw[8] | (size_t)raw[9] << 8;
@@ -144,12 +144,12 @@ static void strided_and_foreign_tensors_are_gathered(void **state)
     int64_t shape[2] = { 3, 2 }, strides[2] = { 1, 3 };
     loom_tensor view = { .data = data, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = 2,
                        .dtype = { LOOM_DL_INT, 32, 1 }, .shape = shape, .strides = strides };
-    char *path = path_in(scratch_dir, "strided.npy");
+    char *path = tu_path_in(tu_scratch_dir, "strided.npy");
     assert_int_equal(loom_npy_write(path, &view), LOOM_OK);
     loom_tensor *back = NULL;
     assert_int_equal(loom_npy_read(&back, path), LOOM_OK);
     const int32_t want[6] = { 0, 3, 1, 4, 2, 5 };
-    assert_true(same_shape(&view, back));
+    assert_true(tu_same_shape(&view, back));
     assert_memory_equal(loom_data(back), want, sizeof want);
     loom_tensor_free(back);
 
@@ -167,11 +167,11 @@ static void device_tensors_are_copied_to_host(void **state)
 {
     (void)state;
     const int64_t shape[2] = { 4, 3 };
-    loom_tensor *h = pattern_tensor(LOOM_DTYPE_I16, 2, shape, 8);
-    loom_tensor *d = to_fake_device(h);
+    loom_tensor *h = tu_pattern_tensor(LOOM_DTYPE_I16, 2, shape, 8);
+    loom_tensor *d = tu_to_fake_device(h);
     assert_non_null(d);
     assert_int_equal(d->device.device_type, LOOM_DEVICE_CUDA);
-    char *path = path_in(scratch_dir, "device.npy");
+    char *path = tu_path_in(tu_scratch_dir, "device.npy");
     assert_int_equal(loom_npy_write(path, d), LOOM_OK);
     loom_tensor *back = NULL;
     assert_int_equal(loom_npy_read(&back, path), LOOM_OK);
@@ -388,17 +388,17 @@ static void file_errors_name_the_path(void **state)
 {
     (void)state;
     loom_tensor *t = NULL;
-    char *missing = path_in(scratch_dir, "missing.npy");
+    char *missing = tu_path_in(tu_scratch_dir, "missing.npy");
     assert_fails_with(loom_npy_read(&t, missing), LOOM_ENOENT, missing);
-    assert_fails_with(loom_npy_read(&t, scratch_dir), LOOM_EIO, scratch_dir);
-    char *empty = path_in(scratch_dir, "empty.npy");
-    assert_int_equal(write_bytes(empty, "", 0), 0);
+    assert_fails_with(loom_npy_read(&t, tu_scratch_dir), LOOM_EIO, tu_scratch_dir);
+    char *empty = tu_path_in(tu_scratch_dir, "empty.npy");
+    assert_int_equal(tu_write_bytes(empty, "", 0), 0);
     assert_fails_with(loom_npy_read(&t, empty), LOOM_EFORMAT, empty);
     assert_int_equal(loom_npy_read(&t, NULL), LOOM_EINVAL);
 
     const int64_t shape[1] = { 4 };
-    loom_tensor *x = pattern_tensor(LOOM_DTYPE_U8, 1, shape, 3);
-    char *nodir = path_in(scratch_dir, "no/such/dir/x.npy");
+    loom_tensor *x = tu_pattern_tensor(LOOM_DTYPE_U8, 1, shape, 3);
+    char *nodir = tu_path_in(tu_scratch_dir, "no/such/dir/x.npy");
     loom_status s = loom_npy_write(nodir, x);
     assert_true(s == LOOM_ENOENT || s == LOOM_EIO);
     assert_non_null(strstr(loom_last_error(), "no/such/dir/x.npy"));
@@ -418,11 +418,11 @@ static void every_truncation_fails_cleanly(void **state)
 {
     (void)state;
     const int64_t shape[2] = { 2, 3 };
-    loom_tensor *t = pattern_tensor(LOOM_DTYPE_C64, 2, shape, 9);
-    char *path = path_in(scratch_dir, "trunc.npy");
+    loom_tensor *t = tu_pattern_tensor(LOOM_DTYPE_C64, 2, shape, 9);
+    char *path = tu_path_in(tu_scratch_dir, "trunc.npy");
     assert_int_equal(loom_npy_write(path, t), LOOM_OK);
     size_t n;
-    unsigned char *full = read_bytes(path, &n);
+    unsigned char *full = tu_read_bytes(path, &n);
     assert_true(n > 64);
     for (size_t len = 0; len < n; len++) {
         unsigned char *b = malloc(len ? len : 1);
@@ -465,16 +465,16 @@ static void random_corruption_never_crashes(void **state)
         size_t hend = n - sizeof data;
         unsigned char *b = malloc(n + 8);
         memcpy(b, base, n);
-        int edits = 1 + (int)rng_below(&rng, 3);
+        int edits = 1 + (int)tu_rng_below(&rng, 3);
         for (int e = 0; e < edits; e++) {
-            size_t at = rng_below(&rng, hend);
-            char ch = alphabet[rng_below(&rng, sizeof alphabet - 1)];
-            switch (rng_below(&rng, 6)) {
-            case 0: b[at] = (unsigned char)rng_next(&rng); break;
-            case 1: b[pre + rng_below(&rng, hend - pre)] = (unsigned char)ch; break;
+            size_t at = tu_rng_below(&rng, hend);
+            char ch = alphabet[tu_rng_below(&rng, sizeof alphabet - 1)];
+            switch (tu_rng_below(&rng, 6)) {
+            case 0: b[at] = (unsigned char)tu_rng_next(&rng); break;
+            case 1: b[pre + tu_rng_below(&rng, hend - pre)] = (unsigned char)ch; break;
             case 2: case 3: {   /* insert or delete in the header, keeping the length field */
-                size_t p = pre + rng_below(&rng, hend - pre);
-                if (rng_below(&rng, 2)) {
+                size_t p = pre + tu_rng_below(&rng, hend - pre);
+                if (tu_rng_below(&rng, 2)) {
                     memmove(b + p + 1, b + p, n - p);
                     b[p] = (unsigned char)ch;
                     n++, hend++;
@@ -484,8 +484,8 @@ static void random_corruption_never_crashes(void **state)
                 }
                 break;
             }
-            case 4: b[8 + rng_below(&rng, pre - 8)] ^= (unsigned char)(1u << rng_below(&rng, 8)); break;
-            default: b[8] = (unsigned char)(b[8] + (int)rng_below(&rng, 5) - 2); break;
+            case 4: b[8 + tu_rng_below(&rng, pre - 8)] ^= (unsigned char)(1u << tu_rng_below(&rng, 8)); break;
+            default: b[8] = (unsigned char)(b[8] + (int)tu_rng_below(&rng, 5) - 2); break;
             }
         }
         unsigned char *exact = malloc(n);
@@ -520,9 +520,9 @@ static void random_corruption_never_crashes(void **state)
 
 static loom_tensor *golden(const char *name)
 {
-    const char *dir = getenv("LOOM_TEST_DATA");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/files/%s", dir ? dir : "tests/data", name);
+    char rel[512];
+    snprintf(rel, sizeof rel, "files/%s", name);
+    const char *path = tu_data_path(rel);
     loom_tensor *t = NULL;
     if (loom_npy_read(&t, path) != LOOM_OK)
         fail_msg("%s: %s", name, loom_last_error());
@@ -631,5 +631,5 @@ int main(void)
         cmocka_unit_test(random_corruption_never_crashes),
         cmocka_unit_test(numpy_files_load_with_the_right_values),
     };
-    return cmocka_run_group_tests_name("npy", tests, scratch_setup, scratch_teardown);
+    return cmocka_run_group_tests_name("npy", tests, tu_scratch_setup, tu_scratch_teardown);
 }

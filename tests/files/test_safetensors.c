@@ -6,7 +6,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "files_util.h"
+#include "tu_files.h"
 
 static void assert_fails_with(loom_status s, loom_status want, const char *fragment)
 {
@@ -16,7 +16,7 @@ static void assert_fails_with(loom_status s, loom_status want, const char *fragm
         fail_msg("message \"%s\" lacks \"%s\"", loom_last_error(), fragment);
 }
 
-/* Write N, the header text and ndata zero bytes (or data) to scratch_dir/name. */
+/* Write N, the header text and ndata zero bytes (or data) to tu_scratch_dir/name. */
 static char *st_file(const char *name, uint64_t n, const char *header, size_t hbytes,
                      const void *data, size_t ndata)
 {
@@ -26,8 +26,8 @@ static char *st_file(const char *name, uint64_t n, const char *header, size_t hb
     memcpy(b + 8, header, hbytes);
     if (data)
         memcpy(b + 8 + hbytes, data, ndata);
-    char *path = path_in(scratch_dir, name);
-    assert_int_equal(write_bytes(path, b, 8 + hbytes + ndata), 0);
+    char *path = tu_path_in(tu_scratch_dir, name);
+    assert_int_equal(tu_write_bytes(path, b, 8 + hbytes + ndata), 0);
     free(b);
     return path;
 }
@@ -56,21 +56,21 @@ static void every_supported_dtype_round_trips(void **state)
             continue;
         snprintf(name_buf[d], sizeof name_buf[d], "t.%s", loom_dtype_name((loom_dtype)d));
         names[count] = name_buf[d];
-        tensors[count++] = pattern_tensor((loom_dtype)d, 1 + d % 3, shape, (uint64_t)d);
+        tensors[count++] = tu_pattern_tensor((loom_dtype)d, 1 + d % 3, shape, (uint64_t)d);
     }
     assert_int_equal(count, 11);
     const int64_t empty_shape[2] = { 0, 4 };
     names[count] = "scalar";
-    tensors[count++] = pattern_tensor(LOOM_DTYPE_F32, 0, NULL, 99);
+    tensors[count++] = tu_pattern_tensor(LOOM_DTYPE_F32, 0, NULL, 99);
     names[count] = "empty";
-    tensors[count++] = pattern_tensor(LOOM_DTYPE_F16, 2, empty_shape, 1);
+    tensors[count++] = tu_pattern_tensor(LOOM_DTYPE_F16, 2, empty_shape, 1);
 
-    char *path = path_in(scratch_dir, "all.safetensors");
+    char *path = tu_path_in(tu_scratch_dir, "all.safetensors");
     assert_int_equal(loom_safetensors_write(path, names, (const loom_tensor *const *)tensors, count),
                      LOOM_OK);
 
     size_t n;
-    unsigned char *raw = read_bytes(path, &n);
+    unsigned char *raw = tu_read_bytes(path, &n);
     uint64_t hlen = 0;
     for (int i = 7; i >= 0; i--)
         hlen = hlen << 8 | raw[i];
@@ -88,7 +88,7 @@ static void every_supported_dtype_round_trips(void **state)
     for (int64_t i = 0; i < count; i++) {
         const loom_tensor *t = NULL;
         assert_int_equal(loom_safetensors_get(st, names[i], &t), LOOM_OK);
-        assert_true(same_shape(tensors[i], t));
+        assert_true(tu_same_shape(tensors[i], t));
         assert_int_equal(t->device.device_type, LOOM_DEVICE_CPU);
         assert_null(t->strides);
         size_t size = loom__dtype(loom_tensor_dtype_of(t))->size;
@@ -111,10 +111,10 @@ static void names_are_escaped_and_strided_tensors_gathered(void **state)
     loom_tensor view = { .data = data, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = 2,
                        .dtype = { LOOM_DL_INT, 32, 1 }, .shape = shape, .strides = strides };
     const int64_t one = 3;
-    loom_tensor *u8 = pattern_tensor(LOOM_DTYPE_U8, 1, &one, 4);  /* leaves the next misaligned */
+    loom_tensor *u8 = tu_pattern_tensor(LOOM_DTYPE_U8, 1, &one, 4);  /* leaves the next misaligned */
     const char *names[3] = { "quote\"back\\slash\ttab", "\xc3\xbcnicode", "view" };
     const loom_tensor *tensors[3] = { u8, &view, &view };
-    char *path = path_in(scratch_dir, "names.safetensors");
+    char *path = tu_path_in(tu_scratch_dir, "names.safetensors");
     assert_int_equal(loom_safetensors_write(path, names, tensors, 3), LOOM_OK);
 
     loom_safetensors *st = NULL;
@@ -140,12 +140,12 @@ static void device_tensors_are_copied_to_host(void **state)
 {
     (void)state;
     const int64_t shape[2] = { 5, 2 };
-    loom_tensor *h = pattern_tensor(LOOM_DTYPE_BF16, 2, shape, 12);
-    loom_tensor *d = to_fake_device(h);
+    loom_tensor *h = tu_pattern_tensor(LOOM_DTYPE_BF16, 2, shape, 12);
+    loom_tensor *d = tu_to_fake_device(h);
     assert_non_null(d);
     const char *names[2] = { "on_device", "on_host" };
     const loom_tensor *ts[2] = { d, h };
-    char *path = path_in(scratch_dir, "device.safetensors");
+    char *path = tu_path_in(tu_scratch_dir, "device.safetensors");
     assert_int_equal(loom_safetensors_write(path, names, ts, 2), LOOM_OK);
     loom_safetensors *st = NULL;
     assert_int_equal(loom_safetensors_open(&st, path), LOOM_OK);
@@ -163,7 +163,7 @@ static void device_tensors_are_copied_to_host(void **state)
 static void empty_file_list_and_metadata_are_valid(void **state)
 {
     (void)state;
-    char *path = path_in(scratch_dir, "none.safetensors");
+    char *path = tu_path_in(tu_scratch_dir, "none.safetensors");
     assert_int_equal(loom_safetensors_write(path, NULL, NULL, 0), LOOM_OK);
     loom_safetensors *st = NULL;
     assert_int_equal(loom_safetensors_open(&st, path), LOOM_OK);
@@ -206,9 +206,7 @@ static void misaligned_data_is_copied_aligned(void **state)
 static void reference_library_file_loads(void **state)
 {
     (void)state;
-    const char *dir = getenv("LOOM_TEST_DATA");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/files/reference.safetensors", dir ? dir : "tests/data");
+    const char *path = tu_data_path("files/reference.safetensors");
     loom_safetensors *st = NULL;
     if (loom_safetensors_open(&st, path) != LOOM_OK)
         fail_msg("%s", loom_last_error());
@@ -238,9 +236,9 @@ static void writes_of_bad_lists_are_refused(void **state)
 {
     (void)state;
     const int64_t shape[1] = { 2 };
-    loom_tensor *c = pattern_tensor(LOOM_DTYPE_C64, 1, shape, 1);
-    loom_tensor *f = pattern_tensor(LOOM_DTYPE_F32, 1, shape, 1);
-    char *path = path_in(scratch_dir, "refused.safetensors");
+    loom_tensor *c = tu_pattern_tensor(LOOM_DTYPE_C64, 1, shape, 1);
+    loom_tensor *f = tu_pattern_tensor(LOOM_DTYPE_F32, 1, shape, 1);
+    char *path = tu_path_in(tu_scratch_dir, "refused.safetensors");
     const loom_tensor *tc[1] = { c }, *tf2[2] = { f, f };
 
     assert_fails_with(loom_safetensors_write(path, (const char *[]){ "z" }, tc, 1), LOOM_ENOTSUP, "c64");
@@ -366,9 +364,9 @@ static void bad_length_fields_are_refused(void **state)
         assert_null(st);
         free(path);
     }
-    char *path = path_in(scratch_dir, "short.safetensors");
+    char *path = tu_path_in(tu_scratch_dir, "short.safetensors");
     for (size_t len = 0; len < 8; len++) {
-        assert_int_equal(write_bytes(path, "\x02\0\0\0\0\0\0", len), 0);
+        assert_int_equal(tu_write_bytes(path, "\x02\0\0\0\0\0\0", len), 0);
         assert_fails_with(loom_safetensors_open(&st, path), LOOM_EFORMAT, "too short");
     }
     free(path);
@@ -378,9 +376,9 @@ static void api_misuse_and_missing_names(void **state)
 {
     (void)state;
     loom_safetensors *st = NULL;
-    char *missing = path_in(scratch_dir, "missing.safetensors");
+    char *missing = tu_path_in(tu_scratch_dir, "missing.safetensors");
     assert_fails_with(loom_safetensors_open(&st, missing), LOOM_ENOENT, missing);
-    assert_fails_with(loom_safetensors_open(&st, scratch_dir), LOOM_EIO, scratch_dir);
+    assert_fails_with(loom_safetensors_open(&st, tu_scratch_dir), LOOM_EIO, tu_scratch_dir);
     assert_int_equal(loom_safetensors_open(NULL, missing), LOOM_EINVAL);
     assert_int_equal(loom_safetensors_open(&st, NULL), LOOM_EINVAL);
     loom_safetensors_close(NULL);
@@ -406,14 +404,14 @@ static void api_misuse_and_missing_names(void **state)
 static unsigned char *sample_file(size_t *n)
 {
     const int64_t s1[2] = { 2, 3 }, s2[1] = { 4 };
-    loom_tensor *a = pattern_tensor(LOOM_DTYPE_F32, 2, s1, 1);
-    loom_tensor *b = pattern_tensor(LOOM_DTYPE_I64, 1, s2, 2);
-    loom_tensor *c = pattern_tensor(LOOM_DTYPE_BF16, 0, NULL, 3);
+    loom_tensor *a = tu_pattern_tensor(LOOM_DTYPE_F32, 2, s1, 1);
+    loom_tensor *b = tu_pattern_tensor(LOOM_DTYPE_I64, 1, s2, 2);
+    loom_tensor *c = tu_pattern_tensor(LOOM_DTYPE_BF16, 0, NULL, 3);
     const char *names[3] = { "layer.weight", "layer.bias", "scale" };
     const loom_tensor *ts[3] = { a, b, c };
-    char *path = path_in(scratch_dir, "sample.safetensors");
+    char *path = tu_path_in(tu_scratch_dir, "sample.safetensors");
     assert_int_equal(loom_safetensors_write(path, names, ts, 3), LOOM_OK);
-    unsigned char *raw = read_bytes(path, n);
+    unsigned char *raw = tu_read_bytes(path, n);
     loom_tensor_free(a);
     loom_tensor_free(b);
     loom_tensor_free(c);
@@ -426,9 +424,9 @@ static void every_truncation_fails_cleanly(void **state)
     (void)state;
     size_t n;
     unsigned char *full = sample_file(&n);
-    char *path = path_in(scratch_dir, "trunc.safetensors");
+    char *path = tu_path_in(tu_scratch_dir, "trunc.safetensors");
     for (size_t len = 0; len < n; len++) {
-        assert_int_equal(write_bytes(path, full, len), 0);
+        assert_int_equal(tu_write_bytes(path, full, len), 0);
         loom_safetensors *st = NULL;
         loom_status s = loom_safetensors_open(&st, path);
         if (s == LOOM_OK)
@@ -436,7 +434,7 @@ static void every_truncation_fails_cleanly(void **state)
         assert_int_equal(s, LOOM_EFORMAT);
         assert_non_null(strstr(loom_last_error(), "trunc.safetensors"));
     }
-    assert_int_equal(write_bytes(path, full, n), 0);
+    assert_int_equal(tu_write_bytes(path, full, n), 0);
     loom_safetensors *st = NULL;
     assert_int_equal(loom_safetensors_open(&st, path), LOOM_OK);
     assert_int_equal(loom_safetensors_count(st), 3);
@@ -454,19 +452,19 @@ static void random_corruption_never_crashes(void **state)
     size_t n0;
     unsigned char *base = sample_file(&n0);
     size_t h0 = 8 + (base[0] | (size_t)base[1] << 8);
-    char *path = path_in(scratch_dir, "fuzz.safetensors");
+    char *path = tu_path_in(tu_scratch_dir, "fuzz.safetensors");
     uint64_t rng = 0xfeed;
     int ok = 0, failed = 0;
     unsigned char *b = malloc(n0 + 16);
     for (int iter = 0; iter < 3000; iter++) {
         size_t n = n0, hend = h0;
         memcpy(b, base, n0);
-        int edits = 1 + (int)rng_below(&rng, 3);
+        int edits = 1 + (int)tu_rng_below(&rng, 3);
         for (int e = 0; e < edits; e++) {
-            char ch = alphabet[rng_below(&rng, sizeof alphabet - 1)];
-            size_t p = 8 + rng_below(&rng, hend - 8);
-            switch (rng_below(&rng, 6)) {
-            case 0: b[p] = (unsigned char)rng_next(&rng); break;
+            char ch = alphabet[tu_rng_below(&rng, sizeof alphabet - 1)];
+            size_t p = 8 + tu_rng_below(&rng, hend - 8);
+            switch (tu_rng_below(&rng, 6)) {
+            case 0: b[p] = (unsigned char)tu_rng_next(&rng); break;
             case 1: b[p] = (unsigned char)ch; break;
             case 2:   /* insert, keeping N */
                 memmove(b + p + 1, b + p, n - p);
@@ -477,11 +475,11 @@ static void random_corruption_never_crashes(void **state)
                 memmove(b + p, b + p + 1, n - p - 1);
                 n--, hend--;
                 break;
-            case 4: b[rng_below(&rng, 8)] ^= (unsigned char)(1u << rng_below(&rng, 8)); break;
-            default: b[0] = (unsigned char)(b[0] + (int)rng_below(&rng, 17) - 8); break;
+            case 4: b[tu_rng_below(&rng, 8)] ^= (unsigned char)(1u << tu_rng_below(&rng, 8)); break;
+            default: b[0] = (unsigned char)(b[0] + (int)tu_rng_below(&rng, 17) - 8); break;
             }
         }
-        assert_int_equal(write_bytes(path, b, n), 0);
+        assert_int_equal(tu_write_bytes(path, b, n), 0);
         loom_safetensors *st = NULL;
         loom_status s = loom_safetensors_open(&st, path);
         if (s == LOOM_OK) {
@@ -528,5 +526,5 @@ int main(void)
         cmocka_unit_test(every_truncation_fails_cleanly),
         cmocka_unit_test(random_corruption_never_crashes),
     };
-    return cmocka_run_group_tests_name("safetensors", tests, scratch_setup, scratch_teardown);
+    return cmocka_run_group_tests_name("safetensors", tests, tu_scratch_setup, tu_scratch_teardown);
 }

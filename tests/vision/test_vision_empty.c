@@ -17,7 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "coreops_util.h"
+#include "tu_ops.h"
 #include "op_cases.h"
 
 /* the table below leaves trailing members of its cases to their zero default */
@@ -225,5 +225,5 @@ static const oc_case cases[] = {
 
 int main(void)
 {
-    return oc_run_group("vision_empty", "vision.", cases, sizeof cases / sizeof cases[0], cu_setup, cu_teardown);
+    return oc_run_group("vision_empty", "vision.", cases, sizeof cases / sizeof cases[0], tu_setup, tu_teardown);
 }

@@ -25,7 +25,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "coreops_util.h"
+#include "tu_ops.h"
 #include "op_cases.h"
 
 /* the tables below leave trailing members of their entries to their zero default */
@@ -275,7 +275,7 @@ int main(void)
     build_values();
     oc_case *all = oc_attr_cases(families, sizeof families / sizeof families[0], input_cases, n_extra, &n);
     /* the nms cases do not fix their output length: they only have to succeed */
-    int rc = oc_run_group("vision_nonfinite", NULL, all, n, cu_setup, cu_teardown);
+    int rc = oc_run_group("vision_nonfinite", NULL, all, n, tu_setup, tu_teardown);
     oc_free_cases(all, n, n_extra);
     return rc;
 }

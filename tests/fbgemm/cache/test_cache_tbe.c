@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "coreops_util.h"
+#include "tu_ops.h"
 
 #define T 3
 #define B 24
@@ -83,7 +83,7 @@ static int write_tables(void **state)
 
 static int setup(void **state)
 {
-    if (cu_setup(state) != 0)
+    if (tu_setup(state) != 0)
         return -1;
     return write_tables(state);
 }
@@ -91,7 +91,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     unlink(weights_path);
-    return cu_teardown(state);
+    return tu_teardown(state);
 }
 
 static loom_object *make_object(double clf, const char *algo, int64_t assoc)
@@ -195,7 +195,7 @@ static void run_case(double clf, const char *algo, int64_t assoc, uint64_t seed)
         loom_tensor *got = forward(cached, ind, off, psw, pooling);
         char what[96];
         snprintf(what, sizeof what, "%s clf %g %lld ways, batch %d", algo, clf, (long long)assoc, step);
-        cu_assert_identical(got, want, what);
+        tu_assert_identical(got, want, what);
         requested += ind->shape[0];
         batches++;
         loom_tensor_free(want);

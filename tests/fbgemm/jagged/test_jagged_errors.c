@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "coreops_util.h"
+#include "tu_ops.h"
 
 #define MAX_IN 4
 
@@ -200,5 +200,5 @@ int main(void)
         cmocka_unit_test(offsets_levels_are_validated),
         cmocka_unit_test(indices_are_validated),
     };
-    return cmocka_run_group_tests_name("fbgemm_jagged_errors", tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests_name("fbgemm_jagged_errors", tests, tu_setup, tu_teardown);
 }

@@ -7,8 +7,8 @@
 **
 ** Built twice: JG_BACKEND "cpu" runs the cases on the cpu kernels; "cuda"
 ** copies the inputs to the first CUDA device, runs the cuda kernels and
-** compares their results with the same goldens (the conformance check of
-** the cuda kernels). Without a CUDA device that build skips (exit 77).
+** compares their results with the same goldens (tests/conformance compares
+** them with the cpu kernels). Without a CUDA device that build skips (exit 77).
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,7 +20,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "coreops_util.h"
+#include "tu_ops.h"
 
 #ifndef JG_BACKEND
 #define JG_BACKEND "cpu"
@@ -86,8 +86,8 @@ static void run_case(void **state)
     int n_in = 0;
     snprintf(list, sizeof list, "%s", c->inputs);
     for (char *save = NULL, *arg = strtok_r(list, ",", &save); arg != NULL; arg = strtok_r(NULL, ",", &save)) {
-        snprintf(path, sizeof path, "jagged/%s.%s", c->name, arg);
-        in[n_in] = cu_npy(path);
+        snprintf(path, sizeof path, "fbgemm/jagged/%s.%s", c->name, arg);
+        in[n_in] = tu_npy(path);
         if (device.device_type == LOOM_DEVICE_CPU)
             dev_in[n_in] = in[n_in];
         else
@@ -115,12 +115,12 @@ static void run_case(void **state)
         loom_tensor *host = out[o];
         if (device.device_type != LOOM_DEVICE_CPU)
             assert_int_equal(loom_tensor_copy_to(&host, out[o], NULL), LOOM_OK);
-        snprintf(path, sizeof path, "jagged/%s.out%d", c->name, o);
-        loom_tensor *want = cu_npy(path);
+        snprintf(path, sizeof path, "fbgemm/jagged/%s.out%d", c->name, o);
+        loom_tensor *want = tu_npy(path);
         char what[128];
         snprintf(what, sizeof what, "%s output %d", c->name, o);
         if (c->rtol == 0 && c->atol == 0)
-            cu_assert_identical(host, want, what);
+            tu_assert_identical(host, want, what);
         else
             assert_close(host, want, c->rtol, c->atol, what);
         loom_tensor_free(want);
@@ -156,10 +156,10 @@ int main(void)
 {
     static struct CMUnitTest tests[N_CASES];
     if (strcmp(JG_BACKEND, "cpu") != 0) {
-        if (cu_setup(NULL) != 0)
+        if (tu_setup(NULL) != 0)
             return 1;
         int found = find_device();
-        cu_teardown(NULL);
+        tu_teardown(NULL);
         if (!found) {
             printf("no CUDA device: the cuda kernels of the jagged ops are not run\n");
             return 77;
@@ -168,5 +168,5 @@ int main(void)
     for (size_t i = 0; i < N_CASES; i++)
         tests[i] = (struct CMUnitTest){ .name = cases[i].name, .test_func = run_case,
                                         .initial_state = (void *)&cases[i] };
-    return _cmocka_run_group_tests("fbgemm_jagged_goldens_" JG_BACKEND, tests, N_CASES, cu_setup, cu_teardown);
+    return _cmocka_run_group_tests("fbgemm_jagged_goldens_" JG_BACKEND, tests, N_CASES, tu_setup, tu_teardown);
 }

@@ -12,21 +12,23 @@ const int64_t tt_ftm[4] = { 0, 1, 0, 2 };
 
 void tt_data_path(char *buf, size_t size, const char *name)
 {
-    snprintf(buf, size, "%s/%s", TBE_DATA_DIR, name);
+    char rel[512];
+    snprintf(rel, sizeof rel, "fbgemm/tbe/%s", name);
+    snprintf(buf, size, "%s", tu_data_path(rel));
 }
 
 loom_tensor *tt_npy(const char *name)
 {
     char path[512];
-    snprintf(path, sizeof path, "tbe/%s", name);
-    return cu_npy(path);
+    snprintf(path, sizeof path, "fbgemm/tbe/%s", name);
+    return tu_npy(path);
 }
 
 int tt_npy_exists(const char *name)
 {
     char path[512];
-    snprintf(path, sizeof path, "tbe/%s", name);
-    return cu_npy_exists(path);
+    snprintf(path, sizeof path, "fbgemm/tbe/%s", name);
+    return tu_npy_exists(path);
 }
 
 loom_object *tt_create(const char *path, const loom_attrs *a)

@@ -12,9 +12,9 @@
 #include <stdarg.h>
 #include <cmocka.h>
 
-#include "coreops_util.h"
+#include "tu_ops.h"
 
-/* Path of a file in the tbe golden folder (static buffer per call site use). */
+/* Path of a file in the tbe golden folder, tests/data/fbgemm/tbe, into buf. */
 void tt_data_path(char *buf, size_t size, const char *name);
 /* tbe/<name>.npy */
 loom_tensor *tt_npy(const char *name);

@@ -243,5 +243,5 @@ int main(void)
         cmocka_unit_test(test_extremes),
         cmocka_unit_test(test_bad_table_files),
     };
-    return cmocka_run_group_tests_name("fbgemm-tbe-bounds", tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests_name("fbgemm-tbe-bounds", tests, tu_setup, tu_teardown);
 }

@@ -172,5 +172,5 @@ int main(void)
         cmocka_unit_test(test_prefetch_then_hit),
         cmocka_unit_test(test_cache_attrs),
     };
-    return cmocka_run_group_tests_name("fbgemm-tbe-cache", tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests_name("fbgemm-tbe-cache", tests, tu_setup, tu_teardown);
 }

@@ -281,7 +281,7 @@ static void truncated_file_is_refused_before_reading(void **state)
 
 static int setup(void **state)
 {
-    if (cu_setup(state) != 0)
+    if (tu_setup(state) != 0)
         return -1;
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/loom-tbe-files-XXXXXX", tmp != NULL && *tmp ? tmp : "/tmp");
@@ -291,7 +291,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     rmdir(dir);
-    return cu_teardown(state);
+    return tu_teardown(state);
 }
 
 int main(void)

@@ -224,5 +224,5 @@ int main(void)
         cmocka_unit_test(test_index_dtypes),
         cmocka_unit_test(test_call_refusals),
     };
-    return cmocka_run_group_tests_name("fbgemm-tbe-lookup", tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests_name("fbgemm-tbe-lookup", tests, tu_setup, tu_teardown);
 }

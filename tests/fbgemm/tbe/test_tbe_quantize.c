@@ -17,7 +17,7 @@ static loom_tensor *quantize(const loom_tensor *x, const char *wtype, const char
     assert_int_equal(loom_attrs_new(&a), LOOM_OK);
     tt_set_str(a, "weight_type", wtype);
     tt_set_str(a, "layout", layout);
-    loom_status st = cu_call("fbgemm.quantize_rows", &x, 1, a, NULL, &out);
+    loom_status st = tu_call("fbgemm.quantize_rows", &x, 1, a, NULL, &out);
     loom_attrs_free(a);
     if (st != LOOM_OK)
         fail_msg("quantize_rows %s/%s: %s", wtype, layout, loom_last_error());
@@ -33,7 +33,7 @@ static loom_tensor *dequantize(const loom_tensor *q, const char *wtype, const ch
     tt_set_str(a, "layout", layout);
     if (dim > 0)
         tt_set_int(a, "dim", dim);
-    loom_status st = cu_call("fbgemm.dequantize_rows", &q, 1, a, NULL, &out);
+    loom_status st = tu_call("fbgemm.dequantize_rows", &q, 1, a, NULL, &out);
     loom_attrs_free(a);
     if (st != LOOM_OK)
         fail_msg("dequantize_rows %s/%s: %s", wtype, layout, loom_last_error());
@@ -124,7 +124,7 @@ static void test_row_alignment(void **state)
     assert_int_equal(loom_attrs_new(&a), LOOM_OK);
     tt_set_str(a, "weight_type", "int4");
     tt_set_int(a, "row_alignment", 16);
-    assert_int_equal(cu_call("fbgemm.quantize_rows", (const loom_tensor *const *)&x, 1, a, NULL, &out), LOOM_OK);
+    assert_int_equal(tu_call("fbgemm.quantize_rows", (const loom_tensor *const *)&x, 1, a, NULL, &out), LOOM_OK);
     assert_int_equal(out->shape[1], 48);            /* 64/2 + 4 = 36 -> 48 */
     loom_tensor *want = tt_npy("q_tbe_int4");
     for (int64_t r = 0; r < out->shape[0]; r++) {
@@ -148,14 +148,14 @@ static void test_refusals(void **state)
     assert_int_equal(loom_tensor_new(&x, LOOM_DTYPE_F32, 2, shape, NULL), LOOM_OK);
     assert_int_equal(loom_attrs_new(&a), LOOM_OK);
     tt_set_str(a, "weight_type", "int3");
-    tt_assert_fails(cu_call("fbgemm.quantize_rows", (const loom_tensor *const *)&x, 1, a, NULL, &out), LOOM_EINVAL,
+    tt_assert_fails(tu_call("fbgemm.quantize_rows", (const loom_tensor *const *)&x, 1, a, NULL, &out), LOOM_EINVAL,
                     "weight_type 'int3'");
     tt_set_str(a, "weight_type", "int2");          /* D = 6 is not a multiple of 4 */
-    tt_assert_fails(cu_call("fbgemm.quantize_rows", (const loom_tensor *const *)&x, 1, a, NULL, &out), LOOM_EINVAL,
+    tt_assert_fails(tu_call("fbgemm.quantize_rows", (const loom_tensor *const *)&x, 1, a, NULL, &out), LOOM_EINVAL,
                     "multiple of 4");
     tt_set_str(a, "weight_type", "int8");
     tt_set_str(a, "layout", "packed");
-    tt_assert_fails(cu_call("fbgemm.quantize_rows", (const loom_tensor *const *)&x, 1, a, NULL, &out), LOOM_EINVAL,
+    tt_assert_fails(tu_call("fbgemm.quantize_rows", (const loom_tensor *const *)&x, 1, a, NULL, &out), LOOM_EINVAL,
                     "layout 'packed'");
     loom_attrs_free(a);
     /* dequantize: rows of the wrong width for the dim */
@@ -164,10 +164,10 @@ static void test_refusals(void **state)
     tt_set_int(a, "dim", 8);
     loom_tensor *u;
     assert_int_equal(loom_tensor_new(&u, LOOM_DTYPE_U8, 2, shape, NULL), LOOM_OK);
-    tt_assert_fails(cu_call("fbgemm.dequantize_rows", (const loom_tensor *const *)&u, 1, a, NULL, &out), LOOM_EINVAL,
+    tt_assert_fails(tu_call("fbgemm.dequantize_rows", (const loom_tensor *const *)&u, 1, a, NULL, &out), LOOM_EINVAL,
                     "bytes per row");
     /* a f32 input for int8 rows */
-    tt_assert_fails(cu_call("fbgemm.dequantize_rows", (const loom_tensor *const *)&x, 1, a, NULL, &out), LOOM_EINVAL,
+    tt_assert_fails(tu_call("fbgemm.dequantize_rows", (const loom_tensor *const *)&x, 1, a, NULL, &out), LOOM_EINVAL,
                     "come as u8");
     loom_attrs_free(a);
     loom_tensor_free(u);
@@ -184,5 +184,5 @@ int main(void)
         cmocka_unit_test(test_row_alignment),
         cmocka_unit_test(test_refusals),
     };
-    return cmocka_run_group_tests_name("fbgemm-tbe-quantize", tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests_name("fbgemm-tbe-quantize", tests, tu_setup, tu_teardown);
 }

@@ -35,7 +35,7 @@
 #include <cmocka.h>
 #include <cuda_runtime.h>
 
-#include "coreops_util.h"
+#include "tu_ops.h"
 #include "tbe_cuda.h"
 
 enum { FP32 = 0, FP16 = 1, INT8 = 2, INT4 = 3, INT2 = 4, BF16 = 5, FP8 = 6 };
@@ -571,7 +571,7 @@ static void test_api_on_cuda(void **state)
     assert_int_equal(loom_last_dispatch(&di), LOOM_OK);
     assert_string_equal(di.backend, "cuda");
     assert_string_equal(di.impl, "cuda:warp-per-bag");
-    cu_assert_identical(got, want, "fbgemm.tbe on cuda, default policy");
+    tu_assert_identical(got, want, "fbgemm.tbe on cuda, default policy");
     loom_tensor_free(got);
     loom_tensor_free(want);
 
@@ -603,5 +603,5 @@ int main(void)
         cmocka_unit_test(test_bounds),
         cmocka_unit_test(test_api_on_cuda),
     };
-    return cmocka_run_group_tests(tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }

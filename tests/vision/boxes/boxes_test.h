@@ -16,13 +16,13 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "coreops_util.h"
+#include "tu_ops.h"
 
 static inline loom_tensor *bt_golden(const char *stem, const char *arg)
 {
     char name[192];
-    snprintf(name, sizeof name, "boxes/%s_%s", stem, arg);
-    return cu_npy(name);
+    snprintf(name, sizeof name, "vision/boxes/%s_%s", stem, arg);
+    return tu_npy(name);
 }
 
 /* Same dtype and shape; |got - want| <= atol + rtol |want| elementwise, NaN
@@ -30,10 +30,10 @@ static inline loom_tensor *bt_golden(const char *stem, const char *arg)
 static inline void bt_assert_close(const loom_tensor *got, const loom_tensor *want, double rtol, double atol,
                                    const char *what)
 {
-    cu_assert_same_shape(got, want, what);
+    tu_assert_same_shape(got, want, what);
     if (loom_numel(want) == 0)
         return;
-    loom_tensor *g = cu_cast(got, LOOM_DTYPE_F64), *w = cu_cast(want, LOOM_DTYPE_F64);
+    loom_tensor *g = tu_cast(got, LOOM_DTYPE_F64), *w = tu_cast(want, LOOM_DTYPE_F64);
     const double *pg = loom_data(g), *pw = loom_data(w);
     for (int64_t i = 0; i < loom_numel(want); i++) {
         int ok = isnan(pw[i]) ? isnan(pg[i])
@@ -55,13 +55,13 @@ static inline void bt_check(const char *op, const char *stem, const char *const 
     loom_tensor *in[4], *got;
     for (int i = 0; i < n; i++)
         in[i] = bt_golden(stem, args[i]);
-    if (cu_call(op, (const loom_tensor *const *)in, n, attrs, NULL, &got) != LOOM_OK)
+    if (tu_call(op, (const loom_tensor *const *)in, n, attrs, NULL, &got) != LOOM_OK)
         fail_msg("%s on %s: %s", op, stem, loom_last_error());
     loom_tensor *want = bt_golden(stem, "output");
     char what[224];
     snprintf(what, sizeof what, "%s %s", op, stem);
     if (rtol == 0 && atol == 0 && loom_tensor_dtype_of(want) == LOOM_DTYPE_I64)
-        cu_assert_identical(got, want, what);
+        tu_assert_identical(got, want, what);
     else
         bt_assert_close(got, want, rtol, atol, what);
     for (int i = 0; i < n; i++)
@@ -75,7 +75,7 @@ static inline void bt_refused(const char *op, const loom_tensor *const *in, int 
                               const char *needle)
 {
     loom_tensor *out = NULL;
-    loom_status st = cu_call(op, in, n, attrs, NULL, &out);
+    loom_status st = tu_call(op, in, n, attrs, NULL, &out);
     if (st == LOOM_OK) {
         loom_tensor_free(out);
         fail_msg("%s accepted input that should be refused with '%s'", op, needle);

@@ -145,5 +145,5 @@ int main(void)
         cmocka_unit_test(losses_eps_batch_dims_and_empty),
         cmocka_unit_test(iou_ops_refuse_bad_input),
     };
-    return cmocka_run_group_tests_name("vision_boxes_iou", tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests_name("vision_boxes_iou", tests, tu_setup, tu_teardown);
 }

@@ -102,7 +102,7 @@ static void nms_large_scene_keeps_a_consistent_set(void **state)
     }
     loom_attrs *a = bt_attrs();
     assert_int_equal(loom_attrs_set_float(a, "iou_threshold", 0.5), LOOM_OK);
-    assert_int_equal(cu_call("vision.nms", (const loom_tensor *[]){ b, s }, 2, a, NULL, &out), LOOM_OK);
+    assert_int_equal(tu_call("vision.nms", (const loom_tensor *[]){ b, s }, 2, a, NULL, &out), LOOM_OK);
     /* greedy invariants: scores never increase, kept boxes overlap <= 0.5 */
     const int64_t *k = loom_data(out), m = out->shape[0];
     assert_true(m > 0 && m < n);
@@ -178,7 +178,7 @@ static void nms_threads_keep_what_one_thread_keeps(void **state)
                     char what[96];
                     snprintf(what, sizeof what, "nms n=%lld %s thr %.1f, %d threads", (long long)n,
                              d ? "f64" : "f32", thrs[t], (int)nt);
-                    cu_assert_identical(many, one, what);
+                    tu_assert_identical(many, one, what);
                     loom_tensor_free(many);
                 }
                 loom_tensor_free(one);
@@ -239,5 +239,5 @@ int main(void)
         cmocka_unit_test(nms_threads_keep_what_one_thread_keeps),
         cmocka_unit_test(nms_refuses_bad_input),
     };
-    return cmocka_run_group_tests_name("vision_boxes_nms", tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests_name("vision_boxes_nms", tests, tu_setup, tu_teardown);
 }

@@ -14,7 +14,7 @@ static const char *const fmts[] = { "xyxy", "xywh", "cxcywh" };
 static void check_with_input(const char *op, const char *in_stem, const char *out_stem, const loom_attrs *a)
 {
     loom_tensor *b = bt_golden(in_stem, "boxes"), *want = bt_golden(out_stem, "output"), *got;
-    if (cu_call(op, (const loom_tensor *[]){ b }, 1, a, NULL, &got) != LOOM_OK)
+    if (tu_call(op, (const loom_tensor *[]){ b }, 1, a, NULL, &got) != LOOM_OK)
         fail_msg("%s %s: %s", op, out_stem, loom_last_error());
     bt_assert_close(got, want, 0, 0, out_stem);
     loom_tensor_free(b);
@@ -106,5 +106,5 @@ int main(void)
         cmocka_unit_test(clip_and_remove_small_match_torchvision),
         cmocka_unit_test(utils_refuse_bad_input),
     };
-    return cmocka_run_group_tests_name("vision_boxes_utils", tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests_name("vision_boxes_utils", tests, tu_setup, tu_teardown);
 }

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "coreops_util.h"
+#include "tu_ops.h"
 
 /* The attributes of each golden case (tools/gen_vision_deform_goldens.py). */
 typedef struct conv_case {
@@ -41,8 +41,8 @@ static const conv_case conv_cases[] = {
 static inline loom_tensor *dt_golden(const char *cname, const char *tname)
 {
     char name[128];
-    snprintf(name, sizeof name, "deform/%s_%s", cname, tname);
-    return cu_npy(name);
+    snprintf(name, sizeof name, "vision/deform/%s_%s", cname, tname);
+    return tu_npy(name);
 }
 
 static inline loom_attrs *dt_conv_attrs(const int64_t *stride, const int64_t *padding, const int64_t *dilation)
@@ -79,7 +79,7 @@ static inline loom_tensor *dt_random(loom_dtype dt, int32_t ndim, const int64_t 
     }
     if (dt == LOOM_DTYPE_F64)
         return t;
-    out = cu_cast(t, dt);
+    out = tu_cast(t, dt);
     loom_tensor_free(t);
     return out;
 }
@@ -87,7 +87,7 @@ static inline loom_tensor *dt_random(loom_dtype dt, int32_t ndim, const int64_t 
 /* Any float tensor as a new f64 tensor. */
 static inline loom_tensor *dt_f64(const loom_tensor *t)
 {
-    return cu_cast(t, LOOM_DTYPE_F64);
+    return tu_cast(t, LOOM_DTYPE_F64);
 }
 
 /* |got - want| <= atol + rtol*|want| for any float dtype (compared in f64). */
@@ -95,7 +95,7 @@ static inline void dt_assert_close(const loom_tensor *got, const loom_tensor *wa
                             const char *what)
 {
     loom_tensor *g = dt_f64(got), *w = dt_f64(want);
-    cu_assert_close(g, w, rtol, atol, what);
+    tu_assert_close(g, w, rtol, atol, what);
     loom_tensor_free(g);
     loom_tensor_free(w);
 }

@@ -116,7 +116,7 @@ static void backward_is_deterministic_across_thread_counts(void **state)
     run_backward(c, 1, one);
     run_backward(c, 0, many);
     for (int k = 0; k < 5; k++) {
-        cu_assert_identical(many[k], one[k], grad_names[k]);
+        tu_assert_identical(many[k], one[k], grad_names[k]);
         loom_tensor_free(one[k]);
         loom_tensor_free(many[k]);
     }
@@ -355,5 +355,5 @@ int main(void)
         cmocka_unit_test(refuses_mixed_dtypes_strides_and_attributes),
         cmocka_unit_test(backward_refuses_a_bad_grad),
     };
-    return cmocka_run_group_tests(tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }

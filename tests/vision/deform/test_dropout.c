@@ -66,7 +66,7 @@ static void given_torchvisions_draw_outputs_match_exactly(void **state)
         loom_attrs *a = drop_attrs(c->op, c->p, c->block_size, c->mode, 0);
         if (drop(c->op, in, noise, a, &got) != LOOM_OK)
             fail_msg("%s: %s", c->name, loom_last_error());
-        cu_assert_identical(got, want, c->name);
+        tu_assert_identical(got, want, c->name);
         loom_attrs_free(a);
         loom_tensor_free(in);
         loom_tensor_free(noise);
@@ -104,7 +104,7 @@ static void same_seed_same_output_other_seed_other_output(void **state)
         assert_int_equal(drop(ops[o].op, in, NULL, a, &x), LOOM_OK);
         assert_int_equal(drop(ops[o].op, in, NULL, a, &y), LOOM_OK);
         assert_int_equal(drop(ops[o].op, in, NULL, b, &z), LOOM_OK);
-        cu_assert_identical(y, x, ops[o].op);
+        tu_assert_identical(y, x, ops[o].op);
         if (memcmp(loom_data(x), loom_data(z), loom_tensor_nbytes(x)) == 0)
             fail_msg("%s: seeds 1234 and 1235 gave the same output", ops[o].op);
         assert_true(count_zeros(x) > 0);
@@ -183,12 +183,12 @@ static void eval_mode_and_p0_are_the_identity(void **state)
         loom_attrs *a = drop_attrs(ops[o], 0.5, 3, "batch", 1);
         assert_int_equal(loom_attrs_set_bool(a, "training", 0), LOOM_OK);
         assert_int_equal(drop(ops[o], in, NULL, a, &out), LOOM_OK);
-        cu_assert_identical(out, in, "training = false");
+        tu_assert_identical(out, in, "training = false");
         loom_tensor_free(out);
         loom_attrs_free(a);
         a = drop_attrs(ops[o], 0.0, 3, "batch", 1);
         assert_int_equal(drop(ops[o], in, NULL, a, &out), LOOM_OK);
-        cu_assert_identical(out, in, "p = 0");
+        tu_assert_identical(out, in, "p = 0");
         loom_tensor_free(out);
         loom_attrs_free(a);
     }
@@ -255,5 +255,5 @@ int main(void)
         cmocka_unit_test(eval_mode_and_p0_are_the_identity),
         cmocka_unit_test(refuses_bad_p_mode_noise_and_block_size),
     };
-    return cmocka_run_group_tests(tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }

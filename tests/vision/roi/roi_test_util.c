@@ -47,8 +47,8 @@ loom_tensor *roi_npy(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(stem, sizeof stem, fmt, ap);
     va_end(ap);
-    snprintf(name, sizeof name, "roi/%s", stem);
-    return cu_npy(name);
+    snprintf(name, sizeof name, "vision/roi/%s", stem);
+    return tu_npy(name);
 }
 
 roi_params roi_load_params(const char *casename)
@@ -106,7 +106,7 @@ loom_status roi_run(const char *op, const loom_tensor *const *in, int32_t n_in, 
 void roi_assert_close(const loom_tensor *got, const loom_tensor *want, double rtol, double atol,
                       const char *what)
 {
-    cu_assert_same_shape(got, want, what);
+    tu_assert_same_shape(got, want, what);
     for (int64_t i = 0; i < loom_numel(want); i++) {
         double g = roi_get(got, i), w = roi_get(want, i);
         if (isnan(w) && isnan(g))

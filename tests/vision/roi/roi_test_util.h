@@ -7,7 +7,7 @@
 #ifndef ROI_TEST_UTIL_H
 #define ROI_TEST_UTIL_H
 
-#include "coreops_util.h"
+#include "tu_ops.h"
 
 /* tests/data/vision/roi/params_<case>.npy: [ph, pw, spatial_scale, sampling_ratio, aligned] */
 typedef struct roi_params {

@@ -263,5 +263,5 @@ int main(void)
         cmocka_unit_test(row_cache_and_direct_paths_agree),
         cmocka_unit_test(out_of_range_samples_read_pixel_0_0),
     };
-    return cmocka_run_group_tests_name("vision_roi_align", tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests_name("vision_roi_align", tests, tu_setup, tu_teardown);
 }

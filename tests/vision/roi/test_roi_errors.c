@@ -7,7 +7,8 @@
 ** channel count the position-sensitive ops cannot split, a grad whose
 ** shape disagrees with the attributes, argmax / channel_mapping entries
 ** out of range. And degenerate but valid input runs without reading out of
-** bounds: an empty feature map, NaN and huge box coordinates.
+** bounds: an empty feature map, NaN and huge box coordinates. The cuda
+** kernels refuse what the cpu kernels refuse (where a CUDA device exists).
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -313,6 +314,32 @@ static void nan_and_huge_coordinates_are_safe(void **state)
     loom_tensor_free(x);
 }
 
+/* The cuda kernels refuse what the cpu kernels refuse (a bad batch index). */
+static void cuda_refuses_bad_batch_index(void **state)
+{
+    (void)state;
+    for (int64_t i = 0; i < loom_device_count(); i++) {
+        loom_device_info di = LOOM_DEVICE_INFO_INIT;
+        if (loom_device_at(i, &di) != LOOM_OK || di.device.device_type != LOOM_DEVICE_CUDA)
+            continue;
+        loom_tensor *x = map4(2, 18, 13, 17), *b = rois(4, 0), *dx, *db, *out;
+        ((float *)loom_data(b))[3 * 5] = 2.0f;
+        assert_int_equal(loom_tensor_copy_to(&dx, x, &di.device), LOOM_OK);
+        assert_int_equal(loom_tensor_copy_to(&db, b, &di.device), LOOM_OK);
+        roi_params p = { .ph = 2, .pw = 2, .spatial_scale = 1.0, .sampling_ratio = -1 };
+        loom_attrs *a = roi_forward_attrs("vision.roi_align", &p, 0);
+        roi_assert_fails(roi_run("vision.roi_align", (const loom_tensor *[]){ dx, db }, 2, a, &out, 1, "cuda"),
+                         LOOM_EINVAL, "roi 3 of 'boxes' has batch index 2");
+        loom_attrs_free(a);
+        loom_tensor *all[] = { x, b, dx, db };
+        for (size_t j = 0; j < 4; j++)
+            loom_tensor_free(all[j]);
+        return;
+    }
+    print_message("no CUDA device: cuda kernels not run\n");
+    skip();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -327,6 +354,7 @@ int main(void)
         cmocka_unit_test(backward_checks_grad_shape_and_maps),
         cmocka_unit_test(empty_map_pools_nothing),
         cmocka_unit_test(nan_and_huge_coordinates_are_safe),
+        cmocka_unit_test(cuda_refuses_bad_batch_index),
     };
-    return cmocka_run_group_tests_name("vision_roi_errors", tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests_name("vision_roi_errors", tests, tu_setup, tu_teardown);
 }

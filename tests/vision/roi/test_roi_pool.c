@@ -168,5 +168,5 @@ int main(void)
         cmocka_unit_test(roi_pool_with_one_output),
         cmocka_unit_test(roi_pool_nhwc_and_direct_paths_agree),
     };
-    return cmocka_run_group_tests_name("vision_roi_pool", tests, cu_setup, cu_teardown);
+    return cmocka_run_group_tests_name("vision_roi_pool", tests, tu_setup, tu_teardown);
 }

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "coreops_util.h"
+#include "tu_ops.h"
 #include "op_cases.h"
 
 static int64_t spec_numel(const oc_tensor *s)
@@ -62,7 +62,7 @@ loom_tensor *oc_make(const oc_tensor *s)
         }
     }
     if (make != s->dtype) {
-        loom_tensor *c = cu_cast(t, s->dtype);
+        loom_tensor *c = tu_cast(t, s->dtype);
         loom_tensor_free(t);
         t = c;
     }
@@ -92,7 +92,7 @@ static void check_zeros(const oc_case *c, int32_t k, const loom_tensor *t)
 {
     if (loom_numel(t) == 0)
         return;
-    loom_tensor *d = cu_cast(t, LOOM_DTYPE_F64);
+    loom_tensor *d = tu_cast(t, LOOM_DTYPE_F64);
     const double *v = loom_data(d);
     for (int64_t i = 0; i < loom_numel(d); i++)
         if (v[i] != 0)

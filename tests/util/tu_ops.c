@@ -1,5 +1,5 @@
 /*
-** coreops_util.c - see coreops_util.h.
+** tu_ops.c - see tu_ops.h.
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,68 +12,70 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "coreops_util.h"
+#include "tu_ops.h"
 
-/* The op whose presence proves the packs under test were loaded. Suites of
-** other packs compile this file with their own COREOPS_PROBE_OP. */
-#ifndef COREOPS_PROBE_OP
-#define COREOPS_PROBE_OP "core.matmul"
-#endif
-
-static const char *env_or(const char *name, const char *dflt)
+/* The golden file <name>.npy under the data root. */
+static const char *npy_path(const char *name)
 {
-    const char *v = getenv(name);
-    return v != NULL && v[0] != '\0' ? v : dflt;
+    char rel[1024];
+    snprintf(rel, sizeof rel, "%s.npy", name);
+    return tu_data_path(rel);
 }
 
-static void data_path(char *buf, size_t size, const char *name)
-{
-    snprintf(buf, size, "%s/%s.npy", env_or("LOOM_COREOPS_DATA", COREOPS_DATA_DIR), name);
-}
-
-int cu_setup(void **state)
+int tu_setup(void **state)
 {
     loom_init_options o = LOOM_INIT_OPTIONS_INIT;
     (void)state;
-    o.plugin_path = env_or("LOOM_COREOPS_PACK_DIR", COREOPS_PACK_DIR);
+    o.plugin_path = tu_plugin_path();
     o.no_default_dirs = 1;
     if (loom_init(&o) != LOOM_OK) {
         fprintf(stderr, "loom_init: %s\n", loom_last_error());
         return -1;
     }
-    if (loom_op_find(COREOPS_PROBE_OP) == NULL) {
-        fprintf(stderr, "pack of " COREOPS_PROBE_OP " not loaded from %s: %s\n", o.plugin_path, loom_last_error());
+    /* a refused pack would leave its ops out and the tests fail far from the cause */
+    int loaded = 0;
+    for (int64_t i = 0; i < loom_scan_count(); i++) {
+        loom_scan_entry e = LOOM_SCAN_ENTRY_INIT;
+        if (loom_scan_at(i, &e) != LOOM_OK)
+            continue;
+        if (e.result == LOOM_SCAN_REFUSED) {
+            fprintf(stderr, "pack %s refused: %s\n", e.path, e.reason);
+            loom_shutdown();
+            return -1;
+        }
+        loaded += e.result == LOOM_SCAN_LOADED || e.result == LOOM_SCAN_NO_DEVICE;
+    }
+    if (loaded == 0) {
+        fprintf(stderr, "no pack loaded from %s\n", o.plugin_path);
+        loom_shutdown();
         return -1;
     }
     return 0;
 }
 
-int cu_teardown(void **state)
+int tu_teardown(void **state)
 {
     (void)state;
     loom_shutdown();
     return 0;
 }
 
-int cu_npy_exists(const char *name)
+int tu_npy_exists(const char *name)
 {
-    char path[4096];
-    data_path(path, sizeof path, name);
-    return access(path, R_OK) == 0;
+    return access(npy_path(name), R_OK) == 0;
 }
 
-loom_tensor *cu_npy(const char *name)
+loom_tensor *tu_npy(const char *name)
 {
-    char path[4096];
+    const char *path = npy_path(name);
     loom_tensor *t = NULL;
-    data_path(path, sizeof path, name);
     if (loom_npy_read(&t, path) != LOOM_OK)
         fail_msg("reading %s: %s", path, loom_last_error());
     return t;
 }
 
-loom_status cu_call(const char *op, const loom_tensor *const *in, int32_t n_in, const loom_attrs *attrs,
-                  const char *backend, loom_tensor **out)
+loom_status tu_call(const char *op, const loom_tensor *const *in, int32_t n_in, const loom_attrs *attrs,
+                    const char *backend, loom_tensor **out)
 {
     loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
     opt.backend = backend;
@@ -81,19 +83,19 @@ loom_status cu_call(const char *op, const loom_tensor *const *in, int32_t n_in, 
     return loom_run(op, in, n_in, attrs, out, 1, &opt);
 }
 
-loom_tensor *cu_cast(const loom_tensor *t, loom_dtype dtype)
+loom_tensor *tu_cast(const loom_tensor *t, loom_dtype dtype)
 {
     loom_attrs *a;
     loom_tensor *out;
     assert_int_equal(loom_attrs_new(&a), LOOM_OK);
     assert_int_equal(loom_attrs_set_string(a, "dtype", loom_dtype_name(dtype)), LOOM_OK);
-    if (cu_call("core.cast", (const loom_tensor *[]){ t }, 1, a, "cpu", &out) != LOOM_OK)
+    if (tu_call("core.cast", (const loom_tensor *[]){ t }, 1, a, "cpu", &out) != LOOM_OK)
         fail_msg("core.cast to %s: %s", loom_dtype_name(dtype), loom_last_error());
     loom_attrs_free(a);
     return out;
 }
 
-void cu_assert_same_shape(const loom_tensor *got, const loom_tensor *want, const char *what)
+void tu_assert_same_shape(const loom_tensor *got, const loom_tensor *want, const char *what)
 {
     if (loom_tensor_dtype_of(got) != loom_tensor_dtype_of(want))
         fail_msg("%s: dtype %s, expected %s", what, loom_dtype_name(loom_tensor_dtype_of(got)),
@@ -106,9 +108,9 @@ void cu_assert_same_shape(const loom_tensor *got, const loom_tensor *want, const
                      (long long)want->shape[d]);
 }
 
-void cu_assert_identical(const loom_tensor *got, const loom_tensor *want, const char *what)
+void tu_assert_identical(const loom_tensor *got, const loom_tensor *want, const char *what)
 {
-    cu_assert_same_shape(got, want, what);
+    tu_assert_same_shape(got, want, what);
     size_t es = loom_dtype_size(loom_tensor_dtype_of(want));
     int64_t n = loom_numel(want);
     const unsigned char *g = loom_data(got), *w = loom_data(want);
@@ -123,19 +125,19 @@ void cu_assert_identical(const loom_tensor *got, const loom_tensor *want, const 
         }
 }
 
-double cu_get(const loom_tensor *t, int64_t i)
+double tu_get(const loom_tensor *t, int64_t i)
 {
     if (loom_tensor_dtype_of(t) == LOOM_DTYPE_F64)
         return ((const double *)loom_data(t))[i];
     return ((const float *)loom_data(t))[i];
 }
 
-void cu_assert_close(const loom_tensor *got, const loom_tensor *want, double rtol, double atol,
+void tu_assert_close(const loom_tensor *got, const loom_tensor *want, double rtol, double atol,
                      const char *what)
 {
-    cu_assert_same_shape(got, want, what);
+    tu_assert_same_shape(got, want, what);
     for (int64_t i = 0; i < loom_numel(want); i++) {
-        double g = cu_get(got, i), w = cu_get(want, i);
+        double g = tu_get(got, i), w = tu_get(want, i);
         if (!(fabs(g - w) <= atol + rtol * fabs(w)))
             fail_msg("%s: element %lld is %.9g, expected %.9g (rtol %g, atol %g)", what, (long long)i,
                      g, w, rtol, atol);

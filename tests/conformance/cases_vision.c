@@ -1,0 +1,374 @@
+/*
+** cases_vision.c - case generators of the vision pack's ops (torchvision.ops).
+**
+** Box ops: scenes of n boxes in a 300 x 300 image (sides 3..33, scores with
+** ties, 7 categories), n around the 64-box blocks of the cuda nms: 1, 63,
+** 64, 65, 700, 3000 (the pairwise ops stop at 700: [n, n] matrices keep the
+** cpu reference quick). Tolerances: index outputs (nms, batched_nms,
+** remove_small_boxes) must be identical; the float ops repeat the cpu's
+** operation order, but nvcc may fuse a multiply and an add, so they agree to
+** a few ulps of the dtype: rtol = atol = 1e-5 (f32), 1e-12 (f64), 4e-3 (f16);
+** a loss reduced by "sum" adds n such values in another order: 10 times
+** that. clip_boxes_to_image only compares and copies: equal values.
+**
+** RoI ops: a [2, 18, 13, 17] map (18 channels split into 2 x 3 x 3 for the
+** position-sensitive ops), 24 rois inside, across and outside the map,
+** zero-area and reversed, at spatial scales 1 and 0.5, with fixed and
+** adaptive sampling, aligned or not. Tolerances: the cuda forward kernels
+** compute every value with the cpu kernels' operations in the same order
+** (no FMA; f16 rounded after each operation), so outputs and maps must be
+** identical. The backward kernels scatter with atomicAdd in an unspecified
+** order: each gradient element is a sum of at most a few hundred terms of
+** size <= max|grad|, so f32 agrees within 1e-5 relative / 1e-5 absolute,
+** f64 within 1e-12, f16 (whose atomics round every partial sum to half)
+** within 2^-7 relative and 2^-6 absolute.
+**
+** Deform module:
+**  - deform_conv2d / backward: the same sampling arithmetic (nvcc may fuse a
+**    multiply-add), GEMMs in another summation order and grad_input summed
+**    with atomics: |x - ref| <= tol * (1 + |ref|) with tol 1e-4 (f32),
+**    1e-10 (f64), 2e-2 (f16, whose inputs round alike and whose outputs
+**    are rounded once from f32 on both backends); the backward, whose
+**    gradients sum over the whole batch and output map, 10 tol.
+**  - drop_block / stochastic_depth: the same counter-based draws and the
+**    same per-step rounding: identical bits, with and without `noise`.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "conformance.h"
+
+#define BIT(d) LOOM_DTYPE_BIT(LOOM_DTYPE_##d)
+#define F32_F64 (BIT(F32) | BIT(F64))
+#define FLOATS3 (BIT(F32) | BIT(F64) | BIT(F16))
+
+/* ------------------------------------------------------------ box ops */
+
+static const int64_t box_sizes[] = { 1, 63, 64, 65, 700, 3000 };
+#define N_BOX_SIZES ((int)(sizeof box_sizes / sizeof box_sizes[0]))
+
+static double box_tol(loom_dtype dt)
+{
+    return dt == LOOM_DTYPE_F32 ? 1e-5 : dt == LOOM_DTYPE_F64 ? 1e-12 : 4e-3;
+}
+
+/* n xyxy boxes (corners on a 0.01 grid) from stream s, as dt */
+static loom_tensor *scene_boxes(cf_case *c, loom_dtype dt, int64_t n, uint64_t s)
+{
+    loom_tensor *b = cf_zeros(c, LOOM_DTYPE_F64, 2, (const int64_t[]){ n, 4 });
+    double *p = loom_data(b);
+    for (int64_t i = 0; i < n; i++) {
+        double x = floor(cf_draw(c, s, (uint64_t)(4 * i)) * 30000) / 100;
+        double y = floor(cf_draw(c, s, (uint64_t)(4 * i + 1)) * 30000) / 100;
+        p[4 * i] = x;
+        p[4 * i + 1] = y;
+        p[4 * i + 2] = x + 3 + floor(cf_draw(c, s, (uint64_t)(4 * i + 2)) * 3000) / 100;
+        p[4 * i + 3] = y + 3 + floor(cf_draw(c, s, (uint64_t)(4 * i + 3)) * 3000) / 100;
+    }
+    return dt == LOOM_DTYPE_F64 ? b : cf_cast(c, b, dt);
+}
+
+static int nms_make(cf_case *c)
+{
+    const int64_t n = box_sizes[c->index];
+    loom_tensor *s = cf_zeros(c, LOOM_DTYPE_F64, 1, &n), *idx = cf_zeros(c, LOOM_DTYPE_I64, 1, &n);
+    for (int64_t i = 0; i < n; i++) {
+        ((double *)loom_data(s))[i] = floor(cf_draw(c, 1, (uint64_t)i) * 50) / 50;   /* ties */
+        ((int64_t *)loom_data(idx))[i] = (int64_t)(cf_draw(c, 2, (uint64_t)i) * 7);
+    }
+    c->in[0] = scene_boxes(c, c->dtype, n, 0);
+    c->in[1] = c->dtype == LOOM_DTYPE_F64 ? s : cf_cast(c, s, c->dtype);
+    c->in[2] = idx;
+    c->n_in = strcmp(c->op, "vision.batched_nms") == 0 ? 3 : 2;
+    cf_attrs(c, "iou_threshold=0.3");
+    cf_tol_all(c, CF_BYTES, 0, 0);
+    cf_what(c, "n=%lld", (long long)n);
+    return 1;
+}
+
+/* box_iou and its generalized / distance / complete forms: a scene against itself */
+static int pair_make(cf_case *c)
+{
+    const int64_t n = box_sizes[c->index];
+    if (n > 700)
+        return 0;
+    c->in[0] = c->in[1] = scene_boxes(c, c->dtype, n, 0);
+    c->n_in = 2;
+    cf_tol_all(c, CF_CLOSE, box_tol(c->dtype), box_tol(c->dtype));
+    cf_what(c, "n=%lld", (long long)n);
+    return 1;
+}
+
+/* the losses of two scenes paired box by box, reduced by "none" and "sum" in turn */
+static int loss_make(cf_case *c)
+{
+    const int64_t n = box_sizes[c->index];
+    const int sum = c->index % 2;
+    c->in[0] = scene_boxes(c, c->dtype, n, 0);
+    c->in[1] = scene_boxes(c, c->dtype, n, 3);
+    c->n_in = 2;
+    cf_attrs(c, "reduction=%s", sum ? "sum" : "none");
+    cf_tol_all(c, CF_CLOSE, box_tol(c->dtype) * (sum ? 10 : 1), box_tol(c->dtype) * (sum ? 10 : 1));
+    cf_what(c, "n=%lld, %s", (long long)n, sum ? "sum" : "none");
+    return 1;
+}
+
+static int one_box_input(cf_case *c)
+{
+    const int64_t n = box_sizes[c->index];
+    c->in[0] = scene_boxes(c, c->dtype, n, 0);
+    c->n_in = 1;
+    cf_what(c, "n=%lld", (long long)n);
+    return 1;
+}
+
+static int convert_make(cf_case *c)
+{
+    one_box_input(c);
+    cf_attrs(c, "in_fmt=cxcywh;out_fmt=xywh");
+    cf_tol_all(c, CF_CLOSE, box_tol(c->dtype), box_tol(c->dtype));
+    return 1;
+}
+
+static int area_make(cf_case *c)
+{
+    one_box_input(c);
+    cf_tol_all(c, CF_CLOSE, box_tol(c->dtype), box_tol(c->dtype));
+    return 1;
+}
+
+static int clip_make(cf_case *c)
+{
+    one_box_input(c);
+    cf_attrs(c, "size=200,250");
+    cf_tol_all(c, CF_CLOSE, 0, 0);
+    return 1;
+}
+
+static int small_make(cf_case *c)
+{
+    one_box_input(c);
+    cf_attrs(c, "min_size=12");
+    cf_tol_all(c, CF_BYTES, 0, 0);
+    return 1;
+}
+
+/* ------------------------------------------------------------ RoI ops */
+
+#define ROI_K 24
+static const int64_t roi_map[4] = { 2, 18, 13, 17 };
+
+typedef struct roi_cfg {
+    int64_t ph, pw, sampling_ratio;
+    double spatial_scale;
+    int aligned, ps, align;
+} roi_cfg;
+
+/* Configuration `index` (0..3) of op (forward or backward): scale 0.5 on
+** odd ones, sampling 2 on 2 and 3 (else adaptive), aligned on 1 and 2. */
+static roi_cfg roi_config(const cf_case *c)
+{
+    roi_cfg r = { .spatial_scale = c->index & 1 ? 0.5 : 1.0, .sampling_ratio = c->index & 2 ? 2 : -1,
+                  .aligned = c->index == 1 || c->index == 2, .ps = strstr(c->op, "ps_") != NULL,
+                  .align = strstr(c->op, "align") != NULL };
+    r.ph = r.ps ? 3 : 2;
+    r.pw = r.ps ? 3 : 4;
+    return r;
+}
+
+/* The forward op's attributes as text (for cf_attrs and cf_cpu_run). */
+static void roi_forward_text(const roi_cfg *r, const char *fwd, char *buf, size_t size)
+{
+    int n = snprintf(buf, size, "output_size=%lld,%lld;spatial_scale=%.17g", (long long)r->ph, (long long)r->pw,
+                     r->spatial_scale);
+    if (r->align)
+        n += snprintf(buf + n, size - (size_t)n, ";sampling_ratio=%lld", (long long)r->sampling_ratio);
+    if (strcmp(fwd, "vision.roi_align") == 0)
+        snprintf(buf + n, size - (size_t)n, ";aligned=%s", r->aligned ? "true" : "false");
+}
+
+/* 24 rois, batch index alternating; every 8th zero-area, every 8th+1 reversed */
+static loom_tensor *roi_boxes(cf_case *c)
+{
+    double v[ROI_K * 5];
+    for (int r = 0; r < ROI_K; r++) {
+        double x = cf_draw(c, 1, (uint64_t)(4 * r)) * 40 - 8, y = cf_draw(c, 1, (uint64_t)(4 * r + 1)) * 30 - 6;
+        double w = cf_draw(c, 1, (uint64_t)(4 * r + 2)) * 25, h = cf_draw(c, 1, (uint64_t)(4 * r + 3)) * 20;
+        if (r % 8 == 6)
+            w = h = 0;
+        if (r % 8 == 7)
+            w = -w;
+        v[r * 5] = (double)(r % 2);
+        v[r * 5 + 1] = x;
+        v[r * 5 + 2] = y;
+        v[r * 5 + 3] = x + w;
+        v[r * 5 + 4] = y + h;
+    }
+    return cf_values(c, c->dtype, 2, (const int64_t[]){ ROI_K, 5 }, v);
+}
+
+static int roi_forward_make(cf_case *c)
+{
+    roi_cfg r = roi_config(c);
+    char text[256];
+    c->in[0] = cf_uniform(c, c->dtype, 4, roi_map, 0, -1, 1);
+    c->in[1] = roi_boxes(c);
+    c->n_in = 2;
+    roi_forward_text(&r, c->op, text, sizeof text);
+    cf_attrs(c, "%s", text);
+    cf_tol_all(c, CF_CLOSE, 0, 0);
+    cf_what(c, "scale %g, sampling %lld%s", r.spatial_scale, (long long)r.sampling_ratio,
+            r.aligned ? ", aligned" : "");
+    return 1;
+}
+
+/* The gradient of the forward's output, the rois, and for all but
+** roi_align the argmax / channel mapping of the forward (run on the cpu). */
+static int roi_backward_make(cf_case *c)
+{
+    roi_cfg r = roi_config(c);
+    char fwd[48], text[256];
+    snprintf(fwd, sizeof fwd, "%.*s", (int)(strlen(c->op) - strlen("_backward")), c->op);
+    const int64_t channels = r.ps ? roi_map[1] / (r.ph * r.pw) : roi_map[1];
+    loom_tensor *x = cf_uniform(c, c->dtype, 4, roi_map, 0, -1, 1), *boxes = roi_boxes(c);
+    c->in[0] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ ROI_K, channels, r.ph, r.pw }, 2, -1, 1);
+    c->in[1] = boxes;
+    c->n_in = 2;
+    if (strcmp(fwd, "vision.roi_align") != 0) {
+        loom_tensor *out[2];
+        roi_forward_text(&r, fwd, text, sizeof text);
+        cf_cpu_run(c, fwd, (const loom_tensor *[]){ x, boxes }, 2, text, out, 2);
+        c->in[2] = out[1];
+        c->n_in = 3;
+    }
+    cf_attrs(c, "spatial_scale=%.17g;pooled_height=%lld;pooled_width=%lld;batch_size=%lld;channels=%lld;"
+             "height=%lld;width=%lld", r.spatial_scale, (long long)r.ph, (long long)r.pw, (long long)roi_map[0],
+             (long long)roi_map[1], (long long)roi_map[2], (long long)roi_map[3]);
+    if (r.align)
+        cf_attrs(c, "sampling_ratio=%lld", (long long)r.sampling_ratio);
+    if (strcmp(fwd, "vision.roi_align") == 0)
+        cf_attrs(c, "aligned=%s", r.aligned ? "true" : "false");
+    double rtol = c->dtype == LOOM_DTYPE_F64 ? 1e-12 : c->dtype == LOOM_DTYPE_F32 ? 1e-5 : 0x1p-7;
+    double atol = c->dtype == LOOM_DTYPE_F64 ? 1e-12 : c->dtype == LOOM_DTYPE_F32 ? 1e-5 : 0x1p-6;
+    cf_tol_all(c, CF_CLOSE, rtol, atol);
+    cf_what(c, "scale %g, sampling %lld%s", r.spatial_scale, (long long)r.sampling_ratio,
+            r.aligned ? ", aligned" : "");
+    return 1;
+}
+
+/* ------------------------------------------------------ deform module */
+
+/* N, Cin, H, W, Cout, groups, offset_groups, k, stride, pad, dil, mask, bias */
+static const int64_t conv_cfgs[][13] = {
+    { 2, 4, 9, 9, 8, 1, 1, 3, 1, 1, 1, 1, 1 },
+    { 1, 6, 17, 13, 9, 3, 2, 3, 2, 1, 1, 1, 0 },
+    { 3, 8, 16, 16, 16, 2, 4, 3, 1, 2, 2, 0, 1 },
+    { 1, 16, 33, 31, 7, 1, 1, 1, 1, 0, 1, 1, 1 },
+};
+#define N_CONV_CFGS ((int)(sizeof conv_cfgs / sizeof conv_cfgs[0]))
+
+static int deform_make(cf_case *c)
+{
+    const int64_t *f = conv_cfgs[c->index];
+    const int64_t n = f[0], cin = f[1], h = f[2], w = f[3], cout = f[4], grp = f[5], og = f[6], k = f[7];
+    const int64_t s = f[8], p = f[9], d = f[10];
+    const int64_t ho = (h + 2 * p - (d * (k - 1) + 1)) / s + 1, wo = (w + 2 * p - (d * (k - 1) + 1)) / s + 1;
+    const loom_dtype dt = c->dtype;
+    const int backward = strstr(c->op, "_backward") != NULL;
+    double tol = dt == LOOM_DTYPE_F32 ? 1e-4 : dt == LOOM_DTYPE_F64 ? 1e-10 : 2e-2;
+    loom_tensor *in = cf_uniform(c, dt, 4, (const int64_t[]){ n, cin, h, w }, 0, -1, 1);
+    loom_tensor *off = cf_uniform(c, dt, 4, (const int64_t[]){ n, 2 * og * k * k, ho, wo }, 1, -3, 3);
+    loom_tensor *wt = cf_uniform(c, dt, 4, (const int64_t[]){ cout, cin / grp, k, k }, 2, -0.5, 0.5);
+    loom_tensor *bias = f[12] ? cf_uniform(c, dt, 1, &cout, 3, -1, 1) : NULL;
+    loom_tensor *mask = f[11] ? cf_uniform(c, dt, 4, (const int64_t[]){ n, og * k * k, ho, wo }, 4, 0, 1) : NULL;
+    if (backward) {
+        const loom_tensor *args[6] = { cf_uniform(c, dt, 4, (const int64_t[]){ n, cout, ho, wo }, 5, -1, 1),
+                                       in, wt, off, mask, bias };
+        memcpy(c->in, args, sizeof args);
+        c->n_in = 6;
+        tol *= 10;
+    } else {
+        const loom_tensor *args[5] = { in, off, wt, bias, mask };
+        memcpy(c->in, args, sizeof args);
+        c->n_in = 5;
+    }
+    cf_attrs(c, "stride=%lld,%lld;padding=%lld,%lld;dilation=%lld,%lld", (long long)s, (long long)s, (long long)p,
+             (long long)p, (long long)d, (long long)d);
+    cf_tol_all(c, CF_CLOSE, tol, tol);
+    cf_what(c, "[%lld,%lld,%lld,%lld] -> %lld, k %lld, groups %lld/%lld%s%s", (long long)n, (long long)cin,
+            (long long)h, (long long)w, (long long)cout, (long long)k, (long long)grp, (long long)og,
+            f[11] ? ", mask" : "", f[12] ? ", bias" : "");
+    return 1;
+}
+
+/* 1 where a draw falls in its lowest fifth, else 0 (binary, so every
+** backend sums the mask exactly) */
+static loom_tensor *binary_noise(cf_case *c, int32_t ndim, const int64_t *shape, uint64_t stream)
+{
+    loom_tensor *u = cf_uniform(c, LOOM_DTYPE_F64, ndim, shape, stream, 0, 1);
+    double *p = loom_data(u);
+    for (int64_t i = 0; i < loom_numel(u); i++)
+        p[i] = p[i] < 0.2 ? 1.0 : 0.0;
+    return c->dtype == LOOM_DTYPE_F64 ? u : cf_cast(c, u, c->dtype);
+}
+
+/* drop_block2d: seeds 0..2 without noise, then with a given noise;
+** drop_block3d: seeds 0..2 */
+static int drop_block_make(cf_case *c)
+{
+    const int three = strcmp(c->op, "vision.drop_block3d") == 0, noise = !three && c->index >= 3;
+    const int64_t seed = c->index % 3;
+    if (three && c->index >= 3)
+        return 0;
+    c->in[0] = three ? cf_uniform(c, c->dtype, 5, (const int64_t[]){ 2, 3, 7, 9, 11 }, 0, -2, 2)
+                     : cf_uniform(c, c->dtype, 4, (const int64_t[]){ 3, 5, 17, 19 }, 0, -2, 2);
+    c->in[1] = noise ? binary_noise(c, 4, (const int64_t[]){ 3, 5, 13, 15 }, 1) : NULL;
+    c->n_in = 2;
+    cf_attrs(c, "p=0.35;block_size=5;seed=%lld", (long long)seed);
+    cf_tol_all(c, CF_BYTES, 0, 0);
+    cf_what(c, "seed %lld%s", (long long)seed, noise ? ", noise given" : "");
+    return 1;
+}
+
+/* seeds 0..2, mode "row" (seed 2: "batch") */
+static int stochastic_depth_make(cf_case *c)
+{
+    c->in[0] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ 3, 5, 17, 19 }, 0, -2, 2);
+    c->in[1] = NULL;
+    c->n_in = 2;
+    cf_attrs(c, "p=0.35;mode=%s;seed=%d", c->index == 2 ? "batch" : "row", c->index);
+    cf_tol_all(c, CF_BYTES, 0, 0);
+    cf_what(c, "seed %d, %s", c->index, c->index == 2 ? "batch" : "row");
+    return 1;
+}
+
+const cf_gen cf_vision_gens[] = {
+    { "vision.nms", F32_F64, N_BOX_SIZES, nms_make, NULL },
+    { "vision.batched_nms", F32_F64, N_BOX_SIZES, nms_make, NULL },
+    { "vision.box_iou", FLOATS3, N_BOX_SIZES, pair_make, NULL },
+    { "vision.generalized_box_iou", FLOATS3, N_BOX_SIZES, pair_make, NULL },
+    { "vision.distance_box_iou", FLOATS3, N_BOX_SIZES, pair_make, NULL },
+    { "vision.complete_box_iou", FLOATS3, N_BOX_SIZES, pair_make, NULL },
+    { "vision.generalized_box_iou_loss", FLOATS3, N_BOX_SIZES, loss_make, NULL },
+    { "vision.distance_box_iou_loss", FLOATS3, N_BOX_SIZES, loss_make, NULL },
+    { "vision.complete_box_iou_loss", FLOATS3, N_BOX_SIZES, loss_make, NULL },
+    { "vision.box_convert", FLOATS3, N_BOX_SIZES, convert_make, NULL },
+    { "vision.box_area", FLOATS3, N_BOX_SIZES, area_make, NULL },
+    { "vision.clip_boxes_to_image", FLOATS3, N_BOX_SIZES, clip_make, NULL },
+    { "vision.remove_small_boxes", FLOATS3, N_BOX_SIZES, small_make, NULL },
+    { "vision.roi_align", FLOATS3, 4, roi_forward_make, NULL },
+    { "vision.roi_align_backward", FLOATS3, 4, roi_backward_make, NULL },
+    { "vision.roi_pool", F32_F64, 4, roi_forward_make, NULL },
+    { "vision.roi_pool_backward", F32_F64, 4, roi_backward_make, NULL },
+    { "vision.ps_roi_align", FLOATS3, 4, roi_forward_make, NULL },
+    { "vision.ps_roi_align_backward", FLOATS3, 4, roi_backward_make, NULL },
+    { "vision.ps_roi_pool", F32_F64, 4, roi_forward_make, NULL },
+    { "vision.ps_roi_pool_backward", F32_F64, 4, roi_backward_make, NULL },
+    { "vision.deform_conv2d", FLOATS3, N_CONV_CFGS, deform_make, NULL },
+    { "vision.deform_conv2d_backward", FLOATS3, N_CONV_CFGS, deform_make, NULL },
+    { "vision.drop_block2d", FLOATS3, 6, drop_block_make, NULL },
+    { "vision.drop_block3d", FLOATS3, 6, drop_block_make, NULL },
+    { "vision.stochastic_depth", FLOATS3, 3, stochastic_depth_make, NULL },
+};
+const size_t cf_vision_n_gens = sizeof cf_vision_gens / sizeof cf_vision_gens[0];
