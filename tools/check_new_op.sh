@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # tools/check_new_op.sh - tools/new_op.py end to end, on a copy of the tree:
 #   1. copy the tracked (and not ignored) files of this checkout to a
 #      temporary directory; this tree is never touched

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Write the skeleton of a new op DOMAIN.OP with the pack toolkit (plugins/common).
 
     tools/new_op.py DOMAIN.OP [--module MODULE] [--no-cuda] [--dry-run]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** abi_headers.c - one translation unit that includes both public headers and
 ** uses every macro and inline helper they define. check_headers.sh compiles

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # check_headers.sh - abi/loom/loom.h and abi/loom/plugin.h compile cleanly as
 # C11 and as C++11, C++17 and C++20, with -Wall -Wextra -Werror -pedantic.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_cli.c - the `loom` command end to end: each test spawns the built
 ** executable ($LOOM_CLI) with the environment meson gives (LOOM_PLUGIN_PATH

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_gemm.c - plugins/common/gemm (gemm.h) against a naive reference in
 ** double precision, on every ISA path the CPU has: scalar always, AVX2+FMA

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cases.c - the one table of case generators: every domain's rows
 ** (cases_<domain>.c), looked up by op name. An op that no row names fails

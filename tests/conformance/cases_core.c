@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cases_core.c - case generators of the core pack's ops. Sizes sit around
 ** the block edges of the kernels (1, 7, 16, 17, 255, 257).

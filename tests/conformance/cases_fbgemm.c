@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cases_fbgemm.c - case generators of the fbgemm pack's ops (fbgemm_gpu).
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cases_vision.c - case generators of the vision pack's ops (torchvision.ops).
 **

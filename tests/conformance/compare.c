@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** compare.c - one output of a backend against the cpu kernel's, as the
 ** case's cf_tol for that output says (see conformance.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** conformance.c - every registered op, every backend against the cpu, as
 ** ggml's test-backend-ops does:

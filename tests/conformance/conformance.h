@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** conformance.h - what the conformance harness (conformance.c) and its case
 ** generators (cases_<domain>.c, registered in cases.c) share.

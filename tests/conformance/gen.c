@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** gen.c - the helpers of the case generators (see conformance.h).
 */

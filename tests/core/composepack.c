@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** composepack.c - two purpose-made packs for the composition tests of ABI
 ** 1.1 (test_compose.c), built from this one file:

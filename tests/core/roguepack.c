@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** roguepack.c - a pack whose one op breaks the kernel contract in a chosen
 ** way, for the tests of what the core enforces around a kernel's run

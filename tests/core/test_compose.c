@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_compose.c - ABI 1.1, on the purpose-made packs lower and upper
 ** (composepack.c) and on a pack binary built against ABI 1.0:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_config.c - settings from the environment and loom_init options,
 ** warnings for malformed values, the doctor lines, the log stream, globs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_hostcache.c - the CPU block cache (hostcache.c): freed large blocks
 ** come back for requests of their size class, the cap holds, small and

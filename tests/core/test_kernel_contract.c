@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_kernel_contract.c - what the core enforces around a kernel's run and
 ** around loom_shutdown, whatever a pack does:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_threadpool.c - the fork-join pool: every index exactly once, thread
 ** indices in range, nested and concurrent calls (several host threads with

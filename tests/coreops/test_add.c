@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_add.c - core.add against torch.add: every dtype torch adds (float8
 ** has no torch add), broadcasting, alpha, integer wrap-around, a strided

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_cast.c - core.cast against torch's Tensor.to() for every pair of
 ** loom dtypes, bit for bit, on edge values (zeros, subnormals, limits,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_empty.c - every op of the core pack on inputs without elements:
 ** torch's output shapes (broadcasting with a zero dim, a matmul whose inner

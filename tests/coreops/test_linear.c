@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_linear.c - the core.linear object: created from a safetensors file
 ** the test writes, called as a method, compared with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_matmul.c - core.matmul against torch.matmul (2-D, two KC slices,
 ** batched, broadcast batch, f64), cpu against onednn, strided inputs, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_onednn.c - the onednn matmul kernel's thread budget, its plans and
 ** its re-entrancy, against the cpu kernel.

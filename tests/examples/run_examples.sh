@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # run_examples.sh - the out-of-tree examples against an installed copy of this
 # build, the way a user builds them:
 #   1. meson install into a temporary DESTDIR

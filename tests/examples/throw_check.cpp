@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** throw_check.cpp - examplecpp.topk_indices (examples/oppack-cpp) turns the
 ** exceptions its kernel throws into status codes: throw_test=1 (std::bad_alloc)

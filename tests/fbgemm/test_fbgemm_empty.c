@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_fbgemm_empty.c - every op of the fbgemm pack on inputs without
 ** elements: a batch of 0 (B = 0), empty bags, tables of zero rows, zero

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_fbgemm_nonfinite.c - attribute values and extreme sizes through the
 ** ops of the fbgemm pack (the object class's attributes are in

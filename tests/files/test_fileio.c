@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/files/test_fileio.c - whole-file mapping and atomic replacement. */
 #include <stdarg.h>
 #include <stddef.h>

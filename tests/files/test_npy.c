@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/files/test_npy.c - .npy reading and writing: round trips, NumPy's
 ** own files, hand-written headers, and corrupt input that must fail cleanly. */
 #include <stdarg.h>

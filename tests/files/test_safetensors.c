@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/files/test_safetensors.c - safetensors files: round trips, strict
 ** validation of lying headers, and corrupt files that must fail cleanly. */
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** fuzz_attrs.c - feeds: attribute text to loom_attrs_parse(attrs, owner,
 ** name, value) against the real registry (every op and object class of the

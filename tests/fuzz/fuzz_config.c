@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** fuzz_config.c - feeds: the environment-driven configuration. An input is
 ** up to eight NUL-separated values for LOOM_BACKENDS, LOOM_PLUGINS_SELECT,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** fuzz_linear_weights.c - feeds: the core pack's weights file. The first
 ** byte of an input chooses the batch of one call; the rest is the

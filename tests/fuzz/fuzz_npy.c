@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** fuzz_npy.c - feeds: the input as a whole .npy file, to the .npy reader
 ** twice, from memory (loom_npy_read_memory over libFuzzer's exact-size

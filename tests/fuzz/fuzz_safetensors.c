@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** fuzz_safetensors.c - feeds: the input as a whole safetensors file to
 ** loom_safetensors_open (read through fuzz_util's exact-size file copy, so

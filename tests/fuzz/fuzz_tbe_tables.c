@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** fuzz_tbe_tables.c - feeds: the fbgemm pack's tables file. The first 8
 ** bytes of an input choose the fbgemm.tbe attributes (weights_tys from

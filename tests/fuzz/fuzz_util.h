@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** fuzz_util.h - what the libFuzzer targets of tests/fuzz share: loom
 ** initialised once with a chosen set of packs, the fuzz input as a file loom

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # check_debs.sh - the Debian packages of tools/package_deb.sh, as a user gets
 # them: unpacked into a scratch root (dpkg -x, no root needed), then
 #   1. each package holds what it should (the library in libloom0, headers,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # readme_install.sh - README.md's "## Install" block, run as written: the
 # first ```sh block under that heading, in the source tree, with HOME set to
 # a scratch folder so its PREFIX=$HOME/... lands there. Every command must

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # check_exports.sh PACK.so... - every pack exports exactly one symbol,
 # loom_plugin_entry, and links nothing from libloom (packs reach the core
 # only through the host table). Exit 77 (skip) without nm.

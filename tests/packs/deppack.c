@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** deppack.c - purpose-made packs with dependencies (ABI 1.1 depends), for
 ** test_deps.c. One source, built per pack with

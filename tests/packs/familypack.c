@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** familypack.c - purpose-made packs for the object family rule.
 **

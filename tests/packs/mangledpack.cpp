@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** mangledpack.cpp - a C++ pack whose entry has C++ linkage (defined without
 ** LOOM_PLUGIN_DEFINE and without extern "C"), so the library exports

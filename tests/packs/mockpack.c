@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** mockpack.c - purpose-made packs for the loader and dispatcher tests.
 **

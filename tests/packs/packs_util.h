@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* packs_util.h - start the core on the purpose-made packs of this folder. */
 #ifndef PACKS_UTIL_H
 #define PACKS_UTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** probepack.c - purpose-made packs for vetted loading (LOOM_PROBE=1,
 ** test_probe.c), built with -DPROBE_<VARIANT>. Never load the bad ones into

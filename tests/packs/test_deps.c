@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_deps.c - ABI 1.1 dependencies: the loader orders the inits by each
 ** pack's depends (a pack or an op), not by file name, and refuses a pack
 ** whose dependency is missing, refused or filtered, naming it, and every

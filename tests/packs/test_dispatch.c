@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_dispatch.c - backend policy, fallback, LOOM_STRICT, verbose lines,
 ** argument checking and preallocated outputs, on the mock packs. */
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_family.c - an object's state reaches kernels of the pack that made it
 ** and of that pack's family (P and P-<suffix>), and no other pack's.
 **

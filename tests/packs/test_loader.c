@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_loader.c - discovery, the ABI checks, all-or-nothing registration
 ** of a pack, and the clash rule: a later pack loses only the registrations
 ** that an earlier pack already holds. */

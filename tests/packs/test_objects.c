@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_objects.c - stateful objects: create, call methods, count, destroy. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_probe.c - vetted pack loading (LOOM_PROBE=1, probe_packs): a pack
 ** whose init crashes, aborts, hangs or fails is quarantined in a child
 ** process and never opened by this one, which survives; a good pack loads,

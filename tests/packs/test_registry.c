@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_registry.c - the registry's limits and checks: kernel and provider
 ** limits refuse a pack cleanly (nothing of it stays, its provider is never
 ** called), every schema field is validated, a clash with an earlier pack

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_threads.c - 8 host threads calling the same op and different ops at
 ** once, plus concurrent first-time init. Run under ThreadSanitizer by
 ** `tools/dev test` (suite 'threads'). */

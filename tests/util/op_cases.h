@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** op_cases.h - table-driven op tests shared by the suites of the op packs
 ** (core, vision, fbgemm): a case names an op, its inputs by dtype and shape

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** tu_env.h - where a test finds its files and packs, read from the
 ** environment at run time: tests/meson.build sets both variables for every

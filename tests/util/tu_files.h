@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** tu_files.h - helpers shared by the file-format tests: a scratch
 ** directory, raw file I/O, a seeded PRNG for reproducible corruption, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** tu_ops.c - see tu_ops.h.
 */

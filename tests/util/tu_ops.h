@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** tu_ops.h - helpers shared by the tests of the op packs (core, vision,
 ** fbgemm): init loom on the build's packs only, read golden .npy files,

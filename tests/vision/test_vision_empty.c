@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_vision_empty.c - every op of the vision pack on inputs without
 ** elements (zero boxes, zero RoIs, a batch of 0, zero channels, empty maps,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_vision_nonfinite.c - attribute values and non-finite coordinates.
 **

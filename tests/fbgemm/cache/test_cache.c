@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_cache.c - unit tests of the fbgemm row cache (plugins/fbgemm/cache),
 ** linked directly with a small fake host (fail/log/alloc/free and a serial

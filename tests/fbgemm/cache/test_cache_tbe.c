@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_cache_tbe.c - the row cache end to end through fbgemm.tbe (public
 ** API, packs from the build tree): objects with cache_load_factor < 1 (LRU

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_jagged_errors.c - the jagged ops refuse bad input with LOOM_EINVAL
 ** and a message naming the argument, before any kernel reads: offsets are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_jagged_goldens.c - every fbgemm jagged op against fbgemm_gpu's own
 ** results (tests/data/fbgemm/jagged, tools/gen_fbgemm_jagged_goldens.py).

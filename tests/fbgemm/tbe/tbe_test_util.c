@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** tbe_test_util.c - see tbe_test_util.h.
 */

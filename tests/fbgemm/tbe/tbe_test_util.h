@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** tbe_test_util.h - helpers of the fbgemm tbe tests: objects over golden
 ** table files, calls of the fbgemm.tbe methods, comparisons of f32 / f16 /

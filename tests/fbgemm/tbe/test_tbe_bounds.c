@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_tbe_bounds.c - bad indices, bad offsets and bad table files.
 ** FATAL fails naming the bag or index; WARNING and IGNORE repair as fbgemm's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_tbe_cache.c - the cache tier of fbgemm.tbe: with cache_load_factor
 ** < 1 every forward (with or without fbgemm.tbe_prefetch before it) gives

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The command of the issue through the loom CLI binary:
 #   loom run fbgemm.tbe --weights tables.safetensors --in indices=i.npy
 #     --in offsets=o.npy --attr pooling_mode=sum --out output=y.npy

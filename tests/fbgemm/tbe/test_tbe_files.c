@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_tbe_files.c - fbgemm.tbe objects over generated table files and
 ** with extreme class attributes (CI runs this under ASan+UBSan):

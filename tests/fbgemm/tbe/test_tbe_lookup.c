@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_tbe_lookup.c - fbgemm.tbe forward against fbgemm_gpu goldens: every
 ** weight type x pooling (sum, mean, none) x per-sample weights, i32 and i64

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_tbe_quantize.c - fbgemm.quantize_rows / fbgemm.dequantize_rows
 ** against fbgemm's own quantisers, bit for bit (goldens from

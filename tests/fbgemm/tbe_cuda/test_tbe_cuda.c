@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_tbe_cuda.c - conformance of the cuda forward of fbgemm.tbe
 ** (plugins/fbgemm/tbe/cuda) with the cpu kernel, for every weight type.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** addclash.c - a pack, meant for LOOM_PLUGIN_PATH, that defines core.add
 ** differently from the core pack (no alpha attribute) with a kernel that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** extrapack.c - packs that load (unlike the refused ones of mockpack.c), for
 ** the registry's table limits, built with -DEXTRA_<VARIANT>:

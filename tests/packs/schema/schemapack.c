@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** schemapack.c - one pack per invalid schema field, built with -DCASE_<NAME>
 ** (see meson.build here; test_registry.c holds the message each must give).

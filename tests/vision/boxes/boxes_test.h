@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** boxes_test.h - helpers of the box op tests: run an op on golden inputs
 ** (tests/data/vision/boxes/<case>_<arg>.npy), compare with the golden

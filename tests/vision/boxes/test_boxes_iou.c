@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_boxes_iou.c - the pairwise IoU family and the IoU losses against
 ** torchvision: f32, f64 and f16 boxes (f16 gives f32 results like

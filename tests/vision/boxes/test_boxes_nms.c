@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_boxes_nms.c - vision.nms and vision.batched_nms against torchvision:
 ** random scenes at two thresholds, equal scores (visiting order as

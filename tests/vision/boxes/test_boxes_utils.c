@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_boxes_utils.c - box_convert (every pair of xyxy, xywh, cxcywh),
 ** box_area (every format; f16 gives f32), clip_boxes_to_image and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** deform_test.h - helpers of the deform module's tests: the deform_conv2d
 ** cases of tools/gen_vision_deform_goldens.py (same names and attributes),

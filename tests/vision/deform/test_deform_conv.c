@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_deform_conv.c - vision.deform_conv2d and vision.deform_conv2d_backward
 ** against torchvision (goldens of tools/gen_vision_deform_goldens.py): with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_dropout.c - vision.drop_block2d, vision.drop_block3d and
 ** vision.stochastic_depth.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** roi_test_util.c - see roi_test_util.h.
 */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** roi_test_util.h - helpers shared by the tests of the vision RoI ops:
 ** the parameters of a golden case, attribute bags for the forward and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_roi_align.c - vision.roi_align and vision.roi_align_backward against
 ** torchvision (tools/gen_vision_roi_goldens.py): every configuration of

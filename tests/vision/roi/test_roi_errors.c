@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_roi_errors.c - the RoI ops refuse bad input with LOOM_EINVAL and a
 ** message naming the argument and what was expected: rois not [K, 5], a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_roi_pool.c - vision.roi_pool, vision.ps_roi_align and
 ** vision.ps_roi_pool with their argmax / channel_mapping outputs, and their

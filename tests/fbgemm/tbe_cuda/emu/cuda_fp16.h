@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cuda_fp16.h (host emulation, C++) - the CUDA C++ built-ins that
 ** tbe_cuda_device.cuh uses, for running its kernels on the host

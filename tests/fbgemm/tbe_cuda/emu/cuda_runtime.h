@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cuda_runtime.h (host emulation) - the CUDA runtime calls that
 ** test_tbe_cuda.c and tbe_cuda_device.cuh use, on host memory, so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** tbe_cuda_emu.cpp - the launchers of tbe_cuda.h running the kernels of
 ** plugins/fbgemm/tbe/cuda/tbe_cuda_device.cuh on the host: the one-block
