@@ -493,8 +493,13 @@ static void select_kernel(last_record *r, const struct loom_op *op, loom_call *c
         const loom__kernel *kern = op->kernels[k];
         r->why[k][0] = '\0';
         r->reason[k] = R_NOT_TRIED;
-        if (r->chosen >= 0)
+        if (r->chosen >= 0) {
+            /* after the choice: named for what it is (excluded, another
+            ** backend forced) or else lower in the order */
+            if (backend != NULL ? strcmp(backend, kern->k.backend) != 0 : op->rank[k] < 0)
+                r->reason[k] = backend != NULL ? R_FORCED_OUT : R_EXCLUDED;
             continue;
+        }
         if (backend != NULL) {
             if (strcmp(backend, kern->k.backend) != 0) {
                 r->reason[k] = R_FORCED_OUT;

@@ -309,6 +309,14 @@ static void doctor_reports_config_and_every_file(void **state)
     if (have_core)
         assert_true(core_loaded);
     cJSON_Delete(j);
+
+    /* a CUDA sibling loaded without a device is credited with what it
+    ** brings, and its kernels are marked as unable to run */
+    result r = run_loom(ARGV("doctor"));
+    expect_status(&r, 0);
+    if (strstr(r.out, "no device ") != NULL && strstr(r.out, "pack core-cuda ") != NULL)
+        expect_contains(r.out, "brings 2 kernels (none can run: no device)");
+    result_free(&r);
 }
 
 /* LOOM_CPU_MAX_ISA is read by the core alone: doctor and the core pack's

@@ -108,6 +108,14 @@ static void verbose_two_prints_one_line_per_call(void **state)
     buf[n] = '\0';
     assert_non_null(strstr(buf, "dispatch mock.double (f32[6] on cpu) -> cpu (cpu:mock) [fallback]"));
     assert_non_null(strstr(buf, "fast:mock: declined: only up to 4 elements"));
+    /* the candidates that lose say why in the user's terms: a backend the
+    ** list leaves out is excluded, one after the chosen one is lower in it */
+    packs_init(NULL, "fast,cpu", 0, NULL);
+    assert_int_equal(run_double(2, &info, NULL), LOOM_OK);
+    assert_non_null(strstr(info.text, "-> fast (fast:mock); cpu:mock: lower in LOOM_BACKENDS"));
+    packs_init(NULL, "cpu", 0, NULL);
+    assert_int_equal(run_double(2, &info, NULL), LOOM_OK);
+    assert_non_null(strstr(info.text, "-> cpu (cpu:mock); fast:mock: excluded by LOOM_BACKENDS"));
     packs_init(NULL, NULL, 0, NULL);
     fclose(log);
 }
