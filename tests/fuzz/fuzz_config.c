@@ -116,6 +116,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         loom__glob_list_match(cfg.disable, fake_packs[i]);
     }
     const int threads = cfg.num_threads == 0 || cfg.num_threads > 2 ? 2 : cfg.num_threads;
+    const bool strict = cfg.strict;
     loom__config_free(&cfg);
 
     /* the whole init */
@@ -123,6 +124,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.no_default_dirs = 1;
     o.num_threads = threads;
     st = loom_init(&o);
+    if (st != LOOM_OK && strict) {
+        /* LOOM_STRICT=1 makes a LOOM_BACKENDS mistake (no fake pack brings a
+        ** backend or op) an error at init, which must leave nothing loaded */
+        FZ_CHECK(st == LOOM_EINVAL && strncmp(loom_last_error(), "LOOM_BACKENDS: ", 15) == 0,
+                 "strict loom_init: %s (%s)", loom_status_name(st), loom_last_error());
+        FZ_CHECK(loom_op_count() == 0, "a failed init left ops behind");
+        loom_shutdown();
+        return 0;
+    }
     FZ_CHECK(st == LOOM_OK, "loom_init: %s", loom_status_name(st));
     FZ_CHECK(loom_op_count() == 0, "a fake pack loaded");
     FZ_CHECK(loom_num_threads() == threads, "%d threads, asked for %d", (int)loom_num_threads(), threads);
