@@ -544,39 +544,6 @@ static void select_kernel(last_record *r, const struct loom_op *op, loom_call *c
     }
 }
 
-static int op_has_backend(const struct loom_op *op, const char *backend)
-{
-    for (int32_t k = 0; k < op->n_kernels; k++)
-        if (strcmp(op->kernels[k]->k.backend, backend) == 0)
-            return 1;
-    return 0;
-}
-
-/* The distinct backends of op's kernels: "cuda, onednn, cpu" into list and
-** (thread-local, valid until the next call) op_backends[] for suggestions. */
-static _Thread_local const char *op_backends[LOOM__MAX_KERNELS];
-static _Thread_local int64_t n_op_backends;
-
-static void backend_list(const struct loom_op *op, char *list, size_t size)
-{
-    size_t n = 0;
-    list[0] = '\0';
-    n_op_backends = 0;
-    for (int32_t k = 0; k < op->n_kernels && k < LOOM__MAX_KERNELS; k++) {
-        const char *be = op->kernels[k]->k.backend;
-        int64_t j = 0;
-        while (j < n_op_backends && strcmp(op_backends[j], be) != 0)
-            j++;
-        if (j < n_op_backends)
-            continue;
-        op_backends[n_op_backends++] = be;
-        if (n < size)
-            n += (size_t)snprintf(list + n, size - n, "%s%s", n > 0 ? ", " : "", be);
-    }
-    if (n_op_backends == 0)
-        snprintf(list, size, "no kernels");
-}
-
 /* select_kernel, then the verdict: LOOM_ENOTSUP when no kernel can run the
 ** call (or plan: `what`), LOOM_ESTRICT for a fallback LOOM_STRICT forbids. */
 static loom_status choose_kernel(last_record *r, const struct loom_op *op, loom_call *call, const char *backend,
@@ -586,11 +553,17 @@ static loom_status choose_kernel(last_record *r, const struct loom_op *op, loom_
     select_kernel(r, op, call, backend, object_pack);
     if (r->chosen >= 0 && !(r->fallback && loom__cfg.strict))
         return LOOM_OK;
-    if (r->chosen < 0 && backend != NULL && !op_has_backend(op, backend)) {
-        char list[256];
-        backend_list(op, list, sizeof list);
-        const char *near = loom__closest(backend, (const char *const *)op_backends, n_op_backends);
-        r->chosen = -1;
+    const char *have[LOOM__MAX_KERNELS];
+    int64_t n_have = backend != NULL && r->chosen < 0 ? loom__op_backends(op, have, 0, LOOM__MAX_KERNELS) : 0;
+    int64_t j = 0;
+    while (j < n_have && strcmp(have[j], backend) != 0)
+        j++;
+    if (backend != NULL && r->chosen < 0 && j == n_have) {
+        /* a forced backend the op has no kernel of: name the ones it has */
+        char list[256] = "no kernels";
+        for (int64_t b = 0, len = 0; b < n_have && len < (int64_t)sizeof list; b++)
+            len += snprintf(list + len, sizeof list - (size_t)len, "%s%s", b > 0 ? ", " : "", have[b]);
+        const char *near = loom__closest(backend, have, n_have);
         if (near != NULL)
             return loom__fail(LOOM_ENOTSUP, "'%s' is not a backend of %s (it has: %s); did you mean '%s'?", backend,
                               op->schema->name, list, near);

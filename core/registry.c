@@ -942,6 +942,19 @@ int32_t loom__backend_rank(const char *op, const char *backend)
 
 /* Every distinct backend name of the current registry plus the built-in
 ** ones, into names[] (up to max); returns the count. */
+int64_t loom__op_backends(const struct loom_op *op, const char **names, int64_t n, int64_t max)
+{
+    for (int32_t k = 0; k < op->n_kernels; k++) {
+        const char *be = op->kernels[k]->k.backend;
+        int64_t j = 0;
+        while (j < n && strcmp(names[j], be) != 0)
+            j++;
+        if (j == n && n < max)
+            names[n++] = be;
+    }
+    return n;
+}
+
 static int64_t known_backends(const loom__snapshot *snap, const char **names, int64_t max)
 {
     static const char *const builtin[] = { "cuda", "onednn", "cpu" };
@@ -949,14 +962,7 @@ static int64_t known_backends(const loom__snapshot *snap, const char **names, in
     for (size_t b = 0; b < sizeof builtin / sizeof builtin[0] && n < max; b++)
         names[n++] = builtin[b];
     for (int64_t i = 0; snap != NULL && i < snap->n_ops; i++)
-        for (int32_t k = 0; k < snap->ops[i]->n_kernels; k++) {
-            const char *be = snap->ops[i]->kernels[k]->k.backend;
-            int64_t j = 0;
-            while (j < n && strcmp(names[j], be) != 0)
-                j++;
-            if (j == n && n < max)
-                names[n++] = be;
-        }
+        n = loom__op_backends(snap->ops[i], names, n, max);
     return n;
 }
 
@@ -1087,34 +1093,35 @@ static int cmp_ops(const void *a, const void *b)
     return strcmp((*(struct loom_op *const *)a)->schema->name, (*(struct loom_op *const *)b)->schema->name);
 }
 
+/* The closest of the n names name_at(s, i) to word (for "did you mean"). */
+static const char *closest_in(const char *word, const loom__snapshot *s, int64_t n,
+                              const char *(*name_at)(const loom__snapshot *s, int64_t i))
+{
+    if (s == NULL || n == 0)
+        return NULL;
+    const char **names = malloc((size_t)n * sizeof *names);
+    if (names == NULL)
+        return NULL;
+    for (int64_t i = 0; i < n; i++)
+        names[i] = name_at(s, i);
+    const char *best = loom__closest(word, names, n);
+    free(names);
+    return best;
+}
+
+static const char *op_name_at(const loom__snapshot *s, int64_t i) { return s->ops[i]->schema->name; }
+static const char *class_name_at(const loom__snapshot *s, int64_t i) { return s->classes[i]->c.name; }
+
 const char *loom__closest_op(const char *name)
 {
     const loom__snapshot *s = loom__snapshot_get();
-    if (s == NULL || s->n_ops == 0)
-        return NULL;
-    const char **names = malloc((size_t)s->n_ops * sizeof *names);
-    if (names == NULL)
-        return NULL;
-    for (int64_t i = 0; i < s->n_ops; i++)
-        names[i] = s->ops[i]->schema->name;
-    const char *best = loom__closest(name, names, s->n_ops);
-    free(names);
-    return best;
+    return closest_in(name, s, s != NULL ? s->n_ops : 0, op_name_at);
 }
 
 const char *loom__closest_class(const char *name)
 {
     const loom__snapshot *s = loom__snapshot_get();
-    if (s == NULL || s->n_classes == 0)
-        return NULL;
-    const char **names = malloc((size_t)s->n_classes * sizeof *names);
-    if (names == NULL)
-        return NULL;
-    for (int64_t i = 0; i < s->n_classes; i++)
-        names[i] = s->classes[i]->c.name;
-    const char *best = loom__closest(name, names, s->n_classes);
-    free(names);
-    return best;
+    return closest_in(name, s, s != NULL ? s->n_classes : 0, class_name_at);
 }
 
 static void snapshot_free(loom__snapshot *s)

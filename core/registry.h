@@ -73,6 +73,9 @@ typedef struct loom__snapshot {
 const loom__snapshot *loom__snapshot_get(void);
 const struct loom_op *loom__op_lookup(const loom__snapshot *s, const char *name);
 const loom__class *loom__class_lookup(const loom__snapshot *s, const char *name);
+/* Append the backends of op's kernels not yet in names[0..n) (up to max);
+** returns the new count. */
+int64_t loom__op_backends(const struct loom_op *op, const char **names, int64_t n, int64_t max);
 /* The registered op / class name closest to a mistyped one, or NULL. */
 const char *loom__closest_op(const char *name);
 const char *loom__closest_class(const char *name);

@@ -612,7 +612,7 @@ class Plan:
         self.root = root
         self.new = {}       # path -> text
         self.edits = {}     # path -> (old, new)
-        self.todo = []      # what was left to do by hand
+        self.by_hand = []   # the steps the script leaves to the contributor
 
     def path(self, rel):
         return os.path.join(self.root, rel)
@@ -717,7 +717,7 @@ def add_module_to_table(plan, pack, module):
     text = plan.read(rel)
     span = pack_entry(text, pack)
     if span is None:
-        plan.todo.append("add '%s' to the modules of '%s' in the pack table of %s" % (module, pack, rel))
+        plan.by_hand.append("add '%s' to the modules of '%s' in the pack table of %s" % (module, pack, rel))
         return
     body = text[span[0]:span[1] + 1]
     m = re.search(r"'modules': \[([^\]]*)\]", body)
@@ -735,7 +735,7 @@ def add_pack_to_table(plan, pack, module, cuda):
     text = plan.read(rel)
     span = packs_table(text)
     if span is None:
-        plan.todo.append("add '%s': {'modules': ['%s']} to the pack table (loom_packs) of %s" % (pack, module, rel))
+        plan.by_hand.append("add '%s': {'modules': ['%s']} to the pack table (loom_packs) of %s" % (pack, module, rel))
         return
     entry = "  '%s': {\n    'modules': ['%s'],\n%s  },\n" % (pack, module, "" if cuda else "    'cuda': false,\n")
     end = span[1]
@@ -747,12 +747,12 @@ def add_to_pack_define(plan, rel, module_var, include):
     """Append &module_var to the PK_PACK_DEFINE(_DEPS) list of an entry file;
     False (and a step left to do) when the entry is not written that way."""
     if not plan.exists(rel):
-        plan.todo.append("%s does not exist: register %s in the pack's entry" % (rel, module_var))
+        plan.by_hand.append("%s does not exist: register %s in the pack's entry" % (rel, module_var))
         return False
     text = plan.read(rel)
     m = re.search(r"\bPK_PACK_DEFINE(_DEPS)?\(", text)
     if not m:
-        plan.todo.append("add &%s to the module list of the pack in %s (it does not use PK_PACK_DEFINE yet), "
+        plan.by_hand.append("add &%s to the module list of the pack in %s (it does not use PK_PACK_DEFINE yet), "
                          "and #include \"%s\" there" % (module_var, rel, include))
         return False
     close = matching(text, m.end() - 1, "(", ")")
@@ -792,7 +792,7 @@ def add_empty_case(plan, pack, values):
                 i = text.index(marker) + len(marker)
                 plan.edit(rel, text[:i] + Template(EMPTY_CASE).substitute(values) + text[i:])
             else:
-                plan.todo.append("add a no-elements case of %s to %s (its coverage check fails without one)"
+                plan.by_hand.append("add a no-elements case of %s to %s (its coverage check fails without one)"
                                  % (values["opname"], rel))
             return
 
@@ -807,7 +807,7 @@ def add_conformance_case(plan, pack, values):
     if plan.exists(rel):
         text = plan.read(rel)
         if text.count(marker) != 1:
-            plan.todo.append("add a case generator of %s to %s (the conformance test fails without one)"
+            plan.by_hand.append("add a case generator of %s to %s (the conformance test fails without one)"
                              % (values["opname"], rel))
             return
         i = text.index(marker)
@@ -825,7 +825,7 @@ def add_conformance_case(plan, pack, values):
     for path, anchor, line, before in edits:
         text = plan.read(path)
         if text.count(anchor) != 1:
-            plan.todo.append("register cf_%s_gens of %s in %s" % (pack, rel, path))
+            plan.by_hand.append("register cf_%s_gens of %s in %s" % (pack, rel, path))
             continue
         i = text.index(anchor)
         plan.edit(path, text[:i] + line + text[i:])
@@ -833,7 +833,7 @@ def add_conformance_case(plan, pack, values):
     text = plan.read(path)
     m = re.search(r"conformance_cases = files\(([^)]*)\)", text)
     if m is None:
-        plan.todo.append("add cases_%s.c to the sources of %s" % (pack, path))
+        plan.by_hand.append("add cases_%s.c to the sources of %s" % (pack, path))
     else:
         plan.edit(path, text[:m.end(1)] + ", 'cases_%s.c'" % pack + text[m.end(1):])
 
@@ -932,7 +932,7 @@ def main():
         if registered:
             add_empty_case(plan, pack, values)
         else:
-            plan.todo.append("once it is registered: a no-elements case of %s in the pack's empty-input test "
+            plan.by_hand.append("once it is registered: a no-elements case of %s in the pack's empty-input test "
                              "(tests/%s/test_*empty.c), whose coverage check fails without one"
                              % (values["opname"], tdir))
 
@@ -965,8 +965,8 @@ def main():
         "conformance: make the case generator of %s in tests/conformance/cases_%s.c the op's own "
         "(inputs, attributes, the tolerance and its reason)" % (values["opname"], pack),
     ]
-    print("\nleft to do:" if plan.todo else "\nnext:")
-    for t in plan.todo + steps:
+    print("\nleft to do:" if plan.by_hand else "\nnext:")
+    for t in plan.by_hand + steps:
         print("  - " + t)
 
 

@@ -82,35 +82,12 @@ static void matmul_matches_torch_on_cpu(void **state)
     assert_true(bytes == 8.0 * (17 * 19 + 19 * 23 + 17 * 23));
 }
 
-static int has_backend(const char *op, const char *backend)
-{
-    const loom_op *o = loom_op_find(op);
-    for (int64_t i = 0; o != NULL && i < loom_op_kernel_count(o); i++) {
-        loom_kernel_info ki = LOOM_KERNEL_INFO_INIT;
-        if (loom_op_kernel_at(o, i, &ki) == LOOM_OK && strcmp(ki.backend, backend) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-static loom_tensor *random_f32(int32_t ndim, const int64_t *shape, unsigned seed)
-{
-    loom_tensor *t;
-    assert_int_equal(loom_tensor_new(&t, LOOM_DTYPE_F32, ndim, shape, NULL), LOOM_OK);
-    float *p = loom_data(t);
-    for (int64_t i = 0; i < loom_numel(t); i++) {
-        seed = seed * 1664525u + 1013904223u;
-        p[i] = (float)((seed >> 8) & 0xFFFF) / 32768.0f - 1.0f;
-    }
-    return t;
-}
-
 /* same shapes forced through cpu and onednn agree within the K*u bound,
 ** and onednn matches the torch goldens */
 static void onednn_matches_cpu(void **state)
 {
     (void)state;
-    if (!has_backend("core.matmul", "onednn"))
+    if (!tu_has_backend("core.matmul", "onednn"))
         skip();
     golden("f32_2d", "onednn");
     golden("f32_k300", "onednn");
@@ -119,7 +96,7 @@ static void onednn_matches_cpu(void **state)
     static const int64_t dims[][3] = { { 67, 129, 45 }, { 256, 300, 257 }, { 1, 7, 1 } };
     for (size_t c = 0; c < sizeof dims / sizeof dims[0]; c++) {
         int64_t sa[2] = { dims[c][0], dims[c][1] }, sb[2] = { dims[c][1], dims[c][2] };
-        loom_tensor *a = random_f32(2, sa, 1u + (unsigned)c), *b = random_f32(2, sb, 99u + (unsigned)c);
+        loom_tensor *a = tu_random_f32(2, sa, 1u + (unsigned)c), *b = tu_random_f32(2, sb, 99u + (unsigned)c);
         loom_tensor *cpu, *dnn;
         assert_int_equal(tu_call("core.matmul", (const loom_tensor *[]){ a, b }, 2, NULL, "cpu", &cpu), LOOM_OK);
         assert_int_equal(tu_call("core.matmul", (const loom_tensor *[]){ a, b }, 2, NULL, "onednn", &dnn),
@@ -155,10 +132,10 @@ static loom_tensor *matmul_under_env(const char *backends, const loom_tensor *a,
 static void loom_backends_cpu_and_onednn_agree(void **state)
 {
     (void)state;
-    if (!has_backend("core.matmul", "onednn"))
+    if (!tu_has_backend("core.matmul", "onednn"))
         skip();
     int64_t sa[2] = { 97, 513 }, sb[2] = { 513, 65 };
-    loom_tensor *a = random_f32(2, sa, 7u), *b = random_f32(2, sb, 8u);
+    loom_tensor *a = tu_random_f32(2, sa, 7u), *b = tu_random_f32(2, sb, 8u);
     loom_tensor *cpu = matmul_under_env("cpu", a, b), *dnn = matmul_under_env("onednn", a, b);
     assert_matmul_close(a, b, dnn, cpu, "LOOM_BACKENDS=onednn vs LOOM_BACKENDS=cpu");
     loom_tensor_free(a);
@@ -174,7 +151,7 @@ static void strided_input_gives_identical_result(void **state)
 {
     (void)state;
     int64_t sa[2] = { 37, 53 }, sb[2] = { 53, 29 }, st_shape[2] = { 53, 37 };
-    loom_tensor *a = random_f32(2, sa, 5), *b = random_f32(2, sb, 6), *at, *view, *ref, *got;
+    loom_tensor *a = tu_random_f32(2, sa, 5), *b = tu_random_f32(2, sb, 6), *at, *view, *ref, *got;
     assert_int_equal(loom_tensor_new(&at, LOOM_DTYPE_F32, 2, st_shape, NULL), LOOM_OK);
     for (int64_t i = 0; i < 37; i++)
         for (int64_t p = 0; p < 53; p++)
@@ -198,7 +175,7 @@ static void isa_cap_selects_the_kernel(void **state)
 {
     (void)state;
     int64_t s[2] = { 4, 4 };
-    loom_tensor *a = random_f32(2, s, 3), *out;
+    loom_tensor *a = tu_random_f32(2, s, 3), *out;
     assert_int_equal(tu_call("core.matmul", (const loom_tensor *[]){ a, a }, 2, NULL, "cpu", &out), LOOM_OK);
     loom_dispatch_info di = LOOM_DISPATCH_INFO_INIT;
     assert_int_equal(loom_last_dispatch(&di), LOOM_OK);

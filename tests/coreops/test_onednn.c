@@ -38,29 +38,6 @@
 
 #include "tu_ops.h"
 
-static int has_onednn(void)
-{
-    const loom_op *o = loom_op_find("core.matmul");
-    for (int64_t i = 0; o != NULL && i < loom_op_kernel_count(o); i++) {
-        loom_kernel_info ki = LOOM_KERNEL_INFO_INIT;
-        if (loom_op_kernel_at(o, i, &ki) == LOOM_OK && strcmp(ki.backend, "onednn") == 0)
-            return 1;
-    }
-    return 0;
-}
-
-static loom_tensor *random_f32(int32_t ndim, const int64_t *shape, unsigned seed)
-{
-    loom_tensor *t;
-    assert_int_equal(loom_tensor_new(&t, LOOM_DTYPE_F32, ndim, shape, NULL), LOOM_OK);
-    float *p = loom_data(t);
-    for (int64_t i = 0; i < loom_numel(t); i++) {
-        seed = seed * 1664525u + 1013904223u;
-        p[i] = (float)((seed >> 8) & 0xFFFF) / 32768.0f - 1.0f;
-    }
-    return t;
-}
-
 /* ------------------------------------------------------------ thread budget */
 
 #define MAX_TIDS 4096
@@ -156,7 +133,7 @@ static budget_run run_budget(int num_threads, int set_omp)
 static void budget_of_one_adds_no_thread(void **state)
 {
     (void)state;
-    if (!has_onednn())
+    if (!tu_has_backend("core.matmul", "onednn"))
         skip();
     budget_run r = run_budget(1, 0);
     if (r.new_threads != 0)
@@ -166,7 +143,7 @@ static void budget_of_one_adds_no_thread(void **state)
 static void budget_of_two_adds_one_thread(void **state)
 {
     (void)state;
-    if (!has_onednn())
+    if (!tu_has_backend("core.matmul", "onednn"))
         skip();
     if (loom_num_threads() < 2)
         skip();                         /* LOOM_NUM_THREADS=1 (or one core): no budget of 2 */
@@ -181,7 +158,7 @@ static void budget_of_two_adds_one_thread(void **state)
 static void default_budget_is_the_pool(void **state)
 {
     (void)state;
-    if (!has_onednn())
+    if (!tu_has_backend("core.matmul", "onednn"))
         skip();
     budget_run r = run_budget(0, 0);
     if (r.new_threads > loom_num_threads() - 1)
@@ -193,7 +170,7 @@ static void default_budget_is_the_pool(void **state)
 static void budget_below_openmp_setting_wins(void **state)
 {
     (void)state;
-    if (!has_onednn())
+    if (!tu_has_backend("core.matmul", "onednn"))
         skip();
     if (omp_set_num == NULL || omp_get_max == NULL)
         skip();
@@ -207,7 +184,7 @@ static void budget_below_openmp_setting_wins(void **state)
 static void openmp_setting_caps_the_budget(void **state)
 {
     (void)state;
-    if (!has_onednn())
+    if (!tu_has_backend("core.matmul", "onednn"))
         skip();
     if (omp_set_num == NULL || omp_get_max == NULL || loom_num_threads() < 2)
         skip();
@@ -248,17 +225,17 @@ static void case_make(mm_case *c, int64_t batch, int64_t m, int64_t k, int64_t n
     c->k = k;
     if (transposed) {
         int64_t st[2] = { k, m }, sh[2] = { m, k }, strides[2] = { 1, m };
-        c->at = random_f32(2, st, seed);
+        c->at = tu_random_f32(2, st, seed);
         assert_int_equal(loom_tensor_wrap(&c->a, loom_data(c->at), LOOM_DTYPE_F32, 2, sh, strides, NULL), LOOM_OK);
     } else if (batch > 1) {
         int64_t sh[3] = { batch, m, k };
-        c->a = random_f32(3, sh, seed);
+        c->a = tu_random_f32(3, sh, seed);
     } else {
         int64_t sh[2] = { m, k };
-        c->a = random_f32(2, sh, seed);
+        c->a = tu_random_f32(2, sh, seed);
     }
     int64_t sb[2] = { k, n };
-    c->b = random_f32(2, sb, seed + 7919u);
+    c->b = tu_random_f32(2, sb, seed + 7919u);
     assert_int_equal(tu_call("core.matmul", (const loom_tensor *[]){ c->a, c->b }, 2, NULL, "cpu", &c->want),
                      LOOM_OK);
     loom_tensor *sa, *sb_abs;
@@ -301,7 +278,7 @@ static int64_t case_mismatches(const mm_case *c, const loom_tensor *got)
 static void plan_matches_cpu(void **state)
 {
     (void)state;
-    if (!has_onednn())
+    if (!tu_has_backend("core.matmul", "onednn"))
         skip();
     mm_case c;
     case_make(&c, 1, 67, 129, 45, 0, 11u);
@@ -408,7 +385,7 @@ static void *caller_thread(void *arg)
 static void concurrent_callers_match_cpu(void **state)
 {
     (void)state;
-    if (!has_onednn())
+    if (!tu_has_backend("core.matmul", "onednn"))
         skip();
     shared_state *s = calloc(1, sizeof *s);
     assert_non_null(s);

@@ -126,6 +126,29 @@ void tu_assert_identical(const loom_tensor *got, const loom_tensor *want, const 
         }
 }
 
+int tu_has_backend(const char *op, const char *backend)
+{
+    const loom_op *o = loom_op_find(op);
+    for (int64_t i = 0; o != NULL && i < loom_op_kernel_count(o); i++) {
+        loom_kernel_info ki = LOOM_KERNEL_INFO_INIT;
+        if (loom_op_kernel_at(o, i, &ki) == LOOM_OK && strcmp(ki.backend, backend) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+loom_tensor *tu_random_f32(int32_t ndim, const int64_t *shape, unsigned seed)
+{
+    loom_tensor *t;
+    assert_int_equal(loom_tensor_new(&t, LOOM_DTYPE_F32, ndim, shape, NULL), LOOM_OK);
+    float *p = loom_data(t);
+    for (int64_t i = 0; i < loom_numel(t); i++) {
+        seed = seed * 1664525u + 1013904223u;
+        p[i] = (float)((seed >> 8) & 0xFFFF) / 32768.0f - 1.0f;
+    }
+    return t;
+}
+
 double tu_get(const loom_tensor *t, int64_t i)
 {
     if (loom_tensor_dtype_of(t) == LOOM_DTYPE_F64)

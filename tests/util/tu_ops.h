@@ -39,5 +39,10 @@ void tu_assert_close(const loom_tensor *got, const loom_tensor *want, double rto
                      const char *what);
 /* Element i of an f32/f64 tensor as double. */
 double tu_get(const loom_tensor *t, int64_t i);
+/* 1 when op is loaded and has a kernel of backend. */
+int tu_has_backend(const char *op, const char *backend);
+/* A compact f32 tensor of uniform values in [-1, 1) from a 32-bit LCG with
+** this seed (the same values on every call). */
+loom_tensor *tu_random_f32(int32_t ndim, const int64_t *shape, unsigned seed);
 
 #endif /* LOOM_TESTS_TU_OPS_H */

@@ -26,19 +26,6 @@
 #define VMUL(a, b) _mm256_mul_ps(a, b)
 #define VADD(a, b) _mm256_add_ps(a, b)
 #include "gemm_kern.h"
-#undef T
-#undef VT
-#undef VL
-#undef KMR
-#undef GK_NAME
-#undef VZERO
-#undef VLOAD
-#undef VSTORE
-#undef VBCAST
-#undef VSET1
-#undef VFMA
-#undef VMUL
-#undef VADD
 
 /* f64 */
 #define T double

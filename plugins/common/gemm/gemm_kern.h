@@ -10,6 +10,8 @@
 **   GK_NAME(x)       x with the ISA and type appended (unique names)
 **   VZERO() VLOAD(p) VSTORE(p, v) VBCAST(p) VSET1(x) VFMA(a, b, c) VMUL(a, b) VADD(a, b)
 **
+** It #undefs all of them but KREGS at its end, ready for the next type.
+**
 ** The accumulators are named variables (c<row>_<vector>), not an array, so
 ** they live in registers; rows and vectors past the tile's size are under
 ** constant conditions that fold away once the always-inline bodies are
@@ -211,3 +213,16 @@ static void GK_NAME(gemv)(int64_t k, const void *a_, int64_t acs, const void *b_
 #undef GK_ROWS
 #undef GK_VECS
 #undef GK_NR
+#undef T
+#undef VT
+#undef VL
+#undef KMR
+#undef GK_NAME
+#undef VZERO
+#undef VLOAD
+#undef VSTORE
+#undef VBCAST
+#undef VSET1
+#undef VFMA
+#undef VMUL
+#undef VADD
