@@ -383,9 +383,18 @@ static loom_status prim_create(const mm_key *key, dnnl_engine_t eng, mm_prim **o
     }
     if (s == dnnl_success) {
         const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-        if (smd != NULL)
-            e->md[ARG_SCRATCH] = *smd;
         e->scratch_bytes = smd != NULL ? dnnl_memory_desc_get_size(smd) : 0;
+        /* the scratchpad is a plain 1-D u8 buffer of that size (oneDNN makes
+        ** its md so); described here rather than copied out of the pd, whose
+        ** memory oneDNN may share between primitive descriptors of equal
+        ** shape made on other threads */
+        if (e->scratch_bytes > 0) {
+            const dnnl_dims_t dims = { (dnnl_dim_t)e->scratch_bytes };
+            what = "scratchpad memory descriptor";
+            s = dnnl_memory_desc_init_by_tag(&e->md[ARG_SCRATCH], 1, dims, dnnl_u8, dnnl_x);
+        }
+    }
+    if (s == dnnl_success) {
         what = "matmul primitive";
         s = dnnl_primitive_create(&e->prim, pd);
         if (s != dnnl_success)
