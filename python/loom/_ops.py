@@ -170,6 +170,8 @@ def invoke(state, inputs, values, obj):
         kind = _as_loom
     if n_out == 1:
         return kind(outs[0])
+    if n_out == 0:
+        return None
     results = []
     try:
         for i in range(n_out):
