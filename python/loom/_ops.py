@@ -124,25 +124,30 @@ def invoke(state, inputs, values, obj):
     owned = []
     keep = []
     kind = None
-    for i in range(n_in):
-        x = inputs[i]
-        if x is None:
-            if state.required[i]:
-                raise TypeError(f"{state.input_what[i]} is required")
-            continue
-        tp = type(x)
-        if tp is Tensor:
-            if not x._ptr:
-                raise ValueError(f"{state.input_what[i]}: the tensor was freed")
-            ins[i] = x._ptr
-        else:
-            ptr, k = import_tensor(x, state.input_what[i])
-            owned.append(ptr)
-            if k is not None:
-                keep.append(k)
-            ins[i] = ptr
-        if kind is None:
-            kind = _kinds.get(tp) or _kind_of(tp)
+    try:
+        for i in range(n_in):
+            x = inputs[i]
+            if x is None:
+                if state.required[i]:
+                    raise TypeError(f"{state.input_what[i]} is required")
+                continue
+            tp = type(x)
+            if tp is Tensor:
+                if not x._ptr:
+                    raise ValueError(f"{state.input_what[i]}: the tensor was freed")
+                ins[i] = x._ptr
+            else:
+                ptr, k = import_tensor(x, state.input_what[i])
+                owned.append(ptr)
+                if k is not None:
+                    keep.append(k)
+                ins[i] = ptr
+            if kind is None:
+                kind = _kinds.get(tp) or _kind_of(tp)
+    except BaseException:
+        for p in owned:         # the inputs imported before the bad one
+            _free(p)
+        raise
     options = None
     if state.method_of is not None:
         if obj is None:

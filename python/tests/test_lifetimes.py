@@ -114,3 +114,13 @@ def test_freed_input_tensor_is_refused():
         loom.ops.core.add(t, t)
     with pytest.raises(BufferError):
         t.__dlpack__()
+
+
+def test_a_bad_input_frees_the_ones_imported_before_it():
+    a = np.arange(4, dtype=np.float32)
+    alive = weakref.ref(a)
+    with pytest.raises(TypeError, match="input 'other'"):
+        loom.ops.core.add(a, "not a tensor")
+    del a
+    gc.collect()
+    assert alive() is None                  # 'input' was imported, then freed with the failure
