@@ -60,11 +60,33 @@ def _is_ndarray(tp):
     return issubclass(tp, _numpy_ndarray)
 
 
-def import_tensor(x, what):
+_torch_to_dlpack = {}         # torch.Tensor types -> torch.utils.dlpack.to_dlpack, else None
+
+
+def _torch_exporter(tp):
+    """torch.utils.dlpack.to_dlpack when tp is a torch tensor type, else None.
+    It makes the capsule in C, without the Python layers of Tensor.__dlpack__
+    (most of a small call's cost); used for CPU tensors only, where there is
+    no stream to order."""
+    fn = _torch_to_dlpack.get(tp, False)
+    if fn is False:
+        torch = sys.modules.get("torch")
+        fn = torch.utils.dlpack.to_dlpack if torch is not None and issubclass(tp, torch.Tensor) else None
+        _torch_to_dlpack[tp] = fn
+    return fn
+
+
+def import_tensor(x, what, fast=True):
     """(address of a new loom_tensor viewing x, an object to keep alive or None).
 
-    x is any object with __dlpack__; what names it in errors ("vision.nms: input 'boxes'")."""
+    x is any object with __dlpack__; what names it in errors ("vision.nms: input 'boxes'").
+    fast: a CPU torch tensor may go through torch.utils.dlpack.to_dlpack (an op's
+    input, read during the call), instead of the protocol's x.__dlpack__."""
     tp = type(x)
+    if fast:
+        to_dlpack = _torch_exporter(tp)
+        if to_dlpack is not None and not x.is_cuda and not x.is_conj() and not x.is_neg():
+            return _take(to_dlpack(x), what), None
     try:
         dlpack = x.__dlpack__
     except AttributeError:
@@ -89,6 +111,11 @@ def import_tensor(x, what):
         if ndarray:         # NumPy < 2 exports no read-only array: view its memory instead
             return wrap_numpy(x, what), x
         raise
+    return _take(capsule, what), None
+
+
+def _take(capsule, what):
+    """The loom_tensor of a producer's capsule, which is then marked used."""
     name = _api.PyCapsule_GetName(capsule)
     entry = _NAMES.get(name)
     if entry is None:
@@ -99,7 +126,7 @@ def import_tensor(x, what):
     if st != 0:
         raise error_for(st, what)
     _api.PyCapsule_SetName(capsule, used)
-    return out.value, None
+    return out.value
 
 
 def from_dlpack(x):
@@ -108,7 +135,7 @@ def from_dlpack(x):
     device, exporting either DLPack form. A loom.Tensor is returned as is."""
     if type(x) is Tensor:
         return x
-    ptr, keep = import_tensor(x, "loom.from_dlpack: x")
+    ptr, keep = import_tensor(x, "loom.from_dlpack: x", fast=False)
     return Tensor(ptr, keep)
 
 
@@ -162,7 +189,8 @@ def export(tensor, stream, max_version, dl_device, copy):
         _sweep()
     if max_version is not None and max_version[0] >= 1:
         m = _lib.ManagedVersioned()
-        m.version.major, m.version.minor = MAX_VERSION
+        m.version.major = 1          # no newer minor than the consumer reads
+        m.version.minor = min(MAX_VERSION[1], max_version[1]) if max_version[0] == 1 else MAX_VERSION[1]
         name = VERSIONED
     else:
         m = _lib.ManagedLegacy()
