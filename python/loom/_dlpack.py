@@ -107,10 +107,10 @@ def import_tensor(x, what, fast=True):
             except TypeError:
                 _legacy_producers.add(tp)
                 capsule = dlpack(**kwargs)
-    except BufferError:
+    except BufferError as e:
         if ndarray:         # NumPy < 2 exports no read-only array: view its memory instead
             return wrap_numpy(x, what), x
-        raise
+        raise BufferError(f"{what}: {e}") from e
     return _take(capsule, what), None
 
 

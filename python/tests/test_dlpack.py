@@ -129,3 +129,15 @@ def test_cuda_tensors_when_a_device_is_present():
     t = loom.from_dlpack(x)
     assert t.data_ptr == x.data_ptr() and t.device == "cuda:0"
     assert torch.from_dlpack(t).data_ptr() == x.data_ptr()
+
+
+def test_producer_refusals_name_the_argument():
+    torch = torch_or_skip()
+    z = (torch.rand(3) + 1j).conj()                 # torch exports no lazily conjugated tensor
+    with pytest.raises(BufferError, match="input 'input'.*conjugate"):
+        loom.ops.core.add(z, z)
+
+
+def test_unsupported_dtype_names_the_argument():
+    with pytest.raises(ValueError, match="input 'other'.*unsupported dtype"):
+        loom.ops.core.add(np.zeros(3, np.float32), np.zeros(3, np.uint32))
