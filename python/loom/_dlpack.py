@@ -155,16 +155,26 @@ def _release(address):
 _api.Py_IncRef(_release)     # never freed: a consumer may call it while the interpreter shuts down
 
 
+def _capsule_refs(item):
+    """References to the capsule of a pending item, counted the same way
+    whoever calls (what sys.getrefcount adds itself differs between versions)."""
+    capsule = item[0]
+    return sys.getrefcount(capsule)
+
+
+# the count of a capsule that only its pending item holds
+_UNHELD = _capsule_refs((_api.PyCapsule_New(1, VERSIONED, None), 0))
+
+
 def _sweep():
     """Release the exports of capsules that no consumer took and nobody holds."""
     global _pending
     with _lock:
         pending, _pending = _pending, []
         for item in pending:
-            capsule = item[0]
-            if _api.PyCapsule_GetName(capsule).startswith(b"used_"):
+            if _api.PyCapsule_GetName(item[0]).startswith(b"used_"):
                 continue                            # taken: the consumer holds the struct now
-            if sys.getrefcount(capsule) <= 3:       # the item, the loop variable, this call
+            if _capsule_refs(item) <= _UNHELD:      # untaken, and held by nobody else
                 _exports.pop(item[1], None)
                 continue
             _pending.append(item)

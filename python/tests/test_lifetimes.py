@@ -107,6 +107,21 @@ def test_untaken_capsule_is_released():
     assert alive() is None
 
 
+def test_a_held_capsule_is_not_released_before_it_is_taken():
+    t = fresh_output(8)
+    capsule = t.__dlpack__(max_version=(1, 0))
+    del t
+    loom._dlpack._sweep()                   # another export's sweep runs meanwhile
+    assert loom._dlpack.live_exports() == 1
+    view = loom.from_dlpack(type("Holder", (), {"__dlpack__": lambda self, **kw: capsule,
+                                                  "__dlpack_device__": lambda self: (1, 0)})())
+    del capsule
+    np.testing.assert_array_equal(np.from_dlpack(view), np.arange(8, dtype=np.float32) * 2)
+    del view
+    gc.collect()
+    assert loom._dlpack.live_exports() == 0
+
+
 def test_freed_input_tensor_is_refused():
     t = fresh_output(4)
     t.__del__()                             # as at interpreter shutdown: the tensor is gone
