@@ -9,8 +9,6 @@ from ctypes import byref, c_char_p
 from . import _config, _lib
 
 lib = _lib.lib
-lib.loom_probe_cache_path.restype = c_char_p
-lib.loom_probe_cache_path.argtypes = []
 _SCAN_RESULTS = {0: "loaded", 1: "refused", 2: "skipped", 3: "no device"}
 
 

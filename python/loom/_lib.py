@@ -199,6 +199,7 @@ _PROTOTYPES = {
     "loom_object_class_at": (POINTER(ObjectClass), [c_int64]),
     "loom_scan_count": (c_int64, []),
     "loom_scan_at": (c_int, [c_int64, POINTER(ScanEntry)]),
+    "loom_probe_cache_path": (c_char_p, []),
     "loom_probe_record_count": (c_int64, []),
     "loom_probe_record_at": (c_int, [c_int64, POINTER(ProbeRecord)]),
     "loom_search_dir_count": (c_int64, []),

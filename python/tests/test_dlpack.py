@@ -141,3 +141,14 @@ def test_producer_refusals_name_the_argument():
 def test_unsupported_dtype_names_the_argument():
     with pytest.raises(ValueError, match="input 'other'.*unsupported dtype"):
         loom.ops.core.add(np.zeros(3, np.float32), np.zeros(3, np.uint32))
+
+
+def test_tensor_properties():
+    a = np.zeros((2, 3, 4), np.int16)[:, ::2, :]
+    t = loom.from_dlpack(a)
+    assert t.shape == (2, 2, 4) and t.ndim == 3 and len(t) == 2
+    assert t.strides == (12, 8, 1) and t.dtype == "i16" and t.device == "cpu"
+    assert repr(t) == "loom.Tensor(shape=(2, 2, 4), dtype=i16, device=cpu)"
+    c = loom.from_dlpack(np.zeros((2, 3), np.float64))
+    assert c.strides == (3, 1) and c.nbytes == 48
+    np.testing.assert_array_equal(c.numpy(), np.zeros((2, 3)))

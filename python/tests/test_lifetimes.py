@@ -113,9 +113,19 @@ def test_a_held_capsule_is_not_released_before_it_is_taken():
     del t
     loom._dlpack._sweep()                   # another export's sweep runs meanwhile
     assert loom._dlpack.live_exports() == 1
-    view = loom.from_dlpack(type("Holder", (), {"__dlpack__": lambda self, **kw: capsule,
-                                                  "__dlpack_device__": lambda self: (1, 0)})())
+    class Holder:                           # hands the capsule held all along to loom
+        def __init__(self, capsule):
+            self.capsule = capsule
+
+        def __dlpack__(self, **kwargs):
+            return self.capsule
+
+        def __dlpack_device__(self):
+            return (1, 0)
+    holder = Holder(capsule)
     del capsule
+    view = loom.from_dlpack(holder)
+    del holder
     np.testing.assert_array_equal(np.from_dlpack(view), np.arange(8, dtype=np.float32) * 2)
     del view
     gc.collect()
