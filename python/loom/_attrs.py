@@ -6,6 +6,7 @@ op and the attribute; value checks (ranges, choices) are the core's, whose
 messages name them too. None, or the default the signature shows, leaves an
 attribute to the core's default.
 """
+import math
 import operator
 from ctypes import byref, c_double, c_int64, c_void_p
 
@@ -104,19 +105,26 @@ def free(bag):
     lib.loom_attrs_free(bag)
 
 
+def _exact(v):
+    """v, or for a float (-0.0 equals 0.0 but is another value) v with its sign."""
+    return (v, math.copysign(1.0, v)) if type(v) is float else v
+
+
 def cache_key(values):
     """A hashable key of attribute values (lists become tuples), or None when a
-    value cannot be one (a tensor is never cached: the bag borrows it)."""
+    value cannot be one (a tensor is never cached: the bag borrows it). Keys
+    of equal values are equal, and only then: -0.0 and 0.0 differ."""
     try:
         hash(values)
-        return values
+        key = values
     except TypeError:
-        pass
-    try:
-        key = tuple(tuple(v) if isinstance(v, list) else v for v in values)
-        hash(key)
-        return key
-    except TypeError:
-        return None
+        try:
+            key = tuple(tuple(v) if isinstance(v, list) else v for v in values)
+            hash(key)
+        except TypeError:
+            return None
+    if 0.0 in key or any(type(v) is tuple and 0.0 in v for v in key):
+        key = tuple(tuple(_exact(x) for x in v) if type(v) is tuple else _exact(v) for v in key)
+    return key
 
 

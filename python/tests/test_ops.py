@@ -79,6 +79,15 @@ def test_attribute_defaults_and_values():
     np.testing.assert_allclose(xywh[:, 2:], b[:, 2:] - b[:, :2], rtol=1e-6)
 
 
+def test_cached_attributes_keep_the_sign_of_zero():
+    values = np.zeros((0, 1), np.float32)          # one empty row: all padding
+    offsets = np.array([0, 0], np.int64)
+    pad = loom.ops.fbgemm.jagged_to_padded_dense
+    assert not np.signbit(pad(values, offsets, max_lengths=[2], padding_value=0.0)).any()
+    assert np.signbit(pad(values, offsets, max_lengths=[2], padding_value=-0.0)).all()
+    assert not np.signbit(pad(values, offsets, max_lengths=[2], padding_value=0.0)).any()
+
+
 def test_signature_and_docs_come_from_the_schema():
     nms = loom.ops.vision.nms
     sig = inspect.signature(nms)
