@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Calls release the GIL: 4 Python threads run loom ops at once, each with
 its own results and its own dispatch record."""
+import ctypes
 import threading
 
 import numpy as np
@@ -37,20 +38,27 @@ def test_four_threads_at_once():
 
 
 def test_gil_is_released_during_a_call():
-    # while one thread is inside a long loom call, another runs Python code
-    b = random_boxes(np.random.default_rng(6), 2000)
-    ticks = []
+    # another thread runs Python code while this one is inside one long loom call:
+    # with the GIL held for the call, none of its timestamps could fall inside it
+    import time
+    assert not loom._lib.lib._func_flags_ & ctypes._FUNCFLAG_PYTHONAPI      # CDLL, not PyDLL
+    b = random_boxes(np.random.default_rng(6), 3000)
+    stamps = []
     done = threading.Event()
 
-    def count():
+    def tick():
         while not done.is_set():
-            ticks.append(1)
-    t = threading.Thread(target=count)
+            stamps.append(time.perf_counter())
+    t = threading.Thread(target=tick)
     t.start()
-    before = len(ticks)
+    time.sleep(0.01)
+    inside = 0
     for _ in range(5):
+        start = time.perf_counter()
         loom.ops.vision.box_iou(b, b)
-    after = len(ticks)
+        end = time.perf_counter()
+        if end - start > 0.005:
+            inside += sum(1 for s in stamps[-100000:] if start + 0.001 < s < end - 0.001)
     done.set()
     t.join()
-    assert after > before
+    assert inside > 0
