@@ -119,6 +119,14 @@ def _kind_of(tp):
 
 def invoke(state, inputs, values, obj):
     """One call: inputs and attribute values in schema order."""
+    options = None
+    if state.method_of is not None:
+        options_for = getattr(obj, "_options_for", None)
+        if options_for is None:
+            raise TypeError(f"{state.name} is a method of {state.method_of}: call it on a "
+                            f"loom.Object('{state.method_of}', ...) or pass object=, not "
+                            f"{type(obj).__name__}")
+        options = options_for(state.name)       # ValueError when the object is closed
     n_in = state.n_in
     ins = state.inputs_type()
     owned = []
@@ -148,14 +156,6 @@ def invoke(state, inputs, values, obj):
         for p in owned:         # the inputs imported before the bad one
             _free(p)
         raise
-    options = None
-    if state.method_of is not None:
-        if obj is None:
-            for p in owned:
-                _free(p)
-            raise TypeError(f"{state.name} is a method of {state.method_of}: call it on a "
-                            f"loom.Object('{state.method_of}', ...) or pass object=")
-        options = obj._options_for(state.name)
     try:
         bag, free_bag = state.attrs_for(values, keep)
     except BaseException:
@@ -165,12 +165,13 @@ def invoke(state, inputs, values, obj):
     n_out = state.n_out
     outs = state.outputs_type()
     st = _run(state.handle, ins, n_in, bag, outs, n_out, options)
+    err = error_for(st) if st != 0 else None    # this thread's message, before anything else runs
     for p in owned:
         _free(p)
     if free_bag:
         _attrs.free(bag)
-    if st != 0:
-        raise error_for(st)
+    if err is not None:
+        raise err
     if kind is None:
         kind = _as_loom
     if n_out == 1:

@@ -50,6 +50,8 @@ def test_close_frees_deterministically():
     obj.close()                                             # twice is fine
     with pytest.raises(ValueError, match="closed"):
         obj(indices, offsets)
+    with pytest.raises(TypeError, match="method of fbgemm.tbe.*not str"):
+        loom.ops.fbgemm.tbe(indices, offsets, object="tbe")
     with tbe() as obj2:
         pass
     assert obj2.closed
