@@ -129,21 +129,7 @@ class KernelInfo(Structure):
                 ("device_present", c_int32)]
 
 
-class ScanEntry(Structure):
-    _fields_ = [("struct_size", c_uint32), ("path", c_char_p), ("pack", c_char_p), ("version", c_char_p),
-                ("result", c_int32), ("reason", c_char_p), ("n_ops", c_int64), ("n_kernels", c_int64),
-                ("n_classes", c_int64), ("live_objects", c_int64), ("depends", POINTER(c_char_p))]
 
-
-class DeviceInfo(Structure):
-    _fields_ = [("struct_size", c_uint32), ("device", DLDevice), ("kind", c_char_p),
-                ("description", c_char_p)]
-
-
-class ProbeRecord(Structure):
-    _fields_ = [("struct_size", c_uint32), ("path", c_char_p), ("quarantined", c_int32),
-                ("reason", c_char_p), ("probed_at", c_int64), ("size", c_uint64),
-                ("mtime_ns", c_int64), ("hash", c_uint64)]
 
 
 def struct_init(cls, **members):
@@ -166,6 +152,7 @@ _PROTOTYPES = {
     "loom_dtype_name": (c_char_p, [c_int]),
     "loom_dtype_from_name": (c_int, [c_char_p]),
     "loom_dtype_size": (c_size_t, [c_int]),
+    "loom_doctor_report": (c_size_t, [c_char_p, c_size_t]),
     "loom_tensor_new": (c_int, [_PP, c_int, c_int32, POINTER(c_int64), POINTER(DLDevice)]),
     "loom_tensor_wrap": (c_int, [_PP, _P, c_int, c_int32, POINTER(c_int64), POINTER(c_int64),
                                  POINTER(DLDevice)]),
@@ -197,18 +184,7 @@ _PROTOTYPES = {
     "loom_op_kernel_at": (c_int, [_P, c_int64, POINTER(KernelInfo)]),
     "loom_object_class_count": (c_int64, []),
     "loom_object_class_at": (POINTER(ObjectClass), [c_int64]),
-    "loom_scan_count": (c_int64, []),
-    "loom_scan_at": (c_int, [c_int64, POINTER(ScanEntry)]),
-    "loom_probe_cache_path": (c_char_p, []),
-    "loom_probe_record_count": (c_int64, []),
-    "loom_probe_record_at": (c_int, [c_int64, POINTER(ProbeRecord)]),
-    "loom_search_dir_count": (c_int64, []),
-    "loom_search_dir_at": (c_char_p, [c_int64, POINTER(c_char_p)]),
-    "loom_config_count": (c_int64, []),
-    "loom_config_at": (c_char_p, [c_int64]),
     "loom_device_count": (c_int64, []),
-    "loom_device_at": (c_int, [c_int64, POINTER(DeviceInfo)]),
-    "loom_cpu_topology": (c_char_p, []),
     "loom_num_threads": (c_int32, []),
 }
 
