@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** cuda_pack.c - the entry of audio-cuda.so: the same op definitions as
+** audio.so and the cuda kernels. The CUDA device provider comes from
+** core-cuda.so; every launch is asynchronous on the call's ctx->stream.
+*/
+#include "beamform/beamform.h"
+
+static const char *const audio_cuda_depends[] = { "core-cuda", NULL };
+
+PK_PACK_DEFINE_DEPS("audio-cuda", "0.1.0", "torchaudio: multi-channel beamforming (cuda)", NULL, NULL,
+                    audio_cuda_depends, &audio_beamform_cuda)
