@@ -8,5 +8,10 @@
 
 static const char *const audio_cuda_depends[] = { "core-cuda", NULL };
 
-PK_PACK_DEFINE_DEPS("audio-cuda", "0.1.0", "torchaudio: multi-channel beamforming (cuda)", NULL, NULL,
+static void audio_cuda_fini(void)
+{
+    audio_beamform_cuda_release();
+}
+
+PK_PACK_DEFINE_DEPS("audio-cuda", "0.1.0", "torchaudio: multi-channel beamforming (cuda)", NULL, audio_cuda_fini,
                     audio_cuda_depends, &audio_beamform_cuda)

@@ -151,5 +151,8 @@ static inline char *bf_describe(const loom_tensor *t, char *buf, size_t size)
 
 /* The modules. */
 extern const pk_module audio_beamform_cpu, audio_beamform_cuda;
+/* Destroys the cuBLAS and cuSOLVER handles of audio_beamform_cuda: the
+** fini of audio-cuda.so calls it. */
+void audio_beamform_cuda_release(void);
 
 #endif /* LOOM_AUDIO_BEAMFORM_H */
