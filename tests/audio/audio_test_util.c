@@ -13,12 +13,10 @@
 
 #include "audio_test_util.h"
 
-loom_status at_call(const char *op, const loom_tensor *const *in, int32_t n_in, const char *attrs,
-                    const char *backend, loom_tensor **out)
+static loom_attrs *parse(const char *op, const char *attrs)
 {
     loom_attrs *a = NULL;
-    char buf[1024];
-    *out = NULL;
+    char buf[4096];
     assert_int_equal(loom_attrs_new(&a), LOOM_OK);
     if (attrs != NULL && strcmp(attrs, "-") != 0) {
         snprintf(buf, sizeof buf, "%s", attrs);
@@ -30,7 +28,25 @@ loom_status at_call(const char *op, const loom_tensor *const *in, int32_t n_in, 
                 fail_msg("%s: attribute %s=%s: %s", op, kv, eq + 1, loom_last_error());
         }
     }
+    return a;
+}
+
+loom_status at_call(const char *op, const loom_tensor *const *in, int32_t n_in, const char *attrs,
+                    const char *backend, loom_tensor **out)
+{
+    loom_attrs *a = parse(op, attrs);
     loom_status st = tu_call(op, in, n_in, a, backend, out);
+    loom_attrs_free(a);
+    return st;
+}
+
+loom_status at_run(const char *op, const loom_tensor *const *in, int32_t n_in, const char *attrs, loom_tensor **out,
+                   int32_t n_out)
+{
+    loom_attrs *a = parse(op, attrs);
+    for (int32_t i = 0; i < n_out; i++)
+        out[i] = NULL;
+    loom_status st = loom_run(op, in, n_in, a, out, n_out, NULL);
     loom_attrs_free(a);
     return st;
 }

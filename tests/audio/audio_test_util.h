@@ -16,6 +16,10 @@
 loom_status at_call(const char *op, const loom_tensor *const *in, int32_t n_in, const char *attrs,
                     const char *backend, loom_tensor **out);
 
+/* The same with n_out outputs (all NULL on failure). */
+loom_status at_run(const char *op, const loom_tensor *const *in, int32_t n_in, const char *attrs, loom_tensor **out,
+                   int32_t n_out);
+
 /* max |got - want| / max |want| over every real component (0 when both are
 ** all zeros); fails the test, naming `what`, on a dtype or shape mismatch. */
 double at_rel_error(const loom_tensor *got, const loom_tensor *want, const char *what);
