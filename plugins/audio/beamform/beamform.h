@@ -149,10 +149,7 @@ static inline char *bf_describe(const loom_tensor *t, char *buf, size_t size)
     return pk_describe(pk_host, t, buf, size);
 }
 
-/* The modules. */
-extern const pk_module audio_beamform_cpu, audio_beamform_cuda;
-/* Destroys the cuBLAS and cuSOLVER handles of audio_beamform_cuda: the
-** fini of audio-cuda.so calls it. */
-void audio_beamform_cuda_release(void);
+/* The modules and the cuda pack's release of the module's handles. */
+#include "audio_pack.h"
 
 #endif /* LOOM_AUDIO_BEAMFORM_H */
