@@ -101,8 +101,9 @@ loom_status bf_check_mask(const loom_tensor *m, const char *name, const bf_geom 
         else
             snprintf(bx, sizeof bx, "(..., C=%lld, F=%lld, T=%lld)", (long long)g->C, (long long)g->F,
                      (long long)g->T);
-        return pk_host->fail(LOOM_EINVAL, "'%s' %s must have the shape %s of specgram without its channel dim", name,
-                             bf_describe(m, b, sizeof b), bx);
+        return pk_host->fail(LOOM_EINVAL, "'%s' %s must have the shape %s: specgram's batch shape, %s", name,
+                             bf_describe(m, b, sizeof b), bx,
+                             multi_mask ? "channels, bins and frames" : "bins and frames (no channel dim)");
     }
     return need_contiguous(m, name);
 }

@@ -378,10 +378,12 @@ static loom_status mvdr_locked(loom_call *call, bf_mvdr_state *s)
                              "state of the earlier calls (batch %lld, F %lld, C %lld, %s masks)", (long long)g.batch,
                              (long long)g.F, (long long)g.C, pk_host->dtype_name(mdt), (long long)s->batch,
                              (long long)s->F, (long long)s->C, pk_host->dtype_name(s->mask_dtype));
-    if (loom_numel(out) == 0 || g.C == 0)
-        return loom_numel(out) == 0 ? LOOM_OK
-                                    : (memset(loom_data(out), 0, (size_t)loom_numel(out) * pk_host->dtype_size(g.dtype)),
-                                       LOOM_OK);
+    if (loom_numel(out) == 0)
+        return LOOM_OK;
+    if (g.C == 0) {   /* a sum over no channels */
+        memset(loom_data(out), 0, (size_t)loom_numel(out) * pk_host->dtype_size(g.dtype));
+        return LOOM_OK;
+    }
     const int64_t bins = g.batch * g.F, FT = g.F * g.T, n = g.batch * FT, CC = g.C * g.C;
     const int64_t nx = g.batch * g.C * FT;
     /* scratch: x in c128, two masks, two normalised masks, two PSDs, sums, weights, enhanced */
