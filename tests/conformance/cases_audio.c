@@ -177,5 +177,9 @@ const cf_gen cf_audio_gens[] = {
     { "audio.create_dct", 0, 1, audio_create_dct_make, NULL },
     { "audio.mel_spectrogram", AUDIO_REAL_MASK, 1, audio_mel_spectrogram_make, NULL },
     { "audio.mfcc", AUDIO_REAL_MASK, 1, audio_mfcc_make, NULL },
+    /* files are read and written on the host only: one cpu kernel, nothing to compare */
+    { "audio.load", 0, 0, NULL, "tests/audio/files/test_files.c: host-only file reading (cpu kernel only)" },
+    { "audio.save", 0, 0, NULL, "tests/audio/files/test_files.c: host-only file writing (cpu kernel only)" },
+    { "audio.info", 0, 0, NULL, "tests/audio/files/test_files.c: host-only file reading (cpu kernel only)" },
 };
 const size_t cf_audio_n_gens = sizeof cf_audio_gens / sizeof cf_audio_gens[0];

@@ -210,12 +210,31 @@ typedef struct audio_stft_args {
     int norm_bool;                      /* stft/istft's normalized */
     double power;
     int64_t length;                     /* inverse: -1 for none */
+    /* where the window comes from and goes: window_values is a host copy of
+    ** the window input (NULL: read the input itself, a host tensor), and
+    ** window_buf host memory for n_fft reals (NULL: the call's scratch, which
+    ** is host memory only for cpu calls) */
+    const void *window_values;
+    void *window_buf;
 } audio_stft_args;
 
 loom_status audio_stft_resolve(loom_call *call, const loom_tensor *signal, const loom_tensor *window,
                                const audio_stft_args *a, audio_stft_geom *g);
 loom_status audio_istft_resolve(loom_call *call, const loom_tensor *spec, int spec_pairs, const loom_tensor *window,
                                 const audio_stft_args *a, audio_stft_geom *g);
+
+/* 1 / the overlap-added square of g's window over the output range
+** [0, g->out_valid) into inv (host, g->out_valid reals of g->real), after
+** torch's NOLA check: an envelope below 1e-11 is refused. */
+loom_status audio_istft_envelope(const audio_stft_geom *g, void *inv);
+
+/* Output `index`: the first `lead` dims of `in`, then `tail`. */
+loom_status audio_alloc_lead(loom_call *call, int32_t index, loom_dtype dt, const loom_tensor *in, int32_t lead,
+                             const int64_t *tail, int32_t n_tail, loom_tensor **out);
+static inline loom_dtype audio_complex_of(loom_dtype real)
+{
+    return real == LOOM_DTYPE_F64 ? LOOM_DTYPE_C128 : LOOM_DTYPE_C64;
+}
 
 /* Attribute readers, one per op (spectral_checks.c). */
 loom_status audio_stft_read_args(const loom_call *call, audio_stft_args *a);

@@ -5,6 +5,7 @@
 ** normalisation, with torch's refusals (each says what torch raises).
 */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "describe.h"
@@ -141,12 +142,12 @@ static loom_status make_window(loom_call *call, const loom_tensor *window, const
 {
     const int64_t n = g->n_fft, w = g->win_length, left = (n - w) / 2;
     const size_t es = g->real == LOOM_DTYPE_F64 ? 8 : 4;
-    void *buf = pk_host->scratch(call->ctx, (size_t)n * es);
+    void *buf = a->window_buf != NULL ? a->window_buf : pk_host->scratch(call->ctx, (size_t)n * es);
     if (buf == NULL)
         return LOOM_ENOMEM;
     memset(buf, 0, (size_t)n * es);
     double ss = 0;
-    const void *given = window != NULL ? loom_data(window) : NULL;
+    const void *given = window == NULL ? NULL : a->window_values != NULL ? a->window_values : loom_data(window);
     for (int64_t i = 0; i < w; i++) {
         double v;
         if (given != NULL)
@@ -298,4 +299,49 @@ loom_status audio_istft_resolve(loom_call *call, const loom_tensor *spec, int sp
     if (a->normalized != NULL ? audio_spec_norm(a->normalized) != 2 : !a->norm_bool)
         g->scale /= (double)g->n_fft;   /* irfft's norm='backward'; 'ortho' was set by norm_scale */
     return LOOM_OK;
+}
+
+loom_status audio_istft_envelope(const audio_stft_geom *g, void *inv)
+{
+    const int d = g->real == LOOM_DTYPE_F64;
+    const int64_t n = g->out_valid;
+    double *env = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
+    if (env == NULL)
+        return pk_host->fail(LOOM_ENOMEM, "out of host memory for the window envelope (%lld samples)", (long long)n);
+    for (int64_t m = 0; m < g->n_frames; m++) {
+        const int64_t fs = m * g->hop;
+        for (int64_t i = 0; i < g->n_fft; i++) {
+            const int64_t t = fs + i - g->start;
+            if (t < 0 || t >= n)
+                continue;
+            const double w = d ? ((const double *)g->window)[i] : ((const float *)g->window)[i];
+            env[t] += w * w;
+        }
+    }
+    loom_status st = LOOM_OK;
+    for (int64_t t = 0; t < n && st == LOOM_OK; t++) {
+        if (fabs(env[t]) < 1e-11)
+            st = pk_host->fail(LOOM_EINVAL, "the window's overlap-add is %g at output sample %lld, below 1e-11: "
+                               "'window', 'hop_length' and 'n_fft' break the NOLA condition", env[t], (long long)t);
+        else if (d)
+            ((double *)inv)[t] = 1.0 / env[t];
+        else
+            ((float *)inv)[t] = (float)(1.0 / env[t]);
+    }
+    free(env);
+    return st;
+}
+
+loom_status audio_alloc_lead(loom_call *call, int32_t index, loom_dtype dt, const loom_tensor *in, int32_t lead,
+                             const int64_t *tail, int32_t n_tail, loom_tensor **out)
+{
+    int64_t shape[LOOM_MAX_NDIM];
+    if (lead + n_tail > LOOM_MAX_NDIM)
+        return pk_host->fail(LOOM_EINVAL, "'%s' has %d dims: the output would have more than %d",
+                             call->schema->inputs[0].name, in->ndim, LOOM_MAX_NDIM);
+    for (int32_t i = 0; i < lead; i++)
+        shape[i] = in->shape[i];
+    for (int32_t i = 0; i < n_tail; i++)
+        shape[lead + i] = tail[i];
+    return pk_host->alloc_output(call, index, dt, lead + n_tail, shape, out);
 }

@@ -12,23 +12,6 @@
 #include "gemm/gemm.h"
 #include "stft_cpu.h"
 
-/* The output shape: the signal's leading dims, then `tail`. */
-static loom_status alloc_lead(loom_call *call, int32_t index, loom_dtype dt, const loom_tensor *in, int32_t lead,
-                              const int64_t *tail, int32_t n_tail, loom_tensor **out)
-{
-    int64_t shape[LOOM_MAX_NDIM];
-    if (lead + n_tail > LOOM_MAX_NDIM)
-        return pk_host->fail(LOOM_EINVAL, "'%s' has %d dims: the output would have more than %d",
-                             call->schema->inputs[0].name, in->ndim, LOOM_MAX_NDIM);
-    for (int32_t i = 0; i < lead; i++)
-        shape[i] = in->shape[i];
-    for (int32_t i = 0; i < n_tail; i++)
-        shape[lead + i] = tail[i];
-    return pk_host->alloc_output(call, index, dt, lead + n_tail, shape, out);
-}
-
-static loom_dtype complex_of(loom_dtype real) { return real == LOOM_DTYPE_F64 ? LOOM_DTYPE_C128 : LOOM_DTYPE_C64; }
-
 /* stft and spectrogram: the spectrum as g.out_kind says. */
 static loom_status run_forward(loom_call *call, const audio_stft_args *a)
 {
@@ -39,8 +22,8 @@ static loom_status run_forward(loom_call *call, const audio_stft_args *a)
     if (st != LOOM_OK)
         return st;
     const int64_t tail[3] = { g.n_freq, g.n_frames, 2 };
-    loom_dtype dt = g.out_kind == AUDIO_OUT_COMPLEX ? complex_of(g.real) : g.real;
-    if ((st = alloc_lead(call, 0, dt, x, x->ndim - 1, tail, g.out_kind == AUDIO_OUT_REAL_PAIRS ? 3 : 2, &out))
+    loom_dtype dt = g.out_kind == AUDIO_OUT_COMPLEX ? audio_complex_of(g.real) : g.real;
+    if ((st = audio_alloc_lead(call, 0, dt, x, x->ndim - 1, tail, g.out_kind == AUDIO_OUT_REAL_PAIRS ? 3 : 2, &out))
         != LOOM_OK)
         return st;
     return audio_stft_forward_cpu(call, &g, loom_data(x), loom_data(out));
@@ -57,7 +40,7 @@ static loom_status run_inverse(loom_call *call, const audio_stft_args *a)
     if (st != LOOM_OK)
         return st;
     const int64_t len = g.out_len - 2 * g.trim > 0 ? g.out_len - 2 * g.trim : 0;
-    if ((st = alloc_lead(call, 0, g.real, s, s->ndim - 2 - pairs, &len, 1, &out)) != LOOM_OK)
+    if ((st = audio_alloc_lead(call, 0, g.real, s, s->ndim - 2 - pairs, &len, 1, &out)) != LOOM_OK)
         return st;
     return audio_stft_inverse_cpu(call, &g, loom_data(s), loom_data(out));
 }
@@ -135,7 +118,7 @@ static loom_status run_mel(loom_call *call, int mfcc)
         return pk_host->fail(LOOM_EINVAL, "'n_mfcc' %lld exceeds 'n_mels' %lld", (long long)n_mfcc,
                              (long long)m.n_mels);
     const int64_t tail[2] = { mfcc ? n_mfcc : m.n_mels, g.n_frames };
-    if ((st = alloc_lead(call, 0, g.real, x, x->ndim - 1, tail, 2, &out)) != LOOM_OK)
+    if ((st = audio_alloc_lead(call, 0, g.real, x, x->ndim - 1, tail, 2, &out)) != LOOM_OK)
         return st;
     if (g.batch == 0 || g.n_frames == 0)
         return LOOM_OK;

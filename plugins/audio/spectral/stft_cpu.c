@@ -50,39 +50,15 @@ loom_status audio_stft_forward_cpu(loom_call *call, const audio_stft_geom *g, co
     return pk_host->parallel_for(call->ctx, g->batch * blocks, 1, f->forward[d], &j);
 }
 
-/* 1 / the overlap-added square of the window over the output range, after
-** torch's NOLA check ("window overlap add min" below 1e-11). */
+/* 1 / the envelope (audio_istft_envelope) in scratch. */
 static loom_status envelope(loom_call *call, const audio_stft_geom *g, void **inv_out)
 {
-    const int d = g->real == LOOM_DTYPE_F64;
     const int64_t n = g->out_valid;
-    double *env = pk_host->scratch(call->ctx, (size_t)(n > 0 ? n : 1) * sizeof(double));
-    void *inv = pk_host->scratch(call->ctx, (size_t)(n > 0 ? n : 1) * (d ? 8 : 4));
-    if (env == NULL || inv == NULL)
+    void *inv = pk_host->scratch(call->ctx, (size_t)(n > 0 ? n : 1) * (g->real == LOOM_DTYPE_F64 ? 8 : 4));
+    if (inv == NULL)
         return LOOM_ENOMEM;
-    memset(env, 0, (size_t)n * sizeof(double));
-    for (int64_t m = 0; m < g->n_frames; m++) {
-        const int64_t fs = m * g->hop;
-        for (int64_t i = 0; i < g->n_fft; i++) {
-            const int64_t t = fs + i - g->start;
-            if (t < 0 || t >= n)
-                continue;
-            const double w = d ? ((const double *)g->window)[i] : ((const float *)g->window)[i];
-            env[t] += w * w;
-        }
-    }
-    for (int64_t t = 0; t < n; t++) {
-        if (fabs(env[t]) < 1e-11)
-            return pk_host->fail(LOOM_EINVAL, "the window's overlap-add is %g at output sample %lld, below 1e-11: "
-                                 "'window', 'hop_length' and 'n_fft' break the NOLA condition",
-                                 env[t], (long long)t);
-        if (d)
-            ((double *)inv)[t] = 1.0 / env[t];
-        else
-            ((float *)inv)[t] = (float)(1.0 / env[t]);
-    }
     *inv_out = inv;
-    return LOOM_OK;
+    return audio_istft_envelope(g, inv);
 }
 
 loom_status audio_stft_inverse_cpu(loom_call *call, const audio_stft_geom *g, const void *spec, void *out)
