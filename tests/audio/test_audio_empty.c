@@ -48,9 +48,49 @@ static const oc_case cases[] = {
     { "audio.save", "no frames", { T(I16, 2, 2, 0) }, "uri=/tmp/loom-audio-empty.wav;sample_rate=8000",
       { T(I64, 0, 0) }, .zeros = 1 },
 #endif
+    /* beamforming: no bins, no frames (sums over nothing are zeros), a batch of 0 */
+    { "audio.psd", "no bins", { T(C64, 3, 3, 0, 7), T(F32, 2, 0, 7) }, NULL, { T(C64, 3, 0, 3, 3) } },
+    { "audio.psd", "no frames", { T(C128, 3, 2, 4, 0) }, NULL, { T(C128, 3, 4, 2, 2) }, .zeros = 1 },
+    { "audio.mvdr_weights_souden", "no bins", { T(C64, 3, 0, 3, 3), T(C64, 3, 0, 3, 3) }, "reference_channel=0",
+      { T(C64, 2, 0, 3) } },
+    { "audio.mvdr_weights_rtf", "batch of 0", { T(C128, 3, 0, 5, 3), T(C128, 4, 0, 5, 3, 3) }, NULL,
+      { T(C128, 3, 0, 5, 3) } },
+    { "audio.rtf_evd", "no bins", { T(C64, 3, 0, 2, 2) }, NULL, { T(C64, 2, 0, 2) } },
+    { "audio.rtf_power", "no bins", { T(C64, 3, 0, 2, 2), T(C64, 3, 0, 2, 2) }, "reference_channel=1",
+      { T(C64, 2, 0, 2) } },
+    { "audio.apply_beamforming", "no frames", { T(C64, 2, 5, 3), T(C64, 3, 3, 5, 0) }, NULL, { T(C64, 2, 5, 0) } },
+    { "audio.PSD", "no frames", { T(C64, 3, 2, 3, 0), T(F32, 2, 3, 0) }, NULL, { T(C64, 3, 3, 2, 2) }, .zeros = 1,
+      .object = 1 },
+    { "audio.SoudenMVDR", "no bins", { T(C64, 3, 3, 0, 4), T(C64, 3, 0, 3, 3), T(C64, 3, 0, 3, 3) },
+      "reference_channel=0", { T(C64, 2, 0, 4) }, .object = 2 },
+    { "audio.RTFMVDR", "no bins", { T(C64, 3, 3, 0, 4), T(C64, 2, 0, 3), T(C64, 3, 0, 3, 3) }, "reference_channel=0",
+      { T(C64, 2, 0, 4) }, .object = 3 },
+    { "audio.MVDR", "no frames", { T(C64, 3, 3, 5, 0), T(F32, 2, 5, 0) }, NULL, { T(C64, 2, 5, 0) }, .object = 4 },
 };
+
+/* the beamforming objects the method cases use (oc_objects[0..3]) */
+static const char *const classes[] = { "audio.PSD", "audio.SoudenMVDR", "audio.RTFMVDR", "audio.MVDR" };
+
+static int setup(void **state)
+{
+    if (tu_setup(state) != 0)
+        return -1;
+    for (int i = 0; i < 4; i++)
+        if (loom_object_create(&oc_objects[i], classes[i], NULL, NULL) != LOOM_OK) {
+            fprintf(stderr, "create %s: %s\n", classes[i], loom_last_error());
+            return -1;
+        }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    for (int i = 0; i < 4; i++)
+        loom_object_free(oc_objects[i]);
+    return tu_teardown(state);
+}
 
 int main(void)
 {
-    return oc_run_group("audio_empty", "audio.", cases, sizeof cases / sizeof cases[0], tu_setup, tu_teardown);
+    return oc_run_group("audio_empty", "audio.", cases, sizeof cases / sizeof cases[0], setup, teardown);
 }
