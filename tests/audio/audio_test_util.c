@@ -20,7 +20,8 @@ static loom_attrs *parse(const char *op, const char *attrs)
     assert_int_equal(loom_attrs_new(&a), LOOM_OK);
     if (attrs != NULL && strcmp(attrs, "-") != 0) {
         snprintf(buf, sizeof buf, "%s", attrs);
-        for (char *kv = strtok(buf, ";"); kv != NULL; kv = strtok(NULL, ";")) {
+        char *save = NULL;     /* strtok_r: the threads test parses from several threads */
+        for (char *kv = strtok_r(buf, ";", &save); kv != NULL; kv = strtok_r(NULL, ";", &save)) {
             char *eq = strchr(kv, '=');
             assert_non_null(eq);
             *eq = 0;
