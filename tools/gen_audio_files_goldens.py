@@ -18,6 +18,9 @@ Files:
                            integer type (int16 / int32), normalize=false
   <name>_offset.npy        frames [37, 37 + 101) of the float decode
   info.txt                 <file> <sample_rate> <frames> <channels> <subtype>
+A rerun rewrites the float WAV (its PEAK chunk holds a time stamp) and the
+Ogg files (random stream serial numbers) with other bytes; their decodes,
+and every other file, come out the same.
 """
 import os
 import sys

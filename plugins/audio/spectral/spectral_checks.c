@@ -170,6 +170,9 @@ static loom_status make_window(loom_call *call, const loom_tensor *window, const
 /* The defaults and checks both directions share. */
 static loom_status resolve_common(const audio_stft_args *a, audio_stft_geom *g)
 {
+    if (a->n_fft > INT32_MAX)   /* FFTW and cuFFT count points in an int */
+        return pk_host->fail(LOOM_EINVAL, "'n_fft' %lld is over 2^31 - 1, the largest FFTW and cuFFT transform",
+                             (long long)a->n_fft);
     g->n_fft = a->n_fft;
     g->win_length = a->win_length > 0 ? a->win_length : a->n_fft;
     g->hop = a->hop > 0 ? a->hop : a->hop_default_quarter ? a->n_fft / 4 : g->win_length / 2;

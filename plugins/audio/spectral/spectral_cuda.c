@@ -44,6 +44,9 @@ static loom_status prepare_host(loom_call *call, const loom_tensor *window, loom
     cudaError_t e = cudaSetDevice(call->ctx->device.device_id);
     if (e != cudaSuccess)
         return cuda_fail(e, "cudaSetDevice");
+    if (a->n_fft > INT32_MAX)   /* as the shared checks say it, before a buffer of that size */
+        return pk_host->fail(LOOM_EINVAL, "'n_fft' %lld is over 2^31 - 1, the largest FFTW and cuFFT transform",
+                             (long long)a->n_fft);
     h->window_buf = malloc((size_t)a->n_fft * es);
     if (h->window_buf == NULL)
         return pk_host->fail(LOOM_ENOMEM, "out of host memory for the window");

@@ -167,6 +167,7 @@ static void bad_input_is_refused_by_name(void **state)
     at_assert_refused("audio.stft", in, 1, "n_fft=16;win_length=20", LOOM_EINVAL, "win_length");
     at_assert_refused("audio.stft", in, 1, "n_fft=2", LOOM_EINVAL, "hop_length");
     at_assert_refused("audio.stft", in, 1, "n_fft=0", LOOM_EINVAL, "n_fft");
+    at_assert_refused("audio.stft", in, 1, "n_fft=4294967296;pad_mode=constant", LOOM_EINVAL, "n_fft");
     at_assert_refused("audio.stft", in, 1, "n_fft=200;center=false", LOOM_EINVAL, "n_fft");
     in[0] = short_x;
     at_assert_refused("audio.stft", in, 1, "n_fft=16", LOOM_EINVAL, "reflect");
