@@ -260,6 +260,25 @@ CONFIG_DICT = ["cuda", "onednn", "cpu", ";", "=", ",", "*", "?", "[", "]", "[!",
                "core", "vision", "fbgemm", "-cuda", "vision.nms", "core.*", "1024", "0", "3", "\x00", "K", "M", "G",
                "T", "B", "%", "1e", "inf", "nan"]
 
+# ------------------------------------------------------------- audio files
+
+AUDIO_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "audio", "files")
+
+
+def audio_seeds():
+    """fuzz_audio_file.c: 3 option bytes, then a shipped test file (tools/gen_audio_files_goldens.py)."""
+    seeds = {}
+    options = [b"\x03\x00\x00", b"\x00\x00\x00", b"\x0f\x25\x40", b"\x06\x07\x00"]
+    for i, name in enumerate(sorted(f for f in os.listdir(AUDIO_DATA) if not f.endswith((".npy", ".txt")))):
+        with open(os.path.join(AUDIO_DATA, name), "rb") as f:
+            seeds[name.replace(".", "_")] = options[i % len(options)] + f.read()
+    return seeds
+
+
+AUDIO_DICT = ["RIFF", "WAVE", "fmt ", "data", "fact", "LIST", "RF64", "ds64", "fLaC", "OggS", "OpusHead", "OpusTags",
+              "\x01vorbis", "\x03vorbis", "\x05vorbis", "FORM", "AIFF", "COMM", "SSND", ".snd", "caff",
+              "\xff\xf8", "\xff\xff\xff\xff", "\x00\x00\x00\x00", "\x01\x00", "\x03\x00", "\xfe\xff"]
+
 # ------------------------------------------------------------------ write
 
 TARGETS = {
@@ -269,6 +288,7 @@ TARGETS = {
     "linear_weights": (linear_seeds, LINEAR_DICT),
     "attrs": (attrs_seeds, ATTRS_DICT),
     "config": (config_seeds, CONFIG_DICT),
+    "audio_file": (audio_seeds, AUDIO_DICT),
 }
 
 
