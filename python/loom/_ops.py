@@ -192,27 +192,50 @@ def invoke(state, inputs, values, obj):
 
 # ----------------------------------------------------------- generation
 
+def _is_tensor(v):
+    """Whether a value for a name that is both an input and an attribute is
+    the tensor form (anything with __dlpack__) rather than the attribute's."""
+    return hasattr(v, "__dlpack__")
+
+
+def _tensor_part(v):
+    return v if _is_tensor(v) else None
+
+
+def _attr_part(v, default):
+    return default if v is None or _is_tensor(v) else v
+
+
 def make_function(schema, module_name):
-    """The Python function of one op."""
+    """The Python function of one op. A name that is both an input and an
+    attribute (audio's reference_channel: an int, or a tensor of weights)
+    is one parameter, in the input's place: a tensor goes to the input,
+    anything else to the attribute, as torchaudio takes either."""
     state = OpState(schema)
-    params, in_names = [], []
+    params, in_exprs = [], []
+    input_names = {py_name(a.name) for a in schema.inputs}
     seen_optional = False
     for a in schema.inputs:
         n = py_name(a.name)
-        in_names.append(n)
         seen_optional = seen_optional or a.optional
         params.append(f"{n}=None" if seen_optional else n)   # required after optional: checked by invoke
-    defaults = {}
+    defaults = {"_tensor_part": _tensor_part, "_attr_part": _attr_part}
+    shared = set()
     kw = []
-    attr_names = []
+    attr_exprs = []
     for i, a in enumerate(schema.attrs):
         n = py_name(a.name)
-        attr_names.append(n)
-        if a.required:
-            kw.append(n)
-        else:
-            defaults[f"_d{i}"] = state.defaults[i]
-            kw.append(f"{n}=_d{i}")
+        dflt = f"_d{i}"
+        defaults[dflt] = None if a.required else state.defaults[i]
+        if n in input_names:
+            shared.add(n)
+            attr_exprs.append(f"_attr_part({n}, {dflt})")
+            continue
+        attr_exprs.append(n)
+        kw.append(n if a.required else f"{n}={dflt}")
+    for a in schema.inputs:
+        n = py_name(a.name)
+        in_exprs.append(f"_tensor_part({n})" if n in shared else n)
     if schema.object_class:
         kw.append("object=None")
     if kw:
@@ -221,8 +244,8 @@ def make_function(schema, module_name):
     fname = py_name(schema.short_name)
     obj = "object" if schema.object_class else "None"
     src = (f"def {fname}({', '.join(params)}):\n"
-           f"    return _invoke(_state, ({''.join(n + ', ' for n in in_names)}), "
-           f"({''.join(n + ', ' for n in attr_names)}), {obj})\n")
+           f"    return _invoke(_state, ({''.join(e + ', ' for e in in_exprs)}), "
+           f"({''.join(e + ', ' for e in attr_exprs)}), {obj})\n")
     scope = {"_invoke": invoke, "_state": state, **defaults}
     exec(compile(src, f"<loom op {schema.name}>", "exec"), scope)
     fn = scope[fname]

@@ -26,14 +26,22 @@ def _default(a):
 def _signature(op):
     params = []
     seen_optional = False
+    attr_of = {py_name(a.name): a for a in op.attrs}
     for a in op.inputs:
+        n = py_name(a.name)
         seen_optional = seen_optional or a.optional
+        t = "TensorLike"
+        if n in attr_of:    # also an attribute: the tensor or the attribute's value
+            t = f"Union[TensorLike, {ATTR_TYPE_NAMES.get(attr_of[n].type, 'Any')}]"
         if seen_optional:
-            params.append(f"{py_name(a.name)}: Optional[TensorLike] = None")
+            params.append(f"{n}: Optional[{t}] = None")
         else:
-            params.append(f"{py_name(a.name)}: TensorLike")
+            params.append(f"{n}: {t}")
     kw = []
+    inputs = {py_name(a.name) for a in op.inputs}
     for a in op.attrs:
+        if py_name(a.name) in inputs:
+            continue
         t = ATTR_TYPE_NAMES.get(a.type, "Any")
         if not a.required and a.default is NO_DEFAULT:
             t = f"Optional[{t}]"

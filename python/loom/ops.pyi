@@ -9,6 +9,361 @@ from ._tensor import Tensor
 TensorLike = Any  # a loom.Tensor, NumPy array, PyTorch tensor: anything with __dlpack__
 
 
+class audio:
+    """loom ops of the domain audio."""
+    @staticmethod
+    def MVDR(specgram: TensorLike, mask_s: TensorLike, mask_n: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Any:
+        """torchaudio.transforms.MVDR: mask-based MVDR computed in complex128 (c64 in, c64 out), online objects update their PSDs recursively over calls
+
+        A method of the object class audio.MVDR: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            specgram (c64,c128, any rank): (..., C, F, T) multi-channel STFT
+            mask_s (f32,f64, any rank): f32|f64 (..., F, T), or (..., C, F, T) with multi_mask: mask of the target
+            mask_n (f32,f64, any rank, optional): mask of the noise, the shape and dtype of mask_s; none: 1 - mask_s
+        Outputs:
+            specgram_enhanced (c64,c128, any rank): (..., F, T): sum_c conj(w_c) X_c"""
+        ...
+    @staticmethod
+    def PSD(specgram: TensorLike, mask: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Any:
+        """torchaudio.transforms.PSD: the object's multi_mask, normalize and eps (1e-15) on specgram and mask
+
+        A method of the object class audio.PSD: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            specgram (c64,c128, any rank): c64|c128 (..., C, F, T) multi-channel STFT
+            mask (f32,f64, any rank, optional): f32 (c64) | f64 (c128) (..., F, T) time-frequency mask; none: a plain sum over time
+        Outputs:
+            psd (c64,c128, any rank): (..., F, C, C), the dtype of specgram"""
+        ...
+    @staticmethod
+    def RTFMVDR(specgram: TensorLike, rtf: TensorLike, psd_n: TensorLike, reference_channel: Optional[Union[TensorLike, int]] = None, *, diagonal_loading: bool = True, diag_eps: float = 1e-07, eps: float = 1e-08, object: Optional[Object] = None) -> Any:
+        """torchaudio.transforms.RTFMVDR: apply_beamforming(mvdr_weights_rtf(rtf, psd_n, ...), specgram)
+
+        A method of the object class audio.RTFMVDR: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            specgram (c64,c128, any rank): (..., C, F, T) multi-channel STFT
+            rtf (c64,c128, any rank): (..., F, C) relative transfer function
+            psd_n (c64,c128, any rank): (..., F, C, C) PSD of the noise
+            reference_channel (f32,f64, any rank, optional): f32|f64 (C) or (..., C) one-hot reference weights (or the int attribute)
+        Attributes (keyword-only):
+            reference_channel (int, default: absent): index of the reference channel (or give the reference_channel input)
+            diagonal_loading (bool, default True): add (diag_eps * Re tr(psd_n) + 1e-8) to the diagonal of psd_n first
+            diag_eps (float, default 1e-07): the loading's factor of the trace
+            eps (float, default 1e-08): added to the weights' denominator
+        Outputs:
+            specgram_enhanced (c64,c128, any rank): (..., F, T): sum_c conj(w_c) X_c"""
+        ...
+    @staticmethod
+    def SoudenMVDR(specgram: TensorLike, psd_s: TensorLike, psd_n: TensorLike, reference_channel: Optional[Union[TensorLike, int]] = None, *, diagonal_loading: bool = True, diag_eps: float = 1e-07, eps: float = 1e-08, object: Optional[Object] = None) -> Any:
+        """torchaudio.transforms.SoudenMVDR: apply_beamforming(mvdr_weights_souden(psd_s, psd_n, ...), specgram)
+
+        A method of the object class audio.SoudenMVDR: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            specgram (c64,c128, any rank): (..., C, F, T) multi-channel STFT
+            psd_s (c64,c128, any rank): (..., F, C, C) PSD of the target
+            psd_n (c64,c128, any rank): (..., F, C, C) PSD of the noise
+            reference_channel (f32,f64, any rank, optional): f32|f64 (C) or (..., C) one-hot reference weights (or the int attribute)
+        Attributes (keyword-only):
+            reference_channel (int, default: absent): index of the reference channel (or give the reference_channel input)
+            diagonal_loading (bool, default True): add (diag_eps * Re tr(psd_n) + 1e-8) to the diagonal of psd_n first
+            diag_eps (float, default 1e-07): the loading's factor of the trace
+            eps (float, default 1e-08): added to the weights' denominator
+        Outputs:
+            specgram_enhanced (c64,c128, any rank): (..., F, T): sum_c conj(w_c) X_c"""
+        ...
+    @staticmethod
+    def apply_beamforming(beamform_weights: TensorLike, specgram: TensorLike) -> Any:
+        """the enhanced spectrum sum_c conj(w[f,c]) X[c,f,t] (torchaudio.functional.apply_beamforming)
+
+        Inputs:
+            beamform_weights (c64,c128, any rank): (..., F, C)
+            specgram (c64,c128, any rank): (..., C, F, T), the dtype of beamform_weights
+        Outputs:
+            specgram_enhanced (c64,c128, any rank): (..., F, T): sum_c conj(w_c) X_c"""
+        ...
+    @staticmethod
+    def create_dct(*, n_mfcc: int, n_mels: int, norm: str = 'none') -> Any:
+        """DCT-II matrix (torchaudio.functional.create_dct)
+
+        Attributes (keyword-only):
+            n_mfcc (int, required): coefficients
+            n_mels (int, required): mel filters
+            norm (str, default 'none'; one of ortho, none): ortho or none
+        Outputs:
+            dct (f32, rank 2): [n_mels, n_mfcc]"""
+        ...
+    @staticmethod
+    def info(src: Optional[TensorLike] = None, *, uri: Optional[str] = None, format: Optional[str] = None) -> Tuple[Any, Any, Any, Any, Any]:
+        """an audio file's metadata (torchaudio.info, libsndfile)
+
+        Inputs:
+            src (u8, rank 1, optional): the file's bytes (instead of uri)
+        Attributes (keyword-only):
+            uri (str, default: absent): path of the file (or give its bytes as input src)
+            format (str, default: absent): container when the bytes do not say
+        Outputs:
+            sample_rate (i64, rank 0): Hz
+            num_frames (i64, rank 0): frames (samples per channel)
+            num_channels (i64, rank 0): channels
+            bits_per_sample (i64, rank 0): bits of a PCM sample; 0 for lossy codecs
+            encoding (u8, rank 1): torchaudio's name: PCM_S, PCM_U, PCM_F, ULAW, ALAW, FLAC, VORBIS, OPUS, ..."""
+        ...
+    @staticmethod
+    def inverse_spectrogram(spectrogram: TensorLike, window: Optional[TensorLike] = None, *, length: Optional[int] = None, pad: int = 0, n_fft: int = 400, hop_length: Optional[int] = None, win_length: Optional[int] = None, normalized: str = 'false', center: bool = True, pad_mode: str = 'reflect', onesided: bool = True) -> Any:
+        """waveform of a complex spectrogram (torchaudio.functional.inverse_spectrogram)
+
+        Inputs:
+            spectrogram (c64,c128, any rank): (..., freq, frames) complex
+            window (f32,f64, rank 1, optional): [win_length], the real type of spectrogram (default: periodic Hann)
+        Attributes (keyword-only):
+            length (int, default: absent): samples of the waveform (pad removed)
+            pad (int, default 0): the forward transform's pad
+            n_fft (int, default 400): size of the Fourier transform
+            hop_length (int, default: absent): samples between frames (default win_length // 2)
+            win_length (int, default: absent): window size (default n_fft)
+            normalized (str, default 'false'; one of false, true, window, frame_length): the forward transform's normalized
+            center (bool, default True): the forward transform was centred
+            pad_mode (str, default 'reflect'; one of reflect, constant, replicate, circular): the forward transform's pad_mode (unused)
+            onesided (bool, default True): the input holds n_fft // 2 + 1 bins
+        Outputs:
+            output (f32,f64, any rank): (..., time)"""
+        ...
+    @staticmethod
+    def istft(input: TensorLike, window: Optional[TensorLike] = None, *, n_fft: int, hop_length: Optional[int] = None, win_length: Optional[int] = None, center: bool = True, normalized: bool = False, onesided: Optional[bool] = None, length: Optional[int] = None, return_complex: bool = False) -> Any:
+        """inverse short-time Fourier transform by overlap-add (torch.istft)
+
+        Inputs:
+            input (f32,f64,c64,c128, any rank): (..., freq, frames) complex, or real (..., freq, frames, 2)
+            window (f32,f64, rank 1, optional): [win_length], the real type of input (default: ones)
+        Attributes (keyword-only):
+            n_fft (int, required): size of the Fourier transform
+            hop_length (int, default: absent): samples between frames (default n_fft // 4)
+            win_length (int, default: absent): window size (default n_fft)
+            center (bool, default True): the forward transform was centred: trim n_fft // 2 at both ends
+            normalized (bool, default False): the forward transform was normalized (n_fft^-1/2)
+            onesided (bool, default: absent): input holds n_fft // 2 + 1 bins (default: unless it has n_fft)
+            length (int, default: absent): output samples (trimmed or zero-padded)
+            return_complex (bool, default False): only false: the output is real
+        Outputs:
+            output (f32,f64, any rank): (..., time)"""
+        ...
+    @staticmethod
+    def load(src: Optional[TensorLike] = None, *, uri: Optional[str] = None, frame_offset: int = 0, num_frames: int = -1, normalize: bool = True, channels_first: bool = True, format: Optional[str] = None) -> Tuple[Any, Any]:
+        """decode an audio file (torchaudio.load, libsndfile)
+
+        Inputs:
+            src (u8, rank 1, optional): the file's bytes (instead of uri)
+        Attributes (keyword-only):
+            uri (str, default: absent): path of the file (or give its bytes as input src)
+            frame_offset (int, default 0): frames skipped first
+            num_frames (int, default -1): frames read at most; -1: to the end
+            normalize (bool, default True): float32 in [-1, 1); false: the native integer type of PCM
+            channels_first (bool, default True): [channels, frames]; false: [frames, channels]
+            format (str, default: absent): container when the bytes do not say (wav, flac, ogg, ...)
+        Outputs:
+            waveform (f32,f64,i8,u8,i16,i32, rank 2): [channels, frames] (channels_first): f32 when normalize, else i16 / i32 / u8 / i8 of PCM
+            sample_rate (i64, rank 0): Hz"""
+        ...
+    @staticmethod
+    def mel_spectrogram(waveform: TensorLike, window: Optional[TensorLike] = None, *, sample_rate: int = 16000, n_fft: int = 400, win_length: Optional[int] = None, hop_length: Optional[int] = None, f_min: float = 0.0, f_max: Optional[float] = None, pad: int = 0, n_mels: int = 128, power: float = 2.0, normalized: str = 'false', center: bool = True, pad_mode: str = 'reflect', norm: str = 'none', mel_scale: str = 'htk') -> Any:
+        """mel-scale spectrogram (torchaudio.transforms.MelSpectrogram)
+
+        Inputs:
+            waveform (f32,f64, any rank): (..., time)
+            window (f32,f64, rank 1, optional): [win_length] (default: periodic Hann)
+        Attributes (keyword-only):
+            sample_rate (int, default 16000): sample rate, Hz
+            n_fft (int, default 400): size of the Fourier transform
+            win_length (int, default: absent): window size (default n_fft)
+            hop_length (int, default: absent): samples between frames (default win_length // 2)
+            f_min (float, default 0.0): lowest frequency, Hz
+            f_max (float, default: absent): highest frequency, Hz (default sample_rate // 2)
+            pad (int, default 0): zeros added on both sides first
+            n_mels (int, default 128): mel filters
+            power (float, default 2.0): |X|^power before the filters
+            normalized (str, default 'false'; one of false, true, window, frame_length): as spectrogram's normalized
+            center (bool, default True): pad n_fft // 2 on both sides
+            pad_mode (str, default 'reflect'; one of reflect, constant, replicate, circular): padding of center
+            norm (str, default 'none'; one of none, slaney): filter norm: none or slaney
+            mel_scale (str, default 'htk'; one of htk, slaney): htk or slaney
+        Outputs:
+            output (f32,f64, any rank): (..., n_mels, frames)"""
+        ...
+    @staticmethod
+    def melscale_fbanks(*, n_freqs: int, f_min: float, f_max: float, n_mels: int, sample_rate: int, norm: str = 'none', mel_scale: str = 'htk') -> Any:
+        """triangular mel filter bank (torchaudio.functional.melscale_fbanks)
+
+        Attributes (keyword-only):
+            n_freqs (int, required): frequency bins (n_fft // 2 + 1)
+            f_min (float, required): lowest frequency, Hz
+            f_max (float, required): highest frequency, Hz
+            n_mels (int, required): mel filters
+            sample_rate (int, required): sample rate, Hz
+            norm (str, default 'none'; one of none, slaney): none, or slaney: divide each filter by its width
+            mel_scale (str, default 'htk'; one of htk, slaney): htk or slaney
+        Outputs:
+            fb (f32, rank 2): [n_freqs, n_mels]"""
+        ...
+    @staticmethod
+    def mfcc(waveform: TensorLike, window: Optional[TensorLike] = None, *, sample_rate: int = 16000, n_fft: int = 400, win_length: Optional[int] = None, hop_length: Optional[int] = None, f_min: float = 0.0, f_max: Optional[float] = None, pad: int = 0, n_mels: int = 128, power: float = 2.0, normalized: str = 'false', center: bool = True, pad_mode: str = 'reflect', norm: str = 'none', mel_scale: str = 'htk', n_mfcc: int = 40, dct_type: int = 2, dct_norm: str = 'ortho', log_mels: bool = False, top_db: float = 80.0) -> Any:
+        """mel-frequency cepstral coefficients (torchaudio.transforms.MFCC)
+
+        Inputs:
+            waveform (f32,f64, any rank): (..., time)
+            window (f32,f64, rank 1, optional): [win_length] (default: periodic Hann)
+        Attributes (keyword-only):
+            sample_rate (int, default 16000): sample rate, Hz
+            n_fft (int, default 400): size of the Fourier transform
+            win_length (int, default: absent): window size (default n_fft)
+            hop_length (int, default: absent): samples between frames (default win_length // 2)
+            f_min (float, default 0.0): lowest frequency, Hz
+            f_max (float, default: absent): highest frequency, Hz (default sample_rate // 2)
+            pad (int, default 0): zeros added on both sides first
+            n_mels (int, default 128): mel filters
+            power (float, default 2.0): |X|^power before the filters
+            normalized (str, default 'false'; one of false, true, window, frame_length): as spectrogram's normalized
+            center (bool, default True): pad n_fft // 2 on both sides
+            pad_mode (str, default 'reflect'; one of reflect, constant, replicate, circular): padding of center
+            norm (str, default 'none'; one of none, slaney): filter norm: none or slaney
+            mel_scale (str, default 'htk'; one of htk, slaney): htk or slaney
+            n_mfcc (int, default 40): coefficients kept (<= n_mels)
+            dct_type (int, default 2): only 2
+            dct_norm (str, default 'ortho'; one of ortho, none): ortho or none (MFCC's norm)
+            log_mels (bool, default False): log(mel + 1e-6) instead of decibels
+            top_db (float, default 80.0): decibels kept below each item's peak
+        Outputs:
+            output (f32,f64, any rank): (..., n_mfcc, frames)"""
+        ...
+    @staticmethod
+    def mvdr_weights_rtf(rtf: TensorLike, psd_n: TensorLike, reference_channel: Optional[Union[TensorLike, int]] = None, *, diagonal_loading: bool = True, diag_eps: float = 1e-07, eps: float = 1e-08) -> Any:
+        """MVDR weights from the RTF: psd_n^-1 v / (Re(v^H psd_n^-1 v) + eps), times conj(v[ref]) when a reference channel is given
+
+        Inputs:
+            rtf (c64,c128, any rank): (..., F, C) relative transfer function
+            psd_n (c64,c128, any rank): (..., F, C, C) Hermitian PSD of the noise, the dtype of rtf
+            reference_channel (f32,f64, any rank, optional): f32|f64 (C) or (..., C) one-hot reference weights (or the int attribute)
+        Attributes (keyword-only):
+            reference_channel (int, default: absent): index of the reference channel (or give the reference_channel input)
+            diagonal_loading (bool, default True): add (diag_eps * Re tr(psd_n) + 1e-8) to the diagonal of psd_n first
+            diag_eps (float, default 1e-07): the loading's factor of the trace
+            eps (float, default 1e-08): added to the weights' denominator
+        Outputs:
+            beamform_weights (c64,c128, any rank): (..., F, C)"""
+        ...
+    @staticmethod
+    def mvdr_weights_souden(psd_s: TensorLike, psd_n: TensorLike, reference_channel: Optional[Union[TensorLike, int]] = None, *, diagonal_loading: bool = True, diag_eps: float = 1e-07, eps: float = 1e-08) -> Any:
+        """MVDR weights after Souden: (psd_n^-1 psd_s) / (trace + eps), the reference channel's column
+
+        Inputs:
+            psd_s (c64,c128, any rank): (..., F, C, C) Hermitian PSD of the target
+            psd_n (c64,c128, any rank): (..., F, C, C) Hermitian PSD of the noise, the dtype of psd_s
+            reference_channel (f32,f64, any rank, optional): f32|f64 (C) or (..., C) one-hot reference weights (or the int attribute)
+        Attributes (keyword-only):
+            reference_channel (int, default: absent): index of the reference channel (or give the reference_channel input)
+            diagonal_loading (bool, default True): add (diag_eps * Re tr(psd_n) + 1e-8) to the diagonal of psd_n first
+            diag_eps (float, default 1e-07): the loading's factor of the trace
+            eps (float, default 1e-08): added to the weights' denominator
+        Outputs:
+            beamform_weights (c64,c128, any rank): (..., F, C)"""
+        ...
+    @staticmethod
+    def psd(specgram: TensorLike, mask: Optional[TensorLike] = None, *, normalize: bool = True, eps: float = 1e-10) -> Any:
+        """cross-channel power spectral density: psd[f] = sum_t m'[f,t] x[:,f,t] x[:,f,t]^H (torchaudio.functional.psd)
+
+        Inputs:
+            specgram (c64,c128, any rank): c64|c128 (..., C, F, T) multi-channel STFT
+            mask (f32,f64, any rank, optional): f32 (c64) | f64 (c128) (..., F, T) time-frequency mask; none: a plain sum over time
+        Attributes (keyword-only):
+            normalize (bool, default True): divide the mask by its sum over time (plus eps)
+            eps (float, default 1e-10): added to the mask's sum (torchaudio's code uses 1e-10; its docstring says 1e-15)
+        Outputs:
+            psd (c64,c128, any rank): (..., F, C, C), the dtype of specgram"""
+        ...
+    @staticmethod
+    def rtf_evd(psd_s: TensorLike) -> Any:
+        """RTF as the eigenvector of psd_s's largest eigenvalue (LAPACK heevd; its phase is LAPACK's)
+
+        Inputs:
+            psd_s (c64,c128, any rank): (..., F, C, C) Hermitian PSD of the target
+        Outputs:
+            rtf (c64,c128, any rank): (..., F, C)"""
+        ...
+    @staticmethod
+    def rtf_power(psd_s: TensorLike, psd_n: TensorLike, reference_channel: Optional[Union[TensorLike, int]] = None, *, n_iter: int = 3, diagonal_loading: bool = True, diag_eps: float = 1e-07) -> Any:
+        """RTF by the power method on psd_n^-1 psd_s from the reference channel's column (torchaudio's rtf_power: no normalisation between iterations)
+
+        Inputs:
+            psd_s (c64,c128, any rank): (..., F, C, C) Hermitian PSD of the target
+            psd_n (c64,c128, any rank): (..., F, C, C) Hermitian PSD of the noise, the dtype of psd_s
+            reference_channel (f32,f64, any rank, optional): f32|f64 (C) or (..., C) one-hot reference weights (or the int attribute)
+        Attributes (keyword-only):
+            reference_channel (int, default: absent): index of the reference channel (or give the reference_channel input)
+            n_iter (int, default 3): iterations of the power method
+            diagonal_loading (bool, default True): add (diag_eps * Re tr(psd_n) + 1e-8) to the diagonal of psd_n first
+            diag_eps (float, default 1e-07): the loading's factor of the trace
+        Outputs:
+            rtf (c64,c128, any rank): (..., F, C)"""
+        ...
+    @staticmethod
+    def save(src: TensorLike, *, uri: str, sample_rate: int, channels_first: bool = True, format: Optional[str] = None, encoding: Optional[str] = None, bits_per_sample: Optional[int] = None) -> Any:
+        """encode an audio file (torchaudio.save, libsndfile)
+
+        Inputs:
+            src (f32,f64,i8,u8,i16,i32, rank 2): [channels, frames] (channels_first): f32 / f64 in [-1, 1], or i16 / i32 / u8 / i8
+        Attributes (keyword-only):
+            uri (str, required): path of the file written
+            sample_rate (int, required): sample rate, Hz
+            channels_first (bool, default True): src is [channels, frames]; false: [frames, channels]
+            format (str, default: absent): wav, flac, ogg / vorbis, opus (default: from uri's extension)
+            encoding (str, default: absent): PCM_S, PCM_U, PCM_F, ULAW, ALAW (default: from src's dtype)
+            bits_per_sample (int, default: absent): 8, 16, 24, 32 or 64 (default: from src's dtype)
+        Outputs:
+            num_frames (i64, rank 0): frames written"""
+        ...
+    @staticmethod
+    def spectrogram(waveform: TensorLike, window: Optional[TensorLike] = None, *, pad: int = 0, n_fft: int = 400, hop_length: Optional[int] = None, win_length: Optional[int] = None, power: Optional[float] = None, normalized: str = 'false', center: bool = True, pad_mode: str = 'reflect', onesided: bool = True, return_complex: bool = True) -> Any:
+        """spectrogram of a waveform (torchaudio.functional.spectrogram)
+
+        Inputs:
+            waveform (f32,f64, any rank): (..., time)
+            window (f32,f64, rank 1, optional): [win_length] (default: periodic Hann)
+        Attributes (keyword-only):
+            pad (int, default 0): zeros added on both sides first
+            n_fft (int, default 400): size of the Fourier transform
+            hop_length (int, default: absent): samples between frames (default win_length // 2)
+            win_length (int, default: absent): window size (default n_fft)
+            power (float, default: absent): |X|^power; absent: the complex spectrum
+            normalized (str, default 'false'; one of false, true, window, frame_length): false; true or window: divide by sqrt(sum w^2); frame_length: by sqrt(n_fft)
+            center (bool, default True): pad n_fft // 2 on both sides
+            pad_mode (str, default 'reflect'; one of reflect, constant, replicate, circular): padding of center: reflect, constant, replicate, circular
+            onesided (bool, default True): n_fft // 2 + 1 bins instead of n_fft
+            return_complex (bool, default True): without power: complex; false: a trailing dim of 2
+        Outputs:
+            output (f32,f64,c64,c128, any rank): (..., freq, frames): |X|^power, or complex without power"""
+        ...
+    @staticmethod
+    def stft(input: TensorLike, window: Optional[TensorLike] = None, *, n_fft: int, hop_length: Optional[int] = None, win_length: Optional[int] = None, center: bool = True, pad_mode: str = 'reflect', normalized: bool = False, onesided: Optional[bool] = None, return_complex: bool = True) -> Any:
+        """short-time Fourier transform (torch.stft)
+
+        Inputs:
+            input (f32,f64, any rank): (..., time) real signal
+            window (f32,f64, rank 1, optional): [win_length] (default: ones)
+        Attributes (keyword-only):
+            n_fft (int, required): size of the Fourier transform
+            hop_length (int, default: absent): samples between frames (default n_fft // 4)
+            win_length (int, default: absent): window size (default n_fft)
+            center (bool, default True): pad n_fft // 2 on both sides so frame t is centred at t * hop_length
+            pad_mode (str, default 'reflect'; one of reflect, constant, replicate, circular): padding of center: reflect, constant, replicate, circular
+            normalized (bool, default False): multiply by n_fft^-1/2
+            onesided (bool, default: absent): n_fft // 2 + 1 bins (default) instead of n_fft
+            return_complex (bool, default True): complex output; false: a trailing dim of 2 (re, im)
+        Outputs:
+            output (f32,f64,c64,c128, any rank): (..., freq, frames) complex, or (..., freq, frames, 2) with return_complex=false"""
+        ...
+
 class core:
     """loom ops of the domain core."""
     @staticmethod

@@ -171,3 +171,23 @@ def test_batched_nms_equals_torchvision():
     assert torch.allclose(loom.ops.vision.roi_align(x, rois, output_size=[4, 4], spatial_scale=1.0,
                                                     sampling_ratio=2, aligned=True),
                           torchvision.ops.roi_align(x, rois, [4, 4], 1.0, 2, True), atol=1e-6)
+
+
+def test_a_name_that_is_input_and_attribute_takes_either_form():
+    # audio's reference_channel: an int attribute, or a tensor of one-hot
+    # weights; one parameter takes both, as torchaudio's does
+    if not hasattr(loom.ops, "audio"):
+        pytest.skip("the audio pack is not built here")
+    rng = np.random.default_rng(7)
+    f, c = 5, 3
+    x = (rng.standard_normal((f, c, 8)) + 1j * rng.standard_normal((f, c, 8))).astype(np.complex64)
+    psd_s = np.einsum("fct,fdt->fcd", x, x.conj()).astype(np.complex64)
+    psd_n = np.broadcast_to(np.eye(c, dtype=np.complex64), (f, c, c)).copy()
+    by_index = loom.ops.audio.mvdr_weights_souden(psd_s, psd_n, 1)
+    one_hot = np.zeros(c, np.float32)
+    one_hot[1] = 1
+    by_weights = loom.ops.audio.mvdr_weights_souden(psd_s, psd_n, one_hot)
+    assert by_index.shape == (f, c)
+    np.testing.assert_allclose(by_index, by_weights, rtol=1e-6, atol=1e-7)
+    by_keyword = loom.ops.audio.mvdr_weights_souden(psd_s, psd_n, reference_channel=1)
+    assert np.array_equal(by_index, by_keyword)
