@@ -102,8 +102,16 @@ static void emit_pops(enc *e, int32_t u)
         int32_t len = tr->depth[p];
         int64_t first = 0, last = 0;
         if (e->cidx != NULL) {
-            first = e->cidx[e->mpos];
-            last = (int64_t)e->cidx[e->mpos + len - 1] + 1;
+            /* canonical reordering may move a mark before its base: the
+            ** span covers every character the token's bytes came from */
+            int32_t lo = e->cidx[e->mpos], hi = lo;
+            for (int32_t k2 = 1; k2 < len; k2++) {
+                int32_t x = e->cidx[e->mpos + k2];
+                lo = x < lo ? x : lo;
+                hi = x > hi ? x : hi;
+            }
+            first = lo;
+            last = (int64_t)hi + 1;
         }
         e->mpos += len;
         emit_id(e, tr->token[p], first, last);
@@ -113,9 +121,14 @@ static void emit_pops(enc *e, int32_t u)
 /* One normalised byte of the current word, from input character src. */
 static inline void step(enc *e, uint8_t c, int64_t src)
 {
-    if (e->wbytes == 0)
+    if (e->wbytes == 0) {
         e->wfirst = src;
-    e->wlast = src + 1;
+        e->wlast = src + 1;
+    } else {
+        /* min and max: canonical reordering may put a mark first */
+        e->wfirst = src < e->wfirst ? src : e->wfirst;
+        e->wlast = src + 1 > e->wlast ? src + 1 : e->wlast;
+    }
     if (e->failed) {
         e->wbytes++;
         return;

@@ -69,15 +69,16 @@ int tt_torchtext_is_cjk(int32_t c)
 
 /* ---------------------------------------------------------- tokenizers */
 
+/* is_other() of the unicode_categories crate: Cc, Cf, Co and Cs. It has no
+** table of unassigned code points, so Cn characters stay (as word
+** characters), unlike in torchtext. */
 int tt_hf_is_control(int32_t c)
 {
     if (c == '\t' || c == '\n' || c == '\r')
         return 0;
-    /* U+0D04 was unassigned (Cn) in the Unicode tables tokenizers'
-    ** is_other() reads; utf8proc has it as Mn */
-    if (c == 0x0D04)
-        return 1;
-    return is_other(category(c));
+    int cat = category(c);
+    return cat == UTF8PROC_CATEGORY_CC || cat == UTF8PROC_CATEGORY_CF || cat == UTF8PROC_CATEGORY_CS
+        || cat == UTF8PROC_CATEGORY_CO;
 }
 
 /* Rust's char::is_whitespace (the White_Space property): Zs, Zl, Zp and
