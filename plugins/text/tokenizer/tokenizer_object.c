@@ -155,7 +155,8 @@ static loom_status tt_create(const loom_object_args *args, void **state_out)
         t->cls_id = tt_vocab_find(&t->vocab, cls, strlen(cls));
         t->sep_id = tt_vocab_find(&t->vocab, sep, strlen(sep));
         t->pad_id = tt_vocab_find(&t->vocab, pad, strlen(pad));
-        st = tt_trie_build(&t->trie, &t->vocab);
+        /* torchtext's limit is in bytes, tokenizers' in characters (4 bytes at most) */
+        st = tt_trie_build(&t->trie, &t->vocab, t->compat == TT_COMPAT_HF ? t->max_chars * 4 : t->max_chars);
     }
     if (st == LOOM_OK)
         st = parse_never_split(t, a);
