@@ -626,6 +626,35 @@ class fbgemm:
             batch_size_per_feature_per_rank (i64, rank 2, optional): i64 [T, R]: VBE batch sizes (host memory)"""
         ...
 
+class text:
+    """loom ops of the domain text."""
+    @staticmethod
+    def bert_tokenizer(text: TensorLike, text_offsets: TensorLike, text_pair: Optional[TensorLike] = None, text_pair_offsets: Optional[TensorLike] = None, *, add_special_tokens: Optional[bool] = None, max_length: int = 0, truncation: str = 'longest_first', padding: str = 'do_not_pad', return_char_offsets: bool = False, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any, Any]:
+        """strings (jagged u8 + offsets) to BERT WordPiece ids (jagged, or dense with padding)
+
+        A method of the object class text.bert_tokenizer: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            text (u8, rank 1): the UTF-8 bytes of every string, concatenated
+            text_offsets (i64, rank 1): [B+1]: string b is text[text_offsets[b]:text_offsets[b+1]]
+            text_pair (u8, rank 1, optional): second strings of sentence pairs: [CLS] A [SEP] B [SEP]
+            text_pair_offsets (i64, rank 1, optional): [B+1], the same B as text
+        Attributes (keyword-only):
+            add_special_tokens (bool, default: absent): [CLS] A [SEP] (pairs: [CLS] A [SEP] B [SEP], always); unset: false for compat=torchtext, true for compat=hf
+            max_length (int, default 0): tokens per row, special tokens included, for truncation and padding=max_length; 0: none
+            truncation (str, default 'longest_first'; one of longest_first, only_first, only_second, do_not_truncate): with max_length: longest_first | only_first | only_second | do_not_truncate (tokenizers' strategies)
+            padding (str, default 'do_not_pad'; one of do_not_pad, max_length, longest): do_not_pad: jagged outputs; max_length or longest: dense [B, L] input_ids, token_type_ids, attention_mask (and char_offsets [B, L, 2])
+            return_char_offsets (bool, default False): also return char_offsets: [start, end) of each token in its input string, in characters (code points); [0, 0] for special and pad tokens
+        Outputs:
+            input_ids (i64, any rank): [T] jagged by offsets, or [B, L] with padding
+            offsets (i64, rank 1): [B+1]: the rows of input_ids (unpadded lengths)
+            token_type_ids (i64, any rank): input_ids' layout: 0 first segment, 1 second
+            attention_mask (i64, rank 2): [B, L] with padding, else [0, 0]
+            char_offsets (i64, any rank): [T, 2] or [B, L, 2]: [start, end) characters in the input string (return_char_offsets), else [0, 2]
+            tokens (u8, rank 1): the token strings, concatenated (return_tokens), else empty
+            tokens_offsets (i64, rank 1): [T+1]: token t is tokens[tokens_offsets[t]:tokens_offsets[t+1]]"""
+        ...
+
 class vision:
     """loom ops of the domain vision."""
     @staticmethod
