@@ -343,32 +343,6 @@ static void input_char(enc *e, int32_t c, int64_t src)
         normalised_char(e, c, src);
 }
 
-/* The byte offset of the first malformed UTF-8 sequence, or -1. */
-static int64_t find_invalid(const uint8_t *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        if (i + 8 <= n) {
-            uint64_t w;
-            memcpy(&w, s + i, 8);
-            if ((w & UINT64_C(0x8080808080808080)) == 0) {
-                i += 8;
-                continue;
-            }
-        }
-        if (s[i] < 0x80) {
-            i++;
-            continue;
-        }
-        utf8proc_int32_t c;
-        utf8proc_ssize_t k = utf8proc_iterate(s + i, (utf8proc_ssize_t)(n - i), &c);
-        if (k <= 0)
-            return (int64_t)i;
-        i += (size_t)k;
-    }
-    return -1;
-}
-
 /* Decode the (valid) character at s[i]; returns its length. */
 static inline size_t decode(const uint8_t *s, size_t i, size_t n, int32_t *c)
 {
@@ -422,7 +396,7 @@ loom_status tt_encode(const tt_tokenizer *t, const uint8_t *s, size_t n, tt_toke
         err->what = "is longer than 2^31 - 1 bytes";
         return LOOM_EINVAL;
     }
-    int64_t bad = find_invalid(s, n);
+    int64_t bad = tt_utf8_error_at(s, n);
     if (bad >= 0) {
         err->byte = bad;
         err->what = "is not UTF-8 (a malformed, overlong, surrogate or truncated sequence)";

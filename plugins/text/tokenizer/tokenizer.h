@@ -130,6 +130,10 @@ int tt_hf_is_cjk(int32_t c);
 /* Python's str.isspace (what torchtext's text.strip() removes). */
 int tt_py_isspace(int32_t c);
 
+/* The byte offset of the first malformed UTF-8 sequence in s[0..n) (utf8proc's
+** rules: overlongs, surrogates and code points past U+10FFFF included), or -1. */
+int64_t tt_utf8_error_at(const uint8_t *s, size_t n);
+
 /* ----------------------------------------------------------------- object */
 
 /* A special token cut out of the raw text first (hf mode). */

@@ -2,9 +2,12 @@
 /*
 ** unicode_class.c - the character classes of torchtext's BERTTokenizer
 ** (torchtext/csrc/bert_tokenizer.cpp) and of tokenizers' BertNormalizer and
-** BertPreTokenizer, answered from utf8proc's Unicode tables. The only code
-** points named here are the ones the references name in their code.
+** BertPreTokenizer, answered from utf8proc's Unicode tables, and UTF-8
+** validation (utf8proc's decoder). The only code points named here are the
+** ones the references name in their code.
 */
+#include <string.h>
+
 #include <utf8proc.h>
 
 #include "tokenizer.h"
@@ -108,4 +111,30 @@ int tt_py_isspace(int32_t c)
     const utf8proc_property_t *p = utf8proc_get_property(c);
     return p->category == UTF8PROC_CATEGORY_ZS || p->bidi_class == UTF8PROC_BIDI_CLASS_WS
         || p->bidi_class == UTF8PROC_BIDI_CLASS_B || p->bidi_class == UTF8PROC_BIDI_CLASS_S;
+}
+
+/* See tokenizer.h. ASCII is skipped eight bytes at a time: most text is. */
+int64_t tt_utf8_error_at(const uint8_t *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        if (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            if ((w & UINT64_C(0x8080808080808080)) == 0) {
+                i += 8;
+                continue;
+            }
+        }
+        if (s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        utf8proc_int32_t c;
+        utf8proc_ssize_t k = utf8proc_iterate(s + i, (utf8proc_ssize_t)(n - i), &c);
+        if (k <= 0)
+            return (int64_t)i;
+        i += (size_t)k;
+    }
+    return -1;
 }

@@ -68,24 +68,6 @@ static size_t rust_trim_end(const uint8_t *s, size_t n)
     return n;
 }
 
-/* The byte offset of the first malformed UTF-8 sequence in s[0..n), or -1. */
-static int64_t utf8_error_at(const uint8_t *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        if (s[i] < 0x80) {
-            i++;
-            continue;
-        }
-        utf8proc_int32_t c;
-        utf8proc_ssize_t k = utf8proc_iterate(s + i, (utf8proc_ssize_t)(n - i), &c);
-        if (k <= 0)
-            return (int64_t)i;
-        i += (size_t)k;
-    }
-    return -1;
-}
-
 loom_status tt_vocab_load(tt_vocab *v, const char *path, tt_compat compat, const char *unk_token)
 {
     const void *map = NULL;
@@ -128,7 +110,7 @@ loom_status tt_vocab_load(tt_vocab *v, const char *path, tt_compat compat, const
         const uint8_t *nl = memchr(p, '\n', size - pos);
         size_t n = nl != NULL ? (size_t)(nl - p) : size - pos;
         pos += n + 1;
-        int64_t bad = utf8_error_at(p, n);
+        int64_t bad = tt_utf8_error_at(p, n);
         if (bad >= 0) {
             st = pk_host->fail(LOOM_EINVAL, "%s: vocab '%s' line %zu is not UTF-8 (malformed sequence at byte %lld "
                                "of the line)", TT_CLASS, path, line + 1, (long long)bad);
