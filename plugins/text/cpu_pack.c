@@ -7,4 +7,4 @@
 static const char *const text_depends[] = { "core.matmul", NULL };
 
 PK_PACK_DEFINE_DEPS("text", "0.1.0", "torchtext: GLUE readers, BERT sentence encoder (cpu)", NULL, NULL,
-                    text_depends, &text_encoder_cpu)
+                    text_depends, &text_glue_cpu, &text_encoder_cpu)
