@@ -92,6 +92,8 @@ extern const cf_gen cf_vision_gens[];
 extern const size_t cf_vision_n_gens;
 extern const cf_gen cf_fbgemm_gens[];
 extern const size_t cf_fbgemm_n_gens;
+extern const cf_gen cf_text_gens[];
+extern const size_t cf_text_n_gens;
 
 /* ---------------------------------------------- helpers of the generators
 ** (gen.c). Any failure is a broken generator: they print "Bail out!" with
