@@ -296,6 +296,42 @@ def glue_seeds():
 GLUE_DICT = ["\t", "\n", "\r\n", "\r", '"', '""', "\xef\xbb\xbf", "entailment", "not_entailment", "neutral",
              "contradiction", "-", "0", "1", "5.000", "nan", "inf", "1_0", "+", " "]
 
+
+# ------------------------------------------------------------ wordpiece
+
+def wordpiece_seeds():
+    """fuzz_wordpiece.c: an option byte, then text (bit 0 clear) or a vocab file."""
+    text = ("Hello, World! unaffable caf\u00e9 na\u00efve \u4e2d\u6587\u5b57 \U0001f600 [CLS] x [SEP]\n"
+            "e\u0301 a\u0323\u0308 \u0130stanbul \u00df \u2028 \u00a0 \u3000 ctl\x01\x7f\u200b\ufeff\n"
+            + "a" * 120 + " " + "\u00e9" * 51 + "\n\u041f\u0440\u0438\u0432\u0435\u0442 "
+            "\u0645\u0631\u062d\u0628\u0627 e-mail U.S.A. can't 3.14 \u201cq\u201d\n").encode("utf-8")
+    vocab = b"[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n\nhello\n##llo\nhe\n,\n!\nworld\n##a\na\n##\n#\ncaf\n##e\n"
+    seeds = {
+        "text_torchtext": b"\x00" + text,
+        "text_hf": b"\x02" + text,
+        "text_cased": b"\x04" + text,
+        "text_strip_false": b"\x08" + text,
+        "text_never_split": b"\x20" + text,
+        "text_pairs_offsets": b"\x42" + text,
+        "text_dense": b"\x82" + text,
+        "text_dense_pairs": b"\xc0" + text,
+        "text_bad_utf8": b"\x00ok\n\xc0\xaf\n\xed\xa0\x80\n\xf4\x90\x80\x80\n\xe2\x82",
+        "text_nul": b"\x00ab\x00cd ef\n\x00\n",
+        "vocab_small": b"\x01" + vocab,
+        "vocab_small_hf": b"\x03" + vocab.replace(b"\n", b" \r\n"),
+        "vocab_empty": b"\x01",
+        "vocab_no_unk": b"\x01a\nb\n",
+        "vocab_dup": b"\x01[UNK]\na\na\n",
+        "vocab_bad_utf8": b"\x01[UNK]\n\xff\n",
+        "vocab_suffix_only": b"\x41[UNK]\n##\n###\n##a\n",
+    }
+    return seeds
+
+
+WORDPIECE_DICT = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]", "##", "\n", " ", "\t", "\r", "\x00", "\xc3\xa9",
+                  "e\xcc\x81", "\xe4\xb8\xad", "\xf0\x9f\x98\x80", "\xe2\x80\xa8", "\xc2\xa0", "\xef\xbb\xbf",
+                  "\xc4\xb0", "\xed\xa0\x80", "\xc0\xaf", "\xf4\x90\x80\x80", "hello", "##llo", "un", "##aff"]
+
 # ------------------------------------------------------------------ write
 
 TARGETS = {
@@ -306,6 +342,7 @@ TARGETS = {
     "attrs": (attrs_seeds, ATTRS_DICT),
     "config": (config_seeds, CONFIG_DICT),
     "glue": (glue_seeds, GLUE_DICT),
+    "wordpiece": (wordpiece_seeds, WORDPIECE_DICT),
 }
 
 

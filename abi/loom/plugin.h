@@ -281,7 +281,16 @@ typedef struct loom_attr_value {
 ** ragged results: a values tensor flagged LOOM_ARG_JAGGED, immediately
 ** followed by its i64 offsets tensor [B+1] flagged LOOM_ARG_OFFSETS and named
 ** "<values>_offsets". Row b is values[offsets[b]:offsets[b+1]] along dim 0;
-** strings are u8 UTF-8 values. The core checks the pair's dtypes and ranks. */
+** strings are u8 UTF-8 values. The core checks the pair's dtypes and ranks.
+** Strings: a batch of B strings is the u8 values of their bytes, concatenated
+** with no separator or terminator, and offsets [B+1] in bytes (string b may
+** hold any byte, NUL included; a pack that needs UTF-8 checks it and names
+** the row and byte of a malformed sequence). The CLI's --lines NAME=FILE.txt
+** makes NAME and NAME_offsets from a text file, one string per line.
+** Outputs that vary per row follow the same form: values plus i64 offsets
+** [B+1]; several value outputs with the same rows (token ids and their
+** character spans, say) may share one unflagged i64 [B+1] output named
+** "offsets", and an output not asked for is then an empty tensor. */
 #define LOOM_ARG_JAGGED  0x2u
 #define LOOM_ARG_OFFSETS 0x4u
 /* "Same dtype as input k" (ABI 1.1): for an output, the core checks that a

@@ -85,7 +85,7 @@ const cf_gen *cf_find_gen(const char *op);
 /* The file whose table holds op's domain ("cases_vision.c"), for messages. */
 const char *cf_domain_file(const char *op);
 
-/* Each domain's rows (cases_core.c, cases_vision.c, cases_fbgemm.c). */
+/* Each domain's rows (cases_core.c, cases_vision.c, cases_fbgemm.c, cases_text.c). */
 extern const cf_gen cf_core_gens[];
 extern const size_t cf_core_n_gens;
 extern const cf_gen cf_vision_gens[];

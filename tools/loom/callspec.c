@@ -54,9 +54,10 @@ static int parse_count(const char *text, long min, long *out)
 
 int callspec_parse(callspec *c, int mode, const char *usage, int argc, char **argv)
 {
-    enum { O_IN = 1000, O_ATTR, O_OUT, O_WEIGHTS, O_BACKEND, O_DEVICE, O_JSON, O_REPEAT, O_WARMUP };
+    enum { O_IN = 1000, O_LINES, O_ATTR, O_OUT, O_WEIGHTS, O_BACKEND, O_DEVICE, O_JSON, O_REPEAT, O_WARMUP };
     static const struct option run_opts[] = {
         { "in", required_argument, NULL, O_IN },
+        { "lines", required_argument, NULL, O_LINES },
         { "attr", required_argument, NULL, O_ATTR },
         { "out", required_argument, NULL, O_OUT },
         { "weights", required_argument, NULL, O_WEIGHTS },
@@ -68,6 +69,7 @@ int callspec_parse(callspec *c, int mode, const char *usage, int argc, char **ar
     };
     static const struct option bench_opts[] = {
         { "in", required_argument, NULL, O_IN },
+        { "lines", required_argument, NULL, O_LINES },
         { "attr", required_argument, NULL, O_ATTR },
         { "weights", required_argument, NULL, O_WEIGHTS },
         { "backend", required_argument, NULL, O_BACKEND },
@@ -91,7 +93,8 @@ int callspec_parse(callspec *c, int mode, const char *usage, int argc, char **ar
     c->ins = calloc((size_t)argc, sizeof *c->ins);
     c->attrs = calloc((size_t)argc, sizeof *c->attrs);
     c->outs = calloc((size_t)argc, sizeof *c->outs);
-    if (c->ins == NULL || c->attrs == NULL || c->outs == NULL) {
+    c->lines = calloc((size_t)argc, sizeof *c->lines);
+    if (c->ins == NULL || c->attrs == NULL || c->outs == NULL || c->lines == NULL) {
         fprintf(stderr, "loom %s: out of memory\n", c->cmd);
         return CLI_FAIL;
     }
@@ -103,6 +106,10 @@ int callspec_parse(callspec *c, int mode, const char *usage, int argc, char **ar
         case O_IN:
             if (split_kv(optarg, &c->ins[c->n_ins++]) != 0)
                 return usage_error(c, "--in wants NAME=FILE.npy, got '%s'", optarg);
+            break;
+        case O_LINES:
+            if (split_kv(optarg, &c->lines[c->n_lines++]) != 0)
+                return usage_error(c, "--lines wants NAME=FILE.txt, got '%s'", optarg);
             break;
         case O_ATTR:
             if (split_kv(optarg, &c->attrs[c->n_attrs++]) != 0)
@@ -230,12 +237,27 @@ static int check_names(callspec *c)
 
     if (c->weights != NULL && s->object_class == NULL)
         return usage_error(c, "--weights is for methods of an object class; %s is not one", s->name);
-    if (check_args(c, "input", c->ins, c->n_ins, s->inputs, s->n_inputs) != CLI_OK)
+    if (check_args(c, "input", c->ins, c->n_ins, s->inputs, s->n_inputs) != CLI_OK
+        || check_args(c, "input", c->lines, c->n_lines, s->inputs, s->n_inputs) != CLI_OK)
         return CLI_USAGE;
+    for (int i = 0; i < c->n_lines; i++) {
+        int k = find_arg(s->inputs, s->n_inputs, c->lines[i].key);
+        if (!(s->inputs[k].flags & LOOM_ARG_JAGGED))
+            return usage_error(c, "--lines %s: '%s' is not a jagged input (strings are a LOOM_ARG_JAGGED u8 "
+                               "input and its offsets)", c->lines[i].key, c->lines[i].key);
+        for (int j = 0; j < c->n_ins; j++)
+            if (strcmp(c->ins[j].key, c->lines[i].key) == 0
+                || strcmp(c->ins[j].key, s->inputs[k + 1].name) == 0)
+                return usage_error(c, "input '%s' given by both --in and --lines", c->ins[j].key);
+    }
     for (uint32_t k = 0; k < s->n_inputs; k++) {
         int given = 0;
         for (int i = 0; i < c->n_ins; i++)
             given |= strcmp(c->ins[i].key, s->inputs[k].name) == 0;
+        for (int i = 0; i < c->n_lines; i++) {
+            int v = find_arg(s->inputs, s->n_inputs, c->lines[i].key);
+            given |= v == (int)k || v + 1 == (int)k;
+        }
         if (!given && !(s->inputs[k].flags & LOOM_ARG_OPTIONAL))
             return usage_error(c, "%s needs input '%s' (--in %s=FILE.npy)", s->name, s->inputs[k].name,
                                s->inputs[k].name);
@@ -250,6 +272,66 @@ static int check_names(callspec *c)
             continue;
         return usage_error(c, "%s has no attribute '%s' (`loom info %s` lists them)", s->name, key, s->name);
     }
+    return CLI_OK;
+}
+
+/* The lines of a text file as the jagged pair values (u8) + offsets (i64
+** [B+1]): split at '\n' only, so '\r' and every other byte stay in the
+** line; a final '\n' opens no line. */
+static int read_lines(callspec *c, const char *path, loom_tensor **values, loom_tensor **offsets)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        fprintf(stderr, "loom %s: --lines: cannot open '%s': %s\n", c->cmd, path, strerror(errno));
+        return CLI_FAIL;
+    }
+    char *data = NULL;
+    size_t n = 0, cap = 0, got;
+    do {
+        if (n == cap) {
+            char *p = realloc(data, cap = cap ? cap * 2 : 65536);
+            if (p == NULL) {
+                free(data);
+                fclose(f);
+                fprintf(stderr, "loom %s: out of memory reading '%s'\n", c->cmd, path);
+                return CLI_FAIL;
+            }
+            data = p;
+        }
+        got = fread(data + n, 1, cap - n, f);
+        n += got;
+    } while (got > 0);
+    int err = ferror(f);
+    fclose(f);
+    if (err) {
+        free(data);
+        fprintf(stderr, "loom %s: --lines: cannot read '%s'\n", c->cmd, path);
+        return CLI_FAIL;
+    }
+    int64_t newlines = 0;
+    for (size_t i = 0; i < n; i++)
+        newlines += data[i] == '\n';
+    const int64_t lines = newlines + (n > 0 && data[n - 1] != '\n');
+    const int64_t vshape[1] = { (int64_t)n - newlines };
+    const int64_t oshape[1] = { lines + 1 };
+    if (loom_tensor_new(values, LOOM_DTYPE_U8, 1, vshape, NULL) != LOOM_OK
+        || loom_tensor_new(offsets, LOOM_DTYPE_I64, 1, oshape, NULL) != LOOM_OK) {
+        free(data);
+        return cli_fail();
+    }
+    uint8_t *v = loom_data(*values);
+    int64_t *o = loom_data(*offsets), at = 0, b = 0;
+    o[0] = 0;
+    for (size_t i = 0, start = 0; i <= n; i++) {
+        if (i == n ? i > start : data[i] == '\n') {
+            if (i > start)
+                memcpy(v + at, data + start, i - start);
+            at += (int64_t)(i - start);
+            o[++b] = at;
+            start = i + 1;
+        }
+    }
+    free(data);
     return CLI_OK;
 }
 
@@ -275,6 +357,26 @@ static int read_inputs(callspec *c)
             host = dev;
         }
         c->inputs[idx] = host;
+    }
+    for (int i = 0; i < c->n_lines; i++) {
+        int idx = find_arg(s->inputs, s->n_inputs, c->lines[i].key);
+        loom_tensor *v = NULL, *o = NULL;
+        if (read_lines(c, c->lines[i].value, &v, &o) != CLI_OK) {
+            loom_tensor_free(v);
+            return CLI_FAIL;
+        }
+        c->inputs[idx] = v;
+        c->inputs[idx + 1] = o;
+        if (c->device.device_type != LOOM_DEVICE_CPU) {
+            for (int k = 0; k < 2; k++) {
+                loom_tensor *dev = NULL;
+                loom_status st = loom_tensor_copy_to(&dev, c->inputs[idx + k], &c->device);
+                loom_tensor_free(c->inputs[idx + k]);
+                c->inputs[idx + k] = dev;
+                if (st != LOOM_OK)
+                    return cli_fail();
+            }
+        }
     }
     return CLI_OK;
 }
@@ -354,5 +456,6 @@ void callspec_free(callspec *c)
     free(c->ins);
     free(c->attrs);
     free(c->outs);
+    free(c->lines);
     memset(c, 0, sizeof *c);
 }

@@ -3,8 +3,8 @@
 ** callspec.h - one operator call described on the command line, shared by
 ** `loom run` and `loom bench`.
 **
-**   OP --in NAME=FILE.npy ... --attr KEY=VALUE ... [--weights FILE.safetensors]
-**      [--backend B] [--device cpu|cuda[:N]] [--json]
+**   OP --in NAME=FILE.npy ... --lines NAME=FILE.txt ... --attr KEY=VALUE ...
+**      [--weights FILE.safetensors] [--backend B] [--device cpu|cuda[:N]] [--json]
 **   run adds --out NAME=FILE.npy ...; bench adds --repeat N --warmup W.
 **
 ** Life cycle: callspec_parse (command line only, no loom calls) ->
@@ -12,6 +12,11 @@
 ** read inputs, parse attributes, create the object of a method) ->
 ** callspec_call as often as wanted -> callspec_free (always, also after a
 ** failed parse or prepare).
+**
+** --lines NAME=FILE.txt reads a text file as a batch of strings, one per
+** line (split at '\n' only; a final '\n' opens no line), into the jagged
+** pair of plugin.h: NAME (u8, the bytes of every line) and NAME_offsets (i64
+** [B+1]). NAME must be a LOOM_ARG_JAGGED input of the op.
 **
 ** Attributes of a method op: a key the object class declares goes to the
 ** class (used at object creation), every other key to the op.
@@ -33,8 +38,8 @@ typedef struct callspec {
     int mode;                       /* CALLSPEC_RUN or CALLSPEC_BENCH */
     const char *cmd, *usage;        /* for messages */
     const char *op_name;
-    cli_kv *ins, *attrs, *outs;
-    int n_ins, n_attrs, n_outs;
+    cli_kv *ins, *attrs, *outs, *lines;
+    int n_ins, n_attrs, n_outs, n_lines;
     const char *weights, *backend, *device_text;
     int json;
     long repeat, warmup;            /* bench only */

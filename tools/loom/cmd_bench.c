@@ -16,7 +16,7 @@
 #include "json.h"
 
 static const char usage[] =
-    "usage: loom bench OP --in NAME=FILE.npy ... [--attr KEY=VALUE ...]\n"
+    "usage: loom bench OP --in NAME=FILE.npy ... [--lines NAME=FILE.txt ...] [--attr KEY=VALUE ...]\n"
     "                  [--weights FILE.safetensors] [--backend B] [--device cpu|cuda[:N]]\n"
     "                  [--repeat N] [--warmup W] [--json]\n"
     "  Time OP (arguments as for `loom run`): median, p10 and p90 seconds over N\n"

@@ -34,6 +34,12 @@ static void print_args(const char *title, const loom_arg_def *args, uint32_t n)
                (args[i].flags & LOOM_ARG_OPTIONAL) ? " optional" : "",
                args[i].doc != NULL ? args[i].doc : "");
     }
+    /* strings: the CLI's --lines form fills a jagged u8 input and its offsets */
+    for (uint32_t i = 0; i + 1 < n; i++)
+        if ((args[i].flags & LOOM_ARG_JAGGED) && args[i].dtypes == LOOM_DTYPE_BIT(LOOM_DTYPE_U8)
+            && strcmp(title, "inputs") == 0)
+            printf("  (strings: --lines %s=FILE.txt gives %s and %s, one UTF-8 string per line)\n", args[i].name,
+                   args[i].name, args[i + 1].name);
 }
 
 static void print_attrs(const char *title, const loom_attr_def *attrs, uint32_t n)
