@@ -17,9 +17,13 @@
 ** A sequence whose mask is all 0 keeps every token and attends uniformly
 ** to all of them, as transformers' -FLT_MAX additive mask makes it do.
 **
-** Products are core.matmul calls (host->op_call, the core picks cpu,
-** onednn or cuda); the q/k/v heads are strided views of the [T, 3H]
-** product, so no copy is made before attention. LayerNorm, bias +
+** Products are core.matmul calls (host->op_call): the dense layers go
+** where LOOM_BACKENDS sends them (cpu, onednn); the per-sequence attention
+** products go to the cpu backend (loom's GEMM), because their shapes change
+** with every sequence length and oneDNN builds a primitive per shape (ms
+** each, 64 cached), which would cost more than the products themselves.
+** The q/k/v heads are strided views of the [T, 3H] product, so no copy is
+** made before attention. LayerNorm, bias +
 ** activation and the masked softmax are the row kernels of encoder.h,
 ** threaded over rows with the core's pool.
 */
@@ -129,13 +133,14 @@ static loom_tensor view(float *data, int32_t ndim, int64_t *shape, int64_t *stri
     return t;
 }
 
-/* out = a @ b through core.matmul, out compact. */
-static loom_status matmul(loom_call *call, const fwd *f, loom_tensor *a, loom_tensor *b, loom_tensor *out)
+/* out = a @ b through core.matmul, out compact; backend NULL: the policy's. */
+static loom_status matmul(loom_call *call, const fwd *f, loom_tensor *a, loom_tensor *b, loom_tensor *out,
+                          const char *backend)
 {
     const loom_tensor *ins[2] = { a, b };
     loom_tensor *outs[1] = { out };
     loom_op_call oc = { .struct_size = sizeof oc, .op = f->m->matmul, .n_inputs = 2, .inputs = ins,
-                        .n_outputs = 1, .outputs = outs };
+                        .n_outputs = 1, .outputs = outs, .backend = backend };
     return pk_host->op_call(call->ctx, &oc);
 }
 
@@ -145,7 +150,7 @@ static loom_status dense(loom_call *call, const fwd *f, const float *x, int64_t 
 {
     int64_t xs[2] = { f->T, n_in }, xst[2] = { ldx, 1 }, ws[2] = { n_in, n_out }, ys[2] = { f->T, n_out };
     loom_tensor tx = view((float *)x, 2, xs, xst), tw = view((float *)w, 2, ws, NULL), ty = view(y, 2, ys, NULL);
-    return matmul(call, f, &tx, &tw, &ty);
+    return matmul(call, f, &tx, &tw, &ty, NULL);
 }
 
 /* Self-attention of sequence b over its n packed rows, into f->ctx. */
@@ -162,12 +167,12 @@ static loom_status attend(loom_call *call, const fwd *f, int64_t b)
     int64_t ks[3] = { nh, d, n }, kst[3] = { d, 1, wide };
     int64_t ss[3] = { nh, n, n }, os[3] = { nh, n, d };
     loom_tensor tq = view(q, 3, qs, qst), tk = view(q + H, 3, ks, kst), tsc = view(f->scores, 3, ss, NULL);
-    loom_status st = matmul(call, f, &tq, &tk, &tsc);
+    loom_status st = matmul(call, f, &tq, &tk, &tsc, "cpu");
     if (st == LOOM_OK)
         st = run_rows(call, f, ST_SOFTMAX, NULL, nh * n, b, n);
     loom_tensor tv = view(q + 2 * H, 3, qs, qst), to = view(f->heads_out, 3, os, NULL);
     if (st == LOOM_OK)
-        st = matmul(call, f, &tsc, &tv, &to);
+        st = matmul(call, f, &tsc, &tv, &to, "cpu");
     if (st == LOOM_OK)
         st = run_rows(call, f, ST_UNHEAD, NULL, n, b, n);
     return st;
