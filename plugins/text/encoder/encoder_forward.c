@@ -333,7 +333,10 @@ loom_status enc_forward_run(loom_call *call)
         return pk_host->fail(LOOM_EINVAL, "%s is a method: it needs a %s object", W, W);
     fwd f = { .m = m, .rows = enc_rows_current() };
     f.pooling = pooling_of(call->attrs[PK_ATTR(text_encoder, pooling)].u.s);
-    f.normalize = call->attrs[PK_ATTR(text_encoder, normalize)].u.b != 0 && f.pooling != ENC_POOL_NONE;
+    f.normalize = call->attrs[PK_ATTR(text_encoder, normalize)].u.b != 0;
+    if (f.normalize && f.pooling == ENC_POOL_NONE)
+        return pk_host->fail(LOOM_EINVAL, "normalize=true needs a pooling (mean, cls or max): pooling none returns "
+                             "every token's hidden state");
     loom_status st = check_inputs(call, m, &f.B, &f.L);
     if (st != LOOM_OK)
         return st;

@@ -234,6 +234,10 @@ static void bad_inputs_are_refused(void **state)
     assert_int_equal(out->ndim, 3);
     assert_int_equal(out->shape[1], 0);
     loom_tensor_free(out);
+    /* normalize is for pooled vectors */
+    out = (loom_tensor *)1;
+    assert_int_not_equal(encode(obj, ids, NULL, NULL, "none", 1, &out), LOOM_OK);
+    assert_non_null(strstr(loom_last_error(), "normalize=true needs a pooling"));
     /* a row all padding: mean 0, as sentence-transformers' clamp gives */
     const int64_t zeros[4] = { 0, 0, 0, 0 };
     loom_tensor *mz = ids_of(1, 4, zeros);
