@@ -416,6 +416,12 @@ static int64_t count_chars(const uint8_t *s, size_t n)
 
 loom_status tt_encode(const tt_tokenizer *t, const uint8_t *s, size_t n, tt_tokens *out, tt_error *err)
 {
+    if (n > (size_t)INT32_MAX) {
+        /* character offsets are 32-bit within a word's bookkeeping */
+        err->byte = INT32_MAX;
+        err->what = "is longer than 2^31 - 1 bytes";
+        return LOOM_EINVAL;
+    }
     int64_t bad = find_invalid(s, n);
     if (bad >= 0) {
         err->byte = bad;

@@ -87,7 +87,9 @@ typedef struct tt_trie {
     size_t n_pops;
 } tt_trie;
 
-loom_status tt_trie_build(tt_trie *t, const tt_vocab *v);
+/* Tokens longer than max_token_bytes (the longest word WordPiece takes)
+** are left out: they can never match. */
+loom_status tt_trie_build(tt_trie *t, const tt_vocab *v, int32_t max_token_bytes);
 void tt_trie_free(tt_trie *t);
 
 static inline int32_t tt_trie_child(const tt_trie *t, int32_t u, uint8_t c)

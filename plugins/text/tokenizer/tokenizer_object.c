@@ -60,8 +60,28 @@ static void make_ascii_tables(tt_tokenizer *t)
     }
 }
 
+/* One never_split token s[0..n), copied to *w; skipped when already there
+** or, in hf mode, when the vocab lacks it. */
+static void add_never_split(tt_tokenizer *t, const char *s, size_t n, char **w)
+{
+    if (n == 0)
+        return;
+    for (int32_t m = 0; m < t->n_never_split; m++)
+        if (t->never_split[m].len == n && memcmp(t->never_split[m].s, s, n) == 0)
+            return;
+    int32_t id = tt_vocab_find(&t->vocab, s, n);
+    if (t->compat == TT_COMPAT_HF && id < 0)
+        return;
+    memcpy(*w, s, n);
+    (*w)[n] = '\0';
+    t->never_split[t->n_never_split++] = (tt_special){ .s = *w, .len = (uint32_t)n, .id = id };
+    if (t->compat == TT_COMPAT_HF)
+        t->special_first[(uint8_t)s[0]] = 1;
+    *w += n + 1;
+}
+
 /* never_split: space-separated tokens. torchtext keeps them all (they are
-** compared with whole pieces); hf keeps those in the vocab, with the
+** compared with whole pieces); hf keeps those in the vocab, after the
 ** special tokens tokenizers' BertWordPieceTokenizer adds (unk, sep, cls,
 ** pad, mask: each one only when the vocab has it, as it does). */
 static loom_status parse_never_split(tt_tokenizer *t, const loom_attr_value *a)
@@ -76,40 +96,26 @@ static loom_status parse_never_split(tt_tokenizer *t, const loom_attr_value *a)
         specials[n_specials++] = a[PK_ATTR(tt_class, pad_token)].u.s;
         specials[n_specials++] = a[PK_ATTR(tt_class, mask_token)].u.s;
     }
-    size_t list_len = list != NULL ? strlen(list) : 0, total = list_len + 1;
+    const size_t list_len = list != NULL ? strlen(list) : 0;
+    size_t total = list_len + 1;
     for (int k = 0; k < n_specials; k++)
         total += strlen(specials[k]) + 1;
+    /* every token takes at least two bytes of `total` (itself and a NUL) */
     t->never_split_bytes = malloc(total);
-    t->never_split = malloc((total / 2 + 6) * sizeof *t->never_split);
+    t->never_split = malloc((total / 2 + 1) * sizeof *t->never_split);
     if (t->never_split_bytes == NULL || t->never_split == NULL)
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory for never_split", TT_CLASS);
     char *w = t->never_split_bytes;
-    for (int k = 0; k < n_specials + 1; k++) {
-        const char *p = k < n_specials ? specials[k] : list;
-        size_t len = k < n_specials ? strlen(p) : list_len;
-        size_t i = 0;
-        while (i < len) {
-            while (i < len && (k < n_specials ? 0 : p[i] == ' '))
-                i++;
-            size_t j = i;
-            while (j < len && (k < n_specials || p[j] != ' '))
-                j++;
-            if (j == i)
-                break;
-            int32_t id = tt_vocab_find(&t->vocab, p + i, j - i);
-            int dup = 0;
-            for (int32_t m = 0; m < t->n_never_split; m++)
-                dup |= t->never_split[m].len == j - i && memcmp(t->never_split[m].s, p + i, j - i) == 0;
-            if (!dup && (t->compat == TT_COMPAT_TORCHTEXT || id >= 0)) {
-                memcpy(w, p + i, j - i);
-                w[j - i] = '\0';
-                t->never_split[t->n_never_split++] = (tt_special){ .s = w, .len = (uint32_t)(j - i), .id = id };
-                if (t->compat == TT_COMPAT_HF)
-                    t->special_first[(uint8_t)w[0]] = 1;
-                w += j - i + 1;
-            }
-            i = j;
-        }
+    for (int k = 0; k < n_specials; k++)
+        add_never_split(t, specials[k], strlen(specials[k]), &w);
+    for (size_t i = 0; i < list_len;) {
+        while (i < list_len && list[i] == ' ')
+            i++;
+        size_t j = i;
+        while (j < list_len && list[j] != ' ')
+            j++;
+        add_never_split(t, list + i, j - i, &w);
+        i = j;
     }
     return LOOM_OK;
 }
@@ -155,7 +161,8 @@ static loom_status tt_create(const loom_object_args *args, void **state_out)
         t->cls_id = tt_vocab_find(&t->vocab, cls, strlen(cls));
         t->sep_id = tt_vocab_find(&t->vocab, sep, strlen(sep));
         t->pad_id = tt_vocab_find(&t->vocab, pad, strlen(pad));
-        st = tt_trie_build(&t->trie, &t->vocab);
+        /* torchtext's limit is in bytes, tokenizers' in characters (4 bytes at most) */
+        st = tt_trie_build(&t->trie, &t->vocab, t->compat == TT_COMPAT_HF ? t->max_chars * 4 : t->max_chars);
     }
     if (st == LOOM_OK)
         st = parse_never_split(t, a);

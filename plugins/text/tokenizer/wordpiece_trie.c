@@ -22,6 +22,13 @@
 
 /* Children with more edges than this get a dense row of 256 entries. */
 #define TT_DENSE_MIN_CHILDREN 12
+/* Failure pops are stored flat, so their total can grow with the square of
+** a token's length for vocabs no tokenizer was trained to (thousands of
+** tokens that are prefixes of each other); such a vocab is refused beyond
+** this many pops per node, where a real vocab needs about one. */
+#define TT_MAX_POPS_PER_NODE 64
+/* Nodes are numbered in 24 bits (edges pack child << 8 | byte). */
+#define TT_MAX_NODES (1 << 24)
 
 typedef struct builder {
     int32_t n, cap;
@@ -136,18 +143,27 @@ static int pops_push(pop_list *p, int32_t x)
     return 0;
 }
 
-loom_status tt_trie_build(tt_trie *t, const tt_vocab *voc)
+loom_status tt_trie_build(tt_trie *t, const tt_vocab *voc, int32_t max_token_bytes)
 {
     builder b = { 0 };
     memset(t, 0, sizeof *t);
     int32_t root = new_node(&b, 0, 0), sroot = new_node(&b, 0, 0);
     int fail_mem = root < 0 || sroot < 0;
-    for (int32_t id = 0; id < voc->n && !fail_mem; id++) {
+    for (int32_t id = 0; id < voc->n && !fail_mem && b.n < TT_MAX_NODES; id++) {
         const uint8_t *s = (const uint8_t *)voc->bytes + voc->start[id];
         size_t n = voc->len[id];
-        fail_mem |= insert(&b, root, s, n, id) != 0;
+        /* a token longer than any word WordPiece takes can never match */
+        if (n > (size_t)max_token_bytes + 2)
+            continue;
+        if (n <= (size_t)max_token_bytes)
+            fail_mem |= insert(&b, root, s, n, id) != 0;
         if (n > 2 && s[0] == '#' && s[1] == '#')
             fail_mem |= insert(&b, sroot, s + 2, n - 2, id) != 0;
+    }
+    if (!fail_mem && b.n >= TT_MAX_NODES) {
+        free_builder(&b);
+        return pk_host->fail(LOOM_EINVAL, "%s: the vocab of %d tokens makes more than %d trie nodes", TT_CLASS,
+                             (int)voc->n, TT_MAX_NODES);
     }
     const int32_t N = b.n;
     if (!fail_mem) {
@@ -193,15 +209,16 @@ loom_status tt_trie_build(tt_trie *t, const tt_vocab *voc)
     /* failure links and pops, breadth first from both roots */
     int32_t *queue = fail_mem ? NULL : malloc((size_t)N * sizeof *queue);
     pop_list pops = { 0 };
+    int too_many = 0;
     fail_mem |= queue == NULL;
     if (!fail_mem) {
         int32_t head = 0, tail = 0;
         queue[tail++] = root;
         queue[tail++] = sroot;
         t->fail[root] = t->fail[sroot] = -1;
-        while (head < tail && !fail_mem) {
+        while (head < tail && !fail_mem && !too_many) {
             int32_t u = queue[head++];
-            for (uint32_t e = t->edge_begin[u]; e < t->edge_begin[u + 1] && !fail_mem; e++) {
+            for (uint32_t e = t->edge_begin[u]; e < t->edge_begin[u + 1] && !fail_mem && !too_many; e++) {
                 int32_t v = (int32_t)(t->edges[e] >> 8);
                 uint8_t c = (uint8_t)(t->edges[e] & 0xFFu);
                 queue[tail++] = v;
@@ -230,18 +247,26 @@ loom_status tt_trie_build(tt_trie *t, const tt_vocab *voc)
                     pops.n = t->pops_begin[v];      /* no segmentation: nothing to keep */
                     t->pops_n[v] = 0;
                 }
-                if (pops.n > UINT32_MAX - 1024)
-                    fail_mem = 1;
+                if (pops.n > (size_t)TT_MAX_POPS_PER_NODE * (size_t)N + 4096)
+                    too_many = 1;
             }
         }
     }
     free(queue);
     t->pops = pops.v;
     t->n_pops = pops.n;
+    if (too_many) {
+        tt_trie_free(t);
+        return pk_host->fail(LOOM_EINVAL, "%s: the vocab of %d tokens needs more than %d failure pops per trie "
+                             "node (tokens nested as prefixes of each other by the thousand)", TT_CLASS,
+                             (int)voc->n, TT_MAX_POPS_PER_NODE);
+    }
     if (fail_mem) {
         tt_trie_free(t);
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory for the WordPiece trie of %d tokens", TT_CLASS,
                              (int)voc->n);
     }
+    pk_host->log(LOOM_LOG_DEBUG, "WordPiece trie of %d tokens: %d nodes, %d dense rows, %zu failure pops",
+                 (int)voc->n, (int)N, (int)rows, t->n_pops);
     return LOOM_OK;
 }
