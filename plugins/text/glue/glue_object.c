@@ -184,6 +184,26 @@ static int utf8_ok(const unsigned char *s, size_t n)
     return 1;
 }
 
+/* Python's csv refuses a field of more than csv.field_size_limit()
+** characters (131072 by default, which torchtext keeps): such a row is
+** malformed. Characters are code points; bytes bound them from above. */
+#define CSV_FIELD_LIMIT 131072
+
+static int field_too_long(const glue_csv *r)
+{
+    for (int32_t i = 0; i < r->n_fields; i++) {
+        const char *f = glue_csv_field(r, i);
+        size_t n = strlen(f), chars = 0;
+        if (n <= CSV_FIELD_LIMIT)
+            continue;
+        for (size_t k = 0; k < n; k++)
+            chars += ((unsigned char)f[k] & 0xC0) != 0x80;
+        if (chars > CSV_FIELD_LIMIT)
+            return 1;
+    }
+    return 0;
+}
+
 static void reset_chunk(glue_object *o)
 {
     o->label.len = o->score.len = o->idx.len = o->t1.len = o->t2.len = o->o1.len = o->o2.len = 0;
@@ -238,8 +258,12 @@ static loom_status read_rows(glue_object *o, int64_t max_rows)
         if (r == 0)
             break;
         glue_row row;
-        if (r > 0)
+        if (r > 0 && field_too_long(&o->csv)) {
+            snprintf(why, sizeof why, "field larger than field limit (%d), as Python's csv says", CSV_FIELD_LIMIT);
+            r = -1;
+        } else if (r > 0) {
             r = glue_map_row(o->d, o->split, &o->csv, &row, why, sizeof why);
+        }
         if (r > 0 && ((row.text1 != NULL && !utf8_ok((const unsigned char *)row.text1, row.text1_len))
                       || (row.text2 != NULL && !utf8_ok((const unsigned char *)row.text2, row.text2_len)))) {
             snprintf(why, sizeof why, "invalid UTF-8");

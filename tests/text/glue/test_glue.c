@@ -213,6 +213,25 @@ static void malformed_rows_name_file_and_line(void **state)
     expect_read_error("QQP", "train", p, "qqp.tsv:4: malformed row: column 5 'yes' is not an integer label");
 }
 
+/* Python's csv.field_size_limit (131072 characters) holds for torchtext */
+static void long_fields_hit_csv_limit(void **state)
+{
+    (void)state;
+    const size_t n = 131072;
+    char *buf = malloc(2 * n + 64);
+    assert_non_null(buf);
+    size_t at = (size_t)sprintf(buf, "h\n0\t");
+    memset(buf + at, 'a', n);                       /* exactly the limit: accepted */
+    at += n;
+    at += (size_t)sprintf(buf + at, "\tb\t1\n1\t");
+    memset(buf + at, 'a', n + 1);                   /* one more: refused */
+    at += n + 1;
+    at += (size_t)sprintf(buf + at, "\tb\t1\n");
+    const char *p = write_file("long.tsv", buf, at);
+    free(buf);
+    expect_read_error("WNLI", "train", p, "long.tsv:3: malformed row: field larger than field limit (131072)");
+}
+
 static void skip_mode_counts_malformed_rows(void **state)
 {
     (void)state;
@@ -317,7 +336,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     static const char *const names[] = { "mrpc.txt", "short.txt", "rte.tsv", "sts.csv", "utf8.tsv", "mnli.txt",
-                                         "qqp.tsv", "mix.tsv", "wnli.tsv", "sst.tsv", "empty.tsv", "cola.tsv" };
+                                         "qqp.tsv", "long.tsv", "mix.tsv", "wnli.tsv", "sst.tsv", "empty.tsv", "cola.tsv" };
     char path[320];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", tmpdir, names[i]);
@@ -332,6 +351,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_split_matches_torchtext),
         cmocka_unit_test(malformed_rows_name_file_and_line),
+        cmocka_unit_test(long_fields_hit_csv_limit),
         cmocka_unit_test(skip_mode_counts_malformed_rows),
         cmocka_unit_test(csv_edge_cases),
         cmocka_unit_test(bad_arguments_are_refused),
