@@ -21,6 +21,7 @@
 ** model, when the file is absent.
 */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -181,6 +182,58 @@ static void padding_changes_nothing(void **state)
     loom_tensor_free(ids);
     loom_tensor_free(mask);
     loom_tensor_free(types);
+    loom_object_free(obj);
+}
+
+/* One object, four threads calling it at once: the model is immutable and
+** each call has its own scratch, so every thread gets the golden result. */
+typedef struct conc_job {
+    loom_object *obj;
+    const loom_tensor *ids, *mask, *types, *want;
+    int ok;
+} conc_job;
+
+static void *conc_worker(void *arg)
+{
+    conc_job *j = arg;
+    j->ok = 1;
+    for (int r = 0; r < 4 && j->ok; r++) {
+        loom_tensor *out = NULL;
+        if (encode(j->obj, j->ids, j->mask, j->types, "mean", 0, &out) != LOOM_OK) {
+            j->ok = 0;
+            break;
+        }
+        const float *a = loom_data(out), *w = loom_data(j->want);
+        for (int64_t k = 0; k < loom_numel(out); k++)
+            if (fabsf(a[k] - w[k]) > ATOL + RTOL * fabsf(w[k]))
+                j->ok = 0;
+        loom_tensor_free(out);
+    }
+    return NULL;
+}
+
+static void concurrent_calls_agree(void **state)
+{
+    (void)state;
+    loom_object *obj;
+    assert_int_equal(make(&obj, tiny(), tiny_config(), NULL), LOOM_OK);
+    loom_tensor *ids = golden("mixed", "input_ids"), *mask = golden("mixed", "attention_mask");
+    loom_tensor *types = golden("mixed", "token_type_ids"), *want = golden("mixed", "mean");
+    pthread_t th[4];
+    conc_job jobs[4];
+    for (int i = 0; i < 4; i++) {
+        jobs[i] = (conc_job){ obj, ids, mask, types, want, 0 };
+        assert_int_equal(pthread_create(&th[i], NULL, conc_worker, &jobs[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        if (!jobs[i].ok)
+            fail_msg("thread %d: a concurrent call failed or differs (%s)", i, loom_last_error());
+    }
+    loom_tensor_free(ids);
+    loom_tensor_free(mask);
+    loom_tensor_free(types);
+    loom_tensor_free(want);
     loom_object_free(obj);
 }
 
@@ -409,6 +462,7 @@ int main(void)
         cmocka_unit_test(tiny_bert_matches_transformers),
         cmocka_unit_test(attribute_beats_config),
         cmocka_unit_test(padding_changes_nothing),
+        cmocka_unit_test(concurrent_calls_agree),
         cmocka_unit_test(bad_inputs_are_refused),
         cmocka_unit_test(bad_models_are_refused),
         cmocka_unit_test(minilm_matches_sentence_transformers),
