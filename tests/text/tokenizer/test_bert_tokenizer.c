@@ -278,6 +278,102 @@ static void test_vocab_forms(void **state)
         assert_int_equal(got[i], want[i]);
 }
 
+/* greedy longest-match-first, the way torchtext's _max_seg does it, over
+** a vocab of n tokens: the ids of word w into out, or one unk */
+static int64_t max_seg(const char *const *vocab_tokens, int n, const char *w, int64_t *out)
+{
+    int64_t k = 0;
+    size_t len = strlen(w), start = 0;
+    while (start < len) {
+        size_t end = len;
+        int found = -1;
+        for (; end > start && found < 0; end--) {
+            char cand[64];
+            snprintf(cand, sizeof cand, "%s%.*s", start > 0 ? "##" : "", (int)(end - start), w + start);
+            for (int i = 0; i < n && found < 0; i++)
+                if (strcmp(vocab_tokens[i], cand) == 0)
+                    found = i;
+        }
+        if (found < 0) {
+            out[0] = 0;
+            return 1;
+        }
+        out[k++] = found;
+        start = end + 1;
+    }
+    return k;
+}
+
+/* LinMaxMatch equals greedy longest-match-first on random vocabs over a
+** three-letter alphabet (dense prefix structure, many failure links). */
+static void test_linmaxmatch_vs_greedy(void **state)
+{
+    (void)state;
+    uint32_t rng = 12345;
+#define RND() (rng = rng * 1103515245u + 12345u, (rng >> 16) & 0x7FFF)
+    for (int round = 0; round < 40; round++) {
+        char store[64][8];
+        const char *toks[64];
+        int n = 0;
+        toks[n++] = "[UNK]";
+        char file[1024];
+        size_t fl = (size_t)snprintf(file, sizeof file, "[UNK]\n");
+        int want = 6 + (int)(RND() % 40);
+        for (int tries = 0; n < want && tries < 400; tries++) {
+            int suffix = RND() % 2, len = 1 + (int)(RND() % 4);
+            char t[8];
+            int p = 0;
+            if (suffix) {
+                t[p++] = '#';
+                t[p++] = '#';
+            }
+            for (int i = 0; i < len; i++)
+                t[p++] = (char)('a' + RND() % 3);
+            t[p] = '\0';
+            int dup = 0;
+            for (int i = 0; i < n; i++)
+                dup |= strcmp(toks[i], t) == 0;
+            if (dup)
+                continue;
+            memcpy(store[n], t, (size_t)p + 1);
+            toks[n] = store[n];
+            fl += (size_t)snprintf(file + fl, sizeof file - fl, "%s\n", t);
+            n++;
+        }
+        const char *path = tt_temp_file("random_vocab.txt", file, fl);
+        loom_object *obj;
+        assert_int_equal(tt_make(&obj, path, "do_lower_case=false"), LOOM_OK);
+        for (int q = 0; q < 30; q++) {
+            char word[16];
+            int len = 1 + (int)(RND() % 12);
+            for (int i = 0; i < len; i++)
+                word[i] = (char)('a' + RND() % 3);
+            word[len] = '\0';
+            int64_t want_ids[32], got[64];
+            int64_t nw = max_seg(toks, n, word, want_ids);
+            const char *w = word;
+            int64_t wl = len;
+            loom_tensor *t, *o, *out[TT_N_OUT];
+            tt_strings(&w, &wl, 1, &t, &o);
+            assert_int_equal(tt_run(obj, t, o, NULL, NULL, NULL, 0, out), LOOM_OK);
+            int64_t ng = out[TT_IDS]->shape[0];
+            assert_true(ng <= 64);
+            memcpy(got, loom_data(out[TT_IDS]), (size_t)ng * sizeof *got);
+            int same = ng == nw;
+            for (int64_t i = 0; same && i < ng; i++)
+                same = got[i] == want_ids[i];
+            if (!same)
+                fail_msg("round %d: '%s' gives %lld ids (first %lld), greedy %lld (first %lld)", round, word,
+                         (long long)ng, ng ? (long long)got[0] : -1LL, (long long)nw, (long long)want_ids[0]);
+            tt_free_outputs(out);
+            loom_tensor_free(t);
+            loom_tensor_free(o);
+        }
+        loom_object_free(obj);
+    }
+#undef RND
+}
+
 static void expect_create_error(const char *name, const char *data, size_t n, const char *attrs, const char *msg)
 {
     const char *p = data != NULL ? tt_temp_file(name, data, n) : name;
@@ -486,6 +582,7 @@ int main(void)
         cmocka_unit_test(test_pairs_golden),
         cmocka_unit_test(test_quirks),
         cmocka_unit_test(test_vocab_forms),
+        cmocka_unit_test(test_linmaxmatch_vs_greedy),
         cmocka_unit_test(test_vocab_errors),
         cmocka_unit_test(test_invalid_utf8),
         cmocka_unit_test(test_empty),
