@@ -6,17 +6,25 @@
 ** loom__tensor box whose shape/strides arrays it points into, so the core
 ** can tell its own tensors (loom__box) from a caller's plain DLTensor.
 */
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
+/* A caller's tensor may be a bare loom_tensor (on its stack, say), so
+** nothing past it is read until its shape pointer says that it is a box:
+** a box's shape points into the box itself, at a fixed offset from t. */
 loom__tensor *loom__box(const loom_tensor *t)
 {
-    loom__tensor *b = (loom__tensor *)(void *)t;   /* t is the first member */
-    if (t == NULL || b->magic != LOOM__TENSOR_MAGIC || t->shape != b->shape)
+    if (t == NULL)
         return NULL;
-    return b;
+    uintptr_t own_shape = (uintptr_t)t + offsetof(loom__tensor, shape);
+    if ((uintptr_t)t->shape != own_shape)
+        return NULL;
+    loom__tensor *b = (loom__tensor *)(void *)t;   /* t is the first member */
+    return b->magic == LOOM__TENSOR_MAGIC ? b : NULL;
 }
 
 static bool mul_overflows(size_t a, size_t b, size_t *out)

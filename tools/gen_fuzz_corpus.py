@@ -297,6 +297,26 @@ GLUE_DICT = ["\t", "\n", "\r\n", "\r", '"', '""', "\xef\xbb\xbf", "entailment", 
              "contradiction", "-", "0", "1", "5.000", "nan", "inf", "1_0", "+", " "]
 
 
+# ------------------------------------------------------------- audio files
+
+AUDIO_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "audio", "files")
+
+
+def audio_seeds():
+    """fuzz_audio_file.c: 3 option bytes, then a shipped test file (tools/gen_audio_files_goldens.py)."""
+    seeds = {}
+    options = [b"\x03\x00\x00", b"\x00\x00\x00", b"\x0f\x25\x40", b"\x06\x07\x00"]
+    for i, name in enumerate(sorted(f for f in os.listdir(AUDIO_DATA) if not f.endswith((".npy", ".txt")))):
+        with open(os.path.join(AUDIO_DATA, name), "rb") as f:
+            seeds[name.replace(".", "_")] = options[i % len(options)] + f.read()
+    return seeds
+
+
+AUDIO_DICT = ["RIFF", "WAVE", "fmt ", "data", "fact", "LIST", "RF64", "ds64", "fLaC", "OggS", "OpusHead", "OpusTags",
+              "\x01vorbis", "\x03vorbis", "\x05vorbis", "FORM", "AIFF", "COMM", "SSND", ".snd", "caff",
+              "\xff\xf8", "\xff\xff\xff\xff", "\x00\x00\x00\x00", "\x01\x00", "\x03\x00", "\xfe\xff"]
+
+
 # ------------------------------------------------------------ wordpiece
 
 def wordpiece_seeds():
@@ -342,6 +362,9 @@ TARGETS = {
     "attrs": (attrs_seeds, ATTRS_DICT),
     "config": (config_seeds, CONFIG_DICT),
     "glue": (glue_seeds, GLUE_DICT),
+
+
+    "audio_file": (audio_seeds, AUDIO_DICT),
     "wordpiece": (wordpiece_seeds, WORDPIECE_DICT),
 }
 

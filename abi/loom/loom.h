@@ -97,6 +97,21 @@ LOOM_API const char *loom_status_name(loom_status status);  /* "LOOM_EINVAL" */
 ** within a third of the word's length in edits (at least 1, at most 3;
 ** an adjacent swap is one edit), else NULL. Needs no loom_init. */
 LOOM_API const char *loom_suggest(const char *word, const char *const *candidates, int64_t n);
+/* The report of `loom doctor` as text, for a host's own diagnostics: the
+** versions, the configuration in effect and where each setting came from,
+** the CPU topology, threads, devices, the plugin search directories, every
+** file the loader saw and what happened to it, each pack's dependencies
+** and whether they are satisfied, and the quarantined packs. As snprintf:
+** writes at most size bytes to buf, NUL-terminated when size > 0, and
+** returns the length of the whole report (call with NULL, 0 to size a
+** buffer; the report can change between calls as packs load or objects
+** live). After loom_init. */
+LOOM_API size_t loom_doctor_report(char *buf, size_t size);
+/* Whether dependency dep of a loaded pack (a pack name, or an op name with
+** a dot; loom_scan_entry.depends) is satisfied now: 1 or 0, with what
+** satisfies it or what is missing written to buf as snprintf does
+** ("satisfied: pack loaded from PATH", "missing: no pack 'x' is loaded"). */
+LOOM_API int loom_dependency_state(const char *dep, char *buf, size_t size);
 
 /* Load one more pack file now, with the same checks as discovery. */
 LOOM_API loom_status loom_load_pack(const char *path);
@@ -294,6 +309,8 @@ typedef struct loom_scan_entry {
 #define LOOM_SCAN_ENTRY_INIT LOOM_STRUCT_INIT(loom_scan_entry)
 LOOM_API int64_t loom_scan_count(void);
 LOOM_API loom_status loom_scan_at(int64_t index, loom_scan_entry *out);
+/* "loaded", "refused", "skipped", "no device" (as loom doctor prints them). */
+LOOM_API const char *loom_scan_result_name(int32_t result);
 
 /* Vetted loading (ABI 1.1; loom_init_options.probe_packs, LOOM_PROBE=1): the
 ** probe cache, $XDG_CACHE_HOME/loom/probe-cache (else ~/.cache/loom/...).

@@ -37,7 +37,7 @@ enum { DEMO_OK = 0, DEMO_FAIL = 1, DEMO_USAGE = 2 };
 typedef struct demo_info {
     const char *name;       /* what `loom demo NAME` selects */
     int order;              /* place in the tour, ascending (this tree: core 10-49,
-                            ** vision 50-69, fbgemm 70-89) */
+                            ** vision 50-69, fbgemm 70-89, audio 90-109) */
     const char *ops;        /* ','-separated ops it needs */
     const char *title;      /* one line */
 } demo_info;

@@ -17,6 +17,8 @@ static const struct {
     { "core.", "cases_core.c", cf_core_gens, &cf_core_n_gens },
     { "vision.", "cases_vision.c", cf_vision_gens, &cf_vision_n_gens },
     { "fbgemm.", "cases_fbgemm.c", cf_fbgemm_gens, &cf_fbgemm_n_gens },
+    { "audio.", "cases_audio.c", cf_audio_gens, &cf_audio_n_gens },
+    { "audio.", "cases_audio_beamform.c", cf_audio_beamform_gens, &cf_audio_beamform_n_gens },
     { "text.", "cases_text.c", cf_text_gens, &cf_text_n_gens },
 };
 #define N_DOMAINS (sizeof domains / sizeof domains[0])

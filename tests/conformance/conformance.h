@@ -92,6 +92,10 @@ extern const cf_gen cf_vision_gens[];
 extern const size_t cf_vision_n_gens;
 extern const cf_gen cf_fbgemm_gens[];
 extern const size_t cf_fbgemm_n_gens;
+extern const cf_gen cf_audio_gens[];
+extern const size_t cf_audio_n_gens;
+extern const cf_gen cf_audio_beamform_gens[];   /* the beamforming ops of the audio pack */
+extern const size_t cf_audio_beamform_n_gens;
 extern const cf_gen cf_text_gens[];
 extern const size_t cf_text_n_gens;
 

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
@@ -179,6 +180,27 @@ static void preallocated_outputs_are_checked_and_written_in_place(void **state)
     loom_tensor_free(bad);
 }
 
+/* A caller's tensors may be bare loom_tensor structs, allocated to their
+** exact size: the core reads nothing past them (ASan checks the heap ones). */
+static void bare_caller_tensors_are_read_only_within_themselves(void **state)
+{
+    float x[3] = { 1, 2, 3 }, y[3] = { 0 };
+    int64_t shape[1] = { 3 };
+    loom_tensor *in = malloc(sizeof *in), *out = malloc(sizeof *out);
+    (void)state;
+    assert_non_null(in);
+    assert_non_null(out);
+    *in = (loom_tensor){ .data = x, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = 1,
+                         .dtype = { LOOM_DL_FLOAT, 32, 1 }, .shape = shape };
+    *out = *in;
+    out->data = y;
+    assert_int_equal(packs_init(NULL, NULL, 0, NULL), LOOM_OK);
+    assert_int_equal(loom_run("mock.double", (const loom_tensor *const *)&in, 1, NULL, &out, 1, NULL), LOOM_OK);
+    assert_true(y[0] == 2.0f && y[2] == 6.0f);
+    free(in);
+    free(out);
+}
+
 static void dlpack_round_trip_keeps_data_and_calls_the_deleter(void **state)
 {
     int64_t shape[2] = { 2, 3 };
@@ -252,6 +274,7 @@ int main(void)
         cmocka_unit_test(verbose_two_prints_one_line_per_call),
         cmocka_unit_test(bad_arguments_are_named),
         cmocka_unit_test(preallocated_outputs_are_checked_and_written_in_place),
+        cmocka_unit_test(bare_caller_tensors_are_read_only_within_themselves),
         cmocka_unit_test(dlpack_round_trip_keeps_data_and_calls_the_deleter),
         cmocka_unit_test(dlpack_legacy_import_keeps_strides_and_ownership),
     };

@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
@@ -165,6 +167,40 @@ static void search_dirs_are_reported(void **state)
     assert_true(loom_config_count() > 5);
 }
 
+/* loom_doctor_report: the whole report whatever the buffer, snprintf's
+** contract (length of the whole, truncated and terminated), every file the
+** loader saw in it; and the two helpers the CLI's --json shares with it. */
+static void doctor_report_is_whole_and_truncates_safely(void **state)
+{
+    char small[16], why[256];
+    (void)state;
+    assert_int_equal(packs_init(NULL, NULL, 0, NULL), LOOM_OK);
+    size_t len = loom_doctor_report(NULL, 0);
+    assert_true(len > 100);
+    char *text = malloc(len + 1);
+    assert_non_null(text);
+    assert_int_equal(loom_doctor_report(text, len + 1), len);
+    assert_int_equal(strlen(text), len);
+    assert_true(strncmp(text, "loom ", 5) == 0);
+    assert_non_null(strstr(text, "files seen:"));
+    assert_non_null(strstr(text, "quarantined packs"));
+    for (int64_t i = 0; i < loom_scan_count(); i++) {
+        loom_scan_entry e = LOOM_SCAN_ENTRY_INIT;
+        assert_int_equal(loom_scan_at(i, &e), LOOM_OK);
+        assert_non_null(strstr(text, e.path));
+    }
+    assert_int_equal(loom_doctor_report(small, sizeof small), len);
+    assert_int_equal(strlen(small), sizeof small - 1);
+    assert_true(strncmp(small, text, sizeof small - 1) == 0);
+    free(text);
+    assert_string_equal(loom_scan_result_name(LOOM_SCAN_REFUSED), "refused");
+    assert_string_equal(loom_scan_result_name(99), "unknown");
+    assert_int_equal(loom_dependency_state("no.such_op", why, sizeof why), 0);
+    assert_non_null(strstr(why, "missing"));
+    assert_int_equal(loom_dependency_state("nosuchpack", why, sizeof why), 0);
+    assert_non_null(strstr(why, "'nosuchpack'"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -177,6 +213,7 @@ int main(void)
         cmocka_unit_test(init_is_idempotent_and_loads_nothing_twice),
         cmocka_unit_test(load_pack_reports_the_refusal),
         cmocka_unit_test(search_dirs_are_reported),
+        cmocka_unit_test(doctor_report_is_whole_and_truncates_safely),
     };
     int rc = cmocka_run_group_tests_name("loader", tests, NULL, NULL);
     loom_shutdown();

@@ -258,9 +258,14 @@ static int check_names(callspec *c)
             int v = find_arg(s->inputs, s->n_inputs, c->lines[i].key);
             given |= v == (int)k || v + 1 == (int)k;
         }
-        if (!given && !(s->inputs[k].flags & LOOM_ARG_OPTIONAL))
+        if (!given && !(s->inputs[k].flags & LOOM_ARG_OPTIONAL)) {
+            if (s->inputs[k].flags & LOOM_ARG_JAGGED)
+                return usage_error(c, "%s needs input '%s' (--lines %s=FILE.txt for strings, or --in %s=FILE.npy "
+                                   "with its offsets)", s->name, s->inputs[k].name, s->inputs[k].name,
+                                   s->inputs[k].name);
             return usage_error(c, "%s needs input '%s' (--in %s=FILE.npy)", s->name, s->inputs[k].name,
                                s->inputs[k].name);
+        }
     }
     if (check_args(c, "output", c->outs, c->n_outs, s->outputs, s->n_outputs) != CLI_OK)
         return CLI_USAGE;

@@ -109,10 +109,12 @@ static inline loom_dtype bx_upcast(loom_dtype dt)
 }
 
 /* AVX2 rows [begin, end) of box_iou (giou = 0) or generalized_box_iou
-** (giou = 1) for f32 xyxy boxes: a is [n, 4]; b holds m x1, then m y1, m x2,
-** m y2 and m areas (each run padded to a multiple of 8); out is [n, m]. */
-void bx_pair_rows_f32_avx2(int giou, const float *a, const float *b, int64_t m, int64_t begin, int64_t end,
-                           float *out);
+** (giou = 1) for xyxy boxes held in f32: a is [n, 4]; b holds m x1, then m
+** y1, m x2, m y2 and m areas (each run padded to a multiple of 8); out is
+** [n, m]. low = 1: the boxes were f16 (widened exactly), so the steps torch
+** does in f16 are rounded to f16; the caller checked F16C then. */
+void bx_pair_rows_f32_avx2(int giou, int low, const float *a, const float *b, int64_t m, int64_t begin,
+                           int64_t end, float *out);
 
 /* cpu kernels (one file per family). */
 loom_status bx_nms_cpu(loom_call *call);

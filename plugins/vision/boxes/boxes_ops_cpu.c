@@ -7,7 +7,8 @@
 ** the per-box losses in double and round once), box_convert, box_area,
 ** clip_boxes_to_image and remove_small_boxes.
 **
-** box_iou and generalized_box_iou of f32 xyxy boxes take the AVX2 rows
+** box_iou and generalized_box_iou of f32 xyxy boxes (and of f16 ones where
+** the CPU has F16C) take the AVX2 rows
 ** of pair_avx2.c. The arithmetic is boxes_formulas.inc: float for f32 and f16 boxes (f16
 ** steps rounded where torch rounds them), double for f64. Empty inputs
 ** give empty outputs; a 'mean' loss of nothing is 0 (torchvision returns
@@ -64,7 +65,7 @@ static int64_t grain_for(int64_t work_per_item)
 /* ------------------------------------------------------------ pairwise */
 
 typedef struct pair_avx2_job {
-    int giou;
+    int giou, low;
     const float *a, *b;
     int64_t m;
     float *out;
@@ -74,24 +75,36 @@ static void pair_rows_avx2(void *user, int64_t begin, int64_t end, int32_t threa
 {
     const pair_avx2_job *j = user;
     (void)thread_index;
-    bx_pair_rows_f32_avx2(j->giou, j->a, j->b, j->m, begin, end, j->out);
+    bx_pair_rows_f32_avx2(j->giou, j->low, j->a, j->b, j->m, begin, end, j->out);
 }
 
-/* box_iou / generalized_box_iou of f32 xyxy boxes with AVX2: boxes2 as
-** structure-of-arrays with their areas (bx_pair_rows_f32_avx2). */
+/* box_iou / generalized_box_iou of f32 or f16 xyxy boxes with AVX2: boxes1
+** in f32 (f16 widened exactly), boxes2 as structure-of-arrays with their
+** areas (bx_pair_rows_f32_avx2). */
 static loom_status pair_avx2(loom_call *call, bx_pair_kind kind, int64_t n, int64_t m, loom_tensor *out)
 {
-    const float *a = loom_data(call->inputs[0]), *b2 = loom_data(call->inputs[1]);
+    const int low = loom_tensor_dtype_of(call->inputs[0]) == LOOM_DTYPE_F16;
+    const void *a_in = loom_data(call->inputs[0]), *b_in = loom_data(call->inputs[1]);
     const int64_t stride = (m + 7) & ~(int64_t)7;
-    float *b = pk_host->scratch(call->ctx, (size_t)stride * 5 * sizeof(float));
+    float *b = pk_host->scratch(call->ctx, ((size_t)stride * 5 + (low ? (size_t)n * 4 : 0)) * sizeof(float));
     if (b == NULL)
         return LOOM_ENOMEM;
-    for (int64_t j = 0; j < m; j++) {
-        for (int k = 0; k < 4; k++)
-            b[k * stride + j] = b2[4 * j + k];
-        b[4 * stride + j] = bx_area_f32(b2 + 4 * j, 0);
+    const float *a = a_in;
+    if (low) {
+        float *wide = b + (size_t)stride * 5;
+        for (int64_t i = 0; i < 4 * n; i++)
+            wide[i] = pk_ld_f16((const uint16_t *)a_in + i);
+        a = wide;
     }
-    pair_avx2_job j = { .giou = kind == BX_GIOU, .a = a, .b = b, .m = m, .out = loom_data(out) };
+    for (int64_t j = 0; j < m; j++) {
+        float q[4];
+        for (int k = 0; k < 4; k++) {
+            q[k] = low ? pk_ld_f16((const uint16_t *)b_in + 4 * j + k) : ((const float *)b_in)[4 * j + k];
+            b[k * stride + j] = q[k];
+        }
+        b[4 * stride + j] = bx_area_f32(q, 0);
+    }
+    pair_avx2_job j = { .giou = kind == BX_GIOU, .low = low, .a = a, .b = b, .m = m, .out = loom_data(out) };
     return pk_host->parallel_for(call->ctx, n, grain_for(m), pair_rows_avx2, &j);
 }
 
@@ -109,7 +122,8 @@ static loom_status pair_cpu(loom_call *call, bx_pair_kind kind)
     st = pk_host->alloc_output(call, 0, odt, 2, shape, &out);
     if (st != LOOM_OK || n == 0 || m == 0)
         return st;
-    if (pk_cpu_avx2(0) && dt == LOOM_DTYPE_F32 && fmt == BX_XYXY && (kind == BX_IOU || kind == BX_GIOU))
+    const int avx2 = dt == LOOM_DTYPE_F32 ? pk_cpu_avx2(0) : dt == LOOM_DTYPE_F16 && pk_cpu_avx2(PK_CPU_F16C);
+    if (avx2 && fmt == BX_XYXY && (kind == BX_IOU || kind == BX_GIOU))
         return pair_avx2(call, kind, n, m, out);
     const bx_ops_fns *fns = VISION_PICK(dt, bx_ops_fns);
     const size_t es = fns->compute_size;

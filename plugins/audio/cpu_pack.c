@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** cpu_pack.c - the entry of audio.so: defines the audio ops and registers
+** their cpu kernels, module by module (pack.h). FFTW's plans, made on first
+** use, are destroyed at unload.
+*/
+#include "audio_pack.h"
+#include "spectral/fft_plans.h"
+
+void audio_cpu_fini(void) { audio_fft_plans_free(); }
+
+#ifdef LOOM_AUDIO_HAVE_SNDFILE
+#define AUDIO_FILES_MODULE , &audio_files_cpu
+#else
+#define AUDIO_FILES_MODULE
+#endif
+
+PK_PACK_DEFINE("audio", "0.1.0",
+               "torchaudio: STFT family, spectrograms, mel features, multi-channel beamforming; audio files through "
+               "libsndfile (cpu)", NULL, audio_cpu_fini, &audio_spectral_cpu, &audio_beamform_cpu AUDIO_FILES_MODULE)

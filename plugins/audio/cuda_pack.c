@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** cuda_pack.c - the entry of audio-cuda.so: the same op definitions as
+** audio.so and the cuda kernels (cuFFT, cuBLAS, cuSOLVER). The CUDA device comes from
+** core-cuda.so, which must be loaded first; every launch is asynchronous on
+** the call's ctx->stream.
+*/
+#include "audio_pack.h"
+
+static const char *const audio_cuda_depends[] = { "core-cuda", NULL };
+
+static void audio_cuda_fini(void)
+{
+    audio_beamform_cuda_release();
+}
+
+PK_PACK_DEFINE_DEPS("audio-cuda", "0.1.0",
+                    "torchaudio: STFT family, spectrograms, mel features (cuFFT), multi-channel beamforming (cuBLAS, "
+                    "cuSOLVER) (cuda)", NULL, audio_cuda_fini, audio_cuda_depends, &audio_spectral_cuda,
+                    &audio_beamform_cuda)

@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** spectral_kernels.cu - the cuFFT engine of audio-cuda.so (see
+** spectral_kernels.h). The same steps as the cpu engine (stft_cpu_tmpl.h):
+** frames are windowed into a [batch * n_frames, n_fft] array, transformed
+** by one batched cuFFT plan (R2C / D2Z forward, C2R / Z2D inverse), and
+** laid out as (..., freq, frames); the inverse overlap-adds per output
+** sample (one thread each, no atomics) and divides by the envelope the host
+** computed. A plan is made per call and destroyed after the stream has run
+** it (cuFFT's plans are not safe to share between streams).
+*/
+#include <cuda_runtime.h>
+#include <cufft.h>
+#include <stdio.h>
+
+#include "spectral_kernels.h"
+
+enum { PAD_REFLECT, PAD_CONSTANT, PAD_REPLICATE, PAD_CIRCULAR };
+enum { OUT_COMPLEX, OUT_REAL_PAIRS, OUT_POWER };
+
+template <typename T> struct cplx;
+template <> struct cplx<float> { typedef cufftComplex type; };
+template <> struct cplx<double> { typedef cufftDoubleComplex type; };
+
+static size_t round256(size_t n) { return (n + 255) & ~(size_t)255; }
+
+template <typename T>
+__device__ T padded_at(const T *x, int64_t length, int64_t pad, int mode, int64_t q)
+{
+    const int64_t lp = length + 2 * pad;
+    if (q < 0 || q >= lp) {
+        if (mode == PAD_REFLECT) q = q < 0 ? -q : 2 * (lp - 1) - q;
+        else if (mode == PAD_REPLICATE) q = q < 0 ? 0 : lp - 1;
+        else if (mode == PAD_CIRCULAR) q = ((q % lp) + lp) % lp;
+        else return T(0);
+    }
+    q -= pad;
+    return q >= 0 && q < length ? x[q] : T(0);
+}
+
+/* one thread per (frame, sample): frames[f, j] = padded(x_b)[m hop + j] w[j] */
+template <typename T>
+__global__ void frame_kernel(audio_cu_geom g, const T *x, const T *w, T *frames)
+{
+    const int64_t total = g.batch * g.n_frames * g.n_fft;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t j = i % g.n_fft, f = i / g.n_fft, m = f % g.n_frames, b = f / g.n_frames;
+        const T v = w[j];
+        frames[i] = v == T(0) ? T(0)
+                              : padded_at(x + b * g.length, g.length, g.pad, g.pad_mode, m * g.hop + j - g.center_pad) * v;
+    }
+}
+
+/* one thread per output value: out[b, k, m] from spec[(b, m), k'] */
+template <typename T>
+__global__ void layout_kernel(audio_cu_geom g, const T *spec, T *out)
+{
+    const int64_t half = g.n_fft / 2 + 1, total = g.batch * g.n_freq * g.n_frames;
+    const T scale = (T)g.scale;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t m = i % g.n_frames, k = (i / g.n_frames) % g.n_freq, b = i / (g.n_frames * g.n_freq);
+        const int mirror = k >= half;
+        const int64_t kk = mirror ? g.n_fft - k : k;
+        const T *c = spec + 2 * ((b * g.n_frames + m) * half + kk);
+        const T re = c[0] * scale, im = mirror ? -(c[1] * scale) : c[1] * scale;
+        if (g.out_kind == OUT_POWER) {
+            const T sq = re * re + im * im;
+            out[i] = g.power == 2.0 ? sq : g.power == 1.0 ? sqrt(sq) : pow(sqrt(sq), (T)g.power);
+        } else {
+            out[2 * i] = re;
+            out[2 * i + 1] = im;
+        }
+    }
+}
+
+/* one thread per (frame, bin) of the first half: the transposed input of C2R */
+template <typename T>
+__global__ void gather_kernel(audio_cu_geom g, const T *spec, T *c)
+{
+    const int64_t half = g.n_fft / 2 + 1, total = g.batch * g.n_frames * half;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t k = i % half, f = i / half, m = f % g.n_frames, b = f / g.n_frames;
+        const T *s = spec + 2 * ((b * g.n_freq + k) * g.n_frames + m);
+        c[2 * i] = s[0];
+        /* a real signal's DC and Nyquist bins are real: irfft ignores their imaginary parts */
+        c[2 * i + 1] = k == 0 || (g.n_fft % 2 == 0 && k == half - 1) ? T(0) : s[1];
+    }
+}
+
+/* one thread per output sample: the frames over it, scaled, windowed, over the envelope */
+template <typename T>
+__global__ void ola_kernel(audio_cu_geom g, const T *frames, const T *w, const T *inv, T *out)
+{
+    const int64_t row = g.out_len - 2 * g.trim, total = g.batch * row;
+    const T scale = (T)g.scale;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t o = i % row, b = i / row, t = o + g.trim;
+        T acc = T(0);
+        if (t < g.out_valid) {
+            const int64_t p = t + g.start;
+            const int64_t m_lo = p - g.n_fft + 1 > 0 ? (p - g.n_fft + 1 + g.hop - 1) / g.hop : 0;
+            const int64_t m_hi = p / g.hop < g.n_frames - 1 ? p / g.hop : g.n_frames - 1;
+            for (int64_t m = m_lo; m <= m_hi; m++) {
+                const int64_t j = p - m * g.hop;
+                acc += frames[(b * g.n_frames + m) * g.n_fft + j] * scale * w[j];
+            }
+            acc *= inv[t];
+        }
+        out[i] = acc;
+    }
+}
+
+template <typename T>
+__global__ void mel_kernel(audio_cu_geom g, const T *fb, int64_t n_mels, const T *spec, T *out)
+{
+    const int64_t total = g.batch * n_mels * g.n_frames;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t t = i % g.n_frames, mel = (i / g.n_frames) % n_mels, b = i / (g.n_frames * n_mels);
+        const T *s = spec + b * g.n_freq * g.n_frames + t;
+        T acc = T(0);
+        for (int64_t f = 0; f < g.n_freq; f++)
+            acc += fb[f * n_mels + mel] * s[f * g.n_frames];
+        out[i] = acc;
+    }
+}
+
+static unsigned blocks_for(int64_t n)
+{
+    int64_t b = (n + 255) / 256;
+    return (unsigned)(b < 1 ? 1 : b > 65535 ? 65535 : b);
+}
+
+static int failed(cudaError_t e, const char *what, char *err, size_t size)
+{
+    if (e == cudaSuccess)
+        return 0;
+    snprintf(err, size, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+    return 1;
+}
+
+static int fft_failed(cufftResult r, const char *what, char *err, size_t size)
+{
+    if (r == CUFFT_SUCCESS)
+        return 0;
+    snprintf(err, size, "%s: cuFFT error %d", what, (int)r);
+    return 1;
+}
+
+/* A batched plan of `count` transforms of size n, on stream. */
+static int make_plan(cufftHandle *plan, int64_t n, int64_t count, cufftType type, cudaStream_t stream, char *err,
+                     size_t size)
+{
+    if (n > INT32_MAX || count > INT32_MAX) {
+        snprintf(err, size, "cuFFT takes at most 2^31 - 1 transforms of at most 2^31 - 1 points");
+        return 1;
+    }
+    int dims[1] = { (int)n };
+    const int real_dist = (int)n, complex_dist = (int)(n / 2 + 1);
+    const int forward = type == CUFFT_R2C || type == CUFFT_D2Z;
+    if (fft_failed(cufftPlanMany(plan, 1, dims, NULL, 1, forward ? real_dist : complex_dist, NULL, 1,
+                                 forward ? complex_dist : real_dist, type, (int)count), "cufftPlanMany", err, size))
+        return 1;
+    if (fft_failed(cufftSetStream(*plan, stream), "cufftSetStream", err, size)) {
+        cufftDestroy(*plan);
+        return 1;
+    }
+    return 0;
+}
+
+/* the plan may only go once the stream has run it */
+static int finish_plan(cufftHandle plan, cudaStream_t stream, char *err, size_t size)
+{
+    cudaError_t e = cudaStreamSynchronize(stream);
+    cufftDestroy(plan);
+    return failed(e, "cuFFT on the call's stream", err, size);
+}
+
+extern "C" size_t audio_cu_forward_scratch(const audio_cu_geom *g)
+{
+    const size_t es = g->f64 ? 8 : 4, n = (size_t)(g->batch * g->n_frames);
+    return round256(n * (size_t)g->n_fft * es) + round256(n * (size_t)(g->n_fft / 2 + 1) * 2 * es);
+}
+
+extern "C" size_t audio_cu_inverse_scratch(const audio_cu_geom *g) { return audio_cu_forward_scratch(g); }
+
+template <typename T>
+static int forward(const audio_cu_geom *g, const void *x, const void *w, void *out, void *scratch, cudaStream_t s,
+                   char *err, size_t size)
+{
+    const int64_t n = g->batch * g->n_frames;
+    T *frames = (T *)scratch;
+    T *spec = (T *)((char *)scratch + round256((size_t)(n * g->n_fft) * sizeof(T)));
+    frame_kernel<T><<<blocks_for(n * g->n_fft), 256, 0, s>>>(*g, (const T *)x, (const T *)w, frames);
+    if (failed(cudaGetLastError(), "framing kernel", err, size))
+        return 1;
+    cufftHandle plan;
+    if (make_plan(&plan, g->n_fft, n, sizeof(T) == 8 ? CUFFT_D2Z : CUFFT_R2C, s, err, size))
+        return 1;
+    cufftResult r = sizeof(T) == 8
+        ? cufftExecD2Z(plan, (cufftDoubleReal *)frames, (cufftDoubleComplex *)spec)
+        : cufftExecR2C(plan, (cufftReal *)frames, (cufftComplex *)spec);
+    if (fft_failed(r, "cufftExec forward", err, size)) {
+        cufftDestroy(plan);
+        return 1;
+    }
+    layout_kernel<T><<<blocks_for(g->batch * g->n_freq * g->n_frames), 256, 0, s>>>(*g, spec, (T *)out);
+    if (failed(cudaGetLastError(), "layout kernel", err, size)) {
+        cufftDestroy(plan);
+        return 1;
+    }
+    return finish_plan(plan, s, err, size);
+}
+
+template <typename T>
+static int inverse(const audio_cu_geom *g, const void *spec, const void *w, const void *inv, void *out, void *scratch,
+                   cudaStream_t s, char *err, size_t size)
+{
+    const int64_t n = g->batch * g->n_frames, half = g->n_fft / 2 + 1;
+    T *frames = (T *)scratch;
+    T *c = (T *)((char *)scratch + round256((size_t)(n * g->n_fft) * sizeof(T)));
+    gather_kernel<T><<<blocks_for(n * half), 256, 0, s>>>(*g, (const T *)spec, c);
+    if (failed(cudaGetLastError(), "gather kernel", err, size))
+        return 1;
+    cufftHandle plan;
+    if (make_plan(&plan, g->n_fft, n, sizeof(T) == 8 ? CUFFT_Z2D : CUFFT_C2R, s, err, size))
+        return 1;
+    cufftResult r = sizeof(T) == 8
+        ? cufftExecZ2D(plan, (cufftDoubleComplex *)c, (cufftDoubleReal *)frames)
+        : cufftExecC2R(plan, (cufftComplex *)c, (cufftReal *)frames);
+    if (fft_failed(r, "cufftExec inverse", err, size)) {
+        cufftDestroy(plan);
+        return 1;
+    }
+    const int64_t total = g->batch * (g->out_len - 2 * g->trim);
+    if (total > 0)
+        ola_kernel<T><<<blocks_for(total), 256, 0, s>>>(*g, frames, (const T *)w, (const T *)inv, (T *)out);
+    if (failed(cudaGetLastError(), "overlap-add kernel", err, size)) {
+        cufftDestroy(plan);
+        return 1;
+    }
+    return finish_plan(plan, s, err, size);
+}
+
+extern "C" int audio_cu_forward(const audio_cu_geom *g, const void *x, const void *window, void *out, void *scratch,
+                                void *stream, char *err, size_t err_size)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    return g->f64 ? forward<double>(g, x, window, out, scratch, s, err, err_size)
+                  : forward<float>(g, x, window, out, scratch, s, err, err_size);
+}
+
+extern "C" int audio_cu_inverse(const audio_cu_geom *g, const void *spec, const void *window, const void *inv_env,
+                                void *out, void *scratch, void *stream, char *err, size_t err_size)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    return g->f64 ? inverse<double>(g, spec, window, inv_env, out, scratch, s, err, err_size)
+                  : inverse<float>(g, spec, window, inv_env, out, scratch, s, err, err_size);
+}
+
+extern "C" int audio_cu_mel(const audio_cu_geom *g, const void *fb, int64_t n_mels, const void *spec, void *out,
+                            void *stream, char *err, size_t err_size)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    const int64_t total = g->batch * n_mels * g->n_frames;
+    if (g->f64)
+        mel_kernel<double><<<blocks_for(total), 256, 0, s>>>(*g, (const double *)fb, n_mels, (const double *)spec,
+                                                             (double *)out);
+    else
+        mel_kernel<float><<<blocks_for(total), 256, 0, s>>>(*g, (const float *)fb, n_mels, (const float *)spec,
+                                                            (float *)out);
+    return failed(cudaGetLastError(), "mel kernel", err, err_size);
+}

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** stft_cpu_tmpl.h - the sample loops of the cpu engine (stft_cpu.h) for one
+** real dtype: included with PK_SFX f32 or f64 by stft_cpu_loops.c (portable)
+** and stft_cpu_avx2.c (the same source built for AVX2+FMA). Every function
+** is a loom_range_fn over the units named in its comment.
+*/
+#include <math.h>
+#include <string.h>
+
+#include <fftw3.h>
+
+#define AUDIO_R PK_S(PK_SFX)
+#define AUDIO_F32_f32 1
+#define AUDIO_F32_f64 0
+#define AUDIO_IS_F32_(s) AUDIO_F32_##s
+#define AUDIO_IS_F32(s) AUDIO_IS_F32_(s)
+
+#if AUDIO_IS_F32(PK_SFX)
+#define AUDIO_R2C(p, in, out) fftwf_execute_dft_r2c((const fftwf_plan)(p), (in), (fftwf_complex *)(out))
+#define AUDIO_C2R(p, in, out) fftwf_execute_dft_c2r((const fftwf_plan)(p), (fftwf_complex *)(in), (out))
+#define AUDIO_SQRT sqrtf
+#define AUDIO_POW powf
+#else
+#define AUDIO_R2C(p, in, out) fftw_execute_dft_r2c((const fftw_plan)(p), (in), (fftw_complex *)(out))
+#define AUDIO_C2R(p, in, out) fftw_execute_dft_c2r((const fftw_plan)(p), (fftw_complex *)(in), (out))
+#define AUDIO_SQRT sqrt
+#define AUDIO_POW pow
+#endif
+
+/* The value at q of the signal after spectrogram's zero `pad` (length lp)
+** and the centring's padding mode (q in [-cp, lp + cp)). */
+static inline AUDIO_R PK_FN(padded_at)(const AUDIO_R *x, int64_t length, int64_t pad, int mode, int64_t q)
+{
+    const int64_t lp = length + 2 * pad;
+    if (q < 0 || q >= lp) {
+        switch (mode) {
+        case AUDIO_PAD_REFLECT: q = q < 0 ? -q : 2 * (lp - 1) - q; break;
+        case AUDIO_PAD_REPLICATE: q = q < 0 ? 0 : lp - 1; break;
+        case AUDIO_PAD_CIRCULAR: q = ((q % lp) + lp) % lp; break;
+        default: return 0;
+        }
+    }
+    q -= pad;
+    return q >= 0 && q < length ? x[q] : 0;
+}
+
+/* units: signals. Row b of padded = the padded signal b. */
+static void PK_FN(pad_rows)(void *user, int64_t begin, int64_t end, int32_t tid)
+{
+    const audio_stft_job *j = user;
+    const audio_stft_geom *g = j->g;
+    const int64_t off = g->center_pad + g->pad, n = j->padded_len;
+    (void)tid;
+    for (int64_t b = begin; b < end; b++) {
+        const AUDIO_R *x = (const AUDIO_R *)j->x + b * g->length;
+        AUDIO_R *row = (AUDIO_R *)j->padded + b * j->padded_stride;
+        if (g->length > 0)
+            memcpy(row + off, x, (size_t)g->length * sizeof(AUDIO_R));
+        for (int64_t p = 0; p < off && p < n; p++)
+            row[p] = PK_FN(padded_at)(x, g->length, g->pad, g->pad_mode, p - g->center_pad);
+        for (int64_t p = off + g->length; p < n; p++)
+            row[p] = PK_FN(padded_at)(x, g->length, g->pad, g->pad_mode, p - g->center_pad);
+    }
+}
+
+/* units: (signal, block of AUDIO_FRAME_BLOCK frames). */
+static void PK_FN(forward)(void *user, int64_t begin, int64_t end, int32_t tid)
+{
+    const audio_stft_job *j = user;
+    const audio_stft_geom *g = j->g;
+    const int64_t n_fft = g->n_fft, half = n_fft / 2 + 1, n_freq = g->n_freq, nfr = g->n_frames;
+    const int64_t blocks = (nfr + AUDIO_FRAME_BLOCK - 1) / AUDIO_FRAME_BLOCK;
+    const int64_t wl = (n_fft - g->win_length) / 2, wr = wl + g->win_length;
+    const AUDIO_R *restrict w = g->window;
+    const AUDIO_R scale = (AUDIO_R)g->scale;
+    AUDIO_R *rbuf = (AUDIO_R *)((char *)j->work + (size_t)tid * j->work_stride);
+    AUDIO_R *cbuf = rbuf + AUDIO_FRAME_BLOCK * j->rstride;
+    for (int f = 0; f < AUDIO_FRAME_BLOCK; f++) {   /* the window's zero margins stay zero */
+        memset(rbuf + f * j->rstride, 0, (size_t)wl * sizeof(AUDIO_R));
+        memset(rbuf + f * j->rstride + wr, 0, (size_t)(n_fft - wr) * sizeof(AUDIO_R));
+    }
+    for (int64_t u = begin; u < end; u++) {
+        const int64_t b = u / blocks, m0 = (u % blocks) * AUDIO_FRAME_BLOCK;
+        const int64_t nf = nfr - m0 < AUDIO_FRAME_BLOCK ? nfr - m0 : AUDIO_FRAME_BLOCK;
+        const AUDIO_R *row = (const AUDIO_R *)j->padded + b * j->padded_stride;
+        for (int64_t f = 0; f < nf; f++) {
+            const AUDIO_R *restrict src = row + (m0 + f) * g->hop;
+            AUDIO_R *restrict dst = rbuf + f * j->rstride;
+            for (int64_t i = wl; i < wr; i++)
+                dst[i] = src[i] * w[i];
+            AUDIO_R2C(j->plan, dst, cbuf + f * j->cstride);
+        }
+        for (int64_t k = 0; k < n_freq; k++) {
+            /* a two-sided spectrum of a real signal: X[n - k] = conj(X[k]) */
+            const int mirror = k >= half;
+            const int64_t kk = mirror ? n_fft - k : k;
+            const AUDIO_R isign = mirror ? -scale : scale;
+            const AUDIO_R *restrict c = cbuf + 2 * kk;
+            if (g->out_kind == AUDIO_OUT_POWER) {
+                AUDIO_R *restrict o = (AUDIO_R *)j->out + (b * n_freq + k) * nfr + m0;
+                const double p = g->power;
+                for (int64_t f = 0; f < nf; f++) {
+                    const AUDIO_R re = c[f * j->cstride] * scale, im = c[f * j->cstride + 1] * scale;
+                    const AUDIO_R sq = re * re + im * im;
+                    o[f] = p == 2.0 ? sq : p == 1.0 ? AUDIO_SQRT(sq) : AUDIO_POW(AUDIO_SQRT(sq), (AUDIO_R)p);
+                }
+            } else {
+                AUDIO_R *restrict o = (AUDIO_R *)j->out + 2 * ((b * n_freq + k) * nfr + m0);
+                for (int64_t f = 0; f < nf; f++) {
+                    o[2 * f] = c[f * j->cstride] * scale;
+                    o[2 * f + 1] = c[f * j->cstride + 1] * isign;
+                }
+            }
+        }
+    }
+}
+
+/* units: (spectrum, block of AUDIO_FRAME_BLOCK frames): each frame's
+** inverse transform, scaled and windowed, into job->frames. */
+static void PK_FN(inverse_frames)(void *user, int64_t begin, int64_t end, int32_t tid)
+{
+    const audio_stft_job *j = user;
+    const audio_stft_geom *g = j->g;
+    const int64_t n_fft = g->n_fft, half = n_fft / 2 + 1, n_freq = g->n_freq, nfr = g->n_frames;
+    const int64_t blocks = (nfr + AUDIO_FRAME_BLOCK - 1) / AUDIO_FRAME_BLOCK;
+    const AUDIO_R *restrict w = g->window;
+    const AUDIO_R scale = (AUDIO_R)g->scale;
+    AUDIO_R *rbuf = (AUDIO_R *)((char *)j->work + (size_t)tid * j->work_stride);
+    AUDIO_R *cbuf = rbuf + AUDIO_FRAME_BLOCK * j->rstride;
+    for (int64_t u = begin; u < end; u++) {
+        const int64_t b = u / blocks, m0 = (u % blocks) * AUDIO_FRAME_BLOCK;
+        const int64_t nf = nfr - m0 < AUDIO_FRAME_BLOCK ? nfr - m0 : AUDIO_FRAME_BLOCK;
+        /* torch's irfft reads the first n_fft // 2 + 1 bins of a two-sided input */
+        for (int64_t k = 0; k < half; k++) {
+            const AUDIO_R *restrict s = (const AUDIO_R *)j->x + 2 * ((b * n_freq + k) * nfr + m0);
+            for (int64_t f = 0; f < nf; f++) {
+                cbuf[f * j->cstride + 2 * k] = s[2 * f];
+                cbuf[f * j->cstride + 2 * k + 1] = s[2 * f + 1];
+            }
+        }
+        for (int64_t f = 0; f < nf; f++) {
+            AUDIO_R *restrict c = cbuf + f * j->cstride;
+            /* a real signal's DC and Nyquist bins are real: irfft ignores their imaginary parts */
+            c[1] = 0;
+            if (n_fft % 2 == 0)
+                c[2 * (half - 1) + 1] = 0;
+            AUDIO_R *restrict r = rbuf + f * j->rstride;
+            AUDIO_C2R(j->plan, c, r);
+            AUDIO_R *restrict dst = (AUDIO_R *)j->frames + (b * nfr + m0 + f) * n_fft;
+            for (int64_t i = 0; i < n_fft; i++)
+                dst[i] = r[i] * scale * w[i];
+        }
+    }
+}
+
+
+
+/* units: (signal, chunk of AUDIO_OLA_CHUNK output samples): the sum of
+** the frames over the chunk, divided by the envelope, then the zeros of a
+** `length` past the signal; the trim of inverse_spectrogram's pad. */
+static void PK_FN(overlap_add)(void *user, int64_t begin, int64_t end, int32_t tid)
+{
+    const audio_stft_job *j = user;
+    const audio_stft_geom *g = j->g;
+    const int64_t n_fft = g->n_fft, hop = g->hop, nfr = g->n_frames;
+    const int64_t chunks = (g->out_len + AUDIO_OLA_CHUNK - 1) / AUDIO_OLA_CHUNK;
+    const int64_t out_row = g->out_len - 2 * g->trim;
+    const AUDIO_R *restrict inv = j->inv_env;
+    AUDIO_R *acc = (AUDIO_R *)((char *)j->work + (size_t)tid * j->work_stride);
+    for (int64_t u = begin; u < end; u++) {
+        const int64_t b = u / chunks, t0 = (u % chunks) * AUDIO_OLA_CHUNK;
+        const int64_t t1 = t0 + AUDIO_OLA_CHUNK < g->out_len ? t0 + AUDIO_OLA_CHUNK : g->out_len;
+        const int64_t v1 = t1 < g->out_valid ? t1 : g->out_valid;
+        memset(acc, 0, (size_t)(t1 - t0) * sizeof(AUDIO_R));
+        if (v1 > t0) {
+            /* the chunk is [p0, p1) in overlap-add coordinates */
+            const int64_t p0 = t0 + g->start, p1 = v1 + g->start;
+            int64_t m_lo = p0 - n_fft + 1 > 0 ? (p0 - n_fft + 1 + hop - 1) / hop : 0;
+            int64_t m_hi = (p1 - 1) / hop < nfr - 1 ? (p1 - 1) / hop : nfr - 1;
+            for (int64_t m = m_lo; m <= m_hi; m++) {
+                const int64_t fs = m * hop;     /* frame m covers [fs, fs + n_fft) */
+                const int64_t a = fs > p0 ? fs : p0, e = fs + n_fft < p1 ? fs + n_fft : p1;
+                const AUDIO_R *restrict fr = (const AUDIO_R *)j->frames + (b * nfr + m) * n_fft + (a - fs);
+                AUDIO_R *restrict dst = acc + (a - p0);
+                for (int64_t i = 0; i < e - a; i++)
+                    dst[i] += fr[i];
+            }
+            for (int64_t t = t0; t < v1; t++)
+                acc[t - t0] *= inv[t];
+        }
+        AUDIO_R *row = (AUDIO_R *)j->out + b * out_row;
+        for (int64_t t = t0; t < t1; t++) {
+            const int64_t o = t - g->trim;
+            if (o >= 0 && o < out_row)
+                row[o] = acc[t - t0];
+        }
+    }
+}
+
+#undef AUDIO_R
+#undef AUDIO_R2C
+#undef AUDIO_C2R
+#undef AUDIO_SQRT
+#undef AUDIO_POW
+#undef PK_SFX

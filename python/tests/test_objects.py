@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""loom.Object: a TBE lookup equal to fbgemm_gpu's goldens, methods as
+attributes, deterministic frees."""
+import numpy as np
+import pytest
+
+import loom
+from conftest import data
+
+
+def tbe(**attrs):
+    return loom.Object("fbgemm.tbe", weights=data("fbgemm", "tbe", "tables_fp32_pooled.safetensors"),
+                       weights_tys="fp32,fp32,fp32", feature_table_map=[0, 1, 0, 2], **attrs)
+
+
+def case(name):
+    return [np.load(data("fbgemm", "tbe", f"{name}_{part}.npy")) for part in ("indices", "offsets", "out")]
+
+
+def test_tbe_lookup_equals_fbgemm():
+    indices, offsets, want = case("fp32_sum_nw")
+    with tbe(pooling_mode="sum") as obj:
+        got = obj(indices, offsets)                         # the method named like the class
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(obj.tbe(indices, offsets), want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(loom.ops.fbgemm.tbe(indices, offsets, object=obj), want, rtol=1e-5, atol=1e-6)
+
+
+def test_tbe_mean_by_call_attribute():
+    indices, offsets, want = case("fp32_mean_nw")
+    with tbe() as obj:
+        np.testing.assert_allclose(obj(indices, offsets, pooling_mode="mean"), want, rtol=1e-5, atol=1e-6)
+
+
+def test_methods_are_attributes():
+    with tbe() as obj:
+        assert set(obj.methods) == {"tbe", "tbe_prefetch", "tbe_cache_stats"}
+        assert "tbe_cache_stats" in dir(obj)
+        assert obj.tbe_cache_stats.__doc__.startswith("i64 [8] cache counters")
+        with pytest.raises(AttributeError, match="did you mean 'tbe_prefetch'"):
+            obj.tbe_prefetc
+
+
+def test_close_frees_deterministically():
+    indices, offsets, _ = case("fp32_sum_nw")
+    obj = tbe()
+    assert "1 live objects" in loom.doctor() or " live objects" in loom.doctor()
+    obj.close()
+    assert obj.closed
+    obj.close()                                             # twice is fine
+    with pytest.raises(ValueError, match="closed"):
+        obj(indices, offsets)
+    with pytest.raises(TypeError, match="method of fbgemm.tbe.*not str"):
+        loom.ops.fbgemm.tbe(indices, offsets, object="tbe")
+    with tbe() as obj2:
+        pass
+    assert obj2.closed
+    assert "0 live objects" in [l for l in loom.doctor().splitlines() if "pack fbgemm" in l][0]
+
+
+def test_object_errors():
+    with pytest.raises(FileNotFoundError, match="nonexistent"):
+        loom.Object("fbgemm.tbe", weights="/nonexistent/tables.safetensors")
+    with pytest.raises(loom.NotFoundError, match="did you mean 'fbgemm.tbe'"):
+        loom.Object("fbgemm.tbf")
+    with pytest.raises(TypeError, match="did you mean 'pooling_mode'"):
+        tbe(poolingmode="sum")
+    with pytest.raises(ValueError, match="pooling_mode"):
+        tbe(pooling_mode="max")
+
+
+def test_object_method_results_follow_the_input_kind():
+    indices, offsets, want = case("fp32_sum_nw")
+    with tbe() as obj:
+        t = obj(loom.from_dlpack(indices), loom.from_dlpack(offsets))
+        assert isinstance(t, loom.Tensor)
+        np.testing.assert_allclose(np.from_dlpack(t), want, rtol=1e-5, atol=1e-6)

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** test_audio_empty.c - every op of the audio pack on inputs without
+** elements (no signals, no channels, an empty file): torch's and
+** torchaudio's output shapes, no error, no read of the (NULL) data of an
+** empty tensor. The walk over the registry fails for any audio op without
+** a case here. Where torchaudio raises, loom refuses with LOOM_EINVAL.
+*/
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tu_ops.h"
+#include "op_cases.h"
+
+/* the table below leaves trailing members of its cases to their zero default */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+#define T OC_T
+
+static const oc_case cases[] = {
+    /* n_fft 16, hop 4 (n_fft // 4), 100 samples centred: 26 frames of 9 bins */
+    { "audio.stft", "no signals", { T(F32, 2, 0, 100) }, "n_fft=16", { T(C64, 3, 0, 9, 26) } },
+    { "audio.stft", "no signals, batch dims", { T(F64, 3, 3, 0, 100) }, "n_fft=16;return_complex=false",
+      { T(F64, 5, 3, 0, 9, 26, 2) } },
+    /* a signal without samples cannot be reflect-padded (torch: "Padding size should be less than ...") */
+    { "audio.stft", "no samples", { T(F32, 2, 2, 0) }, "n_fft=16", .expect = LOOM_EINVAL, .message = "reflect" },
+    { "audio.istft", "no spectra", { T(C64, 3, 0, 9, 26) }, "n_fft=16", { T(F32, 2, 0, 100) } },
+    { "audio.istft", "no frames", { T(C64, 3, 2, 9, 0) }, "n_fft=16", .expect = LOOM_EINVAL, .message = "frames" },
+    /* hop = win_length // 2 = 8: 1 + 500 / 8 = 63 frames */
+    { "audio.spectrogram", "no signals", { T(F32, 2, 0, 500) }, "n_fft=16;power=2", { T(F32, 3, 0, 9, 63) } },
+    { "audio.inverse_spectrogram", "no spectra", { T(C128, 3, 0, 9, 63) }, "n_fft=16", { T(F64, 2, 0, 496) } },
+    { "audio.melscale_fbanks", "two filters", { { 0 } }, "n_freqs=5;f_min=0;f_max=4000;n_mels=2;sample_rate=8000",
+      { T(F32, 2, 5, 2) } },
+    { "audio.create_dct", "3 mels", { { 0 } }, "n_mfcc=2;n_mels=3", { T(F32, 2, 3, 2) } },
+    { "audio.mel_spectrogram", "no signals", { T(F32, 2, 0, 100) }, "n_fft=16;n_mels=4", { T(F32, 3, 0, 4, 13) } },
+    { "audio.mfcc", "no signals", { T(F64, 3, 2, 0, 100) }, "n_fft=16;n_mels=4;n_mfcc=3", { T(F64, 4, 2, 0, 3, 13) } },
+#ifndef AUDIO_TEST_NO_FILES     /* the files module is built with libsndfile */
+    { "audio.load", "an empty file", { T(U8, 1, 0) }, NULL, .expect = LOOM_EINVAL, .message = "empty" },
+    { "audio.load", "no file", { { 0 } }, NULL, .expect = LOOM_EINVAL, .message = "uri" },
+    { "audio.info", "an empty file", { T(U8, 1, 0) }, NULL, .expect = LOOM_EINVAL, .message = "empty" },
+    { "audio.save", "no channels", { T(I16, 2, 0, 10) }, "uri=/tmp/loom-audio-empty.wav;sample_rate=8000",
+      .expect = LOOM_EINVAL, .message = "channels" },
+    { "audio.save", "no frames", { T(I16, 2, 2, 0) }, "uri=/tmp/loom-audio-empty.wav;sample_rate=8000",
+      { T(I64, 0, 0) }, .zeros = 1 },
+#endif
+    /* beamforming: no bins, no frames (sums over nothing are zeros), a batch of 0 */
+    { "audio.psd", "no bins", { T(C64, 3, 3, 0, 7), T(F32, 2, 0, 7) }, NULL, { T(C64, 3, 0, 3, 3) } },
+    { "audio.psd", "no frames", { T(C128, 3, 2, 4, 0) }, NULL, { T(C128, 3, 4, 2, 2) }, .zeros = 1 },
+    { "audio.mvdr_weights_souden", "no bins", { T(C64, 3, 0, 3, 3), T(C64, 3, 0, 3, 3) }, "reference_channel=0",
+      { T(C64, 2, 0, 3) } },
+    { "audio.mvdr_weights_rtf", "batch of 0", { T(C128, 3, 0, 5, 3), T(C128, 4, 0, 5, 3, 3) }, NULL,
+      { T(C128, 3, 0, 5, 3) } },
+    { "audio.rtf_evd", "no bins", { T(C64, 3, 0, 2, 2) }, NULL, { T(C64, 2, 0, 2) } },
+    { "audio.rtf_power", "no bins", { T(C64, 3, 0, 2, 2), T(C64, 3, 0, 2, 2) }, "reference_channel=1",
+      { T(C64, 2, 0, 2) } },
+    { "audio.apply_beamforming", "no frames", { T(C64, 2, 5, 3), T(C64, 3, 3, 5, 0) }, NULL, { T(C64, 2, 5, 0) } },
+    { "audio.PSD", "no frames", { T(C64, 3, 2, 3, 0), T(F32, 2, 3, 0) }, NULL, { T(C64, 3, 3, 2, 2) }, .zeros = 1,
+      .object = 1 },
+    { "audio.SoudenMVDR", "no bins", { T(C64, 3, 3, 0, 4), T(C64, 3, 0, 3, 3), T(C64, 3, 0, 3, 3) },
+      "reference_channel=0", { T(C64, 2, 0, 4) }, .object = 2 },
+    { "audio.RTFMVDR", "no bins", { T(C64, 3, 3, 0, 4), T(C64, 2, 0, 3), T(C64, 3, 0, 3, 3) }, "reference_channel=0",
+      { T(C64, 2, 0, 4) }, .object = 3 },
+    { "audio.MVDR", "no frames", { T(C64, 3, 3, 5, 0), T(F32, 2, 5, 0) }, NULL, { T(C64, 2, 5, 0) }, .object = 4 },
+};
+
+/* the beamforming objects the method cases use (oc_objects[0..3]) */
+static const char *const classes[] = { "audio.PSD", "audio.SoudenMVDR", "audio.RTFMVDR", "audio.MVDR" };
+
+static int setup(void **state)
+{
+    if (tu_setup(state) != 0)
+        return -1;
+    for (int i = 0; i < 4; i++)
+        if (loom_object_create(&oc_objects[i], classes[i], NULL, NULL) != LOOM_OK) {
+            fprintf(stderr, "create %s: %s\n", classes[i], loom_last_error());
+            return -1;
+        }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    for (int i = 0; i < 4; i++)
+        loom_object_free(oc_objects[i]);
+    return tu_teardown(state);
+}
+
+int main(void)
+{
+    return oc_run_group("audio_empty", "audio.", cases, sizeof cases / sizeof cases[0], setup, teardown);
+}
