@@ -126,22 +126,12 @@ static loom_status run_rows(loom_call *call, const fwd *f, enum stage stage, con
     return pk_host->parallel_for(call->ctx, n_rows, grain < 1 ? 1 : grain, rows_fn, &j);
 }
 
-/* A tensor over scratch memory for op_call. The core tells the tensors it
-** made from a caller's by a tag it keeps right after the loom_tensor, and
-** reads that place in every output handed to it: the zeroed tail keeps the
-** read inside this object (a bare loom_tensor on the stack would make it
-** read past its end). */
-typedef struct enc_view {
-    loom_tensor t;
-    uint64_t tail[4];
-} enc_view;
-
-static enc_view view(float *data, int32_t ndim, int64_t *shape, int64_t *strides)
+/* A tensor over scratch memory (or the model's matrices) for op_call. */
+static loom_tensor view(float *data, int32_t ndim, int64_t *shape, int64_t *strides)
 {
-    enc_view v = { .t = { .data = data, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = ndim,
-                          .dtype = { LOOM_DL_FLOAT, 32, 1 }, .shape = shape, .strides = strides, .byte_offset = 0 },
-                   .tail = { 0 } };
-    return v;
+    loom_tensor t = { .data = data, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = ndim,
+                      .dtype = { LOOM_DL_FLOAT, 32, 1 }, .shape = shape, .strides = strides, .byte_offset = 0 };
+    return t;
 }
 
 /* out = a @ b through core.matmul, out compact; backend NULL: the policy's. */
@@ -160,8 +150,8 @@ static loom_status dense(loom_call *call, const fwd *f, const float *x, int64_t 
                          int64_t n_out, float *y)
 {
     int64_t xs[2] = { f->T, n_in }, xst[2] = { ldx, 1 }, ws[2] = { n_in, n_out }, ys[2] = { f->T, n_out };
-    enc_view tx = view((float *)x, 2, xs, xst), tw = view((float *)w, 2, ws, NULL), ty = view(y, 2, ys, NULL);
-    return matmul(call, f, &tx.t, &tw.t, &ty.t, NULL);
+    loom_tensor tx = view((float *)x, 2, xs, xst), tw = view((float *)w, 2, ws, NULL), ty = view(y, 2, ys, NULL);
+    return matmul(call, f, &tx, &tw, &ty, NULL);
 }
 
 /* Self-attention of sequence b over its n packed rows, into f->ctx. */
@@ -177,13 +167,13 @@ static loom_status attend(loom_call *call, const fwd *f, int64_t b)
     int64_t qs[3] = { nh, n, d }, qst[3] = { d, wide, 1 };
     int64_t ks[3] = { nh, d, n }, kst[3] = { d, 1, wide };
     int64_t ss[3] = { nh, n, n }, os[3] = { nh, n, d };
-    enc_view tq = view(q, 3, qs, qst), tk = view(q + H, 3, ks, kst), tsc = view(f->scores, 3, ss, NULL);
-    loom_status st = matmul(call, f, &tq.t, &tk.t, &tsc.t, "cpu");
+    loom_tensor tq = view(q, 3, qs, qst), tk = view(q + H, 3, ks, kst), tsc = view(f->scores, 3, ss, NULL);
+    loom_status st = matmul(call, f, &tq, &tk, &tsc, "cpu");
     if (st == LOOM_OK)
         st = run_rows(call, f, ST_SOFTMAX, NULL, nh * n, b, n);
-    enc_view tv = view(q + 2 * H, 3, qs, qst), to = view(f->heads_out, 3, os, NULL);
+    loom_tensor tv = view(q + 2 * H, 3, qs, qst), to = view(f->heads_out, 3, os, NULL);
     if (st == LOOM_OK)
-        st = matmul(call, f, &tsc.t, &tv.t, &to.t, "cpu");
+        st = matmul(call, f, &tsc, &tv, &to, "cpu");
     if (st == LOOM_OK)
         st = run_rows(call, f, ST_UNHEAD, NULL, n, b, n);
     return st;
