@@ -260,6 +260,43 @@ CONFIG_DICT = ["cuda", "onednn", "cpu", ";", "=", ",", "*", "?", "[", "]", "[!",
                "core", "vision", "fbgemm", "-cuda", "vision.nms", "core.*", "1024", "0", "3", "\x00", "K", "M", "G",
                "T", "B", "%", "1e", "inf", "nan"]
 
+# ------------------------------------------------------------------- glue
+
+GLUE_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "text", "glue", "root")
+# fuzz_glue.c's dataset numbers, and each one's train and test file in the samples
+GLUE_FILES = [
+    ("CoLA", "cola_public/raw/in_domain_train.tsv", "cola_public/raw/out_of_domain_dev.tsv"),
+    ("SST2", "SST-2/train.tsv", "SST-2/test.tsv"),
+    ("MRPC", "msr_paraphrase_train.txt", "msr_paraphrase_test.txt"),
+    ("QQP", "quora_duplicate_questions.tsv", None),
+    ("STSB", "stsbenchmark/sts-train.csv", "stsbenchmark/sts-test.csv"),
+    ("MNLI", "multinli_1.0_train.txt", "multinli_1.0_dev_matched.txt"),
+    ("QNLI", "QNLI/train.tsv", "QNLI/test.tsv"),
+    ("RTE", "RTE/train.tsv", "RTE/test.tsv"),
+    ("WNLI", "WNLI/train.tsv", "WNLI/test.tsv"),
+]
+
+
+def glue_seeds():
+    """fuzz_glue.c: one option byte (dataset, test split, skip, rows per call), then the file."""
+    seeds = {}
+    for d, (name, train, test) in enumerate(GLUE_FILES):
+        for is_test, rel in ((0, train), (1, test)):
+            if rel is None:
+                continue
+            with open(os.path.join(GLUE_ROOT, rel), "rb") as f:
+                body = f.read()
+            opt = d | (is_test << 4) | ((d & 1) << 5) | ((d % 4) << 6)
+            seeds["%s_%s" % (name.lower(), "test" if is_test else "train")] = bytes([opt]) + body
+    seeds["qqp_quote_open"] = bytes([3]) + b'h\n0\t1\t2\t"open\tq\t1\n'
+    seeds["wnli_crlf_bad"] = bytes([8 | 0x20]) + b"h\r\n0\ta\tb\tx\r\n\r\n1\t\xff\tb\t1"
+    return seeds
+
+
+GLUE_DICT = ["\t", "\n", "\r\n", "\r", '"', '""', "\xef\xbb\xbf", "entailment", "not_entailment", "neutral",
+             "contradiction", "-", "0", "1", "5.000", "nan", "inf", "1_0", "+", " "]
+
+
 # ------------------------------------------------------------- audio files
 
 AUDIO_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "audio", "files")
@@ -324,6 +361,9 @@ TARGETS = {
     "linear_weights": (linear_seeds, LINEAR_DICT),
     "attrs": (attrs_seeds, ATTRS_DICT),
     "config": (config_seeds, CONFIG_DICT),
+    "glue": (glue_seeds, GLUE_DICT),
+
+
     "audio_file": (audio_seeds, AUDIO_DICT),
     "wordpiece": (wordpiece_seeds, WORDPIECE_DICT),
 }

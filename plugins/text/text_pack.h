@@ -9,6 +9,11 @@
 **   tokenizer/  the text.bert_tokenizer object and op (WordPiece, torchtext's
 **               BERTTokenizer and, with compat=hf, Hugging Face's
 **               BertWordPieceTokenizer)
+**   glue/       the text.glue object: the nine GLUE datasets streamed from
+**               their distribution files, as torchtext parses them
+**   encoder/    the text.bert_encoder object: a BERT forward pass from a
+**               safetensors checkpoint with Hugging Face key names, its
+**               products through core.matmul
 **
 ** Strings cross the ABI as the jagged pair of plugin.h: u8 UTF-8 values and
 ** i64 offsets [B+1].
@@ -22,5 +27,7 @@
 
 /* The modules of the pack, in registration order (cpu_pack.c). */
 extern const pk_module text_tokenizer_cpu;
+extern const pk_module text_glue_cpu;
+extern const pk_module text_encoder_cpu;
 
 #endif /* LOOM_TEXT_PACK_H */
