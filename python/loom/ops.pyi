@@ -629,6 +629,22 @@ class fbgemm:
 class text:
     """loom ops of the domain text."""
     @staticmethod
+    def bert_encoder(input_ids: TensorLike, attention_mask: Optional[TensorLike] = None, token_type_ids: Optional[TensorLike] = None, *, pooling: str = 'mean', normalize: bool = False, object: Optional[Object] = None) -> Any:
+        """BERT encoder forward (Hugging Face BertModel) with mean, cls or max pooling and optional L2 normalisation: sentence embeddings [B, hidden], or last_hidden_state [B, L, hidden]
+
+        A method of the object class text.bert_encoder: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input_ids (i64, rank 2): i64 [B, L] token ids in [0, vocab_size)
+            attention_mask (i64, rank 2, optional): i64 [B, L] of 0/1: 0 marks padding (absent: all 1)
+            token_type_ids (i64, rank 2, optional): i64 [B, L] segment ids in [0, type_vocab_size) (absent: all 0)
+        Attributes (keyword-only):
+            pooling (str, default 'mean'; one of mean, cls, max, none): mean (over unmasked tokens, as sentence-transformers), cls (token 0), max (over unmasked tokens) or none (last_hidden_state [B, L, hidden])
+            normalize (bool, default False): L2-normalise each pooled vector (torch.nn.functional.normalize, eps 1e-12)
+        Outputs:
+            output (f32, any rank): f32 [B, hidden] pooled, or [B, L, hidden] with pooling none"""
+        ...
+    @staticmethod
     def bert_tokenizer(text: TensorLike, text_offsets: TensorLike, text_pair: Optional[TensorLike] = None, text_pair_offsets: Optional[TensorLike] = None, *, add_special_tokens: Optional[bool] = None, max_length: int = 0, truncation: str = 'longest_first', padding: str = 'do_not_pad', return_char_offsets: bool = False, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any, Any]:
         """strings (jagged u8 + offsets) to BERT WordPiece ids (jagged, or dense with padding)
 
@@ -653,6 +669,24 @@ class text:
             char_offsets (i64, any rank): [T, 2] or [B, L, 2]: [start, end) characters in the input string (return_char_offsets), else [0, 2]
             tokens (u8, rank 1): the token strings, concatenated (return_tokens), else empty
             tokens_offsets (i64, rank 1): [T+1]: token t is tokens[tokens_offsets[t]:tokens_offsets[t+1]]"""
+        ...
+    @staticmethod
+    def glue(*, max_rows: int = 1024, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any, Any, Any]:
+        """the next rows (at most max_rows; 0 at the end) of a GLUE split as torchtext yields them, as columns
+
+        A method of the object class text.glue: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            max_rows (int, default 1024): rows per call at most
+        Outputs:
+            label (i64, rank 1): i64 [n] labels; [0] where the dataset or split has none (test splits, STS-B)
+            score (f64, rank 1): f64 [n] STS-B similarity scores (Python float); [0] for the others
+            idx (i64, rank 1): i64 [n] STS-B pair ids; [0] for the others
+            text1 (u8, rank 1): u8 UTF-8 bytes of the first string of each row
+            text1_offsets (i64, rank 1): i64 [n+1]
+            text2 (u8, rank 1): u8 second strings (CoLA: the source); empty with [1] offsets for SST-2
+            text2_offsets (i64, rank 1): i64 [n+1], or [1] when the dataset has one string
+            stats (i64, rank 1): i64 [4]: rows yielded so far, rows filtered as torchtext does, malformed rows skipped, lines read"""
         ...
 
 class vision:
