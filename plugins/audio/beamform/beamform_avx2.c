@@ -17,34 +17,21 @@
 #include <immintrin.h>
 
 #include "beamform_cpu.h"
+#include "simd_avx2.h"
 
 #define AVX2 __attribute__((target("avx2,fma")))
-
-AVX2 static inline float hsum_ps(__m256 v)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
-AVX2 static inline double hsum_pd(__m256d v)
-{
-    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
-    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
-}
 
 /* odd lanes minus even lanes */
 AVX2 static inline float hdiff_ps(__m256 v)
 {
     const __m256 sign = _mm256_setr_ps(-1, 1, -1, 1, -1, 1, -1, 1);
-    return hsum_ps(_mm256_mul_ps(v, sign));
+    return pk_hsum_ps(_mm256_mul_ps(v, sign));
 }
 
 AVX2 static inline double hdiff_pd(__m256d v)
 {
     const __m256d sign = _mm256_setr_pd(-1, 1, -1, 1);
-    return hsum_pd(_mm256_mul_pd(v, sign));
+    return pk_hsum_pd(_mm256_mul_pd(v, sign));
 }
 
 #define BF_SUF c64
@@ -59,7 +46,7 @@ AVX2 static inline double hdiff_pd(__m256d v)
 #define FMADD _mm256_fmadd_ps
 #define SWAP(v) _mm256_permute_ps((v), 0xB1)
 #define ALTERNATE() _mm256_setr_ps(1, -1, 1, -1, 1, -1, 1, -1)
-#define HSUM hsum_ps
+#define HSUM pk_hsum_ps
 #define HDIFF hdiff_ps
 #include "beamform_avx2_tmpl.h"
 #undef R
@@ -88,6 +75,6 @@ AVX2 static inline double hdiff_pd(__m256d v)
 #define FMADD _mm256_fmadd_pd
 #define SWAP(v) _mm256_permute_pd((v), 0x5)
 #define ALTERNATE() _mm256_setr_pd(1, -1, 1, -1)
-#define HSUM hsum_pd
+#define HSUM pk_hsum_pd
 #define HDIFF hdiff_pd
 #include "beamform_avx2_tmpl.h"

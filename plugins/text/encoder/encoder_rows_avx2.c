@@ -19,23 +19,9 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+#include "simd_avx2.h"
+
 #define AVX2 __attribute__((target("avx2,fma")))
-
-AVX2 static inline float hsum(__m256 v)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
-AVX2 static inline float hmax(__m256 v)
-{
-    __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_max_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
 AVX2 static inline __m256 exp8(__m256 x)
 {
@@ -95,7 +81,7 @@ AVX2 static void ln_avx2(float *y, const float *x, const float *r, const float *
         y[i] = t;
         tail += t;
     }
-    const float mean = (hsum(acc) + tail) / (float)n;
+    const float mean = (pk_hsum_ps(acc) + tail) / (float)n;
     const __m256 vm = _mm256_set1_ps(mean);
     acc = _mm256_setzero_ps();
     tail = 0.0f;
@@ -105,7 +91,7 @@ AVX2 static void ln_avx2(float *y, const float *x, const float *r, const float *
     }
     for (; i < n; i++)
         tail += (y[i] - mean) * (y[i] - mean);
-    const float rstd = 1.0f / sqrtf((hsum(acc) + tail) / (float)n + eps);
+    const float rstd = 1.0f / sqrtf((pk_hsum_ps(acc) + tail) / (float)n + eps);
     const __m256 vr = _mm256_set1_ps(rstd);
     for (i = 0; i + 8 <= n; i += 8) {
         __m256 d = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(y + i), vm), vr);
@@ -183,7 +169,7 @@ AVX2 static void softmax_avx2(float *x, int64_t n, float scale, const uint8_t *k
         vmax = _mm256_max_ps(vmax, _mm256_mul_ps(vs, _mm256_loadu_ps(x + j)));
     for (; j < n; j++)
         mx = fmaxf(mx, scale * x[j]);
-    mx = fmaxf(mx, hmax(vmax));
+    mx = fmaxf(mx, pk_hmax_ps(vmax));
     const __m256 vm = _mm256_set1_ps(mx);
     __m256 acc = _mm256_setzero_ps();
     float tail = 0.0f;
@@ -200,7 +186,7 @@ AVX2 static void softmax_avx2(float *x, int64_t n, float scale, const uint8_t *k
         x[j] = e;
         tail += e;
     }
-    const float inv = 1.0f / (hsum(acc) + tail);
+    const float inv = 1.0f / (pk_hsum_ps(acc) + tail);
     const __m256 vi = _mm256_set1_ps(inv);
     for (j = 0; j + 8 <= n; j += 8)
         _mm256_storeu_ps(x + j, _mm256_mul_ps(_mm256_loadu_ps(x + j), vi));
