@@ -23,6 +23,12 @@ extern const pk_module audio_beamform_cpu, audio_beamform_cuda;
 /* The cuda pack's fini: the beamform module's cuBLAS and cuSOLVER handles. */
 void audio_beamform_cuda_release(void);
 
+/* The device's cached cuBLAS handle (beamform_cuda.c), bound to the call's
+** stream, for any cuda module of the pack: held until audio_cuda_blas_put,
+** which must follow every LOOM_OK (one handle serves one stream at a time). */
+loom_status audio_cuda_blas_get(const loom_call *call, void **handle);
+void audio_cuda_blas_put(void);
+
 /* The cpu pack's fini: FFTW's cached plans. */
 void audio_cpu_fini(void);
 

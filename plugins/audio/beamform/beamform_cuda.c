@@ -92,6 +92,17 @@ static loom_status get_handles(const loom_call *call, cublasHandle_t *b, cusolve
 
 static void release_handles(void) { pthread_mutex_unlock(&handle_lock); }
 
+/* The cached handles serve the pack's other cuda modules too (spectral's mfcc). */
+loom_status audio_cuda_blas_get(const loom_call *call, void **handle)
+{
+    cublasHandle_t b;
+    loom_status st = get_handles(call, &b, NULL);
+    *handle = st == LOOM_OK ? (void *)b : NULL;
+    return st;
+}
+
+void audio_cuda_blas_put(void) { release_handles(); }
+
 static loom_status dscratch(loom_call *call, size_t bytes, void **out)
 {
     *out = pk_host->scratch(call->ctx, bytes ? bytes : 16);
