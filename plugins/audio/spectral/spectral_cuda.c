@@ -1,19 +1,23 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** spectral_cuda.c - the cuda kernels of stft, istft, spectrogram,
-** inverse_spectrogram and mel_spectrogram, and the spectral module of
-** audio-cuda.so: the framing is resolved on the host by the checks every
+** inverse_spectrogram, mel_spectrogram and mfcc, and the spectral module
+** of audio-cuda.so: the framing is resolved on the host by the checks every
 ** backend shares (the window copied to the host for that and back as the
 ** padded n_fft window; the envelope and the mel filters are made on the
 ** host too), then the cuFFT engine (spectral_kernels.cu) runs on the
-** call's stream. melscale_fbanks, create_dct (no tensor inputs) and mfcc
-** stay on the cpu.
+** call's stream. mfcc is mel_spectrogram's path, the decibel kernel and
+** the DCT as one strided-batched cuBLAS GEMM (the pack's cached handle,
+** beamform_cuda.c). melscale_fbanks and create_dct (no tensor inputs) stay
+** on the cpu.
 */
 #include <stdlib.h>
 #include <string.h>
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include "audio_pack.h"
 #include "spectral.h"
 #include "spectral_kernels.h"
 
@@ -102,7 +106,131 @@ static loom_status forward_into(loom_call *call, const audio_stft_geom *g, const
     return launched(audio_cu_forward(&c, x, w, out, scratch, call->ctx->stream, err, sizeof err), err);
 }
 
-static loom_status run_forward(loom_call *call, audio_stft_args *a, int mel)
+/* The mel spectrogram of x into mel (device, [batch, n_mels, n_frames]):
+** the power spectrum, then the filters (made on the host, in h->fb). */
+static loom_status mel_into(loom_call *call, const audio_stft_geom *g, const audio_mel_args *m, const void *x,
+                            void *mel, host_bufs *h)
+{
+    const size_t es = g->real == LOOM_DTYPE_F64 ? 8 : 4;
+    float *work = malloc((size_t)(m->n_freqs + m->n_mels + 2) * sizeof(float));
+    h->fb = malloc((size_t)(m->n_freqs * m->n_mels) * es);
+    void *spec = pk_host->scratch(call->ctx, (size_t)(g->batch * g->n_freq * g->n_frames) * es), *fb;
+    if (work == NULL || h->fb == NULL || spec == NULL) {
+        free(work);
+        return pk_host->fail(LOOM_ENOMEM, "out of memory for the mel filters");
+    }
+    audio_melscale_fbanks_fill(m, g->real, h->fb, work);
+    free(work);
+    char err[200];
+    audio_cu_geom c;
+    to_cu(g, &c);
+    loom_status st;
+    if ((st = upload(call, h->fb, (size_t)(m->n_freqs * m->n_mels) * es, &fb)) != LOOM_OK
+        || (st = forward_into(call, g, x, spec)) != LOOM_OK)
+        return st;
+    return launched(audio_cu_mel(&c, fb, m->n_mels, spec, mel, call->ctx->stream, err, sizeof err), err);
+}
+
+/* mfcc's DCT: out[b] (n_mfcc x T) = dct^T @ mel[b] (n_mels x T), dct
+** (n_mels, n_mfcc) shared; row-major, so cuBLAS (column-major) computes
+** out[b]^T (T x n_mfcc) = mel[b]^T (T x n_mels) @ dct. */
+static loom_status dct_gemm(loom_call *call, const audio_stft_geom *g, int64_t n_mels, int64_t n_mfcc,
+                            const void *dct, const void *mel, void *out)
+{
+    if (g->n_frames > INT32_MAX || n_mels > INT32_MAX || n_mfcc > INT32_MAX || g->batch > INT32_MAX)
+        return pk_host->fail(LOOM_EINVAL, "mfcc: %lld x %lld frames is over cuBLAS's int sizes",
+                             (long long)g->batch, (long long)g->n_frames);
+    void *hv;
+    loom_status st = audio_cuda_blas_get(call, &hv);
+    if (st != LOOM_OK)
+        return st;
+    cublasHandle_t h = hv;
+    const int t = (int)g->n_frames, k = (int)n_mels, n = (int)n_mfcc, count = (int)g->batch;
+    const long long a_bs = (long long)n_mels * g->n_frames, c_bs = (long long)n_mfcc * g->n_frames;
+    cublasStatus_t bs;
+    if (g->real == LOOM_DTYPE_F64) {
+        const double one = 1.0, zero = 0.0;
+        bs = cublasDgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_T, t, n, k, &one, mel, t, a_bs, dct, n, 0, &zero,
+                                       out, t, c_bs, count);
+    } else {
+        const float one = 1.0f, zero = 0.0f;
+        bs = cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_T, t, n, k, &one, mel, t, a_bs, dct, n, 0, &zero,
+                                       out, t, c_bs, count);
+    }
+    audio_cuda_blas_put();
+    return bs == CUBLAS_STATUS_SUCCESS ? LOOM_OK
+                                       : pk_host->fail(LOOM_EDEVICE, "mfcc DCT: cuBLAS gemm error %d", (int)bs);
+}
+
+/* mel_spectrogram and mfcc: the mel spectrogram, and for mfcc the
+** decibels (or log) in place and the DCT, as the cpu kernel does. */
+static loom_status run_mel(loom_call *call, audio_stft_args *a, int mfcc)
+{
+    const loom_tensor *x = call->inputs[0], *window = call->inputs[1];
+    const loom_attr_value *v = call->attrs;
+    audio_stft_geom g;
+    audio_mel_args m;
+    host_bufs h;
+    loom_tensor *out;
+    void *dct_host = NULL;
+    loom_status st = prepare_host(call, window, loom_tensor_dtype_of(x), a, &h);
+    if (st == LOOM_OK)
+        st = audio_stft_resolve(call, x, window, a, &g);
+    if (st == LOOM_OK)
+        st = audio_mel_read_fbank_args(call, g.n_fft, &m);
+    const int64_t n_mfcc = mfcc && st == LOOM_OK ? v[PK_ATTR(audio_mfcc, n_mfcc)].u.i : 0;
+    if (st == LOOM_OK && mfcc && v[PK_ATTR(audio_mfcc, dct_type)].u.i != 2)
+        st = pk_host->fail(LOOM_EINVAL, "'dct_type' %lld is not supported: only 2",
+                           (long long)v[PK_ATTR(audio_mfcc, dct_type)].u.i);
+    if (st == LOOM_OK && mfcc && n_mfcc > m.n_mels)
+        st = pk_host->fail(LOOM_EINVAL, "'n_mfcc' %lld exceeds 'n_mels' %lld", (long long)n_mfcc,
+                           (long long)m.n_mels);
+    if (st != LOOM_OK)
+        goto done;
+    const int64_t tail[2] = { mfcc ? n_mfcc : m.n_mels, g.n_frames };
+    if ((st = audio_alloc_lead(call, 0, g.real, x, x->ndim - 1, tail, 2, &out)) != LOOM_OK || g.batch == 0
+        || g.n_frames == 0)
+        goto done;
+    const size_t es = g.real == LOOM_DTYPE_F64 ? 8 : 4;
+    const int64_t total = g.batch * m.n_mels * g.n_frames;
+    void *mel = mfcc ? pk_host->scratch(call->ctx, (size_t)total * es) : loom_data(out), *dct;
+    if (mel == NULL) {
+        st = LOOM_ENOMEM;
+        goto done;
+    }
+    if ((st = mel_into(call, &g, &m, loom_data(x), mel, &h)) != LOOM_OK || !mfcc)
+        goto done;
+    /* torchaudio packs (..., C, mels, time) per item; fewer dims are one item */
+    const int64_t group = x->ndim >= 2 ? x->shape[x->ndim - 2] * m.n_mels * g.n_frames : total;
+    char err[200];
+    if ((st = launched(audio_cu_db(g.real == LOOM_DTYPE_F64, mel, total, group, v[PK_ATTR(audio_mfcc, log_mels)].u.b,
+                                   v[PK_ATTR(audio_mfcc, top_db)].u.f, call->ctx->stream, err, sizeof err), err))
+        != LOOM_OK)
+        goto done;
+    if ((dct_host = malloc((size_t)(m.n_mels * n_mfcc) * es)) == NULL) {
+        st = pk_host->fail(LOOM_ENOMEM, "out of host memory for the DCT");
+        goto done;
+    }
+    audio_create_dct_fill(n_mfcc, m.n_mels, strcmp(v[PK_ATTR(audio_mfcc, dct_norm)].u.s, "ortho") == 0, g.real,
+                          dct_host);
+    /* on the call's stream, after the kernels queued there (a pageable
+    ** source is staged before the call returns, so dct_host may go) */
+    const size_t dct_bytes = (size_t)(m.n_mels * n_mfcc) * es;
+    if ((dct = pk_host->scratch(call->ctx, dct_bytes)) == NULL) {
+        st = LOOM_ENOMEM;
+        goto done;
+    }
+    cudaError_t e = cudaMemcpyAsync(dct, dct_host, dct_bytes, cudaMemcpyHostToDevice, call->ctx->stream);
+    st = e != cudaSuccess ? cuda_fail(e, "copying the DCT to the device")
+                          : dct_gemm(call, &g, m.n_mels, n_mfcc, dct, mel, loom_data(out));
+done:
+    free(dct_host);
+    release_host(&h);
+    return st;
+}
+
+/* stft and spectrogram: the spectrum as g.out_kind says. */
+static loom_status run_forward(loom_call *call, audio_stft_args *a)
 {
     const loom_tensor *x = call->inputs[0], *window = call->inputs[1];
     audio_stft_geom g;
@@ -111,36 +239,8 @@ static loom_status run_forward(loom_call *call, audio_stft_args *a, int mel)
     loom_status st = prepare_host(call, window, loom_tensor_dtype_of(x), a, &h);
     if (st == LOOM_OK)
         st = audio_stft_resolve(call, x, window, a, &g);
-    audio_mel_args m;
-    if (st == LOOM_OK && mel)
-        st = audio_mel_read_fbank_args(call, g.n_fft, &m);
     if (st != LOOM_OK)
         goto done;
-    if (mel) {
-        const int64_t tail[2] = { m.n_mels, g.n_frames };
-        if ((st = audio_alloc_lead(call, 0, g.real, x, x->ndim - 1, tail, 2, &out)) != LOOM_OK || g.batch == 0
-            || g.n_frames == 0)
-            goto done;
-        const size_t es = g.real == LOOM_DTYPE_F64 ? 8 : 4;
-        float *work = malloc((size_t)(m.n_freqs + m.n_mels + 2) * sizeof(float));
-        h.fb = malloc((size_t)(m.n_freqs * m.n_mels) * es);
-        void *spec = pk_host->scratch(call->ctx, (size_t)(g.batch * g.n_freq * g.n_frames) * es), *fb;
-        if (work == NULL || h.fb == NULL || spec == NULL) {
-            free(work);
-            st = pk_host->fail(LOOM_ENOMEM, "out of memory for the mel filters");
-            goto done;
-        }
-        audio_melscale_fbanks_fill(&m, g.real, h.fb, work);
-        free(work);
-        char err[200];
-        audio_cu_geom c;
-        to_cu(&g, &c);
-        if ((st = upload(call, h.fb, (size_t)(m.n_freqs * m.n_mels) * es, &fb)) == LOOM_OK
-            && (st = forward_into(call, &g, loom_data(x), spec)) == LOOM_OK)
-            st = launched(audio_cu_mel(&c, fb, m.n_mels, spec, loom_data(out), call->ctx->stream, err, sizeof err),
-                          err);
-        goto done;
-    }
     const int64_t tail[3] = { g.n_freq, g.n_frames, 2 };
     loom_dtype dt = g.out_kind == AUDIO_OUT_COMPLEX ? audio_complex_of(g.real) : g.real;
     st = audio_alloc_lead(call, 0, dt, x, x->ndim - 1, tail, g.out_kind == AUDIO_OUT_REAL_PAIRS ? 3 : 2, &out);
@@ -194,11 +294,13 @@ static loom_status spectral_run_cuda(loom_call *call)
     loom_status st;
     switch (*(const audio_spectral_op *)call->kernel->user) {
     case AUDIO_OP_STFT:
-        return (st = audio_stft_read_args(call, &a)) != LOOM_OK ? st : run_forward(call, &a, 0);
+        return (st = audio_stft_read_args(call, &a)) != LOOM_OK ? st : run_forward(call, &a);
     case AUDIO_OP_SPECTROGRAM:
-        return (st = audio_spectrogram_read_args(call, &a)) != LOOM_OK ? st : run_forward(call, &a, 0);
+        return (st = audio_spectrogram_read_args(call, &a)) != LOOM_OK ? st : run_forward(call, &a);
     case AUDIO_OP_MEL_SPECTROGRAM:
-        return (st = audio_mel_read_args(call, &a)) != LOOM_OK ? st : run_forward(call, &a, 1);
+        return (st = audio_mel_read_args(call, &a)) != LOOM_OK ? st : run_mel(call, &a, 0);
+    case AUDIO_OP_MFCC:
+        return (st = audio_mel_read_args(call, &a)) != LOOM_OK ? st : run_mel(call, &a, 1);
     case AUDIO_OP_ISTFT:
         return (st = audio_istft_read_args(call, &a)) != LOOM_OK ? st : run_inverse(call, &a);
     case AUDIO_OP_INVERSE_SPECTROGRAM:
@@ -218,6 +320,8 @@ static const loom_kernel_desc spectral_cuda_kernels[] = {
                    .user = &audio_spectral_ids[3]),
     PK_KERNEL_CUDA(audio_mel_spectrogram_schema, "cuda:cufft-mel", AUDIO_REAL, spectral_run_cuda,
                    .user = &audio_spectral_ids[6]),
+    PK_KERNEL_CUDA(audio_mfcc_schema, "cuda:cufft-mel-cublas", AUDIO_REAL, spectral_run_cuda,
+                   .user = &audio_spectral_ids[7]),
 };
 
 const pk_module audio_spectral_cuda = PK_MODULE("spectral", audio_spectral_ops, spectral_cuda_kernels, NULL);

@@ -124,6 +124,41 @@ __global__ void mel_kernel(audio_cu_geom g, const T *fb, int64_t n_mels, const T
     }
 }
 
+/* AmplitudeToDB('power', amin 1e-10, ref 1.0, top_db) or log(x + 1e-6), in
+** place: one block per item of `group` values (torchaudio's amax over the
+** packed (channel, mel, time) dims), max(10 log10(max(x, 1e-10)), peak -
+** top_db). The arithmetic is the cpu kernel's: in double, rounded to T,
+** the floor in T (torch subtracts top_db from the f32 peak in f32). */
+#define DB_THREADS 256
+template <typename T>
+__global__ void db_kernel(T *x, int64_t n_groups, int64_t group, int log_mels, double top_db)
+{
+    __shared__ T peaks[DB_THREADS];
+    for (int64_t g0 = blockIdx.x; g0 < n_groups; g0 += gridDim.x) {
+        T *v = x + g0 * group;
+        T peak = -INFINITY;
+        for (int64_t i = threadIdx.x; i < group; i += DB_THREADS) {
+            const double y = (double)v[i];
+            const T d = (T)(log_mels ? log(y + 1e-6) : 10.0 * log10(y > 1e-10 ? y : 1e-10));
+            v[i] = d;
+            peak = d > peak ? d : peak;
+        }
+        if (log_mels)
+            continue;
+        peaks[threadIdx.x] = peak;
+        __syncthreads();
+        for (int half = DB_THREADS / 2; half > 0; half /= 2) {
+            if (threadIdx.x < half && peaks[threadIdx.x + half] > peaks[threadIdx.x])
+                peaks[threadIdx.x] = peaks[threadIdx.x + half];
+            __syncthreads();
+        }
+        const T floor_db = (T)(peaks[0] - (T)top_db);
+        for (int64_t i = threadIdx.x; i < group; i += DB_THREADS)
+            v[i] = v[i] > floor_db ? v[i] : floor_db;
+        __syncthreads();   /* peaks is reused by the next item */
+    }
+}
+
 static unsigned blocks_for(int64_t n)
 {
     int64_t b = (n + 255) / 256;
@@ -269,4 +304,19 @@ extern "C" int audio_cu_mel(const audio_cu_geom *g, const void *fb, int64_t n_me
         mel_kernel<float><<<blocks_for(total), 256, 0, s>>>(*g, (const float *)fb, n_mels, (const float *)spec,
                                                             (float *)out);
     return failed(cudaGetLastError(), "mel kernel", err, err_size);
+}
+
+extern "C" int audio_cu_db(int f64, void *x, int64_t total, int64_t group, int log_mels, double top_db, void *stream,
+                           char *err, size_t err_size)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    if (total <= 0 || group <= 0)
+        return 0;
+    const int64_t n_groups = total / group;
+    const unsigned blocks = (unsigned)(n_groups < 65535 ? n_groups : 65535);
+    if (f64)
+        db_kernel<double><<<blocks, DB_THREADS, 0, s>>>((double *)x, n_groups, group, log_mels, top_db);
+    else
+        db_kernel<float><<<blocks, DB_THREADS, 0, s>>>((float *)x, n_groups, group, log_mels, top_db);
+    return failed(cudaGetLastError(), "decibel kernel", err, err_size);
 }

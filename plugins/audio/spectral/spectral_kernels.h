@@ -3,7 +3,8 @@
 ** spectral_kernels.h - the C launchers of the cuFFT engine of audio-cuda.so
 ** (spectral_kernels.cu): framing and windowing, batched R2C / C2R
 ** transforms, the (..., freq, frames) layout with its scale, power or
-** mirror, overlap-add divided by the window envelope, and the mel filters.
+** mirror, overlap-add divided by the window envelope, the mel filters and
+** mfcc's decibels.
 ** Every launch is asynchronous on `stream`; each returns 0 or writes a
 ** message into err. Pointers are device memory unless named _host.
 */
@@ -39,6 +40,12 @@ int audio_cu_inverse(const audio_cu_geom *g, const void *spec, const void *windo
 /* out[b, m, t] = sum_f fb[f, m] spec[b, f, t]: fb [n_freq, n_mels], spec [batch, n_freq, n_frames]. */
 int audio_cu_mel(const audio_cu_geom *g, const void *fb, int64_t n_mels, const void *spec, void *out, void *stream,
                  char *err, size_t err_size);
+
+/* mfcc's step between the filters and the DCT, in place on x [total]:
+** log(x + 1e-6) when log_mels, else AmplitudeToDB('power', top_db) with
+** the top_db floor per item of `group` consecutive values. */
+int audio_cu_db(int f64, void *x, int64_t total, int64_t group, int log_mels, double top_db, void *stream, char *err,
+                size_t err_size);
 
 #ifdef __cplusplus
 }
