@@ -155,14 +155,24 @@ static int audio_mel_spectrogram_make(cf_case *c)
 }
 
 /* MFCC in decibels: log10 of tiny mel values amplifies their relative
-** error, so the input is a full-band signal (no near-zero bins) */
+** error, so the input is a full-band signal (no near-zero bins); the
+** second case has two items of two channels (top_db per item) and a low
+** top_db, so the floor clamps many values; the cpu kernel is the
+** reference of the cuda one (cuFFT, the decibel kernel, the cuBLAS DCT) */
 static int audio_mfcc_make(cf_case *c)
 {
-    const int64_t shape[2] = { 2, 4000 };
-    c->in[0] = cf_uniform(c, c->dtype, 2, shape, 0, -1, 1);
+    if (c->index == 0) {
+        const int64_t shape[2] = { 2, 4000 };
+        c->in[0] = cf_uniform(c, c->dtype, 2, shape, 0, -1, 1);
+        cf_attrs(c, "n_fft=400;hop_length=160;n_mels=40;n_mfcc=13");
+        cf_what(c, "[2,4000] 40 mels, 13 coefficients");
+    } else {
+        const int64_t shape[3] = { 2, 2, 3000 };
+        c->in[0] = cf_uniform(c, c->dtype, 3, shape, 0, -1, 1);
+        cf_attrs(c, "n_fft=256;hop_length=128;n_mels=32;n_mfcc=20;top_db=6");
+        cf_what(c, "[2,2,3000] 32 mels, 20 coefficients, top_db 6 per item");
+    }
     c->n_in = 1;
-    cf_attrs(c, "n_fft=400;hop_length=160;n_mels=40;n_mfcc=13");
-    cf_what(c, "[2,4000] 40 mels, 13 coefficients");
     normwise(c);
     return 1;
 }
@@ -176,7 +186,7 @@ const cf_gen cf_audio_gens[] = {
     { "audio.melscale_fbanks", 0, 1, audio_melscale_fbanks_make, NULL },
     { "audio.create_dct", 0, 1, audio_create_dct_make, NULL },
     { "audio.mel_spectrogram", AUDIO_REAL_MASK, 1, audio_mel_spectrogram_make, NULL },
-    { "audio.mfcc", AUDIO_REAL_MASK, 1, audio_mfcc_make, NULL },
+    { "audio.mfcc", AUDIO_REAL_MASK, 2, audio_mfcc_make, NULL },
     /* files are read and written on the host only: one cpu kernel, nothing to compare */
     { "audio.load", 0, 0, NULL, "tests/audio/files/test_files.c: host-only file reading (cpu kernel only)" },
     { "audio.save", 0, 0, NULL, "tests/audio/files/test_files.c: host-only file writing (cpu kernel only)" },

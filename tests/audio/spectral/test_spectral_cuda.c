@@ -3,8 +3,9 @@
 ** test_spectral_cuda.c - the cuFFT kernels of audio-cuda.so against the
 ** cpu kernels (FFTW) on the same inputs, through the public API: stft
 ** (complex, pairs, two-sided, every padding mode), spectrogram (power,
-** normalisations), istft / inverse_spectrogram (length, uncentred) and
-** mel_spectrogram, in f32 and f64; norm-wise relative error 1e-5 (f32) /
+** normalisations), istft / inverse_spectrogram (length, uncentred),
+** mel_spectrogram and mfcc (decibels with top_db per item, log_mels), in
+** f32 and f64; norm-wise relative error 1e-5 (f32) /
 ** 1e-10 (f64), the bound of the issue: cuFFT and FFTW order their
 ** butterflies differently. Every test skips with a message without a CUDA
 ** device (suite gpu).
@@ -125,11 +126,38 @@ static void inverse_ops_match_the_cpu(void **state)
     }
 }
 
+/* mfcc: the mel path, decibels (top_db per item of the packed (channel,
+** mel, time) dims: [2, 3, T] is two items, [3, T] and [T] one) or log, and
+** the DCT GEMM; the signals are noise, so no mel bin is near zero and the
+** log does not amplify the transforms' rounding */
+static void mfcc_matches_the_cpu(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_DEVICE();
+    static const loom_dtype dts[2] = { LOOM_DTYPE_F32, LOOM_DTYPE_F64 };
+    for (int d = 0; d < 2; d++) {
+        const int64_t shape[3] = { 2, 3, 3000 }, one[1] = { 5000 }, wshape[1] = { 300 };
+        loom_tensor *x = at_signal(dts[d], 3, shape, 4), *x1 = at_signal(dts[d], 1, one, 5);
+        loom_tensor *x2 = at_signal(dts[d], 2, shape + 1, 6), *w = at_signal(dts[d], 1, wshape, 7);
+        compare("audio.mfcc", x, NULL, "n_fft=400;hop_length=160;n_mels=40;n_mfcc=13");
+        compare("audio.mfcc", x, NULL, "n_fft=400;hop_length=160;n_mels=64;n_mfcc=64;top_db=10");
+        compare("audio.mfcc", x2, NULL, "n_fft=256;n_mels=32;n_mfcc=20;top_db=5;dct_norm=none");
+        compare("audio.mfcc", x1, NULL, "n_fft=512;hop_length=128;n_mels=80;n_mfcc=40;top_db=3");
+        compare("audio.mfcc", x, NULL, "n_fft=400;hop_length=160;n_mels=40;n_mfcc=13;log_mels=true");
+        compare("audio.mfcc", x, w, "n_fft=400;hop_length=100;win_length=300;n_mels=40;n_mfcc=1;"
+                                    "norm=slaney;mel_scale=slaney;center=false");
+        loom_tensor *objs[] = { x, x1, x2, w };
+        for (int i = 0; i < 4; i++)
+            loom_tensor_free(objs[i]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(forward_ops_match_the_cpu),
         cmocka_unit_test(inverse_ops_match_the_cpu),
+        cmocka_unit_test(mfcc_matches_the_cpu),
     };
     return cmocka_run_group_tests_name("audio_spectral_cuda", tests, tu_setup, tu_teardown);
 }
