@@ -137,23 +137,6 @@ static void pairs_equal_complex(void **state)
         loom_tensor_free(objs[i]);
 }
 
-/* A complex signal of c64 or c128, parts from a seeded LCG in [-1, 1). */
-static loom_tensor *complex_signal(loom_dtype dt, int32_t ndim, const int64_t *shape, uint64_t seed)
-{
-    loom_tensor *t;
-    assert_int_equal(loom_tensor_new(&t, dt, ndim, shape, NULL), LOOM_OK);
-    uint64_t s = seed * 6364136223846793005ull + 1442695040888963407ull;
-    for (int64_t i = 0; i < 2 * loom_numel(t); i++) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        const double v = (double)(s >> 11) / 9007199254740992.0 * 2 - 1;
-        if (dt == LOOM_DTYPE_C128)
-            ((double *)loom_data(t))[i] = v;
-        else
-            ((float *)loom_data(t))[i] = (float)v;
-    }
-    return t;
-}
-
 /* A complex signal through stft (two-sided) and istft return_complex comes
 ** back; its spectrum has n_fft bins, and a pairs spectrum is the same numbers. */
 static void complex_round_trip(void **state)
@@ -162,7 +145,7 @@ static void complex_round_trip(void **state)
     static const loom_dtype dts[] = { LOOM_DTYPE_C64, LOOM_DTYPE_C128 };
     for (int d = 0; d < 2; d++) {
         const int64_t shape[2] = { 3, 4000 };
-        loom_tensor *x = complex_signal(dts[d], 2, shape, 11 + d), *X, *P, *y;
+        loom_tensor *x = at_signal(dts[d], 2, shape, 11 + d), *X, *P, *y;
         const loom_tensor *in[2] = { x, NULL };
         assert_int_equal(at_call("audio.stft", in, 1, "n_fft=256;hop_length=64", "cpu", &X), LOOM_OK);
         assert_int_equal(loom_tensor_dtype_of(X), dts[d]);
@@ -243,7 +226,7 @@ static void bad_input_is_refused_by_name(void **state)
     /* torch: "Cannot have onesided output if window or input is complex" */
     at_assert_refused("audio.istft", in, 1, "n_fft=16;return_complex=true", LOOM_EINVAL, "return_complex");
     const int64_t sc[1] = { 100 };
-    loom_tensor *cx = complex_signal(LOOM_DTYPE_C64, 1, sc, 9), *cspec;
+    loom_tensor *cx = at_signal(LOOM_DTYPE_C64, 1, sc, 9), *cspec;
     in[0] = cx;
     at_assert_refused("audio.stft", in, 1, "n_fft=16;onesided=true", LOOM_EINVAL, "onesided");
     in[1] = w64;    /* a complex signal's window is its real type */
