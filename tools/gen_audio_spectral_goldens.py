@@ -3,7 +3,8 @@
 """Write the golden data of the audio pack's spectral ops to tests/data/audio/spectral/.
 
 Every expected value comes from torch / torchaudio on the CPU: torch.stft
-(real and complex signals), torch.istft (real and complex outputs), torchaudio.functional.spectrogram, inverse_spectrogram,
+(real and complex signals), torch.istft (real and complex outputs),
+torchaudio.functional.spectrogram, inverse_spectrogram,
 melscale_fbanks, create_dct, and the transforms MelSpectrogram and MFCC
 (f64 cases: the transform after .double(), whose float32 buffers are then
 widened).

@@ -146,7 +146,7 @@ class audio:
             normalized (bool, default False): the forward transform was normalized (n_fft^-1/2)
             onesided (bool, default: absent): input holds n_fft // 2 + 1 bins (default: unless it has n_fft)
             length (int, default: absent): output samples (trimmed or zero-padded)
-            return_complex (bool, default False): complex output (inverse C2C; needs a two-sided input, onesided false)
+            return_complex (bool, default False): complex output (C2C; a two-sided input, onesided false)
         Outputs:
             output (f32,f64,c64,c128, any rank): (..., time), complex with return_complex=true"""
         ...
@@ -358,7 +358,7 @@ class audio:
             center (bool, default True): pad n_fft // 2 on both sides so frame t is centred at t * hop_length
             pad_mode (str, default 'reflect'; one of reflect, constant, replicate, circular): padding of center: reflect, constant, replicate, circular
             normalized (bool, default False): multiply by n_fft^-1/2
-            onesided (bool, default: absent): n_fft // 2 + 1 bins (default for a real input) instead of n_fft; not for a complex input
+            onesided (bool, default: absent): n_fft // 2 + 1 bins (real input's default) instead of n_fft; complex input: false
             return_complex (bool, default True): complex output; false: a trailing dim of 2 (re, im)
         Outputs:
             output (f32,f64,c64,c128, any rank): (..., freq, frames) complex, or (..., freq, frames, 2) with return_complex=false"""

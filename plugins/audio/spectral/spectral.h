@@ -42,7 +42,7 @@
     A(op, center, BOOL, LOOM_DEFAULT_BOOL(1), 0, "pad n_fft // 2 on both sides so frame t is centred at t * hop_length", ) \
     A(op, pad_mode, STRING, LOOM_DEFAULT_STRING("reflect"), 0, "padding of center: reflect, constant, replicate, circular", ) \
     A(op, normalized, BOOL, LOOM_DEFAULT_BOOL(0), 0, "multiply by n_fft^-1/2", )                                \
-    A(op, onesided, BOOL, LOOM_DEFAULT_NONE, 0, "n_fft // 2 + 1 bins (default for a real input) instead of n_fft; not for a complex input", ) \
+    A(op, onesided, BOOL, LOOM_DEFAULT_NONE, 0, "n_fft // 2 + 1 bins (real input's default) instead of n_fft; complex input: false", ) \
     A(op, return_complex, BOOL, LOOM_DEFAULT_BOOL(1), 0, "complex output; false: a trailing dim of 2 (re, im)", )
 PK_ATTR_ENUM(audio_stft, AUDIO_STFT_ATTRS);
 
@@ -57,7 +57,7 @@ PK_ATTR_ENUM(audio_stft, AUDIO_STFT_ATTRS);
     A(op, normalized, BOOL, LOOM_DEFAULT_BOOL(0), 0, "the forward transform was normalized (n_fft^-1/2)", )      \
     A(op, onesided, BOOL, LOOM_DEFAULT_NONE, 0, "input holds n_fft // 2 + 1 bins (default: unless it has n_fft)", ) \
     A(op, length, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_NONNEG, "output samples (trimmed or zero-padded)", )        \
-    A(op, return_complex, BOOL, LOOM_DEFAULT_BOOL(0), 0, "complex output (inverse C2C; needs a two-sided input, onesided false)", )
+    A(op, return_complex, BOOL, LOOM_DEFAULT_BOOL(0), 0, "complex output (C2C; a two-sided input, onesided false)", )
 PK_ATTR_ENUM(audio_istft, AUDIO_ISTFT_ATTRS);
 
 /* torchaudio.functional.spectrogram(waveform, pad, window, n_fft,

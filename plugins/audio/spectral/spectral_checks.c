@@ -287,8 +287,8 @@ loom_status audio_istft_resolve(loom_call *call, const loom_tensor *spec, int sp
     /* torch: "Cannot have onesided output if window or input is complex" */
     if (g->complex_out && g->onesided)
         return pk_host->fail(LOOM_EINVAL, "'return_complex' true needs a two-sided '%s' (n_fft = %lld bins, "
-                             "'onesided' false): %s %s", name, (long long)g->n_fft, pk_describe(pk_host, spec, b, sizeof b),
-                             a->onesided == 1 ? "and 'onesided' is true" : "has n_fft // 2 + 1 bins");
+                             "'onesided' false): %s %s", name, (long long)g->n_fft,
+                             pk_describe(pk_host, spec, b, sizeof b), a->onesided == 1 ? "and 'onesided' is true" : "has n_fft // 2 + 1 bins");
     const int64_t want = g->onesided ? g->n_fft / 2 + 1 : g->n_fft;
     if (g->n_freq != want)      /* torch: "expected the frequency dimension ... to equal n_fft / 2 + 1" */
         return pk_host->fail(LOOM_EINVAL, "'%s' %s has %lld bins; %s n_fft %lld needs %lld", name,

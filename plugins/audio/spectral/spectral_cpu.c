@@ -203,7 +203,8 @@ static loom_status spectral_register_cpu(const loom_host_api *host, loom_registr
     const int avx2 = strcmp(audio_stft_cpu_isa(), "avx2") == 0;
     const char *fft = avx2 ? "cpu:fftw-avx2" : "cpu:fftw";
     const loom_kernel_desc ks[] = {
-        PK_KERNEL_CPU(audio_stft_schema, fft, AUDIO_REAL | AUDIO_COMPLEX, spectral_run_cpu, .user = &audio_spectral_ids[0]),
+        PK_KERNEL_CPU(audio_stft_schema, fft, AUDIO_REAL | AUDIO_COMPLEX, spectral_run_cpu,
+                      .user = &audio_spectral_ids[0]),
         PK_KERNEL_CPU(audio_istft_schema, fft, AUDIO_REAL | AUDIO_COMPLEX, spectral_run_cpu,
                       .user = &audio_spectral_ids[1]),
         PK_KERNEL_CPU(audio_spectrogram_schema, fft, AUDIO_REAL, spectral_run_cpu, .user = &audio_spectral_ids[2]),

@@ -81,7 +81,8 @@ static void to_cu(const audio_stft_geom *g, audio_cu_geom *c)
     *c = (audio_cu_geom){ .f64 = g->real == LOOM_DTYPE_F64, .batch = g->batch, .length = g->length, .pad = g->pad,
                           .center_pad = g->center_pad, .n_fft = g->n_fft, .hop = g->hop, .win_length = g->win_length,
                           .n_frames = g->n_frames, .n_freq = g->n_freq, .pad_mode = g->pad_mode,
-                          .out_kind = g->out_kind, .complex_in = g->complex_in, .complex_out = g->complex_out, .scale = g->scale, .power = g->power, .start = g->start,
+                          .out_kind = g->out_kind, .complex_in = g->complex_in, .complex_out = g->complex_out,
+                          .scale = g->scale, .power = g->power, .start = g->start,
                           .out_valid = g->out_valid, .out_len = g->out_len, .trim = g->trim };
 }
 
@@ -314,7 +315,8 @@ static loom_status spectral_run_cuda(loom_call *call)
 }
 
 static const loom_kernel_desc spectral_cuda_kernels[] = {
-    PK_KERNEL_CUDA(audio_stft_schema, "cuda:cufft", AUDIO_REAL | AUDIO_COMPLEX, spectral_run_cuda, .user = &audio_spectral_ids[0]),
+    PK_KERNEL_CUDA(audio_stft_schema, "cuda:cufft", AUDIO_REAL | AUDIO_COMPLEX, spectral_run_cuda,
+                   .user = &audio_spectral_ids[0]),
     PK_KERNEL_CUDA(audio_istft_schema, "cuda:cufft", AUDIO_REAL | AUDIO_COMPLEX, spectral_run_cuda,
                    .user = &audio_spectral_ids[1]),
     PK_KERNEL_CUDA(audio_spectrogram_schema, "cuda:cufft", AUDIO_REAL, spectral_run_cuda,
