@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Write the golden data of the audio pack's spectral ops to tests/data/audio/spectral/.
 
-Every expected value comes from torch / torchaudio on the CPU: torch.stft,
-torch.istft, torchaudio.functional.spectrogram, inverse_spectrogram,
+Every expected value comes from torch / torchaudio on the CPU: torch.stft
+(real and complex signals), torch.istft (real and complex outputs),
+torchaudio.functional.spectrogram, inverse_spectrogram,
 melscale_fbanks, create_dct, and the transforms MelSpectrogram and MFCC
 (f64 cases: the transform after .double(), whose float32 buffers are then
 widened).
@@ -94,6 +95,41 @@ def stft_cases():
          {"n_fft": 16, "hop_length": 4, "onesided": "false", "normalized": "true"}, y, X, w)
 
 
+def complex_cases():
+    """stft of a complex signal (two-sided C2C) and istft with return_complex=True."""
+    cd = {"c64": (torch.complex64, torch.float32, "f32"), "c128": (torch.complex128, torch.float64, "f64")}
+    for tag, (c, r, tol) in cd.items():
+        x = torch.complex(signal((2, 48), r, 30), signal((2, 48), r, 31)).to(c)
+        w = torch.hann_window(24, dtype=r)
+        # centred (reflect), a window shorter than n_fft
+        X = torch.stft(x, 32, hop_length=12, win_length=24, window=w, return_complex=True)
+        case("stft_complex_center_" + tag, "audio.stft", tol, {"n_fft": 32, "hop_length": 12, "win_length": 24},
+             X, x, w)
+        # no centring, normalized, onesided given as false, the default (ones) window
+        X = torch.stft(x, 16, hop_length=5, center=False, normalized=True, onesided=False, return_complex=True)
+        case("stft_complex_nocenter_norm_" + tag, "audio.stft", tol,
+             {"n_fft": 16, "hop_length": 5, "center": "false", "normalized": "true", "onesided": "false"}, X, x)
+        # istft return_complex=True: the round trip of the centred spectrum, with length
+        X = torch.stft(x, 32, hop_length=12, win_length=24, window=w, return_complex=True)
+        y = torch.istft(X, 32, hop_length=12, win_length=24, window=w, onesided=False, length=48,
+                        return_complex=True)
+        case("istft_complex_" + tag, "audio.istft", tol,
+             {"n_fft": 32, "hop_length": 12, "win_length": 24, "onesided": "false", "length": 48,
+              "return_complex": "true"}, y, X, w)
+    # constant padding of a complex signal, odd n_fft, (re, im) pairs
+    x = torch.complex(signal((40,), torch.float64, 32), signal((40,), torch.float64, 33))
+    X = torch.stft(x, 15, pad_mode="constant", return_complex=True)
+    case("stft_complex_constant_pairs", "audio.stft", "f64",
+         {"n_fft": 15, "pad_mode": "constant", "return_complex": "false"}, torch.view_as_real(X), x)
+    # istft return_complex=True of a non-Hermitian two-sided spectrum, normalized, no centring, default length
+    x = torch.complex(signal((60,), torch.float32, 34), signal((60,), torch.float32, 35))
+    X = torch.stft(x, 16, hop_length=4, center=False, normalized=True, return_complex=True)
+    X = X + 0.25 * torch.complex(signal(X.shape, torch.float32, 36), signal(X.shape, torch.float32, 37))
+    y = torch.istft(X, 16, hop_length=4, center=False, normalized=True, return_complex=True)
+    case("istft_complex_norm_nocenter", "audio.istft", "f32",
+         {"n_fft": 16, "hop_length": 4, "center": "false", "normalized": "true", "return_complex": "true"}, y, X)
+
+
 def spectrogram_cases():
     for tag, d in {"f32": torch.float32, "f64": torch.float64}.items():
         x = signal((2, 120), d, 10)
@@ -162,6 +198,7 @@ def main():
         if f.endswith(".npy"):
             os.remove(os.path.join(OUT, f))
     stft_cases()
+    complex_cases()
     spectrogram_cases()
     mel_cases()
     with open(os.path.join(OUT, "cases.txt"), "w") as f:

@@ -146,9 +146,9 @@ class audio:
             normalized (bool, default False): the forward transform was normalized (n_fft^-1/2)
             onesided (bool, default: absent): input holds n_fft // 2 + 1 bins (default: unless it has n_fft)
             length (int, default: absent): output samples (trimmed or zero-padded)
-            return_complex (bool, default False): only false: the output is real
+            return_complex (bool, default False): complex output (C2C; a two-sided input, onesided false)
         Outputs:
-            output (f32,f64, any rank): (..., time)"""
+            output (f32,f64,c64,c128, any rank): (..., time), complex with return_complex=true"""
         ...
     @staticmethod
     def load(src: Optional[TensorLike] = None, *, uri: Optional[str] = None, frame_offset: int = 0, num_frames: int = -1, normalize: bool = True, channels_first: bool = True, format: Optional[str] = None) -> Tuple[Any, Any]:
@@ -349,8 +349,8 @@ class audio:
         """short-time Fourier transform (torch.stft)
 
         Inputs:
-            input (f32,f64, any rank): (..., time) real signal
-            window (f32,f64, rank 1, optional): [win_length] (default: ones)
+            input (f32,f64,c64,c128, any rank): (..., time) real or complex signal
+            window (f32,f64, rank 1, optional): [win_length], the real type of input (default: ones)
         Attributes (keyword-only):
             n_fft (int, required): size of the Fourier transform
             hop_length (int, default: absent): samples between frames (default n_fft // 4)
@@ -358,7 +358,7 @@ class audio:
             center (bool, default True): pad n_fft // 2 on both sides so frame t is centred at t * hop_length
             pad_mode (str, default 'reflect'; one of reflect, constant, replicate, circular): padding of center: reflect, constant, replicate, circular
             normalized (bool, default False): multiply by n_fft^-1/2
-            onesided (bool, default: absent): n_fft // 2 + 1 bins (default) instead of n_fft
+            onesided (bool, default: absent): n_fft // 2 + 1 bins (real input's default) instead of n_fft; complex input: false
             return_complex (bool, default True): complex output; false: a trailing dim of 2 (re, im)
         Outputs:
             output (f32,f64,c64,c128, any rank): (..., freq, frames) complex, or (..., freq, frames, 2) with return_complex=false"""

@@ -89,10 +89,11 @@ loom_tensor *at_signal(loom_dtype dtype, int32_t ndim, const int64_t *shape, uns
     loom_tensor *t;
     assert_int_equal(loom_tensor_new(&t, dtype, ndim, shape, NULL), LOOM_OK);
     uint64_t s = 0x9E3779B97F4A7C15ull * (seed + 1);
-    for (int64_t i = 0; i < loom_numel(t); i++) {
+    const int cplx = dtype == LOOM_DTYPE_C64 || dtype == LOOM_DTYPE_C128;   /* both parts drawn */
+    for (int64_t i = 0; i < loom_numel(t) * (cplx ? 2 : 1); i++) {
         s ^= s << 13, s ^= s >> 7, s ^= s << 17;
         const double v = (double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0;
-        if (dtype == LOOM_DTYPE_F64)
+        if (dtype == LOOM_DTYPE_F64 || dtype == LOOM_DTYPE_C128)
             ((double *)loom_data(t))[i] = v;
         else
             ((float *)loom_data(t))[i] = (float)v;

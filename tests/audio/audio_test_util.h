@@ -24,7 +24,7 @@ loom_status at_run(const char *op, const loom_tensor *const *in, int32_t n_in, c
 ** all zeros); fails the test, naming `what`, on a dtype or shape mismatch. */
 double at_rel_error(const loom_tensor *got, const loom_tensor *want, const char *what);
 
-/* A seeded signal of `dtype` (F32 or F64), values in [-1, 1). */
+/* A seeded signal of `dtype` (F32, F64, or C64 / C128 with both parts drawn), values in [-1, 1). */
 loom_tensor *at_signal(loom_dtype dtype, int32_t ndim, const int64_t *shape, unsigned seed);
 
 /* The call fails with `status` and its message holds `needle`. */

@@ -55,12 +55,41 @@ static void normwise(cf_case *c)
     c->check = normwise_check;
 }
 
+/* A complex signal of the case's real dtype (c64 or c128), parts uniform in [-1, 1). */
+static loom_tensor *complex_uniform(cf_case *c, int32_t ndim, const int64_t *shape, uint64_t stream)
+{
+    const int d = c->dtype == LOOM_DTYPE_F64;
+    loom_tensor *t = cf_zeros(c, d ? LOOM_DTYPE_C128 : LOOM_DTYPE_C64, ndim, shape);
+    for (int64_t i = 0; i < 2 * loom_numel(t); i++) {
+        const double v = -1 + 2 * cf_draw(c, stream, (uint64_t)i);
+        if (d)
+            ((double *)loom_data(t))[i] = v;
+        else
+            ((float *)loom_data(t))[i] = (float)v;
+    }
+    return t;
+}
+
 /* audio.stft: [2, 3, 1000] with n_fft 400 / hop 160 and a Hann-like window,
-** and [777] with n_fft 63 (odd, two-sided, constant padding, pairs). */
+** and [777] with n_fft 63 (odd, two-sided, constant padding, pairs); a
+** complex [2, 500] with n_fft 64, a shorter window (two-sided C2C), and a
+** complex [300] with n_fft 31 uncentred, normalized, pairs. */
 static int audio_stft_make(cf_case *c)
 {
     const int64_t big[3] = { 2, 3, 1000 }, small[1] = { 777 }, win[1] = { 400 };
-    if (c->index == 0) {
+    const int64_t cbig[2] = { 2, 500 }, csmall[1] = { 300 }, cwin[1] = { 48 };
+    if (c->index == 2) {
+        c->in[0] = complex_uniform(c, 2, cbig, 0);
+        c->in[1] = cf_uniform(c, c->dtype, 1, cwin, 1, 0, 1);
+        c->n_in = 2;
+        cf_attrs(c, "n_fft=64;hop_length=16;win_length=48");
+        cf_what(c, "complex [2,500] n_fft 64 hop 16, window 48");
+    } else if (c->index == 3) {
+        c->in[0] = complex_uniform(c, 1, csmall, 0);
+        c->n_in = 1;
+        cf_attrs(c, "n_fft=31;center=false;normalized=true;return_complex=false");
+        cf_what(c, "complex [300] n_fft 31 uncentred, normalized, pairs");
+    } else if (c->index == 0) {
         c->in[0] = cf_uniform(c, c->dtype, 3, big, 0, -1, 1);
         c->in[1] = cf_uniform(c, c->dtype, 1, win, 1, 0, 1);
         c->n_in = 2;
@@ -76,9 +105,24 @@ static int audio_stft_make(cf_case *c)
     return 1;
 }
 
-/* audio.istft of a cpu stft: n_fft 400 hop 160 with length, and n_fft 64 uncentred. */
+/* audio.istft of a cpu stft: n_fft 400 hop 160 with length, and n_fft 64
+** uncentred; return_complex of a complex signal's two-sided spectrum. */
 static int audio_istft_make(cf_case *c)
 {
+    if (c->index == 2) {
+        const int64_t shape[2] = { 3, 1500 }, win[1] = { 200 };
+        loom_tensor *x = complex_uniform(c, 2, shape, 0), *spec;
+        loom_tensor *w = cf_uniform(c, c->dtype, 1, win, 1, 0.5, 1);
+        const loom_tensor *in[2] = { x, w };
+        cf_cpu_run(c, "audio.stft", in, 2, "n_fft=256;hop_length=64;win_length=200;normalized=true", &spec, 1);
+        c->in[0] = spec;
+        c->in[1] = w;
+        c->n_in = 2;
+        cf_attrs(c, "n_fft=256;hop_length=64;win_length=200;normalized=true;return_complex=true;length=1500");
+        cf_what(c, "[3,256,24] two-sided, return_complex, length 1500");
+        normwise(c);
+        return 1;
+    }
     const int64_t shape[2] = { 3, 2000 }, win[1] = { 256 };
     loom_tensor *x = cf_uniform(c, c->dtype, 2, shape, 0, -1, 1), *spec;
     loom_tensor *w = cf_uniform(c, c->dtype, 1, win, 1, 0.5, 1);
@@ -179,8 +223,8 @@ static int audio_mfcc_make(cf_case *c)
 
 #define AUDIO_REAL_MASK (LOOM_DTYPE_BIT(LOOM_DTYPE_F32) | LOOM_DTYPE_BIT(LOOM_DTYPE_F64))
 const cf_gen cf_audio_gens[] = {
-    { "audio.stft", AUDIO_REAL_MASK, 2, audio_stft_make, NULL },
-    { "audio.istft", AUDIO_REAL_MASK, 2, audio_istft_make, NULL },
+    { "audio.stft", AUDIO_REAL_MASK, 4, audio_stft_make, NULL },
+    { "audio.istft", AUDIO_REAL_MASK, 3, audio_istft_make, NULL },
     { "audio.spectrogram", AUDIO_REAL_MASK, 3, audio_spectrogram_make, NULL },
     { "audio.inverse_spectrogram", AUDIO_REAL_MASK, 1, audio_inverse_spectrogram_make, NULL },
     { "audio.melscale_fbanks", 0, 1, audio_melscale_fbanks_make, NULL },

@@ -38,6 +38,24 @@ static void *make(audio_fft_kind kind, int64_t n, loom_dtype real)
     const int size = (int)n;
     const unsigned flags = FFTW_MEASURE | (kind == AUDIO_FFT_C2R ? FFTW_DESTROY_INPUT : 0);
     void *plan = NULL;
+    if (kind == AUDIO_FFT_C2C_FWD || kind == AUDIO_FFT_C2C_BWD) {
+        /* one transform of n points (rank 1, howmany 1, unit stride) */
+        const int sign = kind == AUDIO_FFT_C2C_FWD ? FFTW_FORWARD : FFTW_BACKWARD;
+        if (real == LOOM_DTYPE_F64) {
+            fftw_complex *in = fftw_alloc_complex((size_t)n), *out = fftw_alloc_complex((size_t)n);
+            if (in != NULL && out != NULL)
+                plan = fftw_plan_many_dft(1, &size, 1, in, NULL, 1, size, out, NULL, 1, size, sign, flags);
+            fftw_free(in);
+            fftw_free(out);
+        } else {
+            fftwf_complex *in = fftwf_alloc_complex((size_t)n), *out = fftwf_alloc_complex((size_t)n);
+            if (in != NULL && out != NULL)
+                plan = fftwf_plan_many_dft(1, &size, 1, in, NULL, 1, size, out, NULL, 1, size, sign, flags);
+            fftwf_free(in);
+            fftwf_free(out);
+        }
+        return plan;
+    }
     if (real == LOOM_DTYPE_F64) {
         double *r = fftw_alloc_real((size_t)n);
         fftw_complex *c = fftw_alloc_complex((size_t)n / 2 + 1);

@@ -19,6 +19,8 @@
 typedef enum audio_fft_kind {
     AUDIO_FFT_R2C,      /* n reals -> n/2+1 complex (forward, unnormalised) */
     AUDIO_FFT_C2R,      /* n/2+1 complex -> n reals (backward, unnormalised; destroys its input) */
+    AUDIO_FFT_C2C_FWD,  /* n complex -> n complex (forward, unnormalised; out of place, keeps its input) */
+    AUDIO_FFT_C2C_BWD,  /* n complex -> n complex (backward, unnormalised; out of place, keeps its input) */
 } audio_fft_kind;
 
 /* The plan (an fftw_plan or fftwf_plan for real F64 / F32), or NULL with

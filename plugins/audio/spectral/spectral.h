@@ -33,7 +33,8 @@
 /* torch.stft(input, n_fft, hop_length=None, win_length=None, window=None,
 ** center=True, pad_mode='reflect', normalized=False, onesided=None,
 ** return_complex=None); return_complex defaults to true here (torch 2 makes
-** it required for real input and deprecates false). */
+** it required for real input and deprecates false). A complex input (c64,
+** c128) gives the two-sided C2C spectrum: onesided must be false or absent. */
 #define AUDIO_STFT_ATTRS(A, op)                                                                              \
     A(op, n_fft, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE, "size of the Fourier transform", ) \
     A(op, hop_length, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_POSITIVE, "samples between frames (default n_fft // 4)", ) \
@@ -41,7 +42,7 @@
     A(op, center, BOOL, LOOM_DEFAULT_BOOL(1), 0, "pad n_fft // 2 on both sides so frame t is centred at t * hop_length", ) \
     A(op, pad_mode, STRING, LOOM_DEFAULT_STRING("reflect"), 0, "padding of center: reflect, constant, replicate, circular", ) \
     A(op, normalized, BOOL, LOOM_DEFAULT_BOOL(0), 0, "multiply by n_fft^-1/2", )                                \
-    A(op, onesided, BOOL, LOOM_DEFAULT_NONE, 0, "n_fft // 2 + 1 bins (default) instead of n_fft", )            \
+    A(op, onesided, BOOL, LOOM_DEFAULT_NONE, 0, "n_fft // 2 + 1 bins (real input's default) instead of n_fft; complex input: false", ) \
     A(op, return_complex, BOOL, LOOM_DEFAULT_BOOL(1), 0, "complex output; false: a trailing dim of 2 (re, im)", )
 PK_ATTR_ENUM(audio_stft, AUDIO_STFT_ATTRS);
 
@@ -56,7 +57,7 @@ PK_ATTR_ENUM(audio_stft, AUDIO_STFT_ATTRS);
     A(op, normalized, BOOL, LOOM_DEFAULT_BOOL(0), 0, "the forward transform was normalized (n_fft^-1/2)", )      \
     A(op, onesided, BOOL, LOOM_DEFAULT_NONE, 0, "input holds n_fft // 2 + 1 bins (default: unless it has n_fft)", ) \
     A(op, length, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_NONNEG, "output samples (trimmed or zero-padded)", )        \
-    A(op, return_complex, BOOL, LOOM_DEFAULT_BOOL(0), 0, "only false: the output is real", )
+    A(op, return_complex, BOOL, LOOM_DEFAULT_BOOL(0), 0, "complex output (C2C; a two-sided input, onesided false)", )
 PK_ATTR_ENUM(audio_istft, AUDIO_ISTFT_ATTRS);
 
 /* torchaudio.functional.spectrogram(waveform, pad, window, n_fft,
@@ -184,6 +185,8 @@ typedef struct audio_stft_geom {
     int64_t n_frames;
     int64_t n_freq;             /* bins in the spectrum (n_fft // 2 + 1 when onesided, else n_fft) */
     int onesided;
+    int complex_in;             /* forward: the signal is complex (C2C; two-sided) */
+    int complex_out;            /* inverse: return_complex, the output is complex (C2C) */
     double scale;               /* forward: multiplies X; inverse: multiplies the unnormalised inverse FFT */
     int out_kind;               /* forward: AUDIO_OUT_* */
     double power;               /* forward with AUDIO_OUT_POWER */
@@ -204,12 +207,13 @@ typedef struct audio_stft_args {
     int64_t n_fft, hop, win_length;     /* hop / win_length 0: their default */
     int hop_default_quarter;            /* hop default n_fft // 4 (torch) instead of win_length // 2 */
     int default_hann;                   /* absent window: periodic Hann (torchaudio), else ones (torch) */
-    int center, pad_mode, onesided, out_kind;
+    int center, pad_mode, onesided, out_kind;   /* onesided -1: the default */
     int64_t pad;
     const char *normalized;             /* "false", "true", "window", "frame_length"; NULL: see norm_bool */
     int norm_bool;                      /* stft/istft's normalized */
     double power;
     int64_t length;                     /* inverse: -1 for none */
+    int complex_out;                    /* inverse: return_complex */
     /* where the window comes from and goes: window_values is a host copy of
     ** the window input (NULL: read the input itself, a host tensor), and
     ** window_buf host memory for n_fft reals (NULL: the call's scratch, which

@@ -45,8 +45,9 @@ loom_status audio_stft_read_args(const loom_call *call, audio_stft_args *a)
     a->center = v[PK_ATTR(audio_stft, center)].u.b;
     a->pad_mode = audio_pad_mode(v[PK_ATTR(audio_stft, pad_mode)].u.s);
     a->norm_bool = v[PK_ATTR(audio_stft, normalized)].u.b;
-    /* torch: onesided defaults to true for a real input and window */
-    a->onesided = v[PK_ATTR(audio_stft, onesided)].is_set ? v[PK_ATTR(audio_stft, onesided)].u.b : 1;
+    /* torch: onesided defaults to true for a real input and window, false
+    ** for a complex one (audio_stft_resolve) */
+    a->onesided = v[PK_ATTR(audio_stft, onesided)].is_set ? v[PK_ATTR(audio_stft, onesided)].u.b : -1;
     a->out_kind = v[PK_ATTR(audio_stft, return_complex)].u.b ? AUDIO_OUT_COMPLEX : AUDIO_OUT_REAL_PAIRS;
     a->length = -1;
     return LOOM_OK;
@@ -64,10 +65,7 @@ loom_status audio_istft_read_args(const loom_call *call, audio_stft_args *a)
     a->norm_bool = v[PK_ATTR(audio_istft, normalized)].u.b;
     a->onesided = v[PK_ATTR(audio_istft, onesided)].is_set ? v[PK_ATTR(audio_istft, onesided)].u.b : -1;
     a->length = v[PK_ATTR(audio_istft, length)].is_set ? v[PK_ATTR(audio_istft, length)].u.i : -1;
-    /* a complex output needs a complex window or a two-sided, non-Hermitian
-    ** input: loom's kernels give the real signal of a real transform */
-    if (v[PK_ATTR(audio_istft, return_complex)].u.b)
-        return pk_host->fail(LOOM_ENOTSUP, "'return_complex' true is not supported: the output is the real signal");
+    a->complex_out = v[PK_ATTR(audio_istft, return_complex)].u.b;
     return LOOM_OK;
 }
 
@@ -216,7 +214,14 @@ loom_status audio_stft_resolve(loom_call *call, const loom_tensor *signal, const
     char b[160];
     loom_status st;
     memset(g, 0, sizeof *g);
-    g->real = loom_tensor_dtype_of(signal);
+    const loom_dtype sdt = loom_tensor_dtype_of(signal);
+    g->complex_in = sdt == LOOM_DTYPE_C64 || sdt == LOOM_DTYPE_C128;
+    g->real = sdt == LOOM_DTYPE_C64 ? LOOM_DTYPE_F32 : sdt == LOOM_DTYPE_C128 ? LOOM_DTYPE_F64 : sdt;
+    /* torch: "Cannot have onesided output if window or input is complex" */
+    if (g->complex_in && a->onesided == 1)
+        return pk_host->fail(LOOM_EINVAL, "'onesided' true is not allowed with the complex '%s' %s: its spectrum "
+                             "is two-sided (onesided false)", call->schema->inputs[0].name,
+                             pk_describe(pk_host, signal, b, sizeof b));
     if (signal->ndim < 1)
         return pk_host->fail(LOOM_EINVAL, "'%s' %s must have a time dim (..., time)", call->schema->inputs[0].name,
                              pk_describe(pk_host, signal, b, sizeof b));
@@ -246,8 +251,8 @@ loom_status audio_stft_resolve(loom_call *call, const loom_tensor *signal, const
                              (long long)g->n_fft, cp > 0 ? "padded" : "", call->schema->inputs[0].name,
                              pk_describe(pk_host, signal, b, sizeof b), (long long)(lp + 2 * cp));
     g->n_frames = 1 + (lp + 2 * cp - g->n_fft) / g->hop;
-    g->onesided = a->onesided;
-    g->n_freq = a->onesided ? g->n_fft / 2 + 1 : g->n_fft;
+    g->onesided = a->onesided >= 0 ? a->onesided : !g->complex_in;
+    g->n_freq = g->onesided ? g->n_fft / 2 + 1 : g->n_fft;
     g->out_kind = a->out_kind;
     g->power = a->power;
     double ss;
@@ -278,6 +283,12 @@ loom_status audio_istft_resolve(loom_call *call, const loom_tensor *spec, int sp
     g->n_freq = spec->shape[lead];
     g->n_frames = spec->shape[lead + 1];
     g->onesided = a->onesided >= 0 ? a->onesided : g->n_freq != g->n_fft;
+    g->complex_out = a->complex_out;
+    /* torch: "Cannot have onesided output if window or input is complex" */
+    if (g->complex_out && g->onesided)
+        return pk_host->fail(LOOM_EINVAL, "'return_complex' true needs a two-sided '%s' (n_fft = %lld bins, "
+                             "'onesided' false): %s %s", name, (long long)g->n_fft,
+                             pk_describe(pk_host, spec, b, sizeof b), a->onesided == 1 ? "and 'onesided' is true" : "has n_fft // 2 + 1 bins");
     const int64_t want = g->onesided ? g->n_fft / 2 + 1 : g->n_fft;
     if (g->n_freq != want)      /* torch: "expected the frequency dimension ... to equal n_fft / 2 + 1" */
         return pk_host->fail(LOOM_EINVAL, "'%s' %s has %lld bins; %s n_fft %lld needs %lld", name,

@@ -40,7 +40,8 @@ static loom_status run_inverse(loom_call *call, const audio_stft_args *a)
     if (st != LOOM_OK)
         return st;
     const int64_t len = g.out_len - 2 * g.trim > 0 ? g.out_len - 2 * g.trim : 0;
-    if ((st = audio_alloc_lead(call, 0, g.real, s, s->ndim - 2 - pairs, &len, 1, &out)) != LOOM_OK)
+    if ((st = audio_alloc_lead(call, 0, g.complex_out ? audio_complex_of(g.real) : g.real, s, s->ndim - 2 - pairs,
+                               &len, 1, &out)) != LOOM_OK)
         return st;
     return audio_stft_inverse_cpu(call, &g, loom_data(s), loom_data(out));
 }
@@ -202,7 +203,8 @@ static loom_status spectral_register_cpu(const loom_host_api *host, loom_registr
     const int avx2 = strcmp(audio_stft_cpu_isa(), "avx2") == 0;
     const char *fft = avx2 ? "cpu:fftw-avx2" : "cpu:fftw";
     const loom_kernel_desc ks[] = {
-        PK_KERNEL_CPU(audio_stft_schema, fft, AUDIO_REAL, spectral_run_cpu, .user = &audio_spectral_ids[0]),
+        PK_KERNEL_CPU(audio_stft_schema, fft, AUDIO_REAL | AUDIO_COMPLEX, spectral_run_cpu,
+                      .user = &audio_spectral_ids[0]),
         PK_KERNEL_CPU(audio_istft_schema, fft, AUDIO_REAL | AUDIO_COMPLEX, spectral_run_cpu,
                       .user = &audio_spectral_ids[1]),
         PK_KERNEL_CPU(audio_spectrogram_schema, fft, AUDIO_REAL, spectral_run_cpu, .user = &audio_spectral_ids[2]),

@@ -81,7 +81,8 @@ static void to_cu(const audio_stft_geom *g, audio_cu_geom *c)
     *c = (audio_cu_geom){ .f64 = g->real == LOOM_DTYPE_F64, .batch = g->batch, .length = g->length, .pad = g->pad,
                           .center_pad = g->center_pad, .n_fft = g->n_fft, .hop = g->hop, .win_length = g->win_length,
                           .n_frames = g->n_frames, .n_freq = g->n_freq, .pad_mode = g->pad_mode,
-                          .out_kind = g->out_kind, .scale = g->scale, .power = g->power, .start = g->start,
+                          .out_kind = g->out_kind, .complex_in = g->complex_in, .complex_out = g->complex_out,
+                          .scale = g->scale, .power = g->power, .start = g->start,
                           .out_valid = g->out_valid, .out_len = g->out_len, .trim = g->trim };
 }
 
@@ -236,7 +237,9 @@ static loom_status run_forward(loom_call *call, audio_stft_args *a)
     audio_stft_geom g;
     host_bufs h;
     loom_tensor *out;
-    loom_status st = prepare_host(call, window, loom_tensor_dtype_of(x), a, &h);
+    const loom_dtype xdt = loom_tensor_dtype_of(x);
+    const loom_dtype xreal = xdt == LOOM_DTYPE_C64 ? LOOM_DTYPE_F32 : xdt == LOOM_DTYPE_C128 ? LOOM_DTYPE_F64 : xdt;
+    loom_status st = prepare_host(call, window, xreal, a, &h);
     if (st == LOOM_OK)
         st = audio_stft_resolve(call, x, window, a, &g);
     if (st != LOOM_OK)
@@ -270,7 +273,8 @@ static loom_status run_inverse(loom_call *call, audio_stft_args *a)
         st = audio_istft_envelope(&g, h.inv);
     const int64_t len = st == LOOM_OK && g.out_len - 2 * g.trim > 0 ? g.out_len - 2 * g.trim : 0;
     if (st == LOOM_OK)
-        st = audio_alloc_lead(call, 0, g.real, s, s->ndim - 2 - pairs, &len, 1, &out);
+        st = audio_alloc_lead(call, 0, g.complex_out ? audio_complex_of(g.real) : g.real, s, s->ndim - 2 - pairs,
+                              &len, 1, &out);
     if (st == LOOM_OK && g.batch > 0 && len > 0) {
         audio_cu_geom c;
         void *w, *inv, *scratch;
@@ -311,7 +315,8 @@ static loom_status spectral_run_cuda(loom_call *call)
 }
 
 static const loom_kernel_desc spectral_cuda_kernels[] = {
-    PK_KERNEL_CUDA(audio_stft_schema, "cuda:cufft", AUDIO_REAL, spectral_run_cuda, .user = &audio_spectral_ids[0]),
+    PK_KERNEL_CUDA(audio_stft_schema, "cuda:cufft", AUDIO_REAL | AUDIO_COMPLEX, spectral_run_cuda,
+                   .user = &audio_spectral_ids[0]),
     PK_KERNEL_CUDA(audio_istft_schema, "cuda:cufft", AUDIO_REAL | AUDIO_COMPLEX, spectral_run_cuda,
                    .user = &audio_spectral_ids[1]),
     PK_KERNEL_CUDA(audio_spectrogram_schema, "cuda:cufft", AUDIO_REAL, spectral_run_cuda,

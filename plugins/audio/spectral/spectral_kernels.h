@@ -23,6 +23,8 @@ typedef struct audio_cu_geom {
     int f64;                    /* double (else float) */
     int64_t batch, length, pad, center_pad, n_fft, hop, win_length, n_frames, n_freq;
     int pad_mode, out_kind;     /* AUDIO_PAD_*, AUDIO_OUT_* */
+    int complex_in;             /* forward: x is complex, C2C / Z2Z, two-sided */
+    int complex_out;            /* inverse: out is complex, C2C / Z2Z of all n_fft bins */
     double scale, power;
     int64_t start, out_valid, out_len, trim;
 } audio_cu_geom;
@@ -31,10 +33,11 @@ typedef struct audio_cu_geom {
 size_t audio_cu_forward_scratch(const audio_cu_geom *g);
 size_t audio_cu_inverse_scratch(const audio_cu_geom *g);
 
-/* x [batch, length] -> out [batch, n_freq, n_frames] (complex, pairs or power). */
+/* x [batch, length] (complex when complex_in) -> out [batch, n_freq, n_frames] (complex, pairs or power). */
 int audio_cu_forward(const audio_cu_geom *g, const void *x, const void *window, void *out, void *scratch,
                      void *stream, char *err, size_t err_size);
-/* spec [batch, n_freq, n_frames] complex -> out [batch, out_len - 2 trim]; inv_env [out_valid]. */
+/* spec [batch, n_freq, n_frames] complex -> out [batch, out_len - 2 trim] (complex when complex_out);
+** inv_env [out_valid]. */
 int audio_cu_inverse(const audio_cu_geom *g, const void *spec, const void *window, const void *inv_env, void *out,
                      void *scratch, void *stream, char *err, size_t err_size);
 /* out[b, m, t] = sum_f fb[f, m] spec[b, f, t]: fb [n_freq, n_mels], spec [batch, n_freq, n_frames]. */

@@ -20,9 +20,10 @@ static const char *const dct_norms[] = { "ortho", "none", NULL };
 /* ------------------------------------------------------------------- stft */
 
 static const loom_arg_def stft_inputs[] = {
-    { .name = "input", .dtypes = AUDIO_REAL, .ndim = -1, .doc = "(..., time) real signal" },
-    { .name = "window", .dtypes = AUDIO_REAL, .flags = LOOM_ARG_OPTIONAL | LOOM_ARG_SAME_DTYPE_AS(0), .ndim = 1,
-      .doc = "[win_length] (default: ones)" },
+    { .name = "input", .dtypes = AUDIO_REAL | AUDIO_COMPLEX, .ndim = -1,
+      .doc = "(..., time) real or complex signal" },
+    { .name = "window", .dtypes = AUDIO_REAL, .flags = LOOM_ARG_OPTIONAL, .ndim = 1,
+      .doc = "[win_length], the real type of input (default: ones)" },
 };
 static const loom_arg_def stft_outputs[] = {
     { .name = "output", .dtypes = AUDIO_COMPLEX | AUDIO_REAL, .ndim = -1,
@@ -42,7 +43,8 @@ static const loom_arg_def istft_inputs[] = {
       .doc = "[win_length], the real type of input (default: ones)" },
 };
 static const loom_arg_def istft_outputs[] = {
-    { .name = "output", .dtypes = AUDIO_REAL, .ndim = -1, .doc = "(..., time)" },
+    { .name = "output", .dtypes = AUDIO_REAL | AUDIO_COMPLEX, .ndim = -1,
+      .doc = "(..., time), complex with return_complex=true" },
 };
 PK_ATTR_TABLE(audio_istft, AUDIO_ISTFT_ATTRS);
 PK_SCHEMA(audio_istft_schema, "audio.istft", 1, "inverse short-time Fourier transform by overlap-add (torch.istft)",

@@ -15,6 +15,9 @@
 ** array; then each output sample sums its frames (no two threads write one
 ** sample) and is divided by the window's overlap-added square.
 **
+** A complex signal (g->complex_in) or output (g->complex_out) takes the
+** same steps on interleaved values with the cached C2C plans.
+**
 ** The loops over samples come in a portable and an AVX2+FMA build of one
 ** template (stft_cpu_tmpl.h); audio_stft_cpu_isa says which runs.
 */
@@ -45,6 +48,8 @@ typedef struct audio_stft_job {
 /* The range functions of one build, per real dtype (0 f32, 1 f64). */
 typedef struct audio_stft_fns {
     loom_range_fn pad[2], forward[2], inverse_frames[2], overlap_add[2];
+    /* complex signals (forward) and complex outputs (inverse): C2C */
+    loom_range_fn pad_c[2], forward_c[2], inverse_frames_c[2], overlap_add_c[2];
 } audio_stft_fns;
 extern const audio_stft_fns audio_stft_portable, audio_stft_avx2;
 
@@ -53,7 +58,8 @@ const char *audio_stft_cpu_isa(void);
 
 /* The spectrum of every signal into out, as g->out_kind says. */
 loom_status audio_stft_forward_cpu(loom_call *call, const audio_stft_geom *g, const void *x, void *out);
-/* The signals of every spectrum (complex interleaved) into out [batch, g->out_len - 2 g->trim]. */
+/* The signals of every spectrum (complex interleaved) into out [batch, g->out_len - 2 g->trim], complex when
+** g->complex_out. */
 loom_status audio_stft_inverse_cpu(loom_call *call, const audio_stft_geom *g, const void *spec, void *out);
 
 #endif /* LOOM_AUDIO_STFT_CPU_H */

@@ -15,4 +15,8 @@ const audio_stft_fns audio_stft_portable = {
     .forward = { forward_f32, forward_f64 },
     .inverse_frames = { inverse_frames_f32, inverse_frames_f64 },
     .overlap_add = { overlap_add_f32, overlap_add_f64 },
+    .pad_c = { pad_rows_c_f32, pad_rows_c_f64 },
+    .forward_c = { forward_c_f32, forward_c_f64 },
+    .inverse_frames_c = { inverse_frames_c_f32, inverse_frames_c_f64 },
+    .overlap_add_c = { overlap_add_c_f32, overlap_add_c_f64 },
 };

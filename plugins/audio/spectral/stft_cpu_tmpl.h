@@ -19,18 +19,20 @@
 #if AUDIO_IS_F32(PK_SFX)
 #define AUDIO_R2C(p, in, out) fftwf_execute_dft_r2c((const fftwf_plan)(p), (in), (fftwf_complex *)(out))
 #define AUDIO_C2R(p, in, out) fftwf_execute_dft_c2r((const fftwf_plan)(p), (fftwf_complex *)(in), (out))
+#define AUDIO_C2C(p, in, out) fftwf_execute_dft((const fftwf_plan)(p), (fftwf_complex *)(in), (fftwf_complex *)(out))
 #define AUDIO_SQRT sqrtf
 #define AUDIO_POW powf
 #else
 #define AUDIO_R2C(p, in, out) fftw_execute_dft_r2c((const fftw_plan)(p), (in), (fftw_complex *)(out))
 #define AUDIO_C2R(p, in, out) fftw_execute_dft_c2r((const fftw_plan)(p), (fftw_complex *)(in), (out))
+#define AUDIO_C2C(p, in, out) fftw_execute_dft((const fftw_plan)(p), (fftw_complex *)(in), (fftw_complex *)(out))
 #define AUDIO_SQRT sqrt
 #define AUDIO_POW pow
 #endif
 
-/* The value at q of the signal after spectrogram's zero `pad` (length lp)
-** and the centring's padding mode (q in [-cp, lp + cp)). */
-static inline AUDIO_R PK_FN(padded_at)(const AUDIO_R *x, int64_t length, int64_t pad, int mode, int64_t q)
+/* The sample of the signal at q after spectrogram's zero `pad` (length lp)
+** and the centring's padding mode (q in [-cp, lp + cp)), or -1 for a zero. */
+static inline int64_t PK_FN(padded_index)(int64_t length, int64_t pad, int mode, int64_t q)
 {
     const int64_t lp = length + 2 * pad;
     if (q < 0 || q >= lp) {
@@ -38,11 +40,17 @@ static inline AUDIO_R PK_FN(padded_at)(const AUDIO_R *x, int64_t length, int64_t
         case AUDIO_PAD_REFLECT: q = q < 0 ? -q : 2 * (lp - 1) - q; break;
         case AUDIO_PAD_REPLICATE: q = q < 0 ? 0 : lp - 1; break;
         case AUDIO_PAD_CIRCULAR: q = ((q % lp) + lp) % lp; break;
-        default: return 0;
+        default: return -1;
         }
     }
     q -= pad;
-    return q >= 0 && q < length ? x[q] : 0;
+    return q >= 0 && q < length ? q : -1;
+}
+
+static inline AUDIO_R PK_FN(padded_at)(const AUDIO_R *x, int64_t length, int64_t pad, int mode, int64_t q)
+{
+    const int64_t i = PK_FN(padded_index)(length, pad, mode, q);
+    return i >= 0 ? x[i] : 0;
 }
 
 /* units: signals. Row b of padded = the padded signal b. */
@@ -198,7 +206,157 @@ static void PK_FN(overlap_add)(void *user, int64_t begin, int64_t end, int32_t t
     }
 }
 
+/* ---- complex signals (stft of c64 / c128) and outputs (istft return_complex):
+** the same steps on interleaved (re, im) values with the C2C plans; the
+** window is real and multiplies both parts. */
+
+/* units: signals. Row b of padded = the padded complex signal b (2 reals a sample). */
+static void PK_FN(pad_rows_c)(void *user, int64_t begin, int64_t end, int32_t tid)
+{
+    const audio_stft_job *j = user;
+    const audio_stft_geom *g = j->g;
+    (void)tid;
+    for (int64_t b = begin; b < end; b++) {
+        const AUDIO_R *x = (const AUDIO_R *)j->x + 2 * b * g->length;
+        AUDIO_R *row = (AUDIO_R *)j->padded + b * j->padded_stride;
+        for (int64_t p = 0; p < j->padded_len; p++) {
+            const int64_t i = PK_FN(padded_index)(g->length, g->pad, g->pad_mode, p - g->center_pad);
+            row[2 * p] = i >= 0 ? x[2 * i] : 0;
+            row[2 * p + 1] = i >= 0 ? x[2 * i + 1] : 0;
+        }
+    }
+}
+
+/* units: (signal, block of AUDIO_FRAME_BLOCK frames): the two-sided spectrum. */
+static void PK_FN(forward_c)(void *user, int64_t begin, int64_t end, int32_t tid)
+{
+    const audio_stft_job *j = user;
+    const audio_stft_geom *g = j->g;
+    const int64_t n_fft = g->n_fft, n_freq = g->n_freq, nfr = g->n_frames;
+    const int64_t blocks = (nfr + AUDIO_FRAME_BLOCK - 1) / AUDIO_FRAME_BLOCK;
+    const int64_t wl = (n_fft - g->win_length) / 2, wr = wl + g->win_length;
+    const AUDIO_R *restrict w = g->window;
+    const AUDIO_R scale = (AUDIO_R)g->scale;
+    AUDIO_R *rbuf = (AUDIO_R *)((char *)j->work + (size_t)tid * j->work_stride);
+    AUDIO_R *cbuf = rbuf + AUDIO_FRAME_BLOCK * j->rstride;
+    for (int f = 0; f < AUDIO_FRAME_BLOCK; f++) {   /* the window's zero margins stay zero */
+        memset(rbuf + f * j->rstride, 0, (size_t)(2 * wl) * sizeof(AUDIO_R));
+        memset(rbuf + f * j->rstride + 2 * wr, 0, (size_t)(2 * (n_fft - wr)) * sizeof(AUDIO_R));
+    }
+    for (int64_t u = begin; u < end; u++) {
+        const int64_t b = u / blocks, m0 = (u % blocks) * AUDIO_FRAME_BLOCK;
+        const int64_t nf = nfr - m0 < AUDIO_FRAME_BLOCK ? nfr - m0 : AUDIO_FRAME_BLOCK;
+        const AUDIO_R *row = (const AUDIO_R *)j->padded + b * j->padded_stride;
+        for (int64_t f = 0; f < nf; f++) {
+            const AUDIO_R *restrict src = row + 2 * (m0 + f) * g->hop;
+            AUDIO_R *restrict dst = rbuf + f * j->rstride;
+            for (int64_t i = wl; i < wr; i++) {
+                dst[2 * i] = src[2 * i] * w[i];
+                dst[2 * i + 1] = src[2 * i + 1] * w[i];
+            }
+            AUDIO_C2C(j->plan, dst, cbuf + f * j->cstride);
+        }
+        for (int64_t k = 0; k < n_freq; k++) {
+            const AUDIO_R *restrict c = cbuf + 2 * k;
+            if (g->out_kind == AUDIO_OUT_POWER) {
+                AUDIO_R *restrict o = (AUDIO_R *)j->out + (b * n_freq + k) * nfr + m0;
+                const double p = g->power;
+                for (int64_t f = 0; f < nf; f++) {
+                    const AUDIO_R re = c[f * j->cstride] * scale, im = c[f * j->cstride + 1] * scale;
+                    const AUDIO_R sq = re * re + im * im;
+                    o[f] = p == 2.0 ? sq : p == 1.0 ? AUDIO_SQRT(sq) : AUDIO_POW(AUDIO_SQRT(sq), (AUDIO_R)p);
+                }
+            } else {
+                AUDIO_R *restrict o = (AUDIO_R *)j->out + 2 * ((b * n_freq + k) * nfr + m0);
+                for (int64_t f = 0; f < nf; f++) {
+                    o[2 * f] = c[f * j->cstride] * scale;
+                    o[2 * f + 1] = c[f * j->cstride + 1] * scale;
+                }
+            }
+        }
+    }
+}
+
+/* units: (spectrum, block of AUDIO_FRAME_BLOCK frames): each frame's
+** inverse C2C of all n_fft bins, scaled and windowed, into job->frames
+** [batch, n_frames, n_fft] complex. */
+static void PK_FN(inverse_frames_c)(void *user, int64_t begin, int64_t end, int32_t tid)
+{
+    const audio_stft_job *j = user;
+    const audio_stft_geom *g = j->g;
+    const int64_t n_fft = g->n_fft, n_freq = g->n_freq, nfr = g->n_frames;
+    const int64_t blocks = (nfr + AUDIO_FRAME_BLOCK - 1) / AUDIO_FRAME_BLOCK;
+    const AUDIO_R *restrict w = g->window;
+    const AUDIO_R scale = (AUDIO_R)g->scale;
+    AUDIO_R *rbuf = (AUDIO_R *)((char *)j->work + (size_t)tid * j->work_stride);
+    AUDIO_R *cbuf = rbuf + AUDIO_FRAME_BLOCK * j->rstride;
+    for (int64_t u = begin; u < end; u++) {
+        const int64_t b = u / blocks, m0 = (u % blocks) * AUDIO_FRAME_BLOCK;
+        const int64_t nf = nfr - m0 < AUDIO_FRAME_BLOCK ? nfr - m0 : AUDIO_FRAME_BLOCK;
+        for (int64_t k = 0; k < n_freq; k++) {
+            const AUDIO_R *restrict s = (const AUDIO_R *)j->x + 2 * ((b * n_freq + k) * nfr + m0);
+            for (int64_t f = 0; f < nf; f++) {
+                cbuf[f * j->cstride + 2 * k] = s[2 * f];
+                cbuf[f * j->cstride + 2 * k + 1] = s[2 * f + 1];
+            }
+        }
+        for (int64_t f = 0; f < nf; f++) {
+            AUDIO_R *restrict r = rbuf + f * j->rstride;
+            AUDIO_C2C(j->plan, cbuf + f * j->cstride, r);
+            AUDIO_R *restrict dst = (AUDIO_R *)j->frames + 2 * (b * nfr + m0 + f) * n_fft;
+            for (int64_t i = 0; i < n_fft; i++) {
+                dst[2 * i] = r[2 * i] * scale * w[i];
+                dst[2 * i + 1] = r[2 * i + 1] * scale * w[i];
+            }
+        }
+    }
+}
+
+/* units: (signal, chunk of AUDIO_OLA_CHUNK output samples): overlap_add on complex frames. */
+static void PK_FN(overlap_add_c)(void *user, int64_t begin, int64_t end, int32_t tid)
+{
+    const audio_stft_job *j = user;
+    const audio_stft_geom *g = j->g;
+    const int64_t n_fft = g->n_fft, hop = g->hop, nfr = g->n_frames;
+    const int64_t chunks = (g->out_len + AUDIO_OLA_CHUNK - 1) / AUDIO_OLA_CHUNK;
+    const int64_t out_row = g->out_len - 2 * g->trim;
+    const AUDIO_R *restrict inv = j->inv_env;
+    AUDIO_R *acc = (AUDIO_R *)((char *)j->work + (size_t)tid * j->work_stride);
+    for (int64_t u = begin; u < end; u++) {
+        const int64_t b = u / chunks, t0 = (u % chunks) * AUDIO_OLA_CHUNK;
+        const int64_t t1 = t0 + AUDIO_OLA_CHUNK < g->out_len ? t0 + AUDIO_OLA_CHUNK : g->out_len;
+        const int64_t v1 = t1 < g->out_valid ? t1 : g->out_valid;
+        memset(acc, 0, (size_t)(2 * (t1 - t0)) * sizeof(AUDIO_R));
+        if (v1 > t0) {
+            const int64_t p0 = t0 + g->start, p1 = v1 + g->start;
+            int64_t m_lo = p0 - n_fft + 1 > 0 ? (p0 - n_fft + 1 + hop - 1) / hop : 0;
+            int64_t m_hi = (p1 - 1) / hop < nfr - 1 ? (p1 - 1) / hop : nfr - 1;
+            for (int64_t m = m_lo; m <= m_hi; m++) {
+                const int64_t fs = m * hop;
+                const int64_t a = fs > p0 ? fs : p0, e = fs + n_fft < p1 ? fs + n_fft : p1;
+                const AUDIO_R *restrict fr = (const AUDIO_R *)j->frames + 2 * ((b * nfr + m) * n_fft + (a - fs));
+                AUDIO_R *restrict dst = acc + 2 * (a - p0);
+                for (int64_t i = 0; i < 2 * (e - a); i++)
+                    dst[i] += fr[i];
+            }
+            for (int64_t t = t0; t < v1; t++) {
+                acc[2 * (t - t0)] *= inv[t];
+                acc[2 * (t - t0) + 1] *= inv[t];
+            }
+        }
+        AUDIO_R *row = (AUDIO_R *)j->out + 2 * b * out_row;
+        for (int64_t t = t0; t < t1; t++) {
+            const int64_t o = t - g->trim;
+            if (o >= 0 && o < out_row) {
+                row[2 * o] = acc[2 * (t - t0)];
+                row[2 * o + 1] = acc[2 * (t - t0) + 1];
+            }
+        }
+    }
+}
+
 #undef AUDIO_R
+#undef AUDIO_C2C
 #undef AUDIO_R2C
 #undef AUDIO_C2R
 #undef AUDIO_SQRT

@@ -5,7 +5,8 @@
 ** (complex, pairs, two-sided, every padding mode), spectrogram (power,
 ** normalisations), istft / inverse_spectrogram (length, uncentred),
 ** mel_spectrogram and mfcc (decibels with top_db per item, log_mels), in
-** f32 and f64; norm-wise relative error 1e-5 (f32) /
+** f32 and f64; stft of complex signals and istft return_complex in c64
+** and c128; norm-wise relative error 1e-5 (f32) /
 ** 1e-10 (f64), the bound of the issue: cuFFT and FFTW order their
 ** butterflies differently. Every test skips with a message without a CUDA
 ** device (suite gpu).
@@ -152,12 +153,36 @@ static void mfcc_matches_the_cpu(void **state)
     }
 }
 
+/* complex signals: stft (C2C, two-sided) and istft return_complex */
+static void complex_ops_match_the_cpu(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_DEVICE();
+    static const loom_dtype dts[2] = { LOOM_DTYPE_C64, LOOM_DTYPE_C128 }, reals[2] = { LOOM_DTYPE_F32, LOOM_DTYPE_F64 };
+    for (int d = 0; d < 2; d++) {
+        const int64_t shape[2] = { 3, 3000 }, wshape[1] = { 300 };
+        loom_tensor *x = at_signal(dts[d], 2, shape, 5), *w = at_signal(reals[d], 1, wshape, 6), *X;
+        compare("audio.stft", x, NULL, "n_fft=400;hop_length=160");
+        compare("audio.stft", x, w, "n_fft=400;hop_length=100;win_length=300;return_complex=false");
+        compare("audio.stft", x, NULL, "n_fft=63;center=false;normalized=true");
+        compare("audio.stft", x, NULL, "n_fft=64;pad_mode=constant");
+        const loom_tensor *in[2] = { x, w };
+        assert_int_equal(at_call("audio.stft", in, 2, "n_fft=400;hop_length=100;win_length=300", "cpu", &X), LOOM_OK);
+        compare("audio.istft", X, w, "n_fft=400;hop_length=100;win_length=300;return_complex=true;length=3000");
+        compare("audio.istft", X, w, "n_fft=400;hop_length=100;win_length=300;return_complex=true;length=3500");
+        loom_tensor_free(x);
+        loom_tensor_free(w);
+        loom_tensor_free(X);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(forward_ops_match_the_cpu),
         cmocka_unit_test(inverse_ops_match_the_cpu),
         cmocka_unit_test(mfcc_matches_the_cpu),
+        cmocka_unit_test(complex_ops_match_the_cpu),
     };
     return cmocka_run_group_tests_name("audio_spectral_cuda", tests, tu_setup, tu_teardown);
 }
