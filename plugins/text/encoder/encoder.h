@@ -10,7 +10,9 @@
 ** with pooling, a sequence's padding (attention_mask 0) is never computed,
 ** because no unmasked token attends to it and the pooling reads unmasked
 ** tokens only. Every matrix product goes through core.matmul (host->op_call),
-** so the core dispatches it to cpu, onednn or cuda.
+** so the core dispatches it to cpu, onednn or cuda. The cuda kernel
+** (encoder_cuda.c, text-cuda.so) runs the dense [B, L] batch with the mask
+** instead, on the device copy of the weights it keeps per device.
 */
 #ifndef LOOM_TEXT_ENCODER_H
 #define LOOM_TEXT_ENCODER_H
