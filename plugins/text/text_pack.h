@@ -29,5 +29,7 @@
 extern const pk_module text_tokenizer_cpu;
 extern const pk_module text_glue_cpu;
 extern const pk_module text_encoder_cpu;
+/* text-cuda.so (cuda_pack.c) */
+extern const pk_module text_encoder_cuda;
 
 #endif /* LOOM_TEXT_PACK_H */

@@ -10,7 +10,9 @@
 ** with pooling, a sequence's padding (attention_mask 0) is never computed,
 ** because no unmasked token attends to it and the pooling reads unmasked
 ** tokens only. Every matrix product goes through core.matmul (host->op_call),
-** so the core dispatches it to cpu, onednn or cuda.
+** so the core dispatches it to cpu, onednn or cuda. The cuda kernel
+** (encoder_cuda.c, text-cuda.so) runs the dense [B, L] batch with the mask
+** instead, on the device copy of the weights it keeps per device.
 */
 #ifndef LOOM_TEXT_ENCODER_H
 #define LOOM_TEXT_ENCODER_H
@@ -103,8 +105,16 @@ const enc_rows *enc_rows_current(void);
 ** are checked against the file. */
 loom_status enc_config_apply(const loom_object_args *args, enc_model *m);
 
-/* The method's kernel. */
-loom_status enc_forward_run(loom_call *call);
+/* What every kernel shares (encoder_checks.c): the pooling attribute; the
+** inputs' shapes against each other and the model (B and L out); the
+** values of n = B * L ids, mask and types (host memory; mk, ty may be NULL). */
+enc_pooling enc_pooling_of(const char *s);
+loom_status enc_check_shapes(const loom_call *call, const enc_model *m, int64_t *B, int64_t *L);
+loom_status enc_check_values(const enc_model *m, int64_t n, int64_t L, const int64_t *id, const int64_t *mk,
+                             const int64_t *ty);
 void enc_forward_cost(const loom_call *call, double *flops, double *bytes);
+
+/* The method's cpu kernel (encoder_forward.c). */
+loom_status enc_forward_run(loom_call *call);
 
 #endif /* LOOM_TEXT_ENCODER_H */

@@ -228,57 +228,6 @@ static void pool_one(const fwd *f, int64_t b)
     }
 }
 
-static enc_pooling pooling_of(const char *s)
-{
-    return strcmp(s, "cls") == 0 ? ENC_POOL_CLS : strcmp(s, "max") == 0 ? ENC_POOL_MAX
-         : strcmp(s, "none") == 0 ? ENC_POOL_NONE : ENC_POOL_MEAN;
-}
-
-/* Check the inputs against the model and count the rows to compute. */
-static loom_status check_inputs(const loom_call *call, const enc_model *m, int64_t *B, int64_t *Lout)
-{
-    const loom_tensor *ids = call->inputs[0];
-    char b1[96], b2[96];
-    *B = ids->shape[0];
-    *Lout = ids->shape[1];
-    const int64_t n = *B * *Lout;
-    for (int k = 1; k < 3; k++) {
-        const loom_tensor *t = call->inputs[k];
-        if (t != NULL && (t->shape[0] != ids->shape[0] || t->shape[1] != ids->shape[1]))
-            return pk_host->fail(LOOM_EINVAL, "'%s' is %s but 'input_ids' is %s", call->schema->inputs[k].name,
-                                 pk_describe(pk_host, t, b1, sizeof b1), pk_describe(pk_host, ids, b2, sizeof b2));
-    }
-    if (*Lout > m->max_pos)
-        return pk_host->fail(LOOM_EINVAL, "'input_ids' %s: sequence length %lld is longer than the model's "
-                             "max_position_embeddings %lld", pk_describe(pk_host, ids, b1, sizeof b1),
-                             (long long)*Lout, (long long)m->max_pos);
-    if (n == 0)
-        return LOOM_OK;
-    const int64_t *id = loom_data(ids);
-    for (int64_t i = 0; i < n; i++)
-        if (id[i] < 0 || id[i] >= m->vocab)
-            return pk_host->fail(LOOM_EINVAL, "'input_ids'[%lld][%lld] = %lld is not a token id in [0, %lld) "
-                                 "(vocab_size)", (long long)(i / *Lout), (long long)(i % *Lout), (long long)id[i],
-                                 (long long)m->vocab);
-    if (call->inputs[1] != NULL) {
-        const int64_t *mk = loom_data(call->inputs[1]);
-        for (int64_t i = 0; i < n; i++)
-            if (mk[i] != 0 && mk[i] != 1)
-                return pk_host->fail(LOOM_EINVAL, "'attention_mask'[%lld][%lld] = %lld: the mask holds 0 "
-                                     "(padding) or 1 (token)", (long long)(i / *Lout), (long long)(i % *Lout),
-                                     (long long)mk[i]);
-    }
-    if (call->inputs[2] != NULL) {
-        const int64_t *ty = loom_data(call->inputs[2]);
-        for (int64_t i = 0; i < n; i++)
-            if (ty[i] < 0 || ty[i] >= m->n_types)
-                return pk_host->fail(LOOM_EINVAL, "'token_type_ids'[%lld][%lld] = %lld is not in [0, %lld) "
-                                     "(type_vocab_size)", (long long)(i / *Lout), (long long)(i % *Lout),
-                                     (long long)ty[i], (long long)m->n_types);
-    }
-    return LOOM_OK;
-}
-
 /* Which rows each sequence keeps (see the top of the file). */
 static void plan_rows(fwd *f, const int64_t *mask)
 {
@@ -322,12 +271,16 @@ loom_status enc_forward_run(loom_call *call)
     if (m == NULL)
         return pk_host->fail(LOOM_EINVAL, "%s is a method: it needs a %s object", W, W);
     fwd f = { .m = m, .rows = enc_rows_current() };
-    f.pooling = pooling_of(call->attrs[PK_ATTR(text_encoder, pooling)].u.s);
+    f.pooling = enc_pooling_of(call->attrs[PK_ATTR(text_encoder, pooling)].u.s);
     f.normalize = call->attrs[PK_ATTR(text_encoder, normalize)].u.b != 0;
     if (f.normalize && f.pooling == ENC_POOL_NONE)
         return pk_host->fail(LOOM_EINVAL, "normalize=true needs a pooling (mean, cls or max): pooling none returns "
                              "every token's hidden state");
-    loom_status st = check_inputs(call, m, &f.B, &f.L);
+    loom_status st = enc_check_shapes(call, m, &f.B, &f.L);
+    if (st == LOOM_OK)
+        st = enc_check_values(m, f.B * f.L, f.L, loom_data(call->inputs[0]),
+                              call->inputs[1] != NULL ? loom_data(call->inputs[1]) : NULL,
+                              call->inputs[2] != NULL ? loom_data(call->inputs[2]) : NULL);
     if (st != LOOM_OK)
         return st;
     const int64_t H = m->hidden;
@@ -396,17 +349,4 @@ loom_status enc_forward_run(loom_call *call)
         return LOOM_OK;
     }
     return run_rows(call, &f, ST_POOL, NULL, f.B, 0, 0);
-}
-
-void enc_forward_cost(const loom_call *call, double *flops, double *bytes)
-{
-    const enc_model *m = call->object;
-    const loom_tensor *ids = call->n_inputs > 0 ? call->inputs[0] : NULL;
-    if (m == NULL || ids == NULL || ids->ndim != 2)
-        return;
-    /* every token counted (an upper bound when padding is skipped) */
-    const double T = (double)ids->shape[0] * (double)ids->shape[1], L = (double)ids->shape[1];
-    const double H = (double)m->hidden, I = (double)m->inter;
-    *flops = (double)m->n_layers * T * (2.0 * (4.0 * H * H + 2.0 * H * I) + 4.0 * L * H);
-    *bytes = 4.0 * (double)m->n_layers * (4.0 * H * H + 2.0 * H * I) + 4.0 * T * H;
 }
