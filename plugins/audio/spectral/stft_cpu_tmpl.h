@@ -53,6 +53,32 @@ static inline AUDIO_R PK_FN(padded_at)(const AUDIO_R *x, int64_t length, int64_t
     return i >= 0 ? x[i] : 0;
 }
 
+/* Bin k of nf frames from m0 of spectrum b, from the transforms in c (one
+** frame every j->cstride values): its power, or the complex value with the
+** real part scaled by scale and the imaginary part by isign (the negated
+** scale conjugates a mirrored bin). */
+static void PK_FN(store_bin)(const audio_stft_job *j, int64_t b, int64_t k, int64_t m0, int64_t nf,
+                             const AUDIO_R *restrict c, AUDIO_R scale, AUDIO_R isign)
+{
+    const audio_stft_geom *g = j->g;
+    const int64_t n_freq = g->n_freq, nfr = g->n_frames;
+    if (g->out_kind == AUDIO_OUT_POWER) {
+        AUDIO_R *restrict o = (AUDIO_R *)j->out + (b * n_freq + k) * nfr + m0;
+        const double p = g->power;
+        for (int64_t f = 0; f < nf; f++) {
+            const AUDIO_R re = c[f * j->cstride] * scale, im = c[f * j->cstride + 1] * scale;
+            const AUDIO_R sq = re * re + im * im;
+            o[f] = p == 2.0 ? sq : p == 1.0 ? AUDIO_SQRT(sq) : AUDIO_POW(AUDIO_SQRT(sq), (AUDIO_R)p);
+        }
+    } else {
+        AUDIO_R *restrict o = (AUDIO_R *)j->out + 2 * ((b * n_freq + k) * nfr + m0);
+        for (int64_t f = 0; f < nf; f++) {
+            o[2 * f] = c[f * j->cstride] * scale;
+            o[2 * f + 1] = c[f * j->cstride + 1] * isign;
+        }
+    }
+}
+
 /* units: signals. Row b of padded = the padded signal b. */
 static void PK_FN(pad_rows)(void *user, int64_t begin, int64_t end, int32_t tid)
 {
@@ -103,23 +129,7 @@ static void PK_FN(forward)(void *user, int64_t begin, int64_t end, int32_t tid)
             /* a two-sided spectrum of a real signal: X[n - k] = conj(X[k]) */
             const int mirror = k >= half;
             const int64_t kk = mirror ? n_fft - k : k;
-            const AUDIO_R isign = mirror ? -scale : scale;
-            const AUDIO_R *restrict c = cbuf + 2 * kk;
-            if (g->out_kind == AUDIO_OUT_POWER) {
-                AUDIO_R *restrict o = (AUDIO_R *)j->out + (b * n_freq + k) * nfr + m0;
-                const double p = g->power;
-                for (int64_t f = 0; f < nf; f++) {
-                    const AUDIO_R re = c[f * j->cstride] * scale, im = c[f * j->cstride + 1] * scale;
-                    const AUDIO_R sq = re * re + im * im;
-                    o[f] = p == 2.0 ? sq : p == 1.0 ? AUDIO_SQRT(sq) : AUDIO_POW(AUDIO_SQRT(sq), (AUDIO_R)p);
-                }
-            } else {
-                AUDIO_R *restrict o = (AUDIO_R *)j->out + 2 * ((b * n_freq + k) * nfr + m0);
-                for (int64_t f = 0; f < nf; f++) {
-                    o[2 * f] = c[f * j->cstride] * scale;
-                    o[2 * f + 1] = c[f * j->cstride + 1] * isign;
-                }
-            }
+            PK_FN(store_bin)(j, b, k, m0, nf, cbuf + 2 * kk, scale, mirror ? -scale : scale);
         }
     }
 }
@@ -256,24 +266,8 @@ static void PK_FN(forward_c)(void *user, int64_t begin, int64_t end, int32_t tid
             }
             AUDIO_C2C(j->plan, dst, cbuf + f * j->cstride);
         }
-        for (int64_t k = 0; k < n_freq; k++) {
-            const AUDIO_R *restrict c = cbuf + 2 * k;
-            if (g->out_kind == AUDIO_OUT_POWER) {
-                AUDIO_R *restrict o = (AUDIO_R *)j->out + (b * n_freq + k) * nfr + m0;
-                const double p = g->power;
-                for (int64_t f = 0; f < nf; f++) {
-                    const AUDIO_R re = c[f * j->cstride] * scale, im = c[f * j->cstride + 1] * scale;
-                    const AUDIO_R sq = re * re + im * im;
-                    o[f] = p == 2.0 ? sq : p == 1.0 ? AUDIO_SQRT(sq) : AUDIO_POW(AUDIO_SQRT(sq), (AUDIO_R)p);
-                }
-            } else {
-                AUDIO_R *restrict o = (AUDIO_R *)j->out + 2 * ((b * n_freq + k) * nfr + m0);
-                for (int64_t f = 0; f < nf; f++) {
-                    o[2 * f] = c[f * j->cstride] * scale;
-                    o[2 * f + 1] = c[f * j->cstride + 1] * scale;
-                }
-            }
-        }
+        for (int64_t k = 0; k < n_freq; k++)
+            PK_FN(store_bin)(j, b, k, m0, nf, cbuf + 2 * k, scale, scale);
     }
 }
 
