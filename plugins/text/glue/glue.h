@@ -35,9 +35,11 @@
       "dev_mismatched)", )                                                                       \
     A(op, root, STRING, LOOM_DEFAULT_STRING("."), 0,                                             \
       "folder of the extracted files: torchtext's paths under it (cola_public/raw/..., SST-2/..., " \
-      "stsbenchmark/...) or the bare file names", )                                              \
+      "stsbenchmark/...) or the bare file names; else torchtext's zip in it (SST-2.zip, ...), "  \
+      "read without extracting; or that zip itself", )                                           \
     A(op, file, STRING, LOOM_DEFAULT_NONE, 0,                                                   \
-      "read this file as the split's file instead of looking under root", )                      \
+      "read this file as the split's file instead of looking under root (the dataset's zip: "    \
+      "its split's member)", )                                                                   \
     A(op, on_error, STRING, LOOM_DEFAULT_STRING("raise"), 0,                                     \
       "raise: a malformed row fails with its file and line; skip: it is counted and skipped", )
 PK_ATTR_ENUM(text_glue_class, TEXT_GLUE_CLASS_ATTRS);

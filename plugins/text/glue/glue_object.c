@@ -13,7 +13,8 @@
 ** Calls on one object are serialised: the object is a cursor.
 **
 ** Where no extracted file is found, the split is read from torchtext's zip
-** (glue_archive: root/<zip>, or root itself when root is a file): the first
+** (glue_archive: root/<zip>, root itself when root is a file, or `file`
+** when it starts as a zip does, "PK\3\4" or "PK\5\6"): the first
 ** member whose name contains the split's path, as torchtext's filter on the
 ** member name, "__MACOSX/" ones aside, streamed through libzip (nothing is
 ** extracted to disk). Messages then name "<zip>/<member>" as the file.
@@ -155,6 +156,15 @@ static loom_status open_split(glue_object *o, const loom_attr_value *a)
     if (file->is_set && file->u.s[0] != '\0') {
         snprintf(o->path, sizeof o->path, "%s", file->u.s);
         o->f = fopen(o->path, "rb");
+        unsigned char magic[4] = { 0 };
+        if (o->f != NULL && glue_archive(o->d) != NULL && fread(magic, 1, 4, o->f) == 4 && magic[0] == 'P'
+            && magic[1] == 'K' && ((magic[2] == 3 && magic[3] == 4) || (magic[2] == 5 && magic[3] == 6))) {
+            fclose(o->f);   /* the dataset's zip given as the file */
+            o->f = NULL;
+            return open_member(o, rel);
+        }
+        if (o->f != NULL)
+            rewind(o->f);
     } else {
         const char *root = a[PK_ATTR(text_glue_class, root)].u.s;
         const char *zip = glue_archive(o->d);
@@ -184,9 +194,9 @@ static loom_status open_split(glue_object *o, const loom_attr_value *a)
             snprintf(tried + strlen(tried), sizeof tried - strlen(tried), ", %s", o->path);
         }
         if (o->f == NULL)
-            return pk_host->fail(LOOM_ENOENT, "%s: %s %s: no file %s (extract the distribution files into root, "
-                                 "or put %s there)", W, glue_dataset_name(o->d), o->split, tried,
-                                 zip != NULL ? zip : "the files");
+            return pk_host->fail(LOOM_ENOENT, "%s: %s %s: no file %s (extract the distribution files into root%s%s)",
+                                 W, glue_dataset_name(o->d), o->split, tried, zip != NULL ? ", or put there " : "",
+                                 zip != NULL ? zip : "");
     }
     if (o->f == NULL)
         return pk_host->fail(LOOM_ENOENT, "%s: cannot open '%s'", W, o->path);
