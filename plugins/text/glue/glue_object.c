@@ -113,7 +113,7 @@ static loom_status open_member(glue_object *o, const char *rel)
 {
     const char *zname = strrchr(o->path, '/') != NULL ? strrchr(o->path, '/') + 1 : o->path;
     int zerr = 0;
-    o->za = zip_open(o->path, ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
+    o->za = zip_open(o->path, ZIP_RDONLY, &zerr);
     if (o->za == NULL) {
         zip_error_t ze;
         zip_error_init_with_code(&ze, zerr);
