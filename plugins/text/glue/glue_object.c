@@ -21,10 +21,10 @@
 */
 #include <limits.h>
 #include <pthread.h>
-#include <sys/stat.h>
-#include <zip.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <zip.h>
 
 #include "glue.h"
 
