@@ -11,10 +11,12 @@ targets document at the top of tests/fuzz/fuzz_<target>.c.
     python3 tools/gen_fuzz_corpus.py [--out DIR]    (default: tests/fuzz)
 """
 import argparse
+import io
 import json
 import os
 import shutil
 import struct
+import zipfile
 
 # ------------------------------------------------------------------- .npy
 
@@ -277,6 +279,11 @@ GLUE_FILES = [
 ]
 
 
+# fuzz_glue.c's dataset numbers of torchtext's zips (tests/data/text/glue/zips)
+GLUE_ZIPS = {0: "cola_public_1.1.zip", 1: "SST-2.zip", 5: "multinli_1.0.zip", 6: "QNLIv2.zip", 7: "RTE.zip",
+             8: "WNLI.zip"}
+
+
 def glue_seeds():
     """fuzz_glue.c: one option byte (dataset, test split, skip, rows per call), then the file."""
     seeds = {}
@@ -289,12 +296,28 @@ def glue_seeds():
             opt = d | (is_test << 4) | ((d & 1) << 5) | ((d % 4) << 6)
             seeds["%s_%s" % (name.lower(), "test" if is_test else "train")] = bytes([opt]) + body
     seeds["qqp_quote_open"] = bytes([3]) + b'h\n0\t1\t2\t"open\tq\t1\n'
+    # the zip path: torchtext's zips of the samples (a file that starts "PK\3\4" is the dataset's zip)
+    for d, name in GLUE_ZIPS.items():
+        with open(os.path.join(GLUE_ROOT, "..", "zips", name), "rb") as f:
+            body = f.read()
+        for is_test in (0, 1):
+            opt = d | (is_test << 4) | ((d & 1) << 5) | ((d % 4) << 6)
+            seeds["zip_%s_%s" % (GLUE_FILES[d][0].lower(), "test" if is_test else "train")] = bytes([opt]) + body
+    # one stored member, its truncation, and a zip with no member of the split
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        info = zipfile.ZipInfo("RTE/train.tsv", date_time=(2019, 4, 1, 0, 0, 0))
+        z.writestr(info, b"h\n0\ta\tb\tentailment\n1\tc\t\xff\tnot_entailment\n")
+    seeds["zip_rte_stored"] = bytes([7]) + buf.getvalue()
+    seeds["zip_rte_truncated"] = bytes([7]) + buf.getvalue()[:60]
+    seeds["zip_rte_no_member"] = bytes([7 | 0x10]) + buf.getvalue()
     seeds["wnli_crlf_bad"] = bytes([8 | 0x20]) + b"h\r\n0\ta\tb\tx\r\n\r\n1\t\xff\tb\t1"
     return seeds
 
 
 GLUE_DICT = ["\t", "\n", "\r\n", "\r", '"', '""', "\xef\xbb\xbf", "entailment", "not_entailment", "neutral",
-             "contradiction", "-", "0", "1", "5.000", "nan", "inf", "1_0", "+", " "]
+             "contradiction", "-", "0", "1", "5.000", "nan", "inf", "1_0", "+", " ",
+             "PK\x03\x04", "PK\x01\x02", "PK\x05\x06", "RTE/train.tsv", "__MACOSX/"]
 
 
 # ------------------------------------------------------------- audio files

@@ -19,6 +19,13 @@ it), then torchtext's filter and map of each dataset (restated below from
 torchtext/datasets/*.py). Standard library and numpy only, so it runs in
 any venv: `tools/dev goldens` runs it in .venv-text-enc.
 
+The same files are also packed, under tests/data/text/glue/zips, in the
+zips torchtext downloads, each in its archive's layout (cola_public_1.1.zip
+with cola_public/raw/ and tokenized/, SST-2.zip, multinli_1.0.zip with
+its .jsonl files and __MACOSX entries, QNLIv2.zip, RTE.zip, WNLI.zip; MRPC
+and QQP are plain files, STS-B a tar). The members are deflated with a
+fixed date, so the zips come out byte for byte the same on every run.
+
 Written per dataset and split, under tests/data/text/glue/expect:
   <D>_<split>_label.npy (i64), _score.npy (f64), _idx.npy (i64),
   _text1.npy (u8) + _text1_offsets.npy (i64), _text2 likewise.
@@ -26,6 +33,7 @@ Written per dataset and split, under tests/data/text/glue/expect:
 import csv
 import io
 import os
+import zipfile
 
 import numpy as np
 
@@ -179,6 +187,61 @@ def columns(dataset, split, rows):
     return label, score, idx, t1, t2
 
 
+# torchtext's zip per dataset, its members' folder, and the other members
+# of the real archive (name: text) that the split filter has to pass over.
+ZIPS = {
+    "CoLA": ("cola_public_1.1.zip", "cola_public/", {
+        "cola_public/README": "CoLA, the raw and tokenized files\n",
+        "cola_public/tokenized/in_domain_train.tsv": "gj04\t1\t\tnot this one .\n",
+        "cola_public/tokenized/in_domain_dev.tsv": "gj04\t1\t\tnot this one .\n",
+        "cola_public/tokenized/out_of_domain_dev.tsv": "gj04\t1\t\tnot this one .\n"}),
+    "SST2": ("SST-2.zip", "SST-2/", {"SST-2/original/README.txt": "the original SST files\n"}),
+    "MNLI": ("multinli_1.0.zip", "multinli_1.0/", {
+        "multinli_1.0/README.txt": "MultiNLI 1.0\n",
+        "multinli_1.0/multinli_1.0_train.jsonl": "{}\n",
+        "multinli_1.0/multinli_1.0_dev_matched.jsonl": "{}\n",
+        "multinli_1.0/multinli_1.0_dev_mismatched.jsonl": "{}\n",
+        "__MACOSX/multinli_1.0/._multinli_1.0_train.txt": "\x00\x05\x16\x07 Mac OS X        \n",
+        "__MACOSX/multinli_1.0/._multinli_1.0_dev_matched.txt": "\x00\x05\x16\x07 Mac OS X        \n",
+        "__MACOSX/multinli_1.0/._multinli_1.0_dev_mismatched.txt": "\x00\x05\x16\x07 Mac OS X        \n"}),
+    "QNLI": ("QNLIv2.zip", "QNLI/", {}),
+    "RTE": ("RTE.zip", "RTE/", {}),
+    "WNLI": ("WNLI.zip", "WNLI/", {}),
+}
+
+
+def write_zips(texts, out):
+    """Each ZIPS archive: folder entries, the split files, the other members."""
+    os.makedirs(out, exist_ok=True)
+    for dataset, (name, top, extra) in ZIPS.items():
+        members = {}
+        for split, (rel, _, _) in FILES[dataset].items():
+            members[top + rel if not rel.startswith(top) else rel] = texts[(dataset, split)]
+        members.update(extra)
+        dirs = sorted({n[:i + 1] for n in members for i, c in enumerate(n) if c == "/"})
+        with zipfile.ZipFile(os.path.join(out, name), "w") as z:
+            for d in dirs:
+                if d.startswith("__MACOSX/"):
+                    continue
+                info = zipfile.ZipInfo(d, date_time=(2019, 4, 1, 0, 0, 0))
+                info.external_attr = (0o40755 << 16) | 0x10
+                z.writestr(info, b"")
+            macos = []
+            for n in sorted(members):
+                if n.startswith("__MACOSX/"):
+                    macos.append(n)
+                    continue
+                info = zipfile.ZipInfo(n, date_time=(2019, 4, 1, 0, 0, 0))
+                info.compress_type = zipfile.ZIP_DEFLATED
+                info.external_attr = 0o100644 << 16
+                z.writestr(info, members[n].encode("utf-8"))
+            for n in macos:   # at the end, as in the real archive
+                info = zipfile.ZipInfo(n, date_time=(2019, 4, 1, 0, 0, 0))
+                info.compress_type = zipfile.ZIP_DEFLATED
+                info.external_attr = 0o100644 << 16
+                z.writestr(info, members[n].encode("utf-8"))
+
+
 def jagged(strings):
     data = b"".join(s.encode("utf-8") for s in strings)
     offs = np.zeros(len(strings) + 1, np.int64)
@@ -191,7 +254,9 @@ def main():
     root = os.path.join(OUT, "root")
     expect = os.path.join(OUT, "expect")
     os.makedirs(expect, exist_ok=True)
-    for (dataset, split), text in contents().items():
+    texts = contents()
+    write_zips(texts, os.path.join(OUT, "zips"))
+    for (dataset, split), text in texts.items():
         rel = FILES[dataset][split][0]
         path = os.path.join(root, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -15,7 +15,8 @@ static const char glue_usage[] =
     "usage: loom glue DATASET SPLIT ROOT [--rows N] [--skip-malformed]\n"
     "  DATASET  CoLA, SST2, MRPC, QQP, STSB, MNLI, QNLI, RTE or WNLI\n"
     "  SPLIT    train, dev, test (MNLI: dev_matched, dev_mismatched)\n"
-    "  ROOT     the folder of the extracted distribution files (or a file)\n"
+    "  ROOT     the folder of the extracted distribution files or of torchtext's\n"
+    "           zips (extracted files first), or one file, or the dataset's zip\n"
     "  --rows N          rows to print (default 5)\n"
     "  --skip-malformed  count malformed rows instead of failing on the first\n";
 

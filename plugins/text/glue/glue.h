@@ -35,9 +35,11 @@
       "dev_mismatched)", )                                                                       \
     A(op, root, STRING, LOOM_DEFAULT_STRING("."), 0,                                             \
       "folder of the extracted files: torchtext's paths under it (cola_public/raw/..., SST-2/..., " \
-      "stsbenchmark/...) or the bare file names", )                                              \
+      "stsbenchmark/...) or the bare file names; else torchtext's zip in it (SST-2.zip, ...), "  \
+      "read without extracting; or that zip itself", )                                           \
     A(op, file, STRING, LOOM_DEFAULT_NONE, 0,                                                   \
-      "read this file as the split's file instead of looking under root", )                      \
+      "read this file as the split's file instead of looking under root (the dataset's zip: "    \
+      "its split's member)", )                                                                   \
     A(op, on_error, STRING, LOOM_DEFAULT_STRING("raise"), 0,                                     \
       "raise: a malformed row fails with its file and line; skip: it is counted and skipped", )
 PK_ATTR_ENUM(text_glue_class, TEXT_GLUE_CLASS_ATTRS);
@@ -61,8 +63,17 @@ extern const loom_object_class text_glue_class;
 ** and lines; '""' inside is one '"'). Lines end at \n, \r\n or \r (text
 ** mode's universal newlines; a quoted line end is kept as \n). A UTF-8 BOM
 ** at the start is dropped. An empty line is a row of no fields, as in csv. */
+/* A byte source other than a FILE or memory (a zip member): fills buf with
+** up to n bytes, returns how many, 0 at the end, -1 on an error. */
+typedef long (*glue_read_fn)(void *ctx, uint8_t *buf, size_t n);
+
 typedef struct glue_csv {
-    FILE *f;                       /* NULL: read from mem */
+    FILE *f;                       /* NULL: read from rd, else from mem */
+    glue_read_fn rd;
+    void *rd_ctx;
+    uint8_t *rbuf;                 /* rd's bytes: rbuf[rpos..rlen) unread */
+    size_t rlen, rpos;
+    int rerr;                      /* rd failed */
     const uint8_t *mem;
     size_t mem_len, mem_pos;
     int quote_none;
@@ -76,6 +87,8 @@ typedef struct glue_csv {
 } glue_csv;
 
 void glue_csv_open(glue_csv *r, FILE *f, const uint8_t *mem, size_t mem_len, int quote_none);
+/* Read from rd instead; -1 out of memory. */
+int glue_csv_open_reader(glue_csv *r, glue_read_fn rd, void *ctx, int quote_none);
 void glue_csv_close(glue_csv *r);
 /* Skip one physical line (torchtext's skip_lines). */
 void glue_csv_skip_line(glue_csv *r);
@@ -103,6 +116,11 @@ const char *glue_dataset_name(const glue_dataset *d);
 ** NULL when the dataset has no such split; *splits lists those it has. */
 const char *glue_split_file(const glue_dataset *d, const char *split, const char **splits);
 int glue_skips_header(const glue_dataset *d);
+/* torchtext's zip of the dataset (its _PATH: "SST-2.zip", "QNLIv2.zip",
+** "cola_public_1.1.zip", "multinli_1.0.zip", ...), whose split member is the
+** first whose name contains glue_split_file's path; NULL where torchtext
+** reads plain files (MRPC, QQP) or a tar (STS-B). */
+const char *glue_archive(const glue_dataset *d);
 int glue_quote_none(const glue_dataset *d);
 /* torchtext's tuple of this dataset and split, e.g. "(label, text1=sentence1,
 ** text2=sentence2)". */

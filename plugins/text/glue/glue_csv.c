@@ -39,8 +39,55 @@ void glue_csv_open(glue_csv *r, FILE *f, const uint8_t *mem, size_t mem_len, int
     (void)c2;
 }
 
+#define GLUE_RBUF (64u << 10)
+
+static int refill(glue_csv *r)
+{
+    if (r->rerr)
+        return EOF;
+    long n = r->rd(r->rd_ctx, r->rbuf, GLUE_RBUF);
+    if (n <= 0) {
+        r->rerr = n < 0;
+        r->rlen = r->rpos = 0;
+        return EOF;
+    }
+    r->rlen = (size_t)n;
+    r->rpos = 1;
+    return r->rbuf[0];
+}
+
+int glue_csv_open_reader(glue_csv *r, glue_read_fn rd, void *ctx, int quote_none)
+{
+    glue_csv_open(r, NULL, NULL, 0, quote_none);
+    r->rd = rd;
+    r->rd_ctx = ctx;
+    r->rbuf = malloc(GLUE_RBUF + 3);
+    if (r->rbuf == NULL)
+        return -1;
+    /* the BOM: the first three bytes, which may come in more than one read */
+    uint8_t head[3];
+    size_t k = 0;
+    while (k < 3) {
+        int c = r->rpos < r->rlen ? r->rbuf[r->rpos++] : refill(r);
+        if (c == EOF)
+            break;
+        head[k++] = (uint8_t)c;
+    }
+    if (k == 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF)
+        return 0;
+    /* not a BOM: put the bytes back in front of what is buffered */
+    size_t rest = r->rlen - r->rpos;
+    memmove(r->rbuf + k, r->rbuf + r->rpos, rest);
+    memcpy(r->rbuf, head, k);
+    r->rlen = rest + k;
+    r->rpos = 0;
+    return 0;
+}
+
 void glue_csv_close(glue_csv *r)
 {
+    free(r->rbuf);
+    r->rbuf = NULL;
     free(r->buf);
     free(r->fields);
     r->buf = NULL;
@@ -56,6 +103,8 @@ static int get(glue_csv *r)
     }
     if (r->f != NULL)
         return getc_unlocked(r->f);
+    if (r->rd != NULL)
+        return r->rpos < r->rlen ? r->rbuf[r->rpos++] : refill(r);
     return r->mem_pos < r->mem_len ? r->mem[r->mem_pos++] : EOF;
 }
 

@@ -29,31 +29,33 @@ struct glue_dataset {
     int skip_header, quote_none;
     const char *splits[4], *files[4];
     const char *columns, *test_columns;
+    const char *archive;           /* torchtext's zip (_PATH), NULL: plain files or a tar */
 };
 
 static const glue_dataset datasets[] = {
     { "CoLA", "COLA", K_COLA, 1, 1, { "train", "dev", "test" },
       { "cola_public/raw/in_domain_train.tsv", "cola_public/raw/in_domain_dev.tsv",
         "cola_public/raw/out_of_domain_dev.tsv" },
-      "(source=text2, label, sentence=text1)", NULL },
+      "(source=text2, label, sentence=text1)", NULL, "cola_public_1.1.zip" },
     { "SST2", "SST-2", K_SST2, 1, 0, { "train", "dev", "test" },
-      { "SST-2/train.tsv", "SST-2/dev.tsv", "SST-2/test.tsv" }, "(sentence=text1, label)", "(sentence=text1,)" },
+      { "SST-2/train.tsv", "SST-2/dev.tsv", "SST-2/test.tsv" }, "(sentence=text1, label)", "(sentence=text1,)",
+      "SST-2.zip" },
     { "MRPC", NULL, K_MRPC, 1, 1, { "train", "test" }, { "msr_paraphrase_train.txt", "msr_paraphrase_test.txt" },
-      "(label, sentence1=text1, sentence2=text2)", NULL },
+      "(label, sentence1=text1, sentence2=text2)", NULL, NULL },
     { "QQP", NULL, K_QQP, 1, 0, { "train" }, { "quora_duplicate_questions.tsv" },
-      "(label, question1=text1, question2=text2)", NULL },
+      "(label, question1=text1, question2=text2)", NULL, NULL },
     { "STSB", "STS-B", K_STSB, 0, 1, { "train", "dev", "test" },
       { "stsbenchmark/sts-train.csv", "stsbenchmark/sts-dev.csv", "stsbenchmark/sts-test.csv" },
-      "(idx, score, sentence1=text1, sentence2=text2)", NULL },
+      "(idx, score, sentence1=text1, sentence2=text2)", NULL, NULL },
     { "MNLI", NULL, K_MNLI, 1, 1, { "train", "dev_matched", "dev_mismatched" },
       { "multinli_1.0_train.txt", "multinli_1.0_dev_matched.txt", "multinli_1.0_dev_mismatched.txt" },
-      "(label, sentence1=text1, sentence2=text2)", NULL },
+      "(label, sentence1=text1, sentence2=text2)", NULL, "multinli_1.0.zip" },
     { "QNLI", NULL, K_QNLI, 1, 1, { "train", "dev", "test" }, { "QNLI/train.tsv", "QNLI/dev.tsv", "QNLI/test.tsv" },
-      "(label, question=text1, sentence=text2)", "(question=text1, sentence=text2)" },
+      "(label, question=text1, sentence=text2)", "(question=text1, sentence=text2)", "QNLIv2.zip" },
     { "RTE", NULL, K_RTE, 1, 1, { "train", "dev", "test" }, { "RTE/train.tsv", "RTE/dev.tsv", "RTE/test.tsv" },
-      "(label, sentence1=text1, sentence2=text2)", "(sentence1=text1, sentence2=text2)" },
+      "(label, sentence1=text1, sentence2=text2)", "(sentence1=text1, sentence2=text2)", "RTE.zip" },
     { "WNLI", NULL, K_WNLI, 1, 0, { "train", "dev", "test" }, { "WNLI/train.tsv", "WNLI/dev.tsv", "WNLI/test.tsv" },
-      "(label, sentence1=text1, sentence2=text2)", "(sentence1=text1, sentence2=text2)" },
+      "(label, sentence1=text1, sentence2=text2)", "(sentence1=text1, sentence2=text2)", "WNLI.zip" },
 };
 
 const glue_dataset *glue_find_dataset(const char *name)
@@ -68,6 +70,7 @@ const glue_dataset *glue_find_dataset(const char *name)
 const char *glue_dataset_name(const glue_dataset *d) { return d->name; }
 int glue_skips_header(const glue_dataset *d) { return d->skip_header; }
 int glue_quote_none(const glue_dataset *d) { return d->quote_none; }
+const char *glue_archive(const glue_dataset *d) { return d->archive; }
 
 const char *glue_split_file(const glue_dataset *d, const char *split, const char **splits)
 {

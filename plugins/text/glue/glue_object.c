@@ -11,11 +11,20 @@
 ** skip it is counted in stats[2] and reading goes on. A row with invalid
 ** UTF-8 in a yielded string is malformed too (torchtext decodes strictly).
 ** Calls on one object are serialised: the object is a cursor.
+**
+** Where no extracted file is found, the split is read from torchtext's zip
+** (glue_archive: root/<zip>, root itself when root is a file, or `file`
+** when it starts as a zip does, "PK\3\4" or "PK\5\6"): the first
+** member whose name contains the split's path, as torchtext's filter on the
+** member name, "__MACOSX/" ones aside, streamed through libzip (nothing is
+** extracted to disk). Messages then name "<zip>/<member>" as the file.
 */
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <zip.h>
 
 #include "glue.h"
 
@@ -53,7 +62,10 @@ typedef struct glue_object {
     char split[32];
     char path[PATH_MAX];
     const char *file_name;         /* the path's last part, for messages */
+    char zip_name[4352];           /* "<zip>/<member>" when read from a zip */
     FILE *f;
+    zip_t *za;                     /* the archive, NULL: a plain file */
+    zip_file_t *zf;                /* its split member */
     glue_csv csv;
     int skip_bad;
     int64_t yielded, filtered, skipped;
@@ -68,6 +80,10 @@ static void glue_destroy(void *state)
     glue_csv_close(&o->csv);
     if (o->f != NULL)
         fclose(o->f);
+    if (o->zf != NULL)
+        zip_fclose(o->zf);
+    if (o->za != NULL)
+        zip_discard(o->za);
     free(o->label.p);
     free(o->score.p);
     free(o->idx.p);
@@ -77,6 +93,56 @@ static void glue_destroy(void *state)
     free(o->o2.p);
     pthread_mutex_destroy(&o->lock);
     free(o);
+}
+
+static long zip_read(void *ctx, uint8_t *buf, size_t n)
+{
+    zip_int64_t k = zip_fread(ctx, buf, n);
+    return k < 0 ? -1 : (long)k;
+}
+
+static int is_regular(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* The split's member of the zip at o->path: LOOM_OK with the reader open,
+** or the failure naming the archive (and the member). */
+static loom_status open_member(glue_object *o, const char *rel)
+{
+    const char *zname = strrchr(o->path, '/') != NULL ? strrchr(o->path, '/') + 1 : o->path;
+    int zerr = 0;
+    o->za = zip_open(o->path, ZIP_RDONLY, &zerr);
+    if (o->za == NULL) {
+        zip_error_t ze;
+        zip_error_init_with_code(&ze, zerr);
+        loom_status st = pk_host->fail(LOOM_EFORMAT, "%s: %s %s: %s: not a readable zip (corrupt or truncated?): "
+                                       "%s", W, glue_dataset_name(o->d), o->split, zname, zip_error_strerror(&ze));
+        zip_error_fini(&ze);
+        return st;
+    }
+    zip_int64_t n = zip_get_num_entries(o->za, 0), found = -1;
+    for (zip_int64_t i = 0; i < n && found < 0; i++) {
+        const char *name = zip_get_name(o->za, (zip_uint64_t)i, ZIP_FL_ENC_RAW);
+        if (name != NULL && strncmp(name, "__MACOSX/", 9) != 0 && strstr(name, rel) != NULL)
+            found = i;
+    }
+    if (found < 0)
+        return pk_host->fail(LOOM_ENOENT, "%s: %s %s: %s: no member %s", W, glue_dataset_name(o->d), o->split,
+                             zname, rel);
+    const char *member = zip_get_name(o->za, (zip_uint64_t)found, ZIP_FL_ENC_RAW);
+    snprintf(o->zip_name, sizeof o->zip_name, "%.255s/%.4000s", zname, member);
+    o->zf = zip_fopen_index(o->za, (zip_uint64_t)found, 0);
+    if (o->zf == NULL)
+        return pk_host->fail(LOOM_EFORMAT, "%s: %s %s: %s: cannot read member %s: %s", W, glue_dataset_name(o->d),
+                             o->split, zname, member, zip_strerror(o->za));
+    o->file_name = o->zip_name;
+    if (glue_csv_open_reader(&o->csv, zip_read, o->zf, glue_quote_none(o->d)) != 0)
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", W);
+    if (glue_skips_header(o->d))
+        glue_csv_skip_line(&o->csv);
+    return LOOM_OK;
 }
 
 static loom_status open_split(glue_object *o, const loom_attr_value *a)
@@ -90,8 +156,22 @@ static loom_status open_split(glue_object *o, const loom_attr_value *a)
     if (file->is_set && file->u.s[0] != '\0') {
         snprintf(o->path, sizeof o->path, "%s", file->u.s);
         o->f = fopen(o->path, "rb");
+        unsigned char magic[4] = { 0 };
+        if (o->f != NULL && glue_archive(o->d) != NULL && fread(magic, 1, 4, o->f) == 4 && magic[0] == 'P'
+            && magic[1] == 'K' && ((magic[2] == 3 && magic[3] == 4) || (magic[2] == 5 && magic[3] == 6))) {
+            fclose(o->f);   /* the dataset's zip given as the file */
+            o->f = NULL;
+            return open_member(o, rel);
+        }
+        if (o->f != NULL)
+            rewind(o->f);
     } else {
         const char *root = a[PK_ATTR(text_glue_class, root)].u.s;
+        const char *zip = glue_archive(o->d);
+        if (zip != NULL && is_regular(root)) {   /* root is the archive itself */
+            snprintf(o->path, sizeof o->path, "%s", root);
+            return open_member(o, rel);
+        }
         const char *base = strrchr(rel, '/') != NULL ? strrchr(rel, '/') + 1 : rel;
         char tried[2 * PATH_MAX + 8] = "";
         const char *cands[3] = { rel, base, NULL };
@@ -107,9 +187,16 @@ static loom_status open_split(glue_object *o, const loom_attr_value *a)
             o->f = fopen(o->path, "rb");
             snprintf(tried + strlen(tried), sizeof tried - strlen(tried), "%s%s", tried[0] ? ", " : "", o->path);
         }
+        if (o->f == NULL && zip != NULL) {
+            snprintf(o->path, sizeof o->path, "%s/%s", root, zip);
+            if (is_regular(o->path))
+                return open_member(o, rel);
+            snprintf(tried + strlen(tried), sizeof tried - strlen(tried), ", %s", o->path);
+        }
         if (o->f == NULL)
-            return pk_host->fail(LOOM_ENOENT, "%s: %s %s: no file %s (extract the distribution files into root)", W,
-                                 glue_dataset_name(o->d), o->split, tried);
+            return pk_host->fail(LOOM_ENOENT, "%s: %s %s: no file %s (extract the distribution files into root%s%s)",
+                                 W, glue_dataset_name(o->d), o->split, tried, zip != NULL ? ", or put there " : "",
+                                 zip != NULL ? zip : "");
     }
     if (o->f == NULL)
         return pk_host->fail(LOOM_ENOENT, "%s: cannot open '%s'", W, o->path);
@@ -288,8 +375,11 @@ static loom_status read_rows(glue_object *o, int64_t max_rows)
         n++;
         o->yielded++;
     }
-    if (ferror(o->f))
+    if (o->f != NULL && ferror(o->f))
         return pk_host->fail(LOOM_EIO, "%s: reading '%s' failed", W, o->path);
+    if (o->csv.rerr)
+        return pk_host->fail(LOOM_EFORMAT, "%s: %s %s: %s: reading the member failed (corrupt or truncated zip?): "
+                             "%s", W, glue_dataset_name(o->d), o->split, o->zip_name, zip_file_strerror(o->zf));
     return LOOM_OK;
 }
 

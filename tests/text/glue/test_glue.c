@@ -7,6 +7,8 @@
 ** is exercised; then malformed rows (file and line in the error, or counted
 ** under on_error=skip), missing splits and files, invalid UTF-8 and the
 ** parser's edge cases: quotes, CR/CRLF/no final line end, empty lines.
+** The same splits from torchtext's zips (tests/data/text/glue/zips), and
+** the zip's errors: a missing member, a truncated archive, a bad CRC.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <zip.h>
 #include <cmocka.h>
 
 #include "tu_ops.h"
@@ -125,39 +129,72 @@ static void expect_column(const cols *c, int k, const char *dataset, const char 
     loom_tensor_free(want);
 }
 
+static const char *const all_splits[][4] = {
+    { "CoLA", "train", "dev", "test" }, { "SST2", "train", "dev", "test" }, { "MRPC", "train", "test", NULL },
+    { "QQP", "train", NULL, NULL }, { "STSB", "train", "dev", "test" },
+    { "MNLI", "train", "dev_matched", "dev_mismatched" }, { "QNLI", "train", "dev", "test" },
+    { "RTE", "train", "dev", "test" }, { "WNLI", "train", "dev", "test" },
+};
+/* torchtext's zip of each dataset (NULL: plain files, or STS-B's tar) */
+static const char *const zips[] = { "cola_public_1.1.zip", "SST-2.zip", NULL, NULL, NULL, "multinli_1.0.zip",
+                                    "QNLIv2.zip", "RTE.zip", "WNLI.zip" };
+
+/* Every split of dataset d read from root (or, root_is_zip, from the zip
+** under the zips folder as root) against torchtext's columns. */
+static void split_matches(size_t d, int s, const char *root, const char *file)
+{
+    loom_object *obj;
+    if (make(&obj, all_splits[d][0], all_splits[d][s], root, file, 0) != LOOM_OK)
+        fail_msg("%s %s: %s", all_splits[d][0], all_splits[d][s], loom_last_error());
+    cols c;
+    if (read_all(obj, 2, &c) != LOOM_OK)
+        fail_msg("%s %s: %s", all_splits[d][0], all_splits[d][s], loom_last_error());
+    expect_column(&c, O_LABEL, all_splits[d][0], all_splits[d][s], "label");
+    expect_column(&c, O_SCORE, all_splits[d][0], all_splits[d][s], "score");
+    expect_column(&c, O_IDX, all_splits[d][0], all_splits[d][s], "idx");
+    expect_column(&c, O_T1, all_splits[d][0], all_splits[d][s], "text1");
+    expect_column(&c, O_T1_OFF, all_splits[d][0], all_splits[d][s], "text1_offsets");
+    expect_column(&c, O_T2, all_splits[d][0], all_splits[d][s], "text2");
+    expect_column(&c, O_T2_OFF, all_splits[d][0], all_splits[d][s], "text2_offsets");
+    assert_int_equal(c.stats[0], (int64_t)(c.len[O_T1_OFF] / 8 - 1));
+    free_cols(&c);
+    loom_object_free(obj);
+}
+
 static void every_split_matches_torchtext(void **state)
 {
     (void)state;
-    static const char *const splits[][4] = {
-        { "CoLA", "train", "dev", "test" }, { "SST2", "train", "dev", "test" }, { "MRPC", "train", "test", NULL },
-        { "QQP", "train", NULL, NULL }, { "STSB", "train", "dev", "test" },
-        { "MNLI", "train", "dev_matched", "dev_mismatched" }, { "QNLI", "train", "dev", "test" },
-        { "RTE", "train", "dev", "test" }, { "WNLI", "train", "dev", "test" },
-    };
     char root[512];
     snprintf(root, sizeof root, "%s", tu_data_path("text/glue/root"));
     int n = 0;
-    for (size_t d = 0; d < sizeof splits / sizeof splits[0]; d++)
-        for (int s = 1; s < 4 && splits[d][s] != NULL; s++) {
-            loom_object *obj;
-            if (make(&obj, splits[d][0], splits[d][s], root, NULL, 0) != LOOM_OK)
-                fail_msg("%s %s: %s", splits[d][0], splits[d][s], loom_last_error());
-            cols c;
-            if (read_all(obj, 2, &c) != LOOM_OK)
-                fail_msg("%s %s: %s", splits[d][0], splits[d][s], loom_last_error());
-            expect_column(&c, O_LABEL, splits[d][0], splits[d][s], "label");
-            expect_column(&c, O_SCORE, splits[d][0], splits[d][s], "score");
-            expect_column(&c, O_IDX, splits[d][0], splits[d][s], "idx");
-            expect_column(&c, O_T1, splits[d][0], splits[d][s], "text1");
-            expect_column(&c, O_T1_OFF, splits[d][0], splits[d][s], "text1_offsets");
-            expect_column(&c, O_T2, splits[d][0], splits[d][s], "text2");
-            expect_column(&c, O_T2_OFF, splits[d][0], splits[d][s], "text2_offsets");
-            assert_int_equal(c.stats[0], (int64_t)(c.len[O_T1_OFF] / 8 - 1));
-            free_cols(&c);
-            loom_object_free(obj);
+    for (size_t d = 0; d < sizeof all_splits / sizeof all_splits[0]; d++)
+        for (int s = 1; s < 4 && all_splits[d][s] != NULL; s++) {
+            split_matches(d, s, root, NULL);
             n++;
         }
     assert_int_equal(n, 24);
+}
+
+/* The same rows from torchtext's zips: the folder that holds them as root,
+** the zip itself as root, and the zip as `file`. */
+static void every_split_from_the_zips(void **state)
+{
+    (void)state;
+    char dir[512], zip[640];
+    snprintf(dir, sizeof dir, "%s", tu_data_path("text/glue/zips"));
+    int n = 0;
+    for (size_t d = 0; d < sizeof all_splits / sizeof all_splits[0]; d++) {
+        if (zips[d] == NULL)
+            continue;
+        snprintf(zip, sizeof zip, "%s/%s", dir, zips[d]);
+        for (int s = 1; s < 4 && all_splits[d][s] != NULL; s++) {
+            split_matches(d, s, dir, NULL);
+            split_matches(d, s, zip, NULL);
+            split_matches(d, s, NULL, zip);
+            n++;
+        }
+    }
+    assert_int_equal(n, 18);
 }
 
 static char tmpdir[256];
@@ -325,6 +362,130 @@ static void bad_arguments_are_refused(void **state)
     loom_object_free(obj);
 }
 
+/* tmpdir/<name>: a zip of one member (deflated, or stored when `store`). */
+static const char *write_zip(const char *name, const char *member, const char *text, int store)
+{
+    static char path[320];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    unlink(path);
+    int err = 0;
+    zip_t *z = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &err);
+    assert_non_null(z);
+    zip_source_t *src = zip_source_buffer(z, text, strlen(text), 0);
+    assert_non_null(src);
+    zip_int64_t i = zip_file_add(z, member, src, ZIP_FL_ENC_UTF_8);
+    assert_true(i >= 0);
+    if (store)
+        assert_int_equal(zip_set_file_compression(z, (zip_uint64_t)i, ZIP_CM_STORE, 0), 0);
+    assert_int_equal(zip_close(z), 0);
+    return path;
+}
+
+static size_t slurp(const char *path, char **out)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    *out = malloc((size_t)n + 1);
+    assert_non_null(*out);
+    assert_int_equal(fread(*out, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    return (size_t)n;
+}
+
+static void zip_errors_name_the_archive(void **state)
+{
+    (void)state;
+    char dir[512], zip[640];
+    snprintf(dir, sizeof dir, "%s", tu_data_path("text/glue/zips"));
+    /* a zip without the split's member */
+    snprintf(zip, sizeof zip, "%s/SST-2.zip", dir);
+    expect_create_error("RTE", "train", zip, "SST-2.zip: no member RTE/train.tsv");
+    const char *p = write_zip("WNLI.zip", "WNLI/dev.tsv", "h\n0\ta\tb\t1\n", 0);
+    expect_create_error("WNLI", "train", p, "WNLI.zip: no member WNLI/train.tsv");
+    /* truncated: the end of the central directory cut off, or half of it */
+    snprintf(zip, sizeof zip, "%s/RTE.zip", dir);
+    char *bytes;
+    size_t n = slurp(zip, &bytes);
+    p = write_file("RTE.zip", bytes, n - 10);
+    expect_create_error("RTE", "train", p, "RTE.zip: not a readable zip (corrupt or truncated?)");
+    p = write_file("RTE.zip", bytes, n / 2);
+    expect_create_error("RTE", "dev", p, "RTE.zip: not a readable zip");
+    free(bytes);
+    /* invalid UTF-8 in a member: the row's line, named in the archive */
+    p = write_zip("WNLI.zip", "WNLI/train.tsv", "h\n0\ta\tb\t1\n1\ta\t\xff\t0\n", 0);
+    expect_read_error("WNLI", "train", p, "WNLI.zip/WNLI/train.tsv:3: malformed row: invalid UTF-8");
+    /* a member whose bytes do not match its CRC */
+    p = write_zip("RTE.zip", "RTE/train.tsv", "h\n0\tthe first\tsentence\tentailment\n", 1);
+    n = slurp(p, &bytes);
+    char *hit = memmem(bytes, n, "the first", 9);
+    assert_non_null(hit);
+    hit[4] = 'F';
+    p = write_file("RTE.zip", bytes, n);
+    free(bytes);
+    loom_object *obj;
+    if (make(&obj, "RTE", "train", p, NULL, 0) != LOOM_OK)
+        fail_msg("create: %s", loom_last_error());
+    cols c;
+    assert_int_equal(read_all(obj, 1000, &c), LOOM_EFORMAT);
+    if (strstr(loom_last_error(), "RTE.zip/RTE/train.tsv: reading the member failed") == NULL)
+        fail_msg("error '%s'", loom_last_error());
+    free_cols(&c);
+    loom_object_free(obj);
+    unlink(p);
+    char w[320];
+    snprintf(w, sizeof w, "%s/WNLI.zip", tmpdir);
+    unlink(w);
+}
+
+/* Both the extracted file and the zip under root: the extracted file is read. */
+static void extracted_files_come_first(void **state)
+{
+    (void)state;
+    char sub[320], path[400], zip[640];
+    snprintf(sub, sizeof sub, "%s/both", tmpdir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    snprintf(path, sizeof path, "%s/RTE", sub);
+    assert_int_equal(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/RTE/train.tsv", sub);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs("h\n0\textracted\tfile\tentailment\n", f);
+    fclose(f);
+    snprintf(zip, sizeof zip, "%s/RTE.zip", tu_data_path("text/glue/zips"));
+    char *bytes;
+    size_t n = slurp(zip, &bytes);
+    char zpath[400];
+    snprintf(zpath, sizeof zpath, "%s/RTE.zip", sub);
+    f = fopen(zpath, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, n, f), n);
+    fclose(f);
+    free(bytes);
+    loom_object *obj;
+    assert_int_equal(make(&obj, "RTE", "train", sub, NULL, 0), LOOM_OK);
+    cols c;
+    assert_int_equal(read_all(obj, 10, &c), LOOM_OK);
+    assert_int_equal(c.stats[0], 1);
+    assert_int_equal(c.len[O_T1], 9);
+    assert_memory_equal(c.bytes[O_T1], "extracted", 9);
+    free_cols(&c);
+    loom_object_free(obj);
+    /* the dev split is not extracted: it comes from the zip */
+    assert_int_equal(make(&obj, "RTE", "dev", sub, NULL, 0), LOOM_OK);
+    assert_int_equal(read_all(obj, 10, &c), LOOM_OK);
+    assert_true(c.stats[0] > 0);
+    free_cols(&c);
+    loom_object_free(obj);
+    unlink(path);
+    unlink(zpath);
+    snprintf(path, sizeof path, "%s/RTE", sub);
+    rmdir(path);
+    rmdir(sub);
+}
+
 static int setup(void **state)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/loom-text-glue-XXXXXX");
@@ -336,7 +497,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     static const char *const names[] = { "mrpc.txt", "short.txt", "rte.tsv", "sts.csv", "utf8.tsv", "mnli.txt",
-                                         "qqp.tsv", "long.tsv", "mix.tsv", "wnli.tsv", "sst.tsv", "empty.tsv", "cola.tsv" };
+                                         "qqp.tsv", "long.tsv", "mix.tsv", "wnli.tsv", "sst.tsv", "empty.tsv", "cola.tsv",
+                                         "RTE.zip", "WNLI.zip" };
     char path[320];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", tmpdir, names[i]);
@@ -350,6 +512,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_split_matches_torchtext),
+        cmocka_unit_test(every_split_from_the_zips),
+        cmocka_unit_test(zip_errors_name_the_archive),
+        cmocka_unit_test(extracted_files_come_first),
         cmocka_unit_test(malformed_rows_name_file_and_line),
         cmocka_unit_test(long_fields_hit_csv_limit),
         cmocka_unit_test(skip_mode_counts_malformed_rows),

@@ -4,7 +4,8 @@
 #   loom glue MRPC train path/
 # on the sample files (tests/data/text/glue/root): the first rows and the
 # counts; then a split the dataset lacks, a malformed row (its file and
-# line) and --skip-malformed.
+# line) and --skip-malformed; the same rows from torchtext's zips
+# (tests/data/text/glue/zips) and a zip without the split.
 # Args: LOOM_CLI PACK_DIRS DATA_DIR
 set -eu
 cli=$1
@@ -27,4 +28,12 @@ if "$cli" glue SST2 train "$tmp/train.tsv" 2> "$tmp/err"; then echo "malformed r
 grep -q 'train.tsv:3: malformed row' "$tmp/err" || { cat "$tmp/err"; exit 1; }
 "$cli" glue SST2 train "$tmp/train.tsv" --skip-malformed | grep -q '1 rows, 0 filtered as torchtext filters, 1 malformed skipped, 3 lines' \
     || { echo "--skip-malformed counts"; exit 1; }
+# torchtext's zips: the folder that holds them, and a zip itself
+zips=$3/glue/zips
+"$cli" glue SST-2 dev "$zips" > "$tmp/out"
+"$cli" glue SST-2 dev "$root" | cmp -s - "$tmp/out" || { cat "$tmp/out"; echo "SST-2 dev: zip and files differ"; exit 1; }
+"$cli" glue MNLI dev_mismatched "$zips/multinli_1.0.zip" > "$tmp/out"
+"$cli" glue MNLI dev_mismatched "$root" | cmp -s - "$tmp/out" || { cat "$tmp/out"; echo "MNLI: zip and files differ"; exit 1; }
+if "$cli" glue RTE train "$zips/WNLI.zip" 2> "$tmp/err"; then echo "wrong zip accepted"; exit 1; fi
+grep -q 'WNLI.zip: no member RTE/train.tsv' "$tmp/err" || { cat "$tmp/err"; exit 1; }
 echo "loom glue: ok"
