@@ -33,6 +33,7 @@
 #include <cmocka.h>
 
 #include "tu_ops.h"
+#include "encoder_test_util.h"
 
 #define ATOL 2e-5
 #define RTOL 1e-5
@@ -64,52 +65,29 @@ static loom_status make(loom_object **obj, const char *weights, const char *conf
     return s;
 }
 
-static loom_status encode(loom_object *obj, const loom_tensor *ids, const loom_tensor *mask, const loom_tensor *types,
-                          const char *pooling, int normalize, loom_tensor **out)
-{
-    loom_attrs *a;
-    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
-    assert_int_equal(loom_attrs_set_string(a, "pooling", pooling), LOOM_OK);
-    assert_int_equal(loom_attrs_set_bool(a, "normalize", normalize), LOOM_OK);
-    loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
-    opt.object = obj;
-    const loom_tensor *in[3] = { ids, mask, types };
-    *out = NULL;
-    loom_status s = loom_run("text.bert_encoder", in, 3, a, out, 1, &opt);
-    loom_attrs_free(a);
-    return s;
-}
-
-static loom_tensor *golden(const char *batch, const char *what)
-{
-    char name[128];
-    snprintf(name, sizeof name, "text/encoder/%s_%s", batch, what);
-    return tu_npy(name);
-}
-
 static void check_batch(loom_object *obj, const char *batch, const char *prefix)
 {
-    loom_tensor *ids = golden(batch, "input_ids"), *mask = golden(batch, "attention_mask");
-    loom_tensor *types = golden(batch, "token_type_ids");
+    loom_tensor *ids = te_golden(batch, "input_ids"), *mask = te_golden(batch, "attention_mask");
+    loom_tensor *types = te_golden(batch, "token_type_ids");
     static const char *const pools[][2] = { { "mean", "mean" }, { "cls", "cls" }, { "max", "max" },
                                             { "none", "last_hidden_state" } };
     for (int p = 0; p < 4; p++) {
         if (prefix[0] != '\0' && p > 0)
             break;
         loom_tensor *out;
-        if (encode(obj, ids, mask, types, pools[p][0], 0, &out) != LOOM_OK)
+        if (te_encode(obj, ids, mask, types, pools[p][0], 0, &out) != LOOM_OK)
             fail_msg("%s pooling %s: %s", batch, pools[p][0], loom_last_error());
         char what[128], gname[64];
         snprintf(gname, sizeof gname, "%s%s", prefix, batch);
-        loom_tensor *want = golden(gname, pools[p][1]);
+        loom_tensor *want = te_golden(gname, pools[p][1]);
         snprintf(what, sizeof what, "%s %s", gname, pools[p][0]);
         tu_assert_close(out, want, RTOL, ATOL, what);
         loom_tensor_free(out);
         loom_tensor_free(want);
     }
     if (prefix[0] == '\0') {
-        loom_tensor *out, *want = golden(batch, "mean_norm");
-        assert_int_equal(encode(obj, ids, mask, types, "mean", 1, &out), LOOM_OK);
+        loom_tensor *out, *want = te_golden(batch, "mean_norm");
+        assert_int_equal(te_encode(obj, ids, mask, types, "mean", 1, &out), LOOM_OK);
         tu_assert_close(out, want, RTOL, ATOL / 4, "mean + normalize");    /* unit vectors */
         loom_tensor_free(out);
         loom_tensor_free(want);
@@ -156,9 +134,9 @@ static void padding_changes_nothing(void **state)
     (void)state;
     loom_object *obj;
     assert_int_equal(make(&obj, tiny(), tiny_config(), NULL), LOOM_OK);
-    loom_tensor *ids = golden("mixed", "input_ids"), *mask = golden("mixed", "attention_mask");
-    loom_tensor *types = golden("mixed", "token_type_ids"), *all;
-    assert_int_equal(encode(obj, ids, mask, types, "mean", 0, &all), LOOM_OK);
+    loom_tensor *ids = te_golden("mixed", "input_ids"), *mask = te_golden("mixed", "attention_mask");
+    loom_tensor *types = te_golden("mixed", "token_type_ids"), *all;
+    assert_int_equal(te_encode(obj, ids, mask, types, "mean", 0, &all), LOOM_OK);
     const int64_t L = ids->shape[1], H = all->shape[1];
     const int64_t lens[3] = { 11, 7, 1 };
     for (int64_t b = 0; b < 3; b++) {
@@ -168,7 +146,7 @@ static void padding_changes_nothing(void **state)
                                           NULL), LOOM_OK);
         assert_int_equal(loom_tensor_wrap(&t1, (int64_t *)loom_data(types) + b * L, LOOM_DTYPE_I64, 2, shape, NULL,
                                           NULL), LOOM_OK);
-        assert_int_equal(encode(obj, i1, NULL, t1, "mean", 0, &o1), LOOM_OK);
+        assert_int_equal(te_encode(obj, i1, NULL, t1, "mean", 0, &o1), LOOM_OK);
         for (int64_t k = 0; k < H; k++) {
             float a = ((float *)loom_data(o1))[k], w = ((float *)loom_data(all))[b * H + k];
             if (fabsf(a - w) > 4e-6f * fmaxf(1.0f, fabsf(w)))
@@ -199,7 +177,7 @@ static void *conc_worker(void *arg)
     j->ok = 1;
     for (int r = 0; r < 4 && j->ok; r++) {
         loom_tensor *out = NULL;
-        if (encode(j->obj, j->ids, j->mask, j->types, "mean", 0, &out) != LOOM_OK) {
+        if (te_encode(j->obj, j->ids, j->mask, j->types, "mean", 0, &out) != LOOM_OK) {
             j->ok = 0;
             break;
         }
@@ -217,8 +195,8 @@ static void concurrent_calls_agree(void **state)
     (void)state;
     loom_object *obj;
     assert_int_equal(make(&obj, tiny(), tiny_config(), NULL), LOOM_OK);
-    loom_tensor *ids = golden("mixed", "input_ids"), *mask = golden("mixed", "attention_mask");
-    loom_tensor *types = golden("mixed", "token_type_ids"), *want = golden("mixed", "mean");
+    loom_tensor *ids = te_golden("mixed", "input_ids"), *mask = te_golden("mixed", "attention_mask");
+    loom_tensor *types = te_golden("mixed", "token_type_ids"), *want = te_golden("mixed", "mean");
     pthread_t th[4];
     conc_job jobs[4];
     for (int i = 0; i < 4; i++) {
@@ -250,7 +228,7 @@ static void expect_call_error(loom_object *obj, const loom_tensor *ids, const lo
                               const loom_tensor *types, const char *needle)
 {
     loom_tensor *out = (loom_tensor *)1;
-    loom_status s = encode(obj, ids, mask, types, "mean", 0, &out);
+    loom_status s = te_encode(obj, ids, mask, types, "mean", 0, &out);
     if (s == LOOM_OK)
         fail_msg("expected an error naming '%s'", needle);
     if (strstr(loom_last_error(), needle) == NULL)
@@ -276,29 +254,29 @@ static void bad_inputs_are_refused(void **state)
     expect_call_error(obj, too_long, NULL, NULL, "max_position_embeddings 40");
     /* empty batches and empty sequences: shapes, no error */
     loom_tensor *e0 = ids_of(0, 4, ok), *e1 = ids_of(2, 0, ok), *out;
-    assert_int_equal(encode(obj, e0, NULL, NULL, "mean", 0, &out), LOOM_OK);
+    assert_int_equal(te_encode(obj, e0, NULL, NULL, "mean", 0, &out), LOOM_OK);
     assert_int_equal(out->shape[0], 0);
     loom_tensor_free(out);
-    assert_int_equal(encode(obj, e1, NULL, NULL, "mean", 1, &out), LOOM_OK);
+    assert_int_equal(te_encode(obj, e1, NULL, NULL, "mean", 1, &out), LOOM_OK);
     assert_int_equal(out->shape[0], 2);
     assert_true(((float *)loom_data(out))[0] == 0.0f);
     loom_tensor_free(out);
-    assert_int_equal(encode(obj, e1, NULL, NULL, "none", 0, &out), LOOM_OK);
+    assert_int_equal(te_encode(obj, e1, NULL, NULL, "none", 0, &out), LOOM_OK);
     assert_int_equal(out->ndim, 3);
     assert_int_equal(out->shape[1], 0);
     loom_tensor_free(out);
     /* normalize is for pooled vectors */
     out = (loom_tensor *)1;
-    assert_int_not_equal(encode(obj, ids, NULL, NULL, "none", 1, &out), LOOM_OK);
+    assert_int_not_equal(te_encode(obj, ids, NULL, NULL, "none", 1, &out), LOOM_OK);
     assert_non_null(strstr(loom_last_error(), "normalize=true needs a pooling"));
     /* a row all padding: mean 0, as sentence-transformers' clamp gives */
     const int64_t zeros[4] = { 0, 0, 0, 0 };
     loom_tensor *mz = ids_of(1, 4, zeros);
-    assert_int_equal(encode(obj, ids, mz, NULL, "mean", 0, &out), LOOM_OK);
+    assert_int_equal(te_encode(obj, ids, mz, NULL, "mean", 0, &out), LOOM_OK);
     for (int64_t k = 0; k < out->shape[1]; k++)
         assert_true(((float *)loom_data(out))[k] == 0.0f);
     loom_tensor_free(out);
-    assert_int_equal(encode(obj, ids, mz, NULL, "cls", 0, &out), LOOM_OK);   /* uniform attention, finite */
+    assert_int_equal(te_encode(obj, ids, mz, NULL, "cls", 0, &out), LOOM_OK);   /* uniform attention, finite */
     for (int64_t k = 0; k < out->shape[1]; k++)
         assert_true(isfinite(((float *)loom_data(out))[k]));
     loom_tensor_free(out);
@@ -416,7 +394,7 @@ static void minilm_matches_sentence_transformers(void **state)
         fail_msg("create: %s", loom_last_error());
     loom_tensor *ids = tu_npy("text/encoder/minilm_input_ids"), *mask = tu_npy("text/encoder/minilm_attention_mask");
     loom_tensor *want = tu_npy("text/encoder/minilm_embeddings"), *out;
-    if (encode(obj, ids, mask, NULL, "mean", 1, &out) != LOOM_OK)
+    if (te_encode(obj, ids, mask, NULL, "mean", 1, &out) != LOOM_OK)
         fail_msg("encode: %s", loom_last_error());
     tu_assert_same_shape(out, want, "embeddings");
     const int64_t B = out->shape[0], H = out->shape[1];

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "tu_ops.h"
+#include "encoder_test_util.h"
 
 #define ATOL 2e-5
 #define RTOL 1e-5
@@ -85,46 +86,23 @@ static loom_object *make(const char *attrs)
     return obj;
 }
 
-static loom_status encode(loom_object *obj, const loom_tensor *ids, const loom_tensor *mask, const loom_tensor *types,
-                          const char *pooling, int normalize, loom_tensor **out)
-{
-    loom_attrs *a;
-    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
-    assert_int_equal(loom_attrs_set_string(a, "pooling", pooling), LOOM_OK);
-    assert_int_equal(loom_attrs_set_bool(a, "normalize", normalize), LOOM_OK);
-    loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
-    opt.object = obj;
-    const loom_tensor *in[3] = { ids, mask, types };
-    *out = NULL;
-    loom_status s = loom_run("text.bert_encoder", in, 3, a, out, 1, &opt);
-    loom_attrs_free(a);
-    return s;
-}
-
-static loom_tensor *golden(const char *batch, const char *what)
-{
-    char name[128];
-    snprintf(name, sizeof name, "text/encoder/%s_%s", batch, what);
-    return tu_npy(name);
-}
-
 /* One pooling of one batch on cuda, against the golden and the cpu. */
 static void compare(loom_object *obj, const char *batch, const char *prefix, const char *pooling, int normalize,
                     const char *what)
 {
-    loom_tensor *ids = golden(batch, "input_ids"), *mask = golden(batch, "attention_mask");
-    loom_tensor *types = golden(batch, "token_type_ids");
+    loom_tensor *ids = te_golden(batch, "input_ids"), *mask = te_golden(batch, "attention_mask");
+    loom_tensor *types = te_golden(batch, "token_type_ids");
     loom_tensor *ids_d = to_device(ids), *mask_d = to_device(mask), *types_d = to_device(types);
     loom_tensor *want_cpu, *got_d;
-    if (encode(obj, ids, mask, types, pooling, normalize, &want_cpu) != LOOM_OK)
+    if (te_encode(obj, ids, mask, types, pooling, normalize, &want_cpu) != LOOM_OK)
         fail_msg("%s %s cpu: %s", batch, pooling, loom_last_error());
-    if (encode(obj, ids_d, mask_d, types_d, pooling, normalize, &got_d) != LOOM_OK)
+    if (te_encode(obj, ids_d, mask_d, types_d, pooling, normalize, &got_d) != LOOM_OK)
         fail_msg("%s %s cuda: %s", batch, pooling, loom_last_error());
     assert_int_equal(got_d->device.device_type, LOOM_DEVICE_CUDA);
     loom_tensor *got = to_host(got_d);
     char gname[96], label[160];
     snprintf(gname, sizeof gname, "%s%s", prefix, batch);
-    loom_tensor *want = golden(gname, what);
+    loom_tensor *want = te_golden(gname, what);
     snprintf(label, sizeof label, "%s %s%s cuda vs transformers", gname, pooling, normalize ? " normalize" : "");
     tu_assert_close(got, want, RTOL, normalize ? ATOL / 4 : ATOL, label);
     snprintf(label, sizeof label, "%s %s%s cuda vs cpu", gname, pooling, normalize ? " normalize" : "");
@@ -176,7 +154,7 @@ static void expect_error(loom_object *obj, const loom_tensor *ids, const loom_te
                          const char *needle)
 {
     loom_tensor *out;
-    if (encode(obj, ids, mask, types, "mean", 0, &out) == LOOM_OK)
+    if (te_encode(obj, ids, mask, types, "mean", 0, &out) == LOOM_OK)
         fail_msg("expected an error naming '%s'", needle);
     if (strstr(loom_last_error(), needle) == NULL)
         fail_msg("error '%s' does not name '%s'", loom_last_error(), needle);
@@ -197,8 +175,8 @@ static void bad_inputs_on_cuda(void **state)
     expect_error(obj, ids, NULL, t2, "'token_type_ids'[0][2] = 2");
     /* no mask, no types: all tokens, type 0 (cuda vs cpu) */
     loom_tensor *out_d, *want, *ids_h = to_host(ids);
-    assert_int_equal(encode(obj, ids, NULL, NULL, "mean", 0, &out_d), LOOM_OK);
-    assert_int_equal(encode(obj, ids_h, NULL, NULL, "mean", 0, &want), LOOM_OK);
+    assert_int_equal(te_encode(obj, ids, NULL, NULL, "mean", 0, &out_d), LOOM_OK);
+    assert_int_equal(te_encode(obj, ids_h, NULL, NULL, "mean", 0, &want), LOOM_OK);
     loom_tensor *out = to_host(out_d);
     tu_assert_close(out, want, RTOL, ATOL, "no mask, no types: cuda vs cpu");
     loom_tensor_free(out);
@@ -207,10 +185,10 @@ static void bad_inputs_on_cuda(void **state)
     loom_tensor_free(ids_h);
     /* empty batches and sequences: shapes, no error */
     loom_tensor *e0 = ids_on_device(0, 4, ok), *e1 = ids_on_device(2, 0, ok);
-    assert_int_equal(encode(obj, e0, NULL, NULL, "mean", 0, &out_d), LOOM_OK);
+    assert_int_equal(te_encode(obj, e0, NULL, NULL, "mean", 0, &out_d), LOOM_OK);
     assert_int_equal(out_d->shape[0], 0);
     loom_tensor_free(out_d);
-    assert_int_equal(encode(obj, e1, NULL, NULL, "max", 0, &out_d), LOOM_OK);
+    assert_int_equal(te_encode(obj, e1, NULL, NULL, "max", 0, &out_d), LOOM_OK);
     out = to_host(out_d);
     assert_int_equal(out->shape[0], 2);
     assert_true(((float *)loom_data(out))[0] == -1e9f);
