@@ -104,4 +104,7 @@ const loom_host_api loom__host_api = {
     .object_backend_state = loom__host_object_backend_state,
     .register_interface = loom__host_register_interface,
     .load_global = host_load_global,
+    /* ABI 1.3 */
+    .object_create = loom__host_object_create,
+    .object_free = loom_object_free,
 };

@@ -123,6 +123,9 @@ loom_status loom__write_file(const char *path, const void *const *chunks,
 /* The host-table views of a safetensors file. */
 loom_status loom__safetensors_get(const loom_safetensors *st, const char *name,
                                 const loom_tensor **out);
+/* A view of named CPU tensors as a safetensors file (safetensors.c). */
+loom_status loom__safetensors_from_tensors(loom_safetensors **out, const loom_named_tensor *tensors,
+                                           int32_t n, const char *what);
 
 /* --------------------------------------------------------------- attrs.c */
 

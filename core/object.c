@@ -17,6 +17,8 @@
 ** handle kept across 65536 reuses of its slot could alias a new object;
 ** that is the one case the check cannot see.
 */
+#include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +60,9 @@ typedef struct slot {
 } slot;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* Set while shutdown destroys the objects of the init that just ended, so
+** that a destroy may still free the objects its create made. */
+static atomic_bool destroying_all;
 static struct loom_object *live;        /* under lock */
 static _Atomic(slot *) chunks[MAX_CHUNKS]; /* allocated on demand, never freed */
 static uint32_t n_slots;                /* slots handed out so far, under lock */
@@ -130,7 +135,9 @@ static struct loom_object *resolve(const loom_object *h, const char **why)
     *why = "is not a loom object (not made by loom_object_create)";
     if ((v & ~((UINT64_C(1) << (SLOT_BITS + GEN_BITS + EPOCH_BITS)) - 1)) != HANDLE_TAG || index1 == 0)
         return NULL;
-    if (epoch != ((uint64_t)atomic_load(&loom__epoch) & ((1u << EPOCH_BITS) - 1))) {
+    const uint64_t now = (uint64_t)atomic_load(&loom__epoch);
+    if (epoch != (now & ((1u << EPOCH_BITS) - 1))
+        && !(atomic_load(&destroying_all) && epoch == ((now - 1) & ((1u << EPOCH_BITS) - 1)))) {
         *why = "is an object from a previous loom_init (loom_shutdown destroyed it)";
         return NULL;
     }
@@ -154,37 +161,29 @@ LOOM_API loom_status loom_object_create(loom_object **out, const char *class_nam
     return loom_object_create_ex(out, class_name, attrs, &o);
 }
 
-LOOM_API loom_status loom_object_create_ex(loom_object **out, const char *class_name, const loom_attrs *attrs,
-                                         const loom_object_options *options)
+/* Make an object of class_name from normalised options (device set; at most
+** one of weights_path and tensors), with a host's attribute bag or, for a
+** pack's request, named attributes. The caller's error context is kept. */
+static loom_status object_make(loom_object **out, const char *class_name, const loom_attrs *attrs,
+                               const loom_named_attr *named, int32_t n_named, const loom_object_options *o)
 {
-    loom_object_options o = LOOM_OBJECT_OPTIONS_INIT;
-    const char *weights_path;
+    const char *outer = loom__error_context_get();
     const loom__class *cls;
     loom_attr_value values[LOOM__MAX_ATTRS];
     loom_exec_ctx ctx = { .struct_size = sizeof ctx, .device = { LOOM_DEVICE_CPU, 0 }, .host = &loom__host_api };
     loom_object_args args = { .struct_size = sizeof args, .attrs = values, .ctx = &ctx };
     struct loom_object *obj;
+    char what[160];
     loom_status st;
 
-    if (out == NULL || class_name == NULL)
-        return loom__fail(LOOM_EINVAL, "loom_object_create: out or class_name is NULL");
-    *out = NULL;
-    if (options != NULL) {
-        if (options->struct_size < sizeof(uint32_t))
-            return loom__fail(LOOM_EINVAL, "loom_object_options.struct_size is not set (use LOOM_OBJECT_OPTIONS_INIT)");
-        memcpy(&o, options, options->struct_size < sizeof o ? options->struct_size : sizeof o);
-        o.struct_size = sizeof o;
-    }
-    if (o.n_files < 0 || (o.n_files > 0 && o.files == NULL))
-        return loom__fail(LOOM_EINVAL, "loom_object_create: %d named files but no table", o.n_files);
-    for (int32_t i = 0; i < o.n_files; i++)
-        if (o.files[i].name == NULL || o.files[i].path == NULL)
+    if (o->n_files < 0 || (o->n_files > 0 && o->files == NULL))
+        return loom__fail(LOOM_EINVAL, "loom_object_create: %d named files but no table", o->n_files);
+    for (int32_t i = 0; i < o->n_files; i++)
+        if (o->files[i].name == NULL || o->files[i].path == NULL)
             return loom__fail(LOOM_EINVAL, "loom_object_create: named file %d has no name or path", i);
-    if (o.device.device_type == 0)
-        o.device = (loom_dl_device){ LOOM_DEVICE_CPU, 0 };
-    weights_path = o.weights_path;
-    if ((st = loom_init(NULL)) != LOOM_OK)
-        return st;
+    if (o->weights_path != NULL && o->n_tensors > 0)
+        return loom__fail(LOOM_EINVAL, "loom_object_create: both a weights file and %d weight tensors were given; "
+                          "pass one", o->n_tensors);
     cls = loom__class_lookup(loom__snapshot_get(), class_name);
     if (cls == NULL) {
         const char *near = loom__closest_class(class_name);
@@ -194,7 +193,10 @@ LOOM_API loom_status loom_object_create_ex(loom_object **out, const char *class_
                           class_name);
     }
     loom__error_context(cls->c.name);
-    if ((st = loom__attrs_resolve(attrs, cls->c.attrs, cls->c.n_attrs, cls->c.name, values)) != LOOM_OK
+    st = named != NULL || n_named > 0
+       ? loom__attrs_resolve_named(named, n_named, cls->c.attrs, cls->c.n_attrs, cls->c.name, values)
+       : loom__attrs_resolve(attrs, cls->c.attrs, cls->c.n_attrs, cls->c.name, values);
+    if (st != LOOM_OK
         || (st = loom__attrs_check_choices(values, cls->c.attrs, cls->c.n_attrs, cls->c.choices, cls->c.n_choices,
                                            cls->c.name)) != LOOM_OK)
         goto fail_ctx;
@@ -203,19 +205,24 @@ LOOM_API loom_status loom_object_create_ex(loom_object **out, const char *class_
         st = loom__fail(LOOM_ENOMEM, "out of memory");
         goto fail_ctx;
     }
-    if (weights_path != NULL && (st = loom_safetensors_open(&obj->weights, weights_path)) != LOOM_OK) {
+    snprintf(what, sizeof what, "the weight tensors of a %s object", cls->c.name);
+    if (o->weights_path != NULL)
+        st = loom_safetensors_open(&obj->weights, o->weights_path);
+    else if (o->n_tensors != 0)
+        st = loom__safetensors_from_tensors(&obj->weights, o->tensors, o->n_tensors, what);
+    if (st != LOOM_OK) {
         free(obj);
         goto fail_ctx;
     }
     args.class_name = cls->c.name;
     args.n_attrs = (int32_t)cls->c.n_attrs;
     args.weights = obj->weights;
-    args.device = o.device;
-    args.n_files = o.n_files;
-    args.files = o.files;
-    args.callbacks_name = o.callbacks_name;
-    args.callbacks = o.callbacks;
-    ctx.device = o.device;
+    args.device = o->device;
+    args.n_files = o->n_files;
+    args.files = o->files;
+    args.callbacks_name = o->callbacks_name;
+    args.callbacks = o->callbacks;
+    ctx.device = o->device;
     ctx.n_threads = loom__pool_size();
     ctx.cpu_features = loom__cpu_features();
     pthread_mutex_init(&obj->backend_lock, NULL);
@@ -245,11 +252,63 @@ LOOM_API loom_status loom_object_create_ex(loom_object **out, const char *class_
         goto fail_ctx;
     }
     atomic_fetch_add(&((loom__pack *)cls->pack)->live_objects, 1);
-    loom__error_context(NULL);
+    loom__error_context(outer);
     return LOOM_OK;
 fail_ctx:
-    loom__error_context(NULL);
+    loom__error_context(outer);
     return st;
+}
+
+LOOM_API loom_status loom_object_create_ex(loom_object **out, const char *class_name, const loom_attrs *attrs,
+                                         const loom_object_options *options)
+{
+    loom_object_options o = LOOM_OBJECT_OPTIONS_INIT;
+    loom_status st;
+
+    if (out == NULL || class_name == NULL)
+        return loom__fail(LOOM_EINVAL, "loom_object_create: out or class_name is NULL");
+    *out = NULL;
+    if (options != NULL) {
+        if (options->struct_size < sizeof(uint32_t))
+            return loom__fail(LOOM_EINVAL, "loom_object_options.struct_size is not set (use LOOM_OBJECT_OPTIONS_INIT)");
+        memcpy(&o, options, options->struct_size < sizeof o ? options->struct_size : sizeof o);
+        o.struct_size = sizeof o;
+    }
+    if (o.device.device_type == 0)
+        o.device = (loom_dl_device){ LOOM_DEVICE_CPU, 0 };
+    if ((st = loom_init(NULL)) != LOOM_OK)
+        return st;
+    return object_make(out, class_name, attrs, NULL, 0, &o);
+}
+
+/* host->object_create (ABI 1.3): an object made by a kernel, method or
+** create of a pack, from in-memory weights. */
+loom_object *loom__host_object_create(loom_exec_ctx *ctx, const loom_object_request *req)
+{
+    loom_object_request r = { 0 };
+    loom_object_options o = LOOM_OBJECT_OPTIONS_INIT;
+    loom_object *out = NULL;
+
+    if (req == NULL || req->struct_size < offsetof(loom_object_request, device) || req->class_name == NULL) {
+        loom__fail(LOOM_EINVAL, "object_create: the request is NULL, has no class name or an unset struct_size");
+        return NULL;
+    }
+    memcpy(&r, req, req->struct_size < sizeof r ? req->struct_size : sizeof r);
+    if (r.n_attrs < 0 || (r.n_attrs > 0 && r.attrs == NULL)) {
+        loom__fail(LOOM_EINVAL, "object_create %s: %d attributes but no table", r.class_name, r.n_attrs);
+        return NULL;
+    }
+    o.device = r.device;
+    if (o.device.device_type == 0)
+        o.device = ctx != NULL ? ctx->device : (loom_dl_device){ LOOM_DEVICE_CPU, 0 };
+    o.n_files = r.n_files;
+    o.files = r.files;
+    o.n_tensors = r.n_tensors;
+    o.tensors = r.tensors;
+    if (object_make(&out, r.class_name, NULL, r.attrs,
+                    r.n_attrs, &o) != LOOM_OK)
+        return NULL;
+    return out;
 }
 
 /* Destroy an object already unlinked from `live` and its slot. */
@@ -318,17 +377,28 @@ loom_status loom__object_state(const loom_object *handle, const char *cls, void 
     return LOOM_OK;
 }
 
+/* Newest first, each destroyed outside the lock: an object's destroy may
+** free the objects its create made (host->object_create), which are older
+** than it and still live when it goes. */
 void loom__objects_destroy_all(void)
 {
-    pthread_mutex_lock(&lock);
-    while (live != NULL) {
+    atomic_store(&destroying_all, true);
+    for (;;) {
+        pthread_mutex_lock(&lock);
         struct loom_object *obj = live;
-        live = obj->next;
-        slot_release(obj->slot);
+        if (obj != NULL) {
+            live = obj->next;
+            if (live != NULL)
+                live->prev = NULL;
+            slot_release(obj->slot);
+        }
+        pthread_mutex_unlock(&lock);
+        if (obj == NULL)
+            break;
         loom__log(1, "shutdown: destroying a %s object the host did not free", obj->cls->c.name);
         destroy(obj);
     }
-    pthread_mutex_unlock(&lock);
+    atomic_store(&destroying_all, false);
 }
 
 void *loom__object_backend_state(const loom_object *handle, const void *pack, const loom_call *call,

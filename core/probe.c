@@ -335,6 +335,15 @@ static void *p_object_backend_state(loom_call *call, loom_backend_state_create c
     return NULL;
 }
 
+static loom_object *p_object_create(loom_exec_ctx *ctx, const loom_object_request *request)
+{
+    (void)ctx; (void)request;
+    p_fail(LOOM_ENOTSUP, "object_create is not available while the pack is probed");
+    return NULL;
+}
+
+static void p_object_free(loom_object *object) { (void)object; }
+
 static void *p_alloc(loom_dl_device device, size_t nbytes, size_t alignment)
 {
     void *p = NULL;
@@ -499,6 +508,8 @@ static const loom_host_api probe_host = {
     .object_backend_state = p_object_backend_state,
     .register_interface = p_register_interface,
     .load_global = p_load_global,
+    .object_create = p_object_create,
+    .object_free = p_object_free,
 };
 
 static int usage(void)

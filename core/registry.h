@@ -129,6 +129,7 @@ int64_t loom__interface_count(void);
 /* dispatch.c: the host-table services of composition (ABI 1.1). */
 const loom_op *loom__host_op_find(const char *name);
 loom_status loom__host_op_call(loom_exec_ctx *ctx, const loom_op_call *call);
+loom_object *loom__host_object_create(loom_exec_ctx *ctx, const loom_object_request *req);
 void loom__host_tensor_free(loom_tensor *t);
 loom_status loom__host_plan_create(loom_exec_ctx *ctx, const loom_op_call *proto, loom_plan **out);
 loom_status loom__host_plan_run(loom_exec_ctx *ctx, loom_plan *plan, const loom_tensor *const *inputs,

@@ -34,6 +34,7 @@
 ** pads the header with spaces to a multiple of 8 bytes, and writes no
 ** metadata. safetensors has no complex types, so c64 and c128 are refused.
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -484,6 +485,93 @@ LOOM_API loom_status loom_safetensors_get(const loom_safetensors *st, const char
                                         const loom_tensor **out)
 {
     return loom__safetensors_get(st, name, out);
+}
+
+/* ----------------------------------------------------- from memory (1.3) */
+
+/* A loom_safetensors over named tensors in memory (loom_object_options.tensors,
+** host->object_create), so that a class reads them exactly as a file. The
+** invariants of an opened file hold: entries sorted by name, unique, each a
+** compact CPU tensor aligned to its element size. A compact aligned tensor
+** is borrowed (its data must outlive the view); another (strided, offset to
+** a misaligned address) is gathered once into an aligned copy the entry
+** owns. `what` names the tensors' owner in messages and in the view's path. */
+loom_status loom__safetensors_from_tensors(loom_safetensors **out, const loom_named_tensor *tensors,
+                                           int32_t n, const char *what)
+{
+    char where[256];
+    *out = NULL;
+    if (n < 0 || (n > 0 && tensors == NULL))
+        return loom__fail(LOOM_EINVAL, "%s: %d tensors but no table", what, n);
+    loom_safetensors *st = calloc(1, sizeof *st);
+    if (st == NULL || (st->path = strdup(what)) == NULL
+        || (n > 0 && (st->entries = calloc((size_t)n, sizeof *st->entries)) == NULL)) {
+        if (st != NULL)
+            free(st->path);
+        free(st);
+        return loom__fail(LOOM_ENOMEM, "%s: out of memory", what);
+    }
+    loom_status s = LOOM_OK;
+    for (int32_t i = 0; i < n && s == LOOM_OK; i++) {
+        const loom_tensor *t = tensors[i].tensor;
+        st_entry *e = &st->entries[i];
+        if (tensors[i].name == NULL || tensors[i].tensor == NULL) {
+            s = loom__fail(LOOM_EINVAL, "%s: tensor %d has no name or no tensor", what, i);
+            break;
+        }
+        snprintf(where, sizeof where, "%s: tensor '" NAME_FMT "'", what, tensors[i].name);
+        if ((s = loom__tensor_check(t, where)) != LOOM_OK)
+            break;
+        if (!loom__is_host(t->device)) {
+            s = loom__fail(LOOM_EINVAL, "%s is on device type %d; weights must be CPU tensors", where,
+                           t->device.device_type);
+            break;
+        }
+        if ((e->name = strdup(tensors[i].name)) == NULL) {
+            s = loom__fail(LOOM_ENOMEM, "%s: out of memory", where);
+            break;
+        }
+        st->count = i + 1;
+        e->t = *t;
+        for (int32_t d = 0; d < t->ndim; d++)
+            e->shape[d] = t->shape[d];
+        e->t.shape = e->shape;
+        const size_t esize = t->dtype.bits >= 8 ? t->dtype.bits / 8u : 1u;
+        const char *p = (const char *)t->data + t->byte_offset;
+        size_t nbytes = loom__tensor_nbytes(t);
+        if (nbytes > 0 && (!loom_is_contiguous(t) || (uintptr_t)p % esize != 0)) {
+            if (posix_memalign(&e->copy, 64, nbytes) != 0) {
+                e->copy = NULL;
+                s = loom__fail(LOOM_ENOMEM, "%s: out of memory copying it", where);
+                break;
+            }
+            loom_tensor src = *t;
+            if (src.strides == NULL)
+                memcpy(e->copy, p, nbytes);         /* compact but misaligned */
+            else
+                loom__tensor_gather(e->copy, &src, esize);
+            p = e->copy;
+        }
+        e->t.data = (void *)p;
+        e->t.strides = NULL;
+        e->t.byte_offset = 0;
+        e->end = nbytes;
+    }
+    if (s == LOOM_OK) {
+        qsort(st->entries, (size_t)st->count, sizeof *st->entries, cmp_name);
+        for (int64_t i = 1; i < st->count && s == LOOM_OK; i++)
+            if (strcmp(st->entries[i - 1].name, st->entries[i].name) == 0)
+                s = loom__fail(LOOM_EINVAL, "%s: two tensors are named '" NAME_FMT "'", what, st->entries[i].name);
+    }
+    if (s != LOOM_OK) {
+        loom_safetensors_close(st);
+        return s;
+    }
+    /* the tensors were sorted after binding: shape points into each entry */
+    for (int64_t i = 0; i < st->count; i++)
+        st->entries[i].t.shape = st->entries[i].shape;
+    *out = st;
+    return LOOM_OK;
 }
 
 /* --------------------------------------------------------------- write */

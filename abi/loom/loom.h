@@ -240,6 +240,14 @@ typedef struct loom_object_options {
     const loom_named_file *files;
     const char *callbacks_name;     /* names the callback table's type, e.g. "loom.read.v1" */
     const void *callbacks;          /* a table of the host's callbacks, or NULL */
+    /* ---- ABI 1.3 ---- */
+    /* Weights from memory instead of weights_path (not both): the class sees
+    ** them as its weights file, by name. Borrowed, not copied (a strided or
+    ** misaligned CPU tensor is copied once into compact aligned memory): keep
+    ** them valid and unchanged until loom_object_free, as ONNX Runtime's
+    ** external initializers are kept. */
+    int32_t n_tensors;
+    const loom_named_tensor *tensors;
 } loom_object_options;
 #define LOOM_OBJECT_OPTIONS_INIT LOOM_STRUCT_INIT(loom_object_options)
 LOOM_API loom_status loom_object_create_ex(loom_object **out, const char *class_name, const loom_attrs *attrs,

@@ -37,7 +37,7 @@ extern "C" {
 /* ------------------------------------------------------------------ version */
 
 #define LOOM_ABI_MAJOR 1
-#define LOOM_ABI_MINOR 2
+#define LOOM_ABI_MINOR 3
 #define LOOM_PLUGIN_MAGIC 0x4D4F4F4Cu        /* "LOOM" read as little-endian */
 #define LOOM_PLUGIN_ENTRY_SYMBOL "loom_plugin_entry"
 
@@ -460,6 +460,14 @@ typedef struct loom_named_file {
     const char *path;
 } loom_named_file;
 
+/* A tensor under a name: the weights of an object made from memory
+** (loom_object_options.tensors, host->object_create) instead of a
+** safetensors file. ABI 1.3; frozen for the major. */
+typedef struct loom_named_tensor {
+    const char *name;                       /* "weight", "embedding_bags.t0.weight", ... */
+    const loom_tensor *tensor;              /* a CPU tensor */
+} loom_named_tensor;
+
 typedef struct loom_object_args {
     uint32_t struct_size;
     const char *class_name;
@@ -553,6 +561,25 @@ typedef struct loom_op_call {
     const char *backend;                        /* force one backend, NULL = policy */
     loom_object *object;                        /* for methods of an object class, else NULL */
 } loom_op_call;
+
+/* An object a kernel or method makes through host->object_create (ABI 1.3):
+** a model composed of other packs' objects (a core.linear per dense layer,
+** an fbgemm.tbe per table group). The class sees `tensors` as its weights
+** file (safetensors_get/count/name), by name, exactly as if they had been
+** read from one; they are borrowed, not copied (a strided or misaligned one
+** is copied once into compact aligned memory), so they must stay valid and
+** unchanged until the object is freed, as a mapped file stays mapped. */
+typedef struct loom_object_request {
+    uint32_t struct_size;
+    const char *class_name;                 /* "core.linear" */
+    int32_t n_attrs;
+    const loom_named_attr *attrs;           /* by name, resolved against the class */
+    int32_t n_tensors;
+    const loom_named_tensor *tensors;       /* the weights; NULL when none */
+    int32_t n_files;
+    const loom_named_file *files;           /* NULL when none */
+    loom_dl_device device;                  /* {0,0}: the calling context's device */
+} loom_object_request;
 
 /* CPU features the core found (cpuid and the OS's XSAVE support), capped by
 ** LOOM_CPU_MAX_ISA: exec_ctx->cpu_features and host->cpu_features(). A pack
@@ -678,6 +705,14 @@ typedef struct loom_host_api {
     /* Re-open an already-linked library with RTLD_GLOBAL (MPI, oneDNN's
     ** OpenMP runtime need their symbols global); only during init. */
     loom_status (*load_global)(const char *soname);
+
+    /* ---- ABI 1.3: read only when LOOM_HAS_MEMBER(host, loom_host_api, m) ---- */
+    /* Objects made by packs: create one of any loaded class (NULL with the
+    ** error set on failure) and free it. The object belongs to the caller,
+    ** which frees it (typically in its own class's destroy); one it forgets
+    ** is destroyed at loom_shutdown after its maker. Not during init. */
+    loom_object *(*object_create)(loom_exec_ctx *ctx, const loom_object_request *request);
+    void (*object_free)(loom_object *object);
 } loom_host_api;
 
 /* Freeze ABI 1.0 of the host table: the last member of minor 0 sits here. */
@@ -685,6 +720,8 @@ LOOM_STATIC_ASSERT(offsetof(loom_host_api, get_extension) == 8 + 19 * sizeof(voi
                    "loom_host_api 1.0 layout is frozen");
 LOOM_STATIC_ASSERT(offsetof(loom_host_api, load_global) == 8 + 29 * sizeof(void *),
                    "loom_host_api 1.1 layout is frozen");
+LOOM_STATIC_ASSERT(offsetof(loom_host_api, object_free) == 8 + 31 * sizeof(void *),
+                   "loom_host_api 1.3 layout is frozen");
 
 /* ------------------------------------------------------------ pack entry */
 

@@ -112,10 +112,15 @@ class NamedFile(Structure):
     _fields_ = [("name", c_char_p), ("path", c_char_p)]
 
 
+class NamedTensor(Structure):
+    _fields_ = [("name", c_char_p), ("tensor", c_void_p)]
+
+
 class ObjectOptions(Structure):
     _fields_ = [("struct_size", c_uint32), ("device", DLDevice), ("weights_path", c_char_p),
                 ("n_files", c_int32), ("files", POINTER(NamedFile)),
-                ("callbacks_name", c_char_p), ("callbacks", c_void_p)]
+                ("callbacks_name", c_char_p), ("callbacks", c_void_p),
+                ("n_tensors", c_int32), ("tensors", POINTER(NamedTensor))]     # ABI 1.3
 
 
 class DispatchInfo(Structure):

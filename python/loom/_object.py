@@ -7,6 +7,7 @@ close(), or leaving a `with` block, frees it (loom_object_free) at once;
 otherwise it goes with its last reference.
 """
 import functools
+from collections.abc import Mapping
 from ctypes import byref, c_void_p
 
 from . import _attrs, _config, _lib, _registry, _schema
@@ -45,12 +46,16 @@ def parse_device(device, what):
 class Object:
     """loom.Object(class_name, weights=None, *, device=None, files=None, **attributes)
 
-    weights: a safetensors file (mapped, not copied); files: {name: path} for
-    classes that read other files; attributes: the class's, by name.
+    weights: a safetensors file (mapped, not copied), or {name: tensor} of
+    CPU tensors with the names the class reads from such a file (NumPy
+    arrays, PyTorch tensors, anything with __dlpack__; viewed, not copied,
+    and kept alive by the object until it is closed); files: {name: path}
+    for classes that read other files; attributes: the class's, by name.
     """
 
     def __init__(self, class_name, weights=None, *, device=None, files=None, **attributes):
         self._ptr = None
+        self._weights = None
         _config.ensure_init()
         cls = _class(class_name)
         self._class = cls
@@ -65,7 +70,13 @@ class Object:
             values[i] = v
         opts = _lib.struct_init(_lib.ObjectOptions)
         opts.device = parse_device(device, class_name)
-        if weights is not None:
+        if isinstance(weights, Mapping):
+            from ._dlpack import from_dlpack
+            self._weights = [(str(k), from_dlpack(v)) for k, v in weights.items()]
+            named = (_lib.NamedTensor * len(self._weights))(*(_lib.NamedTensor(k.encode(), t._ptr)
+                                                             for k, t in self._weights))
+            opts.n_tensors, opts.tensors = len(self._weights), named
+        elif weights is not None:
             opts.weights_path = str(weights).encode()
         if files:
             named = (_lib.NamedFile * len(files))(*(_lib.NamedFile(str(k).encode(), str(p).encode())
@@ -131,6 +142,7 @@ class Object:
         ptr, self._ptr = self._ptr, None
         if ptr:
             lib.loom_object_free(ptr)
+        self._weights = None        # the object borrowed them until now
 
     def __enter__(self):
         return self

@@ -75,3 +75,17 @@ def test_object_method_results_follow_the_input_kind():
         t = obj(loom.from_dlpack(indices), loom.from_dlpack(offsets))
         assert isinstance(t, loom.Tensor)
         np.testing.assert_allclose(np.from_dlpack(t), want, rtol=1e-5, atol=1e-6)
+
+
+def test_object_from_arrays_equals_numpy():
+    """Weights given as arrays (ABI 1.3) instead of a file: core.linear."""
+    rng = np.random.default_rng(7)
+    w = rng.standard_normal((5, 8), dtype=np.float32)
+    b = rng.standard_normal(5, dtype=np.float32)
+    x = rng.standard_normal((3, 8), dtype=np.float32)
+    with loom.Object("core.linear", weights={"weight": w, "bias": b}) as lin:
+        y = np.from_dlpack(lin(x))
+    # K = 8 products: float32 rounding stays below 1e-5 for these O(1) values
+    np.testing.assert_allclose(y, x @ w.T + b, rtol=0, atol=1e-5)
+    with pytest.raises(loom.InvalidArgumentError, match="no tensor 'weight'"):
+        loom.Object("core.linear", weights={"bias": b})

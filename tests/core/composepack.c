@@ -8,6 +8,8 @@
 **                    lower.addsame ("same dtype as input 0"), lower.features
 **                    (the call's cpu_features), object class lower.files
 **                    (named files and callbacks of loom_object_create_ex),
+**                    object class lower.weights (the sum and count of its
+**                    weight tensor 'w', read by the method lower.weights_sum),
 **                    the interface "lower.adder" v1, and in init a
 **                    host->load_global of libm (and of a missing library,
 **                    which must fail).
@@ -18,7 +20,11 @@
 **                    kernel's user pointer; upper.adder uses lower's
 **                    interface; object class upper.model whose method
 **                    upper.forward keeps per-device state and a plan of
-**                    lower.scale made on first use.
+**                    lower.scale made on first use; object class
+**                    upper.holder (ABI 1.3), whose create makes a
+**                    lower.weights object from a tensor of its own through
+**                    host->object_create, whose method upper.holder_sum
+**                    calls lower.weights_sum on it, and whose destroy frees it.
 ** Counters of prepare/release and of per-device state creation are
 ** exported through ops so the tests can see them.
 */
@@ -212,6 +218,52 @@ static loom_status run_files_info(loom_call *call)
     return LOOM_OK;
 }
 
+/* lower.weights: the sum and count of the f32 weight tensor 'w' */
+typedef struct weights_state { float sum; int64_t n; } weights_state;
+
+static loom_status weights_create(const loom_object_args *args, void **out)
+{
+    const loom_tensor *w;
+    loom_status st;
+    if (args->weights == NULL)
+        return host->fail(LOOM_EINVAL, "lower.weights needs a weight tensor 'w'");
+    if ((st = host->safetensors_get(args->weights, "w", &w)) != LOOM_OK)
+        return st;
+    if (loom_tensor_dtype_of(w) != LOOM_DTYPE_F32 || w->ndim != 1 || w->strides != NULL)
+        return host->fail(LOOM_EINVAL, "'w' must be a compact f32 vector");
+    weights_state *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return host->fail(LOOM_ENOMEM, "out of memory");
+    s->n = w->shape[0];
+    for (int64_t i = 0; i < s->n; i++)
+        s->sum += ((const float *)loom_data(w))[i];
+    *out = s;
+    return LOOM_OK;
+}
+
+static const loom_object_class weights_class = {
+    .struct_size = sizeof(loom_object_class), .name = "lower.weights", .doc = "sums its weight tensor",
+    .create = weights_create, .destroy = files_destroy,
+};
+static const loom_arg_def weights_out[] = { { .name = "output", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .ndim = 1 } };
+static const loom_op_schema weights_sum_schema = {
+    .struct_size = sizeof(loom_op_schema), .name = "lower.weights_sum", .version = 1, .doc = "[sum of w, len(w)]",
+    .n_outputs = 1, .outputs = weights_out, .object_class = "lower.weights",
+};
+
+static loom_status run_weights_sum(loom_call *call)
+{
+    const weights_state *s = call->object;
+    const int64_t two = 2;
+    loom_tensor *y;
+    loom_status st = host->alloc_output(call, 0, LOOM_DTYPE_F32, 1, &two, &y);
+    if (st != LOOM_OK)
+        return st;
+    ((float *)loom_data(y))[0] = s->sum;
+    ((float *)loom_data(y))[1] = (float)s->n;
+    return LOOM_OK;
+}
+
 /* lower.counters: [prepares, releases] */
 static const loom_op_schema counters_schema = {
     .struct_size = sizeof(loom_op_schema), .name = "lower.counters", .version = 1, .doc = "[prepares, releases]",
@@ -244,6 +296,7 @@ static const loom_kernel_desc kernels[] = {
     K(features_schema, "cpu", run_features, .run = run_features),
     K(files_info_schema, "cpu", run_files_info, .run = run_files_info),
     K(counters_schema, "cpu", run_counters, .run = run_counters),
+    K(weights_sum_schema, "cpu", run_weights_sum, .run = run_weights_sum),
 };
 
 static loom_status init(const loom_host_api *h, loom_registrar *reg)
@@ -255,7 +308,8 @@ static loom_status init(const loom_host_api *h, loom_registrar *reg)
     for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
         if ((st = h->register_kernel(reg, &kernels[i])) != LOOM_OK)
             return st;
-    if ((st = h->register_object_class(reg, &files_class)) != LOOM_OK)
+    if ((st = h->register_object_class(reg, &files_class)) != LOOM_OK
+        || (st = h->register_object_class(reg, &weights_class)) != LOOM_OK)
         return st;
     /* a library the pack links, made global (as an MPI pack does for libmpi) */
     if ((st = h->load_global("libm.so.6")) != LOOM_OK)
@@ -416,6 +470,82 @@ static loom_status run_states(loom_call *call)
     return LOOM_OK;
 }
 
+/* upper.holder (ABI 1.3): owns a lower.weights object made from its own
+** tensor w = [value] * 3 (borrowed by the child: it lives in this state) */
+static int holders_destroyed;
+typedef struct holder_state {
+    float w[3];
+    int64_t shape[1];
+    loom_tensor t;
+    loom_object *child;
+} holder_state;
+
+static void holder_destroy(void *p)
+{
+    holder_state *s = p;
+    host->object_free(s->child);
+    free(s);
+    holders_destroyed++;
+}
+
+static loom_status holder_create(const loom_object_args *args, void **out)
+{
+    if (!LOOM_HAS_MEMBER(host, loom_host_api, object_free))
+        return host->fail(LOOM_EABI, "upper.holder needs ABI 1.3 (host->object_create)");
+    holder_state *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return host->fail(LOOM_ENOMEM, "out of memory");
+    for (int i = 0; i < 3; i++)
+        s->w[i] = (float)args->attrs[0].u.f;
+    s->shape[0] = 3;
+    s->t = (loom_tensor){ .data = s->w, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = 1,
+                          .dtype = { LOOM_DL_FLOAT, 32, 1 }, .shape = s->shape };
+    const loom_named_tensor w = { "w", &s->t };
+    const loom_object_request req = { .struct_size = sizeof req,
+                                      .class_name = args->attrs[1].u.b ? "lower.nosuch" : "lower.weights",
+                                      .n_tensors = 1, .tensors = &w };
+    if ((s->child = host->object_create(args->ctx, &req)) == NULL) {
+        free(s);
+        return LOOM_ENOENT;   /* the core's message stands */
+    }
+    *out = s;
+    return LOOM_OK;
+}
+
+static const loom_attr_def holder_attrs[] = {
+    { .name = "value", .type = LOOM_ATTR_FLOAT, .dflt = LOOM_DEFAULT_FLOAT(1.5), .doc = "each weight" },
+    { .name = "bad", .type = LOOM_ATTR_BOOL, .dflt = LOOM_DEFAULT_BOOL(0), .doc = "ask for a class that is not there" },
+};
+static const loom_object_class holder_class = {
+    .struct_size = sizeof(loom_object_class), .name = "upper.holder", .doc = "owns a lower.weights object",
+    .n_attrs = 2, .attrs = holder_attrs, .create = holder_create, .destroy = holder_destroy,
+};
+static const loom_op_schema holder_sum_schema = {
+    .struct_size = sizeof(loom_op_schema), .name = "upper.holder_sum", .version = 1,
+    .doc = "lower.weights_sum of the child, and [holders destroyed] after it",
+    .n_outputs = 1, .outputs = out_y, .object_class = "upper.holder",
+};
+static const loom_op *weights_sum_op;
+
+static loom_status run_holder_sum(loom_call *call)
+{
+    const holder_state *s = call->object;
+    loom_tensor *mid = NULL, *y;
+    loom_op_call c = { .struct_size = sizeof c, .op = weights_sum_op, .n_outputs = 1, .outputs = &mid,
+                       .object = s->child };
+    loom_status st = host->op_call(call->ctx, &c);
+    if (st != LOOM_OK)
+        return st;
+    const int64_t three = 3;
+    if ((st = host->alloc_output(call, 0, LOOM_DTYPE_F32, 1, &three, &y)) == LOOM_OK) {
+        ((float *)loom_data(y))[0] = ((const float *)loom_data(mid))[0];
+        ((float *)loom_data(y))[1] = ((const float *)loom_data(mid))[1];
+        ((float *)loom_data(y))[2] = (float)holders_destroyed;
+    }
+    host->tensor_free(mid);
+    return st;
+}
+
 #define K(SCHEMA, RUN, ...) \
     { .struct_size = sizeof(loom_kernel_desc), .schema = &SCHEMA, .backend = "cpu", \
       .device_type = LOOM_DEVICE_CPU, .impl = "cpu:" #RUN, __VA_ARGS__ }
@@ -425,6 +555,7 @@ static const loom_kernel_desc kernels[] = {
     K(plus2_schema, run_plus, .run = run_plus, .user = &two),
     K(forward_schema, run_forward, .run = run_forward),
     K(states_schema, run_states, .run = run_states),
+    K(holder_sum_schema, run_holder_sum, .run = run_holder_sum),
 };
 
 static loom_status init(const loom_host_api *h, loom_registrar *reg)
@@ -440,7 +571,11 @@ static loom_status init(const loom_host_api *h, loom_registrar *reg)
     for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
         if ((st = h->register_kernel(reg, &kernels[i])) != LOOM_OK)
             return st;
-    return h->register_object_class(reg, &model_class);
+    if ((weights_sum_op = h->op_find("lower.weights_sum")) == NULL)
+        return LOOM_ENOENT;
+    if ((st = h->register_object_class(reg, &model_class)) != LOOM_OK)
+        return st;
+    return h->register_object_class(reg, &holder_class);
 }
 
 static const char *const upper_depends[] = { "lower", NULL };

@@ -323,6 +323,112 @@ static void objects_get_named_files_and_callbacks(void **state)
     assert_int_equal(loom_object_create_ex(&obj, "lower.files", NULL, &o), LOOM_EINVAL);
 }
 
+/* ABI 1.3: objects from in-memory tensors, made by a host
+** (loom_object_options.tensors) and by a pack's create (host->object_create) */
+static float weights_sum(loom_object *obj, int64_t *n)
+{
+    loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
+    loom_tensor *y = NULL;
+    opt.object = obj;
+    assert_int_equal(loom_run("lower.weights_sum", NULL, 0, NULL, &y, 1, &opt), LOOM_OK);
+    float sum = ((float *)loom_data(y))[0];
+    *n = (int64_t)((float *)loom_data(y))[1];
+    loom_tensor_free(y);
+    return sum;
+}
+
+static void objects_are_made_from_tensors_by_hosts_and_packs(void **state)
+{
+    float data[4] = { 1, 2, 3, 4 };
+    int64_t n4 = 4, n2 = 2, stride2 = 2, n;
+    loom_tensor *t = NULL, *odd = NULL;
+    loom_object_options o = LOOM_OBJECT_OPTIONS_INIT;
+    loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
+    loom_object *obj = NULL, *holder = NULL;
+    loom_tensor *y = NULL;
+    (void)state;
+    init_compose(NULL, NULL);
+    assert_int_equal(loom_tensor_wrap(&t, data, LOOM_DTYPE_F32, 1, &n4, NULL, NULL), LOOM_OK);
+    assert_int_equal(loom_tensor_wrap(&odd, data, LOOM_DTYPE_F32, 1, &n2, &stride2, NULL), LOOM_OK);
+
+    /* a host's tensors, borrowed; a strided one is gathered ([1, 3]) */
+    loom_named_tensor w = { "w", t };
+    o.n_tensors = 1;
+    o.tensors = &w;
+    assert_int_equal(loom_object_create_ex(&obj, "lower.weights", NULL, &o), LOOM_OK);
+    assert_true(weights_sum(obj, &n) == 10.0f && n == 4);
+    loom_object_free(obj);
+    w.tensor = odd;
+    assert_int_equal(loom_object_create_ex(&obj, "lower.weights", NULL, &o), LOOM_OK);
+    assert_true(weights_sum(obj, &n) == 4.0f && n == 2);
+    loom_object_free(obj);
+
+    /* wrong requests name what is wrong */
+    loom_named_tensor twice[2] = { { "w", t }, { "w", odd } };
+    o.n_tensors = 2;
+    o.tensors = twice;
+    assert_int_equal(loom_object_create_ex(&obj, "lower.weights", NULL, &o), LOOM_EINVAL);
+    assert_non_null(strstr(loom_last_error(), "two tensors are named 'w'"));
+    twice[1].tensor = NULL;
+    assert_int_equal(loom_object_create_ex(&obj, "lower.weights", NULL, &o), LOOM_EINVAL);
+    assert_non_null(strstr(loom_last_error(), "tensor 1 has no name or no tensor"));
+    o.n_tensors = 1;
+    o.tensors = &w;
+    o.weights_path = "/nonexistent.safetensors";
+    assert_int_equal(loom_object_create_ex(&obj, "lower.weights", NULL, &o), LOOM_EINVAL);
+    assert_non_null(strstr(loom_last_error(), "both a weights file and 1 weight tensors"));
+    o.weights_path = NULL;
+    o.n_tensors = 0;
+    assert_int_equal(loom_object_create_ex(&obj, "lower.weights", NULL, &o), LOOM_EINVAL);
+    assert_non_null(strstr(loom_last_error(), "needs a weight tensor 'w'"));
+
+    /* a pack's object owning another pack's object */
+    loom_attrs *a = NULL;
+    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
+    loom_attrs_set_float(a, "value", 2.5);
+    assert_int_equal(loom_object_create(&holder, "upper.holder", a, NULL), LOOM_OK);
+    opt.object = holder;
+    assert_int_equal(loom_run("upper.holder_sum", NULL, 0, NULL, &y, 1, &opt), LOOM_OK);
+    const float destroyed = ((float *)loom_data(y))[2];
+    assert_true(((float *)loom_data(y))[0] == 7.5f && ((float *)loom_data(y))[1] == 3.0f);
+    loom_tensor_free(y);
+    y = NULL;
+    loom_object_free(holder);
+    assert_int_equal(loom_object_create(&holder, "upper.holder", a, NULL), LOOM_OK);
+    assert_int_equal(loom_run("upper.holder_sum", NULL, 0, NULL, &y, 1, &opt), LOOM_EINVAL);  /* stale handle */
+    opt.object = holder;
+    assert_int_equal(loom_run("upper.holder_sum", NULL, 0, NULL, &y, 1, &opt), LOOM_OK);
+    assert_true(((float *)loom_data(y))[2] == destroyed + 1);
+    loom_tensor_free(y);
+    y = NULL;
+    loom_attrs_set_bool(a, "bad", 1);
+    loom_object *bad = NULL;
+    assert_int_equal(loom_object_create(&bad, "upper.holder", a, NULL), LOOM_ENOENT);
+    assert_non_null(strstr(loom_last_error(), "lower.nosuch"));
+    assert_null(bad);
+    loom_attrs_free(a);
+
+    /* a holder the host forgets: shutdown destroys it, and it frees its child */
+    FILE *log = tmpfile();
+    assert_non_null(log);
+    init_compose(NULL, log);
+    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
+    assert_int_equal(loom_object_create(&holder, "upper.holder", a, NULL), LOOM_OK);
+    loom_attrs_free(a);
+    loom_shutdown();
+    char text[4096] = { 0 };
+    rewind(log);
+    size_t got = fread(text, 1, sizeof text - 1, log);
+    text[got] = 0;
+    fclose(log);
+    assert_non_null(strstr(text, "destroying a upper.holder object the host did not free"));
+    if (strstr(text, "lower.weights object") != NULL)
+        fail_msg("the child was reported: %s", text);
+    assert_null(strstr(text, "already freed"));
+    loom_tensor_free(t);
+    loom_tensor_free(odd);
+}
+
 static int64_t features_seen(void)
 {
     loom_tensor *y = NULL;
@@ -472,6 +578,7 @@ int main(void)
         cmocka_unit_test(jagged_inputs_are_checked_by_the_core),
         cmocka_unit_test(same_dtype_as_input_is_checked),
         cmocka_unit_test(objects_get_named_files_and_callbacks),
+        cmocka_unit_test(objects_are_made_from_tensors_by_hosts_and_packs),
         cmocka_unit_test(cpu_features_are_capped_for_core_and_packs),
         cmocka_unit_test(nested_calls_objects_and_plans_from_many_threads),
         cmocka_unit_test(abi_1_0_pack_binary_still_loads),

@@ -80,6 +80,43 @@ static void linear_matches_torch(void **state)
         loom_tensor_free(all[i]);
 }
 
+/* ABI 1.3: the same object from in-memory tensors (borrowed, so they stay
+** alive until the object is freed) gives the same output bit for bit */
+static void linear_from_tensors_equals_linear_from_a_file(void **state)
+{
+    (void)state;
+    loom_tensor *w = tu_npy("coreops/linear_weight"), *b = tu_npy("coreops/linear_bias"), *x = tu_npy("coreops/linear_input");
+    loom_object *from_file, *from_mem;
+    loom_status st;
+
+    write_weights((const char *[]){ "weight", "bias" }, (const loom_tensor *[]){ w, b }, 2);
+    assert_int_equal(loom_object_create(&from_file, "core.linear", NULL, path), LOOM_OK);
+    const loom_named_tensor tensors[2] = { { "bias", b }, { "weight", w } };
+    loom_object_options o = LOOM_OBJECT_OPTIONS_INIT;
+    o.n_tensors = 2;
+    o.tensors = tensors;
+    if (loom_object_create_ex(&from_mem, "core.linear", NULL, &o) != LOOM_OK)
+        fail_msg("create from tensors: %s", loom_last_error());
+    loom_tensor *want = run_linear(from_file, x, &st);
+    assert_int_equal(st, LOOM_OK);
+    loom_tensor *got = run_linear(from_mem, x, &st);
+    assert_int_equal(st, LOOM_OK);
+    tu_assert_close(got, want, 0, 0, "linear from tensors");
+    loom_tensor_free(got);
+    loom_tensor_free(want);
+    loom_object_free(from_mem);
+    loom_object_free(from_file);
+
+    /* a missing tensor is named as in a file, with where the tensors came from */
+    o.n_tensors = 1;
+    assert_int_equal(loom_object_create_ex(&from_mem, "core.linear", NULL, &o), LOOM_EINVAL);
+    assert_non_null(strstr(loom_last_error(), "no tensor 'weight'"));
+    unlink(path);
+    loom_tensor_free(w);
+    loom_tensor_free(b);
+    loom_tensor_free(x);
+}
+
 static void expect_create_error(const char *needle)
 {
     loom_object *obj = NULL;
@@ -137,6 +174,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(linear_matches_torch),
+        cmocka_unit_test(linear_from_tensors_equals_linear_from_a_file),
         cmocka_unit_test(bad_weights_are_rejected),
     };
     return cmocka_run_group_tests_name("coreops_linear", tests, tu_setup, tu_teardown);

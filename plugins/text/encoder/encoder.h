@@ -9,8 +9,11 @@
 ** The forward pass (encoder_forward.c) works on the tokens it needs only:
 ** with pooling, a sequence's padding (attention_mask 0) is never computed,
 ** because no unmasked token attends to it and the pooling reads unmasked
-** tokens only. Every matrix product goes through core.matmul (host->op_call),
-** so the core dispatches it to cpu, onednn or cuda. The cuda kernel
+** tokens only. Every matrix product goes through the core (host->op_call):
+** the dense layers through core.linear objects made at create (weights
+** packed once; attribute dense=linear, the default) or core.matmul
+** (dense=matmul: cpu or onednn as LOOM_BACKENDS says), the attention products
+** through core.matmul on cpu. The cuda kernel
 ** (encoder_cuda.c, text-cuda.so) runs the dense [B, L] batch with the mask
 ** instead, on the device copy of the weights it keeps per device.
 */
@@ -37,7 +40,11 @@
       "LayerNorm epsilon (BertConfig default 1e-12)", )                                          \
     A(op, hidden_act, STRING, LOOM_DEFAULT_NONE, 0,                                              \
       "feed-forward activation: gelu (erf), gelu_new or gelu_pytorch_tanh (tanh), relu "         \
-      "(BertConfig default gelu)", )
+      "(BertConfig default gelu)", )                                                            \
+    A(op, dense, STRING, LOOM_DEFAULT_STRING("linear"), 0,                                       \
+      "how the dense layers run on the CPU: linear (a core.linear object per layer, made at "    \
+      "create: the weights are packed once for the GEMM) or matmul (core.matmul on every call, " \
+      "on the backend LOOM_BACKENDS picks, oneDNN included, which packs the weights each call)", )
 PK_ATTR_ENUM(text_encoder_class, TEXT_ENCODER_CLASS_ATTRS);
 
 /* Method attributes. */
@@ -69,6 +76,11 @@ typedef struct enc_layer {
     const float *bi;
     float *wout;                   /* [I, H] output.dense^T */
     const float *bout, *ln2_g, *ln2_b;
+    /* dense=linear: core.linear objects over [3H, H] (wqkv_rows, owned), the
+    ** file's attention.output.dense, intermediate.dense and output.dense
+    ** weights (borrowed from the mapping, which outlives them); else NULL */
+    loom_object *lin_qkv, *lin_o, *lin_i, *lin_out;
+    float *wqkv_rows;              /* [3H, H]: query | key | value weights, rows */
 } enc_layer;
 
 /* The model; immutable after create, so calls may run concurrently. */
@@ -80,6 +92,7 @@ typedef struct enc_model {
     const float *emb_g, *emb_b;          /* embeddings.LayerNorm */
     enc_layer *layers;
     const loom_op *matmul;               /* core.matmul */
+    const loom_op *linear;               /* core.linear, with dense=linear */
 } enc_model;
 
 /* Row kernels of one ISA. n is the row length. */

@@ -17,8 +17,11 @@
 ** A sequence whose mask is all 0 keeps every token and attends uniformly
 ** to all of them, as transformers' -FLT_MAX additive mask makes it do.
 **
-** Products are core.matmul calls (host->op_call): the dense layers go
-** where LOOM_BACKENDS sends them (cpu, onednn); the per-sequence attention
+** Products go through the core (host->op_call). The dense layers are
+** core.linear method calls on the objects create made (dense=linear: the
+** weights were packed once for the GEMM, so a call packs only its rows), or
+** core.matmul calls that go where LOOM_BACKENDS sends them (dense=matmul:
+** cpu, onednn; each packs the weights anew). The per-sequence attention
 ** products go to the cpu backend (loom's GEMM), because their shapes change
 ** with every sequence length and oneDNN builds a primitive per shape (ms
 ** each, 64 cached), which would cost more than the products themselves.
@@ -145,13 +148,21 @@ static loom_status matmul(loom_call *call, const fwd *f, loom_tensor *a, loom_te
     return pk_host->op_call(call->ctx, &oc);
 }
 
-/* y [T, n_out] (row stride ldy = n_out) = x [T, n_in] (row stride ldx) @ w [n_in, n_out]. */
-static loom_status dense(loom_call *call, const fwd *f, const float *x, int64_t ldx, int64_t n_in, const float *w,
-                         int64_t n_out, float *y)
+/* y [T, n_out] (compact) = x [T, n_in] (compact) @ w [n_in, n_out]: through
+** the layer's core.linear object lin (weights packed at create) when there
+** is one, else core.matmul on w. */
+static loom_status dense(loom_call *call, const fwd *f, const float *x, int64_t n_in, const float *w,
+                         loom_object *lin, int64_t n_out, float *y)
 {
-    int64_t xs[2] = { f->T, n_in }, xst[2] = { ldx, 1 }, ws[2] = { n_in, n_out }, ys[2] = { f->T, n_out };
-    loom_tensor tx = view((float *)x, 2, xs, xst), tw = view((float *)w, 2, ws, NULL), ty = view(y, 2, ys, NULL);
-    return matmul(call, f, &tx, &tw, &ty, NULL);
+    int64_t xs[2] = { f->T, n_in }, ws[2] = { n_in, n_out }, ys[2] = { f->T, n_out };
+    loom_tensor tx = view((float *)x, 2, xs, NULL), tw = view((float *)w, 2, ws, NULL), ty = view(y, 2, ys, NULL);
+    if (lin == NULL)
+        return matmul(call, f, &tx, &tw, &ty, NULL);
+    const loom_tensor *ins[1] = { &tx };
+    loom_tensor *outs[1] = { &ty };
+    loom_op_call oc = { .struct_size = sizeof oc, .op = f->m->linear, .n_inputs = 1, .inputs = ins,
+                        .n_outputs = 1, .outputs = outs, .object = lin };
+    return pk_host->op_call(call->ctx, &oc);
 }
 
 /* Self-attention of sequence b over its n packed rows, into f->ctx. */
@@ -324,21 +335,21 @@ loom_status enc_forward_run(loom_call *call)
     for (int64_t l = 0; l < m->n_layers && st == LOOM_OK; l++) {
         const enc_layer *L = &m->layers[l];
         /* f.big holds q|k|v [T, 3H], then the intermediate rows [T, I] */
-        st = dense(call, &f, f.x, H, H, L->wqkv, 3 * H, f.big);
+        st = dense(call, &f, f.x, H, L->wqkv, L->lin_qkv, 3 * H, f.big);
         if (st == LOOM_OK)
             st = run_rows(call, &f, ST_BIAS_QKV, L, f.T, 0, 0);
         for (int64_t b = 0; b < f.B && st == LOOM_OK; b++)
             st = attend(call, &f, b);
         if (st == LOOM_OK)
-            st = dense(call, &f, f.ctx, H, H, L->wo, H, f.tmp);
+            st = dense(call, &f, f.ctx, H, L->wo, L->lin_o, H, f.tmp);
         if (st == LOOM_OK)
             st = run_rows(call, &f, ST_LN_ATTN, L, f.T, 0, 0);
         if (st == LOOM_OK)
-            st = dense(call, &f, f.x, H, H, L->wi, m->inter, f.big);
+            st = dense(call, &f, f.x, H, L->wi, L->lin_i, m->inter, f.big);
         if (st == LOOM_OK)
             st = run_rows(call, &f, ST_BIAS_ACT, L, f.T, 0, 0);
         if (st == LOOM_OK)
-            st = dense(call, &f, f.big, m->inter, m->inter, L->wout, H, f.tmp);
+            st = dense(call, &f, f.big, m->inter, L->wout, L->lin_out, H, f.tmp);
         if (st == LOOM_OK)
             st = run_rows(call, &f, ST_LN_OUT, L, f.T, 0, 0);
     }

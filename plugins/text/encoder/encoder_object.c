@@ -36,6 +36,14 @@ static void enc_destroy(void *state)
     enc_object *o = state;
     if (o == NULL)
         return;
+    /* the core.linear objects first: they borrow owned rows and the mapping */
+    for (int64_t l = 0; o->m.layers != NULL && l < o->m.n_layers; l++) {
+        enc_layer *L = &o->m.layers[l];
+        loom_object *lin[4] = { L->lin_qkv, L->lin_o, L->lin_i, L->lin_out };
+        for (int i = 0; i < 4; i++)
+            if (lin[i] != NULL)
+                pk_host->object_free(lin[i]);
+    }
     for (int64_t i = 0; i < o->n_owned; i++)
         pk_host->free(cpu, o->owned[i]);
     free(o->owned);
@@ -136,7 +144,8 @@ static void transpose_into(float *dst, int64_t ld, int64_t col0, const float *sr
                     dst[i * ld + col0 + j] = src[j * in + i];
 }
 
-static loom_status load_layer(enc_object *o, const loom_safetensors *st, const char *prefix, int64_t l)
+static loom_status load_layer(enc_object *o, loom_exec_ctx *ctx, const loom_safetensors *st, const char *prefix,
+                              int64_t l)
 {
     enc_model *m = &o->m;
     enc_layer *L = &m->layers[l];
@@ -186,6 +195,29 @@ static loom_status load_layer(enc_object *o, const loom_safetensors *st, const c
     transpose_into(L->wo, H, 0, wo, H, H);
     transpose_into(L->wi, I, 0, wi, I, H);
     transpose_into(L->wout, H, 0, wout, H, I);
+    if (m->linear == NULL)
+        return LOOM_OK;
+    /* dense=linear: one core.linear object per product, weight [out, in] */
+    if ((L->wqkv_rows = own(o, 3 * H * H)) == NULL)
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory for layer %lld", W, (long long)l);
+    memcpy(L->wqkv_rows, q, (size_t)(H * H) * sizeof(float));
+    memcpy(L->wqkv_rows + H * H, k, (size_t)(H * H) * sizeof(float));
+    memcpy(L->wqkv_rows + 2 * H * H, v, (size_t)(H * H) * sizeof(float));
+    struct { loom_object **out; const float *w; int64_t rows, cols; } lin[4] = {
+        { &L->lin_qkv, L->wqkv_rows, 3 * H, H }, { &L->lin_o, wo, H, H },
+        { &L->lin_i, wi, I, H }, { &L->lin_out, wout, H, I },
+    };
+    for (int i = 0; i < 4; i++) {
+        int64_t shape[2] = { lin[i].rows, lin[i].cols };
+        const loom_tensor t = { .data = (void *)lin[i].w, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = 2,
+                                .dtype = { LOOM_DL_FLOAT, 32, 1 }, .shape = shape };
+        const loom_named_tensor weight = { "weight", &t };
+        const loom_object_request req = { .struct_size = sizeof req, .class_name = "core.linear",
+                                          .n_tensors = 1, .tensors = &weight,
+                                          .device = { LOOM_DEVICE_CPU, 0 } };
+        if ((*lin[i].out = pk_host->object_create(ctx, &req)) == NULL)
+            return LOOM_ENOMEM;   /* the core's message stands */
+    }
     return LOOM_OK;
 }
 
@@ -250,12 +282,24 @@ static loom_status enc_create(const loom_object_args *args, void **state_out)
     }
     if (s == LOOM_OK)
         s = enc_config_apply(args, m);
+    if (s == LOOM_OK && (m->matmul = pk_host->op_find("core.matmul")) == NULL)
+        s = pk_host->fail(LOOM_ENOENT, "%s needs core.matmul (the core pack)", W);
+    if (s == LOOM_OK) {
+        const char *dense = args->attrs[PK_ATTR(text_encoder_class, dense)].u.s;
+        if (strcmp(dense, "linear") == 0) {
+            if (!LOOM_HAS_MEMBER(pk_host, loom_host_api, object_free))
+                s = pk_host->fail(LOOM_EABI, "%s: dense=linear needs a core of ABI 1.3 (host->object_create); "
+                                  "use dense=matmul", W);
+            else if ((m->linear = pk_host->op_find("core.linear")) == NULL)
+                s = pk_host->fail(LOOM_ENOENT, "%s: dense=linear needs core.linear (the core pack)", W);
+        } else if (strcmp(dense, "matmul") != 0) {
+            s = pk_host->fail(LOOM_EINVAL, "%s: dense '%s' is not linear or matmul", W, dense);
+        }
+    }
     if (s == LOOM_OK && (m->layers = calloc((size_t)m->n_layers, sizeof *m->layers)) == NULL)
         s = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", W);
     for (int64_t l = 0; s == LOOM_OK && l < m->n_layers; l++)
-        s = load_layer(o, st, prefix, l);
-    if (s == LOOM_OK && (m->matmul = pk_host->op_find("core.matmul")) == NULL)
-        s = pk_host->fail(LOOM_ENOENT, "%s needs core.matmul (the core pack)", W);
+        s = load_layer(o, args->ctx, st, prefix, l);
     if (s != LOOM_OK) {
         enc_destroy(o);
         return s;

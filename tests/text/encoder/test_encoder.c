@@ -11,9 +11,11 @@
 ** few 1e-6 (measured 1.4e-6); 2e-5 still catches any wrong term, which
 ** moves outputs by 1e-2 or more.
 **
-** meson runs this file three times: LOOM_BACKENDS=cpu (core.matmul on
-** loom's GEMM), onednn,cpu (core.matmul on oneDNN where built) and with
-** LOOM_CPU_MAX_ISA=sse4 (the portable row kernels).
+** meson runs this file four times: LOOM_BACKENDS=cpu with dense=linear
+** (core.linear objects, weights packed once), cpu with dense=matmul
+** (core.matmul on loom's GEMM), onednn,cpu with dense=matmul (core.matmul
+** on oneDNN where built) and with LOOM_CPU_MAX_ISA=sse4 (the portable row
+** kernels and GEMM).
 **
 ** all-MiniLM-L6-v2 (build-models/minilm, converted by tools/convert_minilm.py
 ** at `tools/dev goldens` time) must give sentence-transformers' embeddings
@@ -49,6 +51,10 @@ static loom_status make(loom_object **obj, const char *weights, const char *conf
     assert_int_equal(loom_attrs_new(&a), LOOM_OK);
     if (config != NULL)
         assert_int_equal(loom_attrs_set_string(a, "config", config), LOOM_OK);
+    /* TEST_ENCODER_DENSE: the dense attribute of the meson variant */
+    const char *dense = getenv("TEST_ENCODER_DENSE");
+    if (dense != NULL && dense[0] != '\0')
+        assert_int_equal(loom_attrs_set_string(a, "dense", dense), LOOM_OK);
     char buf[256];
     if (attrs != NULL) {
         snprintf(buf, sizeof buf, "%s", attrs);
@@ -359,6 +365,7 @@ static void bad_models_are_refused(void **state)
     /* the default 12 heads do not divide 32 */
     expect_create_error(tiny(), NULL, NULL, "num_attention_heads 12 does not divide the hidden size 32");
     expect_create_error(tiny(), tiny_config(), "hidden_act=swish", "hidden_act 'swish'");
+    expect_create_error(tiny(), tiny_config(), "dense=blas", "dense 'blas' is not linear or matmul");
     const char *cfg = tmp_path("config.json");
     write_text(cfg, "{\"hidden_size\": 64, \"num_attention_heads\": 4}");
     expect_create_error(tiny(), cfg, NULL, "\"hidden_size\": 64 but the weights have 32");
