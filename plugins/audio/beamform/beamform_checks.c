@@ -181,19 +181,26 @@ loom_status bf_check_ref(const loom_call *call, int32_t attr, const loom_tensor 
 
 /* |A - A^H| <= tol * max|A| element-wise: the PSDs psd() makes are exactly
 ** Hermitian, and the tolerance (a few hundred ulps of the precision)
-** admits PSDs summed in any order while refusing a matrix that is not one. */
-#define HERMITIAN_CHECK(T, TOL)                                                                           \
+** admits PSDs summed in any order while refusing a matrix that is not one.
+** Computed in the element type (|x - y| rounds by half an ulp of itself,
+** far below the tolerance), without branches on the data (fabs is a mask,
+** the max a maxss that keeps fmax's NaN rule: a NaN never becomes it). */
+#define HERMITIAN_CHECK(T, ABS, TOL)                                                                         \
     {                                                                                                     \
         const T *a = (const T *)loom_data(p) + (size_t)2 * m * C * C;                                     \
-        double amax = 0, dmax = 0;                                                                        \
-        for (int64_t i = 0; i < C * C; i++)                                                               \
-            amax = fmax(amax, fmax(fabs((double)a[2 * i]), fabs((double)a[2 * i + 1])));                  \
+        T amax = 0, dmax = 0;                                                                             \
+        for (int64_t i = 0; i < 2 * C * C; i++) {                                                         \
+            const T v = ABS(a[i]);                                                                        \
+            amax = v > amax ? v : amax;                                                                   \
+        }                                                                                                 \
         for (int64_t r = 0; r < C; r++)                                                                   \
             for (int64_t c = r; c < C; c++) {                                                             \
                 const T *x = a + 2 * (r * C + c), *y = a + 2 * (c * C + r);                               \
-                dmax = fmax(dmax, fmax(fabs((double)x[0] - (double)y[0]), fabs((double)x[1] + (double)y[1]))); \
+                const T dr = ABS(x[0] - y[0]), di = ABS(x[1] + y[1]);                                     \
+                dmax = dr > dmax ? dr : dmax;                                                             \
+                dmax = di > dmax ? di : dmax;                                                             \
             }                                                                                             \
-        if (!(dmax <= (TOL) * amax) && !(amax == 0 && dmax == 0))                                         \
+        if (!(dmax <= (T)(TOL) * amax) && !(amax == 0 && dmax == 0))                                      \
             bad = 1;                                                                                      \
     }
 
@@ -203,9 +210,9 @@ loom_status bf_check_hermitian(const loom_tensor *p, const char *name, const bf_
     for (int64_t m = 0; m < n; m++) {
         int bad = 0;
         if (g->dtype == LOOM_DTYPE_C128)
-            HERMITIAN_CHECK(double, 1e-10)
+            HERMITIAN_CHECK(double, fabs, 1e-10)
         else
-            HERMITIAN_CHECK(float, 1e-4)
+            HERMITIAN_CHECK(float, fabsf, 1e-4)
         if (bad)
             return pk_host->fail(LOOM_EINVAL, "'%s' is not Hermitian: matrix %lld (batch %lld, freq %lld) differs "
                                  "from its conjugate transpose (a PSD is Hermitian)", name, (long long)m,

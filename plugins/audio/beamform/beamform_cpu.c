@@ -55,7 +55,7 @@ static loom_status solve_failed(int64_t bin, int info, const bf_geom *g, const c
                              "LU factors is zero%s", name, (long long)bin, (long long)(bin / g->F),
                              (long long)(bin % g->F), info, info,
                              loading ? "" : "; diagonal_loading=true makes it invertible");
-    return pk_host->fail(LOOM_EINTERNAL, "LAPACK gesv refused argument %d for '%s'", -info, name);
+    return pk_host->fail(LOOM_EINTERNAL, "LAPACK getrf refused argument %d for '%s'", -info, name);
 }
 
 #define BF_JOB_INIT(j, g_) \
@@ -304,15 +304,15 @@ static loom_status bf_register_cpu(const loom_host_api *host, loom_registrar *re
     const loom_kernel_desc ks[] = {
         PK_KERNEL_CPU(bf_psd_schema, v ? "cpu:hermitian-rank-t-avx2" : "cpu:hermitian-rank-t", BF_COMPLEX | BF_REAL,
                       psd_run),
-        PK_KERNEL_CPU(bf_souden_schema, "cpu:lapack-gesv", BF_COMPLEX | BF_REAL, souden_run),
-        PK_KERNEL_CPU(bf_rtf_weights_schema, "cpu:lapack-gesv", BF_COMPLEX | BF_REAL, rtf_weights_run),
+        PK_KERNEL_CPU(bf_souden_schema, "cpu:lapack-getrf", BF_COMPLEX | BF_REAL, souden_run),
+        PK_KERNEL_CPU(bf_rtf_weights_schema, "cpu:lapack-getrf", BF_COMPLEX | BF_REAL, rtf_weights_run),
         PK_KERNEL_CPU(bf_rtf_evd_schema, "cpu:lapack-heevd", BF_COMPLEX, rtf_evd_run),
-        PK_KERNEL_CPU(bf_rtf_power_schema, "cpu:lapack-gesv", BF_COMPLEX | BF_REAL, rtf_power_run),
+        PK_KERNEL_CPU(bf_rtf_power_schema, "cpu:lapack-getrf", BF_COMPLEX | BF_REAL, rtf_power_run),
         PK_KERNEL_CPU(bf_apply_schema, v ? "cpu:avx2" : "cpu:scalar", BF_COMPLEX, apply_run),
         PK_KERNEL_CPU(bf_psd_method_schema, v ? "cpu:hermitian-rank-t-avx2" : "cpu:hermitian-rank-t",
                       BF_COMPLEX | BF_REAL, bf_psd_method_run),
-        PK_KERNEL_CPU(bf_souden_method_schema, "cpu:lapack-gesv", BF_COMPLEX | BF_REAL, bf_souden_method_run),
-        PK_KERNEL_CPU(bf_rtf_method_schema, "cpu:lapack-gesv", BF_COMPLEX | BF_REAL, bf_rtf_method_run),
+        PK_KERNEL_CPU(bf_souden_method_schema, "cpu:lapack-getrf", BF_COMPLEX | BF_REAL, bf_souden_method_run),
+        PK_KERNEL_CPU(bf_rtf_method_schema, "cpu:lapack-getrf", BF_COMPLEX | BF_REAL, bf_rtf_method_run),
         PK_KERNEL_CPU(bf_mvdr_method_schema, "cpu:c128-lapack", BF_COMPLEX | BF_REAL, bf_mvdr_method_run),
     };
     return pk_register_kernels(host, reg, ks, PK_COUNT(ks));

@@ -8,8 +8,10 @@
 ** eigensolver that did not converge) names the argument and the bin.
 **
 ** Arithmetic follows torchaudio's order so that complex128 agrees to
-** rounding: loading, then an LU solve (LAPACK gesv), then the trace or the
-** quadratic form, then the division; psd multiplies each frame's outer
+** rounding: loading, then an LU solve (LAPACK getrf + getrs, as gesv), then
+** the trace or the quadratic form, then the division (rtf_power alone
+** reassociates: phi u as psd_n^-1 (psd_s u), one solve per power step,
+** never forming phi); psd multiplies each frame's outer
 ** product by its normalised mask weight before the sum over time.
 */
 #ifndef LOOM_AUDIO_BEAMFORM_CPU_H

@@ -11,16 +11,26 @@
 
 #include "beamform_lapack.h"
 
-int bf_gesv_c64(int n, int nrhs, float *a, int *ipiv, float *b)
+int bf_getrf_c64(int n, float *a, int *ipiv)
 {
-    return (int)LAPACKE_cgesv_work(LAPACK_COL_MAJOR, n, nrhs, (lapack_complex_float *)a, n, ipiv,
-                                   (lapack_complex_float *)b, n);
+    return (int)LAPACKE_cgetrf2_work(LAPACK_COL_MAJOR, n, n, (lapack_complex_float *)a, n, ipiv);
 }
 
-int bf_gesv_c128(int n, int nrhs, double *a, int *ipiv, double *b)
+int bf_getrf_c128(int n, double *a, int *ipiv)
 {
-    return (int)LAPACKE_zgesv_work(LAPACK_COL_MAJOR, n, nrhs, (lapack_complex_double *)a, n, ipiv,
-                                   (lapack_complex_double *)b, n);
+    return (int)LAPACKE_zgetrf2_work(LAPACK_COL_MAJOR, n, n, (lapack_complex_double *)a, n, ipiv);
+}
+
+void bf_getrs_c64(int n, int nrhs, const float *lu, const int *ipiv, float *b)
+{
+    LAPACKE_cgetrs_work(LAPACK_COL_MAJOR, 'N', n, nrhs, (const lapack_complex_float *)lu, n, ipiv,
+                        (lapack_complex_float *)b, n);
+}
+
+void bf_getrs_c128(int n, int nrhs, const double *lu, const int *ipiv, double *b)
+{
+    LAPACKE_zgetrs_work(LAPACK_COL_MAJOR, 'N', n, nrhs, (const lapack_complex_double *)lu, n, ipiv,
+                        (lapack_complex_double *)b, n);
 }
 
 static size_t lwork_of(int n) { return (size_t)(2 * n + n * n); }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** beamform_lapack.h - the LAPACK calls of the beamforming kernels: the LU
-** solve torch.linalg.solve uses (c/zgesv) and the Hermitian eigensolver of
+** solve torch.linalg.solve uses (c/zgetrf + c/zgetrs) and the Hermitian eigensolver of
 ** torch.linalg.eigh (c/zheevd). Matrices are column-major complex arrays
 ** stored as interleaved (re, im); every call works in memory the caller
 ** owns (a per-thread workspace), so nothing is allocated per problem.
@@ -12,11 +12,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Solve A X = B in place: A (n x n) becomes its LU factors, B (n x nrhs)
-** the solution. Returns LAPACK's info: 0, or i > 0 when U(i,i) is exactly
-** zero (A is singular), or < 0 for a bad argument. */
-int bf_gesv_c64(int n, int nrhs, float *a, int *ipiv, float *b);
-int bf_gesv_c128(int n, int nrhs, double *a, int *ipiv, double *b);
+/* A X = B in two steps, as gesv does them, so that one factorisation
+** serves several solves: A (n x n) = P L U in place (LAPACK's recursive
+** getrf2, which getrf runs for matrices this small, without getrf's ilaenv
+** query per call), then
+** B (n x nrhs) becomes X with those factors (getrs). getrf returns
+** LAPACK's info: 0, or i > 0 when U(i,i) is exactly zero (A is singular). */
+int bf_getrf_c64(int n, float *a, int *ipiv);
+int bf_getrf_c128(int n, double *a, int *ipiv);
+void bf_getrs_c64(int n, int nrhs, const float *lu, const int *ipiv, float *b);
+void bf_getrs_c128(int n, int nrhs, const double *lu, const int *ipiv, double *b);
 
 /* Eigenvalues (ascending, into w[n]) and eigenvectors (the columns of a)
 ** of the Hermitian A, read from its lower triangle as torch.linalg.eigh

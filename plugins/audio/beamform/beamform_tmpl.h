@@ -233,11 +233,12 @@ static void BF_FN(souden_bins)(void *user, int64_t begin, int64_t end, int32_t t
         BF_FN(to_colmajor)(C, j->psd_s + 2 * bin * C * C, n);
         if (j->load.on)
             BF_FN(tik_reg)(C, a, j->load.diag_eps);
-        int info = BF_CAT(bf_gesv, BF_SFX)((int)C, (int)C, a, ipiv, n);
+        int info = BF_CAT(bf_getrf, BF_SFX)((int)C, a, ipiv);
         if (info != 0) {
             BF_FN(mark_bad)(j, bin, info);
             continue;
         }
+        BF_CAT(bf_getrs, BF_SFX)((int)C, (int)C, a, ipiv, n);
         BF_R tr = 0, ti = 0;
         for (int64_t i = 0; i < C; i++) {
             tr += n[2 * (i * C + i)];
@@ -267,11 +268,12 @@ static void BF_FN(rtf_weights_bins)(void *user, int64_t begin, int64_t end, int3
             BF_FN(tik_reg)(C, a, j->load.diag_eps);
         for (int64_t i = 0; i < 2 * C; i++)
             n[i] = v[i];
-        int info = BF_CAT(bf_gesv, BF_SFX)((int)C, 1, a, ipiv, n);
+        int info = BF_CAT(bf_getrf, BF_SFX)((int)C, a, ipiv);
         if (info != 0) {
             BF_FN(mark_bad)(j, bin, info);
             continue;
         }
+        BF_CAT(bf_getrs, BF_SFX)((int)C, 1, a, ipiv, n);
         /* the real part of v^H n, plus eps */
         BF_R dr = 0;
         for (int64_t c = 0; c < C; c++)
@@ -319,20 +321,25 @@ static void BF_FN(rtf_power_bins)(void *user, int64_t begin, int64_t end, int32_
             BF_FN(tik_reg)(C, a, j->load.diag_eps);
         for (int64_t i = 0; i < 2 * C * C; i++)
             a0[i] = a[i];
-        int info = BF_CAT(bf_gesv, BF_SFX)((int)C, (int)C, a, ipiv, phi);
+        /* phi = psd_n^-1 psd_s is never formed: phi u = psd_n^-1 (psd_s u),
+        ** so each power step is one product with psd_s and one solve with
+        ** one right-hand side on psd_n's LU (C times less solving than
+        ** phi itself; the same up to rounding) */
+        int info = BF_CAT(bf_getrf, BF_SFX)((int)C, a, ipiv);
         if (info != 0) {
             BF_FN(mark_bad)(j, bin, info);
             continue;
         }
-        BF_FN(select_ref)(C, phi, &j->ref, bin / F, r);
+        BF_FN(select_ref)(C, phi, &j->ref, bin / F, r);            /* phi holds psd_s here */
+        BF_CAT(bf_getrs, BF_SFX)((int)C, 1, a, ipiv, r);            /* r = phi[:, ref] (phi u) */
         if (j->n_iter >= 2) {
             for (int64_t it = 0; it < j->n_iter - 2; it++) {
-                BF_FN(matvec)(C, phi, r, y);
+                BF_FN(matvec)(C, phi, r, y);                        /* r = phi r */
+                BF_CAT(bf_getrs, BF_SFX)((int)C, 1, a, ipiv, y);
                 for (int64_t i = 0; i < 2 * C; i++)
                     r[i] = y[i];
             }
-            BF_FN(to_colmajor)(C, j->psd_s + 2 * bin * C * C, a);   /* psd_s again: a is free */
-            BF_FN(matvec)(C, a, r, y);
+            BF_FN(matvec)(C, phi, r, y);
         } else {
             BF_FN(matvec)(C, a0, r, y);                              /* the loaded psd_n, as torchaudio */
         }
