@@ -23,16 +23,19 @@ The same files are also packed, under tests/data/text/glue/zips, in the
 zips torchtext downloads, each in its archive's layout (cola_public_1.1.zip
 with cola_public/raw/ and tokenized/, SST-2.zip, multinli_1.0.zip with
 its .jsonl files and __MACOSX entries, QNLIv2.zip, RTE.zip, WNLI.zip; MRPC
-and QQP are plain files, STS-B a tar). The members are deflated with a
-fixed date, so the zips come out byte for byte the same on every run.
+and QQP are plain files), and STS-B's in Stsbenchmark.tar.gz. The members
+are deflated with a fixed date, so the archives come out byte for byte the
+same on every run.
 
 Written per dataset and split, under tests/data/text/glue/expect:
   <D>_<split>_label.npy (i64), _score.npy (f64), _idx.npy (i64),
   _text1.npy (u8) + _text1_offsets.npy (i64), _text2 likewise.
 """
 import csv
+import gzip
 import io
 import os
+import tarfile
 import zipfile
 
 import numpy as np
@@ -242,6 +245,36 @@ def write_zips(texts, out):
                 z.writestr(info, members[n].encode("utf-8"))
 
 
+# STS-B comes as a gzip'd tar (torchtext's _PATH), with a README beside the
+# split files, as the real Stsbenchmark.tar.gz has.
+TARBALLS = {
+    "STSB": ("Stsbenchmark.tar.gz", {"stsbenchmark/readme.txt": "STS Benchmark\n",
+                                      "stsbenchmark/LICENSE.txt": "see the STS wiki\n"}),
+}
+
+
+def write_tarballs(texts, out):
+    """Each TARBALLS archive, byte for byte the same on every run (fixed
+    mtimes and owners, gzip without a name or time)."""
+    os.makedirs(out, exist_ok=True)
+    for dataset, (name, extra) in TARBALLS.items():
+        members = {rel: texts[(dataset, split)] for split, (rel, _, _) in FILES[dataset].items()}
+        members.update(extra)
+        raw = io.BytesIO()
+        with tarfile.open(fileobj=raw, mode="w", format=tarfile.USTAR_FORMAT) as t:
+            folder = tarfile.TarInfo("stsbenchmark")
+            folder.type, folder.mode, folder.mtime = tarfile.DIRTYPE, 0o755, 1554076800
+            t.addfile(folder)
+            for n in sorted(members):
+                data = members[n].encode("utf-8")
+                info = tarfile.TarInfo(n)
+                info.size, info.mode, info.mtime = len(data), 0o644, 1554076800
+                t.addfile(info, io.BytesIO(data))
+        with open(os.path.join(out, name), "wb") as f:
+            with gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0) as g:
+                g.write(raw.getvalue())
+
+
 def jagged(strings):
     data = b"".join(s.encode("utf-8") for s in strings)
     offs = np.zeros(len(strings) + 1, np.int64)
@@ -256,6 +289,7 @@ def main():
     os.makedirs(expect, exist_ok=True)
     texts = contents()
     write_zips(texts, os.path.join(OUT, "zips"))
+    write_tarballs(texts, os.path.join(OUT, "zips"))
     for (dataset, split), text in texts.items():
         rel = FILES[dataset][split][0]
         path = os.path.join(root, rel)

@@ -116,11 +116,13 @@ const char *glue_dataset_name(const glue_dataset *d);
 ** NULL when the dataset has no such split; *splits lists those it has. */
 const char *glue_split_file(const glue_dataset *d, const char *split, const char **splits);
 int glue_skips_header(const glue_dataset *d);
-/* torchtext's zip of the dataset (its _PATH: "SST-2.zip", "QNLIv2.zip",
-** "cola_public_1.1.zip", "multinli_1.0.zip", ...), whose split member is the
-** first whose name contains glue_split_file's path; NULL where torchtext
-** reads plain files (MRPC, QQP) or a tar (STS-B). */
+/* torchtext's archive of the dataset (its _PATH: "SST-2.zip", "QNLIv2.zip",
+** "cola_public_1.1.zip", "multinli_1.0.zip", "Stsbenchmark.tar.gz", ...),
+** whose split member is the first whose name contains glue_split_file's
+** path; NULL where torchtext reads plain files (MRPC, QQP). */
 const char *glue_archive(const glue_dataset *d);
+/* 1 when that archive is a gzip'd tar (STS-B's), 0 for a zip. */
+int glue_archive_is_tar(const glue_dataset *d);
 int glue_quote_none(const glue_dataset *d);
 /* torchtext's tuple of this dataset and split, e.g. "(label, text1=sentence1,
 ** text2=sentence2)". */

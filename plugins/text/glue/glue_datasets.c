@@ -29,7 +29,7 @@ struct glue_dataset {
     int skip_header, quote_none;
     const char *splits[4], *files[4];
     const char *columns, *test_columns;
-    const char *archive;           /* torchtext's zip (_PATH), NULL: plain files or a tar */
+    const char *archive;           /* torchtext's archive (_PATH): a zip or a .tar.gz; NULL: plain files */
 };
 
 static const glue_dataset datasets[] = {
@@ -46,7 +46,7 @@ static const glue_dataset datasets[] = {
       "(label, question1=text1, question2=text2)", NULL, NULL },
     { "STSB", "STS-B", K_STSB, 0, 1, { "train", "dev", "test" },
       { "stsbenchmark/sts-train.csv", "stsbenchmark/sts-dev.csv", "stsbenchmark/sts-test.csv" },
-      "(idx, score, sentence1=text1, sentence2=text2)", NULL, NULL },
+      "(idx, score, sentence1=text1, sentence2=text2)", NULL, "Stsbenchmark.tar.gz" },
     { "MNLI", NULL, K_MNLI, 1, 1, { "train", "dev_matched", "dev_mismatched" },
       { "multinli_1.0_train.txt", "multinli_1.0_dev_matched.txt", "multinli_1.0_dev_mismatched.txt" },
       "(label, sentence1=text1, sentence2=text2)", NULL, "multinli_1.0.zip" },
@@ -71,6 +71,12 @@ const char *glue_dataset_name(const glue_dataset *d) { return d->name; }
 int glue_skips_header(const glue_dataset *d) { return d->skip_header; }
 int glue_quote_none(const glue_dataset *d) { return d->quote_none; }
 const char *glue_archive(const glue_dataset *d) { return d->archive; }
+
+int glue_archive_is_tar(const glue_dataset *d)
+{
+    const size_t n = d->archive != NULL ? strlen(d->archive) : 0;
+    return n > 7 && strcmp(d->archive + n - 7, ".tar.gz") == 0;
+}
 
 const char *glue_split_file(const glue_dataset *d, const char *split, const char **splits)
 {

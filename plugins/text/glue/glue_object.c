@@ -12,18 +12,23 @@
 ** UTF-8 in a yielded string is malformed too (torchtext decodes strictly).
 ** Calls on one object are serialised: the object is a cursor.
 **
-** Where no extracted file is found, the split is read from torchtext's zip
-** (glue_archive: root/<zip>, root itself when root is a file, or `file`
-** when it starts as a zip does, "PK\3\4" or "PK\5\6"): the first
-** member whose name contains the split's path, as torchtext's filter on the
-** member name, "__MACOSX/" ones aside, streamed through libzip (nothing is
-** extracted to disk). Messages then name "<zip>/<member>" as the file.
+** Where no extracted file is found, the split is read from torchtext's
+** archive (glue_archive: root/<archive>, root itself when root is a file,
+** or `file` when it starts as a zip does, "PK\3\4" or "PK\5\6", or as
+** gzip does, 1f 8b, for STS-B's tar): the first member whose name contains
+** the split's path, as torchtext's filter on the member name, "__MACOSX/"
+** ones aside, streamed (nothing is extracted to disk) through libzip for a
+** zip (random access to the member, its CRC checked) and libarchive for the
+** .tar.gz (a gzip stream read in order, which libzip does not read).
+** Messages then name "<archive>/<member>" as the file.
 */
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <archive.h>
+#include <archive_entry.h>
 #include <zip.h>
 
 #include "glue.h"
@@ -62,10 +67,11 @@ typedef struct glue_object {
     char split[32];
     char path[PATH_MAX];
     const char *file_name;         /* the path's last part, for messages */
-    char zip_name[4352];           /* "<zip>/<member>" when read from a zip */
+    char zip_name[4352];           /* "<archive>/<member>" when read from an archive */
     FILE *f;
-    zip_t *za;                     /* the archive, NULL: a plain file */
+    zip_t *za;                     /* a zip, NULL: a plain file or a tar */
     zip_file_t *zf;                /* its split member */
+    struct archive *tar;           /* a .tar.gz positioned at the split member, or NULL */
     glue_csv csv;
     int skip_bad;
     int64_t yielded, filtered, skipped;
@@ -84,6 +90,8 @@ static void glue_destroy(void *state)
         zip_fclose(o->zf);
     if (o->za != NULL)
         zip_discard(o->za);
+    if (o->tar != NULL)
+        archive_read_free(o->tar);
     free(o->label.p);
     free(o->score.p);
     free(o->idx.p);
@@ -101,6 +109,43 @@ static long zip_read(void *ctx, uint8_t *buf, size_t n)
     return k < 0 ? -1 : (long)k;
 }
 
+static long tar_read(void *ctx, uint8_t *buf, size_t n)
+{
+    la_ssize_t k = archive_read_data(ctx, buf, n);
+    return k < 0 ? -1 : (long)k;
+}
+
+/* The split's member of the .tar.gz at o->path, read in order up to it. */
+static loom_status open_tar_member(glue_object *o, const char *rel)
+{
+    const char *tname = strrchr(o->path, '/') != NULL ? strrchr(o->path, '/') + 1 : o->path;
+    struct archive_entry *e;
+    if ((o->tar = archive_read_new()) == NULL)
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", W);
+    archive_read_support_filter_gzip(o->tar);
+    archive_read_support_format_tar(o->tar);
+    int r = archive_read_open_filename(o->tar, o->path, 1 << 16);
+    while (r == ARCHIVE_OK && (r = archive_read_next_header(o->tar, &e)) == ARCHIVE_OK) {
+        const char *name = archive_entry_pathname(e);
+        if (name != NULL && archive_entry_filetype(e) == AE_IFREG && strncmp(name, "__MACOSX/", 9) != 0
+            && strstr(name, rel) != NULL) {
+            snprintf(o->zip_name, sizeof o->zip_name, "%.255s/%.4000s", tname, name);
+            o->file_name = o->zip_name;
+            if (glue_csv_open_reader(&o->csv, tar_read, o->tar, glue_quote_none(o->d)) != 0)
+                return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", W);
+            if (glue_skips_header(o->d))
+                glue_csv_skip_line(&o->csv);
+            return LOOM_OK;
+        }
+    }
+    if (r == ARCHIVE_EOF)
+        return pk_host->fail(LOOM_ENOENT, "%s: %s %s: %s: no member %s", W, glue_dataset_name(o->d), o->split,
+                             tname, rel);
+    return pk_host->fail(LOOM_EFORMAT, "%s: %s %s: %s: not a readable .tar.gz (corrupt or truncated?): %s", W,
+                         glue_dataset_name(o->d), o->split, tname,
+                         archive_error_string(o->tar) != NULL ? archive_error_string(o->tar) : "unknown error");
+}
+
 static int is_regular(const char *path)
 {
     struct stat sb;
@@ -111,6 +156,8 @@ static int is_regular(const char *path)
 ** or the failure naming the archive (and the member). */
 static loom_status open_member(glue_object *o, const char *rel)
 {
+    if (glue_archive_is_tar(o->d))
+        return open_tar_member(o, rel);
     const char *zname = strrchr(o->path, '/') != NULL ? strrchr(o->path, '/') + 1 : o->path;
     int zerr = 0;
     o->za = zip_open(o->path, ZIP_RDONLY, &zerr);
@@ -157,9 +204,12 @@ static loom_status open_split(glue_object *o, const loom_attr_value *a)
         snprintf(o->path, sizeof o->path, "%s", file->u.s);
         o->f = fopen(o->path, "rb");
         unsigned char magic[4] = { 0 };
-        if (o->f != NULL && glue_archive(o->d) != NULL && fread(magic, 1, 4, o->f) == 4 && magic[0] == 'P'
-            && magic[1] == 'K' && ((magic[2] == 3 && magic[3] == 4) || (magic[2] == 5 && magic[3] == 6))) {
-            fclose(o->f);   /* the dataset's zip given as the file */
+        const int got = o->f != NULL && glue_archive(o->d) != NULL && fread(magic, 1, 4, o->f) == 4;
+        const int is_zip = got && !glue_archive_is_tar(o->d) && magic[0] == 'P' && magic[1] == 'K'
+                        && ((magic[2] == 3 && magic[3] == 4) || (magic[2] == 5 && magic[3] == 6));
+        const int is_gzip = got && glue_archive_is_tar(o->d) && magic[0] == 0x1f && magic[1] == 0x8b;
+        if (is_zip || is_gzip) {
+            fclose(o->f);   /* the dataset's archive given as the file */
             o->f = NULL;
             return open_member(o, rel);
         }
@@ -377,6 +427,10 @@ static loom_status read_rows(glue_object *o, int64_t max_rows)
     }
     if (o->f != NULL && ferror(o->f))
         return pk_host->fail(LOOM_EIO, "%s: reading '%s' failed", W, o->path);
+    if (o->csv.rerr && o->tar != NULL)
+        return pk_host->fail(LOOM_EFORMAT, "%s: %s %s: %s: reading the member failed (corrupt or truncated "
+                             ".tar.gz?): %s", W, glue_dataset_name(o->d), o->split, o->zip_name,
+                             archive_error_string(o->tar) != NULL ? archive_error_string(o->tar) : "unknown error");
     if (o->csv.rerr)
         return pk_host->fail(LOOM_EFORMAT, "%s: %s %s: %s: reading the member failed (corrupt or truncated zip?): "
                              "%s", W, glue_dataset_name(o->d), o->split, o->zip_name, zip_file_strerror(o->zf));

@@ -135,9 +135,9 @@ static const char *const all_splits[][4] = {
     { "MNLI", "train", "dev_matched", "dev_mismatched" }, { "QNLI", "train", "dev", "test" },
     { "RTE", "train", "dev", "test" }, { "WNLI", "train", "dev", "test" },
 };
-/* torchtext's zip of each dataset (NULL: plain files, or STS-B's tar) */
-static const char *const zips[] = { "cola_public_1.1.zip", "SST-2.zip", NULL, NULL, NULL, "multinli_1.0.zip",
-                                    "QNLIv2.zip", "RTE.zip", "WNLI.zip" };
+/* torchtext's archive of each dataset (NULL: plain files) */
+static const char *const zips[] = { "cola_public_1.1.zip", "SST-2.zip", NULL, NULL, "Stsbenchmark.tar.gz",
+                                    "multinli_1.0.zip", "QNLIv2.zip", "RTE.zip", "WNLI.zip" };
 
 /* Every split of dataset d read from root (or, root_is_zip, from the zip
 ** under the zips folder as root) against torchtext's columns. */
@@ -175,8 +175,8 @@ static void every_split_matches_torchtext(void **state)
     assert_int_equal(n, 24);
 }
 
-/* The same rows from torchtext's zips: the folder that holds them as root,
-** the zip itself as root, and the zip as `file`. */
+/* The same rows from torchtext's zips and STS-B's .tar.gz: the folder that
+** holds them as root, the archive itself as root, and the archive as `file`. */
 static void every_split_from_the_zips(void **state)
 {
     (void)state;
@@ -194,7 +194,7 @@ static void every_split_from_the_zips(void **state)
             n++;
         }
     }
-    assert_int_equal(n, 18);
+    assert_int_equal(n, 21);
 }
 
 static char tmpdir[256];
@@ -440,6 +440,37 @@ static void zip_errors_name_the_archive(void **state)
     unlink(w);
 }
 
+/* STS-B's .tar.gz: a file that is no gzip'd tar, and one cut short, name
+** the archive (a cut stream may open and fail while the rows are read). */
+static void tar_errors_name_the_archive(void **state)
+{
+    (void)state;
+    char dir[512], path[640];
+    snprintf(dir, sizeof dir, "%s", tu_data_path("text/glue/zips"));
+    snprintf(path, sizeof path, "%s/SST-2.zip", dir);
+    expect_create_error("STSB", "train", path, "SST-2.zip: not a readable .tar.gz (corrupt or truncated?)");
+    snprintf(path, sizeof path, "%s/Stsbenchmark.tar.gz", dir);
+    char *bytes;
+    const size_t n = slurp(path, &bytes);
+    for (size_t cut = 8; cut < n; cut += n / 7) {
+        const char *p = write_file("Stsbenchmark.tar.gz", bytes, cut);
+        loom_object *obj;
+        if (make(&obj, "STSB", "test", p, NULL, 0) != LOOM_OK) {
+            if (strstr(loom_last_error(), "Stsbenchmark.tar.gz") == NULL)
+                fail_msg("cut at %zu: create error '%s' does not name the archive", cut, loom_last_error());
+            continue;
+        }
+        cols c;
+        loom_status st = read_all(obj, 1000, &c);
+        if (st != LOOM_OK && strstr(loom_last_error(), "Stsbenchmark.tar.gz/stsbenchmark/sts-test.csv") == NULL)
+            fail_msg("cut at %zu: read error '%s' does not name the member", cut, loom_last_error());
+        free_cols(&c);
+        loom_object_free(obj);
+        unlink(p);
+    }
+    free(bytes);
+}
+
 /* Both the extracted file and the zip under root: the extracted file is read. */
 static void extracted_files_come_first(void **state)
 {
@@ -514,6 +545,7 @@ int main(void)
         cmocka_unit_test(every_split_matches_torchtext),
         cmocka_unit_test(every_split_from_the_zips),
         cmocka_unit_test(zip_errors_name_the_archive),
+        cmocka_unit_test(tar_errors_name_the_archive),
         cmocka_unit_test(extracted_files_come_first),
         cmocka_unit_test(malformed_rows_name_file_and_line),
         cmocka_unit_test(long_fields_hit_csv_limit),
