@@ -38,9 +38,10 @@ static int cuda_device(loom_dl_device *out)
         }                                                                                    \
     } while (0)
 
-/* op on the device: inputs copied there (NULL stays absent), output back */
-static loom_status on_device(const char *op, const loom_tensor *const *in, int32_t n, const char *attrs,
-                             loom_tensor **out)
+/* op on the device (a method of obj, or obj NULL): inputs copied there
+** (NULL stays absent), output back */
+static loom_status on_device(const char *op, loom_object *obj, const loom_tensor *const *in, int32_t n,
+                             const char *attrs, loom_tensor **out)
 {
     loom_tensor *d[8] = { 0 }, *dout = NULL;
     const loom_tensor *din[8];
@@ -49,7 +50,7 @@ static loom_status on_device(const char *op, const loom_tensor *const *in, int32
             fail_msg("input %d to the device: %s", i, loom_last_error());
         din[i] = d[i];
     }
-    loom_status st = bf_call(op, din, n, attrs, "cuda", NULL, &dout);
+    loom_status st = bf_call(op, din, n, attrs, "cuda", obj, &dout);
     *out = NULL;
     if (st == LOOM_OK) {
         if (loom_tensor_copy_to(out, dout, NULL) != LOOM_OK)
@@ -73,7 +74,7 @@ static void golden_case(const char *op, const char *const *stems, int32_t n, con
     loom_tensor *in[8] = { 0 }, *got;
     for (int32_t i = 0; i < n; i++)
         in[i] = stems[i] == NULL ? NULL : bf_golden(stems[i], is_real(stems[i]) ? bf_rname(sfx) : sfx);
-    if (on_device(op, (const loom_tensor *const *)in, n, attrs, &got) != LOOM_OK)
+    if (on_device(op, NULL, (const loom_tensor *const *)in, n, attrs, &got) != LOOM_OK)
         fail_msg("%s on cuda: %s", op, loom_last_error());
     loom_tensor *w = bf_golden(want, sfx);
     char what[128];
@@ -123,29 +124,6 @@ static void test_goldens(void **state)
     golden_case("audio.psd", (const char *[]){ "long_spec", "long_mask" }, 2, NULL, "long_psd", "c64", 0);
 }
 
-/* op on the device as a method of obj (inputs copied there, output back) */
-static loom_status method_on_device(const char *op, loom_object *obj, const loom_tensor *const *in, int32_t n,
-                                    const char *attrs, loom_tensor **out)
-{
-    loom_tensor *d[8] = { 0 }, *dout = NULL;
-    const loom_tensor *din[8];
-    for (int32_t i = 0; i < n; i++) {
-        if (in[i] != NULL && loom_tensor_copy_to(&d[i], in[i], &dev) != LOOM_OK)
-            fail_msg("input %d to the device: %s", i, loom_last_error());
-        din[i] = d[i];
-    }
-    loom_status st = bf_call(op, din, n, attrs, "cuda", obj, &dout);
-    *out = NULL;
-    if (st == LOOM_OK) {
-        if (loom_tensor_copy_to(out, dout, NULL) != LOOM_OK)
-            fail_msg("output to the host: %s", loom_last_error());
-        loom_tensor_free(dout);
-    }
-    for (int32_t i = 0; i < n; i++)
-        loom_tensor_free(d[i]);
-    return st;
-}
-
 /* audio.PSD, audio.SoudenMVDR and audio.RTFMVDR on cuda (composed of the
 ** functions' cuda kernels) against the goldens of the cpu's object test;
 ** PSD with multi_mask is refused on cuda, naming why. */
@@ -167,7 +145,7 @@ static void test_objects(void **state)
         };
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
             loom_object *o = bf_object(cases[c].cls, NULL);
-            if (method_on_device(cases[c].cls, o, cases[c].in, cases[c].n, cases[c].attrs, &got) != LOOM_OK)
+            if (on_device(cases[c].cls, o, cases[c].in, cases[c].n, cases[c].attrs, &got) != LOOM_OK)
                 fail_msg("%s on cuda: %s", cases[c].cls, loom_last_error());
             want = bf_golden(cases[c].stem, sfx[k]);
             char what[96];
@@ -178,7 +156,7 @@ static void test_objects(void **state)
             loom_object_free(o);
         }
         loom_object *o = bf_object("audio.PSD", "multi_mask=true");
-        assert_int_not_equal(method_on_device("audio.PSD", o, (const loom_tensor *[]){ x, ms }, 2, NULL, &got), LOOM_OK);
+        assert_int_not_equal(on_device("audio.PSD", o, (const loom_tensor *[]){ x, ms }, 2, NULL, &got), LOOM_OK);
         assert_non_null(strstr(loom_last_error(), "multi_mask"));
         loom_object_free(o);
         loom_tensor *all[] = { x, m, ms, ps, pn, rtf };
@@ -196,11 +174,11 @@ static void test_refusals(void **state)
     assert_int_equal(loom_tensor_new(&zero, LOOM_DTYPE_C64, 3, shape, NULL), LOOM_OK);
     assert_int_equal(loom_tensor_new(&bad, LOOM_DTYPE_C64, 3, shape, NULL), LOOM_OK);
     ((float *)loom_data(bad))[2 * 1 + 1] = 0.5f;   /* (0,1) imaginary, (1,0) zero: not Hermitian */
-    assert_int_equal(on_device("audio.mvdr_weights_souden", (const loom_tensor *[]){ zero, zero, NULL }, 3,
+    assert_int_equal(on_device("audio.mvdr_weights_souden", NULL, (const loom_tensor *[]){ zero, zero, NULL }, 3,
                                "reference_channel=0;diagonal_loading=false", &out),
                      LOOM_EINVAL);
     assert_non_null(strstr(loom_last_error(), "'psd_n' is singular"));
-    assert_int_equal(on_device("audio.rtf_evd", (const loom_tensor *[]){ bad }, 1, NULL, &out), LOOM_EINVAL);
+    assert_int_equal(on_device("audio.rtf_evd", NULL, (const loom_tensor *[]){ bad }, 1, NULL, &out), LOOM_EINVAL);
     assert_non_null(strstr(loom_last_error(), "'psd_s' is not Hermitian"));
     loom_tensor_free(zero);
     loom_tensor_free(bad);
