@@ -23,7 +23,7 @@
 
 #include "loom/loom.h"
 
-#define OC_MAX_IN 6
+#define OC_MAX_IN 8
 #define OC_MAX_OUT 5
 
 /* A tensor: dtype 0 means absent (an optional input left out). vals, when

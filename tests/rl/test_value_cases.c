@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** test_value_cases.c - the rl value estimators on inputs without elements
+** (no batch, no step, no feature) and on the inputs they refuse, each
+** refusal naming the argument: shapes that differ (torchrl: "All input
+** tensors ... must share a unique shape"), flags that are not bool, values
+** of two dtypes or of f16, a time_dim that is not a dimension, a missing
+** gamma, and TD(lambda) and V-trace without a time step (torchrl indexes
+** the last step and raises). The walk over the registry fails for any rl
+** op without a case here.
+*/
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "op_cases.h"
+#include "tu_ops.h"
+
+/* the table below leaves trailing members of its cases to their zero default */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+#define T OC_T
+#define NONE { 0 }
+#define V3(dt, a, b, c) T(dt, 3, a, b, c)
+
+#define GAE "rl.generalized_advantage_estimate"
+#define TD0 "rl.td0_return_estimate"
+#define TDL "rl.td_lambda_return_estimate"
+#define VTRACE "rl.vtrace_advantage_estimate"
+#define GL "gamma=0.99;lmbda=0.95"
+
+static const oc_case cases[] = {
+    /* ------------------------------------------------------- no elements */
+    { GAE, "no batch", { V3(F32, 0, 5, 1), V3(F32, 0, 5, 1), V3(F32, 0, 5, 1), V3(BOOL, 0, 5, 1), V3(BOOL, 0, 5, 1) },
+      GL, { V3(F32, 0, 5, 1), V3(F32, 0, 5, 1) } },
+    /* torchrl's loop runs no step: empty outputs */
+    { GAE, "no step", { V3(F64, 4, 0, 1), V3(F64, 4, 0, 1), V3(F64, 4, 0, 1), V3(BOOL, 4, 0, 1), NONE }, GL,
+      { V3(F64, 4, 0, 1), V3(F64, 4, 0, 1) } },
+    { GAE, "no feature", { V3(F32, 2, 3, 0), V3(F32, 2, 3, 0), V3(F32, 2, 3, 0), V3(BOOL, 2, 3, 0), NONE }, GL,
+      { V3(F32, 2, 3, 0), V3(F32, 2, 3, 0) } },
+    { TD0, "no element", { T(F32, 1, 0), T(F32, 1, 0), T(BOOL, 1, 0) }, "gamma=0.9", { T(F32, 1, 0) } },
+    { TDL, "no batch", { V3(F64, 0, 5, 1), V3(F64, 0, 5, 1), V3(BOOL, 0, 5, 1), V3(BOOL, 0, 5, 1) }, GL,
+      { V3(F64, 0, 5, 1) } },
+    { VTRACE, "no batch", { V3(F32, 0, 5, 1), V3(F32, 0, 5, 1), V3(F32, 0, 5, 1), V3(F32, 0, 5, 1), V3(F32, 0, 5, 1),
+      V3(BOOL, 0, 5, 1) }, "gamma=0.99", { V3(F32, 0, 5, 1), V3(F32, 0, 5, 1) } },
+
+    /* --------------------------------------------------------- refusals */
+    { TDL, "no step", { V3(F32, 4, 0, 1), V3(F32, 4, 0, 1), V3(BOOL, 4, 0, 1), NONE }, GL, { NONE },
+      LOOM_EINVAL, "no time steps" },
+    { VTRACE, "no step", { V3(F64, 2, 0, 1), V3(F64, 2, 0, 1), V3(F64, 2, 0, 1), V3(F64, 2, 0, 1), V3(F64, 2, 0, 1),
+      V3(BOOL, 2, 0, 1) }, "gamma=0.99", { NONE }, LOOM_EINVAL, "no time steps" },
+    { GAE, "reward of another shape", { V3(F32, 2, 5, 1), V3(F32, 2, 5, 1), V3(F32, 2, 6, 1), V3(BOOL, 2, 5, 1), NONE },
+      GL, { NONE }, LOOM_EINVAL, "'reward'" },
+    { GAE, "terminated of another shape", { V3(F32, 2, 5, 1), V3(F32, 2, 5, 1), V3(F32, 2, 5, 1), V3(BOOL, 2, 5, 1),
+      V3(BOOL, 2, 5, 2) }, GL, { NONE }, LOOM_EINVAL, "'terminated'" },
+    { GAE, "done not bool", { V3(F32, 2, 5, 1), V3(F32, 2, 5, 1), V3(F32, 2, 5, 1), V3(F32, 2, 5, 1), NONE }, GL,
+      { NONE }, LOOM_EINVAL, "done" },
+    { GAE, "values of two dtypes", { V3(F32, 2, 5, 1), V3(F64, 2, 5, 1), V3(F32, 2, 5, 1), V3(BOOL, 2, 5, 1), NONE },
+      GL, { NONE }, LOOM_EINVAL, "next_state_value" },
+    { GAE, "f16 values", { V3(F16, 2, 5, 1), V3(F16, 2, 5, 1), V3(F16, 2, 5, 1), V3(BOOL, 2, 5, 1), NONE }, GL,
+      { NONE }, LOOM_EINVAL, "state_value" },
+    { GAE, "time_dim out of range", { V3(F32, 2, 5, 1), V3(F32, 2, 5, 1), V3(F32, 2, 5, 1), V3(BOOL, 2, 5, 1), NONE },
+      GL ";time_dim=3", { NONE }, LOOM_EINVAL, "time_dim 3" },
+    { GAE, "1-D values, time_dim -2", { T(F32, 1, 5), T(F32, 1, 5), T(F32, 1, 5), T(BOOL, 1, 5), NONE }, GL,
+      { NONE }, LOOM_EINVAL, "time_dim -2" },
+    { GAE, "no gamma", { V3(F32, 2, 5, 1), V3(F32, 2, 5, 1), V3(F32, 2, 5, 1), V3(BOOL, 2, 5, 1), NONE },
+      "lmbda=0.95", { NONE }, LOOM_EINVAL, "gamma" },
+    { TD0, "terminated of another shape", { T(F64, 2, 3, 1), T(F64, 2, 3, 1), T(BOOL, 2, 3, 2) }, "gamma=0.9",
+      { NONE }, LOOM_EINVAL, "'terminated'" },
+    { TDL, "non-finite lmbda", { V3(F32, 2, 5, 1), V3(F32, 2, 5, 1), V3(BOOL, 2, 5, 1), NONE },
+      "gamma=0.99;lmbda=nan", { NONE }, LOOM_EINVAL, "lmbda" },
+    { VTRACE, "log_mu of another shape", { V3(F32, 2, 5, 1), V3(F32, 2, 4, 1), V3(F32, 2, 5, 1), V3(F32, 2, 5, 1),
+      V3(F32, 2, 5, 1), V3(BOOL, 2, 5, 1) }, "gamma=0.99", { NONE }, LOOM_EINVAL, "'log_mu'" },
+};
+
+int main(void)
+{
+    return oc_run_group("rl_value_cases", "rl.", cases, sizeof cases / sizeof cases[0], tu_setup, tu_teardown);
+}
