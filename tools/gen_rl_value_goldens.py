@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Write the golden data of the rl value estimators to tests/data/rl/value/.
+"""Write the golden data of the rl value estimators to tests/data/rl/value/
+and of the rl losses to tests/data/rl/loss/.
 
 The expected outputs come from torchrl.objectives.value.functional
 (torchrl 0.14.1): generalized_advantage_estimate, td0_return_estimate,
@@ -12,6 +13,12 @@ a terminated one cuts it without bootstrap.
 
     .venv-rl/bin/python tools/gen_rl_value_goldens.py [OUTDIR]
 
+The losses come from torchrl's own ClipPPOLoss, KLPENPPOLoss and A2CLoss
+modules, run on a policy whose "distribution" hands back given tensors
+as its log_prob, entropy and KL (LeafDist below) and a critic that hands
+back a given state value, so torch autograd gives the gradients of the
+summed loss terms with respect to exactly the tensors loom takes.
+
 Shapes: [11, 37, 1] (a block of 8 rows of the AVX2 body, 3 rows more, 37
 steps: 4 groups of 8 and a tail), [3, 20, 2] (two features per step) and
 [3, 2, 17] with time_dim -1. The attributes are those of
@@ -22,18 +29,112 @@ import sys
 
 import numpy as np
 import torch
+from tensordict import TensorDict
+from tensordict.nn import TensorDictModule
+from torchrl.modules import ProbabilisticActor, ValueOperator
+from torchrl.objectives import A2CLoss, ClipPPOLoss, KLPENPPOLoss
 from torchrl.objectives.value import functional as F
 
-OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "rl", "value")
+DATA = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "rl")
+OUT = os.path.join(DATA, "value")
+LOSS_OUT = os.path.join(DATA, "loss")
 GAMMA, LMBDA = 0.99, 0.95
 RHO_THRESH, C_THRESH = 0.9, 1.1        # the second V-trace case; the first uses torchrl's 1.0, 1.0
 DTYPES = {"f32": torch.float32, "f64": torch.float64}
 CASES = {"a": ((11, 37, 1), -2), "b": ((3, 20, 2), -2), "c": ((3, 2, 17), -1)}
 
 
-def save(name, t):
-    np.save(os.path.join(OUT, name + ".npy"), t.contiguous().numpy(), allow_pickle=False)
+def save(name, t, out=None):
+    np.save(os.path.join(out or OUT, name + ".npy"), t.detach().contiguous().numpy(), allow_pickle=False)
+
+
+class LeafDist(torch.distributions.Distribution):
+    """A policy distribution whose log_prob, entropy and KL are given tensors."""
+    arg_constraints = {}
+    has_rsample = False
+
+    def __init__(self, lp, ent, kl):
+        self.lp, self.ent, self.kl = lp, ent, kl
+        super().__init__(batch_shape=lp.shape, validate_args=False)
+
+    def log_prob(self, value):
+        return self.lp
+
+    def entropy(self):
+        return self.ent
+
+    @property
+    def deterministic_sample(self):
+        return torch.zeros_like(self.lp)
+
+    def sample(self, sample_shape=torch.Size()):
+        return torch.zeros(sample_shape + self.lp.shape, dtype=self.lp.dtype)
+
+
+@torch.distributions.kl.register_kl(LeafDist, LeafDist)
+def _leaf_kl(p, q):
+    return q.kl        # KLPENPPOLoss: kl_divergence(previous_dist, current_dist)
+
+
+# name: (loss class, its keyword arguments, dtype, the KL's scale)
+LOSS_CASES = {
+    "clip_f32": (ClipPPOLoss, {}, torch.float32, 0.05),
+    "clip_f64": (ClipPPOLoss, {}, torch.float64, 0.05),
+    "clip_l2_norm": (ClipPPOLoss, dict(clip_epsilon=0.1, entropy_coeff=0.05, critic_coeff=0.5,
+                                       loss_critic_type="l2", normalize_advantage=True), torch.float64, 0.05),
+    "clip_l1_f32": (ClipPPOLoss, dict(loss_critic_type="l1", normalize_advantage=True), torch.float32, 0.05),
+    "kl_f32": (KLPENPPOLoss, {}, torch.float32, 0.05),
+    "kl_f64_low": (KLPENPPOLoss, dict(beta=0.5, loss_critic_type="l2"), torch.float64, 0.005),
+    "kl_norm_mid": (KLPENPPOLoss, dict(beta=2.0, dtarg=0.02, normalize_advantage=True), torch.float64, 0.02),
+    "a2c_f32": (A2CLoss, {}, torch.float32, 0.05),
+    "a2c_f64_l2": (A2CLoss, dict(loss_critic_type="l2", entropy_coeff=0.02, critic_coeff=0.7), torch.float64, 0.05),
+    "a2c_l1": (A2CLoss, dict(loss_critic_type="l1"), torch.float64, 0.05),
+}
+LOSS_N = 13
+
+
+def loss_goldens(gen):
+    os.makedirs(LOSS_OUT, exist_ok=True)
+    for case, (cls, kw, dtype, kl_scale) in LOSS_CASES.items():
+        def rnd(*shape, lo=-1.0, hi=1.0):
+            return (torch.rand(*shape, generator=gen, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
+        lp = torch.nn.Parameter(rnd(LOSS_N, lo=-3, hi=-0.2))
+        ent = torch.nn.Parameter(rnd(LOSS_N, lo=0, hi=2))
+        kl = torch.nn.Parameter(rnd(LOSS_N, lo=0, hi=2 * kl_scale))
+        val = torch.nn.Parameter(rnd(LOSS_N, 1, lo=-3, hi=3))
+        # log-ratios within +-0.5: some inside, some outside the clip bounds
+        sample_lp = lp.detach() + rnd(LOSS_N, lo=-0.5, hi=0.5)
+        adv, target = rnd(LOSS_N, 1, lo=-2, hi=2), rnd(LOSS_N, 1, lo=-3, hi=3)
+        actor = ProbabilisticActor(
+            TensorDictModule(lambda obs: (lp, ent, kl), in_keys=["observation"], out_keys=["lp", "ent", "kl"]),
+            in_keys=["lp", "ent", "kl"], distribution_class=LeafDist, return_log_prob=False)
+        critic = ValueOperator(lambda obs: val, in_keys=["observation"])
+        td = TensorDict({"observation": torch.zeros(LOSS_N, 1, dtype=dtype), "action": torch.zeros(LOSS_N, dtype=dtype),
+                         "action_log_prob": sample_lp, "advantage": adv, "value_target": target,
+                         "lp": lp.detach(), "ent": ent.detach(), "kl": kl.detach()}, batch_size=[LOSS_N])
+        loss = cls(actor, critic, **kw)
+        out = loss(td)
+        total = out["loss_objective"] + out["loss_critic"] + out["loss_entropy"]
+        wrt = [lp, val, ent] + ([kl] if cls is KLPENPPOLoss else [])
+        grads = torch.autograd.grad(total, wrt)
+        p = case + "_"
+        inputs = [("log_prob", lp), ("advantage", adv), ("state_value", val), ("value_target", target),
+                  ("entropy", ent)]
+        inputs += [("sample_log_prob", sample_lp)] if cls is not A2CLoss else []
+        inputs += [("kl", kl)] if cls is KLPENPPOLoss else []
+        for name, t in inputs:
+            save(p + name, t, LOSS_OUT)
+        names = ["loss_objective", "loss_critic", "loss_entropy", "entropy"]
+        names += ["kl_approx"] if cls is not A2CLoss else []
+        names += ["clip_fraction", "ESS"] if cls is ClipPPOLoss else []
+        for name in names:      # outputs as out_<name>: "entropy" is an input and an output
+            save(p + "out_" + name, out[name], LOSS_OUT)
+        if cls is KLPENPPOLoss:
+            save(p + "out_beta", loss.beta.to(dtype), LOSS_OUT)
+        for name, g in zip(("grad_log_prob", "grad_state_value", "grad_entropy", "grad_kl"), grads):
+            save(p + "out_" + name, g, LOSS_OUT)
+    print("wrote", os.path.normpath(LOSS_OUT))
 
 
 def trajectories(gen, shape, dtype):
@@ -81,6 +182,7 @@ def main():
             save(p + "vtrace_clip_advantage", adv)
             save(p + "vtrace_clip_value_target", vs)
     print("wrote", os.path.normpath(OUT))
+    loss_goldens(gen)
 
 
 if __name__ == "__main__":

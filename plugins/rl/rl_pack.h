@@ -6,7 +6,8 @@
 ** Modules, each in its own folder with a meson.build that appends to
 ** rl_cpu_src:
 **   value/   torchrl.objectives.value.functional: GAE, TD(0), TD(lambda)
-**            and V-trace estimates over trajectories concatenated in time
+**            and V-trace estimates over trajectories concatenated in time;
+**            the ClipPPO, KL-penalty PPO and A2C loss terms and gradients
 **
 ** Invariant: pk_host (pack.h) is set by the pack's init before any kernel
 ** runs and stays valid until the core shuts down.
@@ -20,5 +21,6 @@
 
 /* The modules of the pack, in registration order (cpu_pack.c). */
 extern const pk_module rl_value_cpu;
+extern const pk_module rl_loss_cpu;
 
 #endif /* LOOM_RL_PACK_H */

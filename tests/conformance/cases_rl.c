@@ -94,11 +94,43 @@ static int rl_vtrace_make(cf_case *c)
     return 1;
 }
 
+/* The losses on a batch of 37: log-ratios within +-0.5 (inside and outside
+** the clip bounds), the first four outputs (the loss terms and the entropy) compared. The
+** means are double sums on the cpu: another backend's reductions differ in
+** the last places. */
+static int rl_loss_make(cf_case *c, int kind)
+{
+    const int64_t n1[1] = { 37 }, n2[2] = { 37, 1 };
+    int k = 0;
+    c->in[k++] = cf_uniform(c, c->dtype, 1, n1, 0, -3, -0.2);
+    if (kind != 2)
+        c->in[k++] = cf_uniform(c, c->dtype, 1, n1, 1, -3, -0.2);
+    c->in[k++] = cf_uniform(c, c->dtype, 2, n2, 2, -2, 2);
+    c->in[k++] = cf_uniform(c, c->dtype, 2, n2, 3, -3, 3);
+    c->in[k++] = cf_uniform(c, c->dtype, 2, n2, 4, -3, 3);
+    c->in[k++] = cf_uniform(c, c->dtype, 1, n1, 5, 0, 2);
+    if (kind == 1)
+        c->in[k++] = cf_uniform(c, c->dtype, 1, n1, 6, 0, 0.05);
+    c->n_in = k;
+    cf_attrs(c, "loss_critic_type=%s", c->index == 0 ? "smooth_l1" : "l2");
+    c->n_out = 4;
+    cf_tol_all(c, CF_CLOSE, c->dtype == LOOM_DTYPE_F64 ? 1e-12 : 1e-5, c->dtype == LOOM_DTYPE_F64 ? 1e-12 : 1e-5);
+    cf_what(c, "N 37, %s", c->index == 0 ? "smooth_l1" : "l2");
+    return 1;
+}
+
+static int rl_clip_ppo_make(cf_case *c) { return rl_loss_make(c, 0); }
+static int rl_kl_ppo_make(cf_case *c) { return rl_loss_make(c, 1); }
+static int rl_a2c_make(cf_case *c) { return rl_loss_make(c, 2); }
+
 #define RL_F32_F64 (LOOM_DTYPE_BIT(LOOM_DTYPE_F32) | LOOM_DTYPE_BIT(LOOM_DTYPE_F64))
 const cf_gen cf_rl_gens[] = {
     { "rl.generalized_advantage_estimate", RL_F32_F64, 2, rl_gae_make, NULL },
     { "rl.td0_return_estimate", RL_F32_F64, 2, rl_td0_make, NULL },
     { "rl.td_lambda_return_estimate", RL_F32_F64, 2, rl_tdl_make, NULL },
     { "rl.vtrace_advantage_estimate", RL_F32_F64, 2, rl_vtrace_make, NULL },
+    { "rl.clip_ppo_loss", RL_F32_F64, 2, rl_clip_ppo_make, NULL },
+    { "rl.kl_ppo_loss", RL_F32_F64, 2, rl_kl_ppo_make, NULL },
+    { "rl.a2c_loss", RL_F32_F64, 2, rl_a2c_make, NULL },
 };
 const size_t cf_rl_n_gens = sizeof cf_rl_gens / sizeof cf_rl_gens[0];

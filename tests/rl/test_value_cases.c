@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
-** test_value_cases.c - the rl value estimators on inputs without elements
+** test_value_cases.c - the rl value estimators and losses on inputs without elements
 ** (no batch, no step, no feature) and on the inputs they refuse, each
 ** refusal naming the argument: shapes that differ (torchrl: "All input
 ** tensors ... must share a unique shape"), flags that are not bool, values
 ** of two dtypes or of f16, a time_dim that is not a dimension, a missing
 ** gamma, and TD(lambda) and V-trace without a time step (torchrl indexes
-** the last step and raises). The walk over the registry fails for any rl
+** the last step and raises); the losses on an empty batch (torch's means
+** of nothing: NaN) and their refusals: a batch that differs, advantage not
+** [N, 1], an unknown critic distance, a negative clip_epsilon, a KL
+** increment below 1. The walk over the registry fails for any rl
 ** op without a case here.
 */
 #include <stdarg.h>
@@ -30,6 +33,13 @@
 #define TDL "rl.td_lambda_return_estimate"
 #define VTRACE "rl.vtrace_advantage_estimate"
 #define GL "gamma=0.99;lmbda=0.95"
+#define CLIP "rl.clip_ppo_loss"
+#define KLP "rl.kl_ppo_loss"
+#define A2C "rl.a2c_loss"
+#define S0(dt) T(dt, 0, 0)          /* a scalar */
+#define N1(dt, n) T(dt, 1, n)
+#define N2(dt, n) T(dt, 2, n, 1)
+#define CLIP_IN(dt, n) { N1(dt, n), N1(dt, n), N2(dt, n), N2(dt, n), N2(dt, n), N1(dt, n) }
 
 static const oc_case cases[] = {
     /* ------------------------------------------------------- no elements */
@@ -46,7 +56,27 @@ static const oc_case cases[] = {
     { VTRACE, "no batch", { V3(F32, 0, 5, 1), V3(F32, 0, 5, 1), V3(F32, 0, 5, 1), V3(F32, 0, 5, 1), V3(F32, 0, 5, 1),
       V3(BOOL, 0, 5, 1) }, "gamma=0.99", { V3(F32, 0, 5, 1), V3(F32, 0, 5, 1) } },
 
+    { CLIP, "empty batch", CLIP_IN(F32, 0), NULL,
+      { S0(F32), S0(F32), S0(F32), S0(F32), S0(F32), S0(F32), S0(F32), N1(F32, 0), N2(F32, 0), N1(F32, 0) } },
+    { KLP, "empty batch", { N1(F64, 0), N1(F64, 0), N2(F64, 0), N2(F64, 0), N2(F64, 0), N1(F64, 0), N1(F64, 0) }, NULL,
+      { S0(F64), S0(F64), S0(F64), S0(F64), S0(F64), S0(F64), N1(F64, 0), N2(F64, 0), N1(F64, 0), N1(F64, 0) } },
+    { A2C, "empty batch", { N1(F32, 0), N2(F32, 0), N2(F32, 0), N2(F32, 0), N1(F32, 0) }, NULL,
+      { S0(F32), S0(F32), S0(F32), S0(F32), N1(F32, 0), N2(F32, 0), N1(F32, 0) } },
+
     /* --------------------------------------------------------- refusals */
+    { CLIP, "advantage [N]", { N1(F32, 4), N1(F32, 4), N1(F32, 4), N2(F32, 4), N2(F32, 4), N1(F32, 4) }, NULL,
+      { NONE }, LOOM_EINVAL, "'advantage'" },
+    { CLIP, "state_value of another batch", { N1(F32, 4), N1(F32, 4), N2(F32, 4), N2(F32, 5), N2(F32, 4), N1(F32, 4) },
+      NULL, { NONE }, LOOM_EINVAL, "'state_value'" },
+    { CLIP, "unknown critic distance", CLIP_IN(F64, 3), "loss_critic_type=huber", { NONE }, LOOM_EINVAL,
+      "loss_critic_type" },
+    { CLIP, "negative clip_epsilon", CLIP_IN(F64, 3), "clip_epsilon=-0.1", { NONE }, LOOM_EINVAL, "clip_epsilon" },
+    { KLP, "increment below 1", { N1(F64, 3), N1(F64, 3), N2(F64, 3), N2(F64, 3), N2(F64, 3), N1(F64, 3), N1(F64, 3) },
+      "increment=0.5", { NONE }, LOOM_EINVAL, "increment" },
+    { KLP, "kl of another batch", { N1(F64, 3), N1(F64, 3), N2(F64, 3), N2(F64, 3), N2(F64, 3), N1(F64, 3),
+      N1(F64, 2) }, NULL, { NONE }, LOOM_EINVAL, "'kl'" },
+    { A2C, "entropy of two dtypes", { N1(F32, 3), N2(F32, 3), N2(F32, 3), N2(F32, 3), N1(F64, 3) }, NULL, { NONE },
+      LOOM_EINVAL, "entropy" },
     { TDL, "no step", { V3(F32, 4, 0, 1), V3(F32, 4, 0, 1), V3(BOOL, 4, 0, 1), NONE }, GL, { NONE },
       LOOM_EINVAL, "no time steps" },
     { VTRACE, "no step", { V3(F64, 2, 0, 1), V3(F64, 2, 0, 1), V3(F64, 2, 0, 1), V3(F64, 2, 0, 1), V3(F64, 2, 0, 1),
