@@ -5,5 +5,5 @@
 */
 #include "rl_pack.h"
 
-PK_PACK_DEFINE("rl", "0.1.0", "torchrl: value estimators, PPO and A2C losses (cpu)", NULL, NULL, &rl_value_cpu,
-               &rl_loss_cpu)
+PK_PACK_DEFINE("rl", "0.1.0", "torchrl: value estimators, PPO and A2C losses, environments (cpu)", NULL, NULL, &rl_value_cpu,
+               &rl_loss_cpu, &rl_envs_cpu)

@@ -9,7 +9,8 @@
 ** the last step and raises); the losses on an empty batch (torch's means
 ** of nothing: NaN) and their refusals: a batch that differs, advantage not
 ** [N, 1], an unknown critic distance, a negative clip_epsilon, a KL
-** increment below 1. The walk over the registry fails for any rl
+** increment below 1; the environment methods on a CartPole-v1 object. The
+** walk over the registry fails for any rl
 ** op without a case here.
 */
 #include <stdarg.h>
@@ -63,7 +64,14 @@ static const oc_case cases[] = {
     { A2C, "empty batch", { N1(F32, 0), N2(F32, 0), N2(F32, 0), N2(F32, 0), N1(F32, 0) }, NULL,
       { S0(F32), S0(F32), S0(F32), S0(F32), N1(F32, 0), N2(F32, 0), N1(F32, 0) } },
 
+    /* the environment methods, on a CartPole-v1 object (setup): reset, then a step */
+    { "rl.env_reset", "CartPole-v1", { NONE }, "seed=1", { T(F32, 1, 4) }, .object = 1 },
+    { "rl.env_step", "CartPole-v1, action 0", { T(I64, 1, 1) }, NULL,
+      { T(F32, 1, 4), T(F64, 1, 1), T(BOOL, 1, 1), T(BOOL, 1, 1), T(BOOL, 1, 1) }, .object = 1 },
+
     /* --------------------------------------------------------- refusals */
+    { "rl.env_step", "CartPole-v1, an action of two elements", { T(I64, 1, 2) }, NULL, { NONE }, LOOM_EINVAL,
+      "'action'", .object = 1 },
     { CLIP, "advantage [N]", { N1(F32, 4), N1(F32, 4), N1(F32, 4), N2(F32, 4), N2(F32, 4), N1(F32, 4) }, NULL,
       { NONE }, LOOM_EINVAL, "'advantage'" },
     { CLIP, "state_value of another batch", { N1(F32, 4), N1(F32, 4), N2(F32, 4), N2(F32, 5), N2(F32, 4), N1(F32, 4) },
@@ -105,7 +113,25 @@ static const oc_case cases[] = {
       V3(F32, 2, 5, 1), V3(BOOL, 2, 5, 1) }, "gamma=0.99", { NONE }, LOOM_EINVAL, "'log_mu'" },
 };
 
+static int setup(void **state)
+{
+    loom_attrs *a = NULL;
+    int rc = tu_setup(state);
+    if (rc != 0 || loom_attrs_new(&a) != LOOM_OK || loom_attrs_set_string(a, "id", "CartPole-v1") != LOOM_OK ||
+        loom_object_create(&oc_objects[0], "rl.env", a, NULL) != LOOM_OK)
+        rc = -1;
+    loom_attrs_free(a);
+    return rc;
+}
+
+static int teardown(void **state)
+{
+    loom_object_free(oc_objects[0]);
+    oc_objects[0] = NULL;
+    return tu_teardown(state);
+}
+
 int main(void)
 {
-    return oc_run_group("rl_value_cases", "rl.", cases, sizeof cases / sizeof cases[0], tu_setup, tu_teardown);
+    return oc_run_group("rl_value_cases", "rl.", cases, sizeof cases / sizeof cases[0], setup, teardown);
 }
