@@ -24,7 +24,8 @@ import numpy as np
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "rl", "envs")
 # id: (seeds, steps): CartPole episodes end early (terminations), the others at the time limit
-ENVS = {"CartPole-v1": ((0, 7, 123456789), 600), "Pendulum-v1": ((0, 42), 230), "MountainCar-v0": ((3,), 230)}
+ENVS = {"CartPole-v1": ((0, 7, 123456789), 600), "Pendulum-v1": ((0, 42), 230), "MountainCar-v0": ((3,), 230),
+        "MountainCarContinuous-v0": ((11,), 300), "Acrobot-v1": ((2,), 520)}
 # CartPole balanced by a simple controller (push towards where the pole falls) reaches the
 # 500-step time limit: this seed's actions come from it
 BALANCED = ("CartPole-v1", 5, 520)

@@ -6,8 +6,8 @@
 ** gymnasium's trajectories: reset states (numpy's PCG64 stream, continued
 ** by the unseeded resets after each episode), observations, rewards,
 ** terminations (CartPole's pole and cart limits) and truncations (the
-** 500 and 200 step limits), for CartPole-v1, Pendulum-v1 and
-** MountainCar-v0. Then the refusals: an unknown id, a step before reset,
+** 500, 200 and 999 step limits), for CartPole-v1, Pendulum-v1,
+** MountainCar-v0, MountainCarContinuous-v0 and Acrobot-v1. Then the refusals: an unknown id, a step before reset,
 ** an action outside the space or of the wrong dtype.
 **
 ** Tolerance: the flags exactly; observations, float32 casts of the
@@ -151,6 +151,18 @@ static void mountaincar_matches_gymnasium(void **state)
     replay("MountainCar-v0", 3);
 }
 
+static void mountaincar_continuous_matches_gymnasium(void **state)
+{
+    (void)state;
+    replay("MountainCarContinuous-v0", 11);
+}
+
+static void acrobot_matches_gymnasium(void **state)
+{
+    (void)state;
+    replay("Acrobot-v1", 2);
+}
+
 static void bad_use_is_refused(void **state)
 {
     loom_status st;
@@ -191,6 +203,8 @@ int main(void)
         cmocka_unit_test(cartpole_matches_gymnasium),
         cmocka_unit_test(pendulum_matches_gymnasium),
         cmocka_unit_test(mountaincar_matches_gymnasium),
+        cmocka_unit_test(mountaincar_continuous_matches_gymnasium),
+        cmocka_unit_test(acrobot_matches_gymnasium),
         cmocka_unit_test(bad_use_is_refused),
     };
     return cmocka_run_group_tests_name("rl_env_goldens", tests, tu_setup, tu_teardown);

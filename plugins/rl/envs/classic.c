@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
-** classic.c - CartPole-v1, Pendulum-v1 and MountainCar-v0 (classic.h).
+** classic.c - CartPole-v1, Pendulum-v1, MountainCar-v0, MountainCarContinuous-v0
+** and Acrobot-v1 (classic.h).
 */
 #include <math.h>
 #include <stdlib.h>
@@ -190,6 +191,179 @@ static void mountaincar_observe(const rl_classic *e, float *obs)
     obs[1] = (float)e->state[1];
 }
 
+
+/* -------------------------------------------------- MountainCarContinuous */
+
+/* Its step mixes NumPy 2 scalar types: the state is float64 after reset
+** and float32 after every step (np.array(..., dtype=np.float32)), the
+** action is float32, the constants are Python floats (weak: they take the
+** other operand's type). A value here carries its type, and each operation
+** follows NEP 50: float64 if either side is float64, else float32 if
+** either is float32 (computed and rounded in float), else a Python float. */
+typedef enum { NP_PY, NP_F32, NP_F64 } np_kind;
+typedef struct np_val {
+    double v;
+    np_kind k;
+} np_val;
+
+static np_val np_make(double v, np_kind k) { return (np_val){ k == NP_F32 ? (double)(float)v : v, k }; }
+static np_kind np_join(np_val a, np_val b)
+{
+    return a.k == NP_F64 || b.k == NP_F64 ? NP_F64 : a.k == NP_F32 || b.k == NP_F32 ? NP_F32 : NP_PY;
+}
+static np_val np_add(np_val a, np_val b)
+{
+    const np_kind k = np_join(a, b);
+    return k == NP_F32 ? np_make((double)((float)a.v + (float)b.v), k) : np_make(a.v + b.v, k);
+}
+static np_val np_sub(np_val a, np_val b)
+{
+    const np_kind k = np_join(a, b);
+    return k == NP_F32 ? np_make((double)((float)a.v - (float)b.v), k) : np_make(a.v - b.v, k);
+}
+static np_val np_mul(np_val a, np_val b)
+{
+    const np_kind k = np_join(a, b);
+    return k == NP_F32 ? np_make((double)((float)a.v * (float)b.v), k) : np_make(a.v * b.v, k);
+}
+static np_val py(double v) { return np_make(v, NP_PY); }
+
+#define MCC_POWER 0.0015
+#define MCC_GOAL_POSITION 0.45
+
+/* state[2] holds the state's type: 0 float64 (after reset), 1 float32 */
+static void mountaincar_cont_reset(rl_classic *e)
+{
+    e->state[0] = rl_pcg64_uniform(&e->rng, -0.6, -0.4);
+    e->state[1] = 0.0;
+    e->state[2] = 0.0;
+}
+
+static loom_status mountaincar_cont_step(rl_classic *e, const void *action, double *reward, uint8_t *terminated)
+{
+    float a0;
+    memcpy(&a0, action, sizeof a0);
+    if (isnan(a0))
+        return pk_host->fail(LOOM_EINVAL, "MountainCarContinuous-v0: the action is NaN");
+    const np_kind sk = e->state[2] != 0.0 ? NP_F32 : NP_F64;
+    np_val position = np_make(e->state[0], sk), velocity = np_make(e->state[1], sk);
+    /* force = min(max(action[0], -1.0), 1.0): Python's min and max return one of their arguments */
+    np_val force = np_make(a0, NP_F32);
+    if (!((double)a0 > -1.0))
+        force = py(-1.0);
+    if (!(force.v < 1.0))
+        force = py(1.0);
+    /* velocity += force * power - 0.0025 * math.cos(3 * position) */
+    const np_val c = py(cos(np_mul(py(3.0), position).v));
+    velocity = np_add(velocity, np_sub(np_mul(force, py(MCC_POWER)), np_mul(py(0.0025), c)));
+    if (velocity.v > MC_MAX_SPEED)
+        velocity = py(MC_MAX_SPEED);
+    if (velocity.v < -MC_MAX_SPEED)
+        velocity = py(-MC_MAX_SPEED);
+    position = np_add(position, velocity);
+    if (position.v > MC_MAX_POSITION)
+        position = py(MC_MAX_POSITION);
+    if (position.v < MC_MIN_POSITION)
+        position = py(MC_MIN_POSITION);
+    if (position.v == MC_MIN_POSITION && velocity.v < 0)
+        velocity = py(0.0);
+    *terminated = position.v >= MCC_GOAL_POSITION && velocity.v >= 0.0;
+    double r = *terminated ? 100.0 : 0.0;
+    r -= pow((double)a0, 2) * 0.1;        /* math.pow(action[0], 2) * 0.1 */
+    *reward = r;
+    e->state[0] = (double)(float)position.v;      /* np.array([...], dtype=np.float32) */
+    e->state[1] = (double)(float)velocity.v;
+    e->state[2] = 1.0;
+    return LOOM_OK;
+}
+
+/* ----------------------------------------------------------------- Acrobot */
+
+#define AC_DT 0.2
+#define AC_L1 1.0
+#define AC_M1 1.0
+#define AC_M2 1.0
+#define AC_LC1 0.5
+#define AC_LC2 0.5
+#define AC_I 1.0
+#define AC_G 9.8
+#define AC_MAX_VEL_1 (4 * RL_PI)
+#define AC_MAX_VEL_2 (9 * RL_PI)
+
+static void acrobot_reset(rl_classic *e)
+{
+    for (int i = 0; i < 4; i++)     /* uniform(-0.1, 0.1, size=(4,)).astype(np.float32); the steps are float64 */
+        e->state[i] = (double)(float)rl_pcg64_uniform(&e->rng, -0.1, 0.1);
+}
+
+/* _dsdt ("book" dynamics), Python's evaluation order term by term */
+static void acrobot_dsdt(const double y[5], double dy[5])
+{
+    const double a = y[4], theta1 = y[0], theta2 = y[1], dtheta1 = y[2], dtheta2 = y[3];
+    const double d1 = AC_M1 * (AC_LC1 * AC_LC1) +
+                      AC_M2 * (AC_L1 * AC_L1 + AC_LC2 * AC_LC2 + 2 * AC_L1 * AC_LC2 * cos(theta2)) + AC_I + AC_I;
+    const double d2 = AC_M2 * (AC_LC2 * AC_LC2 + AC_L1 * AC_LC2 * cos(theta2)) + AC_I;
+    const double phi2 = AC_M2 * AC_LC2 * AC_G * cos(theta1 + theta2 - RL_PI / 2.0);
+    const double phi1 = -AC_M2 * AC_L1 * AC_LC2 * (dtheta2 * dtheta2) * sin(theta2) -
+                        2 * AC_M2 * AC_L1 * AC_LC2 * dtheta2 * dtheta1 * sin(theta2) +
+                        (AC_M1 * AC_LC1 + AC_M2 * AC_L1) * AC_G * cos(theta1 - RL_PI / 2) + phi2;
+    const double ddtheta2 = (a + d2 / d1 * phi1 - AC_M2 * AC_L1 * AC_LC2 * (dtheta1 * dtheta1) * sin(theta2) - phi2) /
+                            (AC_M2 * (AC_LC2 * AC_LC2) + AC_I - (d2 * d2) / d1);
+    const double ddtheta1 = -(d2 * ddtheta2 + phi1) / d1;
+    dy[0] = dtheta1, dy[1] = dtheta2, dy[2] = ddtheta1, dy[3] = ddtheta2, dy[4] = 0.0;
+}
+
+static double ac_wrap(double x, double m, double M)
+{
+    const double diff = M - m;
+    while (x > M)
+        x = x - diff;
+    while (x < m)
+        x = x + diff;
+    return x;
+}
+
+static loom_status acrobot_step(rl_classic *e, const void *action, double *reward, uint8_t *terminated)
+{
+    static const double torques[3] = { -1.0, 0.0, 1.0 };
+    int64_t a;
+    memcpy(&a, action, sizeof a);
+    if (a < 0 || a > 2)
+        return pk_host->fail(LOOM_EINVAL, "Acrobot-v1: action %lld is not in Discrete(3)", (long long)a);
+    /* rk4 over t = [0, dt] of the state with the torque appended (torque noise 0) */
+    double y0[5] = { e->state[0], e->state[1], e->state[2], e->state[3], torques[a] }, k1[5], k2[5], k3[5], k4[5], y[5];
+    const double dt = AC_DT - 0, dt2 = dt / 2.0;
+    acrobot_dsdt(y0, k1);
+    for (int i = 0; i < 5; i++)
+        y[i] = y0[i] + dt2 * k1[i];
+    acrobot_dsdt(y, k2);
+    for (int i = 0; i < 5; i++)
+        y[i] = y0[i] + dt2 * k2[i];
+    acrobot_dsdt(y, k3);
+    for (int i = 0; i < 5; i++)
+        y[i] = y0[i] + dt * k3[i];
+    acrobot_dsdt(y, k4);
+    for (int i = 0; i < 4; i++)
+        y[i] = y0[i] + dt / 6.0 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
+    e->state[0] = ac_wrap(y[0], -RL_PI, RL_PI);
+    e->state[1] = ac_wrap(y[1], -RL_PI, RL_PI);
+    e->state[2] = clip(y[2], -AC_MAX_VEL_1, AC_MAX_VEL_1);
+    e->state[3] = clip(y[3], -AC_MAX_VEL_2, AC_MAX_VEL_2);
+    *terminated = -cos(e->state[0]) - cos(e->state[1] + e->state[0]) > 1.0;
+    *reward = *terminated ? 0.0 : -1.0;
+    return LOOM_OK;
+}
+
+static void acrobot_observe(const rl_classic *e, float *obs)
+{
+    obs[0] = (float)cos(e->state[0]);
+    obs[1] = (float)sin(e->state[0]);
+    obs[2] = (float)cos(e->state[1]);
+    obs[3] = (float)sin(e->state[1]);
+    obs[4] = (float)e->state[2];
+    obs[5] = (float)e->state[3];
+}
+
 /* ------------------------------------------------------------------ table */
 
 /* the observation bounds, as gymnasium's float32 Box declares them */
@@ -198,6 +372,9 @@ static const double cp_low[4] = { -CP_X_THRESHOLD * 2, -INFINITY, -CP_THETA_THRE
 static const double pd_high[3] = { 1.0, 1.0, PD_MAX_SPEED }, pd_low[3] = { -1.0, -1.0, -PD_MAX_SPEED };
 static const double pd_act_high[1] = { PD_MAX_TORQUE }, pd_act_low[1] = { -PD_MAX_TORQUE };
 static const double mc_high[2] = { MC_MAX_POSITION, MC_MAX_SPEED }, mc_low[2] = { MC_MIN_POSITION, -MC_MAX_SPEED };
+static const double mcc_act_high[1] = { 1.0 }, mcc_act_low[1] = { -1.0 };
+static const double ac_high[6] = { 1.0, 1.0, 1.0, 1.0, AC_MAX_VEL_1, AC_MAX_VEL_2 };
+static const double ac_low[6] = { -1.0, -1.0, -1.0, -1.0, -AC_MAX_VEL_1, -AC_MAX_VEL_2 };
 
 #define BOX(sz, lo, hi) { .dtype = LOOM_DTYPE_F32, .size = (sz), .n = 0, .low = (lo), .high = (hi) }
 #define DISCRETE(k) { .dtype = LOOM_DTYPE_I64, .size = 1, .n = (k), .low = NULL, .high = NULL }
@@ -213,6 +390,10 @@ static const rl_classic_kind kinds[] = {
            -(RL_PI * RL_PI + 6.4 + 0.004), 0.0, 200), pendulum_reset, pendulum_step, pendulum_observe },
     { SPEC("MountainCar-v0", BOX(2, mc_low, mc_high), DISCRETE(3), -1.0, -1.0, 200), mountaincar_reset,
       mountaincar_step, mountaincar_observe },
+    { SPEC("MountainCarContinuous-v0", BOX(2, mc_low, mc_high), BOX(1, mcc_act_low, mcc_act_high), -INFINITY,
+           100.0, 999), mountaincar_cont_reset, mountaincar_cont_step, mountaincar_observe },
+    { SPEC("Acrobot-v1", BOX(6, ac_low, ac_high), DISCRETE(3), -1.0, 0.0, 500), acrobot_reset, acrobot_step,
+      acrobot_observe },
 };
 #define N_KINDS ((int32_t)(sizeof kinds / sizeof kinds[0]))
 
@@ -235,7 +416,8 @@ static loom_status classic_create(const char *id, void **env)
         *env = e;
         return LOOM_OK;
     }
-    return pk_host->fail(LOOM_ENOENT, "no environment '%s' (CartPole-v1, Pendulum-v1, MountainCar-v0)",
+    return pk_host->fail(LOOM_ENOENT, "no environment '%s' (CartPole-v1, Pendulum-v1, MountainCar-v0, "
+                         "MountainCarContinuous-v0, Acrobot-v1)",
                          id ? id : "(null)");
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** classic.h - gymnasium 1.4's classic-control environments, as gym.make
-** gives them (the TimeLimit wrapper included): CartPole-v1, Pendulum-v1
-** and MountainCar-v0, offered through the rl.env interface
+** gives them (the TimeLimit wrapper included): CartPole-v1, Pendulum-v1,
+** MountainCar-v0, MountainCarContinuous-v0 and Acrobot-v1, offered through
+** the rl.env interface
 ** (loom/rl_env.h). Equations, constants, termination and truncation are
 ** gymnasium's; the reset states are drawn from gymnasium's generator
 ** (pcg64.h), so a seed and a list of actions give gymnasium's trajectory.

@@ -23,7 +23,7 @@
 
 #define RL_ENV_CLASS_ATTRS(A, op)                                                                        \
     A(op, id, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED, "the environment: CartPole-v1, Pendulum-v1, " \
-      "MountainCar-v0 or an id of the interface", )                                                     \
+      "MountainCar-v0, MountainCarContinuous-v0, Acrobot-v1 or an id of the interface", )                                                     \
     A(op, interface, STRING, LOOM_DEFAULT_STRING(LOOM_RL_ENV_INTERFACE), 0,                             \
       "the interface (version 1) offering the environment", )
 PK_ATTR_ENUM(rl_env_class, RL_ENV_CLASS_ATTRS);
