@@ -134,5 +134,7 @@ const cf_gen cf_rl_gens[] = {
     { "rl.a2c_loss", RL_F32_F64, 2, rl_a2c_make, NULL },
     { "rl.env_reset", 0, 0, NULL, "tests/rl/test_env_goldens.c: a method of a stateful environment object" },
     { "rl.env_step", 0, 0, NULL, "tests/rl/test_env_goldens.c: a method of a stateful environment object" },
+    { "rl.parallel_env_reset", 0, 0, NULL, "tests/rl/test_env_parallel.c: a method of stateful environments" },
+    { "rl.parallel_env_step", 0, 0, NULL, "tests/rl/test_env_parallel.c: a method of stateful environments" },
 };
 const size_t cf_rl_n_gens = sizeof cf_rl_gens / sizeof cf_rl_gens[0];

@@ -9,7 +9,8 @@
 ** the last step and raises); the losses on an empty batch (torch's means
 ** of nothing: NaN) and their refusals: a batch that differs, advantage not
 ** [N, 1], an unknown critic distance, a negative clip_epsilon, a KL
-** increment below 1; the environment methods on a CartPole-v1 object. The
+** increment below 1; the environment methods on a CartPole-v1 object and
+** on three of them in an rl.parallel_env. The
 ** walk over the registry fails for any rl
 ** op without a case here.
 */
@@ -69,7 +70,14 @@ static const oc_case cases[] = {
     { "rl.env_step", "CartPole-v1, action 0", { T(I64, 1, 1) }, NULL,
       { T(F32, 1, 4), T(F64, 1, 1), T(BOOL, 1, 1), T(BOOL, 1, 1), T(BOOL, 1, 1) }, .object = 1 },
 
+    { "rl.parallel_env_reset", "3 x CartPole-v1", { NONE }, "seed=4", { T(F32, 2, 3, 4) }, .object = 2 },
+    { "rl.parallel_env_step", "3 x CartPole-v1, actions 0", { T(I64, 1, 3) }, NULL,
+      { T(F32, 2, 3, 4), T(F64, 2, 3, 1), T(BOOL, 2, 3, 1), T(BOOL, 2, 3, 1), T(BOOL, 2, 3, 1), T(F32, 2, 3, 4) },
+      .object = 2 },
+
     /* --------------------------------------------------------- refusals */
+    { "rl.parallel_env_step", "3 x CartPole-v1, a [3, 1] action", { T(I64, 2, 3, 1) }, NULL, { NONE }, LOOM_EINVAL,
+      "'action'", .object = 2 },
     { "rl.env_step", "CartPole-v1, an action of two elements", { T(I64, 1, 2) }, NULL, { NONE }, LOOM_EINVAL,
       "'action'", .object = 1 },
     { CLIP, "advantage [N]", { N1(F32, 4), N1(F32, 4), N1(F32, 4), N2(F32, 4), N2(F32, 4), N1(F32, 4) }, NULL,
@@ -118,7 +126,9 @@ static int setup(void **state)
     loom_attrs *a = NULL;
     int rc = tu_setup(state);
     if (rc != 0 || loom_attrs_new(&a) != LOOM_OK || loom_attrs_set_string(a, "id", "CartPole-v1") != LOOM_OK ||
-        loom_object_create(&oc_objects[0], "rl.env", a, NULL) != LOOM_OK)
+        loom_object_create(&oc_objects[0], "rl.env", a, NULL) != LOOM_OK ||
+        loom_attrs_set_int(a, "num_envs", 3) != LOOM_OK ||
+        loom_object_create(&oc_objects[1], "rl.parallel_env", a, NULL) != LOOM_OK)
         rc = -1;
     loom_attrs_free(a);
     return rc;
@@ -126,8 +136,10 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    loom_object_free(oc_objects[0]);
-    oc_objects[0] = NULL;
+    for (int i = 0; i < 2; i++) {
+        loom_object_free(oc_objects[i]);
+        oc_objects[i] = NULL;
+    }
     return tu_teardown(state);
 }
 

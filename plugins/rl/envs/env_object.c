@@ -35,7 +35,7 @@ static const loom_arg_def step_outputs[] = {
 PK_SCHEMA(rl_env_step_schema, "rl.env_step", 1, "one step of the object's environment (gymnasium step)",
           PK_INPUTS(step_inputs), PK_OUTPUTS(step_outputs), .object_class = RL_ENV_CLASS);
 
-PK_OPS_DEFINE(rl_envs_ops, RL_ENVS_OPS);
+PK_OPS_DEFINE(rl_envs_ops, RL_ENVS_OPS);   /* rl.parallel_env's schemas: parallel_env.c */
 
 /* ---------------------------------------------------------------- objects */
 
@@ -136,15 +136,19 @@ static loom_status env_step_run(loom_call *call)
     return st;
 }
 
-static const loom_object_class *const rl_envs_classes[] = { &rl_env_class };
+static const loom_object_class *const rl_envs_classes[] = { &rl_env_class, &rl_parallel_env_class };
 
 static const loom_kernel_desc rl_envs_cpu_kernels[] = {
     PK_KERNEL_CPU(rl_env_reset_schema, "cpu", 0, env_reset_run),
     PK_KERNEL_CPU(rl_env_step_schema, "cpu", 0, env_step_run),
 };
 
-static loom_status rl_envs_register_interface(const loom_host_api *host, loom_registrar *reg)
+/* rl.parallel_env's kernels (parallel_env.c), then the built-in environments as rl.env v1 */
+static loom_status rl_envs_register_more(const loom_host_api *host, loom_registrar *reg)
 {
+    loom_status st = pk_register_kernels(host, reg, rl_parallel_kernels, PK_COUNT(rl_parallel_kernels));
+    if (st != LOOM_OK)
+        return st;
     return host->register_interface(reg, LOOM_RL_ENV_INTERFACE, LOOM_RL_ENV_VERSION, &rl_classic_envs);
 }
 
@@ -153,5 +157,5 @@ const pk_module rl_envs_cpu = {
     .ops = rl_envs_ops, .n_ops = PK_COUNT(rl_envs_ops),
     .classes = rl_envs_classes, .n_classes = PK_COUNT(rl_envs_classes),
     .kernels = rl_envs_cpu_kernels, .n_kernels = PK_COUNT(rl_envs_cpu_kernels),
-    .register_more = rl_envs_register_interface,
+    .register_more = rl_envs_register_more,
 };

@@ -11,7 +11,8 @@
 ** interface named by its `interface` attribute, so environments of other
 ** packs are stepped the same way. The flags and reward have TorchRL's
 ** trailing singleton dimension ([1]), the observation is the space's size.
-** An object is one environment: one caller at a time.
+** An object is one environment: one caller at a time. rl.parallel_env
+** (parallel_env.c) steps many over the core's threads, with auto-reset.
 */
 #ifndef LOOM_RL_ENVS_H
 #define LOOM_RL_ENVS_H
@@ -32,7 +33,7 @@ PK_ATTR_ENUM(rl_env_class, RL_ENV_CLASS_ATTRS);
     A(op, seed, INT, LOOM_DEFAULT_INT(-1), 0, "reseed with this (>= 0) first; -1 continues the stream", )
 PK_ATTR_ENUM(rl_env_reset, RL_ENV_RESET_ATTRS);
 
-#define RL_ENVS_OPS(X) X(rl_env_reset_schema) X(rl_env_step_schema)
+#define RL_ENVS_OPS(X) X(rl_env_reset_schema) X(rl_env_step_schema) X(rl_parallel_reset_schema) X(rl_parallel_step_schema)
 PK_OPS_DECLARE(rl_envs_ops, RL_ENVS_OPS);
 
 /* An rl.env object: the interface and the environment it made. */
@@ -48,5 +49,10 @@ loom_status rl_env_find(const char *iface, const char *id, const loom_rl_env_api
 
 extern const loom_object_class rl_env_class;
 extern const pk_module rl_envs_cpu;
+
+/* rl.parallel_env (parallel_env.c): its class and its methods' kernels
+** (their schemas are in RL_ENVS_OPS). */
+extern const loom_object_class rl_parallel_env_class;
+extern const loom_kernel_desc rl_parallel_kernels[2];
 
 #endif /* LOOM_RL_ENVS_H */
