@@ -134,6 +134,7 @@ const cf_gen cf_rl_gens[] = {
     { "rl.a2c_loss", RL_F32_F64, 2, rl_a2c_make, NULL },
     { "rl.env_reset", 0, 0, NULL, "tests/rl/test_env_goldens.c: a method of a stateful environment object" },
     { "rl.env_step", 0, 0, NULL, "tests/rl/test_env_goldens.c: a method of a stateful environment object" },
+    { "rl.env_spec", 0, 0, NULL, "tests/rl/test_value_cases.c: a method of an environment object" },
     { "rl.parallel_env_reset", 0, 0, NULL, "tests/rl/test_env_parallel.c: a method of stateful environments" },
     { "rl.parallel_env_step", 0, 0, NULL, "tests/rl/test_env_parallel.c: a method of stateful environments" },
 };

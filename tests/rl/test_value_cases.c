@@ -70,6 +70,8 @@ static const oc_case cases[] = {
     { "rl.env_step", "CartPole-v1, action 0", { T(I64, 1, 1) }, NULL,
       { T(F32, 1, 4), T(F64, 1, 1), T(BOOL, 1, 1), T(BOOL, 1, 1), T(BOOL, 1, 1) }, .object = 1 },
 
+    { "rl.env_spec", "CartPole-v1", { NONE }, NULL,
+      { T(F64, 1, 4), T(F64, 1, 4), T(I64, 1, 1), T(F64, 1, 1), T(F64, 1, 1), T(I64, 1, 1) }, .object = 1 },
     { "rl.parallel_env_reset", "3 x CartPole-v1", { NONE }, "seed=4", { T(F32, 2, 3, 4) }, .object = 2 },
     { "rl.parallel_env_step", "3 x CartPole-v1, actions 0", { T(I64, 1, 3) }, NULL,
       { T(F32, 2, 3, 4), T(F64, 2, 3, 1), T(BOOL, 2, 3, 1), T(BOOL, 2, 3, 1), T(BOOL, 2, 3, 1), T(F32, 2, 3, 4) },

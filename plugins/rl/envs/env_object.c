@@ -35,6 +35,18 @@ static const loom_arg_def step_outputs[] = {
 PK_SCHEMA(rl_env_step_schema, "rl.env_step", 1, "one step of the object's environment (gymnasium step)",
           PK_INPUTS(step_inputs), PK_OUTPUTS(step_outputs), .object_class = RL_ENV_CLASS);
 
+#define SPEC_OUT(nm, dt, d) { .name = nm, .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_##dt), .ndim = 1, .doc = d }
+static const loom_arg_def spec_outputs[] = {
+    SPEC_OUT("observation_low", F64, "[observation size] the observation box's bounds (+-inf: none)"),
+    SPEC_OUT("observation_high", F64, "[observation size]"),
+    SPEC_OUT("action_n", I64, "[1] a discrete action's number of values; 0 for a box"),
+    SPEC_OUT("action_low", F64, "[action size] a box action's bounds (discrete: [0], [n - 1])"),
+    SPEC_OUT("action_high", F64, "[action size]"),
+    SPEC_OUT("max_episode_steps", I64, "[1] the time limit (0: none)"),
+};
+PK_SCHEMA(rl_env_spec_schema, "rl.env_spec", 1, "the spaces and the time limit of the object's environment",
+          PK_OUTPUTS(spec_outputs), .object_class = RL_ENV_CLASS);
+
 PK_OPS_DEFINE(rl_envs_ops, RL_ENVS_OPS);   /* rl.parallel_env's schemas: parallel_env.c */
 
 /* ---------------------------------------------------------------- objects */
@@ -136,11 +148,42 @@ static loom_status env_step_run(loom_call *call)
     return st;
 }
 
+static loom_status env_spec_run(loom_call *call)
+{
+    const rl_env_object *o = call->object;
+    const loom_rl_env_spec *sp = o->spec;
+    const loom_rl_space *spaces[2] = { &sp->observation, &sp->action };
+    loom_tensor *t;
+    loom_status st;
+    const int64_t one[1] = { 1 };
+    for (int s = 0; s < 2; s++) {
+        const int64_t n[1] = { spaces[s]->size };
+        for (int side = 0; side < 2; side++) {
+            const int index = s == 0 ? side : 3 + side;
+            if ((st = pk_host->alloc_output(call, index, LOOM_DTYPE_F64, 1, n, &t)) != LOOM_OK)
+                return st;
+            double *v = loom_data(t);
+            for (int64_t i = 0; i < n[0]; i++) {
+                const double *b = side == 0 ? spaces[s]->low : spaces[s]->high;
+                v[i] = b != NULL ? b[i] : side == 0 ? 0.0 : (double)(spaces[s]->n - 1);
+            }
+        }
+    }
+    if ((st = pk_host->alloc_output(call, 2, LOOM_DTYPE_I64, 1, one, &t)) != LOOM_OK)
+        return st;
+    *(int64_t *)loom_data(t) = sp->action.n;
+    if ((st = pk_host->alloc_output(call, 5, LOOM_DTYPE_I64, 1, one, &t)) != LOOM_OK)
+        return st;
+    *(int64_t *)loom_data(t) = sp->max_episode_steps;
+    return LOOM_OK;
+}
+
 static const loom_object_class *const rl_envs_classes[] = { &rl_env_class, &rl_parallel_env_class };
 
 static const loom_kernel_desc rl_envs_cpu_kernels[] = {
     PK_KERNEL_CPU(rl_env_reset_schema, "cpu", 0, env_reset_run),
     PK_KERNEL_CPU(rl_env_step_schema, "cpu", 0, env_step_run),
+    PK_KERNEL_CPU(rl_env_spec_schema, "cpu", 0, env_spec_run),
 };
 
 /* rl.parallel_env's kernels (parallel_env.c), then the built-in environments as rl.env v1 */

@@ -6,6 +6,7 @@
 **   rl.env_reset  (seed attribute)          -> observation
 **   rl.env_step   action                    -> observation, reward,
 **                                              terminated, truncated, done
+**   rl.env_spec                             -> the spaces' bounds, the time limit
 ** The module registers the pack's built-in environments (classic.h) as
 ** the interface rl.env v1; an rl.env object takes its environment from the
 ** interface named by its `interface` attribute, so environments of other
@@ -33,7 +34,9 @@ PK_ATTR_ENUM(rl_env_class, RL_ENV_CLASS_ATTRS);
     A(op, seed, INT, LOOM_DEFAULT_INT(-1), 0, "reseed with this (>= 0) first; -1 continues the stream", )
 PK_ATTR_ENUM(rl_env_reset, RL_ENV_RESET_ATTRS);
 
-#define RL_ENVS_OPS(X) X(rl_env_reset_schema) X(rl_env_step_schema) X(rl_parallel_reset_schema) X(rl_parallel_step_schema)
+#define RL_ENVS_OPS(X) \
+    X(rl_env_reset_schema) X(rl_env_step_schema) X(rl_env_spec_schema) X(rl_parallel_reset_schema) \
+    X(rl_parallel_step_schema)
 PK_OPS_DECLARE(rl_envs_ops, RL_ENVS_OPS);
 
 /* An rl.env object: the interface and the environment it made. */
