@@ -154,6 +154,8 @@ int cmd_rl(int argc, char **argv)
             return cli_bad_option("rl", rl_usage, c, argv);
         }
     }
+    if (steps > 0 && n > (long long)1e15 / steps)
+        return cli_usage_error("rl", rl_usage, "--steps x --envs is over 1e15 steps");
     if (argc - optind != 2 || strcmp(argv[optind], "rollout") != 0)
         return cli_usage_error("rl", rl_usage, "expected: rollout ENV");
     if (cli_init() != CLI_OK)

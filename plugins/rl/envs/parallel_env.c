@@ -133,7 +133,8 @@ static void parallel_reset_envs(void *user, int64_t begin, int64_t end, int32_t 
     const rl_pjob *j = user;
     (void)thread_index;
     for (int64_t i = begin; i < end; i++)
-        j->status[i] = j->p->api->reset(j->p->envs[i], j->has_seed, (uint64_t)(j->seed + i), j->obs + (size_t)i * j->obs_bytes);
+        j->status[i] = j->p->api->reset(j->p->envs[i], j->has_seed, (uint64_t)j->seed + (uint64_t)i,
+                                        j->obs + (size_t)i * j->obs_bytes);
 }
 
 static void parallel_step_envs(void *user, int64_t begin, int64_t end, int32_t thread_index)
