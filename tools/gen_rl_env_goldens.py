@@ -13,6 +13,13 @@ continues the generator's stream. Saved per <env>_<seed>_:
     terminated, truncated  [STEPS] bool
     reset_observation  [R, obs] f32: the first reset's, then every later reset's
 
+Then TorchRL's auto-reset, which rl.parallel_env follows: a SerialEnv of
+GymEnv("CartPole-v1") seeded with set_seed(5) (gymnasium's reset(seed=5);
+the rollout's own reset then continues the stream) and rolled out for 300
+seeded random actions with break_when_any_done=False, saved as
+torchrl_serial_CartPole-v1_5_: actions, observation (each step's root),
+next_observation, reward, terminated, truncated, done.
+
     .venv-rl/bin/python tools/gen_rl_env_goldens.py [OUTDIR]
 """
 import os
@@ -67,7 +74,30 @@ def main():
             np.save(p + "truncated.npy", np.array(tr, dtype=np.bool_))
             np.save(p + "reset_observation.npy", np.array(resets, dtype=np.float32))
             print(env_id, seed, "episodes:", len(resets) - 1, "terminated:", int(np.sum(te)), "truncated:", int(np.sum(tr)))
+    torchrl_serial()
     print("wrote", os.path.normpath(OUT))
+
+
+def torchrl_serial(env_id="CartPole-v1", seed=5, steps=300):
+    import torch
+    from torchrl.envs import GymEnv, SerialEnv
+    env = SerialEnv(1, lambda: GymEnv(env_id, categorical_action_encoding=True))
+    env.set_seed(seed, static_seed=True)
+    actions = torch.from_numpy(np.random.default_rng(seed).integers(0, 2, size=steps))
+    k = iter(range(steps))
+
+    def policy(td):
+        td["action"] = actions[next(k)].reshape(1)
+        return td
+
+    td = env.rollout(steps, policy, break_when_any_done=False)[0]
+    p = os.path.join(OUT, "torchrl_serial_%s_%d_" % (env_id, seed))
+    np.save(p + "actions.npy", actions.numpy().astype(np.int64))
+    np.save(p + "observation.npy", td["observation"].numpy())
+    for key in ("observation", "reward", "terminated", "truncated", "done"):
+        np.save(p + ("next_observation" if key == "observation" else key) + ".npy", td["next", key].numpy())
+    env.close()
+    print("torchrl SerialEnv", env_id, seed, "episodes:", int(td["next", "done"].sum()))
 
 
 if __name__ == "__main__":

@@ -8,11 +8,15 @@
 ** and `observation` is the reset observation of the environments that are
 ** done (an unseeded reset: the stream goes on), the step's elsewhere. For
 ** CartPole-v1 (episodes end by termination) and Pendulum-v1 (a box action,
-** episodes end by truncation). Then the refusals: actions of the wrong
-** shape or dtype, num_envs out of range.
+** episodes end by truncation); and a TorchRL SerialEnv rollout of
+** GymEnv("CartPole-v1") (tests/data/rl/envs/torchrl_serial_*), step by step:
+** ("next", ...) entries and the next root after its auto-reset. Then the
+** refusals: actions of the wrong shape or dtype, num_envs out of range.
 **
-** Equality is exact: the same code runs for one environment or many.
+** Equality is exact: the same code runs for one environment or many, and
+** TorchRL's float32 observations are gymnasium's.
 */
+#define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -134,6 +138,52 @@ static void pendulum_batch_equals_single_envs(void **state)
     batch_equals_singles("Pendulum-v1", 3, 7, 410);
 }
 
+/* TorchRL's own auto-reset (tools/gen_rl_env_goldens.py): a SerialEnv of
+** GymEnv("CartPole-v1") after set_seed(5), rolled out with
+** break_when_any_done=False. set_seed resets with the seed and the rollout
+** resets again, so the first root is the seeded stream's second reset. */
+static void torchrl_serial_env_rollout_matches(void **state)
+{
+    const char *p = "rl/envs/torchrl_serial_CartPole-v1_5_";
+    char name[128];
+    (void)state;
+#define G(what) (snprintf(name, sizeof name, "%s%s", p, what), tu_npy(name))
+    loom_tensor *actions = G("actions"), *root = G("observation"), *next = G("next_observation"), *rew = G("reward"),
+                *term = G("terminated"), *trunc = G("truncated"), *done = G("done");
+#undef G
+    loom_status st;
+    loom_object *b = make("rl.parallel_env", "CartPole-v1", 1, &st);
+    assert_int_equal(st, LOOM_OK);
+    loom_tensor *obs, *out[6];
+    assert_int_equal(run("rl.parallel_env_reset", b, NULL, 5, &obs, 1), LOOM_OK);
+    loom_tensor_free(obs);
+    assert_int_equal(run("rl.parallel_env_reset", b, NULL, -1, &obs, 1), LOOM_OK);
+    assert_bytes(obs, 0, loom_data(root), 16, "the first root observation", -1);
+    loom_tensor_free(obs);
+    const int64_t T = actions->shape[0], one[1] = { 1 };
+    for (int64_t k = 0; k < T; k++) {
+        loom_tensor *a;
+        assert_int_equal(loom_tensor_new(&a, LOOM_DTYPE_I64, 1, one, NULL), LOOM_OK);
+        *(int64_t *)loom_data(a) = ((const int64_t *)loom_data(actions))[k];
+        assert_int_equal(run("rl.parallel_env_step", b, a, 0, out, 6), LOOM_OK);
+        assert_bytes(out[0], 0, (const float *)loom_data(next) + 4 * k, 16, "(\"next\", \"observation\")", k);
+        if ((float)*(const double *)loom_data(out[1]) != ((const float *)loom_data(rew))[k])
+            fail_msg("step %lld: reward differs from torchrl's", (long long)k);
+        assert_bytes(out[2], 0, (const uint8_t *)loom_data(term) + k, 1, "terminated", k);
+        assert_bytes(out[3], 0, (const uint8_t *)loom_data(trunc) + k, 1, "truncated", k);
+        assert_bytes(out[4], 0, (const uint8_t *)loom_data(done) + k, 1, "done", k);
+        if (k + 1 < T)      /* the next root: reset where done */
+            assert_bytes(out[5], 0, (const float *)loom_data(root) + 4 * (k + 1), 16, "the next root observation", k);
+        for (int f = 0; f < 6; f++)
+            loom_tensor_free(out[f]);
+        loom_tensor_free(a);
+    }
+    loom_object_free(b);
+    loom_tensor *all[] = { actions, root, next, rew, term, trunc, done };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        loom_tensor_free(all[i]);
+}
+
 static void bad_batches_are_refused(void **state)
 {
     loom_status st;
@@ -167,6 +217,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cartpole_batch_equals_single_envs),
         cmocka_unit_test(pendulum_batch_equals_single_envs),
+        cmocka_unit_test(torchrl_serial_env_rollout_matches),
         cmocka_unit_test(bad_batches_are_refused),
     };
     return cmocka_run_group_tests_name("rl_env_parallel", tests, tu_setup, tu_teardown);
