@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** rl_env.h - the environment interface packs offer each other: a
-** versioned vtable registered under LOOM_RL_ENV_INTERFACE with
+** versioned vtable (loom_rl_env_api) registered with
 ** host->register_interface and found with host->get_extension(name,
 ** LOOM_RL_ENV_VERSION). The rl pack offers gymnasium's classic-control
-** environments through it and steps any environment it offers (its own or
-** another pack's) in rl.env and rl.parallel_env.
+** environments under LOOM_RL_ENV_INTERFACE ("rl.env"). The core lets one
+** pack offer a name, so another pack offers its environments under a name
+** of its own ("<pack>.env") with this layout and version; the rl pack's
+** rl.env and rl.parallel_env objects step them given interface=<that name>.
 **
 ** One environment instance is stepped by one caller at a time. The step
 ** data are plain buffers, one environment's worth:
