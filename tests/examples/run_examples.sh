@@ -7,7 +7,8 @@
 #      check that example.so exports loom_plugin_entry and nothing else
 #   3. run example.scale through the installed `loom` CLI on .npy files,
 #      with the pack found through LOOM_PLUGIN_PATH, and check the numbers
-#   4. build examples/host with `pkg-config --cflags --libs loom` and run it;
+#   4. build examples/host with `pkg-config --cflags --libs loom` and run it
+#      (and examples/rl, the rl pack's step loop, when rl.so is installed);
 #      the demo programs (examples/demos) installed in <libexecdir>/loom/demos
 #      and run by the installed `loom demo`
 #   5. the README's host snippet, compiled as C11 and as C++17, and run
@@ -123,6 +124,15 @@ make -s -C "$tmp/host" CC="$cc" PKG_CONFIG="$pc" CFLAGS="-O2 -g $san_flags" \
     LDFLAGS="$san_flags" >"$tmp/host.log" 2>&1 \
     || { cat "$tmp/host.log" >&2; fail "examples/host did not build"; }
 "$tmp/host/host" || fail "examples/host failed"
+if [[ -f $plugindir/rl.so ]]; then      # the rl pack's Gym-like step loop
+    cp -r "$source/examples/rl" "$tmp/rl"
+    make -s -C "$tmp/rl" CC="$cc" PKG_CONFIG="$pc" CFLAGS="-O2 -g $san_flags" \
+        LDFLAGS="$san_flags" >"$tmp/rl.log" 2>&1 \
+        || { cat "$tmp/rl.log" >&2; fail "examples/rl did not build"; }
+    "$tmp/rl/rl_loop" >"$tmp/rl.out" || { cat "$tmp/rl.out" >&2; fail "examples/rl failed"; }
+    grep -q 'CartPole-v1: [1-9][0-9]* episodes' "$tmp/rl.out" || fail "examples/rl printed '$(cat "$tmp/rl.out")'"
+    echo "examples/rl: ok ($(head -1 "$tmp/rl.out"))"
+fi
 # The staged demo directory is not where the installed CLI was configured to
 # look (that is $prefix/...): LOOM_DEMO_PATH names it, as a user would.
 [[ $libexecdir = /* ]] || libexecdir=$prefix/$libexecdir
