@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** ctc_cpu.c - the CTC module of audio.so: its object classes and kernels.
+*/
+#include "ctc.h"
+
+extern const loom_kernel_desc audio_ctc_lm_kernels[];
+extern const size_t audio_ctc_lm_n_kernels;
+
+static const loom_object_class *const ctc_classes[] = { &audio_ctc_lm_class };
+
+static loom_status ctc_register_kernels(const loom_host_api *host, loom_registrar *reg)
+{
+    for (size_t i = 0; i < audio_ctc_lm_n_kernels; i++) {
+        loom_status st = host->register_kernel(reg, &audio_ctc_lm_kernels[i]);
+        if (st != LOOM_OK)
+            return st;
+    }
+    return LOOM_OK;
+}
+
+const pk_module audio_ctc_cpu = {
+    .name = "ctc", .ops = audio_ctc_ops, .n_ops = PK_COUNT(audio_ctc_ops),
+    .classes = ctc_classes, .n_classes = PK_COUNT(ctc_classes),
+    .register_more = ctc_register_kernels,
+};
