@@ -237,5 +237,6 @@ const cf_gen cf_audio_gens[] = {
     { "audio.info", 0, 0, NULL, "tests/audio/files/test_files.c: host-only file reading (cpu kernel only)" },
     /* the CTC module runs on the host only: one cpu kernel per op, nothing to compare */
     { "audio.ctc_lm_score", 0, 0, NULL, "tests/audio/ctc/test_ctc_lm.c: host-only n-gram LM scoring (cpu kernel only)" },
+    { "audio.ctc_decoder", 0, 0, NULL, "tests/audio/ctc/test_ctc_decoder.c: host-only beam search (cpu kernel only)" },
 };
 const size_t cf_audio_n_gens = sizeof cf_audio_gens / sizeof cf_audio_gens[0];

@@ -24,7 +24,7 @@
 #include "loom/loom.h"
 
 #define OC_MAX_IN 6
-#define OC_MAX_OUT 5
+#define OC_MAX_OUT 8
 
 /* A tensor: dtype 0 means absent (an optional input left out). vals, when
 ** not NULL, holds numel values (converted to the dtype); else zeros. */
@@ -49,7 +49,7 @@ typedef struct oc_case {
 } oc_case;
 
 /* T(F32, 2, 0, 4): an f32 [0, 4] tensor. TV(I64, vals, 1, 3): with values. */
-#define OC_ALL 0x1fu
+#define OC_ALL 0xffu
 
 #define OC_T(dt, nd, ...) { .dtype = LOOM_DTYPE_##dt, .ndim = (nd), .shape = { __VA_ARGS__ } }
 #define OC_TV(dt, v, nd, ...) { .dtype = LOOM_DTYPE_##dt, .ndim = (nd), .shape = { __VA_ARGS__ }, .vals = (v) }

@@ -4,6 +4,8 @@
 **   audio.ctc_lm         an n-gram LM read from an ARPA file (arpa_lm.h),
 **                        with its method audio.ctc_lm_score: sentence
 **                        scores as KenLM's Python module computes them
+**   audio.ctc_decoder    torchaudio's ctc_decoder (ctc_decoder.h), with its
+**                        batch method audio.ctc_decoder
 */
 #ifndef LOOM_AUDIO_CTC_H
 #define LOOM_AUDIO_CTC_H
@@ -23,10 +25,10 @@ PK_ATTR_ENUM(ctc_lm_class, CTC_LM_CLASS_ATTRS);
     A(op, eos, BOOL, LOOM_DEFAULT_BOOL(1), 0, "end each sentence with </s> (kenlm's eos)", )
 PK_ATTR_ENUM(ctc_lm_score, CTC_LM_SCORE_ATTRS);
 
-#define AUDIO_CTC_OPS(X) X(ctc_lm_score_schema)
+#define AUDIO_CTC_OPS(X) X(ctc_lm_score_schema) X(ctc_decoder_schema)
 PK_OPS_DECLARE(audio_ctc_ops, AUDIO_CTC_OPS);
 
-extern const loom_object_class audio_ctc_lm_class;
+extern const loom_object_class audio_ctc_lm_class, audio_ctc_decoder_class;
 
 /* The path of file `name`: the named file of the object's create, else the
 ** string attribute at index attr (NULL when neither is given). */

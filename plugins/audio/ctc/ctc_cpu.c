@@ -6,13 +6,20 @@
 
 extern const loom_kernel_desc audio_ctc_lm_kernels[];
 extern const size_t audio_ctc_lm_n_kernels;
+extern const loom_kernel_desc audio_ctc_decoder_kernels[];
+extern const size_t audio_ctc_decoder_n_kernels;
 
-static const loom_object_class *const ctc_classes[] = { &audio_ctc_lm_class };
+static const loom_object_class *const ctc_classes[] = { &audio_ctc_lm_class, &audio_ctc_decoder_class };
 
 static loom_status ctc_register_kernels(const loom_host_api *host, loom_registrar *reg)
 {
     for (size_t i = 0; i < audio_ctc_lm_n_kernels; i++) {
         loom_status st = host->register_kernel(reg, &audio_ctc_lm_kernels[i]);
+        if (st != LOOM_OK)
+            return st;
+    }
+    for (size_t i = 0; i < audio_ctc_decoder_n_kernels; i++) {
+        loom_status st = host->register_kernel(reg, &audio_ctc_decoder_kernels[i]);
         if (st != LOOM_OK)
             return st;
     }

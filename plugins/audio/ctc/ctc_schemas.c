@@ -3,6 +3,7 @@
 ** ctc_schemas.c - the definitions of the CTC module's ops (ctc.h).
 */
 #include "ctc.h"
+#include "ctc_decoder.h"
 
 #define U8 LOOM_DTYPE_BIT(LOOM_DTYPE_U8)
 #define I64 LOOM_DTYPE_BIT(LOOM_DTYPE_I64)
@@ -22,5 +23,34 @@ PK_SCHEMA(ctc_lm_score_schema, "audio.ctc_lm_score", 1,
           "log10 probabilities of sentences under an audio.ctc_lm n-gram model, as KenLM scores them",
           PK_INPUTS(lm_score_inputs), PK_OUTPUTS(lm_score_outputs), PK_ATTRS(ctc_lm_score_attrs),
           .object_class = CTC_LM_CLASS);
+
+static const loom_arg_def decoder_inputs[] = {
+    { .name = "emissions", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .ndim = 3,
+      .doc = "f32 [B, T, N] log-probabilities (or any scores) of the N tokens per frame" },
+    { .name = "lengths", .dtypes = I64, .flags = LOOM_ARG_OPTIONAL, .ndim = 1,
+      .doc = "i64 [B]: the frames of each utterance (default T)" },
+};
+#define CTC_RESULT_OUTPUTS                                                                                   \
+    [CTC_OUT_TOKENS] = { .name = "tokens", .dtypes = I64, .ndim = 1,                                       \
+                         .doc = "i64 token ids of every hypothesis (repeats collapsed, blanks dropped)" },    \
+    [CTC_OUT_TIMESTEPS] = { .name = "timesteps", .dtypes = I64, .ndim = 1,                                 \
+                            .doc = "i64 where each token starts (frame f is f + 1; 0 and T + 1: the leading " \
+                                   "and trailing silence)" },                                                \
+    [CTC_OUT_OFFSETS] = { .name = "offsets", .dtypes = I64, .ndim = 1,                                     \
+                          .doc = "i64 [H+1]: each hypothesis's tokens and timesteps" },                      \
+    [CTC_OUT_WORDS] = { .name = "words", .dtypes = U8, .flags = LOOM_ARG_JAGGED, .ndim = 1,                \
+                        .doc = "u8 each hypothesis's words separated by spaces (empty without a lexicon)" }, \
+    [CTC_OUT_WORDS_OFFSETS] = { .name = "words_offsets", .dtypes = I64, .flags = LOOM_ARG_OFFSETS,         \
+                                .ndim = 1, .doc = "i64 [H+1]" },                                             \
+    [CTC_OUT_SCORE] = { .name = "score", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F64), .ndim = 1,              \
+                        .doc = "f64 [H] total score of each hypothesis" },                                   \
+    [CTC_OUT_HYPOTHESES] = { .name = "hypotheses", .dtypes = I64, .ndim = 1,                               \
+                             .doc = "i64 [B+1]: utterance b's hypotheses are rows hypotheses[b]..[b+1], best " \
+                                    "first" },
+static const loom_arg_def decoder_outputs[] = { CTC_RESULT_OUTPUTS };
+
+PK_SCHEMA(ctc_decoder_schema, CTC_DECODER_CLASS, 1,
+          "CTC beam search of a batch of emissions (torchaudio's CTCDecoder.__call__): the nbest hypotheses of each",
+          PK_INPUTS(decoder_inputs), PK_OUTPUTS(decoder_outputs), .object_class = CTC_DECODER_CLASS);
 
 PK_OPS_DEFINE(audio_ctc_ops, AUDIO_CTC_OPS);

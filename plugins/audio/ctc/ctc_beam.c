@@ -1,0 +1,736 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** ctc_beam.c - the trie, the LM state tree and the beam search
+** (ctc_beam.h).
+*/
+#include "ctc_beam.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ----------------------------------------------------------------- trie */
+
+typedef struct build_node {
+    int32_t first, next;          /* first child, next sibling (-1: none) */
+    int32_t token;
+} build_node;
+
+/* flashlight's TrieLogAdd: log(e^a + e^b) with its cutoff. */
+static double trie_log_add(double a, double b)
+{
+    if (a < b) {
+        double t = a;
+        a = b;
+        b = t;
+    }
+    double d = b - a;
+    return d < -39.14 ? a : a + log1p(exp(d));
+}
+
+static int grow(void **p, int64_t *cap, int64_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    int64_t c = *cap * 2 > need ? *cap * 2 : need + 64;
+    void *q = realloc(*p, (size_t)c * elem);
+    if (q == NULL)
+        return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+/* The LM's score of one word from <s> (the trie's insertion score). */
+static int start_score(const ctc_model *m, int32_t word, float *score)
+{
+    if (m->lm_kind == CTC_LM_ZERO) {
+        *score = 0.0f;
+    } else if (m->lm_kind == CTC_LM_ARPA) {
+        ctc_lm_context a, b;
+        ctc_arpa_lm_begin(m->arpa, &a);
+        *score = ctc_arpa_lm_score(m->arpa, &a, m->usr_to_lm[word], &b);
+    } else {
+        uint64_t st, child;
+        if (m->custom.start(m->custom.self, 0, &st) != 0 || m->custom.score(m->custom.self, st, word, &child, score) != 0)
+            return -2;
+    }
+    return 0;
+}
+
+int ctc_model_build_trie(ctc_model *m)
+{
+    const ctc_lexicon *lx = &m->lexicon;
+    ctc_trie *t = &m->trie;
+    build_node *bn = NULL;
+    int64_t bcap = 0, ncap = 0, n = 1;
+    int st = 0;
+    float *word_score = malloc((size_t)ctc_dict_size(&lx->words) * sizeof(float) + 1);
+    if (word_score == NULL || grow((void **)&bn, &bcap, 1, sizeof *bn) != 0
+        || grow((void **)&t->nodes, &ncap, 1, sizeof *t->nodes) != 0) {
+        st = -1;
+        goto done;
+    }
+    for (int32_t w = 0; w < ctc_dict_size(&lx->words); w++) {
+        /* the word's id in the word dictionary of the LM */
+        int32_t id = m->words == &lx->words ? w : ctc_dict_find(m->words, ctc_dict_name(&lx->words, w),
+                                                              strlen(ctc_dict_name(&lx->words, w)));
+        if ((st = start_score(m, id, &word_score[w])) != 0)
+            goto done;
+    }
+    bn[0] = (build_node){ -1, -1, -1 };
+    memset(&t->nodes[0], 0, sizeof t->nodes[0]);
+    for (int64_t s = 0; s < lx->n_spell; s++) {
+        int32_t node = 0;
+        for (int64_t k = lx->spell_off[s]; k < lx->spell_off[s + 1]; k++) {
+            int32_t tok = lx->tokens[k], c = bn[node].first;
+            while (c >= 0 && bn[c].token != tok)
+                c = bn[c].next;
+            if (c < 0) {
+                if (grow((void **)&bn, &bcap, n + 1, sizeof *bn) != 0
+                    || grow((void **)&t->nodes, &ncap, n + 1, sizeof *t->nodes) != 0) {
+                    st = -1;
+                    goto done;
+                }
+                c = (int32_t)n++;
+                bn[c] = (build_node){ -1, bn[node].first, tok };
+                bn[node].first = c;
+                memset(&t->nodes[c], 0, sizeof t->nodes[c]);
+            }
+            node = c;
+        }
+        ctc_trie_node *tn = &t->nodes[node];
+        const int32_t w = lx->spell_word[s];
+        if (tn->n_labels < CTC_TRIE_MAX_LABEL) {
+            tn->labels[tn->n_labels] = m->words == &lx->words ? w
+                                       : ctc_dict_find(m->words, ctc_dict_name(&lx->words, w),
+                                                       strlen(ctc_dict_name(&lx->words, w)));
+            tn->scores[tn->n_labels++] = word_score[w];
+        } else {
+            t->dropped_labels++;
+        }
+    }
+    t->n_nodes = (int32_t)n;
+    t->child_token = malloc((size_t)n * sizeof(int32_t));
+    t->child_node = malloc((size_t)n * sizeof(int32_t));
+    if (t->child_token == NULL || t->child_node == NULL) {
+        st = -1;
+        goto done;
+    }
+    /* children contiguous per node (in token order, for a stable layout) */
+    int32_t k = 0;
+    for (int32_t v = 0; v < n; v++) {
+        t->nodes[v].first_child = k;
+        for (int32_t c = bn[v].first; c >= 0; c = bn[c].next) {
+            int32_t j = k++;
+            while (j > t->nodes[v].first_child && t->child_token[j - 1] > bn[c].token) {
+                t->child_token[j] = t->child_token[j - 1];
+                t->child_node[j] = t->child_node[j - 1];
+                j--;
+            }
+            t->child_token[j] = bn[c].token;
+            t->child_node[j] = c;
+        }
+        t->nodes[v].n_children = k - t->nodes[v].first_child;
+    }
+    /* smear(MAX), children before parents: a child's id is above its parent's */
+    for (int32_t v = (int32_t)n - 1; v >= 0; v--) {
+        ctc_trie_node *tn = &t->nodes[v];
+        float mx = -INFINITY;
+        for (int32_t i = 0; i < tn->n_labels; i++)
+            mx = (float)trie_log_add(mx, tn->scores[i]);
+        for (int32_t i = 0; i < tn->n_children; i++) {
+            float c = t->nodes[t->child_node[tn->first_child + i]].max_score;
+            if (c > mx)
+                mx = c;
+        }
+        tn->max_score = mx;
+    }
+done:
+    free(bn);
+    free(word_score);
+    return st;
+}
+
+void ctc_model_free(ctc_model *m)
+{
+    ctc_dict_free(&m->tokens);
+    ctc_lexicon_free(&m->lexicon);
+    ctc_dict_free(&m->lm_dict);
+    free(m->trie.nodes);
+    free(m->trie.child_token);
+    free(m->trie.child_node);
+    ctc_arpa_lm_free(m->arpa);
+    free(m->usr_to_lm);
+    memset(m, 0, sizeof *m);
+}
+
+/* ------------------------------------------------------- LM state tree */
+
+typedef struct lm_node {
+    uint64_t custom;              /* the custom LM's state */
+    int32_t parent, word;
+    float score;                  /* score(parent, word) */
+    ctc_lm_context ctx;           /* the ARPA model's context */
+} lm_node;
+
+typedef struct ctc_hyp {
+    double score;
+    int32_t lm_state, lex, parent, token, word;
+    int32_t prev_blank;
+} ctc_hyp;
+
+struct ctc_search {
+    const ctc_model *m;
+    lm_node *lm;
+    int64_t n_lm, lm_cap;
+    int32_t *lm_slots;            /* (parent, word) -> node + 1 */
+    uint64_t lm_mask;
+    ctc_hyp *pool;                /* every frame's hypotheses, frame after frame */
+    int64_t n_pool, pool_cap;
+    int64_t *frame_start;         /* frame f: pool[frame_start[f] .. frame_start[f + 1]) */
+    int64_t n_frames, frames_cap;
+    ctc_hyp *cand;
+    int64_t n_cand, cand_cap;
+    int32_t *order;
+    int64_t order_cap;
+    double best;
+    int32_t *topk;
+    uint8_t *in_topk;
+    int64_t topk_n;
+    int64_t decoded;
+    int failed;                   /* the custom LM failed */
+};
+
+static uint64_t lm_hash(int32_t parent, int32_t word)
+{
+    uint64_t x = ((uint64_t)(uint32_t)parent << 32) | (uint32_t)word;
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    return x;
+}
+
+static int lm_rehash(ctc_search *s, uint64_t slots)
+{
+    int32_t *t = calloc(slots, sizeof *t);
+    if (t == NULL)
+        return -1;
+    free(s->lm_slots);
+    s->lm_slots = t;
+    s->lm_mask = slots - 1;
+    for (int64_t i = 0; i < s->n_lm; i++) {
+        if (s->lm[i].parent < 0)
+            continue;
+        uint64_t h = lm_hash(s->lm[i].parent, s->lm[i].word) & s->lm_mask;
+        while (t[h] != 0)
+            h = (h + 1) & s->lm_mask;
+        t[h] = (int32_t)i + 1;
+    }
+    return 0;
+}
+
+static int32_t lm_new_node(ctc_search *s)
+{
+    if (grow((void **)&s->lm, &s->lm_cap, s->n_lm + 1, sizeof *s->lm) != 0)
+        return -1;
+    return (int32_t)s->n_lm++;
+}
+
+static int32_t lm_start(ctc_search *s)
+{
+    const ctc_model *m = s->m;
+    int32_t id = lm_new_node(s);
+    if (id < 0)
+        return -1;
+    lm_node *n = &s->lm[id];
+    n->parent = -1;
+    n->word = -1;
+    n->score = 0.0f;
+    if (m->lm_kind == CTC_LM_ARPA) {
+        ctc_arpa_lm_begin(m->arpa, &n->ctx);
+    } else if (m->lm_kind == CTC_LM_CUSTOM && m->custom.start(m->custom.self, 0, &n->custom) != 0) {
+        s->failed = 1;
+        return -1;
+    }
+    return id;
+}
+
+/* The child of state for word (word -1: </s>), made on first use with its
+** score; its id, or -1 (out of memory, or the custom LM failed). */
+static int32_t lm_child(ctc_search *s, int32_t state, int32_t word)
+{
+    uint64_t h = lm_hash(state, word) & s->lm_mask;
+    for (;; h = (h + 1) & s->lm_mask) {
+        int32_t v = s->lm_slots[h];
+        if (v == 0)
+            break;
+        if (s->lm[v - 1].parent == state && s->lm[v - 1].word == word)
+            return v - 1;
+    }
+    const ctc_model *m = s->m;
+    int32_t id = lm_new_node(s);
+    if (id < 0)
+        return -1;
+    lm_node *p = &s->lm[state], *n = &s->lm[id];
+    n->parent = state;
+    n->word = word;
+    if (m->lm_kind == CTC_LM_ZERO) {
+        n->score = 0.0f;
+    } else if (m->lm_kind == CTC_LM_ARPA) {
+        int32_t w = word < 0 ? ctc_arpa_lm_eos(m->arpa) : m->usr_to_lm[word];
+        n->score = ctc_arpa_lm_score(m->arpa, &p->ctx, w, &n->ctx);
+    } else {
+        int r = word < 0 ? m->custom.finish(m->custom.self, p->custom, &n->custom, &n->score)
+                         : m->custom.score(m->custom.self, p->custom, word, &n->custom, &n->score);
+        if (r != 0) {
+            s->failed = 1;
+            s->n_lm--;
+            return -1;
+        }
+    }
+    s->lm_slots[h] = id + 1;
+    if ((uint64_t)s->n_lm * 2 > s->lm_mask + 1 && lm_rehash(s, (s->lm_mask + 1) * 2) != 0)
+        return -1;
+    return id;
+}
+
+/* flashlight's finish: ZeroLM keeps the state, the others take a child. */
+static int32_t lm_finish(ctc_search *s, int32_t state, float *score)
+{
+    if (s->m->lm_kind == CTC_LM_ZERO) {
+        *score = 0.0f;
+        return state;
+    }
+    int32_t c = lm_child(s, state, -1);
+    if (c >= 0)
+        *score = s->lm[c].score;
+    return c;
+}
+
+/* ---------------------------------------------------------------- search */
+
+ctc_search *ctc_search_new(const ctc_model *m)
+{
+    ctc_search *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    s->m = m;
+    return s;
+}
+
+void ctc_search_free(ctc_search *s)
+{
+    if (s == NULL)
+        return;
+    free(s->lm);
+    free(s->lm_slots);
+    free(s->pool);
+    free(s->frame_start);
+    free(s->cand);
+    free(s->order);
+    free(s->topk);
+    free(s->in_topk);
+    free(s);
+}
+
+int ctc_search_begin(ctc_search *s)
+{
+    s->n_lm = 0;
+    s->n_pool = 0;
+    s->n_frames = 0;
+    s->decoded = 0;
+    s->failed = 0;
+    if (lm_rehash(s, 1024) != 0 || grow((void **)&s->frame_start, &s->frames_cap, 2, sizeof *s->frame_start) != 0
+        || grow((void **)&s->pool, &s->pool_cap, 1, sizeof *s->pool) != 0)
+        return -1;
+    int32_t root = lm_start(s);
+    if (root < 0)
+        return s->failed ? -2 : -1;
+    s->pool[0] = (ctc_hyp){ .score = 0.0, .lm_state = root, .lex = 0, .parent = -1, .token = s->m->sil,
+                            .word = -1, .prev_blank = 0 };
+    s->n_pool = 1;
+    s->frame_start[0] = 0;
+    s->frame_start[1] = 1;
+    s->n_frames = 1;
+    return 0;
+}
+
+int64_t ctc_search_frames(const ctc_search *s) { return s->decoded; }
+
+/* flashlight's candidatesAdd: the running best, and a candidate only when
+** it is within the threshold of it. */
+static int cand_add(ctc_search *s, double score, int32_t lm_state, int32_t lex, int32_t parent, int32_t token,
+                    int32_t word, int32_t prev_blank)
+{
+    if (score >= s->best)
+        s->best = score;
+    if (!(score >= s->best - s->m->opt.beam_threshold))
+        return 0;
+    if (grow((void **)&s->cand, &s->cand_cap, s->n_cand + 1, sizeof *s->cand) != 0)
+        return -1;
+    s->cand[s->n_cand++] = (ctc_hyp){ score, lm_state, lex, parent, token, word, prev_blank };
+    return 0;
+}
+
+/* compareNoScoreStates: LM state, trie node, token, prevBlank. */
+static int same_state(const ctc_hyp *a, const ctc_hyp *b)
+{
+    return a->lm_state == b->lm_state && a->lex == b->lex && a->token == b->token && a->prev_blank == b->prev_blank;
+}
+
+/* qsort's comparators see the candidates of this thread's search */
+static _Thread_local const ctc_hyp *sort_base;
+
+static int cmp_state_score(const void *x, const void *y)
+{
+    const ctc_hyp *a = &sort_base[*(const int32_t *)x], *b = &sort_base[*(const int32_t *)y];
+    if (a->lm_state != b->lm_state)
+        return a->lm_state > b->lm_state ? -1 : 1;
+    if (a->lex != b->lex)
+        return a->lex > b->lex ? -1 : 1;
+    if (a->token != b->token)
+        return a->token > b->token ? -1 : 1;
+    if (a->prev_blank != b->prev_blank)
+        return a->prev_blank > b->prev_blank ? -1 : 1;
+    return a->score > b->score ? -1 : a->score < b->score ? 1 : 0;
+}
+
+static int cmp_score(const void *x, const void *y)
+{
+    const ctc_hyp *a = &sort_base[*(const int32_t *)x], *b = &sort_base[*(const int32_t *)y];
+    return a->score > b->score ? -1 : a->score < b->score ? 1 : 0;
+}
+
+/* flashlight's candidatesStore: keep those within the threshold of the
+** best, merge equal states (max, or log-add), keep the beam_size best, as
+** a new frame of the pool. */
+static int cand_store(ctc_search *s)
+{
+    const ctc_options *o = &s->m->opt;
+    const double threshold = s->best - o->beam_threshold;
+    if (grow((void **)&s->order, &s->order_cap, s->n_cand + 1, sizeof *s->order) != 0)
+        return -1;
+    int64_t n = 0;
+    for (int64_t i = 0; i < s->n_cand; i++)
+        if (s->cand[i].score >= threshold)
+            s->order[n++] = (int32_t)i;
+    sort_base = s->cand;
+    qsort(s->order, (size_t)n, sizeof *s->order, cmp_state_score);
+    int64_t merged = n > 0 ? 1 : 0;
+    for (int64_t i = 1; i < n; i++) {
+        ctc_hyp *last = &s->cand[s->order[merged - 1]], *c = &s->cand[s->order[i]];
+        if (!same_state(c, last)) {
+            s->order[merged++] = s->order[i];
+            continue;
+        }
+        double mx = last->score > c->score ? last->score : c->score;
+        if (o->log_add) {
+            double mn = last->score < c->score ? last->score : c->score;
+            last->score = mx + log1p(exp(mn - mx));
+        } else {
+            last->score = mx;
+        }
+    }
+    /* the best beam_size, best first (flashlight's nth_element leaves them
+    ** unordered; the order does not change what the next frame finds) */
+    int32_t *ord = s->order;
+    sort_base = s->cand;
+    qsort(ord, (size_t)merged, sizeof *ord, cmp_score);
+    int64_t keep = merged < o->beam_size ? merged : o->beam_size;
+    if (grow((void **)&s->pool, &s->pool_cap, s->n_pool + keep, sizeof *s->pool) != 0
+        || grow((void **)&s->frame_start, &s->frames_cap, s->n_frames + 2, sizeof *s->frame_start) != 0)
+        return -1;
+    for (int64_t i = 0; i < keep; i++)
+        s->pool[s->n_pool++] = s->cand[ord[i]];
+    s->frame_start[++s->n_frames] = s->n_pool;
+    return 0;
+}
+
+/* The frame's top beam_size_token tokens (in_topk marks them). */
+static int pick_tokens(ctc_search *s, const float *e, int64_t N)
+{
+    const int64_t K = s->m->opt.beam_size_token < N ? s->m->opt.beam_size_token : N;
+    if (s->topk_n < N) {
+        free(s->topk);
+        free(s->in_topk);
+        s->topk = malloc((size_t)N * sizeof *s->topk);
+        s->in_topk = malloc((size_t)N);
+        if (s->topk == NULL || s->in_topk == NULL) {
+            s->topk_n = 0;
+            return -1;
+        }
+        s->topk_n = N;
+    }
+    memset(s->in_topk, 0, (size_t)N);
+    if (K == N) {
+        memset(s->in_topk, 1, (size_t)N);
+        return 0;
+    }
+    /* the K largest by a partial selection sort of indices (K is small) */
+    for (int64_t i = 0; i < N; i++)
+        s->topk[i] = (int32_t)i;
+    for (int64_t r = 0; r < K; r++) {
+        int64_t b = r;
+        for (int64_t i = r + 1; i < N; i++)
+            if (e[s->topk[i]] > e[s->topk[b]])
+                b = i;
+        int32_t t = s->topk[r];
+        s->topk[r] = s->topk[b];
+        s->topk[b] = t;
+        s->in_topk[s->topk[r]] = 1;
+    }
+    return 0;
+}
+
+static int step_lexicon(ctc_search *s, const float *e, int64_t N, int64_t prev_begin, int64_t prev_end)
+{
+    const ctc_model *m = s->m;
+    const ctc_options *o = &m->opt;
+    const ctc_trie *t = &m->trie;
+    for (int64_t h = prev_begin; h < prev_end; h++) {
+        const ctc_hyp prev = s->pool[h];
+        const ctc_trie_node *pl = &t->nodes[prev.lex];
+        const float lex_max = prev.lex == 0 ? 0.0f : pl->max_score;
+        /* (1) the children of the node among the frame's tokens */
+        for (int32_t c = 0; c < pl->n_children; c++) {
+            const int32_t n = t->child_token[pl->first_child + c];
+            if (n >= N || !s->in_topk[n])
+                continue;
+            const int32_t lex = t->child_node[pl->first_child + c];
+            const ctc_trie_node *ln = &t->nodes[lex];
+            double score = prev.score + (double)e[n];
+            if (n == m->sil)
+                score += o->sil_score;
+            if (prev.prev_blank || n != prev.token) {
+                if (ln->n_children > 0) {
+                    const double lm_score = (float)(ln->max_score - lex_max);
+                    if (cand_add(s, score + o->lm_weight * lm_score, prev.lm_state, lex, (int32_t)h, n, -1, 0) != 0)
+                        return -1;
+                }
+            }
+            for (int32_t k = 0; k < ln->n_labels; k++) {
+                if (prev.lex == 0 && prev.token == n)
+                    continue;
+                int32_t child = lm_child(s, prev.lm_state, ln->labels[k]);
+                if (child < 0)
+                    return s->failed ? -2 : -1;
+                const double lm_score = (float)(s->lm[child].score - lex_max);
+                if (cand_add(s, score + o->lm_weight * lm_score + o->word_score, child, 0, (int32_t)h, n,
+                             ln->labels[k], 0) != 0)
+                    return -1;
+            }
+            if (ln->n_labels == 0 && o->unk_score > -INFINITY) {
+                int32_t child = lm_child(s, prev.lm_state, m->unk);
+                if (child < 0)
+                    return s->failed ? -2 : -1;
+                const double lm_score = (float)(s->lm[child].score - lex_max);
+                if (cand_add(s, score + o->lm_weight * lm_score + o->unk_score, child, 0, (int32_t)h, n, m->unk, 0)
+                    != 0)
+                    return -1;
+            }
+        }
+        /* (2) the same node: repeat the token, or silence at the root */
+        if (!prev.prev_blank || prev.lex == 0) {
+            const int32_t n = prev.lex == 0 ? m->sil : prev.token;
+            double score = prev.score + (double)e[n];
+            if (n == m->sil)
+                score += o->sil_score;
+            if (cand_add(s, score, prev.lm_state, prev.lex, (int32_t)h, n, -1, 0) != 0)
+                return -1;
+        }
+        /* (3) blank, always */
+        if (cand_add(s, prev.score + (double)e[m->blank], prev.lm_state, prev.lex, (int32_t)h, m->blank, -1, 1) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int step_lexicon_free(ctc_search *s, const float *e, int64_t N, int64_t prev_begin, int64_t prev_end)
+{
+    const ctc_model *m = s->m;
+    const ctc_options *o = &m->opt;
+    for (int64_t h = prev_begin; h < prev_end; h++) {
+        const ctc_hyp prev = s->pool[h];
+        for (int32_t n = 0; n < N; n++) {
+            if (!s->in_topk[n])
+                continue;
+            double score = prev.score + (double)e[n];
+            if (n == m->sil)
+                score += o->sil_score;
+            int r;
+            if (n != m->blank && (n != prev.token || prev.prev_blank)) {
+                int32_t child = lm_child(s, prev.lm_state, n);
+                if (child < 0)
+                    return s->failed ? -2 : -1;
+                const float lm_score = s->lm[child].score;
+                r = cand_add(s, score + o->lm_weight * lm_score, child, 0, (int32_t)h, n, -1, 0);
+            } else if (n == m->blank) {
+                r = cand_add(s, score, prev.lm_state, 0, (int32_t)h, n, -1, 1);
+            } else {
+                r = cand_add(s, score, prev.lm_state, 0, (int32_t)h, n, -1, 0);
+            }
+            if (r != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+int ctc_search_step(ctc_search *s, const float *emissions, int64_t T, int64_t N)
+{
+    for (int64_t t = 0; t < T; t++) {
+        const float *e = emissions + t * N;
+        if (pick_tokens(s, e, N) != 0)
+            return -1;
+        s->best = -INFINITY;
+        s->n_cand = 0;
+        const int64_t b = s->frame_start[s->n_frames - 1], end = s->frame_start[s->n_frames];
+        int r = s->m->lexicon_mode ? step_lexicon(s, e, N, b, end) : step_lexicon_free(s, e, N, b, end);
+        if (r != 0 || (r = cand_store(s)) != 0)
+            return r;
+        s->decoded++;
+    }
+    return 0;
+}
+
+int ctc_search_end(ctc_search *s)
+{
+    const ctc_model *m = s->m;
+    const int64_t b = s->frame_start[s->n_frames - 1], end = s->frame_start[s->n_frames];
+    int nice = 0;
+    if (m->lexicon_mode)
+        for (int64_t h = b; h < end; h++)
+            nice |= s->pool[h].lex == 0;
+    s->best = -INFINITY;
+    s->n_cand = 0;
+    for (int64_t h = b; h < end; h++) {
+        const ctc_hyp prev = s->pool[h];
+        if (m->lexicon_mode && nice && prev.lex != 0)
+            continue;
+        float lm_score;
+        int32_t st = lm_finish(s, prev.lm_state, &lm_score);
+        if (st < 0)
+            return s->failed ? -2 : -1;
+        if (cand_add(s, prev.score + m->opt.lm_weight * lm_score, st, prev.lex, (int32_t)h, m->sil, -1, 0) != 0)
+            return -1;
+    }
+    return cand_store(s);
+}
+
+/* ------------------------------------------------------------- results */
+
+void ctc_results_init(ctc_results *r)
+{
+    memset(r, 0, sizeof *r);
+}
+
+void ctc_results_free(ctc_results *r)
+{
+    free(r->score);
+    free(r->tok_off);
+    free(r->tokens);
+    free(r->timesteps);
+    free(r->word_off);
+    free(r->words);
+    memset(r, 0, sizeof *r);
+}
+
+/* Append the path that ends at pool[h], frames 0..last, reduced as
+** torchaudio's _to_hypo does. */
+static int add_path(const ctc_search *s, int64_t h, int64_t last, ctc_results *r)
+{
+    const ctc_model *m = s->m;
+    const int64_t len = last + 1;
+    int32_t *tok = malloc((size_t)len * 2 * sizeof(int32_t));
+    if (tok == NULL)
+        return -1;
+    int32_t *word = tok + len;
+    int64_t i = last;
+    for (int64_t v = h; v >= 0 && i >= 0; v = s->pool[v].parent, i--) {
+        tok[i] = s->pool[v].token;
+        word[i] = s->m->lexicon_mode ? s->pool[v].word : -1;
+    }
+    for (; i >= 0; i--)
+        tok[i] = -1, word[i] = -1;
+    int64_t cap = r->hyp_cap, cap2 = r->hyp_cap, cap3 = r->hyp_cap;
+    if (grow((void **)&r->score, &cap, r->n_hyp + 1, sizeof *r->score) != 0
+        || grow((void **)&r->tok_off, &cap2, r->n_hyp + 2, sizeof *r->tok_off) != 0
+        || grow((void **)&r->word_off, &cap3, r->n_hyp + 2, sizeof *r->word_off) != 0) {
+        free(tok);
+        return -1;
+    }
+    r->hyp_cap = cap < cap2 ? (cap < cap3 ? cap : cap3) : (cap2 < cap3 ? cap2 : cap3);
+    if (r->n_hyp == 0)
+        r->tok_off[0] = r->word_off[0] = 0;
+    r->score[r->n_hyp] = s->pool[h].score;
+    int64_t tcap = r->tok_cap, tcap2 = r->tok_cap;
+    if (grow((void **)&r->tokens, &tcap, r->n_tok + len, sizeof *r->tokens) != 0
+        || grow((void **)&r->timesteps, &tcap2, r->n_tok + len, sizeof *r->timesteps) != 0) {
+        free(tok);
+        return -1;
+    }
+    r->tok_cap = tcap < tcap2 ? tcap : tcap2;
+    for (int64_t k = 0; k < len; k++) {
+        /* groupby then drop blanks, and the start of each non-blank run */
+        if (tok[k] == m->blank || (k > 0 && tok[k] == tok[k - 1]))
+            continue;
+        r->tokens[r->n_tok] = tok[k];
+        r->timesteps[r->n_tok] = k;
+        r->n_tok++;
+    }
+    r->tok_off[r->n_hyp + 1] = r->n_tok;
+    for (int64_t k = 0; k < len; k++) {
+        if (word[k] < 0 || m->words == NULL)
+            continue;
+        const char *w = ctc_dict_name(m->words, word[k]);
+        size_t wl = w != NULL ? strlen(w) : 0;
+        int64_t wcap = r->words_cap;
+        if (grow((void **)&r->words, &wcap, r->n_words_bytes + (int64_t)wl + 1, 1) != 0) {
+            free(tok);
+            return -1;
+        }
+        r->words_cap = wcap;
+        if (r->n_words_bytes > r->word_off[r->n_hyp])
+            r->words[r->n_words_bytes++] = ' ';
+        memcpy(r->words + r->n_words_bytes, w, wl);
+        r->n_words_bytes += (int64_t)wl;
+    }
+    r->word_off[r->n_hyp + 1] = r->n_words_bytes;
+    r->n_hyp++;
+    free(tok);
+    return 0;
+}
+
+int ctc_search_final(const ctc_search *s, ctc_results *out)
+{
+    const int64_t b = s->frame_start[s->n_frames - 1], end = s->frame_start[s->n_frames];
+    const int64_t n = end - b < s->m->opt.nbest ? end - b : s->m->opt.nbest;
+    for (int64_t i = 0; i < n; i++)
+        if (add_path(s, b + i, s->n_frames - 1, out) != 0)
+            return -1;
+    return 0;
+}
+
+int ctc_search_best(const ctc_search *s, ctc_results *out)
+{
+    const int64_t b = s->frame_start[s->n_frames - 1], end = s->frame_start[s->n_frames];
+    if (end == b || s->n_frames < 2)
+        return 0;
+    int64_t best = b;
+    for (int64_t h = b + 1; h < end; h++)
+        if (s->pool[h].score > s->pool[best].score)
+            best = h;
+    /* findBestAncestor(lookBack 0): back to the first complete node */
+    int64_t node = best, back = 0;
+    while (node >= 0 && back < 100) {
+        const int64_t p = s->pool[node].parent;
+        if (!s->m->lexicon_mode || p < 0 || s->pool[p].word >= 0)
+            break;
+        node = p;
+        back++;
+    }
+    if (node < 0)
+        return 0;
+    return add_path(s, node, s->n_frames - 1 - back, out);
+}

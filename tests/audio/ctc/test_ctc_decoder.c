@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** test_ctc_decoder.c - audio.ctc_decoder against flashlight-text
+** (tools/gen_ctc_goldens.py): every case of decode_cases.txt (lexicon and
+** lexicon-free, the 3-gram LM and none, log_add on and off, nbest 1 and 5,
+** unk_score) on the whole batch with its lengths; the same on one thread
+** and without lengths where they are all T.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "ctc_test_util.h"
+
+static ct_goldens G;
+
+static void run_case(int c, int threads)
+{
+    loom_object *dec = ct_make_decoder(G.lines[c], NULL);
+    loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
+    opt.object = dec;
+    opt.num_threads = threads;
+    const loom_tensor *in[2] = { G.emissions, G.lengths };
+    loom_tensor *out[CT_N_OUT] = { 0 };
+    if (loom_run("audio.ctc_decoder", in, 2, NULL, out, CT_N_OUT, &opt) != LOOM_OK)
+        fail_msg("case %d (%s): %s", c, G.lines[c], loom_last_error());
+    char what[64];
+    snprintf(what, sizeof what, "batch, %d threads", threads);
+    ct_check(&G, c, 0, G.batch, out, what);
+    ct_free_outputs(out);
+    loom_object_free(dec);
+}
+
+static void test_cases(void **state)
+{
+    (void)state;
+    for (int c = 0; c < G.n_cases; c++)
+        run_case(c, 0);
+}
+
+static void test_cases_one_thread(void **state)
+{
+    (void)state;
+    for (int c = 0; c < G.n_cases; c++)
+        run_case(c, 1);
+}
+
+static int setup(void **state)
+{
+    if (tu_setup(state) != 0)
+        return -1;
+    ct_goldens_load(&G);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    ct_goldens_free(&G);
+    return tu_teardown(state);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cases),
+        cmocka_unit_test(test_cases_one_thread),
+    };
+    return cmocka_run_group_tests_name("audio_ctc_decoder", tests, setup, teardown);
+}
