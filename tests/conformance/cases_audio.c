@@ -238,5 +238,10 @@ const cf_gen cf_audio_gens[] = {
     /* the CTC module runs on the host only: one cpu kernel per op, nothing to compare */
     { "audio.ctc_lm_score", 0, 0, NULL, "tests/audio/ctc/test_ctc_lm.c: host-only n-gram LM scoring (cpu kernel only)" },
     { "audio.ctc_decoder", 0, 0, NULL, "tests/audio/ctc/test_ctc_decoder.c: host-only beam search (cpu kernel only)" },
+    { "audio.ctc_decoder_begin", 0, 0, NULL, "tests/audio/ctc/test_ctc_stream.c: host-only streaming (cpu kernel only)" },
+    { "audio.ctc_decoder_step", 0, 0, NULL, "tests/audio/ctc/test_ctc_stream.c: host-only streaming (cpu kernel only)" },
+    { "audio.ctc_decoder_end", 0, 0, NULL, "tests/audio/ctc/test_ctc_stream.c: host-only streaming (cpu kernel only)" },
+    { "audio.ctc_decoder_final", 0, 0, NULL, "tests/audio/ctc/test_ctc_stream.c: host-only streaming (cpu kernel only)" },
+    { "audio.ctc_decoder_best", 0, 0, NULL, "tests/audio/ctc/test_ctc_stream.c: host-only streaming (cpu kernel only)" },
 };
 const size_t cf_audio_n_gens = sizeof cf_audio_gens / sizeof cf_audio_gens[0];

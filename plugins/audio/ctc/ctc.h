@@ -5,7 +5,10 @@
 **                        with its method audio.ctc_lm_score: sentence
 **                        scores as KenLM's Python module computes them
 **   audio.ctc_decoder    torchaudio's ctc_decoder (ctc_decoder.h), with its
-**                        batch method audio.ctc_decoder
+**                        batch method audio.ctc_decoder and the streaming
+**                        ones (ctc_stream.c): audio.ctc_decoder_begin,
+**                        _step, _end, _final (get_final_hypothesis) and
+**                        _best (getBestHypothesis, mid-stream)
 */
 #ifndef LOOM_AUDIO_CTC_H
 #define LOOM_AUDIO_CTC_H
@@ -25,7 +28,9 @@ PK_ATTR_ENUM(ctc_lm_class, CTC_LM_CLASS_ATTRS);
     A(op, eos, BOOL, LOOM_DEFAULT_BOOL(1), 0, "end each sentence with </s> (kenlm's eos)", )
 PK_ATTR_ENUM(ctc_lm_score, CTC_LM_SCORE_ATTRS);
 
-#define AUDIO_CTC_OPS(X) X(ctc_lm_score_schema) X(ctc_decoder_schema)
+#define AUDIO_CTC_OPS(X)                                                                              \
+    X(ctc_lm_score_schema) X(ctc_decoder_schema) X(ctc_decoder_begin_schema) X(ctc_decoder_step_schema)   \
+    X(ctc_decoder_end_schema) X(ctc_decoder_final_schema) X(ctc_decoder_best_schema)
 PK_OPS_DECLARE(audio_ctc_ops, AUDIO_CTC_OPS);
 
 extern const loom_object_class audio_ctc_lm_class, audio_ctc_decoder_class;

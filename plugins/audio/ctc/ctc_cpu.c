@@ -8,6 +8,8 @@ extern const loom_kernel_desc audio_ctc_lm_kernels[];
 extern const size_t audio_ctc_lm_n_kernels;
 extern const loom_kernel_desc audio_ctc_decoder_kernels[];
 extern const size_t audio_ctc_decoder_n_kernels;
+extern const loom_kernel_desc audio_ctc_stream_kernels[];
+extern const size_t audio_ctc_stream_n_kernels;
 
 static const loom_object_class *const ctc_classes[] = { &audio_ctc_lm_class, &audio_ctc_decoder_class };
 
@@ -20,6 +22,11 @@ static loom_status ctc_register_kernels(const loom_host_api *host, loom_registra
     }
     for (size_t i = 0; i < audio_ctc_decoder_n_kernels; i++) {
         loom_status st = host->register_kernel(reg, &audio_ctc_decoder_kernels[i]);
+        if (st != LOOM_OK)
+            return st;
+    }
+    for (size_t i = 0; i < audio_ctc_stream_n_kernels; i++) {
+        loom_status st = host->register_kernel(reg, &audio_ctc_stream_kernels[i]);
         if (st != LOOM_OK)
             return st;
     }

@@ -53,4 +53,23 @@ PK_SCHEMA(ctc_decoder_schema, CTC_DECODER_CLASS, 1,
           "CTC beam search of a batch of emissions (torchaudio's CTCDecoder.__call__): the nbest hypotheses of each",
           PK_INPUTS(decoder_inputs), PK_OUTPUTS(decoder_outputs), .object_class = CTC_DECODER_CLASS);
 
+static const loom_arg_def step_inputs[] = {
+    { .name = "emissions", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .ndim = 2,
+      .doc = "f32 [T, N]: the next T frames (any T, 0 included)" },
+};
+PK_SCHEMA(ctc_decoder_begin_schema, "audio.ctc_decoder_begin", 1,
+          "start a stream on an audio.ctc_decoder (torchaudio's decode_begin); drops any earlier one",
+          .object_class = CTC_DECODER_CLASS);
+PK_SCHEMA(ctc_decoder_step_schema, "audio.ctc_decoder_step", 1,
+          "decode the next frames of the stream (torchaudio's decode_step)", PK_INPUTS(step_inputs),
+          .object_class = CTC_DECODER_CLASS);
+PK_SCHEMA(ctc_decoder_end_schema, "audio.ctc_decoder_end", 1,
+          "finish the stream: the LM's end of sentence (torchaudio's decode_end)", .object_class = CTC_DECODER_CLASS);
+PK_SCHEMA(ctc_decoder_final_schema, "audio.ctc_decoder_final", 1,
+          "the nbest hypotheses of the ended stream (torchaudio's get_final_hypothesis), as audio.ctc_decoder "
+          "gives them for one utterance", PK_OUTPUTS(decoder_outputs), .object_class = CTC_DECODER_CLASS);
+PK_SCHEMA(ctc_decoder_best_schema, "audio.ctc_decoder_best", 1,
+          "the best hypothesis so far, mid-stream (flashlight's getBestHypothesis): its path back to the last "
+          "completed word", PK_OUTPUTS(decoder_outputs), .object_class = CTC_DECODER_CLASS);
+
 PK_OPS_DEFINE(audio_ctc_ops, AUDIO_CTC_OPS);
