@@ -15,6 +15,12 @@ Writes
                            every case's results concatenated, in the order
                            of decode_cases.txt; hypotheses [cases * B + 1]
 
+  greedy_*.npy             audio.ctc_greedy_decoder's reference (torchaudio's
+                           GreedyCTCDecoder: argmax, unique_consecutive, no
+                           blanks) on emissions.npy with lengths, and on
+                           greedy_emissions.npy [3, 9, 37] with ties, NaNs,
+                           blank=5
+
 Cases: lexicon and lexicon-free, the 3-gram LM of gen_ctc_lm.py (lm3.arpa)
 and none, log_add on and off, nbest 1 and 5; then an unk_score case. Run
 gen_ctc_lm.py first. Run in .venv-ctc (tools/dev goldens does).
@@ -138,6 +144,32 @@ def case_line(c):
     return ";".join(parts)
 
 
+def greedy(emissions, lengths, blank):
+    """argmax (the first maximum, NaN the maximum, as torch.argmax and
+    numpy.argmax), repeats collapsed, blanks dropped; jagged."""
+    tokens, offsets = [], [0]
+    for b in range(emissions.shape[0]):
+        best = np.argmax(emissions[b, : lengths[b]], axis=1)
+        tokens += [int(k) for i, k in enumerate(best) if k != blank and (i == 0 or k != best[i - 1])]
+        offsets.append(len(tokens))
+    return np.array(tokens, dtype=np.int64), np.array(offsets, dtype=np.int64)
+
+
+def write_greedy(out, rng, emissions, lengths):
+    t, o = greedy(emissions, lengths, 0)
+    np.save(os.path.join(out, "greedy_tokens.npy"), t)
+    np.save(os.path.join(out, "greedy_offsets.npy"), o)
+    e = rng.integers(-3, 3, size=(3, 9, 37)).astype(np.float32)      # many ties
+    e[0, 2, 11] = np.nan
+    e[1, 4, :] = np.nan
+    e[2, 7, 36] = 100.0
+    e[2, 8, 5] = 100.0
+    np.save(os.path.join(out, "greedy_emissions.npy"), e)
+    t, o = greedy(e, [9, 9, 9], 5)
+    np.save(os.path.join(out, "greedy_ties_tokens.npy"), t)
+    np.save(os.path.join(out, "greedy_ties_offsets.npy"), o)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(ROOT, "tests", "data", "audio", "ctc"))
@@ -161,6 +193,7 @@ def main():
     lengths = np.array(lengths, dtype=np.int64)
     np.save(os.path.join(a.out, "emissions.npy"), emissions)
     np.save(os.path.join(a.out, "lengths.npy"), lengths)
+    write_greedy(a.out, rng, emissions, lengths)
     arpa = os.path.join(a.out, "lm3.arpa")
     fields = {k: [] for k in ("tokens", "timesteps", "score", "words")}
     offsets, words_offsets, hyps = [0], [0], [0]

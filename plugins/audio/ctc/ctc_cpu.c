@@ -15,22 +15,12 @@ static const loom_object_class *const ctc_classes[] = { &audio_ctc_lm_class, &au
 
 static loom_status ctc_register_kernels(const loom_host_api *host, loom_registrar *reg)
 {
-    for (size_t i = 0; i < audio_ctc_lm_n_kernels; i++) {
-        loom_status st = host->register_kernel(reg, &audio_ctc_lm_kernels[i]);
-        if (st != LOOM_OK)
-            return st;
-    }
-    for (size_t i = 0; i < audio_ctc_decoder_n_kernels; i++) {
-        loom_status st = host->register_kernel(reg, &audio_ctc_decoder_kernels[i]);
-        if (st != LOOM_OK)
-            return st;
-    }
-    for (size_t i = 0; i < audio_ctc_stream_n_kernels; i++) {
-        loom_status st = host->register_kernel(reg, &audio_ctc_stream_kernels[i]);
-        if (st != LOOM_OK)
-            return st;
-    }
-    return LOOM_OK;
+    loom_status st = pk_register_kernels(host, reg, audio_ctc_lm_kernels, audio_ctc_lm_n_kernels);
+    if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, audio_ctc_decoder_kernels, audio_ctc_decoder_n_kernels);
+    if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, audio_ctc_stream_kernels, audio_ctc_stream_n_kernels);
+    return st;
 }
 
 const pk_module audio_ctc_cpu = {
