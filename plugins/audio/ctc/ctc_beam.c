@@ -192,8 +192,12 @@ struct ctc_search {
     int64_t n_frames, frames_cap;
     ctc_hyp *cand;
     int64_t n_cand, cand_cap;
-    int32_t *order;
+    int32_t *order;               /* cand_store: the leader of each group of equal states */
     int64_t order_cap;
+    int32_t *next;                /* the group's other members */
+    int64_t next_cap;
+    int32_t *slots;               /* the groups' hash table */
+    int64_t slots_cap;
     double best;
     int32_t *topk;
     uint8_t *in_topk;
@@ -329,6 +333,8 @@ void ctc_search_free(ctc_search *s)
     free(s->frame_start);
     free(s->cand);
     free(s->order);
+    free(s->next);
+    free(s->slots);
     free(s->topk);
     free(s->in_topk);
     free(s);
@@ -379,65 +385,159 @@ static int same_state(const ctc_hyp *a, const ctc_hyp *b)
     return a->lm_state == b->lm_state && a->lex == b->lex && a->token == b->token && a->prev_blank == b->prev_blank;
 }
 
-/* qsort's comparators see the candidates of this thread's search */
-static _Thread_local const ctc_hyp *sort_base;
-
-static int cmp_state_score(const void *x, const void *y)
+static uint64_t state_hash(const ctc_hyp *h)
 {
-    const ctc_hyp *a = &sort_base[*(const int32_t *)x], *b = &sort_base[*(const int32_t *)y];
-    if (a->lm_state != b->lm_state)
-        return a->lm_state > b->lm_state ? -1 : 1;
-    if (a->lex != b->lex)
-        return a->lex > b->lex ? -1 : 1;
-    if (a->token != b->token)
-        return a->token > b->token ? -1 : 1;
-    if (a->prev_blank != b->prev_blank)
-        return a->prev_blank > b->prev_blank ? -1 : 1;
-    return a->score > b->score ? -1 : a->score < b->score ? 1 : 0;
+    uint64_t x = ((uint64_t)(uint32_t)h->lm_state << 32) ^ ((uint64_t)(uint32_t)h->lex << 7)
+                 ^ ((uint64_t)(uint32_t)h->token << 1) ^ (uint64_t)(h->prev_blank != 0);
+    x ^= x >> 31;
+    x *= UINT64_C(0x9e3779b97f4a7c15);
+    x ^= x >> 29;
+    return x;
 }
 
-static int cmp_score(const void *x, const void *y)
+/* Scores of a group of equal states, best first (insertion sort: groups are small). */
+static void sort_desc(double *v, int64_t n)
 {
-    const ctc_hyp *a = &sort_base[*(const int32_t *)x], *b = &sort_base[*(const int32_t *)y];
-    return a->score > b->score ? -1 : a->score < b->score ? 1 : 0;
+    for (int64_t i = 1; i < n; i++) {
+        double x = v[i];
+        int64_t j = i;
+        while (j > 0 && v[j - 1] < x) {
+            v[j] = v[j - 1];
+            j--;
+        }
+        v[j] = x;
+    }
+}
+
+/* Move the k best of idx[0..n) (by score) to the front (quickselect). */
+static void select_best(const ctc_hyp *c, int32_t *idx, int64_t n, int64_t k)
+{
+    int64_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        const double pivot = c[idx[lo + (hi - lo) / 2]].score;
+        int64_t i = lo, j = hi;
+        while (i <= j) {
+            while (c[idx[i]].score > pivot)
+                i++;
+            while (c[idx[j]].score < pivot)
+                j--;
+            if (i <= j) {
+                int32_t t = idx[i];
+                idx[i] = idx[j];
+                idx[j] = t;
+                i++;
+                j--;
+            }
+        }
+        if (k - 1 <= j)
+            hi = j;
+        else if (k - 1 >= i)
+            lo = i;
+        else
+            break;
+    }
 }
 
 /* flashlight's candidatesStore: keep those within the threshold of the
-** best, merge equal states (max, or log-add), keep the beam_size best, as
-** a new frame of the pool. */
+** best, merge equal states (LM state, trie node, token, prevBlank) into the
+** best of them, with the max or, under log_add, flashlight's running
+** log-add over the group best first; keep the beam_size best (the set
+** flashlight's nth_element keeps), best first, as a new frame of the pool.
+** Groups are found by hashing instead of flashlight's sort: the same groups
+** and the same sums. */
 static int cand_store(ctc_search *s)
 {
     const ctc_options *o = &s->m->opt;
     const double threshold = s->best - o->beam_threshold;
-    if (grow((void **)&s->order, &s->order_cap, s->n_cand + 1, sizeof *s->order) != 0)
+    const int64_t nc = s->n_cand;
+    uint64_t slots = 16;
+    while (slots < (uint64_t)nc * 2)
+        slots <<= 1;
+    if (grow((void **)&s->order, &s->order_cap, nc + 1, sizeof *s->order) != 0
+        || grow((void **)&s->next, &s->next_cap, nc + 1, sizeof *s->next) != 0
+        || grow((void **)&s->slots, &s->slots_cap, (int64_t)slots, sizeof *s->slots) != 0)
         return -1;
-    int64_t n = 0;
-    for (int64_t i = 0; i < s->n_cand; i++)
-        if (s->cand[i].score >= threshold)
-            s->order[n++] = (int32_t)i;
-    sort_base = s->cand;
-    qsort(s->order, (size_t)n, sizeof *s->order, cmp_state_score);
-    int64_t merged = n > 0 ? 1 : 0;
-    for (int64_t i = 1; i < n; i++) {
-        ctc_hyp *last = &s->cand[s->order[merged - 1]], *c = &s->cand[s->order[i]];
-        if (!same_state(c, last)) {
-            s->order[merged++] = s->order[i];
+    memset(s->slots, 0, slots * sizeof *s->slots);
+    const uint64_t mask = slots - 1;
+    int64_t groups = 0, multi = 0;
+    for (int64_t i = 0; i < nc; i++) {
+        ctc_hyp *c = &s->cand[i];
+        if (!(c->score >= threshold))
             continue;
-        }
-        double mx = last->score > c->score ? last->score : c->score;
-        if (o->log_add) {
-            double mn = last->score < c->score ? last->score : c->score;
-            last->score = mx + log1p(exp(mn - mx));
-        } else {
-            last->score = mx;
+        uint64_t h = state_hash(c) & mask;
+        for (;; h = (h + 1) & mask) {
+            int32_t g = s->slots[h] - 1;
+            if (g < 0) {
+                s->slots[h] = (int32_t)groups + 1;
+                s->order[groups++] = (int32_t)i;
+                s->next[i] = -1;
+                break;
+            }
+            ctc_hyp *r = &s->cand[s->order[g]];
+            if (!same_state(r, c))
+                continue;
+            /* the group's best leads it; the others follow in a list */
+            if (c->score > r->score) {
+                s->next[i] = s->order[g];
+                s->order[g] = (int32_t)i;
+            } else {
+                s->next[i] = s->next[s->order[g]];
+                s->next[s->order[g]] = (int32_t)i;
+            }
+            multi = 1;
+            break;
         }
     }
-    /* the best beam_size, best first (flashlight's nth_element leaves them
-    ** unordered; the order does not change what the next frame finds) */
+    if (multi) {
+        for (int64_t g = 0; g < groups; g++) {
+            ctc_hyp *r = &s->cand[s->order[g]];
+            if (s->next[s->order[g]] < 0)
+                continue;
+            if (!o->log_add)
+                continue;                  /* the leader holds the max */
+            double v[64], *vals = v;
+            int64_t n = 0, cap = 64;
+            for (int32_t m = s->order[g]; m >= 0; m = s->next[m]) {
+                if (n == cap) {
+                    double *w = malloc((size_t)cap * 2 * sizeof *w);
+                    if (w == NULL) {
+                        if (vals != v)
+                            free(vals);
+                        return -1;
+                    }
+                    memcpy(w, vals, (size_t)n * sizeof *w);
+                    if (vals != v)
+                        free(vals);
+                    vals = w;
+                    cap *= 2;
+                }
+                vals[n++] = s->cand[m].score;
+            }
+            sort_desc(vals, n);
+            double acc = vals[0];
+            for (int64_t k = 1; k < n; k++) {
+                const double mx = acc > vals[k] ? acc : vals[k], mn = acc < vals[k] ? acc : vals[k];
+                acc = mx + log1p(exp(mn - mx));
+            }
+            r->score = acc;
+            if (vals != v)
+                free(vals);
+        }
+    }
     int32_t *ord = s->order;
-    sort_base = s->cand;
-    qsort(ord, (size_t)merged, sizeof *ord, cmp_score);
-    int64_t keep = merged < o->beam_size ? merged : o->beam_size;
+    const int64_t keep = groups < o->beam_size ? groups : o->beam_size;
+    if (groups > keep)
+        select_best(s->cand, ord, groups, keep);
+    /* best first (insertion sort of at most beam_size) */
+    for (int64_t i = 1; i < keep; i++) {
+        int32_t x = ord[i];
+        int64_t j = i;
+        while (j > 0 && s->cand[ord[j - 1]].score < s->cand[x].score) {
+            ord[j] = ord[j - 1];
+            j--;
+        }
+        ord[j] = x;
+    }
     if (grow((void **)&s->pool, &s->pool_cap, s->n_pool + keep, sizeof *s->pool) != 0
         || grow((void **)&s->frame_start, &s->frames_cap, s->n_frames + 2, sizeof *s->frame_start) != 0)
         return -1;
