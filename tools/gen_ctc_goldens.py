@@ -22,7 +22,8 @@ Writes
                            blank=5
 
 Cases: lexicon and lexicon-free, the 3-gram LM of gen_ctc_lm.py (lm3.arpa)
-and none, log_add on and off, nbest 1 and 5; then an unk_score case. Run
+and none, log_add on and off, nbest 1 and 5; then an unk_score case; then
+lm=2, the custom LM of examples/ctc-lm (ToyLM here, a CTCDecoderLM). Run
 gen_ctc_lm.py first. Run in .venv-ctc (tools/dev goldens does).
 """
 import argparse
@@ -30,8 +31,8 @@ import itertools
 import os
 
 import numpy as np
-from flashlight.lib.text.decoder import (CriterionType, LexiconDecoder, LexiconDecoderOptions, LexiconFreeDecoder,
-                                         LexiconFreeDecoderOptions, SmearingMode, Trie, ZeroLM)
+from flashlight.lib.text.decoder import (LM, CriterionType, LexiconDecoder, LexiconDecoderOptions, LexiconFreeDecoder,
+                                         LexiconFreeDecoderOptions, LMState, SmearingMode, Trie, ZeroLM)
 from flashlight.lib.text.decoder.kenlm import KenLM
 from flashlight.lib.text.dictionary import Dictionary
 
@@ -40,6 +41,23 @@ TOKENS = ["-", "|"] + [chr(c) for c in range(ord("a"), ord("z") + 1)] + ["'"]
 EXTRA_WORDS = ["zebra", "cats"]
 SENTENCES = ["the cat sat on the mat", "a big dog ran", "the red bird saw the moon", "my old house"]
 MISSPELT = {3: "my old hpuse"}       # the acoustics of sentence 3 say "hpuse"
+
+
+class ToyLM(LM):
+    """examples/ctc-lm's model as a torchaudio CTCDecoderLM: word w costs
+    -0.1 (1 + w % 7), the end -0.5; one state per history (child)."""
+
+    def __init__(self):
+        LM.__init__(self)
+
+    def start(self, start_with_nothing):
+        return LMState()
+
+    def score(self, state, idx):
+        return state.child(idx), -0.1 * (1 + idx % 7)
+
+    def finish(self, state):
+        return state.child(-1), -0.5
 
 
 def lm_words():
@@ -93,11 +111,11 @@ def make_decoder(case, tokens_dict, lexicon_words, arpa):
     if lexicon:
         word_dict = Dictionary(lexicon_words + ["<unk>"])
         word_dict.set_default_index(word_dict.get_index("<unk>"))
-    elif case["lm"]:
+    elif case["lm"] == 1:
         word_dict = Dictionary(TOKENS + ["<unk>"])
     else:
         word_dict = None
-    lm = KenLM(arpa, word_dict) if case["lm"] else ZeroLM()
+    lm = KenLM(arpa, word_dict) if case["lm"] == 1 else ToyLM() if case["lm"] == 2 else ZeroLM()
     if lexicon:
         trie = Trie(tokens_dict.index_size(), sil)
         start = lm.start(False)
@@ -129,6 +147,11 @@ def cases():
                                     unk_score=float("-inf"), sil_score=0.25))
     out.append(dict(lexicon=1, lm=1, log_add=0, nbest=5, beam_size=12, beam_size_token=29, beam_threshold=25.0,
                     lm_weight=1.0, word_score=0.0, unk_score=-4.0, sil_score=0.0))
+    # lm=2: the custom LM of examples/ctc-lm (audio.ctc_decoder lm=example.ctc_lm)
+    for lexicon, log_add in ((1, 0), (0, 1)):
+        out.append(dict(lexicon=lexicon, lm=2, log_add=log_add, nbest=5, beam_size=12, beam_size_token=10,
+                        beam_threshold=25.0, lm_weight=1.5, word_score=-0.5, unk_score=float("-inf"),
+                        sil_score=0.25))
     return out
 
 

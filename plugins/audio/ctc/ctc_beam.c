@@ -41,8 +41,10 @@ static int grow(void **p, int64_t *cap, int64_t need, size_t elem)
     return 0;
 }
 
-/* The LM's score of one word from <s> (the trie's insertion score). */
-static int start_score(const ctc_model *m, int32_t word, float *score)
+/* The LM's score of one word from <s> (the trie's insertion score), all
+** from one start state as torchaudio's _construct_trie does (*started:
+** whether the custom LM's start state is made yet). */
+static int start_score(const ctc_model *m, int32_t word, float *score, uint64_t *start, int *started)
 {
     if (m->lm_kind == CTC_LM_ZERO) {
         *score = 0.0f;
@@ -51,8 +53,11 @@ static int start_score(const ctc_model *m, int32_t word, float *score)
         ctc_arpa_lm_begin(m->arpa, &a);
         *score = ctc_arpa_lm_score(m->arpa, &a, m->usr_to_lm[word], &b);
     } else {
-        uint64_t st, child;
-        if (m->custom.start(m->custom.self, 0, &st) != 0 || m->custom.score(m->custom.self, st, word, &child, score) != 0)
+        uint64_t child;
+        if (!*started && m->custom.start(m->custom.self, 0, start) != 0)
+            return -2;
+        *started = 1;
+        if (m->custom.score(m->custom.self, *start, word, &child, score) != 0)
             return -2;
     }
     return 0;
@@ -71,11 +76,13 @@ int ctc_model_build_trie(ctc_model *m)
         st = -1;
         goto done;
     }
+    uint64_t start = 0;
+    int started = 0;
     for (int32_t w = 0; w < ctc_dict_size(&lx->words); w++) {
         /* the word's id in the word dictionary of the LM */
         int32_t id = m->words == &lx->words ? w : ctc_dict_find(m->words, ctc_dict_name(&lx->words, w),
                                                               strlen(ctc_dict_name(&lx->words, w)));
-        if ((st = start_score(m, id, &word_score[w])) != 0)
+        if ((st = start_score(m, id, &word_score[w], &start, &started)) != 0)
             goto done;
     }
     bn[0] = (build_node){ -1, -1, -1 };
@@ -169,6 +176,8 @@ void ctc_model_free(ctc_model *m)
 
 typedef struct lm_node {
     uint64_t custom;              /* the custom LM's state */
+    int32_t ident;                /* the state as the merge compares it: this node, or for a custom LM
+                                  ** the first node with the same handle */
     int32_t parent, word;
     float score;                  /* score(parent, word) */
     ctc_lm_context ctx;           /* the ARPA model's context */
@@ -178,6 +187,7 @@ typedef struct ctc_hyp {
     double score;
     int32_t lm_state, lex, parent, token, word;
     int32_t prev_blank;
+    int32_t lm_ident;             /* lm_state's ident */
 } ctc_hyp;
 
 struct ctc_search {
@@ -186,6 +196,9 @@ struct ctc_search {
     int64_t n_lm, lm_cap;
     int32_t *lm_slots;            /* (parent, word) -> node + 1 */
     uint64_t lm_mask;
+    int32_t *handle_slots;        /* custom LM: handle -> first node + 1 */
+    uint64_t handle_mask;
+    int64_t n_handles;
     ctc_hyp *pool;                /* every frame's hypotheses, frame after frame */
     int64_t n_pool, pool_cap;
     int64_t *frame_start;         /* frame f: pool[frame_start[f] .. frame_start[f + 1]) */
@@ -234,6 +247,52 @@ static int lm_rehash(ctc_search *s, uint64_t slots)
     return 0;
 }
 
+static uint64_t handle_hash(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= UINT64_C(0xc4ceb9fe1a85ec53);
+    x ^= x >> 33;
+    return x;
+}
+
+/* A custom LM's states are its handles: the node takes the ident of the
+** first node with the same handle. */
+static int handle_ident(ctc_search *s, int32_t id)
+{
+    if ((uint64_t)(s->n_handles + 1) * 2 > s->handle_mask + 1) {
+        uint64_t slots = s->handle_mask == 0 ? 1024 : (s->handle_mask + 1) * 2;
+        int32_t *t = calloc(slots, sizeof *t);
+        if (t == NULL)
+            return -1;
+        for (uint64_t i = 0; s->handle_slots != NULL && i <= s->handle_mask; i++) {
+            int32_t v = s->handle_slots[i];
+            if (v == 0)
+                continue;
+            uint64_t h = handle_hash(s->lm[v - 1].custom) & (slots - 1);
+            while (t[h] != 0)
+                h = (h + 1) & (slots - 1);
+            t[h] = v;
+        }
+        free(s->handle_slots);
+        s->handle_slots = t;
+        s->handle_mask = slots - 1;
+    }
+    const uint64_t key = s->lm[id].custom;
+    for (uint64_t h = handle_hash(key) & s->handle_mask;; h = (h + 1) & s->handle_mask) {
+        int32_t v = s->handle_slots[h];
+        if (v == 0) {
+            s->handle_slots[h] = id + 1;
+            s->n_handles++;
+            s->lm[id].ident = id;
+            return 0;
+        }
+        if (s->lm[v - 1].custom == key) {
+            s->lm[id].ident = v - 1;
+            return 0;
+        }
+    }
+}
+
 static int32_t lm_new_node(ctc_search *s)
 {
     if (grow((void **)&s->lm, &s->lm_cap, s->n_lm + 1, sizeof *s->lm) != 0)
@@ -251,11 +310,16 @@ static int32_t lm_start(ctc_search *s)
     n->parent = -1;
     n->word = -1;
     n->score = 0.0f;
+    n->ident = id;
     if (m->lm_kind == CTC_LM_ARPA) {
         ctc_arpa_lm_begin(m->arpa, &n->ctx);
-    } else if (m->lm_kind == CTC_LM_CUSTOM && m->custom.start(m->custom.self, 0, &n->custom) != 0) {
-        s->failed = 1;
-        return -1;
+    } else if (m->lm_kind == CTC_LM_CUSTOM) {
+        if (m->custom.start(m->custom.self, 0, &n->custom) != 0) {
+            s->failed = 1;
+            return -1;
+        }
+        if (handle_ident(s, id) != 0)
+            return -1;
     }
     return id;
 }
@@ -293,6 +357,9 @@ static int32_t lm_child(ctc_search *s, int32_t state, int32_t word)
             return -1;
         }
     }
+    n->ident = id;
+    if (m->lm_kind == CTC_LM_CUSTOM && handle_ident(s, id) != 0)
+        return -1;
     s->lm_slots[h] = id + 1;
     if ((uint64_t)s->n_lm * 2 > s->lm_mask + 1 && lm_rehash(s, (s->lm_mask + 1) * 2) != 0)
         return -1;
@@ -329,6 +396,7 @@ void ctc_search_free(ctc_search *s)
         return;
     free(s->lm);
     free(s->lm_slots);
+    free(s->handle_slots);
     free(s->pool);
     free(s->frame_start);
     free(s->cand);
@@ -347,6 +415,9 @@ int ctc_search_begin(ctc_search *s)
     s->n_frames = 0;
     s->decoded = 0;
     s->failed = 0;
+    s->n_handles = 0;
+    if (s->handle_slots != NULL)
+        memset(s->handle_slots, 0, (s->handle_mask + 1) * sizeof *s->handle_slots);
     if (lm_rehash(s, 1024) != 0 || grow((void **)&s->frame_start, &s->frames_cap, 2, sizeof *s->frame_start) != 0
         || grow((void **)&s->pool, &s->pool_cap, 1, sizeof *s->pool) != 0)
         return -1;
@@ -354,7 +425,7 @@ int ctc_search_begin(ctc_search *s)
     if (root < 0)
         return s->failed ? -2 : -1;
     s->pool[0] = (ctc_hyp){ .score = 0.0, .lm_state = root, .lex = 0, .parent = -1, .token = s->m->sil,
-                            .word = -1, .prev_blank = 0 };
+                            .word = -1, .prev_blank = 0, .lm_ident = s->lm[root].ident };
     s->n_pool = 1;
     s->frame_start[0] = 0;
     s->frame_start[1] = 1;
@@ -375,19 +446,19 @@ static int cand_add(ctc_search *s, double score, int32_t lm_state, int32_t lex, 
         return 0;
     if (grow((void **)&s->cand, &s->cand_cap, s->n_cand + 1, sizeof *s->cand) != 0)
         return -1;
-    s->cand[s->n_cand++] = (ctc_hyp){ score, lm_state, lex, parent, token, word, prev_blank };
+    s->cand[s->n_cand++] = (ctc_hyp){ score, lm_state, lex, parent, token, word, prev_blank, s->lm[lm_state].ident };
     return 0;
 }
 
 /* compareNoScoreStates: LM state, trie node, token, prevBlank. */
 static int same_state(const ctc_hyp *a, const ctc_hyp *b)
 {
-    return a->lm_state == b->lm_state && a->lex == b->lex && a->token == b->token && a->prev_blank == b->prev_blank;
+    return a->lm_ident == b->lm_ident && a->lex == b->lex && a->token == b->token && a->prev_blank == b->prev_blank;
 }
 
 static uint64_t state_hash(const ctc_hyp *h)
 {
-    uint64_t x = ((uint64_t)(uint32_t)h->lm_state << 32) ^ ((uint64_t)(uint32_t)h->lex << 7)
+    uint64_t x = ((uint64_t)(uint32_t)h->lm_ident << 32) ^ ((uint64_t)(uint32_t)h->lex << 7)
                  ^ ((uint64_t)(uint32_t)h->token << 1) ^ (uint64_t)(h->prev_blank != 0);
     x ^= x >> 31;
     x *= UINT64_C(0x9e3779b97f4a7c15);

@@ -25,6 +25,7 @@
 
 #include "ctc.h"
 #include "ctc_beam.h"
+#include "loom/ctc_lm.h"
 
 #define CTC_DECODER_CLASS "audio.ctc_decoder"
 
@@ -35,7 +36,10 @@
       "tokens file: one index per line, every entry of a line maps to it", )                           \
     A(op, token_list, STRING, LOOM_DEFAULT_NONE, 0,                                                    \
       "the tokens as one string, separated by spaces (torchaudio's list), instead of tokens", )        \
-    A(op, lm, STRING, LOOM_DEFAULT_NONE, 0, "an ARPA n-gram model; none: no LM (ZeroLM)", )           \
+    A(op, lm, STRING, LOOM_DEFAULT_NONE, 0,                                                            \
+      "an ARPA n-gram model, or the name of an LM interface a pack offers (loom/ctc_lm.h); none: no "  \
+      "LM (ZeroLM)", )                                                                                 \
+    A(op, lm_options, STRING, LOOM_DEFAULT_STRING(""), 0, "what an interface LM's create receives", ) \
     A(op, lm_dict, STRING, LOOM_DEFAULT_NONE, 0,                                                       \
       "the LM's word dictionary, one word per line; none: the lexicon's words (lexicon-free: the "     \
       "tokens and unk_word)", )                                                                        \
@@ -65,6 +69,8 @@ typedef struct ctc_decoder {
     pthread_mutex_t lock;         /* the streaming search */
     ctc_search *stream;
     int stream_state;             /* 0 none, 1 begun, 2 ended */
+    const loom_ctc_lm_v1 *lm_iface;   /* an interface LM, and its instance */
+    void *lm_instance;
 } ctc_decoder;
 
 extern const loom_object_class audio_ctc_decoder_class;

@@ -6,6 +6,7 @@
 ** with one search per utterance spread over the core's threads.
 */
 #include <math.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,12 +136,77 @@ static loom_status word_dict(ctc_model *m, const char *lm_dict, const char *unk_
     return LOOM_OK;
 }
 
+/* ---------------------------------------------------------- interface LMs */
+
+static int iface_start(void *self, int start_with_nothing, uint64_t *state)
+{
+    const ctc_decoder *d = self;
+    return d->lm_iface->start(d->lm_instance, start_with_nothing, state) == LOOM_OK ? 0 : -1;
+}
+
+static int iface_score(void *self, uint64_t state, int32_t word, uint64_t *child, float *score)
+{
+    const ctc_decoder *d = self;
+    return d->lm_iface->score(d->lm_instance, state, word, child, score) == LOOM_OK ? 0 : -1;
+}
+
+static int iface_finish(void *self, uint64_t state, uint64_t *child, float *score)
+{
+    const ctc_decoder *d = self;
+    return d->lm_iface->finish(d->lm_instance, state, child, score) == LOOM_OK ? 0 : -1;
+}
+
+/* An LM offered by a pack under the name `lm`, or NULL. */
+static const loom_ctc_lm_v1 *find_iface(const char *lm)
+{
+    const loom_ctc_lm_v1 *vt = pk_host->get_extension(lm, LOOM_CTC_LM_VERSION);
+    if (vt == NULL)
+        return NULL;
+    return vt;
+}
+
+/* Make the interface LM's instance over the decoder's words (the word
+** dictionary, or the tokens without a lexicon). */
+static loom_status create_iface_lm(ctc_decoder *d, const char *name, const char *options)
+{
+    const loom_ctc_lm_v1 *vt = d->lm_iface;
+    if (vt->struct_size < sizeof(loom_ctc_lm_v1) || vt->create == NULL || vt->destroy == NULL || vt->start == NULL
+        || vt->score == NULL || vt->finish == NULL)
+        return pk_host->fail(LOOM_EABI, "%s: the LM interface '%s' (version %u) is incomplete: struct_size %u, "
+                             "this decoder needs %zu and every function", W, name, LOOM_CTC_LM_VERSION,
+                             vt->struct_size, sizeof(loom_ctc_lm_v1));
+    const ctc_dict *words = d->m.words != NULL ? d->m.words : &d->m.tokens;
+    const int32_t n = ctc_dict_size(words);
+    const char **list = malloc(((size_t)n + 1) * sizeof *list);
+    if (list == NULL)
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", W);
+    for (int32_t i = 0; i < n; i++)
+        list[i] = ctc_dict_name(words, i) != NULL ? ctc_dict_name(words, i) : "";
+    loom_status st = vt->create(list, n, options, &d->lm_instance);
+    free(list);
+    if (st != LOOM_OK)
+        return st;
+    d->m.custom = (ctc_custom_lm){ .self = d, .start = iface_start, .score = iface_score, .finish = iface_finish };
+    return LOOM_OK;
+}
+
 static loom_status load_lm(ctc_model *m, const char *lm)
 {
     if (lm == NULL) {
         m->lm_kind = CTC_LM_ZERO;
         return LOOM_OK;
     }
+    ctc_decoder *d = (ctc_decoder *)((char *)m - offsetof(ctc_decoder, m));
+    if ((d->lm_iface = find_iface(lm)) != NULL) {
+        m->lm_kind = CTC_LM_CUSTOM;
+        return LOOM_OK;
+    }
+    const void *probe;
+    size_t probe_n;
+    if (pk_host->map_file(lm, &probe, &probe_n) != LOOM_OK)
+        return pk_host->fail(LOOM_ENOENT, "%s: lm '%s' is neither an LM interface a pack offers (loom/ctc_lm.h, "
+                             "version %u) nor a readable ARPA file", W, lm, LOOM_CTC_LM_VERSION);
+    pk_host->unmap_file(probe, probe_n);
     loom_status st = ctc_arpa_lm_open(W ": 'lm'", lm, &m->arpa);
     if (st != LOOM_OK)
         return st;
@@ -169,6 +235,8 @@ static void decoder_destroy(void *state)
     if (d == NULL)
         return;
     ctc_search_free(d->stream);
+    if (d->lm_iface != NULL && d->lm_instance != NULL)
+        d->lm_iface->destroy(d->lm_instance);
     ctc_model_free(&d->m);
     pthread_mutex_destroy(&d->lock);
     free(d);
@@ -223,8 +291,16 @@ static loom_status decoder_create(const loom_object_args *args, void **state_out
                        a[PK_ATTR(ctc_decoder_class, unk_word)].u.s);
     if (st == LOOM_OK)
         st = map_words_to_lm(m);
-    if (st == LOOM_OK && m->lexicon_mode && ctc_model_build_trie(m) != 0)
-        st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory building the trie", W);
+    if (st == LOOM_OK && m->lm_kind == CTC_LM_CUSTOM)
+        st = create_iface_lm(d, ctc_file_arg(args, "lm", PK_ATTR(ctc_decoder_class, lm)),
+                             a[PK_ATTR(ctc_decoder_class, lm_options)].u.s);
+    if (st == LOOM_OK && m->lexicon_mode) {
+        int r = ctc_model_build_trie(m);
+        if (r == -2)
+            st = pk_host->fail(LOOM_EINVAL, "%s: the LM failed scoring the lexicon's words", W);
+        else if (r != 0)
+            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory building the trie", W);
+    }
     if (st != LOOM_OK) {
         decoder_destroy(d);
         return st;

@@ -80,8 +80,11 @@ loom_object *ct_make_decoder(const char *line, const char *extra)
     assert_int_equal(loom_attrs_set_string(a, "tokens", tu_data_path("audio/ctc/tokens.txt")), LOOM_OK);
     if (lexicon)
         assert_int_equal(loom_attrs_set_string(a, "lexicon", tu_data_path("audio/ctc/lexicon.txt")), LOOM_OK);
-    if (lm)
+    /* lm=1: the 3-gram ARPA model; lm=2: examples/ctc-lm's pack, by its interface's name */
+    if (lm == 1)
         assert_int_equal(loom_attrs_set_string(a, "lm", tu_data_path("audio/ctc/lm3.arpa")), LOOM_OK);
+    else if (lm == 2)
+        assert_int_equal(loom_attrs_set_string(a, "lm", "example.ctc_lm"), LOOM_OK);
     loom_object *obj = NULL;
     if (loom_object_create(&obj, "audio.ctc_decoder", a, NULL) != LOOM_OK)
         fail_msg("create the decoder of '%s': %s", line, loom_last_error());

@@ -3,8 +3,9 @@
 ** test_ctc_decoder.c - audio.ctc_decoder against flashlight-text
 ** (tools/gen_ctc_goldens.py): every case of decode_cases.txt (lexicon and
 ** lexicon-free, the 3-gram LM and none, log_add on and off, nbest 1 and 5,
-** unk_score) on the whole batch with its lengths; the same on one thread
-** and without lengths where they are all T.
+** unk_score, and the custom LM of examples/ctc-lm through its interface) on
+** the whole batch with its lengths, on the default threads and on one; the
+** custom LM's refusal of bad lm_options.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -49,6 +50,24 @@ static void test_cases_one_thread(void **state)
         run_case(c, 1);
 }
 
+/* the example LM pack refuses options it does not know, and the decoder says so */
+static void test_custom_lm_options(void **state)
+{
+    (void)state;
+    loom_attrs *a;
+    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
+    assert_int_equal(loom_attrs_set_string(a, "tokens", tu_data_path("audio/ctc/tokens.txt")), LOOM_OK);
+    assert_int_equal(loom_attrs_set_string(a, "lm", "example.ctc_lm"), LOOM_OK);
+    assert_int_equal(loom_attrs_set_string(a, "lm_options", "bad"), LOOM_OK);
+    loom_object *obj = NULL;
+    assert_int_equal(loom_object_create(&obj, "audio.ctc_decoder", a, NULL), LOOM_EINVAL);
+    assert_non_null(strstr(loom_last_error(), "lm_options 'bad' is not end=<score>"));
+    assert_int_equal(loom_attrs_set_string(a, "lm_options", "end=-0.25"), LOOM_OK);
+    assert_int_equal(loom_object_create(&obj, "audio.ctc_decoder", a, NULL), LOOM_OK);
+    loom_object_free(obj);
+    loom_attrs_free(a);
+}
+
 static int setup(void **state)
 {
     if (tu_setup(state) != 0)
@@ -68,6 +87,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cases),
         cmocka_unit_test(test_cases_one_thread),
+        cmocka_unit_test(test_custom_lm_options),
     };
     return cmocka_run_group_tests_name("audio_ctc_decoder", tests, setup, teardown);
 }

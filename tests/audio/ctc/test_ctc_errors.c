@@ -82,7 +82,9 @@ static const bad_create bad[] = {
     { "blank is silence, lexicon-free", TOK, NULL, "sil_token=-", LOOM_OK, NULL },
     { "tokens and token_list", TOK, NULL, "token_list=- | a", LOOM_EINVAL, "not both" },
     { "unk_score +inf", TOK, NULL, "unk_score=inf", LOOM_EINVAL, "unk_score" },
-    { "missing LM file", TOK, NULL, "lm=/nonexistent/lm.arpa", LOOM_ENOENT, "/nonexistent/lm.arpa" },
+    { "missing LM file", TOK, NULL, "lm=/nonexistent/lm.arpa", LOOM_ENOENT,
+      "lm '/nonexistent/lm.arpa' is neither an LM interface a pack offers" },
+    { "LM interface not offered", TOK, NULL, "lm=example.ctc_lm", LOOM_ENOENT, "'example.ctc_lm' is neither" },
     { "missing lexicon word in lm_dict", TOK, "ab a b |\n", "lm_dict=/nonexistent/words.txt", LOOM_ENOENT,
       "lm_dict" },
 };
