@@ -11,14 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct ngram_entry {
-    uint64_t key;                  /* 0: empty slot */
-    float prob, backoff;
-} ngram_entry;
-
+/* One order's n-grams: open addressing over exactly 1.5x as many slots as
+** n-grams (KenLM's probing multiplier), arrays per field so the highest
+** order, which has no backoffs, takes 12 bytes a slot and the others 16. */
 typedef struct ngram_table {
-    ngram_entry *slots;
-    uint64_t mask;
+    uint64_t *keys;                /* 0: empty slot */
+    float *prob, *backoff;         /* backoff NULL for the highest order */
+    uint64_t n_slots;
     int64_t count;
 } ngram_table;
 
@@ -69,38 +68,46 @@ static uint64_t hash_bytes(const char *s, size_t n)
     return mix64(h);
 }
 
-static ngram_entry *table_find(const ngram_table *t, uint64_t key)
+__extension__ typedef unsigned __int128 u128;
+
+/* The first slot of a key: its high bits scaled to the table (no power of 2 needed). */
+static uint64_t first_slot(uint64_t key, uint64_t n)
 {
-    if (t->slots == NULL)
-        return NULL;
+    return (uint64_t)(((u128)key * n) >> 64);
+}
+
+static int64_t table_find(const ngram_table *t, uint64_t key)
+{
+    if (t->keys == NULL)
+        return -1;
     key = key_slot(key);
-    for (uint64_t i = key & t->mask;; i = (i + 1) & t->mask) {
-        if (t->slots[i].key == key)
-            return &t->slots[i];
-        if (t->slots[i].key == 0)
-            return NULL;
+    for (uint64_t i = first_slot(key, t->n_slots);; i = i + 1 == t->n_slots ? 0 : i + 1) {
+        if (t->keys[i] == key)
+            return (int64_t)i;
+        if (t->keys[i] == 0)
+            return -1;
     }
 }
 
 /* The slot for key: a new one (*fresh = 1) or the existing one. */
-static ngram_entry *table_insert(ngram_table *t, uint64_t key, int *fresh)
+static int64_t table_insert(ngram_table *t, uint64_t key, int *fresh)
 {
     key = key_slot(key);
-    for (uint64_t i = key & t->mask;; i = (i + 1) & t->mask) {
-        if (t->slots[i].key == key) {
+    for (uint64_t i = first_slot(key, t->n_slots);; i = i + 1 == t->n_slots ? 0 : i + 1) {
+        if (t->keys[i] == key) {
             *fresh = 0;
-            return &t->slots[i];
+            return (int64_t)i;
         }
-        if (t->slots[i].key == 0) {
-            t->slots[i].key = key;
+        if (t->keys[i] == 0) {
+            t->keys[i] = key;
             t->count++;
             *fresh = 1;
-            return &t->slots[i];
+            return (int64_t)i;
         }
     }
 }
 
-/* Slots for n entries at a load factor of at most 2/3 (KenLM's 1.5). */
+/* Power-of-2 slots for n entries at a load factor of at most 2/3 (the vocabulary's index). */
 static uint64_t slots_for(int64_t n)
 {
     uint64_t want = (uint64_t)n + (uint64_t)n / 2 + 1, s = 4;
@@ -264,8 +271,11 @@ void ctc_arpa_lm_free(ctc_arpa_lm *lm)
 {
     if (lm == NULL)
         return;
-    for (int i = 0; i <= CTC_LM_MAX_ORDER; i++)
-        free(lm->tables[i].slots);
+    for (int i = 0; i <= CTC_LM_MAX_ORDER; i++) {
+        free(lm->tables[i].keys);
+        free(lm->tables[i].prob);
+        free(lm->tables[i].backoff);
+    }
     free(lm->pool);
     free(lm->word_off);
     free(lm->vocab_slots);
@@ -333,10 +343,12 @@ static int alloc_model(ctc_arpa_lm *lm, const int64_t *counts)
         || lm->pool == NULL)
         return CTC_ARPA_ENOMEM;
     for (int32_t n = 2; n <= lm->order; n++) {
-        uint64_t s = slots_for(counts[n]);
-        lm->tables[n].slots = calloc(s, sizeof(ngram_entry));
-        lm->tables[n].mask = s - 1;
-        if (lm->tables[n].slots == NULL)
+        ngram_table *t = &lm->tables[n];
+        t->n_slots = (uint64_t)counts[n] + (uint64_t)counts[n] / 2 + 1;
+        t->keys = calloc(t->n_slots, sizeof *t->keys);
+        t->prob = malloc(t->n_slots * sizeof *t->prob);
+        t->backoff = n < lm->order ? malloc(t->n_slots * sizeof *t->backoff) : NULL;
+        if (t->keys == NULL || t->prob == NULL || (n < lm->order && t->backoff == NULL))
             return CTC_ARPA_ENOMEM;
     }
     return CTC_ARPA_OK;
@@ -352,11 +364,11 @@ static int mark_context(ctc_arpa_lm *lm, reader *r, const int32_t *ids, int32_t 
         uint64_t key = key_start(ids[n - 2]);
         for (int32_t i = n - 3; i >= 0; i--)
             key = key_extend(key, ids[i]);
-        ngram_entry *e = table_find(&lm->tables[n - 1], key);
-        if (e == NULL)
+        const int64_t e = table_find(&lm->tables[n - 1], key);
+        if (e < 0)
             return fail(r, "the context of this %d-gram (its first %d words) is not a %d-gram of the model", n,
                         n - 1, n - 1);
-        b = &e->backoff;
+        b = &lm->tables[n - 1].backoff[e];
     }
     if (!has_extension(*b))
         *b = 0.0f;
@@ -430,12 +442,14 @@ static int read_section(ctc_arpa_lm *lm, reader *r, int32_t n, int64_t count)
         for (int32_t j = n - 2; j >= 0; j--)
             key = key_extend(key, ids[j]);
         int fresh;
-        ngram_entry *e = table_insert(&lm->tables[n], key, &fresh);
+        ngram_table *t = &lm->tables[n];
+        const int64_t e = table_insert(t, key, &fresh);
         if (!fresh)
             return fail(r, "duplicate %d-gram '%.*s'", n, (int)((f[n] + len[n] - f[1]) < 80 ? (f[n] + len[n] - f[1]) : 80),
                         f[1]);
-        e->prob = prob;
-        e->backoff = backoff;
+        t->prob[e] = prob;
+        if (t->backoff != NULL)
+            t->backoff[e] = backoff;
         int st = mark_context(lm, r, ids, n);
         if (st != CTC_ARPA_OK)
             return st;
@@ -522,7 +536,7 @@ size_t ctc_arpa_lm_bytes(const ctc_arpa_lm *lm)
     size_t b = sizeof *lm + lm->pool_cap + (size_t)lm->words_cap * (sizeof(uint32_t) + 2 * sizeof(float))
                + (lm->vocab_mask + 1) * sizeof(uint32_t);
     for (int32_t n = 2; n <= lm->order; n++)
-        b += (lm->tables[n].mask + 1) * sizeof(ngram_entry);
+        b += lm->tables[n].n_slots * (sizeof(uint64_t) + sizeof(float) * (n < lm->order ? 2 : 1));
     return b;
 }
 
@@ -552,14 +566,15 @@ float ctc_arpa_lm_score(const ctc_arpa_lm *lm, const ctc_lm_context *in, int32_t
     uint64_t key = key_start(word);
     for (int32_t i = 0; i < in->length && matched < lm->order; i++) {
         key = key_extend(key, in->words[i]);
-        const ngram_entry *e = table_find(&lm->tables[matched + 1], key);
-        if (e == NULL)
+        const ngram_table *t = &lm->tables[matched + 1];
+        const int64_t e = table_find(t, key);
+        if (e < 0)
             break;
-        prob = e->prob;
+        prob = t->prob[e];
         matched++;
         if (matched <= max_ctx) {
-            out->backoff[matched - 1] = e->backoff;
-            if (has_extension(e->backoff))
+            out->backoff[matched - 1] = t->backoff[e];
+            if (has_extension(t->backoff[e]))
                 out->length = matched;
         }
     }

@@ -5,9 +5,9 @@
 ** BaseScore), in log10.
 **
 ** Storage (KenLM's "probing" layout): unigrams in two arrays indexed by word
-** id; each higher order in an open-addressed table of 16-byte entries (a
-** 64-bit hash of the word ids, the log10 probability, the backoff), sized
-** 1.5x its count. Words are kept once, in a string pool with its own hash
+** id; each higher order in an open-addressed table of 1.5x its count slots
+** (a 64-bit hash of the word ids, the log10 probability and, below the
+** highest order, the backoff: 16 bytes a slot, 12 at the highest). Words are kept once, in a string pool with its own hash
 ** index. As in KenLM the hash is not verified against the words: two
 ** n-grams of one order with the same 64-bit hash are refused at load as a
 ** duplicate (a chance of about n^2 / 2^65).
