@@ -410,48 +410,48 @@ static void decode_range(void *user, int64_t begin, int64_t end, int32_t thread_
     ctc_search_free(s);
 }
 
+/* Grow *p to hold n elements of size elem; 0, or -1 out of memory. */
+static int resize(void **p, int64_t n, size_t elem)
+{
+    void *q = realloc(*p, (size_t)(n > 0 ? n : 1) * elem);
+    if (q == NULL)
+        return -1;
+    *p = q;
+    return 0;
+}
+
+/* Append utterance r's hypotheses to all. */
 static loom_status append_results(ctc_results *all, const ctc_results *r)
 {
-    for (int64_t h = 0; h < r->n_hyp; h++) {
-        int64_t need = all->n_hyp + 2, cap = all->hyp_cap;
-        double *sc = realloc(all->score, (size_t)need * sizeof *sc);
-        if (sc != NULL)
-            all->score = sc;
-        int64_t *to = realloc(all->tok_off, (size_t)need * sizeof *to);
-        if (to != NULL)
-            all->tok_off = to;
-        int64_t *wo = realloc(all->word_off, (size_t)need * sizeof *wo);
-        if (wo != NULL)
-            all->word_off = wo;
-        (void)cap;
-        if (sc == NULL || to == NULL || wo == NULL)
-            return pk_host->fail(LOOM_ENOMEM, "out of memory");
-        all->hyp_cap = need;
-        if (all->n_hyp == 0)
-            all->tok_off[0] = all->word_off[0] = 0;
-        const int64_t t0 = r->tok_off[h], t1 = r->tok_off[h + 1], w0 = r->word_off[h], w1 = r->word_off[h + 1];
-        int64_t *tk = realloc(all->tokens, (size_t)(all->n_tok + t1 - t0 + 1) * sizeof *tk);
-        if (tk != NULL)
-            all->tokens = tk;
-        int64_t *ts = realloc(all->timesteps, (size_t)(all->n_tok + t1 - t0 + 1) * sizeof *ts);
-        if (ts != NULL)
-            all->timesteps = ts;
-        char *wd = realloc(all->words, (size_t)(all->n_words_bytes + w1 - w0 + 1));
-        if (wd != NULL)
-            all->words = wd;
-        if (tk == NULL || ts == NULL || wd == NULL)
-            return pk_host->fail(LOOM_ENOMEM, "out of memory");
-        memcpy(all->tokens + all->n_tok, r->tokens + t0, (size_t)(t1 - t0) * sizeof *tk);
-        memcpy(all->timesteps + all->n_tok, r->timesteps + t0, (size_t)(t1 - t0) * sizeof *ts);
-        all->n_tok += t1 - t0;
-        if (w1 > w0)
-            memcpy(all->words + all->n_words_bytes, r->words + w0, (size_t)(w1 - w0));
-        all->n_words_bytes += w1 - w0;
-        all->score[all->n_hyp] = r->score[h];
-        all->tok_off[all->n_hyp + 1] = all->n_tok;
-        all->word_off[all->n_hyp + 1] = all->n_words_bytes;
-        all->n_hyp++;
+    if (r->n_hyp == 0)
+        return LOOM_OK;
+    const int64_t nh = all->n_hyp + r->n_hyp, nt = all->n_tok + r->n_tok, nw = all->n_words_bytes + r->n_words_bytes;
+    if (resize((void **)&all->score, nh, sizeof *all->score) != 0
+        || resize((void **)&all->tok_off, nh + 1, sizeof *all->tok_off) != 0
+        || resize((void **)&all->word_off, nh + 1, sizeof *all->word_off) != 0
+        || resize((void **)&all->tokens, nt, sizeof *all->tokens) != 0
+        || resize((void **)&all->timesteps, nt, sizeof *all->timesteps) != 0
+        || resize((void **)&all->words, nw, 1) != 0)
+        return pk_host->fail(LOOM_ENOMEM, "out of memory");
+    all->hyp_cap = nh;
+    all->tok_cap = nt;
+    all->words_cap = nw;
+    if (all->n_hyp == 0)
+        all->tok_off[0] = all->word_off[0] = 0;
+    memcpy(all->score + all->n_hyp, r->score, (size_t)r->n_hyp * sizeof *all->score);
+    if (r->n_tok > 0) {
+        memcpy(all->tokens + all->n_tok, r->tokens, (size_t)r->n_tok * sizeof *all->tokens);
+        memcpy(all->timesteps + all->n_tok, r->timesteps, (size_t)r->n_tok * sizeof *all->timesteps);
     }
+    if (r->n_words_bytes > 0)
+        memcpy(all->words + all->n_words_bytes, r->words, (size_t)r->n_words_bytes);
+    for (int64_t h = 0; h < r->n_hyp; h++) {
+        all->tok_off[all->n_hyp + h + 1] = all->n_tok + r->tok_off[h + 1];
+        all->word_off[all->n_hyp + h + 1] = all->n_words_bytes + r->word_off[h + 1];
+    }
+    all->n_hyp = nh;
+    all->n_tok = nt;
+    all->n_words_bytes = nw;
     return LOOM_OK;
 }
 
