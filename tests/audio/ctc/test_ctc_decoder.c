@@ -5,7 +5,8 @@
 ** lexicon-free, the 3-gram LM and none, log_add on and off, nbest 1 and 5,
 ** unk_score, and the custom LM of examples/ctc-lm through its interface) on
 ** the whole batch with its lengths, on the default threads and on one; the
-** custom LM's refusal of bad lm_options.
+** custom LM's refusal of bad lm_options; an lm_dict in another order gives
+** the same hypotheses, and one that lacks a lexicon word is refused.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "ctc_test_util.h"
@@ -48,6 +50,60 @@ static void test_cases_one_thread(void **state)
     (void)state;
     for (int c = 0; c < G.n_cases; c++)
         run_case(c, 1);
+}
+
+/* lm_dict: the LM's words in another order (reversed, then <unk>) give the
+** same hypotheses: the LM is asked by word, never by the dictionary's order */
+static void test_lm_dict(void **state)
+{
+    (void)state;
+    FILE *lx = fopen(tu_data_path("audio/ctc/lexicon.txt"), "r");
+    assert_non_null(lx);
+    char line[256], *words[256];
+    int n = 0;
+    while (n < 256 && fgets(line, sizeof line, lx) != NULL)
+        words[n++] = strndup(line, strcspn(line, " \t\n"));
+    fclose(lx);
+    char path[] = "/tmp/loom-ctc-lm-dict-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    for (int i = n - 1; i >= 0; i--) {
+        fprintf(f, "%s\n", words[i]);
+        free(words[i]);
+    }
+    fprintf(f, "<unk>\n");
+    fclose(f);
+    char extra[128];
+    snprintf(extra, sizeof extra, "lm_dict=%s", path);
+    for (int c = 0; c < G.n_cases; c++) {
+        if (strncmp(G.lines[c], "lexicon=1;lm=1;", 15) != 0)
+            continue;
+        loom_object *dec = ct_make_decoder(G.lines[c], extra);
+        loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
+        opt.object = dec;
+        const loom_tensor *in[2] = { G.emissions, G.lengths };
+        loom_tensor *out[CT_N_OUT] = { 0 };
+        if (loom_run("audio.ctc_decoder", in, 2, NULL, out, CT_N_OUT, &opt) != LOOM_OK)
+            fail_msg("case %d with lm_dict: %s", c, loom_last_error());
+        ct_check(&G, c, 0, G.batch, out, "lm_dict in reverse order");
+        ct_free_outputs(out);
+        loom_object_free(dec);
+    }
+    /* a lexicon word missing from lm_dict is refused */
+    f = fopen(path, "w");
+    fprintf(f, "the\n<unk>\n");
+    fclose(f);
+    loom_attrs *a;
+    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
+    assert_int_equal(loom_attrs_set_string(a, "tokens", tu_data_path("audio/ctc/tokens.txt")), LOOM_OK);
+    assert_int_equal(loom_attrs_set_string(a, "lexicon", tu_data_path("audio/ctc/lexicon.txt")), LOOM_OK);
+    assert_int_equal(loom_attrs_set_string(a, "lm_dict", path), LOOM_OK);
+    loom_object *obj = NULL;
+    assert_int_equal(loom_object_create(&obj, "audio.ctc_decoder", a, NULL), LOOM_EINVAL);
+    assert_non_null(strstr(loom_last_error(), "of the lexicon is not in lm_dict"));
+    loom_attrs_free(a);
+    unlink(path);
 }
 
 /* the example LM pack refuses options it does not know, and the decoder says so */
@@ -88,6 +144,7 @@ int main(void)
         cmocka_unit_test(test_cases),
         cmocka_unit_test(test_cases_one_thread),
         cmocka_unit_test(test_custom_lm_options),
+        cmocka_unit_test(test_lm_dict),
     };
     return cmocka_run_group_tests_name("audio_ctc_decoder", tests, setup, teardown);
 }
