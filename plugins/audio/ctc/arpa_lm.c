@@ -125,7 +125,7 @@ static int32_t vocab_find(const ctc_arpa_lm *lm, const char *w, size_t n)
         if (v == 0)
             return -1;
         const char *s = lm->pool + lm->word_off[v - 1];
-        if (strncmp(s, w, n) == 0 && s[n] == '\0')
+        if (strnlen(s, n + 1) == n && memcmp(s, w, n) == 0)
             return (int32_t)(v - 1);
     }
 }
@@ -160,6 +160,7 @@ typedef struct reader {
     int64_t line;                  /* number of the line last read */
     const char *s;                 /* that line, without its end */
     size_t n;
+    int nul;                       /* the line holds a NUL byte */
     char *err;
     size_t err_size;
 } reader;
@@ -176,6 +177,7 @@ static int next_line(reader *r)
         r->n--;
     r->p = nl != NULL ? nl + 1 : r->end;
     r->line++;
+    r->nul = memchr(r->s, '\0', r->n) != NULL;
     return 1;
 }
 
@@ -394,6 +396,8 @@ static int read_section(ctc_arpa_lm *lm, reader *r, int32_t n, int64_t count)
         if (!next_line(r) || r->n == 0 || r->s[0] == '\\' || blank_line(r))
             return fail(r, "the \\data\\ header promises %lld %d-grams, the section has %lld", (long long)count,
                         n, (long long)i);
+        if (r->nul)
+            return fail(r, "a NUL byte: not a text file");
         int k = split_fields(r, f, len, n + 2);
         const int with_backoff = k == n + 2;
         if (k < n + 1 || k > n + 2)

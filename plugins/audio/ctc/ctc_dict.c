@@ -38,7 +38,7 @@ int32_t ctc_dict_find(const ctc_dict *d, const char *s, size_t n)
         if (e < 0)
             return -1;
         const char *p = d->pool + d->entry_off[e];
-        if (strncmp(p, s, n) == 0 && p[n] == '\0')
+        if (strnlen(p, n + 1) == n && memcmp(p, s, n) == 0)
             return d->entry_index[e];
     }
 }
@@ -185,6 +185,8 @@ int ctc_dict_parse(ctc_dict *d, const char *data, size_t n, char *err, size_t er
         /* std::getline's line; flashlight skips only a line that is empty */
         if (r.n == 0)
             continue;
+        if (memchr(r.s, '\0', r.n) != NULL)
+            return say(err, err_size, r.line, "a NUL byte: not a text file");
         size_t i = 0;
         const char *f;
         size_t len;
@@ -206,7 +208,7 @@ int ctc_dict_parse(ctc_dict *d, const char *data, size_t n, char *err, size_t er
 
 int ctc_dict_parse_list(ctc_dict *d, const char *list, char *err, size_t err_size)
 {
-    size_t i = 0, n = strlen(list);
+    size_t i = 0, n = strlen(list);   /* a C string: no NUL inside */
     const char *f;
     size_t len;
     while (next_field(list, n, &i, &f, &len)) {
@@ -242,6 +244,8 @@ int ctc_lexicon_parse(ctc_lexicon *lx, const ctc_dict *tokens, const char *data,
     while (next_line(&r)) {
         size_t i = 0;
         const char *f, *word;
+        if (memchr(r.s, '\0', r.n) != NULL)
+            return say(err, err_size, r.line, "a NUL byte: not a text file");
         size_t len, wlen;
         if (!next_field(r.s, r.n, &i, &word, &wlen))
             return say(err, err_size, r.line, "an empty line: each line is 'word token token ...'");

@@ -112,6 +112,30 @@ static void test_bad_create(void **state)
     loom_attrs_free(a);
 }
 
+/* files with a NUL byte inside a token or word: refused with the line */
+static void test_nul_bytes(void **state)
+{
+    (void)state;
+    static const char tokens[] = "-\n|\na\0b\na\n", lexicon[] = "ab a b |\na\0b a |\n";
+    FILE *f = fopen(tmp_tokens, "wb");
+    fwrite(tokens, 1, sizeof tokens - 1, f);
+    fclose(f);
+    loom_attrs *a;
+    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
+    assert_int_equal(loom_attrs_set_string(a, "tokens", tmp_tokens), LOOM_OK);
+    loom_object *obj = NULL;
+    assert_int_equal(loom_object_create(&obj, "audio.ctc_decoder", a, NULL), LOOM_EFORMAT);
+    assert_non_null(strstr(loom_last_error(), "line 3: a NUL byte"));
+    f = fopen(tmp_lexicon, "wb");
+    fwrite(lexicon, 1, sizeof lexicon - 1, f);
+    fclose(f);
+    assert_int_equal(loom_attrs_set_string(a, "tokens", tu_data_path("audio/ctc/tokens.txt")), LOOM_OK);
+    assert_int_equal(loom_attrs_set_string(a, "lexicon", tmp_lexicon), LOOM_OK);
+    assert_int_equal(loom_object_create(&obj, "audio.ctc_decoder", a, NULL), LOOM_EFORMAT);
+    assert_non_null(strstr(loom_last_error(), "line 2: a NUL byte"));
+    loom_attrs_free(a);
+}
+
 static loom_status decode(loom_object *obj, const loom_tensor *e, const loom_tensor *len)
 {
     loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
@@ -182,6 +206,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_create),
         cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_nul_bytes),
     };
     return cmocka_run_group_tests_name("audio_ctc_errors", tests, setup, teardown);
 }

@@ -195,6 +195,22 @@ static void test_bad_files(void **state)
     loom_attrs_free(a);
 }
 
+/* a word with a NUL byte inside: refused with its line (the file is written whole) */
+static void test_nul_byte(void **state)
+{
+    (void)state;
+    static const char text[] = HEAD "-1.0\t<s>\t-0.5\n-0.7\t</s>\n-0.6\ta\t-0.3\n-0.8\tb\0c\n" BI "\n\\end\\\n";
+    char path[] = "/tmp/loom-ctc-lm-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    close(fd);
+    loom_object *lm;
+    assert_int_equal(make_lm(&lm, path), LOOM_EFORMAT);
+    assert_non_null(strstr(loom_last_error(), "line 9: a NUL byte"));
+    unlink(path);
+}
+
 static void test_bad_offsets(void **state)
 {
     (void)state;
@@ -224,6 +240,7 @@ int main(void)
         cmocka_unit_test(test_kenlm_scores),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_bad_offsets),
+        cmocka_unit_test(test_nul_byte),
     };
     return cmocka_run_group_tests_name("audio_ctc_lm", tests, tu_setup, tu_teardown);
 }
