@@ -468,6 +468,13 @@ int ctc_arpa_lm_load(const char *data, size_t n, ctc_arpa_lm **out, char *err, s
         err[0] = '\0';
     reader r = { .p = data, .end = data + n, .err = err, .err_size = err_size };
     int64_t counts[CTC_LM_MAX_ORDER + 1] = { 0 };
+    /* KenLM's build_binary output starts with this magic (lm/binary_format.cc) */
+    static const char kenlm_magic[] = "mmap lm http://kheafield.com/code";
+    if (n >= sizeof kenlm_magic - 1 && memcmp(data, kenlm_magic, sizeof kenlm_magic - 1) == 0) {
+        snprintf(err, err_size, "line 1: a KenLM binary model, which is not read here: give the ARPA file it was "
+                 "built from");
+        return CTC_ARPA_EFORMAT;
+    }
     ctc_arpa_lm *lm = calloc(1, sizeof *lm);
     if (lm == NULL)
         return CTC_ARPA_ENOMEM;

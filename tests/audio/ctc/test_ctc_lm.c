@@ -126,6 +126,7 @@ typedef struct bad_arpa {
 static const bad_arpa bad_files[] = {
     { "the good one", HEAD UNI BI "\n\\end\\\n", NULL },
     { "empty", "", "line 0: no \\data\\ line" },
+    { "KenLM binary", "mmap lm http://kheafield.com/code format version 5\n\0\0", "a KenLM binary model" },
     { "not ARPA", "hello\n", "line 1: the first line that is not blank must be \\data\\" },
     { "bad count", "\\data\\\nngram 1=x\n", "line 2: expected 'ngram N=COUNT'" },
     { "orders skip", "\\data\\\nngram 1=4\nngram 3=2\n", "line 3: ngram 3= where ngram 2= was expected" },
