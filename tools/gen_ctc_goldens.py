@@ -11,6 +11,9 @@ Writes
                            sentences, letters of 1-3 frames between blanks,
                            noise, a deliberate misspelling; lengths.npy [B]
   decode_cases.txt         one line per case: the decoder's attributes
+  best_*.npy               flashlight's get_best_hypothesis(0) after every 7
+                           frames (utterances 0 and 1 of the cases in
+                           best_cases.npy), reduced as the final ones
   decode_{tokens,timesteps,offsets,words,words_offsets,score,hypotheses}.npy
                            every case's results concatenated, in the order
                            of decode_cases.txt; hypotheses [cases * B + 1]
@@ -241,6 +244,39 @@ def main():
                 fields["score"].append(r.score)
             hyps.append(hyps[-1] + len(results))
         del dec, lm
+    # mid-stream: flashlight's get_best_hypothesis(0) after every 7 frames, for the
+    # first case of each lexicon/LM combination and the first two utterances
+    best = {k: [] for k in ("tokens", "timesteps", "score", "words")}
+    boff, bwoff, bcase = [0], [0], []
+    seen = set()
+    for ci, c in enumerate(cases()):
+        key = (c["lexicon"], c["lm"])
+        if key in seen or c["lm"] == 2:
+            continue
+        seen.add(key)
+        bcase.append(ci)
+        dec, lm, word_dict, blank = make_decoder(c, tokens_dict, words, arpa)
+        for b in range(2):
+            dec.decode_begin()
+            for t in range(0, int(lengths[b]), 7):
+                n = min(7, int(lengths[b]) - t)
+                dec.decode_step(emissions.ctypes.data + b * emissions.strides[0] + t * emissions.strides[1], n, n_tok)
+                r = dec.get_best_hypothesis(0)
+                toks, steps = reduce_tokens(list(r.tokens), blank)
+                best["tokens"] += toks
+                best["timesteps"] += steps
+                boff.append(len(best["tokens"]))
+                w = " ".join(word_dict.get_entry(x) for x in r.words if x >= 0) if c["lexicon"] else ""
+                best["words"] += list(w.encode())
+                bwoff.append(len(best["words"]))
+                best["score"].append(r.score)
+            dec.decode_end()
+        del dec, lm
+    for name, v, dt in (("tokens", best["tokens"], np.int64), ("timesteps", best["timesteps"], np.int64),
+                        ("offsets", boff, np.int64), ("words", best["words"], np.uint8),
+                        ("words_offsets", bwoff, np.int64), ("score", best["score"], np.float64),
+                        ("cases", bcase, np.int64)):
+        np.save(os.path.join(a.out, f"best_{name}.npy"), np.array(v, dtype=dt))
     with open(os.path.join(a.out, "decode_cases.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     save = lambda name, v, dt: np.save(os.path.join(a.out, f"decode_{name}.npy"), np.array(v, dtype=dt))

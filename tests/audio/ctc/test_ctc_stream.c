@@ -4,8 +4,9 @@
 ** case (tools/gen_ctc_goldens.py), each utterance fed in chunks of 1, 7
 ** and 50 frames between audio.ctc_decoder_begin and _end, gives what
 ** flashlight-text's one-shot decode gives (the goldens); the best
-** hypothesis mid-stream is one well-formed hypothesis; and the methods
-** refuse to run out of order.
+** hypothesis mid-stream, after every 7 frames, is flashlight's
+** get_best_hypothesis(0) (best_*.npy); and the methods refuse to run out of
+** order.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -82,6 +83,64 @@ static void test_chunks(void **state)
             stream_case(c, chunks[k]);
 }
 
+/* flashlight's get_best_hypothesis(0) after every 7 frames (best_*.npy) */
+static void test_best_goldens(void **state)
+{
+    (void)state;
+    static const char *const names[CT_N_OUT - 1] = { "tokens", "timesteps", "offsets", "words", "words_offsets",
+                                                     "score" };
+    loom_tensor *g[CT_N_OUT - 1], *cases = tu_npy("audio/ctc/best_cases");
+    char name[64];
+    for (int k = 0; k < CT_N_OUT - 1; k++) {
+        snprintf(name, sizeof name, "audio/ctc/best_%s", names[k]);
+        g[k] = tu_npy(name);
+    }
+    const int64_t *gt = loom_data(g[0]), *gs = loom_data(g[1]), *go = loom_data(g[2]), *gwo = loom_data(g[4]);
+    const uint8_t *gw = loom_data(g[3]);
+    const double *gsc = loom_data(g[5]);
+    const int64_t T = G.emissions->shape[1], N = G.emissions->shape[2], *lengths = loom_data(G.lengths);
+    const float *e = loom_data(G.emissions);
+    int64_t row = 0;
+    for (int64_t ci = 0; ci < cases->shape[0]; ci++) {
+        const int c = (int)((const int64_t *)loom_data(cases))[ci];
+        loom_object *dec = ct_make_decoder(G.lines[c], NULL);
+        for (int64_t b = 0; b < 2; b++) {
+            assert_int_equal(method(dec, "audio.ctc_decoder_begin", NULL, NULL), LOOM_OK);
+            for (int64_t t = 0; t < lengths[b]; t += 7, row++) {
+                const int64_t n = lengths[b] - t < 7 ? lengths[b] - t : 7;
+                loom_tensor *x, *out[CT_N_OUT] = { 0 };
+                assert_int_equal(loom_tensor_wrap(&x, (void *)(e + (b * T + t) * N), LOOM_DTYPE_F32, 2,
+                                                  (int64_t[]){ n, N }, NULL, NULL), LOOM_OK);
+                assert_int_equal(method(dec, "audio.ctc_decoder_step", x, NULL), LOOM_OK);
+                loom_tensor_free(x);
+                if (method(dec, "audio.ctc_decoder_best", NULL, out) != LOOM_OK)
+                    fail_msg("best: %s", loom_last_error());
+                assert_int_equal(out[CT_SCORE]->shape[0], 1);
+                const int64_t *o = loom_data(out[CT_OFFSETS]), *tk = loom_data(out[CT_TOKENS]);
+                const int64_t *ts = loom_data(out[CT_TIMESTEPS]), *wo = loom_data(out[CT_WORDS_OFFSETS]);
+                const double sc = ((const double *)loom_data(out[CT_SCORE]))[0];
+                int same = o[1] == go[row + 1] - go[row] && wo[1] == gwo[row + 1] - gwo[row]
+                           && sc > gsc[row] - 1e-4 && sc < gsc[row] + 1e-4;
+                for (int64_t i = 0; same && i < o[1]; i++)
+                    same = tk[i] == gt[go[row] + i] && ts[i] == gs[go[row] + i];
+                if (same && wo[1] > 0)
+                    same = memcmp(loom_data(out[CT_WORDS]), gw + gwo[row], (size_t)wo[1]) == 0;
+                if (!same)
+                    fail_msg("case %d (%s) utterance %lld after %lld frames: best %.6f (%lld tokens), flashlight "
+                             "%.6f (%lld tokens)", c, G.lines[c], (long long)b, (long long)(t + n), sc,
+                             (long long)o[1], gsc[row], (long long)(go[row + 1] - go[row]));
+                ct_free_outputs(out);
+            }
+            assert_int_equal(method(dec, "audio.ctc_decoder_end", NULL, NULL), LOOM_OK);
+        }
+        loom_object_free(dec);
+    }
+    assert_int_equal(row, g[5]->shape[0]);
+    for (int k = 0; k < CT_N_OUT - 1; k++)
+        loom_tensor_free(g[k]);
+    loom_tensor_free(cases);
+}
+
 static void test_order(void **state)
 {
     (void)state;
@@ -129,6 +188,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chunks),
+        cmocka_unit_test(test_best_goldens),
         cmocka_unit_test(test_order),
     };
     return cmocka_run_group_tests_name("audio_ctc_stream", tests, setup, teardown);
