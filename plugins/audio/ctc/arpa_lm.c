@@ -7,6 +7,9 @@
 
 #include <math.h>
 #include <stdarg.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +19,9 @@
 ** order, which has no backoffs, takes 12 bytes a slot and the others 16. */
 typedef struct ngram_table {
     uint64_t *keys;                /* 0: empty slot */
-    float *prob, *backoff;         /* backoff NULL for the highest order */
+    float *prob, *backoff;         /* backoff NULL for the highest order; both NULL once quantised */
+    uint8_t *qprob, *qbackoff;     /* quantised: codes into the centres */
+    float prob_centre[256], backoff_centre[256];
     uint64_t n_slots;
     int64_t count;
 } ngram_table;
@@ -277,6 +282,8 @@ void ctc_arpa_lm_free(ctc_arpa_lm *lm)
         free(lm->tables[i].keys);
         free(lm->tables[i].prob);
         free(lm->tables[i].backoff);
+        free(lm->tables[i].qprob);
+        free(lm->tables[i].qbackoff);
     }
     free(lm->pool);
     free(lm->word_off);
@@ -547,7 +554,8 @@ size_t ctc_arpa_lm_bytes(const ctc_arpa_lm *lm)
     size_t b = sizeof *lm + lm->pool_cap + (size_t)lm->words_cap * (sizeof(uint32_t) + 2 * sizeof(float))
                + (lm->vocab_mask + 1) * sizeof(uint32_t);
     for (int32_t n = 2; n <= lm->order; n++)
-        b += lm->tables[n].n_slots * (sizeof(uint64_t) + sizeof(float) * (n < lm->order ? 2 : 1));
+        b += lm->tables[n].n_slots * (sizeof(uint64_t) + (lm->tables[n].qprob != NULL ? 1 : sizeof(float))
+                                      * (n < lm->order ? 2 : 1));
     return b;
 }
 
@@ -581,11 +589,12 @@ float ctc_arpa_lm_score(const ctc_arpa_lm *lm, const ctc_lm_context *in, int32_t
         const int64_t e = table_find(t, key);
         if (e < 0)
             break;
-        prob = t->prob[e];
+        prob = t->qprob != NULL ? t->prob_centre[t->qprob[e]] : t->prob[e];
         matched++;
         if (matched <= max_ctx) {
-            out->backoff[matched - 1] = t->backoff[e];
-            if (has_extension(t->backoff[e]))
+            const float bo = t->qbackoff != NULL ? t->backoff_centre[t->qbackoff[e]] : t->backoff[e];
+            out->backoff[matched - 1] = bo;
+            if (has_extension(bo))
                 out->length = matched;
         }
     }
@@ -597,4 +606,98 @@ float ctc_arpa_lm_score(const ctc_arpa_lm *lm, const ctc_lm_context *in, int32_t
     for (int32_t j = 1; j < out->length; j++)
         out->words[j] = in->words[j - 1];
     return prob;
+}
+
+/* ------------------------------------------------------------ quantise */
+
+static int cmp_float(const void *a, const void *b)
+{
+    const float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Codes for the n values v (sorted copy in tmp): `bins` bins of equal
+** count, each centre the mean of its bin (KenLM's quantiser's rule), codes
+** from `first`; centre[first + i] and the code of each value in q. */
+static void quantise_values(const float *v, uint64_t n_slots, const uint64_t *keys, float *tmp, int64_t n,
+                            int bins, int first, float *centre, uint8_t *q, int skip_zero)
+{
+    if (n == 0)
+        return;
+    if (bins > n)
+        bins = (int)n;
+    float upper[256];
+    for (int i = 0; i < bins; i++) {
+        const int64_t b0 = n * i / bins, b1 = n * (i + 1) / bins;
+        double sum = 0.0;
+        for (int64_t k = b0; k < b1; k++)
+            sum += tmp[k];
+        centre[first + i] = b1 > b0 ? (float)(sum / (double)(b1 - b0)) : tmp[b0];
+        upper[i] = tmp[b1 - 1];
+    }
+    for (uint64_t s = 0; s < n_slots; s++) {
+        if (keys[s] == 0 || (skip_zero && v[s] == 0.0f))
+            continue;
+        int lo = 0, hi = bins - 1;          /* the first bin whose upper bound is >= v */
+        while (lo < hi) {
+            const int mid = (lo + hi) / 2;
+            if (upper[mid] >= v[s])
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        q[s] = (uint8_t)(first + lo);
+    }
+}
+
+int ctc_arpa_lm_quantize(ctc_arpa_lm *lm, int bits)
+{
+    if (bits < 2 || bits > 8)
+        return CTC_ARPA_EFORMAT;
+    for (int32_t n = 2; n <= lm->order; n++) {
+        ngram_table *t = &lm->tables[n];
+        if (t->qprob != NULL || t->keys == NULL)
+            continue;
+        float *tmp = malloc((size_t)(t->count > 0 ? t->count : 1) * sizeof *tmp);
+        t->qprob = calloc(t->n_slots, 1);
+        t->qbackoff = t->backoff != NULL ? calloc(t->n_slots, 1) : NULL;
+        if (tmp == NULL || t->qprob == NULL || (t->backoff != NULL && t->qbackoff == NULL)) {
+            free(tmp);
+            free(t->qprob);
+            free(t->qbackoff);
+            t->qprob = t->qbackoff = NULL;
+            return CTC_ARPA_ENOMEM;
+        }
+        int64_t k = 0;
+        for (uint64_t s = 0; s < t->n_slots; s++)
+            if (t->keys[s] != 0)
+                tmp[k++] = t->prob[s];
+        qsort(tmp, (size_t)k, sizeof *tmp, cmp_float);
+        quantise_values(t->prob, t->n_slots, t->keys, tmp, k, 1 << bits, 0, t->prob_centre, t->qprob, 0);
+        if (t->backoff != NULL) {
+            /* codes 0 and 1 are -0.0 (no extension) and +0.0 exactly: the state depends on the sign */
+            t->backoff_centre[0] = -0.0f;
+            t->backoff_centre[1] = 0.0f;
+            k = 0;
+            for (uint64_t s = 0; s < t->n_slots; s++) {
+                if (t->keys[s] == 0)
+                    continue;
+                if (t->backoff[s] == 0.0f)
+                    t->qbackoff[s] = signbit(t->backoff[s]) ? 0 : 1;
+                else
+                    tmp[k++] = t->backoff[s];
+            }
+            qsort(tmp, (size_t)k, sizeof *tmp, cmp_float);
+            quantise_values(t->backoff, t->n_slots, t->keys, tmp, k, (1 << bits) - 2, 2, t->backoff_centre,
+                            t->qbackoff, 1);
+        }
+        free(tmp);
+        free(t->prob);
+        free(t->backoff);
+        t->prob = t->backoff = NULL;
+    }
+#ifdef __GLIBC__
+    malloc_trim(0);      /* hand the float arrays' pages back: the point of quantising */
+#endif
+    return CTC_ARPA_OK;
 }

@@ -63,6 +63,14 @@ int32_t ctc_arpa_lm_index(const ctc_arpa_lm *lm, const char *word, size_t len);
 int32_t ctc_arpa_lm_bos(const ctc_arpa_lm *lm);
 int32_t ctc_arpa_lm_eos(const ctc_arpa_lm *lm);
 
+/* Quantise the probabilities and backoffs of orders 2 and up to `bits`
+** (2..8) bits a value, an option for memory: per order and field, bins of
+** equal count whose centres are their means (KenLM's quantiser's rule);
+** the -0.0 / +0.0 backoffs stay exact, so states are unchanged; unigrams
+** stay floats. Scores then differ from KenLM's by the quantisation error.
+** 0, CTC_ARPA_EFORMAT for bits outside 2..8, CTC_ARPA_ENOMEM. */
+int ctc_arpa_lm_quantize(ctc_arpa_lm *lm, int bits);
+
 /* KenLM's BeginSentenceWrite (<s>) and NullContextWrite (no context). */
 void ctc_arpa_lm_begin(const ctc_arpa_lm *lm, ctc_lm_context *out);
 void ctc_arpa_lm_null(ctc_lm_context *out);

@@ -20,7 +20,9 @@
 
 #define CTC_LM_CLASS_ATTRS(A, op)                                                                   \
     A(op, lm, STRING, LOOM_DEFAULT_NONE, 0,                                                         \
-      "the ARPA file (or a named file 'lm'); KenLM's binary format is not read", )
+      "the ARPA file (or a named file 'lm'); KenLM's binary format is not read", )                   \
+    A(op, quantize, INT, LOOM_DEFAULT_INT(0), LOOM_ATTR_NONNEG,                                     \
+      "0: float probabilities; 2..8: orders 2 and up quantised to that many bits (less memory)", )
 PK_ATTR_ENUM(ctc_lm_class, CTC_LM_CLASS_ATTRS);
 
 #define CTC_LM_SCORE_ATTRS(A, op)                                                                   \
@@ -42,5 +44,7 @@ const char *ctc_file_arg(const loom_object_args *args, const char *name, int32_t
 /* Load an ARPA file into *out; fails naming `what` (e.g. "audio.ctc_lm:
 ** 'lm'"), the path, the line and the reason. */
 loom_status ctc_arpa_lm_open(const char *what, const char *path, ctc_arpa_lm **out);
+/* Quantise a loaded model to `bits` (0: leave it), failing naming `what`. */
+loom_status ctc_arpa_lm_quantize_checked(const char *what, ctc_arpa_lm *lm, int64_t bits);
 
 #endif /* LOOM_AUDIO_CTC_H */

@@ -40,6 +40,8 @@
       "an ARPA n-gram model, or the name of an LM interface a pack offers (loom/ctc_lm.h); none: no "  \
       "LM (ZeroLM)", )                                                                                 \
     A(op, lm_options, STRING, LOOM_DEFAULT_STRING(""), 0, "what an interface LM's create receives", ) \
+    A(op, lm_quantize, INT, LOOM_DEFAULT_INT(0), LOOM_ATTR_NONNEG,                                     \
+      "an ARPA lm: 0 floats, 2..8 bits a value (audio.ctc_lm's quantize)", )                           \
     A(op, lm_dict, STRING, LOOM_DEFAULT_NONE, 0,                                                       \
       "the LM's word dictionary, one word per line; none: the lexicon's words (lexicon-free: the "     \
       "tokens and unk_word)", )                                                                        \

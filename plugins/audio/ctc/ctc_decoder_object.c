@@ -190,7 +190,7 @@ static loom_status create_iface_lm(ctc_decoder *d, const char *name, const char 
     return LOOM_OK;
 }
 
-static loom_status load_lm(ctc_model *m, const char *lm)
+static loom_status load_lm(ctc_model *m, const char *lm, int64_t quantize)
 {
     if (lm == NULL) {
         m->lm_kind = CTC_LM_ZERO;
@@ -208,6 +208,8 @@ static loom_status load_lm(ctc_model *m, const char *lm)
                              "version %u) nor a readable ARPA file", W, lm, LOOM_CTC_LM_VERSION);
     pk_host->unmap_file(probe, probe_n);
     loom_status st = ctc_arpa_lm_open(W ": 'lm'", lm, &m->arpa);
+    if (st == LOOM_OK)
+        st = ctc_arpa_lm_quantize_checked(W ": lm_quantize", m->arpa, quantize);
     if (st != LOOM_OK)
         return st;
     m->lm_kind = CTC_LM_ARPA;
@@ -285,7 +287,8 @@ static loom_status decoder_create(const loom_object_args *args, void **state_out
     if (st == LOOM_OK && m->lexicon_mode)
         st = load_lexicon(m, lexicon);
     if (st == LOOM_OK)
-        st = load_lm(m, ctc_file_arg(args, "lm", PK_ATTR(ctc_decoder_class, lm)));
+        st = load_lm(m, ctc_file_arg(args, "lm", PK_ATTR(ctc_decoder_class, lm)),
+                     a[PK_ATTR(ctc_decoder_class, lm_quantize)].u.i);
     if (st == LOOM_OK)
         st = word_dict(m, ctc_file_arg(args, "lm_dict", PK_ATTR(ctc_decoder_class, lm_dict)),
                        a[PK_ATTR(ctc_decoder_class, unk_word)].u.s);

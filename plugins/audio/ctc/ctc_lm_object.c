@@ -39,6 +39,17 @@ loom_status ctc_arpa_lm_open(const char *what, const char *path, ctc_arpa_lm **o
     return LOOM_OK;
 }
 
+loom_status ctc_arpa_lm_quantize_checked(const char *what, ctc_arpa_lm *lm, int64_t bits)
+{
+    if (bits == 0)
+        return LOOM_OK;
+    if (bits < 2 || bits > 8)
+        return pk_host->fail(LOOM_EINVAL, "%s: quantize %lld: 0 (floats) or 2..8 bits", what, (long long)bits);
+    if (ctc_arpa_lm_quantize(lm, (int)bits) != CTC_ARPA_OK)
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory quantising the model", what);
+    return LOOM_OK;
+}
+
 static loom_status lm_create(const loom_object_args *args, void **state_out)
 {
     *state_out = NULL;
@@ -48,7 +59,11 @@ static loom_status lm_create(const loom_object_args *args, void **state_out)
     ctc_arpa_lm *lm;
     loom_status st = ctc_arpa_lm_open(CTC_LM_CLASS ": 'lm'", path, &lm);
     if (st == LOOM_OK)
+        st = ctc_arpa_lm_quantize_checked(CTC_LM_CLASS, lm, args->attrs[PK_ATTR(ctc_lm_class, quantize)].u.i);
+    if (st == LOOM_OK)
         *state_out = lm;
+    else
+        ctc_arpa_lm_free(lm);
     return st;
 }
 

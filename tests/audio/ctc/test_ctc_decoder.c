@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,40 @@ static void test_lm_dict(void **state)
     unlink(path);
 }
 
+/* lm_quantize=8: on the golden emissions the quantised LM picks the same
+** best words for every utterance of every case with the LM, with scores
+** within 0.1 (lm_weight times a few words' quantisation error) */
+static void test_quantized_lm(void **state)
+{
+    (void)state;
+    const int64_t *gh = loom_data(G.out[CT_HYPOTHESES]), *gwo = loom_data(G.out[CT_WORDS_OFFSETS]);
+    const uint8_t *gw = loom_data(G.out[CT_WORDS]);
+    const double *gs = loom_data(G.out[CT_SCORE]);
+    for (int c = 0; c < G.n_cases; c++) {
+        if (strstr(G.lines[c], ";lm=1;") == NULL)
+            continue;
+        loom_object *dec = ct_make_decoder(G.lines[c], "lm_quantize=8");
+        loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
+        opt.object = dec;
+        const loom_tensor *in[2] = { G.emissions, G.lengths };
+        loom_tensor *out[CT_N_OUT] = { 0 };
+        if (loom_run("audio.ctc_decoder", in, 2, NULL, out, CT_N_OUT, &opt) != LOOM_OK)
+            fail_msg("case %d quantised: %s", c, loom_last_error());
+        const int64_t *h = loom_data(out[CT_HYPOTHESES]), *wo = loom_data(out[CT_WORDS_OFFSETS]);
+        const uint8_t *w = loom_data(out[CT_WORDS]);
+        const double *sc = loom_data(out[CT_SCORE]);
+        for (int64_t b = 0; b < G.batch; b++) {
+            const int64_t i = h[b], gi = gh[c * G.batch + b];
+            const int64_t n = wo[i + 1] - wo[i], gn = gwo[gi + 1] - gwo[gi];
+            if (n != gn || memcmp(w + wo[i], gw + gwo[gi], (size_t)n) != 0 || fabs(sc[i] - gs[gi]) > 0.1)
+                fail_msg("case %d utterance %lld quantised: '%.*s' %.4f, unquantised '%.*s' %.4f", c, (long long)b,
+                         (int)n, (const char *)w + wo[i], sc[i], (int)gn, (const char *)gw + gwo[gi], gs[gi]);
+        }
+        ct_free_outputs(out);
+        loom_object_free(dec);
+    }
+}
+
 /* the example LM pack refuses options it does not know, and the decoder says so */
 static void test_custom_lm_options(void **state)
 {
@@ -145,6 +180,7 @@ int main(void)
         cmocka_unit_test(test_cases_one_thread),
         cmocka_unit_test(test_custom_lm_options),
         cmocka_unit_test(test_lm_dict),
+        cmocka_unit_test(test_quantized_lm),
     };
     return cmocka_run_group_tests_name("audio_ctc_decoder", tests, setup, teardown);
 }

@@ -5,12 +5,13 @@
 ** model (tools/gen_ctc_lm.py: tests/data/audio/ctc/lm3.arpa, lm_sentences.txt,
 ** lm_scores.npy) with every bos/eos combination; then ARPA files that are
 ** wrong in each way the parser checks, each refused with LOOM_EFORMAT, the
-** line and the reason.
+** line and the reason; the 8-bit quantised model close to KenLM's scores.
 */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,57 @@ static void test_kenlm_scores(void **state)
     loom_tensor_free(text);
     loom_tensor_free(off);
     loom_object_free(lm);
+}
+
+/* quantize=8: every sentence within 0.02 log10 a word of KenLM's score
+** (256 bins of equal count over each order's values: the centres are
+** within a bin's width, a few hundredths here, of each value); 1 and 9 bits
+** are refused */
+static void test_quantized(void **state)
+{
+    (void)state;
+    loom_attrs *a;
+    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
+    assert_int_equal(loom_attrs_set_string(a, "lm", tu_data_path("audio/ctc/lm3.arpa")), LOOM_OK);
+    assert_int_equal(loom_attrs_set_int(a, "quantize", 8), LOOM_OK);
+    loom_object *lm = NULL;
+    if (loom_object_create(&lm, "audio.ctc_lm", a, NULL) != LOOM_OK)
+        fail_msg("%s", loom_last_error());
+    loom_tensor *text, *off;
+    int64_t rows;
+    lines_tensor(tu_data_path("audio/ctc/lm_sentences.txt"), &text, &off, &rows);
+    loom_tensor *want = tu_npy("audio/ctc/lm_scores");
+    loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
+    opt.object = lm;
+    loom_tensor *out = NULL;
+    const loom_tensor *in[2] = { text, off };
+    assert_int_equal(loom_run("audio.ctc_lm_score", in, 2, NULL, &out, 1, &opt), LOOM_OK);
+    const double *y = loom_data(out), *w = loom_data(want);
+    const int64_t *o = loom_data(off);
+    const char *t = loom_data(text);
+    double worst = 0.0;
+    for (int64_t b = 0; b < rows; b++) {
+        int64_t words = 1;      /* </s> */
+        for (int64_t i = o[b]; i < o[b + 1]; i++)
+            words += t[i] != ' ' && (i == o[b] || t[i - 1] == ' ');
+        const double d = y[b] - w[b * 4];
+        if (fabs(d) / (double)words > worst)
+            worst = fabs(d) / (double)words;
+        if (!(fabs(d) <= 0.02 * (double)words))
+            fail_msg("sentence %lld: %.6f, kenlm %.6f (%lld words)", (long long)b, y[b], w[b * 4], (long long)words);
+    }
+    print_message("quantized to 8 bits: at most %.4f log10 a word from KenLM\n", worst);
+    loom_tensor_free(out);
+    loom_tensor_free(want);
+    loom_tensor_free(text);
+    loom_tensor_free(off);
+    loom_object_free(lm);
+    assert_int_equal(loom_attrs_set_int(a, "quantize", 9), LOOM_OK);
+    assert_int_equal(loom_object_create(&lm, "audio.ctc_lm", a, NULL), LOOM_EINVAL);
+    assert_non_null(strstr(loom_last_error(), "quantize 9: 0 (floats) or 2..8 bits"));
+    assert_int_equal(loom_attrs_set_int(a, "quantize", 1), LOOM_OK);
+    assert_int_equal(loom_object_create(&lm, "audio.ctc_lm", a, NULL), LOOM_EINVAL);
+    loom_attrs_free(a);
 }
 
 /* The model of each bad file below, when it were right. */
@@ -242,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_bad_offsets),
         cmocka_unit_test(test_nul_byte),
+        cmocka_unit_test(test_quantized),
     };
     return cmocka_run_group_tests_name("audio_ctc_lm", tests, tu_setup, tu_teardown);
 }
