@@ -6,7 +6,6 @@
 ** with one search per utterance spread over the core's threads.
 */
 #include <math.h>
-#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,15 +155,6 @@ static int iface_finish(void *self, uint64_t state, uint64_t *child, float *scor
     return d->lm_iface->finish(d->lm_instance, state, child, score) == LOOM_OK ? 0 : -1;
 }
 
-/* An LM offered by a pack under the name `lm`, or NULL. */
-static const loom_ctc_lm_v1 *find_iface(const char *lm)
-{
-    const loom_ctc_lm_v1 *vt = pk_host->get_extension(lm, LOOM_CTC_LM_VERSION);
-    if (vt == NULL)
-        return NULL;
-    return vt;
-}
-
 /* Make the interface LM's instance over the decoder's words (the word
 ** dictionary, or the tokens without a lexicon). */
 static loom_status create_iface_lm(ctc_decoder *d, const char *name, const char *options)
@@ -190,14 +180,17 @@ static loom_status create_iface_lm(ctc_decoder *d, const char *name, const char 
     return LOOM_OK;
 }
 
-static loom_status load_lm(ctc_model *m, const char *lm, int64_t quantize)
+/* lm: none (ZeroLM), the name of an interface a pack offers (the vtable is
+** kept; its instance is made once the word dictionary is known), or an ARPA
+** file. */
+static loom_status load_lm(ctc_decoder *d, const char *lm, int64_t quantize)
 {
+    ctc_model *m = &d->m;
     if (lm == NULL) {
         m->lm_kind = CTC_LM_ZERO;
         return LOOM_OK;
     }
-    ctc_decoder *d = (ctc_decoder *)((char *)m - offsetof(ctc_decoder, m));
-    if ((d->lm_iface = find_iface(lm)) != NULL) {
+    if ((d->lm_iface = pk_host->get_extension(lm, LOOM_CTC_LM_VERSION)) != NULL) {
         m->lm_kind = CTC_LM_CUSTOM;
         return LOOM_OK;
     }
@@ -287,7 +280,7 @@ static loom_status decoder_create(const loom_object_args *args, void **state_out
     if (st == LOOM_OK && m->lexicon_mode)
         st = load_lexicon(m, lexicon);
     if (st == LOOM_OK)
-        st = load_lm(m, ctc_file_arg(args, "lm", PK_ATTR(ctc_decoder_class, lm)),
+        st = load_lm(d, ctc_file_arg(args, "lm", PK_ATTR(ctc_decoder_class, lm)),
                      a[PK_ATTR(ctc_decoder_class, lm_quantize)].u.i);
     if (st == LOOM_OK)
         st = word_dict(m, ctc_file_arg(args, "lm_dict", PK_ATTR(ctc_decoder_class, lm_dict)),
