@@ -375,6 +375,35 @@ WORDPIECE_DICT = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]", "##", "\n", " ",
                   "e\xcc\x81", "\xe4\xb8\xad", "\xf0\x9f\x98\x80", "\xe2\x80\xa8", "\xc2\xa0", "\xef\xbb\xbf",
                   "\xc4\xb0", "\xed\xa0\x80", "\xc0\xaf", "\xf4\x90\x80\x80", "hello", "##llo", "un", "##aff"]
 
+# ------------------------------------------------------------------ ctc
+
+CTC_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "audio", "ctc")
+CTC_SMALL_ARPA = (b"\\data\\\nngram 1=4\nngram 2=2\n\n\\1-grams:\n-1.0\t<s>\t-0.5\n-0.7\t</s>\n-0.6\ta\t-0.3\n"
+                  b"-0.8\tb\n\n\\2-grams:\n-0.2\t<s> a\n-0.3\ta b\n\n\\end\\\n")
+
+
+def ctc_seeds():
+    """fuzz_ctc_files.c: an option byte (0 ARPA, 1 tokens, 2 lexicon; +4 decode), then the file."""
+    def data(name):
+        with open(os.path.join(CTC_DATA, name), "rb") as f:
+            return f.read()
+    return {
+        "arpa_small": b"\x00" + CTC_SMALL_ARPA,
+        "arpa_small_crlf": b"\x00" + CTC_SMALL_ARPA.replace(b"\n", b"\r\n"),
+        "arpa_3gram": b"\x00" + data("lm3.arpa"),
+        "tokens": b"\x05" + data("tokens.txt"),
+        "tokens_shared": b"\x05-\n|\na A\nb\n",
+        "tokens_dup": b"\x01-\n|\na\na\n",
+        "lexicon_small": b"\x06ab a b |\nba b a |\nc c |\nabc a b c |\nab a b |\naa a a |\n",
+        "lexicon_homophones": b"\x06" + b"".join(b"w%d a b |\n" % i for i in range(8)),
+        "lexicon_bad_token": b"\x02ab a x |\n",
+        "lexicon_test": b"\x02" + data("lexicon.txt"),
+    }
+
+
+CTC_DICT = ["\\data\\", "ngram ", "=", "\\1-grams:", "\\2-grams:", "\\3-grams:", "\\end\\", "<s>", "</s>",
+            "<unk>", "\t", "\n", "\r\n", "-99", "-0.5", "0", "-0", "1e-40", "-inf", "nan", "|", "-", " |\n"]
+
 # ------------------------------------------------------------------ write
 
 TARGETS = {
@@ -388,6 +417,7 @@ TARGETS = {
 
 
     "audio_file": (audio_seeds, AUDIO_DICT),
+    "ctc_files": (ctc_seeds, CTC_DICT),
     "wordpiece": (wordpiece_seeds, WORDPIECE_DICT),
 }
 

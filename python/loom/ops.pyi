@@ -96,6 +96,103 @@ class audio:
             dct (f32, rank 2): [n_mels, n_mfcc]"""
         ...
     @staticmethod
+    def ctc_decoder(emissions: TensorLike, lengths: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any, Any]:
+        """CTC beam search of a batch of emissions (torchaudio's CTCDecoder.__call__): the nbest hypotheses of each
+
+        A method of the object class audio.ctc_decoder: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            emissions (f32, rank 3): f32 [B, T, N] log-probabilities (or any scores) of the N tokens per frame
+            lengths (i64, rank 1, optional): i64 [B]: the frames of each utterance (default T)
+        Outputs:
+            tokens (i64, rank 1): i64 token ids of every hypothesis (repeats collapsed, blanks dropped)
+            timesteps (i64, rank 1): i64 where each token starts (frame f is f + 1; 0 and T + 1: the leading and trailing silence)
+            offsets (i64, rank 1): i64 [H+1]: each hypothesis's tokens and timesteps
+            words (u8, rank 1): u8 each hypothesis's words separated by spaces (empty without a lexicon)
+            words_offsets (i64, rank 1): i64 [H+1]
+            score (f64, rank 1): f64 [H] total score of each hypothesis
+            hypotheses (i64, rank 1): i64 [B+1]: utterance b's hypotheses are rows hypotheses[b]..[b+1], best first"""
+        ...
+    @staticmethod
+    def ctc_decoder_begin(*, object: Optional[Object] = None) -> None:
+        """start a stream on an audio.ctc_decoder (torchaudio's decode_begin); drops any earlier one
+
+        A method of the object class audio.ctc_decoder: call it on a loom.Object of that class, or pass object=."""
+        ...
+    @staticmethod
+    def ctc_decoder_best(*, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any, Any]:
+        """the best hypothesis so far, mid-stream (flashlight's getBestHypothesis): its path back to the last completed word
+
+        A method of the object class audio.ctc_decoder: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            tokens (i64, rank 1): i64 token ids of every hypothesis (repeats collapsed, blanks dropped)
+            timesteps (i64, rank 1): i64 where each token starts (frame f is f + 1; 0 and T + 1: the leading and trailing silence)
+            offsets (i64, rank 1): i64 [H+1]: each hypothesis's tokens and timesteps
+            words (u8, rank 1): u8 each hypothesis's words separated by spaces (empty without a lexicon)
+            words_offsets (i64, rank 1): i64 [H+1]
+            score (f64, rank 1): f64 [H] total score of each hypothesis
+            hypotheses (i64, rank 1): i64 [B+1]: utterance b's hypotheses are rows hypotheses[b]..[b+1], best first"""
+        ...
+    @staticmethod
+    def ctc_decoder_end(*, object: Optional[Object] = None) -> None:
+        """finish the stream: the LM's end of sentence (torchaudio's decode_end)
+
+        A method of the object class audio.ctc_decoder: call it on a loom.Object of that class, or pass object=."""
+        ...
+    @staticmethod
+    def ctc_decoder_final(*, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any, Any]:
+        """the nbest hypotheses of the ended stream (torchaudio's get_final_hypothesis), as audio.ctc_decoder gives them for one utterance
+
+        A method of the object class audio.ctc_decoder: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            tokens (i64, rank 1): i64 token ids of every hypothesis (repeats collapsed, blanks dropped)
+            timesteps (i64, rank 1): i64 where each token starts (frame f is f + 1; 0 and T + 1: the leading and trailing silence)
+            offsets (i64, rank 1): i64 [H+1]: each hypothesis's tokens and timesteps
+            words (u8, rank 1): u8 each hypothesis's words separated by spaces (empty without a lexicon)
+            words_offsets (i64, rank 1): i64 [H+1]
+            score (f64, rank 1): f64 [H] total score of each hypothesis
+            hypotheses (i64, rank 1): i64 [B+1]: utterance b's hypotheses are rows hypotheses[b]..[b+1], best first"""
+        ...
+    @staticmethod
+    def ctc_decoder_step(emissions: TensorLike, *, object: Optional[Object] = None) -> None:
+        """decode the next frames of the stream (torchaudio's decode_step)
+
+        A method of the object class audio.ctc_decoder: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            emissions (f32, rank 2): f32 [T, N]: the next T frames (any T, 0 included)"""
+        ...
+    @staticmethod
+    def ctc_greedy_decoder(emissions: TensorLike, lengths: Optional[TensorLike] = None, *, blank: int = 0) -> Tuple[Any, Any]:
+        """greedy CTC decoding: argmax per frame, repeats collapsed, blanks dropped
+
+        Inputs:
+            emissions (f32, rank 3): f32 [B, T, N] scores of the N tokens per frame
+            lengths (i64, rank 1, optional): i64 [B]: the frames of each utterance (default T)
+        Attributes (keyword-only):
+            blank (int, default 0): the blank token's index
+        Outputs:
+            tokens (i64, rank 1): i64 every utterance's tokens, one after the other
+            offsets (i64, rank 1): i64 [B+1]: utterance b's tokens"""
+        ...
+    @staticmethod
+    def ctc_lm_score(sentences: TensorLike, sentences_offsets: TensorLike, *, bos: bool = True, eos: bool = True, object: Optional[Object] = None) -> Any:
+        """log10 probabilities of sentences under an audio.ctc_lm n-gram model, as KenLM scores them
+
+        A method of the object class audio.ctc_lm: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            sentences (u8, rank 1): u8 UTF-8 sentences, words separated by spaces
+            sentences_offsets (i64, rank 1): i64 [B+1]
+        Attributes (keyword-only):
+            bos (bool, default True): start each sentence after <s> (kenlm's bos)
+            eos (bool, default True): end each sentence with </s> (kenlm's eos)
+        Outputs:
+            score (f64, rank 1): f64 [B]: the log10 probability of each sentence (kenlm.Model.score)"""
+        ...
+    @staticmethod
     def info(src: Optional[TensorLike] = None, *, uri: Optional[str] = None, format: Optional[str] = None) -> Tuple[Any, Any, Any, Any, Any]:
         """an audio file's metadata (torchaudio.info, libsndfile)
 

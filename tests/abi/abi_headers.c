@@ -14,6 +14,7 @@
 #include <loom/loom.h>
 #include <loom/plugin.h>   /* a second time: the include guards hold */
 #include <loom/rl_env.h>   /* the environment interface packs offer each other */
+#include <loom/ctc_lm.h>   /* the CTC decoder's LM interface (a pack's vtable) */
 
 #ifndef ABI_TEST_DEPS
 #define ABI_TEST_DEPS 0
@@ -23,6 +24,11 @@
 #define I64 LOOM_DTYPE_BIT(LOOM_DTYPE_I64)
 #define U8  LOOM_DTYPE_BIT(LOOM_DTYPE_U8)
 #define COUNT(a) ((uint32_t)(sizeof(a) / sizeof((a)[0])))
+
+/* an LM interface with every member left empty: it type-checks positionally */
+static const loom_ctc_lm_v1 abi_ctc_lm = { (uint32_t)sizeof(loom_ctc_lm_v1), NULL, NULL, NULL, NULL, NULL };
+const loom_ctc_lm_v1 *abi_ctc_lm_vtable(void);
+const loom_ctc_lm_v1 *abi_ctc_lm_vtable(void) { return LOOM_CTC_LM_VERSION == 1u ? &abi_ctc_lm : NULL; }
 
 /* ------------------------------------------------- constants and asserts */
 

@@ -6,7 +6,8 @@
 #   2. build examples/oppack with `pkg-config --cflags loom-plugin` only and
 #      check that example.so exports loom_plugin_entry and nothing else
 #   3. run example.scale through the installed `loom` CLI on .npy files,
-#      with the pack found through LOOM_PLUGIN_PATH, and check the numbers
+#      with the pack found through LOOM_PLUGIN_PATH, and check the numbers;
+#      examples/ctc-lm built the same way, its LM used by audio.ctc_decoder
 #   4. build examples/host with `pkg-config --cflags --libs loom` and run it
 #      (and examples/rl, the rl pack's step loop, when rl.so is installed);
 #      the demo programs (examples/demos) installed in <libexecdir>/loom/demos
@@ -116,6 +117,26 @@ export LOOM_PLUGIN_PATH=$tmp/packs:$plugindir
     || fail "loom run example.scale (default factor) failed"
 [[ $(values "$tmp/y2.npy") == "2 4 6 8" ]] || fail "example.scale default factor gave '$(values "$tmp/y2.npy")', want '2 4 6 8'"
 echo "example.scale: ok ($(values "$tmp/y.npy"))"
+
+# 3b. examples/ctc-lm, a third-party LM pack built out of tree the same way,
+# offering the interface example.ctc_lm (<loom/ctc_lm.h>, installed), used
+# by the installed audio pack's CTC decoder through the CLI
+cp -r "$source/examples/ctc-lm" "$tmp/ctc-lm"
+make -s -C "$tmp/ctc-lm" CC="$cc" PKG_CONFIG="$pc" CFLAGS="-O2 -g $san_flags" \
+    LDFLAGS="$san_flags" >"$tmp/ctc-lm.log" 2>&1 \
+    || { cat "$tmp/ctc-lm.log" >&2; fail "examples/ctc-lm did not build"; }
+exports=$(nm -D --defined-only "$tmp/ctc-lm/ctclm.so" | awk '{ print $NF }' | sort | tr '\n' ' ')
+[[ $exports == "loom_plugin_entry " ]] || fail "ctclm.so exports '$exports', want only loom_plugin_entry"
+if [[ -e $plugindir/audio.so ]]; then
+    cp "$tmp/ctc-lm/ctclm.so" "$tmp/packs/"
+    ctc=$source/tests/data/audio/ctc
+    "$cli" run audio.ctc_decoder --in emissions="$ctc/emissions.npy" --attr tokens="$ctc/tokens.txt" \
+        --attr lexicon="$ctc/lexicon.txt" --attr lm=example.ctc_lm --out score="$tmp/ctc_score.npy" \
+        >"$tmp/ctc.out" 2>&1 || { cat "$tmp/ctc.out" >&2; fail "audio.ctc_decoder lm=example.ctc_lm failed"; }
+    echo "examples/ctc-lm: ok (audio.ctc_decoder lm=example.ctc_lm)"
+else
+    echo "SKIP (ctc-lm run): no audio pack installed; examples/ctc-lm was built only"
+fi
 
 # 4. the host program, against the installed libloom and core pack
 export LOOM_PLUGIN_PATH=$plugindir

@@ -49,7 +49,7 @@ typedef struct oc_case {
 } oc_case;
 
 /* T(F32, 2, 0, 4): an f32 [0, 4] tensor. TV(I64, vals, 1, 3): with values. */
-#define OC_ALL 0x1fu
+#define OC_ALL 0xfffu
 
 #define OC_T(dt, nd, ...) { .dtype = LOOM_DTYPE_##dt, .ndim = (nd), .shape = { __VA_ARGS__ } }
 #define OC_TV(dt, v, nd, ...) { .dtype = LOOM_DTYPE_##dt, .ndim = (nd), .shape = { __VA_ARGS__ }, .vals = (v) }
