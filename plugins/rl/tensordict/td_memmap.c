@@ -145,32 +145,51 @@ static int write_all(int fd, const void *data, size_t n)
     return 0;
 }
 
+/* Write data to path through a file beside it, renamed over path at the
+** end: a dict mapped from path (loaded earlier, maybe the one being saved)
+** keeps reading the old file, and path never holds half a leaf. */
+static int write_replace(const char *path, const void *data, size_t n, char *msg, size_t msg_size)
+{
+    size_t len = strlen(path) + 32;
+    char *tmp = malloc(len);
+    if (tmp == NULL) {
+        snprintf(msg, msg_size, "%s: out of memory", path);
+        return -1;
+    }
+    static int64_t seq;
+    snprintf(tmp, len, "%s.tmp-%ld-%lld", path, (long)getpid(), (long long)__atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    int bad = fd < 0 || write_all(fd, data, n) != 0;
+    int err = errno;
+    if (fd >= 0 && close(fd) != 0 && !bad)
+        bad = 1, err = errno;
+    if (!bad && rename(tmp, path) != 0)
+        bad = 1, err = errno;
+    if (bad) {
+        if (fd >= 0)
+            unlink(tmp);
+        snprintf(msg, msg_size, "%s: cannot write: %s", path, strerror(err));
+    }
+    free(tmp);
+    return bad ? -1 : 0;
+}
+
 static void save_range(void *user, int64_t begin, int64_t end, int32_t thread_index)
 {
     (void)thread_index;
     job_list *l = user;
     for (int64_t i = begin; i < end; i++) {
         leaf_job *j = &l->j[i];
-        int fd = open(j->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-        if (fd < 0 || write_all(fd, rl_leaf_data(j->src), j->nbytes) != 0) {
+        if (write_replace(j->path, rl_leaf_data(j->src), j->nbytes, j->msg, sizeof j->msg) != 0)
             j->status = LOOM_EIO;
-            snprintf(j->msg, sizeof j->msg, "%s: cannot write: %s", j->path, strerror(errno));
-        }
-        if (fd >= 0 && close(fd) != 0 && j->status == LOOM_OK) {
-            j->status = LOOM_EIO;
-            snprintf(j->msg, sizeof j->msg, "%s: cannot write: %s", j->path, strerror(errno));
-        }
     }
 }
 
 static loom_status write_text(const char *path, const char *text)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-    int bad = fd < 0 || write_all(fd, text, strlen(text)) != 0;
-    int err = errno;
-    if (fd >= 0 && close(fd) != 0)
-        bad = 1, err = errno;
-    return bad ? pk_host->fail(LOOM_EIO, "%s: cannot write: %s", path, strerror(err)) : LOOM_OK;
+    char msg[320];
+    return write_replace(path, text, strlen(text), msg, sizeof msg) != 0 ? pk_host->fail(LOOM_EIO, "%s", msg)
+                                                                         : LOOM_OK;
 }
 
 static loom_status make_dir(const char *dir)

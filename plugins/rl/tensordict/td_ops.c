@@ -456,48 +456,49 @@ loom_status rl_td_unbind(const rl_td *td, int32_t dim, rl_td ***out, int64_t *ou
 
 /* ------------------------------------------------------------------ apply */
 
-typedef struct apply_args {
-    rl_td_apply_fn fn;
-    void *user;
-    rl_td *out;
-} apply_args;
-
-static loom_status apply_visit(void *user, const rl_key *key, const rl_td_entry *e)
+static loom_status apply_dict(const rl_td *td, rl_key *key, rl_td_apply_fn fn, void *user, rl_td **out)
 {
-    apply_args *a = user;
-    if (e->kind == RL_TD_NONTENSOR) {
-        cJSON *v = cJSON_Duplicate(e->value, 1);
-        return v != NULL ? rl_td_set_json(a->out, key, v) : pk_host->fail(LOOM_ENOMEM, "out of memory");
+    rl_td *r = rl_td_new(td->batch_ndim, td->batch);
+    if (r == NULL)
+        return LOOM_ENOMEM;
+    loom_status st = LOOM_OK;
+    for (int64_t i = 0; i < td->n && st == LOOM_OK; i++) {
+        const rl_td_entry *e = &td->e[i];
+        rl_key one = { .n = 1, .part = { e->key } };
+        if (key->n == RL_TD_MAX_PATH) {
+            st = pk_host->fail(LOOM_EINVAL, "a TensorDict nested deeper than %d levels", RL_TD_MAX_PATH);
+            break;
+        }
+        key->part[key->n++] = e->key;
+        if (e->kind == RL_TD_TENSOR) {
+            rl_leaf l = { 0 };
+            st = fn(user, key, &e->leaf, &l);
+            if (st == LOOM_OK)
+                st = rl_td_set_leaf(r, &one, &l);
+            rl_buf_release(l.buf);
+        } else if (e->kind == RL_TD_DICT) {
+            rl_td *sub = NULL;
+            st = apply_dict(e->td, key, fn, user, &sub);
+            if (st == LOOM_OK)
+                st = rl_td_set_dict(r, &one, sub);
+        } else {
+            cJSON *v = cJSON_Duplicate(e->value, 1);
+            st = v != NULL ? rl_td_set_json(r, &one, v) : pk_host->fail(LOOM_ENOMEM, "out of memory");
+        }
+        key->n--;
     }
-    rl_leaf l = { 0 };
-    loom_status st = a->fn(a->user, key, &e->leaf, &l);
-    if (st == LOOM_OK)
-        st = rl_td_set_leaf(a->out, key, &l);
-    rl_buf_release(l.buf);
-    return st;
+    if (st != LOOM_OK) {
+        rl_td_free(r);
+        return st;
+    }
+    *out = r;
+    return LOOM_OK;
 }
 
 loom_status rl_td_apply(const rl_td *td, rl_td_apply_fn fn, void *user, rl_td **out)
 {
-    apply_args a = { .fn = fn, .user = user, .out = rl_td_new(td->batch_ndim, td->batch) };
-    if (a.out == NULL)
-        return LOOM_ENOMEM;
-    /* keep nested dicts (and their own batch dims) even when they hold no leaf */
-    loom_status st = LOOM_OK;
-    for (int64_t i = 0; i < td->n && st == LOOM_OK; i++)
-        if (td->e[i].kind == RL_TD_DICT) {
-            rl_td *empty = rl_td_new(td->e[i].td->batch_ndim, td->e[i].td->batch);
-            rl_key one = { .n = 1, .part = { td->e[i].key } };
-            st = empty != NULL ? rl_td_set_dict(a.out, &one, empty) : LOOM_ENOMEM;
-        }
-    if (st == LOOM_OK)
-        st = rl_td_visit(td, apply_visit, &a);
-    if (st != LOOM_OK) {
-        rl_td_free(a.out);
-        return st;
-    }
-    *out = a.out;
-    return LOOM_OK;
+    rl_key key = { .n = 0 };
+    return apply_dict(td, &key, fn, user, out);
 }
 
 /* ---------------------------------------------------- flatten, unflatten */
