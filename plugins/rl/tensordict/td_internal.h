@@ -23,6 +23,7 @@
     X(rl_td_del_schema)              \
     X(rl_td_keys_schema)             \
     X(rl_td_batch_size_schema)       \
+    X(rl_td_describe_schema)         \
     X(rl_td_id_schema)               \
     X(rl_td_index_schema)            \
     X(rl_td_select_schema)           \

@@ -257,6 +257,60 @@ static loom_status td_batch_size_run(loom_call *call)
     return st;
 }
 
+static loom_status describe_visit(void *user, const rl_key *key, const rl_td_entry *e)
+{
+    cJSON *entries = user;
+    cJSON *d = cJSON_CreateObject();
+    char *name = rl_key_format(key);
+    if (d == NULL || name == NULL) {
+        cJSON_Delete(d);
+        free(name);
+        return pk_host->fail(LOOM_ENOMEM, "out of memory");
+    }
+    cJSON_AddStringToObject(d, "key", name);
+    free(name);
+    if (e->kind == RL_TD_TENSOR) {
+        cJSON_AddStringToObject(d, "kind", "tensor");
+        cJSON_AddStringToObject(d, "dtype", pk_host->dtype_name(e->leaf.dtype));
+        cJSON *shape = cJSON_AddArrayToObject(d, "shape");
+        for (int32_t i = 0; shape != NULL && i < e->leaf.ndim; i++)
+            cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)e->leaf.shape[i]));
+    } else {
+        cJSON_AddStringToObject(d, "kind", "non_tensor");
+        cJSON_AddItemToObject(d, "value", cJSON_Duplicate(e->value, 1));
+    }
+    cJSON_AddItemToArray(entries, d);
+    return LOOM_OK;
+}
+
+static loom_status td_describe_run(loom_call *call)
+{
+    rl_td_object *o = object_of(call);
+    if (o == NULL)
+        return LOOM_EINVAL;
+    cJSON *root = cJSON_CreateObject();
+    cJSON *bs = root != NULL ? cJSON_AddArrayToObject(root, "batch_size") : NULL;
+    for (int32_t i = 0; bs != NULL && i < o->td->batch_ndim; i++)
+        cJSON_AddItemToArray(bs, cJSON_CreateNumber((double)o->td->batch[i]));
+    cJSON *entries = root != NULL ? cJSON_AddArrayToObject(root, "entries") : NULL;
+    loom_status st = entries != NULL ? rl_td_visit(o->td, describe_visit, entries)
+                                     : pk_host->fail(LOOM_ENOMEM, "out of memory");
+    char *text = st == LOOM_OK ? cJSON_PrintUnformatted(root) : NULL;
+    if (st == LOOM_OK && text == NULL)
+        st = pk_host->fail(LOOM_ENOMEM, "out of memory");
+    loom_tensor *out = NULL;
+    if (st == LOOM_OK) {
+        int64_t n = (int64_t)strlen(text);
+        st = pk_host->alloc_output(call, 0, LOOM_DTYPE_U8, 1, &n, &out);
+        if (st == LOOM_OK)
+            memcpy((uint8_t *)out->data + out->byte_offset, text, (size_t)n);
+    }
+    free(text);
+    cJSON_Delete(root);
+    done(o);
+    return st;
+}
+
 static loom_status td_id_run(loom_call *call)
 {
     rl_td_object *o = object_of(call);
@@ -518,6 +572,7 @@ static const loom_kernel_desc td_cpu_kernels[] = {
     PK_KERNEL_CPU(rl_td_del_schema, "cpu:td", 0, td_del_run),
     PK_KERNEL_CPU(rl_td_keys_schema, "cpu:td", 0, td_keys_run),
     PK_KERNEL_CPU(rl_td_batch_size_schema, "cpu:td", 0, td_batch_size_run),
+    PK_KERNEL_CPU(rl_td_describe_schema, "cpu:td", 0, td_describe_run),
     PK_KERNEL_CPU(rl_td_id_schema, "cpu:td", 0, td_id_run),
     PK_KERNEL_CPU(rl_td_index_schema, "cpu:td", 0, td_index_run),
     PK_KERNEL_CPU(rl_td_select_schema, "cpu:td", 0, td_select_run),

@@ -61,6 +61,9 @@ PK_SCHEMA(rl_td_del_schema, "rl.td_del", 1, "del td[key] (a leaf or a nested Ten
 PK_SCHEMA(rl_td_keys_schema, "rl.td_keys", 1, "td.keys(include_nested=True, leaves_only=True)",
           PK_OUTPUTS(keys_outputs), METHOD);
 PK_SCHEMA(rl_td_batch_size_schema, "rl.td_batch_size", 1, "td.batch_size", PK_OUTPUTS(batch_output), METHOD);
+PK_SCHEMA(rl_td_describe_schema, "rl.td_describe", 1,
+          "the structure as JSON: {\"batch_size\": [...], \"entries\": [{\"key\", \"kind\": \"tensor\", \"dtype\", "
+          "\"shape\"} | {\"key\", \"kind\": \"non_tensor\", \"value\"}]}", PK_OUTPUTS(json_output), METHOD);
 PK_SCHEMA(rl_td_id_schema, "rl.td_id", 1, "the object's id, which names it to other objects and methods",
           PK_OUTPUTS(id_output), METHOD);
 PK_SCHEMA(rl_td_index_schema, "rl.td_index", 1,
