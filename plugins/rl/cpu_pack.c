@@ -4,5 +4,5 @@
 */
 #include "rl_pack.h"
 
-PK_PACK_DEFINE("rl", "0.1.0", "TorchRL and TensorDict: TensorDicts, tensordict's memmap layout (cpu)",
-               NULL, NULL, &rl_tensordict_cpu)
+PK_PACK_DEFINE("rl", "0.1.0", "TorchRL and TensorDict: TensorDicts, tensordict's memmap layout, replay buffers (cpu)",
+               NULL, NULL, &rl_tensordict_cpu, &rl_replay_cpu)

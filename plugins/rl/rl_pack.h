@@ -5,6 +5,7 @@
 ** appends to rl_cpu_src.
 **   tensordict/  the TensorDict container, tensordict's memmap layout, the
 **                rl.tensordict object and its rl.td_* methods
+**   replay/      the rl.replay_buffer object (storages, writers, samplers)
 */
 #ifndef LOOM_RL_PACK_H
 #define LOOM_RL_PACK_H
@@ -12,5 +13,6 @@
 #include "pack.h"
 
 extern const pk_module rl_tensordict_cpu;
+extern const pk_module rl_replay_cpu;
 
 #endif /* LOOM_RL_PACK_H */

@@ -107,6 +107,9 @@ typedef struct rl_td_object {
 ** while it takes the registry's, so callers may hold their own. */
 loom_status rl_td_registry_clone(int64_t id, const char *what, rl_td **out);
 
+/* Replace the TensorDict of object id by td (owned, freed also on failure). */
+loom_status rl_td_registry_replace(int64_t id, const char *what, rl_td *td);
+
 /* Parse a list of keys ("a,next.b" or a JSON list of keys) into malloc'd
 ** keys and storage; free both with free(). */
 loom_status rl_keys_parse_list(const char *text, rl_key **keys, int64_t *n, char **storage, const char *what);

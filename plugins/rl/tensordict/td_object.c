@@ -82,6 +82,27 @@ loom_status rl_td_registry_clone(int64_t id, const char *what, rl_td **out)
     return LOOM_OK;
 }
 
+loom_status rl_td_registry_replace(int64_t id, const char *what, rl_td *td)
+{
+    pthread_mutex_lock(&registry_lock);
+    rl_td_object *o = NULL;
+    for (int64_t i = 0; i < registry_n && o == NULL; i++)
+        if (registry[i]->id == id)
+            o = registry[i];
+    if (o == NULL) {
+        pthread_mutex_unlock(&registry_lock);
+        rl_td_free(td);
+        return pk_host->fail(LOOM_ENOENT, "%s: no live rl.tensordict has id %lld", what, (long long)id);
+    }
+    pthread_mutex_lock(&o->lock);
+    rl_td *old = o->td;
+    o->td = td;
+    pthread_mutex_unlock(&o->lock);
+    pthread_mutex_unlock(&registry_lock);
+    rl_td_free(old);
+    return LOOM_OK;
+}
+
 /* ------------------------------------------------------------- keys */
 
 loom_status rl_keys_parse_list(const char *text, rl_key **keys, int64_t *n, char **storage, const char *what)

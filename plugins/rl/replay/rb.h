@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** rb.h - the rl.replay_buffer object: what its files share. One buffer is
+** a storage (a TensorDict of batch [capacity], in memory or memory-mapped
+** in tensordict's layout under scratch_dir), a writer (round-robin or
+** max-value) and a sampler (random, without replacement, prioritized), as
+** torchrl's ReplayBuffer(storage, writer, sampler) composes them. The
+** storage is made at the first extend from the structure of that data
+** (LazyTensorStorage / LazyMemmapStorage). Every method holds the buffer's
+** lock for the whole call.
+*/
+#ifndef LOOM_RL_RB_H
+#define LOOM_RL_RB_H
+
+#include <pthread.h>
+
+#include "pack.h"
+#include "segtree.h"
+#include "../tensordict/td_internal.h"
+
+#define RL_RB_CLASS "rl.replay_buffer"
+#define RL_RB_MAGIC 0x72726231u   /* "rrb1" */
+
+enum { RL_RB_MEMORY = 0, RL_RB_MEMMAP = 1 };
+enum { RL_RB_ROUND_ROBIN = 0, RL_RB_MAX_VALUE = 1 };
+enum { RL_RB_RANDOM = 0, RL_RB_WITHOUT_REPLACEMENT = 1, RL_RB_PRIORITIZED = 2 };
+
+typedef struct rl_rb_heap_item {
+    double rank;
+    int64_t index;
+} rl_rb_heap_item;
+
+typedef struct rl_rb {
+    uint32_t struct_size, magic;
+    pthread_mutex_t lock;
+    int64_t capacity;
+    int storage_kind;
+    char *scratch_dir;
+    rl_td *store;                   /* batch [capacity]; NULL before the first extend */
+    int64_t len, cursor, write_count;
+    /* writer */
+    int writer;
+    rl_key rank_key;
+    char *rank_key_text;
+    int rank_mean;                  /* reduction: 0 sum, 1 mean, 2 max, 3 min */
+    rl_rb_heap_item *heap;          /* max-value writer: min-heap of (rank, storage index) */
+    int64_t heap_n;
+    /* sampler */
+    int sampler;
+    uint64_t seed, draws;
+    int drop_last, shuffle;
+    int64_t *perm, perm_n, perm_at, perm_len;   /* without replacement: this epoch's order */
+    double alpha, beta, eps;
+    rl_segtree sum, min;
+    int has_max;
+    double max_priority;            /* raw priority (torchrl's _max_priority[0]) */
+} rl_rb;
+
+/* The attributes of the class (rb_object.c), their index enum. */
+#define RL_RB_CLASS_ATTRS(A, op)                                                                  \
+    A(op, max_size, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,              \
+      "the storage's capacity (items along dim 0)", )                                             \
+    A(op, storage, STRING, LOOM_DEFAULT_STRING("memory"), 0,                                      \
+      "memory (LazyTensorStorage) | memmap (LazyMemmapStorage: scratch_dir in tensordict's layout)", ) \
+    A(op, scratch_dir, STRING, LOOM_DEFAULT_STRING(""), 0, "storage=memmap: the directory", )   \
+    A(op, writer, STRING, LOOM_DEFAULT_STRING("round_robin"), 0,                                  \
+      "round_robin (RoundRobinWriter) | max_value (TensorDictMaxValueWriter)", )                  \
+    A(op, rank_key, STRING, LOOM_DEFAULT_STRING("next.reward"), 0, "writer=max_value: the key ranked", ) \
+    A(op, reduction, STRING, LOOM_DEFAULT_STRING("sum"), 0,                                       \
+      "writer=max_value: how a rank_key of several elements reduces: sum | mean | max | min", )   \
+    A(op, sampler, STRING, LOOM_DEFAULT_STRING("random"), 0,                                      \
+      "random (RandomSampler) | without_replacement (SamplerWithoutReplacement) | prioritized (PrioritizedSampler)", ) \
+    A(op, drop_last, BOOL, LOOM_DEFAULT_BOOL(0), 0, "without_replacement: drop the short last batch of an epoch", ) \
+    A(op, shuffle, BOOL, LOOM_DEFAULT_BOOL(1), 0, "without_replacement: a random order per epoch, else storage order", ) \
+    A(op, alpha, FLOAT, LOOM_DEFAULT_FLOAT(0.6), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, "prioritized: alpha", ) \
+    A(op, beta, FLOAT, LOOM_DEFAULT_FLOAT(0.4), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, "prioritized: beta", ) \
+    A(op, eps, FLOAT, LOOM_DEFAULT_FLOAT(1e-8), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, "prioritized: eps", ) \
+    A(op, dtype, STRING, LOOM_DEFAULT_STRING("f32"), 0, "prioritized: the trees' precision, f32 (torchrl's default) | f64", ) \
+    A(op, seed, INT, LOOM_DEFAULT_INT(0), LOOM_ATTR_NONNEG, "the sampler's random stream", )
+PK_ATTR_ENUM(rl_rb_class, RL_RB_CLASS_ATTRS);
+
+extern const loom_object_class rl_rb_class;
+
+#define RL_RB_OPS(X)                    \
+    X(rl_rb_extend_schema)              \
+    X(rl_rb_sample_schema)              \
+    X(rl_rb_update_priority_schema)     \
+    X(rl_rb_priority_weight_schema)     \
+    X(rl_rb_priorities_schema)          \
+    X(rl_rb_len_schema)
+PK_OPS_DECLARE(rl_rb_ops, RL_RB_OPS);
+
+#define RL_RB_EXTEND_ATTRS(A, op) \
+    A(op, source, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE, \
+      "id (rl.td_id) of the TensorDict whose items (batch dim 0) are added", )
+#define RL_RB_SAMPLE_ATTRS(A, op)                                                                 \
+    A(op, batch_size, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE, "items drawn", ) \
+    A(op, dest, INT, LOOM_DEFAULT_INT(0), LOOM_ATTR_NONNEG,                                       \
+      "id of an rl.tensordict that receives the sampled items with \"index\" (and \"priority_weight\"); 0: none", )
+PK_ATTR_ENUM(rl_rb_extend, RL_RB_EXTEND_ATTRS);
+PK_ATTR_ENUM(rl_rb_sample, RL_RB_SAMPLE_ATTRS);
+
+/* The sampler and writer steps (rb_sampler.c, rb_writer.c); the caller holds the lock. */
+loom_status rl_rb_sampler_init(rl_rb *b, const char *dtype);
+void rl_rb_sampler_free(rl_rb *b);
+/* batch_size indices into idx (malloc'd, *n of them: fewer for the last
+** batch of a without-replacement epoch) and, prioritized, their weights. */
+loom_status rl_rb_sample_indices(rl_rb *b, int64_t batch_size, int64_t **idx, int64_t *n, float **weight);
+/* torchrl's mark_update after a write: index[n], -1 entries skipped. */
+loom_status rl_rb_sampler_mark_update(rl_rb *b, const int64_t *index, int64_t n);
+/* torchrl's update_priority(index, priority): priority[n] or one value. */
+loom_status rl_rb_update_priority(rl_rb *b, const int64_t *index, int64_t n, const double *priority, int64_t n_prio,
+                                  int f32_priority);
+/* (tree[index] / p_min) ^ -beta, as sample computes it. */
+loom_status rl_rb_priority_weight(rl_rb *b, const int64_t *index, int64_t n, float *out);
+
+/* Write the items of data (batch dim 0) at the writer's indices; index[N]
+** receives them (-1: not written, max-value writer). */
+loom_status rl_rb_write(rl_rb *b, const rl_td *data, int64_t *index, loom_exec_ctx *ctx);
+
+#endif /* LOOM_RL_RB_H */

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** rb_schemas.c - the methods of the rl.replay_buffer object.
+*/
+#include "rb.h"
+
+static const loom_arg_def index_output[] = {
+    { .name = "index", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .ndim = 1,
+      .doc = "i64 [N]: where each item went (-1: not kept by the max-value writer)" },
+};
+static const loom_arg_def sample_outputs[] = {
+    { .name = "index", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .ndim = 1, .doc = "i64 [B]: the items drawn" },
+    { .name = "priority_weight", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .ndim = 1,
+      .doc = "f32 [B]: importance weights (prioritized), else empty" },
+};
+static const loom_arg_def priority_inputs[] = {
+    { .name = "index", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .ndim = 1, .doc = "i64 [N]; -1 entries are skipped" },
+    { .name = "priority", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32) | LOOM_DTYPE_BIT(LOOM_DTYPE_F64), .ndim = -1,
+      .doc = "f32|f64 [N] or one value" },
+};
+static const loom_arg_def weight_input[] = {
+    { .name = "index", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .ndim = 1, .doc = "i64 [N] stored items" },
+};
+static const loom_arg_def weight_output[] = {
+    { .name = "priority_weight", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .ndim = 1,
+      .doc = "f32 [N]: (tree[i] / p_min) ^ -beta, as a sample of them would carry" },
+};
+static const loom_arg_def priorities_output[] = {
+    { .name = "priorities", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F64), .ndim = 1,
+      .doc = "f64 [len]: the sum tree's leaves, (p + eps) ^ alpha in the tree's precision" },
+};
+static const loom_arg_def len_output[] = {
+    { .name = "len", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .ndim = 1, .doc = "i64 [2]: len(buffer), write count" },
+};
+
+PK_ATTR_TABLE(rl_rb_extend, RL_RB_EXTEND_ATTRS);
+PK_ATTR_TABLE(rl_rb_sample, RL_RB_SAMPLE_ATTRS);
+
+#define METHOD .object_class = RL_RB_CLASS
+
+PK_SCHEMA(rl_rb_extend_schema, "rl.rb_extend", 1, "rb.extend(td): the items of a TensorDict (by id)",
+          PK_OUTPUTS(index_output), PK_ATTRS(rl_rb_extend_attrs), METHOD);
+PK_SCHEMA(rl_rb_sample_schema, "rl.rb_sample", 1,
+          "rb.sample(batch_size, return_info=True): the indices, importance weights and (into dest) the items",
+          PK_OUTPUTS(sample_outputs), PK_ATTRS(rl_rb_sample_attrs), METHOD);
+PK_SCHEMA(rl_rb_update_priority_schema, "rl.rb_update_priority", 1, "rb.update_priority(index, priority)",
+          PK_INPUTS(priority_inputs), METHOD);
+PK_SCHEMA(rl_rb_priority_weight_schema, "rl.rb_priority_weight", 1,
+          "the importance weights PrioritizedSampler gives these items now", PK_INPUTS(weight_input),
+          PK_OUTPUTS(weight_output), METHOD);
+PK_SCHEMA(rl_rb_priorities_schema, "rl.rb_priorities", 1, "the priority tree's leaves of the stored items",
+          PK_OUTPUTS(priorities_output), METHOD);
+PK_SCHEMA(rl_rb_len_schema, "rl.rb_len", 1, "len(rb) and the writer's write count", PK_OUTPUTS(len_output), METHOD);
+
+PK_OPS_DEFINE(rl_rb_ops, RL_RB_OPS);

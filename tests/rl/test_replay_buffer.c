@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** test_replay_buffer.c - rl.replay_buffer against torchrl 0.14
+** (tests/data/rl/replay, tools/gen_rl_td_replay_goldens.py):
+**  - PrioritizedSampler: the trees' leaves (p + eps) ^ alpha after
+**    update_priority and after new items took the largest priority seen,
+**    and the importance weights torchrl's sample() gave, each within 1 ulp
+**    of f32 (torch's vectorised powf is within 1 ulp, glibc's powf correctly
+**    rounded almost always: the two may differ by one unit, never more);
+**  - sampling frequencies: 200000 seeded draws against the expected
+**    distribution tree[i] / sum and against torchrl's own 200000 draws, by
+**    chi-square with 9 degrees of freedom at p = 0.001 (27.88): seeded, so
+**    the outcome is the same on every run;
+**  - TensorDictMaxValueWriter's indices and stored items, exactly;
+**  - round-robin indices, without-replacement epochs (every item once,
+**    drop_last), the memmap storage readable as a TensorDict directory, and
+**    the refusals (a refused extend changes nothing).
+*/
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "td_test_util.h"
+
+static loom_object *buffer(loom_status *st, ...)
+{
+    loom_attrs *a;
+    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
+    va_list ap;
+    va_start(ap, st);
+    for (const char *kv = va_arg(ap, const char *); kv != NULL; kv = va_arg(ap, const char *)) {
+        const char *eq = strchr(kv, '=');
+        char name[64];
+        memcpy(name, kv, (size_t)(eq - kv));
+        name[eq - kv] = '\0';
+        if (loom_attrs_parse(a, "rl.replay_buffer", name, eq + 1) != LOOM_OK)
+            fail_msg("%s: %s", kv, loom_last_error());
+    }
+    va_end(ap);
+    loom_object *o = NULL;
+    loom_status s = loom_object_create(&o, "rl.replay_buffer", a, NULL);
+    loom_attrs_free(a);
+    if (st != NULL)
+        *st = s;
+    else if (s != LOOM_OK)
+        fail_msg("rl.replay_buffer: %s", loom_last_error());
+    return o;
+}
+
+/* A TensorDict of n items: obs f32 [n, 1] = start, start + 1, ... (and reward when given). */
+static loom_object *items(int64_t n, double start, const float *reward)
+{
+    loom_object *td = tdt_new(1, &n);
+    const int64_t s[2] = { n, 1 };
+    loom_tensor *obs = tdt_ramp(2, s, 1.0, start);
+    tdt_set(td, "obs", obs);
+    loom_tensor_free(obs);
+    if (reward != NULL) {
+        loom_tensor *r = NULL;
+        assert_int_equal(loom_tensor_wrap(&r, (void *)reward, LOOM_DTYPE_F32, 1, &n, NULL, NULL), LOOM_OK);
+        tdt_set(td, "reward", r);
+        loom_tensor_free(r);
+    }
+    return td;
+}
+
+static loom_tensor *extend(loom_object *rb, loom_object *td)
+{
+    char src[48];
+    snprintf(src, sizeof src, "source=%lld", (long long)tdt_id(td));
+    loom_tensor *index = NULL;
+    if (tdt_call(rb, "rl.rb_extend", NULL, &index, src, NULL) != LOOM_OK)
+        fail_msg("rl.rb_extend: %s", loom_last_error());
+    return index;
+}
+
+/* rl.rb_sample: index and weights; items into dest when dest != NULL. */
+static void sample(loom_object *rb, int64_t batch, loom_object *dest, loom_tensor **index, loom_tensor **weight)
+{
+    loom_attrs *a;
+    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
+    assert_int_equal(loom_attrs_set_int(a, "batch_size", batch), LOOM_OK);
+    if (dest != NULL)
+        assert_int_equal(loom_attrs_set_int(a, "dest", tdt_id(dest)), LOOM_OK);
+    loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
+    opt.object = rb;
+    loom_tensor *outs[2] = { NULL, NULL };
+    if (loom_run("rl.rb_sample", NULL, 0, a, outs, 2, &opt) != LOOM_OK)
+        fail_msg("rl.rb_sample: %s", loom_last_error());
+    loom_attrs_free(a);
+    *index = outs[0];
+    if (weight != NULL)
+        *weight = outs[1];
+    else
+        loom_tensor_free(outs[1]);
+}
+
+static void rb_len(loom_object *rb, int64_t *len, int64_t *writes)
+{
+    loom_tensor *t = NULL;
+    if (tdt_call(rb, "rl.rb_len", NULL, &t, NULL) != LOOM_OK)
+        fail_msg("rl.rb_len: %s", loom_last_error());
+    *len = ((const int64_t *)t->data)[0];
+    *writes = ((const int64_t *)t->data)[1];
+    loom_tensor_free(t);
+}
+
+static void assert_i64(const loom_tensor *t, const int64_t *want, int64_t n, const char *what)
+{
+    assert_int_equal(t->shape[0], n);
+    for (int64_t i = 0; i < n; i++)
+        if (((const int64_t *)t->data)[i] != want[i])
+            fail_msg("%s[%lld] = %lld, want %lld", what, (long long)i, (long long)((const int64_t *)t->data)[i],
+                     (long long)want[i]);
+}
+
+/* |got - want| within `ulps` units in the last place of f32 at want. */
+static void assert_ulps(double got, float want, int ulps, const char *what, int64_t i)
+{
+    float up = nextafterf(want, INFINITY) - want;
+    if (fabs(got - (double)want) > ulps * (double)up)
+        fail_msg("%s[%lld] = %.9g, torchrl %.9g (%.2f ulp)", what, (long long)i, got, (double)want,
+                 fabs(got - (double)want) / (double)up);
+}
+
+static loom_object *prio_buffer(void)
+{
+    return buffer(NULL, "max_size=16", "sampler=prioritized", "alpha=0.7", "beta=0.5", "eps=1e-8", "seed=7", NULL);
+}
+
+static void check_tree(loom_object *rb, const char *golden)
+{
+    loom_tensor *want = tu_npy(golden), *got = NULL;
+    if (tdt_call(rb, "rl.rb_priorities", NULL, &got, NULL) != LOOM_OK)
+        fail_msg("rl.rb_priorities: %s", loom_last_error());
+    assert_int_equal(got->shape[0], want->shape[0]);
+    for (int64_t i = 0; i < want->shape[0]; i++)
+        assert_ulps(((const double *)got->data)[i], ((const float *)want->data)[i], 1, golden, i);
+    loom_tensor_free(want);
+    loom_tensor_free(got);
+}
+
+static void test_prioritized_against_torchrl(void **state)
+{
+    (void)state;
+    loom_object *rb = prio_buffer();
+    loom_object *td = items(10, 0, NULL);
+    loom_tensor *ix = extend(rb, td);
+    const int64_t first[10] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+    assert_i64(ix, first, 10, "index");
+    loom_tensor *prio = tu_npy("rl/replay/prio_priority");
+    const loom_tensor *in[2] = { ix, prio };
+    loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
+    opt.object = rb;
+    if (loom_run("rl.rb_update_priority", in, 2, NULL, NULL, 0, &opt) != LOOM_OK)
+        fail_msg("rl.rb_update_priority: %s", loom_last_error());
+    check_tree(rb, "rl/replay/prio_tree1");
+
+    /* importance weights of given items */
+    loom_tensor *wi = tu_npy("rl/replay/prio_weight_index"), *ww = tu_npy("rl/replay/prio_weight"), *w = NULL;
+    const loom_tensor *win[1] = { wi };
+    loom_tensor *wout[1] = { NULL };
+    if (loom_run("rl.rb_priority_weight", win, 1, NULL, wout, 1, &opt) != LOOM_OK)
+        fail_msg("rl.rb_priority_weight: %s", loom_last_error());
+    w = wout[0];
+    for (int64_t i = 0; i < ww->shape[0]; i++)
+        assert_ulps(((const float *)w->data)[i], ((const float *)ww->data)[i], 1, "priority_weight", i);
+
+    /* 200000 draws: the expected distribution, and torchrl's draws */
+    int64_t counts[10] = { 0 };
+    loom_tensor *sx = NULL, *sw = NULL;
+    for (int r = 0; r < 20; r++) {
+        sample(rb, 10000, NULL, &sx, &sw);
+        for (int64_t i = 0; i < 10000; i++) {
+            int64_t k = ((const int64_t *)sx->data)[i];
+            assert_true(k >= 0 && k < 10);
+            counts[k]++;
+            if (r == 0) /* each draw carries its item's weight */
+                assert_true(((const float *)sw->data)[i] == ((const float *)w->data)[k]);
+        }
+        loom_tensor_free(sx);
+        loom_tensor_free(sw);
+    }
+    loom_tensor *tree = tu_npy("rl/replay/prio_tree1"), *theirs = tu_npy("rl/replay/prio_counts");
+    double total = 0, chi_expected = 0, chi_torchrl = 0;
+    for (int i = 0; i < 10; i++)
+        total += ((const float *)tree->data)[i];
+    for (int i = 0; i < 10; i++) {
+        double e = 200000.0 * ((const float *)tree->data)[i] / total;
+        double a = (double)counts[i], b = (double)((const int64_t *)theirs->data)[i];
+        chi_expected += (a - e) * (a - e) / e;
+        chi_torchrl += (a - b) * (a - b) / (a + b);
+    }
+    if (chi_expected > 27.88 || chi_torchrl > 27.88)
+        fail_msg("chi-square %.2f against the distribution, %.2f against torchrl's draws (27.88 at p = 0.001)",
+                 chi_expected, chi_torchrl);
+
+    /* 10 more items wrap around and take the largest raw priority seen (3.5) */
+    loom_object *more = items(10, 100, NULL);
+    loom_tensor *ix2 = extend(rb, more);
+    const int64_t second[10] = { 10, 11, 12, 13, 14, 15, 0, 1, 2, 3 };
+    assert_i64(ix2, second, 10, "index of the second extend");
+    check_tree(rb, "rl/replay/prio_tree2");
+    int64_t len, writes;
+    rb_len(rb, &len, &writes);
+    assert_int_equal(len, 16);
+    assert_int_equal(writes, 20);
+
+    /* a sample into a TensorDict: the items, their index and weights */
+    loom_object *dest = tdt_new(0, NULL);
+    sample(rb, 64, dest, &sx, &sw);
+    loom_tensor *obs = tdt_get(dest, "obs"), *dix = tdt_get(dest, "index"), *dw = tdt_get(dest, "priority_weight");
+    tdt_assert_bytes(dix, sx, "index");
+    tdt_assert_bytes(dw, sw, "priority_weight");
+    for (int64_t i = 0; i < 64; i++) {
+        int64_t k = ((const int64_t *)sx->data)[i];
+        float want = k < 4 ? (float)(106 + k) : k < 10 ? (float)k : (float)(100 + k - 10);
+        assert_true(((const float *)obs->data)[i] == want);
+    }
+    loom_tensor *all[] = { ix, prio, wi, ww, w, tree, theirs, ix2, sx, sw, obs, dix, dw };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        loom_tensor_free(all[i]);
+    loom_object_free(dest);
+    loom_object_free(more);
+    loom_object_free(td);
+    loom_object_free(rb);
+}
+
+static void test_max_value_writer(void **state)
+{
+    (void)state;
+    loom_object *rb = buffer(NULL, "max_size=4", "writer=max_value", "rank_key=reward", NULL);
+    for (int k = 0; k < 3; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "rl/replay/maxv_reward%d", k);
+        loom_tensor *r = tu_npy(name);
+        loom_object *td = items(r->shape[0], 10.0 * k, r->data);
+        loom_tensor *ix = extend(rb, td);
+        snprintf(name, sizeof name, "rl/replay/maxv_index%d", k);
+        loom_tensor *want = tu_npy(name);
+        tdt_assert_bytes(ix, want, name);
+        loom_tensor_free(r);
+        loom_tensor_free(ix);
+        loom_tensor_free(want);
+        loom_object_free(td);
+    }
+    /* every stored item once, in storage order: a without-replacement pass */
+    loom_object *ordered = buffer(NULL, "max_size=4", "writer=max_value", "rank_key=reward",
+                                  "sampler=without_replacement", "shuffle=false", NULL);
+    for (int k = 0; k < 3; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "rl/replay/maxv_reward%d", k);
+        loom_tensor *r = tu_npy(name);
+        loom_object *td = items(r->shape[0], 10.0 * k, r->data);
+        loom_tensor_free(extend(ordered, td));
+        loom_tensor_free(r);
+        loom_object_free(td);
+    }
+    loom_object *dest = tdt_new(0, NULL);
+    loom_tensor *sx = NULL;
+    sample(ordered, 4, dest, &sx, NULL);
+    loom_tensor *got = tdt_get(dest, "reward"), *want = tu_npy("rl/replay/maxv_stored");
+    tdt_assert_bytes(got, want, "stored rewards");
+    loom_tensor_free(sx);
+    loom_tensor_free(got);
+    loom_tensor_free(want);
+    loom_object_free(dest);
+    loom_object_free(ordered);
+    loom_object_free(rb);
+}
+
+static void test_round_robin_and_without_replacement(void **state)
+{
+    (void)state;
+    loom_object *rb = buffer(NULL, "max_size=5", NULL);
+    loom_object *a = items(3, 0, NULL), *b = items(4, 3, NULL);
+    loom_tensor *i1 = extend(rb, a), *i2 = extend(rb, b);
+    const int64_t w1[3] = { 0, 1, 2 }, w2[4] = { 3, 4, 0, 1 };
+    assert_i64(i1, w1, 3, "first");
+    assert_i64(i2, w2, 4, "second");
+    int64_t len, writes;
+    rb_len(rb, &len, &writes);
+    assert_int_equal(len, 5);
+    assert_int_equal(writes, 7);
+    loom_tensor_free(i1);
+    loom_tensor_free(i2);
+
+    /* without replacement over 10 items in batches of 4: 4, 4, 2, each item once */
+    for (int drop = 0; drop < 2; drop++) {
+        loom_object *w = buffer(NULL, "max_size=16", "sampler=without_replacement", drop ? "drop_last=true" : "seed=3",
+                                NULL);
+        loom_object *td = items(10, 0, NULL);
+        loom_tensor_free(extend(w, td));
+        int seen[10] = { 0 };
+        const int64_t sizes[3] = { 4, 4, 2 };
+        for (int k = 0; k < 3 - drop; k++) {
+            loom_tensor *sx = NULL;
+            sample(w, 4, NULL, &sx, NULL);
+            assert_int_equal(sx->shape[0], sizes[k]);
+            for (int64_t i = 0; i < sx->shape[0]; i++)
+                seen[((const int64_t *)sx->data)[i]]++;
+            loom_tensor_free(sx);
+        }
+        for (int i = 0; i < 10; i++)
+            assert_true(drop ? seen[i] <= 1 : seen[i] == 1);
+        /* the next epoch starts afresh */
+        loom_tensor *sx = NULL;
+        sample(w, 4, NULL, &sx, NULL);
+        assert_int_equal(sx->shape[0], 4);
+        loom_tensor_free(sx);
+        loom_object_free(td);
+        loom_object_free(w);
+    }
+    loom_object_free(a);
+    loom_object_free(b);
+    loom_object_free(rb);
+}
+
+static void test_memmap_storage_and_refusals(void **state)
+{
+    (void)state;
+    char tmp[] = "/tmp/loom-rb-XXXXXX", dir[128], cmd[200];
+    assert_non_null(mkdtemp(tmp));
+    snprintf(dir, sizeof dir, "scratch_dir=%s/storage", tmp);
+    loom_object *rb = buffer(NULL, "max_size=8", "storage=memmap", dir, NULL);
+    const float reward[3] = { 1, 2, 3 };
+    loom_object *td = items(3, 40, reward);
+    loom_tensor_free(extend(rb, td));
+    /* the storage directory is a TensorDict of batch [8] in tensordict's layout */
+    snprintf(dir, sizeof dir, "path=%s/storage", tmp);
+    loom_object *view = tdt_create(NULL, "from=load", dir, NULL);
+    int64_t bs[2];
+    assert_int_equal(tdt_batch(view, bs), 1);
+    assert_int_equal(bs[0], 8);
+    loom_tensor *obs = tdt_get(view, "obs");
+    assert_true(((const float *)obs->data)[2] == 42.0f && ((const float *)obs->data)[3] == 0.0f);
+    loom_tensor_free(obs);
+    loom_object_free(view);
+
+    /* refusals leave the buffer as it was */
+    loom_object *other = tdt_new(1, (const int64_t[]){ 2 });
+    const int64_t s2[2] = { 2, 3 };
+    loom_tensor *x = tdt_ramp(2, s2, 1.0, 0.0);
+    tdt_set(other, "obs", x);
+    char src[48];
+    snprintf(src, sizeof src, "source=%lld", (long long)tdt_id(other));
+    loom_tensor *none = NULL;
+    tdt_assert_fails(tdt_call(rb, "rl.rb_extend", NULL, &none, src, NULL), LOOM_EINVAL, "keys");
+    int64_t len, writes;
+    rb_len(rb, &len, &writes);
+    assert_int_equal(len, 3);
+    assert_int_equal(writes, 3);
+    loom_status st;
+    assert_null(buffer(&st, "max_size=8", "storage=memmap", NULL));
+    tdt_assert_fails(st, LOOM_EINVAL, "scratch_dir");
+    loom_object *empty = buffer(NULL, "max_size=4", "sampler=prioritized", NULL);
+    loom_attrs *a;
+    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
+    assert_int_equal(loom_attrs_set_int(a, "batch_size", 2), LOOM_OK);
+    loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
+    opt.object = empty;
+    loom_tensor *outs[2] = { NULL, NULL };
+    tdt_assert_fails(loom_run("rl.rb_sample", NULL, 0, a, outs, 2, &opt), LOOM_EINVAL, "empty");
+    loom_attrs_free(a);
+    const double ix[2] = { 0, 9 };
+    const int64_t two = 2, three = 3;
+    loom_tensor *bad_ix = tdt_tensor(LOOM_DTYPE_I64, 1, &two, ix);
+    loom_tensor *prio = tdt_ramp(1, &three, 1.0, 1.0);
+    const loom_tensor *in[2] = { bad_ix, prio };
+    tdt_assert_fails(loom_run("rl.rb_update_priority", in, 2, NULL, NULL, 0, &opt), LOOM_EINVAL, "3 values for 2");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    assert_int_equal(system(cmd), 0);
+    loom_tensor_free(x);
+    loom_tensor_free(bad_ix);
+    loom_tensor_free(prio);
+    loom_object_free(empty);
+    loom_object_free(other);
+    loom_object_free(td);
+    loom_object_free(rb);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_prioritized_against_torchrl),
+        cmocka_unit_test(test_max_value_writer),
+        cmocka_unit_test(test_round_robin_and_without_replacement),
+        cmocka_unit_test(test_memmap_storage_and_refusals),
+    };
+    return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+}
