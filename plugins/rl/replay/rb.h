@@ -87,7 +87,9 @@ extern const loom_object_class rl_rb_class;
     X(rl_rb_update_priority_schema)     \
     X(rl_rb_priority_weight_schema)     \
     X(rl_rb_priorities_schema)          \
-    X(rl_rb_len_schema)
+    X(rl_rb_len_schema)                 \
+    X(rl_rb_dumps_schema)               \
+    X(rl_rb_loads_schema)
 PK_OPS_DECLARE(rl_rb_ops, RL_RB_OPS);
 
 #define RL_RB_EXTEND_ATTRS(A, op) \
@@ -97,7 +99,10 @@ PK_OPS_DECLARE(rl_rb_ops, RL_RB_OPS);
     A(op, batch_size, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE, "items drawn", ) \
     A(op, dest, INT, LOOM_DEFAULT_INT(0), LOOM_ATTR_NONNEG,                                       \
       "id of an rl.tensordict that receives the sampled items with \"index\" (and \"priority_weight\"); 0: none", )
+#define RL_RB_PATH_ATTRS(A, op) \
+    A(op, path, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED, "the dump's directory", )
 PK_ATTR_ENUM(rl_rb_extend, RL_RB_EXTEND_ATTRS);
+PK_ATTR_ENUM(rl_rb_path, RL_RB_PATH_ATTRS);
 PK_ATTR_ENUM(rl_rb_sample, RL_RB_SAMPLE_ATTRS);
 
 /* The sampler and writer steps (rb_sampler.c, rb_writer.c); the caller holds the lock. */
@@ -117,5 +122,10 @@ loom_status rl_rb_priority_weight(rl_rb *b, const int64_t *index, int64_t n, flo
 /* Write the items of data (batch dim 0) at the writer's indices; index[N]
 ** receives them (-1: not written, max-value writer). */
 loom_status rl_rb_write(rl_rb *b, const rl_td *data, int64_t *index, loom_exec_ctx *ctx);
+
+/* The buffer to and from PATH atomically (rb_dump.c). loads replaces the
+** state only when every piece of the dump was read and checked. */
+loom_status rl_rb_dumps(rl_rb *b, const char *path, loom_exec_ctx *ctx);
+loom_status rl_rb_loads(rl_rb *b, const char *path, loom_exec_ctx *ctx);
 
 #endif /* LOOM_RL_RB_H */

@@ -159,6 +159,26 @@ static loom_status rb_len_run(loom_call *call)
     return st;
 }
 
+static loom_status rb_dumps_run(loom_call *call)
+{
+    rl_rb *b = buffer_of(call);
+    if (b == NULL)
+        return LOOM_EINVAL;
+    loom_status st = rl_rb_dumps(b, call->attrs[PK_ATTR(rl_rb_path, path)].u.s, call->ctx);
+    done(b);
+    return st;
+}
+
+static loom_status rb_loads_run(loom_call *call)
+{
+    rl_rb *b = buffer_of(call);
+    if (b == NULL)
+        return LOOM_EINVAL;
+    loom_status st = rl_rb_loads(b, call->attrs[PK_ATTR(rl_rb_path, path)].u.s, call->ctx);
+    done(b);
+    return st;
+}
+
 static const loom_object_class *const rb_classes[] = { &rl_rb_class };
 
 static const loom_kernel_desc rb_cpu_kernels[] = {
@@ -168,6 +188,8 @@ static const loom_kernel_desc rb_cpu_kernels[] = {
     PK_KERNEL_CPU(rl_rb_priority_weight_schema, "cpu:rb", 0, rb_priority_weight_run),
     PK_KERNEL_CPU(rl_rb_priorities_schema, "cpu:rb", 0, rb_priorities_run),
     PK_KERNEL_CPU(rl_rb_len_schema, "cpu:rb", 0, rb_len_run),
+    PK_KERNEL_CPU(rl_rb_dumps_schema, "cpu:atomic-dump", 0, rb_dumps_run),
+    PK_KERNEL_CPU(rl_rb_loads_schema, "cpu:rb", 0, rb_loads_run),
 };
 
 const pk_module rl_replay_cpu = {
