@@ -101,8 +101,14 @@ PK_OPS_DECLARE(rl_rb_ops, RL_RB_OPS);
       "id of an rl.tensordict that receives the sampled items with \"index\" (and \"priority_weight\"); 0: none", )
 #define RL_RB_PATH_ATTRS(A, op) \
     A(op, path, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED, "the dump's directory", )
+#define RL_RB_DUMPS_ATTRS(A, op)                                                                   \
+    A(op, path, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED, "the dump's directory", )         \
+    A(op, sync, BOOL, LOOM_DEFAULT_BOOL(1), 0,                                                    \
+      "flush the dump to the device before swapping it in (survives power loss; without it a "    \
+      "killed process still leaves the previous dump intact)", )
 PK_ATTR_ENUM(rl_rb_extend, RL_RB_EXTEND_ATTRS);
 PK_ATTR_ENUM(rl_rb_path, RL_RB_PATH_ATTRS);
+PK_ATTR_ENUM(rl_rb_dumps, RL_RB_DUMPS_ATTRS);
 PK_ATTR_ENUM(rl_rb_sample, RL_RB_SAMPLE_ATTRS);
 
 /* The sampler and writer steps (rb_sampler.c, rb_writer.c); the caller holds the lock. */
@@ -125,7 +131,7 @@ loom_status rl_rb_write(rl_rb *b, const rl_td *data, int64_t *index, loom_exec_c
 
 /* The buffer to and from PATH atomically (rb_dump.c). loads replaces the
 ** state only when every piece of the dump was read and checked. */
-loom_status rl_rb_dumps(rl_rb *b, const char *path, loom_exec_ctx *ctx);
+loom_status rl_rb_dumps(rl_rb *b, const char *path, int sync, loom_exec_ctx *ctx);
 loom_status rl_rb_loads(rl_rb *b, const char *path, loom_exec_ctx *ctx);
 
 #endif /* LOOM_RL_RB_H */

@@ -8,8 +8,9 @@
 **   PATH/sampler/sampler_metadata.json  {_alpha, _beta, _eps, _max_priority, _max_capacity, _schema_version}
 **   PATH/writer/metadata.json       {"cursor", "write_count"} (+ the max-value writer's heap)
 **   PATH/buffer_metadata.json       {"loom": how this buffer was made, its random stream position}
-** made atomic: everything is written to PATH.partial, every file and
-** directory fsync'd, then PATH.partial and PATH are exchanged in one
+** made atomic: everything is written to PATH.partial and synced to the
+** device (fsync of every file and directory; sync=false skips this, for dumps that need to survive
+** a killed process but not a power loss), then PATH.partial and PATH are exchanged in one
 ** renameat2(RENAME_EXCHANGE) (a plain rename for the first dump) and the
 ** old dump removed. A dump killed at any point leaves PATH as the previous
 ** complete dump; a leftover PATH.partial is removed by the next dumps.
@@ -93,6 +94,13 @@ static int fsync_one(const char *p, const struct stat *sb, int type, struct FTW 
     int rc = fsync(fd);
     close(fd);
     return rc;
+}
+
+/* Every file and directory of the dump on stable storage: fsync of each
+** (a syncfs would also wait for every other writer of the file system). */
+static int sync_tree(const char *dir)
+{
+    return nftw(dir, fsync_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static loom_status fsync_parent(const char *path)
@@ -186,7 +194,7 @@ static loom_status dump_into(rl_rb *b, const char *dir, loom_exec_ctx *ctx)
     return st;
 }
 
-loom_status rl_rb_dumps(rl_rb *b, const char *path, loom_exec_ctx *ctx)
+loom_status rl_rb_dumps(rl_rb *b, const char *path, int sync, loom_exec_ctx *ctx)
 {
     if (path == NULL || path[0] == '\0')
         return pk_host->fail(LOOM_EINVAL, "dumps: the path is empty");
@@ -202,7 +210,7 @@ loom_status rl_rb_dumps(rl_rb *b, const char *path, loom_exec_ctx *ctx)
     snprintf(partial, n + 16, "%s.partial", target);
     remove_tree(partial);
     loom_status st = dump_into(b, partial, ctx);
-    if (st == LOOM_OK && nftw(partial, fsync_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
+    if (st == LOOM_OK && sync && sync_tree(partial) != 0)
         st = pk_host->fail(LOOM_EIO, "%s: cannot sync the dump: %s", partial, strerror(errno));
     if (st == LOOM_OK) {
         struct stat sb;
@@ -215,7 +223,7 @@ loom_status rl_rb_dumps(rl_rb *b, const char *path, loom_exec_ctx *ctx)
             st = pk_host->fail(LOOM_EIO, "%s: cannot swap the new dump in: %s", target, strerror(errno));
         }
     }
-    if (st == LOOM_OK)
+    if (st == LOOM_OK && sync)
         st = fsync_parent(target);
     remove_tree(partial);   /* the previous dump, or a failed new one */
     free(target);

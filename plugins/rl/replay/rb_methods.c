@@ -164,7 +164,8 @@ static loom_status rb_dumps_run(loom_call *call)
     rl_rb *b = buffer_of(call);
     if (b == NULL)
         return LOOM_EINVAL;
-    loom_status st = rl_rb_dumps(b, call->attrs[PK_ATTR(rl_rb_path, path)].u.s, call->ctx);
+    loom_status st = rl_rb_dumps(b, call->attrs[PK_ATTR(rl_rb_dumps, path)].u.s,
+                                 call->attrs[PK_ATTR(rl_rb_dumps, sync)].u.b, call->ctx);
     done(b);
     return st;
 }

@@ -36,6 +36,7 @@ static const loom_arg_def len_output[] = {
 PK_ATTR_TABLE(rl_rb_extend, RL_RB_EXTEND_ATTRS);
 PK_ATTR_TABLE(rl_rb_sample, RL_RB_SAMPLE_ATTRS);
 PK_ATTR_TABLE(rl_rb_path, RL_RB_PATH_ATTRS);
+PK_ATTR_TABLE(rl_rb_dumps, RL_RB_DUMPS_ATTRS);
 
 #define METHOD .object_class = RL_RB_CLASS
 
@@ -54,8 +55,8 @@ PK_SCHEMA(rl_rb_priorities_schema, "rl.rb_priorities", 1, "the priority tree's l
 PK_SCHEMA(rl_rb_len_schema, "rl.rb_len", 1, "len(rb) and the writer's write count", PK_OUTPUTS(len_output), METHOD);
 
 PK_SCHEMA(rl_rb_dumps_schema, "rl.rb_dumps", 1,
-          "rb.dumps(path): torchrl's layout, atomically (written aside, fsync'd, swapped in)",
-          PK_ATTRS(rl_rb_path_attrs), METHOD);
+          "rb.dumps(path): torchrl's layout, atomically (written aside, synced, swapped in)",
+          PK_ATTRS(rl_rb_dumps_attrs), METHOD);
 PK_SCHEMA(rl_rb_loads_schema, "rl.rb_loads", 1, "rb.loads(path): the state of a dump; unchanged if it fails",
           PK_ATTRS(rl_rb_path_attrs), METHOD);
 
