@@ -54,6 +54,8 @@ typedef struct rl_rb {
     rl_segtree sum, min;
     int has_max;
     double max_priority;            /* raw priority (torchrl's _max_priority[0]) */
+    /* shared=true: the control block in scratch_dir (rb_shared.h) */
+    struct rl_rb_shared *ctl;
 } rl_rb;
 
 /* The attributes of the class (rb_object.c), their index enum. */
@@ -76,7 +78,11 @@ typedef struct rl_rb {
     A(op, beta, FLOAT, LOOM_DEFAULT_FLOAT(0.4), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, "prioritized: beta", ) \
     A(op, eps, FLOAT, LOOM_DEFAULT_FLOAT(1e-8), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, "prioritized: eps", ) \
     A(op, dtype, STRING, LOOM_DEFAULT_STRING("f32"), 0, "prioritized: the trees' precision, f32 (torchrl's default) | f64", ) \
-    A(op, seed, INT, LOOM_DEFAULT_INT(0), LOOM_ATTR_NONNEG, "the sampler's random stream", )
+    A(op, seed, INT, LOOM_DEFAULT_INT(0), LOOM_ATTR_NONNEG, "the sampler's random stream", ) \
+    A(op, shared, BOOL, LOOM_DEFAULT_BOOL(0), 0,                                                  \
+      "storage=memmap: share the buffer with every process that opens the same scratch_dir "      \
+      "(a process-shared robust mutex in scratch_dir/rb_shared.ctl; round_robin writer, random or " \
+      "without_replacement sampler)", )
 PK_ATTR_ENUM(rl_rb_class, RL_RB_CLASS_ATTRS);
 
 extern const loom_object_class rl_rb_class;

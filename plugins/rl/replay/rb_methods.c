@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "rb.h"
+#include "rb_shared.h"
 
 static rl_rb *buffer_of(loom_call *call)
 {
@@ -39,8 +40,14 @@ static loom_status rb_extend_run(loom_call *call)
     loom_tensor *out = NULL;
     st = n > 0 ? pk_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &n, &out)
                : pk_host->fail(LOOM_EINVAL, "extend: the data needs at least one item along batch dim 0");
-    if (st == LOOM_OK)
+    const int shared = b->ctl != NULL;
+    if (st == LOOM_OK && shared)
+        st = rl_rb_shared_lock(b);
+    if (st == LOOM_OK) {
         st = rl_rb_write(b, data, out_data(out), call->ctx);
+        if (shared)
+            rl_rb_shared_unlock(b, st == LOOM_OK);
+    }
     done(b);
     rl_td_free(data);
     return st;
@@ -57,7 +64,15 @@ static loom_status rb_sample_run(loom_call *call)
     float *w = NULL;
     loom_status st = batch > ((int64_t)1 << 32) ? pk_host->fail(LOOM_EINVAL, "batch_size %lld is too large",
                                                                 (long long)batch)
-                                               : rl_rb_sample_indices(b, batch, &idx, &n, &w);
+                                               : LOOM_OK;
+    const int shared = b->ctl != NULL;
+    int locked = 0;
+    if (st == LOOM_OK && shared) {
+        st = rl_rb_shared_lock(b);
+        locked = st == LOOM_OK;
+    }
+    if (st == LOOM_OK)
+        st = rl_rb_sample_indices(b, batch, &idx, &n, &w);
     rl_td *items = NULL;
     if (st == LOOM_OK && dest > 0) {
         st = rl_td_gather(b->store, 0, idx, n, 0, &items);
@@ -67,6 +82,8 @@ static loom_status rb_sample_run(loom_call *call)
         if (st == LOOM_OK && w != NULL)
             st = rl_td_set_tensor(items, &wk, LOOM_DTYPE_F32, 1, &n, w);
     }
+    if (locked)
+        rl_rb_shared_unlock(b, 0);
     loom_tensor *t = NULL;
     if (st == LOOM_OK && call->n_outputs > 0) {
         st = pk_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &n, &t);
@@ -150,7 +167,11 @@ static loom_status rb_len_run(loom_call *call)
         return LOOM_EINVAL;
     int64_t two = 2;
     loom_tensor *t = NULL;
-    loom_status st = pk_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &two, &t);
+    loom_status st = b->ctl != NULL ? rl_rb_shared_lock(b) : LOOM_OK;
+    if (st == LOOM_OK && b->ctl != NULL)
+        rl_rb_shared_unlock(b, 0);
+    if (st == LOOM_OK)
+        st = pk_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &two, &t);
     if (st == LOOM_OK) {
         ((int64_t *)out_data(t))[0] = b->len;
         ((int64_t *)out_data(t))[1] = b->write_count;

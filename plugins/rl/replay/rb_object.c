@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "rb.h"
+#include "rb_shared.h"
 
 PK_ATTR_TABLE(rl_rb_class, RL_RB_CLASS_ATTRS);
 
@@ -38,6 +39,7 @@ static void rb_destroy(void *state)
     if (b == NULL)
         return;
     rl_rb_sampler_free(b);
+    rl_rb_shared_close(b);
     rl_td_free(b->store);
     free(b->heap);
     free(b->scratch_dir);
@@ -91,6 +93,13 @@ static loom_status rb_create(const loom_object_args *args, void **state_out)
     }
     if (st == LOOM_OK)
         st = rl_rb_sampler_init(b, a[PK_ATTR(rl_rb_class, dtype)].u.s);
+    if (st == LOOM_OK && a[PK_ATTR(rl_rb_class, shared)].u.b) {
+        if (b->storage_kind != RL_RB_MEMMAP || b->writer != RL_RB_ROUND_ROBIN || b->sampler == RL_RB_PRIORITIZED)
+            st = pk_host->fail(LOOM_EINVAL, "shared=true needs storage=memmap, the round_robin writer and the "
+                               "random or without_replacement sampler (priority trees are not shared, as in torchrl)");
+        else
+            st = rl_rb_shared_open(b);
+    }
     if (st != LOOM_OK) {
         rb_destroy(b);
         return st;
