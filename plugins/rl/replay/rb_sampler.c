@@ -127,8 +127,16 @@ loom_status rl_rb_sample_indices(rl_rb *b, int64_t batch_size, int64_t **idx_out
         const double p_min = rl_segtree_query(&b->min, 0, len);
         if (!(p_sum > 0) || !(p_min > 0))
             st = pk_host->fail(LOOM_EINVAL, "non-positive %s", p_sum > 0 ? "p_min" : "p_sum");
+        double *mass = st == LOOM_OK ? malloc((size_t)n * sizeof *mass) : NULL;
+        if (st == LOOM_OK && mass == NULL)
+            st = pk_host->fail(LOOM_ENOMEM, "out of memory");
+        for (int64_t i = 0; st == LOOM_OK && i < n; i++)
+            mass[i] = uniform(b) * p_sum;
+        if (st == LOOM_OK)
+            rl_segtree_scan_lower_bound_batch(&b->sum, mass, n, idx);
+        free(mass);
         for (int64_t i = 0; st == LOOM_OK && i < n; i++) {
-            int64_t j = rl_segtree_scan_lower_bound(&b->sum, uniform(b) * p_sum);
+            int64_t j = idx[i];
             if (j > len - 1)
                 j = len - 1;
             while (j >= 0 && rl_segtree_at(&b->sum, j) == 0)   /* torchrl steps back over empty leaves */
@@ -186,16 +194,28 @@ loom_status rl_rb_update_priority(rl_rb *b, const int64_t *index, int64_t n, con
         b->has_max = 1;
         b->max_priority = max_p;
     }
+    int64_t *ix = malloc((size_t)n * sizeof *ix);
+    double *val = malloc((size_t)n * sizeof *val);
+    if (ix == NULL || val == NULL) {
+        free(ix);
+        free(val);
+        return pk_host->fail(LOOM_ENOMEM, "out of memory");
+    }
+    int64_t m = 0;
     for (int64_t i = 0; i < n; i++) {
         if (index[i] < 0)
             continue;
         const double p = priority[n_prio == 1 ? 0 : i];
         /* torch.pow(priority + eps, alpha) in the priority's dtype */
-        const double v = f32_priority && !b->sum.f64 ? (double)f32_pow((float)p + (float)b->eps, (float)b->alpha)
-                                                     : pow(p + b->eps, b->alpha);
-        rl_segtree_update(&b->sum, index[i], v);
-        rl_segtree_update(&b->min, index[i], v);
+        val[m] = f32_priority && !b->sum.f64 ? (double)f32_pow((float)p + (float)b->eps, (float)b->alpha)
+                                             : pow(p + b->eps, b->alpha);
+        ix[m++] = index[i];
     }
+    /* a slot given twice keeps its last value, as torchrl's sequential updates */
+    rl_segtree_update_batch(&b->sum, ix, m, val, m);
+    rl_segtree_update_batch(&b->min, ix, m, val, m);
+    free(ix);
+    free(val);
     return LOOM_OK;
 }
 

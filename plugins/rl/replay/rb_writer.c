@@ -129,9 +129,18 @@ static void write_rows(rl_td *store, const rl_td *data, const int64_t *index, in
             continue;
         const uint8_t *src = rl_leaf_data(&e->leaf);
         uint8_t *dst = rl_leaf_data(&s->leaf);
-        for (int64_t j = 0; j < n; j++)
-            if (index[j] >= 0)
-                memcpy(dst + (size_t)index[j] * row, src + (size_t)j * row, row);
+        /* runs of consecutive slots (a round-robin batch is one or two) in one copy each */
+        for (int64_t j = 0; j < n;) {
+            if (index[j] < 0) {
+                j++;
+                continue;
+            }
+            int64_t k = j + 1;
+            while (k < n && index[k] == index[k - 1] + 1)
+                k++;
+            memcpy(dst + (size_t)index[j] * row, src + (size_t)j * row, (size_t)(k - j) * row);
+            j = k;
+        }
     }
 }
 

@@ -52,6 +52,59 @@
         }                                                                                          \
         return index ^ t->capacity;                                                                \
     }                                                                                              \
+    /* n scans at once, level by level: the misses of a group overlap */                           \
+    static void scan_batch_##SUF(const rl_segtree *t, const double *value, int64_t n, int64_t *out)  \
+    {                                                                                              \
+        const T *v = t->values;                                                                    \
+        enum { G = 32 };                                                                           \
+        for (int64_t b = 0; b < n; b += G) {                                                       \
+            const int64_t m = n - b < G ? n - b : G;                                               \
+            int64_t index[G];                                                                      \
+            T cur[G];                                                                              \
+            for (int64_t g = 0; g < m; g++) {                                                      \
+                cur[g] = (T)value[b + g];                                                          \
+                index[g] = cur[g] > v[1] ? -1 : 1;                                                 \
+            }                                                                                      \
+            for (int64_t level = 1; level < t->capacity; level <<= 1)                              \
+                for (int64_t g = 0; g < m; g++) {                                                  \
+                    if (index[g] < 0)                                                              \
+                        continue;                                                                  \
+                    int64_t i = index[g] << 1;                                                     \
+                    const T lv = v[i];                                                             \
+                    if (cur[g] > lv) {                                                             \
+                        cur[g] -= lv;                                                              \
+                        i |= 1;                                                                    \
+                    }                                                                              \
+                    index[g] = i;                                                                  \
+                    if (i < t->capacity)                                                           \
+                        __builtin_prefetch(&v[i << 1]);                                            \
+                }                                                                                  \
+            for (int64_t g = 0; g < m; g++)                                                        \
+                out[b + g] = index[g] < 0 ? t->size : index[g] ^ t->capacity;                      \
+        }                                                                                          \
+    }                                                                                              \
+    /* n leaf updates, then their ancestors level by level (the tree ends as                     \
+    ** sequential updates leave it: every node is op of its final children) */                     \
+    static void update_batch_##SUF(rl_segtree *t, const int64_t *index, int64_t n, const double *value, \
+                                   int64_t n_value)                                                \
+    {                                                                                              \
+        T *v = t->values;                                                                          \
+        enum { G = 64 };                                                                           \
+        for (int64_t b = 0; b < n; b += G) {                                                       \
+            const int64_t m = n - b < G ? n - b : G;                                               \
+            int64_t node[G];                                                                       \
+            for (int64_t g = 0; g < m; g++) {                                                      \
+                node[g] = index[b + g] | t->capacity;                                              \
+                v[node[g]] = (T)value[n_value == 1 ? 0 : b + g];                                   \
+            }                                                                                      \
+            for (int64_t level = t->capacity; level > 1; level >>= 1)                              \
+                for (int64_t g = 0; g < m; g++) {                                                  \
+                    const int64_t i = node[g];                                                     \
+                    v[i >> 1] = op_##SUF(t->is_min, v[i & ~(int64_t)1], v[i | 1]);                 \
+                    node[g] = i >> 1;                                                              \
+                }                                                                                  \
+        }                                                                                          \
+    }                                                                                              \
     static void rebuild_##SUF(rl_segtree *t)                                                       \
     {                                                                                              \
         T *v = t->values;                                                                          \
@@ -114,6 +167,22 @@ double rl_segtree_query(const rl_segtree *t, int64_t l, int64_t r)
 int64_t rl_segtree_scan_lower_bound(const rl_segtree *t, double value)
 {
     return t->f64 ? scan_f64(t, value) : scan_f32(t, (float)value);
+}
+
+void rl_segtree_scan_lower_bound_batch(const rl_segtree *t, const double *value, int64_t n, int64_t *out)
+{
+    if (t->f64)
+        scan_batch_f64(t, value, n, out);
+    else
+        scan_batch_f32(t, value, n, out);
+}
+
+void rl_segtree_update_batch(rl_segtree *t, const int64_t *index, int64_t n, const double *value, int64_t n_value)
+{
+    if (t->f64)
+        update_batch_f64(t, index, n, value, n_value);
+    else
+        update_batch_f32(t, index, n, value, n_value);
 }
 
 void rl_segtree_rebuild(rl_segtree *t)

@@ -35,6 +35,12 @@ double rl_segtree_query(const rl_segtree *t, int64_t l, int64_t r);
 ** ScanLowerBound; value is first rounded to the tree's precision); size when
 ** value exceeds the total. */
 int64_t rl_segtree_scan_lower_bound(const rl_segtree *t, double value);
+/* The same for n values at once (the scans of a group interleaved level by
+** level, so their cache misses overlap); results equal n single scans. */
+void rl_segtree_scan_lower_bound_batch(const rl_segtree *t, const double *value, int64_t n, int64_t *out);
+/* n leaf updates (value[n], or one value for all when n_value is 1), then
+** their ancestors level by level; the tree equals n single updates'. */
+void rl_segtree_update_batch(rl_segtree *t, const int64_t *index, int64_t n, const double *value, int64_t n_value);
 /* Rebuild every parent from the leaves (after writing leaves directly). */
 void rl_segtree_rebuild(rl_segtree *t);
 

@@ -168,7 +168,7 @@ def bench_memmap(loom, torch, size_mb):
         t0 = time.perf_counter()
         ltd.td_save(path=p)
         t1 = time.perf_counter()
-        lback = loom.Object("rl.tensordict", **{"from": "load"}, path=p)
+        lback = loom.Object("rl.tensordict", from_="load", path=p)
         t2 = time.perf_counter()
         ours = (t1 - t0, t2 - t1)
         lback.close()
