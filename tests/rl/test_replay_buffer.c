@@ -13,8 +13,10 @@
 **    the outcome is the same on every run;
 **  - TensorDictMaxValueWriter's indices and stored items, exactly;
 **  - round-robin indices, without-replacement epochs (every item once,
-**    drop_last), the memmap storage readable as a TensorDict directory, and
-**    the refusals (a refused extend changes nothing).
+**    drop_last), SliceSampler slices (consecutive items of one trajectory,
+**    by traj_key or end_key, strict_length or shorter slices), the memmap
+**    storage readable as a TensorDict directory, and the refusals (a
+**    refused extend changes nothing).
 */
 #include <math.h>
 #include <stdio.h>
@@ -317,6 +319,94 @@ static void test_round_robin_and_without_replacement(void **state)
     loom_object_free(rb);
 }
 
+/* Trajectories of lengths 5, 2, 7: episode ids 0.., next.done at each end. */
+static loom_object *trajectories(void)
+{
+    static const int lengths[3] = { 5, 2, 7 };
+    int64_t n = 14;
+    loom_object *td = items(n, 0, NULL);
+    double ep[14], done[14];
+    int at = 0;
+    for (int t = 0; t < 3; t++)
+        for (int q = 0; q < lengths[t]; q++, at++) {
+            ep[at] = t;
+            done[at] = q == lengths[t] - 1;
+        }
+    loom_tensor *e = tdt_tensor(LOOM_DTYPE_I64, 1, &n, ep);
+    const int64_t s[2] = { 14, 1 };
+    loom_tensor *d = tdt_tensor(LOOM_DTYPE_BOOL, 2, s, done);
+    tdt_set(td, "episode", e);
+    tdt_set(td, "next.done", d);
+    loom_tensor_free(e);
+    loom_tensor_free(d);
+    return td;
+}
+
+/* Each run of `seq` sampled items (or shorter, ending a short trajectory) is
+** consecutive within one trajectory; returns how many items were sampled. */
+static int64_t check_slices(loom_object *rb, int64_t batch, int64_t seq, int allow_short)
+{
+    static const int64_t first[3] = { 0, 5, 7 }, len[3] = { 5, 2, 7 };
+    loom_tensor *ix = NULL;
+    sample(rb, batch, NULL, &ix, NULL);
+    const int64_t *x = ix->data;
+    int64_t i = 0;
+    while (i < ix->shape[0]) {
+        int t = x[i] < 5 ? 0 : x[i] < 7 ? 1 : 2;
+        int64_t l = len[t] < seq && allow_short ? len[t] : seq;
+        if (len[t] < seq && !allow_short)
+            fail_msg("a slice from trajectory %d of length %lld < %lld with strict_length", t, (long long)len[t],
+                     (long long)seq);
+        for (int64_t q = 1; q < l; q++)
+            if (x[i + q] != x[i] + q || x[i + q] >= first[t] + len[t])
+                fail_msg("slice at %lld is not %lld consecutive items of trajectory %d", (long long)i, (long long)l, t);
+        i += l;
+    }
+    int64_t n = ix->shape[0];
+    loom_tensor_free(ix);
+    return n;
+}
+
+static void test_slice_sampler(void **state)
+{
+    (void)state;
+    loom_object *td = trajectories();
+    for (int by_traj = 0; by_traj < 2; by_traj++) {
+        loom_object *rb = buffer(NULL, "max_size=32", "sampler=slice", "num_slices=4", "seed=5",
+                                 by_traj ? "traj_key=episode" : "end_key=next.done", NULL);
+        loom_tensor_free(extend(rb, td));
+        for (int r = 0; r < 50; r++)
+            assert_int_equal(check_slices(rb, 12, 3, 0), 12);
+        loom_object_free(rb);
+    }
+    /* strict_length=false: slices of 3 from the trajectory of 2 have 2 items */
+    loom_object *loose = buffer(NULL, "max_size=32", "sampler=slice", "slice_len=3", "strict_length=false", "seed=9",
+                                NULL);
+    loom_tensor_free(extend(loose, td));
+    int64_t total = 0;
+    for (int r = 0; r < 50; r++)
+        total += check_slices(loose, 12, 3, 1);
+    assert_true(total < 50 * 12);   /* some short slices were drawn */
+    loom_status st;
+    assert_null(buffer(&st, "max_size=8", "sampler=slice", NULL));
+    tdt_assert_fails(st, LOOM_EINVAL, "num_slices");
+    loom_object *strict = buffer(NULL, "max_size=32", "sampler=slice", "slice_len=8", NULL);
+    loom_tensor_free(extend(strict, td));
+    loom_attrs *a;
+    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
+    assert_int_equal(loom_attrs_set_int(a, "batch_size", 16), LOOM_OK);
+    loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
+    opt.object = strict;
+    loom_tensor *outs[2] = { NULL, NULL };
+    tdt_assert_fails(loom_run("rl.rb_sample", NULL, 0, a, outs, 2, &opt), LOOM_EINVAL, "at least 8 items");
+    assert_int_equal(loom_attrs_set_int(a, "batch_size", 12), LOOM_OK);
+    tdt_assert_fails(loom_run("rl.rb_sample", NULL, 0, a, outs, 2, &opt), LOOM_EINVAL, "not divisible");
+    loom_attrs_free(a);
+    loom_object_free(strict);
+    loom_object_free(loose);
+    loom_object_free(td);
+}
+
 static void test_memmap_storage_and_refusals(void **state)
 {
     (void)state;
@@ -386,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_prioritized_against_torchrl),
         cmocka_unit_test(test_max_value_writer),
         cmocka_unit_test(test_round_robin_and_without_replacement),
+        cmocka_unit_test(test_slice_sampler),
         cmocka_unit_test(test_memmap_storage_and_refusals),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);

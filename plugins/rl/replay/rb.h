@@ -23,7 +23,7 @@
 
 enum { RL_RB_MEMORY = 0, RL_RB_MEMMAP = 1 };
 enum { RL_RB_ROUND_ROBIN = 0, RL_RB_MAX_VALUE = 1 };
-enum { RL_RB_RANDOM = 0, RL_RB_WITHOUT_REPLACEMENT = 1, RL_RB_PRIORITIZED = 2 };
+enum { RL_RB_RANDOM = 0, RL_RB_WITHOUT_REPLACEMENT = 1, RL_RB_PRIORITIZED = 2, RL_RB_SLICE = 3 };
 
 typedef struct rl_rb_heap_item {
     double rank;
@@ -54,6 +54,11 @@ typedef struct rl_rb {
     rl_segtree sum, min;
     int has_max;
     double max_priority;            /* raw priority (torchrl's _max_priority[0]) */
+    /* slice sampler */
+    int64_t num_slices, slice_len;  /* one of them > 0 */
+    int strict_length;
+    rl_key traj_key, end_key;       /* traj_key.n == 0: trajectories end where end_key is true */
+    char *slice_keys_text;
     /* shared=true: the control block in scratch_dir (rb_shared.h) */
     struct rl_rb_shared *ctl;
 } rl_rb;
@@ -71,7 +76,16 @@ typedef struct rl_rb {
     A(op, reduction, STRING, LOOM_DEFAULT_STRING("sum"), 0,                                       \
       "writer=max_value: how a rank_key of several elements reduces: sum | mean | max | min", )   \
     A(op, sampler, STRING, LOOM_DEFAULT_STRING("random"), 0,                                      \
-      "random (RandomSampler) | without_replacement (SamplerWithoutReplacement) | prioritized (PrioritizedSampler)", ) \
+      "random (RandomSampler) | without_replacement (SamplerWithoutReplacement) | prioritized (PrioritizedSampler) | " \
+      "slice (SliceSampler)", )                                                                   \
+    A(op, num_slices, INT, LOOM_DEFAULT_INT(0), LOOM_ATTR_NONNEG,                                 \
+      "slice: slices per batch (batch_size / num_slices items each); 0: use slice_len", )         \
+    A(op, slice_len, INT, LOOM_DEFAULT_INT(0), LOOM_ATTR_NONNEG, "slice: items per slice; 0: use num_slices", ) \
+    A(op, traj_key, STRING, LOOM_DEFAULT_STRING(""), 0,                                            \
+      "slice: the episode id of each item (trajectories are its runs); empty: end_key marks the ends", ) \
+    A(op, end_key, STRING, LOOM_DEFAULT_STRING("next.done"), 0, "slice: true at the last step of a trajectory", ) \
+    A(op, strict_length, BOOL, LOOM_DEFAULT_BOOL(1), 0,                                           \
+      "slice: only trajectories at least as long as a slice; false: shorter ones give shorter slices", ) \
     A(op, drop_last, BOOL, LOOM_DEFAULT_BOOL(0), 0, "without_replacement: drop the short last batch of an epoch", ) \
     A(op, shuffle, BOOL, LOOM_DEFAULT_BOOL(1), 0, "without_replacement: a random order per epoch, else storage order", ) \
     A(op, alpha, FLOAT, LOOM_DEFAULT_FLOAT(0.6), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, "prioritized: alpha", ) \

@@ -28,7 +28,7 @@
 
 #include "rb.h"
 
-static const char *const sampler_names[] = { "random", "without_replacement", "prioritized" };
+static const char *const sampler_names[] = { "random", "without_replacement", "prioritized", "slice" };
 static const char *const writer_names[] = { "round_robin", "max_value" };
 
 static char *join(const char *a, const char *b)

@@ -15,7 +15,7 @@ PK_ATTR_TABLE(rl_rb_class, RL_RB_CLASS_ATTRS);
 static const char *const storage_values[] = { "memory", "memmap", NULL };
 static const char *const writer_values[] = { "round_robin", "max_value", NULL };
 static const char *const reduction_values[] = { "sum", "mean", "max", "min", NULL };
-static const char *const sampler_values[] = { "random", "without_replacement", "prioritized", NULL };
+static const char *const sampler_values[] = { "random", "without_replacement", "prioritized", "slice", NULL };
 static const char *const dtype_values[] = { "f32", "f64", NULL };
 static const loom_attr_choices rb_choices[] = {
     { .attr = PK_ATTR(rl_rb_class, storage), .values = storage_values },
@@ -44,6 +44,7 @@ static void rb_destroy(void *state)
     free(b->heap);
     free(b->scratch_dir);
     free(b->rank_key_text);
+    free(b->slice_keys_text);
     pthread_mutex_destroy(&b->lock);
     free(b);
 }
@@ -91,6 +92,22 @@ static loom_status rb_create(const loom_object_args *args, void **state_out)
             st = rl_key_parse(rk, b->rank_key_text + n, n, &b->rank_key, "rank_key");
         }
     }
+    if (st == LOOM_OK && b->sampler == RL_RB_SLICE) {
+        b->num_slices = a[PK_ATTR(rl_rb_class, num_slices)].u.i;
+        b->slice_len = a[PK_ATTR(rl_rb_class, slice_len)].u.i;
+        b->strict_length = a[PK_ATTR(rl_rb_class, strict_length)].u.b;
+        const char *tk = a[PK_ATTR(rl_rb_class, traj_key)].u.s, *ek = a[PK_ATTR(rl_rb_class, end_key)].u.s;
+        size_t nt = strlen(tk) + 1, ne = strlen(ek) + 1;
+        b->slice_keys_text = malloc(nt + ne);
+        if ((b->num_slices > 0) == (b->slice_len > 0))
+            st = pk_host->fail(LOOM_EINVAL, "sampler=slice needs exactly one of num_slices and slice_len");
+        else if (b->slice_keys_text == NULL)
+            st = pk_host->fail(LOOM_ENOMEM, "out of memory");
+        else if (tk[0] != '\0')
+            st = rl_key_parse(tk, b->slice_keys_text, nt, &b->traj_key, "traj_key");
+        else
+            st = rl_key_parse(ek, b->slice_keys_text + nt, ne, &b->end_key, "end_key");
+    }
     if (st == LOOM_OK)
         st = rl_rb_sampler_init(b, a[PK_ATTR(rl_rb_class, dtype)].u.s);
     if (st == LOOM_OK && a[PK_ATTR(rl_rb_class, shared)].u.b) {
@@ -112,7 +129,7 @@ const loom_object_class rl_rb_class = {
     .struct_size = sizeof(loom_object_class),
     .name = RL_RB_CLASS,
     .doc = "torchrl's ReplayBuffer: a storage (memory, memmap), a writer (round_robin, max_value) and a sampler "
-           "(random, without_replacement, prioritized); methods rl.rb_*",
+           "(random, without_replacement, prioritized, slice); methods rl.rb_*",
     PK_ATTRS(rl_rb_class_attrs),
     .create = rb_create,
     .destroy = rb_destroy,

@@ -11,6 +11,14 @@
 **                        of uniform masses in [0, p_sum), importance weights
 **                        (tree[i] / p_min) ^ -beta; new items get the largest
 **                        raw priority seen so far (1 at first)
+**   slice                SliceSampler: the stored items [0, len) split into
+**                        trajectories (runs of one traj_key value, or up to
+**                        each true end_key, the last item always an end);
+**                        num_slices trajectories drawn uniformly (with
+**                        strict_length only those at least seq_length
+**                        long; without it shorter ones give their whole
+**                        length), each a uniform start in [0, length -
+**                        seq_length] and seq_length consecutive items
 ** Arithmetic follows torchrl's precision: with f32 trees (the default) the
 ** priority transform, the tree sums and the weights are single-precision,
 ** as torch computes them on float tensors. Random numbers come from the
@@ -91,6 +99,87 @@ loom_status rl_rb_priority_weight(rl_rb *b, const int64_t *index, int64_t n, flo
     return LOOM_OK;
 }
 
+/* Element i of a leaf whose items hold one value each, as a double. */
+static double leaf_value(const rl_leaf *l, int64_t i)
+{
+    const int64_t per = rl_leaf_numel(l) / (l->shape[0] > 0 ? l->shape[0] : 1);
+    const void *p = rl_leaf_data(l);
+    i *= per;
+    switch (l->dtype) {
+    case LOOM_DTYPE_F32: return ((const float *)p)[i];
+    case LOOM_DTYPE_F64: return ((const double *)p)[i];
+    case LOOM_DTYPE_I64: return (double)((const int64_t *)p)[i];
+    case LOOM_DTYPE_I32: return ((const int32_t *)p)[i];
+    case LOOM_DTYPE_I16: return ((const int16_t *)p)[i];
+    case LOOM_DTYPE_I8: return ((const int8_t *)p)[i];
+    default: return ((const uint8_t *)p)[i];
+    }
+}
+
+static loom_status slice_indices(rl_rb *b, int64_t batch_size, int64_t *idx, int64_t *n_out)
+{
+    const int64_t len = b->len;
+    int64_t seq, slices;
+    if (b->num_slices > 0) {
+        if (batch_size % b->num_slices != 0)
+            return pk_host->fail(LOOM_EINVAL, "batch_size %lld is not divisible by num_slices %lld",
+                                 (long long)batch_size, (long long)b->num_slices);
+        seq = batch_size / b->num_slices;
+        slices = b->num_slices;
+    } else {
+        if (batch_size % b->slice_len != 0)
+            return pk_host->fail(LOOM_EINVAL, "batch_size %lld is not divisible by slice_len %lld",
+                                 (long long)batch_size, (long long)b->slice_len);
+        seq = b->slice_len;
+        slices = batch_size / b->slice_len;
+    }
+    const rl_key *k = b->traj_key.n > 0 ? &b->traj_key : &b->end_key;
+    const rl_td_entry *e = rl_td_lookup(b->store, k);
+    if (e == NULL || e->kind != RL_TD_TENSOR || rl_leaf_numel(&e->leaf) != e->leaf.shape[0] || e->leaf.ndim < 1
+        || e->leaf.dtype == LOOM_DTYPE_F16 || e->leaf.dtype == LOOM_DTYPE_BF16 || e->leaf.dtype == LOOM_DTYPE_F8E4M3)
+        return pk_host->fail(LOOM_EINVAL, "the %s is not a stored tensor of one f32/f64/integer/bool value per item",
+                             b->traj_key.n > 0 ? "traj_key" : "end_key");
+    /* trajectory starts and lengths over [0, len) */
+    int64_t *start = malloc((size_t)len * sizeof *start), *length = malloc((size_t)len * sizeof *length);
+    if (start == NULL || length == NULL) {
+        free(start);
+        free(length);
+        return pk_host->fail(LOOM_ENOMEM, "out of memory");
+    }
+    int64_t n_traj = 0, s = 0;
+    for (int64_t i = 0; i < len; i++) {
+        const int end = i == len - 1 || (b->traj_key.n > 0 ? leaf_value(&e->leaf, i) != leaf_value(&e->leaf, i + 1)
+                                                           : leaf_value(&e->leaf, i) != 0);
+        if (end) {
+            start[n_traj] = s;
+            length[n_traj++] = i - s + 1;
+            s = i + 1;
+        }
+    }
+    /* strict_length: only trajectories of at least seq items */
+    int64_t n_ok = 0;
+    for (int64_t t = 0; t < n_traj; t++)
+        if (!b->strict_length || length[t] >= seq) {
+            start[n_ok] = start[t];
+            length[n_ok++] = length[t];
+        }
+    loom_status st = LOOM_OK;
+    if (n_ok == 0)
+        st = pk_host->fail(LOOM_EINVAL, "no trajectory is at least %lld items long (strict_length)", (long long)seq);
+    int64_t n = 0;
+    for (int64_t j = 0; st == LOOM_OK && j < slices; j++) {
+        const int64_t t = below(b, n_ok);
+        const int64_t l = length[t] < seq ? length[t] : seq;
+        const int64_t rel = below(b, length[t] - l + 1);
+        for (int64_t q = 0; q < l; q++)
+            idx[n++] = (start[t] + rel + q) % b->capacity;
+    }
+    free(start);
+    free(length);
+    *n_out = n;
+    return st;
+}
+
 loom_status rl_rb_sample_indices(rl_rb *b, int64_t batch_size, int64_t **idx_out, int64_t *n_out, float **weight_out)
 {
     const int64_t len = b->len;
@@ -104,6 +193,8 @@ loom_status rl_rb_sample_indices(rl_rb *b, int64_t batch_size, int64_t **idx_out
     if (b->sampler == RL_RB_RANDOM) {
         for (int64_t i = 0; i < n; i++)
             idx[i] = below(b, len);
+    } else if (b->sampler == RL_RB_SLICE) {
+        st = slice_indices(b, batch_size, idx, &n);
     } else if (b->sampler == RL_RB_WITHOUT_REPLACEMENT) {
         if (len < batch_size && b->drop_last) {
             free(idx);
