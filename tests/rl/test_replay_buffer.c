@@ -15,8 +15,9 @@
 **  - round-robin indices, without-replacement epochs (every item once,
 **    drop_last), SliceSampler slices (consecutive items of one trajectory,
 **    by traj_key or end_key, strict_length or shorter slices), the memmap
-**    storage readable as a TensorDict directory, and the refusals (a
-**    refused extend changes nothing).
+**    storage readable as a TensorDict directory, ReplayBufferEnsemble
+**    (members by weight, chi-square, items from the member named), and the
+**    refusals (a refused extend changes nothing).
 */
 #include <math.h>
 #include <stdio.h>
@@ -407,6 +408,82 @@ static void test_slice_sampler(void **state)
     loom_object_free(td);
 }
 
+/* ReplayBufferEnsemble: members by weight, sub-batches, items from the right member. */
+static void test_ensemble(void **state)
+{
+    (void)state;
+    loom_object *a = buffer(NULL, "max_size=16", NULL), *b = buffer(NULL, "max_size=16", "seed=2", NULL);
+    loom_object *ta = items(10, 0, NULL), *tb = items(10, 100, NULL);
+    loom_tensor_free(extend(a, ta));
+    loom_tensor_free(extend(b, tb));
+    loom_tensor *ida = NULL, *idb = NULL;
+    assert_int_equal(tdt_call(a, "rl.rb_id", NULL, &ida, NULL), LOOM_OK);
+    assert_int_equal(tdt_call(b, "rl.rb_id", NULL, &idb, NULL), LOOM_OK);
+    const int64_t ids[2] = { ((const int64_t *)ida->data)[0], ((const int64_t *)idb->data)[0] };
+    const double p[2] = { 0.25, 0.75 };
+    for (int all = 0; all < 2; all++) {
+        loom_attrs *at;
+        assert_int_equal(loom_attrs_new(&at), LOOM_OK);
+        assert_int_equal(loom_attrs_set_ints(at, "buffers", ids, 2), LOOM_OK);
+        if (all)
+            assert_int_equal(loom_attrs_set_bool(at, "sample_from_all", 1), LOOM_OK);
+        else
+            assert_int_equal(loom_attrs_set_floats(at, "p", p, 2), LOOM_OK);
+        assert_int_equal(loom_attrs_set_int(at, "seed", 11), LOOM_OK);
+        loom_object *ens = NULL;
+        if (loom_object_create(&ens, "rl.replay_buffer_ensemble", at, NULL) != LOOM_OK)
+            fail_msg("rl.replay_buffer_ensemble: %s", loom_last_error());
+        loom_attrs_free(at);
+        loom_object *dest = tdt_new(0, NULL);
+        int64_t per_member[2] = { 0, 0 };
+        const int rounds = all ? 5 : 2000;
+        for (int r = 0; r < rounds; r++) {
+            loom_attrs *s;
+            assert_int_equal(loom_attrs_new(&s), LOOM_OK);
+            assert_int_equal(loom_attrs_set_int(s, "batch_size", 8), LOOM_OK);
+            assert_int_equal(loom_attrs_set_int(s, "dest", tdt_id(dest)), LOOM_OK);
+            loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
+            opt.object = ens;
+            loom_tensor *outs[2] = { NULL, NULL };
+            if (loom_run("rl.rb_ensemble_sample", NULL, 0, s, outs, 2, &opt) != LOOM_OK)
+                fail_msg("rl.rb_ensemble_sample: %s", loom_last_error());
+            loom_attrs_free(s);
+            loom_tensor *obs = tdt_get(dest, "obs"), *bid = tdt_get(dest, "buffer_ids");
+            tdt_assert_bytes(bid, outs[1], "buffer_ids");
+            for (int64_t i = 0; i < 8; i++) {
+                const int64_t m = ((const int64_t *)outs[1]->data)[i];
+                const float o = ((const float *)obs->data)[i];
+                assert_true(m == 0 ? o < 10 : o >= 100);
+                assert_true(o == (float)(((const int64_t *)outs[0]->data)[i] + (m ? 100 : 0)));
+                if (all)
+                    assert_int_equal(m, i < 4 ? 0 : 1);
+                per_member[m]++;
+            }
+            loom_tensor_free(obs);
+            loom_tensor_free(bid);
+            loom_tensor_free(outs[0]);
+            loom_tensor_free(outs[1]);
+        }
+        if (!all) {
+            /* 4000 member draws, p = 0.25: chi-square of 1 degree of freedom, 10.83 at p = 0.001 */
+            const double draws = (double)(per_member[0] + per_member[1]) / 4.0, e0 = 0.25 * draws, e1 = 0.75 * draws;
+            const double d0 = (double)per_member[0] / 4.0 - e0, d1 = (double)per_member[1] / 4.0 - e1;
+            const double chi = d0 * d0 / e0 + d1 * d1 / e1;
+            if (chi > 10.83)
+                fail_msg("member draws %lld / %lld against p = 0.25 / 0.75: chi-square %.2f",
+                         (long long)per_member[0] / 4, (long long)per_member[1] / 4, chi);
+        }
+        loom_object_free(dest);
+        loom_object_free(ens);
+    }
+    loom_tensor_free(ida);
+    loom_tensor_free(idb);
+    loom_object_free(ta);
+    loom_object_free(tb);
+    loom_object_free(a);
+    loom_object_free(b);
+}
+
 static void test_memmap_storage_and_refusals(void **state)
 {
     (void)state;
@@ -477,6 +554,7 @@ int main(void)
         cmocka_unit_test(test_max_value_writer),
         cmocka_unit_test(test_round_robin_and_without_replacement),
         cmocka_unit_test(test_slice_sampler),
+        cmocka_unit_test(test_ensemble),
         cmocka_unit_test(test_memmap_storage_and_refusals),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);

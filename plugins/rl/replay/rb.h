@@ -33,6 +33,7 @@ typedef struct rl_rb_heap_item {
 typedef struct rl_rb {
     uint32_t struct_size, magic;
     pthread_mutex_t lock;
+    int64_t id;                     /* names it to an rl.replay_buffer_ensemble (rl.rb_id) */
     int64_t capacity;
     int storage_kind;
     char *scratch_dir;
@@ -109,7 +110,9 @@ extern const loom_object_class rl_rb_class;
     X(rl_rb_priorities_schema)          \
     X(rl_rb_len_schema)                 \
     X(rl_rb_dumps_schema)               \
-    X(rl_rb_loads_schema)
+    X(rl_rb_loads_schema)               \
+    X(rl_rb_id_schema)                  \
+    X(rl_rb_ensemble_sample_schema)
 PK_OPS_DECLARE(rl_rb_ops, RL_RB_OPS);
 
 #define RL_RB_EXTEND_ATTRS(A, op) \
@@ -148,6 +151,25 @@ loom_status rl_rb_priority_weight(rl_rb *b, const int64_t *index, int64_t n, flo
 /* Write the items of data (batch dim 0) at the writer's indices; index[N]
 ** receives them (-1: not written, max-value writer). */
 loom_status rl_rb_write(rl_rb *b, const rl_td *data, int64_t *index, loom_exec_ctx *ctx);
+
+/* The live buffer of this id, locked (rb_object.c); NULL with the error
+** set when there is none. Unlock with pthread_mutex_unlock(&b->lock). */
+rl_rb *rl_rb_registry_lock(int64_t id, const char *what);
+
+extern const loom_object_class rl_rb_ensemble_class;
+#define RL_RBE_CLASS "rl.replay_buffer_ensemble"
+#define RL_RBE_CLASS_ATTRS(A, op)                                                                 \
+    A(op, buffers, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,              \
+      "ids (rl.rb_id) of the member buffers", )                                                   \
+    A(op, p, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_NONNEG | LOOM_ATTR_FINITE,                      \
+      "weight of each member (torch.multinomial with replacement); default: uniform (randint)", ) \
+    A(op, sample_from_all, BOOL, LOOM_DEFAULT_BOOL(0), 0, "draw from every member each time", )  \
+    A(op, num_buffer_sampled, INT, LOOM_DEFAULT_INT(0), LOOM_ATTR_NONNEG,                         \
+      "members drawn per sample (default: all of them); batch_size must be divisible by it", )    \
+    A(op, seed, INT, LOOM_DEFAULT_INT(0), LOOM_ATTR_NONNEG, "the choice of members' random stream", )
+PK_ATTR_ENUM(rl_rbe_class, RL_RBE_CLASS_ATTRS);
+/* The kernel of rl.rb_ensemble_sample (rb_ensemble.c). */
+loom_status rl_rb_ensemble_sample_run(loom_call *call);
 
 /* The buffer to and from PATH atomically (rb_dump.c). loads replaces the
 ** state only when every piece of the dump was read and checked. */

@@ -201,7 +201,21 @@ static loom_status rb_loads_run(loom_call *call)
     return st;
 }
 
-static const loom_object_class *const rb_classes[] = { &rl_rb_class };
+static loom_status rb_id_run(loom_call *call)
+{
+    rl_rb *b = buffer_of(call);
+    if (b == NULL)
+        return LOOM_EINVAL;
+    int64_t one = 1;
+    loom_tensor *t = NULL;
+    loom_status st = pk_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &one, &t);
+    if (st == LOOM_OK)
+        memcpy(out_data(t), &b->id, sizeof b->id);
+    done(b);
+    return st;
+}
+
+static const loom_object_class *const rb_classes[] = { &rl_rb_class, &rl_rb_ensemble_class };
 
 static const loom_kernel_desc rb_cpu_kernels[] = {
     PK_KERNEL_CPU(rl_rb_extend_schema, "cpu:rb", 0, rb_extend_run),
@@ -212,6 +226,8 @@ static const loom_kernel_desc rb_cpu_kernels[] = {
     PK_KERNEL_CPU(rl_rb_len_schema, "cpu:rb", 0, rb_len_run),
     PK_KERNEL_CPU(rl_rb_dumps_schema, "cpu:atomic-dump", 0, rb_dumps_run),
     PK_KERNEL_CPU(rl_rb_loads_schema, "cpu:rb", 0, rb_loads_run),
+    PK_KERNEL_CPU(rl_rb_id_schema, "cpu:rb", 0, rb_id_run),
+    PK_KERNEL_CPU(rl_rb_ensemble_sample_schema, "cpu:rb", 0, rl_rb_ensemble_sample_run),
 };
 
 const pk_module rl_replay_cpu = {

@@ -33,11 +33,72 @@ static int index_of(const char *const *values, const char *s)
     return -1;
 }
 
+/* --------------------------------------------------- the registry by id */
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static rl_rb **registry;
+static int64_t registry_n, registry_cap, next_id = 1;
+
+static loom_status registry_add(rl_rb *b)
+{
+    pthread_mutex_lock(&registry_lock);
+    if (registry_n == registry_cap) {
+        int64_t cap = registry_cap > 0 ? 2 * registry_cap : 16;
+        rl_rb **g = realloc(registry, (size_t)cap * sizeof *g);
+        if (g == NULL) {
+            pthread_mutex_unlock(&registry_lock);
+            return pk_host->fail(LOOM_ENOMEM, "out of memory");
+        }
+        registry = g;
+        registry_cap = cap;
+    }
+    b->id = next_id++;
+    registry[registry_n++] = b;
+    pthread_mutex_unlock(&registry_lock);
+    return LOOM_OK;
+}
+
+static void registry_remove(rl_rb *b)
+{
+    pthread_mutex_lock(&registry_lock);
+    for (int64_t i = 0; i < registry_n; i++)
+        if (registry[i] == b) {
+            registry[i] = registry[--registry_n];
+            break;
+        }
+    if (registry_n == 0) {
+        free(registry);
+        registry = NULL;
+        registry_cap = 0;
+    }
+    pthread_mutex_unlock(&registry_lock);
+}
+
+rl_rb *rl_rb_registry_lock(int64_t id, const char *what)
+{
+    pthread_mutex_lock(&registry_lock);
+    rl_rb *b = NULL;
+    for (int64_t i = 0; i < registry_n && b == NULL; i++)
+        if (registry[i]->id == id)
+            b = registry[i];
+    if (b != NULL)
+        pthread_mutex_lock(&b->lock);
+    pthread_mutex_unlock(&registry_lock);
+    if (b == NULL)
+        pk_host->fail(LOOM_ENOENT, "%s: no live rl.replay_buffer has id %lld", what, (long long)id);
+    return b;
+}
+
 static void rb_destroy(void *state)
 {
     rl_rb *b = state;
     if (b == NULL)
         return;
+    if (b->id > 0) {
+        registry_remove(b);
+        pthread_mutex_lock(&b->lock);      /* an ensemble's call on it ends first */
+        pthread_mutex_unlock(&b->lock);
+    }
     rl_rb_sampler_free(b);
     rl_rb_shared_close(b);
     rl_td_free(b->store);
@@ -117,6 +178,8 @@ static loom_status rb_create(const loom_object_args *args, void **state_out)
         else
             st = rl_rb_shared_open(b);
     }
+    if (st == LOOM_OK)
+        st = registry_add(b);
     if (st != LOOM_OK) {
         rb_destroy(b);
         return st;

@@ -60,4 +60,19 @@ PK_SCHEMA(rl_rb_dumps_schema, "rl.rb_dumps", 1,
 PK_SCHEMA(rl_rb_loads_schema, "rl.rb_loads", 1, "rb.loads(path): the state of a dump; unchanged if it fails",
           PK_ATTRS(rl_rb_path_attrs), METHOD);
 
+static const loom_arg_def id_output[] = {
+    { .name = "id", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .ndim = 1, .doc = "i64 [1]: the buffer's id" },
+};
+PK_SCHEMA(rl_rb_id_schema, "rl.rb_id", 1, "the buffer's id, which names it to an rl.replay_buffer_ensemble",
+          PK_OUTPUTS(id_output), METHOD);
+
+static const loom_arg_def ensemble_outputs[] = {
+    { .name = "index", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .ndim = 1, .doc = "i64 [B]: items in their buffers" },
+    { .name = "buffer_ids", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .ndim = 1,
+      .doc = "i64 [B]: the member (position in buffers) of each item" },
+};
+PK_SCHEMA(rl_rb_ensemble_sample_schema, "rl.rb_ensemble_sample", 1,
+          "ReplayBufferEnsemble.sample: members chosen by p (or all), batch_size / num_buffer_sampled items from each",
+          PK_OUTPUTS(ensemble_outputs), PK_ATTRS(rl_rb_sample_attrs), .object_class = RL_RBE_CLASS);
+
 PK_OPS_DEFINE(rl_rb_ops, RL_RB_OPS);
