@@ -484,6 +484,54 @@ static void test_ensemble(void **state)
     loom_object_free(b);
 }
 
+/* ListStorage: JSON items in, a JSON list of the sampled ones out; dumps and loads keep them. */
+static void test_list_storage(void **state)
+{
+    (void)state;
+    static const char *const want[5] = { "\"a\"", "{\"x\":1}", "3", "null", "[1,2]" };
+    loom_object *rb = buffer(NULL, "max_size=8", "storage=list", "seed=4", NULL);
+    loom_tensor *ix = NULL;
+    if (tdt_call(rb, "rl.rb_extend_list", NULL, &ix, "json=[\"a\", {\"x\": 1}, 3, null, [1, 2]]", NULL) != LOOM_OK)
+        fail_msg("rl.rb_extend_list: %s", loom_last_error());
+    const int64_t w[5] = { 0, 1, 2, 3, 4 };
+    assert_i64(ix, w, 5, "index");
+    loom_tensor_free(ix);
+    char tmp[] = "/tmp/loom-list-XXXXXX", path[100], cmd[140];
+    assert_non_null(mkdtemp(tmp));
+    snprintf(path, sizeof path, "path=%s/rb", tmp);
+    assert_int_equal(tdt_call(rb, "rl.rb_dumps", NULL, NULL, path, "sync=false", NULL), LOOM_OK);
+    loom_object *back = buffer(NULL, "max_size=8", "storage=list", NULL);
+    if (tdt_call(back, "rl.rb_loads", NULL, NULL, path, NULL) != LOOM_OK)
+        fail_msg("loads: %s", loom_last_error());
+    for (int k = 0; k < 2; k++) {
+        loom_object *src = k ? back : rb;
+        loom_object *dest = tdt_new(0, NULL);
+        loom_tensor *sx = NULL;
+        sample(src, 16, dest, &sx, NULL);
+        char *data = tdt_get_json(dest, "data");
+        /* the JSON list, item by item, against the index drawn */
+        const char *p = data + 1;
+        for (int64_t i = 0; i < 16; i++) {
+            const char *item = want[((const int64_t *)sx->data)[i]];
+            if (strncmp(p, item, strlen(item)) != 0)
+                fail_msg("item %lld of %s is not %s", (long long)i, data, item);
+            p += strlen(item) + 1;
+        }
+        free(data);
+        loom_tensor_free(sx);
+        loom_object_free(dest);
+    }
+    loom_status st;
+    assert_null(buffer(&st, "max_size=8", "storage=list", "writer=max_value", NULL));
+    tdt_assert_fails(st, LOOM_EINVAL, "round_robin");
+    loom_tensor *none = NULL;
+    tdt_assert_fails(tdt_call(rb, "rl.rb_extend_list", NULL, &none, "json={}", NULL), LOOM_EINVAL, "JSON array");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    assert_int_equal(system(cmd), 0);
+    loom_object_free(back);
+    loom_object_free(rb);
+}
+
 static void test_memmap_storage_and_refusals(void **state)
 {
     (void)state;
@@ -555,6 +603,7 @@ int main(void)
         cmocka_unit_test(test_round_robin_and_without_replacement),
         cmocka_unit_test(test_slice_sampler),
         cmocka_unit_test(test_ensemble),
+        cmocka_unit_test(test_list_storage),
         cmocka_unit_test(test_memmap_storage_and_refusals),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);

@@ -21,7 +21,7 @@
 #define RL_RB_CLASS "rl.replay_buffer"
 #define RL_RB_MAGIC 0x72726231u   /* "rrb1" */
 
-enum { RL_RB_MEMORY = 0, RL_RB_MEMMAP = 1 };
+enum { RL_RB_MEMORY = 0, RL_RB_MEMMAP = 1, RL_RB_LIST = 2 };
 enum { RL_RB_ROUND_ROBIN = 0, RL_RB_MAX_VALUE = 1 };
 enum { RL_RB_RANDOM = 0, RL_RB_WITHOUT_REPLACEMENT = 1, RL_RB_PRIORITIZED = 2, RL_RB_SLICE = 3 };
 
@@ -38,6 +38,7 @@ typedef struct rl_rb {
     int storage_kind;
     char *scratch_dir;
     rl_td *store;                   /* batch [capacity]; NULL before the first extend */
+    cJSON **list;                   /* storage=list: capacity JSON items (NULL: never written) */
     int64_t len, cursor, write_count;
     /* writer */
     int writer;
@@ -69,7 +70,8 @@ typedef struct rl_rb {
     A(op, max_size, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,              \
       "the storage's capacity (items along dim 0)", )                                             \
     A(op, storage, STRING, LOOM_DEFAULT_STRING("memory"), 0,                                      \
-      "memory (LazyTensorStorage) | memmap (LazyMemmapStorage: scratch_dir in tensordict's layout)", ) \
+      "memory (LazyTensorStorage) | memmap (LazyMemmapStorage: scratch_dir in tensordict's layout) | "  \
+      "list (ListStorage of JSON items: rl.rb_extend_list)", )                                    \
     A(op, scratch_dir, STRING, LOOM_DEFAULT_STRING(""), 0, "storage=memmap: the directory", )   \
     A(op, writer, STRING, LOOM_DEFAULT_STRING("round_robin"), 0,                                  \
       "round_robin (RoundRobinWriter) | max_value (TensorDictMaxValueWriter)", )                  \
@@ -112,6 +114,7 @@ extern const loom_object_class rl_rb_class;
     X(rl_rb_dumps_schema)               \
     X(rl_rb_loads_schema)               \
     X(rl_rb_id_schema)                  \
+    X(rl_rb_extend_list_schema)         \
     X(rl_rb_ensemble_sample_schema)
 PK_OPS_DECLARE(rl_rb_ops, RL_RB_OPS);
 
@@ -147,6 +150,10 @@ loom_status rl_rb_update_priority(rl_rb *b, const int64_t *index, int64_t n, con
                                   int f32_priority);
 /* (tree[index] / p_min) ^ -beta, as sample computes it. */
 loom_status rl_rb_priority_weight(rl_rb *b, const int64_t *index, int64_t n, float *out);
+
+/* storage=list: write the items of the JSON array at the writer's indices
+** (round robin); index[n] receives them. Takes ownership of items. */
+loom_status rl_rb_write_list(rl_rb *b, cJSON *items, int64_t *index);
 
 /* Write the items of data (batch dim 0) at the writer's indices; index[N]
 ** receives them (-1: not written, max-value writer). */

@@ -128,6 +128,15 @@ static loom_status dump_into(rl_rb *b, const char *dir, loom_exec_ctx *ctx)
         st = rl_td_save_memmap(b->store, sd, ctx);
     else if (st == LOOM_OK && mkdir(sd, 0755) != 0)
         st = pk_host->fail(LOOM_EIO, "%s: cannot make the directory: %s", sd, strerror(errno));
+    if (st == LOOM_OK && b->storage_kind == RL_RB_LIST) {
+        /* a list storage: its items as one JSON list (null for slots never written) */
+        cJSON *arr = cJSON_CreateArray();
+        for (int64_t i = 0; arr != NULL && i < b->len; i++)
+            cJSON_AddItemToArray(arr, b->list[i] != NULL ? cJSON_Duplicate(b->list[i], 1) : cJSON_CreateNull());
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddItemToObject(m, "items", arr);
+        st = write_json(sd, "list.json", m);
+    }
     if (st == LOOM_OK) {
         cJSON *m = cJSON_CreateObject();
         cJSON_AddItemToObject(m, "metadata", cJSON_CreateObject());
@@ -317,7 +326,13 @@ loom_status rl_rb_loads(rl_rb *b, const char *path, loom_exec_ctx *ctx)
     if (st == LOOM_OK && (json_int(wm, "cursor", 0, b->capacity - 1, &cursor) != 0
                           || json_int(wm, "write_count", 0, INT64_MAX / 2, &writes) != 0))
         st = pk_host->fail(LOOM_EINVAL, "%s/metadata.json: bad \"cursor\" or \"write_count\"", wd);
-    if (st == LOOM_OK && len > 0) {
+    cJSON *lj = NULL;
+    if (st == LOOM_OK && b->storage_kind == RL_RB_LIST) {
+        st = read_json(sd, "list.json", &lj);
+        const cJSON *arr = st == LOOM_OK ? cJSON_GetObjectItemCaseSensitive(lj, "items") : NULL;
+        if (st == LOOM_OK && (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) != len))
+            st = pk_host->fail(LOOM_EINVAL, "%s/list.json: \"items\" is not a list of %lld items", sd, (long long)len);
+    } else if (st == LOOM_OK && len > 0) {
         st = rl_td_load_memmap(sd, RL_MAP_READ, ctx, &store);
         if (st == LOOM_OK && (store->batch_ndim < 1 || store->batch[0] != b->capacity)) {
             st = pk_host->fail(LOOM_EINVAL, "%s: the storage's batch_size does not start with %lld", sd,
@@ -364,6 +379,15 @@ loom_status rl_rb_loads(rl_rb *b, const char *path, loom_exec_ctx *ctx)
         rl_td_free(b->store);
         b->store = store;
         store = NULL;
+        if (lj != NULL) {
+            const cJSON *it = cJSON_GetObjectItemCaseSensitive(lj, "items")->child;
+            for (int64_t i = 0; i < b->capacity; i++) {
+                cJSON_Delete(b->list[i]);
+                b->list[i] = i < len && it != NULL ? cJSON_Duplicate(it, 1) : NULL;
+                if (it != NULL)
+                    it = it->next;
+            }
+        }
         b->len = len;
         b->cursor = cursor;
         b->write_count = writes;
@@ -390,6 +414,7 @@ loom_status rl_rb_loads(rl_rb *b, const char *path, loom_exec_ctx *ctx)
     rl_td_free(store);
     free(sum);
     free(min);
+    cJSON_Delete(lj);
     cJSON_Delete(bm);
     cJSON_Delete(sm);
     cJSON_Delete(wm);

@@ -53,6 +53,60 @@ static loom_status rb_extend_run(loom_call *call)
     return st;
 }
 
+static loom_status rb_extend_list_run(loom_call *call)
+{
+    const char *text = call->attrs[0].u.s;
+    cJSON *items = cJSON_Parse(text);
+    if (items == NULL || !cJSON_IsArray(items) || cJSON_GetArraySize(items) == 0) {
+        cJSON_Delete(items);
+        return pk_host->fail(LOOM_EINVAL, "json: '%.80s' is not a non-empty JSON array of items", text);
+    }
+    rl_rb *b = buffer_of(call);
+    if (b == NULL) {
+        cJSON_Delete(items);
+        return LOOM_EINVAL;
+    }
+    int64_t n = cJSON_GetArraySize(items);
+    loom_tensor *out = NULL;
+    loom_status st = b->storage_kind == RL_RB_LIST ? pk_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &n, &out)
+                     : pk_host->fail(LOOM_EINVAL, "rl.rb_extend_list needs storage=list");
+    if (st == LOOM_OK) {
+        st = rl_rb_write_list(b, items, out_data(out));
+        items = NULL;
+    }
+    cJSON_Delete(items);
+    done(b);
+    return st;
+}
+
+/* The items of a list storage at idx, as a JSON list under "data". */
+static loom_status list_items(const rl_rb *b, const int64_t *idx, int64_t n, rl_td **out)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (int64_t i = 0; arr != NULL && i < n; i++) {
+        cJSON *v = b->list[idx[i]] != NULL ? cJSON_Duplicate(b->list[idx[i]], 1) : cJSON_CreateNull();
+        if (v == NULL) {
+            cJSON_Delete(arr);
+            arr = NULL;
+        } else {
+            cJSON_AddItemToArray(arr, v);
+        }
+    }
+    rl_td *td = arr != NULL ? rl_td_new(1, &n) : NULL;
+    if (td == NULL) {
+        cJSON_Delete(arr);
+        return pk_host->fail(LOOM_ENOMEM, "out of memory");
+    }
+    rl_key dk = { .n = 1, .part = { "data" } };
+    loom_status st = rl_td_set_json(td, &dk, arr);
+    if (st != LOOM_OK) {
+        rl_td_free(td);
+        return st;
+    }
+    *out = td;
+    return LOOM_OK;
+}
+
 static loom_status rb_sample_run(loom_call *call)
 {
     rl_rb *b = buffer_of(call);
@@ -75,7 +129,7 @@ static loom_status rb_sample_run(loom_call *call)
         st = rl_rb_sample_indices(b, batch, &idx, &n, &w);
     rl_td *items = NULL;
     if (st == LOOM_OK && dest > 0) {
-        st = rl_td_gather(b->store, 0, idx, n, 0, &items);
+        st = b->storage_kind == RL_RB_LIST ? list_items(b, idx, n, &items) : rl_td_gather(b->store, 0, idx, n, 0, &items);
         rl_key ik = { .n = 1, .part = { "index" } }, wk = { .n = 1, .part = { "priority_weight" } };
         if (st == LOOM_OK)
             st = rl_td_set_tensor(items, &ik, LOOM_DTYPE_I64, 1, &n, idx);
@@ -227,6 +281,7 @@ static const loom_kernel_desc rb_cpu_kernels[] = {
     PK_KERNEL_CPU(rl_rb_dumps_schema, "cpu:atomic-dump", 0, rb_dumps_run),
     PK_KERNEL_CPU(rl_rb_loads_schema, "cpu:rb", 0, rb_loads_run),
     PK_KERNEL_CPU(rl_rb_id_schema, "cpu:rb", 0, rb_id_run),
+    PK_KERNEL_CPU(rl_rb_extend_list_schema, "cpu:rb", 0, rb_extend_list_run),
     PK_KERNEL_CPU(rl_rb_ensemble_sample_schema, "cpu:rb", 0, rl_rb_ensemble_sample_run),
 };
 

@@ -12,7 +12,7 @@
 
 PK_ATTR_TABLE(rl_rb_class, RL_RB_CLASS_ATTRS);
 
-static const char *const storage_values[] = { "memory", "memmap", NULL };
+static const char *const storage_values[] = { "memory", "memmap", "list", NULL };
 static const char *const writer_values[] = { "round_robin", "max_value", NULL };
 static const char *const reduction_values[] = { "sum", "mean", "max", "min", NULL };
 static const char *const sampler_values[] = { "random", "without_replacement", "prioritized", "slice", NULL };
@@ -102,6 +102,9 @@ static void rb_destroy(void *state)
     rl_rb_sampler_free(b);
     rl_rb_shared_close(b);
     rl_td_free(b->store);
+    for (int64_t i = 0; b->list != NULL && i < b->capacity; i++)
+        cJSON_Delete(b->list[i]);
+    free(b->list);
     free(b->heap);
     free(b->scratch_dir);
     free(b->rank_key_text);
@@ -141,6 +144,11 @@ static loom_status rb_create(const loom_object_args *args, void **state_out)
         st = pk_host->fail(LOOM_EINVAL, "unknown storage, writer, reduction or sampler");
     else if (b->storage_kind == RL_RB_MEMMAP && dir[0] == '\0')
         st = pk_host->fail(LOOM_EINVAL, "storage=memmap needs scratch_dir");
+    else if (b->storage_kind == RL_RB_LIST && (b->writer != RL_RB_ROUND_ROBIN || b->sampler == 3))
+        st = pk_host->fail(LOOM_EINVAL, "storage=list takes the round_robin writer and the random, "
+                           "without_replacement or prioritized sampler");
+    else if (b->storage_kind == RL_RB_LIST && (b->list = calloc((size_t)b->capacity, sizeof *b->list)) == NULL)
+        st = pk_host->fail(LOOM_ENOMEM, "out of memory for %lld items", (long long)b->capacity);
     if (st == LOOM_OK) {
         b->scratch_dir = strdup(dir);
         const char *rk = a[PK_ATTR(rl_rb_class, rank_key)].u.s;

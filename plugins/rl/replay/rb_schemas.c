@@ -75,4 +75,11 @@ PK_SCHEMA(rl_rb_ensemble_sample_schema, "rl.rb_ensemble_sample", 1,
           "ReplayBufferEnsemble.sample: members chosen by p (or all), batch_size / num_buffer_sampled items from each",
           PK_OUTPUTS(ensemble_outputs), PK_ATTRS(rl_rb_sample_attrs), .object_class = RL_RBE_CLASS);
 
+#define RL_RB_EXTEND_LIST_ATTRS(A, op) \
+    A(op, json, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED, "a JSON array: one item (any JSON value) each", )
+PK_ATTR_TABLE(rl_rb_extend_list, RL_RB_EXTEND_LIST_ATTRS);
+PK_SCHEMA(rl_rb_extend_list_schema, "rl.rb_extend_list", 1,
+          "rb.extend(list) on a ListStorage: non-tensor items, as JSON; a sample gives them as the JSON list \"data\"",
+          PK_OUTPUTS(index_output), PK_ATTRS(rl_rb_extend_list_attrs), METHOD);
+
 PK_OPS_DEFINE(rl_rb_ops, RL_RB_OPS);

@@ -248,8 +248,28 @@ static loom_status max_value_index(rl_rb *b, const rl_td *data, int64_t n, int64
 
 /* --------------------------------------------------------------- write */
 
+loom_status rl_rb_write_list(rl_rb *b, cJSON *items, int64_t *index)
+{
+    const int64_t n = cJSON_GetArraySize(items);
+    for (int64_t j = 0; j < n; j++)
+        index[j] = (b->cursor + j) % b->capacity;
+    b->cursor = (b->cursor + n) % b->capacity;
+    b->write_count += n;
+    for (int64_t j = 0; j < n; j++) {
+        cJSON *it = cJSON_DetachItemFromArray(items, 0);
+        cJSON_Delete(b->list[index[j]]);
+        b->list[index[j]] = it;
+        if (index[j] + 1 > b->len)
+            b->len = index[j] + 1;
+    }
+    cJSON_Delete(items);
+    return rl_rb_sampler_mark_update(b, index, n);
+}
+
 loom_status rl_rb_write(rl_rb *b, const rl_td *data, int64_t *index, loom_exec_ctx *ctx)
 {
+    if (b->storage_kind == RL_RB_LIST)
+        return pk_host->fail(LOOM_EINVAL, "extend: a list storage takes JSON items (rl.rb_extend_list)");
     if (data->batch_ndim < 1 || data->batch[0] < 1)
         return pk_host->fail(LOOM_EINVAL, "extend: the data needs at least one item along batch dim 0");
     const int64_t n = data->batch[0];
