@@ -115,6 +115,7 @@ extern const loom_object_class rl_rb_class;
     X(rl_rb_loads_schema)               \
     X(rl_rb_id_schema)                  \
     X(rl_rb_extend_list_schema)         \
+    X(rl_rb_extend_ted_schema)          \
     X(rl_rb_ensemble_sample_schema)
 PK_OPS_DECLARE(rl_rb_ops, RL_RB_OPS);
 
@@ -150,6 +151,10 @@ loom_status rl_rb_update_priority(rl_rb *b, const int64_t *index, int64_t n, con
                                   int f32_priority);
 /* (tree[index] / p_min) ^ -beta, as sample computes it. */
 loom_status rl_rb_priority_weight(rl_rb *b, const int64_t *index, int64_t n, float *out);
+
+/* Stream the TED dataset at path into b, chunk items at a time (rb_ted.c);
+** *count: the items written. */
+loom_status rl_rb_extend_ted(rl_rb *b, const char *path, int64_t chunk, loom_exec_ctx *ctx, int64_t *count);
 
 /* storage=list: write the items of the JSON array at the writer's indices
 ** (round robin); index[n] receives them. Takes ownership of items. */

@@ -79,6 +79,23 @@ static loom_status rb_extend_list_run(loom_call *call)
     return st;
 }
 
+static loom_status rb_extend_ted_run(loom_call *call)
+{
+    rl_rb *b = buffer_of(call);
+    if (b == NULL)
+        return LOOM_EINVAL;
+    int64_t one = 1, count = 0;
+    loom_tensor *out = NULL;
+    loom_status st = b->storage_kind == RL_RB_LIST ? pk_host->fail(LOOM_EINVAL, "a list storage cannot take a TED dataset")
+                     : rl_rb_extend_ted(b, call->attrs[0].u.s, call->attrs[1].u.i, call->ctx, &count);
+    if (st == LOOM_OK)
+        st = pk_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &one, &out);
+    if (st == LOOM_OK)
+        memcpy(out_data(out), &count, sizeof count);
+    done(b);
+    return st;
+}
+
 /* The items of a list storage at idx, as a JSON list under "data". */
 static loom_status list_items(const rl_rb *b, const int64_t *idx, int64_t n, rl_td **out)
 {
@@ -282,6 +299,7 @@ static const loom_kernel_desc rb_cpu_kernels[] = {
     PK_KERNEL_CPU(rl_rb_loads_schema, "cpu:rb", 0, rb_loads_run),
     PK_KERNEL_CPU(rl_rb_id_schema, "cpu:rb", 0, rb_id_run),
     PK_KERNEL_CPU(rl_rb_extend_list_schema, "cpu:rb", 0, rb_extend_list_run),
+    PK_KERNEL_CPU(rl_rb_extend_ted_schema, "cpu:rb", 0, rb_extend_ted_run),
     PK_KERNEL_CPU(rl_rb_ensemble_sample_schema, "cpu:rb", 0, rl_rb_ensemble_sample_run),
 };
 

@@ -82,4 +82,16 @@ PK_SCHEMA(rl_rb_extend_list_schema, "rl.rb_extend_list", 1,
           "rb.extend(list) on a ListStorage: non-tensor items, as JSON; a sample gives them as the JSON list \"data\"",
           PK_OUTPUTS(index_output), PK_ATTRS(rl_rb_extend_list_attrs), METHOD);
 
+#define RL_RB_EXTEND_TED_ATTRS(A, op)                                                              \
+    A(op, path, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED,                                    \
+      "a TED dataset: a TensorDict directory in tensordict's memmap layout", )                    \
+    A(op, chunk, INT, LOOM_DEFAULT_INT(65536), LOOM_ATTR_POSITIVE, "items copied per extend", )
+PK_ATTR_TABLE(rl_rb_extend_ted, RL_RB_EXTEND_TED_ATTRS);
+static const loom_arg_def count_output[] = {
+    { .name = "count", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .ndim = 1, .doc = "i64 [1]: the items streamed in" },
+};
+PK_SCHEMA(rl_rb_extend_ted_schema, "rl.rb_extend_ted", 1,
+          "stream a TED dataset (TorchRL Episode Data on disk) into the buffer, batch dims flattened, keys checked",
+          PK_OUTPUTS(count_output), PK_ATTRS(rl_rb_extend_ted_attrs), METHOD);
+
 PK_OPS_DEFINE(rl_rb_ops, RL_RB_OPS);
