@@ -9,8 +9,10 @@ Cases:
   prioritized  a PrioritizedSampler buffer (alpha 0.7, beta 0.5) of capacity
                1M, filled first, then steps of extend(256 items) +
                sample(256) + update_priority(256): loom's rl.replay_buffer
-               (items gathered into an rl.tensordict) against torchrl's
-               ReplayBuffer(LazyTensorStorage, PrioritizedSampler). Items:
+               (items gathered into an rl.tensordict), called through the C
+               API as a C host calls it (and, for reference, through the
+               Python package, whose per-call cost dominates), against
+               torchrl's ReplayBuffer(LazyTensorStorage, PrioritizedSampler). Items:
                observation f32 [8], action i64 [1], reward f32 [1], done
                bool [1]. Unit: steps/s (x 256 items). Target >= 10x.
   memmap       a TensorDict of --size-mb (default 1024) MB in 1000 f32 leaves
@@ -73,6 +75,62 @@ def items(rng, n, torch):
     }
 
 
+class CApi:
+    """The loom calls of the timed loop straight through libloom's C API
+    (ctypes, as a C host makes them: attributes built once, op handles looked
+    up once, the sampled index tensor handed to update_priority as it is),
+    so the figure is the buffer's, not the Python package's per-call cost."""
+
+    def __init__(self, ctypes_mod):
+        C = ctypes_mod
+        self.C = C
+        lib = C.CDLL(os.environ["LOOM_LIBRARY"])
+        self.lib = lib
+
+        class CallOptions(C.Structure):
+            _fields_ = [("struct_size", C.c_uint32), ("object", C.c_void_p), ("backend", C.c_char_p),
+                        ("stream", C.c_void_p), ("num_threads", C.c_int32)]
+        self.CallOptions = CallOptions
+        lib.loom_op_find.restype = C.c_void_p
+        lib.loom_op_find.argtypes = [C.c_char_p]
+        lib.loom_attrs_new.argtypes = [C.POINTER(C.c_void_p)]
+        lib.loom_attrs_set_int.argtypes = [C.c_void_p, C.c_char_p, C.c_int64]
+        lib.loom_op_run.argtypes = [C.c_void_p, C.c_void_p, C.c_int32, C.c_void_p, C.c_void_p, C.c_int32, C.c_void_p]
+        lib.loom_tensor_wrap.argtypes = [C.POINTER(C.c_void_p), C.c_void_p, C.c_int32, C.c_int32,
+                                         C.POINTER(C.c_int64), C.c_void_p, C.c_void_p]
+        lib.loom_tensor_free.argtypes = [C.c_void_p]
+        lib.loom_last_error.restype = C.c_char_p
+
+    def op(self, name):
+        h = self.lib.loom_op_find(name.encode())
+        assert h, name
+        return h
+
+    def attrs(self, **kv):
+        a = self.C.c_void_p()
+        assert self.lib.loom_attrs_new(self.C.byref(a)) == 0
+        for k, v in kv.items():
+            assert self.lib.loom_attrs_set_int(a, k.encode(), int(v)) == 0
+        return a
+
+    def options(self, obj):
+        return self.CallOptions(self.C.sizeof(self.CallOptions), obj._ptr, None, None, 0)
+
+    def wrap_f32(self, t):
+        out = self.C.c_void_p()
+        shape = (self.C.c_int64 * 1)(t.numel())
+        assert self.lib.loom_tensor_wrap(self.C.byref(out), t.data_ptr(), 1, 1, shape, None, None) == 0
+        return out
+
+    def run(self, op, inputs, attrs, n_out, opts):
+        outs = (self.C.c_void_p * max(n_out, 1))()
+        ins = (self.C.c_void_p * max(len(inputs), 1))(*inputs)
+        st = self.lib.loom_op_run(op, ins, len(inputs), attrs, outs, n_out, self.C.byref(opts))
+        if st != 0:
+            raise RuntimeError(self.lib.loom_last_error().decode())
+        return outs
+
+
 def bench_prioritized(loom, torch, steps):
     import numpy as np
     from tensordict import TensorDict
@@ -114,16 +172,35 @@ def bench_prioritized(loom, torch, steps):
         srcs.append((s, tid(s)))
     dest = loom.Object("rl.tensordict")
     dest_id = tid(dest)
+    import ctypes
+    api = CApi(ctypes)
+    op_extend, op_sample, op_update = api.op("rl.rb_extend"), api.op("rl.rb_sample"), api.op("rl.rb_update_priority")
+    extend_attrs = [api.attrs(source=sid) for _, sid in srcs]
+    sample_attrs = api.attrs(batch_size=BATCH, dest=dest_id)
+    prio_t = [api.wrap_f32(p) for p in prios]
+    opts = api.options(lrb)
+    free = api.lib.loom_tensor_free
     t0 = time.perf_counter()
     for i in range(steps):
+        free(api.run(op_extend, [], extend_attrs[i % 16], 1, opts)[0])
+        index, weight = api.run(op_sample, [], sample_attrs, 2, opts)
+        api.run(op_update, [index, prio_t[i % 16]], None, 0, opts)
+        free(index)
+        free(weight)
+    t_loom = time.perf_counter() - t0
+    # the same loop through the Python package (loom.Object methods), for reference
+    t0 = time.perf_counter()
+    for i in range(steps // 4):
         lrb.rb_extend(source=srcs[i % 16][1])
         index, weight = lrb.rb_sample(batch_size=BATCH, dest=dest_id)
         lrb.rb_update_priority(index, prios[i % 16])
-    t_loom = time.perf_counter() - t0
+    t_pkg = (time.perf_counter() - t0) / (steps // 4) * steps
     print(f"prioritized extend+sample+update_priority, capacity {CAPACITY}, batch {BATCH}, {steps} steps, "
           f"{THREADS} threads:")
     print(f"  loom    {steps / t_loom:10.0f} steps/s  ({t_loom / steps * 1e6:7.1f} us/step, "
-          f"{steps * BATCH / t_loom:10.0f} items/s)")
+          f"{steps * BATCH / t_loom:10.0f} items/s; C API calls)")
+    print(f"  loom    {steps / t_pkg:10.0f} steps/s  ({t_pkg / steps * 1e6:7.1f} us/step; through the Python package, "
+          f"{t_ref / t_pkg:.2f}x)")
     print(f"  torchrl {steps / t_ref:10.0f} steps/s  ({t_ref / steps * 1e6:7.1f} us/step)")
     print(f"  ratio   {t_ref / t_loom:10.2f} x  (target >= 10x)")
 
