@@ -626,6 +626,303 @@ class fbgemm:
             batch_size_per_feature_per_rank (i64, rank 2, optional): i64 [T, R]: VBE batch sizes (host memory)"""
         ...
 
+class rl:
+    """loom ops of the domain rl."""
+    @staticmethod
+    def rb_dumps(*, path: str, sync: bool = True, object: Optional[Object] = None) -> None:
+        """rb.dumps(path): torchrl's layout, atomically (written aside, synced, swapped in)
+
+        A method of the object class rl.replay_buffer: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            path (str, required): the dump's directory
+            sync (bool, default True): flush the dump to the device before swapping it in (survives power loss; without it a killed process still leaves the previous dump intact)"""
+        ...
+    @staticmethod
+    def rb_ensemble_sample(*, batch_size: int, dest: int = 0, object: Optional[Object] = None) -> Tuple[Any, Any]:
+        """ReplayBufferEnsemble.sample: members chosen by p (or all), batch_size / num_buffer_sampled items from each
+
+        A method of the object class rl.replay_buffer_ensemble: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            batch_size (int, required): items drawn
+            dest (int, default 0): id of an rl.tensordict that receives the sampled items with "index" (and "priority_weight"); 0: none
+        Outputs:
+            index (i64, rank 1): i64 [B]: items in their buffers
+            buffer_ids (i64, rank 1): i64 [B]: the member (position in buffers) of each item"""
+        ...
+    @staticmethod
+    def rb_extend(*, source: int, object: Optional[Object] = None) -> Any:
+        """rb.extend(td): the items of a TensorDict (by id)
+
+        A method of the object class rl.replay_buffer: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            source (int, required): id (rl.td_id) of the TensorDict whose items (batch dim 0) are added
+        Outputs:
+            index (i64, rank 1): i64 [N]: where each item went (-1: not kept by the max-value writer)"""
+        ...
+    @staticmethod
+    def rb_extend_list(*, json: str, object: Optional[Object] = None) -> Any:
+        """rb.extend(list) on a ListStorage: non-tensor items, as JSON; a sample gives them as the JSON list "data"
+
+        A method of the object class rl.replay_buffer: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            json (str, required): a JSON array: one item (any JSON value) each
+        Outputs:
+            index (i64, rank 1): i64 [N]: where each item went (-1: not kept by the max-value writer)"""
+        ...
+    @staticmethod
+    def rb_extend_ted(*, path: str, chunk: int = 65536, object: Optional[Object] = None) -> Any:
+        """stream a TED dataset (TorchRL Episode Data on disk) into the buffer, batch dims flattened, keys checked
+
+        A method of the object class rl.replay_buffer: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            path (str, required): a TED dataset: a TensorDict directory in tensordict's memmap layout
+            chunk (int, default 65536): items copied per extend
+        Outputs:
+            count (i64, rank 1): i64 [1]: the items streamed in"""
+        ...
+    @staticmethod
+    def rb_id(*, object: Optional[Object] = None) -> Any:
+        """the buffer's id, which names it to an rl.replay_buffer_ensemble
+
+        A method of the object class rl.replay_buffer: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            id (i64, rank 1): i64 [1]: the buffer's id"""
+        ...
+    @staticmethod
+    def rb_len(*, object: Optional[Object] = None) -> Any:
+        """len(rb) and the writer's write count
+
+        A method of the object class rl.replay_buffer: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            len (i64, rank 1): i64 [2]: len(buffer), write count"""
+        ...
+    @staticmethod
+    def rb_loads(*, path: str, object: Optional[Object] = None) -> None:
+        """rb.loads(path): the state of a dump; unchanged if it fails
+
+        A method of the object class rl.replay_buffer: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            path (str, required): the dump's directory"""
+        ...
+    @staticmethod
+    def rb_priorities(*, object: Optional[Object] = None) -> Any:
+        """the priority tree's leaves of the stored items
+
+        A method of the object class rl.replay_buffer: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            priorities (f64, rank 1): f64 [len]: the sum tree's leaves, (p + eps) ^ alpha in the tree's precision"""
+        ...
+    @staticmethod
+    def rb_priority_weight(index: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """the importance weights PrioritizedSampler gives these items now
+
+        A method of the object class rl.replay_buffer: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            index (i64, rank 1): i64 [N] stored items
+        Outputs:
+            priority_weight (f32, rank 1): f32 [N]: (tree[i] / p_min) ^ -beta, as a sample of them would carry"""
+        ...
+    @staticmethod
+    def rb_sample(*, batch_size: int, dest: int = 0, object: Optional[Object] = None) -> Tuple[Any, Any]:
+        """rb.sample(batch_size, return_info=True): the indices, importance weights and (into dest) the items
+
+        A method of the object class rl.replay_buffer: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            batch_size (int, required): items drawn
+            dest (int, default 0): id of an rl.tensordict that receives the sampled items with "index" (and "priority_weight"); 0: none
+        Outputs:
+            index (i64, rank 1): i64 [B]: the items drawn
+            priority_weight (f32, rank 1): f32 [B]: importance weights (prioritized), else empty"""
+        ...
+    @staticmethod
+    def rb_update_priority(index: TensorLike, priority: TensorLike, *, object: Optional[Object] = None) -> None:
+        """rb.update_priority(index, priority)
+
+        A method of the object class rl.replay_buffer: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            index (i64, rank 1): i64 [N]; -1 entries are skipped
+            priority (f32,f64, any rank): f32|f64 [N] or one value"""
+        ...
+    @staticmethod
+    def td_apply(*, fn: str, attrs: str = '', object: Optional[Object] = None) -> None:
+        """td = td.apply(fn): the op fn on every tensor leaf
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            fn (str, required): an op of one tensor input and one output, run on every tensor leaf
+            attrs (str, default ''): the op's attributes, name=value comma-separated ("dtype=f64"): integers, floats, true/false, else strings"""
+        ...
+    @staticmethod
+    def td_batch_size(*, object: Optional[Object] = None) -> Any:
+        """td.batch_size
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            batch_size (i64, rank 1): i64 [batch dims]"""
+        ...
+    @staticmethod
+    def td_del(*, key: str, object: Optional[Object] = None) -> None:
+        """del td[key] (a leaf or a nested TensorDict)
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            key (str, required): a key: "obs", "next.reward" for ("next","reward"), or a JSON list ["next","a.b"]"""
+        ...
+    @staticmethod
+    def td_describe(*, object: Optional[Object] = None) -> Any:
+        """the structure as JSON: {"batch_size": [...], "entries": [{"key", "kind": "tensor", "dtype", "shape"} | {"key", "kind": "non_tensor", "value"}]}
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            json (u8, rank 1): the value as JSON text, u8 UTF-8"""
+        ...
+    @staticmethod
+    def td_exclude(*, keys: str, strict: bool = True, object: Optional[Object] = None) -> None:
+        """td = td.exclude(*keys) (strict is ignored)
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            keys (str, required): comma-separated keys ("obs,next.reward"), or a JSON list of keys
+            strict (bool, default True): select: a key that is absent is an error"""
+        ...
+    @staticmethod
+    def td_flatten_keys(*, separator: str = '.', object: Optional[Object] = None) -> None:
+        """td = td.flatten_keys(separator)
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            separator (str, default '.'): joins the components of a flattened key"""
+        ...
+    @staticmethod
+    def td_get(*, key: str, object: Optional[Object] = None) -> Any:
+        """td[key]: a copy of the tensor
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            key (str, required): a key: "obs", "next.reward" for ("next","reward"), or a JSON list ["next","a.b"]
+        Outputs:
+            value (any, any rank): a copy of the tensor at key"""
+        ...
+    @staticmethod
+    def td_get_non_tensor(*, key: str, object: Optional[Object] = None) -> Any:
+        """the NonTensorData at key, as JSON text
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            key (str, required): a key: "obs", "next.reward" for ("next","reward"), or a JSON list ["next","a.b"]
+        Outputs:
+            json (u8, rank 1): the value as JSON text, u8 UTF-8"""
+        ...
+    @staticmethod
+    def td_id(*, object: Optional[Object] = None) -> Any:
+        """the object's id, which names it to other objects and methods
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            id (i64, rank 1): i64 [1]: the object's id"""
+        ...
+    @staticmethod
+    def td_index(index: Optional[TensorLike] = None, *, slice: Optional[Sequence[int]] = None, object: Optional[Object] = None) -> None:
+        """td = td[index] along batch dim 0: an int, a slice, a boolean mask or an index tensor
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            index (i64,bool, any rank, optional): along batch dim 0: i64 [] an int, i64 [N] indices, bool [B] a mask; absent: the slice attribute
+        Attributes (keyword-only):
+            slice (Sequence[int], default: absent): [start, stop] or [start, stop, step] along batch dim 0 when no index tensor is given (Python's rules; use INT64_MIN/INT64_MAX for open ends)"""
+        ...
+    @staticmethod
+    def td_keys(*, object: Optional[Object] = None) -> Tuple[Any, Any, Any]:
+        """td.keys(include_nested=True, leaves_only=True)
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            keys (u8, rank 1): every leaf's key (rl.td_get's form), depth first in insertion order
+            keys_offsets (i64, rank 1): i64 [K+1]
+            kinds (i64, rank 1): i64 [K]: 1 a tensor, 3 a NonTensorData"""
+        ...
+    @staticmethod
+    def td_save(*, path: str, object: Optional[Object] = None) -> None:
+        """td.memmap(path): tensordict's memmap layout, NonTensorData included, leaves written in parallel
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            path (str, required): the directory (tensordict's memmap layout)"""
+        ...
+    @staticmethod
+    def td_select(*, keys: str, strict: bool = True, object: Optional[Object] = None) -> None:
+        """td = td.select(*keys, strict=strict)
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            keys (str, required): comma-separated keys ("obs,next.reward"), or a JSON list of keys
+            strict (bool, default True): select: a key that is absent is an error"""
+        ...
+    @staticmethod
+    def td_set(value: TensorLike, *, key: str, object: Optional[Object] = None) -> None:
+        """td[key] = value (a copy of the tensor)
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            value (any, any rank): the tensor; its leading dims are the batch_size
+        Attributes (keyword-only):
+            key (str, required): a key: "obs", "next.reward" for ("next","reward"), or a JSON list ["next","a.b"]"""
+        ...
+    @staticmethod
+    def td_set_non_tensor(*, key: str, json: str, object: Optional[Object] = None) -> None:
+        """td[key] = NonTensorData(value) for a JSON value (string, number, bool, null, list, object)
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            key (str, required): a key: "obs", "next.reward" for ("next","reward"), or a JSON list ["next","a.b"]
+            json (str, required): the value as JSON: "\\"text\\"", 3, [1,2], {...}"""
+        ...
+    @staticmethod
+    def td_unflatten_keys(*, separator: str = '.', object: Optional[Object] = None) -> None:
+        """td = td.unflatten_keys(separator)
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            separator (str, default '.'): joins the components of a flattened key"""
+        ...
+    @staticmethod
+    def td_update(*, source: int, object: Optional[Object] = None) -> None:
+        """td.update(source): the entries of another TensorDict
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            source (int, required): id of the TensorDict to take entries from"""
+        ...
+
 class text:
     """loom ops of the domain text."""
     @staticmethod
