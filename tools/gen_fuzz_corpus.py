@@ -404,6 +404,46 @@ def ctc_seeds():
 CTC_DICT = ["\\data\\", "ngram ", "=", "\\1-grams:", "\\2-grams:", "\\3-grams:", "\\end\\", "<s>", "</s>",
             "<unk>", "\t", "\n", "\r\n", "-99", "-0.5", "0", "-0", "1e-40", "-inf", "nan", "|", "-", " |\n"]
 
+
+# ------------------------------------------------------------- td_meta
+
+def td_meta_seeds():
+    """fuzz_td_meta.c: a mapping byte, then DIR/meta.json naming x.memmap (64 bytes),
+    y.memmap (8), the nested TensorDict t/ and the NonTensorData n/."""
+    td_type = "<class 'tensordict._td.TensorDict'>"
+
+    def leaf(dtype, shape):
+        return {"device": "cpu", "shape": shape, "dtype": dtype, "is_nested": False}
+
+    def meta(entries, shape=(4,)):
+        m = dict(entries)
+        m.update({"shape": list(shape), "device": "cpu", "_type": td_type})
+        return json.dumps(m, separators=(",", ":")).encode()
+
+    seeds = {
+        "all": b"\x00" + meta({"x": leaf("torch.float32", [4, 4]), "y": leaf("torch.int64", [1]),
+                              "t": {"type": "TensorDict"}, "n": {"type": "NonTensorData"}}, (1,)),
+        "x_u8": b"\x01" + meta({"x": leaf("torch.uint8", [4, 16])}),
+        "x_bf16_read": b"\x02" + meta({"x": leaf("torch.bfloat16", [4, 8])}),
+        "x_bool": b"\x00" + meta({"x": leaf("torch.bool", [4, 2, 8])}),
+        "y_f16": b"\x00" + meta({"y": leaf("torch.float16", [4])}),
+        "empty_leaf": b"\x00" + meta({"e": leaf("torch.float32", [4, 0])}),
+        "no_batch": b"\x00" + json.dumps({"x": leaf("torch.int32", [16])}).encode(),
+        "short_leaf": b"\x00" + meta({"x": leaf("torch.float64", [4, 4])}),
+        "bad_dtype": b"\x00" + meta({"x": leaf("torch.complex64", [4, 2])}),
+        "nested_flag": b"\x00" + meta({"x": {"device": "cpu", "shape": [4], "dtype": "torch.int8", "is_nested": True}}),
+        "other_type": b"\x00" + meta({"t": {"type": "LazyStackedTensorDict"}}),
+        "garbage": b"\x00{\"shape\":[4],\"x\":{\"dtype\":",
+        "deep_array": b"\x00" + b"[" * 200 + b"]" * 200,
+        "unicode_key": b"\x00" + meta({"caf\u00e9 a/b": leaf("torch.uint8", [4])}),
+    }
+    return seeds
+
+
+TD_META_DICT = ['"shape"', '"dtype"', '"device"', '"is_nested"', '"type"', '"_type"', '"TensorDict"',
+                '"NonTensorData"', '"torch.float32"', '"torch.int64"', '"torch.bool"', '"torch.bfloat16"',
+                '"torch.uint8"', '"cpu"', '"x"', '"y"', '"t"', '"n"', "true", "false", "null", "[4,4]", "{", "}"]
+
 # ------------------------------------------------------------------ write
 
 TARGETS = {
@@ -414,11 +454,10 @@ TARGETS = {
     "attrs": (attrs_seeds, ATTRS_DICT),
     "config": (config_seeds, CONFIG_DICT),
     "glue": (glue_seeds, GLUE_DICT),
-
-
     "audio_file": (audio_seeds, AUDIO_DICT),
     "ctc_files": (ctc_seeds, CTC_DICT),
     "wordpiece": (wordpiece_seeds, WORDPIECE_DICT),
+    "td_meta": (td_meta_seeds, TD_META_DICT),
 }
 
 

@@ -23,6 +23,7 @@ static const command commands[] = {
     { "demo",   cmd_demo,   "a short tour on generated data" },
     { "glue",   cmd_glue,   "the first rows and the counts of a GLUE split (text pack)" },
     { "rl",     cmd_rl,     "rl rollout ENV: step environments of the rl pack (episodes, return, steps/s)" },
+    { "td",     cmd_td,     "info, load or save a TensorDict in tensordict's memmap layout (rl pack)" },
     { "completion", cmd_completion, "a bash or zsh completion script (names from the loaded packs)" },
 };
 
