@@ -56,6 +56,9 @@ typedef struct oc_case {
 
 /* Run one case (see above); objects[c->object - 1] for methods. */
 void oc_run(const oc_case *c, loom_object *const *objects, size_t n_objects);
+/* Name prefixes (NULL-terminated) of ops of the prefix that another test
+** covers: oc_check_coverage passes over those that have no case here. */
+extern const char *const *oc_covered_elsewhere;
 /* Every op whose name starts with prefix has a case in the table. */
 void oc_check_coverage(const char *prefix, const oc_case *cases, size_t n);
 
