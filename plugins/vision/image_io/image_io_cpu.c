@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** image_io_cpu.c - the cpu kernels of the image_io ops: argument checks
+** (torchvision's refusals, naming the argument), the jagged batch decoded
+** in parallel over the core's pool, the encoders and read_file.
+**
+** A batch is decoded in two passes: every file into its own pixels (one
+** task per file: libjpeg and libpng decode one file on one thread), then,
+** once all are known to have one shape, each into its [C, H, W] slot of the
+** output. A failing file fails the call, naming its index and its bytes.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "image_codec.h"
+#include "image_io.h"
+
+/* ---------------------------------------------------------------- decode */
+
+static iio_mode mode_of(const char *s)
+{
+    if (strcmp(s, "GRAY") == 0)
+        return IIO_GRAY;
+    if (strcmp(s, "GRAY_ALPHA") == 0)
+        return IIO_GRAY_ALPHA;
+    if (strcmp(s, "RGB") == 0)
+        return IIO_RGB;
+    if (strcmp(s, "RGB_ALPHA") == 0 || strcmp(s, "RGBA") == 0)
+        return IIO_RGB_ALPHA;
+    return IIO_UNCHANGED;
+}
+
+typedef struct decode_job {
+    const uint8_t *data;
+    const int64_t *offsets;         /* NULL: one file, data[0, n) */
+    int64_t n;
+    iio_format format;              /* IIO_FORMAT_UNKNOWN: sniff each file */
+    iio_decode_opts opts;
+    iio_image *images;
+    int *failed;
+    char (*errors)[IIO_ERR_SIZE];
+    uint8_t *out;                   /* second pass: the output, and one image's bytes */
+    size_t image_bytes;
+} decode_job;
+
+static void decode_one(const decode_job *j, int64_t i)
+{
+    const size_t begin = j->offsets != NULL ? (size_t)j->offsets[i] : 0;
+    const size_t end = j->offsets != NULL ? (size_t)j->offsets[i + 1] : (size_t)j->n;
+    const uint8_t *p = j->data + begin;
+    const size_t n = end - begin;
+    iio_format f = j->format;
+    if (n == 0) {
+        snprintf(j->errors[i], IIO_ERR_SIZE, "an empty file (torchvision: expected a non empty 1-dimensional tensor)");
+        j->failed[i] = 1;
+        return;
+    }
+    if (f == IIO_FORMAT_UNKNOWN)
+        f = iio_sniff(p, n);
+    int rc;
+    if (f == IIO_FORMAT_JPEG) {
+        rc = iio_decode_jpeg(p, n, &j->opts, &j->images[i], j->errors[i]);
+    } else if (f == IIO_FORMAT_PNG) {
+        rc = iio_decode_png(p, n, &j->opts, &j->images[i], j->errors[i]);
+    } else {
+        snprintf(j->errors[i], IIO_ERR_SIZE, "not a JPEG or PNG file (starts with %02x %02x %02x %02x); "
+                 "decode_image reads JPEG and PNG", p[0], n > 1 ? p[1] : 0, n > 2 ? p[2] : 0, n > 3 ? p[3] : 0);
+        rc = -1;
+    }
+    j->failed[i] = rc != 0;
+}
+
+static void decode_range(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    (void)thread_index;
+    for (int64_t i = begin; i < end; i++)
+        decode_one(user, i);
+}
+
+static void chw_range(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    const decode_job *j = user;
+    (void)thread_index;
+    for (int64_t i = begin; i < end; i++)
+        iio_image_to_chw(&j->images[i], j->out + (size_t)i * j->image_bytes);
+}
+
+/* The offsets of a batch: non-decreasing from 0 to the input's length. */
+static loom_status check_offsets(const loom_tensor *input, const loom_tensor *offsets, int64_t *batch)
+{
+    char b[64];
+    const int64_t nb = loom_numel(offsets);
+    if (nb < 1)
+        return pk_host->fail(LOOM_EINVAL, "'offsets' %s must hold B + 1 bounds (at least one)",
+                             vision_describe(offsets, b, sizeof b));
+    const int64_t *o = loom_data(offsets);
+    if (o[0] != 0 || o[nb - 1] != loom_numel(input))
+        return pk_host->fail(LOOM_EINVAL, "'offsets' must start at 0 and end at the length of 'input' (%lld); "
+                             "they go from %lld to %lld", (long long)loom_numel(input), (long long)o[0],
+                             (long long)o[nb - 1]);
+    for (int64_t i = 0; i + 1 < nb; i++)
+        if (o[i + 1] < o[i])
+            return pk_host->fail(LOOM_EINVAL, "'offsets' must not decrease: offsets[%lld] = %lld > offsets[%lld] = %lld",
+                                 (long long)i, (long long)o[i], (long long)(i + 1), (long long)o[i + 1]);
+    *batch = nb - 1;
+    return LOOM_OK;
+}
+
+static loom_status decode_run(loom_call *call, iio_format format)
+{
+    const loom_tensor *input = call->inputs[0];
+    const loom_tensor *offsets = call->n_inputs > 1 ? call->inputs[1] : NULL;
+    char b[64];
+    iio_decode_opts opts = {
+        .mode = mode_of(call->attrs[PK_ATTR(iio_decode, mode)].u.s),
+        .apply_exif_orientation = call->attrs[PK_ATTR(iio_decode, apply_exif_orientation)].u.b != 0,
+        .max_pixels = call->attrs[PK_ATTR(iio_decode, max_pixels)].u.i,
+    };
+    int64_t batch = 1;
+    if (offsets != NULL) {
+        loom_status st = check_offsets(input, offsets, &batch);
+        if (st != LOOM_OK)
+            return st;
+        if (batch == 0) {
+            const int64_t shape[4] = { 0, 0, 0, 0 };
+            loom_tensor *out;
+            return pk_host->alloc_output(call, 0, LOOM_DTYPE_U8, 4, shape, &out);
+        }
+    } else if (loom_numel(input) == 0) {
+        return pk_host->fail(LOOM_EINVAL, "'input' %s is empty: it must hold the bytes of a file "
+                             "(torchvision: expected a non empty 1-dimensional tensor)",
+                             vision_describe(input, b, sizeof b));
+    }
+
+    decode_job job = { .data = loom_data(input), .offsets = offsets != NULL ? loom_data(offsets) : NULL,
+                       .n = loom_numel(input), .format = format, .opts = opts };
+    job.images = calloc((size_t)batch, sizeof *job.images);
+    job.failed = calloc((size_t)batch, sizeof *job.failed);
+    job.errors = calloc((size_t)batch, sizeof *job.errors);
+    loom_status st = LOOM_OK;
+    if (job.images == NULL || job.failed == NULL || job.errors == NULL) {
+        st = pk_host->fail(LOOM_ENOMEM, "out of memory for a batch of %lld files", (long long)batch);
+        goto done;
+    }
+    if (batch == 1)
+        decode_one(&job, 0);
+    else if ((st = pk_host->parallel_for(call->ctx, batch, 1, decode_range, &job)) != LOOM_OK)
+        goto done;
+
+    int64_t shape0[3] = { 0, 0, 0 };
+    for (int64_t i = 0; i < batch; i++) {
+        if (job.failed[i]) {
+            if (offsets == NULL)
+                st = pk_host->fail(LOOM_EINVAL, "'input': %s", job.errors[i]);
+            else
+                st = pk_host->fail(LOOM_EINVAL, "'input' file %lld of %lld (bytes [%lld, %lld)): %s", (long long)i,
+                                   (long long)batch, (long long)job.offsets[i], (long long)job.offsets[i + 1],
+                                   job.errors[i]);
+            goto done;
+        }
+        int64_t shape[3];
+        iio_image_chw_shape(&job.images[i], shape);
+        if (i == 0) {
+            memcpy(shape0, shape, sizeof shape);
+        } else if (memcmp(shape, shape0, sizeof shape) != 0 ||
+                   job.images[i].sample_bytes != job.images[0].sample_bytes) {
+            st = pk_host->fail(LOOM_EINVAL, "'input' file %lld decodes to [%lld, %lld, %lld] (%d-bit), file 0 to "
+                               "[%lld, %lld, %lld] (%d-bit): a batch needs one shape", (long long)i,
+                               (long long)shape[0], (long long)shape[1], (long long)shape[2],
+                               8 * job.images[i].sample_bytes, (long long)shape0[0], (long long)shape0[1],
+                               (long long)shape0[2], 8 * job.images[0].sample_bytes);
+            goto done;
+        }
+    }
+
+    const loom_dtype dt = job.images[0].sample_bytes == 2 ? LOOM_DTYPE_I32 : LOOM_DTYPE_U8;
+    loom_tensor *out;
+    if (offsets == NULL) {
+        st = pk_host->alloc_output(call, 0, dt, 3, shape0, &out);
+    } else {
+        const int64_t shape4[4] = { batch, shape0[0], shape0[1], shape0[2] };
+        st = pk_host->alloc_output(call, 0, dt, 4, shape4, &out);
+    }
+    if (st != LOOM_OK || loom_numel(out) == 0)
+        goto done;
+    job.out = loom_data(out);
+    job.image_bytes = (size_t)(shape0[0] * shape0[1] * shape0[2]) * (dt == LOOM_DTYPE_I32 ? 4u : 1u);
+    if (batch == 1)
+        iio_image_to_chw(&job.images[0], job.out);
+    else
+        st = pk_host->parallel_for(call->ctx, batch, 1, chw_range, &job);
+
+done:
+    if (job.images != NULL)
+        for (int64_t i = 0; i < batch; i++)
+            iio_image_free(&job.images[i]);
+    free(job.images);
+    free(job.failed);
+    free(job.errors);
+    return st;
+}
+
+static loom_status decode_jpeg_run(loom_call *call) { return decode_run(call, IIO_FORMAT_JPEG); }
+static loom_status decode_png_run(loom_call *call) { return decode_run(call, IIO_FORMAT_PNG); }
+static loom_status decode_image_run(loom_call *call) { return decode_run(call, IIO_FORMAT_UNKNOWN); }
+
+/* ---------------------------------------------------------------- encode */
+
+/* torchvision's checks: u8 [C, H, W] with C = 1 or 3; loom also refuses an
+** image without pixels (libjpeg and libpng would fail on it). */
+static loom_status check_encode_input(const loom_tensor *x)
+{
+    char b[64];
+    if (x->shape[0] != 1 && x->shape[0] != 3)
+        return pk_host->fail(LOOM_EINVAL, "'input' %s: the number of channels should be 1 or 3, got %lld",
+                             vision_describe(x, b, sizeof b), (long long)x->shape[0]);
+    if (x->shape[1] <= 0 || x->shape[2] <= 0)
+        return pk_host->fail(LOOM_EINVAL, "'input' %s has no pixels", vision_describe(x, b, sizeof b));
+    if (x->shape[1] > INT32_MAX || x->shape[2] > INT32_MAX)
+        return pk_host->fail(LOOM_EINVAL, "'input' %s is over 2^31 - 1 pixels a side", vision_describe(x, b, sizeof b));
+    return LOOM_OK;
+}
+
+static loom_status emit_file(loom_call *call, int rc, uint8_t *file, size_t n, const char *err)
+{
+    if (rc != 0)
+        return pk_host->fail(LOOM_EINVAL, "'input': %s", err);
+    const int64_t shape[1] = { (int64_t)n };
+    loom_tensor *out;
+    loom_status st = pk_host->alloc_output(call, 0, LOOM_DTYPE_U8, 1, shape, &out);
+    if (st == LOOM_OK && n > 0)
+        memcpy(loom_data(out), file, n);
+    free(file);
+    return st;
+}
+
+static loom_status encode_jpeg_run(loom_call *call)
+{
+    const loom_tensor *x = call->inputs[0];
+    const int64_t quality = call->attrs[PK_ATTR(iio_encode_jpeg, quality)].u.i;
+    if (quality < 1 || quality > 100)
+        return pk_host->fail(LOOM_EINVAL, "'quality' = %lld: image quality should be a number between 1 and 100",
+                             (long long)quality);
+    loom_status st = check_encode_input(x);
+    if (st != LOOM_OK)
+        return st;
+    uint8_t *file = NULL;
+    size_t n = 0;
+    char err[IIO_ERR_SIZE];
+    int rc = iio_encode_jpeg(loom_data(x), (int32_t)x->shape[0], (int32_t)x->shape[1], (int32_t)x->shape[2],
+                             (int)quality, &file, &n, err);
+    return emit_file(call, rc, file, n, err);
+}
+
+static loom_status encode_png_run(loom_call *call)
+{
+    const loom_tensor *x = call->inputs[0];
+    const int64_t level = call->attrs[PK_ATTR(iio_encode_png, compression_level)].u.i;
+    if (level < 0 || level > 9)
+        return pk_host->fail(LOOM_EINVAL, "'compression_level' = %lld: compression level should be between 0 and 9",
+                             (long long)level);
+    loom_status st = check_encode_input(x);
+    if (st != LOOM_OK)
+        return st;
+    uint8_t *file = NULL;
+    size_t n = 0;
+    char err[IIO_ERR_SIZE];
+    int rc = iio_encode_png(loom_data(x), (int32_t)x->shape[0], (int32_t)x->shape[1], (int32_t)x->shape[2],
+                            (int)level, &file, &n, err);
+    return emit_file(call, rc, file, n, err);
+}
+
+/* ------------------------------------------------------------- read_file */
+
+static loom_status read_file_run(loom_call *call)
+{
+    const char *path = call->attrs[PK_ATTR(iio_read_file, path)].u.s;
+    const void *data = NULL;
+    size_t n = 0;
+    loom_status st = pk_host->map_file(path, &data, &n);
+    if (st != LOOM_OK)
+        return st;
+    if (n == 0) {
+        pk_host->unmap_file(data, n);
+        return pk_host->fail(LOOM_EINVAL, "'path' '%s' is an empty file (torchvision: expected a non empty file)", path);
+    }
+    const int64_t shape[1] = { (int64_t)n };
+    loom_tensor *out;
+    st = pk_host->alloc_output(call, 0, LOOM_DTYPE_U8, 1, shape, &out);
+    if (st == LOOM_OK)
+        memcpy(loom_data(out), data, n);
+    pk_host->unmap_file(data, n);
+    return st;
+}
+
+/* --------------------------------------------------------------- kernels */
+
+#define U8_I64 (LOOM_DTYPE_BIT(LOOM_DTYPE_U8) | LOOM_DTYPE_BIT(LOOM_DTYPE_I64))
+
+static const loom_kernel_desc image_io_cpu_kernels[] = {
+    PK_KERNEL_CPU(vision_decode_jpeg_schema, "cpu:libjpeg-turbo", U8_I64, decode_jpeg_run),
+    PK_KERNEL_CPU(vision_decode_png_schema, "cpu:libpng", U8_I64, decode_png_run),
+    PK_KERNEL_CPU(vision_decode_image_schema, "cpu:libjpeg-turbo+libpng", U8_I64, decode_image_run),
+    PK_KERNEL_CPU(vision_encode_jpeg_schema, "cpu:libjpeg-turbo", LOOM_DTYPE_BIT(LOOM_DTYPE_U8), encode_jpeg_run),
+    PK_KERNEL_CPU(vision_encode_png_schema, "cpu:libpng", LOOM_DTYPE_BIT(LOOM_DTYPE_U8), encode_png_run),
+    PK_KERNEL_CPU(vision_read_file_schema, "cpu:file", 0, read_file_run),
+};
+const pk_module vision_image_io_cpu = PK_MODULE("image_io", vision_image_io_ops, image_io_cpu_kernels, NULL);
