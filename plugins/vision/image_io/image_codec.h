@@ -6,8 +6,8 @@
 ** threads and the fuzz targets reach them through the ops unchanged.
 **
 ** Contracts:
-**  - Every function returns 0 on success, or -1 with a message in
-**    err[IIO_ERR_SIZE] (no argument names: the caller adds them). Errors of
+**  - Every function returns 0 on success, or an iio_error with a message
+**    in err[IIO_ERR_SIZE] (no argument names: the caller adds them). Errors of
 **    the libraries (libjpeg's error_exit, libpng's error_fn) longjmp back to
 **    the function that called them, which releases everything it holds:
 **    no exit(), no abort(), no leak on any path. Library warnings are
@@ -28,6 +28,14 @@
 #include <stdint.h>
 
 #define IIO_ERR_SIZE 256
+
+/* What went wrong (the kernels map these to loom statuses). */
+typedef enum iio_error {
+    IIO_BAD_FILE = -1,              /* truncated, corrupt, lying or not this format */
+    IIO_BAD_MODE = -2,              /* the mode is not one this format has */
+    IIO_NO_MEMORY = -3,
+    IIO_TOO_LARGE = -4              /* declares more than max_pixels */
+} iio_error;
 
 /* torchvision.io.ImageReadMode values. */
 typedef enum iio_mode {

@@ -31,6 +31,19 @@ static iio_mode mode_of(const char *s)
     return IIO_UNCHANGED;
 }
 
+/* A codec's failure as a loom status: a bad file is LOOM_EFORMAT, a mode
+** the format lacks or a file over max_pixels LOOM_EINVAL (the caller's
+** arguments decide), memory LOOM_ENOMEM. An encoder's library error is a
+** refusal of its image (LOOM_EINVAL: libjpeg's 65500-pixel side limit). */
+static loom_status status_of(int code, int encoding)
+{
+    switch (code) {
+    case IIO_NO_MEMORY: return LOOM_ENOMEM;
+    case IIO_BAD_MODE: case IIO_TOO_LARGE: return LOOM_EINVAL;
+    default: return encoding ? LOOM_EINVAL : LOOM_EFORMAT;
+    }
+}
+
 typedef struct decode_job {
     const uint8_t *data;
     const int64_t *offsets;         /* NULL: one file, data[0, n) */
@@ -38,7 +51,7 @@ typedef struct decode_job {
     iio_format format;              /* IIO_FORMAT_UNKNOWN: sniff each file */
     iio_decode_opts opts;
     iio_image *images;
-    int *failed;
+    int *failed;                    /* the iio_error of each file, 0 when decoded */
     char (*errors)[IIO_ERR_SIZE];
     uint8_t *out;                   /* second pass: the output, and one image's bytes */
     size_t image_bytes;
@@ -53,7 +66,7 @@ static void decode_one(const decode_job *j, int64_t i)
     iio_format f = j->format;
     if (n == 0) {
         snprintf(j->errors[i], IIO_ERR_SIZE, "an empty file (torchvision: expected a non empty 1-dimensional tensor)");
-        j->failed[i] = 1;
+        j->failed[i] = IIO_BAD_FILE;
         return;
     }
     if (f == IIO_FORMAT_UNKNOWN)
@@ -66,9 +79,9 @@ static void decode_one(const decode_job *j, int64_t i)
     } else {
         snprintf(j->errors[i], IIO_ERR_SIZE, "not a JPEG or PNG file (starts with %02x %02x %02x %02x); "
                  "decode_image reads JPEG and PNG", p[0], n > 1 ? p[1] : 0, n > 2 ? p[2] : 0, n > 3 ? p[3] : 0);
-        rc = -1;
+        rc = IIO_BAD_FILE;
     }
-    j->failed[i] = rc != 0;
+    j->failed[i] = rc;
 }
 
 static void decode_range(void *user, int64_t begin, int64_t end, int32_t thread_index)
@@ -151,10 +164,11 @@ static loom_status decode_run(loom_call *call, iio_format format)
     int64_t shape0[3] = { 0, 0, 0 };
     for (int64_t i = 0; i < batch; i++) {
         if (job.failed[i]) {
+            const loom_status code = status_of(job.failed[i], 0);
             if (offsets == NULL)
-                st = pk_host->fail(LOOM_EINVAL, "'input': %s", job.errors[i]);
+                st = pk_host->fail(code, "'input': %s", job.errors[i]);
             else
-                st = pk_host->fail(LOOM_EINVAL, "'input' file %lld of %lld (bytes [%lld, %lld)): %s", (long long)i,
+                st = pk_host->fail(code, "'input' file %lld of %lld (bytes [%lld, %lld)): %s", (long long)i,
                                    (long long)batch, (long long)job.offsets[i], (long long)job.offsets[i + 1],
                                    job.errors[i]);
             goto done;
@@ -225,7 +239,7 @@ static loom_status check_encode_input(const loom_tensor *x)
 static loom_status emit_file(loom_call *call, int rc, uint8_t *file, size_t n, const char *err)
 {
     if (rc != 0)
-        return pk_host->fail(LOOM_EINVAL, "'input': %s", err);
+        return pk_host->fail(status_of(rc, 1), "'input': %s", err);
     const int64_t shape[1] = { (int64_t)n };
     loom_tensor *out;
     loom_status st = pk_host->alloc_output(call, 0, LOOM_DTYPE_U8, 1, shape, &out);

@@ -35,6 +35,7 @@ typedef struct jd_state {
     struct jpeg_progress_mgr progress;
     jmp_buf jump;
     char *err;
+    int code;                           /* the iio_error of a failure */
     const uint8_t *data;
     size_t n;
     uint8_t *row4;                      /* CMYK scanline when converting; malloc'd */
@@ -141,6 +142,7 @@ static int jd_run(struct jpeg_decompress_struct *cinfo, jd_state *st, const iio_
                  "JPEG declares %u x %u = %llu pixels, over max_pixels = %lld (a decompression-bomb guard; "
                  "raise max_pixels to decode it)",
                  cinfo->image_width, cinfo->image_height, (unsigned long long)pixels, (long long)opts->max_pixels);
+        st->code = IIO_TOO_LARGE;
         return -1;
     }
 
@@ -170,6 +172,7 @@ static int jd_run(struct jpeg_decompress_struct *cinfo, jd_state *st, const iio_
     default:
         snprintf(st->err, IIO_ERR_SIZE, "the provided mode is not supported for JPEG files "
                  "(UNCHANGED, GRAY and RGB are)");
+        st->code = IIO_BAD_MODE;
         return -1;
     }
 
@@ -193,6 +196,7 @@ static int jd_run(struct jpeg_decompress_struct *cinfo, jd_state *st, const iio_
         st->row4 = malloc((size_t)width * 4 + 1);
     if (img->pixels == NULL || (convert && st->row4 == NULL)) {
         snprintf(st->err, IIO_ERR_SIZE, "out of memory for %d x %d pixels", width, height);
+        st->code = IIO_NO_MEMORY;
         return -1;
     }
     while (cinfo->output_scanline < cinfo->output_height) {
@@ -218,6 +222,7 @@ int iio_decode_jpeg(const uint8_t *data, size_t n, const iio_decode_opts *opts, 
     memset(img, 0, sizeof *img);
     img->orientation = 1;
     st.err = err;
+    st.code = IIO_BAD_FILE;
     err[0] = '\0';
     cinfo.err = jpeg_std_error(&st.pub);
     st.pub.error_exit = jd_error_exit;
@@ -236,7 +241,9 @@ int iio_decode_jpeg(const uint8_t *data, size_t n, const iio_decode_opts *opts, 
     int rc = jd_run(&cinfo, &st, opts, img);
     jpeg_destroy_decompress(&cinfo);
     free(st.row4);
-    if (rc != 0)
+    if (rc != 0) {
         iio_image_free(img);
-    return rc;
+        return st.code;
+    }
+    return 0;
 }

@@ -24,6 +24,7 @@ typedef struct je_state {
     struct jpeg_destination_mgr dest;
     jmp_buf jump;
     char *err;
+    int code;                           /* the iio_error of a failure */
     iio_buffer buf;
     uint8_t *row;                       /* one interleaved scanline */
 } je_state;
@@ -45,6 +46,7 @@ static void je_give_room(j_compress_ptr cinfo)
     je_state *st = (je_state *)cinfo->err;
     if (iio_buffer_reserve(&st->buf, JE_CHUNK) != 0) {
         snprintf(st->err, IIO_ERR_SIZE, "out of memory for the JPEG file");
+        st->code = IIO_NO_MEMORY;
         longjmp(st->jump, 1);
     }
     st->dest.next_output_byte = st->buf.data + st->buf.size;
@@ -83,6 +85,7 @@ static int je_run(struct jpeg_compress_struct *cinfo, je_state *st, const uint8_
     st->row = malloc((size_t)width * (size_t)channels + 1);
     if (st->row == NULL) {
         snprintf(st->err, IIO_ERR_SIZE, "out of memory for a scanline");
+        st->code = IIO_NO_MEMORY;
         return -1;
     }
     jpeg_start_compress(cinfo, TRUE);
@@ -114,6 +117,7 @@ int iio_encode_jpeg(const uint8_t *chw, int32_t channels, int32_t height, int32_
     memset(&cinfo, 0, sizeof cinfo);
     memset(&st, 0, sizeof st);
     st.err = err;
+    st.code = IIO_BAD_FILE;             /* a library error: the kernel reports it as a refusal of the image */
     err[0] = '\0';
     cinfo.err = jpeg_std_error(&st.pub);
     st.pub.error_exit = je_error_exit;
@@ -126,7 +130,7 @@ int iio_encode_jpeg(const uint8_t *chw, int32_t channels, int32_t height, int32_
     free(st.row);
     if (rc != 0) {
         free(st.buf.data);
-        return -1;
+        return st.code;
     }
     *out = st.buf.data;
     *out_n = st.buf.size;

@@ -38,6 +38,7 @@
 typedef struct pd_state {
     jmp_buf jump;
     char *err;
+    int code;                           /* the iio_error of a failure */
     const uint8_t *data;
     size_t n, pos;
     png_bytep *rows;                    /* malloc'd row pointers */
@@ -86,6 +87,7 @@ static int pd_run(png_structp png, png_infop info, pd_state *st, const iio_decod
                  "PNG declares %u x %u = %llu pixels, over max_pixels = %lld (a decompression-bomb guard; "
                  "raise max_pixels to decode it)",
                  (unsigned)width, (unsigned)height, (unsigned long long)pixels, (long long)opts->max_pixels);
+        st->code = IIO_TOO_LARGE;
         return -1;
     }
     const int is_palette = (color_type & PNG_COLOR_MASK_PALETTE) != 0;
@@ -156,6 +158,7 @@ static int pd_run(png_structp png, png_infop info, pd_state *st, const iio_decod
         break;
     default:
         snprintf(st->err, IIO_ERR_SIZE, "the provided mode is not supported for PNG files");
+        st->code = IIO_BAD_MODE;
         return -1;
     }
     if (bit_depth == 16)
@@ -187,6 +190,7 @@ static int pd_run(png_structp png, png_infop info, pd_state *st, const iio_decod
     st->rows = malloc(sizeof(png_bytep) * (height + 1));
     if (img->pixels == NULL || st->rows == NULL) {
         snprintf(st->err, IIO_ERR_SIZE, "out of memory for %u x %u pixels", (unsigned)width, (unsigned)height);
+        st->code = IIO_NO_MEMORY;
         return -1;
     }
     for (png_uint_32 y = 0; y < height; y++)
@@ -204,23 +208,28 @@ int iio_decode_png(const uint8_t *data, size_t n, const iio_decode_opts *opts, i
     memset(img, 0, sizeof *img);
     img->orientation = 1;
     st.err = err;
+    st.code = IIO_BAD_FILE;
     st.data = data;
     st.n = n;
     err[0] = '\0';
     if (n < 8 || png_sig_cmp(data, 0, 8) != 0) {
         snprintf(err, IIO_ERR_SIZE, "not a PNG file (no PNG signature)");
-        return -1;
+        return IIO_BAD_FILE;
     }
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &st, pd_error, pd_warning);
     png_infop info = png != NULL ? png_create_info_struct(png) : NULL;
     int rc = -1;
-    if (png == NULL || info == NULL)
+    if (png == NULL || info == NULL) {
         snprintf(err, IIO_ERR_SIZE, "PNG: out of memory for libpng's state");
-    else
+        st.code = IIO_NO_MEMORY;
+    } else {
         rc = pd_run(png, info, &st, opts, img);
+    }
     png_destroy_read_struct(png != NULL ? &png : NULL, info != NULL ? &info : NULL, NULL);
     free(st.rows);
-    if (rc != 0)
+    if (rc != 0) {
         iio_image_free(img);
-    return rc;
+        return st.code;
+    }
+    return 0;
 }

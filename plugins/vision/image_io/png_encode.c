@@ -18,6 +18,7 @@
 typedef struct pe_state {
     jmp_buf jump;
     char *err;
+    int code;                           /* the iio_error of a failure */
     iio_buffer buf;
     uint8_t *row;
 } pe_state;
@@ -38,8 +39,10 @@ static void pe_warning(png_structp png, png_const_charp msg)
 static void pe_write(png_structp png, png_bytep data, size_t n)
 {
     pe_state *st = png_get_io_ptr(png);
-    if (iio_buffer_reserve(&st->buf, n) != 0)
+    if (iio_buffer_reserve(&st->buf, n) != 0) {
+        st->code = IIO_NO_MEMORY;
         png_error(png, "out of memory for the PNG file");
+    }
     memcpy(st->buf.data + st->buf.size, data, n);
     st->buf.size += n;
 }
@@ -60,6 +63,7 @@ static int pe_run(png_structp png, png_infop info, pe_state *st, const uint8_t *
     st->row = malloc((size_t)width * (size_t)channels + 1);
     if (st->row == NULL) {
         snprintf(st->err, IIO_ERR_SIZE, "out of memory for a row");
+        st->code = IIO_NO_MEMORY;
         return -1;
     }
     const size_t plane = (size_t)height * (size_t)width;
@@ -87,19 +91,21 @@ int iio_encode_png(const uint8_t *chw, int32_t channels, int32_t height, int32_t
     pe_state st;
     memset(&st, 0, sizeof st);
     st.err = err;
+    st.code = IIO_BAD_FILE;             /* a library error: the kernel reports it as a refusal of the image */
     err[0] = '\0';
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &st, pe_error, pe_warning);
     png_infop info = png != NULL ? png_create_info_struct(png) : NULL;
     int rc = -1;
-    if (png == NULL || info == NULL)
+    if (png == NULL || info == NULL) {
         snprintf(err, IIO_ERR_SIZE, "PNG: out of memory for libpng's state");
-    else
+        st.code = IIO_NO_MEMORY;
+    } else
         rc = pe_run(png, info, &st, chw, channels, height, width, level);
     png_destroy_write_struct(png != NULL ? &png : NULL, info != NULL ? &info : NULL);
     free(st.row);
     if (rc != 0) {
         free(st.buf.data);
-        return -1;
+        return st.code;
     }
     *out = st.buf.data;
     *out_n = st.buf.size;
