@@ -15,11 +15,14 @@
 **  - A decoder reads nothing outside data[0, n) and refuses, before any
 **    pixel memory is allocated, an image whose declared width * height is
 **    over max_pixels (a decompression-bomb guard, PIL's idea).
-**  - Decoded pixels are interleaved rows (HWC) of 8-bit samples, or of
+**  - The libraries give interleaved rows (HWC) of 8-bit samples, or of
 **    native-endian 16-bit samples for a 16-bit PNG, in the channel layout
-**    of the requested mode, exactly as torchvision.io asks the libraries
-**    for them; iio_image_to_chw then applies the EXIF orientation and
-**    writes torchvision's CHW result.
+**    of the requested mode, exactly as torchvision.io asks them; the
+**    decoder writes torchvision's CHW result (EXIF orientation applied)
+**    where its sink says, once the header has told the shape. An image in
+**    its stored orientation goes row by row from the library to the CHW
+**    planes (each row still in cache); only a rotated or flipped one, or an
+**    interlaced PNG, is decoded whole first.
 */
 #ifndef LOOM_VISION_IMAGE_CODEC_H
 #define LOOM_VISION_IMAGE_CODEC_H
@@ -34,8 +37,11 @@ typedef enum iio_error {
     IIO_BAD_FILE = -1,              /* truncated, corrupt, lying or not this format */
     IIO_BAD_MODE = -2,              /* the mode is not one this format has */
     IIO_NO_MEMORY = -3,
-    IIO_TOO_LARGE = -4              /* declares more than max_pixels */
+    IIO_TOO_LARGE = -4,             /* declares more than max_pixels */
+    IIO_SINK_FAILED = -5            /* the sink refused the image (its own error) */
 } iio_error;
+/* Not an error: the sink wanted the shape only, and the decode stopped. */
+#define IIO_STOPPED 1
 
 /* torchvision.io.ImageReadMode values. */
 typedef enum iio_mode {
@@ -61,6 +67,16 @@ typedef struct iio_decode_opts {
     int64_t max_pixels;             /* > 0 */
 } iio_decode_opts;
 
+/* Where a decode writes: begin is called once the header is read, with
+** the [C, H, W] shape of the result (after the EXIF orientation) and its
+** sample size (1, or 2 for 16-bit PNG samples, written as i32). It returns
+** 0 with *dest pointing at C * H * W compact elements, IIO_STOPPED when the
+** caller wanted the shape only, or IIO_SINK_FAILED. */
+typedef struct iio_sink {
+    int (*begin)(void *user, const int64_t shape[3], int32_t sample_bytes, void **dest);
+    void *user;
+} iio_sink;
+
 /* A decoded image before the CHW transpose. */
 typedef struct iio_image {
     int32_t channels, height, width;
@@ -73,9 +89,14 @@ typedef struct iio_image {
 typedef enum iio_format { IIO_FORMAT_UNKNOWN = 0, IIO_FORMAT_JPEG, IIO_FORMAT_PNG } iio_format;
 iio_format iio_sniff(const uint8_t *data, size_t n);
 
-int iio_decode_jpeg(const uint8_t *data, size_t n, const iio_decode_opts *opts, iio_image *img, char *err);
-int iio_decode_png(const uint8_t *data, size_t n, const iio_decode_opts *opts, iio_image *img, char *err);
+/* 0 once the result is written, IIO_STOPPED, or an iio_error. */
+int iio_decode_jpeg(const uint8_t *data, size_t n, const iio_decode_opts *opts, const iio_sink *sink, char *err);
+int iio_decode_png(const uint8_t *data, size_t n, const iio_decode_opts *opts, const iio_sink *sink, char *err);
 void iio_image_free(iio_image *img);
+/* Whether img (its header fields) goes to CHW row by row: stored orientation. */
+int iio_image_streams(const iio_image *img);
+/* Row y of an image in its stored orientation into the CHW result dest. */
+void iio_row_to_chw(const iio_image *img, const uint8_t *row, int64_t y, void *dest);
 
 /* [C, H, W] of the result: H and W swap for orientations 5..8. */
 void iio_image_chw_shape(const iio_image *img, int64_t shape[3]);

@@ -15,6 +15,7 @@
 
 #include "image_codec.h"
 #include "image_io.h"
+#include "image_layout.h"
 
 /* ---------------------------------------------------------------- decode */
 
@@ -44,25 +45,66 @@ static loom_status status_of(int code, int encoding)
     }
 }
 
+/* How a decode of the call uses its sink. */
+enum { SINK_SINGLE, SINK_PROBE, SINK_BATCH };
+
 typedef struct decode_job {
     const uint8_t *data;
     const int64_t *offsets;         /* NULL: one file, data[0, n) */
     int64_t n;
     iio_format format;              /* IIO_FORMAT_UNKNOWN: sniff each file */
     iio_decode_opts opts;
-    iio_image *images;
+    int sink_mode;
     int *failed;                    /* the iio_error of each file, 0 when decoded */
     char (*errors)[IIO_ERR_SIZE];
-    uint8_t *out;                   /* second pass: the output, and one image's bytes */
+    int64_t (*shapes)[3];           /* SINK_PROBE: each file's [C, H, W] */
+    int32_t *sample_bytes;
+    loom_call *call;                /* SINK_SINGLE: the output is allocated when the shape is known */
+    loom_status alloc_status;
+    uint8_t *out;                   /* SINK_BATCH: the output and one image's bytes */
     size_t image_bytes;
 } decode_job;
 
-static void decode_one(const decode_job *j, int64_t i)
+typedef struct file_sink {
+    decode_job *job;
+    int64_t index;
+} file_sink;
+
+static int file_begin(void *user, const int64_t shape[3], int32_t sample_bytes, void **dest)
+{
+    file_sink *fs = user;
+    decode_job *j = fs->job;
+    switch (j->sink_mode) {
+    case SINK_SINGLE: {
+        loom_tensor *out;
+        j->alloc_status = pk_host->alloc_output(j->call, 0, sample_bytes == 2 ? LOOM_DTYPE_I32 : LOOM_DTYPE_U8, 3,
+                                                shape, &out);
+        if (j->alloc_status != LOOM_OK)
+            return IIO_SINK_FAILED;
+        *dest = loom_data(out);
+        return 0;
+    }
+    case SINK_PROBE:
+        memcpy(j->shapes[fs->index], shape, 3 * sizeof shape[0]);
+        j->sample_bytes[fs->index] = sample_bytes;
+        return IIO_STOPPED;
+    default:
+        /* the same bytes as the probe: the same shape */
+        if (memcmp(j->shapes[fs->index], shape, 3 * sizeof shape[0]) != 0)
+            return IIO_SINK_FAILED;
+        *dest = j->out + (size_t)fs->index * j->image_bytes;
+        return 0;
+    }
+}
+
+static void decode_one(decode_job *j, int64_t i)
 {
     const size_t begin = j->offsets != NULL ? (size_t)j->offsets[i] : 0;
     const size_t end = j->offsets != NULL ? (size_t)j->offsets[i + 1] : (size_t)j->n;
     const uint8_t *p = j->data + begin;
     const size_t n = end - begin;
+    file_sink fs = { j, i };
+    const iio_sink sink = { file_begin, &fs };
     iio_format f = j->format;
     if (n == 0) {
         snprintf(j->errors[i], IIO_ERR_SIZE, "an empty file (torchvision: expected a non empty 1-dimensional tensor)");
@@ -73,15 +115,15 @@ static void decode_one(const decode_job *j, int64_t i)
         f = iio_sniff(p, n);
     int rc;
     if (f == IIO_FORMAT_JPEG) {
-        rc = iio_decode_jpeg(p, n, &j->opts, &j->images[i], j->errors[i]);
+        rc = iio_decode_jpeg(p, n, &j->opts, &sink, j->errors[i]);
     } else if (f == IIO_FORMAT_PNG) {
-        rc = iio_decode_png(p, n, &j->opts, &j->images[i], j->errors[i]);
+        rc = iio_decode_png(p, n, &j->opts, &sink, j->errors[i]);
     } else {
         snprintf(j->errors[i], IIO_ERR_SIZE, "not a JPEG or PNG file (starts with %02x %02x %02x %02x); "
                  "decode_image reads JPEG and PNG", p[0], n > 1 ? p[1] : 0, n > 2 ? p[2] : 0, n > 3 ? p[3] : 0);
         rc = IIO_BAD_FILE;
     }
-    j->failed[i] = rc;
+    j->failed[i] = rc == IIO_STOPPED ? 0 : rc;
 }
 
 static void decode_range(void *user, int64_t begin, int64_t end, int32_t thread_index)
@@ -89,14 +131,6 @@ static void decode_range(void *user, int64_t begin, int64_t end, int32_t thread_
     (void)thread_index;
     for (int64_t i = begin; i < end; i++)
         decode_one(user, i);
-}
-
-static void chw_range(void *user, int64_t begin, int64_t end, int32_t thread_index)
-{
-    const decode_job *j = user;
-    (void)thread_index;
-    for (int64_t i = begin; i < end; i++)
-        iio_image_to_chw(&j->images[i], j->out + (size_t)i * j->image_bytes);
 }
 
 /* The offsets of a batch: non-decreasing from 0 to the input's length. */
@@ -118,6 +152,68 @@ static loom_status check_offsets(const loom_tensor *input, const loom_tensor *of
                                  (long long)i, (long long)o[i], (long long)(i + 1), (long long)o[i + 1]);
     *batch = nb - 1;
     return LOOM_OK;
+}
+
+/* The first failed file's error, named. */
+static loom_status file_failure(const decode_job *j, int64_t i, int64_t batch)
+{
+    if (j->failed[i] == IIO_SINK_FAILED && j->sink_mode == SINK_SINGLE)
+        return j->alloc_status;             /* the core's message about the output */
+    const loom_status code = status_of(j->failed[i], 0);
+    if (j->offsets == NULL)
+        return pk_host->fail(code, "'input': %s", j->errors[i]);
+    return pk_host->fail(code, "'input' file %lld of %lld (bytes [%lld, %lld)): %s", (long long)i, (long long)batch,
+                         (long long)j->offsets[i], (long long)j->offsets[i + 1], j->errors[i]);
+}
+
+/* A batch: every file's shape (headers only), one output, then every file
+** into its slot, one task per file. */
+static loom_status decode_batch(loom_call *call, decode_job *job, int64_t batch)
+{
+    job->shapes = calloc((size_t)batch, sizeof *job->shapes);
+    job->sample_bytes = calloc((size_t)batch, sizeof *job->sample_bytes);
+    loom_status st = LOOM_OK;
+    if (job->shapes == NULL || job->sample_bytes == NULL) {
+        st = pk_host->fail(LOOM_ENOMEM, "out of memory for a batch of %lld files", (long long)batch);
+        goto done;
+    }
+    job->sink_mode = SINK_PROBE;
+    if ((st = pk_host->parallel_for(call->ctx, batch, 1, decode_range, job)) != LOOM_OK)
+        goto done;
+    for (int64_t i = 0; i < batch; i++) {
+        if (job->failed[i]) {
+            st = file_failure(job, i, batch);
+            goto done;
+        }
+        const int64_t *s = job->shapes[i], *s0 = job->shapes[0];
+        if (memcmp(s, s0, sizeof job->shapes[0]) != 0 || job->sample_bytes[i] != job->sample_bytes[0]) {
+            st = pk_host->fail(LOOM_EINVAL, "'input' file %lld decodes to [%lld, %lld, %lld] (%d-bit), file 0 to "
+                               "[%lld, %lld, %lld] (%d-bit): a batch needs one shape", (long long)i, (long long)s[0],
+                               (long long)s[1], (long long)s[2], 8 * job->sample_bytes[i], (long long)s0[0],
+                               (long long)s0[1], (long long)s0[2], 8 * job->sample_bytes[0]);
+            goto done;
+        }
+    }
+    const int wide = job->sample_bytes[0] == 2;
+    const int64_t shape4[4] = { batch, job->shapes[0][0], job->shapes[0][1], job->shapes[0][2] };
+    loom_tensor *out;
+    st = pk_host->alloc_output(call, 0, wide ? LOOM_DTYPE_I32 : LOOM_DTYPE_U8, 4, shape4, &out);
+    if (st != LOOM_OK || loom_numel(out) == 0)
+        goto done;
+    job->out = loom_data(out);
+    job->image_bytes = (size_t)(shape4[1] * shape4[2] * shape4[3]) * (wide ? 4u : 1u);
+    job->sink_mode = SINK_BATCH;
+    if ((st = pk_host->parallel_for(call->ctx, batch, 1, decode_range, job)) != LOOM_OK)
+        goto done;
+    for (int64_t i = 0; i < batch; i++)
+        if (job->failed[i]) {
+            st = file_failure(job, i, batch);
+            goto done;
+        }
+done:
+    free(job->shapes);
+    free(job->sample_bytes);
+    return st;
 }
 
 static loom_status decode_run(loom_call *call, iio_format format)
@@ -147,69 +243,20 @@ static loom_status decode_run(loom_call *call, iio_format format)
     }
 
     decode_job job = { .data = loom_data(input), .offsets = offsets != NULL ? loom_data(offsets) : NULL,
-                       .n = loom_numel(input), .format = format, .opts = opts };
-    job.images = calloc((size_t)batch, sizeof *job.images);
+                       .n = loom_numel(input), .format = format, .opts = opts, .call = call };
     job.failed = calloc((size_t)batch, sizeof *job.failed);
     job.errors = calloc((size_t)batch, sizeof *job.errors);
     loom_status st = LOOM_OK;
-    if (job.images == NULL || job.failed == NULL || job.errors == NULL) {
+    if (job.failed == NULL || job.errors == NULL) {
         st = pk_host->fail(LOOM_ENOMEM, "out of memory for a batch of %lld files", (long long)batch);
-        goto done;
-    }
-    if (batch == 1)
+    } else if (offsets == NULL) {
+        job.sink_mode = SINK_SINGLE;
         decode_one(&job, 0);
-    else if ((st = pk_host->parallel_for(call->ctx, batch, 1, decode_range, &job)) != LOOM_OK)
-        goto done;
-
-    int64_t shape0[3] = { 0, 0, 0 };
-    for (int64_t i = 0; i < batch; i++) {
-        if (job.failed[i]) {
-            const loom_status code = status_of(job.failed[i], 0);
-            if (offsets == NULL)
-                st = pk_host->fail(code, "'input': %s", job.errors[i]);
-            else
-                st = pk_host->fail(code, "'input' file %lld of %lld (bytes [%lld, %lld)): %s", (long long)i,
-                                   (long long)batch, (long long)job.offsets[i], (long long)job.offsets[i + 1],
-                                   job.errors[i]);
-            goto done;
-        }
-        int64_t shape[3];
-        iio_image_chw_shape(&job.images[i], shape);
-        if (i == 0) {
-            memcpy(shape0, shape, sizeof shape);
-        } else if (memcmp(shape, shape0, sizeof shape) != 0 ||
-                   job.images[i].sample_bytes != job.images[0].sample_bytes) {
-            st = pk_host->fail(LOOM_EINVAL, "'input' file %lld decodes to [%lld, %lld, %lld] (%d-bit), file 0 to "
-                               "[%lld, %lld, %lld] (%d-bit): a batch needs one shape", (long long)i,
-                               (long long)shape[0], (long long)shape[1], (long long)shape[2],
-                               8 * job.images[i].sample_bytes, (long long)shape0[0], (long long)shape0[1],
-                               (long long)shape0[2], 8 * job.images[0].sample_bytes);
-            goto done;
-        }
-    }
-
-    const loom_dtype dt = job.images[0].sample_bytes == 2 ? LOOM_DTYPE_I32 : LOOM_DTYPE_U8;
-    loom_tensor *out;
-    if (offsets == NULL) {
-        st = pk_host->alloc_output(call, 0, dt, 3, shape0, &out);
+        if (job.failed[0])
+            st = file_failure(&job, 0, 1);
     } else {
-        const int64_t shape4[4] = { batch, shape0[0], shape0[1], shape0[2] };
-        st = pk_host->alloc_output(call, 0, dt, 4, shape4, &out);
+        st = decode_batch(call, &job, batch);
     }
-    if (st != LOOM_OK || loom_numel(out) == 0)
-        goto done;
-    job.out = loom_data(out);
-    job.image_bytes = (size_t)(shape0[0] * shape0[1] * shape0[2]) * (dt == LOOM_DTYPE_I32 ? 4u : 1u);
-    if (batch == 1)
-        iio_image_to_chw(&job.images[0], job.out);
-    else
-        st = pk_host->parallel_for(call->ctx, batch, 1, chw_range, &job);
-
-done:
-    if (job.images != NULL)
-        for (int64_t i = 0; i < batch; i++)
-            iio_image_free(&job.images[i]);
-    free(job.images);
     free(job.failed);
     free(job.errors);
     return st;
@@ -312,12 +359,27 @@ static loom_status read_file_run(loom_call *call)
 
 #define U8_I64 (LOOM_DTYPE_BIT(LOOM_DTYPE_U8) | LOOM_DTYPE_BIT(LOOM_DTYPE_I64))
 
+/* The decoders: their names say whether the HWC -> CHW copy has its AVX2
+** loop (LOOM_CPU_MAX_ISA may leave it out), so they are registered once the
+** CPU features are known. */
+static loom_status image_io_register_isa(const loom_host_api *host, loom_registrar *reg)
+{
+    iio_layout_isa_init();
+    const int avx2 = iio_layout_avx2();
+    const loom_kernel_desc ks[] = {
+        PK_KERNEL_CPU(vision_decode_jpeg_schema, avx2 ? "cpu:libjpeg-turbo-avx2" : "cpu:libjpeg-turbo", U8_I64,
+                      decode_jpeg_run),
+        PK_KERNEL_CPU(vision_decode_png_schema, avx2 ? "cpu:libpng-avx2" : "cpu:libpng", U8_I64, decode_png_run),
+        PK_KERNEL_CPU(vision_decode_image_schema, avx2 ? "cpu:libjpeg-turbo+libpng-avx2" : "cpu:libjpeg-turbo+libpng",
+                      U8_I64, decode_image_run),
+    };
+    return pk_register_kernels(host, reg, ks, PK_COUNT(ks));
+}
+
 static const loom_kernel_desc image_io_cpu_kernels[] = {
-    PK_KERNEL_CPU(vision_decode_jpeg_schema, "cpu:libjpeg-turbo", U8_I64, decode_jpeg_run),
-    PK_KERNEL_CPU(vision_decode_png_schema, "cpu:libpng", U8_I64, decode_png_run),
-    PK_KERNEL_CPU(vision_decode_image_schema, "cpu:libjpeg-turbo+libpng", U8_I64, decode_image_run),
     PK_KERNEL_CPU(vision_encode_jpeg_schema, "cpu:libjpeg-turbo", LOOM_DTYPE_BIT(LOOM_DTYPE_U8), encode_jpeg_run),
     PK_KERNEL_CPU(vision_encode_png_schema, "cpu:libpng", LOOM_DTYPE_BIT(LOOM_DTYPE_U8), encode_png_run),
     PK_KERNEL_CPU(vision_read_file_schema, "cpu:file", 0, read_file_run),
 };
-const pk_module vision_image_io_cpu = PK_MODULE("image_io", vision_image_io_ops, image_io_cpu_kernels, NULL);
+const pk_module vision_image_io_cpu = PK_MODULE("image_io", vision_image_io_ops, image_io_cpu_kernels,
+                                                image_io_register_isa);

@@ -12,7 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "image_codec.h"
+#include "image_layout.h"
+
+static int use_avx2;
+
+void iio_layout_isa_init(void) { use_avx2 = pk_cpu_avx2(0); }
+int iio_layout_avx2(void) { return use_avx2; }
 
 iio_format iio_sniff(const uint8_t *data, size_t n)
 {
@@ -101,30 +108,38 @@ static void orientation_walk(const iio_image *img, int64_t *origin, int64_t *dy,
     }
 }
 
-/* Plain deinterleave of the common case: one pass over the rows, C planes. */
-static void chw_u8_plain(const iio_image *img, uint8_t *out)
+int iio_image_streams(const iio_image *img)
 {
-    const int64_t C = img->channels, H = img->height, W = img->width, plane = H * W;
-    const uint8_t *src = img->pixels;
-    if (C == 1) {
-        memcpy(out, src, (size_t)plane);
+    return img->orientation < 2 || img->orientation > 8;
+}
+
+void iio_row_to_chw(const iio_image *img, const uint8_t *row, int64_t y, void *dest)
+{
+    const int64_t C = img->channels, W = img->width, plane = (int64_t)img->height * W;
+    if (img->sample_bytes == 2) {
+        int32_t *o = (int32_t *)dest + y * W;
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t x = 0; x < W; x++) {
+                uint16_t v;
+                memcpy(&v, row + 2 * (x * C + c), 2);
+                o[c * plane + x] = v;
+            }
         return;
     }
-    for (int64_t y = 0; y < H; y++) {
-        const uint8_t *row = src + y * W * C;
-        uint8_t *o = out + y * W;
-        if (C == 3) {
-            uint8_t *o0 = o, *o1 = o + plane, *o2 = o + 2 * plane;
-            for (int64_t x = 0; x < W; x++) {
-                o0[x] = row[3 * x];
-                o1[x] = row[3 * x + 1];
-                o2[x] = row[3 * x + 2];
-            }
-        } else {
-            for (int64_t c = 0; c < C; c++)
-                for (int64_t x = 0; x < W; x++)
-                    o[c * plane + x] = row[x * C + c];
+    uint8_t *o = (uint8_t *)dest + y * W;
+    if (C == 1) {
+        memcpy(o, row, (size_t)W);
+    } else if (C == 3) {
+        uint8_t *o0 = o, *o1 = o + plane, *o2 = o + 2 * plane;
+        for (int64_t x = use_avx2 ? iio_deinterleave3_avx2(row, o0, o1, o2, W) : 0; x < W; x++) {
+            o0[x] = row[3 * x];
+            o1[x] = row[3 * x + 1];
+            o2[x] = row[3 * x + 2];
         }
+    } else {
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t x = 0; x < W; x++)
+                o[c * plane + x] = row[x * C + c];
     }
 }
 
@@ -133,8 +148,10 @@ void iio_image_to_chw(const iio_image *img, void *out)
     int64_t shape[3];
     iio_image_chw_shape(img, shape);
     const int64_t C = shape[0], OH = shape[1], OW = shape[2], plane = OH * OW;
-    if (img->sample_bytes == 1 && (img->orientation < 2 || img->orientation > 8)) {
-        chw_u8_plain(img, out);
+    if (iio_image_streams(img)) {
+        const size_t stride = (size_t)img->width * (size_t)C * (size_t)img->sample_bytes;
+        for (int64_t y = 0; y < img->height; y++)
+            iio_row_to_chw(img, img->pixels + stride * (size_t)y, y, out);
         return;
     }
     int64_t origin, dy, dx;

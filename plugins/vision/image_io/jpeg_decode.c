@@ -29,6 +29,9 @@
 
 #include "image_codec.h"
 
+/* Scanlines asked of libjpeg at once (it may give fewer). */
+#define JD_ROWS 4
+
 typedef struct jd_state {
     struct jpeg_error_mgr pub;          /* first: libjpeg's err pointer is this struct */
     struct jpeg_source_mgr src;
@@ -38,7 +41,9 @@ typedef struct jd_state {
     int code;                           /* the iio_error of a failure */
     const uint8_t *data;
     size_t n;
-    uint8_t *row4;                      /* CMYK scanline when converting; malloc'd */
+    uint8_t *rows;                      /* JD_ROWS scanlines as libjpeg writes them; malloc'd */
+    uint8_t *line;                      /* one converted scanline (CMYK -> RGB / gray); malloc'd */
+    iio_image img;                      /* the shape; pixels: the whole image when it is not streamed */
 } jd_state;
 
 static void jd_error_exit(j_common_ptr cinfo)
@@ -125,7 +130,8 @@ static void jd_cmyk_line(const uint8_t *cmyk, uint8_t *out, int32_t width, int g
 }
 
 /* Everything that may longjmp; the caller owns cinfo and st. */
-static int jd_run(struct jpeg_decompress_struct *cinfo, jd_state *st, const iio_decode_opts *opts, iio_image *img)
+static int jd_run(struct jpeg_decompress_struct *cinfo, jd_state *st, const iio_decode_opts *opts,
+                  const iio_sink *sink)
 {
     if (setjmp(st->jump))
         return -1;
@@ -175,52 +181,80 @@ static int jd_run(struct jpeg_decompress_struct *cinfo, jd_state *st, const iio_
         st->code = IIO_BAD_MODE;
         return -1;
     }
-
-    if (opts->apply_exif_orientation)
-        img->orientation = jd_exif_orientation(cinfo);
-    jpeg_start_decompress(cinfo);
-
-    const int32_t width = (int32_t)cinfo->output_width, height = (int32_t)cinfo->output_height;
-    if (convert == 0 && cinfo->output_components != channels) {
+    jpeg_calc_output_dimensions(cinfo);
+    if (cinfo->output_components != (convert ? 4 : channels)) {
         snprintf(st->err, IIO_ERR_SIZE, "JPEG: libjpeg gives %d components where %d were expected",
-                 cinfo->output_components, channels);
+                 cinfo->output_components, convert ? 4 : channels);
         return -1;
     }
+
+    /* the shape, then where the result goes (before any scan is read: a
+    ** caller asking for the shape only pays for the header) */
+    iio_image *img = &st->img;
     img->channels = channels;
-    img->height = height;
-    img->width = width;
+    img->height = (int32_t)cinfo->output_height;
+    img->width = (int32_t)cinfo->output_width;
     img->sample_bytes = 1;
-    const size_t stride = (size_t)width * (size_t)channels;
-    img->pixels = malloc(stride * (size_t)height + 1);
+    if (opts->apply_exif_orientation)
+        img->orientation = jd_exif_orientation(cinfo);
+    int64_t shape[3];
+    iio_image_chw_shape(img, shape);
+    void *dest = NULL;
+    const int sunk = sink->begin(sink->user, shape, 1, &dest);
+    if (sunk != 0) {
+        st->code = sunk;
+        return -1;
+    }
+
+    jpeg_start_decompress(cinfo);
+    const int32_t width = img->width, height = img->height;
+    const int streams = iio_image_streams(img);
+    const size_t stride = (size_t)width * (size_t)channels, in_stride = (size_t)width * (convert ? 4u : (size_t)channels);
+    if (!streams)
+        img->pixels = malloc(stride * (size_t)height + 1);
+    st->rows = malloc(in_stride * JD_ROWS + 1);
     if (convert)
-        st->row4 = malloc((size_t)width * 4 + 1);
-    if (img->pixels == NULL || (convert && st->row4 == NULL)) {
+        st->line = malloc(stride + 1);
+    if ((!streams && img->pixels == NULL) || st->rows == NULL || (convert && st->line == NULL)) {
         snprintf(st->err, IIO_ERR_SIZE, "out of memory for %d x %d pixels", width, height);
         st->code = IIO_NO_MEMORY;
         return -1;
     }
     while (cinfo->output_scanline < cinfo->output_height) {
-        uint8_t *row = img->pixels + stride * cinfo->output_scanline;
-        JSAMPROW target = convert ? st->row4 : row;
-        if (jpeg_read_scanlines(cinfo, &target, 1) != 1) {
+        const JDIMENSION y0 = cinfo->output_scanline;
+        JSAMPROW rows[JD_ROWS];
+        for (int k = 0; k < JD_ROWS; k++)
+            rows[k] = st->rows + in_stride * (size_t)k;
+        const JDIMENSION got = jpeg_read_scanlines(cinfo, rows, JD_ROWS);
+        if (got == 0) {
             snprintf(st->err, IIO_ERR_SIZE, "JPEG: Image is incomplete or truncated");
             return -1;
         }
-        if (convert)
-            jd_cmyk_line(st->row4, row, width, convert == 1);
+        for (JDIMENSION k = 0; k < got; k++) {
+            const uint8_t *row = rows[k];
+            if (convert) {
+                jd_cmyk_line(row, st->line, width, convert == 1);
+                row = st->line;
+            }
+            if (streams)
+                iio_row_to_chw(img, row, (int64_t)(y0 + k), dest);
+            else
+                memcpy(img->pixels + stride * (y0 + k), row, stride);
+        }
     }
     jpeg_finish_decompress(cinfo);
+    if (!streams)
+        iio_image_to_chw(img, dest);
     return 0;
 }
 
-int iio_decode_jpeg(const uint8_t *data, size_t n, const iio_decode_opts *opts, iio_image *img, char *err)
+int iio_decode_jpeg(const uint8_t *data, size_t n, const iio_decode_opts *opts, const iio_sink *sink, char *err)
 {
     struct jpeg_decompress_struct cinfo;
     jd_state st;
     memset(&cinfo, 0, sizeof cinfo);
     memset(&st, 0, sizeof st);
-    memset(img, 0, sizeof *img);
-    img->orientation = 1;
+    st.img.orientation = 1;
     st.err = err;
     st.code = IIO_BAD_FILE;
     err[0] = '\0';
@@ -238,12 +272,10 @@ int iio_decode_jpeg(const uint8_t *data, size_t n, const iio_decode_opts *opts, 
     st.data = data;
     st.n = n;
 
-    int rc = jd_run(&cinfo, &st, opts, img);
+    int rc = jd_run(&cinfo, &st, opts, sink);
     jpeg_destroy_decompress(&cinfo);
-    free(st.row4);
-    if (rc != 0) {
-        iio_image_free(img);
-        return st.code;
-    }
-    return 0;
+    free(st.rows);
+    free(st.line);
+    iio_image_free(&st.img);
+    return rc != 0 ? st.code : 0;
 }

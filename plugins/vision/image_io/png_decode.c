@@ -41,7 +41,9 @@ typedef struct pd_state {
     int code;                           /* the iio_error of a failure */
     const uint8_t *data;
     size_t n, pos;
-    png_bytep *rows;                    /* malloc'd row pointers */
+    png_bytep *rows;                    /* malloc'd row pointers (whole-image decodes) */
+    uint8_t *row;                       /* one row (streamed decodes); malloc'd */
+    iio_image img;                      /* the shape; pixels: the whole image when it is not streamed */
 } pd_state;
 
 static void pd_error(png_structp png, png_const_charp msg)
@@ -69,8 +71,9 @@ static void pd_read(png_structp png, png_bytep out, size_t count)
     st->pos += count;
 }
 
-static int pd_run(png_structp png, png_infop info, pd_state *st, const iio_decode_opts *opts, iio_image *img)
+static int pd_run(png_structp png, png_infop info, pd_state *st, const iio_decode_opts *opts, const iio_sink *sink)
 {
+    iio_image *img = &st->img;
     if (setjmp(st->jump))
         return -1;
     png_set_read_fn(png, st, pd_read);
@@ -186,27 +189,50 @@ static int pd_run(png_structp png, png_infop info, pd_state *st, const iio_decod
     img->height = (int32_t)height;
     img->width = (int32_t)width;
     img->sample_bytes = sample_bytes;
-    img->pixels = malloc(rowbytes * height + 1);
-    st->rows = malloc(sizeof(png_bytep) * (height + 1));
-    if (img->pixels == NULL || st->rows == NULL) {
+    int64_t shape[3];
+    iio_image_chw_shape(img, shape);
+    void *dest = NULL;
+    const int sunk = sink->begin(sink->user, shape, sample_bytes, &dest);
+    if (sunk != 0) {
+        st->code = sunk;
+        return -1;
+    }
+
+    /* one row at a time into the CHW planes, unless the passes of an
+    ** interlaced image or a rotation need the whole image first */
+    const int streams = passes == 1 && iio_image_streams(img);
+    if (streams) {
+        st->row = malloc(rowbytes + 1);
+    } else {
+        img->pixels = malloc(rowbytes * height + 1);
+        st->rows = malloc(sizeof(png_bytep) * (height + 1));
+    }
+    if (streams ? st->row == NULL : img->pixels == NULL || st->rows == NULL) {
         snprintf(st->err, IIO_ERR_SIZE, "out of memory for %u x %u pixels", (unsigned)width, (unsigned)height);
         st->code = IIO_NO_MEMORY;
         return -1;
+    }
+    if (streams) {
+        for (png_uint_32 y = 0; y < height; y++) {
+            png_read_row(png, st->row, NULL);
+            iio_row_to_chw(img, st->row, y, dest);
+        }
+        return 0;
     }
     for (png_uint_32 y = 0; y < height; y++)
         st->rows[y] = img->pixels + rowbytes * y;
     for (int p = 0; p < passes; p++)
         for (png_uint_32 y = 0; y < height; y++)
             png_read_row(png, st->rows[y], NULL);
+    iio_image_to_chw(img, dest);
     return 0;
 }
 
-int iio_decode_png(const uint8_t *data, size_t n, const iio_decode_opts *opts, iio_image *img, char *err)
+int iio_decode_png(const uint8_t *data, size_t n, const iio_decode_opts *opts, const iio_sink *sink, char *err)
 {
     pd_state st;
     memset(&st, 0, sizeof st);
-    memset(img, 0, sizeof *img);
-    img->orientation = 1;
+    st.img.orientation = 1;
     st.err = err;
     st.code = IIO_BAD_FILE;
     st.data = data;
@@ -223,13 +249,11 @@ int iio_decode_png(const uint8_t *data, size_t n, const iio_decode_opts *opts, i
         snprintf(err, IIO_ERR_SIZE, "PNG: out of memory for libpng's state");
         st.code = IIO_NO_MEMORY;
     } else {
-        rc = pd_run(png, info, &st, opts, img);
+        rc = pd_run(png, info, &st, opts, sink);
     }
     png_destroy_read_struct(png != NULL ? &png : NULL, info != NULL ? &info : NULL, NULL);
     free(st.rows);
-    if (rc != 0) {
-        iio_image_free(img);
-        return st.code;
-    }
-    return 0;
+    free(st.row);
+    iio_image_free(&st.img);
+    return rc != 0 ? st.code : 0;
 }
