@@ -44,6 +44,7 @@
 extern const pk_module vision_boxes_cpu, vision_roi_cpu, vision_deform_cpu;
 extern const pk_module vision_boxes_cuda, vision_roi_cuda, vision_deform_cuda;
 extern const pk_module vision_image_io_cpu;     /* image_io/: decode / encode (libjpeg-turbo, libpng) */
+extern const pk_module vision_image_io_cuda;    /* image_io/: decode_jpeg through nvJPEG */
 
 /* "f32[2,3]" into buf; returns buf. */
 static inline char *vision_describe(const loom_tensor *t, char *buf, size_t size)
