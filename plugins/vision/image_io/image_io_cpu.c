@@ -90,8 +90,10 @@ static int file_begin(void *user, const int64_t shape[3], int32_t sample_bytes, 
         return IIO_STOPPED;
     default:
         /* the same bytes as the probe: the same shape */
-        if (memcmp(j->shapes[fs->index], shape, 3 * sizeof shape[0]) != 0)
+        if (memcmp(j->shapes[fs->index], shape, 3 * sizeof shape[0]) != 0) {
+            snprintf(j->errors[fs->index], IIO_ERR_SIZE, "decodes to another shape than its header said");
             return IIO_SINK_FAILED;
+        }
         *dest = j->out + (size_t)fs->index * j->image_bytes;
         return 0;
     }
