@@ -223,6 +223,7 @@ static const oc_case cases[] = {
       { T(F32, 3, 3, 0, INT64_C(1) << 60) } },
     { "vision.drop_block2d", "no images of 2^30 x 2^30", { T(F32, 4, 0, 3, INT64_C(1) << 30, INT64_C(1) << 30) },
       "p=0.5;block_size=3", { T(F32, 4, 0, 3, INT64_C(1) << 30, INT64_C(1) << 30) } },
+#ifdef LOOM_TEST_HAVE_IMAGE_IO  /* the image_io module is built with libjpeg-turbo and libpng */
     /* ------------------------------------------------------------ image_io */
     /* torchvision: "Expected a non empty 1-dimensional tensor" for empty file bytes */
     { "vision.decode_jpeg", "no bytes", { T(U8, 1, 0) }, NULL, { T(U8, 3, 0, 0, 0) }, .expect = LOOM_EINVAL,
@@ -241,6 +242,7 @@ static const oc_case cases[] = {
     /* a device is not a file (torchvision: "Expected a non empty file") */
     { "vision.read_file", "an empty device", { NONE }, "path=/dev/null", { T(U8, 1, 0) }, .expect = LOOM_EIO,
       .message = "/dev/null" },
+#endif
 };
 
 int main(void)
