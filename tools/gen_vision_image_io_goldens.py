@@ -9,7 +9,7 @@ The images are small (tens of pixels a side, a few KB each) and made from a
 seeded synthetic picture (gradients, edges and noise, so every DCT band and
 PNG filter is exercised); PIL writes the JPEGs (libjpeg-turbo) and most
 PNGs, a small writer below the PNGs PIL cannot write (16-bit RGB / RGBA,
-1/2/4-bit gray, gray + alpha at 16 bits).
+1/2/4-bit gray, gray + alpha at 16 bits, Adam7-interlaced).
 
 Files:
   <img>.jpg / <img>.png          the encoded test images (the decoders' inputs,
@@ -72,12 +72,18 @@ def png_chunk(kind, data):
     return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
 
 
-def write_png(arr, bit_depth, color_type, extra=b""):
-    """A non-interlaced PNG of arr (uint16 samples for 16 bits; for bit depths
-    below 8, one sample per pixel in [0, 2^bit_depth)), filter type 0 rows."""
+ADAM7 = [(0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2)]
+
+
+def write_png(arr, bit_depth, color_type, extra=b"", adam7=False):
+    """A PNG of arr (uint16 samples for 16 bits; for bit depths below 8, one
+    sample per pixel in [0, 2^bit_depth)), filter type 0 rows; adam7: the
+    seven interlaced passes (an empty pass has no rows), as PIL cannot write."""
     h, w = arr.shape[:2]
+    arr = arr.reshape(h, w, -1)
+    images = [arr[y0::dy, x0::dx] for x0, y0, dx, dy in ADAM7] if adam7 else [arr]
     rows = []
-    for row in arr.reshape(h, w, -1):
+    for row in (r for im in images if im.size for r in im):
         if bit_depth == 16:
             raw = row.astype(">u2").tobytes()
         elif bit_depth == 8:
@@ -87,7 +93,7 @@ def write_png(arr, bit_depth, color_type, extra=b""):
             bits += "0" * (-len(bits) % 8)
             raw = bytes(int(bits[i:i + 8], 2) for i in range(0, len(bits), 8))
         rows.append(b"\x00" + raw)
-    ihdr = struct.pack(">IIBBBBB", w, h, bit_depth, color_type, 0, 0, 0)
+    ihdr = struct.pack(">IIBBBBB", w, h, bit_depth, color_type, 0, 0, 1 if adam7 else 0)
     return (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", ihdr) + extra
             + png_chunk(b"IDAT", zlib.compress(b"".join(rows), 9)) + png_chunk(b"IEND", b""))
 
@@ -142,6 +148,8 @@ def images():
     for bits in (1, 2, 4):
         out["gray%d.png" % bits] = write_png((gray >> (8 - bits)).astype(np.uint8), bits, 0)
     out["rgb_trns.png"] = write_png(p, 8, 2, png_chunk(b"tRNS", struct.pack(">HHH", 255, 0, 0)))
+    out["rgb8_adam7.png"] = write_png(p, 8, 2, adam7=True)
+    out["gray16_adam7.png"] = write_png(g16, 16, 0, adam7=True)
     out["png_exif6.png"] = pil_bytes(Image.fromarray(p), "PNG", exif=exif_bytes(6))
     return out
 
