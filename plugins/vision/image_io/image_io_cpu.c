@@ -4,10 +4,13 @@
 ** (torchvision's refusals, naming the argument), the jagged batch decoded
 ** in parallel over the core's pool, the encoders and read_file.
 **
-** A batch is decoded in two passes: every file into its own pixels (one
-** task per file: libjpeg and libpng decode one file on one thread), then,
-** once all are known to have one shape, each into its [C, H, W] slot of the
-** output. A failing file fails the call, naming its index and its bytes.
+** One file: the decoder's sink allocates the output once the header has
+** told its shape, and the rows go straight into it. A batch takes two
+** passes over the core's pool, one task per file (libjpeg and libpng decode
+** one file on one thread): every header (the sink stops the decode there),
+** then, once all files are known to have one shape and the [B, C, H, W]
+** output exists, every file into its slot. A failing file fails the call,
+** naming its index and its bytes.
 */
 #include <stdio.h>
 #include <stdlib.h>
