@@ -340,6 +340,31 @@ AUDIO_DICT = ["RIFF", "WAVE", "fmt ", "data", "fact", "LIST", "RF64", "ds64", "f
               "\xff\xf8", "\xff\xff\xff\xff", "\x00\x00\x00\x00", "\x01\x00", "\x03\x00", "\xfe\xff"]
 
 
+# ---------------------------------------------------------- image files
+
+IMAGE_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "vision", "image_io")
+
+
+def image_seeds(ext):
+    """fuzz_image_jpeg.c / fuzz_image_png.c: an option byte (mode, EXIF,
+    decode_image), then a test image (tools/gen_vision_image_io_goldens.py)."""
+    def seeds():
+        out = {}
+        for i, name in enumerate(sorted(f for f in os.listdir(IMAGE_DATA) if f.endswith(ext))):
+            with open(os.path.join(IMAGE_DATA, name), "rb") as f:
+                out[name.replace(".", "_")] = bytes([(i % 5) | (8 if i % 2 else 0) | (16 if i % 3 == 0 else 0)]) + f.read()
+        return out
+    return seeds
+
+
+JPEG_DICT = ["\xff\xd8\xff", "\xff\xd9", "\xff\xc0", "\xff\xc2", "\xff\xc4", "\xff\xdb", "\xff\xda",
+             "\xff\xdd", "\xff\xe0", "\xff\xe1", "\xff\xee", "\xff\xd0", "JFIF\x00", "Exif\x00\x00",
+             "Adobe", "II*\x00", "MM\x00*", "\x01\x12", "\x00\x00", "\xff\xff"]
+PNG_DICT = ["\x89PNG\r\n\x1a\n", "IHDR", "PLTE", "IDAT", "IEND", "tRNS", "eXIf", "gAMA", "sBIT", "iCCP", "zTXt",
+            "acTL", "II*\x00", "MM\x00*", "\x01\x12", "\x78\x9c", "\x78\x01", "\x00\x00\x00\x00",
+            "\xff\xff\xff\xff", "\x08\x06", "\x10\x02", "\x04\x03"]
+
+
 # ------------------------------------------------------------ wordpiece
 
 def wordpiece_seeds():
@@ -456,6 +481,8 @@ TARGETS = {
     "glue": (glue_seeds, GLUE_DICT),
     "audio_file": (audio_seeds, AUDIO_DICT),
     "ctc_files": (ctc_seeds, CTC_DICT),
+    "image_jpeg": (image_seeds(".jpg"), JPEG_DICT),
+    "image_png": (image_seeds(".png"), PNG_DICT),
     "wordpiece": (wordpiece_seeds, WORDPIECE_DICT),
     "td_meta": (td_meta_seeds, TD_META_DICT),
 }

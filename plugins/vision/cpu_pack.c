@@ -5,6 +5,14 @@
 */
 #include "vision_pack.h"
 
+/* image_io when libjpeg-turbo and libpng are built in (plugins/meson.build) */
+#ifdef LOOM_VISION_HAVE_IMAGE_IO
+#define VISION_IMAGE_IO_CPU , &vision_image_io_cpu
+#else
+#define VISION_IMAGE_IO_CPU
+#endif
+
 PK_PACK_DEFINE("vision", "0.1.0",
-               "torchvision.ops: NMS, box IoU and losses, RoI ops, deform_conv2d, DropBlock (cpu)", NULL, NULL,
-               &vision_boxes_cpu, &vision_roi_cpu, &vision_deform_cpu)
+               "torchvision.ops: NMS, box IoU and losses, RoI ops, deform_conv2d, DropBlock; torchvision.io "
+               "image decode / encode (cpu)", NULL, NULL,
+               &vision_boxes_cpu, &vision_roi_cpu, &vision_deform_cpu VISION_IMAGE_IO_CPU)

@@ -1390,6 +1390,48 @@ class vision:
             output (f32,f64, any rank): [..] for 'none', else a scalar (f32 for f16 boxes)"""
         ...
     @staticmethod
+    def decode_image(input: TensorLike, offsets: Optional[TensorLike] = None, *, mode: str = 'UNCHANGED', apply_exif_orientation: bool = False, max_pixels: int = 268435456) -> Any:
+        """torchvision.io.decode_image: a JPEG or PNG file (told by its first bytes) to a CHW image
+
+        Inputs:
+            input (u8, rank 1): the file's bytes (u8 [N]); with offsets, B files back to back
+            offsets (i64, rank 1, optional): [B + 1] bounds of the files in input (jagged batch): output [B, C, H, W]
+        Attributes (keyword-only):
+            mode (str, default 'UNCHANGED'; one of UNCHANGED, GRAY, GRAY_ALPHA, RGB, RGB_ALPHA, RGBA): torchvision.io.ImageReadMode: UNCHANGED, GRAY, GRAY_ALPHA, RGB, RGB_ALPHA (or RGBA); JPEG takes UNCHANGED, GRAY and RGB
+            apply_exif_orientation (bool, default False): rotate / flip the image as its EXIF orientation tag says
+            max_pixels (int, default 268435456): refuse a file that declares more pixels (width * height) than this: a decompression-bomb guard
+        Outputs:
+            output (u8,i32, any rank): [C, H, W] u8 ([B, C, H, W] for a batch); i32 holding 16-bit samples for a 16-bit PNG"""
+        ...
+    @staticmethod
+    def decode_jpeg(input: TensorLike, offsets: Optional[TensorLike] = None, *, mode: str = 'UNCHANGED', apply_exif_orientation: bool = False, max_pixels: int = 268435456) -> Any:
+        """torchvision.io.decode_jpeg: a JPEG file to a CHW u8 image (libjpeg-turbo)
+
+        Inputs:
+            input (u8, rank 1): the file's bytes (u8 [N]); with offsets, B files back to back
+            offsets (i64, rank 1, optional): [B + 1] bounds of the files in input (jagged batch): output [B, C, H, W]
+        Attributes (keyword-only):
+            mode (str, default 'UNCHANGED'; one of UNCHANGED, GRAY, GRAY_ALPHA, RGB, RGB_ALPHA, RGBA): torchvision.io.ImageReadMode: UNCHANGED, GRAY, GRAY_ALPHA, RGB, RGB_ALPHA (or RGBA); JPEG takes UNCHANGED, GRAY and RGB
+            apply_exif_orientation (bool, default False): rotate / flip the image as its EXIF orientation tag says
+            max_pixels (int, default 268435456): refuse a file that declares more pixels (width * height) than this: a decompression-bomb guard
+        Outputs:
+            output (u8,i32, any rank): [C, H, W] u8 ([B, C, H, W] for a batch); i32 holding 16-bit samples for a 16-bit PNG"""
+        ...
+    @staticmethod
+    def decode_png(input: TensorLike, offsets: Optional[TensorLike] = None, *, mode: str = 'UNCHANGED', apply_exif_orientation: bool = False, max_pixels: int = 268435456) -> Any:
+        """torchvision.io.decode_png: a PNG file to a CHW image (libpng; 16-bit samples as i32)
+
+        Inputs:
+            input (u8, rank 1): the file's bytes (u8 [N]); with offsets, B files back to back
+            offsets (i64, rank 1, optional): [B + 1] bounds of the files in input (jagged batch): output [B, C, H, W]
+        Attributes (keyword-only):
+            mode (str, default 'UNCHANGED'; one of UNCHANGED, GRAY, GRAY_ALPHA, RGB, RGB_ALPHA, RGBA): torchvision.io.ImageReadMode: UNCHANGED, GRAY, GRAY_ALPHA, RGB, RGB_ALPHA (or RGBA); JPEG takes UNCHANGED, GRAY and RGB
+            apply_exif_orientation (bool, default False): rotate / flip the image as its EXIF orientation tag says
+            max_pixels (int, default 268435456): refuse a file that declares more pixels (width * height) than this: a decompression-bomb guard
+        Outputs:
+            output (u8,i32, any rank): [C, H, W] u8 ([B, C, H, W] for a batch); i32 holding 16-bit samples for a 16-bit PNG"""
+        ...
+    @staticmethod
     def deform_conv2d(input: TensorLike, offset: TensorLike, weight: TensorLike, bias: Optional[TensorLike] = None, mask: Optional[TensorLike] = None, *, stride: Sequence[int] = (1, 1), padding: Sequence[int] = (0, 0), dilation: Sequence[int] = (1, 1)) -> Any:
         """torchvision.ops.deform_conv2d: deformable convolution v1/v2 with zero-padded bilinear sampling
 
@@ -1484,6 +1526,28 @@ class vision:
             seed (int, default 0): seed of the Bernoulli draw (counter-based: same seed, same output on every backend)
         Outputs:
             output (f32,f64,f16, any rank): shape and dtype of input"""
+        ...
+    @staticmethod
+    def encode_jpeg(input: TensorLike, *, quality: int = 75) -> Any:
+        """torchvision.io.encode_jpeg: a CHW u8 image to a JPEG file (libjpeg-turbo)
+
+        Inputs:
+            input (u8, rank 3): [C, H, W] u8 image, C = 1 (gray) or 3 (RGB)
+        Attributes (keyword-only):
+            quality (int, default 75): JPEG quality, 1 to 100
+        Outputs:
+            output (u8, rank 1): the file's bytes"""
+        ...
+    @staticmethod
+    def encode_png(input: TensorLike, *, compression_level: int = 6) -> Any:
+        """torchvision.io.encode_png: a CHW u8 image to a PNG file (libpng)
+
+        Inputs:
+            input (u8, rank 3): [C, H, W] u8 image, C = 1 (gray) or 3 (RGB)
+        Attributes (keyword-only):
+            compression_level (int, default 6): zlib compression level, 0 to 9
+        Outputs:
+            output (u8, rank 1): the file's bytes"""
         ...
     @staticmethod
     def generalized_box_iou(boxes1: TensorLike, boxes2: TensorLike) -> Any:
@@ -1587,6 +1651,15 @@ class vision:
             width (int, required): W of the input
         Outputs:
             output (f32,f64,f16, rank 4): [batch_size, channels, height, width] gradient of input"""
+        ...
+    @staticmethod
+    def read_file(*, path: str) -> Any:
+        """torchvision.io.read_file: a file's bytes as a u8 [N] tensor
+
+        Attributes (keyword-only):
+            path (str, required): the file to read
+        Outputs:
+            output (u8, rank 1): the file's bytes (u8 [N])"""
         ...
     @staticmethod
     def remove_small_boxes(boxes: TensorLike, *, min_size: float) -> Any:

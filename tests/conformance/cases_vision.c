@@ -371,5 +371,12 @@ const cf_gen cf_vision_gens[] = {
     { "vision.drop_block2d", FLOATS3, 6, drop_block_make, NULL },
     { "vision.drop_block3d", FLOATS3, 6, drop_block_make, NULL },
     { "vision.stochastic_depth", FLOATS3, 3, stochastic_depth_make, NULL },
+    /* image_io: cpu kernels only (files are decoded on the host); the goldens are torchvision's */
+    { "vision.decode_jpeg", 0, 0, NULL, "tests/vision/image_io/test_image_io_decode.c: cpu only, torchvision goldens" },
+    { "vision.decode_png", 0, 0, NULL, "tests/vision/image_io/test_image_io_decode.c: cpu only, torchvision goldens" },
+    { "vision.decode_image", 0, 0, NULL, "tests/vision/image_io/test_image_io_decode.c: cpu only, torchvision goldens" },
+    { "vision.encode_jpeg", 0, 0, NULL, "tests/vision/image_io/test_image_io_encode.c: cpu only, torchvision's bytes" },
+    { "vision.encode_png", 0, 0, NULL, "tests/vision/image_io/test_image_io_encode.c: cpu only, torchvision's bytes" },
+    { "vision.read_file", 0, 0, NULL, "tests/vision/image_io/test_image_io_encode.c: cpu only, a file's bytes" },
 };
 const size_t cf_vision_n_gens = sizeof cf_vision_gens / sizeof cf_vision_gens[0];

@@ -28,6 +28,7 @@
 #define TV OC_TV
 #define NONE { 0 }
 
+static const double zero_offset[1] = { 0 };
 static const double two_rois[10] = { 0, 0, 0, 4, 4, 0, 1, 1, 6, 6 };
 /* offsets of -0.5: samples at y = -0.5 lie inside torchvision's (-1, H) even for H = 0 */
 static const double half_off[28] = { -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5,
@@ -222,6 +223,26 @@ static const oc_case cases[] = {
       { T(F32, 3, 3, 0, INT64_C(1) << 60) } },
     { "vision.drop_block2d", "no images of 2^30 x 2^30", { T(F32, 4, 0, 3, INT64_C(1) << 30, INT64_C(1) << 30) },
       "p=0.5;block_size=3", { T(F32, 4, 0, 3, INT64_C(1) << 30, INT64_C(1) << 30) } },
+#ifdef LOOM_TEST_HAVE_IMAGE_IO  /* the image_io module is built with libjpeg-turbo and libpng */
+    /* ------------------------------------------------------------ image_io */
+    /* torchvision: "Expected a non empty 1-dimensional tensor" for empty file bytes */
+    { "vision.decode_jpeg", "no bytes", { T(U8, 1, 0) }, NULL, { T(U8, 3, 0, 0, 0) }, .expect = LOOM_EINVAL,
+      .message = "empty" },
+    { "vision.decode_png", "no bytes", { T(U8, 1, 0) }, NULL, { T(U8, 3, 0, 0, 0) }, .expect = LOOM_EINVAL,
+      .message = "empty" },
+    { "vision.decode_image", "no bytes", { T(U8, 1, 0) }, NULL, { T(U8, 3, 0, 0, 0) }, .expect = LOOM_EINVAL,
+      .message = "empty" },
+    { "vision.decode_image", "a batch of no files", { T(U8, 1, 0), TV(I64, zero_offset, 1, 1) }, NULL,
+      { T(U8, 4, 0, 0, 0, 0) } },
+    /* torchvision: libjpeg's "Empty JPEG image", libpng's "Image width is zero in IHDR" */
+    { "vision.encode_jpeg", "no rows", { T(U8, 3, 3, 0, 5) }, NULL, { T(U8, 1, 0) }, .expect = LOOM_EINVAL,
+      .message = "no pixels" },
+    { "vision.encode_png", "no columns", { T(U8, 3, 1, 4, 0) }, NULL, { T(U8, 1, 0) }, .expect = LOOM_EINVAL,
+      .message = "no pixels" },
+    /* a device is not a file (torchvision: "Expected a non empty file") */
+    { "vision.read_file", "an empty device", { NONE }, "path=/dev/null", { T(U8, 1, 0) }, .expect = LOOM_EIO,
+      .message = "/dev/null" },
+#endif
 };
 
 int main(void)

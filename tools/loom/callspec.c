@@ -105,7 +105,7 @@ int callspec_parse(callspec *c, int mode, const char *usage, int argc, char **ar
         switch (ch) {
         case O_IN:
             if (split_kv(optarg, &c->ins[c->n_ins++]) != 0)
-                return usage_error(c, "--in wants NAME=FILE.npy, got '%s'", optarg);
+                return usage_error(c, "--in wants NAME=FILE.npy or NAME=@FILE, got '%s'", optarg);
             break;
         case O_LINES:
             if (split_kv(optarg, &c->lines[c->n_lines++]) != 0)
@@ -280,14 +280,13 @@ static int check_names(callspec *c)
     return CLI_OK;
 }
 
-/* The lines of a text file as the jagged pair values (u8) + offsets (i64
-** [B+1]): split at '\n' only, so '\r' and every other byte stay in the
-** line; a final '\n' opens no line. */
-static int read_lines(callspec *c, const char *path, loom_tensor **values, loom_tensor **offsets)
+/* The whole of a file, malloc'd into *data (n bytes; not NUL-terminated).
+** opt names the option in messages. */
+static int slurp_file(const callspec *c, const char *opt, const char *path, char **data_out, size_t *n_out)
 {
     FILE *f = fopen(path, "rb");
     if (f == NULL) {
-        fprintf(stderr, "loom %s: --lines: cannot open '%s': %s\n", c->cmd, path, strerror(errno));
+        fprintf(stderr, "loom %s: %s: cannot open '%s': %s\n", c->cmd, opt, path, strerror(errno));
         return CLI_FAIL;
     }
     char *data = NULL;
@@ -310,9 +309,42 @@ static int read_lines(callspec *c, const char *path, loom_tensor **values, loom_
     fclose(f);
     if (err) {
         free(data);
-        fprintf(stderr, "loom %s: --lines: cannot read '%s'\n", c->cmd, path);
+        fprintf(stderr, "loom %s: %s: cannot read '%s'\n", c->cmd, opt, path);
         return CLI_FAIL;
     }
+    *data_out = data;
+    *n_out = n;
+    return CLI_OK;
+}
+
+/* `--in NAME=@FILE`: the file's raw bytes as a u8 [N] tensor (an image for
+** vision.decode_image, an audio file for audio.load's src). */
+static int read_bytes(const callspec *c, const char *path, loom_tensor **out)
+{
+    char *data;
+    size_t n;
+    if (slurp_file(c, "--in", path, &data, &n) != CLI_OK)
+        return CLI_FAIL;
+    const int64_t shape[1] = { (int64_t)n };
+    if (loom_tensor_new(out, LOOM_DTYPE_U8, 1, shape, NULL) != LOOM_OK) {
+        free(data);
+        return cli_fail();
+    }
+    if (n > 0)
+        memcpy(loom_data(*out), data, n);
+    free(data);
+    return CLI_OK;
+}
+
+/* The lines of a text file as the jagged pair values (u8) + offsets (i64
+** [B+1]): split at '\n' only, so '\r' and every other byte stay in the
+** line; a final '\n' opens no line. */
+static int read_lines(callspec *c, const char *path, loom_tensor **values, loom_tensor **offsets)
+{
+    char *data;
+    size_t n;
+    if (slurp_file(c, "--lines", path, &data, &n) != CLI_OK)
+        return CLI_FAIL;
     int64_t newlines = 0;
     for (size_t i = 0; i < n; i++)
         newlines += data[i] == '\n';
@@ -352,8 +384,12 @@ static int read_inputs(callspec *c)
     for (int i = 0; i < c->n_ins; i++) {
         int idx = find_arg(s->inputs, s->n_inputs, c->ins[i].key);
         loom_tensor *host = NULL, *dev = NULL;
-        if (loom_npy_read(&host, c->ins[i].value) != LOOM_OK)
+        if (c->ins[i].value[0] == '@') {
+            if (read_bytes(c, c->ins[i].value + 1, &host) != CLI_OK)
+                return CLI_FAIL;
+        } else if (loom_npy_read(&host, c->ins[i].value) != LOOM_OK) {
             return cli_fail();
+        }
         if (c->device.device_type != LOOM_DEVICE_CPU) {
             loom_status st = loom_tensor_copy_to(&dev, host, &c->device);
             loom_tensor_free(host);

@@ -17,6 +17,8 @@ static const char usage[] =
     "                [--out NAME=FILE.npy ...] [--json]\n"
     "  Run OP once. Inputs and outputs are named as in `loom info OP`.\n"
     "  --in NAME=FILE     input NAME from a .npy file\n"
+    "  --in NAME=@FILE    input NAME: the raw bytes of FILE as u8 [N] (an image\n"
+    "                     for vision.decode_image, an audio file for audio.load)\n"
     "  --lines NAME=FILE  strings, one per line of a text file: inputs NAME (u8)\n"
     "                     and NAME_offsets (i64 [B+1])\n"
     "  --attr KEY=VALUE   an attribute: ints 3, floats 0.5, bools true/false,\n"
