@@ -6,5 +6,5 @@
 #include "vision_pack.h"
 
 PK_PACK_DEFINE("vision", "0.1.0",
-               "torchvision.ops: NMS, box IoU and losses, RoI ops, deform_conv2d, DropBlock (cpu)", NULL, NULL,
-               &vision_boxes_cpu, &vision_roi_cpu, &vision_deform_cpu)
+               "torchvision.ops: NMS, box IoU and losses, RoI ops, deform_conv2d, DropBlock; transforms v2 (cpu)", NULL, NULL,
+               &vision_boxes_cpu, &vision_roi_cpu, &vision_deform_cpu, &vision_transforms_cpu)

@@ -344,6 +344,52 @@ static int stochastic_depth_make(cf_case *c)
     return 1;
 }
 
+/* Transforms module (resize on images, masks, boxes): a backend must give
+** the same uint8 bits (PyTorch's fixed point is integer arithmetic), masks
+** and boxes alike (a copy; one float32 product); float32 images in [0, 1)
+** within 1e-5 (taps summed in another order). Cases: down with antialias,
+** up, short edge with max_size, nearest-exact; bilinear then bicubic. */
+static int resize_make(cf_case *c)
+{
+    static const char *const attrs[] = {
+        "size=13,17;interpolation=bilinear", "size=40,52;interpolation=bicubic;antialias=false",
+        "size=12;max_size=15;interpolation=bicubic", "size=9,44;interpolation=nearest-exact",
+    };
+    if (c->index >= 4)
+        return 0;
+    const int u8 = c->dtype == LOOM_DTYPE_U8;
+    c->in[0] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ 2, 3, 29, 37 }, 0, 0, u8 ? 255.99 : 1);
+    c->n_in = 1;
+    cf_attrs(c, "%s", attrs[c->index]);
+    cf_tol_all(c, u8 ? CF_BYTES : CF_CLOSE, 1e-5, 1e-5);
+    cf_what(c, "%s", attrs[c->index]);
+    return 1;
+}
+
+static int resize_mask_make(cf_case *c)
+{
+    if (c->index >= 2)
+        return 0;
+    c->in[0] = cf_uniform(c, c->dtype, 3, (const int64_t[]){ 2, 29, 37 }, 0, 0, 5.99);
+    c->n_in = 1;
+    cf_attrs(c, c->index ? "size=50,20;interpolation=nearest-exact" : "size=11");
+    cf_tol_all(c, CF_BYTES, 0, 0);
+    cf_what(c, c->index ? "nearest-exact up and down" : "short edge 11");
+    return 1;
+}
+
+static int resize_boxes_make(cf_case *c)
+{
+    if (c->index >= 1)
+        return 0;
+    c->in[0] = cf_uniform(c, c->dtype, 2, (const int64_t[]){ 17, 4 }, 0, 0, 30);
+    c->n_in = 1;
+    cf_attrs(c, "canvas_size=29,37;size=12;max_size=15");
+    cf_tol_all(c, CF_BYTES, 0, 0);
+    cf_what(c, "17 boxes, short edge 12, max_size 15");
+    return 1;
+}
+
 const cf_gen cf_vision_gens[] = {
     { "vision.nms", F32_F64, N_BOX_SIZES, nms_make, NULL },
     { "vision.batched_nms", F32_F64, N_BOX_SIZES, nms_make, NULL },
@@ -371,5 +417,8 @@ const cf_gen cf_vision_gens[] = {
     { "vision.drop_block2d", FLOATS3, 6, drop_block_make, NULL },
     { "vision.drop_block3d", FLOATS3, 6, drop_block_make, NULL },
     { "vision.stochastic_depth", FLOATS3, 3, stochastic_depth_make, NULL },
+    { "vision.resize", BIT(U8) | BIT(F32), 4, resize_make, NULL },
+    { "vision.resize_mask", BIT(U8) | BIT(I64), 2, resize_mask_make, NULL },
+    { "vision.resize_bounding_boxes", BIT(F32), 1, resize_boxes_make, NULL },
 };
 const size_t cf_vision_n_gens = sizeof cf_vision_gens / sizeof cf_vision_gens[0];

@@ -220,6 +220,20 @@ static const oc_case cases[] = {
       { T(F32, 3, 0, 2, 2) } },
     { "vision.stochastic_depth", "empty rows of 2^60", { T(F32, 3, 3, 0, INT64_C(1) << 60) }, "p=0.5;mode=row",
       { T(F32, 3, 3, 0, INT64_C(1) << 60) } },
+    /* ------------------------------------------------------- transforms */
+    { "vision.resize", "no images", { T(U8, 4, 0, 3, 8, 8) }, "size=4,5", { T(U8, 4, 0, 3, 4, 5) } },
+    { "vision.resize", "no channels f32 bicubic", { T(F32, 3, 0, 8, 6) }, "size=4;interpolation=bicubic",
+      { T(F32, 3, 0, 5, 4) } },
+    { "vision.resize", "no images, nearest", { T(F32, 4, 0, 1, 8, 8) }, "size=3;interpolation=nearest",
+      { T(F32, 4, 0, 1, 3, 3) } },
+    /* torchvision: reshape of the empty input to [3, 4, 5] raises */
+    { "vision.resize", "zero width to a non-empty size", { T(U8, 3, 3, 8, 0) }, "size=4,5", { NONE },
+      LOOM_EINVAL, "'image'" },
+    { "vision.resize_mask", "no masks", { T(U8, 3, 0, 8, 8) }, "size=4", { T(U8, 3, 0, 4, 4) } },
+    { "vision.resize_mask", "zero height to a non-empty size", { T(I64, 2, 0, 8) }, "size=4,5", { NONE },
+      LOOM_EINVAL, "'mask'" },
+    { "vision.resize_bounding_boxes", "no boxes", { T(F32, 2, 0, 4) }, "size=4;canvas_size=8,16",
+      { T(F32, 2, 0, 4), T(I64, 1, 2) } },
     { "vision.drop_block2d", "no images of 2^30 x 2^30", { T(F32, 4, 0, 3, INT64_C(1) << 30, INT64_C(1) << 30) },
       "p=0.5;block_size=3", { T(F32, 4, 0, 3, INT64_C(1) << 30, INT64_C(1) << 30) } },
 };

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** transforms.h - what the files of the vision `transforms` module share:
+** the kernels of torchvision.transforms.v2.functional, on images
+** ([..., C, H, W], uint8 or float32, any leading dims), bounding boxes
+** ([..., 4] with their canvas size) and masks ([..., H, W]).
+**
+**   vision.resize                  resize_image
+**   vision.resize_mask             resize_mask (nearest modes only)
+**   vision.resize_bounding_boxes   resize_bounding_boxes
+**
+** The checks (resize_size.c) are shared by the three ops, so an image and
+** its boxes and masks get the same output size and the same messages.
+** Everything here has hidden visibility.
+*/
+#ifndef LOOM_VISION_TRANSFORMS_H
+#define LOOM_VISION_TRANSFORMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vision_pack.h"
+
+/* ----------------------------------------------------- schemas, attributes */
+
+#define VISION_TRANSFORMS_OPS(X)                                                                   \
+    X(vision_resize_schema) X(vision_resize_mask_schema) X(vision_resize_bounding_boxes_schema)
+PK_OPS_DECLARE(vision_transforms_ops, VISION_TRANSFORMS_OPS);
+
+/* The output-size attributes every resize op shares (torchvision's
+** _compute_resized_output_size): size = [s] (short edge), [h, w], or absent
+** with max_size (the long edge). */
+#define RESIZE_SIZE_ATTRS(A, op)                                                                   \
+    A(op, size, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_POSITIVE,                                       \
+      "[s]: the short edge becomes s (the long one int(s*long/short)); [h, w]: taken literally; "  \
+      "absent: max_size gives the long edge", )                                                    \
+    A(op, max_size, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_POSITIVE,                                    \
+      "cap of the long edge with size [s] (must be > s), or the long edge when size is absent", )
+#define RESIZE_ATTRS(A, op)                                                                        \
+    RESIZE_SIZE_ATTRS(A, op)                                                                       \
+    A(op, interpolation, STRING, LOOM_DEFAULT_STRING("bilinear"), 0,                               \
+      "nearest, nearest-exact, bilinear or bicubic", )                                             \
+    A(op, antialias, BOOL, LOOM_DEFAULT_BOOL(1), 0,                                                \
+      "low-pass filter when downscaling (bilinear and bicubic only, as torchvision)", )
+#define RESIZE_MASK_ATTRS(A, op)                                                                   \
+    RESIZE_SIZE_ATTRS(A, op)                                                                       \
+    A(op, interpolation, STRING, LOOM_DEFAULT_STRING("nearest"), 0,                                \
+      "nearest or nearest-exact; bilinear and bicubic mean nearest, as torchvision", )
+#define RESIZE_BOXES_ATTRS(A, op)                                                                  \
+    A(op, canvas_size, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,           \
+      "(H, W) of the image the boxes lie on", )                                                    \
+    RESIZE_SIZE_ATTRS(A, op)                                                                       \
+    A(op, format, STRING, LOOM_DEFAULT_STRING("xyxy"), 0,                                          \
+      "xyxy, xywh or cxcywh (every one scales the same way)", )
+PK_ATTR_ENUM(resize, RESIZE_ATTRS);
+PK_ATTR_ENUM(resize_mask, RESIZE_MASK_ATTRS);
+PK_ATTR_ENUM(resize_boxes, RESIZE_BOXES_ATTRS);
+
+/* ----------------------------------------------------------- output size */
+
+typedef enum resize_mode {
+    RESIZE_NEAREST = 0,
+    RESIZE_NEAREST_EXACT,
+    RESIZE_BILINEAR,
+    RESIZE_BICUBIC,
+} resize_mode;
+
+/* torchvision's _compute_resized_output_size of an (h, w) canvas under the
+** call's size / max_size attributes (indices size_attr, max_size_attr).
+** Errors name the attribute, as torchvision's ValueErrors do. */
+loom_status resize_output_size(const loom_call *call, int size_attr, int max_size_attr, int64_t h, int64_t w,
+                               int64_t *out_h, int64_t *out_w);
+
+/* The interpolation attribute as a mode (the schema's choices are checked
+** by the core). */
+resize_mode resize_mode_of(const char *name);
+
+/* ----------------------------------------------------------- axis tables */
+
+/* The taps of one resized axis: output i reads input [xmin[i], xmin[i] +
+** xsize[i]) with weights w[i*ksize + k] (zero for k >= xsize[i]; ksize is
+** padded to a multiple of 8 so the vector loops read whole chunks). Built
+** exactly as PyTorch's upsample kernels build them (resize_weights.c). */
+typedef struct resize_axis {
+    int64_t in, out;
+    int32_t ksize;
+    int32_t *xmin, *xsize;
+    int16_t *w16;       /* uint8 path: fixed-point weights ... */
+    int32_t prec;       /* ... with this many fraction bits */
+    float *wf;          /* float32 path */
+} resize_axis;
+
+/* Fill ax for in -> out on the uint8 path (u8 = 1: double weights rounded to
+** int16, PyTorch's _compute_index_ranges_int16_weights) or the float32 path
+** (u8 = 0: weights computed in float, PyTorch's float kernels). Memory comes
+** from the call's scratch. */
+loom_status resize_axis_build(loom_exec_ctx *ctx, resize_axis *ax, int64_t in, int64_t out, resize_mode mode,
+                              int antialias, int u8);
+
+/* The nearest / nearest-exact source index of every output index. */
+void resize_nearest_index(int64_t in, int64_t out, int exact, int64_t *idx);
+
+/* ------------------------------------------------------------ row passes */
+
+/* One pass over rows r in [r0, r1): horizontal (each row of in, in->in
+** long, into a row of ax->out) or vertical (output row r of a plane from the
+** plane's input rows). resize_cpu.c has the portable loops, resize_avx2.c
+** the AVX2+FMA ones; both give the same bits on the uint8 path. */
+typedef struct resize_pass {
+    const resize_axis *ax;
+    const void *src;
+    void *dst;
+    int64_t src_row, dst_row;   /* elements per row */
+    int64_t src_plane, dst_plane;   /* elements per plane (vertical pass) */
+    int64_t rows_per_plane;     /* output rows per plane (vertical pass) */
+} resize_pass;
+
+void resize_h_u8(const resize_pass *p, int64_t r0, int64_t r1);
+void resize_v_u8(const resize_pass *p, int64_t r0, int64_t r1);
+void resize_h_f32(const resize_pass *p, int64_t r0, int64_t r1);
+void resize_v_f32(const resize_pass *p, int64_t r0, int64_t r1);
+void resize_h_u8_avx2(const resize_pass *p, int64_t r0, int64_t r1);
+void resize_v_u8_avx2(const resize_pass *p, int64_t r0, int64_t r1);
+void resize_h_f32_avx2(const resize_pass *p, int64_t r0, int64_t r1);
+void resize_v_f32_avx2(const resize_pass *p, int64_t r0, int64_t r1);
+
+/* 1 when the AVX2 loops may run (the core's CPU features, capped by
+** LOOM_CPU_MAX_ISA); read at registration. */
+int transforms_have_avx2(void);
+
+/* ------------------------------------------------------------ kernels */
+
+loom_status vision_resize_cpu(loom_call *call);
+loom_status vision_resize_mask_cpu(loom_call *call);
+loom_status vision_resize_bounding_boxes_cpu(loom_call *call);
+
+#endif /* LOOM_VISION_TRANSFORMS_H */

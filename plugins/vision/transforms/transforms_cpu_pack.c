@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** transforms_cpu_pack.c - the transforms module of vision.so: its ops and
+** their cpu kernels. vision.resize is registered once the CPU features are
+** known, so its implementation name says whether the AVX2 passes run.
+*/
+#include "cpu.h"
+#include "register.h"
+#include "transforms.h"
+
+static int have_avx2 = -1;
+
+int transforms_have_avx2(void)
+{
+    if (have_avx2 < 0)
+        have_avx2 = pk_cpu_avx2(PK_CPU_FMA);
+    return have_avx2;
+}
+
+#define MASK_KERNEL_DTYPES 0   /* the schema's dtypes */
+
+static const loom_kernel_desc cpu_kernels[] = {
+    PK_KERNEL_CPU(vision_resize_mask_schema, "cpu:nearest-rows", MASK_KERNEL_DTYPES, vision_resize_mask_cpu),
+    PK_KERNEL_CPU(vision_resize_bounding_boxes_schema, "cpu:scale", LOOM_DTYPE_BIT(LOOM_DTYPE_F32),
+                  vision_resize_bounding_boxes_cpu),
+};
+
+static loom_status transforms_register_isa(const loom_host_api *host, loom_registrar *reg)
+{
+    const loom_kernel_desc ks[] = {
+        PK_KERNEL_CPU(vision_resize_schema, transforms_have_avx2() ? "cpu:separable-fixed-point-avx2"
+                                                                   : "cpu:separable-fixed-point",
+                      LOOM_DTYPE_BIT(LOOM_DTYPE_U8) | LOOM_DTYPE_BIT(LOOM_DTYPE_F32), vision_resize_cpu),
+    };
+    return pk_register_kernels(host, reg, ks, PK_COUNT(ks));
+}
+
+const pk_module vision_transforms_cpu = PK_MODULE("transforms", vision_transforms_ops, cpu_kernels,
+                                                  transforms_register_isa);
