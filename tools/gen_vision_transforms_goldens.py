@@ -49,6 +49,9 @@ def add_input(name, a):
 
 
 def attrs_text(size=None, max_size=None, **kw):
+    if isinstance(size, str):
+        kw = {"size": size, **kw}
+        size = None
     parts = []
     if size is not None:
         parts.append("size=" + ",".join(str(s) for s in size))
@@ -145,6 +148,59 @@ def main():
         for sname in ("down", "up", "short"):
             boxes_case(f"boxes_{fmt}_{sname}", f"boxes_{fmt}", (23, 31), sizes[sname], fmt)
     boxes_case("boxes_xyxy_max_size", "boxes_xyxy", (23, 31), [12], "xyxy", max_size=14)
+
+    # Geometry on images and masks: crop (inside, off the top-left, past the
+    # bottom-right), center_crop (smaller, larger by odd and even amounts, one
+    # side larger), resized_crop, pad in every mode, flips.
+    def geo(op, name, inp, fn, **attrs):
+        x = torch.from_numpy(inputs[inp])
+        y = fn(tv_tensors.Mask(x) if inp.startswith("mask") else x)
+        save(name, y.as_subclass(torch.Tensor).numpy())
+        lines.append(f"vision.{op} {name} {inp} " + attrs_text(**attrs))
+
+    def ints(v):
+        return ",".join(str(i) for i in v)
+
+    for inp in ("img_u8", "img_f32", "mask_i64"):
+        geo("crop", f"crop_{inp}_inside", inp, lambda x: F.crop(x, 3, 5, 11, 17), top=3, left=5, height=11, width=17)
+        geo("crop", f"crop_{inp}_outside_tl", inp, lambda x: F.crop(x, -4, -6, 12, 15),
+            top=-4, left=-6, height=12, width=15)
+        geo("crop", f"crop_{inp}_outside_br", inp, lambda x: F.crop(x, 15, 20, 14, 19),
+            top=15, left=20, height=14, width=19)
+        geo("horizontal_flip", f"hflip_{inp}", inp, F.horizontal_flip)
+        geo("vertical_flip", f"vflip_{inp}", inp, F.vertical_flip)
+    for out in ([10], [10, 14], [8, 30], [28, 40], [30, 12], [24, 33], [22, 29]):
+        tag = "x".join(map(str, out))
+        geo("center_crop", f"center_crop_u8_{tag}", "img_u8", lambda x, o=out: F.center_crop(x, o),
+            output_size=ints(out))
+    geo("center_crop", "center_crop_mask_u8_9x30", "mask_u8", lambda x: F.center_crop(x, [9, 30]),
+        output_size="9,30")
+    geo("center_crop", "center_crop_batch_u8_20", "batch_u8", lambda x: F.center_crop(x, [20]), output_size="20")
+    for mode, aa in (("bilinear", True), ("bicubic", False), ("nearest", False)):
+        geo("resized_crop", f"resized_crop_u8_{mode}", "img_u8",
+            lambda x, m=mode, a=aa: F.resized_crop(x, 2, 4, 15, 20, [9, 27], interpolation=MODES[m], antialias=a),
+            top=2, left=4, height=15, width=20, size="9,27", interpolation=mode, antialias=aa)
+        geo("resized_crop", f"resized_crop_f32_{mode}", "img_f32",
+            lambda x, m=mode, a=aa: F.resized_crop(x, -3, 6, 30, 20, [9, 27], interpolation=MODES[m], antialias=a),
+            top=-3, left=6, height=30, width=20, size="9,27", interpolation=mode, antialias=aa)
+    geo("resized_crop", "resized_crop_mask_u8", "mask_u8",
+        lambda x: F.resized_crop(tv_tensors.Mask(x), 1, 2, 20, 20, [33, 7]),
+        top=1, left=2, height=20, width=20, size="33,7", interpolation="nearest")
+    pads = {"all": [3], "lr_tb": [2, 5], "ltrb": [1, 4, 6, 2], "zero_side": [0, 3, 7, 0]}
+    for mode in ("constant", "edge", "reflect", "symmetric"):
+        for pname, pad in pads.items():
+            geo("pad", f"pad_u8_{mode}_{pname}", "img_u8", lambda x, p=pad, m=mode: F.pad(x, p, padding_mode=m),
+                padding=ints(pad), padding_mode=mode)
+        geo("pad", f"pad_f32_{mode}", "img_f32", lambda x, m=mode: F.pad(x, [4, 1, 2, 3], padding_mode=m),
+            padding="4,1,2,3", padding_mode=mode)
+        geo("pad", f"pad_mask_i64_{mode}", "mask_i64", lambda x, m=mode: F.pad(tv_tensors.Mask(x), [2, 3], padding_mode=m),
+            padding="2,3", padding_mode=mode)
+    geo("pad", "pad_u8_fill7", "img_u8", lambda x: F.pad(x, [3, 1], fill=7), padding="3,1", fill="7")
+    geo("pad", "pad_u8_fill_rgb", "img_u8", lambda x: F.pad(x, [2, 2, 1, 3], fill=[10, 128.7, 255]),
+        padding="2,2,1,3", fill="10,128.7,255")
+    geo("pad", "pad_f32_fill", "img_f32", lambda x: F.pad(x, [1], fill=0.25), padding="1", fill="0.25")
+    geo("pad", "pad_batch_u8_symmetric_full", "batch_u8", lambda x: F.pad(x, [18, 13], padding_mode="symmetric"),
+        padding="18,13", padding_mode="symmetric")
 
     with open(os.path.join(OUT, "cases.txt"), "w") as f:
         f.write(f"# torchvision {torchvision.__version__}, torch {torch.__version__}, "

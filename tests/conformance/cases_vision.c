@@ -390,6 +390,38 @@ static int resize_boxes_make(cf_case *c)
     return 1;
 }
 
+/* crop, center_crop, pad, flips: copies, identical bytes on every backend;
+** resized_crop as resize. */
+static int geometry_make(cf_case *c)
+{
+    static const struct { const char *op, *attrs; } cfg[] = {
+        { "vision.crop", "top=-3;left=5;height=20;width=40" },
+        { "vision.center_crop", "output_size=31,22" },
+        { "vision.resized_crop", "top=2;left=-1;height=20;width=30;size=17,9" },
+        { "vision.pad", "padding=3,1,4,2;padding_mode=reflect" },
+        { "vision.pad", "padding=5;fill=1,2,3" },
+        { "vision.horizontal_flip", NULL },
+        { "vision.vertical_flip", NULL },
+    };
+    int k = -1;
+    for (size_t i = 0, seen = 0; i < sizeof cfg / sizeof cfg[0]; i++)
+        if (strcmp(cfg[i].op, c->op) == 0 && (int)seen++ == c->index)
+            k = (int)i;
+    if (k < 0)
+        return 0;
+    c->in[0] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ 2, 3, 29, 37 }, 0, 0,
+                          c->dtype == LOOM_DTYPE_U8 ? 255.99 : 1);
+    c->n_in = 1;
+    if (cfg[k].attrs)
+        cf_attrs(c, "%s", cfg[k].attrs);
+    if (strcmp(c->op, "vision.resized_crop") == 0)
+        cf_tol_all(c, c->dtype == LOOM_DTYPE_U8 ? CF_BYTES : CF_CLOSE, 1e-5, 1e-5);
+    else
+        cf_tol_all(c, CF_BYTES, 0, 0);
+    cf_what(c, "%s", cfg[k].attrs ? cfg[k].attrs : "2x3x29x37");
+    return 1;
+}
+
 const cf_gen cf_vision_gens[] = {
     { "vision.nms", F32_F64, N_BOX_SIZES, nms_make, NULL },
     { "vision.batched_nms", F32_F64, N_BOX_SIZES, nms_make, NULL },
@@ -420,5 +452,11 @@ const cf_gen cf_vision_gens[] = {
     { "vision.resize", BIT(U8) | BIT(F32), 4, resize_make, NULL },
     { "vision.resize_mask", BIT(U8) | BIT(I64), 2, resize_mask_make, NULL },
     { "vision.resize_bounding_boxes", BIT(F32), 1, resize_boxes_make, NULL },
+    { "vision.crop", BIT(U8) | BIT(F32), 1, geometry_make, NULL },
+    { "vision.center_crop", BIT(U8) | BIT(F32), 1, geometry_make, NULL },
+    { "vision.resized_crop", BIT(U8) | BIT(F32), 1, geometry_make, NULL },
+    { "vision.pad", BIT(U8) | BIT(F32), 2, geometry_make, NULL },
+    { "vision.horizontal_flip", BIT(U8) | BIT(F32), 1, geometry_make, NULL },
+    { "vision.vertical_flip", BIT(U8) | BIT(F32), 1, geometry_make, NULL },
 };
 const size_t cf_vision_n_gens = sizeof cf_vision_gens / sizeof cf_vision_gens[0];

@@ -212,6 +212,20 @@ static loom_status resize_separable(loom_exec_ctx *ctx, const void *src, void *d
     return LOOM_OK;
 }
 
+loom_status resize_planes(loom_exec_ctx *ctx, const void *src, void *dst, loom_dtype dtype, int64_t planes,
+                          int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w, resize_mode mode, int antialias)
+{
+    const size_t esize = pk_host->dtype_size(dtype);
+    if (out_h == in_h && out_w == in_w) {   /* torchvision returns the image itself */
+        memcpy(dst, src, (size_t)(planes * in_h * in_w) * esize);
+        return LOOM_OK;
+    }
+    if (mode <= RESIZE_NEAREST_EXACT)
+        return resize_nearest(ctx, src, dst, esize, planes, in_h, in_w, out_h, out_w, mode == RESIZE_NEAREST_EXACT);
+    return resize_separable(ctx, src, dst, dtype == LOOM_DTYPE_U8, planes, in_h, in_w, out_h, out_w, mode,
+                            antialias);
+}
+
 /* ------------------------------------------------------------- kernels */
 
 /* The output of an image or mask resize: [..., out_h, out_w]. */
@@ -248,18 +262,8 @@ loom_status vision_resize_cpu(loom_call *call)
     if (in_h == 0 || in_w == 0)   /* torchvision: the reshape of the empty image raises */
         return pk_host->fail(LOOM_EINVAL, "'image' %s has no pixels to resize to %lld x %lld",
                              vision_describe(x, b, sizeof b), (long long)out_h, (long long)out_w);
-    const int u8 = loom_tensor_dtype_of(x) == LOOM_DTYPE_U8;
-    const size_t esize = u8 ? 1 : sizeof(float);
-    const int64_t planes = loom_numel(x) / (in_h * in_w);
-    if (out_h == in_h && out_w == in_w) {   /* torchvision returns the image itself */
-        memcpy(loom_data(out), loom_data(x), (size_t)loom_numel(x) * esize);
-        return LOOM_OK;
-    }
-    if (mode <= RESIZE_NEAREST_EXACT)
-        return resize_nearest(call->ctx, loom_data(x), loom_data(out), esize, planes, in_h, in_w, out_h, out_w,
-                              mode == RESIZE_NEAREST_EXACT);
-    return resize_separable(call->ctx, loom_data(x), loom_data(out), u8, planes, in_h, in_w, out_h, out_w, mode,
-                            antialias);
+    return resize_planes(call->ctx, loom_data(x), loom_data(out), loom_tensor_dtype_of(x),
+                         loom_numel(x) / (in_h * in_w), in_h, in_w, out_h, out_w, mode, antialias);
 }
 
 loom_status vision_resize_mask_cpu(loom_call *call)

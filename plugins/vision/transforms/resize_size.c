@@ -25,7 +25,16 @@ resize_mode resize_mode_of(const char *name)
 loom_status resize_output_size(const loom_call *call, int size_attr, int max_size_attr, int64_t h, int64_t w,
                                int64_t *out_h, int64_t *out_w)
 {
-    const loom_attr_value *size = &call->attrs[size_attr], *max_size = &call->attrs[max_size_attr];
+    return resize_output_size_of(&call->attrs[size_attr], max_size_attr < 0 ? NULL : &call->attrs[max_size_attr],
+                                 h, w, out_h, out_w);
+}
+
+loom_status resize_output_size_of(const loom_attr_value *size, const loom_attr_value *max_size, int64_t h,
+                                  int64_t w, int64_t *out_h, int64_t *out_w)
+{
+    static const loom_attr_value none = LOOM_DEFAULT_NONE;
+    if (!max_size)
+        max_size = &none;
     const int64_t shorter = w <= h ? w : h, longer = w <= h ? h : w;
     int64_t new_short, new_long;
     if (!size->is_set) {

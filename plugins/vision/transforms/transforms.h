@@ -24,7 +24,9 @@
 /* ----------------------------------------------------- schemas, attributes */
 
 #define VISION_TRANSFORMS_OPS(X)                                                                   \
-    X(vision_resize_schema) X(vision_resize_mask_schema) X(vision_resize_bounding_boxes_schema)
+    X(vision_resize_schema) X(vision_resize_mask_schema) X(vision_resize_bounding_boxes_schema)     \
+    X(vision_crop_schema) X(vision_center_crop_schema) X(vision_resized_crop_schema)               \
+    X(vision_pad_schema) X(vision_horizontal_flip_schema) X(vision_vertical_flip_schema)
 PK_OPS_DECLARE(vision_transforms_ops, VISION_TRANSFORMS_OPS);
 
 /* The output-size attributes every resize op shares (torchvision's
@@ -52,6 +54,42 @@ PK_OPS_DECLARE(vision_transforms_ops, VISION_TRANSFORMS_OPS);
     RESIZE_SIZE_ATTRS(A, op)                                                                       \
     A(op, format, STRING, LOOM_DEFAULT_STRING("xyxy"), 0,                                          \
       "xyxy, xywh or cxcywh (every one scales the same way)", )
+/* Geometry on images and masks (geometry_cpu.c): any element dtype of
+** TRANSFORMS_ANY_DTYPES, [..., H, W]; the channel of a plane (for a
+** per-channel pad fill) is dim -3. */
+#define CROP_BOX_ATTRS(A, op)                                                                      \
+    A(op, top, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED, "first row; < 0 or past the end: zeros", ) \
+    A(op, left, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED, "first column; outside: zeros", )       \
+    A(op, height, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_NONNEG, "rows of the crop", ) \
+    A(op, width, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_NONNEG, "columns of the crop", )
+#define CROP_ATTRS(A, op) CROP_BOX_ATTRS(A, op)
+#define CENTER_CROP_ATTRS(A, op)                                                                   \
+    A(op, output_size, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,           \
+      "[s] or [h, w]; larger than the image: zero-padded around it", )
+#define RESIZED_CROP_ATTRS(A, op)                                                                  \
+    CROP_BOX_ATTRS(A, op)                                                                          \
+    A(op, size, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,                  \
+      "the crop is resized to [h, w] (or its short edge to [s])", )                                \
+    A(op, interpolation, STRING, LOOM_DEFAULT_STRING("bilinear"), 0,                               \
+      "nearest, nearest-exact, bilinear or bicubic (bilinear and bicubic: uint8, float32)", )      \
+    A(op, antialias, BOOL, LOOM_DEFAULT_BOOL(1), 0, "as vision.resize", )
+#define PAD_ATTRS(A, op)                                                                           \
+    A(op, padding, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_NONNEG,                 \
+      "[all], [left/right, top/bottom] or [left, top, right, bottom]", )                           \
+    A(op, fill, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_FINITE,                                       \
+      "constant mode: one value or one per channel (default 0), converted to the dtype", )        \
+    A(op, padding_mode, STRING, LOOM_DEFAULT_STRING("constant"), 0,                                \
+      "constant, edge, reflect (the edge not repeated) or symmetric (repeated)", )
+PK_ATTR_ENUM(crop, CROP_ATTRS);
+PK_ATTR_ENUM(center_crop, CENTER_CROP_ATTRS);
+PK_ATTR_ENUM(resized_crop, RESIZED_CROP_ATTRS);
+PK_ATTR_ENUM(pad, PAD_ATTRS);
+
+/* Images and masks of the geometry ops: any of these (copies by element). */
+#define TRANSFORMS_ANY_DTYPES                                                                      \
+    (LOOM_DTYPE_BIT(LOOM_DTYPE_U8) | LOOM_DTYPE_BIT(LOOM_DTYPE_BOOL) | LOOM_DTYPE_BIT(LOOM_DTYPE_I32) | \
+     LOOM_DTYPE_BIT(LOOM_DTYPE_I64) | LOOM_DTYPE_BIT(LOOM_DTYPE_F32))
+
 PK_ATTR_ENUM(resize, RESIZE_ATTRS);
 PK_ATTR_ENUM(resize_mask, RESIZE_MASK_ATTRS);
 PK_ATTR_ENUM(resize_boxes, RESIZE_BOXES_ATTRS);
@@ -70,6 +108,10 @@ typedef enum resize_mode {
 ** Errors name the attribute, as torchvision's ValueErrors do. */
 loom_status resize_output_size(const loom_call *call, int size_attr, int max_size_attr, int64_t h, int64_t w,
                                int64_t *out_h, int64_t *out_w);
+
+/* The same from the attribute values (max_size NULL: absent). */
+loom_status resize_output_size_of(const loom_attr_value *size, const loom_attr_value *max_size, int64_t h,
+                                  int64_t w, int64_t *out_h, int64_t *out_w);
 
 /* The interpolation attribute as a mode (the schema's choices are checked
 ** by the core). */
@@ -128,10 +170,22 @@ void resize_v_f32_avx2(const resize_pass *p, int64_t r0, int64_t r1);
 ** LOOM_CPU_MAX_ISA); read at registration. */
 int transforms_have_avx2(void);
 
+/* Resize planes x [in_h, in_w] of dtype (uint8 or float32 for bilinear and
+** bicubic; any element size for nearest) into planes x [out_h, out_w]:
+** what vision.resize does once its arguments are checked. in_h, in_w >= 1. */
+loom_status resize_planes(loom_exec_ctx *ctx, const void *src, void *dst, loom_dtype dtype, int64_t planes,
+                          int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w, resize_mode mode, int antialias);
+
 /* ------------------------------------------------------------ kernels */
 
 loom_status vision_resize_cpu(loom_call *call);
 loom_status vision_resize_mask_cpu(loom_call *call);
 loom_status vision_resize_bounding_boxes_cpu(loom_call *call);
+loom_status vision_crop_cpu(loom_call *call);                /* geometry_cpu.c */
+loom_status vision_center_crop_cpu(loom_call *call);
+loom_status vision_resized_crop_cpu(loom_call *call);
+loom_status vision_pad_cpu(loom_call *call);
+loom_status vision_horizontal_flip_cpu(loom_call *call);
+loom_status vision_vertical_flip_cpu(loom_call *call);
 
 #endif /* LOOM_VISION_TRANSFORMS_H */

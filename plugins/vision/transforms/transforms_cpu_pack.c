@@ -23,6 +23,12 @@ static const loom_kernel_desc cpu_kernels[] = {
     PK_KERNEL_CPU(vision_resize_mask_schema, "cpu:nearest-rows", MASK_KERNEL_DTYPES, vision_resize_mask_cpu),
     PK_KERNEL_CPU(vision_resize_bounding_boxes_schema, "cpu:scale", LOOM_DTYPE_BIT(LOOM_DTYPE_F32),
                   vision_resize_bounding_boxes_cpu),
+    PK_KERNEL_CPU(vision_crop_schema, "cpu:window-rows", 0, vision_crop_cpu),
+    PK_KERNEL_CPU(vision_center_crop_schema, "cpu:window-rows", 0, vision_center_crop_cpu),
+    PK_KERNEL_CPU(vision_resized_crop_schema, "cpu:window-then-separable", 0, vision_resized_crop_cpu),
+    PK_KERNEL_CPU(vision_pad_schema, "cpu:window-rows", 0, vision_pad_cpu),
+    PK_KERNEL_CPU(vision_horizontal_flip_schema, "cpu:window-rows", 0, vision_horizontal_flip_cpu),
+    PK_KERNEL_CPU(vision_vertical_flip_schema, "cpu:window-rows", 0, vision_vertical_flip_cpu),
 };
 
 static loom_status transforms_register_isa(const loom_host_api *host, loom_registrar *reg)

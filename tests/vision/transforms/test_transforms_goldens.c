@@ -1,21 +1,23 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
-** test_transforms_resize.c - vision.resize, vision.resize_mask and
-** vision.resize_bounding_boxes against torchvision.transforms.v2.functional
-** (tools/gen_vision_transforms_goldens.py, whose cases.txt lists every case
-** with its attributes).
+** test_transforms_goldens.c - the transforms module against
+** torchvision.transforms.v2.functional: every case of
+** tools/gen_vision_transforms_goldens.py (cases.txt lists each op, input
+** and attributes): resize, crop, center_crop, resized_crop, pad, flips on
+** images, masks and boxes.
 **
 ** Tolerances:
 **  - uint8 images: identical bytes. torchvision's uint8 bilinear/bicubic on
 **    x86 is PyTorch's native fixed-point path, which defines every output
 **    (integer sums, int16 weights from double); loom computes the same
 **    integers on its portable and AVX2 paths alike. Nearest is a copy.
-**  - masks (nearest) and boxes (one float32 product by the float32 ratio):
+**  - masks (nearest), boxes (one float32 product by the float32 ratio) and
+**    every copy (crop, center_crop, pad, flips, any dtype):
 **    identical.
 **  - float32 images in [0, 1): |d| <= 1e-5. PyTorch sums the taps in
 **    another order (and without FMA), and merges no clamped taps: a few
 **    ulps of 1.0 (1.2e-7 each) over at most ~10 taps.
-** The run under LOOM_CPU_MAX_ISA=sse4 (meson test transforms-resize-scalar)
+** The run under LOOM_CPU_MAX_ISA=sse4 (meson test vision-transforms-goldens-scalar)
 ** checks the portable passes against the same goldens.
 */
 #include <stdarg.h>
@@ -84,9 +86,11 @@ static loom_tensor *golden(const char *name)
     return tu_npy(rel);
 }
 
-static void compare(const loom_tensor *got, const loom_tensor *want, const char *name)
+/* float32 resampling (resize, resized_crop) within 1e-5; copies and uint8 exact */
+static void compare(const loom_tensor *got, const loom_tensor *want, const char *op, const char *name)
 {
-    if (loom_tensor_dtype_of(want) == LOOM_DTYPE_F32 && strncmp(name, "boxes", 5) != 0)
+    const int resamples = strcmp(op, "vision.resize") == 0 || strcmp(op, "vision.resized_crop") == 0;
+    if (loom_tensor_dtype_of(want) == LOOM_DTYPE_F32 && resamples)
         tu_assert_close(got, want, 0.0, 1e-5, name);
     else
         tu_assert_identical(got, want, name);
@@ -95,9 +99,9 @@ static void compare(const loom_tensor *got, const loom_tensor *want, const char 
 static void every_case_matches_torchvision(void **state)
 {
     (void)state;
-    static golden_case cases[256];
-    const int n = read_cases(cases, 256);
-    assert_true(n >= 100);
+    static golden_case cases[512];
+    const int n = read_cases(cases, 512);
+    assert_true(n >= 160);
     for (int i = 0; i < n; i++) {
         const golden_case *c = &cases[i];
         loom_tensor *in = golden(c->input), *want = golden(c->name), *outs[2] = { NULL, NULL };
@@ -107,7 +111,7 @@ static void every_case_matches_torchvision(void **state)
         opt.backend = "cpu";
         if (loom_run(c->op, (const loom_tensor *[]){ in }, 1, a, outs, boxes ? 2 : 1, &opt) != LOOM_OK)
             fail_msg("%s (%s): %s", c->name, c->attrs, loom_last_error());
-        compare(outs[0], want, c->name);
+        compare(outs[0], want, c->op, c->name);
         if (boxes) {
             char canvas[96];
             snprintf(canvas, sizeof canvas, "%s_canvas", c->name);
@@ -141,6 +145,18 @@ static void wrong_arguments_name_the_argument(void **state)
         { "vision.resize_bounding_boxes", "size=4;canvas_size=8,8", 2, { 3, 5 }, LOOM_DTYPE_F32, "'boxes'" },
         { "vision.resize_bounding_boxes", "size=4;canvas_size=8", 2, { 3, 4 }, LOOM_DTYPE_F32, "'canvas_size'" },
         { "vision.resize_bounding_boxes", "size=4", 2, { 3, 4 }, LOOM_DTYPE_F32, "canvas_size" },
+        { "vision.crop", "top=0;left=0;height=2", 3, { 3, 8, 8 }, LOOM_DTYPE_U8, "width" },
+        { "vision.crop", "top=0;left=0;height=2;width=2", 1, { 8 }, LOOM_DTYPE_U8, "'image'" },
+        { "vision.center_crop", "output_size=1,2,3", 3, { 3, 8, 8 }, LOOM_DTYPE_U8, "'output_size'" },
+        { "vision.resized_crop", "top=0;left=0;height=4;width=4;size=2,2", 2, { 8, 8 }, LOOM_DTYPE_I64,
+          "'interpolation'" },
+        { "vision.resized_crop", "top=0;left=0;height=0;width=4;size=2,2", 3, { 3, 8, 8 }, LOOM_DTYPE_U8, "'height'" },
+        { "vision.pad", "padding=1,2,3", 3, { 3, 8, 8 }, LOOM_DTYPE_U8, "'padding'" },
+        { "vision.pad", "padding=8;padding_mode=reflect", 3, { 3, 8, 8 }, LOOM_DTYPE_U8, "'padding'" },
+        { "vision.pad", "padding=9;padding_mode=symmetric", 3, { 3, 8, 8 }, LOOM_DTYPE_F32, "'padding'" },
+        { "vision.pad", "padding=1;fill=1,2", 3, { 3, 8, 8 }, LOOM_DTYPE_U8, "'fill'" },
+        { "vision.pad", "padding=1;fill=300", 3, { 3, 8, 8 }, LOOM_DTYPE_U8, "'fill'" },
+        { "vision.pad", "padding=1;fill=1,2,3;padding_mode=edge", 3, { 3, 8, 8 }, LOOM_DTYPE_U8, "'padding_mode'" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         loom_tensor *x, *outs[2] = { NULL, NULL };
