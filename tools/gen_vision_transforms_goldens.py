@@ -202,6 +202,76 @@ def main():
     geo("pad", "pad_batch_u8_symmetric_full", "batch_u8", lambda x: F.pad(x, [18, 13], padding_mode="symmetric"),
         padding="18,13", padding_mode="symmetric")
 
+    # Box ops, every format, on boxes that stick out of the canvas, and
+    # degenerate ones for sanitize (labels dropped with their boxes).
+    xy = rng.uniform(-6, 28, (9, 2)).astype(np.float32)
+    wh = rng.uniform(0.2, 14, (9, 2)).astype(np.float32)
+    wh[3] = [0.5, 5]
+    wh[5] = [4, 0]
+    mixed = {"xyxy": np.concatenate([xy, xy + wh], 1), "xywh": np.concatenate([xy, wh], 1),
+             "cxcywh": np.concatenate([xy + wh / 2, wh], 1)}
+    add_input("labels_i64", np.arange(9, dtype=np.int64) * 10 + 1)
+    canvas = (23, 31)
+
+    def box_case(op, name, inp, fn, canvas_out=True, **attrs):
+        b = torch.from_numpy(inputs[inp])
+        out = fn(b)
+        if canvas_out:
+            out, cs = out
+            save(name + "_canvas", np.array(cs, dtype=np.int64))
+        save(name, out.numpy())
+        lines.append(f"vision.{op} {name} {inp} " + attrs_text(**attrs))
+
+    cs = f"{canvas[0]},{canvas[1]}"
+    for fmt in ("xyxy", "xywh", "cxcywh"):
+        add_input(f"mixed_{fmt}", mixed[fmt].astype(np.float32))
+        inp = f"mixed_{fmt}"
+        for new in ("xyxy", "xywh", "cxcywh"):
+            if new != fmt:
+                box_case("convert_bounding_box_format", f"convert_{fmt}_to_{new}", inp,
+                         lambda b, n=new, f=fmt: F.convert_bounding_box_format(b, old_format=f, new_format=n),
+                         canvas_out=False, old_format=fmt, new_format=new)
+        box_case("clamp_bounding_boxes", f"clamp_{fmt}", inp,
+                 lambda b, f=fmt: F.clamp_bounding_boxes(b, format=f, canvas_size=canvas, clamping_mode="soft"),
+                 canvas_out=False, format=fmt, canvas_size=cs)
+        from torchvision.transforms.v2.functional import _geometry as G
+        box_case("horizontal_flip_bounding_boxes", f"hflip_boxes_{fmt}", inp,
+                 lambda b, f=fmt: G.horizontal_flip_bounding_boxes(b, format=tv_tensors.BoundingBoxFormat[f.upper()],
+                                                                   canvas_size=canvas),
+                 canvas_out=False, format=fmt, canvas_size=cs)
+        box_case("vertical_flip_bounding_boxes", f"vflip_boxes_{fmt}", inp,
+                 lambda b, f=fmt: G.vertical_flip_bounding_boxes(b, format=tv_tensors.BoundingBoxFormat[f.upper()],
+                                                                 canvas_size=canvas),
+                 canvas_out=False, format=fmt, canvas_size=cs)
+        BF = tv_tensors.BoundingBoxFormat[fmt.upper()]
+        box_case("crop_bounding_boxes", f"crop_boxes_{fmt}", inp,
+                 lambda b, f=BF: G.crop_bounding_boxes(b, f, 3, -2, 15, 20),
+                 format=fmt, top=3, left=-2, height=15, width=20)
+        box_case("crop_bounding_boxes", f"crop_boxes_{fmt}_noclamp", inp,
+                 lambda b, f=BF: G.crop_bounding_boxes(b, f, 3, -2, 15, 20, clamping_mode=None),
+                 format=fmt, top=3, left=-2, height=15, width=20, clamping_mode="none")
+        for out in ([10, 14], [30, 40], [9]):
+            tag = "x".join(map(str, out))
+            box_case("center_crop_bounding_boxes", f"center_crop_boxes_{fmt}_{tag}", inp,
+                     lambda b, f=BF, o=out: G.center_crop_bounding_boxes(b, f, canvas, o),
+                     format=fmt, canvas_size=cs, output_size=ints(out))
+        box_case("resized_crop_bounding_boxes", f"resized_crop_boxes_{fmt}", inp,
+                 lambda b, f=BF: G.resized_crop_bounding_boxes(b, f, 2, 4, 15, 20, [9, 27]),
+                 format=fmt, top=2, left=4, height=15, width=20, size="9,27")
+        box_case("pad_bounding_boxes", f"pad_boxes_{fmt}", inp,
+                 lambda b, f=BF: G.pad_bounding_boxes(b, f, canvas, [1, 4, 6, 2]),
+                 format=fmt, canvas_size=cs, padding="1,4,6,2")
+        # sanitize, with labels: SanitizeBoundingBoxes drops the labels of the dropped boxes
+        for ms, ma in ((1.0, 1.0), (2.5, 10.0)):
+            name = f"sanitize_{fmt}_{ms:g}_{ma:g}".replace(".", "p")
+            kept, valid = F.sanitize_bounding_boxes(torch.from_numpy(inputs[inp]), format=fmt, canvas_size=canvas,
+                                                    min_size=ms, min_area=ma)
+            save(name, kept.numpy())
+            save(name + "_labels", inputs["labels_i64"][valid.numpy()])
+            save(name + "_valid", valid.numpy())
+            lines.append(f"vision.sanitize_bounding_boxes {name} {inp}+labels_i64 "
+                         + attrs_text(format=fmt, canvas_size=cs, min_size=ms, min_area=ma))
+
     with open(os.path.join(OUT, "cases.txt"), "w") as f:
         f.write(f"# torchvision {torchvision.__version__}, torch {torch.__version__}, "
                 f"cpu capability {torch.backends.cpu.get_cpu_capability()}\n")

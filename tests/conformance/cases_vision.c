@@ -422,6 +422,35 @@ static int geometry_make(cf_case *c)
     return 1;
 }
 
+/* The box ops of the transforms module: float32 formulas in torchvision's
+** order, identical bytes on every backend. */
+static int transform_boxes_make(cf_case *c)
+{
+    static const struct { const char *op, *attrs; } cfg[] = {
+        { "vision.convert_bounding_box_format", "old_format=cxcywh;new_format=xywh" },
+        { "vision.clamp_bounding_boxes", "format=xywh;canvas_size=20,25" },
+        { "vision.sanitize_bounding_boxes", "canvas_size=20,25;min_size=2" },
+        { "vision.horizontal_flip_bounding_boxes", "canvas_size=20,25" },
+        { "vision.vertical_flip_bounding_boxes", "format=xywh;canvas_size=20,25" },
+        { "vision.crop_bounding_boxes", "top=3;left=-2;height=12;width=15" },
+        { "vision.center_crop_bounding_boxes", "format=cxcywh;canvas_size=20,25;output_size=11" },
+        { "vision.resized_crop_bounding_boxes", "top=1;left=2;height=10;width=12;size=30,7" },
+        { "vision.pad_bounding_boxes", "canvas_size=20,25;padding=2,3" },
+    };
+    if (c->index > 0)
+        return 0;
+    for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++)
+        if (strcmp(cfg[i].op, c->op) == 0) {
+            c->in[0] = cf_uniform(c, c->dtype, 2, (const int64_t[]){ 19, 4 }, 0, -5, 30);
+            c->n_in = 1;
+            cf_attrs(c, "%s", cfg[i].attrs);
+            cf_tol_all(c, CF_BYTES, 0, 0);
+            cf_what(c, "19 boxes, %s", cfg[i].attrs);
+            return 1;
+        }
+    return 0;
+}
+
 const cf_gen cf_vision_gens[] = {
     { "vision.nms", F32_F64, N_BOX_SIZES, nms_make, NULL },
     { "vision.batched_nms", F32_F64, N_BOX_SIZES, nms_make, NULL },
@@ -458,5 +487,14 @@ const cf_gen cf_vision_gens[] = {
     { "vision.pad", BIT(U8) | BIT(F32), 2, geometry_make, NULL },
     { "vision.horizontal_flip", BIT(U8) | BIT(F32), 1, geometry_make, NULL },
     { "vision.vertical_flip", BIT(U8) | BIT(F32), 1, geometry_make, NULL },
+    { "vision.convert_bounding_box_format", BIT(F32), 1, transform_boxes_make, NULL },
+    { "vision.clamp_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
+    { "vision.sanitize_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
+    { "vision.horizontal_flip_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
+    { "vision.vertical_flip_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
+    { "vision.crop_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
+    { "vision.center_crop_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
+    { "vision.resized_crop_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
+    { "vision.pad_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
 };
 const size_t cf_vision_n_gens = sizeof cf_vision_gens / sizeof cf_vision_gens[0];

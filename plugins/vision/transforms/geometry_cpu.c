@@ -147,11 +147,10 @@ loom_status vision_crop_cpu(loom_call *call)
                        call->attrs[PK_ATTR(crop, height)].u.i, call->attrs[PK_ATTR(crop, width)].u.i);
 }
 
-/* Python's int(round(d / 2.0)) for d >= 0: halves to even. */
-static int64_t half_round_even(int64_t d)
+int64_t transforms_round_half(int64_t d)
 {
-    const int64_t k = d / 2;
-    return (d % 2 == 0 || k % 2 == 0) ? k : k + 1;
+    const int64_t fl = d >= 0 ? d / 2 : -((-d + 1) / 2);   /* floor(d / 2) */
+    return (d % 2 == 0 || fl % 2 == 0) ? fl : fl + 1;
 }
 
 loom_status vision_center_crop_cpu(loom_call *call)
@@ -182,7 +181,7 @@ loom_status vision_center_crop_cpu(loom_call *call)
         if (cw == w && ch == h)
             return crop_window(call, x, -pt, -pl, ch, cw);
     }
-    return crop_window(call, x, half_round_even(h - ch) - pt, half_round_even(w - cw) - pl, ch, cw);
+    return crop_window(call, x, transforms_round_half(h - ch) - pt, transforms_round_half(w - cw) - pl, ch, cw);
 }
 
 loom_status vision_resized_crop_cpu(loom_call *call)

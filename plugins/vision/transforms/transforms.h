@@ -26,7 +26,12 @@
 #define VISION_TRANSFORMS_OPS(X)                                                                   \
     X(vision_resize_schema) X(vision_resize_mask_schema) X(vision_resize_bounding_boxes_schema)     \
     X(vision_crop_schema) X(vision_center_crop_schema) X(vision_resized_crop_schema)               \
-    X(vision_pad_schema) X(vision_horizontal_flip_schema) X(vision_vertical_flip_schema)
+    X(vision_pad_schema) X(vision_horizontal_flip_schema) X(vision_vertical_flip_schema)           \
+    X(vision_convert_bounding_box_format_schema) X(vision_clamp_bounding_boxes_schema)             \
+    X(vision_sanitize_bounding_boxes_schema) X(vision_horizontal_flip_bounding_boxes_schema)       \
+    X(vision_vertical_flip_bounding_boxes_schema) X(vision_crop_bounding_boxes_schema)             \
+    X(vision_center_crop_bounding_boxes_schema) X(vision_resized_crop_bounding_boxes_schema)       \
+    X(vision_pad_bounding_boxes_schema)
 PK_OPS_DECLARE(vision_transforms_ops, VISION_TRANSFORMS_OPS);
 
 /* The output-size attributes every resize op shares (torchvision's
@@ -84,6 +89,52 @@ PK_ATTR_ENUM(crop, CROP_ATTRS);
 PK_ATTR_ENUM(center_crop, CENTER_CROP_ATTRS);
 PK_ATTR_ENUM(resized_crop, RESIZED_CROP_ATTRS);
 PK_ATTR_ENUM(pad, PAD_ATTRS);
+
+/* Bounding boxes (boxes_cpu.c): float32 [..., 4] in format xyxy, xywh or
+** cxcywh, with the (H, W) canvas they lie on. */
+#define BOX_FORMAT_ATTR(A, op, name, doc)                                                          \
+    A(op, name, STRING, LOOM_DEFAULT_STRING("xyxy"), 0, doc, )
+#define BOX_CANVAS_ATTR(A, op)                                                                     \
+    A(op, canvas_size, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_NONNEG, "(H, W) of the image", )
+#define BOX_CLAMP_ATTR(A, op)                                                                      \
+    A(op, clamping_mode, STRING, LOOM_DEFAULT_STRING("soft"), 0,                                   \
+      "soft or hard (the same for these boxes): clamp to the canvas; none: do not", )
+#define CONVERT_BOXES_ATTRS(A, op)                                                                 \
+    BOX_FORMAT_ATTR(A, op, old_format, "format of boxes")                                          \
+    A(op, new_format, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED, "format of the output", )
+#define CLAMP_BOXES_ATTRS(A, op)                                                                   \
+    BOX_FORMAT_ATTR(A, op, format, "xyxy, xywh or cxcywh") BOX_CANVAS_ATTR(A, op) BOX_CLAMP_ATTR(A, op)
+#define SANITIZE_BOXES_ATTRS(A, op)                                                                \
+    BOX_FORMAT_ATTR(A, op, format, "xyxy, xywh or cxcywh") BOX_CANVAS_ATTR(A, op)                  \
+    A(op, min_size, FLOAT, LOOM_DEFAULT_FLOAT(1.0), LOOM_ATTR_FINITE, "boxes narrower or lower are dropped", ) \
+    A(op, min_area, FLOAT, LOOM_DEFAULT_FLOAT(1.0), LOOM_ATTR_FINITE, "boxes of a smaller area are dropped", )
+#define FLIP_BOXES_ATTRS(A, op) BOX_FORMAT_ATTR(A, op, format, "xyxy, xywh or cxcywh") BOX_CANVAS_ATTR(A, op)
+#define CROP_BOXES_ATTRS(A, op)                                                                    \
+    BOX_FORMAT_ATTR(A, op, format, "xyxy, xywh or cxcywh") CROP_BOX_ATTRS(A, op) BOX_CLAMP_ATTR(A, op)
+#define CENTER_CROP_BOXES_ATTRS(A, op)                                                             \
+    BOX_FORMAT_ATTR(A, op, format, "xyxy, xywh or cxcywh") BOX_CANVAS_ATTR(A, op)                  \
+    CENTER_CROP_ATTRS(A, op) BOX_CLAMP_ATTR(A, op)
+#define RESIZED_CROP_BOXES_ATTRS(A, op)                                                            \
+    BOX_FORMAT_ATTR(A, op, format, "xyxy, xywh or cxcywh") CROP_BOX_ATTRS(A, op)                   \
+    A(op, size, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE, "[h, w] or [s], as vision.resize", ) \
+    BOX_CLAMP_ATTR(A, op)
+#define PAD_BOXES_ATTRS(A, op)                                                                     \
+    BOX_FORMAT_ATTR(A, op, format, "xyxy, xywh or cxcywh") BOX_CANVAS_ATTR(A, op)                  \
+    A(op, padding, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_NONNEG,                 \
+      "[all], [left/right, top/bottom] or [left, top, right, bottom]", )                           \
+    A(op, padding_mode, STRING, LOOM_DEFAULT_STRING("constant"), 0, "constant only (torchvision's rule for boxes)", ) \
+    BOX_CLAMP_ATTR(A, op)
+PK_ATTR_ENUM(convert_boxes, CONVERT_BOXES_ATTRS);
+PK_ATTR_ENUM(clamp_boxes, CLAMP_BOXES_ATTRS);
+PK_ATTR_ENUM(sanitize_boxes, SANITIZE_BOXES_ATTRS);
+PK_ATTR_ENUM(flip_boxes, FLIP_BOXES_ATTRS);
+PK_ATTR_ENUM(crop_boxes, CROP_BOXES_ATTRS);
+PK_ATTR_ENUM(center_crop_boxes, CENTER_CROP_BOXES_ATTRS);
+PK_ATTR_ENUM(resized_crop_boxes, RESIZED_CROP_BOXES_ATTRS);
+PK_ATTR_ENUM(pad_boxes, PAD_BOXES_ATTRS);
+
+/* Python's int(round(d / 2.0)), halves to even (torchvision's crop anchors). */
+int64_t transforms_round_half(int64_t d);
 
 /* Images and masks of the geometry ops: any of these (copies by element). */
 #define TRANSFORMS_ANY_DTYPES                                                                      \
@@ -187,5 +238,14 @@ loom_status vision_resized_crop_cpu(loom_call *call);
 loom_status vision_pad_cpu(loom_call *call);
 loom_status vision_horizontal_flip_cpu(loom_call *call);
 loom_status vision_vertical_flip_cpu(loom_call *call);
+loom_status vision_convert_bounding_box_format_cpu(loom_call *call);   /* boxes_cpu.c */
+loom_status vision_clamp_bounding_boxes_cpu(loom_call *call);
+loom_status vision_sanitize_bounding_boxes_cpu(loom_call *call);
+loom_status vision_horizontal_flip_bounding_boxes_cpu(loom_call *call);
+loom_status vision_vertical_flip_bounding_boxes_cpu(loom_call *call);
+loom_status vision_crop_bounding_boxes_cpu(loom_call *call);
+loom_status vision_center_crop_bounding_boxes_cpu(loom_call *call);
+loom_status vision_resized_crop_bounding_boxes_cpu(loom_call *call);
+loom_status vision_pad_bounding_boxes_cpu(loom_call *call);
 
 #endif /* LOOM_VISION_TRANSFORMS_H */

@@ -29,6 +29,16 @@ static const loom_kernel_desc cpu_kernels[] = {
     PK_KERNEL_CPU(vision_pad_schema, "cpu:window-rows", 0, vision_pad_cpu),
     PK_KERNEL_CPU(vision_horizontal_flip_schema, "cpu:window-rows", 0, vision_horizontal_flip_cpu),
     PK_KERNEL_CPU(vision_vertical_flip_schema, "cpu:window-rows", 0, vision_vertical_flip_cpu),
+    PK_KERNEL_CPU(vision_convert_bounding_box_format_schema, "cpu:boxes", 0, vision_convert_bounding_box_format_cpu),
+    PK_KERNEL_CPU(vision_clamp_bounding_boxes_schema, "cpu:boxes", 0, vision_clamp_bounding_boxes_cpu),
+    PK_KERNEL_CPU(vision_sanitize_bounding_boxes_schema, "cpu:boxes", 0, vision_sanitize_bounding_boxes_cpu),
+    PK_KERNEL_CPU(vision_horizontal_flip_bounding_boxes_schema, "cpu:boxes", 0,
+                  vision_horizontal_flip_bounding_boxes_cpu),
+    PK_KERNEL_CPU(vision_vertical_flip_bounding_boxes_schema, "cpu:boxes", 0, vision_vertical_flip_bounding_boxes_cpu),
+    PK_KERNEL_CPU(vision_crop_bounding_boxes_schema, "cpu:boxes", 0, vision_crop_bounding_boxes_cpu),
+    PK_KERNEL_CPU(vision_center_crop_bounding_boxes_schema, "cpu:boxes", 0, vision_center_crop_bounding_boxes_cpu),
+    PK_KERNEL_CPU(vision_resized_crop_bounding_boxes_schema, "cpu:boxes", 0, vision_resized_crop_bounding_boxes_cpu),
+    PK_KERNEL_CPU(vision_pad_bounding_boxes_schema, "cpu:boxes", 0, vision_pad_bounding_boxes_cpu),
 };
 
 static loom_status transforms_register_isa(const loom_host_api *host, loom_registrar *reg)

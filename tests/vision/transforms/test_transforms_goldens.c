@@ -96,33 +96,65 @@ static void compare(const loom_tensor *got, const loom_tensor *want, const char 
         tu_assert_identical(got, want, name);
 }
 
+/* The outputs of op beyond the first and the suffixes of their goldens. */
+static int extra_outputs(const char *op, const char **suffix)
+{
+    static const char *const canvas_ops[] = { "vision.resize_bounding_boxes", "vision.crop_bounding_boxes",
+                                              "vision.center_crop_bounding_boxes",
+                                              "vision.resized_crop_bounding_boxes", "vision.pad_bounding_boxes" };
+    if (strcmp(op, "vision.sanitize_bounding_boxes") == 0) {
+        suffix[0] = "_labels";
+        suffix[1] = "_valid";
+        return 2;
+    }
+    for (size_t i = 0; i < sizeof canvas_ops / sizeof canvas_ops[0]; i++)
+        if (strcmp(op, canvas_ops[i]) == 0) {
+            suffix[0] = "_canvas";
+            return 1;
+        }
+    return 0;
+}
+
 static void every_case_matches_torchvision(void **state)
 {
     (void)state;
     static golden_case cases[512];
     const int n = read_cases(cases, 512);
-    assert_true(n >= 160);
+    assert_true(n >= 200);
     for (int i = 0; i < n; i++) {
         const golden_case *c = &cases[i];
-        loom_tensor *in = golden(c->input), *want = golden(c->name), *outs[2] = { NULL, NULL };
+        /* INPUT is one golden, or two joined by '+' */
+        char names[64], *plus;
+        snprintf(names, sizeof names, "%s", c->input);
+        loom_tensor *in[2] = { NULL, NULL }, *outs[3] = { NULL, NULL, NULL };
+        int n_in = 1;
+        if ((plus = strchr(names, '+')) != NULL) {
+            *plus = '\0';
+            in[1] = golden(plus + 1);
+            n_in = 2;
+        }
+        in[0] = golden(names);
+        loom_tensor *want = golden(c->name);
         loom_attrs *a = parse_attrs(c->op, c->attrs);
-        const int boxes = strcmp(c->op, "vision.resize_bounding_boxes") == 0;
+        const char *suffix[2];
+        const int extra = extra_outputs(c->op, suffix);
         loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
         opt.backend = "cpu";
-        if (loom_run(c->op, (const loom_tensor *[]){ in }, 1, a, outs, boxes ? 2 : 1, &opt) != LOOM_OK)
+        if (loom_run(c->op, (const loom_tensor *const *)in, n_in, a, outs, 1 + extra, &opt) != LOOM_OK)
             fail_msg("%s (%s): %s", c->name, c->attrs, loom_last_error());
         compare(outs[0], want, c->op, c->name);
-        if (boxes) {
-            char canvas[96];
-            snprintf(canvas, sizeof canvas, "%s_canvas", c->name);
-            loom_tensor *wc = golden(canvas);
-            tu_assert_identical(outs[1], wc, canvas);
-            loom_tensor_free(wc);
+        for (int k = 0; k < extra; k++) {
+            char name[96];
+            snprintf(name, sizeof name, "%s%s", c->name, suffix[k]);
+            loom_tensor *w = golden(name);
+            tu_assert_identical(outs[1 + k], w, name);
+            loom_tensor_free(w);
         }
-        loom_tensor_free(in);
+        for (int k = 0; k < 3; k++)
+            loom_tensor_free(outs[k]);
+        loom_tensor_free(in[0]);
+        loom_tensor_free(in[1]);
         loom_tensor_free(want);
-        loom_tensor_free(outs[0]);
-        loom_tensor_free(outs[1]);
         loom_attrs_free(a);
     }
 }
@@ -157,14 +189,21 @@ static void wrong_arguments_name_the_argument(void **state)
         { "vision.pad", "padding=1;fill=1,2", 3, { 3, 8, 8 }, LOOM_DTYPE_U8, "'fill'" },
         { "vision.pad", "padding=1;fill=300", 3, { 3, 8, 8 }, LOOM_DTYPE_U8, "'fill'" },
         { "vision.pad", "padding=1;fill=1,2,3;padding_mode=edge", 3, { 3, 8, 8 }, LOOM_DTYPE_U8, "'padding_mode'" },
+        { "vision.convert_bounding_box_format", "old_format=xywh", 2, { 3, 4 }, LOOM_DTYPE_F32, "new_format" },
+        { "vision.clamp_bounding_boxes", "canvas_size=1,2,3", 2, { 3, 4 }, LOOM_DTYPE_F32, "'canvas_size'" },
+        { "vision.sanitize_bounding_boxes", "canvas_size=5,5", 3, { 1, 3, 4 }, LOOM_DTYPE_F32, "boxes" },
+        { "vision.pad_bounding_boxes", "canvas_size=5,5;padding=1;padding_mode=edge", 2, { 3, 4 }, LOOM_DTYPE_F32,
+          "padding_mode" },
+        { "vision.center_crop_bounding_boxes", "canvas_size=5,5;output_size=1,2,3", 2, { 3, 4 }, LOOM_DTYPE_F32,
+          "'output_size'" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        loom_tensor *x, *outs[2] = { NULL, NULL };
+        loom_tensor *x;
         assert_int_equal(loom_tensor_new(&x, bad[i].dt, (int32_t)bad[i].ndim, bad[i].shape, NULL), LOOM_OK);
         loom_attrs *a;
         assert_int_equal(loom_attrs_new(&a), LOOM_OK);
         if (strcmp(bad[i].attrs, "-") != 0) {
-            char buf[128];
+            char buf[160];
             snprintf(buf, sizeof buf, "%s", bad[i].attrs);
             for (char *save = NULL, *kv = strtok_r(buf, ";", &save); kv; kv = strtok_r(NULL, ";", &save)) {
                 char *eq = strchr(kv, '=');
@@ -175,8 +214,11 @@ static void wrong_arguments_name_the_argument(void **state)
                     (void)loom_attrs_set_string(a, kv, eq + 1);
             }
         }
-        const int n_out = strcmp(bad[i].op, "vision.resize_bounding_boxes") == 0 ? 2 : 1;
-        loom_status st = loom_run(bad[i].op, (const loom_tensor *[]){ x }, 1, a, outs, n_out, NULL);
+        const char *suffix[2];
+        loom_tensor *more[3] = { NULL, NULL, NULL };
+        loom_status st =
+            loom_run(bad[i].op, (const loom_tensor *[]){ x }, 1, a, more, 1 + extra_outputs(bad[i].op, suffix), NULL);
+
         if (st == LOOM_OK)
             fail_msg("%s %s: accepted", bad[i].op, bad[i].attrs);
         if (!strstr(loom_last_error(), bad[i].word))
