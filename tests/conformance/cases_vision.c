@@ -451,6 +451,35 @@ static int transform_boxes_make(cf_case *c)
     return 0;
 }
 
+/* Colour ops: the same float32 expressions on every backend; uint8 results
+** identical (truncations of those expressions), float32 within 1e-5 (a
+** backend may sum the contrast mean or the blur in another order). */
+static int colour_make(cf_case *c)
+{
+    static const struct { const char *op, *attrs; } cfg[] = {
+        { "vision.adjust_brightness", "brightness_factor=1.3" }, { "vision.adjust_contrast", "contrast_factor=0.6" },
+        { "vision.adjust_saturation", "saturation_factor=1.6" }, { "vision.adjust_hue", "hue_factor=-0.2" },
+        { "vision.adjust_gamma", "gamma=1.7;gain=1.1" }, { "vision.autocontrast", NULL }, { "vision.equalize", NULL },
+        { "vision.posterize", "bits=2" }, { "vision.solarize", "threshold=0.5" }, { "vision.invert", NULL },
+        { "vision.gaussian_blur", "kernel_size=5,3;sigma=1.2" }, { "vision.normalize", "mean=0.4,0.5,0.6;std=0.2" },
+        { "vision.to_dtype", "dtype=uint8;scale=true" }, { "vision.rgb_to_grayscale", "num_output_channels=3" },
+    };
+    if (c->index > 0)
+        return 0;
+    for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++)
+        if (strcmp(cfg[i].op, c->op) == 0) {
+            const int u8 = c->dtype == LOOM_DTYPE_U8;
+            c->in[0] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ 2, 3, 17, 23 }, 0, 0, u8 ? 255.99 : 1);
+            c->n_in = 1;
+            if (cfg[i].attrs)
+                cf_attrs(c, "%s", cfg[i].attrs);
+            cf_tol_all(c, u8 ? CF_BYTES : CF_CLOSE, 1e-5, 1e-5);
+            cf_what(c, "2x3x17x23 %s", cfg[i].attrs ? cfg[i].attrs : "");
+            return 1;
+        }
+    return 0;
+}
+
 const cf_gen cf_vision_gens[] = {
     { "vision.nms", F32_F64, N_BOX_SIZES, nms_make, NULL },
     { "vision.batched_nms", F32_F64, N_BOX_SIZES, nms_make, NULL },
@@ -496,5 +525,19 @@ const cf_gen cf_vision_gens[] = {
     { "vision.center_crop_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
     { "vision.resized_crop_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
     { "vision.pad_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
+    { "vision.adjust_brightness", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.adjust_contrast", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.adjust_saturation", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.adjust_hue", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.adjust_gamma", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.autocontrast", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.equalize", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.posterize", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.solarize", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.invert", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.gaussian_blur", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.to_dtype", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.rgb_to_grayscale", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.normalize", BIT(F32), 1, colour_make, NULL },
 };
 const size_t cf_vision_n_gens = sizeof cf_vision_gens / sizeof cf_vision_gens[0];

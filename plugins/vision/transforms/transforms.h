@@ -31,7 +31,12 @@
     X(vision_sanitize_bounding_boxes_schema) X(vision_horizontal_flip_bounding_boxes_schema)       \
     X(vision_vertical_flip_bounding_boxes_schema) X(vision_crop_bounding_boxes_schema)             \
     X(vision_center_crop_bounding_boxes_schema) X(vision_resized_crop_bounding_boxes_schema)       \
-    X(vision_pad_bounding_boxes_schema)
+    X(vision_pad_bounding_boxes_schema)                                                            \
+    X(vision_adjust_brightness_schema) X(vision_adjust_contrast_schema)                            \
+    X(vision_adjust_saturation_schema) X(vision_adjust_hue_schema) X(vision_adjust_gamma_schema)   \
+    X(vision_autocontrast_schema) X(vision_equalize_schema) X(vision_posterize_schema)             \
+    X(vision_solarize_schema) X(vision_invert_schema) X(vision_gaussian_blur_schema)               \
+    X(vision_normalize_schema) X(vision_to_dtype_schema) X(vision_rgb_to_grayscale_schema)
 PK_OPS_DECLARE(vision_transforms_ops, VISION_TRANSFORMS_OPS);
 
 /* The output-size attributes every resize op shares (torchvision's
@@ -132,6 +137,49 @@ PK_ATTR_ENUM(crop_boxes, CROP_BOXES_ATTRS);
 PK_ATTR_ENUM(center_crop_boxes, CENTER_CROP_BOXES_ATTRS);
 PK_ATTR_ENUM(resized_crop_boxes, RESIZED_CROP_BOXES_ATTRS);
 PK_ATTR_ENUM(pad_boxes, PAD_BOXES_ATTRS);
+
+/* Colour on images (colour_cpu.c): uint8 or float32 [..., C, H, W]. */
+#define FACTOR_ATTR(A, op, name, doc)                                                              \
+    A(op, name, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, doc, )
+#define BRIGHTNESS_ATTRS(A, op) FACTOR_ATTR(A, op, brightness_factor, "0: black, 1: the image")
+#define CONTRAST_ATTRS(A, op) FACTOR_ATTR(A, op, contrast_factor, "0: the mean grey, 1: the image")
+#define SATURATION_ATTRS(A, op) FACTOR_ATTR(A, op, saturation_factor, "0: grey, 1: the image")
+#define HUE_ATTRS(A, op)                                                                           \
+    A(op, hue_factor, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE,             \
+      "shift of the hue channel, in [-0.5, 0.5]", )
+#define GAMMA_ATTRS(A, op)                                                                         \
+    FACTOR_ATTR(A, op, gamma, "exponent on the [0, 1] scale")                                      \
+    A(op, gain, FLOAT, LOOM_DEFAULT_FLOAT(1.0), LOOM_ATTR_FINITE, "multiplier after the power", )
+#define POSTERIZE_ATTRS(A, op)                                                                     \
+    A(op, bits, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_NONNEG, "bits kept, 0..8", )
+#define SOLARIZE_ATTRS(A, op)                                                                      \
+    A(op, threshold, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE,              \
+      "pixels >= threshold are inverted (at most 255, or 1.0 for float32)", )
+#define BLUR_ATTRS(A, op)                                                                          \
+    A(op, kernel_size, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,           \
+      "[k] or [kx, ky], odd", )                                                                    \
+    A(op, sigma, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_FINITE | LOOM_ATTR_POSITIVE,                 \
+      "[s] or [sx, sy]; default 0.3 * ((k - 1) * 0.5 - 1) + 0.8 per side (k * 0.15 + 0.35)", )
+#define NORMALIZE_ATTRS(A, op)                                                                     \
+    A(op, mean, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE, "one per channel (or one)", ) \
+    A(op, std, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE, "one per channel (or one), != 0", )
+#define TO_DTYPE_ATTRS(A, op)                                                                      \
+    A(op, dtype, STRING, LOOM_DEFAULT_STRING("float32"), 0, "float32 or uint8", )                  \
+    A(op, scale, BOOL, LOOM_DEFAULT_BOOL(0), 0,                                                    \
+      "true: uint8 0..255 <-> float32 0..1 (x / 255 as x * float(1/255); x * 255.999 truncated)", )
+#define GRAYSCALE_ATTRS(A, op)                                                                     \
+    A(op, num_output_channels, INT, LOOM_DEFAULT_INT(1), LOOM_ATTR_POSITIVE, "1 or 3", )
+PK_ATTR_ENUM(brightness, BRIGHTNESS_ATTRS);
+PK_ATTR_ENUM(contrast, CONTRAST_ATTRS);
+PK_ATTR_ENUM(saturation, SATURATION_ATTRS);
+PK_ATTR_ENUM(hue, HUE_ATTRS);
+PK_ATTR_ENUM(gamma, GAMMA_ATTRS);
+PK_ATTR_ENUM(posterize, POSTERIZE_ATTRS);
+PK_ATTR_ENUM(solarize, SOLARIZE_ATTRS);
+PK_ATTR_ENUM(blur, BLUR_ATTRS);
+PK_ATTR_ENUM(normalize, NORMALIZE_ATTRS);
+PK_ATTR_ENUM(to_dtype, TO_DTYPE_ATTRS);
+PK_ATTR_ENUM(grayscale, GRAYSCALE_ATTRS);
 
 /* Python's int(round(d / 2.0)), halves to even (torchvision's crop anchors). */
 int64_t transforms_round_half(int64_t d);
@@ -247,5 +295,19 @@ loom_status vision_crop_bounding_boxes_cpu(loom_call *call);
 loom_status vision_center_crop_bounding_boxes_cpu(loom_call *call);
 loom_status vision_resized_crop_bounding_boxes_cpu(loom_call *call);
 loom_status vision_pad_bounding_boxes_cpu(loom_call *call);
+loom_status vision_adjust_brightness_cpu(loom_call *call);   /* colour_cpu.c */
+loom_status vision_adjust_contrast_cpu(loom_call *call);
+loom_status vision_adjust_saturation_cpu(loom_call *call);
+loom_status vision_adjust_hue_cpu(loom_call *call);
+loom_status vision_adjust_gamma_cpu(loom_call *call);
+loom_status vision_autocontrast_cpu(loom_call *call);
+loom_status vision_equalize_cpu(loom_call *call);
+loom_status vision_posterize_cpu(loom_call *call);
+loom_status vision_solarize_cpu(loom_call *call);
+loom_status vision_invert_cpu(loom_call *call);
+loom_status vision_gaussian_blur_cpu(loom_call *call);
+loom_status vision_normalize_cpu(loom_call *call);
+loom_status vision_to_dtype_cpu(loom_call *call);
+loom_status vision_rgb_to_grayscale_cpu(loom_call *call);
 
 #endif /* LOOM_VISION_TRANSFORMS_H */

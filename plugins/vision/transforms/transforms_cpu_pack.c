@@ -39,6 +39,20 @@ static const loom_kernel_desc cpu_kernels[] = {
     PK_KERNEL_CPU(vision_center_crop_bounding_boxes_schema, "cpu:boxes", 0, vision_center_crop_bounding_boxes_cpu),
     PK_KERNEL_CPU(vision_resized_crop_bounding_boxes_schema, "cpu:boxes", 0, vision_resized_crop_bounding_boxes_cpu),
     PK_KERNEL_CPU(vision_pad_bounding_boxes_schema, "cpu:boxes", 0, vision_pad_bounding_boxes_cpu),
+    PK_KERNEL_CPU(vision_adjust_brightness_schema, "cpu:pixels", 0, vision_adjust_brightness_cpu),
+    PK_KERNEL_CPU(vision_adjust_contrast_schema, "cpu:pixels", 0, vision_adjust_contrast_cpu),
+    PK_KERNEL_CPU(vision_adjust_saturation_schema, "cpu:pixels", 0, vision_adjust_saturation_cpu),
+    PK_KERNEL_CPU(vision_adjust_hue_schema, "cpu:pixels-hsv", 0, vision_adjust_hue_cpu),
+    PK_KERNEL_CPU(vision_adjust_gamma_schema, "cpu:pixels", 0, vision_adjust_gamma_cpu),
+    PK_KERNEL_CPU(vision_autocontrast_schema, "cpu:pixels", 0, vision_autocontrast_cpu),
+    PK_KERNEL_CPU(vision_equalize_schema, "cpu:histogram-lut", 0, vision_equalize_cpu),
+    PK_KERNEL_CPU(vision_posterize_schema, "cpu:pixels", 0, vision_posterize_cpu),
+    PK_KERNEL_CPU(vision_solarize_schema, "cpu:pixels", 0, vision_solarize_cpu),
+    PK_KERNEL_CPU(vision_invert_schema, "cpu:pixels", 0, vision_invert_cpu),
+    PK_KERNEL_CPU(vision_gaussian_blur_schema, "cpu:conv2d-reflect", 0, vision_gaussian_blur_cpu),
+    PK_KERNEL_CPU(vision_normalize_schema, "cpu:pixels", 0, vision_normalize_cpu),
+    PK_KERNEL_CPU(vision_to_dtype_schema, "cpu:pixels", 0, vision_to_dtype_cpu),
+    PK_KERNEL_CPU(vision_rgb_to_grayscale_schema, "cpu:pixels", 0, vision_rgb_to_grayscale_cpu),
 };
 
 static loom_status transforms_register_isa(const loom_host_api *host, loom_registrar *reg)
