@@ -327,6 +327,22 @@ def main():
     colour("rgb_to_grayscale", "3", lambda x: F.rgb_to_grayscale(x, 3), inps=("img_u8", "grey_u8"),
            num_output_channels=3)
 
+    # vision.preprocess: the weights' ImageClassification preset (the v1
+    # functional calls of weights.transforms()) on uint8 and float32 images
+    from torchvision.transforms._presets import ImageClassification
+    add_input("photo_u8", rng.integers(0, 256, (3, 45, 60), dtype=np.uint8))
+    add_input("photo_batch_u8", rng.integers(0, 256, (2, 3, 30, 26), dtype=np.uint8))
+    presets = [("bilinear", "photo_u8", 36, 32, True), ("bicubic", "photo_u8", 36, 32, True),
+               ("bilinear", "photo_u8", 20, 24, True), ("bilinear", "photo_batch_u8", 28, 24, True),
+               ("bilinear", "photo_u8", 36, 32, False), ("bicubic", "photo_batch_u8", 40, 16, True),
+               ("bilinear", "small_f32", 10, 8, True)]
+    for mode, inp, rs, cs, aa in presets:
+        name = f"preprocess_{inp}_{mode}_{rs}_{cs}" + ("" if aa else "_noaa")
+        t = ImageClassification(crop_size=cs, resize_size=rs, interpolation=MODES[mode], antialias=aa)
+        save(name, t(torch.from_numpy(inputs[inp])).numpy())
+        lines.append(f"vision.preprocess {name} {inp} "
+                     + attrs_text(resize_size=rs, crop_size=cs, interpolation=mode, antialias=aa))
+
     with open(os.path.join(OUT, "cases.txt"), "w") as f:
         f.write(f"# torchvision {torchvision.__version__}, torch {torch.__version__}, "
                 f"cpu capability {torch.backends.cpu.get_cpu_capability()}\n")

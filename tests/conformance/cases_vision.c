@@ -480,6 +480,20 @@ static int colour_make(cf_case *c)
     return 0;
 }
 
+/* preprocess: uint8 identical after the rounding, float32 within 1e-5 */
+static int preprocess_make(cf_case *c)
+{
+    if (c->index > 1)
+        return 0;
+    const int u8 = c->dtype == LOOM_DTYPE_U8;
+    c->in[0] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ 2, 3, 61, 47 }, 0, 0, u8 ? 255.99 : 1);
+    c->n_in = 1;
+    cf_attrs(c, "resize_size=40;crop_size=32;interpolation=%s", c->index ? "bicubic" : "bilinear");
+    cf_tol_all(c, u8 ? CF_BYTES : CF_CLOSE, 1e-5, 1e-5);
+    cf_what(c, "2x3x61x47 -> 40 -> 32, %s", c->index ? "bicubic" : "bilinear");
+    return 1;
+}
+
 const cf_gen cf_vision_gens[] = {
     { "vision.nms", F32_F64, N_BOX_SIZES, nms_make, NULL },
     { "vision.batched_nms", F32_F64, N_BOX_SIZES, nms_make, NULL },
@@ -539,5 +553,6 @@ const cf_gen cf_vision_gens[] = {
     { "vision.to_dtype", BIT(U8) | BIT(F32), 1, colour_make, NULL },
     { "vision.rgb_to_grayscale", BIT(U8) | BIT(F32), 1, colour_make, NULL },
     { "vision.normalize", BIT(F32), 1, colour_make, NULL },
+    { "vision.preprocess", BIT(U8) | BIT(F32), 2, preprocess_make, NULL },
 };
 const size_t cf_vision_n_gens = sizeof cf_vision_gens / sizeof cf_vision_gens[0];

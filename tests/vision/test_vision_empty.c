@@ -287,6 +287,9 @@ static const oc_case cases[] = {
     { "vision.normalize", "no images", { T(F32, 4, 0, 3, 8, 8) }, "mean=0.5;std=0.2", { T(F32, 4, 0, 3, 8, 8) } },
     { "vision.adjust_contrast", "empty maps", { T(F32, 3, 3, 0, 5) }, "contrast_factor=0.5", { T(F32, 3, 3, 0, 5) } },
     { "vision.equalize", "empty maps", { T(U8, 3, 1, 4, 0) }, NULL, { T(U8, 3, 1, 4, 0) } },
+    { "vision.preprocess", "no images", { T(U8, 4, 0, 3, 50, 60) }, "resize_size=40;crop_size=32",
+      { T(F32, 4, 0, 3, 32, 32) } },
+    { "vision.preprocess", "zero width", { T(U8, 3, 3, 50, 0) }, NULL, { NONE }, LOOM_EINVAL, "'image'" },
     { "vision.drop_block2d", "no images of 2^30 x 2^30", { T(F32, 4, 0, 3, INT64_C(1) << 30, INT64_C(1) << 30) },
       "p=0.5;block_size=3", { T(F32, 4, 0, 3, INT64_C(1) << 30, INT64_C(1) << 30) } },
 };

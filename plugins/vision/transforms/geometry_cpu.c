@@ -172,16 +172,27 @@ loom_status vision_center_crop_cpu(loom_call *call)
         return pk_host->fail(LOOM_EINVAL, "'image' %s has no pixels to crop %lld x %lld from",
                              vision_describe(x, b, sizeof b), (long long)ch, (long long)cw);
     }
+    int64_t top, left;
+    center_crop_anchor(h, w, ch, cw, &top, &left);
+    return crop_window(call, x, top, left, ch, cw);
+}
+
+void center_crop_anchor(int64_t h, int64_t w, int64_t ch, int64_t cw, int64_t *top, int64_t *left)
+{
     int64_t pt = 0, pl = 0;
     if (ch > h || cw > w) {
         pl = cw > w ? (cw - w) / 2 : 0;
         pt = ch > h ? (ch - h) / 2 : 0;
         w += cw > w ? cw - w : 0;
         h += ch > h ? ch - h : 0;
-        if (cw == w && ch == h)
-            return crop_window(call, x, -pt, -pl, ch, cw);
+        if (cw == w && ch == h) {
+            *top = -pt;
+            *left = -pl;
+            return;
+        }
     }
-    return crop_window(call, x, transforms_round_half(h - ch) - pt, transforms_round_half(w - cw) - pl, ch, cw);
+    *top = transforms_round_half(h - ch) - pt;
+    *left = transforms_round_half(w - cw) - pl;
 }
 
 loom_status vision_resized_crop_cpu(loom_call *call)

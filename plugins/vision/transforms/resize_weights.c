@@ -55,8 +55,10 @@ static float linear_f(float x)
     return x < 1.0f ? 1.0f - x : 0.0f;
 }
 
-static float cubic1_f(float x, float a) { return ((a + 2) * x - (a + 3)) * x * x + 1; }
-static float cubic2_f(float x, float a) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; }
+/* PyTorch's build contracts these float expressions into fused multiply-adds
+** (GCC's default for C++): the weights of its float32 kernels are these. */
+static float cubic1_f(float x, float a) { return fmaf(fmaf(a + 2, x, -(a + 3)) * x, x, 1.0f); }
+static float cubic2_f(float x, float a) { return fmaf(fmaf(fmaf(a, x, -(5 * a)), x, 8 * a), x, -(4 * a)); }
 
 static float cubic_f(float x, float a)
 {

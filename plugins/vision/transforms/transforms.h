@@ -36,7 +36,8 @@
     X(vision_adjust_saturation_schema) X(vision_adjust_hue_schema) X(vision_adjust_gamma_schema)   \
     X(vision_autocontrast_schema) X(vision_equalize_schema) X(vision_posterize_schema)             \
     X(vision_solarize_schema) X(vision_invert_schema) X(vision_gaussian_blur_schema)               \
-    X(vision_normalize_schema) X(vision_to_dtype_schema) X(vision_rgb_to_grayscale_schema)
+    X(vision_normalize_schema) X(vision_to_dtype_schema) X(vision_rgb_to_grayscale_schema)         \
+    X(vision_preprocess_schema)
 PK_OPS_DECLARE(vision_transforms_ops, VISION_TRANSFORMS_OPS);
 
 /* The output-size attributes every resize op shares (torchvision's
@@ -181,6 +182,21 @@ PK_ATTR_ENUM(normalize, NORMALIZE_ATTRS);
 PK_ATTR_ENUM(to_dtype, TO_DTYPE_ATTRS);
 PK_ATTR_ENUM(grayscale, GRAYSCALE_ATTRS);
 
+/* vision.preprocess (preprocess_cpu.c): a weight entry's ImageClassification
+** preset. Defaults: ImageNet mean and std, bilinear, antialias. */
+#define PREPROCESS_ATTRS(A, op)                                                                    \
+    A(op, resize_size, INT, LOOM_DEFAULT_INT(256), LOOM_ATTR_POSITIVE, "the short edge after the resize", ) \
+    A(op, crop_size, INT, LOOM_DEFAULT_INT(224), LOOM_ATTR_POSITIVE, "side of the centre crop", ) \
+    A(op, interpolation, STRING, LOOM_DEFAULT_STRING("bilinear"), 0, "bilinear or bicubic", )     \
+    A(op, mean, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_FINITE, "per channel; default 0.485, 0.456, 0.406", ) \
+    A(op, std, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_FINITE, "per channel; default 0.229, 0.224, 0.225", ) \
+    A(op, antialias, BOOL, LOOM_DEFAULT_BOOL(1), 0, "as vision.resize", )
+PK_ATTR_ENUM(preprocess, PREPROCESS_ATTRS);
+
+/* The top-left corner, in the image, of torchvision's center_crop of ch x cw
+** from an h x w image (zero padding where the crop is larger). */
+void center_crop_anchor(int64_t h, int64_t w, int64_t ch, int64_t cw, int64_t *top, int64_t *left);
+
 /* Python's int(round(d / 2.0)), halves to even (torchvision's crop anchors). */
 int64_t transforms_round_half(int64_t d);
 
@@ -309,5 +325,11 @@ loom_status vision_gaussian_blur_cpu(loom_call *call);
 loom_status vision_normalize_cpu(loom_call *call);
 loom_status vision_to_dtype_cpu(loom_call *call);
 loom_status vision_rgb_to_grayscale_cpu(loom_call *call);
+loom_status vision_preprocess_cpu(loom_call *call);          /* preprocess_cpu.c */
+void preprocess_h_avx2(const float *wf, const int32_t *xmin, const int32_t *xsize, int32_t ks, int64_t x0,
+                       int64_t nx, const void *src, int u8, int64_t row_stride, int64_t rows, float *dst,
+                       int64_t dst_stride);
+void preprocess_v_avx2(const float *w, int32_t taps, const float *src, int64_t src_stride, int64_t n,
+                       float *dst);
 
 #endif /* LOOM_VISION_TRANSFORMS_H */

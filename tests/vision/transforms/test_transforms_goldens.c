@@ -18,6 +18,11 @@
 **    another order (and without FMA), and merges no clamped taps: a few
 **    ulps of 1.0 (1.2e-7 each) over at most ~10 taps; the colour ops are
 **    the same float32 expressions (the contrast mean is summed in double).
+**  - vision.preprocess on uint8: identical for bilinear (ResNet's presets).
+**    Bicubic: PyTorch resizes the float32 image with filter weights its
+**    compiler contracted into FMAs before rounding to uint8; loom computes
+**    them the same way, yet about one pixel in 10^5 of a downscale lands on
+**    the other side of a rounding tie: at most one level, 1 / 255 / std.
 **  - uint8 adjust_gamma and gaussian_blur: at most 1 level. PyTorch's pow
 **    is Sleef's vectorised powf (1 ulp, not glibc's) and its blur a
 **    float32 convolution summed in its own order, before a truncation
@@ -108,7 +113,14 @@ static int is_copy(const char *op)
 static void compare(const loom_tensor *got, const loom_tensor *want, const char *op, const char *name)
 {
     const loom_dtype dt = loom_tensor_dtype_of(want);
-    if (dt == LOOM_DTYPE_F32 && !is_copy(op)) {
+    if (strcmp(op, "vision.preprocess") == 0 && !strstr(name, "_f32_")) {
+        /* uint8 input: identical for bilinear; bicubic one level
+        ** (1 / 255 / std < 0.018) at the rare ties its rounding meets */
+        if (strstr(name, "bicubic"))
+            tu_assert_close(got, want, 0.0, 0.018, name);
+        else
+            tu_assert_identical(got, want, name);
+    } else if (dt == LOOM_DTYPE_F32 && !is_copy(op)) {
         tu_assert_close(got, want, 0.0, 1e-5, name);
     } else if (dt == LOOM_DTYPE_U8 && (strcmp(op, "vision.adjust_gamma") == 0 || strcmp(op, "vision.gaussian_blur") == 0)) {
         tu_assert_same_shape(got, want, name);
@@ -145,7 +157,7 @@ static void every_case_matches_torchvision(void **state)
     (void)state;
     static golden_case cases[512];
     const int n = read_cases(cases, 512);
-    assert_true(n >= 280);
+    assert_true(n >= 290);
     for (int i = 0; i < n; i++) {
         const golden_case *c = &cases[i];
         /* INPUT is one golden, or two joined by '+' */
@@ -231,6 +243,10 @@ static void wrong_arguments_name_the_argument(void **state)
         { "vision.normalize", "mean=0.5;std=0,1,1", 3, { 3, 8, 8 }, LOOM_DTYPE_F32, "'std'" },
         { "vision.normalize", "mean=0.5;std=1", 3, { 3, 8, 8 }, LOOM_DTYPE_U8, "image" },
         { "vision.rgb_to_grayscale", "num_output_channels=2", 3, { 3, 8, 8 }, LOOM_DTYPE_U8, "'num_output_channels'" },
+        { "vision.preprocess", "mean=0.5,0.5", 3, { 3, 8, 8 }, LOOM_DTYPE_U8, "'mean'" },
+        { "vision.preprocess", "std=0", 3, { 3, 8, 8 }, LOOM_DTYPE_U8, "'std'" },
+        { "vision.preprocess", "interpolation=nearest", 3, { 3, 8, 8 }, LOOM_DTYPE_U8, "interpolation" },
+        { "vision.preprocess", "-", 2, { 8, 8 }, LOOM_DTYPE_U8, "'image'" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         loom_tensor *x;
