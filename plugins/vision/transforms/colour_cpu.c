@@ -72,8 +72,8 @@ static inline float load(const colour_img *g, int64_t i)
     return g->u8 ? (float)((const uint8_t *)g->src)[i] : ((const float *)g->src)[i];
 }
 
-/* float -> uint8 as .to(uint8) after a clamp: truncation, saturated */
-static inline uint8_t to_u8(float v) { return (uint8_t)(v <= 0.0f ? 0 : v >= 255.0f ? 255 : (int)v); }
+/* float -> uint8 as .to(uint8) after a clamp: truncation, saturated (NaN: 0) */
+static inline uint8_t to_u8(float v) { return (uint8_t)(!(v > 0.0f) ? 0 : v >= 255.0f ? 255 : (int)v); }
 
 static inline void store(const colour_img *g, int64_t i, float v)
 {
@@ -253,7 +253,7 @@ static void hue_px(const pixel_job *j, int64_t im, int64_t q)
     /* _hsv_to_rgb */
     const float v = maxc;
     const float h6 = h * 6.0f, fi = floorf(h6), f = h6 - fi;
-    int i = (int)fi % 6;
+    int i = isfinite(fi) ? (int)fmodf(fi, 6.0f) : 0;   /* NaN pixels: no float-to-int overflow */
     i = i < 0 ? i + 6 : i;
     const float sxf = s * f, oms = 1.0f - s;
     const float qv = clampf((1.0f - sxf) * v, 0.0f, 1.0f);

@@ -269,6 +269,12 @@ static loom_status build_f32(loom_exec_ctx *ctx, resize_axis *ax, resize_mode mo
 loom_status resize_axis_build(loom_exec_ctx *ctx, resize_axis *ax, int64_t in, int64_t out, resize_mode mode,
                               int antialias, int u8)
 {
+    /* an antialiased filter spans 2 * in/out taps per output (4 * in/out for
+    ** bicubic): keep the tap counts in int32 */
+    if (antialias && (double)in / (double)out > (double)(1 << 22))
+        return pk_host->fail(LOOM_EINVAL, "'size': a %lld -> %lld antialiased downscale needs too many taps "
+                                          "(a factor of at most 2^22)",
+                             (long long)in, (long long)out);
     memset(ax, 0, sizeof *ax);
     ax->in = in;
     ax->out = out;
