@@ -692,6 +692,71 @@ class text:
 class vision:
     """loom ops of the domain vision."""
     @staticmethod
+    def adjust_brightness(image: TensorLike, *, brightness_factor: float) -> Any:
+        """torchvision v2 adjust_brightness: image * factor, clamped (1 or 3 channels)
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Attributes (keyword-only):
+            brightness_factor (float, required): 0: black, 1: the image
+        Outputs:
+            output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
+    def adjust_contrast(image: TensorLike, *, contrast_factor: float) -> Any:
+        """torchvision v2 adjust_contrast: blend with the mean of the greyscale image
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Attributes (keyword-only):
+            contrast_factor (float, required): 0: the mean grey, 1: the image
+        Outputs:
+            output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
+    def adjust_gamma(image: TensorLike, *, gamma: float, gain: float = 1.0) -> Any:
+        """torchvision v2 adjust_gamma: gain * image^gamma on the [0, 1] scale
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Attributes (keyword-only):
+            gamma (float, required): exponent on the [0, 1] scale
+            gain (float, default 1.0): multiplier after the power
+        Outputs:
+            output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
+    def adjust_hue(image: TensorLike, *, hue_factor: float) -> Any:
+        """torchvision v2 adjust_hue: rotate the hue in HSV (Pillow's conversion)
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Attributes (keyword-only):
+            hue_factor (float, required): shift of the hue channel, in [-0.5, 0.5]
+        Outputs:
+            output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
+    def adjust_saturation(image: TensorLike, *, saturation_factor: float) -> Any:
+        """torchvision v2 adjust_saturation: blend with the greyscale image
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Attributes (keyword-only):
+            saturation_factor (float, required): 0: grey, 1: the image
+        Outputs:
+            output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
+    def autocontrast(image: TensorLike) -> Any:
+        """torchvision v2 autocontrast: stretch each channel to the full range
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Outputs:
+            output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
     def batched_nms(boxes: TensorLike, scores: TensorLike, idxs: TensorLike, *, iou_threshold: float) -> Any:
         """torchvision.ops.batched_nms: nms within each category of idxs, indices by decreasing score
 
@@ -740,6 +805,45 @@ class vision:
             output (f32,f64, rank 2): [N, M] (f32 for f16 boxes)"""
         ...
     @staticmethod
+    def center_crop(image: TensorLike, *, output_size: Sequence[int]) -> Any:
+        """torchvision.transforms.v2.functional.center_crop: the centred window (round half to even), zero-padded
+
+        Inputs:
+            image (f32,u8,i32,i64,bool, any rank): [..., H, W] (an image [..., C, H, W] or a mask), rank >= 2
+        Attributes (keyword-only):
+            output_size (Sequence[int], required): [s] or [h, w]; larger than the image: zero-padded around it
+        Outputs:
+            output (f32,u8,i32,i64,bool, any rank): [..., H', W'], the dtype of image"""
+        ...
+    @staticmethod
+    def center_crop_bounding_boxes(boxes: TensorLike, *, format: str = 'xyxy', canvas_size: Sequence[int], output_size: Sequence[int], clamping_mode: str = 'soft') -> Tuple[Any, Any]:
+        """torchvision.transforms.v2.functional.center_crop on boxes
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+        Attributes (keyword-only):
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh
+            canvas_size (Sequence[int], required): (H, W) of the image
+            output_size (Sequence[int], required): [s] or [h, w]; larger than the image: zero-padded around it
+            clamping_mode (str, default 'soft'; one of soft, hard, none): soft or hard (the same for these boxes): clamp to the canvas; none: do not
+        Outputs:
+            output (f32, any rank): [..., 4]
+            canvas_size (i64, rank 1): [2]: the new (H, W)"""
+        ...
+    @staticmethod
+    def clamp_bounding_boxes(boxes: TensorLike, *, format: str = 'xyxy', canvas_size: Sequence[int], clamping_mode: str = 'soft') -> Any:
+        """torchvision.transforms.v2.functional.clamp_bounding_boxes: corners into [0, W] x [0, H]
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+        Attributes (keyword-only):
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh
+            canvas_size (Sequence[int], required): (H, W) of the image
+            clamping_mode (str, default 'soft'; one of soft, hard, none): soft or hard (the same for these boxes): clamp to the canvas; none: do not
+        Outputs:
+            output (f32, any rank): [..., 4]"""
+        ...
+    @staticmethod
     def clip_boxes_to_image(boxes: TensorLike, *, size: Sequence[int]) -> Any:
         """torchvision.ops.clip_boxes_to_image: clamp x to [0, width] and y to [0, height]
 
@@ -774,6 +878,49 @@ class vision:
             eps (float, default 1e-07): small number to prevent division by zero
         Outputs:
             output (f32,f64, any rank): [..] for 'none', else a scalar (f32 for f16 boxes)"""
+        ...
+    @staticmethod
+    def convert_bounding_box_format(boxes: TensorLike, *, old_format: str = 'xyxy', new_format: str) -> Any:
+        """torchvision.transforms.v2.functional.convert_bounding_box_format between xyxy, xywh and cxcywh
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+        Attributes (keyword-only):
+            old_format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): format of boxes
+            new_format (str, required; one of xyxy, xywh, cxcywh): format of the output
+        Outputs:
+            output (f32, any rank): [..., 4]"""
+        ...
+    @staticmethod
+    def crop(image: TensorLike, *, top: int, left: int, height: int, width: int) -> Any:
+        """torchvision.transforms.v2.functional.crop on images and masks: a window, zeros outside the image
+
+        Inputs:
+            image (f32,u8,i32,i64,bool, any rank): [..., H, W] (an image [..., C, H, W] or a mask), rank >= 2
+        Attributes (keyword-only):
+            top (int, required): first row; < 0 or past the end: zeros
+            left (int, required): first column; outside: zeros
+            height (int, required): rows of the crop
+            width (int, required): columns of the crop
+        Outputs:
+            output (f32,u8,i32,i64,bool, any rank): [..., H', W'], the dtype of image"""
+        ...
+    @staticmethod
+    def crop_bounding_boxes(boxes: TensorLike, *, format: str = 'xyxy', top: int, left: int, height: int, width: int, clamping_mode: str = 'soft') -> Tuple[Any, Any]:
+        """torchvision.transforms.v2.functional.crop on boxes: shift by (left, top), clamp to the crop
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+        Attributes (keyword-only):
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh
+            top (int, required): first row; < 0 or past the end: zeros
+            left (int, required): first column; outside: zeros
+            height (int, required): rows of the crop
+            width (int, required): columns of the crop
+            clamping_mode (str, default 'soft'; one of soft, hard, none): soft or hard (the same for these boxes): clamp to the canvas; none: do not
+        Outputs:
+            output (f32, any rank): [..., 4]
+            canvas_size (i64, rank 1): [2]: the new (H, W)"""
         ...
     @staticmethod
     def deform_conv2d(input: TensorLike, offset: TensorLike, weight: TensorLike, bias: Optional[TensorLike] = None, mask: Optional[TensorLike] = None, *, stride: Sequence[int] = (1, 1), padding: Sequence[int] = (0, 0), dilation: Sequence[int] = (1, 1)) -> Any:
@@ -872,6 +1019,27 @@ class vision:
             output (f32,f64,f16, any rank): shape and dtype of input"""
         ...
     @staticmethod
+    def equalize(image: TensorLike) -> Any:
+        """torchvision v2 equalize: histogram equalisation per channel (Pillow's lookup table)
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Outputs:
+            output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
+    def gaussian_blur(image: TensorLike, *, kernel_size: Sequence[int], sigma: Optional[Sequence[float]] = None) -> Any:
+        """torchvision v2 gaussian_blur: separable Gaussian, reflect padding
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Attributes (keyword-only):
+            kernel_size (Sequence[int], required): [k] or [kx, ky], odd
+            sigma (Sequence[float], default: absent): [s] or [sx, sy]; default 0.3 * ((k - 1) * 0.5 - 1) + 0.8 per side (k * 0.15 + 0.35)
+        Outputs:
+            output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
     def generalized_box_iou(boxes1: TensorLike, boxes2: TensorLike) -> Any:
         """torchvision.ops.generalized_box_iou: pairwise GIoU [N, M] of xyxy boxes
 
@@ -895,6 +1063,36 @@ class vision:
             output (f32,f64, any rank): [..] for 'none', else a scalar (f32 for f16 boxes)"""
         ...
     @staticmethod
+    def horizontal_flip(image: TensorLike) -> Any:
+        """torchvision.transforms.v2.functional.horizontal_flip on images and masks: image.flip(-1)
+
+        Inputs:
+            image (f32,u8,i32,i64,bool, any rank): [..., H, W] (an image [..., C, H, W] or a mask), rank >= 2
+        Outputs:
+            output (f32,u8,i32,i64,bool, any rank): [..., H', W'], the dtype of image"""
+        ...
+    @staticmethod
+    def horizontal_flip_bounding_boxes(boxes: TensorLike, *, format: str = 'xyxy', canvas_size: Sequence[int]) -> Any:
+        """torchvision.transforms.v2.functional.horizontal_flip on boxes: x -> W - x
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+        Attributes (keyword-only):
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh
+            canvas_size (Sequence[int], required): (H, W) of the image
+        Outputs:
+            output (f32, any rank): [..., 4]"""
+        ...
+    @staticmethod
+    def invert(image: TensorLike) -> Any:
+        """torchvision v2 invert: 255 - x, or 1 - x
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Outputs:
+            output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
     def nms(boxes: TensorLike, scores: TensorLike, *, iou_threshold: float) -> Any:
         """torchvision.ops.nms: indices of the boxes kept by greedy IoU suppression, by decreasing score
 
@@ -905,6 +1103,74 @@ class vision:
             iou_threshold (float, required): discard boxes with IoU > iou_threshold
         Outputs:
             output (i64, rank 1): [K] indices of the kept boxes"""
+        ...
+    @staticmethod
+    def normalize(image: TensorLike, *, mean: Sequence[float], std: Sequence[float]) -> Any:
+        """torchvision v2 normalize: (image - mean[c]) / std[c] in float32 (a division)
+
+        Inputs:
+            image (f32, any rank): [..., C, H, W] float32
+        Attributes (keyword-only):
+            mean (Sequence[float], required): one per channel (or one)
+            std (Sequence[float], required): one per channel (or one), != 0
+        Outputs:
+            output (f32, any rank): (image - mean) / std"""
+        ...
+    @staticmethod
+    def pad(image: TensorLike, *, padding: Sequence[int], fill: Optional[Sequence[float]] = None, padding_mode: str = 'constant') -> Any:
+        """torchvision.transforms.v2.functional.pad: constant (per-channel fill), edge, reflect, symmetric
+
+        Inputs:
+            image (f32,u8,i32,i64,bool, any rank): [..., H, W] (an image [..., C, H, W] or a mask), rank >= 2
+        Attributes (keyword-only):
+            padding (Sequence[int], required): [all], [left/right, top/bottom] or [left, top, right, bottom]
+            fill (Sequence[float], default: absent): constant mode: one value or one per channel (default 0), converted to the dtype
+            padding_mode (str, default 'constant'; one of constant, edge, reflect, symmetric): constant, edge, reflect (the edge not repeated) or symmetric (repeated)
+        Outputs:
+            output (f32,u8,i32,i64,bool, any rank): [..., H', W'], the dtype of image"""
+        ...
+    @staticmethod
+    def pad_bounding_boxes(boxes: TensorLike, *, format: str = 'xyxy', canvas_size: Sequence[int], padding: Sequence[int], padding_mode: str = 'constant', clamping_mode: str = 'soft') -> Tuple[Any, Any]:
+        """torchvision.transforms.v2.functional.pad on boxes: shift by (left, top), clamp to the new canvas
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+        Attributes (keyword-only):
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh
+            canvas_size (Sequence[int], required): (H, W) of the image
+            padding (Sequence[int], required): [all], [left/right, top/bottom] or [left, top, right, bottom]
+            padding_mode (str, default 'constant'; one of constant): constant only (torchvision's rule for boxes)
+            clamping_mode (str, default 'soft'; one of soft, hard, none): soft or hard (the same for these boxes): clamp to the canvas; none: do not
+        Outputs:
+            output (f32, any rank): [..., 4]
+            canvas_size (i64, rank 1): [2]: the new (H, W)"""
+        ...
+    @staticmethod
+    def posterize(image: TensorLike, *, bits: int) -> Any:
+        """torchvision v2 posterize: keep the high bits
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Attributes (keyword-only):
+            bits (int, required): bits kept, 0..8
+        Outputs:
+            output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
+    def preprocess(image: TensorLike, *, resize_size: int = 256, crop_size: int = 224, interpolation: str = 'bilinear', mean: Optional[Sequence[float]] = None, std: Optional[Sequence[float]] = None, antialias: bool = True) -> Any:
+        """torchvision ImageClassification preset (weights.transforms()): resize, center_crop, to float, normalize, fused
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (as decoded) or float32 in [0, 1]
+        Attributes (keyword-only):
+            resize_size (int, default 256): the short edge after the resize
+            crop_size (int, default 224): side of the centre crop
+            interpolation (str, default 'bilinear'; one of bilinear, bicubic): bilinear or bicubic
+            mean (Sequence[float], default: absent): per channel; default 0.485, 0.456, 0.406
+            std (Sequence[float], default: absent): per channel; default 0.229, 0.224, 0.225
+            antialias (bool, default True): as vision.resize
+        Outputs:
+            output (f32, any rank): [..., C, crop_size, crop_size] float32, normalised"""
         ...
     @staticmethod
     def ps_roi_align(input: TensorLike, boxes: TensorLike, *, output_size: Sequence[int], spatial_scale: float = 1.0, sampling_ratio: int = -1) -> Tuple[Any, Any]:
@@ -986,6 +1252,94 @@ class vision:
             output (i64, rank 1): [K] indices of the kept boxes"""
         ...
     @staticmethod
+    def resize(image: TensorLike, *, size: Optional[Sequence[int]] = None, max_size: Optional[int] = None, interpolation: str = 'bilinear', antialias: bool = True) -> Any:
+        """torchvision.transforms.v2.functional.resize on images: nearest, nearest-exact, bilinear, bicubic, antialias, max_size (uint8 in PyTorch's fixed point)
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 or float32, rank >= 3
+        Attributes (keyword-only):
+            size (Sequence[int], default: absent): [s]: the short edge becomes s (the long one int(s*long/short)); [h, w]: taken literally; absent: max_size gives the long edge
+            max_size (int, default: absent): cap of the long edge with size [s] (must be > s), or the long edge when size is absent
+            interpolation (str, default 'bilinear'; one of nearest, nearest-exact, bilinear, bicubic): nearest, nearest-exact, bilinear or bicubic
+            antialias (bool, default True): low-pass filter when downscaling (bilinear and bicubic only, as torchvision)
+        Outputs:
+            output (f32,u8, any rank): [..., C, H', W'], the dtype of image"""
+        ...
+    @staticmethod
+    def resize_bounding_boxes(boxes: TensorLike, *, canvas_size: Sequence[int], size: Optional[Sequence[int]] = None, max_size: Optional[int] = None, format: str = 'xyxy') -> Tuple[Any, Any]:
+        """torchvision.transforms.v2.functional.resize on bounding boxes: x by W'/W, y by H'/H
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+        Attributes (keyword-only):
+            canvas_size (Sequence[int], required): (H, W) of the image the boxes lie on
+            size (Sequence[int], default: absent): [s]: the short edge becomes s (the long one int(s*long/short)); [h, w]: taken literally; absent: max_size gives the long edge
+            max_size (int, default: absent): cap of the long edge with size [s] (must be > s), or the long edge when size is absent
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh (every one scales the same way)
+        Outputs:
+            output (f32, any rank): [..., 4], scaled
+            canvas_size (i64, rank 1): [2]: the new (H, W)"""
+        ...
+    @staticmethod
+    def resize_mask(mask: TensorLike, *, size: Optional[Sequence[int]] = None, max_size: Optional[int] = None, interpolation: str = 'nearest') -> Any:
+        """torchvision.transforms.v2.functional.resize on masks: nearest or nearest-exact
+
+        Inputs:
+            mask (f32,u8,i32,i64,bool, any rank): [..., H, W], rank >= 2
+        Attributes (keyword-only):
+            size (Sequence[int], default: absent): [s]: the short edge becomes s (the long one int(s*long/short)); [h, w]: taken literally; absent: max_size gives the long edge
+            max_size (int, default: absent): cap of the long edge with size [s] (must be > s), or the long edge when size is absent
+            interpolation (str, default 'nearest'; one of nearest, nearest-exact, bilinear, bicubic): nearest or nearest-exact; bilinear and bicubic mean nearest, as torchvision
+        Outputs:
+            output (f32,u8,i32,i64,bool, any rank): [..., H', W'], the dtype of mask"""
+        ...
+    @staticmethod
+    def resized_crop(image: TensorLike, *, top: int, left: int, height: int, width: int, size: Sequence[int], interpolation: str = 'bilinear', antialias: bool = True) -> Any:
+        """torchvision.transforms.v2.functional.resized_crop: crop, then resize as vision.resize
+
+        Inputs:
+            image (f32,u8,i32,i64,bool, any rank): [..., H, W] (an image [..., C, H, W] or a mask), rank >= 2
+        Attributes (keyword-only):
+            top (int, required): first row; < 0 or past the end: zeros
+            left (int, required): first column; outside: zeros
+            height (int, required): rows of the crop
+            width (int, required): columns of the crop
+            size (Sequence[int], required): the crop is resized to [h, w] (or its short edge to [s])
+            interpolation (str, default 'bilinear'; one of nearest, nearest-exact, bilinear, bicubic): nearest, nearest-exact, bilinear or bicubic (bilinear and bicubic: uint8, float32)
+            antialias (bool, default True): as vision.resize
+        Outputs:
+            output (f32,u8,i32,i64,bool, any rank): [..., H', W'], the dtype of image"""
+        ...
+    @staticmethod
+    def resized_crop_bounding_boxes(boxes: TensorLike, *, format: str = 'xyxy', top: int, left: int, height: int, width: int, size: Sequence[int], clamping_mode: str = 'soft') -> Tuple[Any, Any]:
+        """torchvision.transforms.v2.functional.resized_crop on boxes: crop, then resize
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+        Attributes (keyword-only):
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh
+            top (int, required): first row; < 0 or past the end: zeros
+            left (int, required): first column; outside: zeros
+            height (int, required): rows of the crop
+            width (int, required): columns of the crop
+            size (Sequence[int], required): [h, w] or [s], as vision.resize
+            clamping_mode (str, default 'soft'; one of soft, hard, none): soft or hard (the same for these boxes): clamp to the canvas; none: do not
+        Outputs:
+            output (f32, any rank): [..., 4]
+            canvas_size (i64, rank 1): [2]: the new (H, W)"""
+        ...
+    @staticmethod
+    def rgb_to_grayscale(image: TensorLike, *, num_output_channels: int = 1) -> Any:
+        """torchvision v2 rgb_to_grayscale: 0.2989 R + 0.587 G + 0.114 B
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Attributes (keyword-only):
+            num_output_channels (int, default 1): 1 or 3
+        Outputs:
+            output (f32,u8, any rank): [..., num_output_channels, H, W]"""
+        ...
+    @staticmethod
     def roi_align(input: TensorLike, boxes: TensorLike, *, output_size: Sequence[int], spatial_scale: float = 1.0, sampling_ratio: int = -1, aligned: bool = False) -> Any:
         """torchvision.ops.roi_align: average of bilinear samples per bin (Mask R-CNN)
 
@@ -1054,6 +1408,34 @@ class vision:
             output (f32,f64,f16, rank 4): [batch_size, channels, height, width] gradient of input"""
         ...
     @staticmethod
+    def sanitize_bounding_boxes(boxes: TensorLike, labels: Optional[TensorLike] = None, *, format: str = 'xyxy', canvas_size: Sequence[int], min_size: float = 1.0, min_area: float = 1.0) -> Tuple[Any, Any, Any]:
+        """torchvision.transforms.v2.functional.sanitize_bounding_boxes: drop small, empty or outside boxes and their labels
+
+        Inputs:
+            boxes (f32, rank 2): [N, 4] float32
+            labels (any, any rank, optional): [N, ...] of any dtype: the rows of the kept boxes are kept
+        Attributes (keyword-only):
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh
+            canvas_size (Sequence[int], required): (H, W) of the image
+            min_size (float, default 1.0): boxes narrower or lower are dropped
+            min_area (float, default 1.0): boxes of a smaller area are dropped
+        Outputs:
+            output (f32, rank 2): [K, 4]: the valid boxes, in order
+            labels (any, any rank): [K, ...]: their labels ([0] without labels)
+            valid (bool, rank 1): [N]: which boxes were kept"""
+        ...
+    @staticmethod
+    def solarize(image: TensorLike, *, threshold: float) -> Any:
+        """torchvision v2 solarize: invert pixels >= threshold
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Attributes (keyword-only):
+            threshold (float, required): pixels >= threshold are inverted (at most 255, or 1.0 for float32)
+        Outputs:
+            output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
     def stochastic_depth(input: TensorLike, noise: Optional[TensorLike] = None, *, p: float, mode: str, training: bool = True, seed: int = 0) -> Any:
         """torchvision.ops.stochastic_depth: zero whole rows (or the batch), scale survivors by 1/(1-p)
 
@@ -1067,4 +1449,37 @@ class vision:
             seed (int, default 0): seed of the Bernoulli draw (counter-based: same seed, same output on every backend)
         Outputs:
             output (f32,f64,f16, any rank): shape and dtype of input"""
+        ...
+    @staticmethod
+    def to_dtype(image: TensorLike, *, dtype: str = 'float32', scale: bool = False) -> Any:
+        """torchvision v2 to_dtype on images: uint8 <-> float32, with or without scaling
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Attributes (keyword-only):
+            dtype (str, default 'float32'; one of float32, uint8): float32 or uint8
+            scale (bool, default False): true: uint8 0..255 <-> float32 0..1 (x / 255 as x * float(1/255); x * 255.999 truncated)
+        Outputs:
+            output (f32,u8, any rank): image in the asked dtype"""
+        ...
+    @staticmethod
+    def vertical_flip(image: TensorLike) -> Any:
+        """torchvision.transforms.v2.functional.vertical_flip on images and masks: image.flip(-2)
+
+        Inputs:
+            image (f32,u8,i32,i64,bool, any rank): [..., H, W] (an image [..., C, H, W] or a mask), rank >= 2
+        Outputs:
+            output (f32,u8,i32,i64,bool, any rank): [..., H', W'], the dtype of image"""
+        ...
+    @staticmethod
+    def vertical_flip_bounding_boxes(boxes: TensorLike, *, format: str = 'xyxy', canvas_size: Sequence[int]) -> Any:
+        """torchvision.transforms.v2.functional.vertical_flip on boxes: y -> H - y
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+        Attributes (keyword-only):
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh
+            canvas_size (Sequence[int], required): (H, W) of the image
+        Outputs:
+            output (f32, any rank): [..., 4]"""
         ...
