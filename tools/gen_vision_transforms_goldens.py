@@ -343,6 +343,37 @@ def main():
         lines.append(f"vision.preprocess {name} {inp} "
                      + attrs_text(resize_size=rs, crop_size=cs, interpolation=mode, antialias=aa))
 
+    # affine and rotate (grid_sample, zeros padding, optional fill)
+    for inp in ("img_u8", "small_f32"):
+        fill3 = [10, 20, 30] if inp == "img_u8" else [0.1, 0.2, 0.3]
+        fill3s = ",".join(f"{v:g}" for v in fill3)
+        geo("affine", f"affine_{inp}_bilinear", inp,
+            lambda x: F.affine(x, 17.0, [2.5, -3], 0.9, [5.0, -3.0], interpolation=MODES["bilinear"]),
+            angle=17.0, translate="2.5,-3", scale=0.9, shear="5,-3", interpolation="bilinear")
+        geo("affine", f"affine_{inp}_nearest", inp,
+            lambda x: F.affine(x, -33.0, [1, 2], 1.2, [0.0, 0.0]),
+            angle=-33.0, translate="1,2", scale=1.2, shear="0,0", interpolation="nearest")
+        geo("affine", f"affine_{inp}_fill_center", inp,
+            lambda x, f=fill3: F.affine(x, 12.0, [0, 0], 1.0, [10.0, 10.0], interpolation=MODES["bilinear"], fill=f,
+                                        center=[4, 9]),
+            angle=12.0, translate="0,0", scale=1.0, shear="10,10", interpolation="bilinear", fill=fill3s,
+            center="4,9")
+        geo("rotate", f"rotate_{inp}_30_bilinear", inp, lambda x: F.rotate(x, 30.0, interpolation=MODES["bilinear"]),
+            angle=30.0, interpolation="bilinear")
+        geo("rotate", f"rotate_{inp}_30_expand", inp,
+            lambda x: F.rotate(x, 30.0, interpolation=MODES["bilinear"], expand=True),
+            angle=30.0, interpolation="bilinear", expand=True)
+        geo("rotate", f"rotate_{inp}_m45_nearest_fill", inp, lambda x: F.rotate(x, -45.0, expand=True, fill=7),
+            angle=-45.0, interpolation="nearest", expand=True, fill=7)
+        for a in (90.0, 180.0, 270.0):
+            geo("rotate", f"rotate_{inp}_{a:g}_expand", inp, lambda x, v=a: F.rotate(x, v, expand=True),
+                angle=a, expand=True)
+        geo("rotate", f"rotate_{inp}_20_center", inp,
+            lambda x: F.rotate(x, 20.0, interpolation=MODES["bilinear"], center=[5, 7]),
+            angle=20.0, interpolation="bilinear", center="5,7")
+    geo("rotate", "rotate_batch_u8_m100", "batch_u8", lambda x: F.rotate(x, -100.0, interpolation=MODES["bilinear"]),
+        angle=-100.0, interpolation="bilinear")
+
     with open(os.path.join(OUT, "cases.txt"), "w") as f:
         f.write(f"# torchvision {torchvision.__version__}, torch {torch.__version__}, "
                 f"cpu capability {torch.backends.cpu.get_cpu_capability()}\n")

@@ -748,6 +748,23 @@ class vision:
             output (f32,u8, any rank): the shape and dtype of image"""
         ...
     @staticmethod
+    def affine(image: TensorLike, *, angle: float, translate: Sequence[float], scale: float, shear: Sequence[float], interpolation: str = 'nearest', fill: Optional[Sequence[float]] = None, center: Optional[Sequence[float]] = None) -> Any:
+        """torchvision.transforms.v2.functional.affine on images: rotation, translation, scale, shear about a centre
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 or float32
+        Attributes (keyword-only):
+            angle (float, required): degrees, clockwise
+            translate (Sequence[float], required): (tx, ty) in pixels
+            scale (float, required): > 0
+            shear (Sequence[float], required): degrees: [s] (both) or [sx, sy]
+            interpolation (str, default 'nearest'; one of nearest, bilinear): nearest or bilinear
+            fill (Sequence[float], default: absent): value of the pixels from outside: one, or one per channel (absent: 0)
+            center (Sequence[float], default: absent): (x, y) of the pivot; absent: the image centre
+        Outputs:
+            output (f32,u8, any rank): [..., C, H', W'] (H' x W' = H x W unless rotate expands)"""
+        ...
+    @staticmethod
     def autocontrast(image: TensorLike) -> Any:
         """torchvision v2 autocontrast: stretch each channel to the full range
 
@@ -1406,6 +1423,21 @@ class vision:
             width (int, required): W of the input
         Outputs:
             output (f32,f64,f16, rank 4): [batch_size, channels, height, width] gradient of input"""
+        ...
+    @staticmethod
+    def rotate(image: TensorLike, *, angle: float, expand: bool = False, interpolation: str = 'nearest', fill: Optional[Sequence[float]] = None, center: Optional[Sequence[float]] = None) -> Any:
+        """torchvision.transforms.v2.functional.rotate on images, optionally expanded to hold the whole image
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 or float32
+        Attributes (keyword-only):
+            angle (float, required): degrees, counter-clockwise
+            expand (bool, default False): true: the output holds the whole rotated image
+            interpolation (str, default 'nearest'; one of nearest, bilinear): nearest or bilinear
+            fill (Sequence[float], default: absent): value of the pixels from outside: one, or one per channel (absent: 0)
+            center (Sequence[float], default: absent): (x, y) of the pivot; absent: the image centre
+        Outputs:
+            output (f32,u8, any rank): [..., C, H', W'] (H' x W' = H x W unless rotate expands)"""
         ...
     @staticmethod
     def sanitize_bounding_boxes(boxes: TensorLike, labels: Optional[TensorLike] = None, *, format: str = 'xyxy', canvas_size: Sequence[int], min_size: float = 1.0, min_area: float = 1.0) -> Tuple[Any, Any, Any]:

@@ -391,7 +391,8 @@ static int resize_boxes_make(cf_case *c)
 }
 
 /* crop, center_crop, pad, flips: copies, identical bytes on every backend;
-** resized_crop as resize. */
+** resized_crop as resize; affine and rotate: uint8 identical, float32 within
+** 1e-5 (the grid's products may be summed in another order). */
 static int geometry_make(cf_case *c)
 {
     static const struct { const char *op, *attrs; } cfg[] = {
@@ -400,6 +401,8 @@ static int geometry_make(cf_case *c)
         { "vision.resized_crop", "top=2;left=-1;height=20;width=30;size=17,9" },
         { "vision.pad", "padding=3,1,4,2;padding_mode=reflect" },
         { "vision.pad", "padding=5;fill=1,2,3" },
+        { "vision.affine", "angle=17;translate=2.5,-3;scale=0.9;shear=5,-3;interpolation=bilinear" },
+        { "vision.rotate", "angle=30;interpolation=bilinear;expand=true;fill=0.5" },
         { "vision.horizontal_flip", NULL },
         { "vision.vertical_flip", NULL },
     };
@@ -414,7 +417,8 @@ static int geometry_make(cf_case *c)
     c->n_in = 1;
     if (cfg[k].attrs)
         cf_attrs(c, "%s", cfg[k].attrs);
-    if (strcmp(c->op, "vision.resized_crop") == 0)
+    if (strcmp(c->op, "vision.resized_crop") == 0 || strcmp(c->op, "vision.affine") == 0 ||
+        strcmp(c->op, "vision.rotate") == 0)
         cf_tol_all(c, c->dtype == LOOM_DTYPE_U8 ? CF_BYTES : CF_CLOSE, 1e-5, 1e-5);
     else
         cf_tol_all(c, CF_BYTES, 0, 0);
@@ -530,6 +534,8 @@ const cf_gen cf_vision_gens[] = {
     { "vision.pad", BIT(U8) | BIT(F32), 2, geometry_make, NULL },
     { "vision.horizontal_flip", BIT(U8) | BIT(F32), 1, geometry_make, NULL },
     { "vision.vertical_flip", BIT(U8) | BIT(F32), 1, geometry_make, NULL },
+    { "vision.affine", BIT(U8) | BIT(F32), 1, geometry_make, NULL },
+    { "vision.rotate", BIT(U8) | BIT(F32), 1, geometry_make, NULL },
     { "vision.convert_bounding_box_format", BIT(F32), 1, transform_boxes_make, NULL },
     { "vision.clamp_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
     { "vision.sanitize_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },

@@ -290,6 +290,10 @@ static const oc_case cases[] = {
     { "vision.preprocess", "no images", { T(U8, 4, 0, 3, 50, 60) }, "resize_size=40;crop_size=32",
       { T(F32, 4, 0, 3, 32, 32) } },
     { "vision.preprocess", "zero width", { T(U8, 3, 3, 50, 0) }, NULL, { NONE }, LOOM_EINVAL, "'image'" },
+    { "vision.affine", "no images", { T(U8, 4, 0, 3, 8, 9) }, "angle=10;translate=1,2;scale=1;shear=0",
+      { T(U8, 4, 0, 3, 8, 9) } },
+    { "vision.rotate", "no images, 90 expanded", { T(F32, 4, 0, 3, 8, 9) }, "angle=90;expand=true",
+      { T(F32, 4, 0, 3, 9, 8) } },
     { "vision.drop_block2d", "no images of 2^30 x 2^30", { T(F32, 4, 0, 3, INT64_C(1) << 30, INT64_C(1) << 30) },
       "p=0.5;block_size=3", { T(F32, 4, 0, 3, INT64_C(1) << 30, INT64_C(1) << 30) } },
 };

@@ -37,7 +37,7 @@
     X(vision_autocontrast_schema) X(vision_equalize_schema) X(vision_posterize_schema)             \
     X(vision_solarize_schema) X(vision_invert_schema) X(vision_gaussian_blur_schema)               \
     X(vision_normalize_schema) X(vision_to_dtype_schema) X(vision_rgb_to_grayscale_schema)         \
-    X(vision_preprocess_schema)
+    X(vision_preprocess_schema) X(vision_affine_schema) X(vision_rotate_schema)
 PK_OPS_DECLARE(vision_transforms_ops, VISION_TRANSFORMS_OPS);
 
 /* The output-size attributes every resize op shares (torchvision's
@@ -193,6 +193,28 @@ PK_ATTR_ENUM(grayscale, GRAYSCALE_ATTRS);
     A(op, antialias, BOOL, LOOM_DEFAULT_BOOL(1), 0, "as vision.resize", )
 PK_ATTR_ENUM(preprocess, PREPROCESS_ATTRS);
 
+/* vision.affine and vision.rotate (affine_cpu.c): torchvision's inverse
+** affine matrix, an affine grid and grid_sample (zeros padding,
+** align_corners false), with an optional fill through a mask channel. */
+#define GRID_TAIL_ATTRS(A, op)                                                                     \
+    A(op, interpolation, STRING, LOOM_DEFAULT_STRING("nearest"), 0, "nearest or bilinear", )       \
+    A(op, fill, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_FINITE,                                       \
+      "value of the pixels from outside: one, or one per channel (absent: 0)", )                   \
+    A(op, center, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_FINITE, "(x, y) of the pivot; absent: the image centre", )
+#define AFFINE_ATTRS(A, op)                                                                        \
+    A(op, angle, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE, "degrees, clockwise", ) \
+    A(op, translate, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE, "(tx, ty) in pixels", ) \
+    A(op, scale, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE | LOOM_ATTR_POSITIVE, "> 0", ) \
+    A(op, shear, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE,                 \
+      "degrees: [s] (both) or [sx, sy]", )                                                          \
+    GRID_TAIL_ATTRS(A, op)
+#define ROTATE_ATTRS(A, op)                                                                        \
+    A(op, angle, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE, "degrees, counter-clockwise", ) \
+    A(op, expand, BOOL, LOOM_DEFAULT_BOOL(0), 0, "true: the output holds the whole rotated image", ) \
+    GRID_TAIL_ATTRS(A, op)
+PK_ATTR_ENUM(affine, AFFINE_ATTRS);
+PK_ATTR_ENUM(rotate, ROTATE_ATTRS);
+
 /* The top-left corner, in the image, of torchvision's center_crop of ch x cw
 ** from an h x w image (zero padding where the crop is larger). */
 void center_crop_anchor(int64_t h, int64_t w, int64_t ch, int64_t cw, int64_t *top, int64_t *left);
@@ -326,6 +348,8 @@ loom_status vision_normalize_cpu(loom_call *call);
 loom_status vision_to_dtype_cpu(loom_call *call);
 loom_status vision_rgb_to_grayscale_cpu(loom_call *call);
 loom_status vision_preprocess_cpu(loom_call *call);          /* preprocess_cpu.c */
+loom_status vision_affine_cpu(loom_call *call);              /* affine_cpu.c */
+loom_status vision_rotate_cpu(loom_call *call);
 void preprocess_h_avx2(const float *wf, const int32_t *xmin, const int32_t *xsize, int32_t ks, int64_t x0,
                        int64_t nx, const void *src, int u8, int64_t row_stride, int64_t rows, float *dst,
                        int64_t dst_stride);

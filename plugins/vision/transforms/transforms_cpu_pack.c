@@ -52,6 +52,8 @@ static const loom_kernel_desc cpu_kernels[] = {
     PK_KERNEL_CPU(vision_gaussian_blur_schema, "cpu:conv2d-reflect", 0, vision_gaussian_blur_cpu),
     PK_KERNEL_CPU(vision_normalize_schema, "cpu:pixels", 0, vision_normalize_cpu),
     PK_KERNEL_CPU(vision_to_dtype_schema, "cpu:pixels", 0, vision_to_dtype_cpu),
+    PK_KERNEL_CPU(vision_affine_schema, "cpu:affine-grid-sample", 0, vision_affine_cpu),
+    PK_KERNEL_CPU(vision_rotate_schema, "cpu:affine-grid-sample", 0, vision_rotate_cpu),
     PK_KERNEL_CPU(vision_rgb_to_grayscale_schema, "cpu:pixels", 0, vision_rgb_to_grayscale_cpu),
 };
 

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** affine_schemas.c - vision.affine and vision.rotate on images, with
+** torchvision.transforms.v2.functional's arguments (affine_image,
+** rotate_image).
+*/
+#include "transforms.h"
+
+PK_ATTR_TABLE(affine, AFFINE_ATTRS);
+PK_ATTR_TABLE(rotate, ROTATE_ATTRS);
+
+static const char *const modes[] = { "nearest", "bilinear", NULL };
+static const loom_attr_choices affine_choices[] = { { PK_ATTR(affine, interpolation), modes } };
+static const loom_attr_choices rotate_choices[] = { { PK_ATTR(rotate, interpolation), modes } };
+
+#define U8_F32 (LOOM_DTYPE_BIT(LOOM_DTYPE_U8) | LOOM_DTYPE_BIT(LOOM_DTYPE_F32))
+static const loom_arg_def image_in[] = {
+    { .name = "image", .dtypes = U8_F32, .ndim = -1, .doc = "[..., C, H, W] uint8 or float32" },
+};
+static const loom_arg_def image_out[] = {
+    { .name = "output", .dtypes = U8_F32, .flags = LOOM_ARG_SAME_DTYPE_AS(0), .ndim = -1,
+      .doc = "[..., C, H', W'] (H' x W' = H x W unless rotate expands)" },
+};
+
+PK_SCHEMA(vision_affine_schema, "vision.affine", 1,
+          "torchvision.transforms.v2.functional.affine on images: rotation, translation, scale, shear about a centre",
+          PK_INPUTS(image_in), PK_OUTPUTS(image_out), PK_ATTRS(affine_attrs), PK_CHOICES(affine_choices));
+PK_SCHEMA(vision_rotate_schema, "vision.rotate", 1,
+          "torchvision.transforms.v2.functional.rotate on images, optionally expanded to hold the whole image",
+          PK_INPUTS(image_in), PK_OUTPUTS(image_out), PK_ATTRS(rotate_attrs), PK_CHOICES(rotate_choices));
