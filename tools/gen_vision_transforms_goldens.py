@@ -371,6 +371,25 @@ def main():
         geo("rotate", f"rotate_{inp}_20_center", inp,
             lambda x: F.rotate(x, 20.0, interpolation=MODES["bilinear"], center=[5, 7]),
             angle=20.0, interpolation="bilinear", center="5,7")
+    # perspective (from corners, and from coefficients) and elastic (a given displacement)
+    sp, ep = [[0, 0], [30, 0], [30, 22], [0, 22]], [[3, 2], [27, 1], [29, 20], [1, 21]]
+    coeffs = [1.05, 0.02, -1.5, -0.03, 0.97, 0.8, 0.0009, -0.0012]
+    add_input("displacement_23x31", ((rng.random((1, 23, 31, 2), dtype=np.float32) - 0.5) * 0.2))
+    add_input("displacement_12x15", ((rng.random((1, 12, 15, 2), dtype=np.float32) - 0.5) * 0.3))
+    for inp, disp in (("img_u8", "displacement_23x31"), ("small_f32", "displacement_12x15")):
+        for mode in ("bilinear", "nearest"):
+            geo("perspective", f"perspective_{inp}_{mode}", inp,
+                lambda x, m=mode: F.perspective(x, sp, ep, interpolation=MODES[m]),
+                startpoints="0,0,30,0,30,22,0,22", endpoints="3,2,27,1,29,20,1,21", interpolation=mode)
+            name = f"elastic_{inp}_{mode}"
+            y = F.elastic(torch.from_numpy(inputs[inp]), torch.from_numpy(inputs[disp]), interpolation=MODES[mode],
+                          fill=[5.0 if inp == "img_u8" else 0.5])
+            save(name, y.numpy())
+            lines.append(f"vision.elastic {name} {inp}+{disp} "
+                         + attrs_text(interpolation=mode, fill=5 if inp == "img_u8" else 0.5))
+        geo("perspective", f"perspective_{inp}_coefficients_fill", inp,
+            lambda x: F.perspective(x, None, None, coefficients=coeffs, fill=[9.0]),
+            coefficients=",".join(f"{v:g}" for v in coeffs), fill=9, interpolation="bilinear")
     geo("rotate", "rotate_batch_u8_m100", "batch_u8", lambda x: F.rotate(x, -100.0, interpolation=MODES["bilinear"]),
         angle=-100.0, interpolation="bilinear")
 

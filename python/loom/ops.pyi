@@ -1036,6 +1036,19 @@ class vision:
             output (f32,f64,f16, any rank): shape and dtype of input"""
         ...
     @staticmethod
+    def elastic(image: TensorLike, displacement: TensorLike, *, interpolation: str = 'bilinear', fill: Optional[Sequence[float]] = None) -> Any:
+        """torchvision.transforms.v2.functional.elastic on images: resample at identity grid + displacement
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 or float32
+            displacement (f32, rank 4): [1, H, W, 2]: offsets added to the identity grid, in its [-1, 1] units
+        Attributes (keyword-only):
+            interpolation (str, default 'bilinear'; one of nearest, bilinear): nearest or bilinear
+            fill (Sequence[float], default: absent): value of the pixels from outside: one, or one per channel (absent: 0)
+        Outputs:
+            output (f32,u8, any rank): [..., C, H', W'] (H' x W' = H x W unless rotate expands)"""
+        ...
+    @staticmethod
     def equalize(image: TensorLike) -> Any:
         """torchvision v2 equalize: histogram equalisation per channel (Pillow's lookup table)
 
@@ -1161,6 +1174,21 @@ class vision:
         Outputs:
             output (f32, any rank): [..., 4]
             canvas_size (i64, rank 1): [2]: the new (H, W)"""
+        ...
+    @staticmethod
+    def perspective(image: TensorLike, *, startpoints: Optional[Sequence[int]] = None, endpoints: Optional[Sequence[int]] = None, interpolation: str = 'bilinear', fill: Optional[Sequence[float]] = None, coefficients: Optional[Sequence[float]] = None) -> Any:
+        """torchvision.transforms.v2.functional.perspective on images: four corners to four corners
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 or float32
+        Attributes (keyword-only):
+            startpoints (Sequence[int], default: absent): four (x, y) corners: x0,y0,...,x3,y3
+            endpoints (Sequence[int], default: absent): where they go: x0,y0,...,x3,y3
+            interpolation (str, default 'bilinear'; one of nearest, bilinear): nearest or bilinear
+            fill (Sequence[float], default: absent): value of the pixels from outside: one, or one per channel (absent: 0)
+            coefficients (Sequence[float], default: absent): the 8 coefficients instead of the points
+        Outputs:
+            output (f32,u8, any rank): [..., C, H', W'] (H' x W' = H x W unless rotate expands)"""
         ...
     @staticmethod
     def posterize(image: TensorLike, *, bits: int) -> Any:

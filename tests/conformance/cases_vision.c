@@ -403,6 +403,7 @@ static int geometry_make(cf_case *c)
         { "vision.pad", "padding=5;fill=1,2,3" },
         { "vision.affine", "angle=17;translate=2.5,-3;scale=0.9;shear=5,-3;interpolation=bilinear" },
         { "vision.rotate", "angle=30;interpolation=bilinear;expand=true;fill=0.5" },
+        { "vision.perspective", "startpoints=0,0,36,0,36,28,0,28;endpoints=3,2,33,1,35,26,1,27" },
         { "vision.horizontal_flip", NULL },
         { "vision.vertical_flip", NULL },
     };
@@ -418,7 +419,7 @@ static int geometry_make(cf_case *c)
     if (cfg[k].attrs)
         cf_attrs(c, "%s", cfg[k].attrs);
     if (strcmp(c->op, "vision.resized_crop") == 0 || strcmp(c->op, "vision.affine") == 0 ||
-        strcmp(c->op, "vision.rotate") == 0)
+        strcmp(c->op, "vision.rotate") == 0 || strcmp(c->op, "vision.perspective") == 0)
         cf_tol_all(c, c->dtype == LOOM_DTYPE_U8 ? CF_BYTES : CF_CLOSE, 1e-5, 1e-5);
     else
         cf_tol_all(c, CF_BYTES, 0, 0);
@@ -498,6 +499,21 @@ static int preprocess_make(cf_case *c)
     return 1;
 }
 
+/* elastic: a small random displacement; as affine */
+static int elastic_make(cf_case *c)
+{
+    if (c->index > 0)
+        return 0;
+    const int u8 = c->dtype == LOOM_DTYPE_U8;
+    c->in[0] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ 2, 3, 29, 37 }, 0, 0, u8 ? 255.99 : 1);
+    c->in[1] = cf_uniform(c, LOOM_DTYPE_F32, 4, (const int64_t[]){ 1, 29, 37, 2 }, 1, -0.1, 0.1);
+    c->n_in = 2;
+    cf_attrs(c, "interpolation=bilinear;fill=3");
+    cf_tol_all(c, u8 ? CF_BYTES : CF_CLOSE, 1e-5, 1e-5);
+    cf_what(c, "2x3x29x37, displacement in [-0.1, 0.1)");
+    return 1;
+}
+
 const cf_gen cf_vision_gens[] = {
     { "vision.nms", F32_F64, N_BOX_SIZES, nms_make, NULL },
     { "vision.batched_nms", F32_F64, N_BOX_SIZES, nms_make, NULL },
@@ -536,6 +552,8 @@ const cf_gen cf_vision_gens[] = {
     { "vision.vertical_flip", BIT(U8) | BIT(F32), 1, geometry_make, NULL },
     { "vision.affine", BIT(U8) | BIT(F32), 1, geometry_make, NULL },
     { "vision.rotate", BIT(U8) | BIT(F32), 1, geometry_make, NULL },
+    { "vision.perspective", BIT(U8) | BIT(F32), 1, geometry_make, NULL },
+    { "vision.elastic", BIT(U8) | BIT(F32), 1, elastic_make, NULL },
     { "vision.convert_bounding_box_format", BIT(F32), 1, transform_boxes_make, NULL },
     { "vision.clamp_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
     { "vision.sanitize_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },

@@ -294,6 +294,10 @@ static const oc_case cases[] = {
       { T(U8, 4, 0, 3, 8, 9) } },
     { "vision.rotate", "no images, 90 expanded", { T(F32, 4, 0, 3, 8, 9) }, "angle=90;expand=true",
       { T(F32, 4, 0, 3, 9, 8) } },
+    { "vision.perspective", "no images", { T(U8, 4, 0, 3, 8, 9) }, "coefficients=1,0,0,0,1,0,0,0",
+      { T(U8, 4, 0, 3, 8, 9) } },
+    { "vision.elastic", "no images", { T(F32, 4, 0, 3, 8, 9), T(F32, 4, 1, 8, 9, 2) }, NULL,
+      { T(F32, 4, 0, 3, 8, 9) } },
     { "vision.drop_block2d", "no images of 2^30 x 2^30", { T(F32, 4, 0, 3, INT64_C(1) << 30, INT64_C(1) << 30) },
       "p=0.5;block_size=3", { T(F32, 4, 0, 3, INT64_C(1) << 30, INT64_C(1) << 30) } },
 };

@@ -13,6 +13,9 @@
 **     se; a fill goes through a ones channel resampled alike (nearest: mask
 **     < 0.5; bilinear: (v - fill) * mask + fill);
 **   - uint8 images are resampled in float32 and rounded half to even.
+**   - perspective: _perspective_grid's [x y 1] @ theta1^T / (w/2, h/2) over
+**     [x y 1] @ (c6, c7, 1), minus 1, from pixel-centre base coordinates;
+**     elastic: the identity grid plus the displacement;
 **   - rotate: multiples of 90 degrees about the centre are exact rotations
 **     (torch.rot90), as in rotate_image; expand sizes the output as
 **     _compute_affine_output_size does.
@@ -26,13 +29,18 @@
 
 #include "transforms.h"
 
+typedef enum grid_kind { GRID_AFFINE, GRID_PERSPECTIVE, GRID_ELASTIC } grid_kind;
+
 typedef struct grid_job {
     const void *src;
     void *dst;
     int u8, nearest, has_fill;
+    grid_kind kind;
     int64_t c, h, w, oh, ow, planes;
     float r[6];            /* R00 R01 R10 R11 R20 R21: [x y 1] @ R = (gx, gy) */
+    float q[3];            /* perspective: the denominator's [c6, c7, 1] */
     const float *xs, *ys;  /* base grid */
+    const float *disp;     /* elastic: [oh, ow, 2] */
     const float *fill;     /* per channel */
 } grid_job;
 
@@ -59,8 +67,19 @@ static void grid_rows(void *user, int64_t begin, int64_t end, int32_t thread_ind
         const float by = j->ys[oy];
         for (int64_t ox = 0; ox < j->ow; ox++) {
             const float bx = j->xs[ox];
-            const float gx = bx * j->r[0] + by * j->r[2] + j->r[4];
-            const float gy = bx * j->r[1] + by * j->r[3] + j->r[5];
+            float gx, gy;
+            if (j->kind == GRID_ELASTIC) {
+                gx = bx + j->disp[2 * (oy * j->ow + ox)];
+                gy = by + j->disp[2 * (oy * j->ow + ox) + 1];
+            } else {
+                gx = bx * j->r[0] + by * j->r[2] + j->r[4];
+                gy = bx * j->r[1] + by * j->r[3] + j->r[5];
+                if (j->kind == GRID_PERSPECTIVE) {   /* output_grid1 / output_grid2 - 1 */
+                    const float den = bx * j->q[0] + by * j->q[1] + j->q[2];
+                    gx = gx / den - 1.0f;
+                    gy = gy / den - 1.0f;
+                }
+            }
             const float ix = (gx + 1.0f) * sw - 0.5f, iy = (gy + 1.0f) * sh - 0.5f;
             float v, m = 1.0f;
             if (j->nearest) {
@@ -137,8 +156,18 @@ static loom_status check_fill(const loom_attr_value *fill, int64_t c)
     return LOOM_OK;
 }
 
+static loom_status grid_transform_kind(loom_call *call, grid_kind kind, const double m[8], const float *disp,
+                                       int64_t oh, int64_t ow, int nearest, const loom_attr_value *fill);
+
 static loom_status grid_transform(loom_call *call, const double m[6], int64_t oh, int64_t ow, int nearest,
                                   const loom_attr_value *fill)
+{
+    const double m8[8] = { m[0], m[1], m[2], m[3], m[4], m[5], 0.0, 0.0 };
+    return grid_transform_kind(call, GRID_AFFINE, m8, NULL, oh, ow, nearest, fill);
+}
+
+static loom_status grid_transform_kind(loom_call *call, grid_kind kind, const double m[8], const float *disp,
+                                       int64_t oh, int64_t ow, int nearest, const loom_attr_value *fill)
 {
     const loom_tensor *x = call->inputs[0];
     grid_job j = { 0 };
@@ -167,11 +196,25 @@ static loom_status grid_transform(loom_call *call, const double m[6], int64_t oh
     if (!buf)
         return LOOM_ENOMEM;
     float *xs = buf, *ys = buf + ow, *fl = ys + oh;
-    linspace_f((float)((1.0 - (double)ow) * 0.5), (float)(((double)ow - 1.0) * 0.5), ow, xs);
-    linspace_f((float)((1.0 - (double)oh) * 0.5), (float)(((double)oh - 1.0) * 0.5), oh, ys);
-    /* theta in float32, then R = theta^T / (w / 2, h / 2) */
+    j.kind = kind;
+    j.disp = disp;
+    if (kind == GRID_AFFINE) {
+        linspace_f((float)((1.0 - (double)ow) * 0.5), (float)(((double)ow - 1.0) * 0.5), ow, xs);
+        linspace_f((float)((1.0 - (double)oh) * 0.5), (float)(((double)oh - 1.0) * 0.5), oh, ys);
+    } else if (kind == GRID_PERSPECTIVE) {   /* _perspective_grid: pixel centres */
+        linspace_f(0.5f, (float)((double)ow + 0.5 - 1.0), ow, xs);
+        linspace_f(0.5f, (float)((double)oh + 0.5 - 1.0), oh, ys);
+        j.q[0] = (float)m[6];
+        j.q[1] = (float)m[7];
+        j.q[2] = 1.0f;
+    } else {                                 /* _create_identity_grid */
+        linspace_f((float)((double)(-ow + 1) / (double)ow), (float)((double)(ow - 1) / (double)ow), ow, xs);
+        linspace_f((float)((double)(-oh + 1) / (double)oh), (float)((double)(oh - 1) / (double)oh), oh, ys);
+    }
+    /* theta in float32, then R = theta^T / (w / 2, h / 2) (perspective: of the output size) */
     const float t[6] = { (float)m[0], (float)m[1], (float)m[2], (float)m[3], (float)m[4], (float)m[5] };
-    const float dw = (float)(0.5 * (double)j.w), dh = (float)(0.5 * (double)j.h);
+    const float dw = (float)(0.5 * (double)(kind == GRID_PERSPECTIVE ? ow : j.w));
+    const float dh = (float)(0.5 * (double)(kind == GRID_PERSPECTIVE ? oh : j.h));
     j.r[0] = t[0] / dw;
     j.r[1] = t[3] / dh;
     j.r[2] = t[1] / dw;
@@ -340,4 +383,101 @@ loom_status vision_rotate_cpu(loom_call *call)
     }
     return grid_transform(call, m, oh, ow, strcmp(call->attrs[PK_ATTR(rotate, interpolation)].u.s, "nearest") == 0,
                           &call->attrs[PK_ATTR(rotate, fill)]);
+}
+
+/* ------------------------------------------------------ perspective */
+
+/* The 8 x 8 system of torchvision's _get_perspective_coeffs, solved in
+** double (Gaussian elimination with partial pivoting; torchvision: lstsq,
+** gels, on the same exactly determined system), rounded to float32. */
+static loom_status perspective_coeffs(const int64_t *start, const int64_t *end, double out[8])
+{
+    double a[8][9];
+    for (int i = 0; i < 4; i++) {
+        const double x1 = (double)end[2 * i], y1 = (double)end[2 * i + 1];
+        const double x2 = (double)start[2 * i], y2 = (double)start[2 * i + 1];
+        const double r0[9] = { x1, y1, 1, 0, 0, 0, -x2 * x1, -x2 * y1, x2 };
+        const double r1[9] = { 0, 0, 0, x1, y1, 1, -y2 * x1, -y2 * y1, y2 };
+        memcpy(a[2 * i], r0, sizeof r0);
+        memcpy(a[2 * i + 1], r1, sizeof r1);
+    }
+    for (int col = 0; col < 8; col++) {
+        int piv = col;
+        for (int r = col + 1; r < 8; r++)
+            if (fabs(a[r][col]) > fabs(a[piv][col]))
+                piv = r;
+        if (fabs(a[piv][col]) < 1e-12)
+            return pk_host->fail(LOOM_EINVAL, "'startpoints' / 'endpoints': the four points do not define a "
+                                              "perspective (a singular system)");
+        if (piv != col)
+            for (int k = 0; k < 9; k++) {
+                const double tmp = a[col][k];
+                a[col][k] = a[piv][k];
+                a[piv][k] = tmp;
+            }
+        for (int r = 0; r < 8; r++) {
+            if (r == col)
+                continue;
+            const double f = a[r][col] / a[col][col];
+            for (int k = col; k < 9; k++)
+                a[r][k] -= f * a[col][k];
+        }
+    }
+    for (int i = 0; i < 8; i++)
+        out[i] = (double)(float)(a[i][8] / a[i][i]);
+    return LOOM_OK;
+}
+
+loom_status vision_perspective_cpu(loom_call *call)
+{
+    const loom_tensor *x = call->inputs[0];
+    const loom_attr_value *sp = &call->attrs[PK_ATTR(perspective, startpoints)];
+    const loom_attr_value *ep = &call->attrs[PK_ATTR(perspective, endpoints)];
+    const loom_attr_value *co = &call->attrs[PK_ATTR(perspective, coefficients)];
+    loom_status st = check_image(x);
+    if (st != LOOM_OK)
+        return st;
+    double m[8];
+    if (co->is_set) {
+        if (sp->is_set || ep->is_set)
+            return pk_host->fail(LOOM_EINVAL, "'startpoints'/'endpoints' and 'coefficients' shouldn't be given "
+                                              "together");
+        if (co->count != 8)
+            return pk_host->fail(LOOM_EINVAL, "'coefficients' should have 8 values, not %lld", (long long)co->count);
+        for (int i = 0; i < 8; i++)
+            m[i] = co->u.floats[i];
+    } else {
+        if (!sp->is_set || !ep->is_set)
+            return pk_host->fail(LOOM_EINVAL, "either 'startpoints' and 'endpoints' or 'coefficients' must be given");
+        if (sp->count != 8 || ep->count != 8)
+            return pk_host->fail(LOOM_EINVAL, "'startpoints' and 'endpoints' need four (x, y) corners each (8 values), "
+                                              "not %lld and %lld",
+                                 (long long)sp->count, (long long)ep->count);
+        if ((st = perspective_coeffs(sp->u.ints, ep->u.ints, m)) != LOOM_OK)
+            return st;
+    }
+    const int64_t h = x->shape[x->ndim - 2], w = x->shape[x->ndim - 1];
+    return grid_transform_kind(call, GRID_PERSPECTIVE, m, NULL, h, w,
+                               strcmp(call->attrs[PK_ATTR(perspective, interpolation)].u.s, "nearest") == 0,
+                               &call->attrs[PK_ATTR(perspective, fill)]);
+}
+
+/* ---------------------------------------------------------- elastic */
+
+loom_status vision_elastic_cpu(loom_call *call)
+{
+    const loom_tensor *x = call->inputs[0], *d = call->inputs[1];
+    char b1[160], b2[160];
+    loom_status st = check_image(x);
+    if (st != LOOM_OK)
+        return st;
+    const int64_t h = x->shape[x->ndim - 2], w = x->shape[x->ndim - 1];
+    if (d->shape[0] != 1 || d->shape[1] != h || d->shape[2] != w || d->shape[3] != 2)
+        return pk_host->fail(LOOM_EINVAL, "'displacement' %s should be [1, %lld, %lld, 2] for 'image' %s",
+                             vision_describe(d, b1, sizeof b1), (long long)h, (long long)w,
+                             vision_describe(x, b2, sizeof b2));
+    static const double none[8] = { 0 };
+    return grid_transform_kind(call, GRID_ELASTIC, none, loom_numel(d) > 0 ? loom_data(d) : NULL, h, w,
+                               strcmp(call->attrs[PK_ATTR(elastic, interpolation)].u.s, "nearest") == 0,
+                               &call->attrs[PK_ATTR(elastic, fill)]);
 }

@@ -8,10 +8,14 @@
 
 PK_ATTR_TABLE(affine, AFFINE_ATTRS);
 PK_ATTR_TABLE(rotate, ROTATE_ATTRS);
+PK_ATTR_TABLE(perspective, PERSPECTIVE_ATTRS);
+PK_ATTR_TABLE(elastic, ELASTIC_ATTRS);
 
 static const char *const modes[] = { "nearest", "bilinear", NULL };
 static const loom_attr_choices affine_choices[] = { { PK_ATTR(affine, interpolation), modes } };
 static const loom_attr_choices rotate_choices[] = { { PK_ATTR(rotate, interpolation), modes } };
+static const loom_attr_choices perspective_choices[] = { { PK_ATTR(perspective, interpolation), modes } };
+static const loom_attr_choices elastic_choices[] = { { PK_ATTR(elastic, interpolation), modes } };
 
 #define U8_F32 (LOOM_DTYPE_BIT(LOOM_DTYPE_U8) | LOOM_DTYPE_BIT(LOOM_DTYPE_F32))
 static const loom_arg_def image_in[] = {
@@ -28,3 +32,16 @@ PK_SCHEMA(vision_affine_schema, "vision.affine", 1,
 PK_SCHEMA(vision_rotate_schema, "vision.rotate", 1,
           "torchvision.transforms.v2.functional.rotate on images, optionally expanded to hold the whole image",
           PK_INPUTS(image_in), PK_OUTPUTS(image_out), PK_ATTRS(rotate_attrs), PK_CHOICES(rotate_choices));
+
+static const loom_arg_def elastic_in[] = {
+    { .name = "image", .dtypes = U8_F32, .ndim = -1, .doc = "[..., C, H, W] uint8 or float32" },
+    { .name = "displacement", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .ndim = 4,
+      .doc = "[1, H, W, 2]: offsets added to the identity grid, in its [-1, 1] units" },
+};
+
+PK_SCHEMA(vision_perspective_schema, "vision.perspective", 1,
+          "torchvision.transforms.v2.functional.perspective on images: four corners to four corners",
+          PK_INPUTS(image_in), PK_OUTPUTS(image_out), PK_ATTRS(perspective_attrs), PK_CHOICES(perspective_choices));
+PK_SCHEMA(vision_elastic_schema, "vision.elastic", 1,
+          "torchvision.transforms.v2.functional.elastic on images: resample at identity grid + displacement",
+          PK_INPUTS(elastic_in), PK_OUTPUTS(image_out), PK_ATTRS(elastic_attrs), PK_CHOICES(elastic_choices));

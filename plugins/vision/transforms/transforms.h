@@ -37,7 +37,8 @@
     X(vision_autocontrast_schema) X(vision_equalize_schema) X(vision_posterize_schema)             \
     X(vision_solarize_schema) X(vision_invert_schema) X(vision_gaussian_blur_schema)               \
     X(vision_normalize_schema) X(vision_to_dtype_schema) X(vision_rgb_to_grayscale_schema)         \
-    X(vision_preprocess_schema) X(vision_affine_schema) X(vision_rotate_schema)
+    X(vision_preprocess_schema) X(vision_affine_schema) X(vision_rotate_schema)                    \
+    X(vision_perspective_schema) X(vision_elastic_schema)
 PK_OPS_DECLARE(vision_transforms_ops, VISION_TRANSFORMS_OPS);
 
 /* The output-size attributes every resize op shares (torchvision's
@@ -212,6 +213,21 @@ PK_ATTR_ENUM(preprocess, PREPROCESS_ATTRS);
     A(op, angle, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE, "degrees, counter-clockwise", ) \
     A(op, expand, BOOL, LOOM_DEFAULT_BOOL(0), 0, "true: the output holds the whole rotated image", ) \
     GRID_TAIL_ATTRS(A, op)
+#define FILL_ATTR(A, op)                                                                           \
+    A(op, fill, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_FINITE,                                       \
+      "value of the pixels from outside: one, or one per channel (absent: 0)", )
+#define PERSPECTIVE_ATTRS(A, op)                                                                   \
+    A(op, startpoints, INTS, LOOM_DEFAULT_NONE, 0, "four (x, y) corners: x0,y0,...,x3,y3", )       \
+    A(op, endpoints, INTS, LOOM_DEFAULT_NONE, 0, "where they go: x0,y0,...,x3,y3", )               \
+    A(op, interpolation, STRING, LOOM_DEFAULT_STRING("bilinear"), 0, "nearest or bilinear", )      \
+    FILL_ATTR(A, op)                                                                               \
+    A(op, coefficients, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_FINITE,                               \
+      "the 8 coefficients instead of the points", )
+#define ELASTIC_ATTRS(A, op)                                                                       \
+    A(op, interpolation, STRING, LOOM_DEFAULT_STRING("bilinear"), 0, "nearest or bilinear", )      \
+    FILL_ATTR(A, op)
+PK_ATTR_ENUM(perspective, PERSPECTIVE_ATTRS);
+PK_ATTR_ENUM(elastic, ELASTIC_ATTRS);
 PK_ATTR_ENUM(affine, AFFINE_ATTRS);
 PK_ATTR_ENUM(rotate, ROTATE_ATTRS);
 
@@ -350,6 +366,8 @@ loom_status vision_rgb_to_grayscale_cpu(loom_call *call);
 loom_status vision_preprocess_cpu(loom_call *call);          /* preprocess_cpu.c */
 loom_status vision_affine_cpu(loom_call *call);              /* affine_cpu.c */
 loom_status vision_rotate_cpu(loom_call *call);
+loom_status vision_perspective_cpu(loom_call *call);
+loom_status vision_elastic_cpu(loom_call *call);
 void preprocess_h_avx2(const float *wf, const int32_t *xmin, const int32_t *xsize, int32_t ks, int64_t x0,
                        int64_t nx, const void *src, int u8, int64_t row_stride, int64_t rows, float *dst,
                        int64_t dst_stride);

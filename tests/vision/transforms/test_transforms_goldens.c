@@ -18,7 +18,7 @@
 **    another order (and without FMA), and merges no clamped taps: a few
 **    ulps of 1.0 (1.2e-7 each) over at most ~10 taps; the colour ops are
 **    the same float32 expressions (the contrast mean is summed in double).
-**  - affine and rotate: uint8 identical (the grid in float32 as torchvision
+**  - affine, rotate, perspective, elastic: uint8 identical (the grid in float32 as torchvision
 **    builds it, grid_sample's arithmetic, round half to even); float32
 **    within 1e-5 (PyTorch's bmm may sum the grid's three products in
 **    another order).
@@ -161,7 +161,7 @@ static void every_case_matches_torchvision(void **state)
     (void)state;
     static golden_case cases[512];
     const int n = read_cases(cases, 512);
-    assert_true(n >= 310);
+    assert_true(n >= 320);
     for (int i = 0; i < n; i++) {
         const golden_case *c = &cases[i];
         /* INPUT is one golden, or two joined by '+' */
@@ -256,6 +256,12 @@ static void wrong_arguments_name_the_argument(void **state)
         { "vision.affine", "angle=1;translate=1,1;scale=0;shear=0", 3, { 3, 8, 8 }, LOOM_DTYPE_U8, "scale" },
         { "vision.rotate", "angle=10;fill=1,2", 3, { 3, 8, 8 }, LOOM_DTYPE_U8, "'fill'" },
         { "vision.rotate", "angle=10;center=1", 3, { 3, 8, 8 }, LOOM_DTYPE_F32, "'center'" },
+        { "vision.perspective", "startpoints=0,0,1,1", 3, { 3, 8, 8 }, LOOM_DTYPE_U8, "'coefficients'" },
+        { "vision.perspective", "startpoints=0,0,1,0,1,1,0,1;endpoints=0,0,1,0", 3, { 3, 8, 8 }, LOOM_DTYPE_U8,
+          "'endpoints'" },
+        { "vision.perspective", "coefficients=1,2,3", 3, { 3, 8, 8 }, LOOM_DTYPE_U8, "'coefficients'" },
+        { "vision.perspective", "startpoints=0,0,0,0,0,0,0,0;endpoints=0,0,0,0,0,0,0,0", 3, { 3, 8, 8 },
+          LOOM_DTYPE_F32, "'startpoints'" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         loom_tensor *x;
