@@ -3,15 +3,21 @@
 ** transforms.h - what the files of the vision `transforms` module share:
 ** the kernels of torchvision.transforms.v2.functional, on images
 ** ([..., C, H, W], uint8 or float32, any leading dims), bounding boxes
-** ([..., 4] with their canvas size) and masks ([..., H, W]).
+** ([..., 4] float32 with their canvas size) and masks ([..., H, W]).
 **
-**   vision.resize                  resize_image
-**   vision.resize_mask             resize_mask (nearest modes only)
-**   vision.resize_bounding_boxes   resize_bounding_boxes
+**   resize_*.c      vision.resize, resize_mask, resize_bounding_boxes: the
+**                   output size, PyTorch's weight tables, the row passes
+**   geometry_*.c    crop, center_crop, resized_crop, pad, the flips (one
+**                   window copy for images and masks of any dtype)
+**   boxes_*.c       the *_bounding_boxes ops, convert, clamp, sanitize
+**   colour_*.c      the colour ops, normalize, to_dtype, rgb_to_grayscale
+**   affine_*.c      affine, rotate, perspective, elastic (grid_sample)
+**   preprocess_*.c  vision.preprocess, the ImageClassification preset
 **
-** The checks (resize_size.c) are shared by the three ops, so an image and
-** its boxes and masks get the same output size and the same messages.
-** Everything here has hidden visibility.
+** The module is cpu only: its schemas go into vision.so alone. The size
+** rules (resize_size.c) are shared, so an image and its boxes and masks get
+** the same output size and the same messages. Everything here has hidden
+** visibility.
 */
 #ifndef LOOM_VISION_TRANSFORMS_H
 #define LOOM_VISION_TRANSFORMS_H
