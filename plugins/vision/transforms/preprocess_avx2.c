@@ -13,34 +13,35 @@
 
 #define AVX2 __attribute__((target("avx2,fma")))
 
-/* rows (= 8) rows of src, output columns [x0, x0 + nx): dst[r * dst_stride + k].
-** uint8 sources are gathered as 4-byte words (the caller keeps those reads
-** inside the tensor) and masked to their low byte. */
+/* Eight rows of src (row_stride elements apart; columns col_stride apart),
+** output columns [x0, x0 + nx): dst[r * dst_stride + k]. uint8 sources are
+** gathered as 4-byte words (the caller keeps those reads inside the tensor)
+** and masked to their low byte. */
 AVX2 void preprocess_h_avx2(const float *wf, const int32_t *xmin, const int32_t *xsize, int32_t ks, int64_t x0,
-                            int64_t nx, const void *src, int u8, int64_t row_stride, int64_t rows, float *dst,
+                            int64_t nx, const void *src, int u8, int64_t row_stride, int64_t col_stride, float *dst,
                             int64_t dst_stride)
 {
-    (void)rows;
     const int32_t es = u8 ? 1 : 4, rsb = (int32_t)(row_stride * es);
+    const int64_t csb = col_stride * es;
     const __m256i vidx = _mm256_setr_epi32(0, rsb, 2 * rsb, 3 * rsb, 4 * rsb, 5 * rsb, 6 * rsb, 7 * rsb);
     const __m256i low = _mm256_set1_epi32(0xff);
     float lanes[8] __attribute__((aligned(32)));
     for (int64_t k = 0; k < nx; k++) {
         const int64_t x = x0 + k;
         const float *w = wf + x * ks;
-        const char *base = (const char *)src + (size_t)xmin[x] * (size_t)es;
+        const char *base = (const char *)src + (int64_t)xmin[x] * csb;
         __m256 t;
         if (u8) {
             __m256i v = _mm256_and_si256(_mm256_i32gather_epi32((const int *)base, vidx, 1), low);
             t = _mm256_mul_ps(_mm256_cvtepi32_ps(v), _mm256_set1_ps(w[0]));
             for (int32_t j = 1; j < xsize[x]; j++) {
-                v = _mm256_and_si256(_mm256_i32gather_epi32((const int *)(base + j), vidx, 1), low);
+                v = _mm256_and_si256(_mm256_i32gather_epi32((const int *)(base + j * csb), vidx, 1), low);
                 t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(v), _mm256_set1_ps(w[j]), t);
             }
         } else {
             t = _mm256_mul_ps(_mm256_i32gather_ps((const float *)base, vidx, 1), _mm256_set1_ps(w[0]));
             for (int32_t j = 1; j < xsize[x]; j++)
-                t = _mm256_fmadd_ps(_mm256_i32gather_ps((const float *)(base + 4 * j), vidx, 1),
+                t = _mm256_fmadd_ps(_mm256_i32gather_ps((const float *)(base + j * csb), vidx, 1),
                                     _mm256_set1_ps(w[j]), t);
         }
         _mm256_store_ps(lanes, t);

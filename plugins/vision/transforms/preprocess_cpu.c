@@ -18,6 +18,8 @@
 ** Pass 1 resizes horizontally only the input rows that the kept output rows
 ** read and only the kept columns (planes x rows, float32, in scratch); pass
 ** 2 resizes vertically and finishes each output pixel. Both are threaded.
+** The image is read through its strides: a decoder's HWC buffer seen as
+** [C, H, W] (torchvision's decode_jpeg layout) needs no copy.
 */
 #include <math.h>
 #include <string.h>
@@ -27,6 +29,9 @@
 
 typedef struct pre_plan {
     const void *src;
+    const int64_t *poff;          /* element offset of each plane (any strides) */
+    int64_t sy, sx;               /* element strides of rows and columns */
+    int64_t max_off;              /* the largest element offset of the view */
     int u8, bicubic;
     int64_t c, h, w, planes, crop;
     int64_t top, left;            /* crop origin in the resized image (may be < 0) */
@@ -40,9 +45,9 @@ typedef struct pre_plan {
     int avx2;
 } pre_plan;
 
-static inline float load_px(const pre_plan *p, int64_t i)
+static inline float load_px(const pre_plan *p, int64_t off)
 {
-    return p->u8 ? (float)((const uint8_t *)p->src)[i] : ((const float *)p->src)[i];
+    return p->u8 ? (float)((const uint8_t *)p->src)[off] : ((const float *)p->src)[off];
 }
 
 /* ---------------------------------------------------------- pass 1 */
@@ -52,34 +57,32 @@ static void h_rows(void *user, int64_t begin, int64_t end, int32_t thread_index)
     (void)thread_index;
     const pre_plan *p = user;
     const int64_t rows = p->in_r1 - p->in_r0, nx = p->xr1 - p->xr0;
-    const int64_t total_rows = p->planes * p->h;
     int64_t r = begin;
     while (r < end) {
         const int64_t plane = r / rows, y = p->in_r0 + r % rows;
-        const int64_t grow = plane * p->h + y;   /* row in the whole tensor */
+        const int64_t base = p->poff[plane] + y * p->sy;   /* element offset of the row */
         float *dst = p->tmp + r * nx;
         /* eight rows of one plane at a time, when the gather's 4-byte reads
-        ** of uint8 stay inside the tensor */
+        ** of uint8 stay inside the tensor's memory */
         if (p->avx2 && p->need_h && r + 8 <= end && (r % rows) + 8 <= rows &&
-            (!p->u8 || (grow + 8 < total_rows && p->w >= 4))) {
+            (!p->u8 || base + 7 * p->sy + (p->w - 1) * p->sx + 3 <= p->max_off)) {
             const size_t es = p->u8 ? 1 : 4;
             preprocess_h_avx2(p->axw.wf, p->axw.xmin, p->axw.xsize, p->axw.ksize, p->xr0, nx,
-                              (const char *)p->src + (size_t)grow * (size_t)p->w * es, p->u8, p->w, 8, dst, nx);
+                              (const char *)p->src + (size_t)base * es, p->u8, p->sy, p->sx, dst, nx);
             r += 8;
             continue;
         }
-        const int64_t base = grow * p->w;
         for (int64_t k = 0; k < nx; k++) {
             const int64_t x = p->xr0 + k;
             if (!p->need_h) {
-                dst[k] = load_px(p, base + x);
+                dst[k] = load_px(p, base + x * p->sx);
                 continue;
             }
             const float *wt = p->axw.wf + x * p->axw.ksize;
             const int64_t x0 = p->axw.xmin[x];
-            float t = load_px(p, base + x0) * wt[0];
+            float t = load_px(p, base + x0 * p->sx) * wt[0];
             for (int32_t j = 1; j < p->axw.xsize[x]; j++)
-                t = fmaf(load_px(p, base + x0 + j), wt[j], t);
+                t = fmaf(load_px(p, base + (x0 + j) * p->sx), wt[j], t);
             dst[k] = t;
         }
         r++;
@@ -197,6 +200,37 @@ loom_status vision_preprocess_cpu(loom_call *call)
     p.planes = loom_numel(x) / (p.h * p.w);
     p.out = loom_data(out);
     p.avx2 = transforms_have_avx2();
+    /* the view's strides (compact when NULL): plane offsets over the leading
+    ** dims, row and column strides; the gathers need them non-negative and
+    ** their 8-row span in int32 */
+    int64_t *poff = pk_host->scratch(call->ctx, (size_t)p.planes * sizeof(int64_t));
+    if (!poff)
+        return LOOM_ENOMEM;
+    int64_t stride[LOOM_MAX_NDIM], run = 1;
+    for (int32_t d = x->ndim - 1; d >= 0; d--) {
+        stride[d] = x->strides ? x->strides[d] : run;
+        run *= x->shape[d];
+    }
+    p.sy = stride[x->ndim - 2];
+    p.sx = stride[x->ndim - 1];
+    p.max_off = 0;
+    int negative = 0;
+    for (int32_t d = 0; d < x->ndim; d++) {
+        p.max_off += (x->shape[d] - 1) * stride[d];
+        negative |= stride[d] < 0;
+    }
+    for (int64_t q = 0; q < p.planes; q++) {
+        int64_t rest = q, off = 0;
+        for (int32_t d = x->ndim - 3; d >= 0; d--) {
+            off += (rest % x->shape[d]) * stride[d];
+            rest /= x->shape[d];
+        }
+        poff[q] = off;
+    }
+    p.poff = poff;
+    const int64_t es = p.u8 ? 1 : 4;
+    if (negative || 8 * p.sy * es > INT32_MAX || p.sx * es > INT32_MAX)
+        p.avx2 = 0;
     center_crop_anchor(rh, rw, p.crop, p.crop, &p.top, &p.left);
     p.yr0 = p.top > 0 ? p.top : 0;
     p.yr1 = p.top + p.crop < rh ? p.top + p.crop : rh;

@@ -375,7 +375,7 @@ loom_status vision_rotate_cpu(loom_call *call);
 loom_status vision_perspective_cpu(loom_call *call);
 loom_status vision_elastic_cpu(loom_call *call);
 void preprocess_h_avx2(const float *wf, const int32_t *xmin, const int32_t *xsize, int32_t ks, int64_t x0,
-                       int64_t nx, const void *src, int u8, int64_t row_stride, int64_t rows, float *dst,
+                       int64_t nx, const void *src, int u8, int64_t row_stride, int64_t col_stride, float *dst,
                        int64_t dst_stride);
 void preprocess_v_avx2(const float *w, int32_t taps, const float *src, int64_t src_stride, int64_t n,
                        float *dst);

@@ -67,7 +67,8 @@ static loom_status transforms_register_isa(const loom_host_api *host, loom_regis
                       LOOM_DTYPE_BIT(LOOM_DTYPE_U8) | LOOM_DTYPE_BIT(LOOM_DTYPE_F32), vision_resize_cpu),
         PK_KERNEL_CPU(vision_preprocess_schema, transforms_have_avx2() ? "cpu:fused-crop-window-avx2"
                                                                        : "cpu:fused-crop-window",
-                      LOOM_DTYPE_BIT(LOOM_DTYPE_U8) | LOOM_DTYPE_BIT(LOOM_DTYPE_F32), vision_preprocess_cpu),
+                      LOOM_DTYPE_BIT(LOOM_DTYPE_U8) | LOOM_DTYPE_BIT(LOOM_DTYPE_F32), vision_preprocess_cpu,
+                      .flags = LOOM_KERNEL_STRIDED),
     };
     return pk_register_kernels(host, reg, ks, PK_COUNT(ks));
 }

@@ -200,6 +200,46 @@ static void every_case_matches_torchvision(void **state)
     }
 }
 
+/* vision.preprocess reads its image through the strides: the HWC buffer a
+** decoder writes, seen as [C, H, W] (torchvision's decode_jpeg layout),
+** gives the same bits as the compact image, on either ISA path. */
+static void preprocess_reads_a_channels_last_view(void **state)
+{
+    (void)state;
+    static const struct { const char *input, *golden, *attrs; } cases[] = {
+        { "photo_u8", "preprocess_photo_u8_bilinear_36_32", "resize_size=36;crop_size=32;interpolation=bilinear" },
+        { "photo_u8", "preprocess_photo_u8_bicubic_36_32", "resize_size=36;crop_size=32;interpolation=bicubic" },
+        { "small_f32", "preprocess_small_f32_bilinear_10_8", "resize_size=10;crop_size=8;interpolation=bilinear" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        loom_tensor *x = golden(cases[i].input);
+        const int64_t c = x->shape[0], h = x->shape[1], w = x->shape[2];
+        const size_t es = loom_tensor_nbytes(x) / (size_t)loom_numel(x);
+        uint8_t *hwc = malloc(loom_tensor_nbytes(x));
+        assert_non_null(hwc);
+        for (int64_t ch = 0; ch < c; ch++)
+            for (int64_t q = 0; q < h * w; q++)
+                memcpy(hwc + (size_t)(q * c + ch) * es, (const uint8_t *)loom_data(x) + (size_t)(ch * h * w + q) * es,
+                       es);
+        const int64_t strides[3] = { 1, w * c, c };
+        loom_tensor *view, *compact = NULL, *strided = NULL;
+        assert_int_equal(loom_tensor_wrap(&view, hwc, loom_tensor_dtype_of(x), 3, x->shape, strides, NULL), LOOM_OK);
+        loom_attrs *a = parse_attrs("vision.preprocess", cases[i].attrs);
+        loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
+        opt.backend = "cpu";
+        if (loom_run("vision.preprocess", (const loom_tensor *[]){ x }, 1, a, &compact, 1, &opt) != LOOM_OK ||
+            loom_run("vision.preprocess", (const loom_tensor *[]){ view }, 1, a, &strided, 1, &opt) != LOOM_OK)
+            fail_msg("%s: %s", cases[i].golden, loom_last_error());
+        tu_assert_identical(strided, compact, cases[i].golden);
+        loom_tensor_free(view);
+        free(hwc);
+        loom_tensor_free(compact);
+        loom_tensor_free(strided);
+        loom_tensor_free(x);
+        loom_attrs_free(a);
+    }
+}
+
 /* Wrong arguments: each message names the argument, as torchvision's errors do. */
 static void wrong_arguments_name_the_argument(void **state)
 {
@@ -298,6 +338,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_case_matches_torchvision),
+        cmocka_unit_test(preprocess_reads_a_channels_last_view),
         cmocka_unit_test(wrong_arguments_name_the_argument),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
