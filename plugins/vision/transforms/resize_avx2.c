@@ -4,9 +4,9 @@
 ** passes compute the same integers as the portable ones (resize_cpu.c):
 ** int16 weights times pixels, summed in int32 with no overflow possible
 ** (|sum| < 255 * 2^15 * taps), so the bits do not depend on the order.
-** Horizontal: four rows share each output's weights (two rows to a
-** register), 8 taps per step (the tables are padded to a multiple of 8 with
-** zero weights), four outputs transposed into one store per row; outputs
+** Horizontal: four rows share each output's weights, 16 taps per madd
+** (the tables are padded to a multiple of 8 with zero weights, so a last
+** step may take 8), four outputs transposed into one store per row; outputs
 ** whose taps would read past the row end take the portable loop. Vertical:
 ** 16 (uint8) or 8 (float32) pixels per step, two taps per madd on uint8.
 */
@@ -28,25 +28,31 @@ AVX2 static inline int32_t dot_u8(const uint8_t *s, const int16_t *w, int32_t n,
     return acc;
 }
 
-/* The 4 int32 sums [row0, row1, row2, row3] of output x: rows two to a
-** register (row 0 | row 1, row 2 | row 3), 8 taps per step. */
+/* The 4 int32 sums [row0, row1, row2, row3] of output x: 16 taps of one row
+** per madd, then a last step of 8 taps when the table's width is not a
+** multiple of 16; the four rows' 8-lane sums reduce with three hadds. */
 AVX2 static inline __m128i dot4_u8(const uint8_t *s0, const uint8_t *s1, const uint8_t *s2, const uint8_t *s3,
                                    const int16_t *w, int32_t taps)
 {
-    __m256i a01 = _mm256_setzero_si256(), a23 = _mm256_setzero_si256();
-    for (int32_t t = 0; t < taps; t += 8) {
-        const __m256i wk = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(w + t)));
-        const __m128i r01 = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(s0 + t)),
-                                               _mm_loadl_epi64((const __m128i *)(s1 + t)));
-        const __m128i r23 = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(s2 + t)),
-                                               _mm_loadl_epi64((const __m128i *)(s3 + t)));
-        a01 = _mm256_add_epi32(a01, _mm256_madd_epi16(_mm256_cvtepu8_epi16(r01), wk));
-        a23 = _mm256_add_epi32(a23, _mm256_madd_epi16(_mm256_cvtepu8_epi16(r23), wk));
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+    int32_t t = 0;
+    for (; t + 8 < taps; t += 16) {   /* the padded table holds zeros up to a multiple of 8 */
+        const __m256i wk = _mm256_loadu_si256((const __m256i *)(w + t));
+        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(s0 + t))), wk));
+        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(s1 + t))), wk));
+        a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(s2 + t))), wk));
+        a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(s3 + t))), wk));
     }
-    /* [r0 r0 r2 r2 | r1 r1 r3 r3] pairs, then [R0 R2 R0 R2 | R1 R3 R1 R3] */
-    __m256i h = _mm256_hadd_epi32(a01, a23);
-    h = _mm256_hadd_epi32(h, h);
-    return _mm_unpacklo_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));   /* R0 R1 R2 R3 */
+    if (t < taps) {   /* the last 8 (zero-padded) taps */
+        const __m128i wk = _mm_loadu_si128((const __m128i *)(w + t));
+        const __m256i z = _mm256_setzero_si256();
+        a0 = _mm256_add_epi32(a0, _mm256_inserti128_si256(z, _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)(s0 + t))), wk), 0));
+        a1 = _mm256_add_epi32(a1, _mm256_inserti128_si256(z, _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)(s1 + t))), wk), 0));
+        a2 = _mm256_add_epi32(a2, _mm256_inserti128_si256(z, _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)(s2 + t))), wk), 0));
+        a3 = _mm256_add_epi32(a3, _mm256_inserti128_si256(z, _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)(s3 + t))), wk), 0));
+    }
+    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(a0, a1), _mm256_hadd_epi32(a2, a3));
+    return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));   /* R0 R1 R2 R3 */
 }
 
 AVX2 void resize_h_u8_avx2(const resize_pass *p, int64_t r0, int64_t r1)
