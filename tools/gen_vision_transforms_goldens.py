@@ -264,6 +264,14 @@ def main():
         box_case("pad_bounding_boxes", f"pad_boxes_{fmt}", inp,
                  lambda b, f=BF: G.pad_bounding_boxes(b, f, canvas, [1, 4, 6, 2]),
                  format=fmt, canvas_size=cs, padding="1,4,6,2")
+        box_case("affine_bounding_boxes", f"affine_boxes_{fmt}", inp,
+                 lambda b, f=BF: G.affine_bounding_boxes(b, f, canvas, 17.0, [2.5, -3], 0.9, [5.0, -3.0]),
+                 canvas_out=False, format=fmt, canvas_size=cs, angle=17.0, translate="2.5,-3", scale=0.9,
+                 shear="5,-3")
+        for exp in (False, True):
+            box_case("rotate_bounding_boxes", f"rotate_boxes_{fmt}" + ("_expand" if exp else ""), inp,
+                     lambda b, f=BF, e=exp: G.rotate_bounding_boxes(b, f, canvas, 33.0, expand=e),
+                     format=fmt, canvas_size=cs, angle=33.0, expand=exp)
         # sanitize, with labels: SanitizeBoundingBoxes drops the labels of the dropped boxes
         for ms, ma in ((1.0, 1.0), (2.5, 10.0)):
             name = f"sanitize_{fmt}_{ms:g}_{ma:g}".replace(".", "p")

@@ -765,6 +765,24 @@ class vision:
             output (f32,u8, any rank): [..., C, H', W'] (H' x W' = H x W unless rotate expands)"""
         ...
     @staticmethod
+    def affine_bounding_boxes(boxes: TensorLike, *, format: str = 'xyxy', canvas_size: Sequence[int], angle: float, translate: Sequence[float], scale: float, shear: Sequence[float], center: Optional[Sequence[float]] = None, clamping_mode: str = 'soft') -> Any:
+        """torchvision.transforms.v2.functional.affine on boxes: the boxes enclosing the moved corners
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+        Attributes (keyword-only):
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh
+            canvas_size (Sequence[int], required): (H, W) of the image
+            angle (float, required): degrees, as vision.affine
+            translate (Sequence[float], required): (tx, ty) in pixels
+            scale (float, required): > 0
+            shear (Sequence[float], required): [s] or [sx, sy] degrees
+            center (Sequence[float], default: absent): (x, y); absent: the canvas centre
+            clamping_mode (str, default 'soft'; one of soft, hard, none): soft or hard (the same for these boxes): clamp to the canvas; none: do not
+        Outputs:
+            output (f32, any rank): [..., 4]: the enclosing boxes"""
+        ...
+    @staticmethod
     def autocontrast(image: TensorLike) -> Any:
         """torchvision v2 autocontrast: stretch each channel to the full range
 
@@ -1466,6 +1484,23 @@ class vision:
             center (Sequence[float], default: absent): (x, y) of the pivot; absent: the image centre
         Outputs:
             output (f32,u8, any rank): [..., C, H', W'] (H' x W' = H x W unless rotate expands)"""
+        ...
+    @staticmethod
+    def rotate_bounding_boxes(boxes: TensorLike, *, format: str = 'xyxy', canvas_size: Sequence[int], angle: float, expand: bool = False, center: Optional[Sequence[float]] = None, clamping_mode: str = 'soft') -> Tuple[Any, Any]:
+        """torchvision.transforms.v2.functional.rotate on boxes, with the canvas of expand
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+        Attributes (keyword-only):
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh
+            canvas_size (Sequence[int], required): (H, W) of the image
+            angle (float, required): degrees, as vision.rotate
+            expand (bool, default False): as vision.rotate: the canvas grows
+            center (Sequence[float], default: absent): (x, y); absent: the canvas centre
+            clamping_mode (str, default 'soft'; one of soft, hard, none): soft or hard (the same for these boxes): clamp to the canvas; none: do not
+        Outputs:
+            output (f32, any rank): [..., 4]: the enclosing boxes
+            canvas_size (i64, rank 1): [2]: the new (H, W)"""
         ...
     @staticmethod
     def sanitize_bounding_boxes(boxes: TensorLike, labels: Optional[TensorLike] = None, *, format: str = 'xyxy', canvas_size: Sequence[int], min_size: float = 1.0, min_area: float = 1.0) -> Tuple[Any, Any, Any]:

@@ -441,6 +441,8 @@ static int transform_boxes_make(cf_case *c)
         { "vision.center_crop_bounding_boxes", "format=cxcywh;canvas_size=20,25;output_size=11" },
         { "vision.resized_crop_bounding_boxes", "top=1;left=2;height=10;width=12;size=30,7" },
         { "vision.pad_bounding_boxes", "canvas_size=20,25;padding=2,3" },
+        { "vision.affine_bounding_boxes", "canvas_size=20,25;angle=17;translate=2.5,-3;scale=0.9;shear=5,-3" },
+        { "vision.rotate_bounding_boxes", "format=xywh;canvas_size=20,25;angle=33;expand=true" },
     };
     if (c->index > 0)
         return 0;
@@ -563,6 +565,8 @@ const cf_gen cf_vision_gens[] = {
     { "vision.center_crop_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
     { "vision.resized_crop_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
     { "vision.pad_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
+    { "vision.affine_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
+    { "vision.rotate_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
     { "vision.adjust_brightness", BIT(U8) | BIT(F32), 1, colour_make, NULL },
     { "vision.adjust_contrast", BIT(U8) | BIT(F32), 1, colour_make, NULL },
     { "vision.adjust_saturation", BIT(U8) | BIT(F32), 1, colour_make, NULL },

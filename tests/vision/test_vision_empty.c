@@ -298,6 +298,10 @@ static const oc_case cases[] = {
       { T(U8, 4, 0, 3, 8, 9) } },
     { "vision.elastic", "no images", { T(F32, 4, 0, 3, 8, 9), T(F32, 4, 1, 8, 9, 2) }, NULL,
       { T(F32, 4, 0, 3, 8, 9) } },
+    { "vision.affine_bounding_boxes", "no boxes", { T(F32, 2, 0, 4) },
+      "canvas_size=5,6;angle=10;translate=1,2;scale=1;shear=0", { T(F32, 2, 0, 4) } },
+    { "vision.rotate_bounding_boxes", "no boxes, expand", { T(F32, 2, 0, 4) }, "canvas_size=5,6;angle=10;expand=true",
+      { T(F32, 2, 0, 4), T(I64, 1, 2) } },
     { "vision.drop_block2d", "no images of 2^30 x 2^30", { T(F32, 4, 0, 3, INT64_C(1) << 30, INT64_C(1) << 30) },
       "p=0.5;block_size=3", { T(F32, 4, 0, 3, INT64_C(1) << 30, INT64_C(1) << 30) } },
 };

@@ -126,9 +126,14 @@ static void linspace_f(float start, float end, int64_t n, float *out)
         out[i] = i < half ? start + step * (float)i : end - step * (float)(n - i - 1);
 }
 
-/* torchvision's _get_inverse_affine_matrix (inverted = True), in double */
 static void inverse_affine(const double center[2], double angle, const double tr[2], double scale,
                            const double shear[2], double m[6])
+{
+    transforms_affine_matrix(center, angle, tr, scale, shear, 1, m);
+}
+
+void transforms_affine_matrix(const double center[2], double angle, const double tr[2], double scale,
+                              const double shear[2], int inverted, double m[6])
 {
     const double rad = M_PI / 180.0;   /* math.radians: x * (pi / 180) */
     const double rot = angle * rad, sx = shear[0] * rad, sy = shear[1] * rad;
@@ -136,6 +141,19 @@ static void inverse_affine(const double center[2], double angle, const double tr
     const double b = -cos(rot - sy) * tan(sx) / cos(sy) - sin(rot);
     const double c = sin(rot - sy) / cos(sy);
     const double d = -sin(rot - sy) * tan(sx) / cos(sy) + cos(rot);
+    if (!inverted) {
+        m[0] = a * scale;
+        m[1] = b * scale;
+        m[2] = 0.0 * scale;
+        m[3] = c * scale;
+        m[4] = d * scale;
+        m[5] = 0.0 * scale;
+        m[2] += m[0] * (-center[0]) + m[1] * (-center[1]);
+        m[5] += m[3] * (-center[0]) + m[4] * (-center[1]);
+        m[2] += center[0] + tr[0];
+        m[5] += center[1] + tr[1];
+        return;
+    }
     m[0] = d / scale;
     m[1] = -b / scale;
     m[2] = 0.0 / scale;
@@ -358,7 +376,18 @@ loom_status vision_rotate_cpu(loom_call *call)
     const double zero[2] = { 0.0, 0.0 };
     inverse_affine(c, -angle, zero, 1.0, zero, m);
     int64_t oh = h, ow = w;
-    if (expand) {   /* _compute_affine_output_size_tensor, in float32 */
+    if (expand) {
+        transforms_affine_output_size(m, w, h, &ow, &oh);
+        if (ow <= 0 || oh <= 0 || ow > (INT64_C(1) << 30) || oh > (INT64_C(1) << 30))
+            return pk_host->fail(LOOM_EINVAL, "'expand': an output of %lld x %lld", (long long)oh, (long long)ow);
+    }
+    return grid_transform(call, m, oh, ow, strcmp(call->attrs[PK_ATTR(rotate, interpolation)].u.s, "nearest") == 0,
+                          &call->attrs[PK_ATTR(rotate, fill)]);
+}
+
+void transforms_affine_output_size(const double m[6], int64_t w, int64_t h, int64_t *ow, int64_t *oh)
+{
+    {   /* _compute_affine_output_size_tensor, in float32 */
         const float hw = (float)(0.5 * (double)w), hh = (float)(0.5 * (double)h);
         const float pts[4][2] = { { -hw, -hh }, { -hw, hh }, { hw, hh }, { hw, -hh } };
         const float t[6] = { (float)m[0], (float)m[1], (float)m[2], (float)m[3], (float)m[4], (float)m[5] };
@@ -374,15 +403,12 @@ loom_status vision_rotate_cpu(loom_call *call)
         for (int a = 0; a < 2; a++) {
             const float cmax = ceilf(truncf((mx[a] + half[a]) * 10000.0f) * 1e-4f);
             const float cmin = floorf(truncf((mn[a] + half[a]) * 10000.0f) * 1e-4f);
-            size[a] = (int64_t)(cmax - cmin);
+            const float diff = cmax - cmin;
+            size[a] = diff > 0.0f && diff < 2147483648.0f ? (int64_t)diff : 0;
         }
-        ow = size[0];
-        oh = size[1];
-        if (ow <= 0 || oh <= 0 || ow > (INT64_C(1) << 30) || oh > (INT64_C(1) << 30))
-            return pk_host->fail(LOOM_EINVAL, "'expand': an output of %lld x %lld", (long long)oh, (long long)ow);
+        *ow = size[0];
+        *oh = size[1];
     }
-    return grid_transform(call, m, oh, ow, strcmp(call->attrs[PK_ATTR(rotate, interpolation)].u.s, "nearest") == 0,
-                          &call->attrs[PK_ATTR(rotate, fill)]);
 }
 
 /* ------------------------------------------------------ perspective */

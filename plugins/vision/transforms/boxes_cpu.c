@@ -80,6 +80,10 @@ static void clamp_box(float *b, box_format f, int64_t h, int64_t w)
     from_xyxy(b, f);
 }
 
+int transforms_box_format(const char *name) { return (int)format_of(name); }
+void transforms_box_convert(float *b, int from, int to) { convert(b, (box_format)from, (box_format)to); }
+void transforms_box_clamp(float *b, int format, int64_t h, int64_t w) { clamp_box(b, (box_format)format, h, w); }
+
 /* ------------------------------------------------------------- checks */
 
 static loom_status check_boxes(const loom_tensor *bx)

@@ -44,7 +44,8 @@
     X(vision_solarize_schema) X(vision_invert_schema) X(vision_gaussian_blur_schema)               \
     X(vision_normalize_schema) X(vision_to_dtype_schema) X(vision_rgb_to_grayscale_schema)         \
     X(vision_preprocess_schema) X(vision_affine_schema) X(vision_rotate_schema)                    \
-    X(vision_perspective_schema) X(vision_elastic_schema)
+    X(vision_perspective_schema) X(vision_elastic_schema)                                          \
+    X(vision_affine_bounding_boxes_schema) X(vision_rotate_bounding_boxes_schema)
 PK_OPS_DECLARE(vision_transforms_ops, VISION_TRANSFORMS_OPS);
 
 /* The output-size attributes every resize op shares (torchvision's
@@ -235,6 +236,28 @@ PK_ATTR_ENUM(preprocess, PREPROCESS_ATTRS);
 PK_ATTR_ENUM(perspective, PERSPECTIVE_ATTRS);
 PK_ATTR_ENUM(elastic, ELASTIC_ATTRS);
 PK_ATTR_ENUM(affine, AFFINE_ATTRS);
+#define AFFINE_BOXES_ATTRS(A, op)                                                                  \
+    BOX_FORMAT_ATTR(A, op, format, "xyxy, xywh or cxcywh") BOX_CANVAS_ATTR(A, op)                  \
+    A(op, angle, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE, "degrees, as vision.affine", ) \
+    A(op, translate, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE, "(tx, ty) in pixels", ) \
+    A(op, scale, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE | LOOM_ATTR_POSITIVE, "> 0", ) \
+    A(op, shear, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE, "[s] or [sx, sy] degrees", ) \
+    A(op, center, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_FINITE, "(x, y); absent: the canvas centre", ) \
+    BOX_CLAMP_ATTR(A, op)
+#define ROTATE_BOXES_ATTRS(A, op)                                                                  \
+    BOX_FORMAT_ATTR(A, op, format, "xyxy, xywh or cxcywh") BOX_CANVAS_ATTR(A, op)                  \
+    A(op, angle, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE, "degrees, as vision.rotate", ) \
+    A(op, expand, BOOL, LOOM_DEFAULT_BOOL(0), 0, "as vision.rotate: the canvas grows", )         \
+    A(op, center, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_FINITE, "(x, y); absent: the canvas centre", ) \
+    BOX_CLAMP_ATTR(A, op)
+PK_ATTR_ENUM(affine_boxes, AFFINE_BOXES_ATTRS);
+PK_ATTR_ENUM(rotate_boxes, ROTATE_BOXES_ATTRS);
+
+/* Box formats and the float32 conversions of boxes_cpu.c, for the other
+** box kernels: 0 xyxy, 1 xywh, 2 cxcywh. */
+int transforms_box_format(const char *name);
+void transforms_box_convert(float *b, int from, int to);
+void transforms_box_clamp(float *b, int format, int64_t h, int64_t w);
 PK_ATTR_ENUM(rotate, ROTATE_ATTRS);
 
 /* The top-left corner, in the image, of torchvision's center_crop of ch x cw
@@ -374,6 +397,14 @@ loom_status vision_affine_cpu(loom_call *call);              /* affine_cpu.c */
 loom_status vision_rotate_cpu(loom_call *call);
 loom_status vision_perspective_cpu(loom_call *call);
 loom_status vision_elastic_cpu(loom_call *call);
+loom_status vision_affine_bounding_boxes_cpu(loom_call *call);   /* affine_boxes_cpu.c */
+loom_status vision_rotate_bounding_boxes_cpu(loom_call *call);
+/* torchvision's _get_inverse_affine_matrix in double (affine_cpu.c):
+** inverted = 1 the image kernels' matrix, 0 the boxes' forward one. */
+void transforms_affine_matrix(const double center[2], double angle, const double translate[2], double scale,
+                              const double shear[2], int inverted, double m[6]);
+/* _compute_affine_output_size (w, h) of an inverse matrix, in float32 */
+void transforms_affine_output_size(const double m[6], int64_t w, int64_t h, int64_t *ow, int64_t *oh);
 void preprocess_h_avx2(const float *wf, const int32_t *xmin, const int32_t *xsize, int32_t ks, int64_t x0,
                        int64_t nx, const void *src, int u8, int64_t row_stride, int64_t col_stride, float *dst,
                        int64_t dst_stride);

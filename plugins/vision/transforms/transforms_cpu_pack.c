@@ -56,6 +56,8 @@ static const loom_kernel_desc cpu_kernels[] = {
     PK_KERNEL_CPU(vision_rotate_schema, "cpu:affine-grid-sample", 0, vision_rotate_cpu),
     PK_KERNEL_CPU(vision_perspective_schema, "cpu:perspective-grid-sample", 0, vision_perspective_cpu),
     PK_KERNEL_CPU(vision_elastic_schema, "cpu:displaced-grid-sample", 0, vision_elastic_cpu),
+    PK_KERNEL_CPU(vision_affine_bounding_boxes_schema, "cpu:boxes", 0, vision_affine_bounding_boxes_cpu),
+    PK_KERNEL_CPU(vision_rotate_bounding_boxes_schema, "cpu:boxes", 0, vision_rotate_bounding_boxes_cpu),
     PK_KERNEL_CPU(vision_rgb_to_grayscale_schema, "cpu:pixels", 0, vision_rgb_to_grayscale_cpu),
 };
 

@@ -142,7 +142,8 @@ static int extra_outputs(const char *op, const char **suffix)
 {
     static const char *const canvas_ops[] = { "vision.resize_bounding_boxes", "vision.crop_bounding_boxes",
                                               "vision.center_crop_bounding_boxes",
-                                              "vision.resized_crop_bounding_boxes", "vision.pad_bounding_boxes" };
+                                              "vision.resized_crop_bounding_boxes", "vision.pad_bounding_boxes",
+                                              "vision.rotate_bounding_boxes" };
     if (strcmp(op, "vision.sanitize_bounding_boxes") == 0) {
         suffix[0] = "_labels";
         suffix[1] = "_valid";
@@ -161,7 +162,7 @@ static void every_case_matches_torchvision(void **state)
     (void)state;
     static golden_case cases[512];
     const int n = read_cases(cases, 512);
-    assert_true(n >= 320);
+    assert_true(n >= 330);
     for (int i = 0; i < n; i++) {
         const golden_case *c = &cases[i];
         /* INPUT is one golden, or two joined by '+' */
@@ -300,6 +301,9 @@ static void wrong_arguments_name_the_argument(void **state)
         { "vision.perspective", "startpoints=0,0,1,0,1,1,0,1;endpoints=0,0,1,0", 3, { 3, 8, 8 }, LOOM_DTYPE_U8,
           "'endpoints'" },
         { "vision.perspective", "coefficients=1,2,3", 3, { 3, 8, 8 }, LOOM_DTYPE_U8, "'coefficients'" },
+        { "vision.affine_bounding_boxes", "canvas_size=5,5;angle=1;translate=1;scale=1;shear=0", 2, { 3, 4 },
+          LOOM_DTYPE_F32, "'translate'" },
+        { "vision.rotate_bounding_boxes", "canvas_size=5,5;angle=1;center=1", 2, { 3, 4 }, LOOM_DTYPE_F32, "'center'" },
         { "vision.perspective", "startpoints=0,0,0,0,0,0,0,0;endpoints=0,0,0,0,0,0,0,0", 3, { 3, 8, 8 },
           LOOM_DTYPE_F32, "'startpoints'" },
     };
