@@ -13,6 +13,6 @@
 #endif
 
 PK_PACK_DEFINE("vision", "0.1.0",
-               "torchvision.ops: NMS, box IoU and losses, RoI ops, deform_conv2d, DropBlock; torchvision.io "
-               "image decode / encode (cpu)", NULL, NULL,
-               &vision_boxes_cpu, &vision_roi_cpu, &vision_deform_cpu VISION_IMAGE_IO_CPU)
+               "torchvision.ops: NMS, box IoU and losses, RoI ops, deform_conv2d, DropBlock; transforms v2; "
+               "torchvision.io image decode / encode (cpu)", NULL, NULL,
+               &vision_boxes_cpu, &vision_roi_cpu, &vision_deform_cpu, &vision_transforms_cpu VISION_IMAGE_IO_CPU)
