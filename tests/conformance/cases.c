@@ -20,6 +20,7 @@ static const struct {
     { "audio.", "cases_audio.c", cf_audio_gens, &cf_audio_n_gens },
     { "audio.", "cases_audio_beamform.c", cf_audio_beamform_gens, &cf_audio_beamform_n_gens },
     { "text.", "cases_text.c", cf_text_gens, &cf_text_n_gens },
+    { "rec.", "cases_rec.c", cf_rec_gens, &cf_rec_n_gens },
 };
 #define N_DOMAINS (sizeof domains / sizeof domains[0])
 

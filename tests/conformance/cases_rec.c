@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** cases_rec.c - case generators of the rec pack's ops (torchrec). The
+** KeyedJaggedTensor ops have a cpu kernel only (integer bookkeeping, no
+** other backend to compare), so each row names the test that checks them
+** against torchrec instead.
+*/
+#include "conformance.h"
+
+#define KJT_TEST "tests/rec/kjt/test_kjt.c: cpu only; every output bit for bit against torchrec goldens"
+
+const cf_gen cf_rec_gens[] = {
+    { "rec.kjt_from_lengths_sync", 0, 0, NULL, KJT_TEST },
+    { "rec.kjt_from_offsets_sync", 0, 0, NULL, KJT_TEST },
+    { "rec.kjt_permute", 0, 0, NULL, KJT_TEST },
+    { "rec.kjt_split", 0, 0, NULL, KJT_TEST },
+    { "rec.kjt_concat", 0, 0, NULL, KJT_TEST },
+    { "rec.kjt_to_dict", 0, 0, NULL, KJT_TEST },
+    { "rec.kjt_dedup", 0, 0, NULL, KJT_TEST },
+};
+const size_t cf_rec_n_gens = sizeof cf_rec_gens / sizeof cf_rec_gens[0];

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** test_rec_empty.c - every op of the rec pack on inputs without elements:
+** no keys, keys with a stride of 0, no values, empty weights: torchrec's
+** output shapes, no error, no read of the (NULL) data of an empty tensor.
+** The walk over the registry fails for any rec op without a case here.
+*/
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "tu_ops.h"
+#include "op_cases.h"
+
+/* the table below leaves trailing members of its cases to their zero default */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+#define T OC_T
+#define NONE { 0 }
+
+/* The output block of a KJT: names of NB bytes, K keys, values of dtype VD,
+** L lengths of dtype LD, unweighted, not VBE, no inverse indices */
+#define KJT_OUT(NB, K, VD, LD, L)                                                                   \
+    { T(U8, 1, NB), T(I64, 1, (K) + 1), T(VD, 1, 0), T(LD, 1, L), T(LD, 1, (L) + 1), T(F32, 1, 0),  \
+      T(I32, 1, 0), T(I64, 1, 0), T(I64, 0, 0), T(I64, 1, K), T(I64, 1, K), T(I64, 1, (K) + 1) }
+
+static const oc_case cases[] = {
+    { "rec.kjt_from_lengths_sync", "no keys", { T(I64, 1, 0), T(I64, 1, 0) }, "keys=", KJT_OUT(0, 0, I64, I64, 0) },
+    { "rec.kjt_from_lengths_sync", "stride 0, weighted", { T(I32, 1, 0), T(I32, 1, 0), T(F32, 1, 0) }, "keys=a,b",
+      KJT_OUT(2, 2, I32, I32, 0) },
+    { "rec.kjt_from_offsets_sync", "no keys", { T(I64, 1, 0), T(I64, 1, 1) }, "keys=", KJT_OUT(0, 0, I64, I64, 0) },
+    { "rec.kjt_from_offsets_sync", "VBE, no samples", { T(I64, 1, 0), T(I64, 1, 1), NONE, T(I64, 2, 1, 2) }, "keys=a",
+      { T(U8, 1, 1), T(I64, 1, 2), T(I64, 1, 0), T(I64, 1, 0), T(I64, 1, 1), T(F32, 1, 0), T(I32, 2, 1, 2),
+        T(I64, 1, 0), T(I64, 0, 0), T(I64, 1, 1), T(I64, 1, 1), T(I64, 1, 2) } },
+    { "rec.kjt_permute", "stride 0, a key twice", { T(I64, 1, 0), T(I64, 1, 0) }, "keys=a;indices=0,0",
+      KJT_OUT(2, 2, I64, I64, 0) },
+    { "rec.kjt_split", "stride 0", { T(I64, 1, 0), T(I64, 1, 0) }, "keys=a,b;segments=1,0,1",
+      { T(U8, 1, 2), T(I64, 1, 3), T(I64, 1, 4), T(I64, 1, 0), T(I64, 1, 4), T(F32, 1, 0), T(I64, 1, 0),
+        T(I64, 1, 4), T(I64, 1, 2), T(I64, 1, 4), T(I32, 1, 0), T(I64, 1, 0) } },
+    { "rec.kjt_concat", "stride 0", { T(I64, 1, 0), T(I64, 1, 0), T(I64, 1, 3) }, "keys=a,b;key_segments=1,1",
+      KJT_OUT(2, 2, I64, I64, 0) },
+    { "rec.kjt_to_dict", "stride 0, weighted", { T(I64, 1, 0), T(I64, 1, 0), NONE, T(F32, 1, 0) }, "keys=a,b",
+      { T(U8, 1, 2), T(I64, 1, 3), T(I64, 1, 0), T(I64, 1, 3), T(F32, 1, 0), T(I64, 1, 0), T(I64, 1, 3),
+        T(I64, 1, 2), T(I64, 1, 3) } },
+    { "rec.kjt_dedup", "stride 0", { T(I64, 1, 0), T(I64, 1, 0) }, "keys=a,b",
+      { T(U8, 1, 2), T(I64, 1, 3), T(I64, 1, 0), T(I64, 1, 0), T(I64, 1, 1), T(F32, 1, 0), T(I32, 2, 2, 1),
+        T(I64, 2, 2, 0), T(I64, 0, 0), T(I64, 1, 2), T(I64, 1, 2), T(I64, 1, 3) } },
+    { "rec.kjt_dedup", "no keys", { T(I64, 1, 0), T(I64, 1, 0) }, "keys=", KJT_OUT(0, 0, I64, I64, 0) },
+};
+
+int main(void)
+{
+    return oc_run_group("rec_empty", "rec.", cases, sizeof cases / sizeof cases[0], tu_setup, tu_teardown);
+}
