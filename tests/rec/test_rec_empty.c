@@ -24,7 +24,7 @@
 ** L lengths of dtype LD, unweighted, not VBE, no inverse indices */
 #define KJT_OUT(NB, K, VD, LD, L)                                                                   \
     { T(U8, 1, NB), T(I64, 1, (K) + 1), T(VD, 1, 0), T(LD, 1, L), T(LD, 1, (L) + 1), T(F32, 1, 0),  \
-      T(I32, 1, 0), T(I64, 1, 0), T(I64, 0, 0), T(I64, 1, K), T(I64, 1, K), T(I64, 1, (K) + 1) }
+      T(I32, 1, 0), T(I64, 1, 0), T(I64, 1, 1), T(I64, 1, K), T(I64, 1, K), T(I64, 1, (K) + 1) }
 
 static const oc_case cases[] = {
     { "rec.kjt_from_lengths_sync", "no keys", { T(I64, 1, 0), T(I64, 1, 0) }, "keys=", KJT_OUT(0, 0, I64, I64, 0) },
@@ -33,7 +33,7 @@ static const oc_case cases[] = {
     { "rec.kjt_from_offsets_sync", "no keys", { T(I64, 1, 0), T(I64, 1, 1) }, "keys=", KJT_OUT(0, 0, I64, I64, 0) },
     { "rec.kjt_from_offsets_sync", "VBE, no samples", { T(I64, 1, 0), T(I64, 1, 1), NONE, T(I64, 2, 1, 2) }, "keys=a",
       { T(U8, 1, 1), T(I64, 1, 2), T(I64, 1, 0), T(I64, 1, 0), T(I64, 1, 1), T(F32, 1, 0), T(I32, 2, 1, 2),
-        T(I64, 1, 0), T(I64, 0, 0), T(I64, 1, 1), T(I64, 1, 1), T(I64, 1, 2) } },
+        T(I64, 1, 0), T(I64, 1, 1), T(I64, 1, 1), T(I64, 1, 1), T(I64, 1, 2) } },
     { "rec.kjt_permute", "stride 0, a key twice", { T(I64, 1, 0), T(I64, 1, 0) }, "keys=a;indices=0,0",
       KJT_OUT(2, 2, I64, I64, 0) },
     { "rec.kjt_split", "stride 0", { T(I64, 1, 0), T(I64, 1, 0) }, "keys=a,b;segments=1,0,1",
@@ -46,7 +46,7 @@ static const oc_case cases[] = {
         T(I64, 1, 2), T(I64, 1, 3) } },
     { "rec.kjt_dedup", "stride 0", { T(I64, 1, 0), T(I64, 1, 0) }, "keys=a,b",
       { T(U8, 1, 2), T(I64, 1, 3), T(I64, 1, 0), T(I64, 1, 0), T(I64, 1, 1), T(F32, 1, 0), T(I32, 2, 2, 1),
-        T(I64, 2, 2, 0), T(I64, 0, 0), T(I64, 1, 2), T(I64, 1, 2), T(I64, 1, 3) } },
+        T(I64, 2, 2, 0), T(I64, 1, 1), T(I64, 1, 2), T(I64, 1, 2), T(I64, 1, 3) } },
     { "rec.kjt_dedup", "no keys", { T(I64, 1, 0), T(I64, 1, 0) }, "keys=", KJT_OUT(0, 0, I64, I64, 0) },
 };
 

@@ -82,7 +82,7 @@ enum {
     REC_KJT_OUT_WEIGHTS,         /* f32 [N], or f32 [0] unweighted */
     REC_KJT_OUT_SPKPR,           /* i32 [K, R] with VBE, else i32 [0] */
     REC_KJT_OUT_INVERSE,         /* [K, B] when the result has them, else i64 [0] */
-    REC_KJT_OUT_STRIDE,          /* i64 [] */
+    REC_KJT_OUT_STRIDE,          /* i64 [1] */
     REC_KJT_OUT_STRIDE_PER_KEY,  /* i64 [K] */
     REC_KJT_OUT_LENGTH_PER_KEY,  /* i64 [K] */
     REC_KJT_OUT_OFFSET_PER_KEY,  /* i64 [K+1] */

@@ -66,7 +66,7 @@ static const loom_arg_def concat_inputs[] = {
     { .name = "stride_per_key_per_rank", .dtypes = I32, .ndim = -1,                                      \
       .doc = "i32 [K, ranks] (torch.IntTensor) for a VBE KJT, else [0]" },                               \
     { .name = "inverse_indices", .dtypes = REC_ID_MASK, .ndim = -1, .doc = "[K, B], or [0] when none" },  \
-    { .name = "stride", .dtypes = I64, .ndim = 0, .doc = "stride()" },                                   \
+    { .name = "stride", .dtypes = I64, .ndim = 1, .doc = "[1] stride()" },                                   \
     { .name = "stride_per_key", .dtypes = I64, .ndim = 1, .doc = "[K] stride_per_key()" },              \
     { .name = "length_per_key", .dtypes = I64, .ndim = 1, .doc = "[K] length_per_key(): values per key" }, \
     { .name = "offset_per_key", .dtypes = I64, .ndim = 1, .doc = "[K+1] offset_per_key()" }

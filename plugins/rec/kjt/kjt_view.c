@@ -412,7 +412,8 @@ loom_status rec_kjt_write(loom_call *call, int32_t first, const rec_kjt_result *
     }
     if (st != LOOM_OK)
         return st;
-    if ((st = rec_write_index(call, first + REC_KJT_OUT_STRIDE, LOOM_DTYPE_I64, 0, shape, &r->stride)) != LOOM_OK)
+    shape[0] = 1;
+    if ((st = rec_write_index(call, first + REC_KJT_OUT_STRIDE, LOOM_DTYPE_I64, 1, shape, &r->stride)) != LOOM_OK)
         return st;
     shape[0] = K;
     if ((st = rec_write_index(call, first + REC_KJT_OUT_STRIDE_PER_KEY, LOOM_DTYPE_I64, 1, shape,
