@@ -10,6 +10,9 @@
 **         from_offsets_sync, permute, split, concat, to_dict) and the
 **         deduplication of samples into a VBE KJT with inverse_indices;
 **         how a KJT crosses the ABI is docs/rec-kjt.md
+**   collections/  rec.embedding_bag_collection: TorchRec's EmbeddingBagCollection
+**         as an object over fbgemm.tbe objects (host->object_create) called
+**         through host->op_call
 **
 ** Invariant: pk_host (pack.h) is set by the pack's init before any kernel
 ** runs and stays valid until the core shuts down.
@@ -23,5 +26,6 @@
 
 /* The modules of the pack, in registration order (cpu_pack.c). */
 extern const pk_module rec_kjt_cpu;
+extern const pk_module rec_collections_cpu;
 
 #endif /* LOOM_REC_PACK_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cases_rec.c - case generators of the rec pack's ops (torchrec). The
-** KeyedJaggedTensor ops have a cpu kernel only (integer bookkeeping, no
+** rec ops have a cpu kernel only (integer bookkeeping, no
 ** other backend to compare), so each row names the test that checks them
 ** against torchrec instead.
 */
@@ -17,5 +17,8 @@ const cf_gen cf_rec_gens[] = {
     { "rec.kjt_concat", 0, 0, NULL, KJT_TEST },
     { "rec.kjt_to_dict", 0, 0, NULL, KJT_TEST },
     { "rec.kjt_dedup", 0, 0, NULL, KJT_TEST },
+    { "rec.embedding_bag_collection", 0, 0, NULL,
+      "tests/rec/collections/test_ebc.c: cpu only (its pooling is fbgemm.tbe's, checked there); against torchrec's "
+      "EmbeddingBagCollection" },
 };
 const size_t cf_rec_n_gens = sizeof cf_rec_gens / sizeof cf_rec_gens[0];

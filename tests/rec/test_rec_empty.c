@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_rec_empty.c - every op of the rec pack on inputs without elements:
-** no keys, keys with a stride of 0, no values, empty weights: torchrec's
+** no keys, keys with a stride of 0, no values, empty weights, a batch of 0
+** and empty bags through an embedding bag collection: torchrec's
 ** output shapes, no error, no read of the (NULL) data of an empty tensor.
 ** The walk over the registry fails for any rec op without a case here.
 */
@@ -9,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <stdio.h>
 #include <cmocka.h>
 
 #include "tu_ops.h"
@@ -48,9 +50,42 @@ static const oc_case cases[] = {
       { T(U8, 1, 2), T(I64, 1, 3), T(I64, 1, 0), T(I64, 1, 0), T(I64, 1, 1), T(F32, 1, 0), T(I32, 2, 2, 1),
         T(I64, 2, 2, 0), T(I64, 1, 1), T(I64, 1, 2), T(I64, 1, 2), T(I64, 1, 3) } },
     { "rec.kjt_dedup", "no keys", { T(I64, 1, 0), T(I64, 1, 0) }, "keys=", KJT_OUT(0, 0, I64, I64, 0) },
+    /* the collection of tests/data/rec/collections/fp32: user_id [8], item_id and item_cat [4] */
+    { "rec.embedding_bag_collection", "B = 0", { T(I64, 1, 0), T(I64, 1, 0) }, "keys=user_id,item_id,item_cat",
+      { T(F32, 2, 0, 16), T(U8, 1, 22), T(I64, 1, 4), T(I64, 1, 3), T(I64, 1, 4) }, .object = 1 },
+    { "rec.embedding_bag_collection", "empty bags", { T(I32, 1, 0), T(I32, 1, 6) }, "keys=item_cat,user_id,item_id",
+      { T(F32, 2, 2, 16), T(U8, 1, 22), T(I64, 1, 4), T(I64, 1, 3), T(I64, 1, 4) }, .zeros = 1, .object = 1 },
 };
+
+static int setup(void **state)
+{
+    if (tu_setup(state) != 0)
+        return -1;
+    loom_attrs *a = NULL;
+    if (loom_attrs_new(&a) != LOOM_OK ||
+        loom_attrs_parse(a, "rec.embedding_bag_collection", "tables", "user,item") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.embedding_bag_collection", "num_embeddings", "50,40") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.embedding_bag_collection", "embedding_dim", "8,4") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.embedding_bag_collection", "feature_names", "user_id,item_id|item_cat") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.embedding_bag_collection", "pooling", "sum,mean") != LOOM_OK ||
+        loom_object_create(&oc_objects[0], "rec.embedding_bag_collection", a,
+                           tu_data_path("rec/collections/fp32.safetensors")) != LOOM_OK) {
+        fprintf(stderr, "rec_empty setup: %s\n", loom_last_error());
+        loom_attrs_free(a);
+        return -1;
+    }
+    loom_attrs_free(a);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    loom_object_free(oc_objects[0]);
+    oc_objects[0] = NULL;
+    return tu_teardown(state);
+}
 
 int main(void)
 {
-    return oc_run_group("rec_empty", "rec.", cases, sizeof cases / sizeof cases[0], tu_setup, tu_teardown);
+    return oc_run_group("rec_empty", "rec.", cases, sizeof cases / sizeof cases[0], setup, teardown);
 }
