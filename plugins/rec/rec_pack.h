@@ -13,6 +13,8 @@
 **   collections/  rec.embedding_bag_collection: TorchRec's EmbeddingBagCollection
 **         as an object over fbgemm.tbe objects (host->object_create) called
 **         through host->op_call
+**   metrics/  rec.ne, rec.auc, rec.calibration, rec.ctr, rec.mse: TorchRec's
+**         RecMetrics formulas on one batch
 **
 ** Invariant: pk_host (pack.h) is set by the pack's init before any kernel
 ** runs and stays valid until the core shuts down.
@@ -27,5 +29,6 @@
 /* The modules of the pack, in registration order (cpu_pack.c). */
 extern const pk_module rec_kjt_cpu;
 extern const pk_module rec_collections_cpu;
+extern const pk_module rec_metrics_cpu;
 
 #endif /* LOOM_REC_PACK_H */

@@ -7,6 +7,7 @@
 */
 #include "conformance.h"
 
+#define METRIC_TEST "tests/rec/metrics/test_metrics.c: cpu only; against torchrec.metrics within 1e-6"
 #define KJT_TEST "tests/rec/kjt/test_kjt.c: cpu only; every output bit for bit against torchrec goldens"
 
 const cf_gen cf_rec_gens[] = {
@@ -20,5 +21,10 @@ const cf_gen cf_rec_gens[] = {
     { "rec.embedding_bag_collection", 0, 0, NULL,
       "tests/rec/collections/test_ebc.c: cpu only (its pooling is fbgemm.tbe's, checked there); against torchrec's "
       "EmbeddingBagCollection" },
+    { "rec.ne", 0, 0, NULL, METRIC_TEST },
+    { "rec.auc", 0, 0, NULL, METRIC_TEST },
+    { "rec.calibration", 0, 0, NULL, METRIC_TEST },
+    { "rec.ctr", 0, 0, NULL, METRIC_TEST },
+    { "rec.mse", 0, 0, NULL, METRIC_TEST },
 };
 const size_t cf_rec_n_gens = sizeof cf_rec_gens / sizeof cf_rec_gens[0];

@@ -55,6 +55,12 @@ static const oc_case cases[] = {
       { T(F32, 2, 0, 16), T(U8, 1, 22), T(I64, 1, 4), T(I64, 1, 3), T(I64, 1, 4) }, .object = 1 },
     { "rec.embedding_bag_collection", "empty bags", { T(I32, 1, 0), T(I32, 1, 6) }, "keys=item_cat,user_id,item_id",
       { T(F32, 2, 2, 16), T(U8, 1, 22), T(I64, 1, 4), T(I64, 1, 3), T(I64, 1, 4) }, .zeros = 1, .object = 1 },
+    /* torchrec: a task without samples has no weight: NE's clamped 0/0 ... */
+    { "rec.ne", "N = 0, two tasks", { T(F32, 2, 2, 0), T(F32, 2, 2, 0) }, NULL, { T(F64, 1, 2) } },
+    { "rec.auc", "N = 0", { T(F32, 1, 0), T(F32, 1, 0), T(F32, 1, 0) }, NULL, { T(F64, 1, 1) } },
+    { "rec.calibration", "N = 0", { T(F64, 1, 0), T(F64, 1, 0) }, NULL, { T(F64, 1, 1) }, .zeros = 1 },
+    { "rec.ctr", "no tasks", { T(F32, 2, 0, 5), T(F32, 2, 0, 5) }, NULL, { T(F64, 1, 0) } },
+    { "rec.mse", "N = 0", { T(F32, 1, 0), T(F32, 1, 0) }, NULL, { T(F64, 1, 1) }, .zeros = 1 },
 };
 
 static int setup(void **state)
