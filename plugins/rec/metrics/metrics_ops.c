@@ -5,6 +5,7 @@
 ** chunk order), then torchrec's compute_* formula per task.
 */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,9 +175,42 @@ typedef struct auc_job {
     int64_t n;
     const void *p, *y, *w;
     int p64, y64, w64;
-    ranked *order;              /* [T * n] */
+    ranked *order;              /* [T * n] (f64 predictions) */
+    uint64_t *keys, *tmp;       /* [T * n] each (f32 predictions) */
     double *out;
 } auc_job;
+
+/* f32 predictions: (descending order key << 32 | position), sorted by an LSD
+** radix sort on the key (3 passes of 11 bits): stable, so ties keep their
+** positions' order, as the comparison sort of f64 predictions does. */
+static void radix_order(const float *p, int64_t n, uint64_t *a, uint64_t *tmp)
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &p[i], sizeof u);
+        u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);     /* ascending unsigned order of the floats */
+        a[i] = ((uint64_t)~u << 32) | (uint64_t)i;          /* descending */
+    }
+    for (int pass = 0; pass < 3; pass++) {
+        const int shift = 32 + 11 * pass;
+        int64_t count[2048] = { 0 };
+        for (int64_t i = 0; i < n; i++)
+            count[(a[i] >> shift) & 2047]++;
+        int64_t sum = 0;
+        for (int b = 0; b < 2048; b++) {
+            int64_t c = count[b];
+            count[b] = sum;
+            sum += c;
+        }
+        for (int64_t i = 0; i < n; i++)
+            tmp[count[(a[i] >> shift) & 2047]++] = a[i];
+        uint64_t *t = a;
+        a = tmp;
+        tmp = t;
+    }
+    /* three passes: the sorted keys are in tmp's buffer; move them home */
+    memcpy(tmp, a, (size_t)n * sizeof *a);
+}
 
 /* _compute_auc_helper of torchrec, one task per item */
 static void auc_range(void *user, int64_t begin, int64_t end, int32_t thread_index)
@@ -184,16 +218,23 @@ static void auc_range(void *user, int64_t begin, int64_t end, int32_t thread_ind
     (void)thread_index;
     const auc_job *j = user;
     for (int64_t t = begin; t < end; t++) {
-        ranked *r = j->order + t * j->n;
         const int64_t base = t * j->n;
-        for (int64_t i = 0; i < j->n; i++) {
-            r[i].p = ld(j->p, j->p64, base + i);
-            r[i].i = i;
+        ranked *r = NULL;
+        uint64_t *keys = NULL;
+        if (j->p64) {
+            r = j->order + base;
+            for (int64_t i = 0; i < j->n; i++) {
+                r[i].p = ld(j->p, 1, base + i);
+                r[i].i = i;
+            }
+            qsort(r, (size_t)j->n, sizeof *r, by_prediction_desc);
+        } else {
+            keys = j->keys + base;
+            radix_order((const float *)j->p + base, j->n, keys, j->tmp + base);
         }
-        qsort(r, (size_t)j->n, sizeof *r, by_prediction_desc);
         double fp = 0, tp = 0, area = 0, prev_fp = 0, prev_tp = 0;
         for (int64_t k = 0; k < j->n; k++) {
-            const int64_t i = base + r[k].i;
+            const int64_t i = base + (r ? r[k].i : (int64_t)(keys[k] & 0xFFFFFFFFu));
             const double y = ld(j->y, j->y64, i), w = j->w ? ld(j->w, j->w64, i) : 1.0;
             fp += w * (1.0 - y);
             tp += w * y;
@@ -220,15 +261,22 @@ static loom_status run_auc(loom_call *call)
     auc_job j = { .n = N, .p = N ? loom_data(p) : NULL, .y = N ? loom_data(y) : NULL, .w = w && N ? loom_data(w) : NULL,
                   .p64 = loom_tensor_dtype_of(p) == LOOM_DTYPE_F64, .y64 = loom_tensor_dtype_of(y) == LOOM_DTYPE_F64,
                   .w64 = w && loom_tensor_dtype_of(w) == LOOM_DTYPE_F64, .out = loom_data(out) };
-    j.order = pk_host->scratch(call->ctx, (size_t)(T * (N > 0 ? N : 1)) * sizeof(ranked));
-    if (!j.order)
+    if (N > INT64_C(0xFFFFFFFF))
+        return pk_host->fail(LOOM_EINVAL, "'predictions' has %lld per task: at most 2^32 - 1", (long long)N);
+    if (j.p64)
+        j.order = pk_host->scratch(call->ctx, (size_t)(T * (N > 0 ? N : 1)) * sizeof(ranked));
+    else {
+        j.keys = pk_host->scratch(call->ctx, (size_t)(T * (N > 0 ? N : 1)) * sizeof(uint64_t));
+        j.tmp = j.keys ? pk_host->scratch(call->ctx, (size_t)(T * (N > 0 ? N : 1)) * sizeof(uint64_t)) : NULL;
+    }
+    if (j.p64 ? !j.order : !j.tmp)
         return LOOM_ENOMEM;
     return pk_host->parallel_for(call->ctx, T, 1, auc_range, &j);
 }
 
 static const loom_kernel_desc rec_metric_cpu_kernels[] = {
     PK_KERNEL_CPU(rec_ne_schema, "cpu:f64-states", REC_METRIC_DTYPES, run_ne),
-    PK_KERNEL_CPU(rec_auc_schema, "cpu:sort", REC_METRIC_DTYPES, run_auc),
+    PK_KERNEL_CPU(rec_auc_schema, "cpu:radix-sort", REC_METRIC_DTYPES, run_auc),
     PK_KERNEL_CPU(rec_calibration_schema, "cpu:f64-states", REC_METRIC_DTYPES, run_calibration),
     PK_KERNEL_CPU(rec_ctr_schema, "cpu:f64-states", REC_METRIC_DTYPES, run_ctr),
     PK_KERNEL_CPU(rec_mse_schema, "cpu:f64-states", REC_METRIC_DTYPES, run_mse),
