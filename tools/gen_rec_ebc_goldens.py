@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Write the golden data of rec.embedding_bag_collection to tests/data/rec/collections/.
+"""Write the golden data of rec.embedding_bag_collection and rec.embedding_collection to tests/data/rec/collections/.
 
 Expected outputs come from torchrec.modules.embedding_modules.EmbeddingBagCollection
 (torchrec 1.9, torch 2.14 CPU): its forward on KJTs whose keys come in another order
 than the tables' features, with empty bags, sum and mean pooling, FP32 and FP16 tables,
 per-sample weights, a feature shared by two tables, and VBE KJTs expanded through
-inverse_indices. The tables are the module's own state_dict (torchrec's keys,
+inverse_indices; and EmbeddingCollection's forward (ec_cases.inc, compared
+exactly: its rows are copies). The tables are the module's own state_dict (torchrec's keys,
 embedding_bags.<table>.weight), saved as <case>.safetensors. Files: <case>.<input>.npy,
 <case>.out<i>.npy (values, keys, keys_offsets, length_per_key, offset_per_key) and
 cases.inc, the table the C test includes:
@@ -21,14 +22,15 @@ import sys
 import numpy as np
 import torch
 from safetensors.torch import save_file
-from torchrec.modules.embedding_configs import DataType, EmbeddingBagConfig, PoolingType
-from torchrec.modules.embedding_modules import EmbeddingBagCollection
+from torchrec.modules.embedding_configs import DataType, EmbeddingBagConfig, EmbeddingConfig, PoolingType
+from torchrec.modules.embedding_modules import EmbeddingBagCollection, EmbeddingCollection
 from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "rec", "collections")
 RNG = np.random.default_rng(20261202)
 CASES = []
+EC_CASES = []
 
 # Tolerances. FP32 tables: torch's embedding_bag and fbgemm's TBE both add the
 # rows of a bag in index order in f32; they may differ by the contraction of a
@@ -89,6 +91,43 @@ def add_case(name, tables, kjt, weighted=False, tol=TOL_FP32):
     CASES.append((name, class_attrs(tables, weighted), ",".join(inputs), "keys=" + ",".join(kjt.keys()), tol))
 
 
+def add_ec_case(name, tables, kjt):
+    """EmbeddingCollection: one JaggedTensor per feature; f32 and f16 rows are copied, so exact."""
+    torch.manual_seed(100 + len(EC_CASES))
+    ec = EmbeddingCollection(tables=tables)
+    with torch.no_grad():
+        for p in ec.parameters():
+            p.copy_(torch.randn(p.shape).to(p.dtype))
+    d = ec(kjt)
+    save_file({k: v.contiguous() for k, v in ec.state_dict().items()}, os.path.join(OUT, f"{name}.safetensors"))
+    inputs = []
+    for field, t in (("values", kjt.values()), ("lengths", kjt.lengths()), ("offsets", None), ("weights", None),
+                     ("stride_per_key_per_rank", torch.tensor(kjt.stride_per_key_per_rank(), dtype=torch.int32)
+                      if kjt.variable_stride_per_key() else None)):
+        if t is None:
+            inputs.append("")
+            continue
+        np.save(os.path.join(OUT, f"{name}.{field}.npy"), npy(t))
+        inputs.append(field)
+    while inputs and inputs[-1] == "":
+        inputs.pop()
+    keys = list(d.keys())
+    kb, ko = keys_jagged(keys)
+    vals = [npy(d[k].values()).astype(np.float32) for k in keys]
+    lens = [npy(d[k].lengths()) for k in keys]
+    outs = [np.concatenate(vals) if vals else np.zeros((0, tables[0].embedding_dim), np.float32),
+            np.cumsum([0] + [len(v) for v in vals]).astype(np.int64),
+            np.concatenate(lens), np.cumsum([0] + [len(x) for x in lens]).astype(np.int64), kb, ko]
+    for i, o in enumerate(outs):
+        np.save(os.path.join(OUT, f"{name}.out{i}.npy"), o)
+    feats = ",".join("|".join(t.feature_names) for t in tables)
+    dtype = ",".join("fp16" if t.data_type == DataType.FP16 else "fp32" for t in tables)
+    cattrs = (f"tables={','.join(t.name for t in tables)};"
+              f"num_embeddings={','.join(str(t.num_embeddings) for t in tables)};"
+              f"embedding_dim={','.join(str(t.embedding_dim) for t in tables)};feature_names={feats};data_type={dtype}")
+    EC_CASES.append((name, cattrs, ",".join(inputs), "keys=" + ",".join(kjt.keys())))
+
+
 def random_kjt(keys, B, tables_rows, weighted=False, max_len=4, spkpr=None, inverse_b=None):
     counts = [sum(r) for r in spkpr] if spkpr else [B] * len(keys)
     lengths = np.concatenate([RNG.integers(0, max_len + 1, c) for c in counts]).astype(np.int64)
@@ -112,7 +151,7 @@ def random_kjt(keys, B, tables_rows, weighted=False, max_len=4, spkpr=None, inve
 def main():
     os.makedirs(OUT, exist_ok=True)
     for f in os.listdir(OUT):
-        if f.endswith((".npy", ".safetensors")) or f == "cases.inc":
+        if f.endswith((".npy", ".safetensors")) or f in ("cases.inc", "ec_cases.inc"):
             os.remove(os.path.join(OUT, f))
 
     mixed = [
@@ -147,6 +186,19 @@ def main():
     add_case("vbe_weighted", weighted,
              random_kjt(["fa", "fb"], None, {"fa": 30, "fb": 30}, weighted=True, spkpr=[[1, 2], [2, 2]],
                         inverse_b=6), weighted=True)
+
+    # EmbeddingCollection (sequence): tables of one D, FP32 and FP16, a shared feature, VBE lengths
+    seq = [EmbeddingConfig(name="item_t", num_embeddings=30, embedding_dim=8, feature_names=["hist", "cand"]),
+           EmbeddingConfig(name="cats", num_embeddings=12, embedding_dim=8, feature_names=["cat"],
+                           data_type=DataType.FP16)]
+    add_ec_case("ec", seq, random_kjt(["cat", "hist", "cand"], 5, {"hist": 30, "cand": 30, "cat": 12}))
+    add_ec_case("ec_vbe", seq, random_kjt(["hist", "cand", "cat"], None, {"hist": 30, "cand": 30, "cat": 12},
+                                          spkpr=[[2, 2], [1, 1], [3, 0]]))
+    with open(os.path.join(OUT, "ec_cases.inc"), "w") as f:
+        f.write("/* SPDX-License-Identifier: BSD-3-Clause */\n")
+        f.write("/* Written by tools/gen_rec_ebc_goldens.py: ECASE(name, class attrs, inputs, op attrs) */\n")
+        for name, cattrs, ins, attrs in EC_CASES:
+            f.write(f'ECASE("{name}", "{cattrs}", "{ins}", "{attrs}")\n')
 
     with open(os.path.join(OUT, "cases.inc"), "w") as f:
         f.write("/* SPDX-License-Identifier: BSD-3-Clause */\n")

@@ -21,6 +21,9 @@ const cf_gen cf_rec_gens[] = {
     { "rec.embedding_bag_collection", 0, 0, NULL,
       "tests/rec/collections/test_ebc.c: cpu only (its pooling is fbgemm.tbe's, checked there); against torchrec's "
       "EmbeddingBagCollection" },
+    { "rec.embedding_collection", 0, 0, NULL,
+      "tests/rec/collections/test_ebc.c: cpu only (its lookups are fbgemm.tbe's, checked there); against torchrec's "
+      "EmbeddingCollection" },
     { "rec.ne", 0, 0, NULL, METRIC_TEST },
     { "rec.auc", 0, 0, NULL, METRIC_TEST },
     { "rec.calibration", 0, 0, NULL, METRIC_TEST },

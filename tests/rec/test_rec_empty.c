@@ -55,6 +55,9 @@ static const oc_case cases[] = {
       { T(F32, 2, 0, 16), T(U8, 1, 22), T(I64, 1, 4), T(I64, 1, 3), T(I64, 1, 4) }, .object = 1 },
     { "rec.embedding_bag_collection", "empty bags", { T(I32, 1, 0), T(I32, 1, 6) }, "keys=item_cat,user_id,item_id",
       { T(F32, 2, 2, 16), T(U8, 1, 22), T(I64, 1, 4), T(I64, 1, 3), T(I64, 1, 4) }, .zeros = 1, .object = 1 },
+    /* the sequence collection of tests/data/rec/collections/ec: hist, cand (item_t), cat (cats), D = 8 */
+    { "rec.embedding_collection", "no ids", { T(I64, 1, 0), T(I64, 1, 6) }, "keys=hist,cand,cat",
+      { T(F32, 2, 0, 8), T(I64, 1, 4), T(I64, 1, 6), T(I64, 1, 4), T(U8, 1, 11), T(I64, 1, 4) }, .object = 2 },
     /* torchrec: a task without samples has no weight: NE's clamped 0/0 ... */
     { "rec.ne", "N = 0, two tasks", { T(F32, 2, 2, 0), T(F32, 2, 2, 0) }, NULL, { T(F64, 1, 2) } },
     { "rec.auc", "N = 0", { T(F32, 1, 0), T(F32, 1, 0), T(F32, 1, 0) }, NULL, { T(F64, 1, 1) } },
@@ -81,13 +84,28 @@ static int setup(void **state)
         return -1;
     }
     loom_attrs_free(a);
+    if (loom_attrs_new(&a) != LOOM_OK ||
+        loom_attrs_parse(a, "rec.embedding_collection", "tables", "item_t,cats") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.embedding_collection", "num_embeddings", "30,12") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.embedding_collection", "embedding_dim", "8,8") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.embedding_collection", "feature_names", "hist|cand,cat") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.embedding_collection", "data_type", "fp32,fp16") != LOOM_OK ||
+        loom_object_create(&oc_objects[1], "rec.embedding_collection", a,
+                           tu_data_path("rec/collections/ec.safetensors")) != LOOM_OK) {
+        fprintf(stderr, "rec_empty setup: %s\n", loom_last_error());
+        loom_attrs_free(a);
+        return -1;
+    }
+    loom_attrs_free(a);
     return 0;
 }
 
 static int teardown(void **state)
 {
-    loom_object_free(oc_objects[0]);
-    oc_objects[0] = NULL;
+    for (int i = 0; i < 2; i++) {
+        loom_object_free(oc_objects[i]);
+        oc_objects[i] = NULL;
+    }
     return tu_teardown(state);
 }
 

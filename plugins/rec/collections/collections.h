@@ -23,7 +23,9 @@
 
 #define REC_EBC_CLASS "rec.embedding_bag_collection"
 
-#define REC_EBC_CLASS_ATTRS(A, op)                                                                 \
+/* The attributes both classes share come first, in the same order, so
+** create reads them at the same indices (EmbeddingConfig's fields). */
+#define REC_TABLE_CONFIG_ATTRS(A, op)                                                              \
     A(op, tables, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED,                                  \
       "table names in order, joined by ',' (EmbeddingBagConfig.name)", )                         \
     A(op, num_embeddings, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_NONNEG,        \
@@ -33,21 +35,29 @@
     A(op, feature_names, STRING, LOOM_DEFAULT_STRING(""), 0,                                     \
       "each table's features joined by '|', tables joined by ',' (\"f0|f1,f2\"); "               \
       "a table with none (or \"\") takes its own name, as torchrec", )                           \
+    A(op, data_type, STRING, LOOM_DEFAULT_STRING(""), 0,                                         \
+      "each table's DataType, joined by ',': fp32 | fp16; \"\": fp32 for all", )
+#define REC_EBC_CLASS_ATTRS(A, op)                                                                 \
+    REC_TABLE_CONFIG_ATTRS(A, op)                                                                  \
     A(op, pooling, STRING, LOOM_DEFAULT_STRING(""), 0,                                           \
       "each table's PoolingType, joined by ',': sum | mean; \"\": sum for all (torchrec's default)", ) \
-    A(op, data_type, STRING, LOOM_DEFAULT_STRING(""), 0,                                         \
-      "each table's DataType, joined by ',': fp32 | fp16; \"\": fp32 for all", )                 \
     A(op, is_weighted, BOOL, LOOM_DEFAULT_BOOL(0), 0,                                            \
       "use the KJT's weights as per-sample weights (sum pooling only, as nn.EmbeddingBag)", )
+#define REC_EC_CLASS_ATTRS(A, op) REC_TABLE_CONFIG_ATTRS(A, op)
 PK_ATTR_ENUM(rec_ebc_class, REC_EBC_CLASS_ATTRS);
+PK_ATTR_ENUM(rec_ec_class, REC_EC_CLASS_ATTRS);
+
+#define REC_EC_CLASS "rec.embedding_collection"
 
 extern const loom_object_class rec_ebc_class;
+extern const loom_object_class rec_ec_class;
 
 /* One fbgemm.tbe object: tables of one pooling and data type */
 typedef struct rec_ebc_group {
     loom_object *tbe;
     int pooling_mean;
     int fp16;
+    int sequence;              /* an EmbeddingCollection's: pooling none, f32 rows */
     int64_t n_features;
     int64_t *features;         /* [n_features] indices into the EBC's flat feature list */
     int64_t total_d;           /* sum of the group's features' D: the TBE output's columns */
@@ -62,15 +72,26 @@ typedef struct rec_ebc {
     int64_t *feature_table;    /* [n_features] */
     int64_t *feature_offset;   /* [n_features + 1] columns of the KeyedTensor */
     int is_weighted;
+    int sequence;              /* rec.embedding_collection */
     int64_t n_groups;
     rec_ebc_group *groups;
     const loom_op *tbe_op;
 } rec_ebc;
 
 loom_status rec_ebc_forward(loom_call *call);
+loom_status rec_ec_forward(loom_call *call);
 
-#define REC_COLLECTIONS_OPS(X) X(rec_ebc_forward_schema)
+/* collection_keys.c (rec_kjt: kjt/kjt.h) */
+struct rec_kjt;
+loom_status rec_collection_features(loom_call *call, const rec_ebc *e, const struct rec_kjt *kjt, int64_t **fkey);
+loom_status rec_collection_keys(loom_call *call, const rec_ebc *e, int32_t first);
+
+#define REC_COLLECTIONS_OPS(X) X(rec_ebc_forward_schema) X(rec_ec_forward_schema)
 PK_OPS_DECLARE(rec_collections_ops, REC_COLLECTIONS_OPS);
+
+/* outputs of rec.embedding_collection */
+enum { REC_EC_OUT_VALUES, REC_EC_OUT_VALUES_OFFSETS, REC_EC_OUT_LENGTHS, REC_EC_OUT_LENGTHS_OFFSETS, REC_EC_OUT_KEYS,
+       REC_EC_OUT_KEYS_OFFSETS };
 
 /* outputs of rec.embedding_bag_collection */
 enum { REC_EBC_OUT_VALUES, REC_EBC_OUT_KEYS, REC_EBC_OUT_KEYS_OFFSETS, REC_EBC_OUT_LENGTH_PER_KEY,

@@ -40,4 +40,24 @@ PK_SCHEMA(rec_ebc_forward_schema, "rec.embedding_bag_collection", 1,
           PK_INPUTS(ebc_inputs), PK_OUTPUTS(ebc_outputs), PK_ATTRS(rec_ebc_forward_attrs),
           .object_class = REC_EBC_CLASS);
 
+static const loom_arg_def ec_outputs[] = {
+    { .name = "values", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .flags = LOOM_ARG_JAGGED, .ndim = 2,
+      .doc = "[sum L, D]: row f holds JaggedTensor f's values (one embedding per id), in table then feature order" },
+    { .name = "values_offsets", .dtypes = I64, .flags = LOOM_ARG_OFFSETS, .ndim = 1, .doc = "[F+1]" },
+    { .name = "lengths", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_JAGGED, .ndim = 1,
+      .doc = "row f: JaggedTensor f's lengths (the feature's, the KJT's dtype)" },
+    { .name = "lengths_offsets", .dtypes = I64, .flags = LOOM_ARG_OFFSETS, .ndim = 1, .doc = "[F+1]" },
+    { .name = "keys", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_U8), .flags = LOOM_ARG_JAGGED, .ndim = 1,
+      .doc = "the dict's keys (embedding names)" },
+    { .name = "keys_offsets", .dtypes = I64, .flags = LOOM_ARG_OFFSETS, .ndim = 1, .doc = "[F+1]" },
+};
+
+PK_ATTR_TABLE(rec_ec_forward, REC_EBC_FORWARD_ATTRS);
+
+PK_SCHEMA(rec_ec_forward_schema, "rec.embedding_collection", 1,
+          "EmbeddingCollection.forward: each id of a KJT's features looked up in its table (fbgemm.tbe, pooling "
+          "none): one JaggedTensor per feature, as jagged rows",
+          PK_INPUTS(ebc_inputs), PK_OUTPUTS(ec_outputs), PK_ATTRS(rec_ec_forward_attrs),
+          .object_class = REC_EC_CLASS);
+
 PK_OPS_DEFINE(rec_collections_ops, REC_COLLECTIONS_OPS);

@@ -38,25 +38,9 @@ loom_status rec_ebc_forward(loom_call *call)
     if (st != LOOM_OK)
         return st;
     const int64_t F = e->n_features, K = kjt.n_keys;
-    int64_t *fkey = rec_scratch(call, (size_t)(F > 0 ? F : 1) * sizeof(int64_t));
-    unsigned char *used = rec_scratch(call, (size_t)(K > 0 ? K : 1));
-    if (!fkey || !used)
-        return LOOM_ENOMEM;
-    memset(used, 0, (size_t)(K > 0 ? K : 1));
-    for (int64_t f = 0; f < F; f++) {
-        fkey[f] = -1;
-        for (int64_t k = 0; k < K && fkey[f] < 0; k++)
-            if (strcmp(kjt.keys[k], e->feature_names[f]) == 0)
-                fkey[f] = k;
-        if (fkey[f] < 0)
-            return pk_host->fail(LOOM_EINVAL, "feature '%s' of table '%s' is not among the KJT's 'keys'",
-                                 e->feature_names[f], e->table_names[e->feature_table[f]]);
-        used[fkey[f]] = 1;
-    }
-    for (int64_t k = 0; k < K; k++)
-        if (!used[k])
-            return pk_host->fail(LOOM_EINVAL, "key '%s' of the KJT is not a feature of any table of the collection",
-                                 kjt.keys[k]);
+    int64_t *fkey = NULL;
+    if ((st = rec_collection_features(call, e, &kjt, &fkey)) != LOOM_OK)
+        return st;
     if (e->is_weighted && !kjt.weights)
         return pk_host->fail(LOOM_EINVAL, "the collection is_weighted: the KJT needs 'weights'");
 
@@ -148,32 +132,7 @@ loom_status rec_ebc_forward(loom_call *call)
         }
     }
 
-    /* keys (embedding names: feature@table for a feature that several tables share, as torchrec) */
-    int64_t *ko = rec_scratch(call, (size_t)(F + 1) * sizeof(int64_t));
-    if (!ko)
-        return LOOM_ENOMEM;
-    ko[0] = 0;
-    for (int64_t f = 0; f < F; f++) {
-        int shared = 0;
-        for (int64_t h = 0; h < F; h++)
-            shared |= h != f && strcmp(e->feature_names[h], e->feature_names[f]) == 0;
-        ko[f + 1] = ko[f] + (int64_t)strlen(e->feature_names[f]) +
-                    (shared ? 1 + (int64_t)strlen(e->table_names[e->feature_table[f]]) : 0);
-    }
-    shape[0] = ko[F];
-    if ((st = pk_host->alloc_output(call, REC_EBC_OUT_KEYS, LOOM_DTYPE_U8, 1, shape, &out)) != LOOM_OK)
-        return st;
-    for (int64_t f = 0; f < F; f++) {
-        char *p = (char *)loom_data(out) + ko[f];
-        size_t n = strlen(e->feature_names[f]);
-        memcpy(p, e->feature_names[f], n);
-        if (ko[f + 1] - ko[f] > (int64_t)n) {
-            p[n] = '@';
-            memcpy(p + n + 1, e->table_names[e->feature_table[f]], (size_t)(ko[f + 1] - ko[f]) - n - 1);
-        }
-    }
-    shape[0] = F + 1;
-    if ((st = rec_write_index(call, REC_EBC_OUT_KEYS_OFFSETS, LOOM_DTYPE_I64, 1, shape, ko)) != LOOM_OK)
+    if ((st = rec_collection_keys(call, e, REC_EBC_OUT_KEYS)) != LOOM_OK)
         return st;
     int64_t *lpk = rec_scratch(call, (size_t)(F > 0 ? F : 1) * sizeof(int64_t));
     if (!lpk)
@@ -186,15 +145,3 @@ loom_status rec_ebc_forward(loom_call *call)
     shape[0] = F + 1;
     return rec_write_index(call, REC_EBC_OUT_OFFSET_PER_KEY, LOOM_DTYPE_I64, 1, shape, e->feature_offset);
 }
-
-static const loom_object_class *const collections_classes[] = { &rec_ebc_class };
-
-static const loom_kernel_desc rec_collections_cpu_kernels[] = {
-    PK_KERNEL_CPU(rec_ebc_forward_schema, "cpu:fbgemm.tbe", REC_ID_MASK | REC_WEIGHT_MASK, rec_ebc_forward),
-};
-
-const pk_module rec_collections_cpu = {
-    .name = "collections", .ops = rec_collections_ops, .n_ops = PK_COUNT(rec_collections_ops),
-    .classes = collections_classes, .n_classes = PK_COUNT(collections_classes),
-    .kernels = rec_collections_cpu_kernels, .n_kernels = PK_COUNT(rec_collections_cpu_kernels),
-};

@@ -145,10 +145,12 @@ static loom_status make_group(rec_ebc *e, const loom_object_args *args, rec_ebc_
     loom_named_attr attrs[5] = {
         { "weights_tys", { .type = LOOM_ATTR_STRING, .is_set = 1, .count = (int64_t)strlen(tys), .u.s = tys } },
         { "feature_table_map", { .type = LOOM_ATTR_INTS, .is_set = 1, .count = g->n_features, .u.ints = ftm } },
-        { "pooling_mode", { .type = LOOM_ATTR_STRING, .is_set = 1, .count = g->pooling_mean ? 4 : 3,
-                            .u.s = g->pooling_mean ? "mean" : "sum" } },
+        { "pooling_mode", { .type = LOOM_ATTR_STRING, .is_set = 1, .count = g->sequence || g->pooling_mean ? 4 : 3,
+                            .u.s = g->sequence ? "none" : g->pooling_mean ? "mean" : "sum" } },
         /* torchrec's FP16 nn.EmbeddingBag returns f16 bags (then .float()): the TBE rounds its f32 sums once */
-        { "output_dtype", { .type = LOOM_ATTR_STRING, .is_set = 1, .count = 4, .u.s = g->fp16 ? "fp16" : "fp32" } },
+        /* nn.Embedding's f16 rows are exact in f32: a collection's groups return f32 */
+        { "output_dtype", { .type = LOOM_ATTR_STRING, .is_set = 1, .count = 4,
+                            .u.s = g->fp16 && !g->sequence ? "fp16" : "fp32" } },
         /* nn.EmbeddingBag raises on an index outside the table */
         { "bounds_check_mode", { .type = LOOM_ATTR_STRING, .is_set = 1, .count = 5, .u.s = "fatal" } },
     };
@@ -166,14 +168,15 @@ done:
     return st;
 }
 
-static loom_status ebc_create(const loom_object_args *args, void **state_out)
+static loom_status collection_create(const loom_object_args *args, void **state_out, int sequence)
 {
     *state_out = NULL;
+    const char *const CLASS = sequence ? REC_EC_CLASS : REC_EBC_CLASS;
     if (!LOOM_HAS_MEMBER(pk_host, loom_host_api, object_free))
-        return pk_host->fail(LOOM_EABI, "%s needs a core of ABI 1.3 (host->object_create)", REC_EBC_CLASS);
+        return pk_host->fail(LOOM_EABI, "%s needs a core of ABI 1.3 (host->object_create)", CLASS);
     rec_ebc *e = calloc(1, sizeof *e);
     if (!e)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_EBC_CLASS);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", CLASS);
     loom_status st = LOOM_OK;
     int *pooling = NULL, *data_type = NULL, *group_of = NULL;
     const loom_tensor **weights = NULL;
@@ -181,10 +184,11 @@ static loom_status ebc_create(const loom_object_args *args, void **state_out)
     int64_t n_fparts = 0;
 #define FAIL(...) do { st = pk_host->fail(__VA_ARGS__); goto out; } while (0)
     if ((e->tbe_op = pk_host->op_find("fbgemm.tbe")) == NULL)
-        FAIL(LOOM_ENOENT, "%s runs its tables on fbgemm.tbe: load the fbgemm pack", REC_EBC_CLASS);
-    e->is_weighted = A_(is_weighted).u.b;
+        FAIL(LOOM_ENOENT, "%s runs its tables on fbgemm.tbe: load the fbgemm pack", CLASS);
+    e->sequence = sequence;
+    e->is_weighted = sequence ? 0 : A_(is_weighted).u.b;
     if ((e->table_names = split(A_(tables).u.s, ',', &e->n_tables)) == NULL)
-        FAIL(LOOM_ENOMEM, "%s: out of memory", REC_EBC_CLASS);
+        FAIL(LOOM_ENOMEM, "%s: out of memory", CLASS);
     const int64_t T = e->n_tables;
     for (int64_t t = 0; t < T; t++) {
         if (!e->table_names[t][0])
@@ -204,14 +208,19 @@ static loom_status ebc_create(const loom_object_args *args, void **state_out)
     group_of = calloc((size_t)T, sizeof *group_of);
     weights = calloc((size_t)T, sizeof *weights);
     if (!e->num_embeddings || !e->embedding_dim || !pooling || !data_type || !group_of || !weights)
-        FAIL(LOOM_ENOMEM, "%s: out of memory", REC_EBC_CLASS);
+        FAIL(LOOM_ENOMEM, "%s: out of memory", CLASS);
     memcpy(e->num_embeddings, A_(num_embeddings).u.ints, (size_t)T * sizeof(int64_t));
     memcpy(e->embedding_dim, A_(embedding_dim).u.ints, (size_t)T * sizeof(int64_t));
     static const char *const poolings[] = { "sum", "mean", NULL };
     static const char *const dtypes[] = { "fp32", "fp16", NULL };
-    if ((st = per_table("pooling", A_(pooling).u.s, T, poolings, pooling)) != LOOM_OK ||
+    if ((!sequence && (st = per_table("pooling", A_(pooling).u.s, T, poolings, pooling)) != LOOM_OK) ||
         (st = per_table("data_type", A_(data_type).u.s, T, dtypes, data_type)) != LOOM_OK)
         goto out;
+    for (int64_t t = 1; sequence && t < T; t++)
+        if (e->embedding_dim[t] != e->embedding_dim[0])
+            FAIL(LOOM_EINVAL, "All tables in a EmbeddingCollection are required to have same embedding dimension. "
+                 "Violating case: %s's embedding_dim %lld != %lld", e->table_names[t], (long long)e->embedding_dim[t],
+                 (long long)e->embedding_dim[0]);
     if (e->is_weighted)
         for (int64_t t = 0; t < T; t++)
             if (pooling[t])
@@ -222,7 +231,7 @@ static loom_status ebc_create(const loom_object_args *args, void **state_out)
     const char *fn = A_(feature_names).u.s;
     if (*fn) {
         if ((fparts = split(fn, ',', &n_fparts)) == NULL)
-            FAIL(LOOM_ENOMEM, "%s: out of memory", REC_EBC_CLASS);
+            FAIL(LOOM_ENOMEM, "%s: out of memory", CLASS);
         if (n_fparts != T)
             FAIL(LOOM_EINVAL, "'feature_names' \"%s\" has %lld tables' lists for %lld tables", fn, (long long)n_fparts,
                  (long long)T);
@@ -238,13 +247,13 @@ static loom_status ebc_create(const loom_object_args *args, void **state_out)
     e->feature_table = calloc((size_t)e->n_features, sizeof(int64_t));
     e->feature_offset = calloc((size_t)e->n_features + 1, sizeof(int64_t));
     if (!e->feature_names || !e->feature_table || !e->feature_offset)
-        FAIL(LOOM_ENOMEM, "%s: out of memory", REC_EBC_CLASS);
+        FAIL(LOOM_ENOMEM, "%s: out of memory", CLASS);
     int64_t f = 0;
     for (int64_t t = 0; t < T; t++) {
         int64_t n = 0;
         char **names = split(fparts ? fparts[t] : "", '|', &n);
         if (!names)
-            FAIL(LOOM_ENOMEM, "%s: out of memory", REC_EBC_CLASS);
+            FAIL(LOOM_ENOMEM, "%s: out of memory", CLASS);
         for (int64_t i = 0; i < n; i++, f++) {
             if (!names[i][0] && n > 1) {
                 free_parts(names, n);
@@ -257,7 +266,7 @@ static loom_status ebc_create(const loom_object_args *args, void **state_out)
             e->feature_offset[f + 1] = e->feature_offset[f] + e->embedding_dim[t];
             if (!e->feature_names[f]) {
                 free(names);
-                FAIL(LOOM_ENOMEM, "%s: out of memory", REC_EBC_CLASS);
+                FAIL(LOOM_ENOMEM, "%s: out of memory", CLASS);
             }
         }
         free(names);
@@ -266,10 +275,10 @@ static loom_status ebc_create(const loom_object_args *args, void **state_out)
     /* tables, by torchrec's state_dict keys */
     if (!args->weights)
         FAIL(LOOM_EINVAL, "%s needs a weights file (--weights tables.safetensors) with torchrec's state_dict keys "
-             "embedding_bags.<table>.weight", REC_EBC_CLASS);
+             "%s.<table>.weight", CLASS, sequence ? "embeddings" : "embedding_bags");
     for (int64_t t = 0; t < T; t++) {
         char key[512], b[160];
-        snprintf(key, sizeof key, "embedding_bags.%s.weight", e->table_names[t]);
+        snprintf(key, sizeof key, sequence ? "embeddings.%s.weight" : "embedding_bags.%s.weight", e->table_names[t]);
         if (pk_host->safetensors_get(args->weights, key, &weights[t]) != LOOM_OK)
             FAIL(LOOM_EINVAL, "table '%s': the weights file has no tensor '%s'", e->table_names[t], key);
         const loom_tensor *w = weights[t];
@@ -285,14 +294,16 @@ static loom_status ebc_create(const loom_object_args *args, void **state_out)
     /* groups by (pooling, data_type), in order of first appearance */
     e->groups = calloc((size_t)(T > 0 ? T : 1), sizeof *e->groups);
     if (!e->groups)
-        FAIL(LOOM_ENOMEM, "%s: out of memory", REC_EBC_CLASS);
+        FAIL(LOOM_ENOMEM, "%s: out of memory", CLASS);
     for (int64_t t = 0; t < T; t++) {
         int64_t g = 0;
-        while (g < e->n_groups && !(e->groups[g].pooling_mean == pooling[t] && e->groups[g].fp16 == data_type[t]))
+        while (g < e->n_groups && !sequence &&
+               !(e->groups[g].pooling_mean == pooling[t] && e->groups[g].fp16 == data_type[t]))
             g++;
         if (g == e->n_groups) {
             e->groups[g].pooling_mean = pooling[t];
             e->groups[g].fp16 = data_type[t];
+            e->groups[g].sequence = sequence;
             e->n_groups++;
         }
         group_of[t] = (int)g;
@@ -315,7 +326,18 @@ out:
     return LOOM_OK;
 }
 
+static loom_status ebc_create(const loom_object_args *args, void **state_out)
+{
+    return collection_create(args, state_out, 0);
+}
+
+static loom_status ec_create(const loom_object_args *args, void **state_out)
+{
+    return collection_create(args, state_out, 1);
+}
+
 PK_ATTR_TABLE(rec_ebc_class, REC_EBC_CLASS_ATTRS);
+PK_ATTR_TABLE(rec_ec_class, REC_EC_CLASS_ATTRS);
 
 const loom_object_class rec_ebc_class = {
     .struct_size = sizeof(loom_object_class),
@@ -324,5 +346,15 @@ const loom_object_class rec_ebc_class = {
            "pooled through fbgemm.tbe; method rec.embedding_bag_collection",
     PK_ATTRS(rec_ebc_class_attrs),
     .create = ebc_create,
+    .destroy = ebc_destroy,
+};
+
+const loom_object_class rec_ec_class = {
+    .struct_size = sizeof(loom_object_class),
+    .name = REC_EC_CLASS,
+    .doc = "TorchRec EmbeddingCollection (sequence embeddings): tables of one D from configs and a torchrec "
+           "state_dict (embeddings.<table>.weight), looked up through fbgemm.tbe; method rec.embedding_collection",
+    PK_ATTRS(rec_ec_class_attrs),
+    .create = ec_create,
     .destroy = ebc_destroy,
 };

@@ -30,6 +30,16 @@ static const golden goldens[] = {
 #undef CASE
 };
 
+typedef struct ec_golden {
+    const char *name, *class_attrs, *inputs, *attrs;
+} ec_golden;
+
+static const ec_golden ec_goldens[] = {
+#define ECASE(name, cattrs, inputs, attrs) { name, cattrs, inputs, attrs },
+#include "../../data/rec/collections/ec_cases.inc"
+#undef ECASE
+};
+
 #define OP "rec.embedding_bag_collection"
 
 static loom_attrs *parse_attrs(const char *target, const char *text)
@@ -48,12 +58,17 @@ static loom_attrs *parse_attrs(const char *target, const char *text)
     return a;
 }
 
-static loom_status create(const char *class_attrs, const char *weights, loom_object **out)
+static loom_status create_of(const char *cls, const char *class_attrs, const char *weights, loom_object **out)
 {
-    loom_attrs *a = parse_attrs("rec.embedding_bag_collection", class_attrs);
-    loom_status st = loom_object_create(out, "rec.embedding_bag_collection", a, tu_data_path(weights));
+    loom_attrs *a = parse_attrs(cls, class_attrs);
+    loom_status st = loom_object_create(out, cls, a, tu_data_path(weights));
     loom_attrs_free(a);
     return st;
+}
+
+static loom_status create(const char *class_attrs, const char *weights, loom_object **out)
+{
+    return create_of("rec.embedding_bag_collection", class_attrs, weights, out);
 }
 
 /* inputs "values,lengths,,weights": by name from the case's files, empty = absent */
@@ -114,6 +129,38 @@ static void test_golden(void **state)
     loom_object_free(obj);
 }
 
+/* EmbeddingCollection: its rows are copies of the tables' (f16 rows widen exactly): every output identical */
+static void test_ec_golden(void **state)
+{
+    const ec_golden *g = *state;
+    char weights[256];
+    snprintf(weights, sizeof weights, "rec/collections/%s.safetensors", g->name);
+    loom_object *obj = NULL;
+    if (create_of("rec.embedding_collection", g->class_attrs, weights, &obj) != LOOM_OK)
+        fail_msg("%s: create: %s", g->name, loom_last_error());
+    loom_tensor *in[8];
+    int n_in = read_inputs("rec/collections", g->name, g->inputs, in);
+    loom_attrs *a = parse_attrs("rec.embedding_collection", g->attrs);
+    loom_tensor *out[6] = { 0 };
+    loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
+    opt.object = obj;
+    if (loom_run("rec.embedding_collection", (const loom_tensor *const *)in, n_in, a, out, 6, &opt) != LOOM_OK)
+        fail_msg("%s: %s", g->name, loom_last_error());
+    for (int i = 0; i < 6; i++) {
+        char path[256], what[300];
+        snprintf(path, sizeof path, "rec/collections/%s.out%d", g->name, i);
+        loom_tensor *want = tu_npy(path);
+        snprintf(what, sizeof what, "%s output %d", g->name, i);
+        tu_assert_identical(out[i], want, what);
+        loom_tensor_free(want);
+        loom_tensor_free(out[i]);
+    }
+    loom_attrs_free(a);
+    for (int i = 0; i < n_in; i++)
+        loom_tensor_free(in[i]);
+    loom_object_free(obj);
+}
+
 /* ------------------------------------------------------------ refusals */
 
 static void expect_create_refusal(const char *class_attrs, const char *weights, const char *msg)
@@ -149,6 +196,14 @@ static void test_bad_tables(void **state)
                           FP32_FILE, "table 'item': is_weighted needs sum pooling");
     expect_create_refusal("tables=user,item;num_embeddings=50,40;embedding_dim=8,4;feature_names=a", FP32_FILE,
                           "has 1 tables' lists for 2 tables");
+    /* EmbeddingCollection: one D for all tables, and its own state_dict keys */
+    loom_object *obj = NULL;
+    if (create_of("rec.embedding_collection", "tables=user,item;num_embeddings=50,40;embedding_dim=8,4", FP32_FILE,
+                  &obj) == LOOM_OK || !strstr(loom_last_error(), "same embedding dimension. Violating case: item"))
+        fail_msg("embedding_collection of two D: %s", loom_last_error());
+    if (create_of("rec.embedding_collection", "tables=user;num_embeddings=50;embedding_dim=8", FP32_FILE, &obj)
+            == LOOM_OK || !strstr(loom_last_error(), "no tensor 'embeddings.user.weight'"))
+        fail_msg("embedding_collection on an EBC's file: %s", loom_last_error());
 }
 
 static loom_tensor *make_i64(int64_t n, const int64_t *v)
@@ -215,13 +270,17 @@ static void test_bad_features(void **state)
 
 int main(void)
 {
-    enum { N = sizeof goldens / sizeof goldens[0] };
-    struct CMUnitTest tests[N + 2];
+    enum { N = sizeof goldens / sizeof goldens[0], NE = sizeof ec_goldens / sizeof ec_goldens[0] };
+    struct CMUnitTest tests[N + NE + 2];
     for (size_t i = 0; i < N; i++) {
         tests[i] = (struct CMUnitTest)cmocka_unit_test_prestate(test_golden, (void *)&goldens[i]);
         tests[i].name = goldens[i].name;
     }
-    tests[N] = (struct CMUnitTest)cmocka_unit_test(test_bad_tables);
-    tests[N + 1] = (struct CMUnitTest)cmocka_unit_test(test_bad_features);
-    return _cmocka_run_group_tests("rec_collections", tests, N + 2, tu_setup, tu_teardown);
+    for (size_t i = 0; i < NE; i++) {
+        tests[N + i] = (struct CMUnitTest)cmocka_unit_test_prestate(test_ec_golden, (void *)&ec_goldens[i]);
+        tests[N + i].name = ec_goldens[i].name;
+    }
+    tests[N + NE] = (struct CMUnitTest)cmocka_unit_test(test_bad_tables);
+    tests[N + NE + 1] = (struct CMUnitTest)cmocka_unit_test(test_bad_features);
+    return _cmocka_run_group_tests("rec_collections", tests, N + NE + 2, tu_setup, tu_teardown);
 }
