@@ -29,5 +29,9 @@ const cf_gen cf_rec_gens[] = {
     { "rec.calibration", 0, 0, NULL, METRIC_TEST },
     { "rec.ctr", 0, 0, NULL, METRIC_TEST },
     { "rec.mse", 0, 0, NULL, METRIC_TEST },
+    { "rec.metrics_update", 0, 0, NULL, METRIC_TEST },
+    { "rec.metrics_compute", 0, 0, NULL, METRIC_TEST },
+    { "rec.metrics_state", 0, 0, NULL, METRIC_TEST },
+    { "rec.metrics_load_state", 0, 0, NULL, METRIC_TEST },
 };
 const size_t cf_rec_n_gens = sizeof cf_rec_gens / sizeof cf_rec_gens[0];

@@ -58,6 +58,12 @@ static const oc_case cases[] = {
     /* the sequence collection of tests/data/rec/collections/ec: hist, cand (item_t), cat (cats), D = 8 */
     { "rec.embedding_collection", "no ids", { T(I64, 1, 0), T(I64, 1, 6) }, "keys=hist,cand,cat",
       { T(F32, 2, 0, 8), T(I64, 1, 4), T(I64, 1, 6), T(I64, 1, 4), T(U8, 1, 11), T(I64, 1, 4) }, .object = 2 },
+    /* the rec.metrics object of setup (2 tasks, ne and auc): a batch of 0, compute before any sample */
+    { "rec.metrics_update", "N = 0", { T(F32, 2, 2, 0), T(F32, 2, 2, 0) }, NULL, .object = 3 },
+    { "rec.metrics_compute", "no samples", { NONE }, NULL, { T(F64, 2, 2, 2), T(F64, 2, 2, 2) }, .object = 3 },
+    { "rec.metrics_state", "no samples", { NONE }, NULL, .object = 3 },
+    { "rec.metrics_load_state", "an empty state", { T(F64, 1, 0) }, NULL, .expect = LOOM_EINVAL,
+      .message = "not a rec.metrics checkpoint", .object = 3 },
     /* torchrec: a task without samples has no weight: NE's clamped 0/0 ... */
     { "rec.ne", "N = 0, two tasks", { T(F32, 2, 2, 0), T(F32, 2, 2, 0) }, NULL, { T(F64, 1, 2) } },
     { "rec.auc", "N = 0", { T(F32, 1, 0), T(F32, 1, 0), T(F32, 1, 0) }, NULL, { T(F64, 1, 1) } },
@@ -97,12 +103,20 @@ static int setup(void **state)
         return -1;
     }
     loom_attrs_free(a);
+    if (loom_attrs_new(&a) != LOOM_OK || loom_attrs_set_string(a, "metrics", "ne,auc") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.metrics", "n_tasks", "2") != LOOM_OK ||
+        loom_object_create(&oc_objects[2], "rec.metrics", a, NULL) != LOOM_OK) {
+        fprintf(stderr, "rec_empty setup: %s\n", loom_last_error());
+        loom_attrs_free(a);
+        return -1;
+    }
+    loom_attrs_free(a);
     return 0;
 }
 
 static int teardown(void **state)
 {
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         loom_object_free(oc_objects[i]);
         oc_objects[i] = NULL;
     }

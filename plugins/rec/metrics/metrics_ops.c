@@ -73,7 +73,7 @@ static void sums_range(void *user, int64_t begin, int64_t end, int32_t thread_in
 }
 
 /* predictions, labels, weights: one shape, [N] or [T, N]; compact */
-static loom_status check(const loom_call *call, int64_t *T, int64_t *N)
+loom_status rec_metric_check(const loom_call *call, int64_t *T, int64_t *N)
 {
     const loom_tensor *p = call->inputs[REC_METRIC_IN_PREDICTIONS], *y = call->inputs[REC_METRIC_IN_LABELS],
                       *w = call->inputs[REC_METRIC_IN_WEIGHTS];
@@ -108,7 +108,7 @@ static loom_status check(const loom_call *call, int64_t *T, int64_t *N)
 static loom_status run_sums(loom_call *call, int kind)
 {
     int64_t T, N;
-    loom_status st = check(call, &T, &N);
+    loom_status st = rec_metric_check(call, &T, &N);
     if (st != LOOM_OK)
         return st;
     loom_tensor *out;
@@ -250,7 +250,7 @@ static void auc_range(void *user, int64_t begin, int64_t end, int32_t thread_ind
 static loom_status run_auc(loom_call *call)
 {
     int64_t T, N;
-    loom_status st = check(call, &T, &N);
+    loom_status st = rec_metric_check(call, &T, &N);
     if (st != LOOM_OK)
         return st;
     loom_tensor *out;
@@ -280,6 +280,17 @@ static const loom_kernel_desc rec_metric_cpu_kernels[] = {
     PK_KERNEL_CPU(rec_calibration_schema, "cpu:f64-states", REC_METRIC_DTYPES, run_calibration),
     PK_KERNEL_CPU(rec_ctr_schema, "cpu:f64-states", REC_METRIC_DTYPES, run_ctr),
     PK_KERNEL_CPU(rec_mse_schema, "cpu:f64-states", REC_METRIC_DTYPES, run_mse),
+
+    PK_KERNEL_CPU(rec_metrics_update_schema, "cpu:f64-states", REC_METRIC_DTYPES, rec_metrics_update_run),
+    PK_KERNEL_CPU(rec_metrics_compute_schema, "cpu:f64-states", 0, rec_metrics_compute_run),
+    PK_KERNEL_CPU(rec_metrics_state_schema, "cpu:f64-states", 0, rec_metrics_state_run),
+    PK_KERNEL_CPU(rec_metrics_load_state_schema, "cpu:f64-states", REC_METRIC_DTYPES, rec_metrics_load_state_run),
 };
 
-const pk_module rec_metrics_cpu = PK_MODULE("metrics", rec_metric_ops, rec_metric_cpu_kernels, NULL);
+static const loom_object_class *const metrics_classes[] = { &rec_metrics_class };
+
+const pk_module rec_metrics_cpu = {
+    .name = "metrics", .ops = rec_metric_ops, .n_ops = PK_COUNT(rec_metric_ops),
+    .classes = metrics_classes, .n_classes = PK_COUNT(metrics_classes),
+    .kernels = rec_metric_cpu_kernels, .n_kernels = PK_COUNT(rec_metric_cpu_kernels),
+};

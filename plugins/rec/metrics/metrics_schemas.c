@@ -33,4 +33,37 @@ PK_SCHEMA(rec_mse_schema, "rec.mse", 1,
           "MSE (torchrec MSEMetric): sum(w (y - p)^2) / sum(w); 0 when sum(w) = 0",
           PK_INPUTS(metric_inputs), PK_OUTPUTS(metric_output));
 
+PK_SCHEMA(rec_metrics_update_schema, "rec.metrics_update", 1,
+          "RecMetric.update: add a batch ([tasks, N], or [N] for one task) to every metric's lifetime and "
+          "window states",
+          PK_INPUTS(metric_inputs), .object_class = REC_METRICS_CLASS);
+
+static const loom_arg_def compute_outputs[] = {
+    { .name = "lifetime", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F64), .ndim = 2,
+      .doc = "f64 [metrics, tasks] over every update (NaN for auc, which torchrec keeps per window only)" },
+    { .name = "window", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F64), .ndim = 2,
+      .doc = "f64 [metrics, tasks] over the window" },
+};
+
+PK_SCHEMA(rec_metrics_compute_schema, "rec.metrics_compute", 1,
+          "RecMetric.compute: lifetime_<metric> and window_<metric> of every task, rows in the object's metrics order",
+          PK_OUTPUTS(compute_outputs), .object_class = REC_METRICS_CLASS);
+
+static const loom_arg_def state_output[] = {
+    { .name = "state", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F64), .ndim = 1,
+      .doc = "f64 [...]: the whole state (lifetime sums, window batches and samples), for rec.metrics_load_state" },
+};
+
+PK_SCHEMA(rec_metrics_state_schema, "rec.metrics_state", 1, "a checkpoint of the object's state",
+          PK_OUTPUTS(state_output), .object_class = REC_METRICS_CLASS);
+
+static const loom_arg_def load_inputs[] = {
+    { .name = "state", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F64), .ndim = 1,
+      .doc = "what rec.metrics_state returned, from an object of the same n_tasks and window_size" },
+};
+
+PK_SCHEMA(rec_metrics_load_state_schema, "rec.metrics_load_state", 1,
+          "restore a checkpoint made by rec.metrics_state (checked: a truncated or foreign one is refused)",
+          PK_INPUTS(load_inputs), .object_class = REC_METRICS_CLASS);
+
 PK_OPS_DEFINE(rec_metric_ops, REC_METRIC_OPS);
