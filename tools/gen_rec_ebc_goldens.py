@@ -5,8 +5,8 @@
 Expected outputs come from torchrec.modules.embedding_modules.EmbeddingBagCollection
 (torchrec 1.9, torch 2.14 CPU): its forward on KJTs whose keys come in another order
 than the tables' features, with empty bags, sum and mean pooling, FP32 and FP16 tables,
-per-sample weights, a feature shared by two tables, and VBE KJTs expanded through
-inverse_indices; and EmbeddingCollection's forward (ec_cases.inc, compared
+per-sample weights, a feature shared by two tables, VBE KJTs expanded through
+inverse_indices, INT8 and INT4 tables of torchrec.quant's EmbeddingBagCollection; and EmbeddingCollection's forward (ec_cases.inc, compared
 exactly: its rows are copies). The tables are the module's own state_dict (torchrec's keys,
 embedding_bags.<table>.weight), saved as <case>.safetensors. Files: <case>.<input>.npy,
 <case>.out<i>.npy (values, keys, keys_offsets, length_per_key, offset_per_key) and
@@ -89,6 +89,39 @@ def add_case(name, tables, kjt, weighted=False, tol=TOL_FP32):
     for i, o in enumerate(outs):
         np.save(os.path.join(OUT, f"{name}.out{i}.npy"), o)
     CASES.append((name, class_attrs(tables, weighted), ",".join(inputs), "keys=" + ",".join(kjt.keys()), tol))
+
+
+def add_quant_case(name, tables, kjt, weight_dtype):
+    """torchrec.quant's EmbeddingBagCollection (IntNBit TBE rows, fp16 scale and bias first), made by
+    from_float from an EBC of these tables, on fbgemm's CPU kernel: the same row format and dequantisation
+    as fbgemm.tbe's; f32 sums of the dequantised rows, in order: within 1e-5."""
+    import torch.quantization as tq
+    from torchrec.quant.embedding_modules import EmbeddingBagCollection as QuantEmbeddingBagCollection
+    torch.manual_seed(200 + len(CASES))
+    ebc = EmbeddingBagCollection(tables=tables)
+    with torch.no_grad():
+        for p in ebc.parameters():
+            p.copy_(torch.randn(p.shape).to(p.dtype))
+    ebc.qconfig = tq.QConfig(activation=tq.PlaceholderObserver.with_args(dtype=torch.float),
+                             weight=tq.PlaceholderObserver.with_args(dtype=weight_dtype))
+    qebc = QuantEmbeddingBagCollection.from_float(ebc)
+    kt = qebc(kjt)
+    # the quantised weights are a tensor subclass over the TBE's buffer: copied out as plain tensors
+    # (INT4: torchrec's UInt4Tensor, whose elem holds the u8 rows)
+    save_file({k: (v.elem if hasattr(v, "elem") else v.as_subclass(torch.Tensor)).clone().contiguous()
+               for k, v in qebc.state_dict().items()},
+              os.path.join(OUT, f"{name}.safetensors"))
+    for field, t in (("values", kjt.values()), ("lengths", kjt.lengths())):
+        np.save(os.path.join(OUT, f"{name}.{field}.npy"), npy(t))
+    kb, ko = keys_jagged(kt.keys())
+    outs = [npy(kt.values()).astype(np.float32), kb, ko, np.array(kt.length_per_key(), np.int64),
+            np.array(kt.offset_per_key(), np.int64)]
+    for i, o in enumerate(outs):
+        np.save(os.path.join(OUT, f"{name}.out{i}.npy"), o)
+    qname = "int8" if weight_dtype == torch.quint8 else "int4"
+    cattrs = class_attrs(tables, False).replace(
+        "data_type=" + ",".join("fp32" for _ in tables), "data_type=" + ",".join(qname for _ in tables))
+    CASES.append((name, cattrs, "values,lengths", "keys=" + ",".join(kjt.keys()), (1e-5, 1e-5)))
 
 
 def add_ec_case(name, tables, kjt):
@@ -187,6 +220,13 @@ def main():
              random_kjt(["fa", "fb"], None, {"fa": 30, "fb": 30}, weighted=True, spkpr=[[1, 2], [2, 2]],
                         inverse_b=6), weighted=True)
 
+    # torchrec.quant: INT8 and INT4 tables (sum and mean)
+    qtables = [EmbeddingBagConfig(name="q0", num_embeddings=40, embedding_dim=16, feature_names=["a0"]),
+               EmbeddingBagConfig(name="q1", num_embeddings=30, embedding_dim=8, feature_names=["a1"],
+                                  pooling=PoolingType.MEAN)]
+    qrows = {"a0": 40, "a1": 30}
+    add_quant_case("int8", qtables, random_kjt(["a1", "a0"], 6, qrows), torch.quint8)
+    add_quant_case("int4", qtables, random_kjt(["a0", "a1"], 5, qrows), torch.quint4x2)
     # EmbeddingCollection (sequence): tables of one D, FP32 and FP16, a shared feature, VBE lengths
     seq = [EmbeddingConfig(name="item_t", num_embeddings=30, embedding_dim=8, feature_names=["hist", "cand"]),
            EmbeddingConfig(name="cats", num_embeddings=12, embedding_dim=8, feature_names=["cat"],

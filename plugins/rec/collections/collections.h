@@ -36,7 +36,8 @@
       "each table's features joined by '|', tables joined by ',' (\"f0|f1,f2\"); "               \
       "a table with none (or \"\") takes its own name, as torchrec", )                           \
     A(op, data_type, STRING, LOOM_DEFAULT_STRING(""), 0,                                         \
-      "each table's DataType, joined by ',': fp32 | fp16; \"\": fp32 for all", )
+      "each table's DataType, joined by ',': fp32 | fp16, and for the bag collection int8 | int4 "  \
+      "(torchrec.quant's rows: u8 [rows, row_bytes], fp16 scale and bias first); \"\": fp32 for all", )
 #define REC_EBC_CLASS_ATTRS(A, op)                                                                 \
     REC_TABLE_CONFIG_ATTRS(A, op)                                                                  \
     A(op, pooling, STRING, LOOM_DEFAULT_STRING(""), 0,                                           \
@@ -58,6 +59,7 @@ typedef struct rec_ebc_group {
     int pooling_mean;
     int fp16;
     int sequence;              /* an EmbeddingCollection's: pooling none, f32 rows */
+    int64_t row_alignment;     /* of its INT8/INT4 rows (1 for float tables) */
     int64_t n_features;
     int64_t *features;         /* [n_features] indices into the EBC's flat feature list */
     int64_t total_d;           /* sum of the group's features' D: the TBE output's columns */

@@ -18,6 +18,9 @@
 
 #define A_(name) args->attrs[PK_ATTR(rec_ebc_class, name)]
 
+enum { DT_FP32, DT_FP16, DT_INT8, DT_INT4 };
+static const char *const weight_type_names[] = { "fp32", "fp16", "int8", "int4" };
+
 static void ebc_destroy(void *state)
 {
     rec_ebc *e = state;
@@ -79,7 +82,7 @@ static void free_parts(char **p, int64_t n)
 
 /* A per-table choice list: "" means dflt for every table. */
 static loom_status per_table(const char *attr, const char *text, int64_t n_tables, const char *const *choices,
-                             int *out)
+                             const char *allowed, int *out)
 {
     if (!*text) {
         for (int64_t t = 0; t < n_tables; t++)
@@ -99,8 +102,8 @@ static loom_status per_table(const char *attr, const char *text, int64_t n_table
         while (choices[k] && strcmp(choices[k], parts[t]) != 0)
             k++;
         if (!choices[k])
-            st = pk_host->fail(LOOM_EINVAL, "'%s' of table %lld is \"%s\": it must be %s or %s", attr, (long long)t,
-                               parts[t], choices[0], choices[1]);
+            st = pk_host->fail(LOOM_EINVAL, "'%s' of table %lld is \"%s\": it must be %s", attr, (long long)t,
+                               parts[t], allowed);
         out[t] = k;
     }
     free_parts(parts, n);
@@ -116,9 +119,10 @@ static loom_status make_group(rec_ebc *e, const loom_object_args *args, rec_ebc_
     char (*names)[32] = calloc((size_t)e->n_tables, sizeof *names);
     int64_t *ftm = calloc((size_t)(e->n_features > 0 ? e->n_features : 1), sizeof *ftm);
     char *tys = calloc((size_t)e->n_tables * 5 + 1, 1);
+    int64_t *dims = calloc((size_t)e->n_tables, sizeof *dims);
     g->features = calloc((size_t)(e->n_features > 0 ? e->n_features : 1), sizeof *g->features);
     loom_status st = LOOM_OK;
-    if (!gt || !tensors || !names || !ftm || !tys || !g->features) {
+    if (!gt || !tensors || !names || !ftm || !tys || !dims || !g->features) {
         st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_EBC_CLASS);
         goto done;
     }
@@ -130,7 +134,10 @@ static loom_status make_group(rec_ebc *e, const loom_object_args *args, rec_ebc_
         snprintf(names[n_t], sizeof names[n_t], "table.%lld", (long long)n_t);
         tensors[n_t].name = names[n_t];
         tensors[n_t].tensor = weights[t];
-        strcat(tys, n_t ? (data_type[t] ? ",fp16" : ",fp32") : (data_type[t] ? "fp16" : "fp32"));
+        if (n_t)
+            strcat(tys, ",");
+        strcat(tys, weight_type_names[data_type[t]]);
+        dims[n_t] = e->embedding_dim[t];
         n_t++;
     }
     g->total_d = 0;
@@ -142,7 +149,7 @@ static loom_status make_group(rec_ebc *e, const loom_object_args *args, rec_ebc_
         g->features[g->n_features++] = f;
         g->total_d += e->embedding_dim[t];
     }
-    loom_named_attr attrs[5] = {
+    loom_named_attr attrs[7] = {
         { "weights_tys", { .type = LOOM_ATTR_STRING, .is_set = 1, .count = (int64_t)strlen(tys), .u.s = tys } },
         { "feature_table_map", { .type = LOOM_ATTR_INTS, .is_set = 1, .count = g->n_features, .u.ints = ftm } },
         { "pooling_mode", { .type = LOOM_ATTR_STRING, .is_set = 1, .count = g->sequence || g->pooling_mean ? 4 : 3,
@@ -153,8 +160,10 @@ static loom_status make_group(rec_ebc *e, const loom_object_args *args, rec_ebc_
                             .u.s = g->fp16 && !g->sequence ? "fp16" : "fp32" } },
         /* nn.EmbeddingBag raises on an index outside the table */
         { "bounds_check_mode", { .type = LOOM_ATTR_STRING, .is_set = 1, .count = 5, .u.s = "fatal" } },
+        { "embedding_dims", { .type = LOOM_ATTR_INTS, .is_set = 1, .count = n_t, .u.ints = dims } },
+        { "row_alignment", { .type = LOOM_ATTR_INT, .is_set = 1, .count = 1, .u.i = g->row_alignment } },
     };
-    loom_object_request req = { .struct_size = sizeof req, .class_name = "fbgemm.tbe", .n_attrs = 5,
+    loom_object_request req = { .struct_size = sizeof req, .class_name = "fbgemm.tbe", .n_attrs = 7,
                                 .attrs = attrs, .n_tensors = (int32_t)n_t, .tensors = tensors,
                                 .device = { LOOM_DEVICE_CPU, 0 } };
     if ((g->tbe = pk_host->object_create(args->ctx, &req)) == NULL)
@@ -165,6 +174,7 @@ done:
     free(names);
     free(ftm);
     free(tys);
+    free(dims);
     return st;
 }
 
@@ -179,6 +189,7 @@ static loom_status collection_create(const loom_object_args *args, void **state_
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", CLASS);
     loom_status st = LOOM_OK;
     int *pooling = NULL, *data_type = NULL, *group_of = NULL;
+    int64_t *align = NULL;
     const loom_tensor **weights = NULL;
     char **fparts = NULL;
     int64_t n_fparts = 0;
@@ -207,15 +218,20 @@ static loom_status collection_create(const loom_object_args *args, void **state_
     data_type = calloc((size_t)T, sizeof *data_type);
     group_of = calloc((size_t)T, sizeof *group_of);
     weights = calloc((size_t)T, sizeof *weights);
-    if (!e->num_embeddings || !e->embedding_dim || !pooling || !data_type || !group_of || !weights)
+    align = calloc((size_t)T, sizeof *align);
+    if (!e->num_embeddings || !e->embedding_dim || !pooling || !data_type || !group_of || !weights || !align)
         FAIL(LOOM_ENOMEM, "%s: out of memory", CLASS);
     memcpy(e->num_embeddings, A_(num_embeddings).u.ints, (size_t)T * sizeof(int64_t));
     memcpy(e->embedding_dim, A_(embedding_dim).u.ints, (size_t)T * sizeof(int64_t));
     static const char *const poolings[] = { "sum", "mean", NULL };
-    static const char *const dtypes[] = { "fp32", "fp16", NULL };
-    if ((!sequence && (st = per_table("pooling", A_(pooling).u.s, T, poolings, pooling)) != LOOM_OK) ||
-        (st = per_table("data_type", A_(data_type).u.s, T, dtypes, data_type)) != LOOM_OK)
+    static const char *const dtypes[] = { "fp32", "fp16", "int8", "int4", NULL };
+    if ((!sequence && (st = per_table("pooling", A_(pooling).u.s, T, poolings, "sum or mean", pooling)) != LOOM_OK) ||
+        (st = per_table("data_type", A_(data_type).u.s, T, dtypes, "fp32, fp16, int8 or int4", data_type)) != LOOM_OK)
         goto out;
+    for (int64_t t = 0; sequence && t < T; t++)
+        if (data_type[t] > DT_FP16)
+            FAIL(LOOM_EINVAL, "table '%s': an EmbeddingCollection's tables are fp32 or fp16 (nn.Embedding)",
+                 e->table_names[t]);
     for (int64_t t = 1; sequence && t < T; t++)
         if (e->embedding_dim[t] != e->embedding_dim[0])
             FAIL(LOOM_EINVAL, "All tables in a EmbeddingCollection are required to have same embedding dimension. "
@@ -282,13 +298,27 @@ static loom_status collection_create(const loom_object_args *args, void **state_
         if (pk_host->safetensors_get(args->weights, key, &weights[t]) != LOOM_OK)
             FAIL(LOOM_EINVAL, "table '%s': the weights file has no tensor '%s'", e->table_names[t], key);
         const loom_tensor *w = weights[t];
-        loom_dtype want = data_type[t] ? LOOM_DTYPE_F16 : LOOM_DTYPE_F32;
-        if (loom_tensor_dtype_of(w) != want || w->ndim != 2 || w->shape[0] != e->num_embeddings[t] ||
-            w->shape[1] != e->embedding_dim[t])
-            FAIL(LOOM_EINVAL, "table '%s': '%s' is %s, expected %s[%lld,%lld] (num_embeddings x embedding_dim, "
-                 "data_type %s)", e->table_names[t], key, pk_describe(pk_host, w, b, sizeof b),
-                 pk_host->dtype_name(want), (long long)e->num_embeddings[t], (long long)e->embedding_dim[t],
-                 dtypes[data_type[t]]);
+        const int64_t E = e->num_embeddings[t], D = e->embedding_dim[t];
+        align[t] = 1;
+        if (data_type[t] <= DT_FP16) {
+            loom_dtype want = data_type[t] == DT_FP16 ? LOOM_DTYPE_F16 : LOOM_DTYPE_F32;
+            if (loom_tensor_dtype_of(w) != want || w->ndim != 2 || w->shape[0] != E || w->shape[1] != D)
+                FAIL(LOOM_EINVAL, "table '%s': '%s' is %s, expected %s[%lld,%lld] (num_embeddings x embedding_dim, "
+                     "data_type %s)", e->table_names[t], key, pk_describe(pk_host, w, b, sizeof b),
+                     pk_host->dtype_name(want), (long long)E, (long long)D, dtypes[data_type[t]]);
+        } else {
+            /* torchrec.quant rows: fp16 scale and bias, then the codes, padded to 16 bytes on torchrec's side */
+            const int64_t unpadded = 4 + (data_type[t] == DT_INT8 ? D : (D + 1) / 2);
+            const int64_t padded = (unpadded + 15) / 16 * 16;
+            const int64_t rb = w->ndim == 2 ? w->shape[1] : -1;
+            if (loom_tensor_dtype_of(w) != LOOM_DTYPE_U8 || w->ndim != 2 || w->shape[0] != E ||
+                (rb != unpadded && rb != padded))
+                FAIL(LOOM_EINVAL, "table '%s': '%s' is %s, expected u8[%lld,%lld] or u8[%lld,%lld] (%s rows of "
+                     "embedding_dim %lld: scale, bias and codes, unpadded or padded to 16 bytes)", e->table_names[t],
+                     key, pk_describe(pk_host, w, b, sizeof b), (long long)E, (long long)unpadded, (long long)E,
+                     (long long)padded, dtypes[data_type[t]], (long long)D);
+            align[t] = rb == unpadded ? 1 : 16;
+        }
     }
 
     /* groups by (pooling, data_type), in order of first appearance */
@@ -297,12 +327,15 @@ static loom_status collection_create(const loom_object_args *args, void **state_
         FAIL(LOOM_ENOMEM, "%s: out of memory", CLASS);
     for (int64_t t = 0; t < T; t++) {
         int64_t g = 0;
+        const int fp16 = data_type[t] == DT_FP16;
         while (g < e->n_groups && !sequence &&
-               !(e->groups[g].pooling_mean == pooling[t] && e->groups[g].fp16 == data_type[t]))
+               !(e->groups[g].pooling_mean == pooling[t] && e->groups[g].fp16 == fp16 &&
+                 e->groups[g].row_alignment == align[t]))
             g++;
         if (g == e->n_groups) {
             e->groups[g].pooling_mean = pooling[t];
-            e->groups[g].fp16 = data_type[t];
+            e->groups[g].fp16 = fp16;
+            e->groups[g].row_alignment = align[t];
             e->groups[g].sequence = sequence;
             e->n_groups++;
         }
@@ -318,6 +351,7 @@ out:
     free(data_type);
     free(group_of);
     free(weights);
+    free(align);
     if (st != LOOM_OK) {
         ebc_destroy(e);
         return st;
