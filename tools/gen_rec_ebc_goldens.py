@@ -234,6 +234,12 @@ def main():
     add_ec_case("ec", seq, random_kjt(["cat", "hist", "cand"], 5, {"hist": 30, "cand": 30, "cat": 12}))
     add_ec_case("ec_vbe", seq, random_kjt(["hist", "cand", "cat"], None, {"hist": 30, "cand": 30, "cat": 12},
                                           spkpr=[[2, 2], [1, 1], [3, 0]]))
+    # one group of f32 bags whose features are the KJT's keys in order: loom's zero-copy path
+    add_case("in_order_weighted", weighted,
+             random_kjt(["fa", "fb"], 7, {"fa": 30, "fb": 30}, weighted=True), weighted=True)
+    add_case("in_order", fp32[:1] + [EmbeddingBagConfig(name="item", num_embeddings=40, embedding_dim=4,
+                                                        feature_names=["item_id", "item_cat"])],
+             random_kjt(["user_id", "item_id", "item_cat"], 3, rows2))
     with open(os.path.join(OUT, "ec_cases.inc"), "w") as f:
         f.write("/* SPDX-License-Identifier: BSD-3-Clause */\n")
         f.write("/* Written by tools/gen_rec_ebc_goldens.py: ECASE(name, class attrs, inputs, op attrs) */\n")

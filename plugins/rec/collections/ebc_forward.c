@@ -65,10 +65,30 @@ loom_status rec_ebc_forward(loom_call *call)
         return st;
     float *y = loom_numel(out) ? loom_data(out) : NULL;
 
+    /* The common case: one group of f32 bags whose features are the KJT's keys in order, one stride: the
+    ** KJT's values and offsets are already fbgemm.tbe's indices and offsets, and its output is the
+    ** KeyedTensor. Nothing is copied. */
+    int direct = e->n_groups == 1 && !e->groups[0].fp16 && !inv && !kjt.variable_stride && B > 0 &&
+                 e->groups[0].n_features == K && loom_tensor_dtype_of(kjt.values) == LOOM_DTYPE_I64;
+    for (int64_t j = 0; direct && j < K; j++)
+        direct = fkey[e->groups[0].features[j]] == j && e->groups[0].features[j] == j;
+    if (direct) {
+        const int64_t N = loom_numel(kjt.values);
+        int64_t ishape[1] = { N }, oshape[1] = { K * B + 1 };
+        loom_tensor ti = view(N ? loom_data(kjt.values) : NULL, (loom_dl_dtype)I64_DL, 1, ishape);
+        loom_tensor to = view(kjt.offsets, (loom_dl_dtype)I64_DL, 1, oshape);
+        const loom_tensor *ins[3] = { &ti, &to, e->is_weighted ? kjt.weights : NULL };
+        loom_tensor *outs[1] = { out };
+        loom_op_call oc = { .struct_size = sizeof oc, .op = e->tbe_op, .n_inputs = 3, .inputs = ins,
+                            .n_outputs = 1, .outputs = outs, .object = e->groups[0].tbe };
+        if ((st = pk_host->op_call(call->ctx, &oc)) != LOOM_OK)
+            return st;
+    }
+
     const void *vals = loom_numel(kjt.values) ? loom_data(kjt.values) : NULL;
     const int v32 = loom_tensor_dtype_of(kjt.values) == LOOM_DTYPE_I32;
     const float *wts = e->is_weighted && loom_numel(kjt.weights) ? loom_data(kjt.weights) : NULL;
-    for (int64_t gi = 0; gi < e->n_groups && B > 0; gi++) {
+    for (int64_t gi = 0; gi < e->n_groups && B > 0 && !direct; gi++) {
         const rec_ebc_group *g = &e->groups[gi];
         const int64_t Fg = g->n_features;
         int64_t *offsets = rec_scratch(call, (size_t)(Fg * B + 1) * sizeof(int64_t));
