@@ -22,6 +22,7 @@ static const struct {
     { "text.", "cases_text.c", cf_text_gens, &cf_text_n_gens },
     { "rl.", "cases_rl.c", cf_rl_gens, &cf_rl_n_gens },
     { "rl.", "cases_rl_td.c", cf_rl_td_gens, &cf_rl_td_n_gens },
+    { "rec.", "cases_rec.c", cf_rec_gens, &cf_rec_n_gens },
 };
 #define N_DOMAINS (sizeof domains / sizeof domains[0])
 

@@ -102,6 +102,8 @@ extern const cf_gen cf_rl_gens[];
 extern const size_t cf_rl_n_gens;
 extern const cf_gen cf_rl_td_gens[];            /* the TensorDict and replay-buffer methods of the rl pack */
 extern const size_t cf_rl_td_n_gens;
+extern const cf_gen cf_rec_gens[];
+extern const size_t cf_rec_n_gens;
 
 /* ---------------------------------------------- helpers of the generators
 ** (gen.c). Any failure is a broken generator: they print "Bail out!" with

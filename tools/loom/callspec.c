@@ -54,10 +54,11 @@ static int parse_count(const char *text, long min, long *out)
 
 int callspec_parse(callspec *c, int mode, const char *usage, int argc, char **argv)
 {
-    enum { O_IN = 1000, O_LINES, O_ATTR, O_OUT, O_WEIGHTS, O_BACKEND, O_DEVICE, O_JSON, O_REPEAT, O_WARMUP };
+    enum { O_IN = 1000, O_LINES, O_KJT, O_ATTR, O_OUT, O_WEIGHTS, O_BACKEND, O_DEVICE, O_JSON, O_REPEAT, O_WARMUP };
     static const struct option run_opts[] = {
         { "in", required_argument, NULL, O_IN },
         { "lines", required_argument, NULL, O_LINES },
+        { "kjt", required_argument, NULL, O_KJT },
         { "attr", required_argument, NULL, O_ATTR },
         { "out", required_argument, NULL, O_OUT },
         { "weights", required_argument, NULL, O_WEIGHTS },
@@ -70,6 +71,7 @@ int callspec_parse(callspec *c, int mode, const char *usage, int argc, char **ar
     static const struct option bench_opts[] = {
         { "in", required_argument, NULL, O_IN },
         { "lines", required_argument, NULL, O_LINES },
+        { "kjt", required_argument, NULL, O_KJT },
         { "attr", required_argument, NULL, O_ATTR },
         { "weights", required_argument, NULL, O_WEIGHTS },
         { "backend", required_argument, NULL, O_BACKEND },
@@ -94,7 +96,8 @@ int callspec_parse(callspec *c, int mode, const char *usage, int argc, char **ar
     c->attrs = calloc((size_t)argc, sizeof *c->attrs);
     c->outs = calloc((size_t)argc, sizeof *c->outs);
     c->lines = calloc((size_t)argc, sizeof *c->lines);
-    if (c->ins == NULL || c->attrs == NULL || c->outs == NULL || c->lines == NULL) {
+    c->kjts = calloc((size_t)argc, sizeof *c->kjts);
+    if (c->ins == NULL || c->attrs == NULL || c->outs == NULL || c->lines == NULL || c->kjts == NULL) {
         fprintf(stderr, "loom %s: out of memory\n", c->cmd);
         return CLI_FAIL;
     }
@@ -110,6 +113,10 @@ int callspec_parse(callspec *c, int mode, const char *usage, int argc, char **ar
         case O_LINES:
             if (split_kv(optarg, &c->lines[c->n_lines++]) != 0)
                 return usage_error(c, "--lines wants NAME=FILE.txt, got '%s'", optarg);
+            break;
+        case O_KJT:
+            if (split_kv(optarg, &c->kjts[c->n_kjts++]) != 0)
+                return usage_error(c, "--kjt wants NAME=FILE.safetensors, got '%s'", optarg);
             break;
         case O_ATTR:
             if (split_kv(optarg, &c->attrs[c->n_attrs++]) != 0)
@@ -258,6 +265,7 @@ static int check_names(callspec *c)
             int v = find_arg(s->inputs, s->n_inputs, c->lines[i].key);
             given |= v == (int)k || v + 1 == (int)k;
         }
+        given |= c->kjt_inputs != NULL && c->kjt_inputs[k] != NULL;
         if (!given && !(s->inputs[k].flags & LOOM_ARG_OPTIONAL)) {
             if (s->inputs[k].flags & LOOM_ARG_JAGGED)
                 return usage_error(c, "%s needs input '%s' (--lines %s=FILE.txt for strings, or --in %s=FILE.npy "
@@ -399,6 +407,20 @@ static int read_inputs(callspec *c)
         }
         c->inputs[idx] = host;
     }
+    for (uint32_t k = 0; c->kjt_inputs != NULL && k < s->n_inputs; k++) {
+        if (c->kjt_inputs[k] == NULL)
+            continue;
+        c->inputs[k] = c->kjt_inputs[k];
+        c->kjt_inputs[k] = NULL;
+        if (c->device.device_type != LOOM_DEVICE_CPU) {
+            loom_tensor *dev = NULL;
+            loom_status st = loom_tensor_copy_to(&dev, c->inputs[k], &c->device);
+            loom_tensor_free(c->inputs[k]);
+            c->inputs[k] = dev;
+            if (st != LOOM_OK)
+                return cli_fail();
+        }
+    }
     for (int i = 0; i < c->n_lines; i++) {
         int idx = find_arg(s->inputs, s->n_inputs, c->lines[i].key);
         loom_tensor *v = NULL, *o = NULL;
@@ -458,7 +480,7 @@ int callspec_prepare(callspec *c)
             return CLI_FAIL;
         }
     }
-    if ((rc = check_names(c)) != CLI_OK || (rc = parse_device(c)) != CLI_OK)
+    if ((rc = callspec_read_kjts(c)) != CLI_OK || (rc = check_names(c)) != CLI_OK || (rc = parse_device(c)) != CLI_OK)
         return rc;
     if ((rc = parse_attrs(c)) != CLI_OK || (rc = read_inputs(c)) != CLI_OK)
         return rc;
@@ -491,6 +513,7 @@ void callspec_free(callspec *c)
             loom_tensor_free(c->inputs[i]);
     }
     free(c->inputs);
+    callspec_free_kjts(c);
     loom_object_free(c->object);
     loom_attrs_free(c->op_attrs);
     loom_attrs_free(c->class_attrs);

@@ -12,7 +12,8 @@
 #include "json.h"
 
 static const char usage[] =
-    "usage: loom run OP --in NAME=FILE.npy ... [--lines NAME=FILE.txt ...] [--attr KEY=VALUE ...]\n"
+    "usage: loom run OP --in NAME=FILE.npy ... [--lines NAME=FILE.txt ...] [--kjt NAME=FILE ...]\n"
+    "                [--attr KEY=VALUE ...]\n"
     "                [--weights FILE.safetensors] [--backend B] [--device cpu|cuda[:N]]\n"
     "                [--out NAME=FILE.npy ...] [--json]\n"
     "  Run OP once. Inputs and outputs are named as in `loom info OP`.\n"
@@ -21,6 +22,9 @@ static const char usage[] =
     "                     for vision.decode_image, an audio file for audio.load)\n"
     "  --lines NAME=FILE  strings, one per line of a text file: inputs NAME (u8)\n"
     "                     and NAME_offsets (i64 [B+1])\n"
+    "  --kjt NAME=FILE    a KeyedJaggedTensor from a safetensors file with torchrec's\n"
+    "                     field names (values, lengths, offsets, weights, keys, ...):\n"
+    "                     inputs NAME_<field> or <field>, attribute keys\n"
     "  --attr KEY=VALUE   an attribute: ints 3, floats 0.5, bools true/false,\n"
     "                     lists 7,7; for a method, attributes of its object class\n"
     "                     go to the object\n"
