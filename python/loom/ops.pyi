@@ -723,6 +723,344 @@ class fbgemm:
             batch_size_per_feature_per_rank (i64, rank 2, optional): i64 [T, R]: VBE batch sizes (host memory)"""
         ...
 
+class rec:
+    """loom ops of the domain rec."""
+    @staticmethod
+    def auc(predictions: TensorLike, labels: TensorLike, weights: Optional[TensorLike] = None) -> Any:
+        """ROC AUC (torchrec AUCMetric): trapezoids over the weighted cumulative TP/FP in descending prediction order (ties by position); 0.5 without positives or negatives
+
+        Inputs:
+            predictions (f32,f64, any rank): [N] or [tasks, N]
+            labels (f32,f64, any rank): predictions' shape
+            weights (f32,f64, any rank, optional): predictions' shape; default 1
+        Outputs:
+            output (f64, rank 1): f64 [tasks]"""
+        ...
+    @staticmethod
+    def calibration(predictions: TensorLike, labels: TensorLike, weights: Optional[TensorLike] = None) -> Any:
+        """calibration (torchrec CalibrationMetric): sum(w p) / sum(w y); 0 when sum(w y) <= 0
+
+        Inputs:
+            predictions (f32,f64, any rank): [N] or [tasks, N]
+            labels (f32,f64, any rank): predictions' shape
+            weights (f32,f64, any rank, optional): predictions' shape; default 1
+        Outputs:
+            output (f64, rank 1): f64 [tasks]"""
+        ...
+    @staticmethod
+    def ctr(predictions: TensorLike, labels: TensorLike, weights: Optional[TensorLike] = None) -> Any:
+        """CTR (torchrec CTRMetric): sum(w y) / sum(w); 0 when sum(w) = 0
+
+        Inputs:
+            predictions (f32,f64, any rank): [N] or [tasks, N]
+            labels (f32,f64, any rank): predictions' shape
+            weights (f32,f64, any rank, optional): predictions' shape; default 1
+        Outputs:
+            output (f64, rank 1): f64 [tasks]"""
+        ...
+    @staticmethod
+    def embedding_bag_collection(values: TensorLike, lengths: Optional[TensorLike] = None, offsets: Optional[TensorLike] = None, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any]:
+        """EmbeddingBagCollection.forward: a KJT's features pooled through their tables (fbgemm.tbe) into a KeyedTensor [B, sum D]; VBE rows expanded through inverse_indices
+
+        A method of the object class rec.embedding_bag_collection: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            values (i32,i64, rank 1): [N] the KJT's ids, key-major
+            lengths (i32,i64, rank 1, optional): [L]
+            offsets (i32,i64, rank 1, optional): [L+1]
+            weights (f32, rank 1, optional): [N] per-sample weights (used when the collection is_weighted)
+            stride_per_key_per_rank (i32,i64, rank 2, optional): VBE: [K, ranks]
+            inverse_indices (i32,i64, rank 2, optional): VBE: [K, B]: the pooled rows are expanded through them to the full batch B
+        Attributes (keyword-only):
+            keys (str, default ''): the feature names in key order, joined by ',' ("f1,f2"); "" for no keys
+            stride (int, default -1): samples per key; -1: from inverse_indices, stride_per_key_per_rank or the lengths (torchrec's _maybe_compute_stride_kjt)
+        Outputs:
+            values (f32, rank 2): KeyedTensor values [B, sum D]: each feature's pooled embedding, in table then feature order
+            keys (u8, rank 1): the KeyedTensor's keys (the embedding names)
+            keys_offsets (i64, rank 1): [F+1]
+            length_per_key (i64, rank 1): [F] D of each key
+            offset_per_key (i64, rank 1): [F+1] its first column"""
+        ...
+    @staticmethod
+    def embedding_collection(values: TensorLike, lengths: Optional[TensorLike] = None, offsets: Optional[TensorLike] = None, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any]:
+        """EmbeddingCollection.forward: each id of a KJT's features looked up in its table (fbgemm.tbe, pooling none): one JaggedTensor per feature, as jagged rows
+
+        A method of the object class rec.embedding_collection: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            values (i32,i64, rank 1): [N] the KJT's ids, key-major
+            lengths (i32,i64, rank 1, optional): [L]
+            offsets (i32,i64, rank 1, optional): [L+1]
+            weights (f32, rank 1, optional): [N] per-sample weights (used when the collection is_weighted)
+            stride_per_key_per_rank (i32,i64, rank 2, optional): VBE: [K, ranks]
+            inverse_indices (i32,i64, rank 2, optional): VBE: [K, B]: the pooled rows are expanded through them to the full batch B
+        Attributes (keyword-only):
+            keys (str, default ''): the feature names in key order, joined by ',' ("f1,f2"); "" for no keys
+            stride (int, default -1): samples per key; -1: from inverse_indices, stride_per_key_per_rank or the lengths (torchrec's _maybe_compute_stride_kjt)
+        Outputs:
+            values (f32, rank 2): [sum L, D]: row f holds JaggedTensor f's values (one embedding per id), in table then feature order
+            values_offsets (i64, rank 1): [F+1]
+            lengths (i32,i64, rank 1): row f: JaggedTensor f's lengths (the feature's, the KJT's dtype)
+            lengths_offsets (i64, rank 1): [F+1]
+            keys (u8, rank 1): the dict's keys (embedding names)
+            keys_offsets (i64, rank 1): [F+1]"""
+        ...
+    @staticmethod
+    def kjt_concat(values: TensorLike, lengths: TensorLike, lengths_offsets: TensorLike, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1, key_segments: Sequence[int]) -> Tuple[Any, Any, Any, Any, Any, Any, Any, Any, Any, Any, Any, Any]:
+        """KeyedJaggedTensor.concat: KJTs (one after the other, their lengths at lengths_offsets) as one KJT
+
+        Inputs:
+            values (i32,i64, rank 1): [N] the KJTs' values, one after the other
+            lengths (i32,i64, rank 1): [L] the KJTs' lengths, one after the other
+            lengths_offsets (i64, rank 1): [S+1] where each KJT's lengths start in lengths (0 .. L)
+            weights (f32, rank 1, optional): [N] the KJTs' weights (all KJTs weighted, or none)
+            stride_per_key_per_rank (i32,i64, rank 2, optional): VBE: [K, ranks] the KJTs' rows, one after the other (all KJTs VBE, or none)
+            inverse_indices (i32,i64, rank 2, optional): [K, B] the KJTs' rows, one after the other (all KJTs have them, or none)
+        Attributes (keyword-only):
+            keys (str, default ''): the feature names in key order, joined by ',' ("f1,f2"); "" for no keys
+            stride (int, default -1): samples per key; -1: from inverse_indices, stride_per_key_per_rank or the lengths (torchrec's _maybe_compute_stride_kjt)
+            key_segments (Sequence[int], required): keys of each concatenated KJT, in order; they sum to the number of keys
+        Outputs:
+            keys (u8, rank 1): the key names, UTF-8
+            keys_offsets (i64, rank 1): [K+1]
+            values (i32,i64, rank 1): [N] values' dtype
+            lengths (i32,i64, rank 1): [L] the lengths' (or offsets') dtype
+            offsets (i32,i64, rank 1): [L+1] lengths' dtype
+            weights (f32, rank 1): [N], or [0] for an unweighted KJT
+            stride_per_key_per_rank (i32, any rank): i32 [K, ranks] (torch.IntTensor) for a VBE KJT, else [0]
+            inverse_indices (i32,i64, any rank): [K, B], or [0] when none
+            stride (i64, rank 1): [1] stride()
+            stride_per_key (i64, rank 1): [K] stride_per_key()
+            length_per_key (i64, rank 1): [K] length_per_key(): values per key
+            offset_per_key (i64, rank 1): [K+1] offset_per_key()"""
+        ...
+    @staticmethod
+    def kjt_dedup(values: TensorLike, lengths: Optional[TensorLike] = None, offsets: Optional[TensorLike] = None, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1) -> Tuple[Any, Any, Any, Any, Any, Any, Any, Any, Any, Any, Any, Any]:
+        """per key, the distinct samples (same ids and weights) in first-seen order as a VBE KJT (stride_per_key_per_rank [K, 1]) with inverse_indices [K, B] that expand it back
+
+        Inputs:
+            values (i32,i64, rank 1): [N] ids, key-major, i32 or i64
+            lengths (i32,i64, rank 1, optional): [L] values per sample, key-major (L = K x stride, or the VBE strides' sum)
+            offsets (i32,i64, rank 1, optional): [L+1] exclusive cumulative lengths from 0 to N (with lengths: must agree)
+            weights (f32, rank 1, optional): [N] f32, one per value (a weighted KJT)
+            stride_per_key_per_rank (i32,i64, rank 2, optional): VBE: [K, ranks] samples of each key from each rank; key k owns their sum of lengths
+            inverse_indices (i32,i64, rank 2, optional): VBE: [K, B] the row of key k's samples for each sample of the full batch
+        Attributes (keyword-only):
+            keys (str, default ''): the feature names in key order, joined by ',' ("f1,f2"); "" for no keys
+            stride (int, default -1): samples per key; -1: from inverse_indices, stride_per_key_per_rank or the lengths (torchrec's _maybe_compute_stride_kjt)
+        Outputs:
+            keys (u8, rank 1): the key names, UTF-8
+            keys_offsets (i64, rank 1): [K+1]
+            values (i32,i64, rank 1): [N] values' dtype
+            lengths (i32,i64, rank 1): [L] the lengths' (or offsets') dtype
+            offsets (i32,i64, rank 1): [L+1] lengths' dtype
+            weights (f32, rank 1): [N], or [0] for an unweighted KJT
+            stride_per_key_per_rank (i32, any rank): i32 [K, ranks] (torch.IntTensor) for a VBE KJT, else [0]
+            inverse_indices (i32,i64, any rank): [K, B], or [0] when none
+            stride (i64, rank 1): [1] stride()
+            stride_per_key (i64, rank 1): [K] stride_per_key()
+            length_per_key (i64, rank 1): [K] length_per_key(): values per key
+            offset_per_key (i64, rank 1): [K+1] offset_per_key()"""
+        ...
+    @staticmethod
+    def kjt_from_lengths_sync(values: TensorLike, lengths: TensorLike, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1) -> Tuple[Any, Any, Any, Any, Any, Any, Any, Any, Any, Any, Any, Any]:
+        """KeyedJaggedTensor.from_lengths_sync: a checked KJT with its offsets and per-key caches
+
+        Inputs:
+            values (i32,i64, rank 1): [N] ids, key-major, i32 or i64
+            lengths (i32,i64, rank 1): [L] values per sample, key-major
+            weights (f32, rank 1, optional): [N] f32, one per value (a weighted KJT)
+            stride_per_key_per_rank (i32,i64, rank 2, optional): VBE: [K, ranks] samples of each key from each rank; key k owns their sum of lengths
+            inverse_indices (i32,i64, rank 2, optional): VBE: [K, B] the row of key k's samples for each sample of the full batch
+        Attributes (keyword-only):
+            keys (str, default ''): the feature names in key order, joined by ',' ("f1,f2"); "" for no keys
+            stride (int, default -1): samples per key; -1: from inverse_indices, stride_per_key_per_rank or the lengths (torchrec's _maybe_compute_stride_kjt)
+        Outputs:
+            keys (u8, rank 1): the key names, UTF-8
+            keys_offsets (i64, rank 1): [K+1]
+            values (i32,i64, rank 1): [N] values' dtype
+            lengths (i32,i64, rank 1): [L] the lengths' (or offsets') dtype
+            offsets (i32,i64, rank 1): [L+1] lengths' dtype
+            weights (f32, rank 1): [N], or [0] for an unweighted KJT
+            stride_per_key_per_rank (i32, any rank): i32 [K, ranks] (torch.IntTensor) for a VBE KJT, else [0]
+            inverse_indices (i32,i64, any rank): [K, B], or [0] when none
+            stride (i64, rank 1): [1] stride()
+            stride_per_key (i64, rank 1): [K] stride_per_key()
+            length_per_key (i64, rank 1): [K] length_per_key(): values per key
+            offset_per_key (i64, rank 1): [K+1] offset_per_key()"""
+        ...
+    @staticmethod
+    def kjt_from_offsets_sync(values: TensorLike, offsets: TensorLike, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1) -> Tuple[Any, Any, Any, Any, Any, Any, Any, Any, Any, Any, Any, Any]:
+        """KeyedJaggedTensor.from_offsets_sync: a checked KJT with its lengths and per-key caches
+
+        Inputs:
+            values (i32,i64, rank 1): [N] ids, key-major, i32 or i64
+            offsets (i32,i64, rank 1): [L+1] from 0 to N, non-decreasing
+            weights (f32, rank 1, optional): [N] f32, one per value (a weighted KJT)
+            stride_per_key_per_rank (i32,i64, rank 2, optional): VBE: [K, ranks] samples of each key from each rank; key k owns their sum of lengths
+            inverse_indices (i32,i64, rank 2, optional): VBE: [K, B] the row of key k's samples for each sample of the full batch
+        Attributes (keyword-only):
+            keys (str, default ''): the feature names in key order, joined by ',' ("f1,f2"); "" for no keys
+            stride (int, default -1): samples per key; -1: from inverse_indices, stride_per_key_per_rank or the lengths (torchrec's _maybe_compute_stride_kjt)
+        Outputs:
+            keys (u8, rank 1): the key names, UTF-8
+            keys_offsets (i64, rank 1): [K+1]
+            values (i32,i64, rank 1): [N] values' dtype
+            lengths (i32,i64, rank 1): [L] the lengths' (or offsets') dtype
+            offsets (i32,i64, rank 1): [L+1] lengths' dtype
+            weights (f32, rank 1): [N], or [0] for an unweighted KJT
+            stride_per_key_per_rank (i32, any rank): i32 [K, ranks] (torch.IntTensor) for a VBE KJT, else [0]
+            inverse_indices (i32,i64, any rank): [K, B], or [0] when none
+            stride (i64, rank 1): [1] stride()
+            stride_per_key (i64, rank 1): [K] stride_per_key()
+            length_per_key (i64, rank 1): [K] length_per_key(): values per key
+            offset_per_key (i64, rank 1): [K+1] offset_per_key()"""
+        ...
+    @staticmethod
+    def kjt_permute(values: TensorLike, lengths: Optional[TensorLike] = None, offsets: Optional[TensorLike] = None, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1, indices: Sequence[int]) -> Tuple[Any, Any, Any, Any, Any, Any, Any, Any, Any, Any, Any, Any]:
+        """KeyedJaggedTensor.permute(indices): the keys (lengths, values, weights, VBE strides) in the order of indices; inverse_indices are dropped, as torchrec does
+
+        Inputs:
+            values (i32,i64, rank 1): [N] ids, key-major, i32 or i64
+            lengths (i32,i64, rank 1, optional): [L] values per sample, key-major (L = K x stride, or the VBE strides' sum)
+            offsets (i32,i64, rank 1, optional): [L+1] exclusive cumulative lengths from 0 to N (with lengths: must agree)
+            weights (f32, rank 1, optional): [N] f32, one per value (a weighted KJT)
+            stride_per_key_per_rank (i32,i64, rank 2, optional): VBE: [K, ranks] samples of each key from each rank; key k owns their sum of lengths
+            inverse_indices (i32,i64, rank 2, optional): VBE: [K, B] the row of key k's samples for each sample of the full batch
+        Attributes (keyword-only):
+            keys (str, default ''): the feature names in key order, joined by ',' ("f1,f2"); "" for no keys
+            stride (int, default -1): samples per key; -1: from inverse_indices, stride_per_key_per_rank or the lengths (torchrec's _maybe_compute_stride_kjt)
+            indices (Sequence[int], required): the key of each output key, by index (repeats and subsets allowed)
+        Outputs:
+            keys (u8, rank 1): the key names, UTF-8
+            keys_offsets (i64, rank 1): [K+1]
+            values (i32,i64, rank 1): [N] values' dtype
+            lengths (i32,i64, rank 1): [L] the lengths' (or offsets') dtype
+            offsets (i32,i64, rank 1): [L+1] lengths' dtype
+            weights (f32, rank 1): [N], or [0] for an unweighted KJT
+            stride_per_key_per_rank (i32, any rank): i32 [K, ranks] (torch.IntTensor) for a VBE KJT, else [0]
+            inverse_indices (i32,i64, any rank): [K, B], or [0] when none
+            stride (i64, rank 1): [1] stride()
+            stride_per_key (i64, rank 1): [K] stride_per_key()
+            length_per_key (i64, rank 1): [K] length_per_key(): values per key
+            offset_per_key (i64, rank 1): [K+1] offset_per_key()"""
+        ...
+    @staticmethod
+    def kjt_split(values: TensorLike, lengths: Optional[TensorLike] = None, offsets: Optional[TensorLike] = None, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1, segments: Sequence[int]) -> Tuple[Any, Any, Any, Any, Any, Any, Any, Any, Any, Any, Any, Any]:
+        """KeyedJaggedTensor.split(segments): consecutive groups of keys, as one jagged list of KJTs
+
+        Inputs:
+            values (i32,i64, rank 1): [N] ids, key-major, i32 or i64
+            lengths (i32,i64, rank 1, optional): [L] values per sample, key-major (L = K x stride, or the VBE strides' sum)
+            offsets (i32,i64, rank 1, optional): [L+1] exclusive cumulative lengths from 0 to N (with lengths: must agree)
+            weights (f32, rank 1, optional): [N] f32, one per value (a weighted KJT)
+            stride_per_key_per_rank (i32,i64, rank 2, optional): VBE: [K, ranks] samples of each key from each rank; key k owns their sum of lengths
+            inverse_indices (i32,i64, rank 2, optional): VBE: [K, B] the row of key k's samples for each sample of the full batch
+        Attributes (keyword-only):
+            keys (str, default ''): the feature names in key order, joined by ',' ("f1,f2"); "" for no keys
+            stride (int, default -1): samples per key; -1: from inverse_indices, stride_per_key_per_rank or the lengths (torchrec's _maybe_compute_stride_kjt)
+            segments (Sequence[int], required): keys per split, in order; their sum may be less than the number of keys
+        Outputs:
+            keys (u8, rank 1): the key names of all splits
+            keys_offsets (i64, rank 1): [K'+1]
+            key_splits (i64, rank 1): [S+1] split s has keys [key_splits[s], key_splits[s+1])
+            values (i32,i64, rank 1): row s: split s's values
+            values_offsets (i64, rank 1): [S+1]
+            weights (f32, rank 1): the splits' weights at values_offsets, or [0] unweighted
+            lengths (i32,i64, rank 1): row s: split s's lengths
+            lengths_offsets (i64, rank 1): [S+1]
+            offsets (i32,i64, rank 1): row s: split s's offsets from 0 (lengths + 1 entries; none for a split of 0 keys, as torchrec)
+            offsets_offsets (i64, rank 1): [S+1]
+            stride_per_key_per_rank (i32, any rank): VBE: [K', ranks] the splits' rows, else [0]
+            inverse_indices (i32,i64, any rank): the input's, when one split holds every key (torchrec returns the KJT itself), else [0]"""
+        ...
+    @staticmethod
+    def kjt_to_dict(values: TensorLike, lengths: Optional[TensorLike] = None, offsets: Optional[TensorLike] = None, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1) -> Tuple[Any, Any, Any, Any, Any, Any, Any, Any, Any]:
+        """KeyedJaggedTensor.to_dict: one JaggedTensor per key, as jagged rows in key order
+
+        Inputs:
+            values (i32,i64, rank 1): [N] ids, key-major, i32 or i64
+            lengths (i32,i64, rank 1, optional): [L] values per sample, key-major (L = K x stride, or the VBE strides' sum)
+            offsets (i32,i64, rank 1, optional): [L+1] exclusive cumulative lengths from 0 to N (with lengths: must agree)
+            weights (f32, rank 1, optional): [N] f32, one per value (a weighted KJT)
+            stride_per_key_per_rank (i32,i64, rank 2, optional): VBE: [K, ranks] samples of each key from each rank; key k owns their sum of lengths
+            inverse_indices (i32,i64, rank 2, optional): VBE: [K, B] the row of key k's samples for each sample of the full batch
+        Attributes (keyword-only):
+            keys (str, default ''): the feature names in key order, joined by ',' ("f1,f2"); "" for no keys
+            stride (int, default -1): samples per key; -1: from inverse_indices, stride_per_key_per_rank or the lengths (torchrec's _maybe_compute_stride_kjt)
+        Outputs:
+            keys (u8, rank 1): the dict's keys, in key order
+            keys_offsets (i64, rank 1): [K+1]
+            values (i32,i64, rank 1): row k: JaggedTensor k's values
+            values_offsets (i64, rank 1): [K+1] offset_per_key
+            weights (f32, rank 1): JaggedTensor k's weights at values_offsets, or [0] unweighted
+            lengths (i32,i64, rank 1): row k: JaggedTensor k's lengths
+            lengths_offsets (i64, rank 1): [K+1] lengths_offset_per_key
+            offsets (i32,i64, rank 1): row k: JaggedTensor k's offsets, from 0 (its lengths + 1 entries)
+            offsets_offsets (i64, rank 1): [K+1]"""
+        ...
+    @staticmethod
+    def metrics_compute(*, object: Optional[Object] = None) -> Tuple[Any, Any]:
+        """RecMetric.compute: lifetime_<metric> and window_<metric> of every task, rows in the object's metrics order
+
+        A method of the object class rec.metrics: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            lifetime (f64, rank 2): f64 [metrics, tasks] over every update (NaN for auc, which torchrec keeps per window only)
+            window (f64, rank 2): f64 [metrics, tasks] over the window"""
+        ...
+    @staticmethod
+    def metrics_load_state(state: TensorLike, *, object: Optional[Object] = None) -> None:
+        """restore a checkpoint made by rec.metrics_state (checked: a truncated or foreign one is refused)
+
+        A method of the object class rec.metrics: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            state (f64, rank 1): what rec.metrics_state returned, from an object of the same n_tasks and window_size"""
+        ...
+    @staticmethod
+    def metrics_state(*, object: Optional[Object] = None) -> Any:
+        """a checkpoint of the object's state
+
+        A method of the object class rec.metrics: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            state (f64, rank 1): f64 [...]: the whole state (lifetime sums, window batches and samples), for rec.metrics_load_state"""
+        ...
+    @staticmethod
+    def metrics_update(predictions: TensorLike, labels: TensorLike, weights: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> None:
+        """RecMetric.update: add a batch ([tasks, N], or [N] for one task) to every metric's lifetime and window states
+
+        A method of the object class rec.metrics: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            predictions (f32,f64, any rank): [N] or [tasks, N]
+            labels (f32,f64, any rank): predictions' shape
+            weights (f32,f64, any rank, optional): predictions' shape; default 1"""
+        ...
+    @staticmethod
+    def mse(predictions: TensorLike, labels: TensorLike, weights: Optional[TensorLike] = None) -> Any:
+        """MSE (torchrec MSEMetric): sum(w (y - p)^2) / sum(w); 0 when sum(w) = 0
+
+        Inputs:
+            predictions (f32,f64, any rank): [N] or [tasks, N]
+            labels (f32,f64, any rank): predictions' shape
+            weights (f32,f64, any rank, optional): predictions' shape; default 1
+        Outputs:
+            output (f64, rank 1): f64 [tasks]"""
+        ...
+    @staticmethod
+    def ne(predictions: TensorLike, labels: TensorLike, weights: Optional[TensorLike] = None) -> Any:
+        """normalized entropy (torchrec NEMetric): weighted log2 cross entropy / the entropy of the mean label, eta 1e-12
+
+        Inputs:
+            predictions (f32,f64, any rank): [N] or [tasks, N]
+            labels (f32,f64, any rank): predictions' shape
+            weights (f32,f64, any rank, optional): predictions' shape; default 1
+        Outputs:
+            output (f64, rank 1): f64 [tasks]"""
+        ...
+
 class rl:
     """loom ops of the domain rl."""
     @staticmethod
