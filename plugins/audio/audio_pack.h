@@ -10,6 +10,8 @@
 **   beamform/   psd, mvdr_weights_souden, mvdr_weights_rtf, rtf_evd,
 **               rtf_power, apply_beamforming; the PSD, SoudenMVDR, RTFMVDR
 **               and MVDR objects (LAPACK; cuBLAS and cuSOLVER on cuda)
+**   stream/     the stream_reader object and stream_decode through FFmpeg
+**               (cpu; built when FFmpeg is found: LOOM_AUDIO_HAVE_FFMPEG)
 */
 #ifndef LOOM_AUDIO_PACK_H
 #define LOOM_AUDIO_PACK_H
@@ -18,6 +20,7 @@
 
 extern const pk_module audio_spectral_cpu, audio_spectral_cuda;
 extern const pk_module audio_files_cpu;
+extern const pk_module audio_stream_cpu;
 extern const pk_module audio_beamform_cpu, audio_beamform_cuda;
 
 /* The cuda pack's fini: the beamform module's cuBLAS and cuSOLVER handles. */
