@@ -340,7 +340,7 @@ int sr_add_output(sr_reader *r, const sr_output_config *cfg)
     if (si < 0) {
         si = sr_default_stream(r, cfg->video);
         if (si < 0)
-            return sr_fail(r, "the source has no %s stream", cfg->video ? "video" : "audio");
+            return sr_fail(r, "'stream_index' (default): the source has no %s stream", cfg->video ? "video" : "audio");
     }
     if (si >= (int)r->fmt->nb_streams)
         return sr_fail(r, "'stream_index' %d does not exist: the source has %u streams", si, r->fmt->nb_streams);
