@@ -277,8 +277,8 @@ static int open_decoder(sr_reader *r, int si, const sr_output_config *cfg)
     const AVStream *st = r->fmt->streams[si];
     if (d->ctx != NULL) {
         if (cfg->decoder != NULL || cfg->decoder_option != NULL)
-            return sr_fail(r, "stream %d already has a decoder (from an earlier output): 'decoder' and "
-                              "'decoder_option' apply to the first output of a stream", si);
+            return sr_fail(r, "'decoder' and 'decoder_option' apply to the first output of a stream; stream %d "
+                              "already has its decoder", si);
         return 0;
     }
     const AVCodec *codec = cfg->decoder != NULL && *cfg->decoder ? avcodec_find_decoder_by_name(cfg->decoder)
@@ -356,6 +356,7 @@ int sr_add_output(sr_reader *r, const sr_output_config *cfg)
         return sr_fail(r, "'buffer_chunk_size' must be positive or -1 (%lld)", (long long)cfg->buffer_chunk_size);
     if (cfg->hw_accel != NULL && *cfg->hw_accel)
         return sr_fail(r, "'hw_accel' \"%s\" is not available in this build", cfg->hw_accel);
+    const int had_decoder = r->decoders[si].ctx != NULL;
     if (open_decoder(r, si, cfg) != 0)
         return -1;
     sr_output **outs = realloc(r->outs, (size_t)(r->n_outs + 1) * sizeof *outs);
@@ -380,6 +381,8 @@ int sr_add_output(sr_reader *r, const sr_output_config *cfg)
             sr_fail(r, "out of memory");
         sr_output_free(o);
         free(o);
+        if (!had_decoder)       /* a refused output leaves the reader as it was */
+            avcodec_free_context(&r->decoders[si].ctx);
         return -1;
     }
     outs[r->n_outs] = o;
