@@ -4,7 +4,9 @@
 ** media, made once per test program by tools/gen_stream_media.sh with the
 ** ffmpeg CLI into a temporary folder (the tests skip, saying so, where the
 ** CLI is missing); the CLI's own decode of a file as the reference; and
-** short-hands for a reader object and its methods. Public API only.
+** short-hands for a reader object and its methods. Public API only. The
+** build makes the media once (LOOM_STREAM_MEDIA names its folder); the
+** tests make them themselves when run without it.
 */
 #ifndef LOOM_TESTS_STREAM_TEST_UTIL_H
 #define LOOM_TESTS_STREAM_TEST_UTIL_H

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "loom/stream_io.h"
@@ -143,14 +144,18 @@ static void test_callbacks_fail(void **state)
     ST_NEED_MEDIA();
     size_t n;
     uint8_t *data = st_read_file(st_media("tone.mp3"), &n);
-    const char *half = st_media("half.mp3");
-    FILE *hf = fopen(half, "wb");
+    char half[256];
+    snprintf(half, sizeof half, "%s/loom-stream-half-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    int fd = mkstemp(half);
+    assert_true(fd >= 0);
+    FILE *hf = fdopen(fd, "wb");
     assert_non_null(hf);
     assert_int_equal(fwrite(data, 1, n / 2, hf), n / 2);
     fclose(hf);
     size_t n_ref;
     uint8_t *ref = st_ffmpeg(&n_ref, "-i pipe:0 -f f32le - < '%s'", half);
     free(ref);
+    unlink(half);
     for (int fail = 0; fail < 2; fail++) {
         cb m = { data, n, 0, n / 2, fail };
         loom_stream_io io = { sizeof io, &m, cb_read, NULL };
