@@ -89,7 +89,9 @@ int sr_output_build_graph(sr_reader *r, sr_output *o, const AVStream *st, const 
     o->graph = avfilter_graph_alloc();
     if (o->graph == NULL)
         return sr_fail(r, "out of memory for a filter graph");
-    o->graph->nb_threads = 1;       /* the graph runs on the caller's thread, as torchaudio's */
+    /* as many threads as the decoder was given (decoder_option threads=N; 1 by
+    ** default, torchaudio's setting): scale and the converters slice over them */
+    o->graph->nb_threads = dec->thread_count > 0 ? dec->thread_count : 1;
     if (source_args(args, sizeof args, st, dec, o->video) != 0)
         return sr_fail(r, "stream %d: the decoder reports no usable %s parameters", o->source_index,
                        o->video ? "picture" : "sample");
