@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 typedef struct sb_chunk {
-    uint8_t *data;              /* frames_per_chunk * frame_bytes (unchunked: cap bytes) */
+    uint8_t *data;              /* seg_frames * frame_bytes */
     int64_t pts;                /* of the first frame, in the stream's output time base */
 } sb_chunk;
 
@@ -30,10 +30,10 @@ typedef struct stream_buffer {
     int64_t frames_per_chunk;   /* > 0, or -1: unchunked */
     int64_t max_chunks;         /* > 0, or -1: unbounded */
     size_t frame_bytes;
-    sb_chunk *ring;             /* chunks head..head+count-1 (mod cap) */
+    int64_t seg_frames;         /* frames of one allocation: frames_per_chunk, or (unchunked) ~4 MB */
+    sb_chunk *ring;             /* segments head..head+count-1 (mod cap), all full but the last */
     int64_t ring_cap, head, count;
     int64_t buffered;           /* frames held */
-    int64_t unchunked_cap;      /* bytes of ring[0].data when unchunked */
     int64_t dropped_chunks, dropped_frames;
     void (*on_drop)(void *user, int64_t dropped_chunks);
     void *drop_user;
@@ -44,9 +44,12 @@ void sb_free(stream_buffer *b);
 /* Forget every buffered frame (a seek); the drop counters stay. */
 void sb_flush(stream_buffer *b);
 /* Append n frames (n * frame_bytes bytes) whose first has pts; the frame i
-** has pts + i * pts_per_frame_num / pts_per_frame_den. 0, or -1 out of memory. */
+** has pts + i * pts_step_num / pts_step_den. 0, or -1 out of memory. */
 int sb_push(stream_buffer *b, const uint8_t *frames, int64_t n, int64_t pts, int64_t pts_step_num,
             int64_t pts_step_den);
+/* Room for one frame with this pts, counted as buffered: the caller writes
+** its frame_bytes there (a converter writing in place); NULL out of memory. */
+uint8_t *sb_push_one(stream_buffer *b, int64_t pts);
 /* torchaudio's is_ready: a full chunk is buffered (unchunked: any frame). */
 int sb_ready(const stream_buffer *b);
 /* The oldest chunk: *frames frames (0: none buffered) copied to dst by

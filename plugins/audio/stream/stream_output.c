@@ -206,15 +206,16 @@ static int convert_audio(sr_reader *r, sr_output *o, const AVFrame *f, int64_t *
     return 0;
 }
 
-static int convert_video(sr_reader *r, sr_output *o, const AVFrame *f)
+/* One picture as [C, H, W] at dst (in the chunk buffer itself). */
+static int convert_video(sr_reader *r, sr_output *o, const AVFrame *f, int64_t pts)
 {
     const int64_t c = o->shape[0], h = o->shape[1], w = o->shape[2];
     if (f->format != o->out_format || f->width != w || f->height != h)
         return sr_fail(r, "stream %d: the picture changed to %dx%d %s mid-stream; add a scale and format filter",
                        o->source_index, f->width, f->height, av_get_pix_fmt_name(f->format));
-    uint8_t *dst = rows_for(r, o, (size_t)(c * h * w));
+    uint8_t *dst = sb_push_one(&o->buf, pts);
     if (dst == NULL)
-        return -1;
+        return sr_fail(r, "out of memory buffering stream %d", o->source_index);
     const size_t plane = (size_t)(h * w);
     switch (f->format) {
     case AV_PIX_FMT_RGB24:
@@ -255,22 +256,20 @@ static int convert_video(sr_reader *r, sr_output *o, const AVFrame *f)
 
 static int push_filtered(sr_reader *r, sr_output *o, const AVFrame *f)
 {
-    int64_t n = 1;
-    int ret = o->video ? convert_video(r, o, f) : convert_audio(r, o, f, &n);
+    int64_t pts = f->pts == AV_NOPTS_VALUE ? 0 : f->pts;
+    if (o->video)
+        return convert_video(r, o, f, pts);
+    int64_t n = 0;
+    int ret = convert_audio(r, o, f, &n);
     if (ret != 0)
         return ret;
-    int64_t pts = f->pts == AV_NOPTS_VALUE ? 0 : f->pts;
     /* pts of sample i of an audio frame: pts + i / sample_rate in the sink's
     ** time base (torchaudio adds i, which is the same when the time base is
     ** 1 / sample_rate, as aresample and most decoders make it) */
-    int64_t num = 1, den = 1;
-    if (!o->video) {
-        int sr = av_buffersink_get_sample_rate(o->sink);
-        num = o->out_tb.den;
-        den = (int64_t)o->out_tb.num * (sr > 0 ? sr : 1);
-        if (den <= 0)
-            den = 1;
-    }
+    int sr = av_buffersink_get_sample_rate(o->sink);
+    int64_t num = o->out_tb.den, den = (int64_t)o->out_tb.num * (sr > 0 ? sr : 1);
+    if (den <= 0)
+        den = 1;
     if (sb_push(&o->buf, o->rows, n, pts, num, den) != 0)
         return sr_fail(r, "out of memory buffering stream %d", o->source_index);
     return 0;
