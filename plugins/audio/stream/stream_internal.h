@@ -30,7 +30,8 @@ typedef struct sr_output {
     int ndim;
     int configured;             /* the sink's format is known (first frame filtered) */
     stream_buffer buf;
-    uint8_t *rows;              /* conversion scratch */
+    uint8_t *rows;              /* conversion scratch (audio) */
+    void (*deinterleave3)(const uint8_t *, size_t, uint8_t *, uint8_t *, uint8_t *);  /* stream_pixels.h */
     size_t rows_cap;
     int64_t frames_per_chunk, buffer_chunk_size;
 } sr_output;

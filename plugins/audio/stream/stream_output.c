@@ -21,6 +21,7 @@
 
 #include "loom/plugin.h"
 #include "stream_internal.h"
+#include "stream_pixels.h"
 
 int sr_dtype_of_sample_fmt(int fmt)
 {
@@ -161,6 +162,7 @@ int sr_output_build_graph(sr_reader *r, sr_output *o, const AVStream *st, const 
         o->buf.on_drop = on_drop;
         o->buf.drop_user = du;
     }
+    o->deinterleave3 = sp_deinterleave3();
     o->configured = 1;
     return 0;
 }
@@ -221,13 +223,8 @@ static int convert_video(sr_reader *r, sr_output *o, const AVFrame *f, int64_t p
     case AV_PIX_FMT_RGB24:
     case AV_PIX_FMT_BGR24:
         for (int64_t y = 0; y < h; y++) {
-            const uint8_t *s = f->data[0] + y * f->linesize[0];
-            uint8_t *d0 = dst + y * w, *d1 = d0 + plane, *d2 = d1 + plane;
-            for (int64_t x = 0; x < w; x++) {
-                d0[x] = s[3 * x];
-                d1[x] = s[3 * x + 1];
-                d2[x] = s[3 * x + 2];
-            }
+            uint8_t *d0 = dst + y * w;
+            o->deinterleave3(f->data[0] + y * f->linesize[0], (size_t)w, d0, d0 + plane, d0 + 2 * plane);
         }
         break;
     case AV_PIX_FMT_GRAY8:
