@@ -365,6 +365,56 @@ PNG_DICT = ["\x89PNG\r\n\x1a\n", "IHDR", "PLTE", "IDAT", "IEND", "tRNS", "eXIf",
             "\xff\xff\xff\xff", "\x08\x06", "\x10\x02", "\x04\x03"]
 
 
+# --------------------------------------------------------- media streams
+
+def _ffmpeg(args, out):
+    """One tiny medium made by the ffmpeg CLI (single-threaded, bitexact); None without the CLI."""
+    import subprocess
+    import tempfile
+    if shutil.which("ffmpeg") is None:
+        return None
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, out)
+        subprocess.run(["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-threads", "1"] + args
+                       + ["-fflags", "+bitexact", "-flags", "+bitexact", "-map_metadata", "-1", path], check=True)
+        with open(path, "rb") as f:
+            return f.read()
+
+
+def stream_seeds():
+    """fuzz_stream.c: 2 option bytes, then a tiny medium per container the tests use (ffmpeg CLI)."""
+    tone = ["-f", "lavfi", "-i", "sine=frequency=440:duration=0.05:sample_rate=8000"]
+    video = ["-f", "lavfi", "-i", "testsrc=size=16x16:rate=10:duration=0.3"]
+    media = {
+        "wav": (tone + ["-c:a", "pcm_s16le"], "a.wav"),
+        "flac": (tone + ["-c:a", "flac"], "a.flac"),
+        "mp3": (tone + ["-c:a", "libmp3lame", "-b:a", "32k"], "a.mp3"),
+        "aac_mp4": (tone + ["-c:a", "aac", "-b:a", "16k"], "a.mp4"),
+        "opus_ogg": (tone + ["-c:a", "libopus", "-b:a", "16k", "-ar", "48000"], "a.ogg"),
+        "h264_mp4": (video + tone + ["-c:v", "libx264", "-preset", "ultrafast", "-g", "2", "-pix_fmt", "yuv420p",
+                                     "-c:a", "aac", "-b:a", "16k"], "v.mp4"),
+        "vp9_webm": (video + ["-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "20k"],
+                     "v.webm"),
+    }
+    options = [b"\x00\x05", b"\x02\x03", b"\x04\x21", b"\x06\x40", b"\x01\x02", b"\x03\x09", b"\x05\x11"]
+    seeds = {}
+    for i, (name, (args, out)) in enumerate(sorted(media.items())):
+        data = _ffmpeg(args, out)
+        if data is None:
+            print("stream: no ffmpeg CLI, no seeds")
+            return {}
+        video_bit = 1 if name.endswith(("mp4", "webm")) and name.startswith(("h264", "vp9")) else 0
+        seeds[name] = bytes([options[i % len(options)][0] & ~1 | video_bit, options[i % len(options)][1]]) + data
+        seeds[name + "_audio"] = b"\x00\x07" + data
+    return seeds
+
+
+STREAM_DICT = ["RIFF", "WAVE", "fmt ", "data", "fLaC", "ID3", "\xff\xfb", "Xing", "LAME", "OggS", "OpusHead",
+               "OpusTags", "ftyp", "moov", "mvhd", "trak", "mdia", "minf", "stbl", "stsd", "stts", "stsc", "stsz",
+               "stco", "mdat", "elst", "mp4a", "avc1", "avcC", "esds", "\x1a\x45\xdf\xa3", "webm", "\x18\x53\x80\x67",
+               "\x1f\x43\xb6\x75", "\xa3", "V_VP9", "A_OPUS", "\x00\x00\x00\x01", "\x00\x00\x01"]
+
+
 # ------------------------------------------------------------ wordpiece
 
 def wordpiece_seeds():
@@ -483,6 +533,7 @@ TARGETS = {
     "ctc_files": (ctc_seeds, CTC_DICT),
     "image_jpeg": (image_seeds(".jpg"), JPEG_DICT),
     "image_png": (image_seeds(".png"), PNG_DICT),
+    "stream": (stream_seeds, STREAM_DICT),
     "wordpiece": (wordpiece_seeds, WORDPIECE_DICT),
     "td_meta": (td_meta_seeds, TD_META_DICT),
 }

@@ -460,6 +460,210 @@ class audio:
         Outputs:
             output (f32,f64,c64,c128, any rank): (..., freq, frames) complex, or (..., freq, frames, 2) with return_complex=false"""
         ...
+    @staticmethod
+    def stream_decode(src: Optional[Union[TensorLike, str]] = None, *, format: Optional[str] = None, option: Optional[str] = None, media_type: str = 'audio', stream_index: Optional[int] = None, decoder: Optional[str] = None, decoder_option: Optional[str] = None, sample_format: Optional[str] = None, sample_rate: Optional[int] = None, num_channels: Optional[int] = None, frame_rate: Optional[float] = None, width: Optional[int] = None, height: Optional[int] = None, filter_desc: Optional[str] = None) -> Tuple[Any, Any]:
+        """decode one stream of a media source to one tensor (StreamReader with frames_per_chunk=-1)
+
+        Inputs:
+            src (u8, rank 1, optional): the media's bytes (instead of src)
+        Attributes (keyword-only):
+            src (str, default: absent): path or URL ('-': stdin), or give the bytes as input src
+            format (str, default: absent): demuxer or input device (ffmpeg -f)
+            option (str, default: absent): demuxer options, key=value;key=value
+            media_type (str, default 'audio'; one of audio, video): audio or video
+            stream_index (int, default: absent): source stream (default: the best one)
+            decoder (str, default: absent): decoder name
+            decoder_option (str, default: absent): decoder options, key=value;key=value
+            sample_format (str, default: absent): audio: fltp (default) s16p ...; video: rgb24 (default) ...
+            sample_rate (int, default: absent): audio: resample to this rate, Hz
+            num_channels (int, default: absent): audio: mix to this many channels
+            frame_rate (float, default: absent): video: frames per second
+            width (int, default: absent): video: width
+            height (int, default: absent): video: height
+            filter_desc (str, default: absent): a libavfilter graph instead of the options above
+        Outputs:
+            output (f32,f64,u8,i16,i32,i64, any rank): audio [frames, channels] (f32 by default), video [frames, C, H, W] u8
+            pts (f64, rank 0): presentation time of the first frame, s"""
+        ...
+    @staticmethod
+    def stream_reader_add_audio_stream(*, frames_per_chunk: int, buffer_chunk_size: int = 3, stream_index: Optional[int] = None, decoder: Optional[str] = None, decoder_option: Optional[str] = None, filter_desc: Optional[str] = None, object: Optional[Object] = None) -> Any:
+        """StreamReader.add_audio_stream: decoder -> abuffer -> filter_desc -> abuffersink -> chunks
+
+        A method of the object class audio.stream_reader: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            frames_per_chunk (int, required): frames of a chunk; -1: all buffered frames
+            buffer_chunk_size (int, default 3): chunks kept; beyond that the oldest is dropped; -1: unbounded
+            stream_index (int, default: absent): source stream (default: the best one of the type)
+            decoder (str, default: absent): decoder name (default: the codec's)
+            decoder_option (str, default: absent): decoder options, key=value;key=value (threads=2, ...)
+            filter_desc (str, default: absent): libavfilter graph (default anull)
+        Outputs:
+            output (i64, rank 0): index of the new output stream"""
+        ...
+    @staticmethod
+    def stream_reader_add_basic_audio_stream(*, frames_per_chunk: int, buffer_chunk_size: int = 3, stream_index: Optional[int] = None, decoder: Optional[str] = None, decoder_option: Optional[str] = None, format: str = 'fltp', sample_rate: Optional[int] = None, num_channels: Optional[int] = None, object: Optional[Object] = None) -> Any:
+        """StreamReader.add_basic_audio_stream: aresample=<sample_rate>,aformat=sample_fmts=<format>:channel_layouts=<num_channels>c
+
+        A method of the object class audio.stream_reader: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            frames_per_chunk (int, required): frames of a chunk; -1: all buffered frames
+            buffer_chunk_size (int, default 3): chunks kept; beyond that the oldest is dropped; -1: unbounded
+            stream_index (int, default: absent): source stream (default: the best one of the type)
+            decoder (str, default: absent): decoder name (default: the codec's)
+            decoder_option (str, default: absent): decoder options, key=value;key=value (threads=2, ...)
+            format (str, default 'fltp'): sample format: u8p s16p s32p s64p fltp dblp (u8 ... f64)
+            sample_rate (int, default: absent): resample to this rate, Hz
+            num_channels (int, default: absent): mix to this many channels
+        Outputs:
+            output (i64, rank 0): index of the new output stream"""
+        ...
+    @staticmethod
+    def stream_reader_add_basic_video_stream(*, frames_per_chunk: int, buffer_chunk_size: int = 3, stream_index: Optional[int] = None, decoder: Optional[str] = None, decoder_option: Optional[str] = None, format: str = 'rgb24', frame_rate: Optional[float] = None, width: Optional[int] = None, height: Optional[int] = None, hw_accel: Optional[str] = None, object: Optional[Object] = None) -> Any:
+        """StreamReader.add_basic_video_stream: fps=<frame_rate>,scale=width=<w>:height=<h>,format=pix_fmts=<format>
+
+        A method of the object class audio.stream_reader: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            frames_per_chunk (int, required): frames of a chunk; -1: all buffered frames
+            buffer_chunk_size (int, default 3): chunks kept; beyond that the oldest is dropped; -1: unbounded
+            stream_index (int, default: absent): source stream (default: the best one of the type)
+            decoder (str, default: absent): decoder name (default: the codec's)
+            decoder_option (str, default: absent): decoder options, key=value;key=value (threads=2, ...)
+            format (str, default 'rgb24'): pixel format: rgb24 bgr24 yuv420p yuv444p gray
+            frame_rate (float, default: absent): change the frame rate (fps filter)
+            width (int, default: absent): scale to this width
+            height (int, default: absent): scale to this height
+            hw_accel (str, default: absent): cuda: decode on NVDEC
+        Outputs:
+            output (i64, rank 0): index of the new output stream"""
+        ...
+    @staticmethod
+    def stream_reader_add_video_stream(*, frames_per_chunk: int, buffer_chunk_size: int = 3, stream_index: Optional[int] = None, decoder: Optional[str] = None, decoder_option: Optional[str] = None, filter_desc: Optional[str] = None, hw_accel: Optional[str] = None, object: Optional[Object] = None) -> Any:
+        """StreamReader.add_video_stream: decoder -> buffer -> filter_desc -> buffersink -> [frames, C, H, W] u8
+
+        A method of the object class audio.stream_reader: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            frames_per_chunk (int, required): frames of a chunk; -1: all buffered frames
+            buffer_chunk_size (int, default 3): chunks kept; beyond that the oldest is dropped; -1: unbounded
+            stream_index (int, default: absent): source stream (default: the best one of the type)
+            decoder (str, default: absent): decoder name (default: the codec's)
+            decoder_option (str, default: absent): decoder options, key=value;key=value (threads=2, ...)
+            filter_desc (str, default: absent): libavfilter graph (default null)
+            hw_accel (str, default: absent): cuda: decode on NVDEC
+        Outputs:
+            output (i64, rank 0): index of the new output stream"""
+        ...
+    @staticmethod
+    def stream_reader_fill_buffer(*, object: Optional[Object] = None) -> Any:
+        """StreamReader.fill_buffer: process packets until every output has a chunk or the source ends
+
+        A method of the object class audio.stream_reader: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            eof (i64, rank 0): 1 when the source has ended (and was drained), else 0"""
+        ...
+    @staticmethod
+    def stream_reader_is_buffer_ready(*, object: Optional[Object] = None) -> Any:
+        """StreamReader.is_buffer_ready
+
+        A method of the object class audio.stream_reader: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            ready (i64, rank 0): 1 when every output has a full chunk"""
+        ...
+    @staticmethod
+    def stream_reader_metadata(*, object: Optional[Object] = None) -> Any:
+        """StreamReader.get_metadata()
+
+        A method of the object class audio.stream_reader: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            metadata (u8, rank 1): the container's tags as key=value lines"""
+        ...
+    @staticmethod
+    def stream_reader_num_src_streams(*, object: Optional[Object] = None) -> Any:
+        """StreamReader.num_src_streams
+
+        A method of the object class audio.stream_reader: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            num_src_streams (i64, rank 0): streams of the source"""
+        ...
+    @staticmethod
+    def stream_reader_out_stream_info(*, i: int, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any]:
+        """StreamReader.get_out_stream_info(i), with the drop counters
+
+        A method of the object class audio.stream_reader: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            i (int, required): stream index
+        Outputs:
+            source_index (i64, rank 0): the source stream it decodes
+            filter_description (u8, rank 1): its filter graph
+            num_dropped_chunks (i64, rank 0): chunks dropped on overflow
+            num_dropped_frames (i64, rank 0): frames in them"""
+        ...
+    @staticmethod
+    def stream_reader_pop_chunk(*, output: int = 0, object: Optional[Object] = None) -> Tuple[Any, Any]:
+        """StreamReader.pop_chunks()[output]: the oldest chunk of one output stream
+
+        A method of the object class audio.stream_reader: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            output (int, default 0): output stream, in the order added
+        Outputs:
+            chunk (f32,f64,u8,i16,i32,i64, any rank): audio [frames, channels], video [frames, C, H, W] u8; 0 frames: none buffered (torchaudio's None)
+            pts (f64, rank 0): presentation time of its first frame, s (NaN when none)"""
+        ...
+    @staticmethod
+    def stream_reader_process_all_packets(*, object: Optional[Object] = None) -> None:
+        """StreamReader.process_all_packets: to the end of the source
+
+        A method of the object class audio.stream_reader: call it on a loom.Object of that class, or pass object=."""
+        ...
+    @staticmethod
+    def stream_reader_process_packet(*, object: Optional[Object] = None) -> Any:
+        """StreamReader.process_packet: demux one packet, decode and filter it into its outputs' buffers
+
+        A method of the object class audio.stream_reader: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            eof (i64, rank 0): 1 when the source has ended (and was drained), else 0"""
+        ...
+    @staticmethod
+    def stream_reader_seek(*, timestamp: float, mode: str = 'precise', object: Optional[Object] = None) -> None:
+        """StreamReader.seek(timestamp, mode): key frame before it (key), any packet (any), or decode and discard up to it (precise)
+
+        A method of the object class audio.stream_reader: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            timestamp (float, required): seconds
+            mode (str, default 'precise'; one of precise, key, any): precise, key or any"""
+        ...
+    @staticmethod
+    def stream_reader_src_stream_info(*, i: int, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any, Any, Any, Any, Any, Any]:
+        """StreamReader.get_src_stream_info(i)
+
+        A method of the object class audio.stream_reader: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            i (int, required): stream index
+        Outputs:
+            media_type (u8, rank 1): audio, video, subtitle, data, attachment, unknown
+            codec (u8, rank 1): codec's short name (aac, h264, ...)
+            format (u8, rank 1): sample or pixel format (fltp, yuv420p, ...)
+            sample_rate (f64, rank 0): Hz (audio; NaN otherwise)
+            num_channels (i64, rank 0): audio; 0 otherwise
+            width (i64, rank 0): video; 0 otherwise
+            height (i64, rank 0): video; 0 otherwise
+            frame_rate (f64, rank 0): video average frame rate; NaN otherwise
+            bit_rate (i64, rank 0): bits/s, 0 when unknown
+            num_frames (i64, rank 0): as the container says, 0 when unknown
+            bits_per_sample (i64, rank 0): bits_per_raw_sample, 0 when unknown"""
+        ...
 
 class core:
     """loom ops of the domain core."""

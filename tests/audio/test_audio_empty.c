@@ -87,10 +87,37 @@ static const oc_case cases[] = {
     { "audio.ctc_decoder_end", "before begin", { { 0 } }, NULL, { { 0 } }, LOOM_EINVAL, "begin first", .object = 7 },
     { "audio.ctc_decoder_final", "before begin", { { 0 } }, NULL, { { 0 } }, LOOM_EINVAL, "begin first",
       .object = 7 },
+#ifndef AUDIO_TEST_NO_STREAM    /* the stream module is built with FFmpeg: a reader on a 1 ms lavfi sine */
+    { "audio.stream_decode", "an empty buffer", { T(U8, 1, 0) }, NULL, .expect = LOOM_EFORMAT, .message = "empty" },
+    { "audio.stream_reader_num_src_streams", "one stream", { { 0 } }, NULL, { T(I64, 0, 0) }, .object = 8 },
+    { "audio.stream_reader_metadata", "no tags", { { 0 } }, NULL, { { 0 } }, .object = 8 },
+    { "audio.stream_reader_src_stream_info", "no such stream", { { 0 } }, "i=9", .expect = LOOM_EINVAL,
+      .message = "'i'", .object = 8 },
+    { "audio.stream_reader_out_stream_info", "no outputs", { { 0 } }, "i=0", .expect = LOOM_EINVAL,
+      .message = "'i'", .object = 8 },
+    { "audio.stream_reader_add_audio_stream", "no frames per chunk", { { 0 } }, "frames_per_chunk=0",
+      .expect = LOOM_EINVAL, .message = "frames_per_chunk", .object = 8 },
+    { "audio.stream_reader_add_basic_audio_stream", "no channels", { { 0 } }, "frames_per_chunk=4;buffer_chunk_size=0",
+      .expect = LOOM_EINVAL, .message = "buffer_chunk_size", .object = 8 },
+    { "audio.stream_reader_add_video_stream", "no video", { { 0 } }, "frames_per_chunk=1", .expect = LOOM_EINVAL,
+      .message = "video", .object = 8 },
+    { "audio.stream_reader_add_basic_video_stream", "no video", { { 0 } }, "frames_per_chunk=1",
+      .expect = LOOM_EINVAL, .message = "video", .object = 8 },
+    { "audio.stream_reader_is_buffer_ready", "no outputs", { { 0 } }, NULL, { T(I64, 0, 0) }, .object = 8 },
+    { "audio.stream_reader_pop_chunk", "no outputs", { { 0 } }, NULL, .expect = LOOM_EINVAL, .message = "'output'",
+      .object = 8 },
+    { "audio.stream_reader_process_packet", "no samples", { { 0 } }, NULL, { T(I64, 0, 0) }, .object = 8 },
+    { "audio.stream_reader_process_all_packets", "no samples", { { 0 } }, NULL, .object = 8 },
+    { "audio.stream_reader_fill_buffer", "no outputs", { { 0 } }, NULL, { T(I64, 0, 0) }, .object = 8 },
+    /* lavfi is a device-style input: av_seek_frame refuses, as torchaudio's "Failed to seek" */
+    { "audio.stream_reader_seek", "a device", { { 0 } }, "timestamp=0", .expect = LOOM_EFORMAT, .message = "seek",
+      .object = 8 },
+#endif
 };
 
 /* the beamforming objects the method cases use (oc_objects[0..3]), then
-** the CTC module's n-gram LM (oc_objects[4]) and decoders (oc_objects[5], [6]) */
+** the CTC module's n-gram LM (oc_objects[4]) and decoders (oc_objects[5], [6]),
+** and, with FFmpeg, a stream reader on a lavfi sine (oc_objects[7]) */
 static const char *const classes[] = { "audio.PSD", "audio.SoudenMVDR", "audio.RTFMVDR", "audio.MVDR" };
 
 static int setup(void **state)
@@ -117,12 +144,24 @@ static int setup(void **state)
         return -1;
     }
     loom_attrs_free(a);
+#ifndef AUDIO_TEST_NO_STREAM
+    loom_attrs *a;
+    loom_attrs_new(&a);
+    loom_attrs_set_string(a, "src", "sine=duration=0.001");
+    loom_attrs_set_string(a, "format", "lavfi");
+    loom_status st = loom_object_create(&oc_objects[7], "audio.stream_reader", a, NULL);
+    loom_attrs_free(a);
+    if (st != LOOM_OK) {
+        fprintf(stderr, "create audio.stream_reader: %s\n", loom_last_error());
+        return -1;
+    }
+#endif
     return 0;
 }
 
 static int teardown(void **state)
 {
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < 8; i++)
         loom_object_free(oc_objects[i]);
     return tu_teardown(state);
 }

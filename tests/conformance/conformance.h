@@ -96,6 +96,8 @@ extern const cf_gen cf_audio_gens[];
 extern const size_t cf_audio_n_gens;
 extern const cf_gen cf_audio_beamform_gens[];   /* the beamforming ops of the audio pack */
 extern const size_t cf_audio_beamform_n_gens;
+extern const cf_gen cf_audio_stream_gens[];      /* the media stream ops of the audio pack */
+extern const size_t cf_audio_stream_n_gens;
 extern const cf_gen cf_text_gens[];
 extern const size_t cf_text_n_gens;
 extern const cf_gen cf_rl_gens[];

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** stream.h - the stream module of audio.so: torchaudio's StreamReader on
+** FFmpeg's libraries (libavformat, libavcodec, libavfilter, libavdevice).
+**   audio.stream_reader           the object class: one opened source
+**   audio.stream_reader_*         its methods (torchaudio's names)
+**   audio.stream_decode           one stream of a source to one tensor
+** Sources: `src` a path or URL ("-": standard input), `format` the demuxer
+** or input device (-f: lavfi, alsa, v4l2...), `option` its options as
+** "key=value;key=value"; instead of `src`, a u8 tensor named "src"
+** (loom_object_options.tensors: the bytes of a file), a file named "src"
+** (loom_object_options.files) or read/seek callbacks (LOOM_STREAM_IO_V1,
+** loom/stream_io.h).
+*/
+#ifndef LOOM_AUDIO_STREAM_H
+#define LOOM_AUDIO_STREAM_H
+
+#include "pack.h"
+
+#define AUDIO_STREAM_READER_CLASS "audio.stream_reader"
+
+/* StreamReader(src, format=None, option=None, buffer_size=4096) */
+#define AUDIO_SR_CLASS_ATTRS(A, op)                                                                            \
+    A(op, src, STRING, LOOM_DEFAULT_NONE, 0, "path or URL ('-': stdin); or a tensor, file or callbacks named src", ) \
+    A(op, format, STRING, LOOM_DEFAULT_NONE, 0, "demuxer or input device (ffmpeg -f): lavfi, alsa, v4l2, ...", ) \
+    A(op, option, STRING, LOOM_DEFAULT_NONE, 0, "demuxer / device options, key=value;key=value", )             \
+    A(op, buffer_size, INT, LOOM_DEFAULT_INT(4096), LOOM_ATTR_POSITIVE, "bytes read at a time from memory or callbacks", )
+PK_ATTR_ENUM(audio_sr_class, AUDIO_SR_CLASS_ATTRS);
+
+/* The attributes every add_*_stream shares. */
+#define AUDIO_SR_OUT_COMMON(A, op)                                                                             \
+    A(op, frames_per_chunk, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED, "frames of a chunk; -1: all buffered frames", ) \
+    A(op, buffer_chunk_size, INT, LOOM_DEFAULT_INT(3), 0, "chunks kept; beyond that the oldest is dropped; -1: unbounded", ) \
+    A(op, stream_index, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_NONNEG, "source stream (default: the best one of the type)", ) \
+    A(op, decoder, STRING, LOOM_DEFAULT_NONE, 0, "decoder name (default: the codec's)", )                      \
+    A(op, decoder_option, STRING, LOOM_DEFAULT_NONE, 0, "decoder options, key=value;key=value (threads=2, ...)", )
+
+#define AUDIO_SR_ADD_AUDIO_ATTRS(A, op)                                                                        \
+    AUDIO_SR_OUT_COMMON(A, op)                                                                                 \
+    A(op, filter_desc, STRING, LOOM_DEFAULT_NONE, 0, "libavfilter graph (default anull)", )
+PK_ATTR_ENUM(audio_sr_add_audio, AUDIO_SR_ADD_AUDIO_ATTRS);
+
+#define AUDIO_SR_ADD_BASIC_AUDIO_ATTRS(A, op)                                                                  \
+    AUDIO_SR_OUT_COMMON(A, op)                                                                                 \
+    A(op, format, STRING, LOOM_DEFAULT_STRING("fltp"), 0, "sample format: u8p s16p s32p s64p fltp dblp (u8 ... f64)", ) \
+    A(op, sample_rate, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_POSITIVE, "resample to this rate, Hz", )              \
+    A(op, num_channels, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_POSITIVE, "mix to this many channels", )
+PK_ATTR_ENUM(audio_sr_add_basic_audio, AUDIO_SR_ADD_BASIC_AUDIO_ATTRS);
+
+#define AUDIO_SR_ADD_VIDEO_ATTRS(A, op)                                                                        \
+    AUDIO_SR_OUT_COMMON(A, op)                                                                                 \
+    A(op, filter_desc, STRING, LOOM_DEFAULT_NONE, 0, "libavfilter graph (default null)", )                     \
+    A(op, hw_accel, STRING, LOOM_DEFAULT_NONE, 0, "cuda: decode on NVDEC", )
+PK_ATTR_ENUM(audio_sr_add_video, AUDIO_SR_ADD_VIDEO_ATTRS);
+
+#define AUDIO_SR_ADD_BASIC_VIDEO_ATTRS(A, op)                                                                  \
+    AUDIO_SR_OUT_COMMON(A, op)                                                                                 \
+    A(op, format, STRING, LOOM_DEFAULT_STRING("rgb24"), 0, "pixel format: rgb24 bgr24 yuv420p yuv444p gray", ) \
+    A(op, frame_rate, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_POSITIVE, "change the frame rate (fps filter)", )   \
+    A(op, width, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_POSITIVE, "scale to this width", )                          \
+    A(op, height, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_POSITIVE, "scale to this height", )                        \
+    A(op, hw_accel, STRING, LOOM_DEFAULT_NONE, 0, "cuda: decode on NVDEC", )
+PK_ATTR_ENUM(audio_sr_add_basic_video, AUDIO_SR_ADD_BASIC_VIDEO_ATTRS);
+
+#define AUDIO_SR_INDEX_ATTRS(A, op) \
+    A(op, i, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_NONNEG, "stream index", )
+PK_ATTR_ENUM(audio_sr_index, AUDIO_SR_INDEX_ATTRS);
+
+#define AUDIO_SR_SEEK_ATTRS(A, op)                                                                             \
+    A(op, timestamp, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_NONNEG | LOOM_ATTR_FINITE, "seconds", ) \
+    A(op, mode, STRING, LOOM_DEFAULT_STRING("precise"), 0, "precise, key or any", )
+PK_ATTR_ENUM(audio_sr_seek, AUDIO_SR_SEEK_ATTRS);
+
+#define AUDIO_SR_POP_ATTRS(A, op) \
+    A(op, output, INT, LOOM_DEFAULT_INT(0), LOOM_ATTR_NONNEG, "output stream, in the order added", )
+PK_ATTR_ENUM(audio_sr_pop, AUDIO_SR_POP_ATTRS);
+
+/* audio.stream_decode: the class's source attributes, one output stream's
+** options (audio: add_basic_audio_stream's, video: add_basic_video_stream's),
+** everything decoded to one tensor. */
+#define AUDIO_STREAM_DECODE_ATTRS(A, op)                                                                       \
+    A(op, src, STRING, LOOM_DEFAULT_NONE, 0, "path or URL ('-': stdin), or give the bytes as input src", )    \
+    A(op, format, STRING, LOOM_DEFAULT_NONE, 0, "demuxer or input device (ffmpeg -f)", )                       \
+    A(op, option, STRING, LOOM_DEFAULT_NONE, 0, "demuxer options, key=value;key=value", )                     \
+    A(op, media_type, STRING, LOOM_DEFAULT_STRING("audio"), 0, "audio or video", )                              \
+    A(op, stream_index, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_NONNEG, "source stream (default: the best one)", )  \
+    A(op, decoder, STRING, LOOM_DEFAULT_NONE, 0, "decoder name", )                                             \
+    A(op, decoder_option, STRING, LOOM_DEFAULT_NONE, 0, "decoder options, key=value;key=value", )             \
+    A(op, sample_format, STRING, LOOM_DEFAULT_NONE, 0, "audio: fltp (default) s16p ...; video: rgb24 (default) ...", ) \
+    A(op, sample_rate, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_POSITIVE, "audio: resample to this rate, Hz", )       \
+    A(op, num_channels, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_POSITIVE, "audio: mix to this many channels", )     \
+    A(op, frame_rate, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_POSITIVE, "video: frames per second", )             \
+    A(op, width, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_POSITIVE, "video: width", )                                 \
+    A(op, height, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_POSITIVE, "video: height", )                               \
+    A(op, filter_desc, STRING, LOOM_DEFAULT_NONE, 0, "a libavfilter graph instead of the options above", )
+PK_ATTR_ENUM(audio_stream_decode, AUDIO_STREAM_DECODE_ATTRS);
+
+#define AUDIO_STREAM_OPS(X)                                                                                    \
+    X(audio_sr_num_src_streams_schema) X(audio_sr_src_stream_info_schema) X(audio_sr_metadata_schema)          \
+    X(audio_sr_add_audio_schema) X(audio_sr_add_basic_audio_schema) X(audio_sr_add_video_schema)               \
+    X(audio_sr_add_basic_video_schema) X(audio_sr_out_stream_info_schema) X(audio_sr_process_packet_schema)    \
+    X(audio_sr_process_all_packets_schema) X(audio_sr_fill_buffer_schema) X(audio_sr_is_buffer_ready_schema)   \
+    X(audio_sr_seek_schema) X(audio_sr_pop_chunk_schema) X(audio_stream_decode_schema)
+PK_OPS_DECLARE(audio_stream_ops, AUDIO_STREAM_OPS);
+
+extern const loom_object_class audio_stream_reader_class;
+extern const pk_module audio_stream_cpu;
+
+#endif /* LOOM_AUDIO_STREAM_H */

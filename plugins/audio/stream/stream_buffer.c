@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** stream_buffer.c - the chunk buffer of an output stream (stream_buffer.h).
+** Frames live in segments of seg_frames frames kept in a ring: chunked, a
+** segment is a chunk, so a pop hands out the oldest without moving the
+** others; unchunked, segments of about 4 MB grow the buffer without ever
+** copying what it holds, and a pop copies them out once.
+*/
+#include "stream_buffer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SB_SEGMENT_BYTES (4u << 20)
+
+void sb_init(stream_buffer *b, int64_t frames_per_chunk, int64_t max_chunks, size_t frame_bytes)
+{
+    memset(b, 0, sizeof *b);
+    b->frames_per_chunk = frames_per_chunk;
+    b->max_chunks = frames_per_chunk > 0 ? max_chunks : -1;
+    b->frame_bytes = frame_bytes;
+    b->seg_frames = frames_per_chunk > 0 ? frames_per_chunk
+                    : frame_bytes >= SB_SEGMENT_BYTES ? 1 : (int64_t)(SB_SEGMENT_BYTES / (frame_bytes ? frame_bytes : 1));
+}
+
+static sb_chunk *at(const stream_buffer *b, int64_t i) { return &b->ring[(b->head + i) % b->ring_cap]; }
+
+void sb_flush(stream_buffer *b)
+{
+    for (int64_t i = 0; i < b->count; i++)
+        free(at(b, i)->data);
+    b->head = b->count = b->buffered = 0;
+}
+
+void sb_free(stream_buffer *b)
+{
+    sb_flush(b);
+    free(b->ring);
+    b->ring = NULL;
+    b->ring_cap = 0;
+}
+
+static int ring_push(stream_buffer *b, uint8_t *data, int64_t pts)
+{
+    if (b->count == b->ring_cap) {
+        int64_t cap = b->ring_cap ? 2 * b->ring_cap : 8;
+        sb_chunk *r = malloc((size_t)cap * sizeof *r);
+        if (r == NULL)
+            return -1;
+        for (int64_t i = 0; i < b->count; i++)
+            r[i] = *at(b, i);
+        free(b->ring);
+        b->ring = r;
+        b->ring_cap = cap;
+        b->head = 0;
+    }
+    sb_chunk *c = &b->ring[(b->head + b->count) % b->ring_cap];
+    c->data = data;
+    c->pts = pts;
+    b->count++;
+    return 0;
+}
+
+static void ring_pop(stream_buffer *b)
+{
+    free(at(b, 0)->data);
+    b->head = (b->head + 1) % b->ring_cap;
+    b->count--;
+}
+
+/* A new, empty last segment starting at pts; past max_chunks the oldest
+** chunk (always full) is dropped and counted. 0, or -1 out of memory. */
+static int new_segment(stream_buffer *b, int64_t pts)
+{
+    uint8_t *d = malloc((size_t)b->seg_frames * b->frame_bytes);
+    if (d == NULL)
+        return -1;
+    if (ring_push(b, d, pts) != 0) {
+        free(d);
+        return -1;
+    }
+    if (b->max_chunks > 0 && b->count > b->max_chunks) {
+        ring_pop(b);
+        b->buffered -= b->seg_frames;
+        b->dropped_chunks++;
+        b->dropped_frames += b->seg_frames;
+        if (b->on_drop != NULL)
+            b->on_drop(b->drop_user, b->dropped_chunks);
+    }
+    return 0;
+}
+
+int sb_push(stream_buffer *b, const uint8_t *frames, int64_t n, int64_t pts, int64_t step_num, int64_t step_den)
+{
+    const int64_t seg = b->seg_frames;
+    const size_t fb = b->frame_bytes;
+    int64_t done = 0;
+    while (done < n) {
+        int64_t filled = b->buffered % seg;
+        if (filled == 0 && new_segment(b, pts + done * step_num / step_den) != 0)
+            return -1;
+        int64_t take = seg - filled < n - done ? seg - filled : n - done;
+        memcpy(at(b, b->count - 1)->data + (size_t)filled * fb, frames + (size_t)done * fb, (size_t)take * fb);
+        b->buffered += take;
+        done += take;
+    }
+    return 0;
+}
+
+uint8_t *sb_push_one(stream_buffer *b, int64_t pts)
+{
+    int64_t filled = b->buffered % b->seg_frames;
+    if (filled == 0 && new_segment(b, pts) != 0)
+        return NULL;
+    b->buffered++;
+    return at(b, b->count - 1)->data + (size_t)filled * b->frame_bytes;
+}
+
+int sb_ready(const stream_buffer *b)
+{
+    return b->frames_per_chunk < 0 ? b->buffered > 0 : b->buffered >= b->frames_per_chunk;
+}
+
+int64_t sb_peek(const stream_buffer *b, int64_t *pts)
+{
+    if (b->buffered == 0)
+        return 0;
+    *pts = at(b, 0)->pts;
+    if (b->frames_per_chunk < 0)
+        return b->buffered;
+    return b->buffered < b->frames_per_chunk ? b->buffered : b->frames_per_chunk;
+}
+
+void sb_pop_copy(stream_buffer *b, uint8_t *dst)
+{
+    int64_t pts;
+    int64_t n = sb_peek(b, &pts);
+    while (n > 0) {
+        int64_t k = n < b->seg_frames ? n : b->seg_frames;
+        if (dst != NULL) {
+            memcpy(dst, at(b, 0)->data, (size_t)k * b->frame_bytes);
+            dst += (size_t)k * b->frame_bytes;
+        }
+        ring_pop(b);
+        b->buffered -= k;
+        n -= k;
+    }
+}

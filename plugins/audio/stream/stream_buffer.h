@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** stream_buffer.h - the chunk buffer of one output stream of
+** audio.stream_reader, with torchaudio StreamReader's semantics
+** (ChunkedBuffer / UnchunkedBuffer):
+**   - frames_per_chunk > 0: frames are packed into chunks of exactly that
+**     many frames; a chunk is ready once it is full; the last one may be
+**     short when popped. Each chunk keeps the presentation timestamp of its
+**     first frame.
+**   - buffer_chunk_size > 0: when more chunks than that are buffered, the
+**     oldest is dropped (torchaudio's policy); every drop is counted and
+**     reported through the drop hook. -1: never drop (unbounded).
+**   - frames_per_chunk == -1: every buffered frame is popped at once, with
+**     the timestamp of the first.
+** A "frame" is one row of the chunk: a sample of every channel (audio) or
+** one picture [C, H, W] (video), frame_bytes bytes.
+*/
+#ifndef LOOM_AUDIO_STREAM_BUFFER_H
+#define LOOM_AUDIO_STREAM_BUFFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sb_chunk {
+    uint8_t *data;              /* seg_frames * frame_bytes */
+    int64_t pts;                /* of the first frame, in the stream's output time base */
+} sb_chunk;
+
+typedef struct stream_buffer {
+    int64_t frames_per_chunk;   /* > 0, or -1: unchunked */
+    int64_t max_chunks;         /* > 0, or -1: unbounded */
+    size_t frame_bytes;
+    int64_t seg_frames;         /* frames of one allocation: frames_per_chunk, or (unchunked) ~4 MB */
+    sb_chunk *ring;             /* segments head..head+count-1 (mod cap), all full but the last */
+    int64_t ring_cap, head, count;
+    int64_t buffered;           /* frames held */
+    int64_t dropped_chunks, dropped_frames;
+    void (*on_drop)(void *user, int64_t dropped_chunks);
+    void *drop_user;
+} stream_buffer;
+
+void sb_init(stream_buffer *b, int64_t frames_per_chunk, int64_t max_chunks, size_t frame_bytes);
+void sb_free(stream_buffer *b);
+/* Forget every buffered frame (a seek); the drop counters stay. */
+void sb_flush(stream_buffer *b);
+/* Append n frames (n * frame_bytes bytes) whose first has pts; the frame i
+** has pts + i * pts_step_num / pts_step_den. 0, or -1 out of memory. */
+int sb_push(stream_buffer *b, const uint8_t *frames, int64_t n, int64_t pts, int64_t pts_step_num,
+            int64_t pts_step_den);
+/* Room for one frame with this pts, counted as buffered: the caller writes
+** its frame_bytes there (a converter writing in place); NULL out of memory. */
+uint8_t *sb_push_one(stream_buffer *b, int64_t pts);
+/* torchaudio's is_ready: a full chunk is buffered (unchunked: any frame). */
+int sb_ready(const stream_buffer *b);
+/* The oldest chunk: *frames frames (0: none buffered) copied to dst by
+** sb_pop_copy; sb_peek gives the size first so that the caller can
+** allocate. */
+int64_t sb_peek(const stream_buffer *b, int64_t *pts);
+void sb_pop_copy(stream_buffer *b, uint8_t *dst);
+
+#endif /* LOOM_AUDIO_STREAM_BUFFER_H */

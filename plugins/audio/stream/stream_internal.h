@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** stream_internal.h - the state shared by the files of the reader
+** (stream_reader.c: demuxing and decoding; stream_output.c: filter graphs
+** and the conversion of filtered frames to chunk rows; stream_avio.c: the
+** AVIO contexts of memory and callback sources).
+*/
+#ifndef LOOM_AUDIO_STREAM_INTERNAL_H
+#define LOOM_AUDIO_STREAM_INTERNAL_H
+
+#include <libavcodec/avcodec.h>
+#include <libavfilter/avfilter.h>
+#include <libavformat/avformat.h>
+
+#include "stream_buffer.h"
+#include "stream_reader.h"
+
+typedef struct sr_output {
+    struct sr_reader *owner;
+    int index;
+    int source_index;
+    int video;
+    char *filter_desc;
+    AVFilterGraph *graph;
+    AVFilterContext *src, *sink;
+    AVRational out_tb;
+    int out_format;             /* AVSampleFormat / AVPixelFormat of the sink */
+    int dtype;                  /* LOOM_DTYPE_* */
+    int64_t shape[3];           /* of one frame: [channels] or [C, H, W] */
+    int ndim;
+    int configured;             /* the sink's format is known (first frame filtered) */
+    stream_buffer buf;
+    uint8_t *rows;              /* conversion scratch (audio) */
+    void (*deinterleave3)(const uint8_t *, size_t, uint8_t *, uint8_t *, uint8_t *);  /* stream_pixels.h */
+    size_t rows_cap;
+    int64_t frames_per_chunk, buffer_chunk_size;
+} sr_output;
+
+typedef struct sr_decoder {
+    AVCodecContext *ctx;
+    int64_t discard_before_pts; /* stream time base; <= 0: keep every frame */
+    int hw_cuda;
+} sr_decoder;
+
+struct sr_reader {
+    AVFormatContext *fmt;
+    AVIOContext *avio;          /* ours for data and io sources, else NULL */
+    void *avio_opaque;
+    sr_decoder *decoders;       /* one per source stream, ctx NULL when unused */
+    sr_output **outs;           /* n_outs, each its own allocation (the drop hook keeps a pointer) */
+    int n_outs;
+    AVPacket *pkt;
+    AVFrame *frame, *filtered;
+    int eof;
+    char err[SR_ERR_LEN];
+    void (*log)(void *user, const char *msg);
+    void *log_user;
+};
+
+int sr_fail(sr_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *sr_averr(int code, char buf[AV_ERROR_MAX_STRING_SIZE]);
+
+/* stream_avio.c: an AVIOContext over memory or the host's callbacks. */
+AVIOContext *sr_avio_memory(const uint8_t *data, size_t size, int64_t buffer_size, void **opaque);
+AVIOContext *sr_avio_callbacks(const loom_stream_io *io, int64_t buffer_size, void **opaque);
+void sr_avio_free(AVIOContext **avio, void **opaque);
+
+/* stream_output.c */
+int sr_output_build_graph(sr_reader *r, sr_output *o, const AVStream *st, const AVCodecContext *dec);
+/* Send frame (NULL: drain) through o's graph into its buffer. */
+int sr_output_send(sr_reader *r, sr_output *o, AVFrame *frame);
+void sr_output_free(sr_output *o);
+
+/* The decoder's (video: CUDA hw frames) sample/pixel format name. */
+int sr_dtype_of_sample_fmt(int fmt);
+
+#endif /* LOOM_AUDIO_STREAM_INTERNAL_H */

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** cases_audio_stream.c - the audio pack's media stream ops (the
+** audio.stream_reader methods and audio.stream_decode): they demux and
+** decode on the host through FFmpeg and have one cpu kernel each, so there
+** is no second backend to compare; tests/audio/stream checks them against
+** the ffmpeg CLI's decode of the same media.
+*/
+#include "conformance.h"
+
+#define STREAM_TESTED(op) { op, 0, 0, NULL, "tests/audio/stream/test_stream.c: host-only FFmpeg decoding (cpu kernel only)" }
+
+const cf_gen cf_audio_stream_gens[] = {
+    STREAM_TESTED("audio.stream_decode"),
+    STREAM_TESTED("audio.stream_reader_num_src_streams"),
+    STREAM_TESTED("audio.stream_reader_src_stream_info"),
+    STREAM_TESTED("audio.stream_reader_metadata"),
+    STREAM_TESTED("audio.stream_reader_add_audio_stream"),
+    STREAM_TESTED("audio.stream_reader_add_basic_audio_stream"),
+    STREAM_TESTED("audio.stream_reader_add_video_stream"),
+    STREAM_TESTED("audio.stream_reader_add_basic_video_stream"),
+    STREAM_TESTED("audio.stream_reader_out_stream_info"),
+    STREAM_TESTED("audio.stream_reader_process_packet"),
+    STREAM_TESTED("audio.stream_reader_process_all_packets"),
+    STREAM_TESTED("audio.stream_reader_fill_buffer"),
+    STREAM_TESTED("audio.stream_reader_is_buffer_ready"),
+    STREAM_TESTED("audio.stream_reader_seek"),
+    STREAM_TESTED("audio.stream_reader_pop_chunk"),
+};
+const size_t cf_audio_stream_n_gens = sizeof cf_audio_stream_gens / sizeof cf_audio_stream_gens[0];
