@@ -145,7 +145,6 @@ static int setup(void **state)
     }
     loom_attrs_free(a);
 #ifndef AUDIO_TEST_NO_STREAM
-    loom_attrs *a;
     loom_attrs_new(&a);
     loom_attrs_set_string(a, "src", "sine=duration=0.001");
     loom_attrs_set_string(a, "format", "lavfi");
