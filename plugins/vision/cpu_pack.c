@@ -7,4 +7,5 @@
 
 PK_PACK_DEFINE("vision", "0.1.0",
                "torchvision.ops: NMS, box IoU and losses, RoI ops, deform_conv2d, DropBlock (cpu)", NULL, NULL,
-               &vision_boxes_cpu, &vision_roi_cpu, &vision_deform_cpu)
+               &vision_boxes_cpu, &vision_roi_cpu, &vision_deform_cpu,
+               &vision_layers_cpu)
