@@ -37,6 +37,7 @@ CONV_CASES = {
     "groups_dil": (2, 6, 9, 9, 4, (3, 2), (1, 2), (2, 1), (2, 2), 2, True, "zeros", "none"),
     "depthwise":  (1, 8, 9, 9, 8, (3, 3), (2, 2), (1, 1), (1, 1), 8, True, "zeros", "none"),
     "pointwise":  (2, 16, 5, 6, 12, (1, 1), (1, 1), (0, 0), (1, 1), 1, True, "zeros", "none"),
+    "down":       (1, 8, 10, 10, 16, (1, 1), (2, 2), (0, 0), (1, 1), 1, False, "zeros", "none"),
     "stem":       (1, 3, 32, 32, 8, (7, 7), (2, 2), (3, 3), (1, 1), 1, False, "zeros", "none"),
     "reflect":    (1, 3, 7, 6, 4, (3, 3), (1, 1), (2, 1), (1, 1), 1, True, "reflect", "none"),
     "replicate":  (1, 3, 7, 6, 4, (3, 3), (1, 2), (2, 2), (1, 1), 1, True, "replicate", "none"),

@@ -147,4 +147,8 @@ loom_status layers_check_f32_contiguous(const loom_call *call);
 
 extern const pk_module vision_layers_cpu;
 
+/* Destroys the cached oneDNN primitives (the pack's fini); a no-op without
+** oneDNN. */
+void layers_onednn_fini(void);
+
 #endif /* LOOM_VISION_LAYERS_H */

@@ -2,7 +2,8 @@
 /*
 ** layers_cpu.c - the layers module of vision.so: its ops and the cpu
 ** kernels of each file (conv2d, activations and batch_norm, pools, linear /
-** softmax / layer_norm), registered together.
+** softmax / layer_norm) and, when oneDNN is built, conv2d's onednn kernel,
+** registered together.
 */
 #include "layers.h"
 
@@ -10,6 +11,9 @@ extern const loom_kernel_desc layers_conv2d_cpu_kernel;
 extern const loom_kernel_desc layers_activation_cpu_kernels[7];
 extern const loom_kernel_desc layers_pool_cpu_kernels[3];
 extern const loom_kernel_desc layers_rowwise_cpu_kernels[3];
+#ifdef LOOM_VISION_HAVE_ONEDNN
+extern const loom_kernel_desc layers_conv2d_onednn_kernel;
+#endif
 
 static loom_status layers_register_cpu(const loom_host_api *host, loom_registrar *reg)
 {
@@ -20,6 +24,10 @@ static loom_status layers_register_cpu(const loom_host_api *host, loom_registrar
         st = pk_register_kernels(host, reg, layers_pool_cpu_kernels, PK_COUNT(layers_pool_cpu_kernels));
     if (st == LOOM_OK)
         st = pk_register_kernels(host, reg, layers_rowwise_cpu_kernels, PK_COUNT(layers_rowwise_cpu_kernels));
+#ifdef LOOM_VISION_HAVE_ONEDNN
+    if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, &layers_conv2d_onednn_kernel, 1);
+#endif
     return st;
 }
 
