@@ -80,6 +80,16 @@ def main():
             save(f"conv_{name}_bias", conv.bias)
         save(f"conv_{name}_output", y)
 
+    # the end of a ResNet block: relu(conv + bias + residual)
+    conv = nn.Conv2d(8, 12, 3, padding=1)
+    x, r = torch.randn(2, 8, 7, 7), torch.randn(2, 12, 7, 7)
+    save("conv_residual_input", x)
+    save("conv_residual_weight", conv.weight)
+    save("conv_residual_bias", conv.bias)
+    save("conv_residual_residual", r)
+    with torch.no_grad():
+        save("conv_residual_output", F.relu(conv(x) + r))
+
     # batch_norm: non-trivial statistics; with and without the affine part
     x = torch.randn(2, 5, 4, 3)
     mean, var = torch.randn(5), torch.rand(5) + 0.5

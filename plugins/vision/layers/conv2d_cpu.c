@@ -6,6 +6,10 @@
 ** the bias (per row: the output channel) and the activation applied in the
 ** GEMM's epilogue, so the output is written once.
 **
+** A residual is copied into the output first and accumulated by the GEMM
+** (beta = 1), so the epilogue sees conv + residual + bias before the
+** activation: act(conv + bias + residual), in one pass over the output.
+**
 ** A 1x1 convolution with stride 1 and no padding reads the input itself as
 ** the GEMM's B (no im2col). The padding modes are index maps of the im2col
 ** (nn.Conv2d pads with F.pad(mode) and convolves without padding, which
@@ -87,6 +91,8 @@ static loom_status conv2d_run_cpu(loom_call *call)
             return pk_host->fail(LOOM_ENOMEM, "conv2d: no scratch for the %lld x %lld im2col buffer",
                                  (long long)(g.cin * g.kh * g.kw), (long long)plane);
     }
+    if (g.residual != NULL && g.residual != g.y)
+        memcpy(g.y, g.residual, (size_t)(g.n * g.cout * plane) * sizeof(float));
     for (int64_t n = 0; n < g.n; n++) {
         const float *xn = g.x + n * g.cin * g.h * g.w;
         if (!direct) {
@@ -113,6 +119,7 @@ static loom_status conv2d_run_cpu(loom_call *call)
             a.bias_bs = cout_g;
         }
         a.act = (pk_gemm_act)g.act;
+        a.beta = g.residual != NULL ? 1.0 : 0.0;
         if ((st = pk_gemm(call->ctx, &a)) != LOOM_OK)
             return st;
     }

@@ -3,7 +3,7 @@
 ** conv2d_onednn.c - vision.conv2d through oneDNN's convolution primitive
 ** (C API, oneDNN 2.x), f32, plain NCHW / (G)OIHW tensors, with the bias and
 ** the activation fused (an eltwise post-op: relu, swish with alpha 1 = silu,
-** gelu_erf). Built into vision.so when oneDNN is found.
+** gelu_erf), and a residual as a sum post-op on dst, copied there first. Built into vision.so when oneDNN is found.
 **
 ** Primitives are created once per geometry (every size, stride, padding,
 ** dilation, groups, bias, activation) and thread count, and kept in a cache
@@ -47,7 +47,7 @@ enum { ARG_SRC, ARG_WEIGHTS, ARG_BIAS, ARG_DST, ARG_SCRATCH, N_ARGS };
 /* Compared bytewise: built from a zeroed struct. */
 typedef struct conv_key {
     int64_t n, cin, h, w, cout, groups, kh, kw, sh, sw, ph, pw, dh, dw;
-    int32_t bias, act, n_threads, pad;
+    int32_t bias, act, n_threads, residual;
 } conv_key;
 
 typedef struct conv_prim {
@@ -153,7 +153,7 @@ static loom_status conv2d_onednn_supports(const loom_call *call, char *why, size
                  call->attrs[PK_ATTR(conv2d, padding_mode)].u.s);
         return LOOM_ENOTSUP;
     }
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < call->n_inputs; i++)
         if (call->inputs[i] != NULL && loom_numel(call->inputs[i]) == 0) {
             snprintf(why, why_size, "empty tensors are left to the cpu kernel");
             return LOOM_ENOTSUP;
@@ -174,6 +174,7 @@ static conv_key key_of(const conv2d_geom *g, int n_threads)
     k.kh = g->kh; k.kw = g->kw; k.sh = g->sh; k.sw = g->sw; k.ph = g->ph; k.pw = g->pw; k.dh = g->dh; k.dw = g->dw;
     k.bias = g->bias != NULL;
     k.act = g->act;
+    k.residual = g->residual != NULL;
     k.n_threads = n_threads;
     return k;
 }
@@ -218,12 +219,16 @@ static loom_status prim_create(const conv_key *k, const conv2d_geom *g, conv_pri
         s = dnnl_primitive_attr_create(&attr);
         if (s == dnnl_success)
             s = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
-        if (s == dnnl_success && k->act != PK_GEMM_ACT_NONE) {
-            dnnl_alg_kind_t alg = k->act == PK_GEMM_ACT_RELU ? dnnl_eltwise_relu
-                                : k->act == PK_GEMM_ACT_SILU ? dnnl_eltwise_swish : dnnl_eltwise_gelu_erf;
+        if (s == dnnl_success && (k->act != PK_GEMM_ACT_NONE || k->residual)) {
             s = dnnl_post_ops_create(&po);
-            if (s == dnnl_success)
+            /* the residual is in dst already: sum adds it before the activation */
+            if (s == dnnl_success && k->residual)
+                s = dnnl_post_ops_append_sum(po, 1.0f);
+            if (s == dnnl_success && k->act != PK_GEMM_ACT_NONE) {
+                dnnl_alg_kind_t alg = k->act == PK_GEMM_ACT_RELU ? dnnl_eltwise_relu
+                                    : k->act == PK_GEMM_ACT_SILU ? dnnl_eltwise_swish : dnnl_eltwise_gelu_erf;
                 s = dnnl_post_ops_append_eltwise(po, 1.0f, alg, k->act == PK_GEMM_ACT_SILU ? 1.0f : 0.0f, 0.0f);
+            }
             if (s == dnnl_success)
                 s = dnnl_primitive_attr_set_post_ops(attr, po);
         }
@@ -305,6 +310,8 @@ static loom_status conv2d_run_onednn(loom_call *call)
     int owned;
     if ((st = prim_get(&key, &g, &e, &owned)) != LOOM_OK)
         return st;
+    if (g.residual != NULL && g.residual != g.y)
+        memcpy(g.y, g.residual, (size_t)(g.n * g.cout * g.ho * g.wo) * sizeof(float));
     void *scratch = NULL;
     if (e->scratch_bytes > 0 && (scratch = pk_host->scratch(call->ctx, e->scratch_bytes)) == NULL) {
         st = pk_host->fail(LOOM_ENOMEM, "conv2d: no scratch for oneDNN's %zu-byte scratchpad", e->scratch_bytes);

@@ -4,7 +4,7 @@
 ** building blocks of the classification models, each an op of its own with
 ** torch.nn.functional's name and semantics (inference only):
 **   vision.conv2d               F.conv2d / nn.Conv2d (padding_mode), plus a
-**                               fused epilogue activation
+**                               fused residual and activation epilogue
 **   vision.batch_norm           F.batch_norm(training=False)
 **   vision.relu, relu6, silu, gelu, hardswish, sigmoid
 **                               one op per torch function: each is its own
@@ -37,7 +37,7 @@
 PK_OPS_DECLARE(vision_layers_ops, VISION_LAYERS_OPS);
 
 /* Input positions. */
-enum { CONV_INPUT = 0, CONV_WEIGHT = 1, CONV_BIAS = 2 };
+enum { CONV_INPUT = 0, CONV_WEIGHT = 1, CONV_BIAS = 2, CONV_RESIDUAL = 3 };
 enum { BN_INPUT = 0, BN_MEAN = 1, BN_VAR = 2, BN_WEIGHT = 3, BN_BIAS = 4 };
 
 #define LAYERS_INTS_DEFAULT(arr, n) { .type = LOOM_ATTR_INTS, .is_set = 1, .count = (n), .u = { .ints = (arr) } }
@@ -111,6 +111,7 @@ typedef struct conv2d_geom {
     layers_pad_mode pad_mode;
     int act;                        /* pk_gemm_act */
     const float *x, *wt, *bias;     /* bias NULL when absent */
+    const float *residual;          /* NULL when absent; may equal y */
     float *y;
 } conv2d_geom;
 

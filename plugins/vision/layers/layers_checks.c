@@ -119,8 +119,15 @@ loom_status conv2d_check(loom_call *call, conv2d_geom *g, loom_tensor **out)
     g->ho = (g->h + 2 * g->ph - ext_h) / g->sh + 1;
     g->wo = (g->w + 2 * g->pw - ext_w) / g->sw + 1;
     int64_t shape[4] = { g->n, g->cout, g->ho, g->wo };
+    const loom_tensor *r = call->n_inputs > CONV_RESIDUAL ? call->inputs[CONV_RESIDUAL] : NULL;
+    if (r != NULL && (r->shape[0] != shape[0] || r->shape[1] != shape[1] || r->shape[2] != shape[2]
+                      || r->shape[3] != shape[3]))
+        return pk_host->fail(LOOM_EINVAL, "'residual' %s must have the output's shape [%lld, %lld, %lld, %lld]",
+                             DESC(r, b1), (long long)shape[0], (long long)shape[1], (long long)shape[2],
+                             (long long)shape[3]);
     if ((st = pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, 4, shape, out)) != LOOM_OK)
         return st;
+    g->residual = r != NULL ? loom_data(r) : NULL;
     g->x = loom_data(x);
     g->wt = loom_data(w);
     g->bias = b != NULL ? loom_data(b) : NULL;

@@ -42,6 +42,9 @@ static const loom_arg_def conv2d_inputs[] = {
     { .name = "input", .dtypes = LAYERS_DTYPES, .ndim = 4, .doc = "[N, Cin, H, W]" },
     { .name = "weight", .dtypes = LAYERS_DTYPES, .ndim = 4, .doc = "[Cout, Cin/groups, kh, kw]" },
     { .name = "bias", .dtypes = LAYERS_DTYPES, .flags = LOOM_ARG_OPTIONAL, .ndim = 1, .doc = "[Cout]" },
+    { .name = "residual", .dtypes = LAYERS_DTYPES, .flags = LOOM_ARG_OPTIONAL, .ndim = 4,
+      .doc = "[N, Cout, Ho, Wo], added before the activation: act(conv + bias + residual), a ResNet block's "
+             "end (may be the output tensor itself)" },
 };
 static const loom_arg_def conv2d_outputs[] = {
     { .name = "output", .dtypes = LAYERS_DTYPES, .ndim = 4, .doc = "[N, Cout, Ho, Wo]" },

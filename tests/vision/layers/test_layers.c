@@ -142,6 +142,20 @@ static void conv2d_matches_torch(void **state)
     }
 }
 
+/* relu(conv + bias + residual): the residual input, fused */
+static void conv2d_residual_matches_torch(void **state)
+{
+    (void)state;
+    loom_tensor *x = golden("conv_%s_input", "residual"), *w = golden("conv_%s_weight", "residual");
+    loom_tensor *b = golden("conv_%s_bias", "residual"), *r = golden("conv_%s_residual", "residual");
+    loom_tensor *want = golden("conv_%s_output", "residual");
+    const loom_tensor *in[4] = { x, w, b, r };
+    check_op("vision.conv2d", in, 4, "padding=1;activation=relu", want, "conv2d residual");
+    loom_tensor *all[] = { x, w, b, r, want };
+    for (size_t i = 0; i < 5; i++)
+        loom_tensor_free(all[i]);
+}
+
 /* ------------------------------------------------ batch_norm, activations */
 
 static void batch_norm_matches_torch(void **state)
@@ -342,6 +356,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(conv2d_matches_torch),
+        cmocka_unit_test(conv2d_residual_matches_torch),
         cmocka_unit_test(batch_norm_matches_torch),
         cmocka_unit_test(activations_match_torch),
         cmocka_unit_test(pools_match_torch),
