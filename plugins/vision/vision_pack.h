@@ -11,6 +11,7 @@
 **   roi/     roi_align, roi_pool, ps_roi_align, ps_roi_pool and backwards
 **   deform/  deform_conv2d (+ backward), drop_block2d/3d, stochastic_depth
 **   layers/ conv2d, batch_norm, activations, pools, linear, softmax, layer_norm
+**   models/ ResNet, ResNeXt, Wide ResNet object classes on the layers' ops
 ** Every module names its ops once, in an X-macro list of its header
 ** (VISION_<MODULE>_OPS), defines their schemas once (compiled into both
 ** packs, so both define identical schemas) and gives one pk_module per
@@ -42,6 +43,7 @@
 /* The modules of each pack (<module>/<module>_cpu.c, <module>_cuda.c). */
 extern const pk_module vision_boxes_cpu, vision_roi_cpu, vision_deform_cpu;
 extern const pk_module vision_layers_cpu;      /* layers/: the models' building blocks (cpu, onednn) */
+extern const pk_module vision_models_cpu;      /* models/: the classification models (object classes) */
 extern const pk_module vision_boxes_cuda, vision_roi_cuda, vision_deform_cuda;
 
 /* "f32[2,3]" into buf; returns buf. */
