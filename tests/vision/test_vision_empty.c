@@ -20,6 +20,7 @@
 
 #include "tu_ops.h"
 #include "op_cases.h"
+#include "models/resnet_memory.h"
 
 /* the table below leaves trailing members of its cases to their zero default */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
@@ -250,9 +251,45 @@ static const oc_case cases[] = {
       .zeros = 1 },
     { "vision.softmax", "no rows", { T(F32, 2, 0, 5) }, "dim=1", { T(F32, 2, 0, 5) } },
     { "vision.layer_norm", "no rows", { T(F32, 2, 0, 8), T(F32, 1, 8) }, NULL, { T(F32, 2, 0, 8) } },
+
+    /* ----------------------------------------------------------- models */
+    /* object 1: a resnet18 of zeros with 7 classes (setup) */
+    { "vision.resnet18", "no images", { T(F32, 4, 0, 3, 64, 64) }, NULL, { T(F32, 2, 0, 7) }, .object = 1 },
+    { "vision.resnet18", "one image", { T(F32, 4, 1, 3, 32, 32) }, NULL, { T(F32, 2, 1, 7) }, .object = 1,
+      .zeros = 1 },
+    /* the other classes' weights are hundreds of MB: their calls without an
+    ** object (tests/vision/models runs them) */
+#define MODEL_NO_OBJECT(id) { "vision." #id, "no object", { T(F32, 4, 0, 3, 64, 64) }, NULL, .expect = LOOM_EINVAL, \
+                              .message = "object" },
+    MODEL_NO_OBJECT(resnet34) MODEL_NO_OBJECT(resnet50) MODEL_NO_OBJECT(resnet101) MODEL_NO_OBJECT(resnet152)
+    MODEL_NO_OBJECT(resnext50_32x4d) MODEL_NO_OBJECT(resnext101_32x8d) MODEL_NO_OBJECT(resnext101_64x4d)
+    MODEL_NO_OBJECT(wide_resnet50_2) MODEL_NO_OBJECT(wide_resnet101_2)
+#undef MODEL_NO_OBJECT
 };
+
+static rm_keys *resnet_keys;
+
+static int setup(void **state)
+{
+    if (tu_setup(state) != 0)
+        return -1;
+    oc_objects[0] = resnet18_zeros(&resnet_keys, 7);
+    if (oc_objects[0] == NULL) {
+        fprintf(stderr, "vision.resnet18 from memory: %s\n", loom_last_error());
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    loom_object_free(oc_objects[0]);
+    oc_objects[0] = NULL;
+    resnet18_zeros_free(resnet_keys);
+    return tu_teardown(state);
+}
 
 int main(void)
 {
-    return oc_run_group("vision_empty", "vision.", cases, sizeof cases / sizeof cases[0], tu_setup, tu_teardown);
+    return oc_run_group("vision_empty", "vision.", cases, sizeof cases / sizeof cases[0], setup, teardown);
 }
