@@ -68,6 +68,7 @@ typedef struct resnet_model {
     int64_t features, classes;      /* fc: [classes, features] */
     const float *fc_weight, *fc_bias;  /* borrowed from the mapping */
     int64_t num_params;             /* of the file, as torchvision counts them (parameters, no buffers) */
+    const struct model_weights_entry *entry;  /* the weight entry named at create, or NULL */
     const loom_op *conv2d, *max_pool, *avg_pool, *linear;
     pthread_mutex_t lock;           /* one forward at a time per model: the plan's buffers */
     resnet_plan plan;

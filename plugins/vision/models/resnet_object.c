@@ -23,6 +23,8 @@
 
 #include "models.h"
 #include "layers/layers.h"
+#include "weights.h"
+#include "weights_docs.h"
 
 static const resnet_arch archs[] = {
     { "vision.resnet18", 0, { 2, 2, 2, 2 }, 1, 64 },
@@ -300,6 +302,14 @@ static loom_status resnet_create(const loom_object_args *args, void **state_out)
             st = find_op(m, cls, "vision.linear", &m->linear);
     }
     free(keys);
+    /* a weight entry, when named: the file must fit it */
+    const loom_attr_value *wa = args->n_attrs > 0 ? &args->attrs[0] : NULL;
+    if (st == LOOM_OK && wa != NULL && wa->is_set && wa->u.s != NULL && wa->u.s[0] != '\0') {
+        if ((m->entry = model_weights_find(cls, wa->u.s)) == NULL)
+            st = LOOM_EINVAL;
+        else
+            st = model_weights_check(m->entry, m->classes, m->num_params, 1, 1);
+    }
     if (st != LOOM_OK) {
         resnet_destroy(m);
         return st;
@@ -308,11 +318,17 @@ static loom_status resnet_create(const loom_object_args *args, void **state_out)
     return LOOM_OK;
 }
 
+/* Each class's one attribute: `weights`, the entry (weights.h), documented
+** with the class's entries and their metadata (weights_docs.h). */
 #define RESNET_CLASS(id)                                                                           \
+    static const loom_attr_def id##_attrs[] = {                                                    \
+        { .name = "weights", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_NONE,                   \
+          .doc = VISION_WEIGHTS_DOC_##id },                                                         \
+    };                                                                                             \
     static const loom_object_class id##_class = {                                                  \
         .struct_size = sizeof(loom_object_class), .name = "vision." #id,                           \
         .doc = "torchvision.models." #id " from a safetensors state_dict; method vision." #id,    \
-        .create = resnet_create, .destroy = resnet_destroy,                                        \
+        PK_ATTRS(id##_attrs), .create = resnet_create, .destroy = resnet_destroy,                 \
     };
 VISION_RESNETS(RESNET_CLASS)
 #define RESNET_CLASS_REF(id) &id##_class,

@@ -52,9 +52,10 @@ static inline void rm_conv_bn(rm_keys *k, const char *conv, const char *bn, int6
     rm_add(k, n, 0, 0, 0, 0, 0);
 }
 
-/* vision.resnet18 with `classes` outputs, every weight 0; *keys is kept
-** (borrowed by the object) until resnet18_zeros_free. */
-static inline loom_object *resnet18_zeros(rm_keys **keys, int64_t classes)
+/* vision.resnet18 with `classes` outputs, every weight 0, with the class
+** attributes attrs (NULL: none); *keys is kept (borrowed by the object)
+** until resnet18_zeros_free. NULL when create failed (loom_last_error). */
+static inline loom_object *resnet18_zeros_with(rm_keys **keys, int64_t classes, const loom_attrs *attrs)
 {
     rm_keys *k = calloc(1, sizeof *k);
     k->zeros = calloc((size_t)(512 * 512 * 9 > classes * 512 ? 512 * 512 * 9 : classes * 512), sizeof(float));
@@ -87,10 +88,15 @@ static inline loom_object *resnet18_zeros(rm_keys **keys, int64_t classes)
     opt.n_tensors = k->n;
     opt.tensors = k->named;
     loom_object *o = NULL;
-    if (loom_object_create_ex(&o, "vision.resnet18", NULL, &opt) != LOOM_OK)
+    if (loom_object_create_ex(&o, "vision.resnet18", attrs, &opt) != LOOM_OK)
         o = NULL;
     *keys = k;
     return o;
+}
+
+static inline loom_object *resnet18_zeros(rm_keys **keys, int64_t classes)
+{
+    return resnet18_zeros_with(keys, classes, NULL);
 }
 
 static inline void resnet18_zeros_free(rm_keys *k)

@@ -31,6 +31,7 @@
 #include <cmocka.h>
 
 #include "tu_ops.h"
+#include "resnet_memory.h"
 
 static const char *const classes[] = { "resnet18", "resnet34", "resnet50", "resnet101", "resnet152",
                                        "resnext50_32x4d", "resnext101_32x8d", "resnext101_64x4d",
@@ -202,6 +203,38 @@ static void wrong_files_name_the_key(void **state)
     }
 }
 
+/* torchvision's entries, chosen by name: a file that fits is accepted,
+** DEFAULT is an alias, an unknown name and a head of another size are
+** refused by name (resnet18s of zeros made in memory) */
+static void weight_entries_are_checked(void **state)
+{
+    (void)state;
+    static const struct { int64_t classes; const char *entry; const char *needle; } cases[] = {
+        { 1000, "IMAGENET1K_V1", NULL },
+        { 1000, "DEFAULT", NULL },
+        { 1000, "IMAGENET1K_V2", "no weight entry 'IMAGENET1K_V2': its entries are IMAGENET1K_V1 and DEFAULT" },
+        { 10, "IMAGENET1K_V1", "IMAGENET1K_V1 has 1000 classes but the file's fc.weight has 10" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        loom_attrs *a;
+        assert_int_equal(loom_attrs_new(&a), LOOM_OK);
+        assert_int_equal(loom_attrs_set_string(a, "weights", cases[i].entry), LOOM_OK);
+        rm_keys *k = NULL;
+        loom_object *o = resnet18_zeros_with(&k, cases[i].classes, a);
+        if (cases[i].needle == NULL && o == NULL)
+            fail_msg("weights=%s: %s", cases[i].entry, loom_last_error());
+        if (cases[i].needle != NULL) {
+            if (o != NULL)
+                fail_msg("weights=%s with %lld classes was accepted", cases[i].entry, (long long)cases[i].classes);
+            if (strstr(loom_last_error(), cases[i].needle) == NULL)
+                fail_msg("message \"%s\" does not say %s", loom_last_error(), cases[i].needle);
+        }
+        loom_object_free(o);
+        resnet18_zeros_free(k);
+        loom_attrs_free(a);
+    }
+}
+
 static void bad_input_is_refused(void **state)
 {
     (void)state;
@@ -228,6 +261,7 @@ int main(void)
         cmocka_unit_test(fine_tuned_head_loads),
         cmocka_unit_test(new_shape_replans),
         cmocka_unit_test(wrong_files_name_the_key),
+        cmocka_unit_test(weight_entries_are_checked),
         cmocka_unit_test(bad_input_is_refused),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
