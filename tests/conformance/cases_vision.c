@@ -416,6 +416,10 @@ static int layer_simple_make(cf_case *c)
     return 1;
 }
 
+#define MODEL_COVERED                                                                              \
+    "tests/vision/models/test_models.c: the model's only kernel is cpu:ops, which dispatches the layer ops "   \
+    "(each compared across backends above); its weights are tens of MB, made at goldens time"
+
 const cf_gen cf_vision_gens[] = {
     { "vision.nms", F32_F64, N_BOX_SIZES, nms_make, NULL },
     { "vision.batched_nms", F32_F64, N_BOX_SIZES, nms_make, NULL },
@@ -457,5 +461,17 @@ const cf_gen cf_vision_gens[] = {
     { "vision.linear", BIT(F32), 1, layer_simple_make, NULL },
     { "vision.softmax", BIT(F32), 1, layer_simple_make, NULL },
     { "vision.layer_norm", BIT(F32), 1, layer_simple_make, NULL },
+    /* the models: one cpu kernel (a sequence of dispatched layer ops, each
+    ** with its own cases above), made from weights of tens of MB */
+    { "vision.resnet18", 0, 0, NULL, MODEL_COVERED },
+    { "vision.resnet34", 0, 0, NULL, MODEL_COVERED },
+    { "vision.resnet50", 0, 0, NULL, MODEL_COVERED },
+    { "vision.resnet101", 0, 0, NULL, MODEL_COVERED },
+    { "vision.resnet152", 0, 0, NULL, MODEL_COVERED },
+    { "vision.resnext50_32x4d", 0, 0, NULL, MODEL_COVERED },
+    { "vision.resnext101_32x8d", 0, 0, NULL, MODEL_COVERED },
+    { "vision.resnext101_64x4d", 0, 0, NULL, MODEL_COVERED },
+    { "vision.wide_resnet50_2", 0, 0, NULL, MODEL_COVERED },
+    { "vision.wide_resnet101_2", 0, 0, NULL, MODEL_COVERED },
 };
 const size_t cf_vision_n_gens = sizeof cf_vision_gens / sizeof cf_vision_gens[0];
