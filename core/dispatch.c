@@ -877,7 +877,7 @@ static void call_begin(loom_exec_ctx *ctx, call_state *cs, loom_call *call, cons
 ** strided device input is refused (the core cannot gather device memory).
 ** LOOM_STRICT=1 refuses a copy instead of making it. */
 static loom_status compact_inputs(const loom__kernel *kern, const loom_op_schema *s, const loom_tensor **in,
-                                  loom_tensor *compact, void **copies)
+                                  loom_tensor *compact, void **copies, uint32_t *copied)
 {
     for (int32_t i = 0; i < (int32_t)s->n_inputs; i++) {
         const loom_tensor *t = in[i];
@@ -900,6 +900,7 @@ static loom_status compact_inputs(const loom__kernel *kern, const loom_op_schema
         if ((copies[i] = loom__host_alloc(nbytes > 0 ? nbytes : 1, 64)) == NULL)
             return loom__fail(LOOM_ENOMEM, "out of memory for the compact copy of input '%s' %s (%zu bytes)",
                               s->inputs[i].name, desc, nbytes);
+        *copied |= 1u << i;
         loom__tensor_gather(copies[i], t, esize);
         compact[i] = *t;
         compact[i].data = copies[i];
@@ -912,13 +913,15 @@ static loom_status compact_inputs(const loom__kernel *kern, const loom_op_schema
     return LOOM_OK;
 }
 
-static void release_compact(const loom_op_schema *s, void **copies)
+_Static_assert(LOOM_MAX_ARGS <= 32, "one bit per input in a uint32_t");
+
+/* copies[i] is set only where bit i of copied is: the array is never
+** cleared on the call path (most calls copy nothing). */
+static void release_compact(void **copies, uint32_t copied)
 {
-    for (int32_t i = 0; i < (int32_t)s->n_inputs && i < LOOM_MAX_ARGS; i++)
-        if (copies[i] != NULL) {
+    for (int32_t i = 0; copied != 0; i++, copied >>= 1)
+        if (copied & 1u)
             loom__host_free(copies[i]);
-            copies[i] = NULL;
-        }
 }
 
 static loom_status dispatch_call(const call_req *q)
@@ -930,7 +933,8 @@ static loom_status dispatch_call(const call_req *q)
     const loom_tensor *in[LOOM_MAX_ARGS];
     loom_tensor *out[LOOM_MAX_ARGS];
     loom_tensor compact[LOOM_MAX_ARGS];
-    void *copies[LOOM_MAX_ARGS] = { 0 };
+    void *copies[LOOM_MAX_ARGS];
+    uint32_t copied = 0;            /* bit i: copies[i] holds input i's compact copy */
     loom_exec_ctx ctx;
     call_state cs;
     loom_call call;
@@ -1034,7 +1038,7 @@ static loom_status dispatch_call(const call_req *q)
     kern = op->kernels[r->chosen];
     cs.kernel = kern;
     call.kernel = &kern->k;
-    if (!(kern->k.flags & LOOM_KERNEL_STRIDED) && (st = compact_inputs(kern, s, in, compact, copies)) != LOOM_OK)
+    if (!(kern->k.flags & LOOM_KERNEL_STRIDED) && (st = compact_inputs(kern, s, in, compact, copies, &copied)) != LOOM_OK)
         goto done;
     context_kernel(depth, kern);
     if (depth > 0)
@@ -1075,7 +1079,7 @@ static loom_status dispatch_call(const call_req *q)
     }
 
 done:
-    release_compact(s, copies);
+    release_compact(copies, copied);
     for (int32_t i = 0; i < (int32_t)s->n_outputs && i < LOOM_MAX_ARGS; i++) {
         if (!(cs.allocated & (1u << i)))
             continue;

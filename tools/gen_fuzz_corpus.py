@@ -340,6 +340,31 @@ AUDIO_DICT = ["RIFF", "WAVE", "fmt ", "data", "fact", "LIST", "RF64", "ds64", "f
               "\xff\xf8", "\xff\xff\xff\xff", "\x00\x00\x00\x00", "\x01\x00", "\x03\x00", "\xfe\xff"]
 
 
+# ---------------------------------------------------------- image files
+
+IMAGE_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "vision", "image_io")
+
+
+def image_seeds(ext):
+    """fuzz_image_jpeg.c / fuzz_image_png.c: an option byte (mode, EXIF,
+    decode_image), then a test image (tools/gen_vision_image_io_goldens.py)."""
+    def seeds():
+        out = {}
+        for i, name in enumerate(sorted(f for f in os.listdir(IMAGE_DATA) if f.endswith(ext))):
+            with open(os.path.join(IMAGE_DATA, name), "rb") as f:
+                out[name.replace(".", "_")] = bytes([(i % 5) | (8 if i % 2 else 0) | (16 if i % 3 == 0 else 0)]) + f.read()
+        return out
+    return seeds
+
+
+JPEG_DICT = ["\xff\xd8\xff", "\xff\xd9", "\xff\xc0", "\xff\xc2", "\xff\xc4", "\xff\xdb", "\xff\xda",
+             "\xff\xdd", "\xff\xe0", "\xff\xe1", "\xff\xee", "\xff\xd0", "JFIF\x00", "Exif\x00\x00",
+             "Adobe", "II*\x00", "MM\x00*", "\x01\x12", "\x00\x00", "\xff\xff"]
+PNG_DICT = ["\x89PNG\r\n\x1a\n", "IHDR", "PLTE", "IDAT", "IEND", "tRNS", "eXIf", "gAMA", "sBIT", "iCCP", "zTXt",
+            "acTL", "II*\x00", "MM\x00*", "\x01\x12", "\x78\x9c", "\x78\x01", "\x00\x00\x00\x00",
+            "\xff\xff\xff\xff", "\x08\x06", "\x10\x02", "\x04\x03"]
+
+
 # ------------------------------------------------------------ wordpiece
 
 def wordpiece_seeds():
@@ -375,6 +400,75 @@ WORDPIECE_DICT = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]", "##", "\n", " ",
                   "e\xcc\x81", "\xe4\xb8\xad", "\xf0\x9f\x98\x80", "\xe2\x80\xa8", "\xc2\xa0", "\xef\xbb\xbf",
                   "\xc4\xb0", "\xed\xa0\x80", "\xc0\xaf", "\xf4\x90\x80\x80", "hello", "##llo", "un", "##aff"]
 
+# ------------------------------------------------------------------ ctc
+
+CTC_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "audio", "ctc")
+CTC_SMALL_ARPA = (b"\\data\\\nngram 1=4\nngram 2=2\n\n\\1-grams:\n-1.0\t<s>\t-0.5\n-0.7\t</s>\n-0.6\ta\t-0.3\n"
+                  b"-0.8\tb\n\n\\2-grams:\n-0.2\t<s> a\n-0.3\ta b\n\n\\end\\\n")
+
+
+def ctc_seeds():
+    """fuzz_ctc_files.c: an option byte (0 ARPA, 1 tokens, 2 lexicon; +4 decode), then the file."""
+    def data(name):
+        with open(os.path.join(CTC_DATA, name), "rb") as f:
+            return f.read()
+    return {
+        "arpa_small": b"\x00" + CTC_SMALL_ARPA,
+        "arpa_small_crlf": b"\x00" + CTC_SMALL_ARPA.replace(b"\n", b"\r\n"),
+        "arpa_3gram": b"\x00" + data("lm3.arpa"),
+        "tokens": b"\x05" + data("tokens.txt"),
+        "tokens_shared": b"\x05-\n|\na A\nb\n",
+        "tokens_dup": b"\x01-\n|\na\na\n",
+        "lexicon_small": b"\x06ab a b |\nba b a |\nc c |\nabc a b c |\nab a b |\naa a a |\n",
+        "lexicon_homophones": b"\x06" + b"".join(b"w%d a b |\n" % i for i in range(8)),
+        "lexicon_bad_token": b"\x02ab a x |\n",
+        "lexicon_test": b"\x02" + data("lexicon.txt"),
+    }
+
+
+CTC_DICT = ["\\data\\", "ngram ", "=", "\\1-grams:", "\\2-grams:", "\\3-grams:", "\\end\\", "<s>", "</s>",
+            "<unk>", "\t", "\n", "\r\n", "-99", "-0.5", "0", "-0", "1e-40", "-inf", "nan", "|", "-", " |\n"]
+
+
+# ------------------------------------------------------------- td_meta
+
+def td_meta_seeds():
+    """fuzz_td_meta.c: a mapping byte, then DIR/meta.json naming x.memmap (64 bytes),
+    y.memmap (8), the nested TensorDict t/ and the NonTensorData n/."""
+    td_type = "<class 'tensordict._td.TensorDict'>"
+
+    def leaf(dtype, shape):
+        return {"device": "cpu", "shape": shape, "dtype": dtype, "is_nested": False}
+
+    def meta(entries, shape=(4,)):
+        m = dict(entries)
+        m.update({"shape": list(shape), "device": "cpu", "_type": td_type})
+        return json.dumps(m, separators=(",", ":")).encode()
+
+    seeds = {
+        "all": b"\x00" + meta({"x": leaf("torch.float32", [4, 4]), "y": leaf("torch.int64", [1]),
+                              "t": {"type": "TensorDict"}, "n": {"type": "NonTensorData"}}, (1,)),
+        "x_u8": b"\x01" + meta({"x": leaf("torch.uint8", [4, 16])}),
+        "x_bf16_read": b"\x02" + meta({"x": leaf("torch.bfloat16", [4, 8])}),
+        "x_bool": b"\x00" + meta({"x": leaf("torch.bool", [4, 2, 8])}),
+        "y_f16": b"\x00" + meta({"y": leaf("torch.float16", [4])}),
+        "empty_leaf": b"\x00" + meta({"e": leaf("torch.float32", [4, 0])}),
+        "no_batch": b"\x00" + json.dumps({"x": leaf("torch.int32", [16])}).encode(),
+        "short_leaf": b"\x00" + meta({"x": leaf("torch.float64", [4, 4])}),
+        "bad_dtype": b"\x00" + meta({"x": leaf("torch.complex64", [4, 2])}),
+        "nested_flag": b"\x00" + meta({"x": {"device": "cpu", "shape": [4], "dtype": "torch.int8", "is_nested": True}}),
+        "other_type": b"\x00" + meta({"t": {"type": "LazyStackedTensorDict"}}),
+        "garbage": b"\x00{\"shape\":[4],\"x\":{\"dtype\":",
+        "deep_array": b"\x00" + b"[" * 200 + b"]" * 200,
+        "unicode_key": b"\x00" + meta({"caf\u00e9 a/b": leaf("torch.uint8", [4])}),
+    }
+    return seeds
+
+
+TD_META_DICT = ['"shape"', '"dtype"', '"device"', '"is_nested"', '"type"', '"_type"', '"TensorDict"',
+                '"NonTensorData"', '"torch.float32"', '"torch.int64"', '"torch.bool"', '"torch.bfloat16"',
+                '"torch.uint8"', '"cpu"', '"x"', '"y"', '"t"', '"n"', "true", "false", "null", "[4,4]", "{", "}"]
+
 # ------------------------------------------------------------------ write
 
 TARGETS = {
@@ -385,10 +479,12 @@ TARGETS = {
     "attrs": (attrs_seeds, ATTRS_DICT),
     "config": (config_seeds, CONFIG_DICT),
     "glue": (glue_seeds, GLUE_DICT),
-
-
     "audio_file": (audio_seeds, AUDIO_DICT),
+    "ctc_files": (ctc_seeds, CTC_DICT),
+    "image_jpeg": (image_seeds(".jpg"), JPEG_DICT),
+    "image_png": (image_seeds(".png"), PNG_DICT),
     "wordpiece": (wordpiece_seeds, WORDPIECE_DICT),
+    "td_meta": (td_meta_seeds, TD_META_DICT),
 }
 
 

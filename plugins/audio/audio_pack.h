@@ -10,6 +10,8 @@
 **   beamform/   psd, mvdr_weights_souden, mvdr_weights_rtf, rtf_evd,
 **               rtf_power, apply_beamforming; the PSD, SoudenMVDR, RTFMVDR
 **               and MVDR objects (LAPACK; cuBLAS and cuSOLVER on cuda)
+**   ctc/        CTC decoding: the beam-search decoder object with its ARPA
+**               n-gram LM (cpu), the greedy decoder (cpu, cuda)
 */
 #ifndef LOOM_AUDIO_PACK_H
 #define LOOM_AUDIO_PACK_H
@@ -19,6 +21,7 @@
 extern const pk_module audio_spectral_cpu, audio_spectral_cuda;
 extern const pk_module audio_files_cpu;
 extern const pk_module audio_beamform_cpu, audio_beamform_cuda;
+extern const pk_module audio_ctc_cpu, audio_ctc_greedy_cpu, audio_ctc_greedy_cuda;
 
 /* The cuda pack's fini: the beamform module's cuBLAS and cuSOLVER handles. */
 void audio_beamform_cuda_release(void);

@@ -9,6 +9,14 @@
 /* core-cuda registers the CUDA device: it must be loaded first */
 static const char *const vision_cuda_depends[] = { "core-cuda", NULL };
 
+/* decode_jpeg through nvJPEG when the build found it (plugins/meson.build) */
+#ifdef LOOM_VISION_HAVE_NVJPEG
+#define VISION_IMAGE_IO_CUDA , &vision_image_io_cuda
+#else
+#define VISION_IMAGE_IO_CUDA
+#endif
+
 PK_PACK_DEFINE_DEPS("vision-cuda", "0.1.0",
                     "torchvision.ops: NMS, box IoU and losses, RoI ops, deform_conv2d, DropBlock (cuda)", NULL,
-                    NULL, vision_cuda_depends, &vision_boxes_cuda, &vision_roi_cuda, &vision_deform_cuda)
+                    NULL, vision_cuda_depends, &vision_boxes_cuda, &vision_roi_cuda, &vision_deform_cuda
+                    VISION_IMAGE_IO_CUDA)

@@ -10,6 +10,9 @@
 **   boxes/   nms, batched_nms, box IoU family, IoU losses, box utilities
 **   roi/     roi_align, roi_pool, ps_roi_align, ps_roi_pool and backwards
 **   deform/  deform_conv2d (+ backward), drop_block2d/3d, stochastic_depth
+**   image_io/ decode_jpeg, decode_png, decode_image, encode_jpeg, encode_png,
+**            read_file (cpu only)
+**   transforms/  torchvision.transforms.v2.functional kernels (cpu only)
 **   layers/ conv2d, batch_norm, activations, pools, linear, softmax, layer_norm
 **   models/ ResNet, ResNeXt, Wide ResNet object classes on the layers' ops
 ** Every module names its ops once, in an X-macro list of its header
@@ -42,9 +45,12 @@
 
 /* The modules of each pack (<module>/<module>_cpu.c, <module>_cuda.c). */
 extern const pk_module vision_boxes_cpu, vision_roi_cpu, vision_deform_cpu;
+extern const pk_module vision_transforms_cpu;   /* transforms/: cpu only */
 extern const pk_module vision_layers_cpu;      /* layers/: the models' building blocks (cpu, onednn) */
 extern const pk_module vision_models_cpu;      /* models/: the classification models (object classes) */
 extern const pk_module vision_boxes_cuda, vision_roi_cuda, vision_deform_cuda;
+extern const pk_module vision_image_io_cpu;     /* image_io/: decode / encode (libjpeg-turbo, libpng) */
+extern const pk_module vision_image_io_cuda;    /* image_io/: decode_jpeg through nvJPEG */
 
 /* "f32[2,3]" into buf; returns buf. */
 static inline char *vision_describe(const loom_tensor *t, char *buf, size_t size)

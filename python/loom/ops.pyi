@@ -96,6 +96,103 @@ class audio:
             dct (f32, rank 2): [n_mels, n_mfcc]"""
         ...
     @staticmethod
+    def ctc_decoder(emissions: TensorLike, lengths: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any, Any]:
+        """CTC beam search of a batch of emissions (torchaudio's CTCDecoder.__call__): the nbest hypotheses of each
+
+        A method of the object class audio.ctc_decoder: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            emissions (f32, rank 3): f32 [B, T, N] log-probabilities (or any scores) of the N tokens per frame
+            lengths (i64, rank 1, optional): i64 [B]: the frames of each utterance (default T)
+        Outputs:
+            tokens (i64, rank 1): i64 token ids of every hypothesis (repeats collapsed, blanks dropped)
+            timesteps (i64, rank 1): i64 where each token starts (frame f is f + 1; 0 and T + 1: the leading and trailing silence)
+            offsets (i64, rank 1): i64 [H+1]: each hypothesis's tokens and timesteps
+            words (u8, rank 1): u8 each hypothesis's words separated by spaces (empty without a lexicon)
+            words_offsets (i64, rank 1): i64 [H+1]
+            score (f64, rank 1): f64 [H] total score of each hypothesis
+            hypotheses (i64, rank 1): i64 [B+1]: utterance b's hypotheses are rows hypotheses[b]..[b+1], best first"""
+        ...
+    @staticmethod
+    def ctc_decoder_begin(*, object: Optional[Object] = None) -> None:
+        """start a stream on an audio.ctc_decoder (torchaudio's decode_begin); drops any earlier one
+
+        A method of the object class audio.ctc_decoder: call it on a loom.Object of that class, or pass object=."""
+        ...
+    @staticmethod
+    def ctc_decoder_best(*, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any, Any]:
+        """the best hypothesis so far, mid-stream (flashlight's getBestHypothesis): its path back to the last completed word
+
+        A method of the object class audio.ctc_decoder: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            tokens (i64, rank 1): i64 token ids of every hypothesis (repeats collapsed, blanks dropped)
+            timesteps (i64, rank 1): i64 where each token starts (frame f is f + 1; 0 and T + 1: the leading and trailing silence)
+            offsets (i64, rank 1): i64 [H+1]: each hypothesis's tokens and timesteps
+            words (u8, rank 1): u8 each hypothesis's words separated by spaces (empty without a lexicon)
+            words_offsets (i64, rank 1): i64 [H+1]
+            score (f64, rank 1): f64 [H] total score of each hypothesis
+            hypotheses (i64, rank 1): i64 [B+1]: utterance b's hypotheses are rows hypotheses[b]..[b+1], best first"""
+        ...
+    @staticmethod
+    def ctc_decoder_end(*, object: Optional[Object] = None) -> None:
+        """finish the stream: the LM's end of sentence (torchaudio's decode_end)
+
+        A method of the object class audio.ctc_decoder: call it on a loom.Object of that class, or pass object=."""
+        ...
+    @staticmethod
+    def ctc_decoder_final(*, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any, Any]:
+        """the nbest hypotheses of the ended stream (torchaudio's get_final_hypothesis), as audio.ctc_decoder gives them for one utterance
+
+        A method of the object class audio.ctc_decoder: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            tokens (i64, rank 1): i64 token ids of every hypothesis (repeats collapsed, blanks dropped)
+            timesteps (i64, rank 1): i64 where each token starts (frame f is f + 1; 0 and T + 1: the leading and trailing silence)
+            offsets (i64, rank 1): i64 [H+1]: each hypothesis's tokens and timesteps
+            words (u8, rank 1): u8 each hypothesis's words separated by spaces (empty without a lexicon)
+            words_offsets (i64, rank 1): i64 [H+1]
+            score (f64, rank 1): f64 [H] total score of each hypothesis
+            hypotheses (i64, rank 1): i64 [B+1]: utterance b's hypotheses are rows hypotheses[b]..[b+1], best first"""
+        ...
+    @staticmethod
+    def ctc_decoder_step(emissions: TensorLike, *, object: Optional[Object] = None) -> None:
+        """decode the next frames of the stream (torchaudio's decode_step)
+
+        A method of the object class audio.ctc_decoder: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            emissions (f32, rank 2): f32 [T, N]: the next T frames (any T, 0 included)"""
+        ...
+    @staticmethod
+    def ctc_greedy_decoder(emissions: TensorLike, lengths: Optional[TensorLike] = None, *, blank: int = 0) -> Tuple[Any, Any]:
+        """greedy CTC decoding: argmax per frame, repeats collapsed, blanks dropped
+
+        Inputs:
+            emissions (f32, rank 3): f32 [B, T, N] scores of the N tokens per frame
+            lengths (i64, rank 1, optional): i64 [B]: the frames of each utterance (default T)
+        Attributes (keyword-only):
+            blank (int, default 0): the blank token's index
+        Outputs:
+            tokens (i64, rank 1): i64 every utterance's tokens, one after the other
+            offsets (i64, rank 1): i64 [B+1]: utterance b's tokens"""
+        ...
+    @staticmethod
+    def ctc_lm_score(sentences: TensorLike, sentences_offsets: TensorLike, *, bos: bool = True, eos: bool = True, object: Optional[Object] = None) -> Any:
+        """log10 probabilities of sentences under an audio.ctc_lm n-gram model, as KenLM scores them
+
+        A method of the object class audio.ctc_lm: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            sentences (u8, rank 1): u8 UTF-8 sentences, words separated by spaces
+            sentences_offsets (i64, rank 1): i64 [B+1]
+        Attributes (keyword-only):
+            bos (bool, default True): start each sentence after <s> (kenlm's bos)
+            eos (bool, default True): end each sentence with </s> (kenlm's eos)
+        Outputs:
+            score (f64, rank 1): f64 [B]: the log10 probability of each sentence (kenlm.Model.score)"""
+        ...
+    @staticmethod
     def info(src: Optional[TensorLike] = None, *, uri: Optional[str] = None, format: Optional[str] = None) -> Tuple[Any, Any, Any, Any, Any]:
         """an audio file's metadata (torchaudio.info, libsndfile)
 
@@ -626,6 +723,523 @@ class fbgemm:
             batch_size_per_feature_per_rank (i64, rank 2, optional): i64 [T, R]: VBE batch sizes (host memory)"""
         ...
 
+class rl:
+    """loom ops of the domain rl."""
+    @staticmethod
+    def a2c_loss(log_prob: TensorLike, advantage: TensorLike, state_value: TensorLike, value_target: TensorLike, entropy: TensorLike, *, entropy_coeff: float = 0.01, critic_coeff: float = 1.0, loss_critic_type: str = 'smooth_l1') -> Tuple[Any, Any, Any, Any, Any, Any, Any]:
+        """torchrl A2CLoss: -mean(log_prob A), critic and entropy terms and gradients
+
+        Inputs:
+            log_prob (f32,f64, rank 1): [N] log-probability of the actions under the current policy, f32 or f64
+            advantage (f32,f64, rank 2): [N, 1] the advantage estimate
+            state_value (f32,f64, rank 2): [N, 1] the critic's V(s)
+            value_target (f32,f64, rank 2): [N, 1] the critic's target return
+            entropy (f32,f64, rank 1): [N] the policy distribution's entropy
+        Attributes (keyword-only):
+            entropy_coeff (float, default 0.01): loss_entropy = -entropy_coeff * mean(entropy)
+            critic_coeff (float, default 1.0): loss_critic = critic_coeff * mean(distance(value_target, state_value))
+            loss_critic_type (str, default 'smooth_l1'; one of l1, l2, smooth_l1): the distance: l1, l2 or smooth_l1 (beta 1)
+        Outputs:
+            loss_objective (f32,f64, rank 0): mean of -surrogate
+            loss_critic (f32,f64, rank 0): critic_coeff * mean(distance(value_target, state_value))
+            loss_entropy (f32,f64, rank 0): mean(-entropy_coeff * entropy)
+            entropy (f32,f64, rank 0): mean(entropy), for logging
+            grad_log_prob (f32,f64, rank 1): [N] d(loss_objective + loss_critic + loss_entropy) / d log_prob
+            grad_state_value (f32,f64, rank 2): [N, 1] d loss / d state_value
+            grad_entropy (f32,f64, rank 1): [N] d loss / d entropy"""
+        ...
+    @staticmethod
+    def clip_ppo_loss(log_prob: TensorLike, sample_log_prob: TensorLike, advantage: TensorLike, state_value: TensorLike, value_target: TensorLike, entropy: TensorLike, *, entropy_coeff: float = 0.01, critic_coeff: float = 1.0, loss_critic_type: str = 'smooth_l1', normalize_advantage: bool = False, clip_epsilon: float = 0.2) -> Tuple[Any, Any, Any, Any, Any, Any, Any, Any, Any, Any]:
+        """torchrl ClipPPOLoss: -mean(min(r A, clip(r, 1-eps, 1+eps) A)), critic and entropy terms and gradients
+
+        Inputs:
+            log_prob (f32,f64, rank 1): [N] log-probability of the actions under the current policy, f32 or f64
+            sample_log_prob (f32,f64, rank 1): [N] their log-probability when they were sampled
+            advantage (f32,f64, rank 2): [N, 1] the advantage estimate
+            state_value (f32,f64, rank 2): [N, 1] the critic's V(s)
+            value_target (f32,f64, rank 2): [N, 1] the critic's target return
+            entropy (f32,f64, rank 1): [N] the policy distribution's entropy
+        Attributes (keyword-only):
+            entropy_coeff (float, default 0.01): loss_entropy = -entropy_coeff * mean(entropy)
+            critic_coeff (float, default 1.0): loss_critic = critic_coeff * mean(distance(value_target, state_value))
+            loss_critic_type (str, default 'smooth_l1'; one of l1, l2, smooth_l1): the distance: l1, l2 or smooth_l1 (beta 1)
+            normalize_advantage (bool, default False): standardise the advantage first: (A - mean) / max(std, 1e-6), unbiased std, when N > 1
+            clip_epsilon (float, default 0.2): the ratio is clipped to [1 - clip_epsilon, 1 + clip_epsilon] (in log space)
+        Outputs:
+            loss_objective (f32,f64, rank 0): mean of -surrogate
+            loss_critic (f32,f64, rank 0): critic_coeff * mean(distance(value_target, state_value))
+            loss_entropy (f32,f64, rank 0): mean(-entropy_coeff * entropy)
+            entropy (f32,f64, rank 0): mean(entropy), for logging
+            clip_fraction (f32,f64, rank 0): the share of samples whose log-ratio was clipped
+            kl_approx (f32,f64, rank 0): mean(sample_log_prob - log_prob), for logging
+            ESS (f32,f64, rank 0): effective sample size of the ratios over N, for logging
+            grad_log_prob (f32,f64, rank 1): [N] d(loss_objective + loss_critic + loss_entropy) / d log_prob
+            grad_state_value (f32,f64, rank 2): [N, 1] d loss / d state_value
+            grad_entropy (f32,f64, rank 1): [N] d loss / d entropy"""
+        ...
+    @staticmethod
+    def env_reset(*, seed: int = -1, object: Optional[Object] = None) -> Any:
+        """a new episode of the object's environment (gymnasium reset)
+
+        A method of the object class rl.env: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            seed (int, default -1): reseed with this (>= 0) first; -1 continues the stream
+        Outputs:
+            observation (any, rank 1): [observation size], the space's dtype"""
+        ...
+    @staticmethod
+    def env_spec(*, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any]:
+        """the spaces and the time limit of the object's environment
+
+        A method of the object class rl.env: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            observation_low (f64, rank 1): [observation size] the observation box's bounds (+-inf: none)
+            observation_high (f64, rank 1): [observation size]
+            action_n (i64, rank 1): [1] a discrete action's number of values; 0 for a box
+            action_low (f64, rank 1): [action size] a box action's bounds (discrete: [0], [n - 1])
+            action_high (f64, rank 1): [action size]
+            max_episode_steps (i64, rank 1): [1] the time limit (0: none)"""
+        ...
+    @staticmethod
+    def env_step(action: TensorLike, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any]:
+        """one step of the object's environment (gymnasium step)
+
+        A method of the object class rl.env: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            action (f32,i64, any rank): the action's size of elements: i64 for a discrete space, f32 for a box
+        Outputs:
+            observation (any, rank 1): [observation size] after the step
+            reward (f64, rank 1): [1] f64
+            terminated (bool, rank 1): [1] the episode ended
+            truncated (bool, rank 1): [1] the time limit cut it
+            done (bool, rank 1): [1] terminated or truncated"""
+        ...
+    @staticmethod
+    def generalized_advantage_estimate(state_value: TensorLike, next_state_value: TensorLike, reward: TensorLike, done: TensorLike, terminated: Optional[TensorLike] = None, *, gamma: float, lmbda: float, time_dim: int = -2) -> Tuple[Any, Any]:
+        """generalized advantage estimate: delta_t = r_t + gamma*(1-terminated_t)*V(s_{t+1}) - V(s_t), summed backwards with gamma*lmbda, cut at done
+
+        Inputs:
+            state_value (f32,f64, any rank): V(s_t) [*B, T, *F], f32 or f64
+            next_state_value (f32,f64, any rank): V(s_{t+1}), the same shape
+            reward (f32,f64, any rank): r_t, the same shape
+            done (bool, any rank): bool: the step ended its trajectory (terminated or truncated): cuts the chain
+            terminated (bool, any rank, optional): bool: the step ended its episode: no bootstrap from V(s_{t+1}); default done
+        Attributes (keyword-only):
+            gamma (float, required): the discount
+            lmbda (float, required): the GAE lambda
+            time_dim (int, default -2): the time dimension (negative: from the end)
+        Outputs:
+            advantage (f32,f64, any rank): A_t = delta_t + gamma*lmbda*(1-done_t)*A_{t+1}
+            value_target (f32,f64, any rank): advantage + state_value"""
+        ...
+    @staticmethod
+    def kl_ppo_loss(log_prob: TensorLike, sample_log_prob: TensorLike, advantage: TensorLike, state_value: TensorLike, value_target: TensorLike, entropy: TensorLike, kl: TensorLike, *, entropy_coeff: float = 0.01, critic_coeff: float = 1.0, loss_critic_type: str = 'smooth_l1', normalize_advantage: bool = False, beta: float = 1.0, dtarg: float = 0.01, increment: float = 2.0, decrement: float = 0.5) -> Tuple[Any, Any, Any, Any, Any, Any, Any, Any, Any, Any]:
+        """torchrl KLPENPPOLoss: -mean(r A - beta kl), critic and entropy terms, gradients and the next beta
+
+        Inputs:
+            log_prob (f32,f64, rank 1): [N] log-probability of the actions under the current policy, f32 or f64
+            sample_log_prob (f32,f64, rank 1): [N] their log-probability when they were sampled
+            advantage (f32,f64, rank 2): [N, 1] the advantage estimate
+            state_value (f32,f64, rank 2): [N, 1] the critic's V(s)
+            value_target (f32,f64, rank 2): [N, 1] the critic's target return
+            entropy (f32,f64, rank 1): [N] the policy distribution's entropy
+            kl (f32,f64, rank 1): [N] KL(sampling policy || current policy) per sample
+        Attributes (keyword-only):
+            entropy_coeff (float, default 0.01): loss_entropy = -entropy_coeff * mean(entropy)
+            critic_coeff (float, default 1.0): loss_critic = critic_coeff * mean(distance(value_target, state_value))
+            loss_critic_type (str, default 'smooth_l1'; one of l1, l2, smooth_l1): the distance: l1, l2 or smooth_l1 (beta 1)
+            normalize_advantage (bool, default False): standardise the advantage first: (A - mean) / max(std, 1e-6), unbiased std, when N > 1
+            beta (float, default 1.0): the KL penalty's weight
+            dtarg (float, default 0.01): the target KL
+            increment (float, default 2.0): beta *= increment when mean(kl) > 1.5 dtarg (>= 1)
+            decrement (float, default 0.5): beta *= decrement when mean(kl) < dtarg / 1.5 (<= 1)
+        Outputs:
+            loss_objective (f32,f64, rank 0): mean of -surrogate
+            loss_critic (f32,f64, rank 0): critic_coeff * mean(distance(value_target, state_value))
+            loss_entropy (f32,f64, rank 0): mean(-entropy_coeff * entropy)
+            entropy (f32,f64, rank 0): mean(entropy), for logging
+            kl_approx (f32,f64, rank 0): mean(sample_log_prob - log_prob), for logging
+            beta (f32,f64, rank 0): beta after the adaptive update (the loss used the attribute's)
+            grad_log_prob (f32,f64, rank 1): [N] d(loss_objective + loss_critic + loss_entropy) / d log_prob
+            grad_state_value (f32,f64, rank 2): [N, 1] d loss / d state_value
+            grad_entropy (f32,f64, rank 1): [N] d loss / d entropy
+            grad_kl (f32,f64, rank 1): [N] d loss / d kl, as torch autograd gives it after the update: beta (updated) / N"""
+        ...
+    @staticmethod
+    def parallel_env_reset(*, seed: int = -1, object: Optional[Object] = None) -> Any:
+        """reset every environment (seed >= 0: environment i gets seed + i)
+
+        A method of the object class rl.parallel_env: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            seed (int, default -1): reseed with this (>= 0) first; -1 continues the stream
+        Outputs:
+            observation (any, rank 2): [N, observation size]"""
+        ...
+    @staticmethod
+    def parallel_env_step(action: TensorLike, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any]:
+        """step every environment, then reset those that are done (TorchRL's step_and_maybe_reset)
+
+        A method of the object class rl.parallel_env: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            action (f32,i64, any rank): [N] i64 (discrete) or [N, action size] f32 (box)
+        Outputs:
+            next_observation (any, rank 2): [N, obs] after the step: ("next", "observation")
+            reward (f64, rank 2): [N, 1]
+            terminated (bool, rank 2): [N, 1]
+            truncated (bool, rank 2): [N, 1]
+            done (bool, rank 2): [N, 1] terminated or truncated: these environments were reset
+            observation (any, rank 2): [N, obs] the next step's root: the reset observation where done, else next_observation"""
+        ...
+    @staticmethod
+    def rb_dumps(*, path: str, sync: bool = True, object: Optional[Object] = None) -> None:
+        """rb.dumps(path): torchrl's layout, atomically (written aside, synced, swapped in)
+
+        A method of the object class rl.replay_buffer: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            path (str, required): the dump's directory
+            sync (bool, default True): flush the dump to the device before swapping it in (survives power loss; without it a killed process still leaves the previous dump intact)"""
+        ...
+    @staticmethod
+    def rb_ensemble_sample(*, batch_size: int, dest: int = 0, object: Optional[Object] = None) -> Tuple[Any, Any]:
+        """ReplayBufferEnsemble.sample: members chosen by p (or all), batch_size / num_buffer_sampled items from each
+
+        A method of the object class rl.replay_buffer_ensemble: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            batch_size (int, required): items drawn
+            dest (int, default 0): id of an rl.tensordict that receives the sampled items with "index" (and "priority_weight"); 0: none
+        Outputs:
+            index (i64, rank 1): i64 [B]: items in their buffers
+            buffer_ids (i64, rank 1): i64 [B]: the member (position in buffers) of each item"""
+        ...
+    @staticmethod
+    def rb_extend(*, source: int, object: Optional[Object] = None) -> Any:
+        """rb.extend(td): the items of a TensorDict (by id)
+
+        A method of the object class rl.replay_buffer: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            source (int, required): id (rl.td_id) of the TensorDict whose items (batch dim 0) are added
+        Outputs:
+            index (i64, rank 1): i64 [N]: where each item went (-1: not kept by the max-value writer)"""
+        ...
+    @staticmethod
+    def rb_extend_list(*, json: str, object: Optional[Object] = None) -> Any:
+        """rb.extend(list) on a ListStorage: non-tensor items, as JSON; a sample gives them as the JSON list "data"
+
+        A method of the object class rl.replay_buffer: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            json (str, required): a JSON array: one item (any JSON value) each
+        Outputs:
+            index (i64, rank 1): i64 [N]: where each item went (-1: not kept by the max-value writer)"""
+        ...
+    @staticmethod
+    def rb_extend_ted(*, path: str, chunk: int = 65536, object: Optional[Object] = None) -> Any:
+        """stream a TED dataset (TorchRL Episode Data on disk) into the buffer, batch dims flattened, keys checked
+
+        A method of the object class rl.replay_buffer: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            path (str, required): a TED dataset: a TensorDict directory in tensordict's memmap layout
+            chunk (int, default 65536): items copied per extend
+        Outputs:
+            count (i64, rank 1): i64 [1]: the items streamed in"""
+        ...
+    @staticmethod
+    def rb_id(*, object: Optional[Object] = None) -> Any:
+        """the buffer's id, which names it to an rl.replay_buffer_ensemble
+
+        A method of the object class rl.replay_buffer: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            id (i64, rank 1): i64 [1]: the buffer's id"""
+        ...
+    @staticmethod
+    def rb_len(*, object: Optional[Object] = None) -> Any:
+        """len(rb) and the writer's write count
+
+        A method of the object class rl.replay_buffer: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            len (i64, rank 1): i64 [2]: len(buffer), write count"""
+        ...
+    @staticmethod
+    def rb_loads(*, path: str, object: Optional[Object] = None) -> None:
+        """rb.loads(path): the state of a dump; unchanged if it fails
+
+        A method of the object class rl.replay_buffer: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            path (str, required): the dump's directory"""
+        ...
+    @staticmethod
+    def rb_priorities(*, object: Optional[Object] = None) -> Any:
+        """the priority tree's leaves of the stored items
+
+        A method of the object class rl.replay_buffer: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            priorities (f64, rank 1): f64 [len]: the sum tree's leaves, (p + eps) ^ alpha in the tree's precision"""
+        ...
+    @staticmethod
+    def rb_priority_weight(index: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """the importance weights PrioritizedSampler gives these items now
+
+        A method of the object class rl.replay_buffer: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            index (i64, rank 1): i64 [N] stored items
+        Outputs:
+            priority_weight (f32, rank 1): f32 [N]: (tree[i] / p_min) ^ -beta, as a sample of them would carry"""
+        ...
+    @staticmethod
+    def rb_sample(*, batch_size: int, dest: int = 0, object: Optional[Object] = None) -> Tuple[Any, Any]:
+        """rb.sample(batch_size, return_info=True): the indices, importance weights and (into dest) the items
+
+        A method of the object class rl.replay_buffer: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            batch_size (int, required): items drawn
+            dest (int, default 0): id of an rl.tensordict that receives the sampled items with "index" (and "priority_weight"); 0: none
+        Outputs:
+            index (i64, rank 1): i64 [B]: the items drawn
+            priority_weight (f32, rank 1): f32 [B]: importance weights (prioritized), else empty"""
+        ...
+    @staticmethod
+    def rb_update_priority(index: TensorLike, priority: TensorLike, *, object: Optional[Object] = None) -> None:
+        """rb.update_priority(index, priority)
+
+        A method of the object class rl.replay_buffer: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            index (i64, rank 1): i64 [N]; -1 entries are skipped
+            priority (f32,f64, any rank): f32|f64 [N] or one value"""
+        ...
+    @staticmethod
+    def td0_return_estimate(next_state_value: TensorLike, reward: TensorLike, terminated: TensorLike, *, gamma: float) -> Any:
+        """one-step bootstrapped return r_t + gamma*(1-terminated_t)*V(s_{t+1}), element-wise
+
+        Inputs:
+            next_state_value (f32,f64, any rank): V(s_{t+1}), any shape, f32 or f64
+            reward (f32,f64, any rank): r_t, the same shape
+            terminated (bool, any rank): bool: the step ended its episode: no bootstrap
+        Attributes (keyword-only):
+            gamma (float, required): the discount
+        Outputs:
+            returns (f32,f64, any rank): r_t + gamma*(1-terminated_t)*V(s_{t+1})"""
+        ...
+    @staticmethod
+    def td_apply(*, fn: str, attrs: str = '', object: Optional[Object] = None) -> None:
+        """td = td.apply(fn): the op fn on every tensor leaf
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            fn (str, required): an op of one tensor input and one output, run on every tensor leaf
+            attrs (str, default ''): the op's attributes, name=value comma-separated ("dtype=f64"): integers, floats, true/false, else strings"""
+        ...
+    @staticmethod
+    def td_batch_size(*, object: Optional[Object] = None) -> Any:
+        """td.batch_size
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            batch_size (i64, rank 1): i64 [batch dims]"""
+        ...
+    @staticmethod
+    def td_del(*, key: str, object: Optional[Object] = None) -> None:
+        """del td[key] (a leaf or a nested TensorDict)
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            key (str, required): a key: "obs", "next.reward" for ("next","reward"), or a JSON list ["next","a.b"]"""
+        ...
+    @staticmethod
+    def td_describe(*, object: Optional[Object] = None) -> Any:
+        """the structure as JSON: {"batch_size": [...], "entries": [{"key", "kind": "tensor", "dtype", "shape"} | {"key", "kind": "non_tensor", "value"}]}
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            json (u8, rank 1): the value as JSON text, u8 UTF-8"""
+        ...
+    @staticmethod
+    def td_exclude(*, keys: str, strict: bool = True, object: Optional[Object] = None) -> None:
+        """td = td.exclude(*keys) (strict is ignored)
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            keys (str, required): comma-separated keys ("obs,next.reward"), or a JSON list of keys
+            strict (bool, default True): select: a key that is absent is an error"""
+        ...
+    @staticmethod
+    def td_flatten_keys(*, separator: str = '.', object: Optional[Object] = None) -> None:
+        """td = td.flatten_keys(separator)
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            separator (str, default '.'): joins the components of a flattened key"""
+        ...
+    @staticmethod
+    def td_get(*, key: str, object: Optional[Object] = None) -> Any:
+        """td[key]: a copy of the tensor
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            key (str, required): a key: "obs", "next.reward" for ("next","reward"), or a JSON list ["next","a.b"]
+        Outputs:
+            value (any, any rank): a copy of the tensor at key"""
+        ...
+    @staticmethod
+    def td_get_non_tensor(*, key: str, object: Optional[Object] = None) -> Any:
+        """the NonTensorData at key, as JSON text
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            key (str, required): a key: "obs", "next.reward" for ("next","reward"), or a JSON list ["next","a.b"]
+        Outputs:
+            json (u8, rank 1): the value as JSON text, u8 UTF-8"""
+        ...
+    @staticmethod
+    def td_id(*, object: Optional[Object] = None) -> Any:
+        """the object's id, which names it to other objects and methods
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            id (i64, rank 1): i64 [1]: the object's id"""
+        ...
+    @staticmethod
+    def td_index(index: Optional[TensorLike] = None, *, slice: Optional[Sequence[int]] = None, object: Optional[Object] = None) -> None:
+        """td = td[index] along batch dim 0: an int, a slice, a boolean mask or an index tensor
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            index (i64,bool, any rank, optional): along batch dim 0: i64 [] an int, i64 [N] indices, bool [B] a mask; absent: the slice attribute
+        Attributes (keyword-only):
+            slice (Sequence[int], default: absent): [start, stop] or [start, stop, step] along batch dim 0 when no index tensor is given (Python's rules; use INT64_MIN/INT64_MAX for open ends)"""
+        ...
+    @staticmethod
+    def td_keys(*, object: Optional[Object] = None) -> Tuple[Any, Any, Any]:
+        """td.keys(include_nested=True, leaves_only=True)
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            keys (u8, rank 1): every leaf's key (rl.td_get's form), depth first in insertion order
+            keys_offsets (i64, rank 1): i64 [K+1]
+            kinds (i64, rank 1): i64 [K]: 1 a tensor, 3 a NonTensorData"""
+        ...
+    @staticmethod
+    def td_lambda_return_estimate(next_state_value: TensorLike, reward: TensorLike, done: TensorLike, terminated: Optional[TensorLike] = None, *, gamma: float, lmbda: float, time_dim: int = -2) -> Any:
+        """TD(lambda) return, backwards over time; at done the tail restarts from the (bootstrapped) next value
+
+        Inputs:
+            next_state_value (f32,f64, any rank): V(s_{t+1}) [*B, T, *F], f32 or f64
+            reward (f32,f64, any rank): r_t, the same shape
+            done (bool, any rank): bool: the step ended its trajectory (terminated or truncated): cuts the chain
+            terminated (bool, any rank, optional): bool: the step ended its episode: no bootstrap from V(s_{t+1}); default done
+        Attributes (keyword-only):
+            gamma (float, required): the discount
+            lmbda (float, required): the TD lambda
+            time_dim (int, default -2): the time dimension (negative: from the end)
+        Outputs:
+            returns (f32,f64, any rank): G_t = r_t + gamma*((1-lmbda)*V'_{t+1} + lmbda*G_{t+1}), restarted at done"""
+        ...
+    @staticmethod
+    def td_save(*, path: str, object: Optional[Object] = None) -> None:
+        """td.memmap(path): tensordict's memmap layout, NonTensorData included, leaves written in parallel
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            path (str, required): the directory (tensordict's memmap layout)"""
+        ...
+    @staticmethod
+    def td_select(*, keys: str, strict: bool = True, object: Optional[Object] = None) -> None:
+        """td = td.select(*keys, strict=strict)
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            keys (str, required): comma-separated keys ("obs,next.reward"), or a JSON list of keys
+            strict (bool, default True): select: a key that is absent is an error"""
+        ...
+    @staticmethod
+    def td_set(value: TensorLike, *, key: str, object: Optional[Object] = None) -> None:
+        """td[key] = value (a copy of the tensor)
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            value (any, any rank): the tensor; its leading dims are the batch_size
+        Attributes (keyword-only):
+            key (str, required): a key: "obs", "next.reward" for ("next","reward"), or a JSON list ["next","a.b"]"""
+        ...
+    @staticmethod
+    def td_set_non_tensor(*, key: str, json: str, object: Optional[Object] = None) -> None:
+        """td[key] = NonTensorData(value) for a JSON value (string, number, bool, null, list, object)
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            key (str, required): a key: "obs", "next.reward" for ("next","reward"), or a JSON list ["next","a.b"]
+            json (str, required): the value as JSON: "\\"text\\"", 3, [1,2], {...}"""
+        ...
+    @staticmethod
+    def td_unflatten_keys(*, separator: str = '.', object: Optional[Object] = None) -> None:
+        """td = td.unflatten_keys(separator)
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            separator (str, default '.'): joins the components of a flattened key"""
+        ...
+    @staticmethod
+    def td_update(*, source: int, object: Optional[Object] = None) -> None:
+        """td.update(source): the entries of another TensorDict
+
+        A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            source (int, required): id of the TensorDict to take entries from"""
+        ...
+    @staticmethod
+    def vtrace_advantage_estimate(log_pi: TensorLike, log_mu: TensorLike, state_value: TensorLike, next_state_value: TensorLike, reward: TensorLike, done: TensorLike, terminated: Optional[TensorLike] = None, *, gamma: float, rho_thresh: float = 1.0, c_thresh: float = 1.0, time_dim: int = -2) -> Tuple[Any, Any]:
+        """V-trace off-policy targets vs_t and advantages (IMPALA), with clipped importance weights
+
+        Inputs:
+            log_pi (f32,f64, any rank): log-probability of the actions, [*B, T, *F], f32 or f64
+            log_mu (f32,f64, any rank): log-probability under the other policy: rho = exp(log_pi - log_mu)
+            state_value (f32,f64, any rank): V(s_t), the same shape
+            next_state_value (f32,f64, any rank): V(s_{t+1}), the same shape
+            reward (f32,f64, any rank): r_t, the same shape
+            done (bool, any rank): bool: the step ended its trajectory (terminated or truncated): cuts the chain
+            terminated (bool, any rank, optional): bool: the step ended its episode: no bootstrap from V(s_{t+1}); default done
+        Attributes (keyword-only):
+            gamma (float, required): the discount
+            rho_thresh (float, default 1.0): clip of the importance weights rho in the TD errors
+            c_thresh (float, default 1.0): clip of the importance weights c in the trace
+            time_dim (int, default -2): the time dimension (negative: from the end)
+        Outputs:
+            advantage (f32,f64, any rank): min(rho, rho_thresh) * (r_t + gamma*(1-terminated_t)*vs_{t+1} - V(s_t))
+            value_target (f32,f64, any rank): the V-trace targets vs_t"""
+        ...
+
 class text:
     """loom ops of the domain text."""
     @staticmethod
@@ -692,6 +1306,106 @@ class text:
 class vision:
     """loom ops of the domain vision."""
     @staticmethod
+    def adjust_brightness(image: TensorLike, *, brightness_factor: float) -> Any:
+        """torchvision v2 adjust_brightness: image * factor, clamped (1 or 3 channels)
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Attributes (keyword-only):
+            brightness_factor (float, required): 0: black, 1: the image
+        Outputs:
+            output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
+    def adjust_contrast(image: TensorLike, *, contrast_factor: float) -> Any:
+        """torchvision v2 adjust_contrast: blend with the mean of the greyscale image
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Attributes (keyword-only):
+            contrast_factor (float, required): 0: the mean grey, 1: the image
+        Outputs:
+            output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
+    def adjust_gamma(image: TensorLike, *, gamma: float, gain: float = 1.0) -> Any:
+        """torchvision v2 adjust_gamma: gain * image^gamma on the [0, 1] scale
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Attributes (keyword-only):
+            gamma (float, required): exponent on the [0, 1] scale
+            gain (float, default 1.0): multiplier after the power
+        Outputs:
+            output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
+    def adjust_hue(image: TensorLike, *, hue_factor: float) -> Any:
+        """torchvision v2 adjust_hue: rotate the hue in HSV (Pillow's conversion)
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Attributes (keyword-only):
+            hue_factor (float, required): shift of the hue channel, in [-0.5, 0.5]
+        Outputs:
+            output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
+    def adjust_saturation(image: TensorLike, *, saturation_factor: float) -> Any:
+        """torchvision v2 adjust_saturation: blend with the greyscale image
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Attributes (keyword-only):
+            saturation_factor (float, required): 0: grey, 1: the image
+        Outputs:
+            output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
+    def affine(image: TensorLike, *, angle: float, translate: Sequence[float], scale: float, shear: Sequence[float], interpolation: str = 'nearest', fill: Optional[Sequence[float]] = None, center: Optional[Sequence[float]] = None) -> Any:
+        """torchvision.transforms.v2.functional.affine on images: rotation, translation, scale, shear about a centre
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 or float32
+        Attributes (keyword-only):
+            angle (float, required): degrees, clockwise
+            translate (Sequence[float], required): (tx, ty) in pixels
+            scale (float, required): > 0
+            shear (Sequence[float], required): degrees: [s] (both) or [sx, sy]
+            interpolation (str, default 'nearest'; one of nearest, bilinear): nearest or bilinear
+            fill (Sequence[float], default: absent): value of the pixels from outside: one, or one per channel (absent: 0)
+            center (Sequence[float], default: absent): (x, y) of the pivot; absent: the image centre
+        Outputs:
+            output (f32,u8, any rank): [..., C, H', W'] (H' x W' = H x W unless rotate expands)"""
+        ...
+    @staticmethod
+    def affine_bounding_boxes(boxes: TensorLike, *, format: str = 'xyxy', canvas_size: Sequence[int], angle: float, translate: Sequence[float], scale: float, shear: Sequence[float], center: Optional[Sequence[float]] = None, clamping_mode: str = 'soft') -> Any:
+        """torchvision.transforms.v2.functional.affine on boxes: the boxes enclosing the moved corners
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+        Attributes (keyword-only):
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh
+            canvas_size (Sequence[int], required): (H, W) of the image
+            angle (float, required): degrees, as vision.affine
+            translate (Sequence[float], required): (tx, ty) in pixels
+            scale (float, required): > 0
+            shear (Sequence[float], required): [s] or [sx, sy] degrees
+            center (Sequence[float], default: absent): (x, y); absent: the canvas centre
+            clamping_mode (str, default 'soft'; one of soft, hard, none): soft or hard (the same for these boxes): clamp to the canvas; none: do not
+        Outputs:
+            output (f32, any rank): [..., 4]: the enclosing boxes"""
+        ...
+    @staticmethod
+    def autocontrast(image: TensorLike) -> Any:
+        """torchvision v2 autocontrast: stretch each channel to the full range
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Outputs:
+            output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
     def batched_nms(boxes: TensorLike, scores: TensorLike, idxs: TensorLike, *, iou_threshold: float) -> Any:
         """torchvision.ops.batched_nms: nms within each category of idxs, indices by decreasing score
 
@@ -740,6 +1454,45 @@ class vision:
             output (f32,f64, rank 2): [N, M] (f32 for f16 boxes)"""
         ...
     @staticmethod
+    def center_crop(image: TensorLike, *, output_size: Sequence[int]) -> Any:
+        """torchvision.transforms.v2.functional.center_crop: the centred window (round half to even), zero-padded
+
+        Inputs:
+            image (f32,u8,i32,i64,bool, any rank): [..., H, W] (an image [..., C, H, W] or a mask), rank >= 2
+        Attributes (keyword-only):
+            output_size (Sequence[int], required): [s] or [h, w]; larger than the image: zero-padded around it
+        Outputs:
+            output (f32,u8,i32,i64,bool, any rank): [..., H', W'], the dtype of image"""
+        ...
+    @staticmethod
+    def center_crop_bounding_boxes(boxes: TensorLike, *, format: str = 'xyxy', canvas_size: Sequence[int], output_size: Sequence[int], clamping_mode: str = 'soft') -> Tuple[Any, Any]:
+        """torchvision.transforms.v2.functional.center_crop on boxes
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+        Attributes (keyword-only):
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh
+            canvas_size (Sequence[int], required): (H, W) of the image
+            output_size (Sequence[int], required): [s] or [h, w]; larger than the image: zero-padded around it
+            clamping_mode (str, default 'soft'; one of soft, hard, none): soft or hard (the same for these boxes): clamp to the canvas; none: do not
+        Outputs:
+            output (f32, any rank): [..., 4]
+            canvas_size (i64, rank 1): [2]: the new (H, W)"""
+        ...
+    @staticmethod
+    def clamp_bounding_boxes(boxes: TensorLike, *, format: str = 'xyxy', canvas_size: Sequence[int], clamping_mode: str = 'soft') -> Any:
+        """torchvision.transforms.v2.functional.clamp_bounding_boxes: corners into [0, W] x [0, H]
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+        Attributes (keyword-only):
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh
+            canvas_size (Sequence[int], required): (H, W) of the image
+            clamping_mode (str, default 'soft'; one of soft, hard, none): soft or hard (the same for these boxes): clamp to the canvas; none: do not
+        Outputs:
+            output (f32, any rank): [..., 4]"""
+        ...
+    @staticmethod
     def clip_boxes_to_image(boxes: TensorLike, *, size: Sequence[int]) -> Any:
         """torchvision.ops.clip_boxes_to_image: clamp x to [0, width] and y to [0, height]
 
@@ -774,6 +1527,91 @@ class vision:
             eps (float, default 1e-07): small number to prevent division by zero
         Outputs:
             output (f32,f64, any rank): [..] for 'none', else a scalar (f32 for f16 boxes)"""
+        ...
+    @staticmethod
+    def convert_bounding_box_format(boxes: TensorLike, *, old_format: str = 'xyxy', new_format: str) -> Any:
+        """torchvision.transforms.v2.functional.convert_bounding_box_format between xyxy, xywh and cxcywh
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+        Attributes (keyword-only):
+            old_format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): format of boxes
+            new_format (str, required; one of xyxy, xywh, cxcywh): format of the output
+        Outputs:
+            output (f32, any rank): [..., 4]"""
+        ...
+    @staticmethod
+    def crop(image: TensorLike, *, top: int, left: int, height: int, width: int) -> Any:
+        """torchvision.transforms.v2.functional.crop on images and masks: a window, zeros outside the image
+
+        Inputs:
+            image (f32,u8,i32,i64,bool, any rank): [..., H, W] (an image [..., C, H, W] or a mask), rank >= 2
+        Attributes (keyword-only):
+            top (int, required): first row; < 0 or past the end: zeros
+            left (int, required): first column; outside: zeros
+            height (int, required): rows of the crop
+            width (int, required): columns of the crop
+        Outputs:
+            output (f32,u8,i32,i64,bool, any rank): [..., H', W'], the dtype of image"""
+        ...
+    @staticmethod
+    def crop_bounding_boxes(boxes: TensorLike, *, format: str = 'xyxy', top: int, left: int, height: int, width: int, clamping_mode: str = 'soft') -> Tuple[Any, Any]:
+        """torchvision.transforms.v2.functional.crop on boxes: shift by (left, top), clamp to the crop
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+        Attributes (keyword-only):
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh
+            top (int, required): first row; < 0 or past the end: zeros
+            left (int, required): first column; outside: zeros
+            height (int, required): rows of the crop
+            width (int, required): columns of the crop
+            clamping_mode (str, default 'soft'; one of soft, hard, none): soft or hard (the same for these boxes): clamp to the canvas; none: do not
+        Outputs:
+            output (f32, any rank): [..., 4]
+            canvas_size (i64, rank 1): [2]: the new (H, W)"""
+        ...
+    @staticmethod
+    def decode_image(input: TensorLike, offsets: Optional[TensorLike] = None, *, mode: str = 'UNCHANGED', apply_exif_orientation: bool = False, max_pixels: int = 268435456) -> Any:
+        """torchvision.io.decode_image: a JPEG or PNG file (told by its first bytes) to a CHW image
+
+        Inputs:
+            input (u8, rank 1): the file's bytes (u8 [N]); with offsets, B files back to back
+            offsets (i64, rank 1, optional): [B + 1] bounds of the files in input (jagged batch): output [B, C, H, W]
+        Attributes (keyword-only):
+            mode (str, default 'UNCHANGED'; one of UNCHANGED, GRAY, GRAY_ALPHA, RGB, RGB_ALPHA, RGBA): torchvision.io.ImageReadMode: UNCHANGED, GRAY, GRAY_ALPHA, RGB, RGB_ALPHA (or RGBA); JPEG takes UNCHANGED, GRAY and RGB
+            apply_exif_orientation (bool, default False): rotate / flip the image as its EXIF orientation tag says
+            max_pixels (int, default 268435456): refuse a file that declares more pixels (width * height) than this: a decompression-bomb guard
+        Outputs:
+            output (u8,i32, any rank): [C, H, W] u8 ([B, C, H, W] for a batch); i32 holding 16-bit samples for a 16-bit PNG"""
+        ...
+    @staticmethod
+    def decode_jpeg(input: TensorLike, offsets: Optional[TensorLike] = None, *, mode: str = 'UNCHANGED', apply_exif_orientation: bool = False, max_pixels: int = 268435456) -> Any:
+        """torchvision.io.decode_jpeg: a JPEG file to a CHW u8 image (libjpeg-turbo)
+
+        Inputs:
+            input (u8, rank 1): the file's bytes (u8 [N]); with offsets, B files back to back
+            offsets (i64, rank 1, optional): [B + 1] bounds of the files in input (jagged batch): output [B, C, H, W]
+        Attributes (keyword-only):
+            mode (str, default 'UNCHANGED'; one of UNCHANGED, GRAY, GRAY_ALPHA, RGB, RGB_ALPHA, RGBA): torchvision.io.ImageReadMode: UNCHANGED, GRAY, GRAY_ALPHA, RGB, RGB_ALPHA (or RGBA); JPEG takes UNCHANGED, GRAY and RGB
+            apply_exif_orientation (bool, default False): rotate / flip the image as its EXIF orientation tag says
+            max_pixels (int, default 268435456): refuse a file that declares more pixels (width * height) than this: a decompression-bomb guard
+        Outputs:
+            output (u8,i32, any rank): [C, H, W] u8 ([B, C, H, W] for a batch); i32 holding 16-bit samples for a 16-bit PNG"""
+        ...
+    @staticmethod
+    def decode_png(input: TensorLike, offsets: Optional[TensorLike] = None, *, mode: str = 'UNCHANGED', apply_exif_orientation: bool = False, max_pixels: int = 268435456) -> Any:
+        """torchvision.io.decode_png: a PNG file to a CHW image (libpng; 16-bit samples as i32)
+
+        Inputs:
+            input (u8, rank 1): the file's bytes (u8 [N]); with offsets, B files back to back
+            offsets (i64, rank 1, optional): [B + 1] bounds of the files in input (jagged batch): output [B, C, H, W]
+        Attributes (keyword-only):
+            mode (str, default 'UNCHANGED'; one of UNCHANGED, GRAY, GRAY_ALPHA, RGB, RGB_ALPHA, RGBA): torchvision.io.ImageReadMode: UNCHANGED, GRAY, GRAY_ALPHA, RGB, RGB_ALPHA (or RGBA); JPEG takes UNCHANGED, GRAY and RGB
+            apply_exif_orientation (bool, default False): rotate / flip the image as its EXIF orientation tag says
+            max_pixels (int, default 268435456): refuse a file that declares more pixels (width * height) than this: a decompression-bomb guard
+        Outputs:
+            output (u8,i32, any rank): [C, H, W] u8 ([B, C, H, W] for a batch); i32 holding 16-bit samples for a 16-bit PNG"""
         ...
     @staticmethod
     def deform_conv2d(input: TensorLike, offset: TensorLike, weight: TensorLike, bias: Optional[TensorLike] = None, mask: Optional[TensorLike] = None, *, stride: Sequence[int] = (1, 1), padding: Sequence[int] = (0, 0), dilation: Sequence[int] = (1, 1)) -> Any:
@@ -872,6 +1710,62 @@ class vision:
             output (f32,f64,f16, any rank): shape and dtype of input"""
         ...
     @staticmethod
+    def elastic(image: TensorLike, displacement: TensorLike, *, interpolation: str = 'bilinear', fill: Optional[Sequence[float]] = None) -> Any:
+        """torchvision.transforms.v2.functional.elastic on images: resample at identity grid + displacement
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 or float32
+            displacement (f32, rank 4): [1, H, W, 2]: offsets added to the identity grid, in its [-1, 1] units
+        Attributes (keyword-only):
+            interpolation (str, default 'bilinear'; one of nearest, bilinear): nearest or bilinear
+            fill (Sequence[float], default: absent): value of the pixels from outside: one, or one per channel (absent: 0)
+        Outputs:
+            output (f32,u8, any rank): [..., C, H', W'] (H' x W' = H x W unless rotate expands)"""
+        ...
+    @staticmethod
+    def encode_jpeg(input: TensorLike, *, quality: int = 75) -> Any:
+        """torchvision.io.encode_jpeg: a CHW u8 image to a JPEG file (libjpeg-turbo)
+
+        Inputs:
+            input (u8, rank 3): [C, H, W] u8 image, C = 1 (gray) or 3 (RGB)
+        Attributes (keyword-only):
+            quality (int, default 75): JPEG quality, 1 to 100
+        Outputs:
+            output (u8, rank 1): the file's bytes"""
+        ...
+    @staticmethod
+    def encode_png(input: TensorLike, *, compression_level: int = 6) -> Any:
+        """torchvision.io.encode_png: a CHW u8 image to a PNG file (libpng)
+
+        Inputs:
+            input (u8, rank 3): [C, H, W] u8 image, C = 1 (gray) or 3 (RGB)
+        Attributes (keyword-only):
+            compression_level (int, default 6): zlib compression level, 0 to 9
+        Outputs:
+            output (u8, rank 1): the file's bytes"""
+        ...
+    @staticmethod
+    def equalize(image: TensorLike) -> Any:
+        """torchvision v2 equalize: histogram equalisation per channel (Pillow's lookup table)
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Outputs:
+            output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
+    def gaussian_blur(image: TensorLike, *, kernel_size: Sequence[int], sigma: Optional[Sequence[float]] = None) -> Any:
+        """torchvision v2 gaussian_blur: separable Gaussian, reflect padding
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Attributes (keyword-only):
+            kernel_size (Sequence[int], required): [k] or [kx, ky], odd
+            sigma (Sequence[float], default: absent): [s] or [sx, sy]; default 0.3 * ((k - 1) * 0.5 - 1) + 0.8 per side (k * 0.15 + 0.35)
+        Outputs:
+            output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
     def generalized_box_iou(boxes1: TensorLike, boxes2: TensorLike) -> Any:
         """torchvision.ops.generalized_box_iou: pairwise GIoU [N, M] of xyxy boxes
 
@@ -895,6 +1789,36 @@ class vision:
             output (f32,f64, any rank): [..] for 'none', else a scalar (f32 for f16 boxes)"""
         ...
     @staticmethod
+    def horizontal_flip(image: TensorLike) -> Any:
+        """torchvision.transforms.v2.functional.horizontal_flip on images and masks: image.flip(-1)
+
+        Inputs:
+            image (f32,u8,i32,i64,bool, any rank): [..., H, W] (an image [..., C, H, W] or a mask), rank >= 2
+        Outputs:
+            output (f32,u8,i32,i64,bool, any rank): [..., H', W'], the dtype of image"""
+        ...
+    @staticmethod
+    def horizontal_flip_bounding_boxes(boxes: TensorLike, *, format: str = 'xyxy', canvas_size: Sequence[int]) -> Any:
+        """torchvision.transforms.v2.functional.horizontal_flip on boxes: x -> W - x
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+        Attributes (keyword-only):
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh
+            canvas_size (Sequence[int], required): (H, W) of the image
+        Outputs:
+            output (f32, any rank): [..., 4]"""
+        ...
+    @staticmethod
+    def invert(image: TensorLike) -> Any:
+        """torchvision v2 invert: 255 - x, or 1 - x
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Outputs:
+            output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
     def nms(boxes: TensorLike, scores: TensorLike, *, iou_threshold: float) -> Any:
         """torchvision.ops.nms: indices of the boxes kept by greedy IoU suppression, by decreasing score
 
@@ -905,6 +1829,89 @@ class vision:
             iou_threshold (float, required): discard boxes with IoU > iou_threshold
         Outputs:
             output (i64, rank 1): [K] indices of the kept boxes"""
+        ...
+    @staticmethod
+    def normalize(image: TensorLike, *, mean: Sequence[float], std: Sequence[float]) -> Any:
+        """torchvision v2 normalize: (image - mean[c]) / std[c] in float32 (a division)
+
+        Inputs:
+            image (f32, any rank): [..., C, H, W] float32
+        Attributes (keyword-only):
+            mean (Sequence[float], required): one per channel (or one)
+            std (Sequence[float], required): one per channel (or one), != 0
+        Outputs:
+            output (f32, any rank): (image - mean) / std"""
+        ...
+    @staticmethod
+    def pad(image: TensorLike, *, padding: Sequence[int], fill: Optional[Sequence[float]] = None, padding_mode: str = 'constant') -> Any:
+        """torchvision.transforms.v2.functional.pad: constant (per-channel fill), edge, reflect, symmetric
+
+        Inputs:
+            image (f32,u8,i32,i64,bool, any rank): [..., H, W] (an image [..., C, H, W] or a mask), rank >= 2
+        Attributes (keyword-only):
+            padding (Sequence[int], required): [all], [left/right, top/bottom] or [left, top, right, bottom]
+            fill (Sequence[float], default: absent): constant mode: one value or one per channel (default 0), converted to the dtype
+            padding_mode (str, default 'constant'; one of constant, edge, reflect, symmetric): constant, edge, reflect (the edge not repeated) or symmetric (repeated)
+        Outputs:
+            output (f32,u8,i32,i64,bool, any rank): [..., H', W'], the dtype of image"""
+        ...
+    @staticmethod
+    def pad_bounding_boxes(boxes: TensorLike, *, format: str = 'xyxy', canvas_size: Sequence[int], padding: Sequence[int], padding_mode: str = 'constant', clamping_mode: str = 'soft') -> Tuple[Any, Any]:
+        """torchvision.transforms.v2.functional.pad on boxes: shift by (left, top), clamp to the new canvas
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+        Attributes (keyword-only):
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh
+            canvas_size (Sequence[int], required): (H, W) of the image
+            padding (Sequence[int], required): [all], [left/right, top/bottom] or [left, top, right, bottom]
+            padding_mode (str, default 'constant'; one of constant): constant only (torchvision's rule for boxes)
+            clamping_mode (str, default 'soft'; one of soft, hard, none): soft or hard (the same for these boxes): clamp to the canvas; none: do not
+        Outputs:
+            output (f32, any rank): [..., 4]
+            canvas_size (i64, rank 1): [2]: the new (H, W)"""
+        ...
+    @staticmethod
+    def perspective(image: TensorLike, *, startpoints: Optional[Sequence[int]] = None, endpoints: Optional[Sequence[int]] = None, interpolation: str = 'bilinear', fill: Optional[Sequence[float]] = None, coefficients: Optional[Sequence[float]] = None) -> Any:
+        """torchvision.transforms.v2.functional.perspective on images: four corners to four corners
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 or float32
+        Attributes (keyword-only):
+            startpoints (Sequence[int], default: absent): four (x, y) corners: x0,y0,...,x3,y3
+            endpoints (Sequence[int], default: absent): where they go: x0,y0,...,x3,y3
+            interpolation (str, default 'bilinear'; one of nearest, bilinear): nearest or bilinear
+            fill (Sequence[float], default: absent): value of the pixels from outside: one, or one per channel (absent: 0)
+            coefficients (Sequence[float], default: absent): the 8 coefficients instead of the points
+        Outputs:
+            output (f32,u8, any rank): [..., C, H', W'] (H' x W' = H x W unless rotate expands)"""
+        ...
+    @staticmethod
+    def posterize(image: TensorLike, *, bits: int) -> Any:
+        """torchvision v2 posterize: keep the high bits
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Attributes (keyword-only):
+            bits (int, required): bits kept, 0..8
+        Outputs:
+            output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
+    def preprocess(image: TensorLike, *, resize_size: int = 256, crop_size: int = 224, interpolation: str = 'bilinear', mean: Optional[Sequence[float]] = None, std: Optional[Sequence[float]] = None, antialias: bool = True) -> Any:
+        """torchvision ImageClassification preset (weights.transforms()): resize, center_crop, to float, normalize, fused
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (as decoded) or float32 in [0, 1]
+        Attributes (keyword-only):
+            resize_size (int, default 256): the short edge after the resize
+            crop_size (int, default 224): side of the centre crop
+            interpolation (str, default 'bilinear'; one of bilinear, bicubic): bilinear or bicubic
+            mean (Sequence[float], default: absent): per channel; default 0.485, 0.456, 0.406
+            std (Sequence[float], default: absent): per channel; default 0.229, 0.224, 0.225
+            antialias (bool, default True): as vision.resize
+        Outputs:
+            output (f32, any rank): [..., C, crop_size, crop_size] float32, normalised"""
         ...
     @staticmethod
     def ps_roi_align(input: TensorLike, boxes: TensorLike, *, output_size: Sequence[int], spatial_scale: float = 1.0, sampling_ratio: int = -1) -> Tuple[Any, Any]:
@@ -975,6 +1982,15 @@ class vision:
             output (f32,f64,f16, rank 4): [batch_size, channels, height, width] gradient of input"""
         ...
     @staticmethod
+    def read_file(*, path: str) -> Any:
+        """torchvision.io.read_file: a file's bytes as a u8 [N] tensor
+
+        Attributes (keyword-only):
+            path (str, required): the file to read
+        Outputs:
+            output (u8, rank 1): the file's bytes (u8 [N])"""
+        ...
+    @staticmethod
     def remove_small_boxes(boxes: TensorLike, *, min_size: float) -> Any:
         """torchvision.ops.remove_small_boxes: indices of boxes with both sides >= min_size
 
@@ -984,6 +2000,94 @@ class vision:
             min_size (float, required): keep boxes whose width and height are >= min_size
         Outputs:
             output (i64, rank 1): [K] indices of the kept boxes"""
+        ...
+    @staticmethod
+    def resize(image: TensorLike, *, size: Optional[Sequence[int]] = None, max_size: Optional[int] = None, interpolation: str = 'bilinear', antialias: bool = True) -> Any:
+        """torchvision.transforms.v2.functional.resize on images: nearest, nearest-exact, bilinear, bicubic, antialias, max_size (uint8 in PyTorch's fixed point)
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 or float32, rank >= 3
+        Attributes (keyword-only):
+            size (Sequence[int], default: absent): [s]: the short edge becomes s (the long one int(s*long/short)); [h, w]: taken literally; absent: max_size gives the long edge
+            max_size (int, default: absent): cap of the long edge with size [s] (must be > s), or the long edge when size is absent
+            interpolation (str, default 'bilinear'; one of nearest, nearest-exact, bilinear, bicubic): nearest, nearest-exact, bilinear or bicubic
+            antialias (bool, default True): low-pass filter when downscaling (bilinear and bicubic only, as torchvision)
+        Outputs:
+            output (f32,u8, any rank): [..., C, H', W'], the dtype of image"""
+        ...
+    @staticmethod
+    def resize_bounding_boxes(boxes: TensorLike, *, canvas_size: Sequence[int], size: Optional[Sequence[int]] = None, max_size: Optional[int] = None, format: str = 'xyxy') -> Tuple[Any, Any]:
+        """torchvision.transforms.v2.functional.resize on bounding boxes: x by W'/W, y by H'/H
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+        Attributes (keyword-only):
+            canvas_size (Sequence[int], required): (H, W) of the image the boxes lie on
+            size (Sequence[int], default: absent): [s]: the short edge becomes s (the long one int(s*long/short)); [h, w]: taken literally; absent: max_size gives the long edge
+            max_size (int, default: absent): cap of the long edge with size [s] (must be > s), or the long edge when size is absent
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh (every one scales the same way)
+        Outputs:
+            output (f32, any rank): [..., 4], scaled
+            canvas_size (i64, rank 1): [2]: the new (H, W)"""
+        ...
+    @staticmethod
+    def resize_mask(mask: TensorLike, *, size: Optional[Sequence[int]] = None, max_size: Optional[int] = None, interpolation: str = 'nearest') -> Any:
+        """torchvision.transforms.v2.functional.resize on masks: nearest or nearest-exact
+
+        Inputs:
+            mask (f32,u8,i32,i64,bool, any rank): [..., H, W], rank >= 2
+        Attributes (keyword-only):
+            size (Sequence[int], default: absent): [s]: the short edge becomes s (the long one int(s*long/short)); [h, w]: taken literally; absent: max_size gives the long edge
+            max_size (int, default: absent): cap of the long edge with size [s] (must be > s), or the long edge when size is absent
+            interpolation (str, default 'nearest'; one of nearest, nearest-exact, bilinear, bicubic): nearest or nearest-exact; bilinear and bicubic mean nearest, as torchvision
+        Outputs:
+            output (f32,u8,i32,i64,bool, any rank): [..., H', W'], the dtype of mask"""
+        ...
+    @staticmethod
+    def resized_crop(image: TensorLike, *, top: int, left: int, height: int, width: int, size: Sequence[int], interpolation: str = 'bilinear', antialias: bool = True) -> Any:
+        """torchvision.transforms.v2.functional.resized_crop: crop, then resize as vision.resize
+
+        Inputs:
+            image (f32,u8,i32,i64,bool, any rank): [..., H, W] (an image [..., C, H, W] or a mask), rank >= 2
+        Attributes (keyword-only):
+            top (int, required): first row; < 0 or past the end: zeros
+            left (int, required): first column; outside: zeros
+            height (int, required): rows of the crop
+            width (int, required): columns of the crop
+            size (Sequence[int], required): the crop is resized to [h, w] (or its short edge to [s])
+            interpolation (str, default 'bilinear'; one of nearest, nearest-exact, bilinear, bicubic): nearest, nearest-exact, bilinear or bicubic (bilinear and bicubic: uint8, float32)
+            antialias (bool, default True): as vision.resize
+        Outputs:
+            output (f32,u8,i32,i64,bool, any rank): [..., H', W'], the dtype of image"""
+        ...
+    @staticmethod
+    def resized_crop_bounding_boxes(boxes: TensorLike, *, format: str = 'xyxy', top: int, left: int, height: int, width: int, size: Sequence[int], clamping_mode: str = 'soft') -> Tuple[Any, Any]:
+        """torchvision.transforms.v2.functional.resized_crop on boxes: crop, then resize
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+        Attributes (keyword-only):
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh
+            top (int, required): first row; < 0 or past the end: zeros
+            left (int, required): first column; outside: zeros
+            height (int, required): rows of the crop
+            width (int, required): columns of the crop
+            size (Sequence[int], required): [h, w] or [s], as vision.resize
+            clamping_mode (str, default 'soft'; one of soft, hard, none): soft or hard (the same for these boxes): clamp to the canvas; none: do not
+        Outputs:
+            output (f32, any rank): [..., 4]
+            canvas_size (i64, rank 1): [2]: the new (H, W)"""
+        ...
+    @staticmethod
+    def rgb_to_grayscale(image: TensorLike, *, num_output_channels: int = 1) -> Any:
+        """torchvision v2 rgb_to_grayscale: 0.2989 R + 0.587 G + 0.114 B
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Attributes (keyword-only):
+            num_output_channels (int, default 1): 1 or 3
+        Outputs:
+            output (f32,u8, any rank): [..., num_output_channels, H, W]"""
         ...
     @staticmethod
     def roi_align(input: TensorLike, boxes: TensorLike, *, output_size: Sequence[int], spatial_scale: float = 1.0, sampling_ratio: int = -1, aligned: bool = False) -> Any:
@@ -1054,6 +2158,66 @@ class vision:
             output (f32,f64,f16, rank 4): [batch_size, channels, height, width] gradient of input"""
         ...
     @staticmethod
+    def rotate(image: TensorLike, *, angle: float, expand: bool = False, interpolation: str = 'nearest', fill: Optional[Sequence[float]] = None, center: Optional[Sequence[float]] = None) -> Any:
+        """torchvision.transforms.v2.functional.rotate on images, optionally expanded to hold the whole image
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 or float32
+        Attributes (keyword-only):
+            angle (float, required): degrees, counter-clockwise
+            expand (bool, default False): true: the output holds the whole rotated image
+            interpolation (str, default 'nearest'; one of nearest, bilinear): nearest or bilinear
+            fill (Sequence[float], default: absent): value of the pixels from outside: one, or one per channel (absent: 0)
+            center (Sequence[float], default: absent): (x, y) of the pivot; absent: the image centre
+        Outputs:
+            output (f32,u8, any rank): [..., C, H', W'] (H' x W' = H x W unless rotate expands)"""
+        ...
+    @staticmethod
+    def rotate_bounding_boxes(boxes: TensorLike, *, format: str = 'xyxy', canvas_size: Sequence[int], angle: float, expand: bool = False, center: Optional[Sequence[float]] = None, clamping_mode: str = 'soft') -> Tuple[Any, Any]:
+        """torchvision.transforms.v2.functional.rotate on boxes, with the canvas of expand
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+        Attributes (keyword-only):
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh
+            canvas_size (Sequence[int], required): (H, W) of the image
+            angle (float, required): degrees, as vision.rotate
+            expand (bool, default False): as vision.rotate: the canvas grows
+            center (Sequence[float], default: absent): (x, y); absent: the canvas centre
+            clamping_mode (str, default 'soft'; one of soft, hard, none): soft or hard (the same for these boxes): clamp to the canvas; none: do not
+        Outputs:
+            output (f32, any rank): [..., 4]: the enclosing boxes
+            canvas_size (i64, rank 1): [2]: the new (H, W)"""
+        ...
+    @staticmethod
+    def sanitize_bounding_boxes(boxes: TensorLike, labels: Optional[TensorLike] = None, *, format: str = 'xyxy', canvas_size: Sequence[int], min_size: float = 1.0, min_area: float = 1.0) -> Tuple[Any, Any, Any]:
+        """torchvision.transforms.v2.functional.sanitize_bounding_boxes: drop small, empty or outside boxes and their labels
+
+        Inputs:
+            boxes (f32, rank 2): [N, 4] float32
+            labels (any, any rank, optional): [N, ...] of any dtype: the rows of the kept boxes are kept
+        Attributes (keyword-only):
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh
+            canvas_size (Sequence[int], required): (H, W) of the image
+            min_size (float, default 1.0): boxes narrower or lower are dropped
+            min_area (float, default 1.0): boxes of a smaller area are dropped
+        Outputs:
+            output (f32, rank 2): [K, 4]: the valid boxes, in order
+            labels (any, any rank): [K, ...]: their labels ([0] without labels)
+            valid (bool, rank 1): [N]: which boxes were kept"""
+        ...
+    @staticmethod
+    def solarize(image: TensorLike, *, threshold: float) -> Any:
+        """torchvision v2 solarize: invert pixels >= threshold
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Attributes (keyword-only):
+            threshold (float, required): pixels >= threshold are inverted (at most 255, or 1.0 for float32)
+        Outputs:
+            output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
     def stochastic_depth(input: TensorLike, noise: Optional[TensorLike] = None, *, p: float, mode: str, training: bool = True, seed: int = 0) -> Any:
         """torchvision.ops.stochastic_depth: zero whole rows (or the batch), scale survivors by 1/(1-p)
 
@@ -1067,4 +2231,37 @@ class vision:
             seed (int, default 0): seed of the Bernoulli draw (counter-based: same seed, same output on every backend)
         Outputs:
             output (f32,f64,f16, any rank): shape and dtype of input"""
+        ...
+    @staticmethod
+    def to_dtype(image: TensorLike, *, dtype: str = 'float32', scale: bool = False) -> Any:
+        """torchvision v2 to_dtype on images: uint8 <-> float32, with or without scaling
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Attributes (keyword-only):
+            dtype (str, default 'float32'; one of float32, uint8): float32 or uint8
+            scale (bool, default False): true: uint8 0..255 <-> float32 0..1 (x / 255 as x * float(1/255); x * 255.999 truncated)
+        Outputs:
+            output (f32,u8, any rank): image in the asked dtype"""
+        ...
+    @staticmethod
+    def vertical_flip(image: TensorLike) -> Any:
+        """torchvision.transforms.v2.functional.vertical_flip on images and masks: image.flip(-2)
+
+        Inputs:
+            image (f32,u8,i32,i64,bool, any rank): [..., H, W] (an image [..., C, H, W] or a mask), rank >= 2
+        Outputs:
+            output (f32,u8,i32,i64,bool, any rank): [..., H', W'], the dtype of image"""
+        ...
+    @staticmethod
+    def vertical_flip_bounding_boxes(boxes: TensorLike, *, format: str = 'xyxy', canvas_size: Sequence[int]) -> Any:
+        """torchvision.transforms.v2.functional.vertical_flip on boxes: y -> H - y
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+        Attributes (keyword-only):
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh
+            canvas_size (Sequence[int], required): (H, W) of the image
+        Outputs:
+            output (f32, any rank): [..., 4]"""
         ...

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
-** abi_headers.c - one translation unit that includes both public headers and
+** abi_headers.c - one translation unit that includes the public headers and
 ** uses every macro and inline helper they define. check_headers.sh compiles
 ** this very file as C11 and as C++11, C++17 and C++20 (-x c++), with
 ** -Wall -Wextra -Werror -pedantic, twice per standard: once with
@@ -13,6 +13,8 @@
 */
 #include <loom/loom.h>
 #include <loom/plugin.h>   /* a second time: the include guards hold */
+#include <loom/rl_env.h>   /* the environment interface packs offer each other */
+#include <loom/ctc_lm.h>   /* the CTC decoder's LM interface (a pack's vtable) */
 
 #ifndef ABI_TEST_DEPS
 #define ABI_TEST_DEPS 0
@@ -23,9 +25,15 @@
 #define U8  LOOM_DTYPE_BIT(LOOM_DTYPE_U8)
 #define COUNT(a) ((uint32_t)(sizeof(a) / sizeof((a)[0])))
 
+/* an LM interface with every member left empty: it type-checks positionally */
+static const loom_ctc_lm_v1 abi_ctc_lm = { (uint32_t)sizeof(loom_ctc_lm_v1), NULL, NULL, NULL, NULL, NULL };
+const loom_ctc_lm_v1 *abi_ctc_lm_vtable(void);
+const loom_ctc_lm_v1 *abi_ctc_lm_vtable(void) { return LOOM_CTC_LM_VERSION == 1u ? &abi_ctc_lm : NULL; }
+
 /* ------------------------------------------------- constants and asserts */
 
 LOOM_STATIC_ASSERT(LOOM_ABI_MAJOR == 1, "ABI major 1");
+LOOM_STATIC_ASSERT(LOOM_RL_ENV_VERSION == 1u && sizeof(loom_rl_env_api) > sizeof(uint32_t), "rl.env v1");
 LOOM_STATIC_ASSERT(LOOM_ABI_MINOR >= 1, "ABI 1.1 headers");
 LOOM_STATIC_ASSERT(LOOM_TARGET_ABI_MINOR <= LOOM_ABI_MINOR, "target minor");
 LOOM_STATIC_ASSERT(LOOM_PLUGIN_MAGIC == 0x4D4F4F4Cu, "magic");

@@ -66,9 +66,31 @@ static const oc_case cases[] = {
     { "audio.RTFMVDR", "no bins", { T(C64, 3, 3, 0, 4), T(C64, 2, 0, 3), T(C64, 3, 0, 3, 3) }, "reference_channel=0",
       { T(C64, 2, 0, 4) }, .object = 3 },
     { "audio.MVDR", "no frames", { T(C64, 3, 3, 5, 0), T(F32, 2, 5, 0) }, NULL, { T(C64, 2, 5, 0) }, .object = 4 },
+    { "audio.ctc_lm_score", "no sentences", { T(U8, 1, 0), T(I64, 1, 1) }, NULL, { T(F64, 1, 0) }, .object = 5 },
+    /* tokens, timesteps, offsets [H+1], words, words_offsets [H+1], score [H], hypotheses [B+1] */
+    { "audio.ctc_decoder", "no utterances", { T(F32, 3, 0, 5, 29) }, NULL,
+      { T(I64, 1, 0), T(I64, 1, 0), T(I64, 1, 1), T(U8, 1, 0), T(I64, 1, 1), T(F64, 1, 0), T(I64, 1, 1) },
+      .zeros = OC_ALL, .object = 6 },
+    { "audio.ctc_decoder", "no frames", { T(F32, 3, 1, 0, 29) }, NULL,
+      { T(I64, 1, 1), T(I64, 1, 1), T(I64, 1, 2), T(U8, 1, 0), T(I64, 1, 2), T(F64, 1, 1), T(I64, 1, 2) },
+      .object = 6 },
+    { "audio.ctc_greedy_decoder", "no utterances", { T(F32, 3, 0, 5, 29) }, NULL, { T(I64, 1, 0), T(I64, 1, 1) },
+      .zeros = OC_ALL },
+    { "audio.ctc_greedy_decoder", "no frames", { T(F32, 3, 2, 0, 29) }, NULL, { T(I64, 1, 0), T(I64, 1, 3) },
+      .zeros = OC_ALL },
+    /* the streaming methods, in order on one decoder; end and final out of order on a fresh one */
+    { "audio.ctc_decoder_begin", "a stream", { { 0 } }, NULL, { { 0 } }, .object = 6 },
+    { "audio.ctc_decoder_step", "no frames", { T(F32, 2, 0, 29) }, NULL, { { 0 } }, .object = 6 },
+    { "audio.ctc_decoder_best", "no frames yet", { { 0 } }, NULL,
+      { T(I64, 1, 0), T(I64, 1, 0), T(I64, 1, 1), T(U8, 1, 0), T(I64, 1, 1), T(F64, 1, 0), T(I64, 1, 2) },
+      .zeros = OC_ALL, .object = 6 },
+    { "audio.ctc_decoder_end", "before begin", { { 0 } }, NULL, { { 0 } }, LOOM_EINVAL, "begin first", .object = 7 },
+    { "audio.ctc_decoder_final", "before begin", { { 0 } }, NULL, { { 0 } }, LOOM_EINVAL, "begin first",
+      .object = 7 },
 };
 
-/* the beamforming objects the method cases use (oc_objects[0..3]) */
+/* the beamforming objects the method cases use (oc_objects[0..3]), then
+** the CTC module's n-gram LM (oc_objects[4]) and decoders (oc_objects[5], [6]) */
 static const char *const classes[] = { "audio.PSD", "audio.SoudenMVDR", "audio.RTFMVDR", "audio.MVDR" };
 
 static int setup(void **state)
@@ -80,12 +102,27 @@ static int setup(void **state)
             fprintf(stderr, "create %s: %s\n", classes[i], loom_last_error());
             return -1;
         }
+    loom_attrs *a;
+    if (loom_attrs_new(&a) != LOOM_OK || loom_attrs_set_string(a, "lm", tu_data_path("audio/ctc/lm3.arpa")) != LOOM_OK
+        || loom_object_create(&oc_objects[4], "audio.ctc_lm", a, NULL) != LOOM_OK) {
+        fprintf(stderr, "create audio.ctc_lm: %s\n", loom_last_error());
+        return -1;
+    }
+    loom_attrs_free(a);
+    if (loom_attrs_new(&a) != LOOM_OK
+        || loom_attrs_set_string(a, "tokens", tu_data_path("audio/ctc/tokens.txt")) != LOOM_OK
+        || loom_object_create(&oc_objects[5], "audio.ctc_decoder", a, NULL) != LOOM_OK
+        || loom_object_create(&oc_objects[6], "audio.ctc_decoder", a, NULL) != LOOM_OK) {
+        fprintf(stderr, "create audio.ctc_decoder: %s\n", loom_last_error());
+        return -1;
+    }
+    loom_attrs_free(a);
     return 0;
 }
 
 static int teardown(void **state)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 7; i++)
         loom_object_free(oc_objects[i]);
     return tu_teardown(state);
 }

@@ -392,6 +392,38 @@ static void run_json_reports_outputs_and_backend(void **state)
     cJSON_Delete(j);
 }
 
+/* `--in NAME=@FILE` gives the file's raw bytes as u8 [N] (here cast to i64
+** by core.cast and written out); a missing file is an error naming it. */
+static void run_in_at_file_reads_raw_bytes(void **state)
+{
+    const uint8_t bytes[5] = { 0x01, 0x02, 0xFF, 0x00, 0x80 };
+    char path[300], arg[320], out[300], out_arg[320];
+    loom_tensor *t = NULL;
+    (void)state;
+    if (core_missing())
+        skip();
+    tmp_path(path, sizeof path, "raw.bin");
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, sizeof bytes, f), sizeof bytes);
+    fclose(f);
+    snprintf(arg, sizeof arg, "input=@%s", path);
+    tmp_path(out, sizeof out, "raw_i64.npy");
+    snprintf(out_arg, sizeof out_arg, "output=%s", out);
+    expect_run(0, ARGV("run", "core.cast", "--in", arg, "--attr", "dtype=i64", "--out", out_arg), "i64[5]", NULL);
+    assert_int_equal(loom_npy_read(&t, out), LOOM_OK);
+    assert_int_equal(t->ndim, 1);
+    assert_int_equal(t->shape[0], 5);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(((const int64_t *)loom_data(t))[i], bytes[i]);
+    loom_tensor_free(t);
+    tmp_path(path, sizeof path, "no-such-file.jpg");
+    snprintf(arg, sizeof arg, "input=@%s", path);
+    expect_run(1, ARGV("run", "core.cast", "--in", arg, "--attr", "dtype=i64"), "cannot open", "no-such-file.jpg",
+               NULL);
+    expect_run(0, ARGV("run", "--help"), "NAME=@FILE", NULL);
+}
+
 static void run_add_parses_attributes(void **state)
 {
     const float x[3] = { 1, 2, 3 }, y[3] = { 10, 20, 30 };
@@ -794,6 +826,7 @@ int main(void)
         cmocka_unit_test(mistakes_get_one_line_and_a_suggestion),
         cmocka_unit_test(kernels_excluded_or_without_device_are_marked),
         cmocka_unit_test(missing_input_file_is_named),
+        cmocka_unit_test(run_in_at_file_reads_raw_bytes),
         cmocka_unit_test(bench_json_has_timing_keys),
         cmocka_unit_test(bench_progress_only_on_a_terminal),
         cmocka_unit_test(completion_comes_from_the_registry),

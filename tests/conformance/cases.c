@@ -20,6 +20,9 @@ static const struct {
     { "audio.", "cases_audio.c", cf_audio_gens, &cf_audio_n_gens },
     { "audio.", "cases_audio_beamform.c", cf_audio_beamform_gens, &cf_audio_beamform_n_gens },
     { "text.", "cases_text.c", cf_text_gens, &cf_text_n_gens },
+    { "rl.", "cases_rl.c", cf_rl_gens, &cf_rl_n_gens },
+    { "rl.", "cases_rl_td.c", cf_rl_td_gens, &cf_rl_td_n_gens },
+    { "rec.", "cases_rec.c", cf_rec_gens, &cf_rec_n_gens },
 };
 #define N_DOMAINS (sizeof domains / sizeof domains[0])
 

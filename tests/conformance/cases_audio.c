@@ -221,6 +221,33 @@ static int audio_mfcc_make(cf_case *c)
     return 1;
 }
 
+/* greedy CTC decoding: argmax per frame and the collapse are exact, so
+** every backend gives the same tokens and offsets; the second case has
+** lengths, ties (values on a coarse grid) and N = 37 (not a multiple of 8) */
+static int audio_ctc_greedy_make(cf_case *c)
+{
+    if (c->index == 0) {
+        const int64_t shape[3] = { 4, 50, 29 };
+        c->in[0] = cf_uniform(c, LOOM_DTYPE_F32, 3, shape, 0, -5, 5);
+        c->n_in = 1;
+        cf_what(c, "[4,50,29] blank 0");
+    } else {
+        const int64_t shape[3] = { 3, 40, 37 }, lshape[1] = { 3 }, len[3] = { 40, 0, 17 };
+        loom_tensor *e = cf_uniform(c, LOOM_DTYPE_F32, 3, shape, 0, 0, 4);
+        float *p = loom_data(e);
+        for (int64_t i = 0; i < 3 * 40 * 37; i++)
+            p[i] = (float)(int)p[i];
+        c->in[0] = e;
+        c->in[1] = cf_index(c, LOOM_DTYPE_I64, 1, lshape, len);
+        c->n_in = 2;
+        cf_attrs(c, "blank=3");
+        cf_what(c, "[3,40,37] lengths 40,0,17, ties, blank 3");
+    }
+    c->n_out = 2;
+    cf_tol_all(c, CF_BYTES, 0, 0);
+    return 1;
+}
+
 #define AUDIO_REAL_MASK (LOOM_DTYPE_BIT(LOOM_DTYPE_F32) | LOOM_DTYPE_BIT(LOOM_DTYPE_F64))
 const cf_gen cf_audio_gens[] = {
     { "audio.stft", AUDIO_REAL_MASK, 4, audio_stft_make, NULL },
@@ -235,5 +262,14 @@ const cf_gen cf_audio_gens[] = {
     { "audio.load", 0, 0, NULL, "tests/audio/files/test_files.c: host-only file reading (cpu kernel only)" },
     { "audio.save", 0, 0, NULL, "tests/audio/files/test_files.c: host-only file writing (cpu kernel only)" },
     { "audio.info", 0, 0, NULL, "tests/audio/files/test_files.c: host-only file reading (cpu kernel only)" },
+    /* the CTC module runs on the host only: one cpu kernel per op, nothing to compare */
+    { "audio.ctc_lm_score", 0, 0, NULL, "tests/audio/ctc/test_ctc_lm.c: host-only n-gram LM scoring (cpu kernel only)" },
+    { "audio.ctc_decoder", 0, 0, NULL, "tests/audio/ctc/test_ctc_decoder.c: host-only beam search (cpu kernel only)" },
+    { "audio.ctc_decoder_begin", 0, 0, NULL, "tests/audio/ctc/test_ctc_stream.c: host-only streaming (cpu kernel only)" },
+    { "audio.ctc_decoder_step", 0, 0, NULL, "tests/audio/ctc/test_ctc_stream.c: host-only streaming (cpu kernel only)" },
+    { "audio.ctc_decoder_end", 0, 0, NULL, "tests/audio/ctc/test_ctc_stream.c: host-only streaming (cpu kernel only)" },
+    { "audio.ctc_decoder_final", 0, 0, NULL, "tests/audio/ctc/test_ctc_stream.c: host-only streaming (cpu kernel only)" },
+    { "audio.ctc_greedy_decoder", 0, 2, audio_ctc_greedy_make, NULL },
+    { "audio.ctc_decoder_best", 0, 0, NULL, "tests/audio/ctc/test_ctc_stream.c: host-only streaming (cpu kernel only)" },
 };
 const size_t cf_audio_n_gens = sizeof cf_audio_gens / sizeof cf_audio_gens[0];

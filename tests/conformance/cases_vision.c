@@ -419,6 +419,177 @@ static int layer_simple_make(cf_case *c)
 #define MODEL_COVERED                                                                              \
     "tests/vision/models/test_models.c: the model's only kernel is cpu:ops, which dispatches the layer ops "   \
     "(each compared across backends above); its weights are tens of MB, made at goldens time"
+/* Transforms module (resize on images, masks, boxes): a backend must give
+** the same uint8 bits (PyTorch's fixed point is integer arithmetic), masks
+** and boxes alike (a copy; one float32 product); float32 images in [0, 1)
+** within 1e-5 (taps summed in another order). Cases: down with antialias,
+** up, short edge with max_size, nearest-exact; bilinear then bicubic. */
+static int resize_make(cf_case *c)
+{
+    static const char *const attrs[] = {
+        "size=13,17;interpolation=bilinear", "size=40,52;interpolation=bicubic;antialias=false",
+        "size=12;max_size=15;interpolation=bicubic", "size=9,44;interpolation=nearest-exact",
+    };
+    if (c->index >= 4)
+        return 0;
+    const int u8 = c->dtype == LOOM_DTYPE_U8;
+    c->in[0] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ 2, 3, 29, 37 }, 0, 0, u8 ? 255.99 : 1);
+    c->n_in = 1;
+    cf_attrs(c, "%s", attrs[c->index]);
+    cf_tol_all(c, u8 ? CF_BYTES : CF_CLOSE, 1e-5, 1e-5);
+    cf_what(c, "%s", attrs[c->index]);
+    return 1;
+}
+
+static int resize_mask_make(cf_case *c)
+{
+    if (c->index >= 2)
+        return 0;
+    c->in[0] = cf_uniform(c, c->dtype, 3, (const int64_t[]){ 2, 29, 37 }, 0, 0, 5.99);
+    c->n_in = 1;
+    cf_attrs(c, c->index ? "size=50,20;interpolation=nearest-exact" : "size=11");
+    cf_tol_all(c, CF_BYTES, 0, 0);
+    cf_what(c, c->index ? "nearest-exact up and down" : "short edge 11");
+    return 1;
+}
+
+static int resize_boxes_make(cf_case *c)
+{
+    if (c->index >= 1)
+        return 0;
+    c->in[0] = cf_uniform(c, c->dtype, 2, (const int64_t[]){ 17, 4 }, 0, 0, 30);
+    c->n_in = 1;
+    cf_attrs(c, "canvas_size=29,37;size=12;max_size=15");
+    cf_tol_all(c, CF_BYTES, 0, 0);
+    cf_what(c, "17 boxes, short edge 12, max_size 15");
+    return 1;
+}
+
+/* crop, center_crop, pad, flips: copies, identical bytes on every backend;
+** resized_crop as resize; affine and rotate: uint8 identical, float32 within
+** 1e-5 (the grid's products may be summed in another order). */
+static int geometry_make(cf_case *c)
+{
+    static const struct { const char *op, *attrs; } cfg[] = {
+        { "vision.crop", "top=-3;left=5;height=20;width=40" },
+        { "vision.center_crop", "output_size=31,22" },
+        { "vision.resized_crop", "top=2;left=-1;height=20;width=30;size=17,9" },
+        { "vision.pad", "padding=3,1,4,2;padding_mode=reflect" },
+        { "vision.pad", "padding=5;fill=1,2,3" },
+        { "vision.affine", "angle=17;translate=2.5,-3;scale=0.9;shear=5,-3;interpolation=bilinear" },
+        { "vision.rotate", "angle=30;interpolation=bilinear;expand=true;fill=0.5" },
+        { "vision.perspective", "startpoints=0,0,36,0,36,28,0,28;endpoints=3,2,33,1,35,26,1,27" },
+        { "vision.horizontal_flip", NULL },
+        { "vision.vertical_flip", NULL },
+    };
+    int k = -1;
+    for (size_t i = 0, seen = 0; i < sizeof cfg / sizeof cfg[0]; i++)
+        if (strcmp(cfg[i].op, c->op) == 0 && (int)seen++ == c->index)
+            k = (int)i;
+    if (k < 0)
+        return 0;
+    c->in[0] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ 2, 3, 29, 37 }, 0, 0,
+                          c->dtype == LOOM_DTYPE_U8 ? 255.99 : 1);
+    c->n_in = 1;
+    if (cfg[k].attrs)
+        cf_attrs(c, "%s", cfg[k].attrs);
+    if (strcmp(c->op, "vision.resized_crop") == 0 || strcmp(c->op, "vision.affine") == 0 ||
+        strcmp(c->op, "vision.rotate") == 0 || strcmp(c->op, "vision.perspective") == 0)
+        cf_tol_all(c, c->dtype == LOOM_DTYPE_U8 ? CF_BYTES : CF_CLOSE, 1e-5, 1e-5);
+    else
+        cf_tol_all(c, CF_BYTES, 0, 0);
+    cf_what(c, "%s", cfg[k].attrs ? cfg[k].attrs : "2x3x29x37");
+    return 1;
+}
+
+/* The box ops of the transforms module: float32 formulas in torchvision's
+** order, identical bytes on every backend. */
+static int transform_boxes_make(cf_case *c)
+{
+    static const struct { const char *op, *attrs; } cfg[] = {
+        { "vision.convert_bounding_box_format", "old_format=cxcywh;new_format=xywh" },
+        { "vision.clamp_bounding_boxes", "format=xywh;canvas_size=20,25" },
+        { "vision.sanitize_bounding_boxes", "canvas_size=20,25;min_size=2" },
+        { "vision.horizontal_flip_bounding_boxes", "canvas_size=20,25" },
+        { "vision.vertical_flip_bounding_boxes", "format=xywh;canvas_size=20,25" },
+        { "vision.crop_bounding_boxes", "top=3;left=-2;height=12;width=15" },
+        { "vision.center_crop_bounding_boxes", "format=cxcywh;canvas_size=20,25;output_size=11" },
+        { "vision.resized_crop_bounding_boxes", "top=1;left=2;height=10;width=12;size=30,7" },
+        { "vision.pad_bounding_boxes", "canvas_size=20,25;padding=2,3" },
+        { "vision.affine_bounding_boxes", "canvas_size=20,25;angle=17;translate=2.5,-3;scale=0.9;shear=5,-3" },
+        { "vision.rotate_bounding_boxes", "format=xywh;canvas_size=20,25;angle=33;expand=true" },
+    };
+    if (c->index > 0)
+        return 0;
+    for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++)
+        if (strcmp(cfg[i].op, c->op) == 0) {
+            c->in[0] = cf_uniform(c, c->dtype, 2, (const int64_t[]){ 19, 4 }, 0, -5, 30);
+            c->n_in = 1;
+            cf_attrs(c, "%s", cfg[i].attrs);
+            cf_tol_all(c, CF_BYTES, 0, 0);
+            cf_what(c, "19 boxes, %s", cfg[i].attrs);
+            return 1;
+        }
+    return 0;
+}
+
+/* Colour ops: the same float32 expressions on every backend; uint8 results
+** identical (truncations of those expressions), float32 within 1e-5 (a
+** backend may sum the contrast mean or the blur in another order). */
+static int colour_make(cf_case *c)
+{
+    static const struct { const char *op, *attrs; } cfg[] = {
+        { "vision.adjust_brightness", "brightness_factor=1.3" }, { "vision.adjust_contrast", "contrast_factor=0.6" },
+        { "vision.adjust_saturation", "saturation_factor=1.6" }, { "vision.adjust_hue", "hue_factor=-0.2" },
+        { "vision.adjust_gamma", "gamma=1.7;gain=1.1" }, { "vision.autocontrast", NULL }, { "vision.equalize", NULL },
+        { "vision.posterize", "bits=2" }, { "vision.solarize", "threshold=0.5" }, { "vision.invert", NULL },
+        { "vision.gaussian_blur", "kernel_size=5,3;sigma=1.2" }, { "vision.normalize", "mean=0.4,0.5,0.6;std=0.2" },
+        { "vision.to_dtype", "dtype=uint8;scale=true" }, { "vision.rgb_to_grayscale", "num_output_channels=3" },
+    };
+    if (c->index > 0)
+        return 0;
+    for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++)
+        if (strcmp(cfg[i].op, c->op) == 0) {
+            const int u8 = c->dtype == LOOM_DTYPE_U8;
+            c->in[0] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ 2, 3, 17, 23 }, 0, 0, u8 ? 255.99 : 1);
+            c->n_in = 1;
+            if (cfg[i].attrs)
+                cf_attrs(c, "%s", cfg[i].attrs);
+            cf_tol_all(c, u8 ? CF_BYTES : CF_CLOSE, 1e-5, 1e-5);
+            cf_what(c, "2x3x17x23 %s", cfg[i].attrs ? cfg[i].attrs : "");
+            return 1;
+        }
+    return 0;
+}
+
+/* preprocess: uint8 identical after the rounding, float32 within 1e-5 */
+static int preprocess_make(cf_case *c)
+{
+    if (c->index > 1)
+        return 0;
+    const int u8 = c->dtype == LOOM_DTYPE_U8;
+    c->in[0] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ 2, 3, 61, 47 }, 0, 0, u8 ? 255.99 : 1);
+    c->n_in = 1;
+    cf_attrs(c, "resize_size=40;crop_size=32;interpolation=%s", c->index ? "bicubic" : "bilinear");
+    cf_tol_all(c, u8 ? CF_BYTES : CF_CLOSE, 1e-5, 1e-5);
+    cf_what(c, "2x3x61x47 -> 40 -> 32, %s", c->index ? "bicubic" : "bilinear");
+    return 1;
+}
+
+/* elastic: a small random displacement; as affine */
+static int elastic_make(cf_case *c)
+{
+    if (c->index > 0)
+        return 0;
+    const int u8 = c->dtype == LOOM_DTYPE_U8;
+    c->in[0] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ 2, 3, 29, 37 }, 0, 0, u8 ? 255.99 : 1);
+    c->in[1] = cf_uniform(c, LOOM_DTYPE_F32, 4, (const int64_t[]){ 1, 29, 37, 2 }, 1, -0.1, 0.1);
+    c->n_in = 2;
+    cf_attrs(c, "interpolation=bilinear;fill=3");
+    cf_tol_all(c, u8 ? CF_BYTES : CF_CLOSE, 1e-5, 1e-5);
+    cf_what(c, "2x3x29x37, displacement in [-0.1, 0.1)");
+    return 1;
+}
 
 const cf_gen cf_vision_gens[] = {
     { "vision.nms", F32_F64, N_BOX_SIZES, nms_make, NULL },
@@ -473,5 +644,51 @@ const cf_gen cf_vision_gens[] = {
     { "vision.resnext101_64x4d", 0, 0, NULL, MODEL_COVERED },
     { "vision.wide_resnet50_2", 0, 0, NULL, MODEL_COVERED },
     { "vision.wide_resnet101_2", 0, 0, NULL, MODEL_COVERED },
+    /* image_io: cpu kernels only (files are decoded on the host); the goldens are torchvision's */
+    { "vision.decode_jpeg", 0, 0, NULL, "tests/vision/image_io/test_image_io_decode.c: cpu only, torchvision goldens" },
+    { "vision.decode_png", 0, 0, NULL, "tests/vision/image_io/test_image_io_decode.c: cpu only, torchvision goldens" },
+    { "vision.decode_image", 0, 0, NULL, "tests/vision/image_io/test_image_io_decode.c: cpu only, torchvision goldens" },
+    { "vision.encode_jpeg", 0, 0, NULL, "tests/vision/image_io/test_image_io_encode.c: cpu only, torchvision's bytes" },
+    { "vision.encode_png", 0, 0, NULL, "tests/vision/image_io/test_image_io_encode.c: cpu only, torchvision's bytes" },
+    { "vision.read_file", 0, 0, NULL, "tests/vision/image_io/test_image_io_encode.c: cpu only, a file's bytes" },
+    { "vision.resize", BIT(U8) | BIT(F32), 4, resize_make, NULL },
+    { "vision.resize_mask", BIT(U8) | BIT(I64), 2, resize_mask_make, NULL },
+    { "vision.resize_bounding_boxes", BIT(F32), 1, resize_boxes_make, NULL },
+    { "vision.crop", BIT(U8) | BIT(F32), 1, geometry_make, NULL },
+    { "vision.center_crop", BIT(U8) | BIT(F32), 1, geometry_make, NULL },
+    { "vision.resized_crop", BIT(U8) | BIT(F32), 1, geometry_make, NULL },
+    { "vision.pad", BIT(U8) | BIT(F32), 2, geometry_make, NULL },
+    { "vision.horizontal_flip", BIT(U8) | BIT(F32), 1, geometry_make, NULL },
+    { "vision.vertical_flip", BIT(U8) | BIT(F32), 1, geometry_make, NULL },
+    { "vision.affine", BIT(U8) | BIT(F32), 1, geometry_make, NULL },
+    { "vision.rotate", BIT(U8) | BIT(F32), 1, geometry_make, NULL },
+    { "vision.perspective", BIT(U8) | BIT(F32), 1, geometry_make, NULL },
+    { "vision.elastic", BIT(U8) | BIT(F32), 1, elastic_make, NULL },
+    { "vision.convert_bounding_box_format", BIT(F32), 1, transform_boxes_make, NULL },
+    { "vision.clamp_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
+    { "vision.sanitize_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
+    { "vision.horizontal_flip_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
+    { "vision.vertical_flip_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
+    { "vision.crop_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
+    { "vision.center_crop_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
+    { "vision.resized_crop_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
+    { "vision.pad_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
+    { "vision.affine_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
+    { "vision.rotate_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
+    { "vision.adjust_brightness", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.adjust_contrast", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.adjust_saturation", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.adjust_hue", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.adjust_gamma", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.autocontrast", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.equalize", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.posterize", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.solarize", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.invert", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.gaussian_blur", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.to_dtype", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.rgb_to_grayscale", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.normalize", BIT(F32), 1, colour_make, NULL },
+    { "vision.preprocess", BIT(U8) | BIT(F32), 2, preprocess_make, NULL },
 };
 const size_t cf_vision_n_gens = sizeof cf_vision_gens / sizeof cf_vision_gens[0];

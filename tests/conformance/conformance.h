@@ -98,6 +98,12 @@ extern const cf_gen cf_audio_beamform_gens[];   /* the beamforming ops of the au
 extern const size_t cf_audio_beamform_n_gens;
 extern const cf_gen cf_text_gens[];
 extern const size_t cf_text_n_gens;
+extern const cf_gen cf_rl_gens[];
+extern const size_t cf_rl_n_gens;
+extern const cf_gen cf_rl_td_gens[];            /* the TensorDict and replay-buffer methods of the rl pack */
+extern const size_t cf_rl_td_n_gens;
+extern const cf_gen cf_rec_gens[];
+extern const size_t cf_rec_n_gens;
 
 /* ---------------------------------------------- helpers of the generators
 ** (gen.c). Any failure is a broken generator: they print "Bail out!" with

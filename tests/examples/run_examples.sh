@@ -6,8 +6,10 @@
 #   2. build examples/oppack with `pkg-config --cflags loom-plugin` only and
 #      check that example.so exports loom_plugin_entry and nothing else
 #   3. run example.scale through the installed `loom` CLI on .npy files,
-#      with the pack found through LOOM_PLUGIN_PATH, and check the numbers
-#   4. build examples/host with `pkg-config --cflags --libs loom` and run it;
+#      with the pack found through LOOM_PLUGIN_PATH, and check the numbers;
+#      examples/ctc-lm built the same way, its LM used by audio.ctc_decoder
+#   4. build examples/host with `pkg-config --cflags --libs loom` and run it
+#      (and examples/rl, the rl pack's step loop, when rl.so is installed);
 #      the demo programs (examples/demos) installed in <libexecdir>/loom/demos
 #      and run by the installed `loom demo`
 #   5. the README's host snippet, compiled as C11 and as C++17, and run
@@ -116,6 +118,26 @@ export LOOM_PLUGIN_PATH=$tmp/packs:$plugindir
 [[ $(values "$tmp/y2.npy") == "2 4 6 8" ]] || fail "example.scale default factor gave '$(values "$tmp/y2.npy")', want '2 4 6 8'"
 echo "example.scale: ok ($(values "$tmp/y.npy"))"
 
+# 3b. examples/ctc-lm, a third-party LM pack built out of tree the same way,
+# offering the interface example.ctc_lm (<loom/ctc_lm.h>, installed), used
+# by the installed audio pack's CTC decoder through the CLI
+cp -r "$source/examples/ctc-lm" "$tmp/ctc-lm"
+make -s -C "$tmp/ctc-lm" CC="$cc" PKG_CONFIG="$pc" CFLAGS="-O2 -g $san_flags" \
+    LDFLAGS="$san_flags" >"$tmp/ctc-lm.log" 2>&1 \
+    || { cat "$tmp/ctc-lm.log" >&2; fail "examples/ctc-lm did not build"; }
+exports=$(nm -D --defined-only "$tmp/ctc-lm/ctclm.so" | awk '{ print $NF }' | sort | tr '\n' ' ')
+[[ $exports == "loom_plugin_entry " ]] || fail "ctclm.so exports '$exports', want only loom_plugin_entry"
+if [[ -e $plugindir/audio.so ]]; then
+    cp "$tmp/ctc-lm/ctclm.so" "$tmp/packs/"
+    ctc=$source/tests/data/audio/ctc
+    "$cli" run audio.ctc_decoder --in emissions="$ctc/emissions.npy" --attr tokens="$ctc/tokens.txt" \
+        --attr lexicon="$ctc/lexicon.txt" --attr lm=example.ctc_lm --out score="$tmp/ctc_score.npy" \
+        >"$tmp/ctc.out" 2>&1 || { cat "$tmp/ctc.out" >&2; fail "audio.ctc_decoder lm=example.ctc_lm failed"; }
+    echo "examples/ctc-lm: ok (audio.ctc_decoder lm=example.ctc_lm)"
+else
+    echo "SKIP (ctc-lm run): no audio pack installed; examples/ctc-lm was built only"
+fi
+
 # 4. the host program, against the installed libloom and core pack
 export LOOM_PLUGIN_PATH=$plugindir
 cp -r "$source/examples/host" "$tmp/host"
@@ -123,6 +145,15 @@ make -s -C "$tmp/host" CC="$cc" PKG_CONFIG="$pc" CFLAGS="-O2 -g $san_flags" \
     LDFLAGS="$san_flags" >"$tmp/host.log" 2>&1 \
     || { cat "$tmp/host.log" >&2; fail "examples/host did not build"; }
 "$tmp/host/host" || fail "examples/host failed"
+if [[ -f $plugindir/rl.so ]]; then      # the rl pack's Gym-like step loop
+    cp -r "$source/examples/rl" "$tmp/rl"
+    make -s -C "$tmp/rl" CC="$cc" PKG_CONFIG="$pc" CFLAGS="-O2 -g $san_flags" \
+        LDFLAGS="$san_flags" >"$tmp/rl.log" 2>&1 \
+        || { cat "$tmp/rl.log" >&2; fail "examples/rl did not build"; }
+    "$tmp/rl/rl_loop" >"$tmp/rl.out" || { cat "$tmp/rl.out" >&2; fail "examples/rl failed"; }
+    grep -q 'CartPole-v1: [1-9][0-9]* episodes' "$tmp/rl.out" || fail "examples/rl printed '$(cat "$tmp/rl.out")'"
+    echo "examples/rl: ok ($(head -1 "$tmp/rl.out"))"
+fi
 # The staged demo directory is not where the installed CLI was configured to
 # look (that is $prefix/...): LOOM_DEMO_PATH names it, as a user would.
 [[ $libexecdir = /* ]] || libexecdir=$prefix/$libexecdir

@@ -29,6 +29,7 @@
 #define TV OC_TV
 #define NONE { 0 }
 
+static const double zero_offset[1] = { 0 };
 static const double two_rois[10] = { 0, 0, 0, 4, 4, 0, 1, 1, 6, 6 };
 /* offsets of -0.5: samples at y = -0.5 lie inside torchvision's (-1, H) even for H = 0 */
 static const double half_off[28] = { -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5,
@@ -221,6 +222,88 @@ static const oc_case cases[] = {
       { T(F32, 3, 0, 2, 2) } },
     { "vision.stochastic_depth", "empty rows of 2^60", { T(F32, 3, 3, 0, INT64_C(1) << 60) }, "p=0.5;mode=row",
       { T(F32, 3, 3, 0, INT64_C(1) << 60) } },
+    /* ------------------------------------------------------- transforms */
+    { "vision.resize", "no images", { T(U8, 4, 0, 3, 8, 8) }, "size=4,5", { T(U8, 4, 0, 3, 4, 5) } },
+    { "vision.resize", "no channels f32 bicubic", { T(F32, 3, 0, 8, 6) }, "size=4;interpolation=bicubic",
+      { T(F32, 3, 0, 5, 4) } },
+    { "vision.resize", "no images, nearest", { T(F32, 4, 0, 1, 8, 8) }, "size=3;interpolation=nearest",
+      { T(F32, 4, 0, 1, 3, 3) } },
+    /* torchvision: reshape of the empty input to [3, 4, 5] raises */
+    { "vision.resize", "zero width to a non-empty size", { T(U8, 3, 3, 8, 0) }, "size=4,5", { NONE },
+      LOOM_EINVAL, "'image'" },
+    { "vision.resize_mask", "no masks", { T(U8, 3, 0, 8, 8) }, "size=4", { T(U8, 3, 0, 4, 4) } },
+    { "vision.resize_mask", "zero height to a non-empty size", { T(I64, 2, 0, 8) }, "size=4,5", { NONE },
+      LOOM_EINVAL, "'mask'" },
+    { "vision.resize_bounding_boxes", "no boxes", { T(F32, 2, 0, 4) }, "size=4;canvas_size=8,16",
+      { T(F32, 2, 0, 4), T(I64, 1, 2) } },
+    { "vision.crop", "no images", { T(U8, 4, 0, 3, 8, 8) }, "top=-2;left=3;height=4;width=9",
+      { T(U8, 4, 0, 3, 4, 9) } },
+    { "vision.crop", "empty crop of a mask", { T(I64, 2, 8, 8) }, "top=1;left=1;height=0;width=5",
+      { T(I64, 2, 0, 5) } },
+    { "vision.crop", "window of an empty image: zeros", { T(F32, 3, 2, 0, 0) }, "top=0;left=0;height=2;width=3",
+      { T(F32, 3, 2, 2, 3) }, .zeros = 1 },
+    { "vision.center_crop", "no images", { T(F32, 4, 0, 3, 8, 8) }, "output_size=5", { T(F32, 4, 0, 3, 5, 5) } },
+    { "vision.center_crop", "zero width", { T(U8, 3, 3, 8, 0) }, "output_size=5", { NONE }, LOOM_EINVAL,
+      "'image'" },
+    { "vision.resized_crop", "no images", { T(U8, 4, 0, 3, 8, 8) }, "top=0;left=0;height=4;width=4;size=6,7",
+      { T(U8, 4, 0, 3, 6, 7) } },
+    { "vision.pad", "no images", { T(U8, 4, 0, 3, 8, 8) }, "padding=1,2", { T(U8, 4, 0, 3, 12, 10) } },
+    { "vision.pad", "empty image, constant: fill only", { T(F32, 3, 1, 0, 4) }, "padding=1", { T(F32, 3, 1, 2, 6) },
+      .zeros = 1 },
+    { "vision.pad", "empty image, edge", { T(F32, 3, 1, 0, 4) }, "padding=1;padding_mode=edge", { NONE }, LOOM_EINVAL,
+      "'padding_mode'" },
+    { "vision.horizontal_flip", "no images", { T(U8, 4, 0, 3, 8, 8) }, NULL, { T(U8, 4, 0, 3, 8, 8) } },
+    { "vision.vertical_flip", "empty rows", { T(BOOL, 2, 5, 0) }, NULL, { T(BOOL, 2, 5, 0) } },
+    { "vision.convert_bounding_box_format", "no boxes", { T(F32, 2, 0, 4) }, "old_format=xywh;new_format=cxcywh",
+      { T(F32, 2, 0, 4) } },
+    { "vision.clamp_bounding_boxes", "no boxes", { T(F32, 3, 2, 0, 4) }, "canvas_size=5,6", { T(F32, 3, 2, 0, 4) } },
+    { "vision.sanitize_bounding_boxes", "no boxes, no labels", { T(F32, 2, 0, 4) }, "canvas_size=5,6",
+      { T(F32, 2, 0, 4), T(I64, 1, 0), T(BOOL, 1, 0) } },
+    { "vision.sanitize_bounding_boxes", "no boxes, labels", { T(F32, 2, 0, 4), T(I32, 2, 0, 3) }, "canvas_size=5,6",
+      { T(F32, 2, 0, 4), T(I32, 2, 0, 3), T(BOOL, 1, 0) } },
+    { "vision.horizontal_flip_bounding_boxes", "no boxes", { T(F32, 2, 0, 4) }, "canvas_size=5,6",
+      { T(F32, 2, 0, 4) } },
+    { "vision.vertical_flip_bounding_boxes", "no boxes", { T(F32, 2, 0, 4) }, "format=cxcywh;canvas_size=5,6",
+      { T(F32, 2, 0, 4) } },
+    { "vision.crop_bounding_boxes", "no boxes", { T(F32, 2, 0, 4) }, "top=1;left=2;height=3;width=4",
+      { T(F32, 2, 0, 4), T(I64, 1, 2) } },
+    { "vision.center_crop_bounding_boxes", "no boxes", { T(F32, 2, 0, 4) }, "canvas_size=5,6;output_size=3",
+      { T(F32, 2, 0, 4), T(I64, 1, 2) } },
+    { "vision.resized_crop_bounding_boxes", "no boxes", { T(F32, 2, 0, 4) },
+      "top=1;left=2;height=3;width=4;size=6,8", { T(F32, 2, 0, 4), T(I64, 1, 2) } },
+    { "vision.pad_bounding_boxes", "no boxes", { T(F32, 2, 0, 4) }, "canvas_size=5,6;padding=1",
+      { T(F32, 2, 0, 4), T(I64, 1, 2) } },
+    { "vision.adjust_brightness", "no images", { T(U8, 4, 0, 3, 8, 8) }, "brightness_factor=0.5", { T(U8, 4, 0, 3, 8, 8) } },
+    { "vision.adjust_contrast", "no images", { T(U8, 4, 0, 3, 8, 8) }, "contrast_factor=0.5", { T(U8, 4, 0, 3, 8, 8) } },
+    { "vision.adjust_saturation", "no images", { T(U8, 4, 0, 3, 8, 8) }, "saturation_factor=0.5", { T(U8, 4, 0, 3, 8, 8) } },
+    { "vision.adjust_hue", "no images", { T(U8, 4, 0, 3, 8, 8) }, "hue_factor=0.1", { T(U8, 4, 0, 3, 8, 8) } },
+    { "vision.adjust_gamma", "no images", { T(U8, 4, 0, 3, 8, 8) }, "gamma=0.5", { T(U8, 4, 0, 3, 8, 8) } },
+    { "vision.autocontrast", "no images", { T(U8, 4, 0, 3, 8, 8) }, NULL, { T(U8, 4, 0, 3, 8, 8) } },
+    { "vision.equalize", "no images", { T(U8, 4, 0, 3, 8, 8) }, NULL, { T(U8, 4, 0, 3, 8, 8) } },
+    { "vision.posterize", "no images", { T(U8, 4, 0, 3, 8, 8) }, "bits=3", { T(U8, 4, 0, 3, 8, 8) } },
+    { "vision.solarize", "no images", { T(U8, 4, 0, 3, 8, 8) }, "threshold=100", { T(U8, 4, 0, 3, 8, 8) } },
+    { "vision.invert", "no images", { T(U8, 4, 0, 3, 8, 8) }, NULL, { T(U8, 4, 0, 3, 8, 8) } },
+    { "vision.gaussian_blur", "no images", { T(U8, 4, 0, 3, 8, 8) }, "kernel_size=3", { T(U8, 4, 0, 3, 8, 8) } },
+    { "vision.to_dtype", "no images", { T(U8, 4, 0, 3, 8, 8) }, "dtype=float32;scale=true", { T(F32, 4, 0, 3, 8, 8) } },
+    { "vision.rgb_to_grayscale", "no images", { T(U8, 4, 0, 3, 8, 8) }, NULL, { T(U8, 4, 0, 1, 8, 8) } },
+    { "vision.normalize", "no images", { T(F32, 4, 0, 3, 8, 8) }, "mean=0.5;std=0.2", { T(F32, 4, 0, 3, 8, 8) } },
+    { "vision.adjust_contrast", "empty maps", { T(F32, 3, 3, 0, 5) }, "contrast_factor=0.5", { T(F32, 3, 3, 0, 5) } },
+    { "vision.equalize", "empty maps", { T(U8, 3, 1, 4, 0) }, NULL, { T(U8, 3, 1, 4, 0) } },
+    { "vision.preprocess", "no images", { T(U8, 4, 0, 3, 50, 60) }, "resize_size=40;crop_size=32",
+      { T(F32, 4, 0, 3, 32, 32) } },
+    { "vision.preprocess", "zero width", { T(U8, 3, 3, 50, 0) }, NULL, { NONE }, LOOM_EINVAL, "'image'" },
+    { "vision.affine", "no images", { T(U8, 4, 0, 3, 8, 9) }, "angle=10;translate=1,2;scale=1;shear=0",
+      { T(U8, 4, 0, 3, 8, 9) } },
+    { "vision.rotate", "no images, 90 expanded", { T(F32, 4, 0, 3, 8, 9) }, "angle=90;expand=true",
+      { T(F32, 4, 0, 3, 9, 8) } },
+    { "vision.perspective", "no images", { T(U8, 4, 0, 3, 8, 9) }, "coefficients=1,0,0,0,1,0,0,0",
+      { T(U8, 4, 0, 3, 8, 9) } },
+    { "vision.elastic", "no images", { T(F32, 4, 0, 3, 8, 9), T(F32, 4, 1, 8, 9, 2) }, NULL,
+      { T(F32, 4, 0, 3, 8, 9) } },
+    { "vision.affine_bounding_boxes", "no boxes", { T(F32, 2, 0, 4) },
+      "canvas_size=5,6;angle=10;translate=1,2;scale=1;shear=0", { T(F32, 2, 0, 4) } },
+    { "vision.rotate_bounding_boxes", "no boxes, expand", { T(F32, 2, 0, 4) }, "canvas_size=5,6;angle=10;expand=true",
+      { T(F32, 2, 0, 4), T(I64, 1, 2) } },
     { "vision.drop_block2d", "no images of 2^30 x 2^30", { T(F32, 4, 0, 3, INT64_C(1) << 30, INT64_C(1) << 30) },
       "p=0.5;block_size=3", { T(F32, 4, 0, 3, INT64_C(1) << 30, INT64_C(1) << 30) } },
     /* ----------------------------------------------------------- layers */
@@ -265,6 +348,26 @@ static const oc_case cases[] = {
     MODEL_NO_OBJECT(resnext50_32x4d) MODEL_NO_OBJECT(resnext101_32x8d) MODEL_NO_OBJECT(resnext101_64x4d)
     MODEL_NO_OBJECT(wide_resnet50_2) MODEL_NO_OBJECT(wide_resnet101_2)
 #undef MODEL_NO_OBJECT
+#ifdef LOOM_TEST_HAVE_IMAGE_IO  /* the image_io module is built with libjpeg-turbo and libpng */
+    /* ------------------------------------------------------------ image_io */
+    /* torchvision: "Expected a non empty 1-dimensional tensor" for empty file bytes */
+    { "vision.decode_jpeg", "no bytes", { T(U8, 1, 0) }, NULL, { T(U8, 3, 0, 0, 0) }, .expect = LOOM_EINVAL,
+      .message = "empty" },
+    { "vision.decode_png", "no bytes", { T(U8, 1, 0) }, NULL, { T(U8, 3, 0, 0, 0) }, .expect = LOOM_EINVAL,
+      .message = "empty" },
+    { "vision.decode_image", "no bytes", { T(U8, 1, 0) }, NULL, { T(U8, 3, 0, 0, 0) }, .expect = LOOM_EINVAL,
+      .message = "empty" },
+    { "vision.decode_image", "a batch of no files", { T(U8, 1, 0), TV(I64, zero_offset, 1, 1) }, NULL,
+      { T(U8, 4, 0, 0, 0, 0) } },
+    /* torchvision: libjpeg's "Empty JPEG image", libpng's "Image width is zero in IHDR" */
+    { "vision.encode_jpeg", "no rows", { T(U8, 3, 3, 0, 5) }, NULL, { T(U8, 1, 0) }, .expect = LOOM_EINVAL,
+      .message = "no pixels" },
+    { "vision.encode_png", "no columns", { T(U8, 3, 1, 4, 0) }, NULL, { T(U8, 1, 0) }, .expect = LOOM_EINVAL,
+      .message = "no pixels" },
+    /* a device is not a file (torchvision: "Expected a non empty file") */
+    { "vision.read_file", "an empty device", { NONE }, "path=/dev/null", { T(U8, 1, 0) }, .expect = LOOM_EIO,
+      .message = "/dev/null" },
+#endif
 };
 
 static rm_keys *resnet_keys;

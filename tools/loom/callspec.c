@@ -54,10 +54,11 @@ static int parse_count(const char *text, long min, long *out)
 
 int callspec_parse(callspec *c, int mode, const char *usage, int argc, char **argv)
 {
-    enum { O_IN = 1000, O_LINES, O_ATTR, O_OUT, O_WEIGHTS, O_BACKEND, O_DEVICE, O_JSON, O_REPEAT, O_WARMUP };
+    enum { O_IN = 1000, O_LINES, O_KJT, O_ATTR, O_OUT, O_WEIGHTS, O_BACKEND, O_DEVICE, O_JSON, O_REPEAT, O_WARMUP };
     static const struct option run_opts[] = {
         { "in", required_argument, NULL, O_IN },
         { "lines", required_argument, NULL, O_LINES },
+        { "kjt", required_argument, NULL, O_KJT },
         { "attr", required_argument, NULL, O_ATTR },
         { "out", required_argument, NULL, O_OUT },
         { "weights", required_argument, NULL, O_WEIGHTS },
@@ -70,6 +71,7 @@ int callspec_parse(callspec *c, int mode, const char *usage, int argc, char **ar
     static const struct option bench_opts[] = {
         { "in", required_argument, NULL, O_IN },
         { "lines", required_argument, NULL, O_LINES },
+        { "kjt", required_argument, NULL, O_KJT },
         { "attr", required_argument, NULL, O_ATTR },
         { "weights", required_argument, NULL, O_WEIGHTS },
         { "backend", required_argument, NULL, O_BACKEND },
@@ -94,7 +96,8 @@ int callspec_parse(callspec *c, int mode, const char *usage, int argc, char **ar
     c->attrs = calloc((size_t)argc, sizeof *c->attrs);
     c->outs = calloc((size_t)argc, sizeof *c->outs);
     c->lines = calloc((size_t)argc, sizeof *c->lines);
-    if (c->ins == NULL || c->attrs == NULL || c->outs == NULL || c->lines == NULL) {
+    c->kjts = calloc((size_t)argc, sizeof *c->kjts);
+    if (c->ins == NULL || c->attrs == NULL || c->outs == NULL || c->lines == NULL || c->kjts == NULL) {
         fprintf(stderr, "loom %s: out of memory\n", c->cmd);
         return CLI_FAIL;
     }
@@ -105,11 +108,15 @@ int callspec_parse(callspec *c, int mode, const char *usage, int argc, char **ar
         switch (ch) {
         case O_IN:
             if (split_kv(optarg, &c->ins[c->n_ins++]) != 0)
-                return usage_error(c, "--in wants NAME=FILE.npy, got '%s'", optarg);
+                return usage_error(c, "--in wants NAME=FILE.npy or NAME=@FILE, got '%s'", optarg);
             break;
         case O_LINES:
             if (split_kv(optarg, &c->lines[c->n_lines++]) != 0)
                 return usage_error(c, "--lines wants NAME=FILE.txt, got '%s'", optarg);
+            break;
+        case O_KJT:
+            if (split_kv(optarg, &c->kjts[c->n_kjts++]) != 0)
+                return usage_error(c, "--kjt wants NAME=FILE.safetensors, got '%s'", optarg);
             break;
         case O_ATTR:
             if (split_kv(optarg, &c->attrs[c->n_attrs++]) != 0)
@@ -258,6 +265,7 @@ static int check_names(callspec *c)
             int v = find_arg(s->inputs, s->n_inputs, c->lines[i].key);
             given |= v == (int)k || v + 1 == (int)k;
         }
+        given |= c->kjt_inputs != NULL && c->kjt_inputs[k] != NULL;
         if (!given && !(s->inputs[k].flags & LOOM_ARG_OPTIONAL)) {
             if (s->inputs[k].flags & LOOM_ARG_JAGGED)
                 return usage_error(c, "%s needs input '%s' (--lines %s=FILE.txt for strings, or --in %s=FILE.npy "
@@ -280,14 +288,13 @@ static int check_names(callspec *c)
     return CLI_OK;
 }
 
-/* The lines of a text file as the jagged pair values (u8) + offsets (i64
-** [B+1]): split at '\n' only, so '\r' and every other byte stay in the
-** line; a final '\n' opens no line. */
-static int read_lines(callspec *c, const char *path, loom_tensor **values, loom_tensor **offsets)
+/* The whole of a file, malloc'd into *data (n bytes; not NUL-terminated).
+** opt names the option in messages. */
+static int slurp_file(const callspec *c, const char *opt, const char *path, char **data_out, size_t *n_out)
 {
     FILE *f = fopen(path, "rb");
     if (f == NULL) {
-        fprintf(stderr, "loom %s: --lines: cannot open '%s': %s\n", c->cmd, path, strerror(errno));
+        fprintf(stderr, "loom %s: %s: cannot open '%s': %s\n", c->cmd, opt, path, strerror(errno));
         return CLI_FAIL;
     }
     char *data = NULL;
@@ -310,9 +317,42 @@ static int read_lines(callspec *c, const char *path, loom_tensor **values, loom_
     fclose(f);
     if (err) {
         free(data);
-        fprintf(stderr, "loom %s: --lines: cannot read '%s'\n", c->cmd, path);
+        fprintf(stderr, "loom %s: %s: cannot read '%s'\n", c->cmd, opt, path);
         return CLI_FAIL;
     }
+    *data_out = data;
+    *n_out = n;
+    return CLI_OK;
+}
+
+/* `--in NAME=@FILE`: the file's raw bytes as a u8 [N] tensor (an image for
+** vision.decode_image, an audio file for audio.load's src). */
+static int read_bytes(const callspec *c, const char *path, loom_tensor **out)
+{
+    char *data;
+    size_t n;
+    if (slurp_file(c, "--in", path, &data, &n) != CLI_OK)
+        return CLI_FAIL;
+    const int64_t shape[1] = { (int64_t)n };
+    if (loom_tensor_new(out, LOOM_DTYPE_U8, 1, shape, NULL) != LOOM_OK) {
+        free(data);
+        return cli_fail();
+    }
+    if (n > 0)
+        memcpy(loom_data(*out), data, n);
+    free(data);
+    return CLI_OK;
+}
+
+/* The lines of a text file as the jagged pair values (u8) + offsets (i64
+** [B+1]): split at '\n' only, so '\r' and every other byte stay in the
+** line; a final '\n' opens no line. */
+static int read_lines(callspec *c, const char *path, loom_tensor **values, loom_tensor **offsets)
+{
+    char *data;
+    size_t n;
+    if (slurp_file(c, "--lines", path, &data, &n) != CLI_OK)
+        return CLI_FAIL;
     int64_t newlines = 0;
     for (size_t i = 0; i < n; i++)
         newlines += data[i] == '\n';
@@ -352,8 +392,12 @@ static int read_inputs(callspec *c)
     for (int i = 0; i < c->n_ins; i++) {
         int idx = find_arg(s->inputs, s->n_inputs, c->ins[i].key);
         loom_tensor *host = NULL, *dev = NULL;
-        if (loom_npy_read(&host, c->ins[i].value) != LOOM_OK)
+        if (c->ins[i].value[0] == '@') {
+            if (read_bytes(c, c->ins[i].value + 1, &host) != CLI_OK)
+                return CLI_FAIL;
+        } else if (loom_npy_read(&host, c->ins[i].value) != LOOM_OK) {
             return cli_fail();
+        }
         if (c->device.device_type != LOOM_DEVICE_CPU) {
             loom_status st = loom_tensor_copy_to(&dev, host, &c->device);
             loom_tensor_free(host);
@@ -362,6 +406,20 @@ static int read_inputs(callspec *c)
             host = dev;
         }
         c->inputs[idx] = host;
+    }
+    for (uint32_t k = 0; c->kjt_inputs != NULL && k < s->n_inputs; k++) {
+        if (c->kjt_inputs[k] == NULL)
+            continue;
+        c->inputs[k] = c->kjt_inputs[k];
+        c->kjt_inputs[k] = NULL;
+        if (c->device.device_type != LOOM_DEVICE_CPU) {
+            loom_tensor *dev = NULL;
+            loom_status st = loom_tensor_copy_to(&dev, c->inputs[k], &c->device);
+            loom_tensor_free(c->inputs[k]);
+            c->inputs[k] = dev;
+            if (st != LOOM_OK)
+                return cli_fail();
+        }
     }
     for (int i = 0; i < c->n_lines; i++) {
         int idx = find_arg(s->inputs, s->n_inputs, c->lines[i].key);
@@ -422,7 +480,7 @@ int callspec_prepare(callspec *c)
             return CLI_FAIL;
         }
     }
-    if ((rc = check_names(c)) != CLI_OK || (rc = parse_device(c)) != CLI_OK)
+    if ((rc = callspec_read_kjts(c)) != CLI_OK || (rc = check_names(c)) != CLI_OK || (rc = parse_device(c)) != CLI_OK)
         return rc;
     if ((rc = parse_attrs(c)) != CLI_OK || (rc = read_inputs(c)) != CLI_OK)
         return rc;
@@ -455,6 +513,7 @@ void callspec_free(callspec *c)
             loom_tensor_free(c->inputs[i]);
     }
     free(c->inputs);
+    callspec_free_kjts(c);
     loom_object_free(c->object);
     loom_attrs_free(c->op_attrs);
     loom_attrs_free(c->class_attrs);

@@ -18,6 +18,9 @@
 ** pair of plugin.h: NAME (u8, the bytes of every line) and NAME_offsets (i64
 ** [B+1]). NAME must be a LOOM_ARG_JAGGED input of the op.
 **
+** --kjt NAME=FILE.safetensors reads a KeyedJaggedTensor stored with
+** torchrec's field names into the op's inputs (kjt_file.c).
+**
 ** Attributes of a method op: a key the object class declares goes to the
 ** class (used at object creation), every other key to the op.
 */
@@ -38,8 +41,8 @@ typedef struct callspec {
     int mode;                       /* CALLSPEC_RUN or CALLSPEC_BENCH */
     const char *cmd, *usage;        /* for messages */
     const char *op_name;
-    cli_kv *ins, *attrs, *outs, *lines;
-    int n_ins, n_attrs, n_outs, n_lines;
+    cli_kv *ins, *attrs, *outs, *lines, *kjts;
+    int n_ins, n_attrs, n_outs, n_lines, n_kjts;
     const char *weights, *backend, *device_text;
     int json;
     long repeat, warmup;            /* bench only */
@@ -53,6 +56,8 @@ typedef struct callspec {
     loom_attrs *op_attrs, *class_attrs;
     loom_object *object;
     loom_call_options options;
+    loom_tensor **kjt_inputs;       /* schema->n_inputs entries given by --kjt, until read_inputs takes them */
+    char **kjt_strings;             /* the keys attributes --kjt added to attrs (name, value per file) */
 } callspec;
 
 /* Parse argv (argv[0] is the command). Returns CLI_OK, CLI_USAGE (message
@@ -66,5 +71,10 @@ int callspec_output_index(const callspec *c, const char *name);
 ** receive new tensors the caller frees. Waits for device work to finish. */
 loom_status callspec_call(callspec *c, loom_tensor **outputs);
 void callspec_free(callspec *c);
+
+/* kjt_file.c: the --kjt files into kjt_inputs and their keys into attrs
+** (before the names are checked); CLI_OK, CLI_USAGE or CLI_FAIL. */
+int callspec_read_kjts(callspec *c);
+void callspec_free_kjts(callspec *c);
 
 #endif /* LOOM_CLI_CALLSPEC_H */

@@ -16,8 +16,8 @@
 #include "json.h"
 
 static const char usage[] =
-    "usage: loom bench OP --in NAME=FILE.npy ... [--lines NAME=FILE.txt ...] [--attr KEY=VALUE ...]\n"
-    "                  [--weights FILE.safetensors] [--backend B] [--device cpu|cuda[:N]]\n"
+    "usage: loom bench OP --in NAME=FILE.npy ... [--lines NAME=FILE.txt ...] [--kjt NAME=FILE ...]\n"
+    "                  [--attr KEY=VALUE ...] [--weights FILE.safetensors] [--backend B] [--device cpu|cuda[:N]]\n"
     "                  [--repeat N] [--warmup W] [--json]\n"
     "  Time OP (arguments as for `loom run`): median, p10 and p90 seconds over N\n"
     "  calls (default 20) after W untimed ones (default 3), and GFLOP/s and GB/s\n"

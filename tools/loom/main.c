@@ -22,6 +22,8 @@ static const command commands[] = {
     { "bench",  cmd_bench,  "time one operator: median, p10, p90, GFLOP/s, GB/s" },
     { "demo",   cmd_demo,   "a short tour on generated data" },
     { "glue",   cmd_glue,   "the first rows and the counts of a GLUE split (text pack)" },
+    { "rl",     cmd_rl,     "rl rollout ENV: step environments of the rl pack (episodes, return, steps/s)" },
+    { "td",     cmd_td,     "info, load or save a TensorDict in tensordict's memmap layout (rl pack)" },
     { "completion", cmd_completion, "a bash or zsh completion script (names from the loaded packs)" },
 };
 

@@ -102,6 +102,17 @@ enum { BF_APPLY_WEIGHTS = 0, BF_APPLY_SPECGRAM = 1 };
 
 /* The sizes of one call: `batch` problems (the product of the leading
 ** dims), each of F bins with C channels and T frames. */
+/* The state of an audio.PSD object (beamform_objects.c makes it; the cuda
+** method reads it too: audio.so and audio-cuda.so are one family). */
+typedef struct bf_psd_state {
+    int multi_mask, normalize;
+    double eps;
+} bf_psd_state;
+
+/* The cuda kernels of the object methods (beamform_objects_cuda.c), the
+** register_more hook of audio-cuda.so's beamform module. */
+loom_status bf_objects_cuda_register(const loom_host_api *host, loom_registrar *reg);
+
 typedef struct bf_geom {
     loom_dtype dtype;     /* LOOM_DTYPE_C64 or LOOM_DTYPE_C128 */
     int64_t batch, F, C, T;

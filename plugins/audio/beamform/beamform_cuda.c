@@ -453,4 +453,4 @@ static const loom_kernel_desc cuda_kernels[] = {
     PK_KERNEL_CUDA(bf_apply_schema, "cuda:direct", BF_COMPLEX, apply_cuda, .supports = supports),
 };
 
-const pk_module audio_beamform_cuda = PK_MODULE("beamform", audio_beamform_ops, cuda_kernels, NULL);
+const pk_module audio_beamform_cuda = PK_MODULE("beamform", audio_beamform_ops, cuda_kernels, bf_objects_cuda_register);

@@ -30,11 +30,6 @@
 PK_ATTR_TABLE(bf_psd_class, BF_PSD_CLASS_ATTRS);
 PK_ATTR_TABLE(bf_mvdr_class, BF_MVDR_CLASS_ATTRS);
 
-typedef struct bf_psd_state {
-    int multi_mask, normalize;
-    double eps;
-} bf_psd_state;
-
 typedef struct bf_mvdr_state {
     int64_t ref_channel;
     int solution, multi_mask, diag_loading, online;

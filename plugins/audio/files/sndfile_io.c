@@ -61,6 +61,31 @@ int audio_container_of(const char *name)
     return 0;
 }
 
+/* Does the file's detected format (SF_INFO.format) fit the `format` a
+** caller named? libsndfile has no demuxer to force (it reads headers), so
+** `format` holds the file to that container, as a forced demuxer would
+** fail on another: wav takes RIFF, WAVE_FORMAT_EXTENSIBLE and RF64 (one
+** demuxer in FFmpeg), vorbis and opus an Ogg stream of that codec. */
+static int format_fits(const char *format, int detected)
+{
+    const int major = detected & SF_FORMAT_TYPEMASK, sub = detected & SF_FORMAT_SUBMASK;
+    const int want = audio_container_of(format);
+    if (want == SF_FORMAT_WAV)
+        return major == SF_FORMAT_WAV || major == SF_FORMAT_WAVEX || major == SF_FORMAT_RF64;
+    if (strcasecmp(format, "vorbis") == 0)
+        return major == SF_FORMAT_OGG && sub == SF_FORMAT_VORBIS;
+    if (strcasecmp(format, "opus") == 0)
+        return major == SF_FORMAT_OGG && sub == SF_FORMAT_OPUS;
+    return major == want;
+}
+
+/* A name for a detected container, for messages. */
+static const char *container_name(int detected)
+{
+    SF_FORMAT_INFO fi = { .format = detected & SF_FORMAT_TYPEMASK };
+    return sf_command(NULL, SFC_GET_FORMAT_INFO, &fi, sizeof fi) == 0 && fi.name != NULL ? fi.name : "another";
+}
+
 loom_status audio_sf_open(const loom_tensor *src, const char *uri, const char *format, audio_sf *f)
 {
     char b[160];
@@ -98,6 +123,12 @@ loom_status audio_sf_open(const loom_tensor *src, const char *uri, const char *f
         return pk_host->fail(LOOM_EINVAL, "%s: libsndfile cannot read it: %s", f->what, why);
     }
     const SF_INFO *in = &f->info;
+    if (format != NULL && !format_fits(format, in->format)) {
+        loom_status st = pk_host->fail(LOOM_EINVAL, "%s: 'format' is '%s' but the file is %s", f->what, format,
+                                       container_name(in->format));
+        audio_sf_close(f);
+        return st;
+    }
     /* a header's values, before they size anything; libsndfile's own limit is 1024 channels */
     if (in->channels < 1 || in->channels > 1024 || in->samplerate < 1 || in->frames < 0) {
         loom_status st = pk_host->fail(LOOM_EINVAL, "%s: the header says %d channels at %d Hz and %lld frames",

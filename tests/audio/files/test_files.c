@@ -279,6 +279,21 @@ static void bad_arguments_are_refused_by_name(void **state)
     snprintf(attrs, sizeof attrs, "uri=%s;format=mp4", tu_data_path("audio/files/pcm16_stereo.wav"));
     assert_int_equal(at_run("audio.load", NULL, 0, attrs, out, 2), LOOM_EINVAL);
     assert_non_null(strstr(loom_last_error(), "format"));
+    /* format holds the file to its container, as a forced demuxer would */
+    snprintf(attrs, sizeof attrs, "uri=%s;format=flac", tu_data_path("audio/files/pcm16_stereo.wav"));
+    assert_int_equal(at_run("audio.load", NULL, 0, attrs, out, 2), LOOM_EINVAL);
+    assert_non_null(strstr(loom_last_error(), "'format' is 'flac' but the file is WAV"));
+    snprintf(attrs, sizeof attrs, "uri=%s;format=vorbis", tu_data_path("audio/files/opus_mono.opus"));
+    assert_int_equal(at_run("audio.load", NULL, 0, attrs, out, 2), LOOM_EINVAL);
+    assert_non_null(strstr(loom_last_error(), "'format' is 'vorbis'"));
+    snprintf(attrs, sizeof attrs, "uri=%s;format=opus", tu_data_path("audio/files/opus_mono.opus"));
+    assert_int_equal(at_run("audio.load", NULL, 0, attrs, out, 2), LOOM_OK);
+    loom_tensor_free(out[0]);
+    loom_tensor_free(out[1]);
+    snprintf(attrs, sizeof attrs, "uri=%s;format=WAV", tu_data_path("audio/files/pcm16_stereo.wav"));
+    assert_int_equal(at_run("audio.load", NULL, 0, attrs, out, 2), LOOM_OK);
+    loom_tensor_free(out[0]);
+    loom_tensor_free(out[1]);
     /* a text file is no audio file */
     snprintf(attrs, sizeof attrs, "uri=%s", tu_data_path("audio/files/info.txt"));
     assert_int_equal(at_run("audio.load", NULL, 0, attrs, out, 2), LOOM_EINVAL);

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** collections.h - TorchRec's EmbeddingBagCollection
+** (torchrec/modules/embedding_modules.py) as an object class over
+** fbgemm.tbe objects: rec.embedding_bag_collection.
+**
+** The tables come from the class attributes (EmbeddingBagConfig's fields,
+** one entry per table) and from the weights file, keyed as torchrec's
+** state_dict: embedding_bags.<table>.weight [num_embeddings, embedding_dim]
+** in the table's data_type (f32 for FP32, f16 for FP16). Create groups the
+** tables by (pooling, data_type), as torchrec's fused modules do, and
+** makes one fbgemm.tbe object per group (host->object_create) over the
+** file's tensors, viewed, not copied. The forward (method
+** rec.embedding_bag_collection) gathers each group's features from the KJT
+** and calls fbgemm.tbe on that group's object (host->op_call).
+*/
+#ifndef LOOM_REC_COLLECTIONS_H
+#define LOOM_REC_COLLECTIONS_H
+
+#include <stdint.h>
+
+#include "rec_pack.h"
+
+#define REC_EBC_CLASS "rec.embedding_bag_collection"
+
+/* The attributes both classes share come first, in the same order, so
+** create reads them at the same indices (EmbeddingConfig's fields). */
+#define REC_TABLE_CONFIG_ATTRS(A, op)                                                              \
+    A(op, tables, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED,                                  \
+      "table names in order, joined by ',' (EmbeddingBagConfig.name)", )                         \
+    A(op, num_embeddings, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_NONNEG,        \
+      "rows of each table", )                                                                     \
+    A(op, embedding_dim, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,       \
+      "D of each table", )                                                                        \
+    A(op, feature_names, STRING, LOOM_DEFAULT_STRING(""), 0,                                     \
+      "each table's features joined by '|', tables joined by ',' (\"f0|f1,f2\"); "               \
+      "a table with none (or \"\") takes its own name, as torchrec", )                           \
+    A(op, data_type, STRING, LOOM_DEFAULT_STRING(""), 0,                                         \
+      "each table's DataType, joined by ',': fp32 | fp16, and for the bag collection int8 | int4 "  \
+      "(torchrec.quant's rows: u8 [rows, row_bytes], fp16 scale and bias first); \"\": fp32 for all", )
+#define REC_EBC_CLASS_ATTRS(A, op)                                                                 \
+    REC_TABLE_CONFIG_ATTRS(A, op)                                                                  \
+    A(op, pooling, STRING, LOOM_DEFAULT_STRING(""), 0,                                           \
+      "each table's PoolingType, joined by ',': sum | mean; \"\": sum for all (torchrec's default)", ) \
+    A(op, is_weighted, BOOL, LOOM_DEFAULT_BOOL(0), 0,                                            \
+      "use the KJT's weights as per-sample weights (sum pooling only, as nn.EmbeddingBag)", )
+#define REC_EC_CLASS_ATTRS(A, op) REC_TABLE_CONFIG_ATTRS(A, op)
+PK_ATTR_ENUM(rec_ebc_class, REC_EBC_CLASS_ATTRS);
+PK_ATTR_ENUM(rec_ec_class, REC_EC_CLASS_ATTRS);
+
+#define REC_EC_CLASS "rec.embedding_collection"
+
+extern const loom_object_class rec_ebc_class;
+extern const loom_object_class rec_ec_class;
+
+/* One fbgemm.tbe object: tables of one pooling and data type */
+typedef struct rec_ebc_group {
+    loom_object *tbe;
+    int pooling_mean;
+    int fp16;
+    int sequence;              /* an EmbeddingCollection's: pooling none, f32 rows */
+    int64_t row_alignment;     /* of its INT8/INT4 rows (1 for float tables) */
+    int64_t n_features;
+    int64_t *features;         /* [n_features] indices into the EBC's flat feature list */
+    int64_t total_d;           /* sum of the group's features' D: the TBE output's columns */
+} rec_ebc_group;
+
+typedef struct rec_ebc {
+    int64_t n_tables;
+    char **table_names;
+    int64_t *num_embeddings, *embedding_dim;
+    int64_t n_features;        /* flat, in table order then feature order */
+    char **feature_names;
+    int64_t *feature_table;    /* [n_features] */
+    int64_t *feature_offset;   /* [n_features + 1] columns of the KeyedTensor */
+    int is_weighted;
+    int sequence;              /* rec.embedding_collection */
+    int64_t n_groups;
+    rec_ebc_group *groups;
+    const loom_op *tbe_op;
+} rec_ebc;
+
+loom_status rec_ebc_forward(loom_call *call);
+loom_status rec_ec_forward(loom_call *call);
+
+/* collection_keys.c (rec_kjt: kjt/kjt.h) */
+struct rec_kjt;
+loom_status rec_collection_features(loom_call *call, const rec_ebc *e, const struct rec_kjt *kjt, int64_t **fkey);
+loom_status rec_collection_keys(loom_call *call, const rec_ebc *e, int32_t first);
+
+#define REC_COLLECTIONS_OPS(X) X(rec_ebc_forward_schema) X(rec_ec_forward_schema)
+PK_OPS_DECLARE(rec_collections_ops, REC_COLLECTIONS_OPS);
+
+/* outputs of rec.embedding_collection */
+enum { REC_EC_OUT_VALUES, REC_EC_OUT_VALUES_OFFSETS, REC_EC_OUT_LENGTHS, REC_EC_OUT_LENGTHS_OFFSETS, REC_EC_OUT_KEYS,
+       REC_EC_OUT_KEYS_OFFSETS };
+
+/* outputs of rec.embedding_bag_collection */
+enum { REC_EBC_OUT_VALUES, REC_EBC_OUT_KEYS, REC_EBC_OUT_KEYS_OFFSETS, REC_EBC_OUT_LENGTH_PER_KEY,
+       REC_EBC_OUT_OFFSET_PER_KEY };
+
+#endif /* LOOM_REC_COLLECTIONS_H */

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** collections_schemas.c - the method of rec.embedding_bag_collection:
+** EmbeddingBagCollection.forward(features: KeyedJaggedTensor) -> KeyedTensor.
+** Its inputs are the KJT of docs/rec-kjt.md.
+*/
+#include "collections.h"
+#include "../kjt/kjt.h"
+
+#define I64 LOOM_DTYPE_BIT(LOOM_DTYPE_I64)
+
+static const loom_arg_def ebc_inputs[] = {
+    { .name = "values", .dtypes = REC_ID_MASK, .ndim = 1, .doc = "[N] the KJT's ids, key-major" },
+    { .name = "lengths", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 1, .doc = "[L]" },
+    { .name = "offsets", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 1, .doc = "[L+1]" },
+    { .name = "weights", .dtypes = REC_WEIGHT_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 1,
+      .doc = "[N] per-sample weights (used when the collection is_weighted)" },
+    { .name = "stride_per_key_per_rank", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 2,
+      .doc = "VBE: [K, ranks]" },
+    { .name = "inverse_indices", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 2,
+      .doc = "VBE: [K, B]: the pooled rows are expanded through them to the full batch B" },
+};
+
+static const loom_arg_def ebc_outputs[] = {
+    { .name = "values", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .ndim = 2,
+      .doc = "KeyedTensor values [B, sum D]: each feature's pooled embedding, in table then feature order" },
+    { .name = "keys", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_U8), .flags = LOOM_ARG_JAGGED, .ndim = 1,
+      .doc = "the KeyedTensor's keys (the embedding names)" },
+    { .name = "keys_offsets", .dtypes = I64, .flags = LOOM_ARG_OFFSETS, .ndim = 1, .doc = "[F+1]" },
+    { .name = "length_per_key", .dtypes = I64, .ndim = 1, .doc = "[F] D of each key" },
+    { .name = "offset_per_key", .dtypes = I64, .ndim = 1, .doc = "[F+1] its first column" },
+};
+
+#define REC_EBC_FORWARD_ATTRS(A, op) REC_KJT_KEY_ATTRS(A, op)
+PK_ATTR_TABLE(rec_ebc_forward, REC_EBC_FORWARD_ATTRS);
+
+PK_SCHEMA(rec_ebc_forward_schema, "rec.embedding_bag_collection", 1,
+          "EmbeddingBagCollection.forward: a KJT's features pooled through their tables (fbgemm.tbe) into a "
+          "KeyedTensor [B, sum D]; VBE rows expanded through inverse_indices",
+          PK_INPUTS(ebc_inputs), PK_OUTPUTS(ebc_outputs), PK_ATTRS(rec_ebc_forward_attrs),
+          .object_class = REC_EBC_CLASS);
+
+static const loom_arg_def ec_outputs[] = {
+    { .name = "values", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .flags = LOOM_ARG_JAGGED, .ndim = 2,
+      .doc = "[sum L, D]: row f holds JaggedTensor f's values (one embedding per id), in table then feature order" },
+    { .name = "values_offsets", .dtypes = I64, .flags = LOOM_ARG_OFFSETS, .ndim = 1, .doc = "[F+1]" },
+    { .name = "lengths", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_JAGGED, .ndim = 1,
+      .doc = "row f: JaggedTensor f's lengths (the feature's, the KJT's dtype)" },
+    { .name = "lengths_offsets", .dtypes = I64, .flags = LOOM_ARG_OFFSETS, .ndim = 1, .doc = "[F+1]" },
+    { .name = "keys", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_U8), .flags = LOOM_ARG_JAGGED, .ndim = 1,
+      .doc = "the dict's keys (embedding names)" },
+    { .name = "keys_offsets", .dtypes = I64, .flags = LOOM_ARG_OFFSETS, .ndim = 1, .doc = "[F+1]" },
+};
+
+PK_ATTR_TABLE(rec_ec_forward, REC_EBC_FORWARD_ATTRS);
+
+PK_SCHEMA(rec_ec_forward_schema, "rec.embedding_collection", 1,
+          "EmbeddingCollection.forward: each id of a KJT's features looked up in its table (fbgemm.tbe, pooling "
+          "none): one JaggedTensor per feature, as jagged rows",
+          PK_INPUTS(ebc_inputs), PK_OUTPUTS(ec_outputs), PK_ATTRS(rec_ec_forward_attrs),
+          .object_class = REC_EC_CLASS);
+
+PK_OPS_DEFINE(rec_collections_ops, REC_COLLECTIONS_OPS);

@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** cpu_pack.c - the entry of rec.so: the ops of every module of the rec
+** pack with their cpu kernels (rec_pack.h). The embedding collections find
+** fbgemm.tbe when one is created (not at load), so the KJT ops load without
+** the fbgemm pack.
+*/
+#include "rec_pack.h"
+
+PK_PACK_DEFINE("rec", "0.1.0", "torchrec: KeyedJaggedTensor operations with VBE, EmbeddingBagCollection over fbgemm.tbe, RecMetrics (cpu)",
+               NULL, NULL, &rec_kjt_cpu, &rec_collections_cpu, &rec_metrics_cpu)

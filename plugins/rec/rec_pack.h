@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** rec_pack.h - what the files of the `rec` op pack (rec.so, cpu only)
+** share. Everything has hidden visibility: a pack exports only
+** loom_plugin_entry.
+**
+** Modules, each in its own folder with a meson.build that appends to
+** rec_cpu_src:
+**   kjt/  TorchRec's KeyedJaggedTensor operations (from_lengths_sync,
+**         from_offsets_sync, permute, split, concat, to_dict) and the
+**         deduplication of samples into a VBE KJT with inverse_indices;
+**         how a KJT crosses the ABI is docs/rec-kjt.md
+**   collections/  rec.embedding_bag_collection: TorchRec's EmbeddingBagCollection
+**         as an object over fbgemm.tbe objects (host->object_create) called
+**         through host->op_call
+**   metrics/  rec.ne, rec.auc, rec.calibration, rec.ctr, rec.mse: TorchRec's
+**         RecMetrics formulas on one batch
+**
+** Invariant: pk_host (pack.h) is set by the pack's init before any kernel
+** runs and stays valid until the core shuts down.
+*/
+#ifndef LOOM_REC_PACK_H
+#define LOOM_REC_PACK_H
+
+#include "describe.h"
+#include "loom/plugin.h"
+#include "pack.h"
+
+/* The modules of the pack, in registration order (cpu_pack.c). */
+extern const pk_module rec_kjt_cpu;
+extern const pk_module rec_collections_cpu;
+extern const pk_module rec_metrics_cpu;
+
+#endif /* LOOM_REC_PACK_H */

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** affine_boxes_cpu.c - vision.affine_bounding_boxes and
+** vision.rotate_bounding_boxes, as torchvision's
+** _affine_bounding_boxes_with_expand: the boxes to xyxy, their four
+** corners through the forward affine matrix (about the canvas centre unless
+** a center is given) in float32, the min and max of the corners, with
+** expand the shift by the transformed canvas' top-left and the new canvas
+** size of vision.rotate, then clamp and back to the format.
+*/
+#include <math.h>
+#include <string.h>
+
+#include "transforms.h"
+
+static loom_status transform_boxes(loom_call *call, int fmt, int64_t h, int64_t w, const double m[6], int expand,
+                                   int clamp, const double center[2], double angle)
+{
+    const loom_tensor *bx = call->inputs[0];
+    char b[160];
+    if (bx->ndim < 1 || bx->shape[bx->ndim - 1] != 4)
+        return pk_host->fail(LOOM_EINVAL, "'boxes' %s must be [..., 4]", vision_describe(bx, b, sizeof b));
+    loom_tensor *out;
+    loom_status st = pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, bx->ndim, bx->shape, &out);
+    if (st != LOOM_OK)
+        return st;
+    const int64_t n = loom_numel(bx) / 4;
+    const float t[6] = { (float)m[0], (float)m[1], (float)m[2], (float)m[3], (float)m[4], (float)m[5] };
+    float trx = 0.0f, try_ = 0.0f;
+    int64_t nh = h, nw = w;
+    if (expand && n > 0) {
+        const float pts[4][2] = { { 0.0f, 0.0f }, { 0.0f, (float)h }, { (float)w, (float)h }, { (float)w, 0.0f } };
+        trx = try_ = INFINITY;
+        for (int p = 0; p < 4; p++) {
+            const float X = pts[p][0] * t[0] + pts[p][1] * t[1] + t[2];
+            const float Y = pts[p][0] * t[3] + pts[p][1] * t[4] + t[5];
+            trx = X < trx ? X : trx;
+            try_ = Y < try_ ? Y : try_;
+        }
+        double inv[6];
+        const double zero[2] = { 0.0, 0.0 };
+        transforms_affine_matrix(center, angle, zero, 1.0, zero, 1, inv);
+        transforms_affine_output_size(inv, w, h, &nw, &nh);
+    }
+    const float *src = loom_data(bx);
+    float *dst = loom_data(out);
+    for (int64_t i = 0; i < n; i++) {
+        float q[4] = { src[4 * i], src[4 * i + 1], src[4 * i + 2], src[4 * i + 3] };
+        transforms_box_convert(q, fmt, 0);
+        const float cx[4] = { q[0], q[2], q[2], q[0] }, cy[4] = { q[1], q[1], q[3], q[3] };
+        float mn[2] = { INFINITY, INFINITY }, mx[2] = { -INFINITY, -INFINITY };
+        for (int k = 0; k < 4; k++) {
+            const float X = cx[k] * t[0] + cy[k] * t[1] + t[2];
+            const float Y = cx[k] * t[3] + cy[k] * t[4] + t[5];
+            mn[0] = X < mn[0] ? X : mn[0];
+            mx[0] = X > mx[0] ? X : mx[0];
+            mn[1] = Y < mn[1] ? Y : mn[1];
+            mx[1] = Y > mx[1] ? Y : mx[1];
+        }
+        float o[4] = { mn[0], mn[1], mx[0], mx[1] };
+        if (expand) {
+            o[0] -= trx;
+            o[2] -= trx;
+            o[1] -= try_;
+            o[3] -= try_;
+        }
+        if (clamp)
+            transforms_box_clamp(o, 0, nh, nw);
+        transforms_box_convert(o, 0, fmt);
+        memcpy(dst + 4 * i, o, sizeof o);
+    }
+    if (call->n_outputs > 1) {
+        loom_tensor *cs;
+        if ((st = pk_host->alloc_output(call, 1, LOOM_DTYPE_I64, 1, (const int64_t[]){ 2 }, &cs)) != LOOM_OK)
+            return st;
+        ((int64_t *)loom_data(cs))[0] = nh;
+        ((int64_t *)loom_data(cs))[1] = nw;
+    }
+    return LOOM_OK;
+}
+
+static loom_status canvas_and_center(const loom_call *call, int canvas_attr, int center_attr, int64_t *h,
+                                     int64_t *w, double center[2])
+{
+    const loom_attr_value *cs = &call->attrs[canvas_attr], *c = &call->attrs[center_attr];
+    if (cs->count != 2)
+        return pk_host->fail(LOOM_EINVAL, "'canvas_size' must be (H, W), not %lld values", (long long)cs->count);
+    *h = cs->u.ints[0];
+    *w = cs->u.ints[1];
+    if (c->is_set && c->count != 2)
+        return pk_host->fail(LOOM_EINVAL, "'center' must be (x, y), not %lld values", (long long)c->count);
+    center[0] = c->is_set ? c->u.floats[0] : (double)*w * 0.5;
+    center[1] = c->is_set ? c->u.floats[1] : (double)*h * 0.5;
+    return LOOM_OK;
+}
+
+loom_status vision_affine_bounding_boxes_cpu(loom_call *call)
+{
+    const loom_attr_value *tr = &call->attrs[PK_ATTR(affine_boxes, translate)];
+    const loom_attr_value *sh = &call->attrs[PK_ATTR(affine_boxes, shear)];
+    int64_t h, w;
+    double center[2], m[6];
+    loom_status st = canvas_and_center(call, PK_ATTR(affine_boxes, canvas_size), PK_ATTR(affine_boxes, center), &h,
+                                       &w, center);
+    if (st != LOOM_OK)
+        return st;
+    if (tr->count != 2)
+        return pk_host->fail(LOOM_EINVAL, "'translate' must be (tx, ty), not %lld values", (long long)tr->count);
+    if (sh->count != 1 && sh->count != 2)
+        return pk_host->fail(LOOM_EINVAL, "'shear' must be [s] or [sx, sy], not %lld values", (long long)sh->count);
+    const double shear[2] = { sh->u.floats[0], sh->u.floats[sh->count - 1] };
+    const double translate[2] = { tr->u.floats[0], tr->u.floats[1] };
+    const double angle = call->attrs[PK_ATTR(affine_boxes, angle)].u.f;
+    transforms_affine_matrix(center, angle, translate, call->attrs[PK_ATTR(affine_boxes, scale)].u.f, shear, 0, m);
+    return transform_boxes(call, transforms_box_format(call->attrs[PK_ATTR(affine_boxes, format)].u.s), h, w, m, 0,
+                           strcmp(call->attrs[PK_ATTR(affine_boxes, clamping_mode)].u.s, "none") != 0, center, angle);
+}
+
+loom_status vision_rotate_bounding_boxes_cpu(loom_call *call)
+{
+    int64_t h, w;
+    double center[2], m[6];
+    loom_status st = canvas_and_center(call, PK_ATTR(rotate_boxes, canvas_size), PK_ATTR(rotate_boxes, center), &h,
+                                       &w, center);
+    if (st != LOOM_OK)
+        return st;
+    const double zero[2] = { 0.0, 0.0 };
+    const double angle = -call->attrs[PK_ATTR(rotate_boxes, angle)].u.f;   /* rotate_bounding_boxes: -angle */
+    transforms_affine_matrix(center, angle, zero, 1.0, zero, 0, m);
+    return transform_boxes(call, transforms_box_format(call->attrs[PK_ATTR(rotate_boxes, format)].u.s), h, w, m,
+                           call->attrs[PK_ATTR(rotate_boxes, expand)].u.b,
+                           strcmp(call->attrs[PK_ATTR(rotate_boxes, clamping_mode)].u.s, "none") != 0, center, angle);
+}

@@ -1,0 +1,509 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** affine_cpu.c - the cpu kernels of vision.affine and vision.rotate, as
+** torchvision.transforms.v2.functional computes them:
+**   - the inverse affine matrix in double (transforms/functional.py
+**     _get_inverse_affine_matrix), rounded to float32 as theta;
+**   - the affine grid (_affine_grid): base x, y from torch.linspace in
+**     float32, theta^T divided by (w/2, h/2), the 3-term products summed
+**     left to right;
+**   - grid_sample with zeros padding and align_corners false, as PyTorch's
+**     vectorised CPU kernel: x = (g + 1) * (size / 2) - 0.5, nearest rounds
+**     half to even, bilinear weights (1 - dx)(1 - dy) ... summed nw, ne, sw,
+**     se; a fill goes through a ones channel resampled alike (nearest: mask
+**     < 0.5; bilinear: (v - fill) * mask + fill);
+**   - uint8 images are resampled in float32 and rounded half to even.
+**   - perspective: _perspective_grid's [x y 1] @ theta1^T / (w/2, h/2) over
+**     [x y 1] @ (c6, c7, 1), minus 1, from pixel-centre base coordinates;
+**     elastic: the identity grid plus the displacement;
+**   - rotate: multiples of 90 degrees about the centre are exact rotations
+**     (torch.rot90), as in rotate_image; expand sizes the output as
+**     _compute_affine_output_size does.
+** PyTorch's own bmm for the grid may sum the three products in another
+** order: the grid coordinates then differ by an ulp, which moves a uint8
+** bilinear result by at most one level and a nearest sample only where a
+** coordinate lies on a half-pixel tie.
+*/
+#include <math.h>
+#include <string.h>
+
+#include "transforms.h"
+
+typedef enum grid_kind { GRID_AFFINE, GRID_PERSPECTIVE, GRID_ELASTIC } grid_kind;
+
+typedef struct grid_job {
+    const void *src;
+    void *dst;
+    int u8, nearest, has_fill;
+    grid_kind kind;
+    int64_t c, h, w, oh, ow, planes;
+    float r[6];            /* R00 R01 R10 R11 R20 R21: [x y 1] @ R = (gx, gy) */
+    float q[3];            /* perspective: the denominator's [c6, c7, 1] */
+    const float *xs, *ys;  /* base grid */
+    const float *disp;     /* elastic: [oh, ow, 2] */
+    const float *fill;     /* per channel */
+} grid_job;
+
+static inline float px(const grid_job *j, int64_t plane, int64_t y, int64_t x)
+{
+    if (x < 0 || y < 0 || x >= j->w || y >= j->h)
+        return 0.0f;
+    const int64_t i = (plane * j->h + y) * j->w + x;
+    return j->u8 ? (float)((const uint8_t *)j->src)[i] : ((const float *)j->src)[i];
+}
+
+static inline float inside(const grid_job *j, int64_t y, int64_t x)
+{
+    return (x < 0 || y < 0 || x >= j->w || y >= j->h) ? 0.0f : 1.0f;
+}
+
+static void grid_rows(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    (void)thread_index;
+    const grid_job *j = user;
+    const float sw = (float)j->w / 2, sh = (float)j->h / 2;
+    for (int64_t r = begin; r < end; r++) {
+        const int64_t plane = r / j->oh, oy = r % j->oh, ch = plane % j->c;
+        const float by = j->ys[oy];
+        for (int64_t ox = 0; ox < j->ow; ox++) {
+            const float bx = j->xs[ox];
+            float gx, gy;
+            if (j->kind == GRID_ELASTIC) {
+                gx = bx + j->disp[2 * (oy * j->ow + ox)];
+                gy = by + j->disp[2 * (oy * j->ow + ox) + 1];
+            } else {
+                gx = bx * j->r[0] + by * j->r[2] + j->r[4];
+                gy = bx * j->r[1] + by * j->r[3] + j->r[5];
+                if (j->kind == GRID_PERSPECTIVE) {   /* output_grid1 / output_grid2 - 1 */
+                    const float den = bx * j->q[0] + by * j->q[1] + j->q[2];
+                    gx = gx / den - 1.0f;
+                    gy = gy / den - 1.0f;
+                }
+            }
+            const float ix = (gx + 1.0f) * sw - 0.5f, iy = (gy + 1.0f) * sh - 0.5f;
+            float v, m = 1.0f;
+            if (j->nearest) {
+                const float nx = nearbyintf(ix), ny = nearbyintf(iy);
+                const int ok = nx >= 0 && ny >= 0 && nx < (float)j->w && ny < (float)j->h;
+                v = ok ? px(j, plane, (int64_t)ny, (int64_t)nx) : 0.0f;
+                m = ok ? 1.0f : 0.0f;
+                if (j->has_fill && m < 0.5f)
+                    v = j->fill[ch];
+            } else {
+                const float fx = floorf(ix), fy = floorf(iy);
+                if (!(fx > -2.0f && fy > -2.0f && fx < (float)j->w + 1 && fy < (float)j->h + 1)) {
+                    v = 0.0f;   /* every corner outside (and no float-to-int overflow) */
+                    m = 0.0f;
+                } else {
+                    const int64_t x0 = (int64_t)fx, y0 = (int64_t)fy;
+                    const float dw = ix - fx, de = 1.0f - dw, dn = iy - fy, ds = 1.0f - dn;
+                    const float nw = ds * de, ne = ds * dw, swt = dn * de, se = dn * dw;
+                    v = px(j, plane, y0, x0) * nw + px(j, plane, y0, x0 + 1) * ne + px(j, plane, y0 + 1, x0) * swt +
+                        px(j, plane, y0 + 1, x0 + 1) * se;
+                    m = inside(j, y0, x0) * nw + inside(j, y0, x0 + 1) * ne + inside(j, y0 + 1, x0) * swt +
+                        inside(j, y0 + 1, x0 + 1) * se;
+                }
+                if (j->has_fill)
+                    v = (v - j->fill[ch]) * m + j->fill[ch];
+            }
+            const int64_t o = r * j->ow + ox;
+            if (j->u8) {
+                const float q = rintf(v);
+                ((uint8_t *)j->dst)[o] = (uint8_t)(!(q > 0.0f) ? 0 : q >= 255.0f ? 255 : (int)q);
+            } else {
+                ((float *)j->dst)[o] = v;
+            }
+        }
+    }
+}
+
+/* torch.linspace(start, end, n) in float32 */
+static void linspace_f(float start, float end, int64_t n, float *out)
+{
+    const float step = n > 1 ? (end - start) / (float)(n - 1) : 0.0f;
+    const int64_t half = n / 2;
+    for (int64_t i = 0; i < n; i++)
+        out[i] = i < half ? start + step * (float)i : end - step * (float)(n - i - 1);
+}
+
+static void inverse_affine(const double center[2], double angle, const double tr[2], double scale,
+                           const double shear[2], double m[6])
+{
+    transforms_affine_matrix(center, angle, tr, scale, shear, 1, m);
+}
+
+void transforms_affine_matrix(const double center[2], double angle, const double tr[2], double scale,
+                              const double shear[2], int inverted, double m[6])
+{
+    const double rad = M_PI / 180.0;   /* math.radians: x * (pi / 180) */
+    const double rot = angle * rad, sx = shear[0] * rad, sy = shear[1] * rad;
+    const double a = cos(rot - sy) / cos(sy);
+    const double b = -cos(rot - sy) * tan(sx) / cos(sy) - sin(rot);
+    const double c = sin(rot - sy) / cos(sy);
+    const double d = -sin(rot - sy) * tan(sx) / cos(sy) + cos(rot);
+    if (!inverted) {
+        m[0] = a * scale;
+        m[1] = b * scale;
+        m[2] = 0.0 * scale;
+        m[3] = c * scale;
+        m[4] = d * scale;
+        m[5] = 0.0 * scale;
+        m[2] += m[0] * (-center[0]) + m[1] * (-center[1]);
+        m[5] += m[3] * (-center[0]) + m[4] * (-center[1]);
+        m[2] += center[0] + tr[0];
+        m[5] += center[1] + tr[1];
+        return;
+    }
+    m[0] = d / scale;
+    m[1] = -b / scale;
+    m[2] = 0.0 / scale;
+    m[3] = -c / scale;
+    m[4] = a / scale;
+    m[5] = 0.0 / scale;
+    m[2] += m[0] * (-center[0] - tr[0]) + m[1] * (-center[1] - tr[1]);
+    m[5] += m[3] * (-center[0] - tr[0]) + m[4] * (-center[1] - tr[1]);
+    m[2] += center[0];
+    m[5] += center[1];
+}
+
+static loom_status check_fill(const loom_attr_value *fill, int64_t c)
+{
+    if (fill->is_set && fill->count != 1 && fill->count != c)
+        return pk_host->fail(LOOM_EINVAL, "'fill' has %lld values: one, or one per channel (%lld)",
+                             (long long)fill->count, (long long)c);
+    return LOOM_OK;
+}
+
+static loom_status grid_transform_kind(loom_call *call, grid_kind kind, const double m[8], const float *disp,
+                                       int64_t oh, int64_t ow, int nearest, const loom_attr_value *fill);
+
+static loom_status grid_transform(loom_call *call, const double m[6], int64_t oh, int64_t ow, int nearest,
+                                  const loom_attr_value *fill)
+{
+    const double m8[8] = { m[0], m[1], m[2], m[3], m[4], m[5], 0.0, 0.0 };
+    return grid_transform_kind(call, GRID_AFFINE, m8, NULL, oh, ow, nearest, fill);
+}
+
+static loom_status grid_transform_kind(loom_call *call, grid_kind kind, const double m[8], const float *disp,
+                                       int64_t oh, int64_t ow, int nearest, const loom_attr_value *fill)
+{
+    const loom_tensor *x = call->inputs[0];
+    grid_job j = { 0 };
+    j.u8 = loom_tensor_dtype_of(x) == LOOM_DTYPE_U8;
+    j.nearest = nearest;
+    j.c = x->shape[x->ndim - 3];
+    j.h = x->shape[x->ndim - 2];
+    j.w = x->shape[x->ndim - 1];
+    j.oh = oh;
+    j.ow = ow;
+    loom_status st = check_fill(fill, j.c);
+    if (st != LOOM_OK)
+        return st;
+    int64_t shape[LOOM_MAX_NDIM];
+    memcpy(shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+    shape[x->ndim - 2] = oh;
+    shape[x->ndim - 1] = ow;
+    loom_tensor *out;
+    if ((st = pk_host->alloc_output(call, 0, loom_tensor_dtype_of(x), x->ndim, shape, &out)) != LOOM_OK ||
+        loom_numel(out) == 0)
+        return st;
+    j.planes = loom_numel(out) / (oh * ow);
+    j.src = loom_data(x);
+    j.dst = loom_data(out);
+    float *buf = pk_host->scratch(call->ctx, (size_t)(ow + oh + j.c + 1) * sizeof(float));
+    if (!buf)
+        return LOOM_ENOMEM;
+    float *xs = buf, *ys = buf + ow, *fl = ys + oh;
+    j.kind = kind;
+    j.disp = disp;
+    if (kind == GRID_AFFINE) {
+        linspace_f((float)((1.0 - (double)ow) * 0.5), (float)(((double)ow - 1.0) * 0.5), ow, xs);
+        linspace_f((float)((1.0 - (double)oh) * 0.5), (float)(((double)oh - 1.0) * 0.5), oh, ys);
+    } else if (kind == GRID_PERSPECTIVE) {   /* _perspective_grid: pixel centres */
+        linspace_f(0.5f, (float)((double)ow + 0.5 - 1.0), ow, xs);
+        linspace_f(0.5f, (float)((double)oh + 0.5 - 1.0), oh, ys);
+        j.q[0] = (float)m[6];
+        j.q[1] = (float)m[7];
+        j.q[2] = 1.0f;
+    } else {                                 /* _create_identity_grid */
+        linspace_f((float)((double)(-ow + 1) / (double)ow), (float)((double)(ow - 1) / (double)ow), ow, xs);
+        linspace_f((float)((double)(-oh + 1) / (double)oh), (float)((double)(oh - 1) / (double)oh), oh, ys);
+    }
+    /* theta in float32, then R = theta^T / (w / 2, h / 2) (perspective: of the output size) */
+    const float t[6] = { (float)m[0], (float)m[1], (float)m[2], (float)m[3], (float)m[4], (float)m[5] };
+    const float dw = (float)(0.5 * (double)(kind == GRID_PERSPECTIVE ? ow : j.w));
+    const float dh = (float)(0.5 * (double)(kind == GRID_PERSPECTIVE ? oh : j.h));
+    j.r[0] = t[0] / dw;
+    j.r[1] = t[3] / dh;
+    j.r[2] = t[1] / dw;
+    j.r[3] = t[4] / dh;
+    j.r[4] = t[2] / dw;
+    j.r[5] = t[5] / dh;
+    j.xs = xs;
+    j.ys = ys;
+    j.has_fill = fill->is_set;
+    for (int64_t c = 0; c < j.c; c++)
+        fl[c] = fill->is_set ? (float)fill->u.floats[fill->count == 1 ? 0 : c] : 0.0f;
+    j.fill = fl;
+    return pk_host->parallel_for(call->ctx, j.planes * oh, 4, grid_rows, &j);
+}
+
+static loom_status check_image(const loom_tensor *x)
+{
+    char b[160];
+    if (x->ndim < 3)
+        return pk_host->fail(LOOM_EINVAL, "'image' %s must be [..., C, H, W] (rank >= 3)",
+                             vision_describe(x, b, sizeof b));
+    if (loom_numel(x) > 0 && (x->shape[x->ndim - 2] == 0 || x->shape[x->ndim - 1] == 0))
+        return pk_host->fail(LOOM_EINVAL, "'image' %s has no pixels", vision_describe(x, b, sizeof b));
+    return LOOM_OK;
+}
+
+/* center (x, y) in pixels -> torchvision's offset from the image centre */
+static loom_status center_of(const loom_attr_value *c, int64_t h, int64_t w, double out[2])
+{
+    out[0] = out[1] = 0.0;
+    if (!c->is_set)
+        return LOOM_OK;
+    if (c->count != 2)
+        return pk_host->fail(LOOM_EINVAL, "'center' must be (x, y), not %lld values", (long long)c->count);
+    out[0] = c->u.floats[0] - (double)w * 0.5;
+    out[1] = c->u.floats[1] - (double)h * 0.5;
+    return LOOM_OK;
+}
+
+loom_status vision_affine_cpu(loom_call *call)
+{
+    const loom_tensor *x = call->inputs[0];
+    const loom_attr_value *tr = &call->attrs[PK_ATTR(affine, translate)], *sh = &call->attrs[PK_ATTR(affine, shear)];
+    loom_status st = check_image(x);
+    if (st != LOOM_OK)
+        return st;
+    if (tr->count != 2)
+        return pk_host->fail(LOOM_EINVAL, "'translate' must be (tx, ty), not %lld values", (long long)tr->count);
+    if (sh->count != 1 && sh->count != 2)
+        return pk_host->fail(LOOM_EINVAL, "'shear' must be [s] or [sx, sy], not %lld values", (long long)sh->count);
+    const int64_t h = x->shape[x->ndim - 2], w = x->shape[x->ndim - 1];
+    double center[2], m[6];
+    if ((st = center_of(&call->attrs[PK_ATTR(affine, center)], h, w, center)) != LOOM_OK)
+        return st;
+    const double shear[2] = { sh->u.floats[0], sh->u.floats[sh->count - 1] };
+    const double translate[2] = { tr->u.floats[0], tr->u.floats[1] };
+    inverse_affine(center, call->attrs[PK_ATTR(affine, angle)].u.f, translate, call->attrs[PK_ATTR(affine, scale)].u.f,
+                   shear, m);
+    return grid_transform(call, m, h, w, strcmp(call->attrs[PK_ATTR(affine, interpolation)].u.s, "nearest") == 0,
+                          &call->attrs[PK_ATTR(affine, fill)]);
+}
+
+/* torch.rot90(image, k, dims=(-2, -1)) for k = 1, 2, 3 */
+typedef struct rot_job {
+    const uint8_t *src;
+    uint8_t *dst;
+    size_t es;
+    int64_t h, w, oh, ow;
+    int k;
+} rot_job;
+
+static void rot_rows(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    (void)thread_index;
+    const rot_job *j = user;
+    for (int64_t r = begin; r < end; r++) {
+        const int64_t plane = r / j->oh, i = r % j->oh;
+        const uint8_t *s = j->src + (size_t)(plane * j->h * j->w) * j->es;
+        uint8_t *d = j->dst + (size_t)(r * j->ow) * j->es;
+        for (int64_t c = 0; c < j->ow; c++) {
+            int64_t sy, sx;
+            if (j->k == 1) {          /* out[i][c] = in[c][w - 1 - i] */
+                sy = c;
+                sx = j->w - 1 - i;
+            } else if (j->k == 2) {   /* out[i][c] = in[h - 1 - i][w - 1 - c] */
+                sy = j->h - 1 - i;
+                sx = j->w - 1 - c;
+            } else {                  /* out[i][c] = in[h - 1 - c][i] */
+                sy = j->h - 1 - c;
+                sx = i;
+            }
+            memcpy(d + (size_t)c * j->es, s + (size_t)(sy * j->w + sx) * j->es, j->es);
+        }
+    }
+}
+
+loom_status vision_rotate_cpu(loom_call *call)
+{
+    const loom_tensor *x = call->inputs[0];
+    const loom_attr_value *center = &call->attrs[PK_ATTR(rotate, center)];
+    loom_status st = check_image(x);
+    if (st != LOOM_OK)
+        return st;
+    const int64_t h = x->shape[x->ndim - 2], w = x->shape[x->ndim - 1];
+    const int expand = call->attrs[PK_ATTR(rotate, expand)].u.b;
+    double angle = fmod(call->attrs[PK_ATTR(rotate, angle)].u.f, 360.0);   /* Python's angle % 360 */
+    if (angle < 0)
+        angle += 360.0;
+    if (!center->is_set) {
+        int k = -1;
+        if (angle == 0)
+            k = 0;
+        else if (angle == 180)
+            k = 2;
+        else if ((expand || h == w) && (angle == 90 || angle == 270))
+            k = angle == 90 ? 1 : 3;
+        if (k >= 0) {
+            if ((st = check_fill(&call->attrs[PK_ATTR(rotate, fill)], x->shape[x->ndim - 3])) != LOOM_OK)
+                return st;
+            int64_t shape[LOOM_MAX_NDIM];
+            memcpy(shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+            const int64_t oh = (k % 2) ? w : h, ow = (k % 2) ? h : w;
+            shape[x->ndim - 2] = oh;
+            shape[x->ndim - 1] = ow;
+            loom_tensor *out;
+            if ((st = pk_host->alloc_output(call, 0, loom_tensor_dtype_of(x), x->ndim, shape, &out)) != LOOM_OK ||
+                loom_numel(out) == 0)
+                return st;
+            const size_t es = pk_host->dtype_size(loom_tensor_dtype_of(x));
+            if (k == 0) {
+                memcpy(loom_data(out), loom_data(x), (size_t)loom_numel(x) * es);
+                return LOOM_OK;
+            }
+            rot_job j = { loom_data(x), loom_data(out), es, h, w, oh, ow, k };
+            return pk_host->parallel_for(call->ctx, loom_numel(out) / ow, 16, rot_rows, &j);
+        }
+    }
+    double c[2], m[6];
+    if ((st = center_of(center, h, w, c)) != LOOM_OK)
+        return st;
+    const double zero[2] = { 0.0, 0.0 };
+    inverse_affine(c, -angle, zero, 1.0, zero, m);
+    int64_t oh = h, ow = w;
+    if (expand) {
+        transforms_affine_output_size(m, w, h, &ow, &oh);
+        if (ow <= 0 || oh <= 0 || ow > (INT64_C(1) << 30) || oh > (INT64_C(1) << 30))
+            return pk_host->fail(LOOM_EINVAL, "'expand': an output of %lld x %lld", (long long)oh, (long long)ow);
+    }
+    return grid_transform(call, m, oh, ow, strcmp(call->attrs[PK_ATTR(rotate, interpolation)].u.s, "nearest") == 0,
+                          &call->attrs[PK_ATTR(rotate, fill)]);
+}
+
+void transforms_affine_output_size(const double m[6], int64_t w, int64_t h, int64_t *ow, int64_t *oh)
+{
+    {   /* _compute_affine_output_size_tensor, in float32 */
+        const float hw = (float)(0.5 * (double)w), hh = (float)(0.5 * (double)h);
+        const float pts[4][2] = { { -hw, -hh }, { -hw, hh }, { hw, hh }, { hw, -hh } };
+        const float t[6] = { (float)m[0], (float)m[1], (float)m[2], (float)m[3], (float)m[4], (float)m[5] };
+        float mn[2] = { INFINITY, INFINITY }, mx[2] = { -INFINITY, -INFINITY };
+        for (int p = 0; p < 4; p++)
+            for (int a = 0; a < 2; a++) {
+                const float v = pts[p][0] * t[3 * a] + pts[p][1] * t[3 * a + 1] + t[3 * a + 2];
+                mn[a] = v < mn[a] ? v : mn[a];
+                mx[a] = v > mx[a] ? v : mx[a];
+            }
+        const float half[2] = { hw, hh };
+        int64_t size[2];
+        for (int a = 0; a < 2; a++) {
+            const float cmax = ceilf(truncf((mx[a] + half[a]) * 10000.0f) * 1e-4f);
+            const float cmin = floorf(truncf((mn[a] + half[a]) * 10000.0f) * 1e-4f);
+            const float diff = cmax - cmin;
+            size[a] = diff > 0.0f && diff < 2147483648.0f ? (int64_t)diff : 0;
+        }
+        *ow = size[0];
+        *oh = size[1];
+    }
+}
+
+/* ------------------------------------------------------ perspective */
+
+/* The 8 x 8 system of torchvision's _get_perspective_coeffs, solved in
+** double (Gaussian elimination with partial pivoting; torchvision: lstsq,
+** gels, on the same exactly determined system), rounded to float32. */
+static loom_status perspective_coeffs(const int64_t *start, const int64_t *end, double out[8])
+{
+    double a[8][9];
+    for (int i = 0; i < 4; i++) {
+        const double x1 = (double)end[2 * i], y1 = (double)end[2 * i + 1];
+        const double x2 = (double)start[2 * i], y2 = (double)start[2 * i + 1];
+        const double r0[9] = { x1, y1, 1, 0, 0, 0, -x2 * x1, -x2 * y1, x2 };
+        const double r1[9] = { 0, 0, 0, x1, y1, 1, -y2 * x1, -y2 * y1, y2 };
+        memcpy(a[2 * i], r0, sizeof r0);
+        memcpy(a[2 * i + 1], r1, sizeof r1);
+    }
+    for (int col = 0; col < 8; col++) {
+        int piv = col;
+        for (int r = col + 1; r < 8; r++)
+            if (fabs(a[r][col]) > fabs(a[piv][col]))
+                piv = r;
+        if (fabs(a[piv][col]) < 1e-12)
+            return pk_host->fail(LOOM_EINVAL, "'startpoints' / 'endpoints': the four points do not define a "
+                                              "perspective (a singular system)");
+        if (piv != col)
+            for (int k = 0; k < 9; k++) {
+                const double tmp = a[col][k];
+                a[col][k] = a[piv][k];
+                a[piv][k] = tmp;
+            }
+        for (int r = 0; r < 8; r++) {
+            if (r == col)
+                continue;
+            const double f = a[r][col] / a[col][col];
+            for (int k = col; k < 9; k++)
+                a[r][k] -= f * a[col][k];
+        }
+    }
+    for (int i = 0; i < 8; i++)
+        out[i] = (double)(float)(a[i][8] / a[i][i]);
+    return LOOM_OK;
+}
+
+loom_status vision_perspective_cpu(loom_call *call)
+{
+    const loom_tensor *x = call->inputs[0];
+    const loom_attr_value *sp = &call->attrs[PK_ATTR(perspective, startpoints)];
+    const loom_attr_value *ep = &call->attrs[PK_ATTR(perspective, endpoints)];
+    const loom_attr_value *co = &call->attrs[PK_ATTR(perspective, coefficients)];
+    loom_status st = check_image(x);
+    if (st != LOOM_OK)
+        return st;
+    double m[8];
+    if (co->is_set) {
+        if (sp->is_set || ep->is_set)
+            return pk_host->fail(LOOM_EINVAL, "'startpoints'/'endpoints' and 'coefficients' shouldn't be given "
+                                              "together");
+        if (co->count != 8)
+            return pk_host->fail(LOOM_EINVAL, "'coefficients' should have 8 values, not %lld", (long long)co->count);
+        for (int i = 0; i < 8; i++)
+            m[i] = co->u.floats[i];
+    } else {
+        if (!sp->is_set || !ep->is_set)
+            return pk_host->fail(LOOM_EINVAL, "either 'startpoints' and 'endpoints' or 'coefficients' must be given");
+        if (sp->count != 8 || ep->count != 8)
+            return pk_host->fail(LOOM_EINVAL, "'startpoints' and 'endpoints' need four (x, y) corners each (8 values), "
+                                              "not %lld and %lld",
+                                 (long long)sp->count, (long long)ep->count);
+        if ((st = perspective_coeffs(sp->u.ints, ep->u.ints, m)) != LOOM_OK)
+            return st;
+    }
+    const int64_t h = x->shape[x->ndim - 2], w = x->shape[x->ndim - 1];
+    return grid_transform_kind(call, GRID_PERSPECTIVE, m, NULL, h, w,
+                               strcmp(call->attrs[PK_ATTR(perspective, interpolation)].u.s, "nearest") == 0,
+                               &call->attrs[PK_ATTR(perspective, fill)]);
+}
+
+/* ---------------------------------------------------------- elastic */
+
+loom_status vision_elastic_cpu(loom_call *call)
+{
+    const loom_tensor *x = call->inputs[0], *d = call->inputs[1];
+    char b1[160], b2[160];
+    loom_status st = check_image(x);
+    if (st != LOOM_OK)
+        return st;
+    const int64_t h = x->shape[x->ndim - 2], w = x->shape[x->ndim - 1];
+    if (d->shape[0] != 1 || d->shape[1] != h || d->shape[2] != w || d->shape[3] != 2)
+        return pk_host->fail(LOOM_EINVAL, "'displacement' %s should be [1, %lld, %lld, 2] for 'image' %s",
+                             vision_describe(d, b1, sizeof b1), (long long)h, (long long)w,
+                             vision_describe(x, b2, sizeof b2));
+    static const double none[8] = { 0 };
+    return grid_transform_kind(call, GRID_ELASTIC, none, loom_numel(d) > 0 ? loom_data(d) : NULL, h, w,
+                               strcmp(call->attrs[PK_ATTR(elastic, interpolation)].u.s, "nearest") == 0,
+                               &call->attrs[PK_ATTR(elastic, fill)]);
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** cases_rec.c - case generators of the rec pack's ops (torchrec). The
+** rec ops have a cpu kernel only (integer bookkeeping, no
+** other backend to compare), so each row names the test that checks them
+** against torchrec instead.
+*/
+#include "conformance.h"
+
+#define METRIC_TEST "tests/rec/metrics/test_metrics.c: cpu only; against torchrec.metrics within 1e-6"
+#define KJT_TEST "tests/rec/kjt/test_kjt.c: cpu only; every output bit for bit against torchrec goldens"
+
+const cf_gen cf_rec_gens[] = {
+    { "rec.kjt_from_lengths_sync", 0, 0, NULL, KJT_TEST },
+    { "rec.kjt_from_offsets_sync", 0, 0, NULL, KJT_TEST },
+    { "rec.kjt_permute", 0, 0, NULL, KJT_TEST },
+    { "rec.kjt_split", 0, 0, NULL, KJT_TEST },
+    { "rec.kjt_concat", 0, 0, NULL, KJT_TEST },
+    { "rec.kjt_to_dict", 0, 0, NULL, KJT_TEST },
+    { "rec.kjt_dedup", 0, 0, NULL, KJT_TEST },
+    { "rec.embedding_bag_collection", 0, 0, NULL,
+      "tests/rec/collections/test_ebc.c: cpu only (its pooling is fbgemm.tbe's, checked there); against torchrec's "
+      "EmbeddingBagCollection" },
+    { "rec.embedding_collection", 0, 0, NULL,
+      "tests/rec/collections/test_ebc.c: cpu only (its lookups are fbgemm.tbe's, checked there); against torchrec's "
+      "EmbeddingCollection" },
+    { "rec.ne", 0, 0, NULL, METRIC_TEST },
+    { "rec.auc", 0, 0, NULL, METRIC_TEST },
+    { "rec.calibration", 0, 0, NULL, METRIC_TEST },
+    { "rec.ctr", 0, 0, NULL, METRIC_TEST },
+    { "rec.mse", 0, 0, NULL, METRIC_TEST },
+    { "rec.metrics_update", 0, 0, NULL, METRIC_TEST },
+    { "rec.metrics_compute", 0, 0, NULL, METRIC_TEST },
+    { "rec.metrics_state", 0, 0, NULL, METRIC_TEST },
+    { "rec.metrics_load_state", 0, 0, NULL, METRIC_TEST },
+};
+const size_t cf_rec_n_gens = sizeof cf_rec_gens / sizeof cf_rec_gens[0];

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** test_rec_empty.c - every op of the rec pack on inputs without elements:
+** no keys, keys with a stride of 0, no values, empty weights, a batch of 0
+** and empty bags through an embedding bag collection: torchrec's
+** output shapes, no error, no read of the (NULL) data of an empty tensor.
+** The walk over the registry fails for any rec op without a case here.
+*/
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#include "tu_ops.h"
+#include "op_cases.h"
+
+/* the table below leaves trailing members of its cases to their zero default */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+#define T OC_T
+#define NONE { 0 }
+
+/* The output block of a KJT: names of NB bytes, K keys, values of dtype VD,
+** L lengths of dtype LD, unweighted, not VBE, no inverse indices */
+#define KJT_OUT(NB, K, VD, LD, L)                                                                   \
+    { T(U8, 1, NB), T(I64, 1, (K) + 1), T(VD, 1, 0), T(LD, 1, L), T(LD, 1, (L) + 1), T(F32, 1, 0),  \
+      T(I32, 1, 0), T(I64, 1, 0), T(I64, 1, 1), T(I64, 1, K), T(I64, 1, K), T(I64, 1, (K) + 1) }
+
+static const oc_case cases[] = {
+    { "rec.kjt_from_lengths_sync", "no keys", { T(I64, 1, 0), T(I64, 1, 0) }, "keys=", KJT_OUT(0, 0, I64, I64, 0) },
+    { "rec.kjt_from_lengths_sync", "stride 0, weighted", { T(I32, 1, 0), T(I32, 1, 0), T(F32, 1, 0) }, "keys=a,b",
+      KJT_OUT(2, 2, I32, I32, 0) },
+    { "rec.kjt_from_offsets_sync", "no keys", { T(I64, 1, 0), T(I64, 1, 1) }, "keys=", KJT_OUT(0, 0, I64, I64, 0) },
+    { "rec.kjt_from_offsets_sync", "VBE, no samples", { T(I64, 1, 0), T(I64, 1, 1), NONE, T(I64, 2, 1, 2) }, "keys=a",
+      { T(U8, 1, 1), T(I64, 1, 2), T(I64, 1, 0), T(I64, 1, 0), T(I64, 1, 1), T(F32, 1, 0), T(I32, 2, 1, 2),
+        T(I64, 1, 0), T(I64, 1, 1), T(I64, 1, 1), T(I64, 1, 1), T(I64, 1, 2) } },
+    { "rec.kjt_permute", "stride 0, a key twice", { T(I64, 1, 0), T(I64, 1, 0) }, "keys=a;indices=0,0",
+      KJT_OUT(2, 2, I64, I64, 0) },
+    { "rec.kjt_split", "stride 0", { T(I64, 1, 0), T(I64, 1, 0) }, "keys=a,b;segments=1,0,1",
+      { T(U8, 1, 2), T(I64, 1, 3), T(I64, 1, 4), T(I64, 1, 0), T(I64, 1, 4), T(F32, 1, 0), T(I64, 1, 0),
+        T(I64, 1, 4), T(I64, 1, 2), T(I64, 1, 4), T(I32, 1, 0), T(I64, 1, 0) } },
+    { "rec.kjt_concat", "stride 0", { T(I64, 1, 0), T(I64, 1, 0), T(I64, 1, 3) }, "keys=a,b;key_segments=1,1",
+      KJT_OUT(2, 2, I64, I64, 0) },
+    { "rec.kjt_to_dict", "stride 0, weighted", { T(I64, 1, 0), T(I64, 1, 0), NONE, T(F32, 1, 0) }, "keys=a,b",
+      { T(U8, 1, 2), T(I64, 1, 3), T(I64, 1, 0), T(I64, 1, 3), T(F32, 1, 0), T(I64, 1, 0), T(I64, 1, 3),
+        T(I64, 1, 2), T(I64, 1, 3) } },
+    { "rec.kjt_dedup", "stride 0", { T(I64, 1, 0), T(I64, 1, 0) }, "keys=a,b",
+      { T(U8, 1, 2), T(I64, 1, 3), T(I64, 1, 0), T(I64, 1, 0), T(I64, 1, 1), T(F32, 1, 0), T(I32, 2, 2, 1),
+        T(I64, 2, 2, 0), T(I64, 1, 1), T(I64, 1, 2), T(I64, 1, 2), T(I64, 1, 3) } },
+    { "rec.kjt_dedup", "no keys", { T(I64, 1, 0), T(I64, 1, 0) }, "keys=", KJT_OUT(0, 0, I64, I64, 0) },
+    /* the collection of tests/data/rec/collections/fp32: user_id [8], item_id and item_cat [4] */
+    { "rec.embedding_bag_collection", "B = 0", { T(I64, 1, 0), T(I64, 1, 0) }, "keys=user_id,item_id,item_cat",
+      { T(F32, 2, 0, 16), T(U8, 1, 22), T(I64, 1, 4), T(I64, 1, 3), T(I64, 1, 4) }, .object = 1 },
+    { "rec.embedding_bag_collection", "empty bags", { T(I32, 1, 0), T(I32, 1, 6) }, "keys=item_cat,user_id,item_id",
+      { T(F32, 2, 2, 16), T(U8, 1, 22), T(I64, 1, 4), T(I64, 1, 3), T(I64, 1, 4) }, .zeros = 1, .object = 1 },
+    /* the sequence collection of tests/data/rec/collections/ec: hist, cand (item_t), cat (cats), D = 8 */
+    { "rec.embedding_collection", "no ids", { T(I64, 1, 0), T(I64, 1, 6) }, "keys=hist,cand,cat",
+      { T(F32, 2, 0, 8), T(I64, 1, 4), T(I64, 1, 6), T(I64, 1, 4), T(U8, 1, 11), T(I64, 1, 4) }, .object = 2 },
+    /* the rec.metrics object of setup (2 tasks, ne and auc): a batch of 0, compute before any sample */
+    { "rec.metrics_update", "N = 0", { T(F32, 2, 2, 0), T(F32, 2, 2, 0) }, NULL, .object = 3 },
+    { "rec.metrics_compute", "no samples", { NONE }, NULL, { T(F64, 2, 2, 2), T(F64, 2, 2, 2) }, .object = 3 },
+    { "rec.metrics_state", "no samples", { NONE }, NULL, .object = 3 },
+    { "rec.metrics_load_state", "an empty state", { T(F64, 1, 0) }, NULL, .expect = LOOM_EINVAL,
+      .message = "not a rec.metrics checkpoint", .object = 3 },
+    /* torchrec: a task without samples has no weight: NE's clamped 0/0 ... */
+    { "rec.ne", "N = 0, two tasks", { T(F32, 2, 2, 0), T(F32, 2, 2, 0) }, NULL, { T(F64, 1, 2) } },
+    { "rec.auc", "N = 0", { T(F32, 1, 0), T(F32, 1, 0), T(F32, 1, 0) }, NULL, { T(F64, 1, 1) } },
+    { "rec.calibration", "N = 0", { T(F64, 1, 0), T(F64, 1, 0) }, NULL, { T(F64, 1, 1) }, .zeros = 1 },
+    { "rec.ctr", "no tasks", { T(F32, 2, 0, 5), T(F32, 2, 0, 5) }, NULL, { T(F64, 1, 0) } },
+    { "rec.mse", "N = 0", { T(F32, 1, 0), T(F32, 1, 0) }, NULL, { T(F64, 1, 1) }, .zeros = 1 },
+};
+
+static int setup(void **state)
+{
+    if (tu_setup(state) != 0)
+        return -1;
+    loom_attrs *a = NULL;
+    if (loom_attrs_new(&a) != LOOM_OK ||
+        loom_attrs_parse(a, "rec.embedding_bag_collection", "tables", "user,item") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.embedding_bag_collection", "num_embeddings", "50,40") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.embedding_bag_collection", "embedding_dim", "8,4") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.embedding_bag_collection", "feature_names", "user_id,item_id|item_cat") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.embedding_bag_collection", "pooling", "sum,mean") != LOOM_OK ||
+        loom_object_create(&oc_objects[0], "rec.embedding_bag_collection", a,
+                           tu_data_path("rec/collections/fp32.safetensors")) != LOOM_OK) {
+        fprintf(stderr, "rec_empty setup: %s\n", loom_last_error());
+        loom_attrs_free(a);
+        return -1;
+    }
+    loom_attrs_free(a);
+    if (loom_attrs_new(&a) != LOOM_OK ||
+        loom_attrs_parse(a, "rec.embedding_collection", "tables", "item_t,cats") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.embedding_collection", "num_embeddings", "30,12") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.embedding_collection", "embedding_dim", "8,8") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.embedding_collection", "feature_names", "hist|cand,cat") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.embedding_collection", "data_type", "fp32,fp16") != LOOM_OK ||
+        loom_object_create(&oc_objects[1], "rec.embedding_collection", a,
+                           tu_data_path("rec/collections/ec.safetensors")) != LOOM_OK) {
+        fprintf(stderr, "rec_empty setup: %s\n", loom_last_error());
+        loom_attrs_free(a);
+        return -1;
+    }
+    loom_attrs_free(a);
+    if (loom_attrs_new(&a) != LOOM_OK || loom_attrs_set_string(a, "metrics", "ne,auc") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.metrics", "n_tasks", "2") != LOOM_OK ||
+        loom_object_create(&oc_objects[2], "rec.metrics", a, NULL) != LOOM_OK) {
+        fprintf(stderr, "rec_empty setup: %s\n", loom_last_error());
+        loom_attrs_free(a);
+        return -1;
+    }
+    loom_attrs_free(a);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    for (int i = 0; i < 3; i++) {
+        loom_object_free(oc_objects[i]);
+        oc_objects[i] = NULL;
+    }
+    return tu_teardown(state);
+}
+
+int main(void)
+{
+    return oc_run_group("rec_empty", "rec.", cases, sizeof cases / sizeof cases[0], setup, teardown);
+}

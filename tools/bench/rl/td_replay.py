@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""rl pack benchmarks: loom's replay buffer and TensorDict memmap against
+torchrl and tensordict on the same data, in one run.
+
+    .venv-rl/bin/python tools/bench/rl/td_replay.py [--build DIR] [--steps N] [--size-mb MB] [--skip-memmap]
+
+Cases:
+  prioritized  a PrioritizedSampler buffer (alpha 0.7, beta 0.5) of capacity
+               1M, filled first, then steps of extend(256 items) +
+               sample(256) + update_priority(256): loom's rl.replay_buffer
+               (items gathered into an rl.tensordict), called through the C
+               API as a C host calls it (and, for reference, through the
+               Python package, whose per-call cost dominates), against
+               torchrl's ReplayBuffer(LazyTensorStorage, PrioritizedSampler). Items:
+               observation f32 [8], action i64 [1], reward f32 [1], done
+               bool [1]. Unit: steps/s (x 256 items). Target >= 10x.
+  memmap       a TensorDict of --size-mb (default 1024) MB in 1000 f32 leaves
+               saved to a fresh directory and loaded back: loom's rl.td_save /
+               from=load against TensorDict.memmap / load_memmap (both with
+               2 threads) and torch.save / torch.load of the same tensors.
+               Loading maps the files on both memmap sides (no bytes read);
+               torch.load reads them all. Unit: GB/s of the save and of
+               save + load. Targets >= 3x tensordict's memmap, >= 9x torch.save.
+
+Timings: wall time, 2 threads on every side (torch.set_num_threads(2),
+LOOM_NUM_THREADS=2); the page cache is not dropped between runs (all sides
+write into it alike). loom runs in this process through the Python package
+(python/, ctypes over libloom) from the build folder (--build, default
+build-release, else build-h).
+"""
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+THREADS = 2
+CAPACITY = 1_000_000
+BATCH = 256
+
+
+def find_build(arg):
+    for b in ([arg] if arg else []) + [os.environ.get("LOOM_BUILD_ROOT", ""), os.path.join(ROOT, "build-release"),
+                                        os.path.join(ROOT, "build-h"), os.path.join(ROOT, "build")]:
+        if b and os.path.exists(os.path.join(b, "core", "libloom.so.0")) and \
+                os.path.exists(os.path.join(b, "plugins", "rl", "rl.so")):
+            return b
+    sys.exit("td_replay: no build with core/libloom.so.0 and plugins/rl/rl.so (give --build)")
+
+
+def setup_loom(build):
+    os.environ["LOOM_LIBRARY"] = os.path.join(build, "core", "libloom.so.0")
+    os.environ["LOOM_PLUGIN_PATH"] = os.path.join(build, "plugins", "rl")
+    os.environ["LOOM_NUM_THREADS"] = str(THREADS)
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import loom
+    loom.init()
+    return loom
+
+
+def tid(obj):
+    """The id of an rl.tensordict (rl.td_id)."""
+    return int(obj.td_id().numpy()[0])
+
+
+def items(rng, n, torch):
+    return {
+        "observation": torch.from_numpy(rng.standard_normal((n, 8), dtype="float32")),
+        "action": torch.from_numpy(rng.integers(0, 4, (n, 1))),
+        "reward": torch.from_numpy(rng.standard_normal((n, 1), dtype="float32")),
+        "done": torch.from_numpy(rng.random((n, 1)) < 0.01),
+    }
+
+
+class CApi:
+    """The loom calls of the timed loop straight through libloom's C API
+    (ctypes, as a C host makes them: attributes built once, op handles looked
+    up once, the sampled index tensor handed to update_priority as it is),
+    so the figure is the buffer's, not the Python package's per-call cost."""
+
+    def __init__(self, ctypes_mod):
+        C = ctypes_mod
+        self.C = C
+        lib = C.CDLL(os.environ["LOOM_LIBRARY"])
+        self.lib = lib
+
+        class CallOptions(C.Structure):
+            _fields_ = [("struct_size", C.c_uint32), ("object", C.c_void_p), ("backend", C.c_char_p),
+                        ("stream", C.c_void_p), ("num_threads", C.c_int32)]
+        self.CallOptions = CallOptions
+        lib.loom_op_find.restype = C.c_void_p
+        lib.loom_op_find.argtypes = [C.c_char_p]
+        lib.loom_attrs_new.argtypes = [C.POINTER(C.c_void_p)]
+        lib.loom_attrs_set_int.argtypes = [C.c_void_p, C.c_char_p, C.c_int64]
+        lib.loom_op_run.argtypes = [C.c_void_p, C.c_void_p, C.c_int32, C.c_void_p, C.c_void_p, C.c_int32, C.c_void_p]
+        lib.loom_tensor_wrap.argtypes = [C.POINTER(C.c_void_p), C.c_void_p, C.c_int32, C.c_int32,
+                                         C.POINTER(C.c_int64), C.c_void_p, C.c_void_p]
+        lib.loom_tensor_free.argtypes = [C.c_void_p]
+        lib.loom_last_error.restype = C.c_char_p
+
+    def op(self, name):
+        h = self.lib.loom_op_find(name.encode())
+        assert h, name
+        return h
+
+    def attrs(self, **kv):
+        a = self.C.c_void_p()
+        assert self.lib.loom_attrs_new(self.C.byref(a)) == 0
+        for k, v in kv.items():
+            assert self.lib.loom_attrs_set_int(a, k.encode(), int(v)) == 0
+        return a
+
+    def options(self, obj):
+        return self.CallOptions(self.C.sizeof(self.CallOptions), obj._ptr, None, None, 0)
+
+    def wrap_f32(self, t):
+        out = self.C.c_void_p()
+        shape = (self.C.c_int64 * 1)(t.numel())
+        assert self.lib.loom_tensor_wrap(self.C.byref(out), t.data_ptr(), 1, 1, shape, None, None) == 0
+        return out
+
+    def run(self, op, inputs, attrs, n_out, opts):
+        outs = (self.C.c_void_p * max(n_out, 1))()
+        ins = (self.C.c_void_p * max(len(inputs), 1))(*inputs)
+        st = self.lib.loom_op_run(op, ins, len(inputs), attrs, outs, n_out, self.C.byref(opts))
+        if st != 0:
+            raise RuntimeError(self.lib.loom_last_error().decode())
+        return outs
+
+
+def bench_prioritized(loom, torch, steps):
+    import numpy as np
+    from tensordict import TensorDict
+    from torchrl.data import LazyTensorStorage, PrioritizedSampler, ReplayBuffer
+
+    rng = np.random.default_rng(0)
+    fill = [items(rng, 65536, torch) for _ in range(CAPACITY // 65536 + 1)]
+    batches = [items(rng, BATCH, torch) for _ in range(16)]
+    prios = [torch.from_numpy(rng.random(BATCH, dtype="float32") * 4) for _ in range(16)]
+
+    # torchrl
+    rb = ReplayBuffer(storage=LazyTensorStorage(CAPACITY),
+                      sampler=PrioritizedSampler(CAPACITY, alpha=0.7, beta=0.5), batch_size=BATCH)
+    for f in fill:
+        rb.extend(TensorDict(f, batch_size=[len(f["reward"])]))
+    tds = [TensorDict(b, batch_size=[BATCH]) for b in batches]
+    t0 = time.perf_counter()
+    for i in range(steps):
+        rb.extend(tds[i % 16])
+        sample, info = rb.sample(BATCH, return_info=True)
+        rb.update_priority(info["index"], prios[i % 16])
+    t_ref = time.perf_counter() - t0
+
+    # loom
+    lrb = loom.Object("rl.replay_buffer", max_size=CAPACITY, sampler="prioritized", alpha=0.7, beta=0.5, seed=1)
+    src = loom.Object("rl.tensordict", batch_size=[65536])
+    for f in fill:
+        n = len(f["reward"])
+        if n != 65536:
+            src = loom.Object("rl.tensordict", batch_size=[n])
+        for k, v in f.items():
+            src.td_set(v, key=k)
+        lrb.rb_extend(source=tid(src))
+    srcs = []
+    for b in batches:
+        s = loom.Object("rl.tensordict", batch_size=[BATCH])
+        for k, v in b.items():
+            s.td_set(v, key=k)
+        srcs.append((s, tid(s)))
+    dest = loom.Object("rl.tensordict")
+    dest_id = tid(dest)
+    import ctypes
+    api = CApi(ctypes)
+    op_extend, op_sample, op_update = api.op("rl.rb_extend"), api.op("rl.rb_sample"), api.op("rl.rb_update_priority")
+    extend_attrs = [api.attrs(source=sid) for _, sid in srcs]
+    sample_attrs = api.attrs(batch_size=BATCH, dest=dest_id)
+    prio_t = [api.wrap_f32(p) for p in prios]
+    opts = api.options(lrb)
+    free = api.lib.loom_tensor_free
+    t0 = time.perf_counter()
+    for i in range(steps):
+        free(api.run(op_extend, [], extend_attrs[i % 16], 1, opts)[0])
+        index, weight = api.run(op_sample, [], sample_attrs, 2, opts)
+        api.run(op_update, [index, prio_t[i % 16]], None, 0, opts)
+        free(index)
+        free(weight)
+    t_loom = time.perf_counter() - t0
+    # the same loop through the Python package (loom.Object methods), for reference
+    t0 = time.perf_counter()
+    for i in range(steps // 4):
+        lrb.rb_extend(source=srcs[i % 16][1])
+        index, weight = lrb.rb_sample(batch_size=BATCH, dest=dest_id)
+        lrb.rb_update_priority(index, prios[i % 16])
+    t_pkg = (time.perf_counter() - t0) / (steps // 4) * steps
+    print(f"prioritized extend+sample+update_priority, capacity {CAPACITY}, batch {BATCH}, {steps} steps, "
+          f"{THREADS} threads:")
+    print(f"  loom    {steps / t_loom:10.0f} steps/s  ({t_loom / steps * 1e6:7.1f} us/step, "
+          f"{steps * BATCH / t_loom:10.0f} items/s; C API calls)")
+    print(f"  loom    {steps / t_pkg:10.0f} steps/s  ({t_pkg / steps * 1e6:7.1f} us/step; through the Python package, "
+          f"{t_ref / t_pkg:.2f}x)")
+    print(f"  torchrl {steps / t_ref:10.0f} steps/s  ({t_ref / steps * 1e6:7.1f} us/step)")
+    print(f"  ratio   {t_ref / t_loom:10.2f} x  (target >= 10x)")
+
+
+def bench_memmap(loom, torch, size_mb):
+    import numpy as np
+    from tensordict import TensorDict
+
+    n_leaves = 1000
+    per = size_mb * (1 << 20) // n_leaves // 4 // 256 * 256
+    rng = np.random.default_rng(1)
+    leaves = {f"leaf{i:04d}": torch.from_numpy(rng.standard_normal((256, per // 256), dtype="float32"))
+              for i in range(n_leaves)}
+    gb = sum(v.numel() * 4 for v in leaves.values()) / 1e9
+    base = tempfile.mkdtemp(prefix="loom-bench-td-", dir=os.environ.get("TMPDIR", "/tmp"))
+    try:
+        td = TensorDict(leaves, batch_size=[256])
+        p = os.path.join(base, "td")
+        t0 = time.perf_counter()
+        td.memmap(p, num_threads=THREADS)
+        t1 = time.perf_counter()
+        back = TensorDict.load_memmap(p)
+        t2 = time.perf_counter()
+        ref = (t1 - t0, t2 - t1)
+        del back
+        shutil.rmtree(p)
+
+        pt = os.path.join(base, "td.pt")
+        t0 = time.perf_counter()
+        torch.save(leaves, pt)
+        t1 = time.perf_counter()
+        back = torch.load(pt)
+        t2 = time.perf_counter()
+        tsave = (t1 - t0, t2 - t1)
+        del back
+        os.unlink(pt)
+
+        ltd = loom.Object("rl.tensordict", batch_size=[256])
+        for k, v in leaves.items():
+            ltd.td_set(v, key=k)
+        p = os.path.join(base, "loom")
+        t0 = time.perf_counter()
+        ltd.td_save(path=p)
+        t1 = time.perf_counter()
+        lback = loom.Object("rl.tensordict", from_="load", path=p)
+        t2 = time.perf_counter()
+        ours = (t1 - t0, t2 - t1)
+        lback.close()
+        shutil.rmtree(p)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    print(f"TensorDict memmap save + load, {gb:.2f} GB in {n_leaves} f32 leaves, {THREADS} threads:")
+    for name, (s, l) in (("loom", ours), ("tensordict", ref), ("torch.save", tsave)):
+        print(f"  {name:11s} save {gb / s:6.2f} GB/s ({s:6.3f} s)  load {l:7.4f} s  save+load {gb / (s + l):6.2f} GB/s")
+    print(f"  ratio vs tensordict memmap {(ref[0] + ref[1]) / (ours[0] + ours[1]):6.2f} x (target >= 3x), "
+          f"vs torch.save+load {(tsave[0] + tsave[1]) / (ours[0] + ours[1]):6.2f} x (target >= 9x)")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build")
+    ap.add_argument("--steps", type=int, default=2000)
+    ap.add_argument("--size-mb", type=int, default=1024)
+    ap.add_argument("--skip-memmap", action="store_true")
+    ap.add_argument("--skip-prioritized", action="store_true")
+    args = ap.parse_args()
+    import torch
+    torch.set_num_threads(THREADS)
+    loom = setup_loom(find_build(args.build))
+    if not args.skip_prioritized:
+        bench_prioritized(loom, torch, args.steps)
+    if not args.skip_memmap:
+        bench_memmap(loom, torch, args.size_mb)
+
+
+if __name__ == "__main__":
+    main()
