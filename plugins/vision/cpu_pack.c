@@ -4,6 +4,7 @@
 ** their cpu kernels (vectorised, threaded through the core's pool).
 */
 #include "vision_pack.h"
+#include "layers/layers.h"
 
 /* image_io when libjpeg-turbo and libpng are built in (plugins/meson.build) */
 #ifdef LOOM_VISION_HAVE_IMAGE_IO
@@ -14,5 +15,7 @@
 
 PK_PACK_DEFINE("vision", "0.1.0",
                "torchvision.ops: NMS, box IoU and losses, RoI ops, deform_conv2d, DropBlock; transforms v2; "
-               "torchvision.io image decode / encode (cpu)", NULL, NULL,
-               &vision_boxes_cpu, &vision_roi_cpu, &vision_deform_cpu, &vision_transforms_cpu VISION_IMAGE_IO_CPU)
+               "torchvision.io image decode / encode; model layers and ResNet-family models (cpu, onednn)",
+               NULL, layers_onednn_fini,
+               &vision_boxes_cpu, &vision_roi_cpu, &vision_deform_cpu, &vision_transforms_cpu VISION_IMAGE_IO_CPU,
+               &vision_layers_cpu, &vision_models_cpu)

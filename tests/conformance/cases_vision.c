@@ -344,6 +344,81 @@ static int stochastic_depth_make(cf_case *c)
     return 1;
 }
 
+/* ------------------------------------------------------ layers module */
+
+/* N, Cin, H, W, Cout, groups, kh, kw, stride, pad, dil, bias, padding_mode, activation.
+** Zero padding only: the other modes are the cpu kernel's alone (onednn
+** declines them), checked against torch in tests/vision/layers. */
+static const struct { int64_t n, cin, h, w, cout, groups, kh, kw, s, p, d, bias; const char *mode, *act; }
+layer_convs[] = {
+    { 2, 16, 14, 14, 32, 1, 3, 3, 1, 1, 1, 1, "zeros", "relu" },      /* a ResNet 3x3 */
+    { 1, 3, 32, 32, 16, 1, 7, 7, 2, 3, 1, 0, "zeros", "none" },       /* the stem */
+    { 1, 64, 8, 8, 256, 1, 1, 1, 1, 0, 1, 1, "zeros", "none" },       /* a bottleneck's 1x1 */
+    { 2, 32, 9, 9, 64, 32, 3, 3, 2, 1, 1, 1, "zeros", "silu" },      /* grouped: ResNeXt */
+    { 1, 24, 11, 10, 24, 24, 3, 3, 1, 2, 2, 1, "zeros", "none" },     /* depthwise, dilated */
+    { 1, 4, 9, 9, 8, 1, 3, 3, 1, 2, 1, 1, "zeros", "gelu" },
+    { 1, 8, 10, 10, 16, 2, 1, 1, 2, 0, 1, 0, "zeros", "none" },     /* a strided 1x1: ResNet's downsample */
+};
+#define N_LAYER_CONVS ((int)(sizeof layer_convs / sizeof layer_convs[0]))
+
+static int layer_conv_make(cf_case *c)
+{
+    const __typeof__(layer_convs[0]) *f = &layer_convs[c->index];
+    const int64_t k = f->cin / f->groups * f->kh * f->kw;
+    c->in[0] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ f->n, f->cin, f->h, f->w }, 0, -1, 1);
+    c->in[1] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ f->cout, f->cin / f->groups, f->kh, f->kw }, 1,
+                          -1.0 / sqrt((double)k), 1.0 / sqrt((double)k));
+    c->in[2] = f->bias ? cf_uniform(c, c->dtype, 1, &f->cout, 2, -1, 1) : NULL;
+    c->n_in = 3;
+    cf_attrs(c, "stride=%lld;padding=%lld;dilation=%lld;groups=%lld;padding_mode=%s;activation=%s",
+             (long long)f->s, (long long)f->p, (long long)f->d, (long long)f->groups, f->mode, f->act);
+    /* f32 sums of up to 784 products of |x| <= 1, |w| <= 1/sqrt(K): another
+    ** summation order moves them by a few ulps of ~sqrt(K) */
+    cf_tol_all(c, CF_CLOSE, 1e-5, 1e-5);
+    cf_what(c, "[%lld,%lld,%lld,%lld] -> %lld, %lldx%lld, groups %lld, %s, %s", (long long)f->n,
+            (long long)f->cin, (long long)f->h, (long long)f->w, (long long)f->cout, (long long)f->kh,
+            (long long)f->kw, (long long)f->groups, f->mode, f->act);
+    return 1;
+}
+
+/* the element-wise and row-wise layers: one map, the op's usual attributes */
+static int layer_simple_make(cf_case *c)
+{
+    const int64_t shape[4] = { 2, 8, 13, 17 };
+    c->in[0] = cf_uniform(c, c->dtype, 4, shape, 0, -8, 8);
+    c->n_in = 1;
+    if (strcmp(c->op, "vision.batch_norm") == 0) {
+        c->in[1] = cf_uniform(c, c->dtype, 1, &shape[1], 1, -1, 1);
+        c->in[2] = cf_uniform(c, c->dtype, 1, &shape[1], 2, 0.25, 2);
+        c->in[3] = cf_uniform(c, c->dtype, 1, &shape[1], 3, -1, 1);
+        c->in[4] = cf_uniform(c, c->dtype, 1, &shape[1], 4, -1, 1);
+        c->n_in = 5;
+    } else if (strcmp(c->op, "vision.layer_norm") == 0) {
+        c->in[1] = cf_uniform(c, c->dtype, 2, &shape[2], 1, -1, 1);
+        c->in[2] = cf_uniform(c, c->dtype, 2, &shape[2], 2, -1, 1);
+        c->n_in = 3;
+    } else if (strcmp(c->op, "vision.linear") == 0) {
+        c->in[1] = cf_uniform(c, c->dtype, 2, (const int64_t[]){ 24, 17 }, 1, -0.25, 0.25);
+        c->in[2] = cf_uniform(c, c->dtype, 1, (const int64_t[]){ 24 }, 2, -1, 1);
+        c->n_in = 3;
+    }
+    if (strcmp(c->op, "vision.max_pool2d") == 0)
+        cf_attrs(c, "kernel_size=3;stride=2;padding=1");
+    else if (strcmp(c->op, "vision.avg_pool2d") == 0)
+        cf_attrs(c, "kernel_size=3;stride=2;padding=1;count_include_pad=false");
+    else if (strcmp(c->op, "vision.adaptive_avg_pool2d") == 0)
+        cf_attrs(c, "output_size=3,4");
+    else if (strcmp(c->op, "vision.softmax") == 0)
+        cf_attrs(c, "dim=1");
+    /* f32 formulas and short sums: within a few ulps on any backend */
+    cf_tol_all(c, CF_CLOSE, 1e-5, 1e-5);
+    cf_what(c, "[2,8,13,17]");
+    return 1;
+}
+
+#define MODEL_COVERED                                                                              \
+    "tests/vision/models/test_models.c: the model's only kernel is cpu:ops, which dispatches the layer ops "   \
+    "(each compared across backends above); its weights are tens of MB, made at goldens time"
 /* Transforms module (resize on images, masks, boxes): a backend must give
 ** the same uint8 bits (PyTorch's fixed point is integer arithmetic), masks
 ** and boxes alike (a copy; one float32 product); float32 images in [0, 1)
@@ -543,6 +618,32 @@ const cf_gen cf_vision_gens[] = {
     { "vision.drop_block2d", FLOATS3, 6, drop_block_make, NULL },
     { "vision.drop_block3d", FLOATS3, 6, drop_block_make, NULL },
     { "vision.stochastic_depth", FLOATS3, 3, stochastic_depth_make, NULL },
+    { "vision.conv2d", BIT(F32), N_LAYER_CONVS, layer_conv_make, NULL },
+    { "vision.batch_norm", BIT(F32), 1, layer_simple_make, NULL },
+    { "vision.relu", BIT(F32), 1, layer_simple_make, NULL },
+    { "vision.relu6", BIT(F32), 1, layer_simple_make, NULL },
+    { "vision.silu", BIT(F32), 1, layer_simple_make, NULL },
+    { "vision.gelu", BIT(F32), 1, layer_simple_make, NULL },
+    { "vision.hardswish", BIT(F32), 1, layer_simple_make, NULL },
+    { "vision.sigmoid", BIT(F32), 1, layer_simple_make, NULL },
+    { "vision.max_pool2d", BIT(F32), 1, layer_simple_make, NULL },
+    { "vision.avg_pool2d", BIT(F32), 1, layer_simple_make, NULL },
+    { "vision.adaptive_avg_pool2d", BIT(F32), 1, layer_simple_make, NULL },
+    { "vision.linear", BIT(F32), 1, layer_simple_make, NULL },
+    { "vision.softmax", BIT(F32), 1, layer_simple_make, NULL },
+    { "vision.layer_norm", BIT(F32), 1, layer_simple_make, NULL },
+    /* the models: one cpu kernel (a sequence of dispatched layer ops, each
+    ** with its own cases above), made from weights of tens of MB */
+    { "vision.resnet18", 0, 0, NULL, MODEL_COVERED },
+    { "vision.resnet34", 0, 0, NULL, MODEL_COVERED },
+    { "vision.resnet50", 0, 0, NULL, MODEL_COVERED },
+    { "vision.resnet101", 0, 0, NULL, MODEL_COVERED },
+    { "vision.resnet152", 0, 0, NULL, MODEL_COVERED },
+    { "vision.resnext50_32x4d", 0, 0, NULL, MODEL_COVERED },
+    { "vision.resnext101_32x8d", 0, 0, NULL, MODEL_COVERED },
+    { "vision.resnext101_64x4d", 0, 0, NULL, MODEL_COVERED },
+    { "vision.wide_resnet50_2", 0, 0, NULL, MODEL_COVERED },
+    { "vision.wide_resnet101_2", 0, 0, NULL, MODEL_COVERED },
     /* image_io: cpu kernels only (files are decoded on the host); the goldens are torchvision's */
     { "vision.decode_jpeg", 0, 0, NULL, "tests/vision/image_io/test_image_io_decode.c: cpu only, torchvision goldens" },
     { "vision.decode_png", 0, 0, NULL, "tests/vision/image_io/test_image_io_decode.c: cpu only, torchvision goldens" },

@@ -20,6 +20,7 @@
 
 #include "tu_ops.h"
 #include "op_cases.h"
+#include "models/resnet_memory.h"
 
 /* the table below leaves trailing members of its cases to their zero default */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
@@ -305,6 +306,48 @@ static const oc_case cases[] = {
       { T(F32, 2, 0, 4), T(I64, 1, 2) } },
     { "vision.drop_block2d", "no images of 2^30 x 2^30", { T(F32, 4, 0, 3, INT64_C(1) << 30, INT64_C(1) << 30) },
       "p=0.5;block_size=3", { T(F32, 4, 0, 3, INT64_C(1) << 30, INT64_C(1) << 30) } },
+    /* ----------------------------------------------------------- layers */
+    { "vision.conv2d", "no images", { T(F32, 4, 0, 4, 5, 5), T(F32, 4, 6, 2, 3, 3) }, "groups=2",
+      { T(F32, 4, 0, 6, 3, 3) } },
+    { "vision.conv2d", "no output channels", { T(F32, 4, 1, 4, 5, 5), T(F32, 4, 0, 4, 3, 3) }, "padding=1",
+      { T(F32, 4, 1, 0, 5, 5) } },
+    { "vision.batch_norm", "no images", { T(F32, 4, 0, 3, 4, 4), T(F32, 1, 3), T(F32, 1, 3) }, NULL,
+      { T(F32, 4, 0, 3, 4, 4) } },
+    { "vision.relu", "no rows", { T(F32, 2, 0, 3) }, NULL, { T(F32, 2, 0, 3) } },
+    { "vision.relu6", "no rows", { T(F32, 2, 0, 3) }, NULL, { T(F32, 2, 0, 3) } },
+    { "vision.silu", "no rows", { T(F32, 2, 0, 3) }, NULL, { T(F32, 2, 0, 3) } },
+    { "vision.gelu", "no rows", { T(F32, 2, 3, 0) }, "approximate=tanh", { T(F32, 2, 3, 0) } },
+    { "vision.hardswish", "no rows", { T(F32, 1, 0) }, NULL, { T(F32, 1, 0) } },
+    { "vision.sigmoid", "no rows", { T(F32, 3, 2, 0, 2) }, NULL, { T(F32, 3, 2, 0, 2) } },
+    { "vision.max_pool2d", "no images", { T(F32, 4, 0, 3, 8, 8) }, "kernel_size=2", { T(F32, 4, 0, 3, 4, 4) } },
+    /* torch: "non-zero sizes for non-batch dimensions" */
+    { "vision.max_pool2d", "empty map", { T(F32, 4, 1, 3, 0, 8) }, "kernel_size=1", .expect = LOOM_EINVAL,
+      .message = "non-zero" },
+    { "vision.avg_pool2d", "no images", { T(F32, 4, 0, 3, 8, 8) }, "kernel_size=3;stride=2;padding=1",
+      { T(F32, 4, 0, 3, 4, 4) } },
+    { "vision.adaptive_avg_pool2d", "no images", { T(F32, 4, 0, 3, 8, 8) }, "output_size=2",
+      { T(F32, 4, 0, 3, 2, 2) } },
+    { "vision.adaptive_avg_pool2d", "no channels", { T(F32, 4, 1, 0, 8, 8) }, "output_size=2",
+      .expect = LOOM_EINVAL, .message = "non-zero" },
+    { "vision.linear", "no rows", { T(F32, 2, 0, 5), T(F32, 2, 4, 5) }, NULL, { T(F32, 2, 0, 4) } },
+    { "vision.linear", "no in_features", { T(F32, 2, 3, 0), T(F32, 2, 4, 0) }, NULL, { T(F32, 2, 3, 4) },
+      .zeros = 1 },
+    { "vision.softmax", "no rows", { T(F32, 2, 0, 5) }, "dim=1", { T(F32, 2, 0, 5) } },
+    { "vision.layer_norm", "no rows", { T(F32, 2, 0, 8), T(F32, 1, 8) }, NULL, { T(F32, 2, 0, 8) } },
+
+    /* ----------------------------------------------------------- models */
+    /* object 1: a resnet18 of zeros with 7 classes (setup) */
+    { "vision.resnet18", "no images", { T(F32, 4, 0, 3, 64, 64) }, NULL, { T(F32, 2, 0, 7) }, .object = 1 },
+    { "vision.resnet18", "one image", { T(F32, 4, 1, 3, 32, 32) }, NULL, { T(F32, 2, 1, 7) }, .object = 1,
+      .zeros = 1 },
+    /* the other classes' weights are hundreds of MB: their calls without an
+    ** object (tests/vision/models runs them) */
+#define MODEL_NO_OBJECT(id) { "vision." #id, "no object", { T(F32, 4, 0, 3, 64, 64) }, NULL, .expect = LOOM_EINVAL, \
+                              .message = "object" },
+    MODEL_NO_OBJECT(resnet34) MODEL_NO_OBJECT(resnet50) MODEL_NO_OBJECT(resnet101) MODEL_NO_OBJECT(resnet152)
+    MODEL_NO_OBJECT(resnext50_32x4d) MODEL_NO_OBJECT(resnext101_32x8d) MODEL_NO_OBJECT(resnext101_64x4d)
+    MODEL_NO_OBJECT(wide_resnet50_2) MODEL_NO_OBJECT(wide_resnet101_2)
+#undef MODEL_NO_OBJECT
 #ifdef LOOM_TEST_HAVE_IMAGE_IO  /* the image_io module is built with libjpeg-turbo and libpng */
     /* ------------------------------------------------------------ image_io */
     /* torchvision: "Expected a non empty 1-dimensional tensor" for empty file bytes */
@@ -327,7 +370,29 @@ static const oc_case cases[] = {
 #endif
 };
 
+static rm_keys *resnet_keys;
+
+static int setup(void **state)
+{
+    if (tu_setup(state) != 0)
+        return -1;
+    oc_objects[0] = resnet18_zeros(&resnet_keys, 7);
+    if (oc_objects[0] == NULL) {
+        fprintf(stderr, "vision.resnet18 from memory: %s\n", loom_last_error());
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    loom_object_free(oc_objects[0]);
+    oc_objects[0] = NULL;
+    resnet18_zeros_free(resnet_keys);
+    return tu_teardown(state);
+}
+
 int main(void)
 {
-    return oc_run_group("vision_empty", "vision.", cases, sizeof cases / sizeof cases[0], tu_setup, tu_teardown);
+    return oc_run_group("vision_empty", "vision.", cases, sizeof cases / sizeof cases[0], setup, teardown);
 }

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** conv2d_cpu.c - vision.conv2d on the cpu backend: im2col into the call's
+** scratch, then one batched GEMM per image on the shared GEMM (pk_gemm),
+** batch = groups: C[g] = W[g] (Cout/groups x K) * col[g] (K x Ho*Wo), with
+** the bias (per row: the output channel) and the activation applied in the
+** GEMM's epilogue, so the output is written once.
+**
+** A residual is copied into the output first and accumulated by the GEMM
+** (beta = 1), so the epilogue sees conv + residual + bias before the
+** activation: act(conv + bias + residual), in one pass over the output.
+**
+** A 1x1 convolution with stride 1 and no padding reads the input itself as
+** the GEMM's B (no im2col). The padding modes are index maps of the im2col
+** (nn.Conv2d pads with F.pad(mode) and convolves without padding, which
+** samples the same values): zeros reads 0 outside the map, reflect mirrors
+** about the edge without repeating it, replicate clamps, circular wraps.
+** Threads: im2col runs over the column rows on the core's pool, the GEMM on
+** it as well (pk_gemm).
+*/
+#include <string.h>
+
+#include "gemm/gemm.h"
+#include "layers.h"
+
+typedef struct im2col_job {
+    const conv2d_geom *g;
+    const float *x;                 /* one image [cin, h, w] */
+    float *col;                     /* [cin * kh * kw, ho * wo] */
+} im2col_job;
+
+/* The source index of padded coordinate i (in [-pad, size + pad)) of a map
+** of `size`, or -1 for a zero. */
+static int64_t src_index(int64_t i, int64_t size, layers_pad_mode mode)
+{
+    if (i >= 0 && i < size)
+        return i;
+    switch (mode) {
+    case PAD_REFLECT: return i < 0 ? -i : 2 * (size - 1) - i;
+    case PAD_REPLICATE: return i < 0 ? 0 : size - 1;
+    case PAD_CIRCULAR: return i < 0 ? i + size : i - size;
+    default: return -1;
+    }
+}
+
+static void im2col_rows(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    (void)thread_index;
+    const im2col_job *j = user;
+    const conv2d_geom *g = j->g;
+    int64_t taps = g->kh * g->kw, plane = g->ho * g->wo;
+    for (int64_t r = begin; r < end; r++) {
+        int64_t c = r / taps, ki = (r % taps) / g->kw, kj = r % g->kw;
+        const float *xc = j->x + c * g->h * g->w;
+        float *dst = j->col + r * plane;
+        for (int64_t oy = 0; oy < g->ho; oy++) {
+            int64_t iy = src_index(oy * g->sh - g->ph + ki * g->dh, g->h, g->pad_mode);
+            float *d = dst + oy * g->wo;
+            if (iy < 0) {
+                memset(d, 0, (size_t)g->wo * sizeof *d);
+                continue;
+            }
+            const float *xr = xc + iy * g->w;
+            int64_t x0 = kj * g->dw - g->pw;
+            if (g->sw == 1 && x0 >= 0 && x0 + g->wo <= g->w) {
+                memcpy(d, xr + x0, (size_t)g->wo * sizeof *d);     /* the row lies inside the map */
+                continue;
+            }
+            for (int64_t ox = 0; ox < g->wo; ox++) {
+                int64_t ix = src_index(ox * g->sw + x0, g->w, g->pad_mode);
+                d[ox] = ix < 0 ? 0.0f : xr[ix];
+            }
+        }
+    }
+}
+
+static loom_status conv2d_run_cpu(loom_call *call)
+{
+    conv2d_geom g;
+    loom_tensor *out;
+    loom_status st = conv2d_check(call, &g, &out);
+    if (st != LOOM_OK || loom_numel(out) == 0)
+        return st;
+    int64_t cin_g = g.cin / g.groups, cout_g = g.cout / g.groups;
+    int64_t k = cin_g * g.kh * g.kw, plane = g.ho * g.wo;
+    int direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
+    float *col = NULL;
+    if (!direct) {
+        col = pk_host->scratch(call->ctx, (size_t)(g.cin * g.kh * g.kw * plane) * sizeof(float));
+        if (col == NULL)
+            return pk_host->fail(LOOM_ENOMEM, "conv2d: no scratch for the %lld x %lld im2col buffer",
+                                 (long long)(g.cin * g.kh * g.kw), (long long)plane);
+    }
+    if (g.residual != NULL && g.residual != g.y)
+        memcpy(g.y, g.residual, (size_t)(g.n * g.cout * plane) * sizeof(float));
+    for (int64_t n = 0; n < g.n; n++) {
+        const float *xn = g.x + n * g.cin * g.h * g.w;
+        if (!direct) {
+            im2col_job job = { &g, xn, col };
+            int64_t grain = 1 + 16384 / (plane > 0 ? plane : 1);
+            if ((st = pk_host->parallel_for(call->ctx, g.cin * g.kh * g.kw, grain, im2col_rows, &job)) != LOOM_OK)
+                return st;
+        }
+        pk_gemm_args a = PK_GEMM_ARGS_INIT;
+        a.m = cout_g;
+        a.n = plane;
+        a.k = k;
+        a.batch = g.groups;
+        a.a = pk_gemm_matrix(g.wt, LOOM_DTYPE_F32, k, 0);
+        a.a.bs = cout_g * k;
+        a.b = pk_gemm_matrix(direct ? xn : col, LOOM_DTYPE_F32, plane, 0);
+        a.b.bs = k * plane;
+        a.c = g.y + n * g.cout * plane;
+        a.ldc = plane;
+        a.c_bs = cout_g * plane;
+        if (g.bias != NULL) {
+            a.bias_kind = PK_GEMM_BIAS_ROW;
+            a.bias = g.bias;
+            a.bias_bs = cout_g;
+        }
+        a.act = (pk_gemm_act)g.act;
+        a.beta = g.residual != NULL ? 1.0 : 0.0;
+        if ((st = pk_gemm(call->ctx, &a)) != LOOM_OK)
+            return st;
+    }
+    return LOOM_OK;
+}
+
+const loom_kernel_desc layers_conv2d_cpu_kernel =
+    PK_KERNEL_CPU(vision_conv2d_schema, "cpu:im2col-gemm", LAYERS_DTYPES, conv2d_run_cpu);

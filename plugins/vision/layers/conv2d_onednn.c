@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** conv2d_onednn.c - vision.conv2d through oneDNN's convolution primitive
+** (C API, oneDNN 2.x), f32, plain NCHW / (G)OIHW tensors, with the bias and
+** the activation fused (an eltwise post-op: relu, swish with alpha 1 = silu,
+** gelu_erf), and a residual as a sum post-op on dst, copied there first. Built into vision.so when oneDNN is found.
+**
+** Primitives are created once per geometry (every size, stride, padding,
+** dilation, groups, bias, activation) and thread count, and kept in a cache
+** of at most CACHE_CAP entries for the pack's lifetime (layers_onednn_fini
+** destroys them); a geometry met when the cache is full gets a primitive of
+** its own for that call. The cache lock guards only the table: no oneDNN
+** work runs under it (two threads that miss at once may both create one; the
+** second is kept for its own call and destroyed after it).
+**
+** Re-entrancy: a primitive made with scratchpad_mode_user may run from
+** several threads at once when each execution has its own scratchpad (from
+** the call's scratch) and its own stream and memory objects (made per call:
+** they only wrap the tensors' pointers).
+**
+** Thread budget: as core.matmul's oneDNN kernel (plugins/core/matmul_onednn.c
+** states the contract): this oneDNN runs on OpenMP, which reads the calling
+** thread's nthreads ICV when a primitive is created and when it executes, so
+** both run with it set to the call's budget (ctx->n_threads, capped by the
+** caller's own OpenMP setting) and restored after. The OpenMP entry points
+** are looked up in libdnnl's scope. With another runtime the kernel declines.
+**
+** nn.Conv2d's non-zero padding modes are not oneDNN's: those calls are
+** declined (LOOM_VERBOSE=2 says so) and the cpu kernel runs them.
+*/
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include "gemm/gemm.h"
+#include "layers.h"
+
+#define CACHE_CAP 128           /* a ResNet-152 has ~60 conv geometries per input shape */
+#define MAX_BUDGET 1024
+
+enum { ARG_SRC, ARG_WEIGHTS, ARG_BIAS, ARG_DST, ARG_SCRATCH, N_ARGS };
+
+/* Compared bytewise: built from a zeroed struct. */
+typedef struct conv_key {
+    int64_t n, cin, h, w, cout, groups, kh, kw, sh, sw, ph, pw, dh, dw;
+    int32_t bias, act, n_threads, residual;
+} conv_key;
+
+typedef struct conv_prim {
+    conv_key key;
+    dnnl_primitive_t prim;
+    dnnl_memory_desc_t md[N_ARGS];
+    size_t scratch_bytes;
+} conv_prim;
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+/* under cache_lock (engine: created once, then read-only) */
+static dnnl_engine_t engine;
+static conv_prim *cache[CACHE_CAP];
+static int n_cached;
+
+static int budget_ok;
+static int (*omp_get_max)(void);
+static void (*omp_set_num)(int);
+
+/* Once: the OpenMP controls of libdnnl's runtime, kept loaded for good
+** (its parked OpenMP workers outlive the pack), and the engine. */
+static void onednn_init(void)
+{
+    Dl_info info;
+    void *addr, *lib = NULL;
+    dnnl_status_t (*fn)(dnnl_engine_t *, dnnl_engine_kind_t, size_t) = dnnl_engine_create;
+    memcpy(&addr, &fn, sizeof addr);
+    if (dladdr(addr, &info) != 0 && info.dli_fname != NULL)
+        lib = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+    const dnnl_version_t *v = dnnl_version();
+    if (v != NULL && v->cpu_runtime == DNNL_RUNTIME_SEQ) {
+        budget_ok = 1;
+    } else if (v != NULL && v->cpu_runtime == DNNL_RUNTIME_OMP && lib != NULL) {
+        void *get = dlsym(lib, "omp_get_max_threads"), *set = dlsym(lib, "omp_set_num_threads");
+        if (get != NULL && set != NULL) {
+            memcpy(&omp_get_max, &get, sizeof get);
+            memcpy(&omp_set_num, &set, sizeof set);
+            budget_ok = 1;
+        }
+    }
+    if (budget_ok && dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success) {
+        engine = NULL;
+        budget_ok = 0;
+    }
+}
+
+static void prim_destroy(conv_prim *e)
+{
+    if (e->prim != NULL)
+        dnnl_primitive_destroy(e->prim);
+    free(e);
+}
+
+void layers_onednn_fini(void)
+{
+    pthread_mutex_lock(&cache_lock);
+    for (int i = 0; i < n_cached; i++)
+        prim_destroy(cache[i]);
+    n_cached = 0;
+    if (engine != NULL)
+        dnnl_engine_destroy(engine);
+    engine = NULL;
+    pthread_mutex_unlock(&cache_lock);
+}
+
+static int call_threads(const loom_call *call)
+{
+    int32_t t = call->ctx != NULL ? call->ctx->n_threads : 0;
+    t = t < 1 ? 1 : t > MAX_BUDGET ? MAX_BUDGET : t;
+    if (omp_get_max == NULL)
+        return 1;
+    int omp = omp_get_max();
+    return omp >= 1 && omp < t ? omp : (int)t;
+}
+
+static int budget_enter(int t)
+{
+    if (omp_set_num == NULL)
+        return t;
+    int saved = omp_get_max();
+    if (saved != t)
+        omp_set_num(t);
+    return saved;
+}
+
+static void budget_leave(int t, int saved)
+{
+    if (omp_set_num != NULL && saved != t)
+        omp_set_num(saved);
+}
+
+static loom_status conv2d_onednn_supports(const loom_call *call, char *why, size_t why_size)
+{
+    pthread_once(&init_once, onednn_init);
+    if (!budget_ok) {
+        snprintf(why, why_size, "oneDNN's CPU runtime offers no thread-count control this kernel can use");
+        return LOOM_ENOTSUP;
+    }
+    if (call->n_attrs > PK_ATTR(conv2d, padding_mode)
+        && strcmp(call->attrs[PK_ATTR(conv2d, padding_mode)].u.s, "zeros") != 0) {
+        snprintf(why, why_size, "padding_mode %s is left to the cpu kernel (oneDNN pads with zeros)",
+                 call->attrs[PK_ATTR(conv2d, padding_mode)].u.s);
+        return LOOM_ENOTSUP;
+    }
+    for (int i = 0; i < call->n_inputs; i++)
+        if (call->inputs[i] != NULL && loom_numel(call->inputs[i]) == 0) {
+            snprintf(why, why_size, "empty tensors are left to the cpu kernel");
+            return LOOM_ENOTSUP;
+        }
+    return LOOM_OK;
+}
+
+static loom_status dnnl_fail(dnnl_status_t s, const char *what)
+{
+    return pk_host->fail(LOOM_EDEVICE, "oneDNN %s failed with status %d", what, (int)s);
+}
+
+static conv_key key_of(const conv2d_geom *g, int n_threads)
+{
+    conv_key k;
+    memset(&k, 0, sizeof k);
+    k.n = g->n; k.cin = g->cin; k.h = g->h; k.w = g->w; k.cout = g->cout; k.groups = g->groups;
+    k.kh = g->kh; k.kw = g->kw; k.sh = g->sh; k.sw = g->sw; k.ph = g->ph; k.pw = g->pw; k.dh = g->dh; k.dw = g->dw;
+    k.bias = g->bias != NULL;
+    k.act = g->act;
+    k.residual = g->residual != NULL;
+    k.n_threads = n_threads;
+    return k;
+}
+
+/* A primitive for key (not yet in the cache), under the key's thread count. */
+static loom_status prim_create(const conv_key *k, const conv2d_geom *g, conv_prim **out)
+{
+    conv_prim *e = calloc(1, sizeof *e);
+    if (e == NULL)
+        return pk_host->fail(LOOM_ENOMEM, "out of memory");
+    e->key = *k;
+    const dnnl_dims_t src = { k->n, k->cin, k->h, k->w }, dst = { k->n, k->cout, g->ho, g->wo };
+    const dnnl_dims_t wts = { k->cout, k->cin, k->kh, k->kw };
+    const dnnl_dims_t gwts = { k->groups, k->cout / k->groups, k->cin / k->groups, k->kh, k->kw };
+    const dnnl_dims_t bias = { k->cout };
+    const dnnl_dims_t strides = { k->sh, k->sw }, dil = { k->dh - 1, k->dw - 1 }, pl = { k->ph, k->pw };
+    /* right padding that makes oneDNN's output size torch's floor division
+    ** (negative when the last rows are not reached) */
+    const dnnl_dims_t pr = { (g->ho - 1) * k->sh + (k->kh - 1) * k->dh + 1 - k->h - k->ph,
+                             (g->wo - 1) * k->sw + (k->kw - 1) * k->dw + 1 - k->w - k->pw };
+    const char *what = "memory descriptor";
+    dnnl_status_t s = dnnl_memory_desc_init_by_tag(&e->md[ARG_SRC], 4, src, dnnl_f32, dnnl_nchw);
+    if (s == dnnl_success)
+        s = dnnl_memory_desc_init_by_tag(&e->md[ARG_DST], 4, dst, dnnl_f32, dnnl_nchw);
+    if (s == dnnl_success)
+        s = k->groups == 1 ? dnnl_memory_desc_init_by_tag(&e->md[ARG_WEIGHTS], 4, wts, dnnl_f32, dnnl_oihw)
+                           : dnnl_memory_desc_init_by_tag(&e->md[ARG_WEIGHTS], 5, gwts, dnnl_f32, dnnl_goihw);
+    if (s == dnnl_success && k->bias)
+        s = dnnl_memory_desc_init_by_tag(&e->md[ARG_BIAS], 1, bias, dnnl_f32, dnnl_x);
+    dnnl_convolution_desc_t desc;
+    if (s == dnnl_success) {
+        what = "convolution descriptor";
+        s = dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference, dnnl_convolution_direct,
+                                                       &e->md[ARG_SRC], &e->md[ARG_WEIGHTS],
+                                                       k->bias ? &e->md[ARG_BIAS] : NULL, &e->md[ARG_DST], strides,
+                                                       dil, pl, pr);
+    }
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t po = NULL;
+    if (s == dnnl_success) {
+        what = "primitive attributes";
+        s = dnnl_primitive_attr_create(&attr);
+        if (s == dnnl_success)
+            s = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+        if (s == dnnl_success && (k->act != PK_GEMM_ACT_NONE || k->residual)) {
+            s = dnnl_post_ops_create(&po);
+            /* the residual is in dst already: sum adds it before the activation */
+            if (s == dnnl_success && k->residual)
+                s = dnnl_post_ops_append_sum(po, 1.0f);
+            if (s == dnnl_success && k->act != PK_GEMM_ACT_NONE) {
+                dnnl_alg_kind_t alg = k->act == PK_GEMM_ACT_RELU ? dnnl_eltwise_relu
+                                    : k->act == PK_GEMM_ACT_SILU ? dnnl_eltwise_swish : dnnl_eltwise_gelu_erf;
+                s = dnnl_post_ops_append_eltwise(po, 1.0f, alg, k->act == PK_GEMM_ACT_SILU ? 1.0f : 0.0f, 0.0f);
+            }
+            if (s == dnnl_success)
+                s = dnnl_primitive_attr_set_post_ops(attr, po);
+        }
+    }
+    dnnl_primitive_desc_t pd = NULL;
+    int saved = budget_enter(k->n_threads);
+    if (s == dnnl_success) {
+        what = "convolution primitive descriptor";
+        s = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
+    }
+    if (s == dnnl_success) {
+        const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+        e->scratch_bytes = smd != NULL ? dnnl_memory_desc_get_size(smd) : 0;
+        if (e->scratch_bytes > 0) {
+            const dnnl_dims_t sd = { (dnnl_dim_t)e->scratch_bytes };
+            what = "scratchpad memory descriptor";
+            s = dnnl_memory_desc_init_by_tag(&e->md[ARG_SCRATCH], 1, sd, dnnl_u8, dnnl_x);
+        }
+    }
+    if (s == dnnl_success) {
+        what = "convolution primitive";
+        s = dnnl_primitive_create(&e->prim, pd);
+    }
+    budget_leave(k->n_threads, saved);
+    if (pd != NULL)
+        dnnl_primitive_desc_destroy(pd);
+    if (po != NULL)
+        dnnl_post_ops_destroy(po);
+    if (attr != NULL)
+        dnnl_primitive_attr_destroy(attr);
+    if (s != dnnl_success) {
+        prim_destroy(e);
+        return dnnl_fail(s, what);
+    }
+    *out = e;
+    return LOOM_OK;
+}
+
+/* The cached primitive of key, or a new one; *owned is 1 when the caller
+** must destroy it after the call (the cache was full). */
+static loom_status prim_get(const conv_key *k, const conv2d_geom *g, conv_prim **out, int *owned)
+{
+    *owned = 0;
+    pthread_mutex_lock(&cache_lock);
+    for (int i = 0; i < n_cached; i++)
+        if (memcmp(&cache[i]->key, k, sizeof *k) == 0) {
+            *out = cache[i];
+            pthread_mutex_unlock(&cache_lock);
+            return LOOM_OK;
+        }
+    pthread_mutex_unlock(&cache_lock);
+    conv_prim *e;
+    loom_status st = prim_create(k, g, &e);
+    if (st != LOOM_OK)
+        return st;
+    pthread_mutex_lock(&cache_lock);
+    int dup = 0;
+    for (int i = 0; i < n_cached && !dup; i++)
+        dup = memcmp(&cache[i]->key, k, sizeof *k) == 0;
+    if (!dup && n_cached < CACHE_CAP)
+        cache[n_cached++] = e;
+    else
+        *owned = 1;
+    pthread_mutex_unlock(&cache_lock);
+    *out = e;
+    return LOOM_OK;
+}
+
+static loom_status conv2d_run_onednn(loom_call *call)
+{
+    conv2d_geom g;
+    loom_tensor *out;
+    loom_status st = conv2d_check(call, &g, &out);
+    if (st != LOOM_OK || loom_numel(out) == 0)
+        return st;
+    int threads = call_threads(call);
+    conv_key key = key_of(&g, threads);
+    conv_prim *e;
+    int owned;
+    if ((st = prim_get(&key, &g, &e, &owned)) != LOOM_OK)
+        return st;
+    if (g.residual != NULL && g.residual != g.y)
+        memcpy(g.y, g.residual, (size_t)(g.n * g.cout * g.ho * g.wo) * sizeof(float));
+    void *scratch = NULL;
+    if (e->scratch_bytes > 0 && (scratch = pk_host->scratch(call->ctx, e->scratch_bytes)) == NULL) {
+        st = pk_host->fail(LOOM_ENOMEM, "conv2d: no scratch for oneDNN's %zu-byte scratchpad", e->scratch_bytes);
+        goto done;
+    }
+    void *handles[N_ARGS] = { (void *)g.x, (void *)g.wt, (void *)g.bias, g.y, scratch };
+    static const int arg_ids[N_ARGS] = { DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST,
+                                         DNNL_ARG_SCRATCHPAD };
+    dnnl_memory_t mem[N_ARGS] = { 0 };
+    dnnl_exec_arg_t args[N_ARGS];
+    int n_args = 0;
+    dnnl_stream_t stream = NULL;
+    dnnl_status_t s = dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
+    for (int i = 0; i < N_ARGS && s == dnnl_success; i++) {
+        if (handles[i] == NULL)
+            continue;
+        s = dnnl_memory_create(&mem[i], &e->md[i], engine, handles[i]);
+        args[n_args].arg = arg_ids[i];
+        args[n_args].memory = mem[i];
+        n_args++;
+    }
+    if (s == dnnl_success) {
+        int saved = budget_enter(key.n_threads);
+        s = dnnl_primitive_execute(e->prim, stream, n_args, args);
+        if (s == dnnl_success)
+            s = dnnl_stream_wait(stream);
+        budget_leave(key.n_threads, saved);
+    }
+    for (int i = 0; i < N_ARGS; i++)
+        if (mem[i] != NULL)
+            dnnl_memory_destroy(mem[i]);
+    if (stream != NULL)
+        dnnl_stream_destroy(stream);
+    if (s != dnnl_success)
+        st = dnnl_fail(s, "convolution execution");
+done:
+    if (owned)
+        prim_destroy(e);
+    return st;
+}
+
+const loom_kernel_desc layers_conv2d_onednn_kernel =
+    PK_KERNEL(vision_conv2d_schema, "onednn", LOOM_DEVICE_CPU, "onednn:conv", LAYERS_DTYPES, conv2d_run_onednn,
+              .supports = conv2d_onednn_supports);

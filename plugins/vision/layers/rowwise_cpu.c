@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** rowwise_cpu.c - vision.linear (on the shared GEMM, bias in its epilogue),
+** vision.softmax (max, exp(x - max), sum, scale: ATen's three passes) and
+** vision.layer_norm (mean and variance of each row in double, then
+** (x - mean) * rstd * weight + bias in f32), on the cpu backend.
+*/
+#include <math.h>
+#include <string.h>
+
+#include "gemm/gemm.h"
+#include "layers.h"
+
+#define DESC(t, buf) vision_describe((t), (buf), sizeof(buf))
+
+static loom_status linear_run_cpu(loom_call *call)
+{
+    const loom_tensor *x = call->inputs[0], *w = call->inputs[1], *b = call->inputs[2];
+    char b1[160], b2[160];
+    loom_status st = layers_check_f32_contiguous(call);
+    if (st != LOOM_OK)
+        return st;
+    if (x->ndim < 1 || x->shape[x->ndim - 1] != w->shape[1])
+        return pk_host->fail(LOOM_EINVAL, "'input' %s must end in in_features = %lld, weight.shape[1] of 'weight' %s",
+                             DESC(x, b1), (long long)w->shape[1], DESC(w, b2));
+    if (b != NULL && b->shape[0] != w->shape[0])
+        return pk_host->fail(LOOM_EINVAL, "'bias' %s must be [%lld], the out_features of 'weight' %s", DESC(b, b1),
+                             (long long)w->shape[0], DESC(w, b2));
+    int64_t shape[LOOM_MAX_NDIM];
+    memcpy(shape, x->shape, (size_t)x->ndim * sizeof shape[0]);
+    shape[x->ndim - 1] = w->shape[0];
+    loom_tensor *out;
+    if ((st = pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, x->ndim, shape, &out)) != LOOM_OK
+        || loom_numel(out) == 0)
+        return st;
+    int64_t k = w->shape[1], n = w->shape[0], m = loom_numel(out) / n;
+    float *y = loom_data(out);
+    if (k == 0) {
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++)
+                y[i * n + j] = b != NULL ? ((const float *)loom_data(b))[j] : 0.0f;
+        return LOOM_OK;
+    }
+    pk_gemm_args g = PK_GEMM_ARGS_INIT;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.a = pk_gemm_matrix(loom_data(x), LOOM_DTYPE_F32, k, 0);
+    g.b = pk_gemm_matrix(loom_data(w), LOOM_DTYPE_F32, k, 1);
+    g.c = y;
+    g.ldc = n;
+    if (b != NULL) {
+        g.bias_kind = PK_GEMM_BIAS_COL;
+        g.bias = loom_data(b);
+    }
+    return pk_gemm(call->ctx, &g);
+}
+
+/* ---------------------------------------------------------------- softmax */
+
+typedef struct softmax_job {
+    const float *x;
+    float *y;
+    int64_t len, inner;             /* along dim; the stride of dim */
+} softmax_job;
+
+static void softmax_lines(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    (void)thread_index;
+    const softmax_job *j = user;
+    for (int64_t l = begin; l < end; l++) {
+        int64_t o = l / j->inner, i = l % j->inner;
+        const float *x = j->x + o * j->len * j->inner + i;
+        float *y = j->y + o * j->len * j->inner + i;
+        float m = -INFINITY;
+        for (int64_t t = 0; t < j->len; t++)
+            m = x[t * j->inner] > m || x[t * j->inner] != x[t * j->inner] ? x[t * j->inner] : m;
+        float s = 0.0f;
+        for (int64_t t = 0; t < j->len; t++) {
+            float e = expf(x[t * j->inner] - m);
+            y[t * j->inner] = e;
+            s += e;
+        }
+        float inv = 1.0f / s;
+        for (int64_t t = 0; t < j->len; t++)
+            y[t * j->inner] *= inv;
+    }
+}
+
+static loom_status softmax_run_cpu(loom_call *call)
+{
+    const loom_tensor *x = call->inputs[0];
+    char b1[160];
+    loom_status st = layers_check_f32_contiguous(call);
+    if (st != LOOM_OK)
+        return st;
+    int64_t nd = x->ndim > 0 ? x->ndim : 1, dim = call->attrs[PK_ATTR(softmax, dim)].u.i;
+    if (dim < -nd || dim >= nd)
+        return pk_host->fail(LOOM_EINVAL, "attribute 'dim' = %lld is out of range for 'input' %s", (long long)dim,
+                             DESC(x, b1));
+    dim = dim < 0 ? dim + nd : dim;
+    loom_tensor *out;
+    if ((st = pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, x->ndim, x->shape, &out)) != LOOM_OK
+        || loom_numel(out) == 0)
+        return st;
+    int64_t len = x->ndim > 0 ? x->shape[dim] : 1, inner = 1;
+    for (int32_t d = (int32_t)dim + 1; d < x->ndim; d++)
+        inner *= x->shape[d];
+    softmax_job job = { loom_data(x), loom_data(out), len, inner };
+    int64_t lines = loom_numel(x) / len;
+    return pk_host->parallel_for(call->ctx, lines, 1 + 16384 / len, softmax_lines, &job);
+}
+
+/* ------------------------------------------------------------- layer_norm */
+
+typedef struct ln_job {
+    const float *x, *w, *b;
+    float *y;
+    int64_t len;
+    double eps;
+} ln_job;
+
+static void ln_rows(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    (void)thread_index;
+    const ln_job *j = user;
+    for (int64_t r = begin; r < end; r++) {
+        const float *x = j->x + r * j->len;
+        float *y = j->y + r * j->len;
+        double s = 0.0, q = 0.0;
+        for (int64_t i = 0; i < j->len; i++)
+            s += x[i];
+        double mean = s / (double)j->len;
+        for (int64_t i = 0; i < j->len; i++)
+            q += (x[i] - mean) * (x[i] - mean);
+        float fm = (float)mean, rstd = (float)(1.0 / sqrt(q / (double)j->len + j->eps));
+        for (int64_t i = 0; i < j->len; i++)
+            y[i] = (x[i] - fm) * rstd * j->w[i] + (j->b != NULL ? j->b[i] : 0.0f);
+    }
+}
+
+static loom_status layer_norm_run_cpu(loom_call *call)
+{
+    const loom_tensor *x = call->inputs[0], *w = call->inputs[1], *b = call->inputs[2];
+    char b1[160], b2[160];
+    loom_status st = layers_check_f32_contiguous(call);
+    if (st != LOOM_OK)
+        return st;
+    int ok = w->ndim >= 1 && w->ndim <= x->ndim;
+    for (int32_t d = 0; ok && d < w->ndim; d++)
+        ok = w->shape[d] == x->shape[x->ndim - w->ndim + d];
+    if (!ok)
+        return pk_host->fail(LOOM_EINVAL, "'weight' %s (normalized_shape) must be the trailing dims of 'input' %s",
+                             DESC(w, b1), DESC(x, b2));
+    if (b != NULL && (b->ndim != w->ndim || loom_numel(b) != loom_numel(w)))
+        return pk_host->fail(LOOM_EINVAL, "'bias' %s must have the shape of 'weight' %s", DESC(b, b1), DESC(w, b2));
+    loom_tensor *out;
+    if ((st = pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, x->ndim, x->shape, &out)) != LOOM_OK
+        || loom_numel(out) == 0)
+        return st;
+    int64_t len = loom_numel(w);
+    ln_job job = { loom_data(x), loom_data(w), b != NULL ? loom_data(b) : NULL, loom_data(out), len,
+                   call->attrs[PK_ATTR(layer_norm, eps)].u.f };
+    return pk_host->parallel_for(call->ctx, loom_numel(x) / len, 1 + 16384 / len, ln_rows, &job);
+}
+
+const loom_kernel_desc layers_rowwise_cpu_kernels[3] = {
+    PK_KERNEL_CPU(vision_linear_schema, "cpu:gemm", LAYERS_DTYPES, linear_run_cpu),
+    PK_KERNEL_CPU(vision_softmax_schema, "cpu:three-pass", LAYERS_DTYPES, softmax_run_cpu),
+    PK_KERNEL_CPU(vision_layer_norm_schema, "cpu:rowwise", LAYERS_DTYPES, layer_norm_run_cpu),
+};

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** weights_docs.h - written by tools/gen_vision_weights_table.py from
+** torchvision 0.29.2+cu132: the doc of each class's `weights`
+** attribute, listing its entries and their metadata (`loom info`). Do not
+** edit; run the script again.
+*/
+#ifndef LOOM_VISION_MODELS_WEIGHTS_DOCS_H
+#define LOOM_VISION_MODELS_WEIGHTS_DOCS_H
+
+#define VISION_WEIGHTS_DOC_resnet18 \
+    "torchvision weight entry the file must fit (classes, num_params), or DEFAULT; unset: none. IMAGENET1K_V1: acc@1 69.758 acc@5 89.078 (ImageNet-1K), 11689512 params, 1000 classes, resize 256 crop 224 bilinear, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 1x1, recipe https://github.com/pytorch/vision/tree/main/references/classification#resnet; DEFAULT = IMAGENET1K_V1"
+#define VISION_WEIGHTS_DOC_resnet34 \
+    "torchvision weight entry the file must fit (classes, num_params), or DEFAULT; unset: none. IMAGENET1K_V1: acc@1 73.314 acc@5 91.42 (ImageNet-1K), 21797672 params, 1000 classes, resize 256 crop 224 bilinear, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 1x1, recipe https://github.com/pytorch/vision/tree/main/references/classification#resnet; DEFAULT = IMAGENET1K_V1"
+#define VISION_WEIGHTS_DOC_resnet50 \
+    "torchvision weight entry the file must fit (classes, num_params), or DEFAULT; unset: none. IMAGENET1K_V1: acc@1 76.13 acc@5 92.862 (ImageNet-1K), 25557032 params, 1000 classes, resize 256 crop 224 bilinear, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 1x1, recipe https://github.com/pytorch/vision/tree/main/references/classification#resnet; IMAGENET1K_V2: acc@1 80.858 acc@5 95.434 (ImageNet-1K), 25557032 params, 1000 classes, resize 232 crop 224 bilinear, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 1x1, recipe https://github.com/pytorch/vision/issues/3995#issuecomment-1013906621; DEFAULT = IMAGENET1K_V2"
+#define VISION_WEIGHTS_DOC_resnet101 \
+    "torchvision weight entry the file must fit (classes, num_params), or DEFAULT; unset: none. IMAGENET1K_V1: acc@1 77.374 acc@5 93.546 (ImageNet-1K), 44549160 params, 1000 classes, resize 256 crop 224 bilinear, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 1x1, recipe https://github.com/pytorch/vision/tree/main/references/classification#resnet; IMAGENET1K_V2: acc@1 81.886 acc@5 95.78 (ImageNet-1K), 44549160 params, 1000 classes, resize 232 crop 224 bilinear, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 1x1, recipe https://github.com/pytorch/vision/issues/3995#new-recipe; DEFAULT = IMAGENET1K_V2"
+#define VISION_WEIGHTS_DOC_resnet152 \
+    "torchvision weight entry the file must fit (classes, num_params), or DEFAULT; unset: none. IMAGENET1K_V1: acc@1 78.312 acc@5 94.046 (ImageNet-1K), 60192808 params, 1000 classes, resize 256 crop 224 bilinear, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 1x1, recipe https://github.com/pytorch/vision/tree/main/references/classification#resnet; IMAGENET1K_V2: acc@1 82.284 acc@5 96.002 (ImageNet-1K), 60192808 params, 1000 classes, resize 232 crop 224 bilinear, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 1x1, recipe https://github.com/pytorch/vision/issues/3995#new-recipe; DEFAULT = IMAGENET1K_V2"
+#define VISION_WEIGHTS_DOC_resnext50_32x4d \
+    "torchvision weight entry the file must fit (classes, num_params), or DEFAULT; unset: none. IMAGENET1K_V1: acc@1 77.618 acc@5 93.698 (ImageNet-1K), 25028904 params, 1000 classes, resize 256 crop 224 bilinear, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 1x1, recipe https://github.com/pytorch/vision/tree/main/references/classification#resnext; IMAGENET1K_V2: acc@1 81.198 acc@5 95.34 (ImageNet-1K), 25028904 params, 1000 classes, resize 232 crop 224 bilinear, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 1x1, recipe https://github.com/pytorch/vision/issues/3995#new-recipe; DEFAULT = IMAGENET1K_V2"
+#define VISION_WEIGHTS_DOC_resnext101_32x8d \
+    "torchvision weight entry the file must fit (classes, num_params), or DEFAULT; unset: none. IMAGENET1K_V1: acc@1 79.312 acc@5 94.526 (ImageNet-1K), 88791336 params, 1000 classes, resize 256 crop 224 bilinear, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 1x1, recipe https://github.com/pytorch/vision/tree/main/references/classification#resnext; IMAGENET1K_V2: acc@1 82.834 acc@5 96.228 (ImageNet-1K), 88791336 params, 1000 classes, resize 232 crop 224 bilinear, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 1x1, recipe https://github.com/pytorch/vision/issues/3995#new-recipe-with-fixres; DEFAULT = IMAGENET1K_V2"
+#define VISION_WEIGHTS_DOC_resnext101_64x4d \
+    "torchvision weight entry the file must fit (classes, num_params), or DEFAULT; unset: none. IMAGENET1K_V1: acc@1 83.246 acc@5 96.454 (ImageNet-1K), 83455272 params, 1000 classes, resize 232 crop 224 bilinear, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 1x1, recipe https://github.com/pytorch/vision/pull/5935; DEFAULT = IMAGENET1K_V1"
+#define VISION_WEIGHTS_DOC_wide_resnet50_2 \
+    "torchvision weight entry the file must fit (classes, num_params), or DEFAULT; unset: none. IMAGENET1K_V1: acc@1 78.468 acc@5 94.086 (ImageNet-1K), 68883240 params, 1000 classes, resize 256 crop 224 bilinear, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 1x1, recipe https://github.com/pytorch/vision/pull/912#issue-445437439; IMAGENET1K_V2: acc@1 81.602 acc@5 95.758 (ImageNet-1K), 68883240 params, 1000 classes, resize 232 crop 224 bilinear, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 1x1, recipe https://github.com/pytorch/vision/issues/3995#new-recipe-with-fixres; DEFAULT = IMAGENET1K_V2"
+#define VISION_WEIGHTS_DOC_wide_resnet101_2 \
+    "torchvision weight entry the file must fit (classes, num_params), or DEFAULT; unset: none. IMAGENET1K_V1: acc@1 78.848 acc@5 94.284 (ImageNet-1K), 126886696 params, 1000 classes, resize 256 crop 224 bilinear, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 1x1, recipe https://github.com/pytorch/vision/pull/912#issue-445437439; IMAGENET1K_V2: acc@1 82.51 acc@5 96.02 (ImageNet-1K), 126886696 params, 1000 classes, resize 232 crop 224 bilinear, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 1x1, recipe https://github.com/pytorch/vision/issues/3995#new-recipe; DEFAULT = IMAGENET1K_V2"
+
+#endif

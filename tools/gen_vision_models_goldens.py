@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Write the golden data of the vision `models` module.
+
+For each ResNet-family class, torchvision.models.<name>(weights=None) with
+seeded random weights and non-trivial batchnorm statistics (running mean,
+variance, gamma and beta drawn per channel, so the folding is exercised),
+in eval mode, on a seeded 64x64 input batch (224x224 as well for resnet50):
+
+  build-models/vision/<name>/model.safetensors  safetensors.torch.save_file(model.state_dict())
+  build-models/vision/<name>/input.npy, logits.npy
+  build-models/vision/resnet18/extra_key.safetensors  the same plus a key resnet18 lacks
+  build-models/vision/resnet18/classes10.safetensors  a fine-tuned head: fc 512 -> 10
+
+The weights are tens to hundreds of MB, so they are made here (tools/dev
+goldens) and not committed; the tests skip with a message when they are
+absent. Committed, small (tests/data/vision/models/): files that do not fit
+the architecture: a key missing, a wrong shape, a wrong dtype, a truncated
+file, each read by the error tests.
+
+    .venv/bin/python tools/gen_vision_models_goldens.py [--only NAME,...] [MODELS_DIR]
+
+Needs numpy, torch, torchvision and safetensors.
+"""
+import argparse
+import os
+
+import numpy as np
+import torch
+import torchvision.models as tvm
+from safetensors.torch import save_file
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+SMALL = os.path.join(ROOT, "tests", "data", "vision", "models")
+
+NAMES = ["resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "resnext50_32x4d",
+         "resnext101_32x8d", "resnext101_64x4d", "wide_resnet50_2", "wide_resnet101_2"]
+
+
+def randomise(model, seed):
+    """Random weights (torchvision's init) and batchnorm statistics far from identity."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                c = m.num_features
+                m.weight.copy_(torch.rand(c, generator=g) * 0.5 + 0.5)
+                m.bias.copy_(torch.randn(c, generator=g) * 0.1)
+                m.running_mean.copy_(torch.randn(c, generator=g) * 0.1)
+                m.running_var.copy_(torch.rand(c, generator=g) * 0.5 + 0.75)
+                m.num_batches_tracked.fill_(int(torch.randint(1, 1000, (1,), generator=g)))
+    model.eval()
+    return model
+
+
+def save_npy(path, t):
+    np.save(path, t.detach().contiguous().numpy().astype(np.float32), allow_pickle=False)
+
+
+def write_model(out, name, seed):
+    torch.manual_seed(seed)
+    model = randomise(getattr(tvm, name)(weights=None), seed)
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    sd = {k: v.contiguous() for k, v in model.state_dict().items()}
+    save_file(sd, os.path.join(d, "model.safetensors"))
+    x = torch.randn(2, 3, 64, 64, generator=torch.Generator().manual_seed(seed + 1))
+    with torch.no_grad():
+        save_npy(os.path.join(d, "input.npy"), x)
+        save_npy(os.path.join(d, "logits.npy"), model(x))
+        if name == "resnet50":
+            x224 = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(seed + 2))
+            save_npy(os.path.join(d, "input224.npy"), x224)
+            save_npy(os.path.join(d, "logits224.npy"), model(x224))
+    if name == "resnet18":
+        extra = dict(sd)
+        extra["fc2.weight"] = torch.zeros(3, 3)
+        save_file(extra, os.path.join(d, "extra_key.safetensors"))
+        model.fc = torch.nn.Linear(512, 10)
+        with torch.no_grad():
+            sd10 = {k: v.contiguous() for k, v in model.state_dict().items()}
+            save_file(sd10, os.path.join(d, "classes10.safetensors"))
+            save_npy(os.path.join(d, "logits10.npy"), model(x))
+
+
+def write_small():
+    """Files that do not fit resnet18, kept tiny: each stops create at its first key."""
+    os.makedirs(SMALL, exist_ok=True)
+    g = torch.Generator().manual_seed(7)
+    w = torch.randn(64, 3, 7, 7, generator=g)
+    save_file({"bn1.weight": torch.ones(64)}, os.path.join(SMALL, "missing_conv1.safetensors"))
+    save_file({"conv1.weight": w[:, :, :5, :5].contiguous()}, os.path.join(SMALL, "wrong_shape.safetensors"))
+    save_file({"conv1.weight": w.double()}, os.path.join(SMALL, "wrong_dtype.safetensors"))
+    path = os.path.join(SMALL, "truncated.safetensors")
+    save_file({"conv1.weight": w}, path)
+    with open(path, "rb") as f:
+        data = f.read()
+    with open(path, "wb") as f:
+        f.write(data[: len(data) - 1000])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default=",".join(NAMES))
+    ap.add_argument("out", nargs="?", default=os.path.join(ROOT, "build-models", "vision"))
+    args = ap.parse_args()
+    write_small()
+    for i, name in enumerate(NAMES):
+        if name in args.only.split(","):
+            write_model(args.out, name, 100 + i)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Write plugins/vision/models/weights_table.c and weights_docs.h from torchvision's multi-weight API.
+
+For every class of the models module, each entry of its Weights enum
+(torchvision.models.get_model_weights(name)): the name, the URL, the
+preprocessing of weights.transforms (ImageClassification's crop_size,
+resize_size, interpolation, mean, std, with that class's defaults where the
+entry leaves them), the metadata (num_params, min_size, acc@1 / acc@5 on
+ImageNet-1K, the recipe, the license where torchvision states one), which
+entry DEFAULT aliases; and the 1000 names of _meta._IMAGENET_CATEGORIES.
+The weights themselves are not shipped.
+
+    .venv/bin/python tools/gen_vision_weights_table.py [OUT_DIR]
+
+Needs torchvision. The output is committed; run this again when a class is
+added or torchvision changes its tables.
+"""
+import inspect
+import json
+import os
+import sys
+
+import torchvision
+import torchvision.models as tvm
+from torchvision.models._meta import _IMAGENET_CATEGORIES
+from torchvision.transforms._presets import ImageClassification
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+OUT_DIR = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "plugins", "vision", "models")
+
+CLASSES = ["resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "resnext50_32x4d",
+           "resnext101_32x8d", "resnext101_64x4d", "wide_resnet50_2", "wide_resnet101_2"]
+
+
+def c_str(s):
+    return "NULL" if s is None else json.dumps(s)
+
+
+def preset(entry):
+    t = entry.transforms
+    assert t.func is ImageClassification, f"{entry}: preset {t.func} is not ImageClassification"
+    sig = inspect.signature(ImageClassification.__init__).parameters
+    kw = {k: p.default for k, p in sig.items() if p.default is not inspect.Parameter.empty}
+    kw.update(t.keywords)
+    return kw
+
+
+def main():
+    rows, docs, defines = [], [], []
+    for cls in CLASSES:
+        enum = tvm.get_model_weights(cls)
+        default = enum.DEFAULT.name
+        lines = []
+        for e in enum:
+            p, m = preset(e), e.meta
+            acc = m["_metrics"]["ImageNet-1K"]
+            interp = p["interpolation"].value
+            rows.append(
+                f'    {{ "vision.{cls}", "{e.name}", {int(e.name == default)}, {c_str(e.url)},\n'
+                f'      {p["resize_size"]}, {p["crop_size"]}, "{interp}", '
+                f'{{ {", ".join(repr(float(v)) for v in p["mean"])} }}, '
+                f'{{ {", ".join(repr(float(v)) for v in p["std"])} }},\n'
+                f'      {m["num_params"]}, {len(m["categories"])}, {m["min_size"][0]}, {m["min_size"][1]}, '
+                f'{acc["acc@1"]!r}, {acc["acc@5"]!r},\n'
+                f'      {c_str(m.get("recipe"))}, {c_str(m.get("license"))} }},')
+            lines.append(f'{e.name}: acc@1 {acc["acc@1"]} acc@5 {acc["acc@5"]} (ImageNet-1K), '
+                         f'{m["num_params"]} params, {len(m["categories"])} classes, resize {p["resize_size"]} '
+                         f'crop {p["crop_size"]} {interp}, mean ({", ".join(str(v) for v in p["mean"])}) '
+                         f'std ({", ".join(str(v) for v in p["std"])}), min_size {m["min_size"][0]}x'
+                         f'{m["min_size"][1]}, recipe {m.get("recipe")}'
+                         + (f', license {m["license"]}' if m.get("license") else ""))
+        docs.append(f'    {{ "vision.{cls}", {c_str("; ".join(lines) + f"; DEFAULT = {default}")} }},')
+        defines.append(f'#define VISION_WEIGHTS_DOC_{cls} \\\n    '
+                       + c_str("torchvision weight entry the file must fit (classes, num_params), or DEFAULT; "
+                               "unset: none. " + "; ".join(lines) + f"; DEFAULT = {default}"))
+    cats = ",\n".join("    " + json.dumps(c) for c in _IMAGENET_CATEGORIES)
+    with open(os.path.join(OUT_DIR, "weights_docs.h"), "w") as f:
+        f.write(f"""/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** weights_docs.h - written by tools/gen_vision_weights_table.py from
+** torchvision {torchvision.__version__}: the doc of each class's `weights`
+** attribute, listing its entries and their metadata (`loom info`). Do not
+** edit; run the script again.
+*/
+#ifndef LOOM_VISION_MODELS_WEIGHTS_DOCS_H
+#define LOOM_VISION_MODELS_WEIGHTS_DOCS_H
+
+{chr(10).join(defines)}
+
+#endif
+""")
+    with open(os.path.join(OUT_DIR, "weights_table.c"), "w") as f:
+        f.write(f"""/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** weights_table.c - written by tools/gen_vision_weights_table.py from
+** torchvision {torchvision.__version__}'s Weights enums and
+** _meta._IMAGENET_CATEGORIES: the weight entries of every class of the
+** models module and the ImageNet-1K category names. Do not edit; run the
+** script again.
+*/
+#include "weights.h"
+
+const model_weights_entry model_weights_entries[] = {{
+{chr(10).join(rows)}
+}};
+const size_t model_weights_n_entries = sizeof model_weights_entries / sizeof model_weights_entries[0];
+
+/* One line per class: its entries and their metadata, for `loom info`. */
+const model_weights_doc model_weights_docs[] = {{
+{chr(10).join(docs)}
+}};
+const size_t model_weights_n_docs = sizeof model_weights_docs / sizeof model_weights_docs[0];
+
+const char *const model_imagenet_categories[1000] = {{
+{cats}
+}};
+""")
+
+
+if __name__ == "__main__":
+    main()
