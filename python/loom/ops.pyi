@@ -1848,6 +1848,17 @@ class text:
 class vision:
     """loom ops of the domain vision."""
     @staticmethod
+    def adaptive_avg_pool2d(input: TensorLike, *, output_size: Sequence[int]) -> Any:
+        """F.adaptive_avg_pool2d: bins [floor(i*H/Ho), ceil((i+1)*H/Ho))
+
+        Inputs:
+            input (f32, rank 4): [N, C, H, W]
+        Attributes (keyword-only):
+            output_size (Sequence[int], required): (Ho, Wo) or one value for both
+        Outputs:
+            output (f32, rank 4): [N, C, Ho, Wo]"""
+        ...
+    @staticmethod
     def adjust_brightness(image: TensorLike, *, brightness_factor: float) -> Any:
         """torchvision v2 adjust_brightness: image * factor, clamped (1 or 3 channels)
 
@@ -1946,6 +1957,37 @@ class vision:
             image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
         Outputs:
             output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
+    def avg_pool2d(input: TensorLike, *, kernel_size: Sequence[int], stride: Optional[Sequence[int]] = None, padding: Sequence[int] = (0, 0), ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: Optional[int] = None) -> Any:
+        """F.avg_pool2d
+
+        Inputs:
+            input (f32, rank 4): [N, C, H, W]
+        Attributes (keyword-only):
+            kernel_size (Sequence[int], required): (kh, kw) or one value for both
+            stride (Sequence[int], default: absent): default: kernel_size
+            padding (Sequence[int], default (0, 0)): implicit zero padding; at most half the kernel
+            ceil_mode (bool, default False): ceil instead of floor for the output size
+            count_include_pad (bool, default True): padding counts in the divisor
+            divisor_override (int, default: absent): the divisor, when set
+        Outputs:
+            output (f32, rank 4): [N, C, Ho, Wo]"""
+        ...
+    @staticmethod
+    def batch_norm(input: TensorLike, running_mean: TensorLike, running_var: TensorLike, weight: Optional[TensorLike] = None, bias: Optional[TensorLike] = None, *, eps: float = 1e-05) -> Any:
+        """F.batch_norm(training=False): (x - running_mean) / sqrt(running_var + eps) * weight + bias
+
+        Inputs:
+            input (f32, any rank): [N, C, ...], rank >= 2
+            running_mean (f32, rank 1): [C]
+            running_var (f32, rank 1): [C]
+            weight (f32, rank 1, optional): [C] (gamma; 1)
+            bias (f32, rank 1, optional): [C] (beta; 0)
+        Attributes (keyword-only):
+            eps (float, default 1e-05): added to running_var before the square root
+        Outputs:
+            output (f32, any rank): the shape of input"""
         ...
     @staticmethod
     def batched_nms(boxes: TensorLike, scores: TensorLike, idxs: TensorLike, *, iou_threshold: float) -> Any:
@@ -2069,6 +2111,25 @@ class vision:
             eps (float, default 1e-07): small number to prevent division by zero
         Outputs:
             output (f32,f64, any rank): [..] for 'none', else a scalar (f32 for f16 boxes)"""
+        ...
+    @staticmethod
+    def conv2d(input: TensorLike, weight: TensorLike, bias: Optional[TensorLike] = None, residual: Optional[TensorLike] = None, *, stride: Sequence[int] = (1, 1), padding: Sequence[int] = (0, 0), dilation: Sequence[int] = (1, 1), groups: int = 1, padding_mode: str = 'zeros', activation: str = 'none') -> Any:
+        """F.conv2d (nn.Conv2d's padding_mode), grouped/depthwise/dilated, with a fused activation
+
+        Inputs:
+            input (f32, rank 4): [N, Cin, H, W]
+            weight (f32, rank 4): [Cout, Cin/groups, kh, kw]
+            bias (f32, rank 1, optional): [Cout]
+            residual (f32, rank 4, optional): [N, Cout, Ho, Wo], added before the activation: act(conv + bias + residual), a ResNet block's end (may be the output tensor itself)
+        Attributes (keyword-only):
+            stride (Sequence[int], default (1, 1)): (sh, sw) or one value for both; > 0
+            padding (Sequence[int], default (0, 0)): (ph, pw) or one value for both; >= 0
+            dilation (Sequence[int], default (1, 1)): (dh, dw) or one value for both; > 0
+            groups (int, default 1): channel groups: Cin and Cout are multiples of it (groups = Cin: depthwise)
+            padding_mode (str, default 'zeros'; one of zeros, reflect, replicate, circular): nn.Conv2d's: zeros, reflect, replicate or circular
+            activation (str, default 'none'; one of none, relu, silu, gelu): applied to conv + bias: none, relu, silu or gelu (erf); fused into the GEMM epilogue
+        Outputs:
+            output (f32, rank 4): [N, Cout, Ho, Wo]"""
         ...
     @staticmethod
     def convert_bounding_box_format(boxes: TensorLike, *, old_format: str = 'xyxy', new_format: str) -> Any:
@@ -2308,6 +2369,17 @@ class vision:
             output (f32,u8, any rank): the shape and dtype of image"""
         ...
     @staticmethod
+    def gelu(input: TensorLike, *, approximate: str = 'none') -> Any:
+        """F.gelu: x * Phi(x) (erf), or its tanh approximation
+
+        Inputs:
+            input (f32, any rank): any shape
+        Attributes (keyword-only):
+            approximate (str, default 'none'; one of none, tanh): none (erf) or tanh
+        Outputs:
+            output (f32, any rank): the shape of input"""
+        ...
+    @staticmethod
     def generalized_box_iou(boxes1: TensorLike, boxes2: TensorLike) -> Any:
         """torchvision.ops.generalized_box_iou: pairwise GIoU [N, M] of xyxy boxes
 
@@ -2329,6 +2401,15 @@ class vision:
             eps (float, default 1e-07): small number to prevent division by zero
         Outputs:
             output (f32,f64, any rank): [..] for 'none', else a scalar (f32 for f16 boxes)"""
+        ...
+    @staticmethod
+    def hardswish(input: TensorLike) -> Any:
+        """F.hardswish: x * relu6(x + 3) / 6
+
+        Inputs:
+            input (f32, any rank): any shape
+        Outputs:
+            output (f32, any rank): the shape of input"""
         ...
     @staticmethod
     def horizontal_flip(image: TensorLike) -> Any:
@@ -2359,6 +2440,45 @@ class vision:
             image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
         Outputs:
             output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
+    def layer_norm(input: TensorLike, weight: TensorLike, bias: Optional[TensorLike] = None, *, eps: float = 1e-05) -> Any:
+        """F.layer_norm(normalized_shape = weight.shape): (x - mean) / sqrt(var + eps) * weight + bias
+
+        Inputs:
+            input (f32, any rank): [..., *normalized_shape]
+            weight (f32, any rank): normalized_shape: the trailing dims of input normalised together
+            bias (f32, any rank, optional): the shape of weight (0 when absent)
+        Attributes (keyword-only):
+            eps (float, default 1e-05): added to the variance before the square root
+        Outputs:
+            output (f32, any rank): the shape of input"""
+        ...
+    @staticmethod
+    def linear(input: TensorLike, weight: TensorLike, bias: Optional[TensorLike] = None) -> Any:
+        """F.linear: input @ weight^T + bias
+
+        Inputs:
+            input (f32, any rank): [..., in_features], rank >= 1
+            weight (f32, rank 2): [out_features, in_features]
+            bias (f32, rank 1, optional): [out_features]
+        Outputs:
+            output (f32, any rank): [..., out_features]"""
+        ...
+    @staticmethod
+    def max_pool2d(input: TensorLike, *, kernel_size: Sequence[int], stride: Optional[Sequence[int]] = None, padding: Sequence[int] = (0, 0), dilation: Sequence[int] = (1, 1), ceil_mode: bool = False) -> Any:
+        """F.max_pool2d (NaN propagates, as in torch)
+
+        Inputs:
+            input (f32, rank 4): [N, C, H, W]
+        Attributes (keyword-only):
+            kernel_size (Sequence[int], required): (kh, kw) or one value for both
+            stride (Sequence[int], default: absent): default: kernel_size
+            padding (Sequence[int], default (0, 0)): implicit -inf padding; at most half the kernel
+            dilation (Sequence[int], default (1, 1)): > 0
+            ceil_mode (bool, default False): ceil instead of floor for the output size
+        Outputs:
+            output (f32, rank 4): [N, C, Ho, Wo]"""
         ...
     @staticmethod
     def nms(boxes: TensorLike, scores: TensorLike, *, iou_threshold: float) -> Any:
@@ -2533,6 +2653,24 @@ class vision:
             output (u8, rank 1): the file's bytes (u8 [N])"""
         ...
     @staticmethod
+    def relu(input: TensorLike) -> Any:
+        """F.relu: max(x, 0)
+
+        Inputs:
+            input (f32, any rank): any shape
+        Outputs:
+            output (f32, any rank): the shape of input"""
+        ...
+    @staticmethod
+    def relu6(input: TensorLike) -> Any:
+        """F.relu6: min(max(x, 0), 6)
+
+        Inputs:
+            input (f32, any rank): any shape
+        Outputs:
+            output (f32, any rank): the shape of input"""
+        ...
+    @staticmethod
     def remove_small_boxes(boxes: TensorLike, *, min_size: float) -> Any:
         """torchvision.ops.remove_small_boxes: indices of boxes with both sides >= min_size
 
@@ -2619,6 +2757,94 @@ class vision:
         Outputs:
             output (f32, any rank): [..., 4]
             canvas_size (i64, rank 1): [2]: the new (H, W)"""
+        ...
+    @staticmethod
+    def resnet101(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.resnet101 forward: logits of an NCHW batch
+
+        A method of the object class vision.resnet101: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def resnet152(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.resnet152 forward: logits of an NCHW batch
+
+        A method of the object class vision.resnet152: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def resnet18(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.resnet18 forward: logits of an NCHW batch
+
+        A method of the object class vision.resnet18: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def resnet34(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.resnet34 forward: logits of an NCHW batch
+
+        A method of the object class vision.resnet34: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def resnet50(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.resnet50 forward: logits of an NCHW batch
+
+        A method of the object class vision.resnet50: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def resnext101_32x8d(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.resnext101_32x8d forward: logits of an NCHW batch
+
+        A method of the object class vision.resnext101_32x8d: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def resnext101_64x4d(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.resnext101_64x4d forward: logits of an NCHW batch
+
+        A method of the object class vision.resnext101_64x4d: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def resnext50_32x4d(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.resnext50_32x4d forward: logits of an NCHW batch
+
+        A method of the object class vision.resnext50_32x4d: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
         ...
     @staticmethod
     def rgb_to_grayscale(image: TensorLike, *, num_output_channels: int = 1) -> Any:
@@ -2749,6 +2975,35 @@ class vision:
             valid (bool, rank 1): [N]: which boxes were kept"""
         ...
     @staticmethod
+    def sigmoid(input: TensorLike) -> Any:
+        """torch.sigmoid: 1 / (1 + exp(-x))
+
+        Inputs:
+            input (f32, any rank): any shape
+        Outputs:
+            output (f32, any rank): the shape of input"""
+        ...
+    @staticmethod
+    def silu(input: TensorLike) -> Any:
+        """F.silu: x * sigmoid(x)
+
+        Inputs:
+            input (f32, any rank): any shape
+        Outputs:
+            output (f32, any rank): the shape of input"""
+        ...
+    @staticmethod
+    def softmax(input: TensorLike, *, dim: int = -1) -> Any:
+        """F.softmax(dim): exp(x - max) / sum, along dim
+
+        Inputs:
+            input (f32, any rank): any shape
+        Attributes (keyword-only):
+            dim (int, default -1): the dimension summed to one (negative from the end)
+        Outputs:
+            output (f32, any rank): the shape of input"""
+        ...
+    @staticmethod
     def solarize(image: TensorLike, *, threshold: float) -> Any:
         """torchvision v2 solarize: invert pixels >= threshold
 
@@ -2806,4 +3061,26 @@ class vision:
             canvas_size (Sequence[int], required): (H, W) of the image
         Outputs:
             output (f32, any rank): [..., 4]"""
+        ...
+    @staticmethod
+    def wide_resnet101_2(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.wide_resnet101_2 forward: logits of an NCHW batch
+
+        A method of the object class vision.wide_resnet101_2: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def wide_resnet50_2(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.wide_resnet50_2 forward: logits of an NCHW batch
+
+        A method of the object class vision.wide_resnet50_2: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
         ...
