@@ -81,6 +81,6 @@ control() {
 }
 control libloom0 "loom dispatcher core (shared library)" ""
 control libloom-dev "loom headers, pkg-config and CMake files" "libloom0 (= $version)"
-control loom-packs "loom operator packs: core, vision, fbgemm, audio, text, rl (their libraries: Depends from dpkg-shlibdeps)" "libloom0 (>= $version)"
+control loom-packs "loom operator packs: core, vision, fbgemm, audio, text, rl, rec (their libraries: Depends from dpkg-shlibdeps)" "libloom0 (>= $version)"
 control loom "loom command-line tool" "libloom0 (>= $version), loom-packs (= $version)"
 ls "$out"
