@@ -564,6 +564,12 @@ static loom_status load_dict(const char *dir, job_list *jobs, pending **pend, in
         const char *key = e->string;
         if (!cJSON_IsObject(e) || reserved_key(key))
             continue;   /* other metadata, as tensordict skips it */
+        /* a name a TensorDict cannot hold (raw NUL bytes in the JSON string
+        ** leave cJSON an empty one) is refused, not stored unreachable */
+        if (key == NULL || key[0] == '\0') {
+            st = pk_host->fail(LOOM_EFORMAT, "%s: an entry has an empty key (or one starting with a NUL byte)", mp);
+            break;
+        }
         rl_key one = { .n = 1, .part = { key } };
         if (rl_td_find(td, key) != NULL) {
             st = pk_host->fail(LOOM_EINVAL, "%s: key '%s' is listed twice", mp, key);
