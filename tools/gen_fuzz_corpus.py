@@ -346,7 +346,7 @@ IMAGE_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tes
 
 
 def image_seeds(ext):
-    """fuzz_image_jpeg.c / fuzz_image_png.c: an option byte (mode, EXIF,
+    """fuzz_image.c (fuzz_image_jpeg, fuzz_image_png): an option byte (mode, EXIF,
     decode_image), then a test image (tools/gen_vision_image_io_goldens.py)."""
     def seeds():
         out = {}

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
-** fuzz_image_jpeg.c - feeds: a JPEG file to vision.decode_jpeg (or, by an
-** option bit, vision.decode_image) of the vision pack's image_io module.
+** fuzz_image.c - fuzz_image_jpeg and fuzz_image_png, built from this one
+** file with FUZZ_DECODE_OP "vision.decode_jpeg" or "vision.decode_png":
+** feeds a JPEG (PNG) file to that decoder (or, by an option bit,
+** vision.decode_image) of the vision pack's image_io module.
 ** The first byte chooses the arguments: bits 0-2 the mode (value mod 5:
 ** UNCHANGED, GRAY, GRAY_ALPHA, RGB, RGB_ALPHA), bit 3 apply_exif_orientation,
 ** bit 4 decode_image; the rest is the file, in an exact-size heap copy so a
@@ -16,6 +18,10 @@
 
 #include "fuzz_util.h"
 
+#ifndef FUZZ_DECODE_OP
+#error "build with -DFUZZ_DECODE_OP=\"vision.decode_jpeg\" or \"vision.decode_png\""
+#endif
+
 static const char *const modes[5] = { "UNCHANGED", "GRAY", "GRAY_ALPHA", "RGB", "RGB_ALPHA" };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -23,7 +29,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     fz_init("vision");
-    FZ_CHECK(loom_op_find("vision.decode_jpeg") != NULL, "the vision pack has no image_io (libjpeg / libpng missing?)");
+    FZ_CHECK(loom_op_find(FUZZ_DECODE_OP) != NULL, "the vision pack has no image_io (libjpeg / libpng missing?)");
     return 0;
 }
 
@@ -45,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     loom_attrs_set_int(a, "max_pixels", INT64_C(1) << 20);
     const loom_tensor *in[1] = { src };
     loom_tensor *out[1] = { NULL };
-    loom_status st = loom_run(flags & 16 ? "vision.decode_image" : "vision.decode_jpeg", in, 1, a, out, 1, NULL);
+    loom_status st = loom_run(flags & 16 ? "vision.decode_image" : FUZZ_DECODE_OP, in, 1, a, out, 1, NULL);
     if (st == LOOM_OK) {
         FZ_CHECK(out[0]->ndim == 3 && out[0]->shape[0] >= 1 && out[0]->shape[0] <= 4, "decode gave rank %d",
                  out[0]->ndim);
