@@ -26,6 +26,10 @@ c128, <rt> the real dtype of the same precision (f32, f64):
   rtfw_ref_<dt>, rtfw_none_<dt>, rtfw_u_<dt>
                            mvdr_weights_rtf(rtf_power_n3, psd_n) with reference 0, none, ref_u
   apply_<dt>               apply_beamforming(souden_ref1, specgram)
+  wide<C>_psd_s_<dt>, wide<C>_psd_n_<dt>, wide<C>_rtf_power_<dt>, wide<C>_rtfw_<dt>
+                           C = 16 and 17 channels, 5 bins: the PSDs, rtf_power (reference 3,
+                           n_iter 3) and mvdr_weights_rtf of it (reference 3); the widest
+                           lane-batched solve and the narrowest LAPACK one
   psdobj_<dt>, psdobj_multi_<dt>
                            transforms.PSD() on mask, PSD(multi_mask=True) on masks
   soudenmvdr_<dt>, rtfmvdr_<dt>
@@ -117,6 +121,22 @@ def main():
             save("mvdr_%s_%s" % (sol, dt), T.MVDR(solution=sol)(x, m, 1 - m))
         save("mvdr_default_n_" + dt, T.MVDR()(x, m))
         save("mvdr_multi_" + dt, T.MVDR(multi_mask=True, solution="stv_power", ref_channel=1)(x, ms, 1 - ms))
+
+    # 16 channels (the widest of the lane-batched solves) and 17 (LAPACK's
+    # path): rtf_power and its weights with a loaded, well-conditioned psd_n
+    for nch in (16, 17):
+        wx = spectrum((1, nch, 5, 40), 10 + nch)
+        wm = uniform((1, 5, 40), 30 + nch)
+        for dt in ("c64", "c128"):
+            x = wx.to(CDT[dt])
+            m = wm.to(RDT[dt])
+            ps, pn = F.psd(x, m), F.psd(x, 1 - m)
+            stem = "wide%d_" % nch
+            save(stem + "psd_s_" + dt, ps)
+            save(stem + "psd_n_" + dt, pn)
+            rtf = F.rtf_power(ps, pn, 3, n_iter=3)
+            save(stem + "rtf_power_" + dt, rtf)
+            save(stem + "rtfw_" + dt, F.mvdr_weights_rtf(rtf, pn, 3))
 
     # the online mode over 20 chunks of one stream
     chunks = spectrum((20, 2, 3, 5, 7), 4).to(torch.complex64)

@@ -9,6 +9,7 @@
 
 #include "beamform_cpu.h"
 #include "beamform_lapack.h"
+#include "beamform_lub.h"
 #include "cpu.h"
 
 #define BF_SFX c64
@@ -131,9 +132,69 @@ loom_status bf_souden_cpu(loom_exec_ctx *ctx, const bf_geom *g, const void *psd_
                   (j.psd_s = psd_s, j.psd_n = psd_n, j.ref = *ref, j.load = load, j.eps = eps, j.out = w));
 }
 
+/* ---------------------------------------------- the lane-batched solves */
+
+typedef void (*bf_lub_fn)(const bf_lub_problem *p, int64_t bin0, int nl, void *ws, int *info);
+
+typedef struct lub_job {
+    const bf_lub_problem *p;
+    bf_lub_fn fn;
+    int lanes;
+    int64_t bins;
+    char *ws;
+    size_t ws_bytes;
+    int64_t bad;          /* the lowest failing bin * 256 + its info (<= C <= 16), or INT64_MAX */
+} lub_job;
+
+static void lub_groups(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    lub_job *j = user;
+    void *ws = j->ws + (size_t)thread_index * j->ws_bytes;
+    for (int64_t grp = begin; grp < end; grp++) {
+        int64_t bin0 = grp * j->lanes;
+        int nl = (int)(j->bins - bin0 < j->lanes ? j->bins - bin0 : j->lanes), info[8];
+        j->fn(j->p, bin0, nl, ws, info);
+        for (int l = 0; l < nl; l++)
+            if (info[l] != 0) {
+                int64_t key = (bin0 + l) * 256 + info[l], seen = __atomic_load_n(&j->bad, __ATOMIC_RELAXED);
+                while (key < seen &&
+                       !__atomic_compare_exchange_n(&j->bad, &seen, key, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+                    ;
+                break;
+            }
+    }
+}
+
+/* p's op over every bin, BF_LUB_LANES bins per task */
+static loom_status run_lub(loom_exec_ctx *ctx, const bf_geom *g, const bf_lub_problem *p, bf_lub_fn c64,
+                           bf_lub_fn c64_avx2, bf_lub_fn c128, bf_lub_fn c128_avx2, const char *name)
+{
+    lub_job j = { .p = p, .lanes = BF_LUB_LANES(g->dtype), .bins = g->batch * g->F, .bad = INT64_MAX };
+    if (j.bins == 0 || g->C == 0)
+        return LOOM_OK;
+    int avx2 = bf_have_avx2();
+    j.fn = g->dtype == LOOM_DTYPE_C128 ? (avx2 ? c128_avx2 : c128) : (avx2 ? c64_avx2 : c64);
+    loom_status st = workspaces(ctx, bf_lub_ws_bytes(g->C), &j.ws, &j.ws_bytes);
+    if (st != LOOM_OK)
+        return st;
+    st = pk_host->parallel_for(ctx, (j.bins + j.lanes - 1) / j.lanes, 1, lub_groups, &j);
+    if (st == LOOM_OK && j.bad != INT64_MAX)
+        return solve_failed(j.bad / 256, (int)(j.bad % 256), g, name, p->load.on);
+    return st;
+}
+
+#define BF_LUB_RUN(op)                                                                                   \
+    run_lub(ctx, g, &p, bf_lub_##op##_c64, bf_lub_##op##_c64_avx2, bf_lub_##op##_c128, bf_lub_##op##_c128_avx2, \
+            "psd_n")
+
 loom_status bf_rtf_weights_cpu(loom_exec_ctx *ctx, const bf_geom *g, const void *rtf, const void *psd_n,
                                const bf_refv *ref, bf_loading load, double eps, void *w)
 {
+    if (g->C <= BF_LUB_MAX_C) {
+        bf_lub_problem p = { .C = g->C, .F = g->F, .rtf = rtf, .psd_n = psd_n, .out = w, .ref = ref, .load = load,
+                             .eps = eps };
+        return BF_LUB_RUN(rtf_weights);
+    }
     BF_RUN_SOLVES(rtf_weights_bins, MAT_WS, "psd_n",
                   (j.rtf = rtf, j.psd_n = psd_n, j.ref = *ref, j.load = load, j.eps = eps, j.out = w));
 }
@@ -141,6 +202,11 @@ loom_status bf_rtf_weights_cpu(loom_exec_ctx *ctx, const bf_geom *g, const void 
 loom_status bf_rtf_power_cpu(loom_exec_ctx *ctx, const bf_geom *g, const void *psd_s, const void *psd_n,
                              const bf_refv *ref, int64_t n_iter, bf_loading load, void *rtf)
 {
+    if (g->C <= BF_LUB_MAX_C) {
+        bf_lub_problem p = { .C = g->C, .F = g->F, .psd_s = psd_s, .psd_n = psd_n, .out = rtf, .ref = ref,
+                             .load = load, .n_iter = n_iter };
+        return BF_LUB_RUN(rtf_power);
+    }
     BF_RUN_SOLVES(rtf_power_bins, MAT_WS, "psd_n",
                   (j.psd_s = psd_s, j.psd_n = psd_n, j.ref = *ref, j.load = load, j.n_iter = n_iter, j.out = rtf));
 }
@@ -305,14 +371,14 @@ static loom_status bf_register_cpu(const loom_host_api *host, loom_registrar *re
         PK_KERNEL_CPU(bf_psd_schema, v ? "cpu:hermitian-rank-t-avx2" : "cpu:hermitian-rank-t", BF_COMPLEX | BF_REAL,
                       psd_run),
         PK_KERNEL_CPU(bf_souden_schema, "cpu:lapack-getrf", BF_COMPLEX | BF_REAL, souden_run),
-        PK_KERNEL_CPU(bf_rtf_weights_schema, "cpu:lapack-getrf", BF_COMPLEX | BF_REAL, rtf_weights_run),
+        PK_KERNEL_CPU(bf_rtf_weights_schema, "cpu:lane-batched-lu", BF_COMPLEX | BF_REAL, rtf_weights_run),
         PK_KERNEL_CPU(bf_rtf_evd_schema, "cpu:lapack-heevd", BF_COMPLEX, rtf_evd_run),
-        PK_KERNEL_CPU(bf_rtf_power_schema, "cpu:lapack-getrf", BF_COMPLEX | BF_REAL, rtf_power_run),
+        PK_KERNEL_CPU(bf_rtf_power_schema, "cpu:lane-batched-lu", BF_COMPLEX | BF_REAL, rtf_power_run),
         PK_KERNEL_CPU(bf_apply_schema, v ? "cpu:avx2" : "cpu:scalar", BF_COMPLEX, apply_run),
         PK_KERNEL_CPU(bf_psd_method_schema, v ? "cpu:hermitian-rank-t-avx2" : "cpu:hermitian-rank-t",
                       BF_COMPLEX | BF_REAL, bf_psd_method_run),
         PK_KERNEL_CPU(bf_souden_method_schema, "cpu:lapack-getrf", BF_COMPLEX | BF_REAL, bf_souden_method_run),
-        PK_KERNEL_CPU(bf_rtf_method_schema, "cpu:lapack-getrf", BF_COMPLEX | BF_REAL, bf_rtf_method_run),
+        PK_KERNEL_CPU(bf_rtf_method_schema, "cpu:lane-batched-lu", BF_COMPLEX | BF_REAL, bf_rtf_method_run),
         PK_KERNEL_CPU(bf_mvdr_method_schema, "cpu:c128-lapack", BF_COMPLEX | BF_REAL, bf_mvdr_method_run),
     };
     return pk_register_kernels(host, reg, ks, PK_COUNT(ks));

@@ -6,7 +6,8 @@
 ** without loading and with reference weights, rtf_evd up to a unit phase
 ** per bin, rtf_power with 1, 2 and 3 iterations, RTF weights with an
 ** index, none and weights, apply_beamforming; and psd on 530 frames (a
-** block boundary of the cpu loop) with 5 channels (an odd pair count).
+** block boundary of the cpu loop) with 5 channels (an odd pair count);
+** rtf_power and its weights with 16 and 17 channels.
 ** Run with LOOM_CPU_MAX_ISA=scalar too (the portable loops).
 */
 #include <stdarg.h>
@@ -147,6 +148,35 @@ static void test_rtf_weights(void **state)
     }
 }
 
+/* 16 channels, the widest matrices of the lane-batched solves, and 17,
+** the narrowest that LAPACK solves (beamform_lub.h): both paths agree with
+** torchaudio to the same tolerance */
+static void test_rtf_wide(void **state)
+{
+    (void)state;
+    for (int nch = 16; nch <= 17; nch++)
+        for (int k = 0; k < 2; k++) {
+            char stem[64];
+            snprintf(stem, sizeof stem, "wide%d_psd_s", nch);
+            loom_tensor *ps = bf_golden(stem, SFX[k]);
+            snprintf(stem, sizeof stem, "wide%d_psd_n", nch);
+            loom_tensor *pn = bf_golden(stem, SFX[k]);
+            snprintf(stem, sizeof stem, "wide%d_rtf_power", nch);
+            loom_tensor *rtf = bf_golden(stem, SFX[k]);
+            double rtol = bf_rtol(loom_tensor_dtype_of(ps));
+            check(bf_run("audio.rtf_power", (const loom_tensor *[]){ ps, pn, NULL }, 3, "reference_channel=3", "cpu",
+                         NULL),
+                  stem, SFX[k], rtol);
+            snprintf(stem, sizeof stem, "wide%d_rtfw", nch);
+            check(bf_run("audio.mvdr_weights_rtf", (const loom_tensor *[]){ rtf, pn, NULL }, 3, "reference_channel=3",
+                         "cpu", NULL),
+                  stem, SFX[k], rtol);
+            loom_tensor_free(ps);
+            loom_tensor_free(pn);
+            loom_tensor_free(rtf);
+        }
+}
+
 static void test_apply(void **state)
 {
     (void)state;
@@ -188,7 +218,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_psd),        cmocka_unit_test(test_souden),     cmocka_unit_test(test_rtf_evd),
         cmocka_unit_test(test_rtf_power),  cmocka_unit_test(test_rtf_weights), cmocka_unit_test(test_apply),
-        cmocka_unit_test(test_rtf_evd_weights),
+        cmocka_unit_test(test_rtf_evd_weights), cmocka_unit_test(test_rtf_wide),
     };
     return cmocka_run_group_tests_name("audio-beamform-ops", tests, tu_setup, tu_teardown);
 }

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** beamform_lub_avx2.c - the AVX2 build of the lane-batched solves
+** (beamform_lub.h): beamform_lub_tmpl.h compiled for AVX2, one ymm
+** register per vector (8 complex64 or 4 complex128 bins). Called only
+** when bf_have_avx2() says the CPU has it.
+*/
+#pragma GCC target("avx2,fma")
+
+#include <stdint.h>
+
+#include "beamform_lub.h"
+
+#define LUB_R float
+#define LUB_I int32_t
+#define LUB_SFX c64
+#define LUB_ISA _avx2
+#include "beamform_lub_tmpl.h"
+
+#define LUB_R double
+#define LUB_I int64_t
+#define LUB_SFX c128
+#define LUB_ISA _avx2
+#include "beamform_lub_tmpl.h"
