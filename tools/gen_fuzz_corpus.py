@@ -8,7 +8,7 @@ a few KB per target) and tests/fuzz/<target>.dict. Deterministic: running it
 again rewrites the same bytes. The byte layouts of the inputs are those the
 targets document at the top of tests/fuzz/fuzz_<target>.c.
 
-    python3 tools/gen_fuzz_corpus.py [--out DIR]    (default: tests/fuzz)
+    python3 tools/gen_fuzz_corpus.py [--out DIR] [--only TARGET ...]    (default: tests/fuzz, every target)
 """
 import argparse
 import io
@@ -519,6 +519,94 @@ TD_META_DICT = ['"shape"', '"dtype"', '"device"', '"is_nested"', '"type"', '"_ty
                 '"NonTensorData"', '"torch.float32"', '"torch.int64"', '"torch.bool"', '"torch.bfloat16"',
                 '"torch.uint8"', '"cpu"', '"x"', '"y"', '"t"', '"n"', "true", "false", "null", "[4,4]", "{", "}"]
 
+# ------------------------------------------------------------- rec_kjt
+
+def kjt_int(v):
+    """One element as fuzz_rec_kjt.c's take_int reads it."""
+    if -2 <= v <= 61:
+        return bytes([v + 2])
+    return b"\xff" + struct.pack("<I", v & 0xffffffff)
+
+
+def kjt_input(op, values, lengths, n_keys=2, i64v=False, i64l=False, offsets=None, weights=None, spkpr=None,
+              inverse=None, stride=None, ints=None, raw_keys=None, drop_lengths=False, segs=None):
+    """fuzz_rec_kjt.c: op, types, present, keys, stride, the op's int list, the sizes and the elements."""
+    types = (1 if i64v else 0) | (2 if i64l else 0) | (4 if raw_keys is not None else 0) | (8 if stride is not None else 0)
+    present = (1 if offsets is not None else 0) | (4 if weights is not None else 0) | \
+              (16 if spkpr is not None else 0) | (32 if inverse is not None else 0) | (64 if drop_lengths else 0)
+    if offsets is not None and len(offsets) == len(lengths):
+        present |= 2
+    if weights is not None and len(weights) == len(values) + 1:
+        present |= 8
+    n_val = len(values)
+    if n_val >= 128:
+        types |= 16
+        n_val -= 128
+    b = bytes([op, types, present, n_keys])
+    if raw_keys is not None:
+        b += raw_keys + b"\xff"
+    if stride is not None:
+        b += kjt_int(stride)
+    if ints is not None:
+        b += bytes([len(ints)]) + b"".join(kjt_int(v) for v in ints)
+    b += bytes([len(lengths), n_val])
+    for arr in (values, lengths, offsets, weights):
+        if arr is not None:
+            b += b"".join(kjt_int(int(v)) for v in arr)
+    if spkpr is not None:
+        b += bytes([len(spkpr[0]) - 1]) + b"".join(kjt_int(v) for row in spkpr for v in row)
+    if inverse is not None:
+        b += bytes([len(inverse[0]) - 1]) + b"".join(kjt_int(v) for row in inverse for v in row)
+    if segs is not None:
+        b += bytes([len(segs) - 1]) + b"".join(kjt_int(v) for v in segs)
+    return b
+
+
+def rec_kjt_seeds():
+    v, ln = [3, 1, 4, 1, 5], [1, 2, 0, 2]           # keys f0, f1; stride 2
+    off = [0, 1, 3, 3, 5]
+    return {
+        "from_lengths": kjt_input(0, v, ln),
+        "from_lengths_i64_weighted": kjt_input(0, v, ln, i64v=True, i64l=True, weights=[1, 2, 3, 4, 5]),
+        "from_offsets": kjt_input(1, v, ln, offsets=off),
+        "from_offsets_backwards": kjt_input(1, v, ln, offsets=[0, 3, 1, 3, 5]),
+        "permute": kjt_input(2, v, ln, ints=[1, 0, 1]),
+        "permute_out_of_range": kjt_input(2, v, ln, ints=[2]),
+        "split": kjt_input(3, v, ln, ints=[1, 1]),
+        "split_short": kjt_input(3, v, ln, ints=[1, 0]),
+        "to_dict": kjt_input(4, v, ln, offsets=off, weights=[1, 1, 1, 1, 1]),
+        "to_dict_offsets_only": kjt_input(4, v, ln, offsets=off, drop_lengths=True),
+        "dedup": kjt_input(5, [7, 7, 8, 7, 7], [1, 1, 1, 2]),
+        "vbe": kjt_input(0, v, [1, 2, 2], spkpr=[[1], [2]]),
+        "vbe_inverse": kjt_input(5, v, [1, 2, 2], spkpr=[[1], [2]], inverse=[[0, 0], [0, 1]]),
+        "concat": kjt_input(6, v, ln, ints=[1, 1], segs=[0, 2, 4]),
+        "sum_mismatch": kjt_input(0, v, [1, 2, 0, 9]),
+        "negative_length": kjt_input(0, v, [1, -2, 4, 2]),
+        "stride_mismatch": kjt_input(0, v, ln, stride=3),
+        "raw_keys": kjt_input(4, v, ln, raw_keys=b"a,,a,"),
+        "huge": kjt_input(0, [0], [0x7fffffff, 1]),
+    }
+
+
+# ----------------------------------------------------- rec_metrics_state
+
+def rec_metrics_state_seeds():
+    """fuzz_rec_metrics_state.c: cfg (n_tasks, window_size), batches (bit 7: raw
+    mode), then edits (resize byte, (position, value) pairs) or raw f64s."""
+    return {
+        "intact_t1": bytes([0, 3, 0]),
+        "intact_t3_w8": bytes([2 | (7 << 2), 5, 0]),
+        "empty": bytes([0, 0, 0]),
+        "cut": bytes([0, 4, 1 | (3 << 1)]),
+        "extended": bytes([1, 2, 2 | (2 << 2)]),
+        "bad_count": bytes([0, 3, 0, 8, 3 << 3]),
+        "nan_total": bytes([0, 3, 0, 5, 0]),
+        "huge_count": bytes([0, 2, 0, 8, 3, 0xff, 0xff, 0xff, 0x7f]),
+        "fraction": bytes([0, 6, 0, 12, 2 | 8]),
+        "raw": bytes([0, 0x80]) + struct.pack("<8d", 7.0, 1.0, 1.0, 100.0, 6.0, 0.0, 1.0, 2.0),
+    }
+
+
 # ------------------------------------------------------------------ write
 
 TARGETS = {
@@ -536,6 +624,8 @@ TARGETS = {
     "stream": (stream_seeds, STREAM_DICT),
     "wordpiece": (wordpiece_seeds, WORDPIECE_DICT),
     "td_meta": (td_meta_seeds, TD_META_DICT),
+    "rec_kjt": (rec_kjt_seeds, []),
+    "rec_metrics_state": (rec_metrics_state_seeds, []),
 }
 
 
@@ -547,8 +637,11 @@ def dict_entry(s):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fuzz"))
+    ap.add_argument("--only", nargs="*", default=None, help="write these targets only")
     args = ap.parse_args()
     for target, (seeds, words) in TARGETS.items():
+        if args.only is not None and target not in args.only:
+            continue
         d = os.path.join(args.out, "corpus", target)
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
