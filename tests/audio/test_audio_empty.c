@@ -67,6 +67,8 @@ static const oc_case cases[] = {
       { T(C64, 2, 0, 4) }, .object = 3 },
     { "audio.MVDR", "no frames", { T(C64, 3, 3, 5, 0), T(F32, 2, 5, 0) }, NULL, { T(C64, 2, 5, 0) }, .object = 4 },
     { "audio.ctc_lm_score", "no sentences", { T(U8, 1, 0), T(I64, 1, 1) }, NULL, { T(F64, 1, 0) }, .object = 5 },
+    { "audio.ctc_lm_save", "no such directory", { { 0 } }, "path=/nonexistent-dir/lm.bin", .expect = LOOM_EIO,
+      .message = "'path'", .object = 5 },
     /* tokens, timesteps, offsets [H+1], words, words_offsets [H+1], score [H], hypotheses [B+1] */
     { "audio.ctc_decoder", "no utterances", { T(F32, 3, 0, 5, 29) }, NULL,
       { T(I64, 1, 0), T(I64, 1, 0), T(I64, 1, 1), T(U8, 1, 0), T(I64, 1, 1), T(F64, 1, 0), T(I64, 1, 1) },

@@ -264,6 +264,7 @@ const cf_gen cf_audio_gens[] = {
     { "audio.info", 0, 0, NULL, "tests/audio/files/test_files.c: host-only file reading (cpu kernel only)" },
     /* the CTC module runs on the host only: one cpu kernel per op, nothing to compare */
     { "audio.ctc_lm_score", 0, 0, NULL, "tests/audio/ctc/test_ctc_lm.c: host-only n-gram LM scoring (cpu kernel only)" },
+    { "audio.ctc_lm_save", 0, 0, NULL, "tests/audio/ctc/test_ctc_lm_binary.c: host-only file writer (cpu kernel only)" },
     { "audio.ctc_decoder", 0, 0, NULL, "tests/audio/ctc/test_ctc_decoder.c: host-only beam search (cpu kernel only)" },
     { "audio.ctc_decoder_begin", 0, 0, NULL, "tests/audio/ctc/test_ctc_stream.c: host-only streaming (cpu kernel only)" },
     { "audio.ctc_decoder_step", 0, 0, NULL, "tests/audio/ctc/test_ctc_stream.c: host-only streaming (cpu kernel only)" },

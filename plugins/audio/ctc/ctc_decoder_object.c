@@ -182,7 +182,7 @@ static loom_status create_iface_lm(ctc_decoder *d, const char *name, const char 
 
 /* lm: none (ZeroLM), the name of an interface a pack offers (the vtable is
 ** kept; its instance is made once the word dictionary is known), or an ARPA
-** file. */
+** file or loom's binary model (ctc_arpa_lm_open tells them apart). */
 static loom_status load_lm(ctc_decoder *d, const char *lm, int64_t quantize)
 {
     ctc_model *m = &d->m;
@@ -198,7 +198,7 @@ static loom_status load_lm(ctc_decoder *d, const char *lm, int64_t quantize)
     size_t probe_n;
     if (pk_host->map_file(lm, &probe, &probe_n) != LOOM_OK)
         return pk_host->fail(LOOM_ENOENT, "%s: lm '%s' is neither an LM interface a pack offers (loom/ctc_lm.h, "
-                             "version %u) nor a readable ARPA file", W, lm, LOOM_CTC_LM_VERSION);
+                             "version %u) nor a readable model file (ARPA or loom binary)", W, lm, LOOM_CTC_LM_VERSION);
     pk_host->unmap_file(probe, probe_n);
     loom_status st = ctc_arpa_lm_open(W ": 'lm'", lm, &m->arpa);
     if (st == LOOM_OK)
@@ -313,8 +313,8 @@ PK_ATTR_TABLE(ctc_decoder_class, CTC_DECODER_CLASS_ATTRS);
 const loom_object_class audio_ctc_decoder_class = {
     .struct_size = sizeof(loom_object_class),
     .name = W,
-    .doc = "torchaudio's ctc_decoder (flashlight-text's beam search): lexicon or lexicon-free, an ARPA n-gram LM "
-           "or none; methods audio.ctc_decoder (batch) and the streaming ones",
+    .doc = "torchaudio's ctc_decoder (flashlight-text's beam search): lexicon or lexicon-free, an n-gram LM "
+           "(ARPA or loom binary), an LM interface or none; methods audio.ctc_decoder (batch) and the streaming ones",
     PK_ATTRS(ctc_decoder_class_attrs),
     .create = decoder_create,
     .destroy = decoder_destroy,
