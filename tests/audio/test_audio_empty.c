@@ -80,6 +80,11 @@ static const oc_case cases[] = {
       .zeros = OC_ALL },
     { "audio.ctc_greedy_decoder", "no frames", { T(F32, 3, 2, 0, 29) }, NULL, { T(I64, 1, 0), T(I64, 1, 3) },
       .zeros = OC_ALL },
+    /* tokens, offsets [B * nbest + 1], score [B, nbest] */
+    { "audio.cuda_ctc_decoder", "no utterances", { T(F32, 3, 0, 5, 12) }, NULL,
+      { T(I64, 1, 0), T(I64, 1, 1), T(F32, 2, 0, 1) }, .zeros = OC_ALL },
+    { "audio.cuda_ctc_decoder", "no frames", { T(F32, 3, 2, 0, 12) }, "nbest=2",
+      { T(I64, 1, 0), T(I64, 1, 5), T(F32, 2, 2, 2) }, .zeros = OC_ALL },
     /* the streaming methods, in order on one decoder; end and final out of order on a fresh one */
     { "audio.ctc_decoder_begin", "a stream", { { 0 } }, NULL, { { 0 } }, .object = 6 },
     { "audio.ctc_decoder_step", "no frames", { T(F32, 2, 0, 29) }, NULL, { { 0 } }, .object = 6 },
