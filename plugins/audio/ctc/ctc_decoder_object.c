@@ -385,13 +385,23 @@ typedef struct batch_job {
     int64_t T, N;
     ctc_results *res;             /* one per utterance */
     int *status;                  /* one per utterance */
+    ctc_search **searches;        /* one per thread index, made by its first chunk, kept for its next ones */
+    int32_t n_searches;
 } batch_job;
 
+/* Each thread of the pool decodes its chunks with its own search (its
+** scratch stays warm from one chunk to the next; nothing is shared but the
+** read-only model); a thread index past the table gets a search of its own. */
 static void decode_range(void *user, int64_t begin, int64_t end, int32_t thread_index)
 {
-    (void)thread_index;
     batch_job *j = user;
-    ctc_search *s = ctc_search_new(&j->d->m);
+    const int own = thread_index >= 0 && thread_index < j->n_searches;
+    ctc_search *s = own ? j->searches[thread_index] : NULL;
+    if (s == NULL) {
+        s = ctc_search_new(&j->d->m);
+        if (own)
+            j->searches[thread_index] = s;
+    }
     for (int64_t b = begin; b < end; b++) {
         int r = s == NULL ? -1 : ctc_search_begin(s);
         const int64_t len = j->lengths != NULL ? j->lengths[b] : j->T;
@@ -403,7 +413,8 @@ static void decode_range(void *user, int64_t begin, int64_t end, int32_t thread_
             r = ctc_search_final(s, &j->res[b]);
         j->status[b] = r;
     }
-    ctc_search_free(s);
+    if (!own)
+        ctc_search_free(s);
 }
 
 /* Grow *p to hold n elements of size elem; 0, or -1 out of memory. */
@@ -482,7 +493,11 @@ static loom_status decode_run(loom_call *call)
         free(counts);
         return pk_host->fail(LOOM_ENOMEM, "out of memory");
     }
-    batch_job job = { d, loom_data(e), lengths, T, N, res, status };
+    const int32_t n_searches = call->ctx->n_threads > 0 ? call->ctx->n_threads : 1;
+    batch_job job = { d, loom_data(e), lengths, T, N, res, status, calloc((size_t)n_searches, sizeof(ctc_search *)),
+                      n_searches };
+    if (job.searches == NULL)
+        job.n_searches = 0;       /* every chunk then makes and frees its own */
     if (B > 0) {
         /* a custom LM is called from one thread */
         if (d->m.lm_kind == CTC_LM_CUSTOM)
@@ -490,6 +505,9 @@ static loom_status decode_run(loom_call *call)
         else
             st = pk_host->parallel_for(call->ctx, B, 1, decode_range, &job);
     }
+    for (int32_t t = 0; t < job.n_searches; t++)
+        ctc_search_free(job.searches[t]);
+    free(job.searches);
     ctc_results all;
     ctc_results_init(&all);
     for (int64_t i = 0; st == LOOM_OK && i < B; i++) {
