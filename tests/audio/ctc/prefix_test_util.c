@@ -14,6 +14,22 @@
 
 #include "prefix_test_util.h"
 
+pt_goldens PT;
+
+int pt_setup(void **state)
+{
+    if (tu_setup(state) != 0)
+        return -1;
+    pt_goldens_load(&PT);
+    return 0;
+}
+
+int pt_teardown(void **state)
+{
+    pt_goldens_free(&PT);
+    return tu_teardown(state);
+}
+
 void pt_goldens_load(pt_goldens *g)
 {
     memset(g, 0, sizeof *g);

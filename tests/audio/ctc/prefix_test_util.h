@@ -19,6 +19,12 @@ typedef struct pt_goldens {
     loom_tensor *emissions, *lengths, *tokens, *offsets, *score;
 } pt_goldens;
 
+/* The goldens every test of a group reads, loaded by pt_setup (after
+** tu_setup) and freed by pt_teardown: the group's setup and teardown. */
+extern pt_goldens PT;
+int pt_setup(void **state);
+int pt_teardown(void **state);
+
 void pt_goldens_load(pt_goldens *g);
 void pt_goldens_free(pt_goldens *g);
 /* Attributes of audio.cuda_ctc_decoder from "k=v;k=v" text. */

@@ -21,21 +21,7 @@
 
 #include "prefix_test_util.h"
 
-static pt_goldens G;
-
-static int setup(void **state)
-{
-    if (tu_setup(state) != 0)
-        return -1;
-    pt_goldens_load(&G);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    pt_goldens_free(&G);
-    return tu_teardown(state);
-}
+#define G PT
 
 static loom_status run(const loom_tensor *e, const loom_tensor *len, loom_attrs *a, int threads, loom_tensor **out)
 {
@@ -160,5 +146,5 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_empty),
     };
-    return cmocka_run_group_tests_name("audio_ctc_prefix", tests, setup, teardown);
+    return cmocka_run_group_tests_name("audio_ctc_prefix", tests, pt_setup, pt_teardown);
 }

@@ -16,44 +16,13 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "audio_test_util.h"
 #include "prefix_test_util.h"
 
 static loom_dl_device dev;
-static pt_goldens G;
+#define G PT
 
-static int cuda_device(loom_dl_device *out)
-{
-    for (int64_t i = 0; i < loom_device_count(); i++) {
-        loom_device_info di = LOOM_DEVICE_INFO_INIT;
-        if (loom_device_at(i, &di) == LOOM_OK && di.device.device_type == LOOM_DEVICE_CUDA) {
-            *out = di.device;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-#define NEED_DEVICE()                                                                              \
-    do {                                                                                           \
-        if (!tu_has_backend("audio.cuda_ctc_decoder", "cuda") || !cuda_device(&dev)) {             \
-            print_message("no CUDA device or audio-cuda pack: the cuda kernel was not run\n");     \
-            skip();                                                                                \
-        }                                                                                          \
-    } while (0)
-
-static int setup(void **state)
-{
-    if (tu_setup(state) != 0)
-        return -1;
-    pt_goldens_load(&G);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    pt_goldens_free(&G);
-    return tu_teardown(state);
-}
+#define NEED_DEVICE() AT_NEED_CUDA("audio.cuda_ctc_decoder", &dev)
 
 /* The op on the device; out: the three outputs copied to the host. */
 static loom_status on_device(const loom_tensor *e, const loom_tensor *len, loom_attrs *a, loom_tensor **out)
@@ -114,5 +83,5 @@ int main(void)
         cmocka_unit_test(test_goldens),
         cmocka_unit_test(test_refusal),
     };
-    return cmocka_run_group_tests_name("audio_ctc_prefix_cuda", tests, setup, teardown);
+    return cmocka_run_group_tests_name("audio_ctc_prefix_cuda", tests, pt_setup, pt_teardown);
 }
