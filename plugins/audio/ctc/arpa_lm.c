@@ -337,8 +337,9 @@ static int alloc_model(ctc_arpa_lm *lm, const int64_t *counts)
         ngram_table *t = &lm->tables[n];
         t->n_slots = (uint64_t)counts[n] + (uint64_t)counts[n] / 2 + 1;
         t->keys = calloc(t->n_slots, sizeof *t->keys);
-        t->prob = malloc(t->n_slots * sizeof *t->prob);
-        t->backoff = n < lm->order ? malloc(t->n_slots * sizeof *t->backoff) : NULL;
+        /* zeroed: empty slots hold 0, so a binary written from the model is the same bytes every time */
+        t->prob = calloc(t->n_slots, sizeof *t->prob);
+        t->backoff = n < lm->order ? calloc(t->n_slots, sizeof *t->backoff) : NULL;
         if (t->keys == NULL || t->prob == NULL || (n < lm->order && t->backoff == NULL))
             return CTC_ARPA_ENOMEM;
     }
