@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # loom ctc-lm convert through the CLI binary: the test ARPA model to loom's
 # binary (floats and --quantize 8), each file starting with the format's
-# magic; converting the binary again gives the same bytes; a missing input
+# magic; converting the binary again, or the ARPA file with other heap
+# contents, gives the same bytes; a missing input
 # fails (exit 1) naming it and leaves no output; bad command lines exit 2.
 # Args: LOOM_CLI PACK_DIRS DATA_DIR
 set -eu
@@ -19,6 +20,9 @@ for f in lm.bin lm8.bin; do
 done
 "$cli" ctc-lm convert "$tmp/lm.bin" "$tmp/again.bin" > /dev/null
 cmp "$tmp/lm.bin" "$tmp/again.bin"
+# the same bytes whatever the heap held (no uninitialised memory in the file)
+MALLOC_PERTURB_=165 "$cli" ctc-lm convert "$data/lm3.arpa" "$tmp/perturbed.bin" > /dev/null
+cmp "$tmp/lm.bin" "$tmp/perturbed.bin"
 rc=0
 "$cli" ctc-lm convert "$tmp/missing.arpa" "$tmp/x.bin" 2> "$tmp/err" || rc=$?
 [ "$rc" = 1 ] && grep -q "missing.arpa" "$tmp/err" && [ ! -e "$tmp/x.bin" ] || { cat "$tmp/err"; exit 1; }
