@@ -15,6 +15,7 @@
 #include "ctc.h"
 #include "ctc_beam.h"
 #include "ctc_decoder.h"
+#include "ctc_lengths.h"
 
 #define W CTC_DECODER_CLASS
 
@@ -473,16 +474,10 @@ static loom_status decode_run(loom_call *call)
         return st;
     const int64_t B = e->shape[0], T = e->shape[1], N = e->shape[2];
     const int64_t *lengths = NULL;
-    char b[160];
     if (len != NULL) {
-        if (len->ndim != 1 || len->shape[0] != B)
-            return pk_host->fail(LOOM_EINVAL, "'lengths' %s must be [B] with B = %lld, the batch of 'emissions'",
-                                 pk_describe(pk_host, len, b, sizeof b), (long long)B);
         lengths = loom_data(len);
-        for (int64_t i = 0; i < B; i++)
-            if (lengths[i] < 0 || lengths[i] > T)
-                return pk_host->fail(LOOM_EINVAL, "'lengths'[%lld] = %lld is outside [0, T = %lld]", (long long)i,
-                                     (long long)lengths[i], (long long)T);
+        if ((st = ctc_check_lengths(len, lengths, B, T, "emissions")) != LOOM_OK)
+            return st;
     }
     ctc_results *res = calloc((size_t)B + 1, sizeof *res);
     int *status = calloc((size_t)B + 1, sizeof *status);

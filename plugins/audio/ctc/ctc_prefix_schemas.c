@@ -5,6 +5,7 @@
 */
 #include <math.h>
 
+#include "ctc_lengths.h"
 #include "ctc_prefix.h"
 #include "describe.h"
 
@@ -56,14 +57,5 @@ loom_status ctc_prefix_check(const loom_call *call, const int64_t *lengths_host,
                              (long long)nbest, p->beam, (long long)beam_size, (long long)V);
     p->nbest = (int32_t)nbest;
     p->threshold = (float)log(thr);
-    if (len == NULL)
-        return LOOM_OK;
-    if (len->shape[0] != e->shape[0])
-        return pk_host->fail(LOOM_EINVAL, "'lengths' %s must be [B] with B = %lld, the batch of 'log_probs'",
-                             pk_describe(pk_host, len, b, sizeof b), (long long)e->shape[0]);
-    for (int64_t i = 0; lengths_host != NULL && i < e->shape[0]; i++)
-        if (lengths_host[i] < 0 || lengths_host[i] > e->shape[1])
-            return pk_host->fail(LOOM_EINVAL, "'lengths'[%lld] = %lld is outside [0, T = %lld]", (long long)i,
-                                 (long long)lengths_host[i], (long long)e->shape[1]);
-    return LOOM_OK;
+    return len == NULL ? LOOM_OK : ctc_check_lengths(len, lengths_host, e->shape[0], e->shape[1], "log_probs");
 }
