@@ -457,12 +457,63 @@ CTC_SMALL_ARPA = (b"\\data\\\nngram 1=4\nngram 2=2\n\n\\1-grams:\n-1.0\t<s>\t-0.
                   b"-0.8\tb\n\n\\2-grams:\n-0.2\t<s> a\n-0.3\ta b\n\n\\end\\\n")
 
 
+def _loom_ctc_lm_convert(arpa, quantize):
+    """loom's binary n-gram model of the ARPA bytes, made by the build's `loom ctc-lm convert`
+    (LOOM_BUILD_ROOT, else build/ or build-h/); None without a build."""
+    import subprocess
+    import tempfile
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    for b in (os.environ.get("LOOM_BUILD_ROOT"), os.path.join(root, "build"), os.path.join(root, "build-h")):
+        if b and os.path.exists(os.path.join(b, "tools", "loom")) and os.path.isdir(os.path.join(b, "plugins", "audio")):
+            break
+    else:
+        return None
+    env = dict(os.environ, LOOM_PLUGIN_PATH=os.path.join(b, "plugins", "core") + ":" + os.path.join(b, "plugins", "audio"))
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "lm.arpa"), "wb") as f:
+            f.write(arpa)
+        extra = ["--quantize", str(quantize)] if quantize else []
+        subprocess.run([os.path.join(b, "tools", "loom"), "ctc-lm", "convert", os.path.join(d, "lm.arpa"),
+                        os.path.join(d, "lm.bin")] + extra, env=env, check=True, stdout=subprocess.DEVNULL)
+        with open(os.path.join(d, "lm.bin"), "rb") as f:
+            return f.read()
+
+
+def ctc_binary_seeds(arpa_3gram):
+    """Option byte 3 (+8 seal the checksum, +4 decode) and loom binary models (ngram_binary.h)."""
+    small = _loom_ctc_lm_convert(CTC_SMALL_ARPA, 0)
+    if small is None:
+        # no build to convert with: the committed seeds stay (main reads every target's seeds before it
+        # rewrites the corpus)
+        d = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fuzz", "corpus", "ctc_files")
+        kept = {}
+        for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+            if name.startswith("bin_") or name == "kenlm_magic":
+                with open(os.path.join(d, name), "rb") as f:
+                    kept[name] = f.read()
+        print("ctc_files: no build with `loom ctc-lm convert`: the %d committed binary-model seeds kept" % len(kept))
+        return kept
+    small_q = _loom_ctc_lm_convert(CTC_SMALL_ARPA, 4)
+    big = _loom_ctc_lm_convert(arpa_3gram, 0)
+    return {
+        "bin_small": b"\x03" + small,
+        "bin_small_decode": b"\x07" + small,
+        "bin_small_q4_sealed": b"\x0b" + small_q,
+        "bin_3gram_decode": b"\x0f" + big,
+        "bin_truncated": b"\x0b" + small[:len(small) - 64],
+        "bin_header_only": b"\x0b" + small[:256],
+        "kenlm_magic": b"\x00mmap lm http://kheafield.com/code format version 5\n\0\0\0\0",
+    }
+
+
 def ctc_seeds():
-    """fuzz_ctc_files.c: an option byte (0 ARPA, 1 tokens, 2 lexicon; +4 decode), then the file."""
+    """fuzz_ctc_files.c: an option byte (0 ARPA, 1 tokens, 2 lexicon, 3 loom binary model; +4 decode,
+    +8 seal a binary's checksum), then the file."""
     def data(name):
         with open(os.path.join(CTC_DATA, name), "rb") as f:
             return f.read()
     return {
+        **ctc_binary_seeds(data("lm3.arpa")),
         "arpa_small": b"\x00" + CTC_SMALL_ARPA,
         "arpa_small_crlf": b"\x00" + CTC_SMALL_ARPA.replace(b"\n", b"\r\n"),
         "arpa_3gram": b"\x00" + data("lm3.arpa"),
@@ -477,7 +528,9 @@ def ctc_seeds():
 
 
 CTC_DICT = ["\\data\\", "ngram ", "=", "\\1-grams:", "\\2-grams:", "\\3-grams:", "\\end\\", "<s>", "</s>",
-            "<unk>", "\t", "\n", "\r\n", "-99", "-0.5", "0", "-0", "1e-40", "-inf", "nan", "|", "-", " |\n"]
+            "<unk>", "\t", "\n", "\r\n", "-99", "-0.5", "0", "-0", "1e-40", "-inf", "nan", "|", "-", " |\n",
+            "loom n-gram lm\n\x00", "\x01\x00\x00\x00", "\x04\x03\x02\x01", "\x00\x01\x00\x00",
+            "\x00\x00\x80\x80", "\xff\xff\xff\xff"]
 
 
 # ------------------------------------------------------------- td_meta
@@ -643,10 +696,11 @@ def main():
         if args.only is not None and target not in args.only:
             continue
         d = os.path.join(args.out, "corpus", target)
+        made = seeds()              # before the old corpus goes: a target may keep seeds it cannot remake
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
         total = 0
-        for name, data in sorted(seeds().items()):
+        for name, data in sorted(made.items()):
             with open(os.path.join(d, name), "wb") as f:
                 f.write(data)
             total += len(data)
@@ -655,7 +709,7 @@ def main():
             f.write("# libFuzzer dictionary of fuzz_%s (tools/gen_fuzz_corpus.py)\n" % target)
             for w in dict.fromkeys(words):
                 f.write(dict_entry(w) + "\n")
-        print("%-16s %2d seeds, %5d bytes" % (target, len(seeds()), total))
+        print("%-16s %2d seeds, %5d bytes" % (target, len(made), total))
 
 
 if __name__ == "__main__":

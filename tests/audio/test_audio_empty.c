@@ -67,6 +67,8 @@ static const oc_case cases[] = {
       { T(C64, 2, 0, 4) }, .object = 3 },
     { "audio.MVDR", "no frames", { T(C64, 3, 3, 5, 0), T(F32, 2, 5, 0) }, NULL, { T(C64, 2, 5, 0) }, .object = 4 },
     { "audio.ctc_lm_score", "no sentences", { T(U8, 1, 0), T(I64, 1, 1) }, NULL, { T(F64, 1, 0) }, .object = 5 },
+    { "audio.ctc_lm_save", "no such directory", { { 0 } }, "path=/nonexistent-dir/lm.bin", .expect = LOOM_EIO,
+      .message = "'path'", .object = 5 },
     /* tokens, timesteps, offsets [H+1], words, words_offsets [H+1], score [H], hypotheses [B+1] */
     { "audio.ctc_decoder", "no utterances", { T(F32, 3, 0, 5, 29) }, NULL,
       { T(I64, 1, 0), T(I64, 1, 0), T(I64, 1, 1), T(U8, 1, 0), T(I64, 1, 1), T(F64, 1, 0), T(I64, 1, 1) },
@@ -78,6 +80,11 @@ static const oc_case cases[] = {
       .zeros = OC_ALL },
     { "audio.ctc_greedy_decoder", "no frames", { T(F32, 3, 2, 0, 29) }, NULL, { T(I64, 1, 0), T(I64, 1, 3) },
       .zeros = OC_ALL },
+    /* tokens, offsets [B * nbest + 1], score [B, nbest] */
+    { "audio.cuda_ctc_decoder", "no utterances", { T(F32, 3, 0, 5, 12) }, NULL,
+      { T(I64, 1, 0), T(I64, 1, 1), T(F32, 2, 0, 1) }, .zeros = OC_ALL },
+    { "audio.cuda_ctc_decoder", "no frames", { T(F32, 3, 2, 0, 12) }, "nbest=2",
+      { T(I64, 1, 0), T(I64, 1, 5), T(F32, 2, 2, 2) }, .zeros = OC_ALL },
     /* the streaming methods, in order on one decoder; end and final out of order on a fresh one */
     { "audio.ctc_decoder_begin", "a stream", { { 0 } }, NULL, { { 0 } }, .object = 6 },
     { "audio.ctc_decoder_step", "no frames", { T(F32, 2, 0, 29) }, NULL, { { 0 } }, .object = 6 },
