@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Write the golden data of `loom classify` and tools/convert_torchvision.py.
+"""Write the golden data of `loom classify` and tools/convert_torchvision.py, and the
+decode demo's photo.
 
 Committed, small (tests/data/vision/classify/):
   scene_wide.jpg (320x240) and scene_tall.jpg (180x260, portrait):
       synthetic scenes (gradients, discs, bars, seeded noise) encoded by
       torchvision.io.encode_jpeg at quality 90; the first is downscaled by the
       preset (antialias), the second upscaled.
+
+Committed, for `loom demo decode` (examples/demos/data/):
+  street.jpg (640x480): the same kind of scene at quality 85.
 
 At goldens time (tens of MB, not committed; the test skips without them),
 in build-models/vision/classify/:
@@ -66,12 +70,16 @@ def scene(h, w, seed):
     return torch.from_numpy(np.clip(np.rint(img), 0, 255).astype(np.uint8))
 
 
+def write_jpeg(path, img, quality):
+    with open(path, "wb") as f:
+        f.write(encode_jpeg(img, quality=quality).numpy().tobytes())
+
+
 def write_images():
     os.makedirs(DATA, exist_ok=True)
     for name, h, w, seed in IMAGES:
-        data = encode_jpeg(scene(h, w, seed), quality=90)
-        with open(os.path.join(DATA, name), "wb") as f:
-            f.write(data.numpy().tobytes())
+        write_jpeg(os.path.join(DATA, name), scene(h, w, seed), 90)
+    write_jpeg(os.path.join(ROOT, "examples", "demos", "data", "street.jpg"), scene(480, 640, 13), 85)
 
 
 def write_model(out):

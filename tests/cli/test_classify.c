@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_classify.c - `loom classify` end to end: the built loom ($LOOM_CLI)
-** with every pack of the build, on the two JPEGs of tests/data/vision/classify.
+** with every pack of the build, on the two JPEGs of tests/data/vision/classify;
+** and `loom demo decode`, the same pipeline's stages on the demo's JPEG.
 **
 ** Against torchvision (tools/gen_vision_classify_goldens.py): a resnet18
 ** with seeded random weights, saved as a reference-script checkpoint and
@@ -264,6 +265,22 @@ static void usage_errors(void **state)
     cli_result_free(&r);
 }
 
+/* `loom demo decode` (examples/demos/vision_decode.c): every stage is
+** timed, the fused preset gives the [3, 224, 224] output, and the two
+** routes stay within one level of 255. */
+static void decode_demo_runs(void **state)
+{
+    (void)state;
+    cli_result r = cli_run(cli, tmpdir, CLI_ARGV("demo", "decode"));
+    cli_expect_status(&r, 0);
+    static const char *const want[] = { "decode_jpeg RGB", "u8[3,480,640]", "resize 232 bilinear antialias",
+                                        "center_crop 224", "to_dtype float32 scale", "normalize",
+                                        "preprocess (fused)", "f32[3,224,224]", "FNV-1a", "at most 1 level" };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        cli_expect_contains(r.out, want[i]);
+    cli_result_free(&r);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -309,6 +326,7 @@ int main(void)
         cmocka_unit_test(refusals),
         cmocka_unit_test(file_not_fitting_entry),
         cmocka_unit_test(usage_errors),
+        cmocka_unit_test(decode_demo_runs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
