@@ -296,6 +296,7 @@ static int classify(const classify_args *a, const entry_meta *m, loom_object *ob
                 continue;
             }
             bad_images++;
+            fflush(stdout);   /* the lines of the images before it come first */
             fprintf(stderr, "loom classify: %s: %s\n", a->images[next], loom_last_error());
             if (images_json != NULL) {
                 cJSON *e = cJSON_CreateObject();
