@@ -3063,6 +3063,16 @@ class vision:
             output (f32, any rank): [..., 4]"""
         ...
     @staticmethod
+    def weights_meta(*, model: str, weights: str = 'DEFAULT') -> Any:
+        """torchvision's Weights.meta and transforms() of one weight entry, as JSON
+
+        Attributes (keyword-only):
+            model (str, required): the model class: vision.resnet50 (or resnet50)
+            weights (str, default 'DEFAULT'): the entry: IMAGENET1K_V1, IMAGENET1K_V2, ... or DEFAULT
+        Outputs:
+            meta (u8, rank 1): the entry as JSON text (u8 UTF-8): transforms (the preset), categories, metrics, num_params, url"""
+        ...
+    @staticmethod
     def wide_resnet101_2(input: TensorLike, *, object: Optional[Object] = None) -> Any:
         """torchvision.models.wide_resnet101_2 forward: logits of an NCHW batch
 

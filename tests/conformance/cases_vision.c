@@ -644,6 +644,7 @@ const cf_gen cf_vision_gens[] = {
     { "vision.resnext101_64x4d", 0, 0, NULL, MODEL_COVERED },
     { "vision.wide_resnet50_2", 0, 0, NULL, MODEL_COVERED },
     { "vision.wide_resnet101_2", 0, 0, NULL, MODEL_COVERED },
+    { "vision.weights_meta", 0, 0, NULL, "tests/vision/models/test_weights_meta.c: cpu only, a table as JSON" },
     /* image_io: cpu kernels only (files are decoded on the host); the goldens are torchvision's */
     { "vision.decode_jpeg", 0, 0, NULL, "tests/vision/image_io/test_image_io_decode.c: cpu only, torchvision goldens" },
     { "vision.decode_png", 0, 0, NULL, "tests/vision/image_io/test_image_io_decode.c: cpu only, torchvision goldens" },

@@ -348,6 +348,10 @@ static const oc_case cases[] = {
     MODEL_NO_OBJECT(resnext50_32x4d) MODEL_NO_OBJECT(resnext101_32x8d) MODEL_NO_OBJECT(resnext101_64x4d)
     MODEL_NO_OBJECT(wide_resnet50_2) MODEL_NO_OBJECT(wide_resnet101_2)
 #undef MODEL_NO_OBJECT
+    /* no inputs: an entry of the table as JSON (any length), or a refusal */
+    { "vision.weights_meta", "an entry", { NONE }, "model=vision.resnet18;weights=DEFAULT", { NONE } },
+    { "vision.weights_meta", "a class without entries", { NONE }, "model=vision.nms", { NONE },
+      .expect = LOOM_EINVAL, .message = "no weight entries" },
 #ifdef LOOM_TEST_HAVE_IMAGE_IO  /* the image_io module is built with libjpeg-turbo and libpng */
     /* ------------------------------------------------------------ image_io */
     /* torchvision: "Expected a non empty 1-dimensional tensor" for empty file bytes */

@@ -339,6 +339,15 @@ typedef struct resize_pass {
     int64_t rows_per_plane;     /* output rows per plane (vertical pass) */
 } resize_pass;
 
+/* The vertical pass alone: src is the planar [planes, in_h, out_w] result
+** of a horizontal pass (or the image when the width is kept). */
+loom_status resize_vertical(loom_exec_ctx *ctx, const void *src, void *dst, int u8, int64_t planes, int64_t in_h,
+                            int64_t out_h, int64_t out_w, resize_mode mode, int antialias);
+/* vision.resize of a non-compact image x (resize_strided.c) into the
+** compact dst [..., out_h, out_w]: the same bits as the compact path. */
+loom_status resize_strided(loom_call *call, const loom_tensor *x, void *dst, int64_t out_h, int64_t out_w,
+                           resize_mode mode, int antialias);
+
 void resize_h_u8(const resize_pass *p, int64_t r0, int64_t r1);
 void resize_v_u8(const resize_pass *p, int64_t r0, int64_t r1);
 void resize_h_f32(const resize_pass *p, int64_t r0, int64_t r1);

@@ -66,7 +66,8 @@ static loom_status transforms_register_isa(const loom_host_api *host, loom_regis
     const loom_kernel_desc ks[] = {
         PK_KERNEL_CPU(vision_resize_schema, transforms_have_avx2() ? "cpu:separable-fixed-point-avx2"
                                                                    : "cpu:separable-fixed-point",
-                      LOOM_DTYPE_BIT(LOOM_DTYPE_U8) | LOOM_DTYPE_BIT(LOOM_DTYPE_F32), vision_resize_cpu),
+                      LOOM_DTYPE_BIT(LOOM_DTYPE_U8) | LOOM_DTYPE_BIT(LOOM_DTYPE_F32), vision_resize_cpu,
+                      .flags = LOOM_KERNEL_STRIDED),
         PK_KERNEL_CPU(vision_preprocess_schema, transforms_have_avx2() ? "cpu:fused-crop-window-avx2"
                                                                        : "cpu:fused-crop-window",
                       LOOM_DTYPE_BIT(LOOM_DTYPE_U8) | LOOM_DTYPE_BIT(LOOM_DTYPE_F32), vision_preprocess_cpu,
