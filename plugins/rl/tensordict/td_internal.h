@@ -43,7 +43,8 @@ PK_OPS_DECLARE(rl_td_ops, RL_TD_OPS);
     A(op, batch_size, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_NONNEG, "from=empty: the batch_size", )   \
     A(op, path, STRING, LOOM_DEFAULT_STRING(""), 0, "from=load: a tensordict memmap directory", ) \
     A(op, map, STRING, LOOM_DEFAULT_STRING("private"), 0,                                         \
-      "from=load: private (copy-on-write mapping) | shared (writes reach the files) | read (copied in)", ) \
+      "from=load: private (copy-on-write mapping) | shared (writes reach the files) | read (copied in) | "  \
+      "read_only (mapped, writes refused)", ) \
     A(op, sources, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_POSITIVE,                                   \
       "ids (rl.td_id) of the TensorDicts to clone, stack, cat, split or unbind", )                \
     A(op, dim, INT, LOOM_DEFAULT_INT(0), LOOM_ATTR_NONNEG, "the batch dim of stack, cat, split, unbind", ) \

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -340,58 +339,8 @@ static void load_range(void *user, int64_t begin, int64_t end, int32_t thread_in
     job_list *l = user;
     for (int64_t i = begin; i < end; i++) {
         leaf_job *j = &l->j[i];
-        int fd = open(j->path, (l->mode == RL_MAP_SHARED ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-        struct stat sb;
-        if (fd < 0 || fstat(fd, &sb) != 0) {
-            j->status = errno == ENOENT ? LOOM_ENOENT : LOOM_EIO;
-            snprintf(j->msg, sizeof j->msg, "%s: the leaf file cannot be opened: %s", j->path, strerror(errno));
-            if (fd >= 0)
-                close(fd);
-            continue;
-        }
-        if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size != (uint64_t)j->nbytes) {
-            j->status = LOOM_EINVAL;
-            snprintf(j->msg, sizeof j->msg, "%s: the leaf file holds %lld bytes, but meta.json's dtype and shape "
-                     "need %zu%s", j->path, (long long)sb.st_size, j->nbytes,
-                     (uint64_t)sb.st_size < (uint64_t)j->nbytes ? " (truncated)" : "");
-            close(fd);
-            continue;
-        }
-        rl_buf *b = calloc(1, sizeof *b);
-        void *data = MAP_FAILED;
-        if (b != NULL && l->mode != RL_MAP_READ)
-            data = mmap(NULL, j->nbytes, PROT_READ | PROT_WRITE,
-                        l->mode == RL_MAP_SHARED ? MAP_SHARED : MAP_PRIVATE, fd, 0);
-        else if (b != NULL) {
-            data = malloc(j->nbytes);
-            size_t got = 0;
-            while (data != NULL && got < j->nbytes) {
-                ssize_t r = pread(fd, (uint8_t *)data + got, j->nbytes - got, (off_t)got);
-                if (r < 0 && errno == EINTR)
-                    continue;
-                if (r <= 0)
-                    break;
-                got += (size_t)r;
-            }
-            if (data == NULL || got != j->nbytes) {
-                free(data);
-                data = MAP_FAILED;
-            }
-        }
-        int err = errno;
-        close(fd);
-        if (data == MAP_FAILED) {
-            free(b);
-            j->status = LOOM_EIO;
-            snprintf(j->msg, sizeof j->msg, "%s: cannot %s the leaf file: %s", j->path,
-                     l->mode == RL_MAP_READ ? "read" : "map", strerror(err));
-            continue;
-        }
-        b->refs = 1;
-        b->data = data;
-        b->nbytes = j->nbytes;
-        b->mapped = l->mode != RL_MAP_READ;
-        j->leaf->buf = b;
+        j->status = rl_mmt_open(j->path, j->nbytes, l->mode, "the leaf file", "meta.json's dtype and shape",
+                                &j->leaf->buf, j->msg, sizeof j->msg);
     }
 }
 
