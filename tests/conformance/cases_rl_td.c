@@ -49,5 +49,6 @@ const cf_gen cf_rl_td_gens[] = {
     { .op = "rl.rb_extend_list", .covered_by = RB },
     { .op = "rl.rb_extend_ted", .covered_by = "tests/rl/test_ted.c: a TED dataset of torchrl's" },
     { .op = "rl.rb_ensemble_sample", .covered_by = RB },
+    { .op = "rl.rb_trajectories", .covered_by = "tests/rl/test_replay_slice.c: torchrl's trajectory boundaries (object state, cpu only)" },
 };
 const size_t cf_rl_td_n_gens = sizeof cf_rl_td_gens / sizeof cf_rl_td_gens[0];
