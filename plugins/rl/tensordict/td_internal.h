@@ -59,7 +59,9 @@ PK_ATTR_ENUM(rl_td_class, RL_TD_CLASS_ATTRS);
 #define RL_TD_KEY_ATTRS(A, op) RL_KEY_ATTR(A, op)
 #define RL_TD_SET_NON_TENSOR_ATTRS(A, op) \
     RL_KEY_ATTR(A, op)                    \
-    A(op, json, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED, "the value as JSON: \"\\\"text\\\"\", 3, [1,2], {...}", )
+    A(op, json, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED, "the value as JSON: \"\\\"text\\\"\", 3, [1,2], {...}", ) \
+    A(op, stack, BOOL, LOOM_DEFAULT_BOOL(0), 0,                                                   \
+      "a NonTensorStack: json is nested lists of the batch_size, one value per element", )
 #define RL_TD_INDEX_ATTRS(A, op)                                                                   \
     A(op, slice, INTS, LOOM_DEFAULT_NONE, 0,                                                      \
       "[start, stop] or [start, stop, step] along batch dim 0 when no index tensor is given "      \

@@ -7,6 +7,7 @@
 **                                  "is_nested": false}            a tensor leaf
 **                       "<key>": {"type": "TensorDict"}           a nested dict: DIR/<key>/
 **                       "<key>": {"type": "NonTensorData"}        DIR/<key>/meta.json holds "data"
+**                       "<key>": {"type": "NonTensorStack"}       DIR/<key>/meta.json: "data" nested as the batch
 **                       "shape": batch_size, "device": "cpu", "_type": "<class 'tensordict._td.TensorDict'>"}
 **   DIR/<key>.memmap   the leaf's raw bytes: C order, little-endian, no header
 **                      (bool one byte); a leaf without elements has no file
