@@ -358,14 +358,16 @@ loom_status rl_rb_sample_indices(rl_rb *b, int64_t batch_size, int64_t **idx_out
         const double p_min = rl_segtree_query(&b->min, 0, len);
         if (!(p_sum > 0) || !(p_min > 0))
             st = pk_host->fail(LOOM_EINVAL, "non-positive %s", p_sum > 0 ? "p_min" : "p_sum");
-        double *mass = st == LOOM_OK ? malloc((size_t)n * sizeof *mass) : NULL;
+        double mass_stack[512];
+        double *mass = st == LOOM_OK ? (n <= 512 ? mass_stack : malloc((size_t)n * sizeof *mass)) : NULL;
         if (st == LOOM_OK && mass == NULL)
             st = pk_host->fail(LOOM_ENOMEM, "out of memory");
         for (int64_t i = 0; st == LOOM_OK && i < n; i++)
             mass[i] = uniform(b) * p_sum;
         if (st == LOOM_OK)
             rl_segtree_scan_lower_bound_batch(&b->sum, mass, n, idx);
-        free(mass);
+        if (mass != mass_stack)
+            free(mass);
         for (int64_t i = 0; st == LOOM_OK && i < n; i++) {
             int64_t j = idx[i];
             if (j > len - 1)
@@ -430,11 +432,17 @@ loom_status rl_rb_update_priority(rl_rb *b, const int64_t *index, int64_t n, con
         b->max_priority = max_p;
         b->max_index = max_i;
     }
-    int64_t *ix = malloc((size_t)n * sizeof *ix);
-    double *val = malloc((size_t)n * sizeof *val);
+    /* a batch of up to 512 on the stack: no allocator round trip per call */
+    int64_t ix_stack[512];
+    double val_stack[512];
+    const int heap = n > 512;
+    int64_t *ix = heap ? malloc((size_t)n * sizeof *ix) : ix_stack;
+    double *val = heap ? malloc((size_t)n * sizeof *val) : val_stack;
     if (ix == NULL || val == NULL) {
-        free(ix);
-        free(val);
+        if (heap) {
+            free(ix);
+            free(val);
+        }
         return pk_host->fail(LOOM_ENOMEM, "out of memory");
     }
     int64_t m = 0;
@@ -456,8 +464,10 @@ loom_status rl_rb_update_priority(rl_rb *b, const int64_t *index, int64_t n, con
     int touched = 0;
     for (int64_t i = 0; i < m && !touched; i++)
         touched = ix[i] == b->max_index;
-    free(ix);
-    free(val);
+    if (heap) {
+        free(ix);
+        free(val);
+    }
     if (b->max_within && b->alpha != 0 && touched) {
         int64_t arg = 0;
         double top = rl_segtree_at(&b->sum, 0);
