@@ -30,26 +30,7 @@
 
 #define CAP 10
 
-static loom_object *buffer(loom_status *st, const char *const *attrs)
-{
-    loom_attrs *a;
-    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
-    for (const char *const *kv = attrs; *kv != NULL; kv++) {
-        const char *eq = strchr(*kv, '=');
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", (int)(eq - *kv), *kv);
-        if (loom_attrs_parse(a, "rl.replay_buffer", name, eq + 1) != LOOM_OK)
-            fail_msg("%s: %s", *kv, loom_last_error());
-    }
-    loom_object *o = NULL;
-    loom_status s = loom_object_create(&o, "rl.replay_buffer", a, NULL);
-    loom_attrs_free(a);
-    if (st != NULL)
-        *st = s;
-    else if (s != LOOM_OK)
-        fail_msg("rl.replay_buffer: %s", loom_last_error());
-    return o;
-}
+#define buffer tdt_rb_create
 
 static void extend_td(loom_object *rb, loom_object *td)
 {

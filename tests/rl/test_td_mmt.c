@@ -27,23 +27,6 @@ static const struct {
     { "scalar", "torch.float32" },
 };
 
-static char scratch[64];
-
-static int setup(void **state)
-{
-    strcpy(scratch, "/tmp/loom-mmt-XXXXXX");
-    assert_non_null(mkdtemp(scratch));
-    return tu_setup(state);
-}
-
-static int teardown(void **state)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
-    assert_int_equal(system(cmd), 0);
-    return tu_teardown(state);
-}
-
 static char *path_in(const char *dir, const char *name)
 {
     static char p[4][1024];
@@ -53,27 +36,10 @@ static char *path_in(const char *dir, const char *name)
     return p[k];
 }
 
-/* The bytes of a file (malloc'd), its size in *n. */
-static uint8_t *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        fail_msg("%s: cannot open", path);
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc((size_t)size + 1);
-    assert_non_null(b);
-    assert_int_equal(fread(b, 1, (size_t)size, f), (size_t)size);
-    fclose(f);
-    *n = (size_t)size;
-    return b;
-}
-
 static void assert_same_file(const char *got, const char *want)
 {
     size_t ng, nw;
-    uint8_t *g = slurp(got, &ng), *w = slurp(want, &nw);
+    char *g = tdt_slurp(got, &ng), *w = tdt_slurp(want, &nw);
     if (ng != nw || memcmp(g, w, ng) != 0)
         fail_msg("%s (%zu bytes) differs from tensordict's %s (%zu bytes)", got, ng, want, nw);
     free(g);
@@ -139,9 +105,9 @@ static void test_from_tensor_writes_tensordicts_bytes(void **state)
         snprintf(rel, sizeof rel, "rl/mmt/%s", golden[i].name);
         loom_tensor *v = tu_npy(rel);
         snprintf(rel, sizeof rel, "%s.memmap", golden[i].name);
-        snprintf(fn, sizeof fn, "filename=%s", path_in(scratch, rel));
+        snprintf(fn, sizeof fn, "filename=%s", path_in(tdt_scratch, rel));
         loom_object *o = mmt_create(NULL, v, "from=from_tensor", fn, NULL);
-        assert_same_file(path_in(scratch, rel), tu_data_path(path_in("rl/mmt", rel)));
+        assert_same_file(path_in(tdt_scratch, rel), tu_data_path(path_in("rl/mmt", rel)));
         loom_tensor *back = as_tensor(o);
         tdt_assert_bytes(back, v, golden[i].name);
         loom_tensor_free(back);
@@ -164,8 +130,8 @@ static void test_from_filename_reads_tensordicts_files(void **state)
             const char *file = tu_data_path(rel);
             if (m == 1) {
                 size_t n;
-                uint8_t *b = slurp(file, &n);
-                file = path_in(scratch, "copy.memmap");
+                char *b = tdt_slurp(file, &n);
+                file = path_in(tdt_scratch, "copy.memmap");
                 FILE *f = fopen(file, "wb");
                 assert_int_equal(fwrite(b, 1, n, f), n);
                 fclose(f);
@@ -190,13 +156,13 @@ static void test_empty_and_row_writes_as_tensordict(void **state)
 {
     (void)state;
     char fn[1100];
-    snprintf(fn, sizeof fn, "filename=%s", path_in(scratch, "empty.memmap"));
+    snprintf(fn, sizeof fn, "filename=%s", path_in(tdt_scratch, "empty.memmap"));
     loom_object *e = mmt_create(NULL, NULL, "from=empty", fn, "dtype=torch.float32", "shape=3,2", NULL);
-    assert_same_file(path_in(scratch, "empty.memmap"), tu_data_path("rl/mmt/empty.memmap"));
+    assert_same_file(path_in(tdt_scratch, "empty.memmap"), tu_data_path("rl/mmt/empty.memmap"));
     loom_object_free(e);
 
     /* t = empty((4, 3), int64); t[1:3] = rows; t[3] = 7 */
-    snprintf(fn, sizeof fn, "filename=%s", path_in(scratch, "rows.memmap"));
+    snprintf(fn, sizeof fn, "filename=%s", path_in(tdt_scratch, "rows.memmap"));
     loom_object *o = mmt_create(NULL, NULL, "from=empty", fn, "dtype=int64", "shape=4,3", NULL);
     loom_tensor *rows = tu_npy("rl/mmt/rows");
     assert_int_equal(tdt_call(o, "rl.mmt_write", rows, NULL, "offset=1", NULL), LOOM_OK);
@@ -204,7 +170,7 @@ static void test_empty_and_row_writes_as_tensordict(void **state)
     loom_tensor *sevens = tdt_tensor(LOOM_DTYPE_I64, 2, one, (const double[]){ 7, 7, 7 });
     assert_int_equal(tdt_call(o, "rl.mmt_write", sevens, NULL, "offset=3", NULL), LOOM_OK);
     assert_int_equal(tdt_call(o, "rl.mmt_flush", NULL, NULL, NULL), LOOM_OK);
-    assert_same_file(path_in(scratch, "rows.memmap"), tu_data_path("rl/mmt/rows.memmap"));
+    assert_same_file(path_in(tdt_scratch, "rows.memmap"), tu_data_path("rl/mmt/rows.memmap"));
 
     /* t[1:3] as a tensor gives the rows back */
     loom_tensor *part = NULL;
@@ -215,7 +181,7 @@ static void test_empty_and_row_writes_as_tensordict(void **state)
     assert_int_equal(tdt_call(o, "rl.mmt_describe", NULL, &json, NULL), LOOM_OK);
     char want[1300];
     snprintf(want, sizeof want, "{\"filename\":\"%s\",\"dtype\":\"torch.int64\",\"shape\":[4,3],\"mode\":\"shared\"}",
-             path_in(scratch, "rows.memmap"));
+             path_in(tdt_scratch, "rows.memmap"));
     assert_int_equal(json->shape[0], (int64_t)strlen(want));
     assert_memory_equal(json->data, want, strlen(want));
     loom_tensor_free(json);
@@ -230,7 +196,7 @@ static void test_mappings_share_writes(void **state)
 {
     (void)state;
     char fn[1100];
-    const char *file = path_in(scratch, "shared.memmap");
+    const char *file = path_in(tdt_scratch, "shared.memmap");
     snprintf(fn, sizeof fn, "filename=%s", file);
     int64_t shape[] = { 4, 2 };
     loom_tensor *ramp = tdt_ramp(2, shape, 1.0, 0.0);
@@ -293,7 +259,7 @@ static void test_refusals(void **state)
     loom_status st;
     int64_t two[] = { 2 };
     loom_tensor *v = tdt_tensor(LOOM_DTYPE_F32, 1, two, (const double[]){ 1, 2 });
-    const char *file = path_in(scratch, "exists.memmap");
+    const char *file = path_in(tdt_scratch, "exists.memmap");
     snprintf(fn, sizeof fn, "filename=%s", file);
     loom_object_free(mmt_create(NULL, v, "from=from_tensor", fn, NULL));
     /* an existing file is refused unless existsok, and left as it was */
@@ -306,13 +272,13 @@ static void test_refusals(void **state)
     assert_int_equal(stat(file, &sb), 0);
     assert_int_equal(sb.st_size, 12);
     /* a symbolic link is never written through */
-    const char *link = path_in(scratch, "link.memmap");
+    const char *link = path_in(tdt_scratch, "link.memmap");
     assert_int_equal(symlink(file, link), 0);
     snprintf(fn, sizeof fn, "filename=%s", link);
     assert_null(mmt_create(&st, v, "from=from_tensor", fn, "existsok=true", NULL));
     tdt_assert_fails(st, LOOM_EINVAL, "symbolic link");
     /* from_filename: missing, truncated, longer files and bad dtypes */
-    snprintf(fn, sizeof fn, "filename=%s", path_in(scratch, "missing.memmap"));
+    snprintf(fn, sizeof fn, "filename=%s", path_in(tdt_scratch, "missing.memmap"));
     assert_null(mmt_create(&st, NULL, "from=from_filename", fn, "dtype=float32", "shape=2", NULL));
     tdt_assert_fails(st, LOOM_ENOENT, "missing.memmap: the file cannot be opened");
     snprintf(fn, sizeof fn, "filename=%s", file);
@@ -329,7 +295,7 @@ static void test_refusals(void **state)
     assert_null(mmt_create(&st, NULL, "from=empty", fn, "dtype=float32", "shape=3", "existsok=true",
                            "mode=private", NULL));
     tdt_assert_fails(st, LOOM_EINVAL, "mode=private: from=empty makes the file");
-    snprintf(fn, sizeof fn, "filename=%s/no/such/dir/x.memmap", scratch);
+    snprintf(fn, sizeof fn, "filename=%s/no/such/dir/x.memmap", tdt_scratch);
     assert_null(mmt_create(&st, v, "from=from_tensor", fn, NULL));
     tdt_assert_fails(st, LOOM_ENOENT, "cannot create the file");
     /* a read-only file opens private under mode=auto, as tensordict maps it */
@@ -357,5 +323,5 @@ int main(void)
         cmocka_unit_test(test_mappings_share_writes),
         cmocka_unit_test(test_refusals),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tdt_scratch_setup, tdt_scratch_teardown);
 }

@@ -16,37 +16,6 @@
 
 #include "td_test_util.h"
 
-static char scratch[64];
-
-static int setup(void **state)
-{
-    strcpy(scratch, "/tmp/loom-nts-XXXXXX");
-    assert_non_null(mkdtemp(scratch));
-    return tu_setup(state);
-}
-
-static int teardown(void **state)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
-    assert_int_equal(system(cmd), 0);
-    return tu_teardown(state);
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        fail_msg("%s: cannot open", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = calloc(1, (size_t)n + 1);
-    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    return b;
-}
-
 static void write_file(const char *path, const char *text)
 {
     FILE *f = fopen(path, "wb");
@@ -143,7 +112,7 @@ static void test_stack_saves_as_tensordict(void **state)
     }
     loom_object *st = tdt_create(NULL, "from=stack", all, NULL);
     char dir[256], kv[300];
-    snprintf(dir, sizeof dir, "%s/from_loom", scratch);
+    snprintf(dir, sizeof dir, "%s/from_loom", tdt_scratch);
     snprintf(kv, sizeof kv, "path=%s", dir);
     assert_int_equal(tdt_call(st, "rl.td_save", NULL, NULL, kv, NULL), LOOM_OK);
     static const char *const keys[] = { "name", "cfg" };
@@ -151,13 +120,13 @@ static void test_stack_saves_as_tensordict(void **state)
         char got[400], want[200];
         snprintf(got, sizeof got, "%s/%s/meta.json", dir, keys[k]);
         snprintf(want, sizeof want, "rl/nts/py_memmap/%s/meta.json", keys[k]);
-        char *g = slurp(got), *w = slurp(tu_data_path(want));
+        char *g = tdt_slurp(got, NULL), *w = tdt_slurp(tu_data_path(want), NULL);
         if (strcmp(g, w) != 0)
             fail_msg("%s: loom wrote %s, tensordict %s", keys[k], g, w);
         free(g);
         free(w);
     }
-    char *meta = slurp(strcat(strcpy(kv, dir), "/meta.json"));
+    char *meta = tdt_slurp(strcat(strcpy(kv, dir), "/meta.json"), NULL);
     assert_non_null(strstr(meta, "\"name\":{\"type\":\"NonTensorStack\"}"));
     free(meta);
     loom_object *back = load(dir, NULL);
@@ -210,7 +179,7 @@ static void test_broken_stacks(void **state)
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char dir[256], cmd[700], file[300];
-        snprintf(dir, sizeof dir, "%s/broken%zu", scratch, c);
+        snprintf(dir, sizeof dir, "%s/broken%zu", tdt_scratch, c);
         snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", tu_data_path("rl/nts/py_memmap"), dir);
         assert_int_equal(system(cmd), 0);
         snprintf(file, sizeof file, "%s/name/meta.json", dir);
@@ -231,5 +200,5 @@ int main(void)
         cmocka_unit_test(test_stack_saves_as_tensordict),
         cmocka_unit_test(test_broken_stacks),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tdt_scratch_setup, tdt_scratch_teardown);
 }

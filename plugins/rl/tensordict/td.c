@@ -381,26 +381,13 @@ loom_status rl_td_set_tensor(rl_td *td, const rl_key *key, loom_dtype dtype, int
     return st;
 }
 
-loom_status rl_td_set_json(rl_td *td, const rl_key *key, cJSON *value)
+/* A NonTensorData (stack 0) or NonTensorStack (stack 1: value nests as the
+** parent's batch_size) at key; value owned, freed on failure. */
+static loom_status set_non_tensor(rl_td *td, const rl_key *key, cJSON *value, int stack)
 {
     rl_td *parent = NULL;
     loom_status st = key->n < 1 ? pk_host->fail(LOOM_EINVAL, "the key is empty") : parent_of(td, key, 1, &parent);
-    rl_td_entry *e = st == LOOM_OK ? slot_for(parent, key->part[key->n - 1]) : NULL;
-    if (e == NULL) {
-        cJSON_Delete(value);
-        return st != LOOM_OK ? st : LOOM_ENOMEM;
-    }
-    e->kind = RL_TD_NONTENSOR;
-    e->value = value;
-    e->stacked = 0;
-    return LOOM_OK;
-}
-
-loom_status rl_td_set_json_stack(rl_td *td, const rl_key *key, cJSON *value)
-{
-    rl_td *parent = NULL;
-    loom_status st = key->n < 1 ? pk_host->fail(LOOM_EINVAL, "the key is empty") : parent_of(td, key, 1, &parent);
-    if (st == LOOM_OK && !rl_nts_fits(value, parent->batch, parent->batch_ndim)) {
+    if (st == LOOM_OK && stack && !rl_nts_fits(value, parent->batch, parent->batch_ndim)) {
         char *k = rl_key_format(key);
         st = pk_host->fail(LOOM_EINVAL, "key '%s': a NonTensorStack holds nested lists of the batch_size (one value "
                            "per element); this value does not nest so", k != NULL ? k : "?");
@@ -413,8 +400,18 @@ loom_status rl_td_set_json_stack(rl_td *td, const rl_key *key, cJSON *value)
     }
     e->kind = RL_TD_NONTENSOR;
     e->value = value;
-    e->stacked = parent->batch_ndim > 0;
+    e->stacked = stack && parent->batch_ndim > 0;
     return LOOM_OK;
+}
+
+loom_status rl_td_set_json(rl_td *td, const rl_key *key, cJSON *value)
+{
+    return set_non_tensor(td, key, value, 0);
+}
+
+loom_status rl_td_set_json_stack(rl_td *td, const rl_key *key, cJSON *value)
+{
+    return set_non_tensor(td, key, value, 1);
 }
 
 loom_status rl_td_put_non_tensor(rl_td *td, const rl_key *key, const rl_td_entry *e)
