@@ -537,7 +537,8 @@ CTC_DICT = ["\\data\\", "ngram ", "=", "\\1-grams:", "\\2-grams:", "\\3-grams:",
 
 def td_meta_seeds():
     """fuzz_td_meta.c: a mapping byte, then DIR/meta.json naming x.memmap (64 bytes),
-    y.memmap (8), the nested TensorDict t/ and the NonTensorData n/."""
+    y.memmap (8), the nested TensorDict t/, the NonTensorData n/ and the
+    NonTensorStack s/ (four values)."""
     td_type = "<class 'tensordict._td.TensorDict'>"
 
     def leaf(dtype, shape):
@@ -564,12 +565,15 @@ def td_meta_seeds():
         "garbage": b"\x00{\"shape\":[4],\"x\":{\"dtype\":",
         "deep_array": b"\x00" + b"[" * 200 + b"]" * 200,
         "unicode_key": b"\x00" + meta({"caf\u00e9 a/b": leaf("torch.uint8", [4])}),
+        "stack": b"\x00" + meta({"x": leaf("torch.float32", [4, 4]), "s": {"type": "NonTensorStack"}}),
+        "stack_bad_batch": b"\x02" + meta({"s": {"type": "NonTensorStack"}}, (2,)),
+        "stack_as_data": b"\x01" + meta({"s": {"type": "NonTensorData"}, "n": {"type": "NonTensorStack"}}),
     }
     return seeds
 
 
 TD_META_DICT = ['"shape"', '"dtype"', '"device"', '"is_nested"', '"type"', '"_type"', '"TensorDict"',
-                '"NonTensorData"', '"torch.float32"', '"torch.int64"', '"torch.bool"', '"torch.bfloat16"',
+                '"NonTensorData"', '"NonTensorStack"', '"s"', '"torch.float32"', '"torch.int64"', '"torch.bool"', '"torch.bfloat16"',
                 '"torch.uint8"', '"cpu"', '"x"', '"y"', '"t"', '"n"', "true", "false", "null", "[4,4]", "{", "}"]
 
 # ------------------------------------------------------------- rec_kjt

@@ -1411,6 +1411,43 @@ class rl:
             grad_kl (f32,f64, rank 1): [N] d loss / d kl, as torch autograd gives it after the update: beta (updated) / N"""
         ...
     @staticmethod
+    def mmt_as_tensor(*, rows: Optional[Sequence[int]] = None, object: Optional[Object] = None) -> Any:
+        """the MemoryMappedTensor as a tensor (t or t[start:stop]): its mapped bytes copied out
+
+        A method of the object class rl.memmap_tensor: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            rows (Sequence[int], default: absent): [start, stop]: only these rows along dim 0 (none: the whole tensor)
+        Outputs:
+            value (any, any rank): the tensor (or its rows), as the mapping holds it now"""
+        ...
+    @staticmethod
+    def mmt_describe(*, object: Optional[Object] = None) -> Any:
+        """the tensor's filename, dtype, shape and mode as JSON
+
+        A method of the object class rl.memmap_tensor: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            json (u8, rank 1): u8 UTF-8: {"filename", "dtype" (torch's name), "shape", "mode"}"""
+        ...
+    @staticmethod
+    def mmt_flush(*, object: Optional[Object] = None) -> None:
+        """msync: the file holds every write when it returns
+
+        A method of the object class rl.memmap_tensor: call it on a loom.Object of that class, or pass object=."""
+        ...
+    @staticmethod
+    def mmt_write(value: TensorLike, *, offset: int = 0, object: Optional[Object] = None) -> None:
+        """t[offset:offset + len(value)] = value in place: a shared mapping's write reaches the file and every other mapping of it
+
+        A method of the object class rl.memmap_tensor: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            value (any, any rank): rows to write: the tensor's dtype and trailing dims (a scalar tensor: the whole of a scalar)
+        Attributes (keyword-only):
+            offset (int, default 0): the first row along dim 0 that value's rows replace"""
+        ...
+    @staticmethod
     def parallel_env_reset(*, seed: int = -1, object: Optional[Object] = None) -> Any:
         """reset every environment (seed >= 0: environment i gets seed + i)
 
@@ -1553,6 +1590,17 @@ class rl:
         Outputs:
             index (i64, rank 1): i64 [B]: the items drawn
             priority_weight (f32, rank 1): f32 [B]: importance weights (prioritized), else empty"""
+        ...
+    @staticmethod
+    def rb_trajectories(*, object: Optional[Object] = None) -> Tuple[Any, Any, Any]:
+        """the trajectories a slice sampler draws from, as torchrl's find_start_stop_traj(at_capacity, cursor) recovers them from traj_key or end_key
+
+        A method of the object class rl.replay_buffer: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            start (i64, rank 1): i64 [N]: each trajectory's first slot
+            stop (i64, rank 1): i64 [N]: its last slot (below start when it wraps past the end of a full storage)
+            length (i64, rank 1): i64 [N]: its items"""
         ...
     @staticmethod
     def rb_update_priority(index: TensorLike, priority: TensorLike, *, object: Optional[Object] = None) -> None:
@@ -1733,14 +1781,15 @@ class rl:
             key (str, required): a key: "obs", "next.reward" for ("next","reward"), or a JSON list ["next","a.b"]"""
         ...
     @staticmethod
-    def td_set_non_tensor(*, key: str, json: str, object: Optional[Object] = None) -> None:
-        """td[key] = NonTensorData(value) for a JSON value (string, number, bool, null, list, object)
+    def td_set_non_tensor(*, key: str, json: str, stack: bool = False, object: Optional[Object] = None) -> None:
+        """td[key] = NonTensorData(value) for a JSON value (string, number, bool, null, list, object); stack=true: NonTensorStack.from_list(value), one value per element
 
         A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
 
         Attributes (keyword-only):
             key (str, required): a key: "obs", "next.reward" for ("next","reward"), or a JSON list ["next","a.b"]
-            json (str, required): the value as JSON: "\\"text\\"", 3, [1,2], {...}"""
+            json (str, required): the value as JSON: "\\"text\\"", 3, [1,2], {...}
+            stack (bool, default False): a NonTensorStack: json is nested lists of the batch_size, one value per element"""
         ...
     @staticmethod
     def td_unflatten_keys(*, separator: str = '.', object: Optional[Object] = None) -> None:
