@@ -4,7 +4,7 @@
 laid out as torchrl's MinariExperienceReplay / D4RLExperienceReplay lay it
 out (TED: root observation/action, ("next", ...) after each step).
 
-    .venv-h5/bin/python tools/convert_rl_dataset.py minari main_data.hdf5 OUTDIR [--loom build-h/tools/loom]
+    .venv-h5/bin/python tools/convert_rl_dataset.py minari main_data.hdf5 OUTDIR [--loom build/tools/loom]
     .venv-h5/bin/python tools/convert_rl_dataset.py d4rl hopper-medium-v2.hdf5 OUTDIR [--no-truncated-as-done]
 
 h5py reads the file; `loom td save` writes the directory (tensordict's memmap
@@ -179,7 +179,7 @@ def main():
     ap.add_argument("format", choices=("minari", "d4rl"))
     ap.add_argument("input", help="the HDF5 file")
     ap.add_argument("outdir", help="the TensorDict memmap directory to write (replaced)")
-    ap.add_argument("--loom", default=shutil.which("loom") or "build-h/tools/loom", help="the loom CLI")
+    ap.add_argument("--loom", default=shutil.which("loom") or "build/tools/loom", help="the loom CLI")
     ap.add_argument("--no-truncated-as-done", action="store_true", help="d4rl: done = terminated only")
     args = ap.parse_args()
     try:

@@ -459,11 +459,11 @@ CTC_SMALL_ARPA = (b"\\data\\\nngram 1=4\nngram 2=2\n\n\\1-grams:\n-1.0\t<s>\t-0.
 
 def _loom_ctc_lm_convert(arpa, quantize):
     """loom's binary n-gram model of the ARPA bytes, made by the build's `loom ctc-lm convert`
-    (LOOM_BUILD_ROOT, else build/ or build-h/); None without a build."""
+    (LOOM_BUILD_ROOT, else build/); None without a build."""
     import subprocess
     import tempfile
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-    for b in (os.environ.get("LOOM_BUILD_ROOT"), os.path.join(root, "build"), os.path.join(root, "build-h")):
+    for b in (os.environ.get("LOOM_BUILD_ROOT"), os.path.join(root, "build")):
         if b and os.path.exists(os.path.join(b, "tools", "loom")) and os.path.isdir(os.path.join(b, "plugins", "audio")):
             break
     else:

@@ -18,8 +18,8 @@ d4rl_tiny.hdf5      D4RL's layout: observations f32 [N, 3], actions f32 [N, 2],
 d4rl_tiny.npz       the same arrays for tools/gen_rl_d4rl_goldens.py, which
                     runs torchrl's own D4RL processing on them
 minari_td/, d4rl_td/  tools/convert_rl_dataset.py's output (it runs the loom
-                    CLI: LOOM_CLI, default build-h/tools/loom, with the rl
-                    pack on LOOM_PLUGIN_PATH, default build-h/plugins/{core,rl})
+                    CLI: LOOM_CLI, default build/tools/loom, with the rl
+                    pack on LOOM_PLUGIN_PATH, default build/plugins/{core,rl})
 """
 import os
 import shutil
@@ -78,7 +78,7 @@ def d4rl(path, npz):
 
 def convert(fmt, src, dst):
     env = dict(os.environ)
-    build = os.path.join(ROOT, "build-h")
+    build = os.path.join(ROOT, "build")
     env.setdefault("LOOM_PLUGIN_PATH", os.path.join(build, "plugins", "core") + ":" + os.path.join(build, "plugins", "rl"))
     loom = env.get("LOOM_CLI", os.path.join(build, "tools", "loom"))
     subprocess.run([sys.executable, os.path.join(HERE, "convert_rl_dataset.py"), fmt, src, dst, "--loom", loom],
