@@ -401,6 +401,58 @@ def main():
     geo("rotate", "rotate_batch_u8_m100", "batch_u8", lambda x: F.rotate(x, -100.0, interpolation=MODES["bilinear"]),
         angle=-100.0, interpolation="bilinear")
 
+    # Masks through affine, rotate, perspective and elastic: torchvision's
+    # *_mask kernels (the image grid, nearest, fill 0 unless given), on
+    # uint8 labels [2, H, W], int64 labels [H, W] and a bool mask.
+    add_input("mask_bool", rng.random((23, 31)) < 0.4)
+    for inp in ("mask_u8", "mask_i64", "mask_bool"):
+        geo("affine_mask", f"affine_{inp}", inp, lambda x: F.affine(x, 17.0, [2.5, -3], 0.9, [5.0, -3.0]),
+            angle=17.0, translate="2.5,-3", scale=0.9, shear="5,-3")
+        geo("rotate_mask", f"rotate_{inp}_30_expand", inp, lambda x: F.rotate(x, 30.0, expand=True),
+            angle=30.0, expand=True)
+        geo("perspective_mask", f"perspective_{inp}", inp, lambda x: F.perspective(x, sp, ep),
+            startpoints="0,0,30,0,30,22,0,22", endpoints="3,2,27,1,29,20,1,21")
+    geo("affine_mask", "affine_mask_i64_fill_center", "mask_i64",
+        lambda x: F.affine(x, -33.0, [1, 2], 1.2, [10.0, 0.0], fill=7, center=[4, 9]),
+        angle=-33.0, translate="1,2", scale=1.2, shear="10,0", fill=7, center="4,9")
+    geo("rotate_mask", "rotate_mask_u8_m45_fill", "mask_u8", lambda x: F.rotate(x, -45.0, fill=9),
+        angle=-45.0, fill=9)
+    geo("rotate_mask", "rotate_mask_u8_20_center", "mask_u8", lambda x: F.rotate(x, 20.0, center=[5, 7]),
+        angle=20.0, center="5,7")
+    geo("rotate_mask", "rotate_mask_i64_90_expand", "mask_i64", lambda x: F.rotate(x, 90.0, expand=True),
+        angle=90.0, expand=True)
+    geo("perspective_mask", "perspective_mask_u8_coefficients_fill", "mask_u8",
+        lambda x: F.perspective(x, None, None, coefficients=coeffs, fill=3),
+        coefficients=",".join(f"{v:g}" for v in coeffs), fill=3)
+    for inp, disp, fill in (("mask_u8", "displacement_23x31", None), ("mask_i64", "displacement_12x15", 4),
+                            ("mask_bool", "displacement_23x31", None)):
+        name = f"elastic_{inp}" + ("_fill" if fill is not None else "")
+        y = F.elastic(tv_tensors.Mask(torch.from_numpy(inputs[inp])), torch.from_numpy(inputs[disp]), fill=fill)
+        save(name, y.as_subclass(torch.Tensor).numpy())
+        lines.append(f"vision.elastic_mask {name} {inp}+{disp} "
+                     + (attrs_text(fill=fill) if fill is not None else "-"))
+
+    # Boxes through perspective and elastic (every format; boxes sticking out)
+    canvas_text = f"{canvas[0]},{canvas[1]}"
+    for fmt in ("xyxy", "xywh", "cxcywh"):
+        BF = tv_tensors.BoundingBoxFormat[fmt.upper()]
+        inp = f"mixed_{fmt}"
+        box_case("perspective_bounding_boxes", f"perspective_boxes_{fmt}", inp,
+                 lambda b, f=BF: G.perspective_bounding_boxes(b, f, canvas, sp, ep),
+                 canvas_out=False, format=fmt, canvas_size=canvas_text, startpoints="0,0,30,0,30,22,0,22",
+                 endpoints="3,2,27,1,29,20,1,21")
+        box_case("perspective_bounding_boxes", f"perspective_boxes_{fmt}_coefficients_noclamp", inp,
+                 lambda b, f=BF: G.perspective_bounding_boxes(b, f, canvas, None, None, coefficients=coeffs,
+                                                              clamping_mode=None),
+                 canvas_out=False, format=fmt, canvas_size=canvas_text, coefficients=",".join(f"{v:g}" for v in coeffs),
+                 clamping_mode="none")
+        name = f"elastic_boxes_{fmt}"
+        y = G.elastic_bounding_boxes(torch.from_numpy(inputs[inp]), BF, canvas,
+                                     torch.from_numpy(inputs["displacement_23x31"]))
+        save(name, y.numpy())
+        lines.append(f"vision.elastic_bounding_boxes {name} {inp}+displacement_23x31 "
+                     + attrs_text(format=fmt, canvas_size=canvas_text))
+
     with open(os.path.join(OUT, "cases.txt"), "w") as f:
         f.write(f"# torchvision {torchvision.__version__}, torch {torch.__version__}, "
                 f"cpu capability {torch.backends.cpu.get_cpu_capability()}\n")

@@ -58,6 +58,12 @@ static const loom_kernel_desc cpu_kernels[] = {
     PK_KERNEL_CPU(vision_elastic_schema, "cpu:displaced-grid-sample", 0, vision_elastic_cpu),
     PK_KERNEL_CPU(vision_affine_bounding_boxes_schema, "cpu:boxes", 0, vision_affine_bounding_boxes_cpu),
     PK_KERNEL_CPU(vision_rotate_bounding_boxes_schema, "cpu:boxes", 0, vision_rotate_bounding_boxes_cpu),
+    PK_KERNEL_CPU(vision_affine_mask_schema, "cpu:affine-grid-nearest", 0, vision_affine_mask_cpu),
+    PK_KERNEL_CPU(vision_rotate_mask_schema, "cpu:affine-grid-nearest", 0, vision_rotate_mask_cpu),
+    PK_KERNEL_CPU(vision_perspective_mask_schema, "cpu:perspective-grid-nearest", 0, vision_perspective_mask_cpu),
+    PK_KERNEL_CPU(vision_elastic_mask_schema, "cpu:displaced-grid-nearest", 0, vision_elastic_mask_cpu),
+    PK_KERNEL_CPU(vision_perspective_bounding_boxes_schema, "cpu:boxes", 0, vision_perspective_bounding_boxes_cpu),
+    PK_KERNEL_CPU(vision_elastic_bounding_boxes_schema, "cpu:boxes", 0, vision_elastic_bounding_boxes_cpu),
     PK_KERNEL_CPU(vision_rgb_to_grayscale_schema, "cpu:pixels", 0, vision_rgb_to_grayscale_cpu),
 };
 
