@@ -453,11 +453,159 @@ def main():
         lines.append(f"vision.elastic_bounding_boxes {name} {inp}+displacement_23x31 "
                      + attrs_text(format=fmt, canvas_size=canvas_text))
 
+    # adjust_sharpness (the op AutoAugment's Sharpness calls)
+    for f_ in (0.0, 0.3, 1.9):
+        colour("adjust_sharpness", f"{f_:g}".replace(".", "p"), lambda x, v=f_: F.adjust_sharpness(x, v),
+               inps=("img_u8", "small_f32", "batch_u8"), sharpness_factor=f_)
+
     with open(os.path.join(OUT, "cases.txt"), "w") as f:
         f.write(f"# torchvision {torchvision.__version__}, torch {torch.__version__}, "
                 f"cpu capability {torch.backends.cpu.get_cpu_capability()}\n")
         f.write("\n".join(lines) + "\n")
     print(f"{len(lines)} cases in {OUT}")
+    augment_goldens(os.path.join(OUT, "augment"))
+
+
+class DrawRecorder:
+    """Records torchvision's random draws, in the order it makes them: every
+    torch.randint (its integers), torch.rand and Tensor.uniform_ (their
+    float32 values), and the Dirichlet / Beta samples handed to record()."""
+
+    def __init__(self):
+        self.draws = []
+
+    def record(self, t):
+        self.draws.extend(float(v) for v in torch.as_tensor(t).flatten().tolist())
+        return t
+
+    def __enter__(self):
+        self.saved = (torch.randint, torch.rand, torch.Tensor.uniform_)
+        randint, rand, uniform_ = self.saved
+        torch.randint = lambda *a, **k: self.record(randint(*a, **k))
+        torch.rand = lambda *a, **k: self.record(rand(*a, **k))
+        torch.Tensor.uniform_ = lambda t, *a, **k: self.record(uniform_(t, *a, **k))
+        return self
+
+    def __exit__(self, *exc):
+        torch.randint, torch.rand, torch.Tensor.uniform_ = self.saved
+
+
+class RecordedAugMix(torchvision.transforms.v2.AugMix):
+    recorder = None
+
+    def _sample_dirichlet(self, params):
+        return self.recorder.record(torch._sample_dirichlet(params))
+
+
+class RecordedBeta:
+    def __init__(self, dist, recorder):
+        self.dist, self.recorder = dist, recorder
+
+    def sample(self, shape=()):
+        return self.recorder.record(self.dist.sample(shape))
+
+
+def augment_goldens(out):
+    """The augmentations: each case runs torchvision's transform under a
+    seed with its draws recorded; augment/cases.txt lists
+
+        OP NAME INPUTS ATTRS
+
+    INPUTS joined by '+' (the image, or images and labels, then NAME_draws:
+    float64, the recorded draws); the outputs are NAME.npy (and, for mixup
+    and cutmix, NAME_labels.npy)."""
+    import torchvision.transforms.v2 as T
+    os.makedirs(out, exist_ok=True)
+    arng = np.random.default_rng(20261202)
+    ins, rows = {}, []
+
+    def put(name, a):
+        np.save(os.path.join(out, name + ".npy"), np.ascontiguousarray(a), allow_pickle=False)
+
+    def add(name, a):
+        ins[name] = a
+        put(name, a)
+
+    yy, xx = np.mgrid[0:32, 0:40]
+    smooth = np.stack([(120 + 100 * np.sin(xx / 5.0 + c) * np.cos(yy / 7.0)).astype(np.uint8) for c in range(3)])
+    add("aug_u8", np.clip(smooth.astype(np.int16) + arng.integers(-20, 21, smooth.shape), 0, 255).astype(np.uint8))
+    add("aug_batch_u8", arng.integers(0, 256, (3, 3, 20, 24), dtype=np.uint8))
+    add("aug_grey_u8", arng.integers(0, 256, (1, 18, 22), dtype=np.uint8))
+    add("aug_f32", arng.random((3, 16, 20), dtype=np.float32))
+    add("mix_f32", arng.random((4, 3, 10, 12), dtype=np.float32))
+    add("mix_u8", arng.integers(0, 256, (4, 3, 10, 12), dtype=np.uint8))
+    add("labels_idx", np.array([3, 0, 4, 1], dtype=np.int64))
+    probs = arng.random((4, 5), dtype=np.float32)
+    add("labels_prob", (probs / probs.sum(1, keepdims=True)).astype(np.float32))
+
+    def case(op, name, transform, inputs, attrs, seed, prepare=None):
+        torch.manual_seed(seed)
+        args = [torch.from_numpy(ins[i].copy()) for i in inputs]
+        with DrawRecorder() as rec:
+            if prepare:
+                prepare(transform, rec)
+            y = transform(*args)
+        if isinstance(y, tuple):
+            put(name, y[0].numpy())
+            put(name + "_labels", y[1].numpy())
+        else:
+            put(name, y.numpy())
+        put(name + "_draws", np.array(rec.draws, dtype=np.float64))
+        rows.append(f"vision.{op} {name} {'+'.join(inputs + [name + '_draws'])} " + attrs_text(**attrs))
+
+    def augmix_prepare(t, rec):
+        t.recorder = rec
+
+    mix = [("default", {}, {}),
+           ("partial", dict(severity=5, mixture_width=2, chain_depth=2, alpha=0.5, all_ops=False),
+            dict(severity=5, mixture_width=2, chain_depth=2, alpha=0.5, all_ops=False)),
+           ("nearest_fill", dict(interpolation=InterpolationMode.NEAREST, fill=[10, 200, 30], severity=10),
+            dict(interpolation="nearest", fill="10,200,30", severity=10))]
+    for tag, kw, attrs in mix:
+        for inp in ("aug_u8", "aug_batch_u8") if tag != "nearest_fill" else ("aug_u8",):
+            for seed in (1, 2, 3):
+                case("augmix", f"augmix_{tag}_{inp}_{seed}", RecordedAugMix(**kw), [inp], attrs, seed, augmix_prepare)
+    case("augmix", "augmix_default_aug_f32_1", RecordedAugMix(), ["aug_f32"], {}, 4, augmix_prepare)
+    case("augmix", "augmix_default_aug_grey_u8_1", RecordedAugMix(), ["aug_grey_u8"], {}, 5, augmix_prepare)
+
+    for seed in range(1, 13):
+        case("rand_augment", f"rand_augment_aug_u8_{seed}", T.RandAugment(), ["aug_u8"], {}, 100 + seed)
+        case("trivial_augment_wide", f"trivial_augment_wide_aug_u8_{seed}", T.TrivialAugmentWide(), ["aug_u8"], {},
+             200 + seed)
+        case("auto_augment", f"auto_augment_aug_u8_{seed}", T.AutoAugment(), ["aug_u8"], {}, 300 + seed)
+    case("rand_augment", "rand_augment_3ops_m15_batch", T.RandAugment(num_ops=3, magnitude=15),
+         ["aug_batch_u8"], dict(num_ops=3, magnitude=15), 120)
+    case("rand_augment", "rand_augment_bilinear_fill_f32",
+         T.RandAugment(num_ops=4, interpolation=InterpolationMode.BILINEAR, fill=[0.1, 0.5, 0.9]),
+         ["aug_f32"], dict(num_ops=4, interpolation="bilinear", fill="0.1,0.5,0.9"), 121)
+    case("trivial_augment_wide", "trivial_augment_wide_batch", T.TrivialAugmentWide(num_magnitude_bins=11),
+         ["aug_batch_u8"], dict(num_magnitude_bins=11), 220)
+    case("auto_augment", "auto_augment_grey", T.AutoAugment(), ["aug_grey_u8"], {}, 320)
+
+    for seed in range(1, 5):
+        case("random_erasing", f"random_erasing_u8_{seed}", T.RandomErasing(p=1.0), ["aug_u8"], dict(p=1.0), 400 + seed)
+    case("random_erasing", "random_erasing_value_batch", T.RandomErasing(p=1.0, value=[10, 20, 30], scale=(0.1, 0.5)),
+         ["aug_batch_u8"], dict(p=1.0, value="10,20,30", scale="0.1,0.5"), 410)
+    case("random_erasing", "random_erasing_f32", T.RandomErasing(p=0.9, value=0.25, ratio=(0.5, 2.0)),
+         ["aug_f32"], dict(p=0.9, value=0.25, ratio="0.5,2"), 411)
+    case("random_erasing", "random_erasing_skipped", T.RandomErasing(p=0.0), ["aug_u8"], dict(p=0.0), 412)
+
+    def beta_prepare(t, rec):
+        t._dist = RecordedBeta(t._dist, rec)
+
+    for op, cls in (("mixup", T.MixUp), ("cutmix", T.CutMix)):
+        imgs = ("mix_f32",) if op == "mixup" else ("mix_f32", "mix_u8")
+        for inp in imgs:
+            for seed in (1, 2):
+                case(op, f"{op}_{inp}_idx_{seed}", cls(num_classes=5), [inp, "labels_idx"], dict(num_classes=5),
+                     500 + seed, beta_prepare)
+            case(op, f"{op}_{inp}_prob_alpha", cls(alpha=0.4), [inp, "labels_prob"], dict(alpha=0.4), 510,
+                 beta_prepare)
+
+    with open(os.path.join(out, "cases.txt"), "w") as f:
+        f.write(f"# torchvision {torchvision.__version__}, torch {torch.__version__}\n")
+        f.write("\n".join(rows) + "\n")
+    print(f"{len(rows)} augmentation cases in {out}")
 
 
 if __name__ == "__main__":

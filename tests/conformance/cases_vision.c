@@ -541,7 +541,7 @@ static int transform_boxes_make(cf_case *c)
 static int colour_make(cf_case *c)
 {
     static const struct { const char *op, *attrs; } cfg[] = {
-        { "vision.adjust_brightness", "brightness_factor=1.3" }, { "vision.adjust_contrast", "contrast_factor=0.6" },
+        { "vision.adjust_brightness", "brightness_factor=1.3" }, { "vision.adjust_sharpness", "sharpness_factor=1.7" }, { "vision.adjust_contrast", "contrast_factor=0.6" },
         { "vision.adjust_saturation", "saturation_factor=1.6" }, { "vision.adjust_hue", "hue_factor=-0.2" },
         { "vision.adjust_gamma", "gamma=1.7;gain=1.1" }, { "vision.autocontrast", NULL }, { "vision.equalize", NULL },
         { "vision.posterize", "bits=2" }, { "vision.solarize", "threshold=0.5" }, { "vision.invert", NULL },
@@ -623,6 +623,9 @@ static int mask_warp_make(cf_case *c)
         }
     return 0;
 }
+
+#define AUGMENT_COVERED                                                                            \
+    "tests/vision/transforms_augment: cpu only, torchvision's results from its recorded draws, and seeded"
 
 const cf_gen cf_vision_gens[] = {
     { "vision.nms", F32_F64, N_BOX_SIZES, nms_make, NULL },
@@ -715,6 +718,15 @@ const cf_gen cf_vision_gens[] = {
     { "vision.perspective_mask", BIT(U8) | BIT(I64), 1, mask_warp_make, NULL },
     { "vision.elastic_mask", BIT(U8) | BIT(I64), 1, mask_warp_make, NULL },
     { "vision.adjust_brightness", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.adjust_sharpness", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    /* the augmentations: cpu kernels only (chains of the ops above, by op_call) */
+    { "vision.augmix", 0, 0, NULL, AUGMENT_COVERED },
+    { "vision.rand_augment", 0, 0, NULL, AUGMENT_COVERED },
+    { "vision.trivial_augment_wide", 0, 0, NULL, AUGMENT_COVERED },
+    { "vision.auto_augment", 0, 0, NULL, AUGMENT_COVERED },
+    { "vision.random_erasing", 0, 0, NULL, AUGMENT_COVERED },
+    { "vision.mixup", 0, 0, NULL, AUGMENT_COVERED },
+    { "vision.cutmix", 0, 0, NULL, AUGMENT_COVERED },
     { "vision.adjust_contrast", BIT(U8) | BIT(F32), 1, colour_make, NULL },
     { "vision.adjust_saturation", BIT(U8) | BIT(F32), 1, colour_make, NULL },
     { "vision.adjust_hue", BIT(U8) | BIT(F32), 1, colour_make, NULL },

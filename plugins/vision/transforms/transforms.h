@@ -30,6 +30,11 @@
 
 /* ----------------------------------------------------- schemas, attributes */
 
+/* The augmentations (augment.h) */
+#define VISION_AUGMENT_OPS(X)                                                                      \
+    X(vision_augmix_schema) X(vision_rand_augment_schema) X(vision_trivial_augment_wide_schema)     \
+    X(vision_auto_augment_schema) X(vision_random_erasing_schema) X(vision_mixup_schema)            \
+    X(vision_cutmix_schema)
 #define VISION_TRANSFORMS_OPS(X)                                                                   \
     X(vision_resize_schema) X(vision_resize_mask_schema) X(vision_resize_bounding_boxes_schema)     \
     X(vision_crop_schema) X(vision_center_crop_schema) X(vision_resized_crop_schema)               \
@@ -49,7 +54,7 @@
     X(vision_affine_bounding_boxes_schema) X(vision_rotate_bounding_boxes_schema)                  \
     X(vision_affine_mask_schema) X(vision_rotate_mask_schema) X(vision_perspective_mask_schema)    \
     X(vision_elastic_mask_schema) X(vision_perspective_bounding_boxes_schema)                      \
-    X(vision_elastic_bounding_boxes_schema)
+    X(vision_elastic_bounding_boxes_schema) X(vision_adjust_sharpness_schema) VISION_AUGMENT_OPS(X)
 PK_OPS_DECLARE(vision_transforms_ops, VISION_TRANSFORMS_OPS);
 
 /* The output-size attributes every resize op shares (torchvision's
@@ -155,6 +160,7 @@ PK_ATTR_ENUM(pad_boxes, PAD_BOXES_ATTRS);
 #define FACTOR_ATTR(A, op, name, doc)                                                              \
     A(op, name, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, doc, )
 #define BRIGHTNESS_ATTRS(A, op) FACTOR_ATTR(A, op, brightness_factor, "0: black, 1: the image")
+#define SHARPNESS_ATTRS(A, op) FACTOR_ATTR(A, op, sharpness_factor, "0: the smoothed image, 1: the image, 2: sharper")
 #define CONTRAST_ATTRS(A, op) FACTOR_ATTR(A, op, contrast_factor, "0: the mean grey, 1: the image")
 #define SATURATION_ATTRS(A, op) FACTOR_ATTR(A, op, saturation_factor, "0: grey, 1: the image")
 #define HUE_ATTRS(A, op)                                                                           \
@@ -183,6 +189,7 @@ PK_ATTR_ENUM(pad_boxes, PAD_BOXES_ATTRS);
 #define GRAYSCALE_ATTRS(A, op)                                                                     \
     A(op, num_output_channels, INT, LOOM_DEFAULT_INT(1), LOOM_ATTR_POSITIVE, "1 or 3", )
 PK_ATTR_ENUM(brightness, BRIGHTNESS_ATTRS);
+PK_ATTR_ENUM(sharpness, SHARPNESS_ATTRS);
 PK_ATTR_ENUM(contrast, CONTRAST_ATTRS);
 PK_ATTR_ENUM(saturation, SATURATION_ATTRS);
 PK_ATTR_ENUM(hue, HUE_ATTRS);
@@ -424,6 +431,7 @@ loom_status vision_center_crop_bounding_boxes_cpu(loom_call *call);
 loom_status vision_resized_crop_bounding_boxes_cpu(loom_call *call);
 loom_status vision_pad_bounding_boxes_cpu(loom_call *call);
 loom_status vision_adjust_brightness_cpu(loom_call *call);   /* colour_cpu.c */
+loom_status vision_adjust_sharpness_cpu(loom_call *call);
 loom_status vision_adjust_contrast_cpu(loom_call *call);
 loom_status vision_adjust_saturation_cpu(loom_call *call);
 loom_status vision_adjust_hue_cpu(loom_call *call);
