@@ -79,25 +79,6 @@ static int read_cases(golden_case *cases, int max)
     return n;
 }
 
-/* "k=v;k=v" (or "-") into attributes of op. */
-static loom_attrs *parse_attrs(const char *op, const char *text)
-{
-    loom_attrs *a;
-    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
-    if (strcmp(text, "-") == 0)
-        return a;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", text);
-    for (char *save = NULL, *kv = strtok_r(buf, ";", &save); kv; kv = strtok_r(NULL, ";", &save)) {
-        char *eq = strchr(kv, '=');
-        assert_non_null(eq);
-        *eq = '\0';
-        if (loom_attrs_parse(a, op, kv, eq + 1) != LOOM_OK)
-            fail_msg("%s: attribute %s=%s: %s", op, kv, eq + 1, loom_last_error());
-    }
-    return a;
-}
-
 static loom_tensor *golden(const char *name)
 {
     char rel[160];
@@ -183,7 +164,7 @@ static void every_case_matches_torchvision(void **state)
         }
         in[0] = golden(names);
         loom_tensor *want = golden(c->name);
-        loom_attrs *a = parse_attrs(c->op, c->attrs);
+        loom_attrs *a = tu_attrs_text(c->op, c->attrs);
         const char *suffix[2];
         const int extra = extra_outputs(c->op, suffix);
         loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
@@ -231,7 +212,7 @@ static void preprocess_reads_a_channels_last_view(void **state)
         const int64_t strides[3] = { 1, w * c, c };
         loom_tensor *view, *compact = NULL, *strided = NULL;
         assert_int_equal(loom_tensor_wrap(&view, hwc, loom_tensor_dtype_of(x), 3, x->shape, strides, NULL), LOOM_OK);
-        loom_attrs *a = parse_attrs("vision.preprocess", cases[i].attrs);
+        loom_attrs *a = tu_attrs_text("vision.preprocess", cases[i].attrs);
         loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
         opt.backend = "cpu";
         if (loom_run("vision.preprocess", (const loom_tensor *[]){ x }, 1, a, &compact, 1, &opt) != LOOM_OK ||
@@ -371,7 +352,7 @@ static void elastic_displacement_of_another_size_is_refused(void **state)
         loom_tensor *x, *d, *out = NULL;
         assert_int_equal(loom_tensor_new(&x, bad[i].dt, (int32_t)bad[i].ndim, bad[i].shape, NULL), LOOM_OK);
         assert_int_equal(loom_tensor_new(&d, LOOM_DTYPE_F32, 4, (const int64_t[]){ 1, 7, 9, 2 }, NULL), LOOM_OK);
-        loom_attrs *a = parse_attrs(bad[i].op, bad[i].attrs);
+        loom_attrs *a = tu_attrs_text(bad[i].op, bad[i].attrs);
         if (loom_run(bad[i].op, (const loom_tensor *[]){ x, d }, 2, a, &out, 1, NULL) == LOOM_OK)
             fail_msg("%s: accepted", bad[i].op);
         if (!strstr(loom_last_error(), "'displacement'"))

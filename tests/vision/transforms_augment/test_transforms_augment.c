@@ -33,24 +33,6 @@ static loom_tensor *golden(const char *name)
     return tu_npy(rel);
 }
 
-static loom_attrs *parse_attrs(const char *op, const char *text)
-{
-    loom_attrs *a;
-    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
-    if (strcmp(text, "-") == 0)
-        return a;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", text);
-    for (char *save = NULL, *kv = strtok_r(buf, ";", &save); kv; kv = strtok_r(NULL, ";", &save)) {
-        char *eq = strchr(kv, '=');
-        assert_non_null(eq);
-        *eq = '\0';
-        if (loom_attrs_parse(a, op, kv, eq + 1) != LOOM_OK)
-            fail_msg("%s: attribute %s=%s: %s", op, kv, eq + 1, loom_last_error());
-    }
-    return a;
-}
-
 static int is_mix(const char *op)
 {
     return strcmp(op, "vision.mixup") == 0 || strcmp(op, "vision.cutmix") == 0;
@@ -83,7 +65,7 @@ static void every_case_matches_torchvision(void **state)
         int n_in = 0;
         for (char *save = NULL, *tok = strtok_r(inputs, "+", &save); tok && n_in < 4; tok = strtok_r(NULL, "+", &save))
             in[n_in++] = golden(tok);
-        loom_attrs *a = parse_attrs(op, attrs);
+        loom_attrs *a = tu_attrs_text(op, attrs);
         const int n_out = is_mix(op) ? 2 : 1;
         loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
         opt.backend = "cpu";
@@ -113,7 +95,7 @@ static void every_case_matches_torchvision(void **state)
 static loom_tensor *run_seeded(const char *op, const loom_tensor *const *in, int n_in, const char *attrs,
                                int threads)
 {
-    loom_attrs *a = parse_attrs(op, attrs);
+    loom_attrs *a = tu_attrs_text(op, attrs);
     loom_tensor *outs[2] = { NULL, NULL };
     loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
     opt.backend = "cpu";
@@ -201,17 +183,7 @@ static void wrong_arguments_name_the_argument(void **state)
             memcpy(loom_data(draws), vals, sizeof(double) * (size_t)bad[i].draws);
             in[n_in++] = draws;
         }
-        loom_attrs *a;
-        assert_int_equal(loom_attrs_new(&a), LOOM_OK);
-        if (strcmp(bad[i].attrs, "-") != 0) {
-            char buf[160];
-            snprintf(buf, sizeof buf, "%s", bad[i].attrs);
-            for (char *save = NULL, *kv = strtok_r(buf, ";", &save); kv; kv = strtok_r(NULL, ";", &save)) {
-                char *eq = strchr(kv, '=');
-                *eq = '\0';
-                assert_int_equal(loom_attrs_parse(a, bad[i].op, kv, eq + 1), LOOM_OK);
-            }
-        }
+        loom_attrs *a = tu_attrs_text(bad[i].op, bad[i].attrs);
         loom_tensor *outs[2] = { NULL, NULL };
         const loom_status st = loom_run(bad[i].op, in, n_in, a, outs, is_mix(bad[i].op) ? 2 : 1, NULL);
         if (st == LOOM_OK)
