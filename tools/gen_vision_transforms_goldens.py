@@ -464,12 +464,14 @@ def main():
         f.write("\n".join(lines) + "\n")
     print(f"{len(lines)} cases in {OUT}")
     augment_goldens(os.path.join(OUT, "augment"))
+    sample_goldens(os.path.join(OUT, "sample"))
 
 
 class DrawRecorder:
     """Records torchvision's random draws, in the order it makes them: every
-    torch.randint (its integers), torch.rand and Tensor.uniform_ (their
-    float32 values), and the Dirichlet / Beta samples handed to record()."""
+    torch.randint and torch.randperm (their integers), torch.rand and
+    Tensor.uniform_ (their float32 values), and the Dirichlet / Beta samples
+    handed to record()."""
 
     def __init__(self):
         self.draws = []
@@ -479,15 +481,16 @@ class DrawRecorder:
         return t
 
     def __enter__(self):
-        self.saved = (torch.randint, torch.rand, torch.Tensor.uniform_)
-        randint, rand, uniform_ = self.saved
+        self.saved = (torch.randint, torch.rand, torch.Tensor.uniform_, torch.randperm)
+        randint, rand, uniform_, randperm = self.saved
         torch.randint = lambda *a, **k: self.record(randint(*a, **k))
         torch.rand = lambda *a, **k: self.record(rand(*a, **k))
         torch.Tensor.uniform_ = lambda t, *a, **k: self.record(uniform_(t, *a, **k))
+        torch.randperm = lambda *a, **k: self.record(randperm(*a, **k))
         return self
 
     def __exit__(self, *exc):
-        torch.randint, torch.rand, torch.Tensor.uniform_ = self.saved
+        torch.randint, torch.rand, torch.Tensor.uniform_, torch.randperm = self.saved
 
 
 class RecordedAugMix(torchvision.transforms.v2.AugMix):
@@ -606,6 +609,100 @@ def augment_goldens(out):
         f.write(f"# torchvision {torchvision.__version__}, torch {torch.__version__}\n")
         f.write("\n".join(rows) + "\n")
     print(f"{len(rows)} augmentation cases in {out}")
+
+
+def sample_goldens(out):
+    """vision.transform_sample against torchvision.transforms.v2.Compose on a
+    sample {image, boxes, masks, labels}, draws recorded. sample/cases.txt:
+
+        NAME INPUTS FORMAT
+
+    with NAME.json the pipeline, INPUTS the input files joined by '+' (image,
+    boxes or -, masks or -, labels or -) and NAME_draws; the outputs are
+    NAME_image, NAME_boxes, NAME_masks, NAME_labels (absent ones: empty)."""
+    import json
+    import torchvision.transforms.v2 as T
+    os.makedirs(out, exist_ok=True)
+    srng = np.random.default_rng(20261203)
+    ins, rows = {}, []
+
+    def put(name, a):
+        np.save(os.path.join(out, name + ".npy"), np.ascontiguousarray(a), allow_pickle=False)
+
+    def add(name, a):
+        ins[name] = a
+        put(name, a)
+
+    yy, xx = np.mgrid[0:32, 0:40]
+    add("img_u8", np.stack([(120 + 100 * np.sin(xx / 6.0 + c) * np.cos(yy / 5.0)).astype(np.uint8) for c in range(3)]))
+    xy = srng.uniform(0, 30, (6, 2)).astype(np.float32)
+    wh = srng.uniform(2, 14, (6, 2)).astype(np.float32)
+    add("boxes_xyxy", np.concatenate([xy, xy + wh], 1))
+    add("boxes_xywh", np.concatenate([xy, wh], 1))
+    add("boxes_cxcywh", np.concatenate([xy + wh / 2, wh], 1))
+    add("mask_u8", srng.integers(0, 5, (32, 40), dtype=np.uint8))
+    per_box = np.zeros((6, 32, 40), dtype=np.uint8)
+    for k in range(6):
+        x0, y0 = int(xy[k, 0]), int(xy[k, 1])
+        per_box[k, y0:y0 + int(wh[k, 1]) + 1, x0:x0 + int(wh[k, 0]) + 1] = 1
+    add("mask_per_box", per_box)
+    add("labels", np.arange(6, dtype=np.int64) + 10)
+
+    def case(name, steps, spec, image="img_u8", boxes=None, fmt="xyxy", masks=None, labels=None, seed=0):
+        torch.manual_seed(seed)
+        sample = {"image": tv_tensors.Image(torch.from_numpy(ins[image].copy()))}
+        if boxes:
+            sample["boxes"] = tv_tensors.BoundingBoxes(torch.from_numpy(ins[boxes].copy()), format=fmt.upper(),
+                                                       canvas_size=tuple(ins[image].shape[-2:]))
+        if masks:
+            sample["masks"] = tv_tensors.Mask(torch.from_numpy(ins[masks].copy()))
+        if labels:
+            sample["labels"] = torch.from_numpy(ins[labels].copy())
+        with DrawRecorder() as rec:
+            y = T.Compose(steps)(sample)
+        put(name + "_image", y["image"].as_subclass(torch.Tensor).numpy())
+        put(name + "_boxes", y["boxes"].as_subclass(torch.Tensor).numpy() if boxes else np.zeros((0, 4), np.float32))
+        if masks:
+            put(name + "_masks", y["masks"].as_subclass(torch.Tensor).numpy())
+        put(name + "_labels", y["labels"].numpy() if labels else np.zeros((0,), np.int64))
+        put(name + "_draws", np.array(rec.draws, dtype=np.float64))
+        with open(os.path.join(out, name + ".json"), "w") as f:
+            json.dump(spec, f)
+        rows.append(f"{name} {image}+{boxes or '-'}+{masks or '-'}+{labels or '-'}+{name}_draws {fmt}")
+
+    for seed in range(4):
+        case(f"rrc_flip_{seed}", [T.RandomResizedCrop([24, 28]), T.RandomHorizontalFlip()],
+             [{"RandomResizedCrop": {"size": [24, 28]}}, {"RandomHorizontalFlip": {}}],
+             boxes="boxes_xyxy", masks="mask_u8", labels="labels", seed=seed)
+    for seed in range(3):
+        case(f"pad_crop_sanitize_{seed}",
+             [T.Pad([2, 3], fill=7), T.RandomCrop([26, 30]), T.RandomVerticalFlip(p=0.7), T.ClampBoundingBoxes(),
+              T.SanitizeBoundingBoxes(min_size=2)],
+             [{"Pad": {"padding": [2, 3], "fill": 7}}, {"RandomCrop": {"size": [26, 30]}},
+              {"RandomVerticalFlip": {"p": 0.7}}, {"ClampBoundingBoxes": {}}, {"SanitizeBoundingBoxes": {"min_size": 2}}],
+             boxes="boxes_cxcywh", fmt="cxcywh", masks="mask_per_box", labels="labels", seed=10 + seed)
+    for seed in range(3):
+        case(f"resize_jitter_normalize_{seed}",
+             [T.Resize([20]), T.CenterCrop([16, 18]), T.ColorJitter(0.4, 0.4, 0.4, 0.1),
+              T.ToDtype(torch.float32, scale=True), T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])],
+             [{"Resize": {"size": [20]}}, {"CenterCrop": {"size": [16, 18]}},
+              {"ColorJitter": {"brightness": 0.4, "contrast": 0.4, "saturation": 0.4, "hue": 0.1}},
+              {"ToDtype": {"dtype": "float32", "scale": True}},
+              {"Normalize": {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}}],
+             boxes="boxes_xywh", fmt="xywh", masks="mask_u8", seed=20 + seed)
+    case("random_crop_pad_if_needed_edge", [T.RandomCrop([36, 44], pad_if_needed=True, padding_mode="edge")],
+         [{"RandomCrop": {"size": [36, 44], "pad_if_needed": True, "padding_mode": "edge"}}], masks="mask_u8", seed=30)
+    case("resize_bicubic_max_size", [T.Resize([18], interpolation=InterpolationMode.BICUBIC, max_size=21)],
+         [{"Resize": {"size": [18], "interpolation": "bicubic", "max_size": 21}}], boxes="boxes_xyxy",
+         masks="mask_u8", seed=31)
+    case("rrc_fallback", [T.RandomResizedCrop([10, 10], scale=(3.0, 4.0), ratio=(0.2, 0.25))],
+         [{"RandomResizedCrop": {"size": [10, 10], "scale": [3.0, 4.0], "ratio": [0.2, 0.25]}}],
+         boxes="boxes_xyxy", masks="mask_u8", seed=32)
+
+    with open(os.path.join(out, "cases.txt"), "w") as f:
+        f.write(f"# torchvision {torchvision.__version__}, torch {torch.__version__}\n")
+        f.write("\n".join(rows) + "\n")
+    print(f"{len(rows)} transform_sample cases in {out}")
 
 
 if __name__ == "__main__":

@@ -727,6 +727,8 @@ const cf_gen cf_vision_gens[] = {
     { "vision.random_erasing", 0, 0, NULL, AUGMENT_COVERED },
     { "vision.mixup", 0, 0, NULL, AUGMENT_COVERED },
     { "vision.cutmix", 0, 0, NULL, AUGMENT_COVERED },
+    { "vision.transform_sample", 0, 0, NULL,
+      "tests/vision/transforms_sample: cpu only, a pipeline of the ops above; torchvision's Compose from its draws" },
     { "vision.adjust_contrast", BIT(U8) | BIT(F32), 1, colour_make, NULL },
     { "vision.adjust_saturation", BIT(U8) | BIT(F32), 1, colour_make, NULL },
     { "vision.adjust_hue", BIT(U8) | BIT(F32), 1, colour_make, NULL },

@@ -323,6 +323,8 @@ static const oc_case cases[] = {
       { T(F32, 4, 0, 3, 8, 8), T(F32, 2, 0, 5) } },
     { "vision.cutmix", "no images", { T(U8, 4, 0, 3, 8, 8), T(F32, 2, 0, 4) }, NULL,
       { T(U8, 4, 0, 3, 8, 8), T(F32, 2, 0, 4) } },
+    { "vision.transform_sample", "no boxes", { T(U8, 3, 3, 8, 8), T(F32, 2, 0, 4) },
+      "pipeline=[{\"RandomHorizontalFlip\": {\"p\": 1}}]", { T(U8, 3, 3, 8, 8), T(F32, 2, 0, 4), T(U8, 3, 0, 8, 8), T(I64, 1, 0) } },
     { "vision.elastic_bounding_boxes", "no boxes", { T(F32, 2, 0, 4), T(F32, 4, 1, 5, 6, 2) }, "canvas_size=5,6",
       { T(F32, 2, 0, 4) } },
     { "vision.drop_block2d", "no images of 2^30 x 2^30", { T(F32, 4, 0, 3, INT64_C(1) << 30, INT64_C(1) << 30) },

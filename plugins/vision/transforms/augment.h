@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "transforms.h"
 
@@ -105,6 +106,10 @@ loom_status aug_rand(aug_draws *d, float *out);
 ** value torch returned). */
 loom_status aug_uniform(aug_draws *d, double lo, double hi, float *out);
 
+/* torch.randperm(n) (recorded: n integers, a permutation; seeded:
+** Fisher-Yates on randint draws). n <= 64. */
+loom_status aug_randperm(aug_draws *d, int64_t n, int64_t *out);
+
 /* torch._sample_dirichlet of k parameters alpha: k float32 weights that sum
 ** to 1 (recorded: read as they are; seeded: normalised Gamma(alpha) draws). */
 loom_status aug_dirichlet(aug_draws *d, double alpha, int64_t k, float *out);
@@ -178,6 +183,43 @@ loom_status aug_apply(loom_exec_ctx *ctx, const aug_kernels *k, aug_op op, doubl
 static inline size_t aug_nbytes(const loom_tensor *t)
 {
     return (size_t)loom_numel(t) * pk_host->dtype_size(loom_tensor_dtype_of(t));
+}
+
+/* Named attributes of an op_call (lists and strings borrowed). */
+static inline loom_named_attr aug_attr_float(const char *name, double v)
+{
+    loom_named_attr a = { name, { .type = LOOM_ATTR_FLOAT, .is_set = 1, .count = 1, .u = { .f = v } } };
+    return a;
+}
+
+static inline loom_named_attr aug_attr_floats(const char *name, const double *v, int64_t n)
+{
+    loom_named_attr a = { name, { .type = LOOM_ATTR_FLOATS, .is_set = 1, .count = n, .u = { .floats = v } } };
+    return a;
+}
+
+static inline loom_named_attr aug_attr_ints(const char *name, const int64_t *v, int64_t n)
+{
+    loom_named_attr a = { name, { .type = LOOM_ATTR_INTS, .is_set = 1, .count = n, .u = { .ints = v } } };
+    return a;
+}
+
+static inline loom_named_attr aug_attr_string(const char *name, const char *s)
+{
+    loom_named_attr a = { name, { .type = LOOM_ATTR_STRING, .is_set = 1, .count = (int64_t)strlen(s), .u = { .s = s } } };
+    return a;
+}
+
+static inline loom_named_attr aug_attr_int(const char *name, int64_t v)
+{
+    loom_named_attr a = { name, { .type = LOOM_ATTR_INT, .is_set = 1, .count = 1, .u = { .i = v } } };
+    return a;
+}
+
+static inline loom_named_attr aug_attr_bool(const char *name, int v)
+{
+    loom_named_attr a = { name, { .type = LOOM_ATTR_BOOL, .is_set = 1, .count = 1, .u = { .b = v } } };
+    return a;
 }
 
 /* A compact cpu tensor over data (no ownership), for op_call. */

@@ -142,3 +142,32 @@ loom_status aug_dirichlet(aug_draws *d, double alpha, int64_t k, float *out)
         out[i] = sum > 0.0 ? (float)(g[i] / sum) : (float)(1.0 / (double)k);
     return LOOM_OK;
 }
+
+loom_status aug_randperm(aug_draws *d, int64_t n, int64_t *out)
+{
+    if (d->recorded) {
+        uint64_t seen = 0;
+        for (int64_t i = 0; i < n; i++) {
+            loom_status st = aug_randint(d, 0, n, &out[i]);
+            if (st != LOOM_OK)
+                return st;
+            if (seen & (UINT64_C(1) << out[i]))
+                return pk_host->fail(LOOM_EINVAL, "'draws'[%lld] = %lld: a permutation of 0..%lld is expected",
+                                     (long long)d->next - 1, (long long)out[i], (long long)n - 1);
+            seen |= UINT64_C(1) << out[i];
+        }
+        return LOOM_OK;
+    }
+    for (int64_t i = 0; i < n; i++)
+        out[i] = i;
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t j;
+        loom_status st = aug_randint(d, 0, i + 1, &j);
+        if (st != LOOM_OK)
+            return st;
+        const int64_t t = out[i];
+        out[i] = out[j];
+        out[j] = t;
+    }
+    return LOOM_OK;
+}

@@ -100,30 +100,6 @@ loom_tensor aug_view(void *data, loom_dtype dtype, int32_t ndim, int64_t *shape)
     return t;
 }
 
-static loom_named_attr attr_float(const char *name, double v)
-{
-    loom_named_attr a = { name, { .type = LOOM_ATTR_FLOAT, .is_set = 1, .count = 1, .u = { .f = v } } };
-    return a;
-}
-
-static loom_named_attr attr_floats(const char *name, const double *v, int64_t n)
-{
-    loom_named_attr a = { name, { .type = LOOM_ATTR_FLOATS, .is_set = 1, .count = n, .u = { .floats = v } } };
-    return a;
-}
-
-static loom_named_attr attr_string(const char *name, const char *s)
-{
-    loom_named_attr a = { name, { .type = LOOM_ATTR_STRING, .is_set = 1, .count = (int64_t)strlen(s), .u = { .s = s } } };
-    return a;
-}
-
-static loom_named_attr attr_int(const char *name, int64_t v)
-{
-    loom_named_attr a = { name, { .type = LOOM_ATTR_INT, .is_set = 1, .count = 1, .u = { .i = v } } };
-    return a;
-}
-
 static loom_status call_op(loom_exec_ctx *ctx, const loom_op *op, const loom_tensor *src, loom_tensor *dst,
                            const loom_named_attr *attrs, int32_t n_attrs)
 {
@@ -153,41 +129,41 @@ loom_status aug_apply(loom_exec_ctx *ctx, const aug_kernels *k, aug_op op, doubl
         const double sh[2] = { op == AUG_SHEAR_X ? deg : 0.0, op == AUG_SHEAR_Y ? deg : 0.0 };
         const double tr[2] = { op == AUG_TRANSLATE_X ? trunc(magnitude) : 0.0,
                                op == AUG_TRANSLATE_Y ? trunc(magnitude) : 0.0 };
-        at[n++] = attr_float("angle", 0.0);
-        at[n++] = attr_floats("translate", shear ? zero2 : tr, 2);
-        at[n++] = attr_float("scale", 1.0);
-        at[n++] = attr_floats("shear", shear ? sh : zero2, 2);
-        at[n++] = attr_string("interpolation", a->interpolation);
+        at[n++] = aug_attr_float("angle", 0.0);
+        at[n++] = aug_attr_floats("translate", shear ? zero2 : tr, 2);
+        at[n++] = aug_attr_float("scale", 1.0);
+        at[n++] = aug_attr_floats("shear", shear ? sh : zero2, 2);
+        at[n++] = aug_attr_string("interpolation", a->interpolation);
         if (shear)
-            at[n++] = attr_floats("center", zero2, 2);
+            at[n++] = aug_attr_floats("center", zero2, 2);
         if (a->n_fill > 0)
-            at[n++] = attr_floats("fill", a->fill, a->n_fill);
+            at[n++] = aug_attr_floats("fill", a->fill, a->n_fill);
         return call_op(ctx, k->affine, src, dst, at, n);
     }
     case AUG_ROTATE:
-        at[n++] = attr_float("angle", magnitude);
-        at[n++] = attr_string("interpolation", a->interpolation);
+        at[n++] = aug_attr_float("angle", magnitude);
+        at[n++] = aug_attr_string("interpolation", a->interpolation);
         if (a->n_fill > 0)
-            at[n++] = attr_floats("fill", a->fill, a->n_fill);
+            at[n++] = aug_attr_floats("fill", a->fill, a->n_fill);
         return call_op(ctx, k->rotate, src, dst, at, n);
     case AUG_BRIGHTNESS:
-        at[n++] = attr_float("brightness_factor", 1.0 + magnitude);
+        at[n++] = aug_attr_float("brightness_factor", 1.0 + magnitude);
         return call_op(ctx, k->brightness, src, dst, at, n);
     case AUG_COLOR:
-        at[n++] = attr_float("saturation_factor", 1.0 + magnitude);
+        at[n++] = aug_attr_float("saturation_factor", 1.0 + magnitude);
         return call_op(ctx, k->saturation, src, dst, at, n);
     case AUG_CONTRAST:
-        at[n++] = attr_float("contrast_factor", 1.0 + magnitude);
+        at[n++] = aug_attr_float("contrast_factor", 1.0 + magnitude);
         return call_op(ctx, k->contrast, src, dst, at, n);
     case AUG_SHARPNESS:
-        at[n++] = attr_float("sharpness_factor", 1.0 + magnitude);
+        at[n++] = aug_attr_float("sharpness_factor", 1.0 + magnitude);
         return call_op(ctx, k->sharpness, src, dst, at, n);
     case AUG_POSTERIZE:
-        at[n++] = attr_int("bits", (int64_t)magnitude);
+        at[n++] = aug_attr_int("bits", (int64_t)magnitude);
         return call_op(ctx, k->posterize, src, dst, at, n);
     case AUG_SOLARIZE: {
         const double bound = loom_tensor_dtype_of(src) == LOOM_DTYPE_U8 ? 255.0 : 1.0;
-        at[n++] = attr_float("threshold", bound * magnitude);
+        at[n++] = aug_attr_float("threshold", bound * magnitude);
         return call_op(ctx, k->solarize, src, dst, at, n);
     }
     case AUG_AUTOCONTRAST:

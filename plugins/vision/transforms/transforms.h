@@ -34,7 +34,7 @@
 #define VISION_AUGMENT_OPS(X)                                                                      \
     X(vision_augmix_schema) X(vision_rand_augment_schema) X(vision_trivial_augment_wide_schema)     \
     X(vision_auto_augment_schema) X(vision_random_erasing_schema) X(vision_mixup_schema)            \
-    X(vision_cutmix_schema)
+    X(vision_cutmix_schema) X(vision_transform_sample_schema)
 #define VISION_TRANSFORMS_OPS(X)                                                                   \
     X(vision_resize_schema) X(vision_resize_mask_schema) X(vision_resize_bounding_boxes_schema)     \
     X(vision_crop_schema) X(vision_center_crop_schema) X(vision_resized_crop_schema)               \

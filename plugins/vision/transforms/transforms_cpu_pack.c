@@ -7,6 +7,7 @@
 #include "cpu.h"
 #include "register.h"
 #include "augment.h"
+#include "sample.h"
 #include "transforms.h"
 
 static int have_avx2 = -1;
@@ -73,6 +74,7 @@ static const loom_kernel_desc cpu_kernels[] = {
     PK_KERNEL_CPU(vision_random_erasing_schema, "cpu:region-fill", 0, vision_random_erasing_cpu),
     PK_KERNEL_CPU(vision_mixup_schema, "cpu:blend-rolled", 0, vision_mixup_cpu),
     PK_KERNEL_CPU(vision_cutmix_schema, "cpu:box-from-rolled", 0, vision_cutmix_cpu),
+    PK_KERNEL_CPU(vision_transform_sample_schema, "cpu:op-pipeline", 0, vision_transform_sample_cpu),
     PK_KERNEL_CPU(vision_rgb_to_grayscale_schema, "cpu:pixels", 0, vision_rgb_to_grayscale_cpu),
 };
 
