@@ -699,6 +699,32 @@ def sample_goldens(out):
          [{"RandomResizedCrop": {"size": [10, 10], "scale": [3.0, 4.0], "ratio": [0.2, 0.25]}}],
          boxes="boxes_xyxy", masks="mask_u8", seed=32)
 
+    for seed in range(2):
+        case(f"rotation_{seed}", [T.RandomRotation(30)], [{"RandomRotation": {"degrees": 30}}],
+             boxes="boxes_xyxy", masks="mask_u8", labels="labels", seed=40 + seed)
+    case("rotation_expand_bilinear_fill",
+         [T.RandomRotation([-20, 40], interpolation=InterpolationMode.BILINEAR, expand=True, fill=5)],
+         [{"RandomRotation": {"degrees": [-20, 40], "interpolation": "bilinear", "expand": True, "fill": 5}}],
+         boxes="boxes_xywh", fmt="xywh", masks="mask_u8", seed=42)
+    for seed in range(2):
+        case(f"affine_{seed}",
+             [T.RandomAffine(degrees=15, translate=(0.1, 0.2), scale=(0.8, 1.2), shear=(-5, 5, -3, 3),
+                             interpolation=InterpolationMode.BILINEAR)],
+             [{"RandomAffine": {"degrees": 15, "translate": [0.1, 0.2], "scale": [0.8, 1.2], "shear": [-5, 5, -3, 3],
+                                "interpolation": "bilinear"}}],
+             boxes="boxes_xyxy", masks="mask_u8", labels="labels", seed=50 + seed)
+    case("affine_shear_center", [T.RandomAffine(degrees=0, shear=10, center=[5, 7], fill=9)],
+         [{"RandomAffine": {"degrees": 0, "shear": 10, "center": [5, 7], "fill": 9}}],
+         boxes="boxes_cxcywh", fmt="cxcywh", masks="mask_u8", seed=52)
+    for seed in range(3):
+        case(f"perspective_{seed}", [T.RandomPerspective(distortion_scale=0.4, p=0.8)],
+             [{"RandomPerspective": {"distortion_scale": 0.4, "p": 0.8}}],
+             boxes="boxes_xyxy", masks="mask_u8", seed=60 + seed)
+    for seed in range(2):
+        case(f"zoom_out_{seed}", [T.RandomZoomOut(fill=3, side_range=(1.0, 2.0), p=0.9), T.Resize([32, 40])],
+             [{"RandomZoomOut": {"fill": 3, "side_range": [1.0, 2.0], "p": 0.9}}, {"Resize": {"size": [32, 40]}}],
+             boxes="boxes_xyxy", masks="mask_u8", labels="labels", seed=70 + seed)
+
     with open(os.path.join(out, "cases.txt"), "w") as f:
         f.write(f"# torchvision {torchvision.__version__}, torch {torch.__version__}\n")
         f.write("\n".join(rows) + "\n")

@@ -28,6 +28,10 @@ typedef enum sample_kind {
     SAMPLE_TO_DTYPE,
     SAMPLE_CLAMP_BOXES,
     SAMPLE_SANITIZE_BOXES,
+    SAMPLE_RANDOM_ROTATION,
+    SAMPLE_RANDOM_AFFINE,
+    SAMPLE_RANDOM_PERSPECTIVE,
+    SAMPLE_RANDOM_ZOOM_OUT,
 } sample_kind;
 
 /* One transform and its arguments, checked as torchvision's constructor
@@ -53,6 +57,13 @@ typedef struct sample_step {
     char dtype[12];
     int scale_values;             /* to_dtype's scale */
     double min_size, min_area;    /* sanitize */
+    double degrees[2];            /* rotation, affine: the angle's range */
+    double translate[2];          /* affine: fractions of W and H */
+    double shear[4];              /* affine: x range, then y range */
+    int has_translate, has_scale, n_shear, has_center, expand;
+    double center[2];
+    double side_range[2];         /* zoom out */
+    double distortion_scale;      /* perspective */
 } sample_step;
 
 typedef struct sample_pipeline {

@@ -353,6 +353,118 @@ static loom_status sanitize(sample_run *r, const sample_step *s)
     return st;
 }
 
+/* RandomRotation: angle ~ U(degrees); rotate, rotate_mask, rotate_bounding_boxes */
+static loom_status random_rotation(sample_run *r, const sample_step *s)
+{
+    float angle;
+    loom_status st = aug_uniform(&r->d, s->degrees[0], s->degrees[1], &angle);
+    if (st != LOOM_OK)
+        return st;
+    const int64_t canvas[2] = { r->h, r->w };
+    loom_named_attr a[5], m[4], b[5];
+    int32_t n = 0, nm = 0, nb = 0;
+    a[n++] = m[nm++] = b[nb++] = aug_attr_float("angle", (double)angle);
+    a[n++] = m[nm++] = b[nb++] = aug_attr_bool("expand", s->expand);
+    if (s->has_center)
+        a[n++] = m[nm++] = b[nb++] = aug_attr_floats("center", s->center, 2);
+    a[n++] = aug_attr_string("interpolation", s->interpolation);
+    a[n++] = m[nm++] = aug_attr_floats("fill", s->fill, s->n_fill);
+    b[nb++] = aug_attr_string("format", r->format);
+    b[nb++] = aug_attr_ints("canvas_size", canvas, 2);
+    if ((st = boxes_op(r, "vision.rotate_bounding_boxes", b, nb, 1)) != LOOM_OK)
+        return st;
+    return image_and_masks(r, "vision.rotate", a, n, "vision.rotate_mask", m, nm);
+}
+
+/* RandomAffine: angle, then translate (tx, ty rounded), scale, shear x
+** (and y) drawn in torchvision's order */
+static loom_status random_affine(sample_run *r, const sample_step *s)
+{
+    float angle, u;
+    double tr[2] = { 0.0, 0.0 }, scale = 1.0, shear[2] = { 0.0, 0.0 };
+    loom_status st = aug_uniform(&r->d, s->degrees[0], s->degrees[1], &angle);
+    if (st == LOOM_OK && s->has_translate) {
+        const double max_dx = s->translate[0] * (double)r->w, max_dy = s->translate[1] * (double)r->h;
+        if ((st = aug_uniform(&r->d, -max_dx, max_dx, &u)) == LOOM_OK) {
+            tr[0] = nearbyint((double)u);
+            if ((st = aug_uniform(&r->d, -max_dy, max_dy, &u)) == LOOM_OK)
+                tr[1] = nearbyint((double)u);
+        }
+    }
+    if (st == LOOM_OK && s->has_scale && (st = aug_uniform(&r->d, s->scale[0], s->scale[1], &u)) == LOOM_OK)
+        scale = (double)u;
+    if (st == LOOM_OK && s->n_shear >= 2 && (st = aug_uniform(&r->d, s->shear[0], s->shear[1], &u)) == LOOM_OK) {
+        shear[0] = (double)u;
+        if (s->n_shear == 4 && (st = aug_uniform(&r->d, s->shear[2], s->shear[3], &u)) == LOOM_OK)
+            shear[1] = (double)u;
+    }
+    if (st != LOOM_OK)
+        return st;
+    const int64_t canvas[2] = { r->h, r->w };
+    loom_named_attr a[7], m[6], b[7];
+    int32_t n = 0, nm = 0, nb = 0;
+    a[n++] = m[nm++] = b[nb++] = aug_attr_float("angle", (double)angle);
+    a[n++] = m[nm++] = b[nb++] = aug_attr_floats("translate", tr, 2);
+    a[n++] = m[nm++] = b[nb++] = aug_attr_float("scale", scale);
+    a[n++] = m[nm++] = b[nb++] = aug_attr_floats("shear", shear, 2);
+    if (s->has_center)
+        a[n++] = m[nm++] = b[nb++] = aug_attr_floats("center", s->center, 2);
+    a[n++] = aug_attr_string("interpolation", s->interpolation);
+    a[n++] = m[nm++] = aug_attr_floats("fill", s->fill, s->n_fill);
+    b[nb++] = aug_attr_string("format", r->format);
+    b[nb++] = aug_attr_ints("canvas_size", canvas, 2);
+    if ((st = boxes_op(r, "vision.affine_bounding_boxes", b, nb, 0)) != LOOM_OK)
+        return st;
+    return image_and_masks(r, "vision.affine", a, n, "vision.affine_mask", m, nm);
+}
+
+/* RandomPerspective: rand(1) >= p keeps the sample; else the four corners
+** drawn x then y, top-left, top-right, bottom-right, bottom-left */
+static loom_status random_perspective(sample_run *r, const sample_step *s)
+{
+    float u;
+    loom_status st = aug_rand(&r->d, &u);
+    if (st != LOOM_OK || u >= (float)s->p)
+        return st;
+    const int64_t h = r->h, w = r->w;
+    const int64_t bh = (int64_t)(s->distortion_scale * (double)(h / 2)) + 1;
+    const int64_t bw = (int64_t)(s->distortion_scale * (double)(w / 2)) + 1;
+    const int64_t lo[8] = { 0, 0, w - bw, 0, w - bw, h - bh, 0, h - bh };
+    const int64_t hi[8] = { bw, bh, w, bh, w, h, bw, h };
+    int64_t end[8];
+    for (int i = 0; i < 8; i++)
+        if ((st = aug_randint(&r->d, lo[i], hi[i], &end[i])) != LOOM_OK)
+            return st;
+    const int64_t start[8] = { 0, 0, w - 1, 0, w - 1, h - 1, 0, h - 1 };
+    const int64_t canvas[2] = { h, w };
+    loom_named_attr a[4] = { aug_attr_ints("startpoints", start, 8), aug_attr_ints("endpoints", end, 8),
+                             aug_attr_floats("fill", s->fill, s->n_fill),
+                             aug_attr_string("interpolation", s->interpolation) };
+    loom_named_attr b[4] = { a[0], a[1], aug_attr_string("format", r->format), aug_attr_ints("canvas_size", canvas, 2) };
+    if ((st = boxes_op(r, "vision.perspective_bounding_boxes", b, 4, 0)) != LOOM_OK)
+        return st;
+    return image_and_masks(r, "vision.perspective", a, 4, "vision.perspective_mask", a, 3);
+}
+
+/* RandomZoomOut: rand(1) >= p keeps the sample; else the canvas side ratio
+** and the image's place in it (float32 as torchvision's tensor arithmetic),
+** then a constant pad */
+static loom_status random_zoom_out(sample_run *r, const sample_step *s)
+{
+    float u, rx, ry;
+    loom_status st = aug_rand(&r->d, &u);
+    if (st != LOOM_OK || u >= (float)s->p)
+        return st;
+    if ((st = aug_rand(&r->d, &u)) != LOOM_OK || (st = aug_rand(&r->d, &rx)) != LOOM_OK ||
+        (st = aug_rand(&r->d, &ry)) != LOOM_OK)
+        return st;
+    const float ratio = (float)s->side_range[0] + u * (float)(s->side_range[1] - s->side_range[0]);
+    const int64_t cw = (int64_t)((float)r->w * ratio), ch = (int64_t)((float)r->h * ratio);
+    const int64_t left = (int64_t)((float)(cw - r->w) * rx), top = (int64_t)((float)(ch - r->h) * ry);
+    const int64_t padding[4] = { left, top, cw - (left + r->w), ch - (top + r->h) };
+    return pad(r, s, padding);
+}
+
 static loom_status run_step(sample_run *r, const sample_step *s)
 {
     const int64_t canvas[2] = { r->h, r->w };
@@ -387,6 +499,14 @@ static loom_status run_step(sample_run *r, const sample_step *s)
     }
     case SAMPLE_SANITIZE_BOXES:
         return sanitize(r, s);
+    case SAMPLE_RANDOM_ROTATION:
+        return random_rotation(r, s);
+    case SAMPLE_RANDOM_AFFINE:
+        return random_affine(r, s);
+    case SAMPLE_RANDOM_PERSPECTIVE:
+        return random_perspective(r, s);
+    case SAMPLE_RANDOM_ZOOM_OUT:
+        return random_zoom_out(r, s);
     }
     return LOOM_EINVAL;
 }

@@ -120,6 +120,24 @@ static loom_status jitter_range(const parse_ctx *c, const cJSON *v, const char *
     return LOOM_OK;
 }
 
+/* _setup_angle: x -> [-x, x] (x >= 0), or a list of 2 (or max_n) values */
+static loom_status angle_range(const parse_ctx *c, const cJSON *v, const char *arg, int max_n, double *out, int *n)
+{
+    loom_status st = numbers(c, v, arg, 1, max_n, out, n);
+    if (st != LOOM_OK)
+        return st;
+    if (*n == 1) {
+        if (out[0] < 0)
+            return FAIL(c, "if '%s' is a single number, it must be positive", arg);
+        out[1] = out[0];
+        out[0] = -out[0];
+        *n = 2;
+    } else if (*n != 2 && *n != 4) {
+        return FAIL(c, "'%s' must be a number or a list of 2%s values", arg, max_n == 4 ? " or 4" : "");
+    }
+    return LOOM_OK;
+}
+
 static const char *const interpolations[] = { "bilinear", "nearest", "nearest-exact", "bicubic", NULL };
 static const char *const pad_modes[] = { "constant", "edge", "reflect", "symmetric", NULL };
 
@@ -321,11 +339,92 @@ static loom_status parse_step(const parse_ctx *c, const cJSON *args, sample_step
             return FAIL(c, "'min_size' and 'min_area' should be >= 1");
         return LOOM_OK;
     }
+    if (strcmp(n, "RandomRotation") == 0 || strcmp(n, "RandomAffine") == 0) {
+        const int affine = n[6] == 'A';
+        if (affine)
+            ARGS("degrees", "translate", "scale", "shear", "interpolation", "fill", "center");
+        else
+            ARGS("degrees", "interpolation", "expand", "center", "fill");
+        s->kind = affine ? SAMPLE_RANDOM_AFFINE : SAMPLE_RANDOM_ROTATION;
+        snprintf(s->interpolation, sizeof s->interpolation, "nearest");
+        s->n_fill = 1;   /* fill=0: given, so the grid's fill path runs, as torchvision's */
+        if (!GET("degrees"))
+            return FAIL(c, "'degrees' is required");
+        if ((st = angle_range(c, v, "degrees", 2, s->degrees, &k)) != LOOM_OK)
+            return st;
+        if (affine && GET("translate") && !cJSON_IsNull(v)) {
+            if ((st = numbers(c, v, "translate", 2, 2, s->translate, &k)) != LOOM_OK)
+                return st;
+            if (s->translate[0] < 0 || s->translate[0] > 1 || s->translate[1] < 0 || s->translate[1] > 1)
+                return FAIL(c, "'translate' values should be between 0 and 1");
+            s->has_translate = 1;
+        }
+        if (affine && GET("scale") && !cJSON_IsNull(v)) {
+            if ((st = numbers(c, v, "scale", 2, 2, s->scale, &k)) != LOOM_OK)
+                return st;
+            if (!(s->scale[0] > 0 && s->scale[1] > 0))
+                return FAIL(c, "'scale' values should be positive");
+            s->has_scale = 1;
+        }
+        if (affine && GET("shear") && !cJSON_IsNull(v) && (st = angle_range(c, v, "shear", 4, s->shear, &s->n_shear)) != LOOM_OK)
+            return st;
+        if (!affine && GET("expand") && (st = boolean(c, v, "expand", &s->expand)) != LOOM_OK)
+            return st;
+        static const char *const grid_modes[] = { "nearest", "bilinear", NULL };
+        if (GET("interpolation") &&
+            (st = choice(c, v, "interpolation", grid_modes, s->interpolation, sizeof s->interpolation)) != LOOM_OK)
+            return st;
+        if (GET("fill") && (st = numbers(c, v, "fill", 1, 4, s->fill, &s->n_fill)) != LOOM_OK)
+            return st;
+        if (GET("center") && !cJSON_IsNull(v)) {
+            if ((st = numbers(c, v, "center", 2, 2, s->center, &k)) != LOOM_OK)
+                return st;
+            s->has_center = 1;
+        }
+        return LOOM_OK;
+    }
+    if (strcmp(n, "RandomPerspective") == 0) {
+        ARGS("distortion_scale", "p", "interpolation", "fill");
+        static const char *const grid_modes[] = { "bilinear", "nearest", NULL };
+        s->kind = SAMPLE_RANDOM_PERSPECTIVE;
+        s->distortion_scale = 0.5;
+        s->p = 0.5;
+        s->n_fill = 1;
+        if (GET("distortion_scale") && ((st = numbers(c, v, "distortion_scale", 1, 1, &s->distortion_scale, &k)) != LOOM_OK ||
+                                        s->distortion_scale < 0 || s->distortion_scale > 1))
+            return st != LOOM_OK ? st : FAIL(c, "'distortion_scale' value should be between 0 and 1");
+        if (GET("p") && ((st = numbers(c, v, "p", 1, 1, &s->p, &k)) != LOOM_OK || s->p < 0 || s->p > 1))
+            return st != LOOM_OK ? st : FAIL(c, "'p' should be a probability in [0, 1]");
+        if (GET("interpolation") &&
+            (st = choice(c, v, "interpolation", grid_modes, s->interpolation, sizeof s->interpolation)) != LOOM_OK)
+            return st;
+        if (GET("fill") && (st = numbers(c, v, "fill", 1, 4, s->fill, &s->n_fill)) != LOOM_OK)
+            return st;
+        return LOOM_OK;
+    }
+    if (strcmp(n, "RandomZoomOut") == 0) {
+        ARGS("fill", "side_range", "p");
+        s->kind = SAMPLE_RANDOM_ZOOM_OUT;
+        s->side_range[0] = 1.0;
+        s->side_range[1] = 4.0;
+        s->p = 0.5;
+        s->n_fill = 1;
+        if (GET("side_range") && (st = numbers(c, v, "side_range", 2, 2, s->side_range, &k)) != LOOM_OK)
+            return st;
+        if (s->side_range[0] < 1.0 || s->side_range[0] > s->side_range[1])
+            return FAIL(c, "'side_range' (%g, %g) is invalid: 1 <= min <= max", s->side_range[0], s->side_range[1]);
+        if (GET("p") && ((st = numbers(c, v, "p", 1, 1, &s->p, &k)) != LOOM_OK || s->p < 0 || s->p > 1))
+            return st != LOOM_OK ? st : FAIL(c, "'p' should be a probability in [0, 1]");
+        if (GET("fill") && (st = numbers(c, v, "fill", 1, 4, s->fill, &s->n_fill)) != LOOM_OK)
+            return st;
+        return LOOM_OK;
+    }
 #undef GET
 #undef ARGS
     return FAIL(c, "not a transform vision.transform_sample knows (RandomHorizontalFlip, RandomVerticalFlip, "
-                   "Resize, CenterCrop, RandomCrop, RandomResizedCrop, Pad, ColorJitter, Normalize, ToDtype, "
-                   "ClampBoundingBoxes, SanitizeBoundingBoxes)");
+                   "Resize, CenterCrop, RandomCrop, RandomResizedCrop, Pad, RandomRotation, RandomAffine, "
+                   "RandomPerspective, RandomZoomOut, ColorJitter, Normalize, ToDtype, ClampBoundingBoxes, "
+                   "SanitizeBoundingBoxes)");
 }
 
 loom_status sample_pipeline_parse(const char *json, sample_pipeline *out)

@@ -99,7 +99,7 @@ static void every_pipeline_matches_torchvision(void **state)
         cases++;
     }
     fclose(f);
-    assert_true(cases >= 13);
+    assert_true(cases >= 24);
 }
 
 static loom_tensor *run_seeded(const loom_tensor *const *in, const char *pipeline, const char *seed)
