@@ -487,6 +487,7 @@ class DrawRecorder:
         torch.rand = lambda *a, **k: self.record(rand(*a, **k))
         torch.Tensor.uniform_ = lambda t, *a, **k: self.record(uniform_(t, *a, **k))
         torch.randperm = lambda *a, **k: self.record(randperm(*a, **k))
+        RecordedAugMix.recorder = self
         return self
 
     def __exit__(self, *exc):
@@ -724,6 +725,14 @@ def sample_goldens(out):
         case(f"zoom_out_{seed}", [T.RandomZoomOut(fill=3, side_range=(1.0, 2.0), p=0.9), T.Resize([32, 40])],
              [{"RandomZoomOut": {"fill": 3, "side_range": [1.0, 2.0], "p": 0.9}}, {"Resize": {"size": [32, 40]}}],
              boxes="boxes_xyxy", masks="mask_u8", labels="labels", seed=70 + seed)
+    # the augmentations in a pipeline (image alone: torchvision refuses boxes and masks there)
+    for seed in range(2):
+        case(f"policies_{seed}", [T.RandomResizedCrop([24, 24]), T.RandAugment(num_ops=3), T.TrivialAugmentWide(),
+                                  T.AutoAugment(), T.ToDtype(torch.float32, scale=True)],
+             [{"RandomResizedCrop": {"size": [24, 24]}}, {"RandAugment": {"num_ops": 3}}, {"TrivialAugmentWide": {}},
+              {"AutoAugment": {}}, {"ToDtype": {"dtype": "float32", "scale": True}}], seed=80 + seed)
+        case(f"augmix_{seed}", [T.RandomHorizontalFlip(), RecordedAugMix(severity=4, alpha=0.7)],
+             [{"RandomHorizontalFlip": {}}, {"AugMix": {"severity": 4, "alpha": 0.7}}], seed=90 + seed)
 
     with open(os.path.join(out, "cases.txt"), "w") as f:
         f.write(f"# torchvision {torchvision.__version__}, torch {torch.__version__}\n")

@@ -222,6 +222,26 @@ static inline loom_named_attr aug_attr_bool(const char *name, int v)
     return a;
 }
 
+/* One of the four policies with its arguments (those of the ops'
+** attributes), for vision.transform_sample as for the ops. */
+typedef enum aug_policy_kind { AUG_POLICY_RAND, AUG_POLICY_TRIVIAL_WIDE, AUG_POLICY_AUTO, AUG_POLICY_AUGMIX } aug_policy_kind;
+
+typedef struct aug_policy {
+    aug_policy_kind kind;
+    const char *interpolation;
+    const double *fill;
+    int64_t n_fill;
+    int64_t num_ops, magnitude, num_magnitude_bins;                  /* rand, trivial */
+    int64_t severity, mixture_width, chain_depth;                    /* augmix */
+    double alpha;
+    int all_ops;
+} aug_policy;
+
+/* The policy on image x into out (compact, same shape and dtype), drawing
+** from d; argument errors name the argument. */
+loom_status aug_policy_apply(loom_exec_ctx *ctx, const aug_policy *p, aug_draws *d, const loom_tensor *x,
+                             loom_tensor *out);
+
 /* A compact cpu tensor over data (no ownership), for op_call. */
 loom_tensor aug_view(void *data, loom_dtype dtype, int32_t ndim, int64_t *shape);
 

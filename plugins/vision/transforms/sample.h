@@ -32,6 +32,7 @@ typedef enum sample_kind {
     SAMPLE_RANDOM_AFFINE,
     SAMPLE_RANDOM_PERSPECTIVE,
     SAMPLE_RANDOM_ZOOM_OUT,
+    SAMPLE_POLICY,                /* AutoAugment, RandAugment, TrivialAugmentWide, AugMix */
 } sample_kind;
 
 /* One transform and its arguments, checked as torchvision's constructor
@@ -64,6 +65,7 @@ typedef struct sample_step {
     double center[2];
     double side_range[2];         /* zoom out */
     double distortion_scale;      /* perspective */
+    aug_policy policy;            /* the augmentations (policy.fill points at fill) */
 } sample_step;
 
 typedef struct sample_pipeline {

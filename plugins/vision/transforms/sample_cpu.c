@@ -465,6 +465,39 @@ static loom_status random_zoom_out(sample_run *r, const sample_step *s)
     return pad(r, s, padding);
 }
 
+/* The augmentations: image only (torchvision refuses boxes and masks), the
+** policy drawing from the pipeline's draws, into a buffer of the run. */
+static loom_status policy(sample_run *r, const sample_step *s, const char *name)
+{
+    if (r->t[T_BOXES] || r->t[T_MASKS])
+        return pk_host->fail(LOOM_EINVAL, "'pipeline'[%d] (%s): boxes and masks are not supported by the "
+                                          "augmentations (as in torchvision)",
+                             r->index, name);
+    aug_policy q = s->policy;
+    q.interpolation = s->interpolation;
+    q.fill = s->n_fill ? s->fill : NULL;
+    q.n_fill = s->n_fill;
+    const loom_tensor *x = r->t[T_IMAGE];
+    void *data = pk_host->alloc(x->device, aug_nbytes(x) + 1, 64);
+    if (!data)
+        return LOOM_ENOMEM;
+    int64_t shape[LOOM_MAX_NDIM];
+    memcpy(shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+    loom_tensor out = aug_view(data, loom_tensor_dtype_of(x), x->ndim, shape);
+    loom_status st = aug_policy_apply(r->call->ctx, &q, &r->d, x, &out);
+    if (st != LOOM_OK) {
+        pk_host->free(x->device, data);
+        return st;
+    }
+    drop_tensor(r, T_IMAGE);
+    memcpy(r->view_shapes[T_IMAGE], shape, sizeof shape);
+    r->views[T_IMAGE] = aug_view(data, loom_tensor_dtype_of(&out), out.ndim, r->view_shapes[T_IMAGE]);
+    r->bufs[T_IMAGE] = data;
+    r->t[T_IMAGE] = &r->views[T_IMAGE];
+    r->own[T_IMAGE] = 2;
+    return LOOM_OK;
+}
+
 static loom_status run_step(sample_run *r, const sample_step *s)
 {
     const int64_t canvas[2] = { r->h, r->w };
@@ -507,6 +540,10 @@ static loom_status run_step(sample_run *r, const sample_step *s)
         return random_perspective(r, s);
     case SAMPLE_RANDOM_ZOOM_OUT:
         return random_zoom_out(r, s);
+    case SAMPLE_POLICY: {
+        static const char *const names[] = { "RandAugment", "TrivialAugmentWide", "AutoAugment", "AugMix" };
+        return policy(r, s, names[s->policy.kind]);
+    }
     }
     return LOOM_EINVAL;
 }

@@ -419,12 +419,73 @@ static loom_status parse_step(const parse_ctx *c, const cJSON *args, sample_step
             return st;
         return LOOM_OK;
     }
+    if (strcmp(n, "AutoAugment") == 0 || strcmp(n, "RandAugment") == 0 || strcmp(n, "TrivialAugmentWide") == 0 ||
+        strcmp(n, "AugMix") == 0) {
+        static const char *const grid_modes[] = { "nearest", "bilinear", NULL };
+        static const char *const policies[] = { "imagenet", NULL };
+        aug_policy *q = &s->policy;
+        s->kind = SAMPLE_POLICY;
+        snprintf(s->interpolation, sizeof s->interpolation, "nearest");
+        if (n[0] == 'A' && n[1] == 'u' && n[2] == 't') {
+            ARGS("policy", "interpolation", "fill");
+            q->kind = AUG_POLICY_AUTO;
+            char pol[16];
+            if (GET("policy") && (st = choice(c, v, "policy", policies, pol, sizeof pol)) != LOOM_OK)
+                return st;
+        } else if (n[0] == 'R') {
+            ARGS("num_ops", "magnitude", "num_magnitude_bins", "interpolation", "fill");
+            q->kind = AUG_POLICY_RAND;
+            q->num_ops = 2;
+            q->magnitude = 9;
+            q->num_magnitude_bins = 31;
+            if ((GET("num_ops") && (st = integers(c, v, "num_ops", 1, 1, 0, &q->num_ops, &k)) != LOOM_OK) ||
+                (GET("magnitude") && (st = integers(c, v, "magnitude", 1, 1, 0, &q->magnitude, &k)) != LOOM_OK))
+                return st;
+        } else if (n[0] == 'T') {
+            ARGS("num_magnitude_bins", "interpolation", "fill");
+            q->kind = AUG_POLICY_TRIVIAL_WIDE;
+            q->num_magnitude_bins = 31;
+        } else {
+            ARGS("severity", "mixture_width", "chain_depth", "alpha", "all_ops", "interpolation", "fill");
+            q->kind = AUG_POLICY_AUGMIX;
+            q->severity = q->mixture_width = 3;
+            q->chain_depth = -1;
+            q->alpha = 1.0;
+            q->all_ops = 1;
+            snprintf(s->interpolation, sizeof s->interpolation, "bilinear");
+            double d[1];
+            int64_t depth[1];
+            if ((GET("severity") && (st = integers(c, v, "severity", 1, 1, 1, &q->severity, &k)) != LOOM_OK) ||
+                (GET("mixture_width") && (st = integers(c, v, "mixture_width", 1, 1, 1, &q->mixture_width, &k)) != LOOM_OK) ||
+                (GET("all_ops") && (st = boolean(c, v, "all_ops", &q->all_ops)) != LOOM_OK))
+                return st;
+            if (GET("chain_depth")) {
+                if ((st = numbers(c, v, "chain_depth", 1, 1, d, &k)) != LOOM_OK)
+                    return st;
+                if (d[0] != floor(d[0]) || d[0] > 1000 || d[0] < -1000)
+                    return FAIL(c, "'chain_depth' must be an integer (<= 0: drawn from 1..3)");
+                depth[0] = (int64_t)d[0];
+                q->chain_depth = depth[0];
+            }
+            if (GET("alpha") && ((st = numbers(c, v, "alpha", 1, 1, &q->alpha, &k)) != LOOM_OK || !(q->alpha > 0)))
+                return st != LOOM_OK ? st : FAIL(c, "'alpha' must be positive");
+        }
+        if (GET("num_magnitude_bins") &&
+            (st = integers(c, v, "num_magnitude_bins", 1, 1, 2, &q->num_magnitude_bins, &k)) != LOOM_OK)
+            return st;
+        if (GET("interpolation") &&
+            (st = choice(c, v, "interpolation", grid_modes, s->interpolation, sizeof s->interpolation)) != LOOM_OK)
+            return st;
+        if (GET("fill") && !cJSON_IsNull(v) && (st = numbers(c, v, "fill", 1, 4, s->fill, &s->n_fill)) != LOOM_OK)
+            return st;
+        return LOOM_OK;
+    }
 #undef GET
 #undef ARGS
     return FAIL(c, "not a transform vision.transform_sample knows (RandomHorizontalFlip, RandomVerticalFlip, "
                    "Resize, CenterCrop, RandomCrop, RandomResizedCrop, Pad, RandomRotation, RandomAffine, "
                    "RandomPerspective, RandomZoomOut, ColorJitter, Normalize, ToDtype, ClampBoundingBoxes, "
-                   "SanitizeBoundingBoxes)");
+                   "SanitizeBoundingBoxes, AutoAugment, RandAugment, TrivialAugmentWide, AugMix)");
 }
 
 loom_status sample_pipeline_parse(const char *json, sample_pipeline *out)
