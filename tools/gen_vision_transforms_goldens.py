@@ -725,6 +725,14 @@ def sample_goldens(out):
         case(f"zoom_out_{seed}", [T.RandomZoomOut(fill=3, side_range=(1.0, 2.0), p=0.9), T.Resize([32, 40])],
              [{"RandomZoomOut": {"fill": 3, "side_range": [1.0, 2.0], "p": 0.9}}, {"Resize": {"size": [32, 40]}}],
              boxes="boxes_xyxy", masks="mask_u8", labels="labels", seed=70 + seed)
+    for seed in range(2):
+        case(f"elastic_{seed}", [T.ElasticTransform(alpha=20.0, sigma=3.0)],
+             [{"ElasticTransform": {"alpha": 20.0, "sigma": 3.0}}],
+             boxes="boxes_xyxy", masks="mask_u8", labels="labels", seed=100 + seed)
+    case("elastic_nearest_fill", [T.ElasticTransform(alpha=[30.0, 10.0], sigma=[2.0, 4.0],
+                                                     interpolation=InterpolationMode.NEAREST, fill=6)],
+         [{"ElasticTransform": {"alpha": [30.0, 10.0], "sigma": [2.0, 4.0], "interpolation": "nearest", "fill": 6}}],
+         boxes="boxes_xywh", fmt="xywh", masks="mask_u8", seed=102)
     # the augmentations in a pipeline (image alone: torchvision refuses boxes and masks there)
     for seed in range(2):
         case(f"policies_{seed}", [T.RandomResizedCrop([24, 24]), T.RandAugment(num_ops=3), T.TrivialAugmentWide(),

@@ -33,6 +33,7 @@ typedef enum sample_kind {
     SAMPLE_RANDOM_PERSPECTIVE,
     SAMPLE_RANDOM_ZOOM_OUT,
     SAMPLE_POLICY,                /* AutoAugment, RandAugment, TrivialAugmentWide, AugMix */
+    SAMPLE_ELASTIC,
 } sample_kind;
 
 /* One transform and its arguments, checked as torchvision's constructor
@@ -65,6 +66,7 @@ typedef struct sample_step {
     double center[2];
     double side_range[2];         /* zoom out */
     double distortion_scale;      /* perspective */
+    double alpha[2], sigma[2];    /* elastic */
     aug_policy policy;            /* the augmentations (policy.fill points at fill) */
 } sample_step;
 

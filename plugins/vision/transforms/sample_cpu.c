@@ -498,6 +498,62 @@ static loom_status policy(sample_run *r, const sample_step *s, const char *name)
     return LOOM_OK;
 }
 
+/* ElasticTransform: per axis H x W uniforms (torch.rand) * 2 - 1, blurred
+** by vision.gaussian_blur (kernel int(8 sigma + 1), odd), times alpha over
+** W (x) or H (y); the displacement moves image, masks and boxes. */
+static loom_status elastic(sample_run *r, const sample_step *s)
+{
+    const int64_t h = r->h, w = r->w, n = h * w;
+    float *disp = pk_host->alloc(r->t[T_IMAGE]->device, (size_t)(3 * n) * sizeof(float), 64);
+    if (!disp)
+        return LOOM_ENOMEM;
+    float *noise = disp + 2 * n;
+    loom_status st = LOOM_OK;
+    int64_t plane_shape[4] = { 1, 1, h, w }, disp_shape[4] = { 1, h, w, 2 };
+    for (int a = 0; a < 2 && st == LOOM_OK; a++) {
+        for (int64_t i = 0; i < n && st == LOOM_OK; i++) {
+            float u;
+            st = aug_rand(&r->d, &u);
+            noise[i] = u * 2.0f - 1.0f;
+        }
+        if (st != LOOM_OK)
+            break;
+        loom_tensor nv = aug_view(noise, LOOM_DTYPE_F32, 4, plane_shape), *blurred = NULL;
+        const float *v = noise;
+        if (s->sigma[a] > 0.0) {
+            int64_t k = (int64_t)(8.0 * s->sigma[a] + 1.0);
+            k += k % 2 == 0;
+            const int64_t ks[2] = { k, k };
+            loom_named_attr ba[2] = { aug_attr_ints("kernel_size", ks, 2), aug_attr_floats("sigma", s->sigma, 2) };
+            if ((st = call_op(r, "vision.gaussian_blur", &nv, NULL, &blurred, 1, ba, 2)) != LOOM_OK)
+                break;
+            v = loom_data(blurred);
+        }
+        const float alpha = (float)s->alpha[a], size = (float)(a == 0 ? w : h);
+        for (int64_t i = 0; i < n; i++)
+            disp[2 * i + a] = v[i] * alpha / size;
+        if (blurred)
+            pk_host->tensor_free(blurred);
+    }
+    if (st == LOOM_OK) {
+        loom_tensor dv = aug_view(disp, LOOM_DTYPE_F32, 4, disp_shape);
+        const int64_t canvas[2] = { h, w };
+        loom_named_attr a[2] = { aug_attr_floats("fill", s->fill, s->n_fill),
+                                 aug_attr_string("interpolation", s->interpolation) };
+        loom_named_attr b[2] = { aug_attr_string("format", r->format), aug_attr_ints("canvas_size", canvas, 2) };
+        loom_tensor *o;
+        if (r->t[T_BOXES] && (st = call_op(r, "vision.elastic_bounding_boxes", r->t[T_BOXES], &dv, &o, 1, b, 2)) == LOOM_OK)
+            set_tensor(r, T_BOXES, o);
+        if (st == LOOM_OK && r->t[T_MASKS] &&
+            (st = call_op(r, "vision.elastic_mask", r->t[T_MASKS], &dv, &o, 1, a, 1)) == LOOM_OK)
+            set_tensor(r, T_MASKS, o);
+        if (st == LOOM_OK && (st = call_op(r, "vision.elastic", r->t[T_IMAGE], &dv, &o, 1, a, 2)) == LOOM_OK)
+            set_tensor(r, T_IMAGE, o);
+    }
+    pk_host->free(r->t[T_IMAGE]->device, disp);
+    return st;
+}
+
 static loom_status run_step(sample_run *r, const sample_step *s)
 {
     const int64_t canvas[2] = { r->h, r->w };
@@ -540,6 +596,8 @@ static loom_status run_step(sample_run *r, const sample_step *s)
         return random_perspective(r, s);
     case SAMPLE_RANDOM_ZOOM_OUT:
         return random_zoom_out(r, s);
+    case SAMPLE_ELASTIC:
+        return elastic(r, s);
     case SAMPLE_POLICY: {
         static const char *const names[] = { "RandAugment", "TrivialAugmentWide", "AutoAugment", "AugMix" };
         return policy(r, s, names[s->policy.kind]);

@@ -419,6 +419,30 @@ static loom_status parse_step(const parse_ctx *c, const cJSON *args, sample_step
             return st;
         return LOOM_OK;
     }
+    if (strcmp(n, "ElasticTransform") == 0) {
+        static const char *const grid_modes[] = { "bilinear", "nearest", NULL };
+        ARGS("alpha", "sigma", "interpolation", "fill");
+        s->kind = SAMPLE_ELASTIC;
+        s->alpha[0] = s->alpha[1] = 50.0;
+        s->sigma[0] = s->sigma[1] = 5.0;
+        s->n_fill = 1;
+        if (GET("alpha") && (st = numbers(c, v, "alpha", 1, 2, s->alpha, &k)) != LOOM_OK)
+            return st;
+        if (k == 1)
+            s->alpha[1] = s->alpha[0];
+        if (GET("sigma") && (st = numbers(c, v, "sigma", 1, 2, s->sigma, &k)) != LOOM_OK)
+            return st;
+        if (k == 1)
+            s->sigma[1] = s->sigma[0];
+        if (s->sigma[0] < 0 || s->sigma[1] < 0 || s->sigma[0] > 100 || s->sigma[1] > 100)
+            return FAIL(c, "'sigma' values must be in [0, 100]");
+        if (GET("interpolation") &&
+            (st = choice(c, v, "interpolation", grid_modes, s->interpolation, sizeof s->interpolation)) != LOOM_OK)
+            return st;
+        if (GET("fill") && (st = numbers(c, v, "fill", 1, 4, s->fill, &s->n_fill)) != LOOM_OK)
+            return st;
+        return LOOM_OK;
+    }
     if (strcmp(n, "AutoAugment") == 0 || strcmp(n, "RandAugment") == 0 || strcmp(n, "TrivialAugmentWide") == 0 ||
         strcmp(n, "AugMix") == 0) {
         static const char *const grid_modes[] = { "nearest", "bilinear", NULL };
@@ -485,7 +509,7 @@ static loom_status parse_step(const parse_ctx *c, const cJSON *args, sample_step
     return FAIL(c, "not a transform vision.transform_sample knows (RandomHorizontalFlip, RandomVerticalFlip, "
                    "Resize, CenterCrop, RandomCrop, RandomResizedCrop, Pad, RandomRotation, RandomAffine, "
                    "RandomPerspective, RandomZoomOut, ColorJitter, Normalize, ToDtype, ClampBoundingBoxes, "
-                   "SanitizeBoundingBoxes, AutoAugment, RandAugment, TrivialAugmentWide, AugMix)");
+                   "SanitizeBoundingBoxes, ElasticTransform, AutoAugment, RandAugment, TrivialAugmentWide, AugMix)");
 }
 
 loom_status sample_pipeline_parse(const char *json, sample_pipeline *out)

@@ -6,6 +6,11 @@
 **     {image, boxes, masks, labels}: uint8 images, boxes, masks and labels
 **     identical (the same kernels as the single ops, whose goldens are
 **     identical), float32 images within 1e-5 (ColorJitter, Normalize);
+**     ElasticTransform's boxes within 1e-4 pixels: its displacement is a
+**     float32 Gaussian blur of the noise, summed in another order than
+**     PyTorch's convolution (a few ulps of a value below 1), and the boxes
+**     are the displaced corners themselves (the resampled image and masks
+**     of these cases are identical all the same);
 **   - seeded: the same seed, the same sample; another seed, another;
 **   - a bad pipeline fails naming the transform's index and the argument.
 */
@@ -87,6 +92,8 @@ static void every_pipeline_matches_torchvision(void **state)
             loom_tensor *want = golden(g);
             if (p == 0 && loom_tensor_dtype_of(want) == LOOM_DTYPE_F32)
                 tu_assert_close(outs[p], want, 0.0, 1e-5, g);
+            else if (p == 1 && strncmp(name, "elastic", 7) == 0)
+                tu_assert_close(outs[p], want, 0.0, 1e-4, g);   /* see the top: the blurred displacement */
             else
                 tu_assert_identical(outs[p], want, g);
             loom_tensor_free(want);
@@ -99,7 +106,7 @@ static void every_pipeline_matches_torchvision(void **state)
         cases++;
     }
     fclose(f);
-    assert_true(cases >= 28);
+    assert_true(cases >= 31);
 }
 
 static loom_tensor *run_seeded(const loom_tensor *const *in, const char *pipeline, const char *seed)
