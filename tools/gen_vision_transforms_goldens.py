@@ -733,6 +733,13 @@ def sample_goldens(out):
                                                      interpolation=InterpolationMode.NEAREST, fill=6)],
          [{"ElasticTransform": {"alpha": [30.0, 10.0], "sigma": [2.0, 4.0], "interpolation": "nearest", "fill": 6}}],
          boxes="boxes_xywh", fmt="xywh", masks="mask_u8", seed=102)
+    for seed in range(4):
+        case(f"iou_crop_{seed}", [T.RandomIoUCrop(), T.SanitizeBoundingBoxes()],
+             [{"RandomIoUCrop": {}}, {"SanitizeBoundingBoxes": {}}],
+             boxes="boxes_xyxy", masks="mask_u8", labels="labels", seed=110 + seed)
+    case("iou_crop_options", [T.RandomIoUCrop(min_scale=0.5, sampler_options=[0.3, 0.5], trials=10)],
+         [{"RandomIoUCrop": {"min_scale": 0.5, "sampler_options": [0.3, 0.5], "trials": 10}}],
+         boxes="boxes_cxcywh", fmt="cxcywh", masks="mask_u8", labels="labels", seed=114)
     # the augmentations in a pipeline (image alone: torchvision refuses boxes and masks there)
     for seed in range(2):
         case(f"policies_{seed}", [T.RandomResizedCrop([24, 24]), T.RandAugment(num_ops=3), T.TrivialAugmentWide(),

@@ -34,6 +34,7 @@ typedef enum sample_kind {
     SAMPLE_RANDOM_ZOOM_OUT,
     SAMPLE_POLICY,                /* AutoAugment, RandAugment, TrivialAugmentWide, AugMix */
     SAMPLE_ELASTIC,
+    SAMPLE_RANDOM_IOU_CROP,
 } sample_kind;
 
 /* One transform and its arguments, checked as torchvision's constructor
@@ -67,6 +68,9 @@ typedef struct sample_step {
     double side_range[2];         /* zoom out */
     double distortion_scale;      /* perspective */
     double alpha[2], sigma[2];    /* elastic */
+    double iou_scale[2], iou_aspect[2], options[16];   /* RandomIoUCrop */
+    int n_options;
+    int64_t trials;
     aug_policy policy;            /* the augmentations (policy.fill points at fill) */
 } sample_step;
 

@@ -554,6 +554,77 @@ static loom_status elastic(sample_run *r, const sample_step *s)
     return st;
 }
 
+/* RandomIoUCrop: an option, then trials of a crop whose size and corner
+** come from torch.rand(2) pairs (float32 as torchvision's tensors), until
+** one holds the centre of some box overlapping it by the option's IoU; the
+** boxes whose centres fall outside are zeroed after the crop. */
+static loom_status random_iou_crop(sample_run *r, const sample_step *s)
+{
+    const loom_tensor *bt = r->t[T_BOXES];
+    if (!bt)
+        return pk_host->fail(LOOM_EINVAL, "'pipeline'[%d] (RandomIoUCrop): needs 'boxes'", r->index);
+    const int64_t n = bt->shape[0], ow = r->w, oh = r->h;
+    const int fmt = transforms_box_format(r->format);
+    uint8_t *within = pk_host->scratch(r->call->ctx, (size_t)n + 1);
+    if (!within)
+        return LOOM_ENOMEM;
+    loom_status st;
+    for (int round = 0; round < 1000; round++) {
+        int64_t idx;
+        if ((st = aug_randint(&r->d, 0, s->n_options, &idx)) != LOOM_OK)
+            return st;
+        const double min_iou = s->options[idx];
+        if (min_iou >= 1.0)
+            return LOOM_OK;
+        for (int64_t t = 0; t < s->trials; t++) {
+            float u0, u1;
+            if ((st = aug_rand(&r->d, &u0)) != LOOM_OK || (st = aug_rand(&r->d, &u1)) != LOOM_OK)
+                return st;
+            const float span = (float)(s->iou_scale[1] - s->iou_scale[0]), lo = (float)s->iou_scale[0];
+            const int64_t nw = (int64_t)((float)ow * (lo + span * u0)), nh = (int64_t)((float)oh * (lo + span * u1));
+            if (nh == 0 || !(s->iou_aspect[0] <= (double)nw / (double)nh && (double)nw / (double)nh <= s->iou_aspect[1]))
+                continue;
+            if ((st = aug_rand(&r->d, &u0)) != LOOM_OK || (st = aug_rand(&r->d, &u1)) != LOOM_OK)
+                return st;
+            const int64_t left = (int64_t)((float)(ow - nw) * u0), top = (int64_t)((float)(oh - nh) * u1);
+            const int64_t right = left + nw, bottom = top + nh;
+            if (left == right || top == bottom)
+                continue;
+            const float cb[4] = { (float)left, (float)top, (float)right, (float)bottom };
+            const float crop_area = (cb[2] - cb[0]) * (cb[3] - cb[1]);
+            int any = 0;
+            float best = -1.0f;
+            for (int64_t i = 0; i < n; i++) {
+                float q[4];
+                memcpy(q, (const float *)loom_data(bt) + 4 * i, sizeof q);
+                transforms_box_convert(q, fmt, 0);
+                const float cx = 0.5f * (q[0] + q[2]), cy = 0.5f * (q[1] + q[3]);
+                within[i] = cb[0] < cx && cx < cb[2] && cb[1] < cy && cy < cb[3];
+                if (!within[i])
+                    continue;
+                any = 1;
+                const float area = (q[2] - q[0]) * (q[3] - q[1]);
+                const float iw = fminf(q[2], cb[2]) - fmaxf(q[0], cb[0]);
+                const float ih = fminf(q[3], cb[3]) - fmaxf(q[1], cb[1]);
+                const float inter = (iw > 0 ? iw : 0) * (ih > 0 ? ih : 0);
+                const float iou = inter / (area + crop_area - inter);
+                best = iou > best ? iou : best;
+            }
+            if (!any || best < (float)min_iou)
+                continue;
+            if ((st = crop(r, top, left, nh, nw)) != LOOM_OK)
+                return st;
+            float *b = loom_data(r->t[T_BOXES]);
+            for (int64_t i = 0; i < n; i++)
+                if (!within[i])
+                    memset(b + 4 * i, 0, 4 * sizeof(float));
+            return LOOM_OK;
+        }
+    }
+    return pk_host->fail(LOOM_EINVAL, "'pipeline'[%d] (RandomIoUCrop): no crop found in 1000 rounds of options",
+                         r->index);
+}
+
 static loom_status run_step(sample_run *r, const sample_step *s)
 {
     const int64_t canvas[2] = { r->h, r->w };
@@ -598,6 +669,8 @@ static loom_status run_step(sample_run *r, const sample_step *s)
         return random_zoom_out(r, s);
     case SAMPLE_ELASTIC:
         return elastic(r, s);
+    case SAMPLE_RANDOM_IOU_CROP:
+        return random_iou_crop(r, s);
     case SAMPLE_POLICY: {
         static const char *const names[] = { "RandAugment", "TrivialAugmentWide", "AutoAugment", "AugMix" };
         return policy(r, s, names[s->policy.kind]);

@@ -419,6 +419,33 @@ static loom_status parse_step(const parse_ctx *c, const cJSON *args, sample_step
             return st;
         return LOOM_OK;
     }
+    if (strcmp(n, "RandomIoUCrop") == 0) {
+        ARGS("min_scale", "max_scale", "min_aspect_ratio", "max_aspect_ratio", "sampler_options", "trials");
+        static const double options[7] = { 0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0 };
+        s->kind = SAMPLE_RANDOM_IOU_CROP;
+        s->iou_scale[0] = 0.3;
+        s->iou_scale[1] = 1.0;
+        s->iou_aspect[0] = 0.5;
+        s->iou_aspect[1] = 2.0;
+        memcpy(s->options, options, sizeof options);
+        s->n_options = 7;
+        s->trials = 40;
+        static const char *const keys[4] = { "min_scale", "max_scale", "min_aspect_ratio", "max_aspect_ratio" };
+        double *dst[4] = { &s->iou_scale[0], &s->iou_scale[1], &s->iou_aspect[0], &s->iou_aspect[1] };
+        for (int i = 0; i < 4; i++)
+            if (GET(keys[i]) && (st = numbers(c, v, keys[i], 1, 1, dst[i], &k)) != LOOM_OK)
+                return st;
+        if (GET("sampler_options")) {
+            const int m = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : -1;
+            if (m < 1 || m > 16)
+                return FAIL(c, "'sampler_options' must be a list of 1 to 16 numbers");
+            if ((st = numbers(c, v, "sampler_options", 1, 16, s->options, &s->n_options)) != LOOM_OK)
+                return st;
+        }
+        if (GET("trials") && (st = integers(c, v, "trials", 1, 1, 1, &s->trials, &k)) != LOOM_OK)
+            return st;
+        return LOOM_OK;
+    }
     if (strcmp(n, "ElasticTransform") == 0) {
         static const char *const grid_modes[] = { "bilinear", "nearest", NULL };
         ARGS("alpha", "sigma", "interpolation", "fill");
@@ -509,7 +536,7 @@ static loom_status parse_step(const parse_ctx *c, const cJSON *args, sample_step
     return FAIL(c, "not a transform vision.transform_sample knows (RandomHorizontalFlip, RandomVerticalFlip, "
                    "Resize, CenterCrop, RandomCrop, RandomResizedCrop, Pad, RandomRotation, RandomAffine, "
                    "RandomPerspective, RandomZoomOut, ColorJitter, Normalize, ToDtype, ClampBoundingBoxes, "
-                   "SanitizeBoundingBoxes, ElasticTransform, AutoAugment, RandAugment, TrivialAugmentWide, AugMix)");
+                   "SanitizeBoundingBoxes, ElasticTransform, RandomIoUCrop, AutoAugment, RandAugment, TrivialAugmentWide, AugMix)");
 }
 
 loom_status sample_pipeline_parse(const char *json, sample_pipeline *out)

@@ -106,7 +106,7 @@ static void every_pipeline_matches_torchvision(void **state)
         cases++;
     }
     fclose(f);
-    assert_true(cases >= 31);
+    assert_true(cases >= 36);
 }
 
 static loom_tensor *run_seeded(const loom_tensor *const *in, const char *pipeline, const char *seed)
@@ -150,6 +150,8 @@ static void a_bad_pipeline_names_the_transform_and_argument(void **state)
         { "[{\"RandomHorizontalFlip\": {\"p\": 2}}]", { "'pipeline'[0]", "'p'" } },
         { "[{\"ToDtype\": {\"dtype\": \"float16\"}}]", { "'pipeline'[0]", "'dtype'" } },
         { "[{\"RandomCrop\": {\"size\": [80, 80]}}]", { "'pipeline'[0]", "RandomCrop" } },
+        { "[{\"Pad\": {\"padding\": 1}}, {\"RandomIoUCrop\": {}}]", { "'pipeline'[1]", "'boxes'" } },
+        { "[{\"RandomIoUCrop\": {\"sampler_options\": []}}]", { "'pipeline'[0]", "'sampler_options'" } },
         { "[{\"Resize\": {\"size\": [8]}", { "'pipeline'", "JSON" } },
         { "{\"Resize\": {}}", { "'pipeline'", "list" } },
         { "[[\"Resize\", {}]]", { "'pipeline'[0]", "Transform" } },
