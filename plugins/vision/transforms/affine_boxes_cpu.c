@@ -98,7 +98,7 @@ loom_status vision_affine_bounding_boxes_cpu(loom_call *call)
 {
     const loom_attr_value *tr = &call->attrs[PK_ATTR(affine_boxes, translate)];
     const loom_attr_value *sh = &call->attrs[PK_ATTR(affine_boxes, shear)];
-    int64_t h, w;
+    int64_t h = 0, w = 0;
     double center[2], m[6];
     loom_status st = canvas_and_center(call, PK_ATTR(affine_boxes, canvas_size), PK_ATTR(affine_boxes, center), &h,
                                        &w, center);
@@ -118,7 +118,7 @@ loom_status vision_affine_bounding_boxes_cpu(loom_call *call)
 
 loom_status vision_rotate_bounding_boxes_cpu(loom_call *call)
 {
-    int64_t h, w;
+    int64_t h = 0, w = 0;
     double center[2], m[6];
     loom_status st = canvas_and_center(call, PK_ATTR(rotate_boxes, canvas_size), PK_ATTR(rotate_boxes, center), &h,
                                        &w, center);
@@ -168,7 +168,7 @@ static loom_status boxes_and_canvas(loom_call *call, int canvas_attr, int64_t *h
 loom_status vision_perspective_bounding_boxes_cpu(loom_call *call)
 {
 #define A(n) (&call->attrs[PK_ATTR(perspective_boxes, n)])
-    int64_t h, w;
+    int64_t h = 0, w = 0;
     loom_tensor *out;
     loom_status st = boxes_and_canvas(call, PK_ATTR(perspective_boxes, canvas_size), &h, &w, &out);
     double c[8];
@@ -214,7 +214,7 @@ loom_status vision_perspective_bounding_boxes_cpu(loom_call *call)
 loom_status vision_elastic_bounding_boxes_cpu(loom_call *call)
 {
     const loom_tensor *d = call->inputs[1];
-    int64_t h, w;
+    int64_t h = 0, w = 0;
     loom_tensor *out;
     char b[160];
     loom_status st = boxes_and_canvas(call, PK_ATTR(elastic_boxes, canvas_size), &h, &w, &out);

@@ -44,7 +44,7 @@ static double uniform(aug_draws *d)
 loom_status aug_randint(aug_draws *d, int64_t low, int64_t high, int64_t *out)
 {
     if (d->recorded) {
-        double v;
+        double v = 0.0;
         loom_status st = next_recorded(d, "an integer", &v);
         if (st != LOOM_OK)
             return st;
@@ -62,7 +62,7 @@ loom_status aug_randint(aug_draws *d, int64_t low, int64_t high, int64_t *out)
 loom_status aug_rand(aug_draws *d, float *out)
 {
     if (d->recorded) {
-        double v;
+        double v = 0.0;
         loom_status st = next_recorded(d, "a uniform", &v);
         if (st != LOOM_OK)
             return st;
@@ -80,7 +80,7 @@ loom_status aug_rand(aug_draws *d, float *out)
 loom_status aug_uniform(aug_draws *d, double lo, double hi, float *out)
 {
     if (d->recorded) {
-        double v;
+        double v = 0.0;
         loom_status st = next_recorded(d, "a uniform", &v);
         if (st != LOOM_OK)
             return st;
@@ -122,7 +122,7 @@ loom_status aug_dirichlet(aug_draws *d, double alpha, int64_t k, float *out)
 {
     if (d->recorded) {
         for (int64_t i = 0; i < k; i++) {
-            double v;
+            double v = 0.0;
             loom_status st = next_recorded(d, "a Dirichlet weight", &v);
             if (st != LOOM_OK)
                 return st;

@@ -61,7 +61,7 @@ static loom_status numbers(const parse_ctx *c, const cJSON *v, const char *arg, 
 static loom_status integers(const parse_ctx *c, const cJSON *v, const char *arg, int min, int max, int64_t lo,
                             int64_t *out, int *n)
 {
-    double d[4];
+    double d[4] = { 0, 0, 0, 0 };
     loom_status st = numbers(c, v, arg, min, max, d, n);
     if (st != LOOM_OK)
         return st;
@@ -98,7 +98,7 @@ static loom_status choice(const parse_ctx *c, const cJSON *v, const char *arg, c
 ** clipped at 0 unless hue), or [lo, hi] within the bound. */
 static loom_status jitter_range(const parse_ctx *c, const cJSON *v, const char *arg, int hue, double out[2])
 {
-    double d[2];
+    double d[2] = { 0, 0 };
     int n;
     loom_status st = numbers(c, v, arg, 1, 2, d, &n);
     if (st != LOOM_OK)
@@ -144,7 +144,7 @@ static const char *const pad_modes[] = { "constant", "edge", "reflect", "symmetr
 /* padding as torchvision's _parse_pad_padding: [all], [lr, tb], [l, t, r, b] */
 static loom_status padding_of(const parse_ctx *c, const cJSON *v, int64_t out[4])
 {
-    int64_t p[4];
+    int64_t p[4] = { 0, 0, 0, 0 };
     int n;
     loom_status st = integers(c, v, "padding", 1, 4, 0, p, &n);
     if (st != LOOM_OK)
