@@ -49,6 +49,7 @@ typedef struct grid_job {
     float q[3];            /* perspective: the denominator's [c6, c7, 1] */
     const float *xs, *ys;  /* base grid */
     const float *disp;     /* elastic: [oh, ow, 2] */
+    float *grid;           /* (ix, iy) of every output pixel, shared by the planes */
     const float *fill;     /* per channel */
 } grid_job;
 
@@ -95,8 +96,7 @@ static void grid_rows_mask(const grid_job *j, int64_t begin, int64_t end)
     for (int64_t r = begin; r < end; r++) {
         const int64_t plane = r / j->oh, oy = r % j->oh;
         for (int64_t ox = 0; ox < j->ow; ox++) {
-            float ix, iy;
-            grid_point(j, oy, ox, &ix, &iy);
+            const float ix = j->grid[2 * (oy * j->ow + ox)], iy = j->grid[2 * (oy * j->ow + ox) + 1];
             const float nx = nearbyintf(ix), ny = nearbyintf(iy);
             uint8_t *d = dst + (size_t)(r * j->ow + ox) * j->es;
             if (nx >= 0 && ny >= 0 && nx < (float)j->w && ny < (float)j->h)
@@ -116,8 +116,7 @@ static inline void grid_rows_body(const grid_job *j, int64_t begin, int64_t end)
     for (int64_t r = begin; r < end; r++) {
         const int64_t plane = r / j->oh, oy = r % j->oh, ch = plane % j->c;
         for (int64_t ox = 0; ox < j->ow; ox++) {
-            float ix, iy;
-            grid_point(j, oy, ox, &ix, &iy);
+            const float ix = j->grid[2 * (oy * j->ow + ox)], iy = j->grid[2 * (oy * j->ow + ox) + 1];
             float v, m = 1.0f;
             if (j->nearest) {
                 const float nx = nearbyintf(ix), ny = nearbyintf(iy);
@@ -155,6 +154,20 @@ static inline void grid_rows_body(const grid_job *j, int64_t begin, int64_t end)
     }
 }
 
+/* The sampling points of output rows [begin, end), once for all planes. */
+static inline void grid_fill_body(const grid_job *j, int64_t begin, int64_t end)
+{
+    for (int64_t oy = begin; oy < end; oy++)
+        for (int64_t ox = 0; ox < j->ow; ox++)
+            grid_point(j, oy, ox, &j->grid[2 * (oy * j->ow + ox)], &j->grid[2 * (oy * j->ow + ox) + 1]);
+}
+
+static void grid_fill(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    (void)thread_index;
+    grid_fill_body(user, begin, end);
+}
+
 /* The rows of the grid on the portable path (fmaf from the C library) and
 ** with FMA instructions: the same bits (a fused multiply-add is one
 ** rounding either way), the second much faster. */
@@ -170,6 +183,12 @@ __attribute__((target("avx2,fma"))) static void grid_rows_fma(void *user, int64_
 {
     (void)thread_index;
     grid_rows_body(user, begin, end);
+}
+__attribute__((target("avx2,fma"))) static void grid_fill_fma(void *user, int64_t begin, int64_t end,
+                                                               int32_t thread_index)
+{
+    (void)thread_index;
+    grid_fill_body(user, begin, end);
 }
 #define HAVE_GRID_ROWS_FMA 1
 #endif
@@ -346,11 +365,16 @@ static loom_status grid_transform_kind(loom_call *call, grid_kind kind, const do
     for (int64_t c = 0; c < j.c; c++)
         fl[c] = fill->is_set ? (float)fill->u.floats[fill->count == 1 ? 0 : c] : 0.0f;
     j.fill = fl;
+    if (!(j.grid = pk_host->scratch(call->ctx, (size_t)(2 * oh * ow) * sizeof(float))))
+        return LOOM_ENOMEM;
 #ifdef HAVE_GRID_ROWS_FMA
-    if (transforms_have_avx2())
-        return pk_host->parallel_for(call->ctx, j.planes * oh, 4, grid_rows_fma, &j);
+    if (transforms_have_avx2()) {
+        loom_status gs = pk_host->parallel_for(call->ctx, oh, 8, grid_fill_fma, &j);
+        return gs != LOOM_OK ? gs : pk_host->parallel_for(call->ctx, j.planes * oh, 4, grid_rows_fma, &j);
+    }
 #endif
-    return pk_host->parallel_for(call->ctx, j.planes * oh, 4, grid_rows, &j);
+    st = pk_host->parallel_for(call->ctx, oh, 8, grid_fill, &j);
+    return st != LOOM_OK ? st : pk_host->parallel_for(call->ctx, j.planes * oh, 4, grid_rows, &j);
 }
 
 static loom_status grid_transform(loom_call *call, const double m[6], int64_t oh, int64_t ow, int nearest,

@@ -237,21 +237,49 @@ typedef struct mix_job {
     void *dst;              /* the last step: the converted output (NULL before) */
 } mix_job;
 
+/* One step of the mix over elements [begin, end), image by image so the
+** inner loops are plain (and vectorised) float32 multiply-adds. */
+static void mix_span(const mix_job *j, int64_t begin, int64_t end, float wt)
+{
+    float *acc = j->acc;
+    const uint8_t *s8 = j->src;
+    const float *sf = j->src;
+    if (j->first) {
+        if (j->u8)
+            for (int64_t i = begin; i < end; i++)
+                acc[i] = wt * (float)s8[i];
+        else
+            for (int64_t i = begin; i < end; i++)
+                acc[i] = wt * sf[i];
+    } else if (j->u8) {
+        for (int64_t i = begin; i < end; i++)
+            acc[i] = acc[i] + wt * (float)s8[i];
+    } else {
+        for (int64_t i = begin; i < end; i++)
+            acc[i] = acc[i] + wt * sf[i];
+    }
+    if (!j->dst)
+        return;
+    if (j->u8) {   /* .to(uint8): truncation (the mix lies in [0, 255]; saturated all the same) */
+        uint8_t *d = j->dst;
+        for (int64_t i = begin; i < end; i++) {
+            const float a = acc[i];
+            d[i] = (uint8_t)(!(a > 0.0f) ? 0 : a >= 255.0f ? 255 : (int)a);
+        }
+    } else {
+        memcpy((float *)j->dst + begin, acc + begin, (size_t)(end - begin) * sizeof(float));
+    }
+}
+
 static void mix_rows(void *user, int64_t begin, int64_t end, int32_t thread_index)
 {
     (void)thread_index;
     const mix_job *j = user;
-    for (int64_t i = begin; i < end; i++) {
-        const float wt = j->weight[j->plane > 0 ? i / j->plane : 0];
-        const float v = j->u8 ? (float)((const uint8_t *)j->src)[i] : ((const float *)j->src)[i];
-        const float prod = wt * v;
-        const float a = j->first ? prod : j->acc[i] + prod;
-        if (!j->dst)
-            j->acc[i] = a;
-        else if (j->u8)
-            ((uint8_t *)j->dst)[i] = (uint8_t)(!(a > 0.0f) ? 0 : a >= 255.0f ? 255 : (int)a);
-        else
-            ((float *)j->dst)[i] = a;
+    while (begin < end) {
+        const int64_t img = j->plane > 0 ? begin / j->plane : 0;
+        const int64_t stop = j->plane > 0 && (img + 1) * j->plane < end ? (img + 1) * j->plane : end;
+        mix_span(j, begin, stop, j->weight[img]);
+        begin = stop;
     }
 }
 
