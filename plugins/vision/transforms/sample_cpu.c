@@ -353,6 +353,30 @@ static loom_status sanitize(sample_run *r, const sample_step *s)
     return st;
 }
 
+/* A grid move of the image (image_op: with the step's interpolation and
+** fill), the masks (mask_op: the fill) and the boxes (boxes_op: format,
+** canvas; canvas_out: it returns the new canvas), all with the shared
+** attributes and the step's center. */
+static loom_status grid_move(sample_run *r, const sample_step *s, const loom_named_attr *shared, int32_t n_shared,
+                             const char *image_op, const char *mask_op, const char *boxes, int canvas_out)
+{
+    const int64_t canvas[2] = { r->h, r->w };
+    loom_named_attr a[8], m[8], b[8];
+    int32_t n = 0, nm = 0, nb = 0;
+    for (int32_t i = 0; i < n_shared; i++)
+        a[n++] = m[nm++] = b[nb++] = shared[i];
+    if (s->has_center)
+        a[n++] = m[nm++] = b[nb++] = aug_attr_floats("center", s->center, 2);
+    a[n++] = aug_attr_string("interpolation", s->interpolation);
+    a[n++] = m[nm++] = aug_attr_floats("fill", s->fill, s->n_fill);
+    b[nb++] = aug_attr_string("format", r->format);
+    b[nb++] = aug_attr_ints("canvas_size", canvas, 2);
+    loom_status st = boxes_op(r, boxes, b, nb, canvas_out);
+    if (st != LOOM_OK)
+        return st;
+    return image_and_masks(r, image_op, a, n, mask_op, m, nm);
+}
+
 /* RandomRotation: angle ~ U(degrees); rotate, rotate_mask, rotate_bounding_boxes */
 static loom_status random_rotation(sample_run *r, const sample_step *s)
 {
@@ -360,20 +384,8 @@ static loom_status random_rotation(sample_run *r, const sample_step *s)
     loom_status st = aug_uniform(&r->d, s->degrees[0], s->degrees[1], &angle);
     if (st != LOOM_OK)
         return st;
-    const int64_t canvas[2] = { r->h, r->w };
-    loom_named_attr a[5], m[4], b[5];
-    int32_t n = 0, nm = 0, nb = 0;
-    a[n++] = m[nm++] = b[nb++] = aug_attr_float("angle", (double)angle);
-    a[n++] = m[nm++] = b[nb++] = aug_attr_bool("expand", s->expand);
-    if (s->has_center)
-        a[n++] = m[nm++] = b[nb++] = aug_attr_floats("center", s->center, 2);
-    a[n++] = aug_attr_string("interpolation", s->interpolation);
-    a[n++] = m[nm++] = aug_attr_floats("fill", s->fill, s->n_fill);
-    b[nb++] = aug_attr_string("format", r->format);
-    b[nb++] = aug_attr_ints("canvas_size", canvas, 2);
-    if ((st = boxes_op(r, "vision.rotate_bounding_boxes", b, nb, 1)) != LOOM_OK)
-        return st;
-    return image_and_masks(r, "vision.rotate", a, n, "vision.rotate_mask", m, nm);
+    const loom_named_attr shared[2] = { aug_attr_float("angle", (double)angle), aug_attr_bool("expand", s->expand) };
+    return grid_move(r, s, shared, 2, "vision.rotate", "vision.rotate_mask", "vision.rotate_bounding_boxes", 1);
 }
 
 /* RandomAffine: angle, then translate (tx, ty rounded), scale, shear x
@@ -400,22 +412,9 @@ static loom_status random_affine(sample_run *r, const sample_step *s)
     }
     if (st != LOOM_OK)
         return st;
-    const int64_t canvas[2] = { r->h, r->w };
-    loom_named_attr a[7], m[6], b[7];
-    int32_t n = 0, nm = 0, nb = 0;
-    a[n++] = m[nm++] = b[nb++] = aug_attr_float("angle", (double)angle);
-    a[n++] = m[nm++] = b[nb++] = aug_attr_floats("translate", tr, 2);
-    a[n++] = m[nm++] = b[nb++] = aug_attr_float("scale", scale);
-    a[n++] = m[nm++] = b[nb++] = aug_attr_floats("shear", shear, 2);
-    if (s->has_center)
-        a[n++] = m[nm++] = b[nb++] = aug_attr_floats("center", s->center, 2);
-    a[n++] = aug_attr_string("interpolation", s->interpolation);
-    a[n++] = m[nm++] = aug_attr_floats("fill", s->fill, s->n_fill);
-    b[nb++] = aug_attr_string("format", r->format);
-    b[nb++] = aug_attr_ints("canvas_size", canvas, 2);
-    if ((st = boxes_op(r, "vision.affine_bounding_boxes", b, nb, 0)) != LOOM_OK)
-        return st;
-    return image_and_masks(r, "vision.affine", a, n, "vision.affine_mask", m, nm);
+    const loom_named_attr shared[4] = { aug_attr_float("angle", (double)angle), aug_attr_floats("translate", tr, 2),
+                                        aug_attr_float("scale", scale), aug_attr_floats("shear", shear, 2) };
+    return grid_move(r, s, shared, 4, "vision.affine", "vision.affine_mask", "vision.affine_bounding_boxes", 0);
 }
 
 /* RandomPerspective: rand(1) >= p keeps the sample; else the four corners

@@ -141,6 +141,21 @@ static loom_status angle_range(const parse_ctx *c, const cJSON *v, const char *a
 static const char *const interpolations[] = { "bilinear", "nearest", "nearest-exact", "bicubic", NULL };
 static const char *const pad_modes[] = { "constant", "edge", "reflect", "symmetric", NULL };
 
+/* An optional 'fill' (absent or null: the step's default) */
+static loom_status opt_fill(const parse_ctx *c, const cJSON *args, sample_step *s)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, "fill");
+    return v && !cJSON_IsNull(v) ? numbers(c, v, "fill", 1, 4, s->fill, &s->n_fill) : LOOM_OK;
+}
+
+/* An optional string argument among choices (absent: out kept) */
+static loom_status opt_choice(const parse_ctx *c, const cJSON *args, const char *arg, const char *const *choices,
+                              char *out, size_t size)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, arg);
+    return v ? choice(c, v, arg, choices, out, size) : LOOM_OK;
+}
+
 /* padding as torchvision's _parse_pad_padding: [all], [lr, tb], [l, t, r, b] */
 static loom_status padding_of(const parse_ctx *c, const cJSON *v, int64_t out[4])
 {
@@ -216,8 +231,8 @@ static loom_status parse_step(const parse_ctx *c, const cJSON *args, sample_step
             return st;
         if (s->n_size == 0 && s->max_size == 0)
             return FAIL(c, "'size' can be null only if 'max_size' is given");
-        if (GET("interpolation") &&
-            (st = choice(c, v, "interpolation", interpolations, s->interpolation, sizeof s->interpolation)) != LOOM_OK)
+        if ((st = opt_choice(c, args, "interpolation", interpolations, s->interpolation, sizeof s->interpolation)) !=
+            LOOM_OK)
             return st;
         if (GET("antialias") && (st = boolean(c, v, "antialias", &s->antialias)) != LOOM_OK)
             return st;
@@ -244,10 +259,9 @@ static loom_status parse_step(const parse_ctx *c, const cJSON *args, sample_step
         }
         if (GET("pad_if_needed") && (st = boolean(c, v, "pad_if_needed", &s->pad_if_needed)) != LOOM_OK)
             return st;
-        if (GET("fill") && (st = numbers(c, v, "fill", 1, 4, s->fill, &s->n_fill)) != LOOM_OK)
+        if ((st = opt_fill(c, args, s)) != LOOM_OK)
             return st;
-        if (GET("padding_mode") &&
-            (st = choice(c, v, "padding_mode", pad_modes, s->padding_mode, sizeof s->padding_mode)) != LOOM_OK)
+        if ((st = opt_choice(c, args, "padding_mode", pad_modes, s->padding_mode, sizeof s->padding_mode)) != LOOM_OK)
             return st;
         return LOOM_OK;
     }
@@ -266,8 +280,8 @@ static loom_status parse_step(const parse_ctx *c, const cJSON *args, sample_step
             return st != LOOM_OK ? st : FAIL(c, "'scale' must be non-negative");
         if (GET("ratio") && ((st = numbers(c, v, "ratio", 2, 2, s->ratio, &k)) != LOOM_OK || !(s->ratio[0] > 0)))
             return st != LOOM_OK ? st : FAIL(c, "'ratio' must be positive");
-        if (GET("interpolation") &&
-            (st = choice(c, v, "interpolation", interpolations, s->interpolation, sizeof s->interpolation)) != LOOM_OK)
+        if ((st = opt_choice(c, args, "interpolation", interpolations, s->interpolation, sizeof s->interpolation)) !=
+            LOOM_OK)
             return st;
         if (GET("antialias") && (st = boolean(c, v, "antialias", &s->antialias)) != LOOM_OK)
             return st;
@@ -281,10 +295,9 @@ static loom_status parse_step(const parse_ctx *c, const cJSON *args, sample_step
             return FAIL(c, "'padding' is required");
         if ((st = padding_of(c, v, s->padding)) != LOOM_OK)
             return st;
-        if (GET("fill") && (st = numbers(c, v, "fill", 1, 4, s->fill, &s->n_fill)) != LOOM_OK)
+        if ((st = opt_fill(c, args, s)) != LOOM_OK)
             return st;
-        if (GET("padding_mode") &&
-            (st = choice(c, v, "padding_mode", pad_modes, s->padding_mode, sizeof s->padding_mode)) != LOOM_OK)
+        if ((st = opt_choice(c, args, "padding_mode", pad_modes, s->padding_mode, sizeof s->padding_mode)) != LOOM_OK)
             return st;
         return LOOM_OK;
     }
@@ -371,10 +384,9 @@ static loom_status parse_step(const parse_ctx *c, const cJSON *args, sample_step
         if (!affine && GET("expand") && (st = boolean(c, v, "expand", &s->expand)) != LOOM_OK)
             return st;
         static const char *const grid_modes[] = { "nearest", "bilinear", NULL };
-        if (GET("interpolation") &&
-            (st = choice(c, v, "interpolation", grid_modes, s->interpolation, sizeof s->interpolation)) != LOOM_OK)
+        if ((st = opt_choice(c, args, "interpolation", grid_modes, s->interpolation, sizeof s->interpolation)) != LOOM_OK)
             return st;
-        if (GET("fill") && (st = numbers(c, v, "fill", 1, 4, s->fill, &s->n_fill)) != LOOM_OK)
+        if ((st = opt_fill(c, args, s)) != LOOM_OK)
             return st;
         if (GET("center") && !cJSON_IsNull(v)) {
             if ((st = numbers(c, v, "center", 2, 2, s->center, &k)) != LOOM_OK)
@@ -395,10 +407,9 @@ static loom_status parse_step(const parse_ctx *c, const cJSON *args, sample_step
             return st != LOOM_OK ? st : FAIL(c, "'distortion_scale' value should be between 0 and 1");
         if (GET("p") && ((st = numbers(c, v, "p", 1, 1, &s->p, &k)) != LOOM_OK || s->p < 0 || s->p > 1))
             return st != LOOM_OK ? st : FAIL(c, "'p' should be a probability in [0, 1]");
-        if (GET("interpolation") &&
-            (st = choice(c, v, "interpolation", grid_modes, s->interpolation, sizeof s->interpolation)) != LOOM_OK)
+        if ((st = opt_choice(c, args, "interpolation", grid_modes, s->interpolation, sizeof s->interpolation)) != LOOM_OK)
             return st;
-        if (GET("fill") && (st = numbers(c, v, "fill", 1, 4, s->fill, &s->n_fill)) != LOOM_OK)
+        if ((st = opt_fill(c, args, s)) != LOOM_OK)
             return st;
         return LOOM_OK;
     }
@@ -415,7 +426,7 @@ static loom_status parse_step(const parse_ctx *c, const cJSON *args, sample_step
             return FAIL(c, "'side_range' (%g, %g) is invalid: 1 <= min <= max", s->side_range[0], s->side_range[1]);
         if (GET("p") && ((st = numbers(c, v, "p", 1, 1, &s->p, &k)) != LOOM_OK || s->p < 0 || s->p > 1))
             return st != LOOM_OK ? st : FAIL(c, "'p' should be a probability in [0, 1]");
-        if (GET("fill") && (st = numbers(c, v, "fill", 1, 4, s->fill, &s->n_fill)) != LOOM_OK)
+        if ((st = opt_fill(c, args, s)) != LOOM_OK)
             return st;
         return LOOM_OK;
     }
@@ -463,10 +474,9 @@ static loom_status parse_step(const parse_ctx *c, const cJSON *args, sample_step
             s->sigma[1] = s->sigma[0];
         if (s->sigma[0] < 0 || s->sigma[1] < 0 || s->sigma[0] > 100 || s->sigma[1] > 100)
             return FAIL(c, "'sigma' values must be in [0, 100]");
-        if (GET("interpolation") &&
-            (st = choice(c, v, "interpolation", grid_modes, s->interpolation, sizeof s->interpolation)) != LOOM_OK)
+        if ((st = opt_choice(c, args, "interpolation", grid_modes, s->interpolation, sizeof s->interpolation)) != LOOM_OK)
             return st;
-        if (GET("fill") && (st = numbers(c, v, "fill", 1, 4, s->fill, &s->n_fill)) != LOOM_OK)
+        if ((st = opt_fill(c, args, s)) != LOOM_OK)
             return st;
         return LOOM_OK;
     }
@@ -524,10 +534,9 @@ static loom_status parse_step(const parse_ctx *c, const cJSON *args, sample_step
         if (GET("num_magnitude_bins") &&
             (st = integers(c, v, "num_magnitude_bins", 1, 1, 2, &q->num_magnitude_bins, &k)) != LOOM_OK)
             return st;
-        if (GET("interpolation") &&
-            (st = choice(c, v, "interpolation", grid_modes, s->interpolation, sizeof s->interpolation)) != LOOM_OK)
+        if ((st = opt_choice(c, args, "interpolation", grid_modes, s->interpolation, sizeof s->interpolation)) != LOOM_OK)
             return st;
-        if (GET("fill") && !cJSON_IsNull(v) && (st = numbers(c, v, "fill", 1, 4, s->fill, &s->n_fill)) != LOOM_OK)
+        if ((st = opt_fill(c, args, s)) != LOOM_OK)
             return st;
         return LOOM_OK;
     }
