@@ -455,6 +455,8 @@ static loom_status parse_step(const parse_ctx *c, const cJSON *args, sample_step
         }
         if (GET("trials") && (st = integers(c, v, "trials", 1, 1, 1, &s->trials, &k)) != LOOM_OK)
             return st;
+        if (s->trials > 1000)
+            return FAIL(c, "'trials' = %lld: at most 1000", (long long)s->trials);
         return LOOM_OK;
     }
     if (strcmp(n, "ElasticTransform") == 0) {
