@@ -148,6 +148,17 @@ static loom_status opt_fill(const parse_ctx *c, const cJSON *args, sample_step *
     return v && !cJSON_IsNull(v) ? numbers(c, v, "fill", 1, 4, s->fill, &s->n_fill) : LOOM_OK;
 }
 
+/* An optional probability 'p' (absent: *p kept) */
+static loom_status opt_prob(const parse_ctx *c, const cJSON *args, double *p)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, "p");
+    int k;
+    loom_status st = v ? numbers(c, v, "p", 1, 1, p, &k) : LOOM_OK;
+    if (st == LOOM_OK && (*p < 0 || *p > 1))
+        return FAIL(c, "'p' should be a probability in [0, 1]");
+    return st;
+}
+
 /* An optional string argument among choices (absent: out kept) */
 static loom_status opt_choice(const parse_ctx *c, const cJSON *args, const char *arg, const char *const *choices,
                               char *out, size_t size)
@@ -218,8 +229,8 @@ static loom_status parse_step(const parse_ctx *c, const cJSON *args, sample_step
         ARGS("p");
         s->kind = n[6] == 'H' ? SAMPLE_HFLIP : SAMPLE_VFLIP;
         s->p = 0.5;
-        if (GET("p") && ((st = numbers(c, v, "p", 1, 1, &s->p, &k)) != LOOM_OK || s->p < 0 || s->p > 1))
-            return st != LOOM_OK ? st : FAIL(c, "'p' should be a probability in [0, 1]");
+        if ((st = opt_prob(c, args, &s->p)) != LOOM_OK)
+            return st;
         return LOOM_OK;
     }
     if (strcmp(n, "Resize") == 0) {
@@ -405,8 +416,8 @@ static loom_status parse_step(const parse_ctx *c, const cJSON *args, sample_step
         if (GET("distortion_scale") && ((st = numbers(c, v, "distortion_scale", 1, 1, &s->distortion_scale, &k)) != LOOM_OK ||
                                         s->distortion_scale < 0 || s->distortion_scale > 1))
             return st != LOOM_OK ? st : FAIL(c, "'distortion_scale' value should be between 0 and 1");
-        if (GET("p") && ((st = numbers(c, v, "p", 1, 1, &s->p, &k)) != LOOM_OK || s->p < 0 || s->p > 1))
-            return st != LOOM_OK ? st : FAIL(c, "'p' should be a probability in [0, 1]");
+        if ((st = opt_prob(c, args, &s->p)) != LOOM_OK)
+            return st;
         if ((st = opt_choice(c, args, "interpolation", grid_modes, s->interpolation, sizeof s->interpolation)) != LOOM_OK)
             return st;
         if ((st = opt_fill(c, args, s)) != LOOM_OK)
@@ -424,8 +435,8 @@ static loom_status parse_step(const parse_ctx *c, const cJSON *args, sample_step
             return st;
         if (s->side_range[0] < 1.0 || s->side_range[0] > s->side_range[1])
             return FAIL(c, "'side_range' (%g, %g) is invalid: 1 <= min <= max", s->side_range[0], s->side_range[1]);
-        if (GET("p") && ((st = numbers(c, v, "p", 1, 1, &s->p, &k)) != LOOM_OK || s->p < 0 || s->p > 1))
-            return st != LOOM_OK ? st : FAIL(c, "'p' should be a probability in [0, 1]");
+        if ((st = opt_prob(c, args, &s->p)) != LOOM_OK)
+            return st;
         if ((st = opt_fill(c, args, s)) != LOOM_OK)
             return st;
         return LOOM_OK;
