@@ -663,6 +663,27 @@ def rec_metrics_state_seeds():
         "raw": bytes([0, 0x80]) + struct.pack("<8d", 7.0, 1.0, 1.0, 100.0, 6.0, 0.0, 1.0, 2.0),
     }
 
+# ----------------------------------------------------------- sample_pipeline
+def sample_pipeline_seeds():
+    """fuzz_sample_pipeline.c: the JSON pipeline of vision.transform_sample: the
+    golden pipelines of tests/data/vision/transforms/sample, and a few refused ones."""
+    d = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "vision", "transforms", "sample")
+    seeds = {}
+    for name in sorted(os.listdir(d)):
+        if name.endswith(".json"):
+            with open(os.path.join(d, name), "rb") as f:
+                seeds[name[:-5]] = f.read()
+    seeds["bad_missing_size"] = b'[{"Resize": {"size": [8]}}, {"RandomCrop": {}}]'
+    seeds["bad_padding"] = b'[{"Pad": {"padding": [1, 2, 3]}}]'
+    seeds["bad_json"] = b'[{"Resize": {"size": [8]}'
+    return seeds
+SAMPLE_DICT = ["RandomHorizontalFlip", "RandomVerticalFlip", "Resize", "CenterCrop", "RandomCrop",
+               "RandomResizedCrop", "Pad", "RandomRotation", "RandomAffine", "RandomPerspective", "RandomZoomOut",
+               "ElasticTransform", "RandomIoUCrop", "ColorJitter", "Normalize", "ToDtype", "ClampBoundingBoxes",
+               "SanitizeBoundingBoxes", "AutoAugment", "RandAugment", "TrivialAugmentWide", "AugMix", '"size"',
+               '"p"', '"padding"', '"fill"', '"padding_mode"', '"degrees"', '"scale"', '"ratio"', '"interpolation"',
+               '"expand"', '"center"', '"translate"', '"shear"', '"alpha"', '"sigma"', '"trials"', "true", "null",
+               "[", "]", "{", "}", ":", ","]
 
 # ------------------------------------------------------------------ write
 
@@ -683,6 +704,7 @@ TARGETS = {
     "td_meta": (td_meta_seeds, TD_META_DICT),
     "rec_kjt": (rec_kjt_seeds, []),
     "rec_metrics_state": (rec_metrics_state_seeds, []),
+    "sample_pipeline": (sample_pipeline_seeds, SAMPLE_DICT),
 }
 
 

@@ -1964,6 +1964,17 @@ class vision:
             output (f32,u8, any rank): the shape and dtype of image"""
         ...
     @staticmethod
+    def adjust_sharpness(image: TensorLike, *, sharpness_factor: float) -> Any:
+        """torchvision v2 adjust_sharpness: blend with the 3x3 smoothed image inside the border (1 or 3 channels)
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Attributes (keyword-only):
+            sharpness_factor (float, required): 0: the smoothed image, 1: the image, 2: sharper
+        Outputs:
+            output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
     def affine(image: TensorLike, *, angle: float, translate: Sequence[float], scale: float, shear: Sequence[float], interpolation: str = 'nearest', fill: Optional[Sequence[float]] = None, center: Optional[Sequence[float]] = None) -> Any:
         """torchvision.transforms.v2.functional.affine on images: rotation, translation, scale, shear about a centre
 
@@ -1997,6 +2008,56 @@ class vision:
             clamping_mode (str, default 'soft'; one of soft, hard, none): soft or hard (the same for these boxes): clamp to the canvas; none: do not
         Outputs:
             output (f32, any rank): [..., 4]: the enclosing boxes"""
+        ...
+    @staticmethod
+    def affine_mask(mask: TensorLike, *, angle: float, translate: Sequence[float], scale: float, shear: Sequence[float], fill: Optional[Sequence[float]] = None, center: Optional[Sequence[float]] = None) -> Any:
+        """torchvision.transforms.v2.functional.affine on masks: vision.affine's grid, nearest, one fill
+
+        Inputs:
+            mask (f32,u8,i32,i64,bool, any rank): [..., H, W] labels (any dtype)
+        Attributes (keyword-only):
+            angle (float, required): degrees, clockwise
+            translate (Sequence[float], required): (tx, ty) in pixels
+            scale (float, required): > 0
+            shear (Sequence[float], required): degrees: [s] (both) or [sx, sy]
+            fill (Sequence[float], default: absent): one value for the pixels from outside (absent: 0), rounded and saturated to the dtype
+            center (Sequence[float], default: absent): (x, y) of the pivot; absent: the mask centre
+        Outputs:
+            output (f32,u8,i32,i64,bool, any rank): [..., H', W']: the labels at the nearest source pixel, or the fill"""
+        ...
+    @staticmethod
+    def augmix(image: TensorLike, draws: Optional[TensorLike] = None, *, severity: int = 3, mixture_width: int = 3, chain_depth: int = -1, alpha: float = 1.0, all_ops: bool = True, interpolation: str = 'bilinear', fill: Optional[Sequence[float]] = None, seed: int = 0) -> Any:
+        """torchvision.transforms.v2.AugMix: chains of random ops mixed with the image by Dirichlet weights (per image of a batch; the chains shared, as torchvision)
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 or float32, 1 or 3 channels
+            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand and Dirichlet component); absent: the seed
+        Attributes (keyword-only):
+            severity (int, default 3): 1..10: the magnitude bins drawn from
+            mixture_width (int, default 3): chains mixed (at most 64)
+            chain_depth (int, default -1): ops per chain; <= 0: drawn from 1..3 per chain
+            alpha (float, default 1.0): Dirichlet / Beta parameter of the weights
+            all_ops (bool, default True): with brightness, contrast, color and sharpness
+            interpolation (str, default 'bilinear'; one of nearest, bilinear): nearest or bilinear (the geometric ops)
+            fill (Sequence[float], default: absent): pixels from outside the geometric ops: one, or one per channel (absent: 0)
+            seed (int, default 0): seed of the draws when no 'draws' input is given (the same result on every backend)
+        Outputs:
+            output (f32,u8, any rank): the augmented image, same shape and dtype"""
+        ...
+    @staticmethod
+    def auto_augment(image: TensorLike, draws: Optional[TensorLike] = None, *, policy: str = 'imagenet', interpolation: str = 'nearest', fill: Optional[Sequence[float]] = None, seed: int = 0) -> Any:
+        """torchvision.transforms.v2.AutoAugment with the ImageNet policy: one random sub-policy of two ops
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 or float32, 1 or 3 channels
+            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand and Dirichlet component); absent: the seed
+        Attributes (keyword-only):
+            policy (str, default 'imagenet'; one of imagenet): imagenet (AutoAugmentPolicy.IMAGENET)
+            interpolation (str, default 'nearest'; one of nearest, bilinear): nearest or bilinear (the geometric ops)
+            fill (Sequence[float], default: absent): pixels from outside the geometric ops: one, or one per channel (absent: 0)
+            seed (int, default 0): seed of the draws when no 'draws' input is given (the same result on every backend)
+        Outputs:
+            output (f32,u8, any rank): the augmented image, same shape and dtype"""
         ...
     @staticmethod
     def autocontrast(image: TensorLike) -> Any:
@@ -2224,6 +2285,22 @@ class vision:
             canvas_size (i64, rank 1): [2]: the new (H, W)"""
         ...
     @staticmethod
+    def cutmix(images: TensorLike, labels: TensorLike, draws: Optional[TensorLike] = None, *, alpha: float = 1.0, num_classes: Optional[int] = None, seed: int = 0) -> Tuple[Any, Any]:
+        """torchvision.transforms.v2.CutMix: a random box of each image from the one before it, labels by area
+
+        Inputs:
+            images (f32,u8, rank 4): [N, C, H, W] uint8 or float32
+            labels (f32,i64, any rank): [N] class indices (int64) or [N, K] probabilities (float32)
+            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand and Dirichlet component); absent: the seed
+        Attributes (keyword-only):
+            alpha (float, default 1.0): the Beta(alpha, alpha) of lam
+            num_classes (int, default: absent): classes of index labels [N] (needed for them; with [N, K] labels: K or absent)
+            seed (int, default 0): seed of the draws when no 'draws' input is given (the same result on every backend)
+        Outputs:
+            images (f32,u8, rank 4): [N, C, H, W]: each image mixed with the one before it (the batch rolled by one)
+            labels (f32, rank 2): [N, K] float32: the mixed labels"""
+        ...
+    @staticmethod
     def decode_image(input: TensorLike, offsets: Optional[TensorLike] = None, *, mode: str = 'UNCHANGED', apply_exif_orientation: bool = False, max_pixels: int = 268435456) -> Any:
         """torchvision.io.decode_image: a JPEG or PNG file (told by its first bytes) to a CHW image
 
@@ -2373,6 +2450,32 @@ class vision:
             fill (Sequence[float], default: absent): value of the pixels from outside: one, or one per channel (absent: 0)
         Outputs:
             output (f32,u8, any rank): [..., C, H', W'] (H' x W' = H x W unless rotate expands)"""
+        ...
+    @staticmethod
+    def elastic_bounding_boxes(boxes: TensorLike, displacement: TensorLike, *, format: str = 'xyxy', canvas_size: Sequence[int], clamping_mode: str = 'soft') -> Any:
+        """torchvision.transforms.v2.functional.elastic on boxes: corners through the approximate inverse grid
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+            displacement (f32, rank 4): [1, H, W, 2] of the canvas: as vision.elastic
+        Attributes (keyword-only):
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh
+            canvas_size (Sequence[int], required): (H, W) of the image
+            clamping_mode (str, default 'soft'; one of soft, hard, none): soft or hard (the same for these boxes): clamp to the canvas; none: do not
+        Outputs:
+            output (f32, any rank): [..., 4]: the enclosing boxes"""
+        ...
+    @staticmethod
+    def elastic_mask(mask: TensorLike, displacement: TensorLike, *, fill: Optional[Sequence[float]] = None) -> Any:
+        """torchvision.transforms.v2.functional.elastic on masks: vision.elastic's grid, nearest, one fill
+
+        Inputs:
+            mask (f32,u8,i32,i64,bool, any rank): [..., H, W] labels (any dtype)
+            displacement (f32, rank 4): [1, H, W, 2]: as vision.elastic
+        Attributes (keyword-only):
+            fill (Sequence[float], default: absent): one value for the pixels from outside (absent: 0), rounded and saturated to the dtype
+        Outputs:
+            output (f32,u8,i32,i64,bool, any rank): [..., H', W']: the labels at the nearest source pixel, or the fill"""
         ...
     @staticmethod
     def encode_jpeg(input: TensorLike, *, quality: int = 75) -> Any:
@@ -2530,6 +2633,22 @@ class vision:
             output (f32, rank 4): [N, C, Ho, Wo]"""
         ...
     @staticmethod
+    def mixup(images: TensorLike, labels: TensorLike, draws: Optional[TensorLike] = None, *, alpha: float = 1.0, num_classes: Optional[int] = None, seed: int = 0) -> Tuple[Any, Any]:
+        """torchvision.transforms.v2.MixUp: a batch blended with itself rolled by one, lam ~ Beta(alpha, alpha)
+
+        Inputs:
+            images (f32, rank 4): [N, C, H, W] float32
+            labels (f32,i64, any rank): [N] class indices (int64) or [N, K] probabilities (float32)
+            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand and Dirichlet component); absent: the seed
+        Attributes (keyword-only):
+            alpha (float, default 1.0): the Beta(alpha, alpha) of lam
+            num_classes (int, default: absent): classes of index labels [N] (needed for them; with [N, K] labels: K or absent)
+            seed (int, default 0): seed of the draws when no 'draws' input is given (the same result on every backend)
+        Outputs:
+            images (f32,u8, rank 4): [N, C, H, W]: each image mixed with the one before it (the batch rolled by one)
+            labels (f32, rank 2): [N, K] float32: the mixed labels"""
+        ...
+    @staticmethod
     def nms(boxes: TensorLike, scores: TensorLike, *, iou_threshold: float) -> Any:
         """torchvision.ops.nms: indices of the boxes kept by greedy IoU suppression, by decreasing score
 
@@ -2596,6 +2715,36 @@ class vision:
             coefficients (Sequence[float], default: absent): the 8 coefficients instead of the points
         Outputs:
             output (f32,u8, any rank): [..., C, H', W'] (H' x W' = H x W unless rotate expands)"""
+        ...
+    @staticmethod
+    def perspective_bounding_boxes(boxes: TensorLike, *, format: str = 'xyxy', canvas_size: Sequence[int], startpoints: Optional[Sequence[int]] = None, endpoints: Optional[Sequence[int]] = None, coefficients: Optional[Sequence[float]] = None, clamping_mode: str = 'soft') -> Any:
+        """torchvision.transforms.v2.functional.perspective on boxes: the boxes enclosing the moved corners
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+        Attributes (keyword-only):
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh
+            canvas_size (Sequence[int], required): (H, W) of the image
+            startpoints (Sequence[int], default: absent): four (x, y) corners: x0,y0,...,x3,y3
+            endpoints (Sequence[int], default: absent): where they go: x0,y0,...,x3,y3
+            coefficients (Sequence[float], default: absent): the 8 coefficients instead of the points
+            clamping_mode (str, default 'soft'; one of soft, hard, none): soft or hard (the same for these boxes): clamp to the canvas; none: do not
+        Outputs:
+            output (f32, any rank): [..., 4]: the enclosing boxes"""
+        ...
+    @staticmethod
+    def perspective_mask(mask: TensorLike, *, startpoints: Optional[Sequence[int]] = None, endpoints: Optional[Sequence[int]] = None, coefficients: Optional[Sequence[float]] = None, fill: Optional[Sequence[float]] = None) -> Any:
+        """torchvision.transforms.v2.functional.perspective on masks: vision.perspective's grid, nearest, one fill
+
+        Inputs:
+            mask (f32,u8,i32,i64,bool, any rank): [..., H, W] labels (any dtype)
+        Attributes (keyword-only):
+            startpoints (Sequence[int], default: absent): four (x, y) corners: x0,y0,...,x3,y3
+            endpoints (Sequence[int], default: absent): where they go: x0,y0,...,x3,y3
+            coefficients (Sequence[float], default: absent): the 8 coefficients instead of the points
+            fill (Sequence[float], default: absent): one value for the pixels from outside (absent: 0), rounded and saturated to the dtype
+        Outputs:
+            output (f32,u8,i32,i64,bool, any rank): [..., H', W']: the labels at the nearest source pixel, or the fill"""
         ...
     @staticmethod
     def posterize(image: TensorLike, *, bits: int) -> Any:
@@ -2691,6 +2840,39 @@ class vision:
             width (int, required): W of the input
         Outputs:
             output (f32,f64,f16, rank 4): [batch_size, channels, height, width] gradient of input"""
+        ...
+    @staticmethod
+    def rand_augment(image: TensorLike, draws: Optional[TensorLike] = None, *, num_ops: int = 2, magnitude: int = 9, num_magnitude_bins: int = 31, interpolation: str = 'nearest', fill: Optional[Sequence[float]] = None, seed: int = 0) -> Any:
+        """torchvision.transforms.v2.RandAugment: num_ops random ops at one magnitude
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 or float32, 1 or 3 channels
+            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand and Dirichlet component); absent: the seed
+        Attributes (keyword-only):
+            num_ops (int, default 2): ops applied in turn
+            magnitude (int, default 9): the bin of every op (< num_magnitude_bins)
+            num_magnitude_bins (int, default 31): 2..1024
+            interpolation (str, default 'nearest'; one of nearest, bilinear): nearest or bilinear (the geometric ops)
+            fill (Sequence[float], default: absent): pixels from outside the geometric ops: one, or one per channel (absent: 0)
+            seed (int, default 0): seed of the draws when no 'draws' input is given (the same result on every backend)
+        Outputs:
+            output (f32,u8, any rank): the augmented image, same shape and dtype"""
+        ...
+    @staticmethod
+    def random_erasing(image: TensorLike, draws: Optional[TensorLike] = None, *, p: float = 0.5, scale: Optional[Sequence[float]] = None, ratio: Optional[Sequence[float]] = None, value: Optional[Sequence[float]] = None, seed: int = 0) -> Any:
+        """torchvision.transforms.v2.RandomErasing: with probability p, a random rectangle set to value
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 or float32
+            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand and Dirichlet component); absent: the seed
+        Attributes (keyword-only):
+            p (float, default 0.5): probability of erasing
+            scale (Sequence[float], default: absent): (min, max) fraction of the area erased; default 0.02, 0.33
+            ratio (Sequence[float], default: absent): (min, max) aspect ratio of the region; default 0.3, 3.3
+            value (Sequence[float], default: absent): one, or one per channel (default 0)
+            seed (int, default 0): seed of the draws when no 'draws' input is given (the same result on every backend)
+        Outputs:
+            output (f32,u8, any rank): the augmented image, same shape and dtype"""
         ...
     @staticmethod
     def read_file(*, path: str) -> Any:
@@ -3007,6 +3189,20 @@ class vision:
             canvas_size (i64, rank 1): [2]: the new (H, W)"""
         ...
     @staticmethod
+    def rotate_mask(mask: TensorLike, *, angle: float, expand: bool = False, fill: Optional[Sequence[float]] = None, center: Optional[Sequence[float]] = None) -> Any:
+        """torchvision.transforms.v2.functional.rotate on masks: vision.rotate's grid, nearest, one fill
+
+        Inputs:
+            mask (f32,u8,i32,i64,bool, any rank): [..., H, W] labels (any dtype)
+        Attributes (keyword-only):
+            angle (float, required): degrees, counter-clockwise
+            expand (bool, default False): true: the output holds the whole rotated mask
+            fill (Sequence[float], default: absent): one value for the pixels from outside (absent: 0), rounded and saturated to the dtype
+            center (Sequence[float], default: absent): (x, y) of the pivot; absent: the mask centre
+        Outputs:
+            output (f32,u8,i32,i64,bool, any rank): [..., H', W']: the labels at the nearest source pixel, or the fill"""
+        ...
+    @staticmethod
     def sanitize_bounding_boxes(boxes: TensorLike, labels: Optional[TensorLike] = None, *, format: str = 'xyxy', canvas_size: Sequence[int], min_size: float = 1.0, min_area: float = 1.0) -> Tuple[Any, Any, Any]:
         """torchvision.transforms.v2.functional.sanitize_bounding_boxes: drop small, empty or outside boxes and their labels
 
@@ -3089,6 +3285,41 @@ class vision:
             scale (bool, default False): true: uint8 0..255 <-> float32 0..1 (x / 255 as x * float(1/255); x * 255.999 truncated)
         Outputs:
             output (f32,u8, any rank): image in the asked dtype"""
+        ...
+    @staticmethod
+    def transform_sample(image: TensorLike, boxes: Optional[TensorLike] = None, masks: Optional[TensorLike] = None, labels: Optional[TensorLike] = None, draws: Optional[TensorLike] = None, *, pipeline: str, format: str = 'xyxy', seed: int = 0) -> Tuple[Any, Any, Any, Any]:
+        """torchvision.transforms.v2.Compose of a JSON pipeline on an image with its boxes, masks and labels, moved together; seeded, or fed torchvision's draws
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 or float32
+            boxes (f32, rank 2, optional): [N, 4] float32 in 'format', on the image's canvas
+            masks (f32,u8,i32,i64,bool, any rank, optional): [..., H, W] labels of the image's pixels (any dtype)
+            labels (i64, any rank, optional): [N, ...]: one row per box, kept with it
+            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (randint, rand, uniform_, randperm); absent: the seed
+        Attributes (keyword-only):
+            pipeline (str, required): JSON list of {"Transform": {arguments}} (torchvision.transforms.v2 names)
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): format of boxes: xyxy, xywh or cxcywh
+            seed (int, default 0): seed of the draws when no 'draws' input is given (the same result on every backend)
+        Outputs:
+            image (f32,u8, any rank): the transformed image (ToDtype may change its dtype)
+            boxes (f32, rank 2): [M, 4] ([0, 4] without boxes)
+            masks (f32,u8,i32,i64,bool, any rank): [..., H', W'] moved with the image ([0, H', W'] uint8 without masks)
+            labels (i64, any rank): [M, ...] ([0] without labels)"""
+        ...
+    @staticmethod
+    def trivial_augment_wide(image: TensorLike, draws: Optional[TensorLike] = None, *, num_magnitude_bins: int = 31, interpolation: str = 'nearest', fill: Optional[Sequence[float]] = None, seed: int = 0) -> Any:
+        """torchvision.transforms.v2.TrivialAugmentWide: one random op at a random magnitude
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 or float32, 1 or 3 channels
+            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand and Dirichlet component); absent: the seed
+        Attributes (keyword-only):
+            num_magnitude_bins (int, default 31): 2..1024
+            interpolation (str, default 'nearest'; one of nearest, bilinear): nearest or bilinear (the geometric ops)
+            fill (Sequence[float], default: absent): pixels from outside the geometric ops: one, or one per channel (absent: 0)
+            seed (int, default 0): seed of the draws when no 'draws' input is given (the same result on every backend)
+        Outputs:
+            output (f32,u8, any rank): the augmented image, same shape and dtype"""
         ...
     @staticmethod
     def vertical_flip(image: TensorLike) -> Any:
