@@ -64,6 +64,13 @@ const char *sr_averr(int code, char buf[AV_ERROR_MAX_STRING_SIZE]);
 AVIOContext *sr_avio_memory(const uint8_t *data, size_t size, int64_t buffer_size, void **opaque);
 AVIOContext *sr_avio_callbacks(const loom_stream_io *io, int64_t buffer_size, void **opaque);
 void sr_avio_free(AVIOContext **avio, void **opaque);
+/* The writer's memory destination: a seekable AVIOContext over a growing
+** buffer (its bytes through sw_mem_sink_bytes until it is freed). */
+typedef struct sw_mem_sink sw_mem_sink;
+AVIOContext *sw_avio_memory_sink(sw_mem_sink **sink);
+const uint8_t *sw_mem_sink_bytes(const sw_mem_sink *m, size_t *n);
+int sw_mem_sink_failed(const sw_mem_sink *m);
+void sw_avio_memory_sink_free(AVIOContext **avio, sw_mem_sink **sink);
 
 /* stream_output.c */
 int sr_output_build_graph(sr_reader *r, sr_output *o, const AVStream *st, const AVCodecContext *dec);
