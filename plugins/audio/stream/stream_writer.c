@@ -17,6 +17,7 @@
 #include <libavformat/avformat.h>
 #include <libavutil/channel_layout.h>
 #include <libavutil/dict.h>
+#include <libavutil/log.h>
 #include <libavutil/pixdesc.h>
 
 #include "loom/plugin.h"
@@ -98,6 +99,11 @@ int sw_create(sw_writer **out, const char *dst, const char *format, char err[SW_
         snprintf(err, SW_ERR_LEN, "'format' is needed when writing to memory (no 'dst'): wav, flac, mp4, ogg, ...");
         return -1;
     }
+    /* encoders report their settings and statistics at FFmpeg's default
+    ** level (libx264: a dozen lines per stream); a program that has not
+    ** chosen a level gets warnings and errors only */
+    if (av_log_get_level() == AV_LOG_INFO)
+        av_log_set_level(AV_LOG_WARNING);
     sw_writer *w = calloc(1, sizeof *w);
     if (w == NULL) {
         snprintf(err, SW_ERR_LEN, "out of memory");
