@@ -43,6 +43,20 @@ static int method(const char *label, const char *op, loom_attrs *a, loom_tensor 
     return call_on(reader, label, op, NULL, a, out, n);
 }
 
+/* A basic output stream of a reader: frames_per_chunk frames of format. */
+static int add_basic(loom_object *r, const char *label, const char *op, int64_t frames, const char *format)
+{
+    loom_attrs *a;
+    loom_attrs_new(&a);
+    loom_attrs_set_int(a, "frames_per_chunk", frames);
+    loom_attrs_set_string(a, "format", format);
+    loom_tensor *idx = NULL;
+    int rc = call_on(r, label, op, NULL, a, &idx, 1);
+    loom_attrs_free(a);
+    loom_tensor_free(idx);
+    return rc;
+}
+
 /* The source, 2 s of lavfi's testsrc and a fading tone, as the bytes of an
 ** MP4 (H.264, or MPEG-4 part 2 where FFmpeg has no libx264; AAC): every
 ** chunk the lavfi reader gives goes to the writer as it comes. */
@@ -65,23 +79,11 @@ static int make_video(loom_tensor **bytes)
         loom_object_free(src);
         return demo_fail();
     }
-    int rc = DEMO_OK;
     loom_tensor *idx = NULL;
-    /* the lavfi source's outputs: 25 fps rgb24 pictures, 44.1 kHz mono f32 */
-    loom_attrs_new(&a);
-    loom_attrs_set_int(a, "frames_per_chunk", 5);
-    loom_attrs_set_string(a, "format", "rgb24");
-    rc = call_on(src, "lavfi video", "audio.stream_reader_add_basic_video_stream", NULL, a, &idx, 1);
-    loom_attrs_free(a);
-    loom_tensor_free(idx), idx = NULL;
-    if (rc == DEMO_OK) {
-        loom_attrs_new(&a);
-        loom_attrs_set_int(a, "frames_per_chunk", 8820);
-        loom_attrs_set_string(a, "format", "flt");
-        rc = call_on(src, "lavfi audio", "audio.stream_reader_add_basic_audio_stream", NULL, a, &idx, 1);
-        loom_attrs_free(a);
-        loom_tensor_free(idx), idx = NULL;
-    }
+    /* the lavfi source's outputs: 25 fps rgb24 pictures (5 a chunk), 44.1 kHz mono f32 (0.2 s a chunk) */
+    int rc = add_basic(src, "lavfi video", "audio.stream_reader_add_basic_video_stream", 5, "rgb24");
+    if (rc == DEMO_OK)
+        rc = add_basic(src, "lavfi audio", "audio.stream_reader_add_basic_audio_stream", 8820, "flt");
     const char *encoders[] = { "libx264", "mpeg4" };
     for (int e = 0; rc == DEMO_OK && e < 2; e++) {
         loom_attrs_new(&a);

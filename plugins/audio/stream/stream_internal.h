@@ -3,7 +3,8 @@
 ** stream_internal.h - the state shared by the files of the reader
 ** (stream_reader.c: demuxing and decoding; stream_output.c: filter graphs
 ** and the conversion of filtered frames to chunk rows; stream_avio.c: the
-** AVIO contexts of memory and callback sources).
+** AVIO contexts of memory and callback sources, and of the writer's memory
+** destination; stream_graph.c: option lists and graphs, the writer's too).
 */
 #ifndef LOOM_AUDIO_STREAM_INTERNAL_H
 #define LOOM_AUDIO_STREAM_INTERNAL_H
@@ -59,6 +60,17 @@ struct sr_reader {
 
 int sr_fail(sr_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *sr_averr(int code, char buf[AV_ERROR_MAX_STRING_SIZE]);
+
+/* stream_graph.c: option lists ("k=v;k=v") into a dictionary (-1 with
+** err naming `what` when malformed); a key left unused by FFmpeg is an
+** error naming `what` and what it is not an option `of`. */
+int stream_parse_options(AVDictionary **d, const char *s, const char *what, char *err, size_t errlen);
+int stream_leftover_options(const AVDictionary *d, const char *what, const char *of, char *err, size_t errlen);
+/* The ends and `desc` of graph g (threads set by the caller), configured:
+** 0; -1 desc does not parse or configure (err says so, naming
+** 'filter_desc'); -2 out of memory or bad source arguments. */
+int stream_graph_build(AVFilterGraph *g, int video, const char *src_args, const char *desc, AVFilterContext **src,
+                       AVFilterContext **sink, char *err, size_t errlen);
 
 /* stream_avio.c: an AVIOContext over memory or the host's callbacks. */
 AVIOContext *sr_avio_memory(const uint8_t *data, size_t size, int64_t buffer_size, void **opaque);

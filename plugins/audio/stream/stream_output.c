@@ -85,7 +85,7 @@ static int source_args(char *args, size_t n, const AVStream *st, const AVCodecCo
 
 int sr_output_build_graph(sr_reader *r, sr_output *o, const AVStream *st, const AVCodecContext *dec)
 {
-    char args[512], eb[AV_ERROR_MAX_STRING_SIZE];
+    char args[512];
     avfilter_graph_free(&o->graph);
     o->graph = avfilter_graph_alloc();
     if (o->graph == NULL)
@@ -96,33 +96,9 @@ int sr_output_build_graph(sr_reader *r, sr_output *o, const AVStream *st, const 
     if (source_args(args, sizeof args, st, dec, o->video) != 0)
         return sr_fail(r, "stream %d: the decoder reports no usable %s parameters", o->source_index,
                        o->video ? "picture" : "sample");
-    const AVFilter *fsrc = avfilter_get_by_name(o->video ? "buffer" : "abuffer");
-    const AVFilter *fsink = avfilter_get_by_name(o->video ? "buffersink" : "abuffersink");
-    int ret = avfilter_graph_create_filter(&o->src, fsrc, "in", args, NULL, o->graph);
-    if (ret >= 0)
-        ret = avfilter_graph_create_filter(&o->sink, fsink, "out", NULL, NULL, o->graph);
-    if (ret < 0)
-        return sr_fail(r, "stream %d: cannot make the filter graph's ends (%s): %s", o->source_index, args,
-                       sr_averr(ret, eb));
-    AVFilterInOut *outputs = avfilter_inout_alloc(), *inputs = avfilter_inout_alloc();
-    if (outputs == NULL || inputs == NULL) {
-        avfilter_inout_free(&outputs);
-        avfilter_inout_free(&inputs);
-        return sr_fail(r, "out of memory for a filter graph");
-    }
-    outputs->name = av_strdup("in");
-    outputs->filter_ctx = o->src;
-    inputs->name = av_strdup("out");
-    inputs->filter_ctx = o->sink;
-    ret = avfilter_graph_parse_ptr(o->graph, o->filter_desc, &inputs, &outputs, NULL);
-    avfilter_inout_free(&outputs);
-    avfilter_inout_free(&inputs);
-    if (ret < 0)
-        return sr_fail(r, "'filter_desc' \"%s\" does not parse: %s", o->filter_desc, sr_averr(ret, eb));
-    ret = avfilter_graph_config(o->graph, NULL);
-    if (ret < 0)
-        return sr_fail(r, "'filter_desc' \"%s\" cannot be configured for stream %d: %s", o->filter_desc,
-                       o->source_index, sr_averr(ret, eb));
+    int ret = stream_graph_build(o->graph, o->video, args, o->filter_desc, &o->src, &o->sink, r->err, sizeof r->err);
+    if (ret != 0)
+        return -1;
     o->out_tb = av_buffersink_get_time_base(o->sink);
     o->out_format = av_buffersink_get_format(o->sink);
     if (!o->video) {

@@ -74,12 +74,6 @@ void sw_set_log(sw_writer *w, void (*log)(void *user, const char *msg), void *us
     w->log_user = user;
 }
 
-static const char *averr(int code, char buf[AV_ERROR_MAX_STRING_SIZE])
-{
-    av_strerror(code, buf, AV_ERROR_MAX_STRING_SIZE);
-    return buf;
-}
-
 int sw_create(sw_writer **out, const char *dst, const char *format, char err[SW_ERR_LEN])
 {
     char eb[AV_ERROR_MAX_STRING_SIZE];
@@ -113,7 +107,7 @@ int sw_create(sw_writer **out, const char *dst, const char *format, char err[SW_
     if (ret < 0 || w->fmt == NULL) {
         snprintf(err, SW_ERR_LEN, "'dst' \"%s\": %s", dst != NULL ? dst : "",
                  ret == AVERROR(EINVAL) && format == NULL ? "the container cannot be guessed from the name; give 'format'"
-                                                          : averr(ret, eb));
+                                                          : sr_averr(ret, eb));
         free(w);
         return -1;
     }
@@ -181,19 +175,12 @@ const uint8_t *sw_bytes(const sw_writer *w, size_t *n, int *is_memory)
 
 static int parse_options(sw_writer *w, AVDictionary **d, const char *s, const char *what)
 {
-    if (s == NULL || *s == '\0')
-        return 0;
-    if (av_dict_parse_string(d, s, "=", ";", 0) < 0)
-        return fail(w, -1, "'%s' \"%s\" is not a list of key=value pairs separated by ';'", what, s);
-    return 0;
+    return stream_parse_options(d, s, what, w->err, sizeof w->err);
 }
 
 static int leftover_options(sw_writer *w, AVDictionary *d, const char *what, const char *of)
 {
-    const AVDictionaryEntry *e = av_dict_get(d, "", NULL, AV_DICT_IGNORE_SUFFIX);
-    if (e == NULL)
-        return 0;
-    return fail(w, -1, "'%s': unexpected option %s=%s (not an option of %s)", what, e->key, e->value, of);
+    return stream_leftover_options(d, what, of, w->err, sizeof w->err);
 }
 
 static int check_state(sw_writer *w, const char *method, int need_open)
@@ -270,7 +257,7 @@ static int open_encoder(sw_writer *w, AVCodecContext *c, const char *options)
     int ret = avcodec_open2(c, c->codec, &opt);
     if (ret < 0) {
         av_dict_free(&opt);
-        return fail(w, -1, "cannot open encoder %s with these settings: %s", c->codec->name, averr(ret, eb));
+        return fail(w, -1, "cannot open encoder %s with these settings: %s", c->codec->name, sr_averr(ret, eb));
     }
     ret = leftover_options(w, opt, "encoder_option", c->codec->name);
     av_dict_free(&opt);
@@ -281,37 +268,11 @@ static int open_encoder(sw_writer *w, AVCodecContext *c, const char *options)
 
 static int build_graph(sw_writer *w, sw_stream *s, const char *src_args, const char *desc)
 {
-    char eb[AV_ERROR_MAX_STRING_SIZE];
     s->graph = avfilter_graph_alloc();
     if (s->graph == NULL)
         return fail(w, -2, "out of memory for a filter graph");
     s->graph->nb_threads = 1;
-    const AVFilter *fsrc = avfilter_get_by_name(s->video ? "buffer" : "abuffer");
-    const AVFilter *fsink = avfilter_get_by_name(s->video ? "buffersink" : "abuffersink");
-    int ret = avfilter_graph_create_filter(&s->src, fsrc, "in", src_args, NULL, s->graph);
-    if (ret >= 0)
-        ret = avfilter_graph_create_filter(&s->sink, fsink, "out", NULL, NULL, s->graph);
-    if (ret < 0)
-        return fail(w, -2, "cannot make the filter graph's ends (%s): %s", src_args, averr(ret, eb));
-    AVFilterInOut *outputs = avfilter_inout_alloc(), *inputs = avfilter_inout_alloc();
-    if (outputs == NULL || inputs == NULL) {
-        avfilter_inout_free(&outputs);
-        avfilter_inout_free(&inputs);
-        return fail(w, -2, "out of memory for a filter graph");
-    }
-    outputs->name = av_strdup("in");
-    outputs->filter_ctx = s->src;
-    inputs->name = av_strdup("out");
-    inputs->filter_ctx = s->sink;
-    ret = avfilter_graph_parse_ptr(s->graph, desc, &inputs, &outputs, NULL);
-    avfilter_inout_free(&outputs);
-    avfilter_inout_free(&inputs);
-    if (ret < 0)
-        return fail(w, -1, "'filter_desc': the graph \"%s\" does not parse: %s", desc, averr(ret, eb));
-    ret = avfilter_graph_config(s->graph, NULL);
-    if (ret < 0)
-        return fail(w, -1, "'filter_desc': the graph \"%s\" cannot be configured: %s", desc, averr(ret, eb));
-    return 0;
+    return stream_graph_build(s->graph, s->video, src_args, desc, &s->src, &s->sink, w->err, sizeof w->err);
 }
 
 static int sw_dtype_of(enum AVSampleFormat f)
@@ -357,7 +318,7 @@ static int attach_stream(sw_writer *w, sw_stream *s)
     s->st->time_base = s->enc->time_base;
     int ret = avcodec_parameters_from_context(s->st->codecpar, s->enc);
     if (ret < 0)
-        return fail(w, -2, "cannot copy the encoder's parameters: %s", averr(ret, eb));
+        return fail(w, -2, "cannot copy the encoder's parameters: %s", sr_averr(ret, eb));
     s->index = w->n_streams;
     w->streams[w->n_streams++] = s;
     return s->index;
@@ -673,13 +634,13 @@ int sw_open(sw_writer *w, const char *option)
         ret = avio_open2(&w->fmt->pb, w->fmt->url, AVIO_FLAG_WRITE, NULL, &opt);
         if (ret < 0) {
             av_dict_free(&opt);
-            return fail(w, -2, "cannot open '%s' for writing: %s", w->fmt->url, averr(ret, eb));
+            return fail(w, -2, "cannot open '%s' for writing: %s", w->fmt->url, sr_averr(ret, eb));
         }
     }
     ret = avformat_write_header(w->fmt, &opt);
     if (ret < 0) {
         av_dict_free(&opt);
-        return fail(w, -2, "cannot write the %s header: %s", w->fmt->oformat->name, averr(ret, eb));
+        return fail(w, -2, "cannot write the %s header: %s", w->fmt->oformat->name, sr_averr(ret, eb));
     }
     w->opened = 1;
     ret = leftover_options(w, opt, "option", "the muxer or the protocol");
@@ -708,7 +669,7 @@ static int write_packets(sw_writer *w, sw_stream *s)
         if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF)
             return 0;
         if (ret < 0)
-            return fail(w, -2, "stream %d: encoding failed: %s", s->index, averr(ret, eb));
+            return fail(w, -2, "stream %d: encoding failed: %s", s->index, sr_averr(ret, eb));
         /* a picture lasts one frame of the encoder's rate: without it MP4's
         ** edit list ends at the last picture's start and hides it */
         if (s->video && s->pkt->duration <= 0)
@@ -718,7 +679,7 @@ static int write_packets(sw_writer *w, sw_stream *s)
         ret = av_interleaved_write_frame(w->fmt, s->pkt);
         if (ret < 0)
             return fail(w, -2, "stream %d: the %s muxer refused a packet: %s", s->index, w->fmt->oformat->name,
-                        w->mem != NULL && sw_mem_sink_failed(w->mem) ? "out of memory" : averr(ret, eb));
+                        w->mem != NULL && sw_mem_sink_failed(w->mem) ? "out of memory" : sr_averr(ret, eb));
     }
 }
 
@@ -728,7 +689,7 @@ static int encode(sw_writer *w, sw_stream *s, AVFrame *frame)
     char eb[AV_ERROR_MAX_STRING_SIZE];
     int ret = av_buffersrc_add_frame_flags(s->src, frame, 0);
     if (ret < 0)
-        return fail(w, -2, "stream %d: the filter graph refused a frame: %s", s->index, averr(ret, eb));
+        return fail(w, -2, "stream %d: the filter graph refused a frame: %s", s->index, sr_averr(ret, eb));
     const AVRational sink_tb = av_buffersink_get_time_base(s->sink);
     for (;;) {
         ret = av_buffersink_get_frame(s->sink, s->filtered);
@@ -737,11 +698,11 @@ static int encode(sw_writer *w, sw_stream *s, AVFrame *frame)
         if (ret == AVERROR_EOF) {
             ret = avcodec_send_frame(s->enc, NULL);
             if (ret < 0 && ret != AVERROR_EOF)
-                return fail(w, -2, "stream %d: the encoder cannot be drained: %s", s->index, averr(ret, eb));
+                return fail(w, -2, "stream %d: the encoder cannot be drained: %s", s->index, sr_averr(ret, eb));
             return write_packets(w, s);
         }
         if (ret < 0)
-            return fail(w, -2, "stream %d: filtering failed: %s", s->index, averr(ret, eb));
+            return fail(w, -2, "stream %d: filtering failed: %s", s->index, sr_averr(ret, eb));
         if (s->filtered->pts != AV_NOPTS_VALUE)
             s->filtered->pts = av_rescale_q(s->filtered->pts, sink_tb, s->enc->time_base);
         s->filtered->pict_type = AV_PICTURE_TYPE_NONE;
@@ -749,7 +710,7 @@ static int encode(sw_writer *w, sw_stream *s, AVFrame *frame)
         av_frame_unref(s->filtered);
         if (ret < 0)
             return fail(w, -2, "stream %d: the %s encoder refused a frame: %s", s->index, s->enc->codec->name,
-                        averr(ret, eb));
+                        sr_averr(ret, eb));
         if (write_packets(w, s) != 0)
             return -2;
     }
@@ -905,13 +866,13 @@ int sw_close(sw_writer *w)
         ret = sw_flush(w);
         int t = av_write_trailer(w->fmt);
         if (t < 0 && ret == 0)
-            ret = fail(w, -2, "cannot write the %s trailer: %s", w->fmt->oformat->name, averr(t, eb));
+            ret = fail(w, -2, "cannot write the %s trailer: %s", w->fmt->oformat->name, sr_averr(t, eb));
         if (w->mem != NULL)
             avio_flush(w->fmt->pb);
         else if (!(w->fmt->oformat->flags & AVFMT_NOFILE)) {
             t = avio_closep(&w->fmt->pb);
             if (t < 0 && ret == 0)
-                ret = fail(w, -2, "closing '%s' failed: %s", w->fmt->url, averr(t, eb));
+                ret = fail(w, -2, "closing '%s' failed: %s", w->fmt->url, sr_averr(t, eb));
         }
         if (ret == 0 && w->mem != NULL && sw_mem_sink_failed(w->mem))
             ret = fail(w, -2, "out of memory for the written bytes");
