@@ -464,7 +464,10 @@ int sw_add_audio(sw_writer *w, const sw_audio_config *cfg)
                  cfg->sample_rate, av_get_sample_fmt_name(sf), src_l);
         ret = build_graph(w, s, args, desc);
     }
-    s->nb_samples = s->enc != NULL && s->enc->frame_size > 0 ? s->enc->frame_size : 256;
+    /* the encoder's frame size; an encoder that takes any (PCM) gets 4096-sample
+    ** frames (torchaudio cuts 256: the samples written are the same, with
+    ** fewer trips through the graph) */
+    s->nb_samples = s->enc != NULL && s->enc->frame_size > 0 ? s->enc->frame_size : 4096;
     if (ret == 0)
         ret = attach_stream(w, s);
     if (ret < 0)
@@ -752,9 +755,10 @@ static int begin_chunk(sw_writer *w, int i, int video, double pts, sw_stream **o
     if (s->flushed)
         return fail(w, -1, "%s: stream %d was flushed; nothing more can be written to it", method, i);
     if (!isnan(pts)) {
-        if (!(pts >= 0) || !isfinite(pts) || pts > 9.2e12)
-            return fail(w, -1, "'pts' must be finite and >= 0 (%g)", pts);
-        int64_t v = llround(pts * s->src_tb.den / s->src_tb.num);
+        const double units = pts * s->src_tb.den / s->src_tb.num;
+        if (!(pts >= 0) || !isfinite(pts) || units > 4e18)
+            return fail(w, -1, "'pts' must be finite, >= 0 and below %g s (%g)", 4e18 * av_q2d(s->src_tb), pts);
+        int64_t v = llround(units);
         if (v < s->next_pts && w->log != NULL && !s->warned_pts) {
             char msg[256];
             snprintf(msg, sizeof msg, "audio.stream_writer: stream %d: pts %g s is before the next expected one "

@@ -8,7 +8,7 @@
 **     growing buffer behind AVIO write/seek callbacks; `format` required);
 **   - per stream: the chunks, [frames, channels] samples or [frames, C, H,
 **     W] u8 pictures, cut into source frames (audio: the encoder's frame
-**     size, 256 samples when it takes any), a libavfilter graph
+**     size, 4096 samples when it takes any), a libavfilter graph
 **     `abuffer|buffer -> [filter_desc,] conversion -> abuffersink|
 **     buffersink` and one encoder. Audio graphs end in
 **     `asetnsamples=n=<frame_size>:p=0` when the encoder needs frames of a

@@ -549,6 +549,8 @@ static void test_refusals(void **state)
                 "'chunk' must be [frames, 3, 8, 8]");
     expect_fail(try_write(w, "audio.stream_writer_write_video_chunk", "i=0", LOOM_DTYPE_F32, 4, s4), LOOM_EINVAL,
                 "'chunk'");
+    expect_fail(try_write(w, "audio.stream_writer_write_video_chunk", "i=0;pts=1e300", LOOM_DTYPE_U8, 4, s4),
+                LOOM_EINVAL, "'pts'");
     assert_int_equal(try_write(w, "audio.stream_writer_write_video_chunk", "i=0;pts=0", LOOM_DTYPE_U8, 4, s4), LOOM_OK);
     loom_object_free(w);        /* freed without close: the trailer is still written */
     assert_true(st_cli_accepts(tmp("v.mp4")));
@@ -597,13 +599,50 @@ static void test_pixel_formats(void **state)
     }
 }
 
+/* pts: a chunk's pts moves the stream's clock (a gap of 0.8 s here), the
+** next chunk follows on; the reader gives them back (FFV1 in Matroska,
+** 1 ms time base). */
+static void test_pts(void **state)
+{
+    (void)state;
+    const int h = 8, wd = 8;
+    uint8_t *v = gradient(6, h, wd);
+    const char *path = tmp("pts.mkv");
+    char a[600];
+    snprintf(a, sizeof a, "dst=%s", path);
+    loom_object *w = st_writer(a);
+    assert_int_equal(st_call_i64(w, "audio.stream_writer_add_video_stream", "frame_rate=10;width=8;height=8;encoder=ffv1"),
+                     0);
+    call_ok(w, "audio.stream_writer_open", NULL);
+    const int64_t row[3] = { 3, h, wd }, shape[4] = { 2, 3, h, wd };
+    write_rows(w, "audio.stream_writer_write_video_chunk", 0, v, LOOM_DTYPE_U8, 2, 4, row, 2);
+    loom_tensor *t;
+    assert_int_equal(loom_tensor_wrap(&t, v + 2 * 3 * h * wd, LOOM_DTYPE_U8, 4, shape, NULL, NULL), LOOM_OK);
+    const loom_tensor *in[1] = { t };
+    assert_int_equal(st_call_in(w, "audio.stream_writer_write_video_chunk", "i=0;pts=1.0", in, 1, NULL, 0), LOOM_OK);
+    loom_tensor_free(t);
+    write_rows(w, "audio.stream_writer_write_video_chunk", 0, v + 4 * 3 * h * wd, LOOM_DTYPE_U8, 2, 4, row, 2);
+    call_ok(w, "audio.stream_writer_close", NULL);
+    loom_object_free(w);
+    st_chunks *c = read_back(path, "audio.stream_reader_add_basic_video_stream", "frames_per_chunk=1;buffer_chunk_size=-1");
+    const double want[6] = { 0, 0.1, 1.0, 1.1, 1.2, 1.3 };
+    assert_int_equal(c->n_chunks, 6);
+    for (int k = 0; k < 6; k++)
+        if (fabs(c->pts[k] - want[k]) > 1e-9)
+            fail_msg("frame %d: pts %.6f, want %.3f", k, c->pts[k], want[k]);
+    st_chunks_free(c);
+    free(c);
+    free(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wav),          cmocka_unit_test(test_flac),
         cmocka_unit_test(test_aac_mp4),      cmocka_unit_test(test_opus_ogg),
         cmocka_unit_test(test_h264_aac_mp4), cmocka_unit_test(test_vp9_webm),
-        cmocka_unit_test(test_pixel_formats), cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_pixel_formats), cmocka_unit_test(test_pts),
+        cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests_name("audio_stream_writer", tests, setup, teardown);
 }
