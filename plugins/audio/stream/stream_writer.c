@@ -275,19 +275,6 @@ static int build_graph(sw_writer *w, sw_stream *s, const char *src_args, const c
     return stream_graph_build(s->graph, s->video, src_args, desc, &s->src, &s->sink, w->err, sizeof w->err);
 }
 
-static int sw_dtype_of(enum AVSampleFormat f)
-{
-    switch (f) {
-    case AV_SAMPLE_FMT_U8: return LOOM_DTYPE_U8;
-    case AV_SAMPLE_FMT_S16: return LOOM_DTYPE_I16;
-    case AV_SAMPLE_FMT_S32: return LOOM_DTYPE_I32;
-    case AV_SAMPLE_FMT_S64: return LOOM_DTYPE_I64;
-    case AV_SAMPLE_FMT_FLT: return LOOM_DTYPE_F32;
-    case AV_SAMPLE_FMT_DBL: return LOOM_DTYPE_F64;
-    default: return -1;
-    }
-}
-
 static sw_stream *new_stream(sw_writer *w, int video)
 {
     sw_stream **ss = realloc(w->streams, (size_t)(w->n_streams + 1) * sizeof *ss);
@@ -412,7 +399,7 @@ int sw_add_audio(sw_writer *w, const sw_audio_config *cfg)
         return fail(w, -1, "'num_channels' must be in 1..64 (%d)", cfg->num_channels);
     const char *fmt_name = cfg->format != NULL ? cfg->format : "flt";
     enum AVSampleFormat sf = av_get_sample_fmt(fmt_name);
-    if (sw_dtype_of(sf) < 0 || av_sample_fmt_is_planar(sf))
+    if (sr_dtype_of_sample_fmt(sf) < 0 || av_sample_fmt_is_planar(sf))
         return fail(w, -1, "'format' \"%s\" is not u8, s16, s32, s64, flt or dbl (the chunks' interleaved samples)",
                     fmt_name);
     if (cfg->encoder_sample_rate < 0 || cfg->encoder_num_channels < 0)
@@ -424,7 +411,7 @@ int sw_add_audio(sw_writer *w, const sw_audio_config *cfg)
     if (s == NULL)
         return fail(w, -2, "out of memory");
     s->src_fmt = sf;
-    s->dtype = sw_dtype_of(sf);
+    s->dtype = sr_dtype_of_sample_fmt(sf);
     s->ndim = 1;
     s->shape[0] = cfg->num_channels;
     s->frame_bytes = (size_t)cfg->num_channels * (size_t)av_get_bytes_per_sample(sf);

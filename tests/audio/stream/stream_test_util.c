@@ -143,15 +143,19 @@ static loom_attrs *parse(const char *scope, const char *attrs)
     return a;
 }
 
-loom_object *st_reader(const char *attrs)
+static loom_object *object(const char *cls, const char *attrs)
 {
-    loom_attrs *a = parse("audio.stream_reader", attrs);
+    loom_attrs *a = parse(cls, attrs);
     loom_object *o = NULL;
-    if (loom_object_create(&o, "audio.stream_reader", a, NULL) != LOOM_OK)
-        fail_msg("audio.stream_reader(%s): %s", attrs, loom_last_error());
+    if (loom_object_create(&o, cls, a, NULL) != LOOM_OK)
+        fail_msg("%s(%s): %s", cls, attrs ? attrs : "", loom_last_error());
     loom_attrs_free(a);
     return o;
 }
+
+loom_object *st_reader(const char *attrs) { return object("audio.stream_reader", attrs); }
+
+loom_object *st_writer(const char *attrs) { return object("audio.stream_writer", attrs); }
 
 loom_status st_call_in(loom_object *r, const char *op, const char *attrs, const loom_tensor *const *in, int32_t n_in,
                        loom_tensor **out, int32_t n_out)
@@ -167,16 +171,6 @@ loom_status st_call_in(loom_object *r, const char *op, const char *attrs, const 
 loom_status st_call(loom_object *r, const char *op, const char *attrs, loom_tensor **out, int32_t n_out)
 {
     return st_call_in(r, op, attrs, NULL, 0, out, n_out);
-}
-
-loom_object *st_writer(const char *attrs)
-{
-    loom_attrs *a = parse("audio.stream_writer", attrs);
-    loom_object *o = NULL;
-    if (loom_object_create(&o, "audio.stream_writer", a, NULL) != LOOM_OK)
-        fail_msg("audio.stream_writer(%s): %s", attrs, loom_last_error());
-    loom_attrs_free(a);
-    return o;
 }
 
 /* The stderr of a command (its stdout discarded): empty when all is well. */
