@@ -31,10 +31,21 @@ typedef struct sr_output {
     int ndim;
     int configured;             /* the sink's format is known (first frame filtered) */
     stream_buffer buf;
-    uint8_t *rows;              /* conversion scratch (audio) */
+    uint8_t *rows;              /* conversion scratch (audio; video: the slice) */
     void (*deinterleave3)(const uint8_t *, size_t, uint8_t *, uint8_t *, uint8_t *);  /* stream_pixels.h */
     size_t rows_cap;
     int64_t frames_per_chunk, buffer_chunk_size;
+    /* rgb24 / bgr24 of yuv420p pictures at their own size: the graph stops
+    ** before the format conversion (graph_desc: filter_desc without its
+    ** final format=pix_fmts=...), and the reader runs the same swscale
+    ** conversion itself, 16 rows at a time into an L2-sized slice that is
+    ** split into the chunk's planes at once, instead of a whole packed
+    ** frame written to memory and read back */
+    char *graph_desc;           /* NULL: filter_desc is the whole graph */
+    int direct_fmt;             /* AV_PIX_FMT_RGB24 / BGR24 while converting here, else 0 */
+    int sink_fmt;               /* the graph's pixel format in that case */
+    struct SwsContext *sws;
+    int sws_space, sws_range;   /* the colour details sws was last given */
 } sr_output;
 
 typedef struct sr_decoder {
@@ -86,6 +97,9 @@ void sw_avio_memory_sink_free(AVIOContext **avio, sw_mem_sink **sink);
 
 /* stream_output.c */
 int sr_output_build_graph(sr_reader *r, sr_output *o, const AVStream *st, const AVCodecContext *dec);
+/* Set graph_desc when filter_desc ends in a plain format=pix_fmts=rgb24 or
+** bgr24 and scales nothing (see direct_fmt). */
+void sr_output_split_format(sr_output *o);
 /* Send frame (NULL: drain) through o's graph into its buffer. */
 int sr_output_send(sr_reader *r, sr_output *o, AVFrame *frame);
 void sr_output_free(sr_output *o);

@@ -351,6 +351,8 @@ int sr_add_output(sr_reader *r, const sr_output_config *cfg)
                                                                             : cfg->video ? "null" : "anull");
     o->buf.on_drop = log_drop;
     o->buf.drop_user = o;
+    if (o->filter_desc != NULL && cfg->video && (cfg->hw_accel == NULL || !*cfg->hw_accel))
+        sr_output_split_format(o);
     if (o->filter_desc == NULL || sr_output_build_graph(r, o, r->fmt->streams[si], r->decoders[si].ctx) != 0) {
         if (o->filter_desc == NULL)
             sr_fail(r, "out of memory");
