@@ -664,6 +664,118 @@ class audio:
             num_frames (i64, rank 0): as the container says, 0 when unknown
             bits_per_sample (i64, rank 0): bits_per_raw_sample, 0 when unknown"""
         ...
+    @staticmethod
+    def stream_writer_add_audio_stream(*, encoder: Optional[str] = None, encoder_option: Optional[str] = None, encoder_format: Optional[str] = None, filter_desc: Optional[str] = None, bit_rate: int = -1, compression_level: int = -1, qscale: Optional[float] = None, sample_rate: int, num_channels: int, format: str = 'flt', encoder_sample_rate: Optional[int] = None, encoder_num_channels: Optional[int] = None, object: Optional[Object] = None) -> Any:
+        """StreamWriter.add_audio_stream: chunks [frames, num_channels] of `format` -> filter_desc, aformat -> encoder (its fixed frame size through asetnsamples)
+
+        A method of the object class audio.stream_writer: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            encoder (str, default: absent): encoder name (default: the container's codec)
+            encoder_option (str, default: absent): encoder options, key=value;key=value
+            encoder_format (str, default: absent): sample / pixel format of the encoder (default: its first)
+            filter_desc (str, default: absent): libavfilter graph applied before the encoder
+            bit_rate (int, default -1): CodecConfig.bit_rate, bits/s (-1: the encoder's)
+            compression_level (int, default -1): CodecConfig.compression_level (-1: the encoder's)
+            qscale (float, default: absent): CodecConfig.qscale (fixed quality)
+            sample_rate (int, required): of the chunks, Hz
+            num_channels (int, required): of the chunks
+            format (str, default 'flt'): the chunks' samples: u8 s16 s32 s64 flt dbl
+            encoder_sample_rate (int, default: absent): encode at this rate (resampled)
+            encoder_num_channels (int, default: absent): encode this many channels (remixed)
+        Outputs:
+            stream_index (i64, rank 0): index of the new stream (write_*_chunk's i)"""
+        ...
+    @staticmethod
+    def stream_writer_add_video_stream(*, encoder: Optional[str] = None, encoder_option: Optional[str] = None, encoder_format: Optional[str] = None, filter_desc: Optional[str] = None, bit_rate: int = -1, compression_level: int = -1, qscale: Optional[float] = None, frame_rate: float, width: int, height: int, format: str = 'rgb24', encoder_frame_rate: Optional[float] = None, encoder_width: Optional[int] = None, encoder_height: Optional[int] = None, hw_accel: Optional[str] = None, gop_size: int = -1, max_b_frames: int = -1, object: Optional[Object] = None) -> Any:
+        """StreamWriter.add_video_stream: chunks [frames, C, height, width] u8 of `format` -> filter_desc, scale, format, fps -> encoder
+
+        A method of the object class audio.stream_writer: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            encoder (str, default: absent): encoder name (default: the container's codec)
+            encoder_option (str, default: absent): encoder options, key=value;key=value
+            encoder_format (str, default: absent): sample / pixel format of the encoder (default: its first)
+            filter_desc (str, default: absent): libavfilter graph applied before the encoder
+            bit_rate (int, default -1): CodecConfig.bit_rate, bits/s (-1: the encoder's)
+            compression_level (int, default -1): CodecConfig.compression_level (-1: the encoder's)
+            qscale (float, default: absent): CodecConfig.qscale (fixed quality)
+            frame_rate (float, required): of the chunks, frames/s
+            width (int, required): of the chunks
+            height (int, required): of the chunks
+            format (str, default 'rgb24'): the chunks' pictures: rgb24 bgr24 yuv444p yuv420p gray
+            encoder_frame_rate (float, default: absent): encode at this rate (fps filter)
+            encoder_width (int, default: absent): encode at this width (scaled)
+            encoder_height (int, default: absent): encode at this height (scaled)
+            hw_accel (str, default: absent): cuda: encode on the GPU (not in this build)
+            gop_size (int, default -1): CodecConfig.gop_size (-1: the encoder's)
+            max_b_frames (int, default -1): CodecConfig.max_b_frames (-1: the encoder's)
+        Outputs:
+            stream_index (i64, rank 0): index of the new stream (write_*_chunk's i)"""
+        ...
+    @staticmethod
+    def stream_writer_bytes(*, object: Optional[Object] = None) -> Any:
+        """the bytes written to a memory destination (no dst)
+
+        A method of the object class audio.stream_writer: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            bytes (u8, rank 1): the muxed media (complete after close)"""
+        ...
+    @staticmethod
+    def stream_writer_close(*, object: Optional[Object] = None) -> None:
+        """StreamWriter.close: flush what is left, write the trailer, close the destination
+
+        A method of the object class audio.stream_writer: call it on a loom.Object of that class, or pass object=."""
+        ...
+    @staticmethod
+    def stream_writer_flush(*, object: Optional[Object] = None) -> None:
+        """StreamWriter.flush: drain every filter graph and encoder into the destination
+
+        A method of the object class audio.stream_writer: call it on a loom.Object of that class, or pass object=."""
+        ...
+    @staticmethod
+    def stream_writer_open(*, option: Optional[str] = None, object: Optional[Object] = None) -> None:
+        """StreamWriter.open(option): open the destination and write the header
+
+        A method of the object class audio.stream_writer: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            option (str, default: absent): muxer / protocol options, key=value;key=value"""
+        ...
+    @staticmethod
+    def stream_writer_set_metadata(*, metadata: str, object: Optional[Object] = None) -> None:
+        """StreamWriter.set_metadata
+
+        A method of the object class audio.stream_writer: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            metadata (str, required): the container's tags, key=value;key=value"""
+        ...
+    @staticmethod
+    def stream_writer_write_audio_chunk(chunk: TensorLike, *, i: int, pts: Optional[float] = None, object: Optional[Object] = None) -> None:
+        """StreamWriter.write_audio_chunk(i, chunk, pts)
+
+        A method of the object class audio.stream_writer: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            chunk (f32,f64,u8,i16,i32,i64, any rank): [frames, num_channels] samples, the dtype of the stream's format (flt: f32, s16: i16, ...)
+        Attributes (keyword-only):
+            i (int, required): stream index, in the order added
+            pts (float, default: absent): presentation time of the chunk's first frame, s"""
+        ...
+    @staticmethod
+    def stream_writer_write_video_chunk(chunk: TensorLike, *, i: int, pts: Optional[float] = None, object: Optional[Object] = None) -> None:
+        """StreamWriter.write_video_chunk(i, chunk, pts)
+
+        A method of the object class audio.stream_writer: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            chunk (u8, any rank): [frames, C, height, width] u8 (C 3, gray: 1)
+        Attributes (keyword-only):
+            i (int, required): stream index, in the order added
+            pts (float, default: absent): presentation time of the chunk's first frame, s"""
+        ...
 
 class core:
     """loom ops of the domain core."""

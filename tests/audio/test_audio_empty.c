@@ -119,12 +119,30 @@ static const oc_case cases[] = {
     /* lavfi is a device-style input: av_seek_frame refuses, as torchaudio's "Failed to seek" */
     { "audio.stream_reader_seek", "a device", { { 0 } }, "timestamp=0", .expect = LOOM_EFORMAT, .message = "seek",
       .object = 8 },
+    /* a writer to memory (WAV) with one mono f32 stream, opened (oc_objects[8]) */
+    { "audio.stream_writer_add_audio_stream", "after open", { { 0 } }, "sample_rate=8000;num_channels=1",
+      .expect = LOOM_EINVAL, .message = "before open", .object = 9 },
+    { "audio.stream_writer_add_video_stream", "after open", { { 0 } }, "frame_rate=5;width=8;height=8",
+      .expect = LOOM_EINVAL, .message = "before open", .object = 9 },
+    { "audio.stream_writer_set_metadata", "after open", { { 0 } }, "metadata=title=x", .expect = LOOM_EINVAL,
+      .message = "before open", .object = 9 },
+    { "audio.stream_writer_open", "twice", { { 0 } }, NULL, .expect = LOOM_EINVAL, .message = "already open",
+      .object = 9 },
+    { "audio.stream_writer_write_audio_chunk", "no frames", { T(F32, 2, 0, 1) }, "i=0", .object = 9 },
+    { "audio.stream_writer_write_audio_chunk", "no channels", { T(F32, 2, 4, 0) }, "i=0", .expect = LOOM_EINVAL,
+      .message = "'chunk'", .object = 9 },
+    { "audio.stream_writer_write_video_chunk", "no frames, an audio stream", { T(U8, 4, 0, 3, 8, 8) }, "i=0",
+      .expect = LOOM_EINVAL, .message = "audio stream", .object = 9 },
+    { "audio.stream_writer_bytes", "the header", { { 0 } }, NULL, { { 0 } }, .object = 9 },
+    { "audio.stream_writer_flush", "nothing written", { { 0 } }, NULL, .object = 9 },
+    { "audio.stream_writer_close", "nothing written", { { 0 } }, NULL, .object = 9 },
 #endif
 };
 
 /* the beamforming objects the method cases use (oc_objects[0..3]), then
 ** the CTC module's n-gram LM (oc_objects[4]) and decoders (oc_objects[5], [6]),
-** and, with FFmpeg, a stream reader on a lavfi sine (oc_objects[7]) */
+** and, with FFmpeg, a stream reader on a lavfi sine (oc_objects[7]) and a
+** stream writer to memory, opened with one stream (oc_objects[8]) */
 static const char *const classes[] = { "audio.PSD", "audio.SoudenMVDR", "audio.RTFMVDR", "audio.MVDR" };
 
 static int setup(void **state)
@@ -161,13 +179,34 @@ static int setup(void **state)
         fprintf(stderr, "create audio.stream_reader: %s\n", loom_last_error());
         return -1;
     }
+    loom_attrs_new(&a);
+    loom_attrs_set_string(a, "format", "wav");
+    st = loom_object_create(&oc_objects[8], "audio.stream_writer", a, NULL);
+    loom_attrs_free(a);
+    loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
+    opt.object = oc_objects[8];
+    loom_tensor *index = NULL;
+    if (st == LOOM_OK) {
+        loom_attrs_new(&a);
+        loom_attrs_parse(a, "audio.stream_writer_add_audio_stream", "sample_rate", "8000");
+        loom_attrs_parse(a, "audio.stream_writer_add_audio_stream", "num_channels", "1");
+        st = loom_run("audio.stream_writer_add_audio_stream", NULL, 0, a, &index, 1, &opt);
+        loom_attrs_free(a);
+        loom_tensor_free(index);
+    }
+    if (st == LOOM_OK)
+        st = loom_run("audio.stream_writer_open", NULL, 0, NULL, NULL, 0, &opt);
+    if (st != LOOM_OK) {
+        fprintf(stderr, "audio.stream_writer: %s\n", loom_last_error());
+        return -1;
+    }
 #endif
     return 0;
 }
 
 static int teardown(void **state)
 {
-    for (int i = 0; i < 8; i++)
+    for (size_t i = 0; i < sizeof oc_objects / sizeof oc_objects[0]; i++)
         loom_object_free(oc_objects[i]);
     return tu_teardown(state);
 }
