@@ -334,6 +334,14 @@ static const oc_case cases[] = {
       .zeros = 1 },
     { "vision.softmax", "no rows", { T(F32, 2, 0, 5) }, "dim=1", { T(F32, 2, 0, 5) } },
     { "vision.layer_norm", "no rows", { T(F32, 2, 0, 8), T(F32, 1, 8) }, NULL, { T(F32, 2, 0, 8) } },
+    { "vision.squeeze_excitation", "no images",
+      { T(F32, 4, 0, 8, 3, 3), T(F32, 4, 2, 8, 1, 1), T(F32, 1, 2), T(F32, 4, 8, 2, 1, 1), T(F32, 1, 8) }, NULL,
+      { T(F32, 4, 0, 8, 3, 3) } },
+    { "vision.squeeze_excitation", "empty maps",
+      { T(F32, 4, 1, 8, 0, 3), T(F32, 4, 2, 8, 1, 1), T(F32, 1, 2), T(F32, 4, 8, 2, 1, 1), T(F32, 1, 8) }, NULL,
+      .expect = LOOM_EINVAL, .message = "non-zero" },
+    { "vision.channel_shuffle", "no images", { T(F32, 4, 0, 6, 2, 2) }, "groups=3", { T(F32, 4, 0, 6, 2, 2) } },
+    { "vision.channel_shuffle", "empty maps", { T(U8, 3, 2, 6, 0) }, "groups=2", { T(U8, 3, 2, 6, 0) } },
 
     /* ----------------------------------------------------------- models */
     /* object 1: a resnet18 of zeros with 7 classes (setup) */

@@ -14,6 +14,8 @@
 **   vision.linear               F.linear
 **   vision.softmax              F.softmax(dim)
 **   vision.layer_norm           F.layer_norm(normalized_shape = weight's shape)
+**   vision.squeeze_excitation, channel_shuffle
+**                               the models' blocks (blocks.h)
 ** Every op takes f32, contiguous (compact row-major) tensors. The checks
 ** (layers_checks.c) are shared by every backend of the module, so all
 ** refuse the same calls with the same messages.
@@ -33,7 +35,8 @@
     X(vision_relu_schema) X(vision_relu6_schema) X(vision_silu_schema) X(vision_gelu_schema)       \
     X(vision_hardswish_schema) X(vision_sigmoid_schema)                                            \
     X(vision_max_pool2d_schema) X(vision_avg_pool2d_schema) X(vision_adaptive_avg_pool2d_schema)   \
-    X(vision_linear_schema) X(vision_softmax_schema) X(vision_layer_norm_schema)
+    X(vision_linear_schema) X(vision_softmax_schema) X(vision_layer_norm_schema)                  \
+    X(vision_squeeze_excitation_schema) X(vision_channel_shuffle_schema)
 PK_OPS_DECLARE(vision_layers_ops, VISION_LAYERS_OPS);
 
 /* Input positions. */
