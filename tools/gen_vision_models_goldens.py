@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Write the golden data of the vision `models` module.
 
-For each ResNet-family class, torchvision.models.<name>(weights=None) with
+For each ResNet-family class (and regnet_y_400mf and regnet_x_400mf), torchvision.models.<name>(weights=None) with
 seeded random weights and non-trivial batchnorm statistics (running mean,
 variance, gamma and beta drawn per channel, so the folding is exercised),
 in eval mode, on a seeded 64x64 input batch (224x224 as well for resnet50):
@@ -16,7 +16,8 @@ The weights are tens to hundreds of MB, so they are made here (tools/dev
 goldens) and not committed; the tests skip with a message when they are
 absent. Committed, small (tests/data/vision/models/): files that do not fit
 the architecture: a key missing, a wrong shape, a wrong dtype, a truncated
-file, each read by the error tests.
+file, each read by the error tests; regnet_configs.json, the stage table
+(widths, depths, group widths) torchvision's BlockParams gives every RegNet.
 
     .venv/bin/python tools/gen_vision_models_goldens.py [--only NAME,...] [MODELS_DIR]
 
@@ -99,15 +100,55 @@ def write_small():
         f.write(data[: len(data) - 1000])
 
 
+# ------------------------------------------------------------------ RegNet
+
+REGNET_NAMES = ["regnet_y_400mf", "regnet_y_800mf", "regnet_y_1_6gf", "regnet_y_3_2gf", "regnet_y_8gf",
+                "regnet_y_16gf", "regnet_y_32gf", "regnet_y_128gf", "regnet_x_400mf", "regnet_x_800mf",
+                "regnet_x_1_6gf", "regnet_x_3_2gf", "regnet_x_8gf", "regnet_x_16gf", "regnet_x_32gf"]
+REGNET_GOLDENS = ["regnet_y_400mf", "regnet_x_400mf"]     # the smallest of each kind, in full
+
+
+def regnet_block_params(name):
+    """The BlockParams torchvision's builder `name` makes (its _regnet intercepted, no model built)."""
+    import torchvision.models.regnet as rn
+    seen = {}
+    real = rn._regnet
+    rn._regnet = lambda params, weights, progress, **kw: seen.setdefault("p", params)
+    try:
+        getattr(rn, name)(weights=None)
+    finally:
+        rn._regnet = real
+    return seen["p"]
+
+
+def write_regnet_configs():
+    """tests/data/vision/models/regnet_configs.json: every variant's stage table."""
+    import json
+    table = {}
+    for name in REGNET_NAMES:
+        p = regnet_block_params(name)
+        table[name] = {"widths": [int(w) for w in p.widths], "depths": [int(d) for d in p.depths],
+                       "group_widths": [int(g) for g in p.group_widths],
+                       "bottleneck_multipliers": [float(b) for b in p.bottleneck_multipliers],
+                       "strides": [int(s) for s in p.strides], "se_ratio": p.se_ratio or 0.0}
+    with open(os.path.join(SMALL, "regnet_configs.json"), "w") as f:    # one line per variant
+        f.write("{\n" + ",\n".join(' "%s": %s' % (k, json.dumps(table[k], sort_keys=True)) for k in sorted(table))
+                + "\n}\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", default=",".join(NAMES))
+    ap.add_argument("--only", default=",".join(NAMES + REGNET_GOLDENS))
     ap.add_argument("out", nargs="?", default=os.path.join(ROOT, "build-models", "vision"))
     args = ap.parse_args()
     write_small()
     for i, name in enumerate(NAMES):
         if name in args.only.split(","):
             write_model(args.out, name, 100 + i)
+    write_regnet_configs()
+    for i, name in enumerate(REGNET_GOLDENS):
+        if name in args.only.split(","):
+            write_model(args.out, name, 200 + i)
 
 
 if __name__ == "__main__":

@@ -671,6 +671,14 @@ const cf_gen cf_vision_gens[] = {
     { "vision.resnext101_64x4d", 0, 0, NULL, MODEL_COVERED },
     { "vision.wide_resnet50_2", 0, 0, NULL, MODEL_COVERED },
     { "vision.wide_resnet101_2", 0, 0, NULL, MODEL_COVERED },
+#define REGNET_COVERED(id) { "vision." #id, 0, 0, NULL, "tests/vision/models/test_models_regnet.c: cpu:ops only, " \
+                             "dispatching the layer ops (each compared across backends above)" },
+    REGNET_COVERED(regnet_y_400mf) REGNET_COVERED(regnet_y_800mf) REGNET_COVERED(regnet_y_1_6gf)
+    REGNET_COVERED(regnet_y_3_2gf) REGNET_COVERED(regnet_y_8gf) REGNET_COVERED(regnet_y_16gf)
+    REGNET_COVERED(regnet_y_32gf) REGNET_COVERED(regnet_y_128gf) REGNET_COVERED(regnet_x_400mf)
+    REGNET_COVERED(regnet_x_800mf) REGNET_COVERED(regnet_x_1_6gf) REGNET_COVERED(regnet_x_3_2gf)
+    REGNET_COVERED(regnet_x_8gf) REGNET_COVERED(regnet_x_16gf) REGNET_COVERED(regnet_x_32gf)
+#undef REGNET_COVERED
     /* image_io: cpu kernels only (files are decoded on the host); the goldens are torchvision's */
     { "vision.decode_jpeg", 0, 0, NULL, "tests/vision/image_io/test_image_io_decode.c: cpu only, torchvision goldens" },
     { "vision.decode_png", 0, 0, NULL, "tests/vision/image_io/test_image_io_decode.c: cpu only, torchvision goldens" },

@@ -355,6 +355,11 @@ static const oc_case cases[] = {
     MODEL_NO_OBJECT(resnet34) MODEL_NO_OBJECT(resnet50) MODEL_NO_OBJECT(resnet101) MODEL_NO_OBJECT(resnet152)
     MODEL_NO_OBJECT(resnext50_32x4d) MODEL_NO_OBJECT(resnext101_32x8d) MODEL_NO_OBJECT(resnext101_64x4d)
     MODEL_NO_OBJECT(wide_resnet50_2) MODEL_NO_OBJECT(wide_resnet101_2)
+    MODEL_NO_OBJECT(regnet_y_400mf) MODEL_NO_OBJECT(regnet_y_800mf) MODEL_NO_OBJECT(regnet_y_1_6gf)
+    MODEL_NO_OBJECT(regnet_y_3_2gf) MODEL_NO_OBJECT(regnet_y_8gf) MODEL_NO_OBJECT(regnet_y_16gf)
+    MODEL_NO_OBJECT(regnet_y_32gf) MODEL_NO_OBJECT(regnet_y_128gf) MODEL_NO_OBJECT(regnet_x_400mf)
+    MODEL_NO_OBJECT(regnet_x_800mf) MODEL_NO_OBJECT(regnet_x_1_6gf) MODEL_NO_OBJECT(regnet_x_3_2gf)
+    MODEL_NO_OBJECT(regnet_x_8gf) MODEL_NO_OBJECT(regnet_x_16gf) MODEL_NO_OBJECT(regnet_x_32gf)
 #undef MODEL_NO_OBJECT
 #ifdef LOOM_TEST_HAVE_IMAGE_IO  /* the image_io module is built with libjpeg-turbo and libpng */
     /* ------------------------------------------------------------ image_io */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** models.h - what the files of the vision `models` module share: the
-** torchvision classification models as object classes, each with a method
+** torchvision classification models (ResNet, RegNet) as object classes, each with a method
 ** op of the same name (vision.resnet50 ...): created from a safetensors file
 ** with torchvision's state_dict keys, run as a sequence of dispatched
 ** vision.* ops (host->op_call), so LOOM_VERBOSE=2 shows each layer's backend.
@@ -20,11 +20,24 @@
     X(resnet18) X(resnet34) X(resnet50) X(resnet101) X(resnet152)                                  \
     X(resnext50_32x4d) X(resnext101_32x8d) X(resnext101_64x4d) X(wide_resnet50_2) X(wide_resnet101_2)
 
+#define VISION_N_RESNETS 10
+
+/* The RegNet family of torchvision/models/regnet.py (regnet.h); R is
+** passed through to X. */
+#define VISION_REGNETS(X, R)                                                                       \
+    X(R, regnet_y_400mf) X(R, regnet_y_800mf) X(R, regnet_y_1_6gf) X(R, regnet_y_3_2gf)            \
+    X(R, regnet_y_8gf) X(R, regnet_y_16gf) X(R, regnet_y_32gf) X(R, regnet_y_128gf)                \
+    X(R, regnet_x_400mf) X(R, regnet_x_800mf) X(R, regnet_x_1_6gf) X(R, regnet_x_3_2gf)            \
+    X(R, regnet_x_8gf) X(R, regnet_x_16gf) X(R, regnet_x_32gf)
+#define VISION_N_REGNETS 15
+
+#define VISION_MODEL_SCHEMA_OF_(R, id) R(vision_##id##_schema)
 #define VISION_MODELS_OPS(X_)                                                                      \
     X_(vision_resnet18_schema) X_(vision_resnet34_schema) X_(vision_resnet50_schema)               \
     X_(vision_resnet101_schema) X_(vision_resnet152_schema) X_(vision_resnext50_32x4d_schema)      \
     X_(vision_resnext101_32x8d_schema) X_(vision_resnext101_64x4d_schema)                          \
-    X_(vision_wide_resnet50_2_schema) X_(vision_wide_resnet101_2_schema)
+    X_(vision_wide_resnet50_2_schema) X_(vision_wide_resnet101_2_schema)                           \
+    VISION_REGNETS(VISION_MODEL_SCHEMA_OF_, X_)
 PK_OPS_DECLARE(vision_models_ops, VISION_MODELS_OPS);
 
 /* One architecture of the family: torchvision's ResNet(block, layers,
@@ -52,13 +65,14 @@ typedef struct resnet_block {
     model_conv down;                /* downsample.0 + downsample.1 */
 } resnet_block;
 
-/* The activation buffers of one input shape, planned at its first call
-** (see resnet_forward.c for the roles). */
-typedef struct resnet_plan {
-    int64_t n, h, w;                /* the input shape it is for; n = 0: none yet */
-    float *buf[5];
-    size_t floats[5];
-} resnet_plan;
+/* Activation buffers of one input shape, planned at its first call (each
+** model's forward file names the roles): each as large as the floats its
+** role needs, reused while the sizes fit. */
+typedef struct model_buffers {
+    int64_t n, h, w;                /* the input shape they are for; n = 0: none yet */
+    float *buf[8];
+    size_t floats[8];
+} model_buffers;
 
 typedef struct resnet_model {
     const resnet_arch *arch;
@@ -71,10 +85,17 @@ typedef struct resnet_model {
     const struct model_weights_entry *entry;  /* the weight entry named at create, or NULL */
     const loom_op *conv2d, *max_pool, *avg_pool, *linear;
     pthread_mutex_t lock;           /* one forward at a time per model: the plan's buffers */
-    resnet_plan plan;
+    model_buffers plan;
 } resnet_model;
 
-extern const loom_object_class *const vision_models_classes[10];
+/* Each family's classes (vision_<id>_class) and method kernels. */
+#define VISION_MODEL_CLASS_DECL_(id) extern const loom_object_class vision_##id##_class;
+#define VISION_MODEL_CLASS_DECL2_(R, id) VISION_MODEL_CLASS_DECL_(id)
+VISION_RESNETS(VISION_MODEL_CLASS_DECL_)
+VISION_REGNETS(VISION_MODEL_CLASS_DECL2_, _)
+extern const loom_kernel_desc resnet_kernels[VISION_N_RESNETS];
+extern const loom_kernel_desc regnet_kernels[VISION_N_REGNETS];
+
 extern const pk_module vision_models_cpu;
 
 #endif /* LOOM_VISION_MODELS_H */

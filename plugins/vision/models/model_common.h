@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** model_common.h - what every model class of the models module shares:
+**   - the loader: the keys of a torchvision state_dict checked one by one
+**     against the architecture (dtype and shape, a message naming the key
+**     and both shapes), every key of the file accounted for (an unexpected
+**     one is refused by name), convolutions with their BatchNorm2d folded
+**     in at create, and the weight entry named by the `weights` attribute;
+**   - the forward's calls of the layer ops (host->op_call) on the model's
+**     activation buffers, which are planned once per input shape.
+*/
+#ifndef LOOM_VISION_MODELS_COMMON_H
+#define LOOM_VISION_MODELS_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "models.h"
+
+#define MODEL_MAX_KEYS 4096     /* regnet_y_128gf: ~1100 keys; efficientnet_v2_l: ~1500 */
+
+/* The keys the architecture expects, in the order they are checked. */
+typedef struct model_key_spec {
+    char name[96];
+    loom_dtype dtype;
+    int32_t ndim;
+    int64_t shape[4];
+} model_key_spec;
+
+typedef struct model_loader {
+    const char *cls;
+    const loom_safetensors *st;
+    model_key_spec *keys;       /* MODEL_MAX_KEYS */
+    int n_keys;
+    int64_t num_params;         /* as torchvision counts parameters: no running_* nor num_batches_tracked */
+    double bn_eps;              /* the BatchNorm2d eps of the architecture */
+} model_loader;
+
+/* A loader of st for class cls; LOOM_ENOMEM when its table cannot be made. */
+loom_status model_loader_init(model_loader *L, const char *cls, const loom_safetensors *st, double bn_eps);
+void model_loader_free(model_loader *L);
+
+/* 1 when the file has the key. */
+int model_file_has(const loom_safetensors *st, const char *name);
+
+/* Expects key <prefix><suffix> of dtype and shape and fetches it into *out
+** (out may be NULL); the message names the key and both shapes. */
+loom_status model_expect(model_loader *L, const char *prefix, const char *suffix, loom_dtype dtype, int32_t ndim,
+                         const int64_t *shape, const loom_tensor **out);
+
+/* conv <cp>.weight [cout, cin/groups, k, k] (no bias) and BatchNorm2d <bp>
+** (weight, bias, running_mean, running_var, num_batches_tracked), folded
+** into c's owned weight and bias. c's sizes are set by the caller. */
+loom_status model_load_conv_bn(model_loader *L, const char *cp, const char *bp, model_conv *c);
+
+/* A 1x1 conv with bias, not folded (a squeeze-excitation's fc1 / fc2):
+** <prefix>.weight [cout, cin, 1, 1] and <prefix>.bias [cout], borrowed. */
+loom_status model_load_conv_bias(model_loader *L, const char *prefix, int64_t cin, int64_t cout,
+                                 const loom_tensor **weight, const loom_tensor **bias);
+
+/* The classifier nn.Linear <prefix>.weight [classes, features] and .bias:
+** the classes come from the file (fine-tuned heads load). */
+loom_status model_load_linear_head(model_loader *L, const char *prefix, int64_t features, int64_t *classes,
+                                   const loom_tensor **weight, const loom_tensor **bias);
+
+/* Refuses the first key of the file the architecture does not have. */
+loom_status model_check_no_unexpected(const model_loader *L);
+
+/* The weight entry named by the class's `weights` attribute (its only one,
+** attrs[0]), checked against the file's classes and num_params; *entry is
+** NULL when none is named. */
+loom_status model_entry_of(const loom_object_args *args, int64_t classes, int64_t num_params,
+                           const struct model_weights_entry **entry);
+
+/* The op `name` the forward calls, or LOOM_ENOENT naming the class. */
+loom_status model_find_op(const char *cls, const char *name, const loom_op **out);
+
+void model_conv_free(model_conv *c);
+model_conv model_conv_of(int64_t cin, int64_t cout, int64_t k, int64_t stride, int64_t groups);
+
+/* ------------------------------------------------------------- forward */
+
+/* A feature map in a model's buffer: [n, c, h, w]. */
+typedef struct model_fmap {
+    float *data;
+    int64_t shape[4];
+} model_fmap;
+
+static inline int64_t model_out_size(int64_t in, int64_t k, int64_t stride, int64_t pad)
+{
+    return (in + 2 * pad - k) / stride + 1;
+}
+
+/* A compact f32 CPU tensor over data with the given shape (kept by caller). */
+loom_tensor model_view(const float *data, int32_t ndim, int64_t *shape);
+
+/* out = act(conv c of in + residual) through vision.conv2d (conv2d: its
+** op); out->shape is set. act: "none", "relu", "silu". */
+loom_status model_conv2d(loom_call *call, const loom_op *conv2d, const model_conv *c, const model_fmap *in,
+                         model_fmap *out, const model_fmap *residual, const char *act);
+
+/* max_pool2d(kernel 3, stride 2, padding 1), the stems' pool (ResNet,
+** ShuffleNetV2); out->shape is set. */
+loom_status model_max_pool_3s2(loom_call *call, const loom_op *max_pool, const model_fmap *in, model_fmap *out);
+
+/* The classifier: adaptive_avg_pool2d(in, 1) into pooled ([n, features]
+** floats), then linear into logits. */
+loom_status model_pool_linear(loom_call *call, const loom_op *avg_pool, const loom_op *linear, const model_fmap *in,
+                              float *pooled, const float *weight, const float *bias, int64_t classes,
+                              loom_tensor *logits);
+
+/* In-place squeeze-excitation of x through vision.squeeze_excitation
+** (se: its op; fc weights [S, C, 1, 1] / [C, S, 1, 1] borrowed from the
+** mapping); act: "relu" or "silu", the scale sigmoid. */
+loom_status model_squeeze_excitation(loom_call *call, const loom_op *se, model_fmap *x, int64_t squeeze,
+                                     const float *w1, const float *b1, const float *w2, const float *b2,
+                                     const char *act);
+
+/* The checks of a model method's input (f32 [N, 3, H, W], N, H, W in
+** [1, 65536]) and its logits output [N, classes]. */
+loom_status model_check_input(loom_call *call, int64_t classes, loom_tensor **out);
+
+/* The definition of a model's method op vision.<id> (its input and output
+** documented once, model_ops.c). */
+extern const loom_arg_def model_method_inputs[1], model_method_outputs[1];
+#define MODEL_SCHEMA(id)                                                                           \
+    PK_SCHEMA(vision_##id##_schema, "vision." #id, 1,                                              \
+              "torchvision.models." #id " forward: logits of an NCHW batch",                       \
+              .n_inputs = 1, .inputs = model_method_inputs, .n_outputs = 1,                        \
+              .outputs = model_method_outputs, .object_class = "vision." #id);
+
+/* Grows the buffers to floats[0..n_bufs) for input [n, ., h, w]. */
+loom_status model_buffers_fit(model_buffers *b, int n_bufs, const size_t *floats, int64_t n, int64_t h, int64_t w,
+                              const char *cls);
+void model_buffers_free(model_buffers *b);
+
+/* need[role] = max(need[role], n * c * h * w). */
+static inline void model_need(size_t *need, int role, int64_t n, int64_t c, int64_t h, int64_t w)
+{
+    size_t v = (size_t)(n * c * h * w);
+    if (v > need[role])
+        need[role] = v;
+}
+
+#endif /* LOOM_VISION_MODELS_COMMON_H */

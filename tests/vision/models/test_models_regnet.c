@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** test_models_regnet.c - the RegNet classes against torchvision
+** (tools/gen_vision_models_goldens.py): regnet_y_400mf (squeeze-excitation)
+** and regnet_x_400mf, the smallest of each kind, in full, with random
+** weights and non-trivial batchnorm statistics, on a seeded [2, 3, 64, 64]
+** batch; the plan reused; files that do not fit (each names the key and
+** both shapes). The weights are made at goldens time into
+** build-models/vision/<name>/ and skipped when absent (model_goldens.h);
+** the stage tables of every class are checked without weights by
+** test_models_regnet_params.c.
+**
+** Tolerance: max |got - want| <= 1e-4 * max |logit| (the issue's bound;
+** f32 on both sides, the batchnorm folding and the summation orders of the
+** GEMMs differ by a few ulps per layer, over ~60 layers). Run with the
+** default backends and, as vision-models-regnet-cpu, with vision.conv2d
+** kept on cpu.
+*/
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "model_goldens.h"
+
+static void regnets_match_torchvision(void **state)
+{
+    (void)state;
+    int ran = check_class("regnet_y_400mf", "model.safetensors", "input.npy", "logits.npy");
+    ran += check_class("regnet_x_400mf", "model.safetensors", "input.npy", "logits.npy");
+    if (ran == 0)
+        skip();
+}
+
+static void expect_create_error(const char *cls, const char *weights, const char *needle)
+{
+    loom_object *obj = NULL;
+    if (loom_object_create(&obj, cls, NULL, weights) == LOOM_OK) {
+        loom_object_free(obj);
+        fail_msg("%s accepted %s", cls, weights);
+    }
+    if (strstr(loom_last_error(), needle) == NULL)
+        fail_msg("%s: message \"%s\" does not say %s", cls, loom_last_error(), needle);
+}
+
+/* one class's file given to another: the first key that differs, named
+** with both shapes */
+static void wrong_files_name_the_key(void **state)
+{
+    (void)state;
+    char y[512], x[512], r[512];
+    expect_create_error("vision.regnet_y_400mf", NULL, "needs a weights file");
+    if (!model_file(y, sizeof y, "regnet_y_400mf", "model.safetensors")
+        || !model_file(x, sizeof x, "regnet_x_400mf", "model.safetensors")) {
+        printf("# SKIP the RegNet files are absent\n");
+        skip();
+    }
+    /* X 400mf's stem is the same; its first block is wider (32 -> 32 with group width 16) */
+    expect_create_error("vision.regnet_x_400mf", y, "key 'trunk_output.block1.block1-0.proj.0.weight' is "
+                        "f32[48,32,1,1] in the weights file, expected f32[32,32,1,1]");
+    /* Y has a squeeze-excitation the X file lacks */
+    expect_create_error("vision.regnet_y_400mf", x, "'trunk_output.block1.block1-0.proj.0.weight' is f32[32,32,1,1]");
+    /* an 800mf is deeper and wider */
+    expect_create_error("vision.regnet_y_800mf", y, "'trunk_output.block1.block1-0.proj.0.weight' is f32[48,32,1,1] "
+                        "in the weights file, expected f32[64,32,1,1]");
+    if (model_file(r, sizeof r, "resnet18", "model.safetensors"))
+        expect_create_error("vision.regnet_x_400mf", r, "no key 'stem.0.weight'");
+}
+
+static void new_shape_replans(void **state)
+{
+    (void)state;
+    char w[512], xp[512];
+    if (!model_file(w, sizeof w, "regnet_y_400mf", "model.safetensors")
+        || !model_file(xp, sizeof xp, "regnet_y_400mf", "input.npy"))
+        skip();
+    loom_object *obj = NULL;
+    assert_int_equal(loom_object_create(&obj, "vision.regnet_y_400mf", NULL, w), LOOM_OK);
+    loom_tensor *in = npy_file(xp);
+    loom_tensor *two = forward(obj, "vision.regnet_y_400mf", in);
+    int64_t shape[4] = { 1, 3, 64, 64 };
+    loom_tensor *one = tu_random_f32(4, shape, 1);
+    memcpy(loom_data(one), loom_data(in), 3 * 64 * 64 * sizeof(float));
+    loom_tensor *got1 = forward(obj, "vision.regnet_y_400mf", one);
+    for (int64_t i = 0; i < 1000; i++)
+        if (fabs(tu_get(got1, i) - tu_get(two, i)) > 1e-5 * (1.0 + fabs(tu_get(two, i))))
+            fail_msg("logit %lld of the single image differs from the batch's: %g vs %g", (long long)i,
+                     tu_get(got1, i), tu_get(two, i));
+    /* an odd size: 37 x 45 */
+    int64_t odd_shape[4] = { 1, 3, 37, 45 };
+    loom_tensor *odd = tu_random_f32(4, odd_shape, 2);
+    loom_tensor *got_odd = forward(obj, "vision.regnet_y_400mf", odd);
+    assert_int_equal(got_odd->shape[1], 1000);
+    loom_tensor *again = forward(obj, "vision.regnet_y_400mf", in);
+    tu_assert_identical(again, two, "back to batch 2");
+    loom_tensor *all[] = { in, two, one, got1, odd, got_odd, again };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        loom_tensor_free(all[i]);
+    loom_object_free(obj);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(regnets_match_torchvision),
+        cmocka_unit_test(wrong_files_name_the_key),
+        cmocka_unit_test(new_shape_replans),
+    };
+    return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+}
