@@ -7,7 +7,8 @@ eval mode, seeded weights; the activation pairs torchvision's models use:
 ReLU + Sigmoid for RegNet and MNASNet-style blocks, SiLU + Sigmoid for
 EfficientNet, ReLU + Hardsigmoid for MobileNetV3) and vision.channel_shuffle
 against torch.nn.functional.channel_shuffle and torchvision's ShuffleNetV2
-helper (they agree; both are checked here). The cases are the CASES tables
+helper (they agree; both are checked here), and vision.conv2d's residual
+after the activation (FusedMBConv without expansion: silu(conv(x)) + x). The cases are the CASES tables
 below and, the same, those of tests/vision/layers/test_blocks.c.
 
     .venv/bin/python tools/gen_vision_blocks_goldens.py [OUTDIR]
@@ -73,6 +74,15 @@ def main():
         np_dtype = np.float32 if dtype == torch.float32 else np.int64
         save(f"shuffle_{name}_input", x, np_dtype)
         save(f"shuffle_{name}_output", y, np_dtype)
+    # vision.conv2d with residual_after_activation: FusedMBConv without expansion, silu(conv(x)) + x
+    conv = torch.nn.Conv2d(8, 8, 3, padding=1)
+    with torch.no_grad():
+        x = torch.randn(2, 8, 9, 10)
+        y = F.silu(conv(x)) + x
+    save("conv_res_after_input", x)
+    save("conv_res_after_weight", conv.weight)
+    save("conv_res_after_bias", conv.bias)
+    save("conv_res_after_output", y)
 
 
 if __name__ == "__main__":

@@ -60,7 +60,10 @@ extern const int64_t layers_ones2[2], layers_zeros2[2];
     A(op, padding_mode, STRING, LOOM_DEFAULT_STRING("zeros"), 0,                                   \
       "nn.Conv2d's: zeros, reflect, replicate or circular", )                                      \
     A(op, activation, STRING, LOOM_DEFAULT_STRING("none"), 0,                                      \
-      "applied to conv + bias: none, relu, silu or gelu (erf); fused into the GEMM epilogue", )
+      "applied to conv + bias: none, relu, silu or gelu (erf); fused into the GEMM epilogue", )     \
+    A(op, residual_after_activation, BOOL, LOOM_DEFAULT_BOOL(0), 0,                                \
+      "false: act(conv + bias + residual) (a ResNet block's end); true: act(conv + bias) + residual " \
+      "(torchvision's FusedMBConv without expansion); the residual may not be the output then", )
 #define BATCH_NORM_ATTRS(A, op)                                                                    \
     A(op, eps, FLOAT, LOOM_DEFAULT_FLOAT(1e-5), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,               \
       "added to running_var before the square root", )
@@ -114,7 +117,8 @@ typedef struct conv2d_geom {
     layers_pad_mode pad_mode;
     int act;                        /* pk_gemm_act */
     const float *x, *wt, *bias;     /* bias NULL when absent */
-    const float *residual;          /* NULL when absent; may equal y */
+    const float *residual;          /* NULL when absent; may equal y unless residual_after */
+    int residual_after;             /* 1: act(conv + bias) + residual */
     float *y;
 } conv2d_geom;
 

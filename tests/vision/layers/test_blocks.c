@@ -5,7 +5,9 @@
 ** repeat): vision.squeeze_excitation (torchvision.ops.SqueezeExcitation
 ** with ReLU or SiLU, Sigmoid or Hardsigmoid; weights as the state_dict's
 ** [S, C, 1, 1] and as [S, C]; in place) and vision.channel_shuffle
-** (F.channel_shuffle, f32 and i64, rank 3 and 4), and the refusals.
+** (F.channel_shuffle, f32 and i64, rank 3 and 4), vision.conv2d's residual
+** after the activation (silu(conv(x)) + x, on cpu and onednn), and the
+** refusals.
 ** Run again with LOOM_CPU_MAX_ISA=sse4 (the portable loops).
 **
 ** Tolerance of squeeze_excitation: max |got - want| <= 1e-5 * max |want|.
@@ -239,6 +241,39 @@ static void channel_shuffle_refuses_bad_calls(void **state)
     loom_attrs_free(a);
 }
 
+/* ------------------------------------------- conv2d, residual after act */
+
+/* silu(conv(x) + b) + x on every backend of vision.conv2d; refused in place */
+static void conv2d_residual_after_activation(void **state)
+{
+    (void)state;
+    loom_tensor *x = tu_npy("vision/blocks/conv_res_after_input"), *w = tu_npy("vision/blocks/conv_res_after_weight");
+    loom_tensor *b = tu_npy("vision/blocks/conv_res_after_bias"), *want = tu_npy("vision/blocks/conv_res_after_output");
+    loom_attrs *a = attrs2("vision.conv2d", "padding", "1", "activation", "silu");
+    assert_int_equal(loom_attrs_parse(a, "vision.conv2d", "residual_after_activation", "true"), LOOM_OK);
+    const loom_tensor *in[4] = { x, w, b, x };
+    static const char *const backends[] = { "cpu", "onednn" };
+    for (size_t i = 0; i < 2; i++) {
+        if (!tu_has_backend("vision.conv2d", backends[i]))
+            continue;
+        loom_tensor *got = NULL;
+        if (tu_call("vision.conv2d", in, 4, a, backends[i], &got) != LOOM_OK)
+            fail_msg("conv2d on %s: %s", backends[i], loom_last_error());
+        assert_close_to_max(got, want, backends[i]);
+        loom_tensor_free(got);
+    }
+    loom_tensor *y = NULL;
+    assert_int_equal(loom_tensor_copy_to(&y, x, NULL), LOOM_OK);
+    const loom_tensor *in2[4] = { x, w, b, y };
+    loom_tensor *outs[1] = { y };
+    assert_int_not_equal(loom_run("vision.conv2d", in2, 4, a, outs, 1, NULL), LOOM_OK);
+    assert_non_null(strstr(loom_last_error(), "'residual' is the output"));
+    loom_tensor *all[] = { x, w, b, want, y };
+    for (size_t i = 0; i < 5; i++)
+        loom_tensor_free(all[i]);
+    loom_attrs_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -246,6 +281,7 @@ int main(void)
         cmocka_unit_test(squeeze_excitation_refuses_bad_shapes),
         cmocka_unit_test(channel_shuffle_matches_torch),
         cmocka_unit_test(channel_shuffle_refuses_bad_calls),
+        cmocka_unit_test(conv2d_residual_after_activation),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
