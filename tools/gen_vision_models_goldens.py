@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Write the golden data of the vision `models` module.
 
-For each ResNet-family class (and regnet_y_400mf and regnet_x_400mf), torchvision.models.<name>(weights=None) with
+For each ResNet-family class (and regnet_y_400mf, regnet_x_400mf and efficientnet_v2_s), torchvision.models.<name>(weights=None) with
 seeded random weights and non-trivial batchnorm statistics (running mean,
 variance, gamma and beta drawn per channel, so the folding is exercised),
 in eval mode, on a seeded 64x64 input batch (224x224 as well for resnet50):
@@ -136,9 +136,14 @@ def write_regnet_configs():
                 + "\n}\n")
 
 
+# ---------------------------------------------------------- EfficientNetV2
+
+EFFNET_GOLDENS = ["efficientnet_v2_s"]    # in full (21.5 M parameters); _m and _l share its code
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", default=",".join(NAMES + REGNET_GOLDENS))
+    ap.add_argument("--only", default=",".join(NAMES + REGNET_GOLDENS + EFFNET_GOLDENS))
     ap.add_argument("out", nargs="?", default=os.path.join(ROOT, "build-models", "vision"))
     args = ap.parse_args()
     write_small()
@@ -149,6 +154,9 @@ def main():
     for i, name in enumerate(REGNET_GOLDENS):
         if name in args.only.split(","):
             write_model(args.out, name, 200 + i)
+    for i, name in enumerate(EFFNET_GOLDENS):
+        if name in args.only.split(","):
+            write_model(args.out, name, 300 + i)
 
 
 if __name__ == "__main__":

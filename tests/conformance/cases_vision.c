@@ -679,6 +679,10 @@ const cf_gen cf_vision_gens[] = {
     REGNET_COVERED(regnet_x_800mf) REGNET_COVERED(regnet_x_1_6gf) REGNET_COVERED(regnet_x_3_2gf)
     REGNET_COVERED(regnet_x_8gf) REGNET_COVERED(regnet_x_16gf) REGNET_COVERED(regnet_x_32gf)
 #undef REGNET_COVERED
+#define EFFNET_COVERED(id) { "vision." #id, 0, 0, NULL, "tests/vision/models/test_models_efficientnet.c: cpu:ops " \
+                             "only, dispatching the layer ops (each compared across backends above)" },
+    EFFNET_COVERED(efficientnet_v2_s) EFFNET_COVERED(efficientnet_v2_m) EFFNET_COVERED(efficientnet_v2_l)
+#undef EFFNET_COVERED
     /* image_io: cpu kernels only (files are decoded on the host); the goldens are torchvision's */
     { "vision.decode_jpeg", 0, 0, NULL, "tests/vision/image_io/test_image_io_decode.c: cpu only, torchvision goldens" },
     { "vision.decode_png", 0, 0, NULL, "tests/vision/image_io/test_image_io_decode.c: cpu only, torchvision goldens" },

@@ -17,7 +17,7 @@
 
 #include "models.h"
 
-#define MODEL_MAX_KEYS 4096     /* regnet_y_128gf: ~1100 keys; efficientnet_v2_l: ~1500 */
+#define MODEL_MAX_KEYS 4096     /* regnet_y_128gf and efficientnet_v2_l: under 2000 keys */
 
 /* The keys the architecture expects, in the order they are checked. */
 typedef struct model_key_spec {
@@ -98,6 +98,12 @@ loom_tensor model_view(const float *data, int32_t ndim, int64_t *shape);
 ** op); out->shape is set. act: "none", "relu", "silu". */
 loom_status model_conv2d(loom_call *call, const loom_op *conv2d, const model_conv *c, const model_fmap *in,
                          model_fmap *out, const model_fmap *residual, const char *act);
+
+/* The same with act(conv + bias) + residual (residual_after_activation;
+** residual is not out). */
+loom_status model_conv2d_residual_after(loom_call *call, const loom_op *conv2d, const model_conv *c,
+                                        const model_fmap *in, model_fmap *out, const model_fmap *residual,
+                                        const char *act);
 
 /* max_pool2d(kernel 3, stride 2, padding 1), the stems' pool (ResNet,
 ** ShuffleNetV2); out->shape is set. */

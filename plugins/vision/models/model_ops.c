@@ -24,8 +24,8 @@ static loom_named_attr ints_attr(const char *name, const int64_t *v)
     return a;
 }
 
-loom_status model_conv2d(loom_call *call, const loom_op *conv2d, const model_conv *c, const model_fmap *in,
-                         model_fmap *out, const model_fmap *residual, const char *act)
+static loom_status conv2d_call(loom_call *call, const loom_op *conv2d, const model_conv *c, const model_fmap *in,
+                               model_fmap *out, const model_fmap *residual, const char *act, int residual_after)
 {
     out->shape[0] = in->shape[0];
     out->shape[1] = c->cout;
@@ -42,14 +42,28 @@ loom_status model_conv2d(loom_call *call, const loom_op *conv2d, const model_con
     const loom_tensor *ins[4] = { &tx, &tw, &tb, residual != NULL ? &tr : NULL };
     loom_tensor *outs[1] = { &ty };
     const int64_t stride = c->stride, pad = c->pad;
-    loom_named_attr attrs[4] = {
+    loom_named_attr attrs[5] = {
         ints_attr("stride", &stride), ints_attr("padding", &pad),
         { "groups", { .type = LOOM_ATTR_INT, .is_set = 1, .u = { .i = c->groups } } },
         { "activation", { .type = LOOM_ATTR_STRING, .is_set = 1, .count = (int64_t)strlen(act), .u = { .s = act } } },
+        { "residual_after_activation", { .type = LOOM_ATTR_BOOL, .is_set = 1, .u = { .b = residual_after } } },
     };
     loom_op_call oc = { .struct_size = sizeof oc, .op = conv2d, .n_inputs = 4, .inputs = ins, .n_outputs = 1,
-                        .outputs = outs, .n_attrs = 4, .attrs = attrs };
+                        .outputs = outs, .n_attrs = residual_after ? 5 : 4, .attrs = attrs };
     return pk_host->op_call(call->ctx, &oc);
+}
+
+loom_status model_conv2d(loom_call *call, const loom_op *conv2d, const model_conv *c, const model_fmap *in,
+                         model_fmap *out, const model_fmap *residual, const char *act)
+{
+    return conv2d_call(call, conv2d, c, in, out, residual, act, 0);
+}
+
+loom_status model_conv2d_residual_after(loom_call *call, const loom_op *conv2d, const model_conv *c,
+                                        const model_fmap *in, model_fmap *out, const model_fmap *residual,
+                                        const char *act)
+{
+    return conv2d_call(call, conv2d, c, in, out, residual, act, 1);
 }
 
 loom_status model_max_pool_3s2(loom_call *call, const loom_op *max_pool, const model_fmap *in, model_fmap *out)

@@ -11,7 +11,7 @@ PK_OPS_DEFINE(vision_models_ops, VISION_MODELS_OPS);
 #define CLASS_REF_(id) &vision_##id##_class,
 #define CLASS_REF2_(R, id) CLASS_REF_(id)
 static const loom_object_class *const models_classes[] = {
-    VISION_RESNETS(CLASS_REF_) VISION_REGNETS(CLASS_REF2_, _)
+    VISION_RESNETS(CLASS_REF_) VISION_REGNETS(CLASS_REF2_, _) VISION_EFFICIENTNETS(CLASS_REF2_, _)
 };
 
 static loom_status models_register_kernels(const loom_host_api *host, loom_registrar *reg)
@@ -19,6 +19,8 @@ static loom_status models_register_kernels(const loom_host_api *host, loom_regis
     loom_status st = pk_register_kernels(host, reg, resnet_kernels, PK_COUNT(resnet_kernels));
     if (st == LOOM_OK)
         st = pk_register_kernels(host, reg, regnet_kernels, PK_COUNT(regnet_kernels));
+    if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, effnet_kernels, PK_COUNT(effnet_kernels));
     return st;
 }
 

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** efficientnet_forward.c - the method ops of the EfficientNetV2 classes
+** (vision.efficientnet_v2_*: input [N, 3, H, W] f32 -> logits):
+** dispatched vision.conv2d (folded batchnorm as bias, silu fused, the
+** residual fused: after the activation in a FusedMBConv without expansion,
+** else at the projection, which has none), vision.squeeze_excitation in
+** place, adaptive_avg_pool2d and linear. Stochastic depth is the identity
+** at inference and dropout too, so neither is called.
+**
+** Buffers, planned once per input shape by a dry run of the same walk
+** (walk() with plan != NULL records sizes instead of calling ops):
+**   X0, X1  a block's input and output: a block writes its output over its
+**           input (consumed by then; an identity residual is read in place),
+**           except a FusedMBConv without expansion, whose activation comes
+**           before the residual: it writes the other one and they swap
+**   E       the expansion's output,  D  the depthwise conv's output (the SE
+**           scales it in place),  H  the head conv's,  P  the pooled features.
+*/
+#include <string.h>
+
+#include "efficientnet.h"
+
+enum { BUF_X0, BUF_X1, BUF_E, BUF_D, BUF_H, BUF_P, N_BUFS };
+
+typedef struct walker {
+    loom_call *call;
+    const effnet_model *m;
+    size_t *plan;               /* non-NULL: a dry run recording the floats of each role */
+} walker;
+
+/* out = act(conv c of in (+ residual)) into role `role`: called, or sized */
+static loom_status conv(walker *W, const model_conv *c, const model_fmap *in, model_fmap *out, int role,
+                        const model_fmap *residual, const char *act, int residual_after)
+{
+    if (W->plan != NULL) {
+        out->shape[0] = in->shape[0];
+        out->shape[1] = c->cout;
+        out->shape[2] = model_out_size(in->shape[2], c->k, c->stride, c->pad);
+        out->shape[3] = model_out_size(in->shape[3], c->k, c->stride, c->pad);
+        model_need(W->plan, role, out->shape[0], out->shape[1], out->shape[2], out->shape[3]);
+        return LOOM_OK;
+    }
+    if (!residual_after)
+        return model_conv2d(W->call, W->m->conv2d, c, in, out, residual, act);
+    return model_conv2d_residual_after(W->call, W->m->conv2d, c, in, out, residual, act);
+}
+
+static loom_status walk(walker *W, const loom_tensor *x, loom_tensor *logits)
+{
+    const effnet_model *m = W->m;
+    const model_buffers *p = &m->plan;
+    model_fmap in = { loom_data(x), { x->shape[0], x->shape[1], x->shape[2], x->shape[3] } };
+    model_fmap io[2] = { { p->buf[BUF_X0], { 0 } }, { p->buf[BUF_X1], { 0 } } };
+    model_fmap E = { p->buf[BUF_E], { 0 } }, D = { p->buf[BUF_D], { 0 } }, H = { p->buf[BUF_H], { 0 } };
+    int cur = 0;
+    loom_status st = conv(W, &m->stem, &in, &io[0], BUF_X0, NULL, "silu", 0);
+    for (int i = 0; i < m->n_blocks && st == LOOM_OK; i++) {
+        const effnet_block *b = &m->blocks[i];
+        model_fmap *A = &io[cur];
+        const int role = cur == 0 ? BUF_X0 : BUF_X1;
+        model_fmap res = *A;
+        const model_fmap *r = b->use_res ? &res : NULL;
+        if (b->fused && !b->has_expand) {
+            model_fmap *O = &io[1 - cur];
+            st = conv(W, &b->proj, A, O, cur == 0 ? BUF_X1 : BUF_X0, r, "silu", r != NULL);
+            cur = 1 - cur;
+            continue;
+        }
+        const model_fmap *t = A;
+        if (b->has_expand) {
+            st = conv(W, &b->expand, A, &E, BUF_E, NULL, "silu", 0);
+            t = &E;
+        }
+        if (st == LOOM_OK && !b->fused) {
+            st = conv(W, &b->dw, t, &D, BUF_D, NULL, "silu", 0);
+            if (st == LOOM_OK && W->plan == NULL)
+                st = model_squeeze_excitation(W->call, m->se, &D, b->se_channels, b->se_w1, b->se_b1, b->se_w2,
+                                              b->se_b2, "silu");
+            t = &D;
+        }
+        if (st == LOOM_OK)
+            st = conv(W, &b->proj, t, A, role, r, "none", 0);
+    }
+    if (st == LOOM_OK)
+        st = conv(W, &m->head, &io[cur], &H, BUF_H, NULL, "silu", 0);
+    if (st != LOOM_OK)
+        return st;
+    if (W->plan != NULL) {
+        model_need(W->plan, BUF_P, H.shape[0], H.shape[1], 1, 1);
+        return LOOM_OK;
+    }
+    return model_pool_linear(W->call, m->avg_pool, m->linear, &H, p->buf[BUF_P], m->fc_weight, m->fc_bias,
+                             m->classes, logits);
+}
+
+static loom_status effnet_run(loom_call *call)
+{
+    effnet_model *m = call->object;
+    const loom_tensor *x = call->inputs[0];
+    loom_tensor *out;
+    loom_status st = model_check_input(call, m->classes, &out);
+    if (st != LOOM_OK)
+        return st;
+    pthread_mutex_lock(&m->lock);
+    size_t need[N_BUFS] = { 0 };
+    walker dry = { call, m, need };
+    st = walk(&dry, x, NULL);
+    if (st == LOOM_OK)
+        st = model_buffers_fit(&m->plan, N_BUFS, need, x->shape[0], x->shape[2], x->shape[3], m->arch->name);
+    walker W = { call, m, NULL };
+    if (st == LOOM_OK)
+        st = walk(&W, x, out);
+    pthread_mutex_unlock(&m->lock);
+    return st;
+}
+
+#define EFFNET_SCHEMA(R, id) MODEL_SCHEMA(id)
+VISION_EFFICIENTNETS(EFFNET_SCHEMA, _)
+
+#define EFFNET_KERNEL(R, id) PK_KERNEL_CPU(vision_##id##_schema, "cpu:ops", LOOM_DTYPE_BIT(LOOM_DTYPE_F32), effnet_run),
+const loom_kernel_desc effnet_kernels[VISION_N_EFFICIENTNETS] = { VISION_EFFICIENTNETS(EFFNET_KERNEL, _) };
