@@ -74,6 +74,11 @@ def main():
         np_dtype = np.float32 if dtype == torch.float32 else np.int64
         save(f"shuffle_{name}_input", x, np_dtype)
         save(f"shuffle_{name}_output", y, np_dtype)
+    # cat([input, other], 1) then shuffled: ShuffleNetV2's block end (torchvision's InvertedResidual)
+    a, b = torch.randn(2, 6, 3, 5), torch.randn(2, 6, 3, 5)
+    save("shuffle_cat_input", a)
+    save("shuffle_cat_other", b)
+    save("shuffle_cat_output", tv_channel_shuffle(torch.cat((a, b), dim=1), 2))
     # vision.conv2d with residual_after_activation: FusedMBConv without expansion, silu(conv(x)) + x
     conv = torch.nn.Conv2d(8, 8, 3, padding=1)
     with torch.no_grad():

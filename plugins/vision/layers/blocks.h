@@ -7,7 +7,9 @@
 **                              y = s * x (fc1, fc2: 1x1 convs with bias)
 **   vision.channel_shuffle     F.channel_shuffle / nn.ChannelShuffle (and
 **                              torchvision.models.shufflenetv2.channel_shuffle):
-**                              [N, g, C/g, *] transposed to [N, C/g, g, *]
+**                              [N, g, C/g, *] transposed to [N, C/g, g, *];
+**                              with `other`, of cat([input, other], 1), the
+**                              end of a ShuffleNetV2 block in one pass
 ** (vision.stochastic_depth, identity at inference, is the deform module's.)
 */
 #ifndef LOOM_VISION_LAYERS_BLOCKS_H

@@ -41,12 +41,15 @@ PK_SCHEMA(vision_squeeze_excitation_schema, "vision.squeeze_excitation", 1,
           .cost = se_cost);
 
 static const loom_arg_def shuffle_inputs[] = {
-    { .name = "input", .dtypes = LOOM_DTYPES_ALL, .ndim = -1, .doc = "[N, C, *], rank >= 3, C a multiple of groups" },
+    { .name = "input", .dtypes = LOOM_DTYPES_ALL, .ndim = -1, .doc = "[N, C, *], rank >= 3; any strides" },
+    { .name = "other", .dtypes = LOOM_DTYPES_ALL, .flags = LOOM_ARG_OPTIONAL, .ndim = -1,
+      .doc = "[N, C2, *]: cat([input, other], 1) is shuffled (ShuffleNetV2's block end); any strides" },
 };
 static const loom_arg_def shuffle_outputs[] = {
     { .name = "output", .dtypes = LOOM_DTYPES_ALL, .ndim = -1,
-      .doc = "the shape of input: output[:, j * groups + i] = input[:, i * (C / groups) + j]" },
+      .doc = "[N, C (+ C2), *], C (+ C2) a multiple of groups: output[:, j * groups + i] = x[:, i * (C / groups) + j] "
+             "of x = input (or cat([input, other], 1)); not an input" },
 };
 PK_SCHEMA(vision_channel_shuffle_schema, "vision.channel_shuffle", 1,
-          "F.channel_shuffle: input viewed as [N, groups, C/groups, *], dims 1 and 2 swapped",
+          "F.channel_shuffle: input (cat with other) viewed as [N, groups, C/groups, *], dims 1 and 2 swapped",
           PK_INPUTS(shuffle_inputs), PK_OUTPUTS(shuffle_outputs), PK_ATTRS(channel_shuffle_attrs));

@@ -5,7 +5,8 @@
 ** repeat): vision.squeeze_excitation (torchvision.ops.SqueezeExcitation
 ** with ReLU or SiLU, Sigmoid or Hardsigmoid; weights as the state_dict's
 ** [S, C, 1, 1] and as [S, C]; in place) and vision.channel_shuffle
-** (F.channel_shuffle, f32 and i64, rank 3 and 4), vision.conv2d's residual
+** (F.channel_shuffle, f32 and i64, rank 3 and 4; of a concatenation, through
+** strides), vision.conv2d's residual
 ** after the activation (silu(conv(x)) + x, on cpu and onednn), and the
 ** refusals.
 ** Run again with LOOM_CPU_MAX_ISA=sse4 (the portable loops).
@@ -214,6 +215,49 @@ static void channel_shuffle_matches_torch(void **state)
     }
 }
 
+/* ShuffleNetV2's block end: cat([x1, branch]) shuffled, x1 a channel half
+** of a map read through its strides (chunk(2, dim=1)'s first half) */
+static void channel_shuffle_of_a_concatenation(void **state)
+{
+    (void)state;
+    loom_tensor *a = tu_npy("vision/blocks/shuffle_cat_input"), *b = tu_npy("vision/blocks/shuffle_cat_other");
+    loom_tensor *want = tu_npy("vision/blocks/shuffle_cat_output");
+    loom_attrs *g = attrs2("vision.channel_shuffle", "groups", "2", NULL, NULL);
+    const loom_tensor *in[2] = { a, b };
+    loom_tensor *got = NULL;
+    assert_int_equal(tu_call("vision.channel_shuffle", in, 2, g, "cpu", &got), LOOM_OK);
+    tu_assert_identical(got, want, "cat then shuffle");
+    loom_tensor_free(got);
+    /* a as the first half of a [2, 12, 3, 5] map: the same result through strides */
+    const int64_t big_shape[4] = { 2, 12, 3, 5 }, half_shape[4] = { 2, 6, 3, 5 }, strides[4] = { 180, 15, 5, 1 };
+    loom_tensor *big = tu_random_f32(4, big_shape, 9), *half = NULL;
+    for (int64_t n = 0; n < 2; n++)
+        memcpy((float *)loom_data(big) + n * 180, (const float *)loom_data(a) + n * 90, 90 * sizeof(float));
+    assert_int_equal(loom_tensor_wrap(&half, loom_data(big), LOOM_DTYPE_F32, 4, half_shape, strides, NULL), LOOM_OK);
+    const loom_tensor *in2[2] = { half, b };
+    assert_int_equal(tu_call("vision.channel_shuffle", in2, 2, g, "cpu", &got), LOOM_OK);
+    tu_assert_identical(got, want, "strided first half");
+    loom_tensor_free(got);
+    /* a transposed view (no compact plane): gathered element by element */
+    const int64_t tshape[4] = { 2, 6, 5, 3 }, tstrides[4] = { 90, 15, 1, 5 };
+    loom_tensor *tview = NULL, *tgot = NULL, *tin = NULL;
+    assert_int_equal(loom_tensor_wrap(&tview, loom_data(a), LOOM_DTYPE_F32, 4, tshape, tstrides, NULL), LOOM_OK);
+    assert_int_equal(loom_tensor_copy_to(&tin, tview, NULL), LOOM_OK);
+    const loom_tensor *in3[1] = { tview }, *in4[1] = { tin };
+    assert_int_equal(tu_call("vision.channel_shuffle", in3, 1, g, "cpu", &tgot), LOOM_OK);
+    assert_int_equal(tu_call("vision.channel_shuffle", in4, 1, g, "cpu", &got), LOOM_OK);
+    tu_assert_identical(tgot, got, "transposed view");
+    /* other must match but for the channels */
+    const int64_t wrong_shape[4] = { 2, 6, 3, 4 };
+    loom_tensor *wrong = tu_random_f32(4, wrong_shape, 3);
+    const loom_tensor *in5[2] = { a, wrong };
+    expect_error("vision.channel_shuffle", in5, 2, g, "'other' f32[2,6,3,4] must be 'input' f32[2,6,3,5]");
+    loom_tensor *all[] = { a, b, want, big, half, tview, tgot, tin, got, wrong };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        loom_tensor_free(all[i]);
+    loom_attrs_free(g);
+}
+
 static void channel_shuffle_refuses_bad_calls(void **state)
 {
     (void)state;
@@ -280,6 +324,7 @@ int main(void)
         cmocka_unit_test(squeeze_excitation_matches_torchvision),
         cmocka_unit_test(squeeze_excitation_refuses_bad_shapes),
         cmocka_unit_test(channel_shuffle_matches_torch),
+        cmocka_unit_test(channel_shuffle_of_a_concatenation),
         cmocka_unit_test(channel_shuffle_refuses_bad_calls),
         cmocka_unit_test(conv2d_residual_after_activation),
     };
