@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Write the golden data of the vision `models` module.
 
-For each ResNet-family class (and regnet_y_400mf, regnet_x_400mf and efficientnet_v2_s), torchvision.models.<name>(weights=None) with
+For each ResNet-family class (and regnet_y_400mf, regnet_x_400mf, efficientnet_v2_s,
+shufflenet_v2_x0_5 and mnasnet0_5, with mnasnet0_5 in its version-1 layout too), torchvision.models.<name>(weights=None) with
 seeded random weights and non-trivial batchnorm statistics (running mean,
 variance, gamma and beta drawn per channel, so the folding is exercised),
 in eval mode, on a seeded 64x64 input batch (224x224 as well for resnet50):
@@ -141,9 +142,30 @@ def write_regnet_configs():
 EFFNET_GOLDENS = ["efficientnet_v2_s"]    # in full (21.5 M parameters); _m and _l share its code
 
 
+# ------------------------------------------------- ShuffleNetV2, MNASNet
+
+SMALL_GOLDENS = ["shufflenet_v2_x0_5", "mnasnet0_5"]     # the smallest of each family, in full
+
+
+def write_mnasnet_v1(out, seed):
+    """mnasnet0_5 in MNASNet's version-1 layout (the stem at 32 / 16 channels):
+    torchvision's own _load_from_state_dict builds it when the state_dict says version 1."""
+    torch.manual_seed(seed)
+    model = tvm.mnasnet0_5(weights=None)
+    missing, unexpected, errors = [], [], []
+    model._load_from_state_dict({}, "", {"version": 1}, False, missing, unexpected, errors)
+    model = randomise(model, seed)
+    d = os.path.join(out, "mnasnet0_5")
+    os.makedirs(d, exist_ok=True)
+    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, os.path.join(d, "v1.safetensors"))
+    x = torch.randn(2, 3, 64, 64, generator=torch.Generator().manual_seed(seed + 1))
+    with torch.no_grad():
+        save_npy(os.path.join(d, "logits_v1.npy"), model(x))
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", default=",".join(NAMES + REGNET_GOLDENS + EFFNET_GOLDENS))
+    ap.add_argument("--only", default=",".join(NAMES + REGNET_GOLDENS + EFFNET_GOLDENS + SMALL_GOLDENS))
     ap.add_argument("out", nargs="?", default=os.path.join(ROOT, "build-models", "vision"))
     args = ap.parse_args()
     write_small()
@@ -157,6 +179,11 @@ def main():
     for i, name in enumerate(EFFNET_GOLDENS):
         if name in args.only.split(","):
             write_model(args.out, name, 300 + i)
+    for i, name in enumerate(SMALL_GOLDENS):
+        if name in args.only.split(","):
+            write_model(args.out, name, 400 + i)
+    if "mnasnet0_5" in args.only.split(","):
+        write_mnasnet_v1(args.out, 401)     # the input of write_model's mnasnet0_5 (seed 402)
 
 
 if __name__ == "__main__":

@@ -683,6 +683,12 @@ const cf_gen cf_vision_gens[] = {
                              "only, dispatching the layer ops (each compared across backends above)" },
     EFFNET_COVERED(efficientnet_v2_s) EFFNET_COVERED(efficientnet_v2_m) EFFNET_COVERED(efficientnet_v2_l)
 #undef EFFNET_COVERED
+#define SMALL_COVERED(id) { "vision." #id, 0, 0, NULL, "tests/vision/models/test_models_shufflenet_mnasnet.c: " \
+                            "cpu:ops only, dispatching the layer ops (each compared across backends above)" },
+    SMALL_COVERED(shufflenet_v2_x0_5) SMALL_COVERED(shufflenet_v2_x1_0) SMALL_COVERED(shufflenet_v2_x1_5)
+    SMALL_COVERED(shufflenet_v2_x2_0) SMALL_COVERED(mnasnet0_5) SMALL_COVERED(mnasnet0_75)
+    SMALL_COVERED(mnasnet1_0) SMALL_COVERED(mnasnet1_3)
+#undef SMALL_COVERED
     /* image_io: cpu kernels only (files are decoded on the host); the goldens are torchvision's */
     { "vision.decode_jpeg", 0, 0, NULL, "tests/vision/image_io/test_image_io_decode.c: cpu only, torchvision goldens" },
     { "vision.decode_png", 0, 0, NULL, "tests/vision/image_io/test_image_io_decode.c: cpu only, torchvision goldens" },

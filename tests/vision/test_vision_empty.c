@@ -361,6 +361,9 @@ static const oc_case cases[] = {
     MODEL_NO_OBJECT(regnet_x_800mf) MODEL_NO_OBJECT(regnet_x_1_6gf) MODEL_NO_OBJECT(regnet_x_3_2gf)
     MODEL_NO_OBJECT(regnet_x_8gf) MODEL_NO_OBJECT(regnet_x_16gf) MODEL_NO_OBJECT(regnet_x_32gf)
     MODEL_NO_OBJECT(efficientnet_v2_s) MODEL_NO_OBJECT(efficientnet_v2_m) MODEL_NO_OBJECT(efficientnet_v2_l)
+    MODEL_NO_OBJECT(shufflenet_v2_x0_5) MODEL_NO_OBJECT(shufflenet_v2_x1_0) MODEL_NO_OBJECT(shufflenet_v2_x1_5)
+    MODEL_NO_OBJECT(shufflenet_v2_x2_0) MODEL_NO_OBJECT(mnasnet0_5) MODEL_NO_OBJECT(mnasnet0_75)
+    MODEL_NO_OBJECT(mnasnet1_0) MODEL_NO_OBJECT(mnasnet1_3)
 #undef MODEL_NO_OBJECT
 #ifdef LOOM_TEST_HAVE_IMAGE_IO  /* the image_io module is built with libjpeg-turbo and libpng */
     /* ------------------------------------------------------------ image_io */

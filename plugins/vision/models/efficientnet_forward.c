@@ -24,26 +24,14 @@
 enum { BUF_X0, BUF_X1, BUF_E, BUF_D, BUF_H, BUF_P, N_BUFS };
 
 typedef struct walker {
-    loom_call *call;
+    model_walk w;
     const effnet_model *m;
-    size_t *plan;               /* non-NULL: a dry run recording the floats of each role */
 } walker;
 
-/* out = act(conv c of in (+ residual)) into role `role`: called, or sized */
 static loom_status conv(walker *W, const model_conv *c, const model_fmap *in, model_fmap *out, int role,
                         const model_fmap *residual, const char *act, int residual_after)
 {
-    if (W->plan != NULL) {
-        out->shape[0] = in->shape[0];
-        out->shape[1] = c->cout;
-        out->shape[2] = model_out_size(in->shape[2], c->k, c->stride, c->pad);
-        out->shape[3] = model_out_size(in->shape[3], c->k, c->stride, c->pad);
-        model_need(W->plan, role, out->shape[0], out->shape[1], out->shape[2], out->shape[3]);
-        return LOOM_OK;
-    }
-    if (!residual_after)
-        return model_conv2d(W->call, W->m->conv2d, c, in, out, residual, act);
-    return model_conv2d_residual_after(W->call, W->m->conv2d, c, in, out, residual, act);
+    return model_walk_conv(&W->w, c, in, out, role, residual, act, residual_after);
 }
 
 static loom_status walk(walker *W, const loom_tensor *x, loom_tensor *logits)
@@ -74,8 +62,8 @@ static loom_status walk(walker *W, const loom_tensor *x, loom_tensor *logits)
         }
         if (st == LOOM_OK && !b->fused) {
             st = conv(W, &b->dw, t, &D, BUF_D, NULL, "silu", 0);
-            if (st == LOOM_OK && W->plan == NULL)
-                st = model_squeeze_excitation(W->call, m->se, &D, b->se_channels, b->se_w1, b->se_b1, b->se_w2,
+            if (st == LOOM_OK && W->w.plan == NULL)
+                st = model_squeeze_excitation(W->w.call, m->se, &D, b->se_channels, b->se_w1, b->se_b1, b->se_w2,
                                               b->se_b2, "silu");
             t = &D;
         }
@@ -86,11 +74,11 @@ static loom_status walk(walker *W, const loom_tensor *x, loom_tensor *logits)
         st = conv(W, &m->head, &io[cur], &H, BUF_H, NULL, "silu", 0);
     if (st != LOOM_OK)
         return st;
-    if (W->plan != NULL) {
-        model_need(W->plan, BUF_P, H.shape[0], H.shape[1], 1, 1);
+    if (W->w.plan != NULL) {
+        model_need(W->w.plan, BUF_P, H.shape[0], H.shape[1], 1, 1);
         return LOOM_OK;
     }
-    return model_pool_linear(W->call, m->avg_pool, m->linear, &H, p->buf[BUF_P], m->fc_weight, m->fc_bias,
+    return model_pool_linear(W->w.call, m->avg_pool, m->linear, &H, p->buf[BUF_P], m->fc_weight, m->fc_bias,
                              m->classes, logits);
 }
 
@@ -104,19 +92,15 @@ static loom_status effnet_run(loom_call *call)
         return st;
     pthread_mutex_lock(&m->lock);
     size_t need[N_BUFS] = { 0 };
-    walker dry = { call, m, need };
+    walker dry = { { call, m->conv2d, need }, m };
     st = walk(&dry, x, NULL);
     if (st == LOOM_OK)
         st = model_buffers_fit(&m->plan, N_BUFS, need, x->shape[0], x->shape[2], x->shape[3], m->arch->name);
-    walker W = { call, m, NULL };
+    walker W = { { call, m->conv2d, NULL }, m };
     if (st == LOOM_OK)
         st = walk(&W, x, out);
     pthread_mutex_unlock(&m->lock);
     return st;
 }
 
-#define EFFNET_SCHEMA(R, id) MODEL_SCHEMA(id)
-VISION_EFFICIENTNETS(EFFNET_SCHEMA, _)
-
-#define EFFNET_KERNEL(R, id) PK_KERNEL_CPU(vision_##id##_schema, "cpu:ops", LOOM_DTYPE_BIT(LOOM_DTYPE_F32), effnet_run),
-const loom_kernel_desc effnet_kernels[VISION_N_EFFICIENTNETS] = { VISION_EFFICIENTNETS(EFFNET_KERNEL, _) };
+MODEL_METHODS(VISION_EFFICIENTNETS, effnet_run, effnet_kernels)

@@ -207,14 +207,4 @@ static loom_status effnet_create(const loom_object_args *args, void **state_out)
     return LOOM_OK;
 }
 
-#define EFFNET_CLASS(R, id)                                                                        \
-    static const loom_attr_def id##_attrs[] = {                                                    \
-        { .name = "weights", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_NONE,                   \
-          .doc = "a weight entry of torchvision's " #id " the file must fit (none shipped yet)" },  \
-    };                                                                                             \
-    const loom_object_class vision_##id##_class = {                                                \
-        .struct_size = sizeof(loom_object_class), .name = "vision." #id,                           \
-        .doc = "torchvision.models." #id " from a safetensors state_dict; method vision." #id,    \
-        PK_ATTRS(id##_attrs), .create = effnet_create, .destroy = effnet_destroy,                 \
-    };
-VISION_EFFICIENTNETS(EFFNET_CLASS, _)
+MODEL_CLASSES(VISION_EFFICIENTNETS, effnet)

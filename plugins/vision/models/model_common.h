@@ -105,6 +105,21 @@ loom_status model_conv2d_residual_after(loom_call *call, const loom_op *conv2d, 
                                         const model_fmap *in, model_fmap *out, const model_fmap *residual,
                                         const char *act);
 
+/* A forward written once for both of its runs: with plan == NULL it calls
+** the ops; with plan != NULL (a dry run at the first call of an input
+** shape) each step only sets its output's shape and records the floats its
+** buffer role needs (model_need). */
+typedef struct model_walk {
+    loom_call *call;
+    const loom_op *conv2d;
+    size_t *plan;
+} model_walk;
+
+/* One conv step of a walk: model_conv2d (residual_after: ..._residual_after)
+** or, dry, out's shape and role's size. */
+loom_status model_walk_conv(const model_walk *W, const model_conv *c, const model_fmap *in, model_fmap *out,
+                            int role, const model_fmap *residual, const char *act, int residual_after);
+
 /* max_pool2d(kernel 3, stride 2, padding 1), the stems' pool (ResNet,
 ** ShuffleNetV2); out->shape is set. */
 loom_status model_max_pool_3s2(loom_call *call, const loom_op *max_pool, const model_fmap *in, model_fmap *out);
@@ -134,6 +149,29 @@ extern const loom_arg_def model_method_inputs[1], model_method_outputs[1];
               "torchvision.models." #id " forward: logits of an NCHW batch",                       \
               .n_inputs = 1, .inputs = model_method_inputs, .n_outputs = 1,                        \
               .outputs = model_method_outputs, .object_class = "vision." #id);
+
+/* The classes of a family LIST (X(R, id) rows, models.h): vision.<id>,
+** made by <prefix>_create and freed by <prefix>_destroy, with the one
+** attribute `weights` (a weight entry the file must fit). */
+#define MODEL_CLASS_ROW_(prefix, id)                                                               \
+    static const loom_attr_def id##_attrs[] = {                                                    \
+        { .name = "weights", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_NONE,                   \
+          .doc = "a weight entry of torchvision's " #id " the file must fit" },                     \
+    };                                                                                             \
+    const loom_object_class vision_##id##_class = {                                                \
+        .struct_size = sizeof(loom_object_class), .name = "vision." #id,                           \
+        .doc = "torchvision.models." #id " from a safetensors state_dict; method vision." #id,    \
+        PK_ATTRS(id##_attrs), .create = prefix##_create, .destroy = prefix##_destroy,             \
+    };
+#define MODEL_CLASSES(LIST, prefix) LIST(MODEL_CLASS_ROW_, prefix)
+
+/* The method ops of a family LIST (MODEL_SCHEMA each) and their cpu
+** kernels, all run by `run`, in the table `kernels` (models.h declares it). */
+#define MODEL_SCHEMA_ROW_(R, id) MODEL_SCHEMA(id)
+#define MODEL_KERNEL_ROW_(run, id) PK_KERNEL_CPU(vision_##id##_schema, "cpu:ops", LOOM_DTYPE_BIT(LOOM_DTYPE_F32), run),
+#define MODEL_METHODS(LIST, run, kernels)                                                          \
+    LIST(MODEL_SCHEMA_ROW_, _)                                                                     \
+    const loom_kernel_desc kernels[] = { LIST(MODEL_KERNEL_ROW_, run) };
 
 /* Grows the buffers to floats[0..n_bufs) for input [n, ., h, w]. */
 loom_status model_buffers_fit(model_buffers *b, int n_bufs, const size_t *floats, int64_t n, int64_t h, int64_t w,

@@ -66,6 +66,19 @@ loom_status model_conv2d_residual_after(loom_call *call, const loom_op *conv2d, 
     return conv2d_call(call, conv2d, c, in, out, residual, act, 1);
 }
 
+loom_status model_walk_conv(const model_walk *W, const model_conv *c, const model_fmap *in, model_fmap *out,
+                            int role, const model_fmap *residual, const char *act, int residual_after)
+{
+    if (W->plan == NULL)
+        return conv2d_call(W->call, W->conv2d, c, in, out, residual, act, residual_after);
+    out->shape[0] = in->shape[0];
+    out->shape[1] = c->cout;
+    out->shape[2] = model_out_size(in->shape[2], c->k, c->stride, c->pad);
+    out->shape[3] = model_out_size(in->shape[3], c->k, c->stride, c->pad);
+    model_need(W->plan, role, out->shape[0], out->shape[1], out->shape[2], out->shape[3]);
+    return LOOM_OK;
+}
+
 loom_status model_max_pool_3s2(loom_call *call, const loom_op *max_pool, const model_fmap *in, model_fmap *out)
 {
     out->shape[0] = in->shape[0];

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** models.h - what the files of the vision `models` module share: the
-** torchvision classification models (ResNet, RegNet, EfficientNetV2) as object classes, each with a method
+** torchvision classification models (ResNet, RegNet, EfficientNetV2, ShuffleNetV2,
+** MNASNet) as object classes, each with a method
 ** op of the same name (vision.resnet50 ...): created from a safetensors file
 ** with torchvision's state_dict keys, run as a sequence of dispatched
 ** vision.* ops (host->op_call), so LOOM_VERBOSE=2 shows each layer's backend.
@@ -35,13 +36,23 @@
 #define VISION_EFFICIENTNETS(X, R) X(R, efficientnet_v2_s) X(R, efficientnet_v2_m) X(R, efficientnet_v2_l)
 #define VISION_N_EFFICIENTNETS 3
 
+/* ShuffleNetV2 (torchvision/models/shufflenetv2.py; shufflenet.h) */
+#define VISION_SHUFFLENETS(X, R)                                                                   \
+    X(R, shufflenet_v2_x0_5) X(R, shufflenet_v2_x1_0) X(R, shufflenet_v2_x1_5) X(R, shufflenet_v2_x2_0)
+#define VISION_N_SHUFFLENETS 4
+
+/* MNASNet (torchvision/models/mnasnet.py; mnasnet.h) */
+#define VISION_MNASNETS(X, R) X(R, mnasnet0_5) X(R, mnasnet0_75) X(R, mnasnet1_0) X(R, mnasnet1_3)
+#define VISION_N_MNASNETS 4
+
 #define VISION_MODEL_SCHEMA_OF_(R, id) R(vision_##id##_schema)
 #define VISION_MODELS_OPS(X_)                                                                      \
     X_(vision_resnet18_schema) X_(vision_resnet34_schema) X_(vision_resnet50_schema)               \
     X_(vision_resnet101_schema) X_(vision_resnet152_schema) X_(vision_resnext50_32x4d_schema)      \
     X_(vision_resnext101_32x8d_schema) X_(vision_resnext101_64x4d_schema)                          \
     X_(vision_wide_resnet50_2_schema) X_(vision_wide_resnet101_2_schema)                           \
-    VISION_REGNETS(VISION_MODEL_SCHEMA_OF_, X_) VISION_EFFICIENTNETS(VISION_MODEL_SCHEMA_OF_, X_)
+    VISION_REGNETS(VISION_MODEL_SCHEMA_OF_, X_) VISION_EFFICIENTNETS(VISION_MODEL_SCHEMA_OF_, X_)     \
+    VISION_SHUFFLENETS(VISION_MODEL_SCHEMA_OF_, X_) VISION_MNASNETS(VISION_MODEL_SCHEMA_OF_, X_)
 PK_OPS_DECLARE(vision_models_ops, VISION_MODELS_OPS);
 
 /* One architecture of the family: torchvision's ResNet(block, layers,
@@ -98,9 +109,13 @@ typedef struct resnet_model {
 VISION_RESNETS(VISION_MODEL_CLASS_DECL_)
 VISION_REGNETS(VISION_MODEL_CLASS_DECL2_, _)
 VISION_EFFICIENTNETS(VISION_MODEL_CLASS_DECL2_, _)
+VISION_SHUFFLENETS(VISION_MODEL_CLASS_DECL2_, _)
+VISION_MNASNETS(VISION_MODEL_CLASS_DECL2_, _)
 extern const loom_kernel_desc resnet_kernels[VISION_N_RESNETS];
 extern const loom_kernel_desc regnet_kernels[VISION_N_REGNETS];
 extern const loom_kernel_desc effnet_kernels[VISION_N_EFFICIENTNETS];
+extern const loom_kernel_desc shufflenet_kernels[VISION_N_SHUFFLENETS];
+extern const loom_kernel_desc mnasnet_kernels[VISION_N_MNASNETS];
 
 extern const pk_module vision_models_cpu;
 

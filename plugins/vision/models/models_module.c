@@ -12,6 +12,7 @@ PK_OPS_DEFINE(vision_models_ops, VISION_MODELS_OPS);
 #define CLASS_REF2_(R, id) CLASS_REF_(id)
 static const loom_object_class *const models_classes[] = {
     VISION_RESNETS(CLASS_REF_) VISION_REGNETS(CLASS_REF2_, _) VISION_EFFICIENTNETS(CLASS_REF2_, _)
+    VISION_SHUFFLENETS(CLASS_REF2_, _) VISION_MNASNETS(CLASS_REF2_, _)
 };
 
 static loom_status models_register_kernels(const loom_host_api *host, loom_registrar *reg)
@@ -21,6 +22,10 @@ static loom_status models_register_kernels(const loom_host_api *host, loom_regis
         st = pk_register_kernels(host, reg, regnet_kernels, PK_COUNT(regnet_kernels));
     if (st == LOOM_OK)
         st = pk_register_kernels(host, reg, effnet_kernels, PK_COUNT(effnet_kernels));
+    if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, shufflenet_kernels, PK_COUNT(shufflenet_kernels));
+    if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, mnasnet_kernels, PK_COUNT(mnasnet_kernels));
     return st;
 }
 

@@ -83,8 +83,4 @@ static loom_status regnet_run(loom_call *call)
     return st;
 }
 
-#define REGNET_SCHEMA(R, id) MODEL_SCHEMA(id)
-VISION_REGNETS(REGNET_SCHEMA, _)
-
-#define REGNET_KERNEL(R, id) PK_KERNEL_CPU(vision_##id##_schema, "cpu:ops", LOOM_DTYPE_BIT(LOOM_DTYPE_F32), regnet_run),
-const loom_kernel_desc regnet_kernels[VISION_N_REGNETS] = { VISION_REGNETS(REGNET_KERNEL, _) };
+MODEL_METHODS(VISION_REGNETS, regnet_run, regnet_kernels)
