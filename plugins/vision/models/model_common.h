@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "models.h"
+#include "weights_docs.h"
 
 #define MODEL_MAX_KEYS 4096     /* regnet_y_128gf and efficientnet_v2_l: under 2000 keys */
 
@@ -152,11 +153,12 @@ extern const loom_arg_def model_method_inputs[1], model_method_outputs[1];
 
 /* The classes of a family LIST (X(R, id) rows, models.h): vision.<id>,
 ** made by <prefix>_create and freed by <prefix>_destroy, with the one
-** attribute `weights` (a weight entry the file must fit). */
+** attribute `weights` (a weight entry the file must fit), documented with
+** the class's entries and their metadata (weights_docs.h). */
 #define MODEL_CLASS_ROW_(prefix, id)                                                               \
     static const loom_attr_def id##_attrs[] = {                                                    \
         { .name = "weights", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_NONE,                   \
-          .doc = "a weight entry of torchvision's " #id " the file must fit" },                     \
+          .doc = VISION_WEIGHTS_DOC_##id },                                                         \
     };                                                                                             \
     const loom_object_class vision_##id##_class = {                                                \
         .struct_size = sizeof(loom_object_class), .name = "vision." #id,                           \

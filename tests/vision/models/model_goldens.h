@@ -89,4 +89,28 @@ static inline int check_class(const char *name, const char *weights_file, const 
     return 1;
 }
 
+/* Creates class cls from the golden file of `name` with --attr
+** weights=entry: accepted when needle is NULL, else refused with a message
+** holding needle. 0 when the file is absent. */
+static inline int check_weight_entry(const char *name, const char *cls, const char *entry, const char *needle)
+{
+    char w[512];
+    if (!model_file(w, sizeof w, name, "model.safetensors"))
+        return 0;
+    loom_attrs *a;
+    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
+    assert_int_equal(loom_attrs_set_string(a, "weights", entry), LOOM_OK);
+    loom_object *obj = NULL;
+    loom_status st = loom_object_create(&obj, cls, a, w);
+    if (needle == NULL && st != LOOM_OK)
+        fail_msg("%s weights=%s: %s", cls, entry, loom_last_error());
+    if (needle != NULL && st == LOOM_OK)
+        fail_msg("%s weights=%s was accepted", cls, entry);
+    if (needle != NULL && strstr(loom_last_error(), needle) == NULL)
+        fail_msg("%s weights=%s: \"%s\" does not say %s", cls, entry, loom_last_error(), needle);
+    loom_object_free(obj);
+    loom_attrs_free(a);
+    return 1;
+}
+
 #endif /* LOOM_TESTS_MODEL_GOLDENS_H */

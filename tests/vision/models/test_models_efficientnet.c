@@ -94,12 +94,24 @@ static void new_shape_replans(void **state)
     loom_object_free(obj);
 }
 
+/* the entries of torchvision's multi-weight API, by name */
+static void weight_entries_are_checked(void **state)
+{
+    (void)state;
+    if (!check_weight_entry("efficientnet_v2_s", "vision.efficientnet_v2_s", "IMAGENET1K_V1", NULL))
+        skip();
+    check_weight_entry("efficientnet_v2_s", "vision.efficientnet_v2_s", "DEFAULT", NULL);
+    check_weight_entry("efficientnet_v2_s", "vision.efficientnet_v2_s", "IMAGENET1K_V2",
+                       "no weight entry 'IMAGENET1K_V2'");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(efficientnet_v2_s_matches_torchvision),
         cmocka_unit_test(wrong_files_name_the_key),
         cmocka_unit_test(new_shape_replans),
+        cmocka_unit_test(weight_entries_are_checked),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }

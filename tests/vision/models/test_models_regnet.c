@@ -104,12 +104,29 @@ static void new_shape_replans(void **state)
     loom_object_free(obj);
 }
 
+/* torchvision's entries by name: the file (1000 classes, torchvision's
+** parameter count) fits each entry of its class; another class's entry
+** names are refused, listing the class's own */
+static void weight_entries_are_checked(void **state)
+{
+    (void)state;
+    int ran = check_weight_entry("regnet_y_400mf", "vision.regnet_y_400mf", "IMAGENET1K_V2", NULL);
+    if (ran == 0)
+        skip();
+    check_weight_entry("regnet_y_400mf", "vision.regnet_y_400mf", "DEFAULT", NULL);
+    check_weight_entry("regnet_y_400mf", "vision.regnet_y_400mf", "IMAGENET1K_SWAG_E2E_V1",
+                       "no weight entry 'IMAGENET1K_SWAG_E2E_V1': its entries are IMAGENET1K_V1, IMAGENET1K_V2 and "
+                       "DEFAULT");
+    check_weight_entry("regnet_x_400mf", "vision.regnet_x_400mf", "IMAGENET1K_V1", NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(regnets_match_torchvision),
         cmocka_unit_test(wrong_files_name_the_key),
         cmocka_unit_test(new_shape_replans),
+        cmocka_unit_test(weight_entries_are_checked),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
