@@ -55,7 +55,8 @@ static loom_status shuffle(walker *W, const model_fmap *a, int64_t c0, int64_t c
     const loom_tensor *ins[2] = { &ta, b != NULL ? &tb : NULL };
     loom_tensor *outs[1] = { &to };
     loom_named_attr attrs[1] = { { "groups", { .type = LOOM_ATTR_INT, .is_set = 1, .u = { .i = groups } } } };
-    loom_op_call oc = { .struct_size = sizeof oc, .op = W->m->shuffle, .n_inputs = 2, .inputs = ins, .n_outputs = 1,
+    loom_op_call oc = { .struct_size = sizeof oc, .op = W->m->shuffle, .n_inputs = b != NULL ? 2 : 1, .inputs = ins,
+                        .n_outputs = 1,
                         .outputs = outs, .n_attrs = 1, .attrs = attrs };
     return pk_host->op_call(W->w.call->ctx, &oc);
 }
