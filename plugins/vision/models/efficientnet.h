@@ -39,17 +39,10 @@ typedef struct effnet_block {
 } effnet_block;
 
 typedef struct effnet_model {
-    const effnet_arch *arch;
+    model_base base;                /* base.arch: the effnet_arch */
     model_conv stem, head;          /* features.0 (3x3/2, 3 -> stage 1's in), features.<last> (1x1 -> 1280) */
     effnet_block *blocks;
     int n_blocks;
-    int64_t features, classes;
-    const float *fc_weight, *fc_bias;
-    int64_t num_params;
-    const struct model_weights_entry *entry;
-    const loom_op *conv2d, *se, *avg_pool, *linear;
-    pthread_mutex_t lock;
-    model_buffers plan;
 } effnet_model;
 
 const effnet_arch *effnet_arch_of(const char *class_name);

@@ -9,7 +9,7 @@
 ** at inference and dropout too, so neither is called.
 **
 ** Buffers, planned once per input shape by a dry run of the same walk
-** (walk() with plan != NULL records sizes instead of calling ops):
+** (model_run, model_walk):
 **   X0, X1  a block's input and output: a block writes its output over its
 **           input (consumed by then; an identity residual is read in place),
 **           except a FusedMBConv without expansion, whose activation comes
@@ -23,26 +23,15 @@
 
 enum { BUF_X0, BUF_X1, BUF_E, BUF_D, BUF_H, BUF_P, N_BUFS };
 
-typedef struct walker {
-    model_walk w;
-    const effnet_model *m;
-} walker;
-
-static loom_status conv(walker *W, const model_conv *c, const model_fmap *in, model_fmap *out, int role,
-                        const model_fmap *residual, const char *act, int residual_after)
+static loom_status walk(const model_walk *W, const void *model, const loom_tensor *x, loom_tensor *logits)
 {
-    return model_walk_conv(&W->w, c, in, out, role, residual, act, residual_after);
-}
-
-static loom_status walk(walker *W, const loom_tensor *x, loom_tensor *logits)
-{
-    const effnet_model *m = W->m;
-    const model_buffers *p = &m->plan;
+    const effnet_model *m = model;
+    const model_buffers *p = &m->base.plan;
     model_fmap in = { loom_data(x), { x->shape[0], x->shape[1], x->shape[2], x->shape[3] } };
     model_fmap io[2] = { { p->buf[BUF_X0], { 0 } }, { p->buf[BUF_X1], { 0 } } };
     model_fmap E = { p->buf[BUF_E], { 0 } }, D = { p->buf[BUF_D], { 0 } }, H = { p->buf[BUF_H], { 0 } };
     int cur = 0;
-    loom_status st = conv(W, &m->stem, &in, &io[0], BUF_X0, NULL, "silu", 0);
+    loom_status st = model_walk_conv(W, &m->stem, &in, &io[0], BUF_X0, NULL, "silu", 0);
     for (int i = 0; i < m->n_blocks && st == LOOM_OK; i++) {
         const effnet_block *b = &m->blocks[i];
         model_fmap *A = &io[cur];
@@ -51,56 +40,33 @@ static loom_status walk(walker *W, const loom_tensor *x, loom_tensor *logits)
         const model_fmap *r = b->use_res ? &res : NULL;
         if (b->fused && !b->has_expand) {
             model_fmap *O = &io[1 - cur];
-            st = conv(W, &b->proj, A, O, cur == 0 ? BUF_X1 : BUF_X0, r, "silu", r != NULL);
+            st = model_walk_conv(W, &b->proj, A, O, cur == 0 ? BUF_X1 : BUF_X0, r, "silu", r != NULL);
             cur = 1 - cur;
             continue;
         }
         const model_fmap *t = A;
         if (b->has_expand) {
-            st = conv(W, &b->expand, A, &E, BUF_E, NULL, "silu", 0);
+            st = model_walk_conv(W, &b->expand, A, &E, BUF_E, NULL, "silu", 0);
             t = &E;
         }
         if (st == LOOM_OK && !b->fused) {
-            st = conv(W, &b->dw, t, &D, BUF_D, NULL, "silu", 0);
-            if (st == LOOM_OK && W->w.plan == NULL)
-                st = model_squeeze_excitation(W->w.call, m->se, &D, b->se_channels, b->se_w1, b->se_b1, b->se_w2,
-                                              b->se_b2, "silu");
+            st = model_walk_conv(W, &b->dw, t, &D, BUF_D, NULL, "silu", 0);
+            if (st == LOOM_OK)
+                st = model_walk_se(W, &m->base, &D, b->se_channels, b->se_w1, b->se_b1, b->se_w2, b->se_b2, "silu");
             t = &D;
         }
         if (st == LOOM_OK)
-            st = conv(W, &b->proj, t, A, role, r, "none", 0);
+            st = model_walk_conv(W, &b->proj, t, A, role, r, "none", 0);
     }
     if (st == LOOM_OK)
-        st = conv(W, &m->head, &io[cur], &H, BUF_H, NULL, "silu", 0);
-    if (st != LOOM_OK)
-        return st;
-    if (W->w.plan != NULL) {
-        model_need(W->w.plan, BUF_P, H.shape[0], H.shape[1], 1, 1);
-        return LOOM_OK;
-    }
-    return model_pool_linear(W->w.call, m->avg_pool, m->linear, &H, p->buf[BUF_P], m->fc_weight, m->fc_bias,
-                             m->classes, logits);
+        st = model_walk_conv(W, &m->head, &io[cur], &H, BUF_H, NULL, "silu", 0);
+    return st != LOOM_OK ? st : model_walk_head(W, &m->base, &H, BUF_P, logits);
 }
 
 static loom_status effnet_run(loom_call *call)
 {
     effnet_model *m = call->object;
-    const loom_tensor *x = call->inputs[0];
-    loom_tensor *out;
-    loom_status st = model_check_input(call, m->classes, &out);
-    if (st != LOOM_OK)
-        return st;
-    pthread_mutex_lock(&m->lock);
-    size_t need[N_BUFS] = { 0 };
-    walker dry = { { call, m->conv2d, need }, m };
-    st = walk(&dry, x, NULL);
-    if (st == LOOM_OK)
-        st = model_buffers_fit(&m->plan, N_BUFS, need, x->shape[0], x->shape[2], x->shape[3], m->arch->name);
-    walker W = { { call, m->conv2d, NULL }, m };
-    if (st == LOOM_OK)
-        st = walk(&W, x, out);
-    pthread_mutex_unlock(&m->lock);
-    return st;
+    return model_run(call, &m->base, walk, N_BUFS);
 }
 
 MODEL_METHODS(VISION_EFFICIENTNETS, effnet_run, effnet_kernels)

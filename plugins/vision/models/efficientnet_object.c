@@ -70,8 +70,7 @@ static void effnet_destroy(void *state)
         model_conv_free(&m->blocks[i].proj);
     }
     free(m->blocks);
-    model_buffers_free(&m->plan);
-    pthread_mutex_destroy(&m->lock);
+    model_base_fini(&m->base);
     free(m);
 }
 
@@ -134,7 +133,7 @@ static loom_status load_block(model_loader *L, effnet_block *b, const char *pref
 
 static loom_status load_features(model_loader *L, effnet_model *m)
 {
-    const effnet_arch *a = m->arch;
+    const effnet_arch *a = ((const effnet_arch *)m->base.arch);
     int n = 0;
     for (int s = 0; s < a->n_stages; s++)
         n += a->stages[s].layers;
@@ -159,52 +158,19 @@ static loom_status load_features(model_loader *L, effnet_model *m)
         snprintf(bp, sizeof bp, "features.%d.1", a->n_stages + 1);
         st = model_load_conv_bn(L, cp, bp, &m->head);
     }
-    m->features = a->last_channel;
+    m->base.features = a->last_channel;
     return st;
+}
+
+static loom_status effnet_load(model_loader *L, void *model)
+{
+    return load_features(L, model);
 }
 
 static loom_status effnet_create(const loom_object_args *args, void **state_out)
 {
-    *state_out = NULL;
-    const char *cls = args->class_name;
-    const effnet_arch *arch = effnet_arch_of(cls);
-    if (arch == NULL)
-        return pk_host->fail(LOOM_EINVAL, "%s is not an EfficientNetV2 class", cls);
-    if (args->weights == NULL)
-        return pk_host->fail(LOOM_EINVAL, "%s needs a weights file (--weights model.safetensors) holding "
-                             "torchvision's state_dict", cls);
-    effnet_model *m = calloc(1, sizeof *m);
-    if (m == NULL)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", cls);
-    pthread_mutex_init(&m->lock, NULL);
-    m->arch = arch;
-    model_loader L;
-    loom_status st = model_loader_init(&L, cls, args->weights, BN_EPS);
-    if (st == LOOM_OK)
-        st = load_features(&L, m);
-    const loom_tensor *fw = NULL, *fb = NULL;
-    if (st == LOOM_OK)
-        st = model_load_linear_head(&L, "classifier.1", m->features, &m->classes, &fw, &fb);
-    if (st == LOOM_OK)
-        st = model_check_no_unexpected(&L);
-    if (st == LOOM_OK) {
-        m->fc_weight = loom_data(fw);
-        m->fc_bias = loom_data(fb);
-        m->num_params = L.num_params;
-        if ((st = model_find_op(cls, "vision.conv2d", &m->conv2d)) == LOOM_OK
-            && (st = model_find_op(cls, "vision.squeeze_excitation", &m->se)) == LOOM_OK
-            && (st = model_find_op(cls, "vision.adaptive_avg_pool2d", &m->avg_pool)) == LOOM_OK)
-            st = model_find_op(cls, "vision.linear", &m->linear);
-    }
-    model_loader_free(&L);
-    if (st == LOOM_OK)
-        st = model_entry_of(args, m->classes, m->num_params, &m->entry);
-    if (st != LOOM_OK) {
-        effnet_destroy(m);
-        return st;
-    }
-    *state_out = m;
-    return LOOM_OK;
+    return model_create(args, state_out, effnet_arch_of(args->class_name), sizeof(effnet_model), BN_EPS, "classifier.1", effnet_load,
+                        effnet_destroy);
 }
 
 MODEL_CLASSES(VISION_EFFICIENTNETS, effnet)

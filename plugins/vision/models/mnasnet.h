@@ -24,18 +24,11 @@ typedef struct mnasnet_block {
 } mnasnet_block;
 
 typedef struct mnasnet_model {
-    const mnasnet_arch *arch;
+    model_base base;                /* base.arch: the mnasnet_arch */
     int version;                    /* 2, or 1: a checkpoint whose stem keeps 32 / 16 channels (alpha != 1) */
     model_conv stem, stem_dw, stem_pw, head;
     mnasnet_block *blocks;
     int n_blocks;
-    int64_t features, classes;
-    const float *fc_weight, *fc_bias;
-    int64_t num_params;
-    const struct model_weights_entry *entry;
-    const loom_op *conv2d, *avg_pool, *linear;
-    pthread_mutex_t lock;
-    model_buffers plan;
 } mnasnet_model;
 
 const mnasnet_arch *mnasnet_arch_of(const char *class_name);

@@ -18,9 +18,10 @@
 
 enum { BUF_X, BUF_E, BUF_D, BUF_H, BUF_P, N_BUFS };
 
-static loom_status walk(const model_walk *W, const mnasnet_model *m, const loom_tensor *x, loom_tensor *logits)
+static loom_status walk(const model_walk *W, const void *model, const loom_tensor *x, loom_tensor *logits)
 {
-    const model_buffers *p = &m->plan;
+    const mnasnet_model *m = model;
+    const model_buffers *p = &m->base.plan;
     model_fmap in = { loom_data(x), { x->shape[0], x->shape[1], x->shape[2], x->shape[3] } };
     model_fmap X = { p->buf[BUF_X], { 0 } }, E = { p->buf[BUF_E], { 0 } }, D = { p->buf[BUF_D], { 0 } };
     model_fmap H = { p->buf[BUF_H], { 0 } };
@@ -38,34 +39,13 @@ static loom_status walk(const model_walk *W, const mnasnet_model *m, const loom_
     }
     if (st == LOOM_OK)
         st = model_walk_conv(W, &m->head, &X, &H, BUF_H, NULL, "relu", 0);
-    if (st != LOOM_OK)
-        return st;
-    if (W->plan != NULL) {
-        model_need(W->plan, BUF_P, H.shape[0], H.shape[1], 1, 1);
-        return LOOM_OK;
-    }
-    return model_pool_linear(W->call, m->avg_pool, m->linear, &H, p->buf[BUF_P], m->fc_weight, m->fc_bias,
-                             m->classes, logits);
+    return st != LOOM_OK ? st : model_walk_head(W, &m->base, &H, BUF_P, logits);
 }
 
 static loom_status mnasnet_run(loom_call *call)
 {
     mnasnet_model *m = call->object;
-    const loom_tensor *x = call->inputs[0];
-    loom_tensor *out;
-    loom_status st = model_check_input(call, m->classes, &out);
-    if (st != LOOM_OK)
-        return st;
-    pthread_mutex_lock(&m->lock);
-    size_t need[N_BUFS] = { 0 };
-    const model_walk dry = { call, m->conv2d, need }, W = { call, m->conv2d, NULL };
-    st = walk(&dry, m, x, NULL);
-    if (st == LOOM_OK)
-        st = model_buffers_fit(&m->plan, N_BUFS, need, x->shape[0], x->shape[2], x->shape[3], m->arch->name);
-    if (st == LOOM_OK)
-        st = walk(&W, m, x, out);
-    pthread_mutex_unlock(&m->lock);
-    return st;
+    return model_run(call, &m->base, walk, N_BUFS);
 }
 
 MODEL_METHODS(VISION_MNASNETS, mnasnet_run, mnasnet_kernels)

@@ -72,8 +72,7 @@ static void mnasnet_destroy(void *state)
         model_conv_free(&m->blocks[i].proj);
     }
     free(m->blocks);
-    model_buffers_free(&m->plan);
-    pthread_mutex_destroy(&m->lock);
+    model_base_fini(&m->base);
     free(m);
 }
 
@@ -90,7 +89,7 @@ static loom_status load_layers(model_loader *L, mnasnet_model *m)
 {
     int64_t d[8];
     for (int i = 0; i < 8; i++)
-        d[i] = mnasnet_round_to_multiple_of(base_depths[i] * m->arch->alpha, 8);
+        d[i] = mnasnet_round_to_multiple_of(base_depths[i] * ((const mnasnet_arch *)m->base.arch)->alpha, 8);
     /* the layout: version 1 keeps the stem at 32 / 16 (told by layers.0.weight) */
     const loom_tensor *t;
     m->version = 2;
@@ -134,51 +133,19 @@ static loom_status load_layers(model_loader *L, mnasnet_model *m)
     m->head = model_conv_of(in, HEAD_WIDTH, 1, 1, 1);
     if (st == LOOM_OK)
         st = load_pair(L, "layers.", 14, &m->head);
-    m->features = HEAD_WIDTH;
+    m->base.features = HEAD_WIDTH;
     return st;
+}
+
+static loom_status mnasnet_load(model_loader *L, void *model)
+{
+    return load_layers(L, model);
 }
 
 static loom_status mnasnet_create(const loom_object_args *args, void **state_out)
 {
-    *state_out = NULL;
-    const char *cls = args->class_name;
-    const mnasnet_arch *arch = mnasnet_arch_of(cls);
-    if (arch == NULL)
-        return pk_host->fail(LOOM_EINVAL, "%s is not an MNASNet class", cls);
-    if (args->weights == NULL)
-        return pk_host->fail(LOOM_EINVAL, "%s needs a weights file (--weights model.safetensors) holding "
-                             "torchvision's state_dict", cls);
-    mnasnet_model *m = calloc(1, sizeof *m);
-    if (m == NULL)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", cls);
-    pthread_mutex_init(&m->lock, NULL);
-    m->arch = arch;
-    model_loader L;
-    loom_status st = model_loader_init(&L, cls, args->weights, BN_EPS);
-    if (st == LOOM_OK)
-        st = load_layers(&L, m);
-    const loom_tensor *fw = NULL, *fb = NULL;
-    if (st == LOOM_OK)
-        st = model_load_linear_head(&L, "classifier.1", m->features, &m->classes, &fw, &fb);
-    if (st == LOOM_OK)
-        st = model_check_no_unexpected(&L);
-    if (st == LOOM_OK) {
-        m->fc_weight = loom_data(fw);
-        m->fc_bias = loom_data(fb);
-        m->num_params = L.num_params;
-        if ((st = model_find_op(cls, "vision.conv2d", &m->conv2d)) == LOOM_OK
-            && (st = model_find_op(cls, "vision.adaptive_avg_pool2d", &m->avg_pool)) == LOOM_OK)
-            st = model_find_op(cls, "vision.linear", &m->linear);
-    }
-    model_loader_free(&L);
-    if (st == LOOM_OK)
-        st = model_entry_of(args, m->classes, m->num_params, &m->entry);
-    if (st != LOOM_OK) {
-        mnasnet_destroy(m);
-        return st;
-    }
-    *state_out = m;
-    return LOOM_OK;
+    return model_create(args, state_out, mnasnet_arch_of(args->class_name), sizeof(mnasnet_model), BN_EPS, "classifier.1", mnasnet_load,
+                        mnasnet_destroy);
 }
 
 MODEL_CLASSES(VISION_MNASNETS, mnasnet)

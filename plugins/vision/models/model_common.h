@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <pthread.h>
+
 #include "models.h"
 #include "weights_docs.h"
 
@@ -64,6 +66,18 @@ loom_status model_load_conv_bias(model_loader *L, const char *prefix, int64_t ci
 loom_status model_load_linear_head(model_loader *L, const char *prefix, int64_t features, int64_t *classes,
                                    const loom_tensor **weight, const loom_tensor **bias);
 
+
+/* create of every class: the checks of args (a weights file), a zeroed
+** model of `size` bytes starting with a model_base for arch, load(L, m)
+** (the family's keys; sets base.features), then the head <head>.weight /
+** .bias, the refusal of unexpected keys, the ops and the weight entry;
+** destroy(m) on any failure. */
+loom_status model_create(const loom_object_args *args, void **state_out, const void *arch, size_t size,
+                         double bn_eps, const char *head, loom_status (*load)(model_loader *L, void *model),
+                         void (*destroy)(void *model));
+/* Frees what model_create's base holds (buffers, lock); not the model. */
+void model_base_fini(model_base *b);
+
 /* Refuses the first key of the file the architecture does not have. */
 loom_status model_check_no_unexpected(const model_loader *L);
 
@@ -99,12 +113,6 @@ loom_tensor model_view(const float *data, int32_t ndim, int64_t *shape);
 ** op); out->shape is set. act: "none", "relu", "silu". */
 loom_status model_conv2d(loom_call *call, const loom_op *conv2d, const model_conv *c, const model_fmap *in,
                          model_fmap *out, const model_fmap *residual, const char *act);
-
-/* The same with act(conv + bias) + residual (residual_after_activation;
-** residual is not out). */
-loom_status model_conv2d_residual_after(loom_call *call, const loom_op *conv2d, const model_conv *c,
-                                        const model_fmap *in, model_fmap *out, const model_fmap *residual,
-                                        const char *act);
 
 /* A forward written once for both of its runs: with plan == NULL it calls
 ** the ops; with plan != NULL (a dry run at the first call of an input
@@ -174,6 +182,26 @@ extern const loom_arg_def model_method_inputs[1], model_method_outputs[1];
 #define MODEL_METHODS(LIST, run, kernels)                                                          \
     LIST(MODEL_SCHEMA_ROW_, _)                                                                     \
     const loom_kernel_desc kernels[] = { LIST(MODEL_KERNEL_ROW_, run) };
+
+/* A family's forward, written once for its dry run and its real run
+** (model_walk); model is the family's struct. */
+typedef loom_status (*model_walk_fn)(const model_walk *W, const void *model, const loom_tensor *x,
+                                     loom_tensor *logits);
+
+/* The run of every method op: the input checked, the logits allocated,
+** then under the model's lock a dry walk sizing n_bufs buffer roles, the
+** buffers fitted, and the walk. */
+loom_status model_run(loom_call *call, model_base *b, model_walk_fn walk, int n_bufs);
+
+/* The walk's last step: the classifier (model_pool_linear of b's head)
+** on in, the pooled features in buffer role `role`; dry, its size. */
+loom_status model_walk_head(const model_walk *W, const model_base *b, const model_fmap *in, int role,
+                            loom_tensor *logits);
+
+/* A squeeze-excitation step of a walk (model_squeeze_excitation through
+** b's op; nothing in a dry run: it works in place). */
+loom_status model_walk_se(const model_walk *W, const model_base *b, model_fmap *x, int64_t squeeze,
+                          const float *w1, const float *b1, const float *w2, const float *b2, const char *act);
 
 /* Grows the buffers to floats[0..n_bufs) for input [n, ., h, w]. */
 loom_status model_buffers_fit(model_buffers *b, int n_bufs, const size_t *floats, int64_t n, int64_t h, int64_t w,

@@ -191,3 +191,58 @@ model_conv model_conv_of(int64_t cin, int64_t cout, int64_t k, int64_t stride, i
     model_conv c = { NULL, NULL, cin, cout, k, stride, k / 2, groups };
     return c;
 }
+
+loom_status model_create(const loom_object_args *args, void **state_out, const void *arch, size_t size,
+                         double bn_eps, const char *head, loom_status (*load)(model_loader *L, void *model),
+                         void (*destroy)(void *model))
+{
+    *state_out = NULL;
+    const char *cls = args->class_name;
+    if (arch == NULL)
+        return pk_host->fail(LOOM_EINVAL, "%s is not a class of the models module", cls);
+    if (args->weights == NULL)
+        return pk_host->fail(LOOM_EINVAL, "%s needs a weights file (--weights model.safetensors) holding "
+                             "torchvision's state_dict", cls);
+    model_base *b = calloc(1, size);
+    if (b == NULL)
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", cls);
+    pthread_mutex_init(&b->lock, NULL);
+    b->cls = cls;
+    b->arch = arch;
+    model_loader L;
+    loom_status st = model_loader_init(&L, cls, args->weights, bn_eps);
+    if (st == LOOM_OK)
+        st = load(&L, b);
+    const loom_tensor *fw = NULL, *fb = NULL;
+    if (st == LOOM_OK)
+        st = model_load_linear_head(&L, head, b->features, &b->classes, &fw, &fb);
+    if (st == LOOM_OK)
+        st = model_check_no_unexpected(&L);
+    if (st == LOOM_OK) {
+        b->fc_weight = loom_data(fw);
+        b->fc_bias = loom_data(fb);
+        b->num_params = L.num_params;
+        if ((st = model_find_op(cls, "vision.conv2d", &b->conv2d)) == LOOM_OK
+            && (st = model_find_op(cls, "vision.squeeze_excitation", &b->se)) == LOOM_OK
+            && (st = model_find_op(cls, "vision.max_pool2d", &b->max_pool)) == LOOM_OK
+            && (st = model_find_op(cls, "vision.channel_shuffle", &b->shuffle)) == LOOM_OK
+            && (st = model_find_op(cls, "vision.adaptive_avg_pool2d", &b->avg_pool)) == LOOM_OK)
+            st = model_find_op(cls, "vision.linear", &b->linear);
+    }
+    model_loader_free(&L);
+    /* a weight entry, when named: the file must fit it */
+    if (st == LOOM_OK)
+        st = model_entry_of(args, b->classes, b->num_params, &b->entry);
+    if (st != LOOM_OK) {
+        destroy(b);
+        return st;
+    }
+    *state_out = b;
+    return LOOM_OK;
+}
+
+void model_base_fini(model_base *b)
+{
+    model_buffers_free(&b->plan);
+    pthread_mutex_destroy(&b->lock);
+}

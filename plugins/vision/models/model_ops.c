@@ -59,13 +59,6 @@ loom_status model_conv2d(loom_call *call, const loom_op *conv2d, const model_con
     return conv2d_call(call, conv2d, c, in, out, residual, act, 0);
 }
 
-loom_status model_conv2d_residual_after(loom_call *call, const loom_op *conv2d, const model_conv *c,
-                                        const model_fmap *in, model_fmap *out, const model_fmap *residual,
-                                        const char *act)
-{
-    return conv2d_call(call, conv2d, c, in, out, residual, act, 1);
-}
-
 loom_status model_walk_conv(const model_walk *W, const model_conv *c, const model_fmap *in, model_fmap *out,
                             int role, const model_fmap *residual, const char *act, int residual_after)
 {
@@ -122,6 +115,44 @@ loom_status model_pool_linear(loom_call *call, const loom_op *avg_pool, const lo
     loom_op_call lo = { .struct_size = sizeof lo, .op = linear, .n_inputs = 3, .inputs = lin, .n_outputs = 1,
                         .outputs = lout };
     return pk_host->op_call(call->ctx, &lo);
+}
+
+loom_status model_walk_head(const model_walk *W, const model_base *b, const model_fmap *in, int role,
+                            loom_tensor *logits)
+{
+    if (W->plan != NULL) {
+        model_need(W->plan, role, in->shape[0], in->shape[1], 1, 1);
+        return LOOM_OK;
+    }
+    return model_pool_linear(W->call, b->avg_pool, b->linear, in, b->plan.buf[role], b->fc_weight, b->fc_bias,
+                             b->classes, logits);
+}
+
+loom_status model_walk_se(const model_walk *W, const model_base *b, model_fmap *x, int64_t squeeze,
+                          const float *w1, const float *b1, const float *w2, const float *b2, const char *act)
+{
+    if (W->plan != NULL)
+        return LOOM_OK;
+    return model_squeeze_excitation(W->call, b->se, x, squeeze, w1, b1, w2, b2, act);
+}
+
+loom_status model_run(loom_call *call, model_base *b, model_walk_fn walk, int n_bufs)
+{
+    const loom_tensor *x = call->inputs[0];
+    loom_tensor *out;
+    loom_status st = model_check_input(call, b->classes, &out);
+    if (st != LOOM_OK)
+        return st;
+    pthread_mutex_lock(&b->lock);
+    size_t need[8] = { 0 };
+    const model_walk dry = { call, b->conv2d, need }, real = { call, b->conv2d, NULL };
+    st = walk(&dry, b, x, NULL);
+    if (st == LOOM_OK)
+        st = model_buffers_fit(&b->plan, n_bufs, need, x->shape[0], x->shape[2], x->shape[3], b->cls);
+    if (st == LOOM_OK)
+        st = walk(&real, b, x, out);
+    pthread_mutex_unlock(&b->lock);
+    return st;
 }
 
 loom_status model_buffers_fit(model_buffers *b, int n_bufs, const size_t *floats, int64_t n, int64_t h, int64_t w,

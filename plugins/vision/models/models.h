@@ -73,13 +73,6 @@ typedef struct model_conv {
     int64_t cin, cout, k, stride, pad, groups;
 } model_conv;
 
-typedef struct resnet_block {
-    model_conv conv[3];             /* BasicBlock: conv1, conv2; Bottleneck: conv1..conv3 */
-    int n_convs;
-    int has_down;
-    model_conv down;                /* downsample.0 + downsample.1 */
-} resnet_block;
-
 /* Activation buffers of one input shape, planned at its first call (each
 ** model's forward file names the roles): each as large as the floats its
 ** role needs, reused while the sizes fit. */
@@ -89,18 +82,36 @@ typedef struct model_buffers {
     size_t floats[8];
 } model_buffers;
 
+/* What every model shares, the first member of each family's model
+** struct: its class, the classifier head (borrowed from the mapping), the
+** parameters counted, the weight entry, the ops its forward calls, and the
+** buffers of one forward at a time (its lock: calls on one object from
+** several threads are serialised, those on distinct objects are not). */
+typedef struct model_base {
+    const char *cls;
+    const void *arch;               /* the family's architecture row */
+    int64_t features, classes;      /* head: [classes, features] */
+    const float *fc_weight, *fc_bias;
+    int64_t num_params;
+    const struct model_weights_entry *entry;
+    const loom_op *conv2d, *se, *max_pool, *shuffle, *avg_pool, *linear;
+    pthread_mutex_t lock;
+    model_buffers plan;
+} model_base;
+
+typedef struct resnet_block {
+    model_conv conv[3];             /* BasicBlock: conv1, conv2; Bottleneck: conv1..conv3 */
+    int n_convs;
+    int has_down;
+    model_conv down;                /* downsample.0 + downsample.1 */
+} resnet_block;
+
+
 typedef struct resnet_model {
-    const resnet_arch *arch;
+    model_base base;                /* base.arch: the resnet_arch */
     model_conv stem;
     resnet_block *blocks;
     int n_blocks;
-    int64_t features, classes;      /* fc: [classes, features] */
-    const float *fc_weight, *fc_bias;  /* borrowed from the mapping */
-    int64_t num_params;             /* of the file, as torchvision counts them (parameters, no buffers) */
-    const struct model_weights_entry *entry;  /* the weight entry named at create, or NULL */
-    const loom_op *conv2d, *max_pool, *avg_pool, *linear;
-    pthread_mutex_t lock;           /* one forward at a time per model: the plan's buffers */
-    model_buffers plan;
 } resnet_model;
 
 /* Each family's classes (vision_<id>_class) and method kernels. */

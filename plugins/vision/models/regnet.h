@@ -46,18 +46,11 @@ typedef struct regnet_block {
 } regnet_block;
 
 typedef struct regnet_model {
-    const regnet_arch *arch;
+    model_base base;                /* base.arch: the regnet_arch */
     regnet_stages stages;
     model_conv stem;                /* SimpleStemIN: 3x3 stride 2 + bn + relu, 3 -> 32 */
     regnet_block *blocks;
     int n_blocks;
-    int64_t features, classes;
-    const float *fc_weight, *fc_bias;
-    int64_t num_params;
-    const struct model_weights_entry *entry;
-    const loom_op *conv2d, *se, *avg_pool, *linear;
-    pthread_mutex_t lock;           /* one forward at a time per model: the buffers */
-    model_buffers plan;
 } regnet_model;
 
 #endif /* LOOM_VISION_MODELS_REGNET_H */

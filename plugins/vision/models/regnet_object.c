@@ -38,8 +38,7 @@ static void regnet_destroy(void *state)
         model_conv_free(&b->c);
     }
     free(m->blocks);
-    model_buffers_free(&m->plan);
-    pthread_mutex_destroy(&m->lock);
+    model_base_fini(&m->base);
     free(m);
 }
 
@@ -62,9 +61,9 @@ static loom_status load_block(model_loader *L, const regnet_model *m, regnet_blo
     static const char *const names[3] = { "a", "b", "c" };
     model_conv *convs[3] = { &b->a, &b->b, &b->c };
     for (int i = 0; i < 3 && st == LOOM_OK; i++) {
-        if (i == 2 && m->arch->se_ratio > 0) {
+        if (i == 2 && ((const regnet_arch *)m->base.arch)->se_ratio > 0) {
             /* Python's round(se_ratio * width_in): half to even */
-            b->se_channels = (int64_t)nearbyint(m->arch->se_ratio * (double)w_in);
+            b->se_channels = (int64_t)nearbyint(((const regnet_arch *)m->base.arch)->se_ratio * (double)w_in);
             const loom_tensor *w1, *b1, *w2, *b2;
             snprintf(cp, sizeof cp, "%s.f.se.fc1", prefix);
             st = model_load_conv_bias(L, cp, w_b, b->se_channels, &w1, &b1);
@@ -105,57 +104,25 @@ static loom_status load_trunk(model_loader *L, regnet_model *m)
         }
         width = S->width[s];
     }
-    m->features = width;
+    m->base.features = width;
     return st;
+}
+
+/* the stage table, the stem and the trunk (model_create's load) */
+static loom_status regnet_load(model_loader *L, void *model)
+{
+    regnet_model *m = model;
+    loom_status st = regnet_stages_of(m->base.arch, &m->stages);
+    m->stem = model_conv_of(3, STEM_WIDTH, 3, 2, 1);
+    if (st == LOOM_OK)
+        st = model_load_conv_bn(L, "stem.0", "stem.1", &m->stem);
+    return st != LOOM_OK ? st : load_trunk(L, m);
 }
 
 static loom_status regnet_create(const loom_object_args *args, void **state_out)
 {
-    *state_out = NULL;
-    const char *cls = args->class_name;
-    const regnet_arch *arch = regnet_arch_of(cls);
-    if (arch == NULL)
-        return pk_host->fail(LOOM_EINVAL, "%s is not a RegNet class", cls);
-    if (args->weights == NULL)
-        return pk_host->fail(LOOM_EINVAL, "%s needs a weights file (--weights model.safetensors) holding "
-                             "torchvision's state_dict", cls);
-    regnet_model *m = calloc(1, sizeof *m);
-    if (m == NULL)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", cls);
-    pthread_mutex_init(&m->lock, NULL);
-    m->arch = arch;
-    model_loader L;
-    loom_status st = model_loader_init(&L, cls, args->weights, BN_EPS);
-    if (st == LOOM_OK)
-        st = regnet_stages_of(arch, &m->stages);
-    m->stem = model_conv_of(3, STEM_WIDTH, 3, 2, 1);
-    if (st == LOOM_OK)
-        st = model_load_conv_bn(&L, "stem.0", "stem.1", &m->stem);
-    if (st == LOOM_OK)
-        st = load_trunk(&L, m);
-    const loom_tensor *fw = NULL, *fb = NULL;
-    if (st == LOOM_OK)
-        st = model_load_linear_head(&L, "fc", m->features, &m->classes, &fw, &fb);
-    if (st == LOOM_OK)
-        st = model_check_no_unexpected(&L);
-    if (st == LOOM_OK) {
-        m->fc_weight = loom_data(fw);
-        m->fc_bias = loom_data(fb);
-        m->num_params = L.num_params;
-        if ((st = model_find_op(cls, "vision.conv2d", &m->conv2d)) == LOOM_OK
-            && (st = model_find_op(cls, "vision.squeeze_excitation", &m->se)) == LOOM_OK
-            && (st = model_find_op(cls, "vision.adaptive_avg_pool2d", &m->avg_pool)) == LOOM_OK)
-            st = model_find_op(cls, "vision.linear", &m->linear);
-    }
-    model_loader_free(&L);
-    if (st == LOOM_OK)
-        st = model_entry_of(args, m->classes, m->num_params, &m->entry);
-    if (st != LOOM_OK) {
-        regnet_destroy(m);
-        return st;
-    }
-    *state_out = m;
-    return LOOM_OK;
+    return model_create(args, state_out, regnet_arch_of(args->class_name), sizeof(regnet_model), BN_EPS, "fc", regnet_load,
+                        regnet_destroy);
 }
 
 MODEL_CLASSES(VISION_REGNETS, regnet)

@@ -59,7 +59,7 @@ static void plan_sizes(const resnet_model *m, int64_t n, int64_t h, int64_t w, s
         h = h2;
         w = w2;
     }
-    NEED(BUF_P, m->features, 1, 1);
+    NEED(BUF_P, m->base.features, 1, 1);
 #undef NEED
 }
 
@@ -67,7 +67,7 @@ static loom_status plan_for(resnet_model *m, int64_t n, int64_t h, int64_t w)
 {
     size_t floats[5];
     plan_sizes(m, n, h, w, floats);
-    return model_buffers_fit(&m->plan, 5, floats, n, h, w, m->arch->name);
+    return model_buffers_fit(&m->base.plan, 5, floats, n, h, w, m->base.cls);
 }
 
 typedef model_fmap fmap;
@@ -76,12 +76,12 @@ typedef model_fmap fmap;
 static loom_status run_conv(loom_call *call, const resnet_model *m, const model_conv *c, const fmap *in, fmap *out,
                             const fmap *residual, int relu)
 {
-    return model_conv2d(call, m->conv2d, c, in, out, residual, relu ? "relu" : "none");
+    return model_conv2d(call, m->base.conv2d, c, in, out, residual, relu ? "relu" : "none");
 }
 
 static loom_status forward(loom_call *call, resnet_model *m, const loom_tensor *x, loom_tensor *logits)
 {
-    model_buffers *p = &m->plan;
+    model_buffers *p = &m->base.plan;
     fmap in = { loom_data(x), { x->shape[0], x->shape[1], x->shape[2], x->shape[3] } };
     fmap A = { p->buf[BUF_A], { 0 } }, B = { p->buf[BUF_B], { 0 } }, C = { p->buf[BUF_C], { 0 } };
     fmap D = { p->buf[BUF_D], { 0 } };
@@ -89,7 +89,7 @@ static loom_status forward(loom_call *call, resnet_model *m, const loom_tensor *
     if (st != LOOM_OK)
         return st;
     /* maxpool 3/2 pad 1: D -> A */
-    if ((st = model_max_pool_3s2(call, m->max_pool, &D, &A)) != LOOM_OK)
+    if ((st = model_max_pool_3s2(call, m->base.max_pool, &D, &A)) != LOOM_OK)
         return st;
     for (int b = 0; b < m->n_blocks && st == LOOM_OK; b++) {
         const resnet_block *blk = &m->blocks[b];
@@ -112,7 +112,7 @@ static loom_status forward(loom_call *call, resnet_model *m, const loom_tensor *
     if (st != LOOM_OK)
         return st;
     /* avgpool to 1x1, then fc */
-    return model_pool_linear(call, m->avg_pool, m->linear, &A, p->buf[BUF_P], m->fc_weight, m->fc_bias, m->classes,
+    return model_pool_linear(call, m->base.avg_pool, m->base.linear, &A, p->buf[BUF_P], m->base.fc_weight, m->base.fc_bias, m->base.classes,
                              logits);
 }
 
@@ -121,14 +121,14 @@ static loom_status resnet_run(loom_call *call)
     resnet_model *m = call->object;
     const loom_tensor *x = call->inputs[0];
     loom_tensor *out;
-    loom_status st = model_check_input(call, m->classes, &out);
+    loom_status st = model_check_input(call, m->base.classes, &out);
     if (st != LOOM_OK)
         return st;
-    pthread_mutex_lock(&m->lock);
+    pthread_mutex_lock(&m->base.lock);
     st = plan_for(m, x->shape[0], x->shape[2], x->shape[3]);
     if (st == LOOM_OK)
         st = forward(call, m, x, out);
-    pthread_mutex_unlock(&m->lock);
+    pthread_mutex_unlock(&m->base.lock);
     return st;
 }
 

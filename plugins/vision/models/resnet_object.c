@@ -60,14 +60,13 @@ static void resnet_destroy(void *state)
         model_conv_free(&m->blocks[i].down);
     }
     free(m->blocks);
-    model_buffers_free(&m->plan);
-    pthread_mutex_destroy(&m->lock);
+    model_base_fini(&m->base);
     free(m);
 }
 
 static loom_status load_blocks(model_loader *L, resnet_model *m)
 {
-    const resnet_arch *a = m->arch;
+    const resnet_arch *a = m->base.arch;
     const int exp = a->bottleneck ? 4 : 1;
     int64_t inplanes = 64;
     int n = 0;
@@ -111,69 +110,24 @@ static loom_status load_blocks(model_loader *L, resnet_model *m)
             inplanes = planes * exp;
         }
     }
-    m->features = inplanes;
+    m->base.features = inplanes;
     return st;
+}
+
+/* conv1 + bn1 and the stages (model_create's load) */
+static loom_status resnet_load(model_loader *L, void *model)
+{
+    resnet_model *m = model;
+    m->stem = model_conv_of(3, 64, 7, 2, 1);
+    loom_status st = model_load_conv_bn(L, "conv1", "bn1", &m->stem);
+    return st != LOOM_OK ? st : load_blocks(L, m);
 }
 
 static loom_status resnet_create(const loom_object_args *args, void **state_out)
 {
-    *state_out = NULL;
-    const char *cls = args->class_name;
-    const resnet_arch *arch = resnet_arch_of(cls);
-    if (arch == NULL)
-        return pk_host->fail(LOOM_EINVAL, "%s is not a ResNet class", cls);
-    if (args->weights == NULL)
-        return pk_host->fail(LOOM_EINVAL, "%s needs a weights file (--weights model.safetensors) holding "
-                             "torchvision's state_dict", cls);
-    resnet_model *m = calloc(1, sizeof *m);
-    if (m == NULL)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", cls);
-    pthread_mutex_init(&m->lock, NULL);
-    m->arch = arch;
-    model_loader L;
-    loom_status st = model_loader_init(&L, cls, args->weights, BN_EPS);
-    m->stem = model_conv_of(3, 64, 7, 2, 1);
-    if (st == LOOM_OK)
-        st = model_load_conv_bn(&L, "conv1", "bn1", &m->stem);
-    if (st == LOOM_OK)
-        st = load_blocks(&L, m);
-    /* fc: the classes come from the file */
-    const loom_tensor *fw = NULL, *fb = NULL;
-    if (st == LOOM_OK)
-        st = model_load_linear_head(&L, "fc", m->features, &m->classes, &fw, &fb);
-    if (st == LOOM_OK)
-        st = model_check_no_unexpected(&L);
-    if (st == LOOM_OK) {
-        m->fc_weight = loom_data(fw);
-        m->fc_bias = loom_data(fb);
-        m->num_params = L.num_params;
-        if ((st = model_find_op(cls, "vision.conv2d", &m->conv2d)) == LOOM_OK
-            && (st = model_find_op(cls, "vision.max_pool2d", &m->max_pool)) == LOOM_OK
-            && (st = model_find_op(cls, "vision.adaptive_avg_pool2d", &m->avg_pool)) == LOOM_OK)
-            st = model_find_op(cls, "vision.linear", &m->linear);
-    }
-    model_loader_free(&L);
-    /* a weight entry, when named: the file must fit it */
-    if (st == LOOM_OK)
-        st = model_entry_of(args, m->classes, m->num_params, &m->entry);
-    if (st != LOOM_OK) {
-        resnet_destroy(m);
-        return st;
-    }
-    *state_out = m;
-    return LOOM_OK;
+    return model_create(args, state_out, resnet_arch_of(args->class_name), sizeof(resnet_model), BN_EPS, "fc",
+                        resnet_load, resnet_destroy);
 }
 
-/* Each class's one attribute: `weights`, the entry (weights.h), documented
-** with the class's entries and their metadata (weights_docs.h). */
-#define RESNET_CLASS(id)                                                                           \
-    static const loom_attr_def id##_attrs[] = {                                                    \
-        { .name = "weights", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_NONE,                   \
-          .doc = VISION_WEIGHTS_DOC_##id },                                                         \
-    };                                                                                             \
-    const loom_object_class vision_##id##_class = {                                                \
-        .struct_size = sizeof(loom_object_class), .name = "vision." #id,                           \
-        .doc = "torchvision.models." #id " from a safetensors state_dict; method vision." #id,    \
-        PK_ATTRS(id##_attrs), .create = resnet_create, .destroy = resnet_destroy,                 \
-    };
-VISION_RESNETS(RESNET_CLASS)
+#define RESNET_CLASS_(id) MODEL_CLASS_ROW_(resnet, id)
+VISION_RESNETS(RESNET_CLASS_)

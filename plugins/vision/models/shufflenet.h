@@ -26,17 +26,10 @@ typedef struct shufflenet_block {
 } shufflenet_block;
 
 typedef struct shufflenet_model {
-    const shufflenet_arch *arch;
+    model_base base;                /* base.arch: the shufflenet_arch */
     model_conv conv1, conv5;
     shufflenet_block *blocks;
     int n_blocks;
-    int64_t features, classes;
-    const float *fc_weight, *fc_bias;
-    int64_t num_params;
-    const struct model_weights_entry *entry;
-    const loom_op *conv2d, *max_pool, *shuffle, *avg_pool, *linear;
-    pthread_mutex_t lock;
-    model_buffers plan;
 } shufflenet_model;
 
 const shufflenet_arch *shufflenet_arch_of(const char *class_name);

@@ -24,22 +24,17 @@
 
 enum { BUF_X0, BUF_X1, BUF_T, BUF_U, BUF_B, BUF_C, BUF_H, BUF_P, N_BUFS };
 
-typedef struct walker {
-    model_walk w;
-    const shufflenet_model *m;
-} walker;
-
 /* out = channel_shuffle(cat([a[:, c0 : c0 + ca], b]), groups) (b may be
 ** NULL: a's channels alone); a is read through its strides */
-static loom_status shuffle(walker *W, const model_fmap *a, int64_t c0, int64_t ca, const model_fmap *b,
+static loom_status shuffle(const model_walk *W, const model_base *base, const model_fmap *a, int64_t c0, int64_t ca, const model_fmap *b,
                            model_fmap *out, int role, int64_t groups)
 {
     out->shape[0] = a->shape[0];
     out->shape[1] = ca + (b != NULL ? b->shape[1] : 0);
     out->shape[2] = a->shape[2];
     out->shape[3] = a->shape[3];
-    if (W->w.plan != NULL) {
-        model_need(W->w.plan, role, out->shape[0], out->shape[1], out->shape[2], out->shape[3]);
+    if (W->plan != NULL) {
+        model_need(W->plan, role, out->shape[0], out->shape[1], out->shape[2], out->shape[3]);
         return LOOM_OK;
     }
     const int64_t plane = a->shape[2] * a->shape[3];
@@ -55,30 +50,30 @@ static loom_status shuffle(walker *W, const model_fmap *a, int64_t c0, int64_t c
     const loom_tensor *ins[2] = { &ta, b != NULL ? &tb : NULL };
     loom_tensor *outs[1] = { &to };
     loom_named_attr attrs[1] = { { "groups", { .type = LOOM_ATTR_INT, .is_set = 1, .u = { .i = groups } } } };
-    loom_op_call oc = { .struct_size = sizeof oc, .op = W->m->shuffle, .n_inputs = b != NULL ? 2 : 1, .inputs = ins,
+    loom_op_call oc = { .struct_size = sizeof oc, .op = base->shuffle, .n_inputs = b != NULL ? 2 : 1, .inputs = ins,
                         .n_outputs = 1,
                         .outputs = outs, .n_attrs = 1, .attrs = attrs };
-    return pk_host->op_call(W->w.call->ctx, &oc);
+    return pk_host->op_call(W->call->ctx, &oc);
 }
 
-static loom_status walk(walker *W, const loom_tensor *x, loom_tensor *logits)
+static loom_status walk(const model_walk *W, const void *model, const loom_tensor *x, loom_tensor *logits)
 {
-    const shufflenet_model *m = W->m;
-    const model_buffers *p = &m->plan;
+    const shufflenet_model *m = model;
+    const model_buffers *p = &m->base.plan;
     model_fmap in = { loom_data(x), { x->shape[0], x->shape[1], x->shape[2], x->shape[3] } };
     model_fmap io[2] = { { p->buf[BUF_X0], { 0 } }, { p->buf[BUF_X1], { 0 } } };
     model_fmap T = { p->buf[BUF_T], { 0 } }, U = { p->buf[BUF_U], { 0 } }, B = { p->buf[BUF_B], { 0 } };
     model_fmap C = { p->buf[BUF_C], { 0 } }, H = { p->buf[BUF_H], { 0 } };
-    loom_status st = model_walk_conv(&W->w, &m->conv1, &in, &B, BUF_B, NULL, "relu", 0);
+    loom_status st = model_walk_conv(W, &m->conv1, &in, &B, BUF_B, NULL, "relu", 0);
     if (st == LOOM_OK) {
         io[0].shape[0] = B.shape[0];
         io[0].shape[1] = B.shape[1];
         io[0].shape[2] = model_out_size(B.shape[2], 3, 2, 1);
         io[0].shape[3] = model_out_size(B.shape[3], 3, 2, 1);
-        if (W->w.plan != NULL)
-            model_need(W->w.plan, BUF_X0, io[0].shape[0], io[0].shape[1], io[0].shape[2], io[0].shape[3]);
+        if (W->plan != NULL)
+            model_need(W->plan, BUF_X0, io[0].shape[0], io[0].shape[1], io[0].shape[2], io[0].shape[3]);
         else
-            st = model_max_pool_3s2(W->w.call, m->max_pool, &B, &io[0]);
+            st = model_max_pool_3s2(W->call, m->base.max_pool, &B, &io[0]);
     }
     int cur = 0;
     for (int i = 0; i < m->n_blocks && st == LOOM_OK; i++) {
@@ -86,55 +81,33 @@ static loom_status walk(walker *W, const loom_tensor *x, loom_tensor *logits)
         const model_fmap *A = &io[cur];
         model_fmap *O = &io[1 - cur];
         const int out_role = cur == 0 ? BUF_X1 : BUF_X0;
-        const model_walk *w = &W->w;
+        const model_walk *w = W;
         if (b->stride == 1) {
             const int64_t half = A->shape[1] / 2;
-            if ((st = shuffle(W, A, half, half, NULL, &T, BUF_T, 1)) == LOOM_OK
+            if ((st = shuffle(W, &m->base, A, half, half, NULL, &T, BUF_T, 1)) == LOOM_OK
                 && (st = model_walk_conv(w, &b->b2_pw1, &T, &B, BUF_B, NULL, "relu", 0)) == LOOM_OK
                 && (st = model_walk_conv(w, &b->b2_dw, &B, &C, BUF_C, NULL, "none", 0)) == LOOM_OK
                 && (st = model_walk_conv(w, &b->b2_pw2, &C, &T, BUF_T, NULL, "relu", 0)) == LOOM_OK)
-                st = shuffle(W, A, 0, half, &T, O, out_role, 2);
+                st = shuffle(W, &m->base, A, 0, half, &T, O, out_role, 2);
         } else {
             if ((st = model_walk_conv(w, &b->b1_dw, A, &C, BUF_C, NULL, "none", 0)) == LOOM_OK
                 && (st = model_walk_conv(w, &b->b1_pw, &C, &T, BUF_T, NULL, "relu", 0)) == LOOM_OK
                 && (st = model_walk_conv(w, &b->b2_pw1, A, &B, BUF_B, NULL, "relu", 0)) == LOOM_OK
                 && (st = model_walk_conv(w, &b->b2_dw, &B, &C, BUF_C, NULL, "none", 0)) == LOOM_OK
                 && (st = model_walk_conv(w, &b->b2_pw2, &C, &U, BUF_U, NULL, "relu", 0)) == LOOM_OK)
-                st = shuffle(W, &T, 0, T.shape[1], &U, O, out_role, 2);
+                st = shuffle(W, &m->base, &T, 0, T.shape[1], &U, O, out_role, 2);
         }
         cur = 1 - cur;
     }
     if (st == LOOM_OK)
-        st = model_walk_conv(&W->w, &m->conv5, &io[cur], &H, BUF_H, NULL, "relu", 0);
-    if (st != LOOM_OK)
-        return st;
-    if (W->w.plan != NULL) {
-        model_need(W->w.plan, BUF_P, H.shape[0], H.shape[1], 1, 1);
-        return LOOM_OK;
-    }
-    return model_pool_linear(W->w.call, m->avg_pool, m->linear, &H, p->buf[BUF_P], m->fc_weight, m->fc_bias,
-                             m->classes, logits);
+        st = model_walk_conv(W, &m->conv5, &io[cur], &H, BUF_H, NULL, "relu", 0);
+    return st != LOOM_OK ? st : model_walk_head(W, &m->base, &H, BUF_P, logits);
 }
 
 static loom_status shufflenet_run(loom_call *call)
 {
     shufflenet_model *m = call->object;
-    const loom_tensor *x = call->inputs[0];
-    loom_tensor *out;
-    loom_status st = model_check_input(call, m->classes, &out);
-    if (st != LOOM_OK)
-        return st;
-    pthread_mutex_lock(&m->lock);
-    size_t need[N_BUFS] = { 0 };
-    walker dry = { { call, m->conv2d, need }, m };
-    st = walk(&dry, x, NULL);
-    if (st == LOOM_OK)
-        st = model_buffers_fit(&m->plan, N_BUFS, need, x->shape[0], x->shape[2], x->shape[3], m->arch->name);
-    walker W = { { call, m->conv2d, NULL }, m };
-    if (st == LOOM_OK)
-        st = walk(&W, x, out);
-    pthread_mutex_unlock(&m->lock);
-    return st;
+    return model_run(call, &m->base, walk, N_BUFS);
 }
 
 MODEL_METHODS(VISION_SHUFFLENETS, shufflenet_run, shufflenet_kernels)

@@ -48,8 +48,7 @@ static void shufflenet_destroy(void *state)
             model_conv_free(all[j]);
     }
     free(m->blocks);
-    model_buffers_free(&m->plan);
-    pthread_mutex_destroy(&m->lock);
+    model_base_fini(&m->base);
     free(m);
 }
 
@@ -91,7 +90,7 @@ static loom_status load_block(model_loader *L, shufflenet_block *b, const char *
 
 static loom_status load_trunk(model_loader *L, shufflenet_model *m)
 {
-    const shufflenet_arch *a = m->arch;
+    const shufflenet_arch *a = ((const shufflenet_arch *)m->base.arch);
     m->n_blocks = a->repeats[0] + a->repeats[1] + a->repeats[2];
     if ((m->blocks = calloc((size_t)m->n_blocks, sizeof *m->blocks)) == NULL)
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", L->cls);
@@ -110,53 +109,19 @@ static loom_status load_trunk(model_loader *L, shufflenet_model *m)
     m->conv5 = model_conv_of(in, a->channels[4], 1, 1, 1);
     if (st == LOOM_OK)
         st = load_pair(L, "conv5", 0, &m->conv5);
-    m->features = a->channels[4];
+    m->base.features = a->channels[4];
     return st;
+}
+
+static loom_status shufflenet_load(model_loader *L, void *model)
+{
+    return load_trunk(L, model);
 }
 
 static loom_status shufflenet_create(const loom_object_args *args, void **state_out)
 {
-    *state_out = NULL;
-    const char *cls = args->class_name;
-    const shufflenet_arch *arch = shufflenet_arch_of(cls);
-    if (arch == NULL)
-        return pk_host->fail(LOOM_EINVAL, "%s is not a ShuffleNetV2 class", cls);
-    if (args->weights == NULL)
-        return pk_host->fail(LOOM_EINVAL, "%s needs a weights file (--weights model.safetensors) holding "
-                             "torchvision's state_dict", cls);
-    shufflenet_model *m = calloc(1, sizeof *m);
-    if (m == NULL)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", cls);
-    pthread_mutex_init(&m->lock, NULL);
-    m->arch = arch;
-    model_loader L;
-    loom_status st = model_loader_init(&L, cls, args->weights, BN_EPS);
-    if (st == LOOM_OK)
-        st = load_trunk(&L, m);
-    const loom_tensor *fw = NULL, *fb = NULL;
-    if (st == LOOM_OK)
-        st = model_load_linear_head(&L, "fc", m->features, &m->classes, &fw, &fb);
-    if (st == LOOM_OK)
-        st = model_check_no_unexpected(&L);
-    if (st == LOOM_OK) {
-        m->fc_weight = loom_data(fw);
-        m->fc_bias = loom_data(fb);
-        m->num_params = L.num_params;
-        if ((st = model_find_op(cls, "vision.conv2d", &m->conv2d)) == LOOM_OK
-            && (st = model_find_op(cls, "vision.max_pool2d", &m->max_pool)) == LOOM_OK
-            && (st = model_find_op(cls, "vision.channel_shuffle", &m->shuffle)) == LOOM_OK
-            && (st = model_find_op(cls, "vision.adaptive_avg_pool2d", &m->avg_pool)) == LOOM_OK)
-            st = model_find_op(cls, "vision.linear", &m->linear);
-    }
-    model_loader_free(&L);
-    if (st == LOOM_OK)
-        st = model_entry_of(args, m->classes, m->num_params, &m->entry);
-    if (st != LOOM_OK) {
-        shufflenet_destroy(m);
-        return st;
-    }
-    *state_out = m;
-    return LOOM_OK;
+    return model_create(args, state_out, shufflenet_arch_of(args->class_name), sizeof(shufflenet_model), BN_EPS, "fc", shufflenet_load,
+                        shufflenet_destroy);
 }
 
 MODEL_CLASSES(VISION_SHUFFLENETS, shufflenet)
