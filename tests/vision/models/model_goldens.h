@@ -113,4 +113,52 @@ static inline int check_weight_entry(const char *name, const char *cls, const ch
     return 1;
 }
 
+/* Creating cls from weights (NULL: none) fails with a message holding needle. */
+static inline void expect_refused(const char *cls, const char *weights, const char *needle)
+{
+    loom_object *obj = NULL;
+    if (loom_object_create(&obj, cls, NULL, weights) == LOOM_OK) {
+        loom_object_free(obj);
+        fail_msg("%s accepted %s", cls, weights != NULL ? weights : "no weights file");
+    }
+    if (strstr(loom_last_error(), needle) == NULL)
+        fail_msg("%s: message \"%s\" does not say %s", cls, loom_last_error(), needle);
+}
+
+/* The plan re-made for new shapes and reused: class `name` on its golden
+** batch of 2, on its first image alone (the same logits within 1e-5), on
+** an odd [1, 3, odd_h, odd_w], then on the batch again (the same bits).
+** 0 when the files are absent. */
+static inline int check_replans(const char *name, int64_t odd_h, int64_t odd_w)
+{
+    char w[512], xp[512], op[64];
+    if (!model_file(w, sizeof w, name, "model.safetensors") || !model_file(xp, sizeof xp, name, "input.npy"))
+        return 0;
+    snprintf(op, sizeof op, "vision.%s", name);
+    loom_object *obj = NULL;
+    if (loom_object_create(&obj, op, NULL, w) != LOOM_OK)
+        fail_msg("%s: %s", op, loom_last_error());
+    loom_tensor *in = npy_file(xp);
+    loom_tensor *two = forward(obj, op, in);
+    int64_t shape[4] = { 1, in->shape[1], in->shape[2], in->shape[3] };
+    loom_tensor *one = tu_random_f32(4, shape, 1);
+    memcpy(loom_data(one), loom_data(in), (size_t)(shape[1] * shape[2] * shape[3]) * sizeof(float));
+    loom_tensor *got1 = forward(obj, op, one);
+    for (int64_t i = 0; i < got1->shape[1]; i++)
+        if (fabs(tu_get(got1, i) - tu_get(two, i)) > 1e-5 * (1.0 + fabs(tu_get(two, i))))
+            fail_msg("%s: logit %lld of the single image differs from the batch's: %g vs %g", op, (long long)i,
+                     tu_get(got1, i), tu_get(two, i));
+    int64_t odd_shape[4] = { 1, 3, odd_h, odd_w };
+    loom_tensor *odd = tu_random_f32(4, odd_shape, 2);
+    loom_tensor *got_odd = forward(obj, op, odd);
+    assert_int_equal(got_odd->shape[1], two->shape[1]);
+    loom_tensor *again = forward(obj, op, in);
+    tu_assert_identical(again, two, "back to batch 2");
+    loom_tensor *all[] = { in, two, one, got1, odd, got_odd, again };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        loom_tensor_free(all[i]);
+    loom_object_free(obj);
+    return 1;
+}
+
 #endif /* LOOM_TESTS_MODEL_GOLDENS_H */

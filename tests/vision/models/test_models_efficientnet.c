@@ -34,64 +34,29 @@ static void efficientnet_v2_s_matches_torchvision(void **state)
         skip();
 }
 
-static void expect_create_error(const char *cls, const char *weights, const char *needle)
-{
-    loom_object *obj = NULL;
-    if (loom_object_create(&obj, cls, NULL, weights) == LOOM_OK) {
-        loom_object_free(obj);
-        fail_msg("%s accepted %s", cls, weights);
-    }
-    if (strstr(loom_last_error(), needle) == NULL)
-        fail_msg("%s: message \"%s\" does not say %s", cls, loom_last_error(), needle);
-}
-
 static void wrong_files_name_the_key(void **state)
 {
     (void)state;
     char s[512], r[512];
-    expect_create_error("vision.efficientnet_v2_m", NULL, "needs a weights file");
+    expect_refused("vision.efficientnet_v2_m", NULL, "needs a weights file");
     if (!model_file(s, sizeof s, "efficientnet_v2_s", "model.safetensors")) {
         printf("# SKIP efficientnet_v2_s's file is absent\n");
         skip();
     }
     /* _m has a third block in stage 1 */
-    expect_create_error("vision.efficientnet_v2_m", s, "no key 'features.1.2.block.0.0.weight'");
+    expect_refused("vision.efficientnet_v2_m", s, "no key 'features.1.2.block.0.0.weight'");
     /* _l's stem is 32 wide */
-    expect_create_error("vision.efficientnet_v2_l", s, "key 'features.0.0.weight' is f32[24,3,3,3] in the weights "
+    expect_refused("vision.efficientnet_v2_l", s, "key 'features.0.0.weight' is f32[24,3,3,3] in the weights "
                         "file, expected f32[32,3,3,3]");
     if (model_file(r, sizeof r, "regnet_y_400mf", "model.safetensors"))
-        expect_create_error("vision.efficientnet_v2_s", r, "no key 'features.0.0.weight'");
+        expect_refused("vision.efficientnet_v2_s", r, "no key 'features.0.0.weight'");
 }
 
 static void new_shape_replans(void **state)
 {
     (void)state;
-    char w[512], xp[512];
-    if (!model_file(w, sizeof w, "efficientnet_v2_s", "model.safetensors")
-        || !model_file(xp, sizeof xp, "efficientnet_v2_s", "input.npy"))
+    if (!check_replans("efficientnet_v2_s", 41, 35))
         skip();
-    loom_object *obj = NULL;
-    assert_int_equal(loom_object_create(&obj, "vision.efficientnet_v2_s", NULL, w), LOOM_OK);
-    loom_tensor *in = npy_file(xp);
-    loom_tensor *two = forward(obj, "vision.efficientnet_v2_s", in);
-    int64_t shape[4] = { 1, 3, 64, 64 };
-    loom_tensor *one = tu_random_f32(4, shape, 1);
-    memcpy(loom_data(one), loom_data(in), 3 * 64 * 64 * sizeof(float));
-    loom_tensor *got1 = forward(obj, "vision.efficientnet_v2_s", one);
-    for (int64_t i = 0; i < 1000; i++)
-        if (fabs(tu_get(got1, i) - tu_get(two, i)) > 1e-5 * (1.0 + fabs(tu_get(two, i))))
-            fail_msg("logit %lld of the single image differs from the batch's: %g vs %g", (long long)i,
-                     tu_get(got1, i), tu_get(two, i));
-    int64_t odd_shape[4] = { 1, 3, 41, 35 };
-    loom_tensor *odd = tu_random_f32(4, odd_shape, 2);
-    loom_tensor *got_odd = forward(obj, "vision.efficientnet_v2_s", odd);
-    assert_int_equal(got_odd->shape[1], 1000);
-    loom_tensor *again = forward(obj, "vision.efficientnet_v2_s", in);
-    tu_assert_identical(again, two, "back to batch 2");
-    loom_tensor *all[] = { in, two, one, got1, odd, got_odd, again };
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        loom_tensor_free(all[i]);
-    loom_object_free(obj);
 }
 
 /* the entries of torchvision's multi-weight API, by name */

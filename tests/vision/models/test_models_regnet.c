@@ -37,71 +37,35 @@ static void regnets_match_torchvision(void **state)
         skip();
 }
 
-static void expect_create_error(const char *cls, const char *weights, const char *needle)
-{
-    loom_object *obj = NULL;
-    if (loom_object_create(&obj, cls, NULL, weights) == LOOM_OK) {
-        loom_object_free(obj);
-        fail_msg("%s accepted %s", cls, weights);
-    }
-    if (strstr(loom_last_error(), needle) == NULL)
-        fail_msg("%s: message \"%s\" does not say %s", cls, loom_last_error(), needle);
-}
-
 /* one class's file given to another: the first key that differs, named
 ** with both shapes */
 static void wrong_files_name_the_key(void **state)
 {
     (void)state;
     char y[512], x[512], r[512];
-    expect_create_error("vision.regnet_y_400mf", NULL, "needs a weights file");
+    expect_refused("vision.regnet_y_400mf", NULL, "needs a weights file");
     if (!model_file(y, sizeof y, "regnet_y_400mf", "model.safetensors")
         || !model_file(x, sizeof x, "regnet_x_400mf", "model.safetensors")) {
         printf("# SKIP the RegNet files are absent\n");
         skip();
     }
     /* X 400mf's stem is the same; its first block is wider (32 -> 32 with group width 16) */
-    expect_create_error("vision.regnet_x_400mf", y, "key 'trunk_output.block1.block1-0.proj.0.weight' is "
+    expect_refused("vision.regnet_x_400mf", y, "key 'trunk_output.block1.block1-0.proj.0.weight' is "
                         "f32[48,32,1,1] in the weights file, expected f32[32,32,1,1]");
     /* Y has a squeeze-excitation the X file lacks */
-    expect_create_error("vision.regnet_y_400mf", x, "'trunk_output.block1.block1-0.proj.0.weight' is f32[32,32,1,1]");
+    expect_refused("vision.regnet_y_400mf", x, "'trunk_output.block1.block1-0.proj.0.weight' is f32[32,32,1,1]");
     /* an 800mf is deeper and wider */
-    expect_create_error("vision.regnet_y_800mf", y, "'trunk_output.block1.block1-0.proj.0.weight' is f32[48,32,1,1] "
+    expect_refused("vision.regnet_y_800mf", y, "'trunk_output.block1.block1-0.proj.0.weight' is f32[48,32,1,1] "
                         "in the weights file, expected f32[64,32,1,1]");
     if (model_file(r, sizeof r, "resnet18", "model.safetensors"))
-        expect_create_error("vision.regnet_x_400mf", r, "no key 'stem.0.weight'");
+        expect_refused("vision.regnet_x_400mf", r, "no key 'stem.0.weight'");
 }
 
 static void new_shape_replans(void **state)
 {
     (void)state;
-    char w[512], xp[512];
-    if (!model_file(w, sizeof w, "regnet_y_400mf", "model.safetensors")
-        || !model_file(xp, sizeof xp, "regnet_y_400mf", "input.npy"))
+    if (!check_replans("regnet_y_400mf", 37, 45))
         skip();
-    loom_object *obj = NULL;
-    assert_int_equal(loom_object_create(&obj, "vision.regnet_y_400mf", NULL, w), LOOM_OK);
-    loom_tensor *in = npy_file(xp);
-    loom_tensor *two = forward(obj, "vision.regnet_y_400mf", in);
-    int64_t shape[4] = { 1, 3, 64, 64 };
-    loom_tensor *one = tu_random_f32(4, shape, 1);
-    memcpy(loom_data(one), loom_data(in), 3 * 64 * 64 * sizeof(float));
-    loom_tensor *got1 = forward(obj, "vision.regnet_y_400mf", one);
-    for (int64_t i = 0; i < 1000; i++)
-        if (fabs(tu_get(got1, i) - tu_get(two, i)) > 1e-5 * (1.0 + fabs(tu_get(two, i))))
-            fail_msg("logit %lld of the single image differs from the batch's: %g vs %g", (long long)i,
-                     tu_get(got1, i), tu_get(two, i));
-    /* an odd size: 37 x 45 */
-    int64_t odd_shape[4] = { 1, 3, 37, 45 };
-    loom_tensor *odd = tu_random_f32(4, odd_shape, 2);
-    loom_tensor *got_odd = forward(obj, "vision.regnet_y_400mf", odd);
-    assert_int_equal(got_odd->shape[1], 1000);
-    loom_tensor *again = forward(obj, "vision.regnet_y_400mf", in);
-    tu_assert_identical(again, two, "back to batch 2");
-    loom_tensor *all[] = { in, two, one, got1, odd, got_odd, again };
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        loom_tensor_free(all[i]);
-    loom_object_free(obj);
 }
 
 /* torchvision's entries by name: the file (1000 classes, torchvision's
