@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Write the golden data of the vision `models` module.
 
-For each ResNet-family class, torchvision.models.<name>(weights=None) with
+For each ResNet-family class (and regnet_y_400mf, regnet_x_400mf, efficientnet_v2_s,
+shufflenet_v2_x0_5 and mnasnet0_5, with mnasnet0_5 in its version-1 layout too), torchvision.models.<name>(weights=None) with
 seeded random weights and non-trivial batchnorm statistics (running mean,
 variance, gamma and beta drawn per channel, so the folding is exercised),
 in eval mode, on a seeded 64x64 input batch (224x224 as well for resnet50):
@@ -16,7 +17,8 @@ The weights are tens to hundreds of MB, so they are made here (tools/dev
 goldens) and not committed; the tests skip with a message when they are
 absent. Committed, small (tests/data/vision/models/): files that do not fit
 the architecture: a key missing, a wrong shape, a wrong dtype, a truncated
-file, each read by the error tests.
+file, each read by the error tests; regnet_configs.json, the stage table
+(widths, depths, group widths) torchvision's BlockParams gives every RegNet.
 
     .venv/bin/python tools/gen_vision_models_goldens.py [--only NAME,...] [MODELS_DIR]
 
@@ -99,15 +101,89 @@ def write_small():
         f.write(data[: len(data) - 1000])
 
 
+# ------------------------------------------------------------------ RegNet
+
+REGNET_NAMES = ["regnet_y_400mf", "regnet_y_800mf", "regnet_y_1_6gf", "regnet_y_3_2gf", "regnet_y_8gf",
+                "regnet_y_16gf", "regnet_y_32gf", "regnet_y_128gf", "regnet_x_400mf", "regnet_x_800mf",
+                "regnet_x_1_6gf", "regnet_x_3_2gf", "regnet_x_8gf", "regnet_x_16gf", "regnet_x_32gf"]
+REGNET_GOLDENS = ["regnet_y_400mf", "regnet_x_400mf"]     # the smallest of each kind, in full
+
+
+def regnet_block_params(name):
+    """The BlockParams torchvision's builder `name` makes (its _regnet intercepted, no model built)."""
+    import torchvision.models.regnet as rn
+    seen = {}
+    real = rn._regnet
+    rn._regnet = lambda params, weights, progress, **kw: seen.setdefault("p", params)
+    try:
+        getattr(rn, name)(weights=None)
+    finally:
+        rn._regnet = real
+    return seen["p"]
+
+
+def write_regnet_configs():
+    """tests/data/vision/models/regnet_configs.json: every variant's stage table."""
+    import json
+    table = {}
+    for name in REGNET_NAMES:
+        p = regnet_block_params(name)
+        table[name] = {"widths": [int(w) for w in p.widths], "depths": [int(d) for d in p.depths],
+                       "group_widths": [int(g) for g in p.group_widths],
+                       "bottleneck_multipliers": [float(b) for b in p.bottleneck_multipliers],
+                       "strides": [int(s) for s in p.strides], "se_ratio": p.se_ratio or 0.0}
+    with open(os.path.join(SMALL, "regnet_configs.json"), "w") as f:    # one line per variant
+        f.write("{\n" + ",\n".join(' "%s": %s' % (k, json.dumps(table[k], sort_keys=True)) for k in sorted(table))
+                + "\n}\n")
+
+
+# ---------------------------------------------------------- EfficientNetV2
+
+EFFNET_GOLDENS = ["efficientnet_v2_s"]    # in full (21.5 M parameters); _m and _l share its code
+
+
+# ------------------------------------------------- ShuffleNetV2, MNASNet
+
+SMALL_GOLDENS = ["shufflenet_v2_x0_5", "mnasnet0_5"]     # the smallest of each family, in full
+
+
+def write_mnasnet_v1(out, seed):
+    """mnasnet0_5 in MNASNet's version-1 layout (the stem at 32 / 16 channels):
+    torchvision's own _load_from_state_dict builds it when the state_dict says version 1."""
+    torch.manual_seed(seed)
+    model = tvm.mnasnet0_5(weights=None)
+    missing, unexpected, errors = [], [], []
+    model._load_from_state_dict({}, "", {"version": 1}, False, missing, unexpected, errors)
+    model = randomise(model, seed)
+    d = os.path.join(out, "mnasnet0_5")
+    os.makedirs(d, exist_ok=True)
+    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, os.path.join(d, "v1.safetensors"))
+    x = torch.randn(2, 3, 64, 64, generator=torch.Generator().manual_seed(seed + 1))
+    with torch.no_grad():
+        save_npy(os.path.join(d, "logits_v1.npy"), model(x))
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", default=",".join(NAMES))
+    ap.add_argument("--only", default=",".join(NAMES + REGNET_GOLDENS + EFFNET_GOLDENS + SMALL_GOLDENS))
     ap.add_argument("out", nargs="?", default=os.path.join(ROOT, "build-models", "vision"))
     args = ap.parse_args()
     write_small()
     for i, name in enumerate(NAMES):
         if name in args.only.split(","):
             write_model(args.out, name, 100 + i)
+    write_regnet_configs()
+    for i, name in enumerate(REGNET_GOLDENS):
+        if name in args.only.split(","):
+            write_model(args.out, name, 200 + i)
+    for i, name in enumerate(EFFNET_GOLDENS):
+        if name in args.only.split(","):
+            write_model(args.out, name, 300 + i)
+    for i, name in enumerate(SMALL_GOLDENS):
+        if name in args.only.split(","):
+            write_model(args.out, name, 400 + i)
+    if "mnasnet0_5" in args.only.split(","):
+        write_mnasnet_v1(args.out, 401)     # the input of write_model's mnasnet0_5 (seed 402)
 
 
 if __name__ == "__main__":

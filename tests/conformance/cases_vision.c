@@ -416,6 +416,31 @@ static int layer_simple_make(cf_case *c)
     return 1;
 }
 
+/* the models' blocks: a squeeze-excitation of EfficientNet's kind and a
+** ShuffleNetV2 channel shuffle */
+static int layer_block_make(cf_case *c)
+{
+    if (strcmp(c->op, "vision.channel_shuffle") == 0) {
+        c->in[0] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ 2, 12, 5, 7 }, 0, -8, 8);
+        c->n_in = 1;
+        cf_attrs(c, "groups=3");
+        cf_tol_all(c, CF_BYTES, 0, 0);
+        cf_what(c, "[2,12,5,7], groups 3");
+        return 1;
+    }
+    c->in[0] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ 2, 24, 9, 11 }, 0, -2, 2);
+    c->in[1] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ 6, 24, 1, 1 }, 1, -0.5, 0.5);
+    c->in[2] = cf_uniform(c, c->dtype, 1, (const int64_t[]){ 6 }, 2, -0.5, 0.5);
+    c->in[3] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ 24, 6, 1, 1 }, 3, -0.5, 0.5);
+    c->in[4] = cf_uniform(c, c->dtype, 1, (const int64_t[]){ 24 }, 4, -0.5, 0.5);
+    c->n_in = 5;
+    cf_attrs(c, "activation=silu");
+    /* f32 means of 99 values and dot products of 24: a few ulps on any backend */
+    cf_tol_all(c, CF_CLOSE, 1e-5, 1e-6);
+    cf_what(c, "[2,24,9,11], squeeze 6, silu");
+    return 1;
+}
+
 #define MODEL_COVERED                                                                              \
     "tests/vision/models/test_models.c: the model's only kernel is cpu:ops, which dispatches the layer ops "   \
     "(each compared across backends above); its weights are tens of MB, made at goldens time"
@@ -668,6 +693,8 @@ const cf_gen cf_vision_gens[] = {
     { "vision.linear", BIT(F32), 1, layer_simple_make, NULL },
     { "vision.softmax", BIT(F32), 1, layer_simple_make, NULL },
     { "vision.layer_norm", BIT(F32), 1, layer_simple_make, NULL },
+    { "vision.squeeze_excitation", BIT(F32), 1, layer_block_make, NULL },
+    { "vision.channel_shuffle", BIT(F32), 1, layer_block_make, NULL },
     /* the models: one cpu kernel (a sequence of dispatched layer ops, each
     ** with its own cases above), made from weights of tens of MB */
     { "vision.resnet18", 0, 0, NULL, MODEL_COVERED },
@@ -681,6 +708,24 @@ const cf_gen cf_vision_gens[] = {
     { "vision.wide_resnet50_2", 0, 0, NULL, MODEL_COVERED },
     { "vision.wide_resnet101_2", 0, 0, NULL, MODEL_COVERED },
     { "vision.weights_meta", 0, 0, NULL, "tests/vision/models/test_weights_meta.c: cpu only, a table as JSON" },
+#define REGNET_COVERED(id) { "vision." #id, 0, 0, NULL, "tests/vision/models/test_models_regnet.c: cpu:ops only, " \
+                             "dispatching the layer ops (each compared across backends above)" },
+    REGNET_COVERED(regnet_y_400mf) REGNET_COVERED(regnet_y_800mf) REGNET_COVERED(regnet_y_1_6gf)
+    REGNET_COVERED(regnet_y_3_2gf) REGNET_COVERED(regnet_y_8gf) REGNET_COVERED(regnet_y_16gf)
+    REGNET_COVERED(regnet_y_32gf) REGNET_COVERED(regnet_y_128gf) REGNET_COVERED(regnet_x_400mf)
+    REGNET_COVERED(regnet_x_800mf) REGNET_COVERED(regnet_x_1_6gf) REGNET_COVERED(regnet_x_3_2gf)
+    REGNET_COVERED(regnet_x_8gf) REGNET_COVERED(regnet_x_16gf) REGNET_COVERED(regnet_x_32gf)
+#undef REGNET_COVERED
+#define EFFNET_COVERED(id) { "vision." #id, 0, 0, NULL, "tests/vision/models/test_models_efficientnet.c: cpu:ops " \
+                             "only, dispatching the layer ops (each compared across backends above)" },
+    EFFNET_COVERED(efficientnet_v2_s) EFFNET_COVERED(efficientnet_v2_m) EFFNET_COVERED(efficientnet_v2_l)
+#undef EFFNET_COVERED
+#define SMALL_COVERED(id) { "vision." #id, 0, 0, NULL, "tests/vision/models/test_models_shufflenet_mnasnet.c: " \
+                            "cpu:ops only, dispatching the layer ops (each compared across backends above)" },
+    SMALL_COVERED(shufflenet_v2_x0_5) SMALL_COVERED(shufflenet_v2_x1_0) SMALL_COVERED(shufflenet_v2_x1_5)
+    SMALL_COVERED(shufflenet_v2_x2_0) SMALL_COVERED(mnasnet0_5) SMALL_COVERED(mnasnet0_75)
+    SMALL_COVERED(mnasnet1_0) SMALL_COVERED(mnasnet1_3)
+#undef SMALL_COVERED
     /* image_io: cpu kernels only (files are decoded on the host); the goldens are torchvision's */
     { "vision.decode_jpeg", 0, 0, NULL, "tests/vision/image_io/test_image_io_decode.c: cpu only, torchvision goldens" },
     { "vision.decode_png", 0, 0, NULL, "tests/vision/image_io/test_image_io_decode.c: cpu only, torchvision goldens" },

@@ -357,6 +357,14 @@ static const oc_case cases[] = {
       .zeros = 1 },
     { "vision.softmax", "no rows", { T(F32, 2, 0, 5) }, "dim=1", { T(F32, 2, 0, 5) } },
     { "vision.layer_norm", "no rows", { T(F32, 2, 0, 8), T(F32, 1, 8) }, NULL, { T(F32, 2, 0, 8) } },
+    { "vision.squeeze_excitation", "no images",
+      { T(F32, 4, 0, 8, 3, 3), T(F32, 4, 2, 8, 1, 1), T(F32, 1, 2), T(F32, 4, 8, 2, 1, 1), T(F32, 1, 8) }, NULL,
+      { T(F32, 4, 0, 8, 3, 3) } },
+    { "vision.squeeze_excitation", "empty maps",
+      { T(F32, 4, 1, 8, 0, 3), T(F32, 4, 2, 8, 1, 1), T(F32, 1, 2), T(F32, 4, 8, 2, 1, 1), T(F32, 1, 8) }, NULL,
+      .expect = LOOM_EINVAL, .message = "non-zero" },
+    { "vision.channel_shuffle", "no images", { T(F32, 4, 0, 6, 2, 2) }, "groups=3", { T(F32, 4, 0, 6, 2, 2) } },
+    { "vision.channel_shuffle", "empty maps", { T(U8, 3, 2, 6, 0) }, "groups=2", { T(U8, 3, 2, 6, 0) } },
 
     /* ----------------------------------------------------------- models */
     /* object 1: a resnet18 of zeros with 7 classes (setup) */
@@ -370,6 +378,15 @@ static const oc_case cases[] = {
     MODEL_NO_OBJECT(resnet34) MODEL_NO_OBJECT(resnet50) MODEL_NO_OBJECT(resnet101) MODEL_NO_OBJECT(resnet152)
     MODEL_NO_OBJECT(resnext50_32x4d) MODEL_NO_OBJECT(resnext101_32x8d) MODEL_NO_OBJECT(resnext101_64x4d)
     MODEL_NO_OBJECT(wide_resnet50_2) MODEL_NO_OBJECT(wide_resnet101_2)
+    MODEL_NO_OBJECT(regnet_y_400mf) MODEL_NO_OBJECT(regnet_y_800mf) MODEL_NO_OBJECT(regnet_y_1_6gf)
+    MODEL_NO_OBJECT(regnet_y_3_2gf) MODEL_NO_OBJECT(regnet_y_8gf) MODEL_NO_OBJECT(regnet_y_16gf)
+    MODEL_NO_OBJECT(regnet_y_32gf) MODEL_NO_OBJECT(regnet_y_128gf) MODEL_NO_OBJECT(regnet_x_400mf)
+    MODEL_NO_OBJECT(regnet_x_800mf) MODEL_NO_OBJECT(regnet_x_1_6gf) MODEL_NO_OBJECT(regnet_x_3_2gf)
+    MODEL_NO_OBJECT(regnet_x_8gf) MODEL_NO_OBJECT(regnet_x_16gf) MODEL_NO_OBJECT(regnet_x_32gf)
+    MODEL_NO_OBJECT(efficientnet_v2_s) MODEL_NO_OBJECT(efficientnet_v2_m) MODEL_NO_OBJECT(efficientnet_v2_l)
+    MODEL_NO_OBJECT(shufflenet_v2_x0_5) MODEL_NO_OBJECT(shufflenet_v2_x1_0) MODEL_NO_OBJECT(shufflenet_v2_x1_5)
+    MODEL_NO_OBJECT(shufflenet_v2_x2_0) MODEL_NO_OBJECT(mnasnet0_5) MODEL_NO_OBJECT(mnasnet0_75)
+    MODEL_NO_OBJECT(mnasnet1_0) MODEL_NO_OBJECT(mnasnet1_3)
 #undef MODEL_NO_OBJECT
     /* no inputs: an entry of the table as JSON (any length), or a refusal */
     { "vision.weights_meta", "an entry", { NONE }, "model=vision.resnet18;weights=DEFAULT", { NONE } },

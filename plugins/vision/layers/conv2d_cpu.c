@@ -9,6 +9,8 @@
 ** A residual is copied into the output first and accumulated by the GEMM
 ** (beta = 1), so the epilogue sees conv + residual + bias before the
 ** activation: act(conv + bias + residual), in one pass over the output.
+** With residual_after_activation the GEMM's epilogue adds it after the
+** activation instead: act(conv + bias) + residual.
 **
 ** A 1x1 convolution with stride 1 and no padding reads the input itself as
 ** the GEMM's B (no im2col). The padding modes are index maps of the im2col
@@ -91,7 +93,7 @@ static loom_status conv2d_run_cpu(loom_call *call)
             return pk_host->fail(LOOM_ENOMEM, "conv2d: no scratch for the %lld x %lld im2col buffer",
                                  (long long)(g.cin * g.kh * g.kw), (long long)plane);
     }
-    if (g.residual != NULL && g.residual != g.y)
+    if (g.residual != NULL && !g.residual_after && g.residual != g.y)
         memcpy(g.y, g.residual, (size_t)(g.n * g.cout * plane) * sizeof(float));
     for (int64_t n = 0; n < g.n; n++) {
         const float *xn = g.x + n * g.cin * g.h * g.w;
@@ -119,7 +121,12 @@ static loom_status conv2d_run_cpu(loom_call *call)
             a.bias_bs = cout_g;
         }
         a.act = (pk_gemm_act)g.act;
-        a.beta = g.residual != NULL ? 1.0 : 0.0;
+        a.beta = g.residual != NULL && !g.residual_after ? 1.0 : 0.0;
+        if (g.residual_after) {     /* the GEMM's epilogue: act(v + bias) + residual */
+            a.residual = g.residual + n * g.cout * plane;
+            a.ldr = plane;
+            a.r_bs = cout_g * plane;
+        }
         if ((st = pk_gemm(call->ctx, &a)) != LOOM_OK)
             return st;
     }

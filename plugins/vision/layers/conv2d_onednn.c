@@ -153,6 +153,15 @@ static loom_status conv2d_onednn_supports(const loom_call *call, char *why, size
                  call->attrs[PK_ATTR(conv2d, padding_mode)].u.s);
         return LOOM_ENOTSUP;
     }
+    /* oneDNN runs a sum post-op after an eltwise one only in its reference
+    ** implementation (~100x slower than the cpu kernel's GEMM epilogue) */
+    if (call->n_inputs > CONV_RESIDUAL && call->inputs[CONV_RESIDUAL] != NULL
+        && call->n_attrs > PK_ATTR(conv2d, residual_after_activation)
+        && call->attrs[PK_ATTR(conv2d, residual_after_activation)].u.b) {
+        snprintf(why, why_size, "residual_after_activation is left to the cpu kernel (oneDNN has only a "
+                 "reference implementation of a sum after an eltwise post-op)");
+        return LOOM_ENOTSUP;
+    }
     for (int i = 0; i < call->n_inputs; i++)
         if (call->inputs[i] != NULL && loom_numel(call->inputs[i]) == 0) {
             snprintf(why, why_size, "empty tensors are left to the cpu kernel");

@@ -14,6 +14,8 @@
 **   vision.linear               F.linear
 **   vision.softmax              F.softmax(dim)
 **   vision.layer_norm           F.layer_norm(normalized_shape = weight's shape)
+**   vision.squeeze_excitation, channel_shuffle
+**                               the models' blocks (blocks.h)
 ** Every op takes f32, contiguous (compact row-major) tensors. The checks
 ** (layers_checks.c) are shared by every backend of the module, so all
 ** refuse the same calls with the same messages.
@@ -33,7 +35,8 @@
     X(vision_relu_schema) X(vision_relu6_schema) X(vision_silu_schema) X(vision_gelu_schema)       \
     X(vision_hardswish_schema) X(vision_sigmoid_schema)                                            \
     X(vision_max_pool2d_schema) X(vision_avg_pool2d_schema) X(vision_adaptive_avg_pool2d_schema)   \
-    X(vision_linear_schema) X(vision_softmax_schema) X(vision_layer_norm_schema)
+    X(vision_linear_schema) X(vision_softmax_schema) X(vision_layer_norm_schema)                  \
+    X(vision_squeeze_excitation_schema) X(vision_channel_shuffle_schema)
 PK_OPS_DECLARE(vision_layers_ops, VISION_LAYERS_OPS);
 
 /* Input positions. */
@@ -57,7 +60,10 @@ extern const int64_t layers_ones2[2], layers_zeros2[2];
     A(op, padding_mode, STRING, LOOM_DEFAULT_STRING("zeros"), 0,                                   \
       "nn.Conv2d's: zeros, reflect, replicate or circular", )                                      \
     A(op, activation, STRING, LOOM_DEFAULT_STRING("none"), 0,                                      \
-      "applied to conv + bias: none, relu, silu or gelu (erf); fused into the GEMM epilogue", )
+      "applied to conv + bias: none, relu, silu or gelu (erf); fused into the GEMM epilogue", )     \
+    A(op, residual_after_activation, BOOL, LOOM_DEFAULT_BOOL(0), 0,                                \
+      "false: act(conv + bias + residual) (a ResNet block's end); true: act(conv + bias) + residual " \
+      "(torchvision's FusedMBConv without expansion); the residual may not be the output then", )
 #define BATCH_NORM_ATTRS(A, op)                                                                    \
     A(op, eps, FLOAT, LOOM_DEFAULT_FLOAT(1e-5), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,               \
       "added to running_var before the square root", )
@@ -111,7 +117,8 @@ typedef struct conv2d_geom {
     layers_pad_mode pad_mode;
     int act;                        /* pk_gemm_act */
     const float *x, *wt, *bias;     /* bias NULL when absent */
-    const float *residual;          /* NULL when absent; may equal y */
+    const float *residual;          /* NULL when absent; may equal y unless residual_after */
+    int residual_after;             /* 1: act(conv + bias) + residual */
     float *y;
 } conv2d_geom;
 

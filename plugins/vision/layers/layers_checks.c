@@ -128,10 +128,14 @@ loom_status conv2d_check(loom_call *call, conv2d_geom *g, loom_tensor **out)
     if ((st = pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, 4, shape, out)) != LOOM_OK)
         return st;
     g->residual = r != NULL ? loom_data(r) : NULL;
+    g->residual_after = r != NULL && call->attrs[PK_ATTR(conv2d, residual_after_activation)].u.b;
     g->x = loom_data(x);
     g->wt = loom_data(w);
     g->bias = b != NULL ? loom_data(b) : NULL;
     g->y = loom_data(*out);
+    if (g->residual_after && g->residual == g->y)
+        return pk_host->fail(LOOM_EINVAL, "'residual' is the output: with residual_after_activation it must be "
+                             "another tensor (the activation comes first)");
     return LOOM_OK;
 }
 

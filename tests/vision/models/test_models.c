@@ -31,83 +31,12 @@
 #include <cmocka.h>
 
 #include "tu_ops.h"
+#include "model_goldens.h"
 #include "resnet_memory.h"
 
 static const char *const classes[] = { "resnet18", "resnet34", "resnet50", "resnet101", "resnet152",
                                        "resnext50_32x4d", "resnext101_32x8d", "resnext101_64x4d",
                                        "wide_resnet50_2", "wide_resnet101_2" };
-
-/* <models dir>/<name>/<file> into buf; 1 when it is readable. */
-static int model_file(char *buf, size_t size, const char *name, const char *file)
-{
-    const char *dir = getenv("LOOM_VISION_MODELS");
-    if (dir != NULL && dir[0] != '\0')
-        snprintf(buf, size, "%s/%s/%s", dir, name, file);
-    else
-        snprintf(buf, size, "%s/../build-models/vision/%s/%s", tu_data_path(".."), name, file);
-    return access(buf, R_OK) == 0;
-}
-
-static loom_tensor *npy_file(const char *path)
-{
-    loom_tensor *t = NULL;
-    if (loom_npy_read(&t, path) != LOOM_OK)
-        fail_msg("%s: %s", path, loom_last_error());
-    return t;
-}
-
-static void assert_logits_close(const loom_tensor *got, const loom_tensor *want, const char *what)
-{
-    tu_assert_same_shape(got, want, what);
-    double m = 0.0, e = 0.0;
-    for (int64_t i = 0; i < loom_numel(want); i++) {
-        m = fmax(m, fabs(tu_get(want, i)));
-        e = fmax(e, fabs(tu_get(got, i) - tu_get(want, i)));
-    }
-    if (!(e <= 1e-4 * m))
-        fail_msg("%s: max |got - want| = %g > 1e-4 * max |logit| = %g", what, e, 1e-4 * m);
-    printf("# %s: max |got - want| / max |logit| = %.2e\n", what, e / m);
-}
-
-static loom_tensor *forward(loom_object *obj, const char *op, const loom_tensor *x)
-{
-    loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
-    opt.object = obj;
-    loom_tensor *out = NULL;
-    const loom_tensor *in[1] = { x };
-    if (loom_run(op, in, 1, NULL, &out, 1, &opt) != LOOM_OK)
-        fail_msg("%s: %s", op, loom_last_error());
-    return out;
-}
-
-static int check_class(const char *name, const char *weights_file, const char *input, const char *logits)
-{
-    char w[512], x[512], y[512], op[64];
-    if (!model_file(w, sizeof w, name, weights_file) || !model_file(x, sizeof x, name, input)
-        || !model_file(y, sizeof y, name, logits)) {
-        printf("# SKIP %s: %s is absent (tools/gen_vision_models_goldens.py, which `tools/dev goldens` runs, "
-               "makes it)\n", name, w);
-        return 0;
-    }
-    snprintf(op, sizeof op, "vision.%s", name);
-    loom_object *obj = NULL;
-    if (loom_object_create(&obj, op, NULL, w) != LOOM_OK)
-        fail_msg("%s: %s", op, loom_last_error());
-    loom_tensor *in = npy_file(x), *want = npy_file(y);
-    loom_tensor *got = forward(obj, op, in);
-    char what[128];
-    snprintf(what, sizeof what, "%s %s", op, logits);
-    assert_logits_close(got, want, what);
-    /* the plan of this shape, reused: the same logits bit for bit */
-    loom_tensor *again = forward(obj, op, in);
-    tu_assert_identical(again, got, what);
-    loom_tensor_free(again);
-    loom_tensor_free(got);
-    loom_tensor_free(in);
-    loom_tensor_free(want);
-    loom_object_free(obj);
-    return 1;
-}
 
 static void every_class_matches_torchvision(void **state)
 {

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** models_module.c - the models module of vision.so: the method ops of every
+** family (models.h), their classes and their cpu kernels, registered
+** together.
+*/
+#include "models.h"
+#include "weights.h"
+
+PK_OPS_DEFINE(vision_models_ops, VISION_MODELS_OPS);
+
+#define CLASS_REF_(id) &vision_##id##_class,
+#define CLASS_REF2_(R, id) CLASS_REF_(id)
+static const loom_object_class *const models_classes[] = {
+    VISION_RESNETS(CLASS_REF_) VISION_REGNETS(CLASS_REF2_, _) VISION_EFFICIENTNETS(CLASS_REF2_, _)
+    VISION_SHUFFLENETS(CLASS_REF2_, _) VISION_MNASNETS(CLASS_REF2_, _)
+};
+
+/* vision.weights_meta (weights_meta.c): a table lookup, on the cpu */
+static const loom_kernel_desc weights_meta_kernels[] = {
+    PK_KERNEL_CPU(vision_weights_meta_schema, "cpu:table", 0, vision_weights_meta_run),
+};
+
+static loom_status models_register_kernels(const loom_host_api *host, loom_registrar *reg)
+{
+    loom_status st = pk_register_kernels(host, reg, resnet_kernels, PK_COUNT(resnet_kernels));
+    if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, weights_meta_kernels, PK_COUNT(weights_meta_kernels));
+    if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, regnet_kernels, PK_COUNT(regnet_kernels));
+    if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, effnet_kernels, PK_COUNT(effnet_kernels));
+    if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, shufflenet_kernels, PK_COUNT(shufflenet_kernels));
+    if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, mnasnet_kernels, PK_COUNT(mnasnet_kernels));
+    return st;
+}
+
+const pk_module vision_models_cpu = { .name = "models", .ops = vision_models_ops,
+                                      .n_ops = PK_COUNT(vision_models_ops), .classes = models_classes,
+                                      .n_classes = PK_COUNT(models_classes),
+                                      .register_more = models_register_kernels };
