@@ -61,21 +61,35 @@ loom_status rec_fused_ebc_backward(loom_call *call)
                              "values, a contiguous f32 [B = %lld, sum D = %lld]",
                              pk_describe(pk_host, grad, b1, sizeof b1), (long long)B, (long long)D);
     const float *gy = B * D > 0 ? loom_data(grad) : NULL;
-    for (int64_t gi = 0; gi < e->n_groups; gi++) {
+    /* As the forward: one group whose features are the KJT's keys in order, one stride, i64 ids: the KJT's
+    ** values and offsets are the TBE's indices and offsets and grad is its output's gradient as it is. */
+    int direct = e->n_groups == 1 && !kjt.inverse_indices && !kjt.variable_stride && B > 0 &&
+                 e->groups[0].n_features == kjt.n_keys && loom_tensor_dtype_of(kjt.values) == LOOM_DTYPE_I64;
+    for (int64_t j = 0; direct && j < kjt.n_keys; j++)
+        direct = fkey[e->groups[0].features[j]] == j && e->groups[0].features[j] == j;
+    for (int64_t gi = 0; gi < e->n_groups && B > 0; gi++) {
         const rec_ebc_group *g = &e->groups[gi];
         rec_group_batch gb;
-        if ((st = rec_group_batch_build(call, e, g, &kjt, fkey, B, &gb)) != LOOM_OK)
-            return st;
-        /* the group's columns of the KeyedTensor, in the TBE output's order */
-        float *gg = rec_scratch(call, (size_t)(B * g->total_d > 0 ? B * g->total_d : 1) * sizeof(float));
-        if (!gg)
-            return LOOM_ENOMEM;
-        int64_t col = 0;
-        for (int64_t j = 0; j < g->n_features; j++) {
-            const int64_t f = g->features[j], d = e->feature_offset[f + 1] - e->feature_offset[f];
-            for (int64_t b = 0; b < B; b++)
-                memcpy(gg + b * g->total_d + col, gy + b * D + e->feature_offset[f], (size_t)d * sizeof(float));
-            col += d;
+        float *gg;
+        if (direct) {
+            gb = (rec_group_batch){ .indices = loom_numel(kjt.values) ? loom_data(kjt.values) : NULL,
+                                    .offsets = kjt.offsets, .n_indices = loom_numel(kjt.values),
+                                    .psw = e->is_weighted && loom_numel(kjt.weights) ? loom_data(kjt.weights) : NULL };
+            gg = (float *)gy;
+        } else {
+            if ((st = rec_group_batch_build(call, e, g, &kjt, fkey, B, &gb)) != LOOM_OK)
+                return st;
+            /* the group's columns of the KeyedTensor, in the TBE output's order */
+            gg = rec_scratch(call, (size_t)(B * g->total_d > 0 ? B * g->total_d : 1) * sizeof(float));
+            if (!gg)
+                return LOOM_ENOMEM;
+            int64_t col = 0;
+            for (int64_t j = 0; j < g->n_features; j++) {
+                const int64_t f = g->features[j], d = e->feature_offset[f + 1] - e->feature_offset[f];
+                for (int64_t b = 0; b < B; b++)
+                    memcpy(gg + b * g->total_d + col, gy + b * D + e->feature_offset[f], (size_t)d * sizeof(float));
+                col += d;
+            }
         }
         int64_t gshape[2] = { B, g->total_d }, ishape[1] = { gb.n_indices }, oshape[1] = { g->n_features * B + 1 };
         loom_tensor tg = view(gg, (loom_dl_dtype)F32_DL, 2, gshape);
