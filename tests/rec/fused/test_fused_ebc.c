@@ -99,11 +99,13 @@ static loom_object *create(const char *opt, const char *path)
     return o;
 }
 
+static const char *keys_text = NULL;  /* the calls' keys: KEYS unless a test sets others */
+
 static loom_attrs *call_attrs(void)
 {
     loom_attrs *a;
     assert_int_equal(loom_attrs_new(&a), LOOM_OK);
-    parse(a, CLASS, KEYS);
+    parse(a, CLASS, keys_text != NULL ? keys_text : KEYS);
     return a;
 }
 
@@ -234,6 +236,63 @@ static void test_resume(void **state)
     loom_safetensors_close(b);
 }
 
+/* One group whose features are the KJT's keys in order takes the direct
+** path (the KJT's ids and the gradient handed to fbgemm.tbe_backward as
+** they are): the same tables, bit for bit, as the gathered path on the same
+** batch with its keys in another order (rec.kjt_permute). */
+static void test_direct_path(void **state)
+{
+    (void)state;
+    loom_safetensors *b = open_st(tu_data_path("rec/fused/batches.safetensors"));
+    const char *init = tu_data_path("rec/fused/init.safetensors");
+    char init_path[512];
+    snprintf(init_path, sizeof init_path, "%s", init);
+    loom_attrs *ca = class_attrs("rowwise_adagrad");
+    parse(ca, CLASS, "pooling=sum,sum,sum");
+    loom_object *gathered = NULL, *direct = NULL;
+    assert_int_equal(loom_object_create(&gathered, CLASS, ca, init_path), LOOM_OK);
+    assert_int_equal(loom_object_create(&direct, CLASS, ca, init_path), LOOM_OK);
+    loom_attrs_free(ca);
+    for (int s = 0; s < 3; s++) {
+        const loom_tensor *v = get(b, "step.%d.values", s), *l = get(b, "step.%d.lengths", s);
+        const loom_tensor *g = get(b, "step.%d.grad", s);
+        keys_text = NULL;
+        assert_int_equal(backward(gathered, v, l, g), LOOM_OK);
+        /* f2,f0,f3,f1 -> f0,f1,f2,f3 */
+        loom_attrs *pa;
+        assert_int_equal(loom_attrs_new(&pa), LOOM_OK);
+        parse(pa, "rec.kjt_permute", KEYS);
+        parse(pa, "rec.kjt_permute", "indices=1,3,0,2");
+        const loom_tensor *in[2] = { v, l };
+        loom_tensor *out[12] = { NULL };
+        if (loom_run("rec.kjt_permute", in, 2, pa, out, 12, NULL) != LOOM_OK)
+            fail_msg("rec.kjt_permute: %s", loom_last_error());
+        loom_attrs_free(pa);
+        keys_text = "keys=f0,f1,f2,f3";
+        if (backward(direct, out[2], out[3], g) != LOOM_OK)
+            fail_msg("direct backward: %s", loom_last_error());
+        keys_text = NULL;
+        for (int i = 0; i < 12; i++)
+            loom_tensor_free(out[i]);
+    }
+    char p1[256], p2[256];
+    snprintf(p1, sizeof p1, "%s/loom-fused-ebc-g-%d.safetensors", tmp_dir(), (int)getpid());
+    snprintf(p2, sizeof p2, "%s/loom-fused-ebc-d-%d.safetensors", tmp_dir(), (int)getpid());
+    save(gathered, p1);
+    save(direct, p2);
+    loom_safetensors *s1 = open_st(p1), *s2 = open_st(p2);
+    for (int t = 0; t < 3; t++)
+        tu_assert_identical(get(s2, "embedding_bags.t%d.weight", t), get(s1, "embedding_bags.t%d.weight", t),
+                            "direct vs gathered tables");
+    loom_safetensors_close(s1);
+    loom_safetensors_close(s2);
+    unlink(p1);
+    unlink(p2);
+    loom_object_free(gathered);
+    loom_object_free(direct);
+    loom_safetensors_close(b);
+}
+
 static void expect_fail(loom_status st, const char *needle)
 {
     assert_int_equal(st, LOOM_EINVAL);
@@ -292,6 +351,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_goldens),
         cmocka_unit_test(test_resume),
+        cmocka_unit_test(test_direct_path),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
