@@ -128,6 +128,17 @@ loom_status rec_group_batch_build(loom_call *call, const rec_ebc *e, const rec_e
                                 const struct rec_kjt *kjt, const int64_t *fkey, int64_t B, rec_group_batch *out);
 /* The full batch of a KJT for a bag collection (inverse_indices' width, else the stride). */
 loom_status rec_collection_batch(const struct rec_kjt *kjt, int64_t *B);
+/* What a bag collection's methods read first: the call's KJT (its inputs
+** and the keys/stride attributes), each feature's key in it (*fkey), the
+** weights check and the full batch B (ebc_forward.c). */
+loom_status rec_collection_read(loom_call *call, const rec_ebc *e, struct rec_kjt *kjt, int64_t **fkey, int64_t *B);
+
+/* A CPU tensor header over data (borrowed), for nested calls. */
+static inline loom_tensor rec_view(void *data, loom_dl_dtype dt, int32_t ndim, int64_t *shape)
+{
+    loom_tensor t = { .data = data, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = ndim, .dtype = dt, .shape = shape };
+    return t;
+}
 
 loom_status rec_ebc_forward(loom_call *call);
 loom_status rec_fused_ebc_backward(loom_call *call);

@@ -22,11 +22,6 @@
 
 #define I64_DL { LOOM_DL_INT, 64, 1 }
 
-static loom_tensor view(void *data, loom_dl_dtype dt, int32_t ndim, int64_t *shape)
-{
-    loom_tensor t = { .data = data, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = ndim, .dtype = dt, .shape = shape };
-    return t;
-}
 
 loom_status rec_collection_batch(const rec_kjt *kjt, int64_t *B)
 {
@@ -88,27 +83,31 @@ loom_status rec_group_batch_build(loom_call *call, const rec_ebc *e, const rec_e
     return LOOM_OK;
 }
 
+loom_status rec_collection_read(loom_call *call, const rec_ebc *e, rec_kjt *kjt, int64_t **fkey, int64_t *B)
+{
+    rec_kjt_inputs in = rec_kjt_inputs_of(call);
+    loom_status st = rec_kjt_read(call, &in, call->attrs[0].u.s, call->attrs[1].u.i, kjt);
+    if (st != LOOM_OK)
+        return st;
+    if ((st = rec_collection_features(call, e, kjt, fkey)) != LOOM_OK)
+        return st;
+    if (e->is_weighted && !kjt->weights)
+        return pk_host->fail(LOOM_EINVAL, "the collection is_weighted: the KJT needs 'weights'");
+    /* the full batch: inverse_indices' width, else one stride for all keys */
+    return rec_collection_batch(kjt, B);
+}
+
 loom_status rec_ebc_forward(loom_call *call)
 {
     rec_scratch_begin();
     const rec_ebc *e = call->object;
-    rec_kjt_inputs in = rec_kjt_inputs_of(call);
     rec_kjt kjt;
-    loom_status st = rec_kjt_read(call, &in, call->attrs[0].u.s, call->attrs[1].u.i, &kjt);
+    int64_t *fkey = NULL, B = 0;
+    loom_status st = rec_collection_read(call, e, &kjt, &fkey, &B);
     if (st != LOOM_OK)
         return st;
     const int64_t F = e->n_features, K = kjt.n_keys;
-    int64_t *fkey = NULL;
-    if ((st = rec_collection_features(call, e, &kjt, &fkey)) != LOOM_OK)
-        return st;
-    if (e->is_weighted && !kjt.weights)
-        return pk_host->fail(LOOM_EINVAL, "the collection is_weighted: the KJT needs 'weights'");
-
-    /* the full batch: inverse_indices' width, else one stride for all keys */
     const loom_tensor *inv = kjt.inverse_indices;
-    int64_t B = 0;
-    if ((st = rec_collection_batch(&kjt, &B)) != LOOM_OK)
-        return st;
     const int64_t D = e->feature_offset[F];
     int64_t shape[2] = { B, D };
     loom_tensor *out;
@@ -126,8 +125,8 @@ loom_status rec_ebc_forward(loom_call *call)
     if (direct) {
         const int64_t N = loom_numel(kjt.values);
         int64_t ishape[1] = { N }, oshape[1] = { K * B + 1 };
-        loom_tensor ti = view(N ? loom_data(kjt.values) : NULL, (loom_dl_dtype)I64_DL, 1, ishape);
-        loom_tensor to = view(kjt.offsets, (loom_dl_dtype)I64_DL, 1, oshape);
+        loom_tensor ti = rec_view(N ? loom_data(kjt.values) : NULL, (loom_dl_dtype)I64_DL, 1, ishape);
+        loom_tensor to = rec_view(kjt.offsets, (loom_dl_dtype)I64_DL, 1, oshape);
         const loom_tensor *ins[3] = { &ti, &to, e->is_weighted ? kjt.weights : NULL };
         loom_tensor *outs[1] = { out };
         loom_op_call oc = { .struct_size = sizeof oc, .op = e->tbe_op, .n_inputs = 3, .inputs = ins,
@@ -150,10 +149,10 @@ loom_status rec_ebc_forward(loom_call *call)
         if (!gy)
             return LOOM_ENOMEM;
         int64_t ishape[1] = { N }, oshape[1] = { Fg * B + 1 }, yshape[2] = { B, g->total_d };
-        loom_tensor ti = view(indices, (loom_dl_dtype)I64_DL, 1, ishape);
-        loom_tensor to = view(offsets, (loom_dl_dtype)I64_DL, 1, oshape);
-        loom_tensor tw = view(psw, (loom_dl_dtype){ LOOM_DL_FLOAT, 32, 1 }, 1, ishape);
-        loom_tensor ty = view(gy, (loom_dl_dtype){ LOOM_DL_FLOAT, (uint8_t)(osize * 8), 1 }, 2, yshape);
+        loom_tensor ti = rec_view(indices, (loom_dl_dtype)I64_DL, 1, ishape);
+        loom_tensor to = rec_view(offsets, (loom_dl_dtype)I64_DL, 1, oshape);
+        loom_tensor tw = rec_view(psw, (loom_dl_dtype){ LOOM_DL_FLOAT, 32, 1 }, 1, ishape);
+        loom_tensor ty = rec_view(gy, (loom_dl_dtype){ LOOM_DL_FLOAT, (uint8_t)(osize * 8), 1 }, 2, yshape);
         const loom_tensor *ins[3] = { &ti, &to, psw ? &tw : NULL };
         loom_tensor *outs[1] = { &ty };
         loom_op_call oc = { .struct_size = sizeof oc, .op = e->tbe_op, .n_inputs = 3, .inputs = ins,

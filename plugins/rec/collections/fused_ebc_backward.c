@@ -30,27 +30,15 @@
 
 enum { FUSED_IN_GRAD = 6 };
 
-static loom_tensor view(void *data, loom_dl_dtype dt, int32_t ndim, int64_t *shape)
-{
-    loom_tensor t = { .data = data, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = ndim, .dtype = dt, .shape = shape };
-    return t;
-}
 
 loom_status rec_fused_ebc_backward(loom_call *call)
 {
     rec_scratch_begin();
     const rec_ebc *e = call->object;
-    rec_kjt_inputs in = rec_kjt_inputs_of(call);
     rec_kjt kjt;
-    loom_status st = rec_kjt_read(call, &in, call->attrs[0].u.s, call->attrs[1].u.i, &kjt);
-    if (st != LOOM_OK)
-        return st;
     int64_t *fkey = NULL, B = 0;
-    if ((st = rec_collection_features(call, e, &kjt, &fkey)) != LOOM_OK)
-        return st;
-    if (e->is_weighted && !kjt.weights)
-        return pk_host->fail(LOOM_EINVAL, "the collection is_weighted: the KJT needs 'weights'");
-    if ((st = rec_collection_batch(&kjt, &B)) != LOOM_OK)
+    loom_status st = rec_collection_read(call, e, &kjt, &fkey, &B);
+    if (st != LOOM_OK)
         return st;
     const int64_t D = e->feature_offset[e->n_features];
     const loom_tensor *grad = call->inputs[FUSED_IN_GRAD];
@@ -92,10 +80,10 @@ loom_status rec_fused_ebc_backward(loom_call *call)
             }
         }
         int64_t gshape[2] = { B, g->total_d }, ishape[1] = { gb.n_indices }, oshape[1] = { g->n_features * B + 1 };
-        loom_tensor tg = view(gg, (loom_dl_dtype)F32_DL, 2, gshape);
-        loom_tensor ti = view(gb.indices, (loom_dl_dtype)I64_DL, 1, ishape);
-        loom_tensor to = view(gb.offsets, (loom_dl_dtype)I64_DL, 1, oshape);
-        loom_tensor tw = view(gb.psw, (loom_dl_dtype)F32_DL, 1, ishape);
+        loom_tensor tg = rec_view(gg, (loom_dl_dtype)F32_DL, 2, gshape);
+        loom_tensor ti = rec_view(gb.indices, (loom_dl_dtype)I64_DL, 1, ishape);
+        loom_tensor to = rec_view(gb.offsets, (loom_dl_dtype)I64_DL, 1, oshape);
+        loom_tensor tw = rec_view(gb.psw, (loom_dl_dtype)F32_DL, 1, ishape);
         const loom_tensor *ins[4] = { &tg, &ti, &to, gb.psw ? &tw : NULL };
         loom_op_call oc = { .struct_size = sizeof oc, .op = e->backward_op, .n_inputs = 4, .inputs = ins,
                             .object = g->tbe };
