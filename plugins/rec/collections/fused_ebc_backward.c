@@ -55,7 +55,8 @@ loom_status rec_fused_ebc_backward(loom_call *call)
                  e->groups[0].n_features == kjt.n_keys && loom_tensor_dtype_of(kjt.values) == LOOM_DTYPE_I64;
     for (int64_t j = 0; direct && j < kjt.n_keys; j++)
         direct = fkey[e->groups[0].features[j]] == j && e->groups[0].features[j] == j;
-    for (int64_t gi = 0; gi < e->n_groups && B > 0; gi++) {
+    /* every group takes a step, also on an empty batch: fbgemm counts it (iter) */
+    for (int64_t gi = 0; gi < e->n_groups; gi++) {
         const rec_ebc_group *g = &e->groups[gi];
         rec_group_batch gb;
         float *gg;
