@@ -293,6 +293,60 @@ static void test_direct_path(void **state)
     loom_safetensors_close(b);
 }
 
+/* A VBE KJT (rec.kjt_dedup: repeated samples, empty bags included, kept
+** once, with inverse_indices) trains exactly as the full batch it stands
+** for: its rows are expanded through inverse_indices, as in the forward. */
+static void test_vbe(void **state)
+{
+    (void)state;
+    loom_safetensors *b = open_st(tu_data_path("rec/fused/batches.safetensors"));
+    char init[512];
+    snprintf(init, sizeof init, "%s", tu_data_path("rec/fused/init.safetensors"));
+    loom_object *full = create("adam", init), *vbe = create("adam", init);
+    int64_t deduped = 0;
+    for (int s = 0; s < 3; s++) {
+        const loom_tensor *v = get(b, "step.%d.values", s), *l = get(b, "step.%d.lengths", s);
+        const loom_tensor *g = get(b, "step.%d.grad", s);
+        assert_int_equal(backward(full, v, l, g), LOOM_OK);
+        loom_attrs *da = call_attrs();
+        const loom_tensor *in[2] = { v, l };
+        loom_tensor *out[12] = { NULL };
+        if (loom_run("rec.kjt_dedup", in, 2, da, out, 12, NULL) != LOOM_OK)
+            fail_msg("rec.kjt_dedup: %s", loom_last_error());
+        loom_attrs_free(da);
+        deduped += loom_numel(l) - loom_numel(out[3]);
+        const loom_tensor *vin[7] = { out[2], out[3], NULL, NULL, out[6], out[7], g };
+        loom_attrs *a = call_attrs();
+        loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
+        opt.object = vbe;
+        if (loom_run(CLASS "_backward", vin, 7, a, NULL, 0, &opt) != LOOM_OK)
+            fail_msg("VBE backward: %s", loom_last_error());
+        loom_attrs_free(a);
+        for (int i = 0; i < 12; i++)
+            loom_tensor_free(out[i]);
+    }
+    assert_true(deduped > 0);   /* the batches do repeat samples */
+    char p1[256], p2[256];
+    snprintf(p1, sizeof p1, "%s/loom-fused-ebc-full-%d.safetensors", tmp_dir(), (int)getpid());
+    snprintf(p2, sizeof p2, "%s/loom-fused-ebc-vbe-%d.safetensors", tmp_dir(), (int)getpid());
+    save(full, p1);
+    save(vbe, p2);
+    loom_safetensors *s1 = open_st(p1), *s2 = open_st(p2);
+    for (int t = 0; t < 3; t++) {
+        tu_assert_identical(get(s2, "embedding_bags.t%d.weight", t), get(s1, "embedding_bags.t%d.weight", t),
+                            "VBE vs full batch tables");
+        tu_assert_identical(get(s2, "t%d.weight.momentum_2", t), get(s1, "t%d.weight.momentum_2", t),
+                            "VBE vs full batch momentum_2");
+    }
+    loom_safetensors_close(s1);
+    loom_safetensors_close(s2);
+    unlink(p1);
+    unlink(p2);
+    loom_object_free(full);
+    loom_object_free(vbe);
+    loom_safetensors_close(b);
+}
+
 static void expect_fail(loom_status st, const char *needle)
 {
     assert_int_equal(st, LOOM_EINVAL);
@@ -352,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_goldens),
         cmocka_unit_test(test_resume),
         cmocka_unit_test(test_direct_path),
+        cmocka_unit_test(test_vbe),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
