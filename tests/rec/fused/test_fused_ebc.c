@@ -9,7 +9,8 @@
 ** keys in another order than the tables'. The state is read back through
 ** rec.fused_embedding_bag_collection_save (torchrec's key names), and a
 ** collection made from a file saved after 10 steps resumes to the same
-** result. Then the refusals.
+** result. The direct path (one in-order group) and a VBE KJT train bit for
+** bit as the gathered path and the full batch. Then the refusals.
 **
 ** Tolerances: tables and optimizer state rtol = atol = 1e-5, the forward
 ** 1e-6 (tests/fbgemm/tbe_backward/test_tbe_backward.c gives the reasons: the
