@@ -170,13 +170,9 @@ static void gather(const fbg_tbe_plan *p, const int64_t *row_base, bw_entry *e, 
 loom_status fbg_tbe_backward_cpu(loom_call *call)
 {
     const fbg_tbe_state *s = call->object;
-    const fbg_tbe_cpu *c = s != NULL && s->struct_size >= sizeof(fbg_tbe_state) ? s->cpu_private : NULL;
-    if (c == NULL)
-        return pk_host->fail(LOOM_EINVAL, "%s: not an fbgemm.tbe object made by this pack", OP);
-    fbg_tbe_train *tr = c->train;
+    fbg_tbe_train *tr = fbg_tbe_train_of(call, OP);
     if (tr == NULL)
-        return pk_host->fail(LOOM_EINVAL, "%s: the object was made with optimizer none (inference); create it with "
-                             "optimizer exact_sgd, exact_rowwise_adagrad, adam or partial_rowwise_adam to train", OP);
+        return LOOM_EINVAL;
     fbg_tbe_plan p;
     fbg_plan_store store;
     loom_status st = plan_call(call, s, &p, &store);

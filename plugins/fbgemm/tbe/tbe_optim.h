@@ -103,6 +103,9 @@ loom_status fbg_optim_parse(const loom_attr_value *attrs, fbg_optim_params *prm)
 loom_status fbg_tbe_train_create(const loom_object_args *args, const fbg_optim_params *prm, int32_t n_tables,
                                fbg_tbe_table *tables, const fbg_tbe_state *s, fbg_tbe_train **out);
 void fbg_tbe_train_free(fbg_tbe_train *tr);
+/* The training state of a method call's object; NULL with the error set
+** (naming op) for a foreign object or one made with optimizer none. */
+fbg_tbe_train *fbg_tbe_train_of(const loom_call *call, const char *op);
 
 /* One row's update (tbe_optim_update.c): row r of table `tab` (its
 ** momentum rows m1/m2, NULL when unused) with gradient g[0..D), at step

@@ -208,7 +208,7 @@ loom_status fbg_tbe_train_create(const loom_object_args *args, const fbg_optim_p
 
 /* ------------------------------------------------------------ methods */
 
-static fbg_tbe_train *train_of(const loom_call *call, const char *op)
+fbg_tbe_train *fbg_tbe_train_of(const loom_call *call, const char *op)
 {
     const fbg_tbe_state *s = call->object;
     const fbg_tbe_cpu *c = s != NULL && s->struct_size >= sizeof(fbg_tbe_state) ? s->cpu_private : NULL;
@@ -243,7 +243,7 @@ static int state_entry(const fbg_tbe_state *s, const fbg_tbe_train *tr, int32_t 
 loom_status fbg_tbe_save_cpu(loom_call *call)
 {
     const char *op = "fbgemm.tbe_save";
-    fbg_tbe_train *tr = train_of(call, op);
+    fbg_tbe_train *tr = fbg_tbe_train_of(call, op);
     if (tr == NULL)
         return LOOM_EINVAL;
     const fbg_tbe_state *s = call->object;
@@ -279,7 +279,7 @@ loom_status fbg_tbe_save_cpu(loom_call *call)
 loom_status fbg_tbe_state_cpu(loom_call *call)
 {
     const char *op = "fbgemm.tbe_state";
-    fbg_tbe_train *tr = train_of(call, op);
+    fbg_tbe_train *tr = fbg_tbe_train_of(call, op);
     if (tr == NULL)
         return LOOM_EINVAL;
     const fbg_tbe_state *s = call->object;

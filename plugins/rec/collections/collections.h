@@ -133,6 +133,11 @@ loom_status rec_collection_batch(const struct rec_kjt *kjt, int64_t *B);
 ** weights check and the full batch B (ebc_forward.c). */
 loom_status rec_collection_read(loom_call *call, const rec_ebc *e, struct rec_kjt *kjt, int64_t **fkey, int64_t *B);
 
+/* 1 when the KJT is the single group's batch as it is: one group whose
+** features are the KJT's keys in order, one stride (no VBE), B > 0, i64
+** ids; then its values and offsets are the TBE's indices and offsets. */
+int rec_collection_direct(const rec_ebc *e, const struct rec_kjt *kjt, const int64_t *fkey, int64_t B);
+
 /* A CPU tensor header over data (borrowed), for nested calls. */
 static inline loom_tensor rec_view(void *data, loom_dl_dtype dt, int32_t ndim, int64_t *shape)
 {

@@ -97,6 +97,16 @@ loom_status rec_collection_read(loom_call *call, const rec_ebc *e, rec_kjt *kjt,
     return rec_collection_batch(kjt, B);
 }
 
+int rec_collection_direct(const rec_ebc *e, const rec_kjt *kjt, const int64_t *fkey, int64_t B)
+{
+    const int64_t K = kjt->n_keys;
+    int direct = e->n_groups == 1 && !kjt->inverse_indices && !kjt->variable_stride && B > 0 &&
+                 e->groups[0].n_features == K && loom_tensor_dtype_of(kjt->values) == LOOM_DTYPE_I64;
+    for (int64_t j = 0; direct && j < K; j++)
+        direct = fkey[e->groups[0].features[j]] == j && e->groups[0].features[j] == j;
+    return direct;
+}
+
 loom_status rec_ebc_forward(loom_call *call)
 {
     rec_scratch_begin();
@@ -107,7 +117,6 @@ loom_status rec_ebc_forward(loom_call *call)
     if (st != LOOM_OK)
         return st;
     const int64_t F = e->n_features, K = kjt.n_keys;
-    const loom_tensor *inv = kjt.inverse_indices;
     const int64_t D = e->feature_offset[F];
     int64_t shape[2] = { B, D };
     loom_tensor *out;
@@ -118,10 +127,7 @@ loom_status rec_ebc_forward(loom_call *call)
     /* The common case: one group of f32 bags whose features are the KJT's keys in order, one stride: the
     ** KJT's values and offsets are already fbgemm.tbe's indices and offsets, and its output is the
     ** KeyedTensor. Nothing is copied. */
-    int direct = e->n_groups == 1 && !e->groups[0].out_fp16 && !inv && !kjt.variable_stride && B > 0 &&
-                 e->groups[0].n_features == K && loom_tensor_dtype_of(kjt.values) == LOOM_DTYPE_I64;
-    for (int64_t j = 0; direct && j < K; j++)
-        direct = fkey[e->groups[0].features[j]] == j && e->groups[0].features[j] == j;
+    const int direct = rec_collection_direct(e, &kjt, fkey, B) && !e->groups[0].out_fp16;
     if (direct) {
         const int64_t N = loom_numel(kjt.values);
         int64_t ishape[1] = { N }, oshape[1] = { K * B + 1 };

@@ -51,10 +51,7 @@ loom_status rec_fused_ebc_backward(loom_call *call)
     const float *gy = B * D > 0 ? loom_data(grad) : NULL;
     /* As the forward: one group whose features are the KJT's keys in order, one stride, i64 ids: the KJT's
     ** values and offsets are the TBE's indices and offsets and grad is its output's gradient as it is. */
-    int direct = e->n_groups == 1 && !kjt.inverse_indices && !kjt.variable_stride && B > 0 &&
-                 e->groups[0].n_features == kjt.n_keys && loom_tensor_dtype_of(kjt.values) == LOOM_DTYPE_I64;
-    for (int64_t j = 0; direct && j < kjt.n_keys; j++)
-        direct = fkey[e->groups[0].features[j]] == j && e->groups[0].features[j] == j;
+    const int direct = rec_collection_direct(e, &kjt, fkey, B);
     /* every group takes a step, also on an empty batch: fbgemm counts it (iter) */
     for (int64_t gi = 0; gi < e->n_groups; gi++) {
         const rec_ebc_group *g = &e->groups[gi];
