@@ -49,6 +49,9 @@ import numpy as np
 import torch
 from safetensors.numpy import save_file
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fbgemm_adam_ref import adam_step  # noqa: E402
+
 from fbgemm_gpu.split_embedding_configs import EmbOptimType as OptimType
 from fbgemm_gpu.split_embedding_configs import SparseType
 from fbgemm_gpu.split_table_batched_embeddings_ops_common import PoolingMode
@@ -155,35 +158,14 @@ def row_grads(pooling, weighted, tabs, ind, off, psw, grad):
     return grads, touched
 
 
-def f32(x):
-    return np.float32(x)
-
-
 def run_adam(partial, pooling, weighted, wd, tabs, batches):
-    """fbgemm's adam / partial_rowwise_adam update (optimizers.py) in f32."""
+    """fbgemm's adam / partial_rowwise_adam update (tools/fbgemm_adam_ref.py) in f32."""
     w = [t.astype(np.float32).copy() for t in tabs]
     m1 = [np.zeros((r, d), np.float32) for r, d in zip(ROWS, DIMS)]
     m2 = [np.zeros((r,) if partial else (r, d), np.float32) for r, d in zip(ROWS, DIMS)]
-    b1, b2, lr, eps, wdf = f32(BETA1), f32(BETA2), f32(LR), f32(EPS), f32(wd)
     for step, (ind, off, psw, grad) in enumerate(batches):
-        it = step + 1
-        bc1 = f32(1) - f32(b1 ** f32(it))
-        bc2 = f32(1) - f32(b2 ** f32(it))
         grads, touched = row_grads(pooling, weighted, w, ind, off, psw, grad)
-        for t in range(len(ROWS)):
-            for r in sorted(touched[t]):
-                g = grads[t][r]
-                m = g * (f32(1) - b1) + m1[t][r] * b1
-                m1[t][r] = m
-                if partial:
-                    v = f32(np.sum(g * g, dtype=np.float32) / f32(DIMS[t])) * (f32(1) - b2) + m2[t][r] * b2
-                    m2[t][r] = v
-                    den = f32(np.sqrt(f32(v / bc2))) + eps
-                else:
-                    v = (g * g) * (f32(1) - b2) + m2[t][r] * b2
-                    m2[t][r] = v
-                    den = np.sqrt(v / bc2) + eps
-                w[t][r] = w[t][r] - lr * (m / bc1 / den + wdf * w[t][r])
+        adam_step(w, m1, m2, grads, touched, step + 1, LR, EPS, BETA1, BETA2, wd, partial)
     res = {f"table.{t}": w[t] for t in range(len(ROWS))}
     for t in range(len(ROWS)):
         res[f"momentum1.{t}"] = m1[t]

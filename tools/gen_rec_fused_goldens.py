@@ -49,6 +49,9 @@ from torchrec.modules.fused_embedding_modules import FusedEmbeddingBagCollection
 from torchrec.optim import RowWiseAdagrad
 from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fbgemm_adam_ref import adam_step  # noqa: E402
+
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "rec", "fused")
 STEPS = 20
@@ -121,18 +124,12 @@ def run_torchrec(opt, kwargs, st, batches):
     return res, out0
 
 
-def f32(x):
-    return np.float32(x)
-
-
 def run_adam(partial, st, batches):
     ebc = EmbeddingBagCollection(tables=configs(False))
     load(ebc, st)
     w = {t: st[f"embedding_bags.{t}.weight"].astype(np.float32).copy() for t in ROWS}
     m1 = {t: np.zeros((ROWS[t], DIMS[t]), np.float32) for t in ROWS}
     m2 = {t: np.zeros((ROWS[t],) if partial else (ROWS[t], DIMS[t]), np.float32) for t in ROWS}
-    b1, b2, lr, eps = f32(BETA1), f32(BETA2), f32(LR), f32(EPS)
-    wd = f32(0.01)
     out0 = None
     for s, (values, lengths, grad) in enumerate(batches):
         load(ebc, {f"embedding_bags.{t}.weight": w[t] for t in ROWS})
@@ -148,24 +145,10 @@ def run_adam(partial, st, batches):
                 n = int(lengths[KEYS.index(k) * B + b])
                 touched[TABLE_OF[k]].update(int(v) for v in values[pos:pos + n])
                 pos += n
-        it = s + 1
-        bc1 = f32(1) - f32(b1 ** f32(it))
-        bc2 = f32(1) - f32(b2 ** f32(it))
-        for t in ROWS:
-            g_all = ebc.embedding_bags[t].weight.grad.detach().numpy()
-            for r in sorted(touched[t]):
-                g = g_all[r]
-                m = g * (f32(1) - b1) + m1[t][r] * b1
-                m1[t][r] = m
-                if partial:
-                    v = f32(np.sum(g * g, dtype=np.float32) / f32(DIMS[t])) * (f32(1) - b2) + m2[t][r] * b2
-                    m2[t][r] = v
-                    den = f32(np.sqrt(f32(v / bc2))) + eps
-                else:
-                    v = (g * g) * (f32(1) - b2) + m2[t][r] * b2
-                    m2[t][r] = v
-                    den = np.sqrt(v / bc2) + eps
-                w[t][r] = w[t][r] - lr * (m / bc1 / den + wd * w[t][r])
+        names = list(ROWS)
+        ws, m1s, m2s = [w[t] for t in names], [m1[t] for t in names], [m2[t] for t in names]
+        grads = [ebc.embedding_bags[t].weight.grad.detach().numpy() for t in names]
+        adam_step(ws, m1s, m2s, grads, [touched[t] for t in names], s + 1, LR, EPS, BETA1, BETA2, 0.01, partial)
     res = {f"embedding_bags.{t}.weight": w[t] for t in ROWS}
     for t in ROWS:
         res[f"{t}.weight.momentum_1"] = m1[t]
