@@ -353,6 +353,28 @@ static void candidate_close(candidate *c)
 
 /* Open the file of scans[si] and read its descriptor, without running its
 ** init. False when the entry is settled already (filtered, refused). */
+/* oneDNN as Debian builds it runs its primitives on OpenMP (libgomp),
+** whose workers by default spin for up to GOMP_SPINCOUNT (300000) rounds
+** after every parallel region. Between the primitives, loom's own pool runs
+** the other ops on the same cores, so the two spin against each other:
+** resnet18 with conv on onednn took twice the CPU time on 2 cores (3.1 s
+** against 1.5 s for 10 images), and more wall time than conv on cpu. So
+** unless the environment chooses (OMP_WAIT_POLICY or GOMP_SPINCOUNT set),
+** OMP_WAIT_POLICY=PASSIVE is set before the first pack, and with it any
+** OpenMP runtime a pack links, is loaded: idle OpenMP workers then sleep
+** at once. A process that loaded an OpenMP runtime before loom_init keeps
+** the settings it read then. setenv runs here, in loom_init, on the
+** thread that calls it. */
+static void omp_passive_by_default(void)
+{
+    static bool done;
+    if (done)
+        return;
+    done = true;
+    if (getenv("OMP_WAIT_POLICY") == NULL && getenv("GOMP_SPINCOUNT") == NULL)
+        (void)setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+}
+
 static bool candidate_open(int64_t si, candidate *c)
 {
     scan_rec *r = &scans[si];
@@ -363,6 +385,7 @@ static bool candidate_open(int64_t si, candidate *c)
     const char *problem;
     bool mangled;
 
+    omp_passive_by_default();
     c->scan = si;
     c->lib = NULL;
     c->desc = NULL;

@@ -3,7 +3,7 @@
 """Read a directory loom wrote with rl.td_save back with tensordict and
 compare it with the dict of tools/gen_rl_td_goldens.py (the other direction
 of the memmap interop test: tests/rl/test_td_memmap.c writes the directory,
-by default build-h/tests/rl/td_from_loom).
+by default build/tests/rl/td_from_loom).
 
     .venv-rl/bin/python tools/check_rl_td_memmap.py [DIR]
 
@@ -22,7 +22,7 @@ from gen_rl_td_goldens import make_td  # noqa: E402
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "build-h", "tests", "rl", "td_from_loom")
+    path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "build", "tests", "rl", "td_from_loom")
     got = TensorDict.load_memmap(path)
     want = make_td()
     problems = []

@@ -8,7 +8,7 @@ a few KB per target) and tests/fuzz/<target>.dict. Deterministic: running it
 again rewrites the same bytes. The byte layouts of the inputs are those the
 targets document at the top of tests/fuzz/fuzz_<target>.c.
 
-    python3 tools/gen_fuzz_corpus.py [--out DIR]    (default: tests/fuzz)
+    python3 tools/gen_fuzz_corpus.py [--out DIR] [--only TARGET ...]    (default: tests/fuzz, every target)
 """
 import argparse
 import io
@@ -457,12 +457,63 @@ CTC_SMALL_ARPA = (b"\\data\\\nngram 1=4\nngram 2=2\n\n\\1-grams:\n-1.0\t<s>\t-0.
                   b"-0.8\tb\n\n\\2-grams:\n-0.2\t<s> a\n-0.3\ta b\n\n\\end\\\n")
 
 
+def _loom_ctc_lm_convert(arpa, quantize):
+    """loom's binary n-gram model of the ARPA bytes, made by the build's `loom ctc-lm convert`
+    (LOOM_BUILD_ROOT, else build/); None without a build."""
+    import subprocess
+    import tempfile
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    for b in (os.environ.get("LOOM_BUILD_ROOT"), os.path.join(root, "build")):
+        if b and os.path.exists(os.path.join(b, "tools", "loom")) and os.path.isdir(os.path.join(b, "plugins", "audio")):
+            break
+    else:
+        return None
+    env = dict(os.environ, LOOM_PLUGIN_PATH=os.path.join(b, "plugins", "core") + ":" + os.path.join(b, "plugins", "audio"))
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "lm.arpa"), "wb") as f:
+            f.write(arpa)
+        extra = ["--quantize", str(quantize)] if quantize else []
+        subprocess.run([os.path.join(b, "tools", "loom"), "ctc-lm", "convert", os.path.join(d, "lm.arpa"),
+                        os.path.join(d, "lm.bin")] + extra, env=env, check=True, stdout=subprocess.DEVNULL)
+        with open(os.path.join(d, "lm.bin"), "rb") as f:
+            return f.read()
+
+
+def ctc_binary_seeds(arpa_3gram):
+    """Option byte 3 (+8 seal the checksum, +4 decode) and loom binary models (ngram_binary.h)."""
+    small = _loom_ctc_lm_convert(CTC_SMALL_ARPA, 0)
+    if small is None:
+        # no build to convert with: the committed seeds stay (main reads every target's seeds before it
+        # rewrites the corpus)
+        d = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fuzz", "corpus", "ctc_files")
+        kept = {}
+        for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+            if name.startswith("bin_") or name == "kenlm_magic":
+                with open(os.path.join(d, name), "rb") as f:
+                    kept[name] = f.read()
+        print("ctc_files: no build with `loom ctc-lm convert`: the %d committed binary-model seeds kept" % len(kept))
+        return kept
+    small_q = _loom_ctc_lm_convert(CTC_SMALL_ARPA, 4)
+    big = _loom_ctc_lm_convert(arpa_3gram, 0)
+    return {
+        "bin_small": b"\x03" + small,
+        "bin_small_decode": b"\x07" + small,
+        "bin_small_q4_sealed": b"\x0b" + small_q,
+        "bin_3gram_decode": b"\x0f" + big,
+        "bin_truncated": b"\x0b" + small[:len(small) - 64],
+        "bin_header_only": b"\x0b" + small[:256],
+        "kenlm_magic": b"\x00mmap lm http://kheafield.com/code format version 5\n\0\0\0\0",
+    }
+
+
 def ctc_seeds():
-    """fuzz_ctc_files.c: an option byte (0 ARPA, 1 tokens, 2 lexicon; +4 decode), then the file."""
+    """fuzz_ctc_files.c: an option byte (0 ARPA, 1 tokens, 2 lexicon, 3 loom binary model; +4 decode,
+    +8 seal a binary's checksum), then the file."""
     def data(name):
         with open(os.path.join(CTC_DATA, name), "rb") as f:
             return f.read()
     return {
+        **ctc_binary_seeds(data("lm3.arpa")),
         "arpa_small": b"\x00" + CTC_SMALL_ARPA,
         "arpa_small_crlf": b"\x00" + CTC_SMALL_ARPA.replace(b"\n", b"\r\n"),
         "arpa_3gram": b"\x00" + data("lm3.arpa"),
@@ -477,14 +528,17 @@ def ctc_seeds():
 
 
 CTC_DICT = ["\\data\\", "ngram ", "=", "\\1-grams:", "\\2-grams:", "\\3-grams:", "\\end\\", "<s>", "</s>",
-            "<unk>", "\t", "\n", "\r\n", "-99", "-0.5", "0", "-0", "1e-40", "-inf", "nan", "|", "-", " |\n"]
+            "<unk>", "\t", "\n", "\r\n", "-99", "-0.5", "0", "-0", "1e-40", "-inf", "nan", "|", "-", " |\n",
+            "loom n-gram lm\n\x00", "\x01\x00\x00\x00", "\x04\x03\x02\x01", "\x00\x01\x00\x00",
+            "\x00\x00\x80\x80", "\xff\xff\xff\xff"]
 
 
 # ------------------------------------------------------------- td_meta
 
 def td_meta_seeds():
     """fuzz_td_meta.c: a mapping byte, then DIR/meta.json naming x.memmap (64 bytes),
-    y.memmap (8), the nested TensorDict t/ and the NonTensorData n/."""
+    y.memmap (8), the nested TensorDict t/, the NonTensorData n/ and the
+    NonTensorStack s/ (four values)."""
     td_type = "<class 'tensordict._td.TensorDict'>"
 
     def leaf(dtype, shape):
@@ -511,12 +565,15 @@ def td_meta_seeds():
         "garbage": b"\x00{\"shape\":[4],\"x\":{\"dtype\":",
         "deep_array": b"\x00" + b"[" * 200 + b"]" * 200,
         "unicode_key": b"\x00" + meta({"caf\u00e9 a/b": leaf("torch.uint8", [4])}),
+        "stack": b"\x00" + meta({"x": leaf("torch.float32", [4, 4]), "s": {"type": "NonTensorStack"}}),
+        "stack_bad_batch": b"\x02" + meta({"s": {"type": "NonTensorStack"}}, (2,)),
+        "stack_as_data": b"\x01" + meta({"s": {"type": "NonTensorData"}, "n": {"type": "NonTensorStack"}}),
     }
     return seeds
 
 
 TD_META_DICT = ['"shape"', '"dtype"', '"device"', '"is_nested"', '"type"', '"_type"', '"TensorDict"',
-                '"NonTensorData"', '"torch.float32"', '"torch.int64"', '"torch.bool"', '"torch.bfloat16"',
+                '"NonTensorData"', '"NonTensorStack"', '"s"', '"torch.float32"', '"torch.int64"', '"torch.bool"', '"torch.bfloat16"',
                 '"torch.uint8"', '"cpu"', '"x"', '"y"', '"t"', '"n"', "true", "false", "null", "[4,4]", "{", "}"]
 
 # ------------------------------------------------------ tbe training state
@@ -549,6 +606,115 @@ def tbe_train_seeds():
 TBE_TRAIN_DICT = ['"table.0"', '"table.1"', '"momentum1.0"', '"momentum2.0"', '"momentum1.1"', '"iter"', '"F32"',
                   '"F16"', '"I64"', '"dtype"', '"shape"', '"data_offsets"']
 
+# ------------------------------------------------------------- rec_kjt
+
+def kjt_int(v):
+    """One element as fuzz_rec_kjt.c's take_int reads it."""
+    if -2 <= v <= 61:
+        return bytes([v + 2])
+    return b"\xff" + struct.pack("<I", v & 0xffffffff)
+
+
+def kjt_input(op, values, lengths, n_keys=2, i64v=False, i64l=False, offsets=None, weights=None, spkpr=None,
+              inverse=None, stride=None, ints=None, raw_keys=None, drop_lengths=False, segs=None):
+    """fuzz_rec_kjt.c: op, types, present, keys, stride, the op's int list, the sizes and the elements."""
+    types = (1 if i64v else 0) | (2 if i64l else 0) | (4 if raw_keys is not None else 0) | (8 if stride is not None else 0)
+    present = (1 if offsets is not None else 0) | (4 if weights is not None else 0) | \
+              (16 if spkpr is not None else 0) | (32 if inverse is not None else 0) | (64 if drop_lengths else 0)
+    if offsets is not None and len(offsets) == len(lengths):
+        present |= 2
+    if weights is not None and len(weights) == len(values) + 1:
+        present |= 8
+    n_val = len(values)
+    if n_val >= 128:
+        types |= 16
+        n_val -= 128
+    b = bytes([op, types, present, n_keys])
+    if raw_keys is not None:
+        b += raw_keys + b"\xff"
+    if stride is not None:
+        b += kjt_int(stride)
+    if ints is not None:
+        b += bytes([len(ints)]) + b"".join(kjt_int(v) for v in ints)
+    b += bytes([len(lengths), n_val])
+    for arr in (values, lengths, offsets, weights):
+        if arr is not None:
+            b += b"".join(kjt_int(int(v)) for v in arr)
+    if spkpr is not None:
+        b += bytes([len(spkpr[0]) - 1]) + b"".join(kjt_int(v) for row in spkpr for v in row)
+    if inverse is not None:
+        b += bytes([len(inverse[0]) - 1]) + b"".join(kjt_int(v) for row in inverse for v in row)
+    if segs is not None:
+        b += bytes([len(segs) - 1]) + b"".join(kjt_int(v) for v in segs)
+    return b
+
+
+def rec_kjt_seeds():
+    v, ln = [3, 1, 4, 1, 5], [1, 2, 0, 2]           # keys f0, f1; stride 2
+    off = [0, 1, 3, 3, 5]
+    return {
+        "from_lengths": kjt_input(0, v, ln),
+        "from_lengths_i64_weighted": kjt_input(0, v, ln, i64v=True, i64l=True, weights=[1, 2, 3, 4, 5]),
+        "from_offsets": kjt_input(1, v, ln, offsets=off),
+        "from_offsets_backwards": kjt_input(1, v, ln, offsets=[0, 3, 1, 3, 5]),
+        "permute": kjt_input(2, v, ln, ints=[1, 0, 1]),
+        "permute_out_of_range": kjt_input(2, v, ln, ints=[2]),
+        "split": kjt_input(3, v, ln, ints=[1, 1]),
+        "split_short": kjt_input(3, v, ln, ints=[1, 0]),
+        "to_dict": kjt_input(4, v, ln, offsets=off, weights=[1, 1, 1, 1, 1]),
+        "to_dict_offsets_only": kjt_input(4, v, ln, offsets=off, drop_lengths=True),
+        "dedup": kjt_input(5, [7, 7, 8, 7, 7], [1, 1, 1, 2]),
+        "vbe": kjt_input(0, v, [1, 2, 2], spkpr=[[1], [2]]),
+        "vbe_inverse": kjt_input(5, v, [1, 2, 2], spkpr=[[1], [2]], inverse=[[0, 0], [0, 1]]),
+        "concat": kjt_input(6, v, ln, ints=[1, 1], segs=[0, 2, 4]),
+        "sum_mismatch": kjt_input(0, v, [1, 2, 0, 9]),
+        "negative_length": kjt_input(0, v, [1, -2, 4, 2]),
+        "stride_mismatch": kjt_input(0, v, ln, stride=3),
+        "raw_keys": kjt_input(4, v, ln, raw_keys=b"a,,a,"),
+        "huge": kjt_input(0, [0], [0x7fffffff, 1]),
+    }
+
+
+# ----------------------------------------------------- rec_metrics_state
+
+def rec_metrics_state_seeds():
+    """fuzz_rec_metrics_state.c: cfg (n_tasks, window_size), batches (bit 7: raw
+    mode), then edits (resize byte, (position, value) pairs) or raw f64s."""
+    return {
+        "intact_t1": bytes([0, 3, 0]),
+        "intact_t3_w8": bytes([2 | (7 << 2), 5, 0]),
+        "empty": bytes([0, 0, 0]),
+        "cut": bytes([0, 4, 1 | (3 << 1)]),
+        "extended": bytes([1, 2, 2 | (2 << 2)]),
+        "bad_count": bytes([0, 3, 0, 8, 3 << 3]),
+        "nan_total": bytes([0, 3, 0, 5, 0]),
+        "huge_count": bytes([0, 2, 0, 8, 3, 0xff, 0xff, 0xff, 0x7f]),
+        "fraction": bytes([0, 6, 0, 12, 2 | 8]),
+        "raw": bytes([0, 0x80]) + struct.pack("<8d", 7.0, 1.0, 1.0, 100.0, 6.0, 0.0, 1.0, 2.0),
+    }
+
+# ----------------------------------------------------------- sample_pipeline
+def sample_pipeline_seeds():
+    """fuzz_sample_pipeline.c: the JSON pipeline of vision.transform_sample: the
+    golden pipelines of tests/data/vision/transforms/sample, and a few refused ones."""
+    d = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "vision", "transforms", "sample")
+    seeds = {}
+    for name in sorted(os.listdir(d)):
+        if name.endswith(".json"):
+            with open(os.path.join(d, name), "rb") as f:
+                seeds[name[:-5]] = f.read()
+    seeds["bad_missing_size"] = b'[{"Resize": {"size": [8]}}, {"RandomCrop": {}}]'
+    seeds["bad_padding"] = b'[{"Pad": {"padding": [1, 2, 3]}}]'
+    seeds["bad_json"] = b'[{"Resize": {"size": [8]}'
+    return seeds
+SAMPLE_DICT = ["RandomHorizontalFlip", "RandomVerticalFlip", "Resize", "CenterCrop", "RandomCrop",
+               "RandomResizedCrop", "Pad", "RandomRotation", "RandomAffine", "RandomPerspective", "RandomZoomOut",
+               "ElasticTransform", "RandomIoUCrop", "ColorJitter", "Normalize", "ToDtype", "ClampBoundingBoxes",
+               "SanitizeBoundingBoxes", "AutoAugment", "RandAugment", "TrivialAugmentWide", "AugMix", '"size"',
+               '"p"', '"padding"', '"fill"', '"padding_mode"', '"degrees"', '"scale"', '"ratio"', '"interpolation"',
+               '"expand"', '"center"', '"translate"', '"shear"', '"alpha"', '"sigma"', '"trials"', "true", "null",
+               "[", "]", "{", "}", ":", ","]
+
 # ------------------------------------------------------------------ write
 
 TARGETS = {
@@ -567,6 +733,9 @@ TARGETS = {
     "stream": (stream_seeds, STREAM_DICT),
     "wordpiece": (wordpiece_seeds, WORDPIECE_DICT),
     "td_meta": (td_meta_seeds, TD_META_DICT),
+    "rec_kjt": (rec_kjt_seeds, []),
+    "rec_metrics_state": (rec_metrics_state_seeds, []),
+    "sample_pipeline": (sample_pipeline_seeds, SAMPLE_DICT),
 }
 
 
@@ -578,13 +747,17 @@ def dict_entry(s):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fuzz"))
+    ap.add_argument("--only", nargs="*", default=None, help="write these targets only")
     args = ap.parse_args()
     for target, (seeds, words) in TARGETS.items():
+        if args.only is not None and target not in args.only:
+            continue
         d = os.path.join(args.out, "corpus", target)
+        made = seeds()              # before the old corpus goes: a target may keep seeds it cannot remake
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
         total = 0
-        for name, data in sorted(seeds().items()):
+        for name, data in sorted(made.items()):
             with open(os.path.join(d, name), "wb") as f:
                 f.write(data)
             total += len(data)
@@ -593,7 +766,7 @@ def main():
             f.write("# libFuzzer dictionary of fuzz_%s (tools/gen_fuzz_corpus.py)\n" % target)
             for w in dict.fromkeys(words):
                 f.write(dict_entry(w) + "\n")
-        print("%-16s %2d seeds, %5d bytes" % (target, len(seeds()), total))
+        print("%-16s %2d seeds, %5d bytes" % (target, len(made), total))
 
 
 if __name__ == "__main__":

@@ -58,7 +58,7 @@ def main():
     cli, outdir, version = sys.argv[1:4]
     os.makedirs(outdir, exist_ok=True)
     top = help_of(cli)
-    commands = re.findall(r"^  (\w+)\s+(.*)$", top.split("commands:", 1)[1].split("\n\n", 1)[0], re.M)
+    commands = re.findall(r"^  ([\w-]+)\s+(.*)$", top.split("commands:", 1)[1].split("\n\n", 1)[0], re.M)
     names = [f"loom-{c}" for c, _ in commands]
     with open(os.path.join(outdir, "loom.1"), "w") as f:
         f.write(page("loom", "loom manual", "run operator packs from the command line",

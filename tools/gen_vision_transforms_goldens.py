@@ -401,11 +401,358 @@ def main():
     geo("rotate", "rotate_batch_u8_m100", "batch_u8", lambda x: F.rotate(x, -100.0, interpolation=MODES["bilinear"]),
         angle=-100.0, interpolation="bilinear")
 
+    # Masks through affine, rotate, perspective and elastic: torchvision's
+    # *_mask kernels (the image grid, nearest, fill 0 unless given), on
+    # uint8 labels [2, H, W], int64 labels [H, W] and a bool mask.
+    add_input("mask_bool", rng.random((23, 31)) < 0.4)
+    for inp in ("mask_u8", "mask_i64", "mask_bool"):
+        geo("affine_mask", f"affine_{inp}", inp, lambda x: F.affine(x, 17.0, [2.5, -3], 0.9, [5.0, -3.0]),
+            angle=17.0, translate="2.5,-3", scale=0.9, shear="5,-3")
+        geo("rotate_mask", f"rotate_{inp}_30_expand", inp, lambda x: F.rotate(x, 30.0, expand=True),
+            angle=30.0, expand=True)
+        geo("perspective_mask", f"perspective_{inp}", inp, lambda x: F.perspective(x, sp, ep),
+            startpoints="0,0,30,0,30,22,0,22", endpoints="3,2,27,1,29,20,1,21")
+    geo("affine_mask", "affine_mask_i64_fill_center", "mask_i64",
+        lambda x: F.affine(x, -33.0, [1, 2], 1.2, [10.0, 0.0], fill=7, center=[4, 9]),
+        angle=-33.0, translate="1,2", scale=1.2, shear="10,0", fill=7, center="4,9")
+    geo("rotate_mask", "rotate_mask_u8_m45_fill", "mask_u8", lambda x: F.rotate(x, -45.0, fill=9),
+        angle=-45.0, fill=9)
+    geo("rotate_mask", "rotate_mask_u8_20_center", "mask_u8", lambda x: F.rotate(x, 20.0, center=[5, 7]),
+        angle=20.0, center="5,7")
+    geo("rotate_mask", "rotate_mask_i64_90_expand", "mask_i64", lambda x: F.rotate(x, 90.0, expand=True),
+        angle=90.0, expand=True)
+    geo("perspective_mask", "perspective_mask_u8_coefficients_fill", "mask_u8",
+        lambda x: F.perspective(x, None, None, coefficients=coeffs, fill=3),
+        coefficients=",".join(f"{v:g}" for v in coeffs), fill=3)
+    for inp, disp, fill in (("mask_u8", "displacement_23x31", None), ("mask_i64", "displacement_12x15", 4),
+                            ("mask_bool", "displacement_23x31", None)):
+        name = f"elastic_{inp}" + ("_fill" if fill is not None else "")
+        y = F.elastic(tv_tensors.Mask(torch.from_numpy(inputs[inp])), torch.from_numpy(inputs[disp]), fill=fill)
+        save(name, y.as_subclass(torch.Tensor).numpy())
+        lines.append(f"vision.elastic_mask {name} {inp}+{disp} "
+                     + (attrs_text(fill=fill) if fill is not None else "-"))
+
+    # Boxes through perspective and elastic (every format; boxes sticking out)
+    canvas_text = f"{canvas[0]},{canvas[1]}"
+    for fmt in ("xyxy", "xywh", "cxcywh"):
+        BF = tv_tensors.BoundingBoxFormat[fmt.upper()]
+        inp = f"mixed_{fmt}"
+        box_case("perspective_bounding_boxes", f"perspective_boxes_{fmt}", inp,
+                 lambda b, f=BF: G.perspective_bounding_boxes(b, f, canvas, sp, ep),
+                 canvas_out=False, format=fmt, canvas_size=canvas_text, startpoints="0,0,30,0,30,22,0,22",
+                 endpoints="3,2,27,1,29,20,1,21")
+        box_case("perspective_bounding_boxes", f"perspective_boxes_{fmt}_coefficients_noclamp", inp,
+                 lambda b, f=BF: G.perspective_bounding_boxes(b, f, canvas, None, None, coefficients=coeffs,
+                                                              clamping_mode=None),
+                 canvas_out=False, format=fmt, canvas_size=canvas_text, coefficients=",".join(f"{v:g}" for v in coeffs),
+                 clamping_mode="none")
+        name = f"elastic_boxes_{fmt}"
+        y = G.elastic_bounding_boxes(torch.from_numpy(inputs[inp]), BF, canvas,
+                                     torch.from_numpy(inputs["displacement_23x31"]))
+        save(name, y.numpy())
+        lines.append(f"vision.elastic_bounding_boxes {name} {inp}+displacement_23x31 "
+                     + attrs_text(format=fmt, canvas_size=canvas_text))
+
+    # adjust_sharpness (the op AutoAugment's Sharpness calls)
+    for f_ in (0.0, 0.3, 1.9):
+        colour("adjust_sharpness", f"{f_:g}".replace(".", "p"), lambda x, v=f_: F.adjust_sharpness(x, v),
+               inps=("img_u8", "small_f32", "batch_u8"), sharpness_factor=f_)
+
     with open(os.path.join(OUT, "cases.txt"), "w") as f:
         f.write(f"# torchvision {torchvision.__version__}, torch {torch.__version__}, "
                 f"cpu capability {torch.backends.cpu.get_cpu_capability()}\n")
         f.write("\n".join(lines) + "\n")
     print(f"{len(lines)} cases in {OUT}")
+    augment_goldens(os.path.join(OUT, "augment"))
+    sample_goldens(os.path.join(OUT, "sample"))
+
+
+class DrawRecorder:
+    """Records torchvision's random draws, in the order it makes them: every
+    torch.randint and torch.randperm (their integers), torch.rand and
+    Tensor.uniform_ (their float32 values), and the Dirichlet / Beta samples
+    handed to record()."""
+
+    def __init__(self):
+        self.draws = []
+
+    def record(self, t):
+        self.draws.extend(float(v) for v in torch.as_tensor(t).flatten().tolist())
+        return t
+
+    def __enter__(self):
+        self.saved = (torch.randint, torch.rand, torch.Tensor.uniform_, torch.randperm)
+        randint, rand, uniform_, randperm = self.saved
+        torch.randint = lambda *a, **k: self.record(randint(*a, **k))
+        torch.rand = lambda *a, **k: self.record(rand(*a, **k))
+        torch.Tensor.uniform_ = lambda t, *a, **k: self.record(uniform_(t, *a, **k))
+        torch.randperm = lambda *a, **k: self.record(randperm(*a, **k))
+        RecordedAugMix.recorder = self
+        return self
+
+    def __exit__(self, *exc):
+        torch.randint, torch.rand, torch.Tensor.uniform_, torch.randperm = self.saved
+
+
+class RecordedAugMix(torchvision.transforms.v2.AugMix):
+    recorder = None
+
+    def _sample_dirichlet(self, params):
+        return self.recorder.record(torch._sample_dirichlet(params))
+
+
+class RecordedBeta:
+    def __init__(self, dist, recorder):
+        self.dist, self.recorder = dist, recorder
+
+    def sample(self, shape=()):
+        return self.recorder.record(self.dist.sample(shape))
+
+
+def augment_goldens(out):
+    """The augmentations: each case runs torchvision's transform under a
+    seed with its draws recorded; augment/cases.txt lists
+
+        OP NAME INPUTS ATTRS
+
+    INPUTS joined by '+' (the image, or images and labels, then NAME_draws:
+    float64, the recorded draws); the outputs are NAME.npy (and, for mixup
+    and cutmix, NAME_labels.npy)."""
+    import torchvision.transforms.v2 as T
+    os.makedirs(out, exist_ok=True)
+    arng = np.random.default_rng(20261202)
+    ins, rows = {}, []
+
+    def put(name, a):
+        np.save(os.path.join(out, name + ".npy"), np.ascontiguousarray(a), allow_pickle=False)
+
+    def add(name, a):
+        ins[name] = a
+        put(name, a)
+
+    yy, xx = np.mgrid[0:32, 0:40]
+    smooth = np.stack([(120 + 100 * np.sin(xx / 5.0 + c) * np.cos(yy / 7.0)).astype(np.uint8) for c in range(3)])
+    add("aug_u8", np.clip(smooth.astype(np.int16) + arng.integers(-20, 21, smooth.shape), 0, 255).astype(np.uint8))
+    add("aug_batch_u8", arng.integers(0, 256, (3, 3, 20, 24), dtype=np.uint8))
+    add("aug_grey_u8", arng.integers(0, 256, (1, 18, 22), dtype=np.uint8))
+    add("aug_f32", arng.random((3, 16, 20), dtype=np.float32))
+    add("mix_f32", arng.random((4, 3, 10, 12), dtype=np.float32))
+    add("mix_u8", arng.integers(0, 256, (4, 3, 10, 12), dtype=np.uint8))
+    add("labels_idx", np.array([3, 0, 4, 1], dtype=np.int64))
+    probs = arng.random((4, 5), dtype=np.float32)
+    add("labels_prob", (probs / probs.sum(1, keepdims=True)).astype(np.float32))
+
+    def case(op, name, transform, inputs, attrs, seed, prepare=None):
+        torch.manual_seed(seed)
+        args = [torch.from_numpy(ins[i].copy()) for i in inputs]
+        with DrawRecorder() as rec:
+            if prepare:
+                prepare(transform, rec)
+            y = transform(*args)
+        if isinstance(y, tuple):
+            put(name, y[0].numpy())
+            put(name + "_labels", y[1].numpy())
+        else:
+            put(name, y.numpy())
+        put(name + "_draws", np.array(rec.draws, dtype=np.float64))
+        rows.append(f"vision.{op} {name} {'+'.join(inputs + [name + '_draws'])} " + attrs_text(**attrs))
+
+    def augmix_prepare(t, rec):
+        t.recorder = rec
+
+    mix = [("default", {}, {}),
+           ("partial", dict(severity=5, mixture_width=2, chain_depth=2, alpha=0.5, all_ops=False),
+            dict(severity=5, mixture_width=2, chain_depth=2, alpha=0.5, all_ops=False)),
+           ("nearest_fill", dict(interpolation=InterpolationMode.NEAREST, fill=[10, 200, 30], severity=10),
+            dict(interpolation="nearest", fill="10,200,30", severity=10))]
+    for tag, kw, attrs in mix:
+        for inp in ("aug_u8", "aug_batch_u8") if tag != "nearest_fill" else ("aug_u8",):
+            for seed in (1, 2, 3):
+                case("augmix", f"augmix_{tag}_{inp}_{seed}", RecordedAugMix(**kw), [inp], attrs, seed, augmix_prepare)
+    case("augmix", "augmix_default_aug_f32_1", RecordedAugMix(), ["aug_f32"], {}, 4, augmix_prepare)
+    case("augmix", "augmix_default_aug_grey_u8_1", RecordedAugMix(), ["aug_grey_u8"], {}, 5, augmix_prepare)
+
+    for seed in range(1, 13):
+        case("rand_augment", f"rand_augment_aug_u8_{seed}", T.RandAugment(), ["aug_u8"], {}, 100 + seed)
+        case("trivial_augment_wide", f"trivial_augment_wide_aug_u8_{seed}", T.TrivialAugmentWide(), ["aug_u8"], {},
+             200 + seed)
+        case("auto_augment", f"auto_augment_aug_u8_{seed}", T.AutoAugment(), ["aug_u8"], {}, 300 + seed)
+    case("rand_augment", "rand_augment_3ops_m15_batch", T.RandAugment(num_ops=3, magnitude=15),
+         ["aug_batch_u8"], dict(num_ops=3, magnitude=15), 120)
+    case("rand_augment", "rand_augment_bilinear_fill_f32",
+         T.RandAugment(num_ops=4, interpolation=InterpolationMode.BILINEAR, fill=[0.1, 0.5, 0.9]),
+         ["aug_f32"], dict(num_ops=4, interpolation="bilinear", fill="0.1,0.5,0.9"), 121)
+    case("trivial_augment_wide", "trivial_augment_wide_batch", T.TrivialAugmentWide(num_magnitude_bins=11),
+         ["aug_batch_u8"], dict(num_magnitude_bins=11), 220)
+    case("auto_augment", "auto_augment_grey", T.AutoAugment(), ["aug_grey_u8"], {}, 320)
+
+    for seed in range(1, 5):
+        case("random_erasing", f"random_erasing_u8_{seed}", T.RandomErasing(p=1.0), ["aug_u8"], dict(p=1.0), 400 + seed)
+    case("random_erasing", "random_erasing_value_batch", T.RandomErasing(p=1.0, value=[10, 20, 30], scale=(0.1, 0.5)),
+         ["aug_batch_u8"], dict(p=1.0, value="10,20,30", scale="0.1,0.5"), 410)
+    case("random_erasing", "random_erasing_f32", T.RandomErasing(p=0.9, value=0.25, ratio=(0.5, 2.0)),
+         ["aug_f32"], dict(p=0.9, value=0.25, ratio="0.5,2"), 411)
+    case("random_erasing", "random_erasing_skipped", T.RandomErasing(p=0.0), ["aug_u8"], dict(p=0.0), 412)
+
+    def beta_prepare(t, rec):
+        t._dist = RecordedBeta(t._dist, rec)
+
+    for op, cls in (("mixup", T.MixUp), ("cutmix", T.CutMix)):
+        imgs = ("mix_f32",) if op == "mixup" else ("mix_f32", "mix_u8")
+        for inp in imgs:
+            for seed in (1, 2):
+                case(op, f"{op}_{inp}_idx_{seed}", cls(num_classes=5), [inp, "labels_idx"], dict(num_classes=5),
+                     500 + seed, beta_prepare)
+            case(op, f"{op}_{inp}_prob_alpha", cls(alpha=0.4), [inp, "labels_prob"], dict(alpha=0.4), 510,
+                 beta_prepare)
+
+    with open(os.path.join(out, "cases.txt"), "w") as f:
+        f.write(f"# torchvision {torchvision.__version__}, torch {torch.__version__}\n")
+        f.write("\n".join(rows) + "\n")
+    print(f"{len(rows)} augmentation cases in {out}")
+
+
+def sample_goldens(out):
+    """vision.transform_sample against torchvision.transforms.v2.Compose on a
+    sample {image, boxes, masks, labels}, draws recorded. sample/cases.txt:
+
+        NAME INPUTS FORMAT
+
+    with NAME.json the pipeline, INPUTS the input files joined by '+' (image,
+    boxes or -, masks or -, labels or -) and NAME_draws; the outputs are
+    NAME_image, NAME_boxes, NAME_masks, NAME_labels (absent ones: empty)."""
+    import json
+    import torchvision.transforms.v2 as T
+    os.makedirs(out, exist_ok=True)
+    srng = np.random.default_rng(20261203)
+    ins, rows = {}, []
+
+    def put(name, a):
+        np.save(os.path.join(out, name + ".npy"), np.ascontiguousarray(a), allow_pickle=False)
+
+    def add(name, a):
+        ins[name] = a
+        put(name, a)
+
+    yy, xx = np.mgrid[0:32, 0:40]
+    add("img_u8", np.stack([(120 + 100 * np.sin(xx / 6.0 + c) * np.cos(yy / 5.0)).astype(np.uint8) for c in range(3)]))
+    xy = srng.uniform(0, 30, (6, 2)).astype(np.float32)
+    wh = srng.uniform(2, 14, (6, 2)).astype(np.float32)
+    add("boxes_xyxy", np.concatenate([xy, xy + wh], 1))
+    add("boxes_xywh", np.concatenate([xy, wh], 1))
+    add("boxes_cxcywh", np.concatenate([xy + wh / 2, wh], 1))
+    add("mask_u8", srng.integers(0, 5, (32, 40), dtype=np.uint8))
+    per_box = np.zeros((6, 32, 40), dtype=np.uint8)
+    for k in range(6):
+        x0, y0 = int(xy[k, 0]), int(xy[k, 1])
+        per_box[k, y0:y0 + int(wh[k, 1]) + 1, x0:x0 + int(wh[k, 0]) + 1] = 1
+    add("mask_per_box", per_box)
+    add("labels", np.arange(6, dtype=np.int64) + 10)
+
+    def case(name, steps, spec, image="img_u8", boxes=None, fmt="xyxy", masks=None, labels=None, seed=0):
+        torch.manual_seed(seed)
+        sample = {"image": tv_tensors.Image(torch.from_numpy(ins[image].copy()))}
+        if boxes:
+            sample["boxes"] = tv_tensors.BoundingBoxes(torch.from_numpy(ins[boxes].copy()), format=fmt.upper(),
+                                                       canvas_size=tuple(ins[image].shape[-2:]))
+        if masks:
+            sample["masks"] = tv_tensors.Mask(torch.from_numpy(ins[masks].copy()))
+        if labels:
+            sample["labels"] = torch.from_numpy(ins[labels].copy())
+        with DrawRecorder() as rec:
+            y = T.Compose(steps)(sample)
+        put(name + "_image", y["image"].as_subclass(torch.Tensor).numpy())
+        put(name + "_boxes", y["boxes"].as_subclass(torch.Tensor).numpy() if boxes else np.zeros((0, 4), np.float32))
+        if masks:
+            put(name + "_masks", y["masks"].as_subclass(torch.Tensor).numpy())
+        put(name + "_labels", y["labels"].numpy() if labels else np.zeros((0,), np.int64))
+        put(name + "_draws", np.array(rec.draws, dtype=np.float64))
+        with open(os.path.join(out, name + ".json"), "w") as f:
+            json.dump(spec, f)
+        rows.append(f"{name} {image}+{boxes or '-'}+{masks or '-'}+{labels or '-'}+{name}_draws {fmt}")
+
+    for seed in range(4):
+        case(f"rrc_flip_{seed}", [T.RandomResizedCrop([24, 28]), T.RandomHorizontalFlip()],
+             [{"RandomResizedCrop": {"size": [24, 28]}}, {"RandomHorizontalFlip": {}}],
+             boxes="boxes_xyxy", masks="mask_u8", labels="labels", seed=seed)
+    for seed in range(3):
+        case(f"pad_crop_sanitize_{seed}",
+             [T.Pad([2, 3], fill=7), T.RandomCrop([26, 30]), T.RandomVerticalFlip(p=0.7), T.ClampBoundingBoxes(),
+              T.SanitizeBoundingBoxes(min_size=2)],
+             [{"Pad": {"padding": [2, 3], "fill": 7}}, {"RandomCrop": {"size": [26, 30]}},
+              {"RandomVerticalFlip": {"p": 0.7}}, {"ClampBoundingBoxes": {}}, {"SanitizeBoundingBoxes": {"min_size": 2}}],
+             boxes="boxes_cxcywh", fmt="cxcywh", masks="mask_per_box", labels="labels", seed=10 + seed)
+    for seed in range(3):
+        case(f"resize_jitter_normalize_{seed}",
+             [T.Resize([20]), T.CenterCrop([16, 18]), T.ColorJitter(0.4, 0.4, 0.4, 0.1),
+              T.ToDtype(torch.float32, scale=True), T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])],
+             [{"Resize": {"size": [20]}}, {"CenterCrop": {"size": [16, 18]}},
+              {"ColorJitter": {"brightness": 0.4, "contrast": 0.4, "saturation": 0.4, "hue": 0.1}},
+              {"ToDtype": {"dtype": "float32", "scale": True}},
+              {"Normalize": {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}}],
+             boxes="boxes_xywh", fmt="xywh", masks="mask_u8", seed=20 + seed)
+    case("random_crop_pad_if_needed_edge", [T.RandomCrop([36, 44], pad_if_needed=True, padding_mode="edge")],
+         [{"RandomCrop": {"size": [36, 44], "pad_if_needed": True, "padding_mode": "edge"}}], masks="mask_u8", seed=30)
+    case("resize_bicubic_max_size", [T.Resize([18], interpolation=InterpolationMode.BICUBIC, max_size=21)],
+         [{"Resize": {"size": [18], "interpolation": "bicubic", "max_size": 21}}], boxes="boxes_xyxy",
+         masks="mask_u8", seed=31)
+    case("rrc_fallback", [T.RandomResizedCrop([10, 10], scale=(3.0, 4.0), ratio=(0.2, 0.25))],
+         [{"RandomResizedCrop": {"size": [10, 10], "scale": [3.0, 4.0], "ratio": [0.2, 0.25]}}],
+         boxes="boxes_xyxy", masks="mask_u8", seed=32)
+
+    for seed in range(2):
+        case(f"rotation_{seed}", [T.RandomRotation(30)], [{"RandomRotation": {"degrees": 30}}],
+             boxes="boxes_xyxy", masks="mask_u8", labels="labels", seed=40 + seed)
+    case("rotation_expand_bilinear_fill",
+         [T.RandomRotation([-20, 40], interpolation=InterpolationMode.BILINEAR, expand=True, fill=5)],
+         [{"RandomRotation": {"degrees": [-20, 40], "interpolation": "bilinear", "expand": True, "fill": 5}}],
+         boxes="boxes_xywh", fmt="xywh", masks="mask_u8", seed=42)
+    for seed in range(2):
+        case(f"affine_{seed}",
+             [T.RandomAffine(degrees=15, translate=(0.1, 0.2), scale=(0.8, 1.2), shear=(-5, 5, -3, 3),
+                             interpolation=InterpolationMode.BILINEAR)],
+             [{"RandomAffine": {"degrees": 15, "translate": [0.1, 0.2], "scale": [0.8, 1.2], "shear": [-5, 5, -3, 3],
+                                "interpolation": "bilinear"}}],
+             boxes="boxes_xyxy", masks="mask_u8", labels="labels", seed=50 + seed)
+    case("affine_shear_center", [T.RandomAffine(degrees=0, shear=10, center=[5, 7], fill=9)],
+         [{"RandomAffine": {"degrees": 0, "shear": 10, "center": [5, 7], "fill": 9}}],
+         boxes="boxes_cxcywh", fmt="cxcywh", masks="mask_u8", seed=52)
+    for seed in range(3):
+        case(f"perspective_{seed}", [T.RandomPerspective(distortion_scale=0.4, p=0.8)],
+             [{"RandomPerspective": {"distortion_scale": 0.4, "p": 0.8}}],
+             boxes="boxes_xyxy", masks="mask_u8", seed=60 + seed)
+    for seed in range(2):
+        case(f"zoom_out_{seed}", [T.RandomZoomOut(fill=3, side_range=(1.0, 2.0), p=0.9), T.Resize([32, 40])],
+             [{"RandomZoomOut": {"fill": 3, "side_range": [1.0, 2.0], "p": 0.9}}, {"Resize": {"size": [32, 40]}}],
+             boxes="boxes_xyxy", masks="mask_u8", labels="labels", seed=70 + seed)
+    for seed in range(2):
+        case(f"elastic_{seed}", [T.ElasticTransform(alpha=20.0, sigma=3.0)],
+             [{"ElasticTransform": {"alpha": 20.0, "sigma": 3.0}}],
+             boxes="boxes_xyxy", masks="mask_u8", labels="labels", seed=100 + seed)
+    case("elastic_nearest_fill", [T.ElasticTransform(alpha=[30.0, 10.0], sigma=[2.0, 4.0],
+                                                     interpolation=InterpolationMode.NEAREST, fill=6)],
+         [{"ElasticTransform": {"alpha": [30.0, 10.0], "sigma": [2.0, 4.0], "interpolation": "nearest", "fill": 6}}],
+         boxes="boxes_xywh", fmt="xywh", masks="mask_u8", seed=102)
+    for seed in range(4):
+        case(f"iou_crop_{seed}", [T.RandomIoUCrop(), T.SanitizeBoundingBoxes()],
+             [{"RandomIoUCrop": {}}, {"SanitizeBoundingBoxes": {}}],
+             boxes="boxes_xyxy", masks="mask_u8", labels="labels", seed=110 + seed)
+    case("iou_crop_options", [T.RandomIoUCrop(min_scale=0.5, sampler_options=[0.3, 0.5], trials=10)],
+         [{"RandomIoUCrop": {"min_scale": 0.5, "sampler_options": [0.3, 0.5], "trials": 10}}],
+         boxes="boxes_cxcywh", fmt="cxcywh", masks="mask_u8", labels="labels", seed=114)
+    # the augmentations in a pipeline (image alone: torchvision refuses boxes and masks there)
+    for seed in range(2):
+        case(f"policies_{seed}", [T.RandomResizedCrop([24, 24]), T.RandAugment(num_ops=3), T.TrivialAugmentWide(),
+                                  T.AutoAugment(), T.ToDtype(torch.float32, scale=True)],
+             [{"RandomResizedCrop": {"size": [24, 24]}}, {"RandAugment": {"num_ops": 3}}, {"TrivialAugmentWide": {}},
+              {"AutoAugment": {}}, {"ToDtype": {"dtype": "float32", "scale": True}}], seed=80 + seed)
+        case(f"augmix_{seed}", [T.RandomHorizontalFlip(), RecordedAugMix(severity=4, alpha=0.7)],
+             [{"RandomHorizontalFlip": {}}, {"AugMix": {"severity": 4, "alpha": 0.7}}], seed=90 + seed)
+
+    with open(os.path.join(out, "cases.txt"), "w") as f:
+        f.write(f"# torchvision {torchvision.__version__}, torch {torch.__version__}\n")
+        f.write("\n".join(rows) + "\n")
+    print(f"{len(rows)} transform_sample cases in {out}")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,8 @@ extern const pk_module audio_spectral_cpu, audio_spectral_cuda;
 extern const pk_module audio_files_cpu;
 extern const pk_module audio_stream_cpu;
 extern const pk_module audio_beamform_cpu, audio_beamform_cuda;
-extern const pk_module audio_ctc_cpu, audio_ctc_greedy_cpu, audio_ctc_greedy_cuda;
+extern const pk_module audio_ctc_cpu, audio_ctc_greedy_cpu, audio_ctc_greedy_cuda, audio_ctc_prefix_cpu,
+    audio_ctc_prefix_cuda;
 
 /* The cuda pack's fini: the beamform module's cuBLAS and cuSOLVER handles. */
 void audio_beamform_cuda_release(void);

@@ -23,5 +23,5 @@ void audio_cpu_fini(void) { audio_fft_plans_free(); }
 PK_PACK_DEFINE("audio", "0.1.0",
                "torchaudio: STFT family, spectrograms, mel features, multi-channel beamforming; audio files through "
                "libsndfile; CTC decoding with n-gram LMs; media streams through FFmpeg (cpu)", NULL, audio_cpu_fini,
-               &audio_spectral_cpu, &audio_beamform_cpu, &audio_ctc_cpu, &audio_ctc_greedy_cpu AUDIO_FILES_MODULE
+               &audio_spectral_cpu, &audio_beamform_cpu, &audio_ctc_cpu, &audio_ctc_greedy_cpu, &audio_ctc_prefix_cpu AUDIO_FILES_MODULE
                AUDIO_STREAM_MODULE)

@@ -16,5 +16,5 @@ static void audio_cuda_fini(void)
 
 PK_PACK_DEFINE_DEPS("audio-cuda", "0.1.0",
                     "torchaudio: STFT family, spectrograms, mel features (cuFFT), multi-channel beamforming (cuBLAS, "
-                    "cuSOLVER), greedy CTC decoding (cuda)", NULL, audio_cuda_fini, audio_cuda_depends, &audio_spectral_cuda,
-                    &audio_beamform_cuda, &audio_ctc_greedy_cuda)
+                    "cuSOLVER), greedy and prefix beam-search CTC decoding (cuda)", NULL, audio_cuda_fini, audio_cuda_depends,
+                    &audio_spectral_cuda, &audio_beamform_cuda, &audio_ctc_greedy_cuda, &audio_ctc_prefix_cuda)

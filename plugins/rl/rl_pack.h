@@ -6,7 +6,8 @@
 ** Modules, each in its own folder with a meson.build that appends to
 ** rl_cpu_src:
 **   tensordict/  the TensorDict container, tensordict's memmap layout, the
-**                rl.tensordict object and its rl.td_* methods
+**                rl.tensordict object and its rl.td_* methods; tensordict's
+**                MemoryMappedTensor as the rl.memmap_tensor object (rl.mmt_*)
 **   replay/      the rl.replay_buffer object (storages, writers, samplers)
 **   value/       torchrl.objectives.value.functional: GAE, TD(0), TD(lambda)
 **                and V-trace estimates over trajectories concatenated in time;
@@ -26,6 +27,7 @@
 
 /* The modules of the pack, in registration order (cpu_pack.c). */
 extern const pk_module rl_tensordict_cpu;
+extern const pk_module rl_memmap_tensor_cpu;
 extern const pk_module rl_replay_cpu;
 extern const pk_module rl_value_cpu;
 extern const pk_module rl_loss_cpu;

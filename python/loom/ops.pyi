@@ -664,6 +664,118 @@ class audio:
             num_frames (i64, rank 0): as the container says, 0 when unknown
             bits_per_sample (i64, rank 0): bits_per_raw_sample, 0 when unknown"""
         ...
+    @staticmethod
+    def stream_writer_add_audio_stream(*, encoder: Optional[str] = None, encoder_option: Optional[str] = None, encoder_format: Optional[str] = None, filter_desc: Optional[str] = None, bit_rate: int = -1, compression_level: int = -1, qscale: Optional[float] = None, sample_rate: int, num_channels: int, format: str = 'flt', encoder_sample_rate: Optional[int] = None, encoder_num_channels: Optional[int] = None, object: Optional[Object] = None) -> Any:
+        """StreamWriter.add_audio_stream: chunks [frames, num_channels] of `format` -> filter_desc, aformat -> encoder (its fixed frame size through asetnsamples)
+
+        A method of the object class audio.stream_writer: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            encoder (str, default: absent): encoder name (default: the container's codec)
+            encoder_option (str, default: absent): encoder options, key=value;key=value
+            encoder_format (str, default: absent): sample / pixel format of the encoder (default: its first)
+            filter_desc (str, default: absent): libavfilter graph applied before the encoder
+            bit_rate (int, default -1): CodecConfig.bit_rate, bits/s (-1: the encoder's)
+            compression_level (int, default -1): CodecConfig.compression_level (-1: the encoder's)
+            qscale (float, default: absent): CodecConfig.qscale (fixed quality)
+            sample_rate (int, required): of the chunks, Hz
+            num_channels (int, required): of the chunks
+            format (str, default 'flt'): the chunks' samples: u8 s16 s32 s64 flt dbl
+            encoder_sample_rate (int, default: absent): encode at this rate (resampled)
+            encoder_num_channels (int, default: absent): encode this many channels (remixed)
+        Outputs:
+            stream_index (i64, rank 0): index of the new stream (write_*_chunk's i)"""
+        ...
+    @staticmethod
+    def stream_writer_add_video_stream(*, encoder: Optional[str] = None, encoder_option: Optional[str] = None, encoder_format: Optional[str] = None, filter_desc: Optional[str] = None, bit_rate: int = -1, compression_level: int = -1, qscale: Optional[float] = None, frame_rate: float, width: int, height: int, format: str = 'rgb24', encoder_frame_rate: Optional[float] = None, encoder_width: Optional[int] = None, encoder_height: Optional[int] = None, hw_accel: Optional[str] = None, gop_size: int = -1, max_b_frames: int = -1, object: Optional[Object] = None) -> Any:
+        """StreamWriter.add_video_stream: chunks [frames, C, height, width] u8 of `format` -> filter_desc, scale, format, fps -> encoder
+
+        A method of the object class audio.stream_writer: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            encoder (str, default: absent): encoder name (default: the container's codec)
+            encoder_option (str, default: absent): encoder options, key=value;key=value
+            encoder_format (str, default: absent): sample / pixel format of the encoder (default: its first)
+            filter_desc (str, default: absent): libavfilter graph applied before the encoder
+            bit_rate (int, default -1): CodecConfig.bit_rate, bits/s (-1: the encoder's)
+            compression_level (int, default -1): CodecConfig.compression_level (-1: the encoder's)
+            qscale (float, default: absent): CodecConfig.qscale (fixed quality)
+            frame_rate (float, required): of the chunks, frames/s
+            width (int, required): of the chunks
+            height (int, required): of the chunks
+            format (str, default 'rgb24'): the chunks' pictures: rgb24 bgr24 yuv444p yuv420p gray
+            encoder_frame_rate (float, default: absent): encode at this rate (fps filter)
+            encoder_width (int, default: absent): encode at this width (scaled)
+            encoder_height (int, default: absent): encode at this height (scaled)
+            hw_accel (str, default: absent): cuda: encode on the GPU (not in this build)
+            gop_size (int, default -1): CodecConfig.gop_size (-1: the encoder's)
+            max_b_frames (int, default -1): CodecConfig.max_b_frames (-1: the encoder's)
+        Outputs:
+            stream_index (i64, rank 0): index of the new stream (write_*_chunk's i)"""
+        ...
+    @staticmethod
+    def stream_writer_bytes(*, object: Optional[Object] = None) -> Any:
+        """the bytes written to a memory destination (no dst)
+
+        A method of the object class audio.stream_writer: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            bytes (u8, rank 1): the muxed media (complete after close)"""
+        ...
+    @staticmethod
+    def stream_writer_close(*, object: Optional[Object] = None) -> None:
+        """StreamWriter.close: flush what is left, write the trailer, close the destination
+
+        A method of the object class audio.stream_writer: call it on a loom.Object of that class, or pass object=."""
+        ...
+    @staticmethod
+    def stream_writer_flush(*, object: Optional[Object] = None) -> None:
+        """StreamWriter.flush: drain every filter graph and encoder into the destination
+
+        A method of the object class audio.stream_writer: call it on a loom.Object of that class, or pass object=."""
+        ...
+    @staticmethod
+    def stream_writer_open(*, option: Optional[str] = None, object: Optional[Object] = None) -> None:
+        """StreamWriter.open(option): open the destination and write the header
+
+        A method of the object class audio.stream_writer: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            option (str, default: absent): muxer / protocol options, key=value;key=value"""
+        ...
+    @staticmethod
+    def stream_writer_set_metadata(*, metadata: str, object: Optional[Object] = None) -> None:
+        """StreamWriter.set_metadata
+
+        A method of the object class audio.stream_writer: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            metadata (str, required): the container's tags, key=value;key=value"""
+        ...
+    @staticmethod
+    def stream_writer_write_audio_chunk(chunk: TensorLike, *, i: int, pts: Optional[float] = None, object: Optional[Object] = None) -> None:
+        """StreamWriter.write_audio_chunk(i, chunk, pts)
+
+        A method of the object class audio.stream_writer: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            chunk (f32,f64,u8,i16,i32,i64, any rank): [frames, num_channels] samples, the dtype of the stream's format (flt: f32, s16: i16, ...)
+        Attributes (keyword-only):
+            i (int, required): stream index, in the order added
+            pts (float, default: absent): presentation time of the chunk's first frame, s"""
+        ...
+    @staticmethod
+    def stream_writer_write_video_chunk(chunk: TensorLike, *, i: int, pts: Optional[float] = None, object: Optional[Object] = None) -> None:
+        """StreamWriter.write_video_chunk(i, chunk, pts)
+
+        A method of the object class audio.stream_writer: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            chunk (u8, any rank): [frames, C, height, width] u8 (C 3, gray: 1)
+        Attributes (keyword-only):
+            i (int, required): stream index, in the order added
+            pts (float, default: absent): presentation time of the chunk's first frame, s"""
+        ...
 
 class core:
     """loom ops of the domain core."""
@@ -1497,6 +1609,43 @@ class rl:
             grad_kl (f32,f64, rank 1): [N] d loss / d kl, as torch autograd gives it after the update: beta (updated) / N"""
         ...
     @staticmethod
+    def mmt_as_tensor(*, rows: Optional[Sequence[int]] = None, object: Optional[Object] = None) -> Any:
+        """the MemoryMappedTensor as a tensor (t or t[start:stop]): its mapped bytes copied out
+
+        A method of the object class rl.memmap_tensor: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            rows (Sequence[int], default: absent): [start, stop]: only these rows along dim 0 (none: the whole tensor)
+        Outputs:
+            value (any, any rank): the tensor (or its rows), as the mapping holds it now"""
+        ...
+    @staticmethod
+    def mmt_describe(*, object: Optional[Object] = None) -> Any:
+        """the tensor's filename, dtype, shape and mode as JSON
+
+        A method of the object class rl.memmap_tensor: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            json (u8, rank 1): u8 UTF-8: {"filename", "dtype" (torch's name), "shape", "mode"}"""
+        ...
+    @staticmethod
+    def mmt_flush(*, object: Optional[Object] = None) -> None:
+        """msync: the file holds every write when it returns
+
+        A method of the object class rl.memmap_tensor: call it on a loom.Object of that class, or pass object=."""
+        ...
+    @staticmethod
+    def mmt_write(value: TensorLike, *, offset: int = 0, object: Optional[Object] = None) -> None:
+        """t[offset:offset + len(value)] = value in place: a shared mapping's write reaches the file and every other mapping of it
+
+        A method of the object class rl.memmap_tensor: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            value (any, any rank): rows to write: the tensor's dtype and trailing dims (a scalar tensor: the whole of a scalar)
+        Attributes (keyword-only):
+            offset (int, default 0): the first row along dim 0 that value's rows replace"""
+        ...
+    @staticmethod
     def parallel_env_reset(*, seed: int = -1, object: Optional[Object] = None) -> Any:
         """reset every environment (seed >= 0: environment i gets seed + i)
 
@@ -1639,6 +1788,17 @@ class rl:
         Outputs:
             index (i64, rank 1): i64 [B]: the items drawn
             priority_weight (f32, rank 1): f32 [B]: importance weights (prioritized), else empty"""
+        ...
+    @staticmethod
+    def rb_trajectories(*, object: Optional[Object] = None) -> Tuple[Any, Any, Any]:
+        """the trajectories a slice sampler draws from, as torchrl's find_start_stop_traj(at_capacity, cursor) recovers them from traj_key or end_key
+
+        A method of the object class rl.replay_buffer: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            start (i64, rank 1): i64 [N]: each trajectory's first slot
+            stop (i64, rank 1): i64 [N]: its last slot (below start when it wraps past the end of a full storage)
+            length (i64, rank 1): i64 [N]: its items"""
         ...
     @staticmethod
     def rb_update_priority(index: TensorLike, priority: TensorLike, *, object: Optional[Object] = None) -> None:
@@ -1819,14 +1979,15 @@ class rl:
             key (str, required): a key: "obs", "next.reward" for ("next","reward"), or a JSON list ["next","a.b"]"""
         ...
     @staticmethod
-    def td_set_non_tensor(*, key: str, json: str, object: Optional[Object] = None) -> None:
-        """td[key] = NonTensorData(value) for a JSON value (string, number, bool, null, list, object)
+    def td_set_non_tensor(*, key: str, json: str, stack: bool = False, object: Optional[Object] = None) -> None:
+        """td[key] = NonTensorData(value) for a JSON value (string, number, bool, null, list, object); stack=true: NonTensorStack.from_list(value), one value per element
 
         A method of the object class rl.tensordict: call it on a loom.Object of that class, or pass object=.
 
         Attributes (keyword-only):
             key (str, required): a key: "obs", "next.reward" for ("next","reward"), or a JSON list ["next","a.b"]
-            json (str, required): the value as JSON: "\\"text\\"", 3, [1,2], {...}"""
+            json (str, required): the value as JSON: "\\"text\\"", 3, [1,2], {...}
+            stack (bool, default False): a NonTensorStack: json is nested lists of the batch_size, one value per element"""
         ...
     @staticmethod
     def td_unflatten_keys(*, separator: str = '.', object: Optional[Object] = None) -> None:
@@ -2001,6 +2162,17 @@ class vision:
             output (f32,u8, any rank): the shape and dtype of image"""
         ...
     @staticmethod
+    def adjust_sharpness(image: TensorLike, *, sharpness_factor: float) -> Any:
+        """torchvision v2 adjust_sharpness: blend with the 3x3 smoothed image inside the border (1 or 3 channels)
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 (0..255) or float32 (0..1)
+        Attributes (keyword-only):
+            sharpness_factor (float, required): 0: the smoothed image, 1: the image, 2: sharper
+        Outputs:
+            output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
     def affine(image: TensorLike, *, angle: float, translate: Sequence[float], scale: float, shear: Sequence[float], interpolation: str = 'nearest', fill: Optional[Sequence[float]] = None, center: Optional[Sequence[float]] = None) -> Any:
         """torchvision.transforms.v2.functional.affine on images: rotation, translation, scale, shear about a centre
 
@@ -2034,6 +2206,56 @@ class vision:
             clamping_mode (str, default 'soft'; one of soft, hard, none): soft or hard (the same for these boxes): clamp to the canvas; none: do not
         Outputs:
             output (f32, any rank): [..., 4]: the enclosing boxes"""
+        ...
+    @staticmethod
+    def affine_mask(mask: TensorLike, *, angle: float, translate: Sequence[float], scale: float, shear: Sequence[float], fill: Optional[Sequence[float]] = None, center: Optional[Sequence[float]] = None) -> Any:
+        """torchvision.transforms.v2.functional.affine on masks: vision.affine's grid, nearest, one fill
+
+        Inputs:
+            mask (f32,u8,i32,i64,bool, any rank): [..., H, W] labels (any dtype)
+        Attributes (keyword-only):
+            angle (float, required): degrees, clockwise
+            translate (Sequence[float], required): (tx, ty) in pixels
+            scale (float, required): > 0
+            shear (Sequence[float], required): degrees: [s] (both) or [sx, sy]
+            fill (Sequence[float], default: absent): one value for the pixels from outside (absent: 0), rounded and saturated to the dtype
+            center (Sequence[float], default: absent): (x, y) of the pivot; absent: the mask centre
+        Outputs:
+            output (f32,u8,i32,i64,bool, any rank): [..., H', W']: the labels at the nearest source pixel, or the fill"""
+        ...
+    @staticmethod
+    def augmix(image: TensorLike, draws: Optional[TensorLike] = None, *, severity: int = 3, mixture_width: int = 3, chain_depth: int = -1, alpha: float = 1.0, all_ops: bool = True, interpolation: str = 'bilinear', fill: Optional[Sequence[float]] = None, seed: int = 0) -> Any:
+        """torchvision.transforms.v2.AugMix: chains of random ops mixed with the image by Dirichlet weights (per image of a batch; the chains shared, as torchvision)
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 or float32, 1 or 3 channels
+            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand and Dirichlet component); absent: the seed
+        Attributes (keyword-only):
+            severity (int, default 3): 1..10: the magnitude bins drawn from
+            mixture_width (int, default 3): chains mixed (at most 64)
+            chain_depth (int, default -1): ops per chain; <= 0: drawn from 1..3 per chain
+            alpha (float, default 1.0): Dirichlet / Beta parameter of the weights
+            all_ops (bool, default True): with brightness, contrast, color and sharpness
+            interpolation (str, default 'bilinear'; one of nearest, bilinear): nearest or bilinear (the geometric ops)
+            fill (Sequence[float], default: absent): pixels from outside the geometric ops: one, or one per channel (absent: 0)
+            seed (int, default 0): seed of the draws when no 'draws' input is given (the same result on every backend)
+        Outputs:
+            output (f32,u8, any rank): the augmented image, same shape and dtype"""
+        ...
+    @staticmethod
+    def auto_augment(image: TensorLike, draws: Optional[TensorLike] = None, *, policy: str = 'imagenet', interpolation: str = 'nearest', fill: Optional[Sequence[float]] = None, seed: int = 0) -> Any:
+        """torchvision.transforms.v2.AutoAugment with the ImageNet policy: one random sub-policy of two ops
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 or float32, 1 or 3 channels
+            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand and Dirichlet component); absent: the seed
+        Attributes (keyword-only):
+            policy (str, default 'imagenet'; one of imagenet): imagenet (AutoAugmentPolicy.IMAGENET)
+            interpolation (str, default 'nearest'; one of nearest, bilinear): nearest or bilinear (the geometric ops)
+            fill (Sequence[float], default: absent): pixels from outside the geometric ops: one, or one per channel (absent: 0)
+            seed (int, default 0): seed of the draws when no 'draws' input is given (the same result on every backend)
+        Outputs:
+            output (f32,u8, any rank): the augmented image, same shape and dtype"""
         ...
     @staticmethod
     def autocontrast(image: TensorLike) -> Any:
@@ -2261,6 +2483,22 @@ class vision:
             canvas_size (i64, rank 1): [2]: the new (H, W)"""
         ...
     @staticmethod
+    def cutmix(images: TensorLike, labels: TensorLike, draws: Optional[TensorLike] = None, *, alpha: float = 1.0, num_classes: Optional[int] = None, seed: int = 0) -> Tuple[Any, Any]:
+        """torchvision.transforms.v2.CutMix: a random box of each image from the one before it, labels by area
+
+        Inputs:
+            images (f32,u8, rank 4): [N, C, H, W] uint8 or float32
+            labels (f32,i64, any rank): [N] class indices (int64) or [N, K] probabilities (float32)
+            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand and Dirichlet component); absent: the seed
+        Attributes (keyword-only):
+            alpha (float, default 1.0): the Beta(alpha, alpha) of lam
+            num_classes (int, default: absent): classes of index labels [N] (needed for them; with [N, K] labels: K or absent)
+            seed (int, default 0): seed of the draws when no 'draws' input is given (the same result on every backend)
+        Outputs:
+            images (f32,u8, rank 4): [N, C, H, W]: each image mixed with the one before it (the batch rolled by one)
+            labels (f32, rank 2): [N, K] float32: the mixed labels"""
+        ...
+    @staticmethod
     def decode_image(input: TensorLike, offsets: Optional[TensorLike] = None, *, mode: str = 'UNCHANGED', apply_exif_orientation: bool = False, max_pixels: int = 268435456) -> Any:
         """torchvision.io.decode_image: a JPEG or PNG file (told by its first bytes) to a CHW image
 
@@ -2410,6 +2648,32 @@ class vision:
             fill (Sequence[float], default: absent): value of the pixels from outside: one, or one per channel (absent: 0)
         Outputs:
             output (f32,u8, any rank): [..., C, H', W'] (H' x W' = H x W unless rotate expands)"""
+        ...
+    @staticmethod
+    def elastic_bounding_boxes(boxes: TensorLike, displacement: TensorLike, *, format: str = 'xyxy', canvas_size: Sequence[int], clamping_mode: str = 'soft') -> Any:
+        """torchvision.transforms.v2.functional.elastic on boxes: corners through the approximate inverse grid
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+            displacement (f32, rank 4): [1, H, W, 2] of the canvas: as vision.elastic
+        Attributes (keyword-only):
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh
+            canvas_size (Sequence[int], required): (H, W) of the image
+            clamping_mode (str, default 'soft'; one of soft, hard, none): soft or hard (the same for these boxes): clamp to the canvas; none: do not
+        Outputs:
+            output (f32, any rank): [..., 4]: the enclosing boxes"""
+        ...
+    @staticmethod
+    def elastic_mask(mask: TensorLike, displacement: TensorLike, *, fill: Optional[Sequence[float]] = None) -> Any:
+        """torchvision.transforms.v2.functional.elastic on masks: vision.elastic's grid, nearest, one fill
+
+        Inputs:
+            mask (f32,u8,i32,i64,bool, any rank): [..., H, W] labels (any dtype)
+            displacement (f32, rank 4): [1, H, W, 2]: as vision.elastic
+        Attributes (keyword-only):
+            fill (Sequence[float], default: absent): one value for the pixels from outside (absent: 0), rounded and saturated to the dtype
+        Outputs:
+            output (f32,u8,i32,i64,bool, any rank): [..., H', W']: the labels at the nearest source pixel, or the fill"""
         ...
     @staticmethod
     def encode_jpeg(input: TensorLike, *, quality: int = 75) -> Any:
@@ -2567,6 +2831,22 @@ class vision:
             output (f32, rank 4): [N, C, Ho, Wo]"""
         ...
     @staticmethod
+    def mixup(images: TensorLike, labels: TensorLike, draws: Optional[TensorLike] = None, *, alpha: float = 1.0, num_classes: Optional[int] = None, seed: int = 0) -> Tuple[Any, Any]:
+        """torchvision.transforms.v2.MixUp: a batch blended with itself rolled by one, lam ~ Beta(alpha, alpha)
+
+        Inputs:
+            images (f32, rank 4): [N, C, H, W] float32
+            labels (f32,i64, any rank): [N] class indices (int64) or [N, K] probabilities (float32)
+            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand and Dirichlet component); absent: the seed
+        Attributes (keyword-only):
+            alpha (float, default 1.0): the Beta(alpha, alpha) of lam
+            num_classes (int, default: absent): classes of index labels [N] (needed for them; with [N, K] labels: K or absent)
+            seed (int, default 0): seed of the draws when no 'draws' input is given (the same result on every backend)
+        Outputs:
+            images (f32,u8, rank 4): [N, C, H, W]: each image mixed with the one before it (the batch rolled by one)
+            labels (f32, rank 2): [N, K] float32: the mixed labels"""
+        ...
+    @staticmethod
     def nms(boxes: TensorLike, scores: TensorLike, *, iou_threshold: float) -> Any:
         """torchvision.ops.nms: indices of the boxes kept by greedy IoU suppression, by decreasing score
 
@@ -2633,6 +2913,36 @@ class vision:
             coefficients (Sequence[float], default: absent): the 8 coefficients instead of the points
         Outputs:
             output (f32,u8, any rank): [..., C, H', W'] (H' x W' = H x W unless rotate expands)"""
+        ...
+    @staticmethod
+    def perspective_bounding_boxes(boxes: TensorLike, *, format: str = 'xyxy', canvas_size: Sequence[int], startpoints: Optional[Sequence[int]] = None, endpoints: Optional[Sequence[int]] = None, coefficients: Optional[Sequence[float]] = None, clamping_mode: str = 'soft') -> Any:
+        """torchvision.transforms.v2.functional.perspective on boxes: the boxes enclosing the moved corners
+
+        Inputs:
+            boxes (f32, any rank): [..., 4] float32
+        Attributes (keyword-only):
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): xyxy, xywh or cxcywh
+            canvas_size (Sequence[int], required): (H, W) of the image
+            startpoints (Sequence[int], default: absent): four (x, y) corners: x0,y0,...,x3,y3
+            endpoints (Sequence[int], default: absent): where they go: x0,y0,...,x3,y3
+            coefficients (Sequence[float], default: absent): the 8 coefficients instead of the points
+            clamping_mode (str, default 'soft'; one of soft, hard, none): soft or hard (the same for these boxes): clamp to the canvas; none: do not
+        Outputs:
+            output (f32, any rank): [..., 4]: the enclosing boxes"""
+        ...
+    @staticmethod
+    def perspective_mask(mask: TensorLike, *, startpoints: Optional[Sequence[int]] = None, endpoints: Optional[Sequence[int]] = None, coefficients: Optional[Sequence[float]] = None, fill: Optional[Sequence[float]] = None) -> Any:
+        """torchvision.transforms.v2.functional.perspective on masks: vision.perspective's grid, nearest, one fill
+
+        Inputs:
+            mask (f32,u8,i32,i64,bool, any rank): [..., H, W] labels (any dtype)
+        Attributes (keyword-only):
+            startpoints (Sequence[int], default: absent): four (x, y) corners: x0,y0,...,x3,y3
+            endpoints (Sequence[int], default: absent): where they go: x0,y0,...,x3,y3
+            coefficients (Sequence[float], default: absent): the 8 coefficients instead of the points
+            fill (Sequence[float], default: absent): one value for the pixels from outside (absent: 0), rounded and saturated to the dtype
+        Outputs:
+            output (f32,u8,i32,i64,bool, any rank): [..., H', W']: the labels at the nearest source pixel, or the fill"""
         ...
     @staticmethod
     def posterize(image: TensorLike, *, bits: int) -> Any:
@@ -2728,6 +3038,39 @@ class vision:
             width (int, required): W of the input
         Outputs:
             output (f32,f64,f16, rank 4): [batch_size, channels, height, width] gradient of input"""
+        ...
+    @staticmethod
+    def rand_augment(image: TensorLike, draws: Optional[TensorLike] = None, *, num_ops: int = 2, magnitude: int = 9, num_magnitude_bins: int = 31, interpolation: str = 'nearest', fill: Optional[Sequence[float]] = None, seed: int = 0) -> Any:
+        """torchvision.transforms.v2.RandAugment: num_ops random ops at one magnitude
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 or float32, 1 or 3 channels
+            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand and Dirichlet component); absent: the seed
+        Attributes (keyword-only):
+            num_ops (int, default 2): ops applied in turn
+            magnitude (int, default 9): the bin of every op (< num_magnitude_bins)
+            num_magnitude_bins (int, default 31): 2..1024
+            interpolation (str, default 'nearest'; one of nearest, bilinear): nearest or bilinear (the geometric ops)
+            fill (Sequence[float], default: absent): pixels from outside the geometric ops: one, or one per channel (absent: 0)
+            seed (int, default 0): seed of the draws when no 'draws' input is given (the same result on every backend)
+        Outputs:
+            output (f32,u8, any rank): the augmented image, same shape and dtype"""
+        ...
+    @staticmethod
+    def random_erasing(image: TensorLike, draws: Optional[TensorLike] = None, *, p: float = 0.5, scale: Optional[Sequence[float]] = None, ratio: Optional[Sequence[float]] = None, value: Optional[Sequence[float]] = None, seed: int = 0) -> Any:
+        """torchvision.transforms.v2.RandomErasing: with probability p, a random rectangle set to value
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 or float32
+            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand and Dirichlet component); absent: the seed
+        Attributes (keyword-only):
+            p (float, default 0.5): probability of erasing
+            scale (Sequence[float], default: absent): (min, max) fraction of the area erased; default 0.02, 0.33
+            ratio (Sequence[float], default: absent): (min, max) aspect ratio of the region; default 0.3, 3.3
+            value (Sequence[float], default: absent): one, or one per channel (default 0)
+            seed (int, default 0): seed of the draws when no 'draws' input is given (the same result on every backend)
+        Outputs:
+            output (f32,u8, any rank): the augmented image, same shape and dtype"""
         ...
     @staticmethod
     def read_file(*, path: str) -> Any:
@@ -3044,6 +3387,20 @@ class vision:
             canvas_size (i64, rank 1): [2]: the new (H, W)"""
         ...
     @staticmethod
+    def rotate_mask(mask: TensorLike, *, angle: float, expand: bool = False, fill: Optional[Sequence[float]] = None, center: Optional[Sequence[float]] = None) -> Any:
+        """torchvision.transforms.v2.functional.rotate on masks: vision.rotate's grid, nearest, one fill
+
+        Inputs:
+            mask (f32,u8,i32,i64,bool, any rank): [..., H, W] labels (any dtype)
+        Attributes (keyword-only):
+            angle (float, required): degrees, counter-clockwise
+            expand (bool, default False): true: the output holds the whole rotated mask
+            fill (Sequence[float], default: absent): one value for the pixels from outside (absent: 0), rounded and saturated to the dtype
+            center (Sequence[float], default: absent): (x, y) of the pivot; absent: the mask centre
+        Outputs:
+            output (f32,u8,i32,i64,bool, any rank): [..., H', W']: the labels at the nearest source pixel, or the fill"""
+        ...
+    @staticmethod
     def sanitize_bounding_boxes(boxes: TensorLike, labels: Optional[TensorLike] = None, *, format: str = 'xyxy', canvas_size: Sequence[int], min_size: float = 1.0, min_area: float = 1.0) -> Tuple[Any, Any, Any]:
         """torchvision.transforms.v2.functional.sanitize_bounding_boxes: drop small, empty or outside boxes and their labels
 
@@ -3128,6 +3485,41 @@ class vision:
             output (f32,u8, any rank): image in the asked dtype"""
         ...
     @staticmethod
+    def transform_sample(image: TensorLike, boxes: Optional[TensorLike] = None, masks: Optional[TensorLike] = None, labels: Optional[TensorLike] = None, draws: Optional[TensorLike] = None, *, pipeline: str, format: str = 'xyxy', seed: int = 0) -> Tuple[Any, Any, Any, Any]:
+        """torchvision.transforms.v2.Compose of a JSON pipeline on an image with its boxes, masks and labels, moved together; seeded, or fed torchvision's draws
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 or float32
+            boxes (f32, rank 2, optional): [N, 4] float32 in 'format', on the image's canvas
+            masks (f32,u8,i32,i64,bool, any rank, optional): [..., H, W] labels of the image's pixels (any dtype)
+            labels (i64, any rank, optional): [N, ...]: one row per box, kept with it
+            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (randint, rand, uniform_, randperm); absent: the seed
+        Attributes (keyword-only):
+            pipeline (str, required): JSON list of {"Transform": {arguments}} (torchvision.transforms.v2 names)
+            format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): format of boxes: xyxy, xywh or cxcywh
+            seed (int, default 0): seed of the draws when no 'draws' input is given (the same result on every backend)
+        Outputs:
+            image (f32,u8, any rank): the transformed image (ToDtype may change its dtype)
+            boxes (f32, rank 2): [M, 4] ([0, 4] without boxes)
+            masks (f32,u8,i32,i64,bool, any rank): [..., H', W'] moved with the image ([0, H', W'] uint8 without masks)
+            labels (i64, any rank): [M, ...] ([0] without labels)"""
+        ...
+    @staticmethod
+    def trivial_augment_wide(image: TensorLike, draws: Optional[TensorLike] = None, *, num_magnitude_bins: int = 31, interpolation: str = 'nearest', fill: Optional[Sequence[float]] = None, seed: int = 0) -> Any:
+        """torchvision.transforms.v2.TrivialAugmentWide: one random op at a random magnitude
+
+        Inputs:
+            image (f32,u8, any rank): [..., C, H, W] uint8 or float32, 1 or 3 channels
+            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand and Dirichlet component); absent: the seed
+        Attributes (keyword-only):
+            num_magnitude_bins (int, default 31): 2..1024
+            interpolation (str, default 'nearest'; one of nearest, bilinear): nearest or bilinear (the geometric ops)
+            fill (Sequence[float], default: absent): pixels from outside the geometric ops: one, or one per channel (absent: 0)
+            seed (int, default 0): seed of the draws when no 'draws' input is given (the same result on every backend)
+        Outputs:
+            output (f32,u8, any rank): the augmented image, same shape and dtype"""
+        ...
+    @staticmethod
     def vertical_flip(image: TensorLike) -> Any:
         """torchvision.transforms.v2.functional.vertical_flip on images and masks: image.flip(-2)
 
@@ -3147,6 +3539,16 @@ class vision:
             canvas_size (Sequence[int], required): (H, W) of the image
         Outputs:
             output (f32, any rank): [..., 4]"""
+        ...
+    @staticmethod
+    def weights_meta(*, model: str, weights: str = 'DEFAULT') -> Any:
+        """torchvision's Weights.meta and transforms() of one weight entry, as JSON
+
+        Attributes (keyword-only):
+            model (str, required): the model class: vision.resnet50 (or resnet50)
+            weights (str, default 'DEFAULT'): the entry: IMAGENET1K_V1, IMAGENET1K_V2, ... or DEFAULT
+        Outputs:
+            meta (u8, rank 1): the entry as JSON text (u8 UTF-8): transforms (the preset), categories, metrics, num_params, url"""
         ...
     @staticmethod
     def wide_resnet101_2(input: TensorLike, *, object: Optional[Object] = None) -> Any:

@@ -113,3 +113,15 @@ void at_assert_refused(const char *op, const loom_tensor *const *in, int32_t n_i
         fail_msg("%s (%s): message '%s' does not name '%s'", op, attrs ? attrs : "-", loom_last_error(), needle);
     assert_null(out);
 }
+
+int at_cuda_device(loom_dl_device *out)
+{
+    for (int64_t i = 0; i < loom_device_count(); i++) {
+        loom_device_info di = LOOM_DEVICE_INFO_INIT;
+        if (loom_device_at(i, &di) == LOOM_OK && di.device.device_type == LOOM_DEVICE_CUDA) {
+            *out = di.device;
+            return 1;
+        }
+    }
+    return 0;
+}

@@ -31,4 +31,17 @@ loom_tensor *at_signal(loom_dtype dtype, int32_t ndim, const int64_t *shape, uns
 void at_assert_refused(const char *op, const loom_tensor *const *in, int32_t n_in, const char *attrs,
                        loom_status status, const char *needle);
 
+/* The first CUDA device into *out: 1, or 0 when there is none. */
+int at_cuda_device(loom_dl_device *out);
+
+/* In a cmocka test: skips it, saying so, unless op has a cuda kernel and a
+** CUDA device exists (then *dev is that device). */
+#define AT_NEED_CUDA(op, dev)                                                                      \
+    do {                                                                                           \
+        if (!tu_has_backend(op, "cuda") || !at_cuda_device(dev)) {                                 \
+            print_message("no CUDA device or audio-cuda pack: the cuda kernel of %s was not run\n", op); \
+            skip();                                                                                \
+        }                                                                                          \
+    } while (0)
+
 #endif

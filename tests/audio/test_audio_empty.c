@@ -67,6 +67,8 @@ static const oc_case cases[] = {
       { T(C64, 2, 0, 4) }, .object = 3 },
     { "audio.MVDR", "no frames", { T(C64, 3, 3, 5, 0), T(F32, 2, 5, 0) }, NULL, { T(C64, 2, 5, 0) }, .object = 4 },
     { "audio.ctc_lm_score", "no sentences", { T(U8, 1, 0), T(I64, 1, 1) }, NULL, { T(F64, 1, 0) }, .object = 5 },
+    { "audio.ctc_lm_save", "no such directory", { { 0 } }, "path=/nonexistent-dir/lm.bin", .expect = LOOM_EIO,
+      .message = "'path'", .object = 5 },
     /* tokens, timesteps, offsets [H+1], words, words_offsets [H+1], score [H], hypotheses [B+1] */
     { "audio.ctc_decoder", "no utterances", { T(F32, 3, 0, 5, 29) }, NULL,
       { T(I64, 1, 0), T(I64, 1, 0), T(I64, 1, 1), T(U8, 1, 0), T(I64, 1, 1), T(F64, 1, 0), T(I64, 1, 1) },
@@ -78,6 +80,11 @@ static const oc_case cases[] = {
       .zeros = OC_ALL },
     { "audio.ctc_greedy_decoder", "no frames", { T(F32, 3, 2, 0, 29) }, NULL, { T(I64, 1, 0), T(I64, 1, 3) },
       .zeros = OC_ALL },
+    /* tokens, offsets [B * nbest + 1], score [B, nbest] */
+    { "audio.cuda_ctc_decoder", "no utterances", { T(F32, 3, 0, 5, 12) }, NULL,
+      { T(I64, 1, 0), T(I64, 1, 1), T(F32, 2, 0, 1) }, .zeros = OC_ALL },
+    { "audio.cuda_ctc_decoder", "no frames", { T(F32, 3, 2, 0, 12) }, "nbest=2",
+      { T(I64, 1, 0), T(I64, 1, 5), T(F32, 2, 2, 2) }, .zeros = OC_ALL },
     /* the streaming methods, in order on one decoder; end and final out of order on a fresh one */
     { "audio.ctc_decoder_begin", "a stream", { { 0 } }, NULL, { { 0 } }, .object = 6 },
     { "audio.ctc_decoder_step", "no frames", { T(F32, 2, 0, 29) }, NULL, { { 0 } }, .object = 6 },
@@ -112,12 +119,30 @@ static const oc_case cases[] = {
     /* lavfi is a device-style input: av_seek_frame refuses, as torchaudio's "Failed to seek" */
     { "audio.stream_reader_seek", "a device", { { 0 } }, "timestamp=0", .expect = LOOM_EFORMAT, .message = "seek",
       .object = 8 },
+    /* a writer to memory (WAV) with one mono f32 stream, opened (oc_objects[8]) */
+    { "audio.stream_writer_add_audio_stream", "after open", { { 0 } }, "sample_rate=8000;num_channels=1",
+      .expect = LOOM_EINVAL, .message = "before open", .object = 9 },
+    { "audio.stream_writer_add_video_stream", "after open", { { 0 } }, "frame_rate=5;width=8;height=8",
+      .expect = LOOM_EINVAL, .message = "before open", .object = 9 },
+    { "audio.stream_writer_set_metadata", "after open", { { 0 } }, "metadata=title=x", .expect = LOOM_EINVAL,
+      .message = "before open", .object = 9 },
+    { "audio.stream_writer_open", "twice", { { 0 } }, NULL, .expect = LOOM_EINVAL, .message = "already open",
+      .object = 9 },
+    { "audio.stream_writer_write_audio_chunk", "no frames", { T(F32, 2, 0, 1) }, "i=0", .object = 9 },
+    { "audio.stream_writer_write_audio_chunk", "no channels", { T(F32, 2, 4, 0) }, "i=0", .expect = LOOM_EINVAL,
+      .message = "'chunk'", .object = 9 },
+    { "audio.stream_writer_write_video_chunk", "no frames, an audio stream", { T(U8, 4, 0, 3, 8, 8) }, "i=0",
+      .expect = LOOM_EINVAL, .message = "audio stream", .object = 9 },
+    { "audio.stream_writer_bytes", "the header", { { 0 } }, NULL, { { 0 } }, .object = 9 },
+    { "audio.stream_writer_flush", "nothing written", { { 0 } }, NULL, .object = 9 },
+    { "audio.stream_writer_close", "nothing written", { { 0 } }, NULL, .object = 9 },
 #endif
 };
 
 /* the beamforming objects the method cases use (oc_objects[0..3]), then
 ** the CTC module's n-gram LM (oc_objects[4]) and decoders (oc_objects[5], [6]),
-** and, with FFmpeg, a stream reader on a lavfi sine (oc_objects[7]) */
+** and, with FFmpeg, a stream reader on a lavfi sine (oc_objects[7]) and a
+** stream writer to memory, opened with one stream (oc_objects[8]) */
 static const char *const classes[] = { "audio.PSD", "audio.SoudenMVDR", "audio.RTFMVDR", "audio.MVDR" };
 
 static int setup(void **state)
@@ -154,13 +179,34 @@ static int setup(void **state)
         fprintf(stderr, "create audio.stream_reader: %s\n", loom_last_error());
         return -1;
     }
+    loom_attrs_new(&a);
+    loom_attrs_set_string(a, "format", "wav");
+    st = loom_object_create(&oc_objects[8], "audio.stream_writer", a, NULL);
+    loom_attrs_free(a);
+    loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
+    opt.object = oc_objects[8];
+    loom_tensor *index = NULL;
+    if (st == LOOM_OK) {
+        loom_attrs_new(&a);
+        loom_attrs_parse(a, "audio.stream_writer_add_audio_stream", "sample_rate", "8000");
+        loom_attrs_parse(a, "audio.stream_writer_add_audio_stream", "num_channels", "1");
+        st = loom_run("audio.stream_writer_add_audio_stream", NULL, 0, a, &index, 1, &opt);
+        loom_attrs_free(a);
+        loom_tensor_free(index);
+    }
+    if (st == LOOM_OK)
+        st = loom_run("audio.stream_writer_open", NULL, 0, NULL, NULL, 0, &opt);
+    if (st != LOOM_OK) {
+        fprintf(stderr, "audio.stream_writer: %s\n", loom_last_error());
+        return -1;
+    }
 #endif
     return 0;
 }
 
 static int teardown(void **state)
 {
-    for (int i = 0; i < 8; i++)
+    for (size_t i = 0; i < sizeof oc_objects / sizeof oc_objects[0]; i++)
         loom_object_free(oc_objects[i]);
     return tu_teardown(state);
 }

@@ -13,105 +13,29 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <fcntl.h>
 #include <ftw.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "loom/loom.h"
-
-extern char **environ;
+#include "cli_spawn.h"
 
 static char tmpdir[256];
 static const char *cli;
 static int have_core;
 
-typedef struct result {
-    int status;             /* exit status, or -1 if the process did not exit normally */
-    char *out, *err;
-} result;
-
-static char *slurp(const char *path)
+/* One `loom` call in the test's folder (cli_spawn.h). */
+static cli_result run_loom(const char *const *args)
 {
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-    if (f == NULL)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n + 1);
-    if (buf != NULL && fread(buf, 1, (size_t)n, f) == (size_t)n)
-        buf[n] = '\0';
-    fclose(f);
-    return buf;
+    return cli_run(cli, tmpdir, args);
 }
 
-/* The NULL-terminated argument list of one `loom` call. */
-#define ARGV(...) ((const char *const[]){ __VA_ARGS__, NULL })
-
-/* Run `loom ARGS...` (args is NULL-terminated) and capture everything. */
-static result run_loom(const char *const *args)
-{
-    const char *argv[64];
-    char out_path[300], err_path[300];
-    posix_spawn_file_actions_t fa;
-    result r = { -1, NULL, NULL };
-    int n = 0, wstatus;
-    pid_t pid;
-
-    argv[n++] = cli;
-    for (const char *const *a = args; *a != NULL && n < 63; a++)
-        argv[n++] = *a;
-    argv[n] = NULL;
-
-    snprintf(out_path, sizeof out_path, "%s/stdout.txt", tmpdir);
-    snprintf(err_path, sizeof err_path, "%s/stderr.txt", tmpdir);
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    assert_int_equal(posix_spawn(&pid, cli, &fa, NULL, (char *const *)argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    assert_int_equal(waitpid(pid, &wstatus, 0), pid);
-    if (WIFEXITED(wstatus))
-        r.status = WEXITSTATUS(wstatus);
-    r.out = slurp(out_path);
-    r.err = slurp(err_path);
-    assert_non_null(r.out);
-    assert_non_null(r.err);
-    return r;
-}
-
-static void result_free(result *r)
-{
-    free(r->out);
-    free(r->err);
-}
-
-/* Fail with both streams shown when the exit status is not the expected one. */
-static void expect_status(const result *r, int status)
-{
-    if (r->status != status)
-        print_error("exit %d (expected %d)\nstdout:\n%s\nstderr:\n%s\n", r->status, status, r->out, r->err);
-    assert_int_equal(r->status, status);
-}
-
-static void expect_contains(const char *text, const char *needle)
-{
-    if (strstr(text, needle) == NULL)
-        print_error("expected '%s' in:\n%s\n", needle, text);
-    assert_non_null(strstr(text, needle));
-}
-
-static cJSON *parse_json(const result *r)
+static cJSON *parse_json(const cli_result *r)
 {
     cJSON *j = cJSON_Parse(r->out);
     if (j == NULL)
@@ -124,24 +48,24 @@ static cJSON *parse_json(const result *r)
 ** texts after args in stdout (status 0) or stderr (any other status). */
 static void expect_run(int status, const char *const *args, ...)
 {
-    result r = run_loom(args);
+    cli_result r = run_loom(args);
     va_list ap;
-    expect_status(&r, status);
+    cli_expect_status(&r, status);
     va_start(ap, args);
     for (const char *t = va_arg(ap, const char *); t != NULL; t = va_arg(ap, const char *))
-        expect_contains(status == 0 ? r.out : r.err, t);
+        cli_expect_contains(status == 0 ? r.out : r.err, t);
     va_end(ap);
-    result_free(&r);
+    cli_result_free(&r);
 }
 
 /* Run `loom ARGS...`, expect exit 0 and return its stdout parsed as JSON. */
 static cJSON *run_json(const char *const *args)
 {
-    result r = run_loom(args);
+    cli_result r = run_loom(args);
     cJSON *j;
-    expect_status(&r, 0);
+    cli_expect_status(&r, 0);
     j = parse_json(&r);
-    result_free(&r);
+    cli_result_free(&r);
     return j;
 }
 
@@ -196,28 +120,28 @@ static void help_and_usage_errors_have_their_exit_status(void **state)
     static const char *const cmds[] = { "list", "info", "doctor", "run", "bench", "demo" };
     (void)state;
 
-    expect_run(0, ARGV("--help"), "usage: loom", NULL);
+    expect_run(0, CLI_ARGV("--help"), "usage: loom", NULL);
 
-    expect_run(2, ARGV(NULL), "usage: loom", NULL);
+    expect_run(2, CLI_ARGV(NULL), "usage: loom", NULL);
 
-    expect_run(2, ARGV("frobnicate"), "unknown command 'frobnicate'", NULL);
+    expect_run(2, CLI_ARGV("frobnicate"), "unknown command 'frobnicate'", NULL);
 
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         char want[64];
         snprintf(want, sizeof want, "usage: loom %s", cmds[i]);
-        expect_run(0, ARGV(cmds[i], "--help"), want, NULL);
-        expect_run(2, ARGV(cmds[i], "--no-such-flag"), "--no-such-flag", NULL);
+        expect_run(0, CLI_ARGV(cmds[i], "--help"), want, NULL);
+        expect_run(2, CLI_ARGV(cmds[i], "--no-such-flag"), "--no-such-flag", NULL);
     }
 
-    expect_run(2, ARGV("info"), "which operator", NULL);
+    expect_run(2, CLI_ARGV("info"), "which operator", NULL);
 
-    expect_run(2, ARGV("run", "core.matmul", "--in"), "needs a value", NULL);
+    expect_run(2, CLI_ARGV("run", "core.matmul", "--in"), "needs a value", NULL);
 
-    expect_run(2, ARGV("run", "core.matmul", "--in", "no-equals-sign"), "NAME=FILE", NULL);
+    expect_run(2, CLI_ARGV("run", "core.matmul", "--in", "no-equals-sign"), "NAME=FILE", NULL);
 
-    expect_run(2, ARGV("bench", "core.matmul", "--repeat", "0"), "--repeat", NULL);
+    expect_run(2, CLI_ARGV("bench", "core.matmul", "--repeat", "0"), "--repeat", NULL);
 
-    expect_run(2, ARGV("demo", "no-such-section"), "no-such-section", NULL);
+    expect_run(2, CLI_ARGV("demo", "no-such-section"), "no-such-section", NULL);
 }
 
 /* ---------------------------------------------------------- introspection */
@@ -230,9 +154,9 @@ static void list_shows_ops_as_text_and_json(void **state)
     if (core_missing())
         skip();
 
-    expect_run(0, ARGV("list"), "core.matmul", "core.linear", NULL);
+    expect_run(0, CLI_ARGV("list"), "core.matmul", "core.linear", NULL);
 
-    j = run_json(ARGV("list", "--json"));
+    j = run_json(CLI_ARGV("list", "--json"));
     ops = cJSON_GetObjectItemCaseSensitive(j, "ops");
     assert_true(cJSON_IsArray(ops));
     cJSON_ArrayForEach(op, ops) {
@@ -259,10 +183,10 @@ static void info_shows_schema_and_kernels(void **state)
     if (core_missing())
         skip();
 
-    expect_run(0, ARGV("info", "core.matmul"), "core.matmul (version 1)", "a", "b",
+    expect_run(0, CLI_ARGV("info", "core.matmul"), "core.matmul (version 1)", "a", "b",
                "kernels in dispatch order", NULL);
 
-    j = run_json(ARGV("info", "core.matmul", "--json"));
+    j = run_json(CLI_ARGV("info", "core.matmul", "--json"));
     inputs = cJSON_GetObjectItemCaseSensitive(j, "inputs");
     assert_int_equal(cJSON_GetArraySize(inputs), 2);
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(inputs, 0), "name")->valuestring,
@@ -276,7 +200,7 @@ static void info_shows_schema_and_kernels(void **state)
     cJSON_Delete(j);
 
     /* A method shows its class and the class's attributes. */
-    j = run_json(ARGV("info", "core.linear", "--json"));
+    j = run_json(CLI_ARGV("info", "core.linear", "--json"));
     assert_true(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(j, "object_class")));
     cJSON_Delete(j);
 }
@@ -287,9 +211,9 @@ static void doctor_reports_config_and_every_file(void **state)
     int core_loaded = 0;
     (void)state;
 
-    expect_run(0, ARGV("doctor"), "configuration:", "devices:", "files seen:", NULL);
+    expect_run(0, CLI_ARGV("doctor"), "configuration:", "devices:", "files seen:", NULL);
 
-    j = run_json(ARGV("doctor", "--json"));
+    j = run_json(CLI_ARGV("doctor", "--json"));
     assert_true(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "version")));
     assert_true(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "abi_version")));
     assert_true(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(j, "config")));
@@ -312,11 +236,11 @@ static void doctor_reports_config_and_every_file(void **state)
 
     /* a CUDA sibling loaded without a device is credited with what it
     ** brings, and its kernels are marked as unable to run */
-    result r = run_loom(ARGV("doctor"));
-    expect_status(&r, 0);
+    cli_result r = run_loom(CLI_ARGV("doctor"));
+    cli_expect_status(&r, 0);
     if (strstr(r.out, "no device ") != NULL && strstr(r.out, "pack core-cuda ") != NULL)
-        expect_contains(r.out, "brings 2 kernels (none can run: no device)");
-    result_free(&r);
+        cli_expect_contains(r.out, "brings 2 kernels (none can run: no device)");
+    cli_result_free(&r);
 }
 
 /* LOOM_CPU_MAX_ISA is read by the core alone: doctor and the core pack's
@@ -331,11 +255,11 @@ static void cpu_cap_is_one_rule_for_doctor_and_packs(void **state)
         char want[64];
         setenv("LOOM_CPU_MAX_ISA", levels[i], 1);
         snprintf(want, sizeof want, "LOOM_CPU_MAX_ISA=%s (environment)", levels[i]);
-        expect_run(0, ARGV("doctor"), want, NULL);
-        expect_run(0, ARGV("info", "core.matmul"), "cpu:blocked-scalar", NULL);
+        expect_run(0, CLI_ARGV("doctor"), want, NULL);
+        expect_run(0, CLI_ARGV("info", "core.matmul"), "cpu:blocked-scalar", NULL);
     }
     setenv("LOOM_CPU_MAX_ISA", "native", 1);
-    expect_run(0, ARGV("doctor"), "LOOM_CPU_MAX_ISA=native", NULL);
+    expect_run(0, CLI_ARGV("doctor"), "LOOM_CPU_MAX_ISA=native", NULL);
     unsetenv("LOOM_CPU_MAX_ISA");
 }
 
@@ -355,7 +279,7 @@ static void run_matmul_writes_the_product(void **state)
     snprintf(out_c, sizeof out_c, "output=%s", c);
     unlink(c);
 
-    expect_run(0, ARGV("run", "core.matmul", "--in", in_a, "--in", in_b, "--out", out_c),
+    expect_run(0, CLI_ARGV("run", "core.matmul", "--in", in_a, "--in", in_b, "--out", out_c),
                "core.matmul ran on", NULL);
 
     assert_int_equal(loom_npy_read(&t, c), LOOM_OK);
@@ -378,7 +302,7 @@ static void run_json_reports_outputs_and_backend(void **state)
 
     matmul_in_args(in_a, in_b);
 
-    j = run_json(ARGV("run", "core.matmul", "--in", in_a, "--in", in_b, "--backend", "cpu", "--json"));
+    j = run_json(CLI_ARGV("run", "core.matmul", "--in", in_a, "--in", in_b, "--backend", "cpu", "--json"));
     out = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "outputs"), "output");
     assert_non_null(out);
     shape = cJSON_GetObjectItemCaseSensitive(out, "shape");
@@ -410,7 +334,7 @@ static void run_in_at_file_reads_raw_bytes(void **state)
     snprintf(arg, sizeof arg, "input=@%s", path);
     tmp_path(out, sizeof out, "raw_i64.npy");
     snprintf(out_arg, sizeof out_arg, "output=%s", out);
-    expect_run(0, ARGV("run", "core.cast", "--in", arg, "--attr", "dtype=i64", "--out", out_arg), "i64[5]", NULL);
+    expect_run(0, CLI_ARGV("run", "core.cast", "--in", arg, "--attr", "dtype=i64", "--out", out_arg), "i64[5]", NULL);
     assert_int_equal(loom_npy_read(&t, out), LOOM_OK);
     assert_int_equal(t->ndim, 1);
     assert_int_equal(t->shape[0], 5);
@@ -419,9 +343,9 @@ static void run_in_at_file_reads_raw_bytes(void **state)
     loom_tensor_free(t);
     tmp_path(path, sizeof path, "no-such-file.jpg");
     snprintf(arg, sizeof arg, "input=@%s", path);
-    expect_run(1, ARGV("run", "core.cast", "--in", arg, "--attr", "dtype=i64"), "cannot open", "no-such-file.jpg",
+    expect_run(1, CLI_ARGV("run", "core.cast", "--in", arg, "--attr", "dtype=i64"), "cannot open", "no-such-file.jpg",
                NULL);
-    expect_run(0, ARGV("run", "--help"), "NAME=@FILE", NULL);
+    expect_run(0, CLI_ARGV("run", "--help"), "NAME=@FILE", NULL);
 }
 
 static void run_add_parses_attributes(void **state)
@@ -443,7 +367,7 @@ static void run_add_parses_attributes(void **state)
     tmp_path(out, sizeof out, "sum.npy");
     snprintf(out_arg, sizeof out_arg, "output=%s", out);
 
-    expect_run(0, ARGV("run", "core.add", "--in", in_x, "--in", in_y, "--attr", "alpha=0.5", "--out",
+    expect_run(0, CLI_ARGV("run", "core.add", "--in", in_x, "--in", in_y, "--attr", "alpha=0.5", "--out",
                out_arg), NULL);
     assert_int_equal(loom_npy_read(&t, out), LOOM_OK);
     for (int i = 0; i < 3; i++)
@@ -451,7 +375,7 @@ static void run_add_parses_attributes(void **state)
     loom_tensor_free(t);
 
     /* A value that does not parse as the declared type is a failed loom call. */
-    expect_run(1, ARGV("run", "core.add", "--in", in_x, "--in", in_y, "--attr", "alpha=abc"), "loom: ",
+    expect_run(1, CLI_ARGV("run", "core.add", "--in", in_x, "--in", in_y, "--attr", "alpha=abc"), "loom: ",
                "alpha", NULL);
 }
 
@@ -483,7 +407,7 @@ static void run_linear_method_uses_weights_file(void **state)
     tmp_path(out, sizeof out, "ly.npy");
     snprintf(out_arg, sizeof out_arg, "output=%s", out);
 
-    expect_run(0, ARGV("run", "core.linear", "--in", in_x, "--weights", st, "--out", out_arg), NULL);
+    expect_run(0, CLI_ARGV("run", "core.linear", "--in", in_x, "--weights", st, "--out", out_arg), NULL);
     assert_int_equal(loom_npy_read(&t, out), LOOM_OK);
     assert_int_equal(loom_numel(t), 2);
     assert_float_equal(((const float *)loom_data(t))[0], 6.5f, 1e-5);
@@ -491,7 +415,7 @@ static void run_linear_method_uses_weights_file(void **state)
     loom_tensor_free(t);
 
     /* --weights on an op that is no method is a usage error. */
-    expect_run(2, ARGV("run", "core.add", "--weights", st), "--weights", NULL);
+    expect_run(2, CLI_ARGV("run", "core.add", "--weights", st), "--weights", NULL);
 }
 
 static void run_names_are_checked_against_the_schema(void **state)
@@ -506,16 +430,16 @@ static void run_names_are_checked_against_the_schema(void **state)
     snprintf(in_bad, sizeof in_bad, "lhs=%s", a);
     snprintf(in_a, sizeof in_a, "a=%s", a);
 
-    expect_run(2, ARGV("run", "core.matmul", "--in", in_bad), "'lhs'", "a, b", NULL);
+    expect_run(2, CLI_ARGV("run", "core.matmul", "--in", in_bad), "'lhs'", "a, b", NULL);
 
-    expect_run(2, ARGV("run", "core.matmul", "--in", in_a), "'b'", NULL);
+    expect_run(2, CLI_ARGV("run", "core.matmul", "--in", in_a), "'b'", NULL);
 
-    expect_run(2, ARGV("run", "core.matmul", "--in", in_a, "--in", in_a), "twice", NULL);
+    expect_run(2, CLI_ARGV("run", "core.matmul", "--in", in_a, "--in", in_a), "twice", NULL);
 
-    expect_run(2, ARGV("run", "core.matmul", "--in", in_a, "--in", "b=x.npy", "--out", "result=c.npy"),
+    expect_run(2, CLI_ARGV("run", "core.matmul", "--in", in_a, "--in", "b=x.npy", "--out", "result=c.npy"),
                "'result'", "output", NULL);
 
-    expect_run(2, ARGV("run", "core.matmul", "--in", in_a, "--in", "b=x.npy", "--attr", "nosuch=1"),
+    expect_run(2, CLI_ARGV("run", "core.matmul", "--in", in_a, "--in", "b=x.npy", "--attr", "nosuch=1"),
                "'nosuch'", NULL);
 }
 
@@ -523,50 +447,50 @@ static void unknown_op_fails_naming_it(void **state)
 {
     (void)state;
 
-    expect_run(1, ARGV("run", "no.such_op", "--in", "x=y.npy"), "loom: ", "no.such_op", NULL);
+    expect_run(1, CLI_ARGV("run", "no.such_op", "--in", "x=y.npy"), "loom: ", "no.such_op", NULL);
 
-    expect_run(1, ARGV("info", "no.such_op"), "no.such_op", NULL);
+    expect_run(1, CLI_ARGV("info", "no.such_op"), "no.such_op", NULL);
 }
 
 /* Mistakes are answered in one line with the closest name and a pointer to
 ** --help; with --json the error is JSON on stdout as well. */
 static void mistakes_get_one_line_and_a_suggestion(void **state)
 {
-    result r;
+    cli_result r;
     (void)state;
-    expect_run(2, ARGV("lsit"), "unknown command 'lsit'; did you mean 'list'?", "Try 'loom --help'.", NULL);
+    expect_run(2, CLI_ARGV("lsit"), "unknown command 'lsit'; did you mean 'list'?", "Try 'loom --help'.", NULL);
 
-    r = run_loom(ARGV("run", "--no-such-flag"));
-    expect_status(&r, 2);
-    expect_contains(r.err, "loom run: unknown option '--no-such-flag'\nTry 'loom run --help'.\n");
+    r = run_loom(CLI_ARGV("run", "--no-such-flag"));
+    cli_expect_status(&r, 2);
+    cli_expect_contains(r.err, "loom run: unknown option '--no-such-flag'\nTry 'loom run --help'.\n");
     assert_null(strstr(r.err, "usage:"));               /* not the whole usage text */
-    result_free(&r);
+    cli_result_free(&r);
 
     if (core_missing())
         return;
-    expect_run(1, ARGV("info", "core.amtmul"), "no operator named 'core.amtmul'; did you mean 'core.matmul'?", NULL);
+    expect_run(1, CLI_ARGV("info", "core.amtmul"), "no operator named 'core.amtmul'; did you mean 'core.matmul'?", NULL);
 
-    r = run_loom(ARGV("info", "core.amtmul", "--json"));
-    expect_status(&r, 1);
+    r = run_loom(CLI_ARGV("info", "core.amtmul", "--json"));
+    cli_expect_status(&r, 1);
     cJSON *j = parse_json(&r), *e = cJSON_GetObjectItem(j, "error");
     assert_non_null(e);
     assert_string_equal(cJSON_GetObjectItem(e, "status")->valuestring, "LOOM_ENOENT");
-    expect_contains(cJSON_GetObjectItem(e, "message")->valuestring, "did you mean 'core.matmul'?");
+    cli_expect_contains(cJSON_GetObjectItem(e, "message")->valuestring, "did you mean 'core.matmul'?");
     assert_int_equal(cJSON_GetObjectItem(e, "exit")->valueint, 1);
     cJSON_Delete(j);
-    result_free(&r);
+    cli_result_free(&r);
 
-    r = run_loom(ARGV("list", "--json", "--bogus"));
-    expect_status(&r, 2);
+    r = run_loom(CLI_ARGV("list", "--json", "--bogus"));
+    cli_expect_status(&r, 2);
     j = parse_json(&r);
     assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "error"), "status")->valuestring, "usage");
     cJSON_Delete(j);
-    result_free(&r);
+    cli_result_free(&r);
 
     char in_a[320], in_b[320];
     write_matmul_inputs();
     matmul_in_args(in_a, in_b);
-    expect_run(1, ARGV("run", "core.matmul", "--backend", "gpu", "--in", in_a, "--in", in_b),
+    expect_run(1, CLI_ARGV("run", "core.matmul", "--backend", "gpu", "--in", in_a, "--in", in_b),
                "'gpu' is not a backend of core.matmul (it has: ", NULL);
 }
 
@@ -577,19 +501,19 @@ static void kernels_excluded_or_without_device_are_marked(void **state)
     if (core_missing())
         return;
     setenv("LOOM_BACKENDS", "cpu", 1);
-    result r = run_loom(ARGV("info", "core.matmul"));
+    cli_result r = run_loom(CLI_ARGV("info", "core.matmul"));
     unsetenv("LOOM_BACKENDS");
-    expect_status(&r, 0);
-    expect_contains(r.out, "kernels in dispatch order:\n  1. cpu ");
+    cli_expect_status(&r, 0);
+    cli_expect_contains(r.out, "kernels in dispatch order:\n  1. cpu ");
     if (strstr(r.out, "onednn") != NULL)
-        expect_contains(r.out, "onednn:matmul            pack core       cpu   dtypes f32  (excluded by LOOM_BACKENDS)");
-    result_free(&r);
-    r = run_loom(ARGV("list"));
-    expect_status(&r, 0);
+        cli_expect_contains(r.out, "onednn:matmul            pack core       cpu   dtypes f32  (excluded by LOOM_BACKENDS)");
+    cli_result_free(&r);
+    r = run_loom(CLI_ARGV("list"));
+    cli_expect_status(&r, 0);
     /* without a CUDA device, core.add's cuda kernel is shown as unable to run */
     if (strstr(r.out, "cuda") != NULL && system("nvidia-smi -L >/dev/null 2>&1") != 0)
-        expect_contains(r.out, "cpu (cuda: no device)");
-    result_free(&r);
+        cli_expect_contains(r.out, "cpu (cuda: no device)");
+    cli_result_free(&r);
 }
 
 static void missing_input_file_is_named(void **state)
@@ -600,7 +524,7 @@ static void missing_input_file_is_named(void **state)
         skip();
 
     matmul_in_args(in_a, in_b);
-    expect_run(1, ARGV("run", "core.matmul", "--in", in_a, "--in", "b=/nonexistent/missing-b.npy"),
+    expect_run(1, CLI_ARGV("run", "core.matmul", "--in", in_a, "--in", "b=/nonexistent/missing-b.npy"),
                "/nonexistent/missing-b.npy", NULL);
 }
 
@@ -616,7 +540,7 @@ static void bench_json_has_timing_keys(void **state)
 
     matmul_in_args(in_a, in_b);
 
-    j = run_json(ARGV("bench", "core.matmul", "--in", in_a, "--in", in_b, "--repeat", "5", "--warmup", "1",
+    j = run_json(CLI_ARGV("bench", "core.matmul", "--in", in_a, "--in", in_b, "--repeat", "5", "--warmup", "1",
                  "--json"));
     assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(j, "median_s")));
     assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(j, "p10_s")));
@@ -631,7 +555,7 @@ static void bench_json_has_timing_keys(void **state)
     assert_true(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "impl")));
     cJSON_Delete(j);
 
-    expect_run(0, ARGV("bench", "core.matmul", "--in", in_a, "--in", in_b, "--repeat", "3"), "median",
+    expect_run(0, CLI_ARGV("bench", "core.matmul", "--in", in_a, "--in", in_b, "--repeat", "3"), "median",
                "GFLOP/s", NULL);
 }
 
@@ -640,21 +564,21 @@ static void bench_json_has_timing_keys(void **state)
 static void bench_progress_only_on_a_terminal(void **state)
 {
     char in_a[320], in_b[320];
-    result r;
+    cli_result r;
     (void)state;
     if (core_missing())
         skip();
     matmul_in_args(in_a, in_b);
-    r = run_loom(ARGV("bench", "core.matmul", "--in", in_a, "--in", in_b, "--repeat", "4", "--warmup", "1"));
-    expect_status(&r, 0);
+    r = run_loom(CLI_ARGV("bench", "core.matmul", "--in", in_a, "--in", in_b, "--repeat", "4", "--warmup", "1"));
+    cli_expect_status(&r, 0);
     assert_null(strstr(r.err, "core.matmul  "));
-    result_free(&r);
+    cli_result_free(&r);
     setenv("LOOM_PROGRESS", "1", 1);
-    r = run_loom(ARGV("bench", "core.matmul", "--in", in_a, "--in", in_b, "--repeat", "4", "--warmup", "1"));
+    r = run_loom(CLI_ARGV("bench", "core.matmul", "--in", in_a, "--in", in_b, "--repeat", "4", "--warmup", "1"));
     unsetenv("LOOM_PROGRESS");
-    expect_status(&r, 0);
-    expect_contains(r.err, "\rcore.matmul  5/5  100%");
-    result_free(&r);
+    cli_expect_status(&r, 0);
+    cli_expect_contains(r.err, "\rcore.matmul  5/5  100%");
+    cli_result_free(&r);
 }
 
 /* The completion script completes from the registry: op names, an op's
@@ -662,16 +586,16 @@ static void bench_progress_only_on_a_terminal(void **state)
 static void completion_comes_from_the_registry(void **state)
 {
     (void)state;
-    expect_run(0, ARGV("completion", "bash"), "complete -F _loom loom", NULL);
-    expect_run(0, ARGV("completion", "zsh"), "#compdef loom", "bashcompinit", NULL);
-    expect_run(0, ARGV("completion", "--words", "commands"), "list\ninfo\n", "completion\n", NULL);
-    expect_run(2, ARGV("completion", "fish"), "unknown argument 'fish'", NULL);
+    expect_run(0, CLI_ARGV("completion", "bash"), "complete -F _loom loom", NULL);
+    expect_run(0, CLI_ARGV("completion", "zsh"), "#compdef loom", "bashcompinit", NULL);
+    expect_run(0, CLI_ARGV("completion", "--words", "commands"), "list\ninfo\n", "completion\n", NULL);
+    expect_run(2, CLI_ARGV("completion", "fish"), "unknown argument 'fish'", NULL);
     if (core_missing())
         return;
-    expect_run(0, ARGV("completion", "--words", "ops"), "core.matmul\n", NULL);
-    expect_run(0, ARGV("completion", "--words", "inputs", "core.matmul"), "a=\nb=\n", NULL);
-    expect_run(0, ARGV("completion", "--words", "attrs", "core.add"), "alpha=\n", NULL);
-    expect_run(0, ARGV("completion", "--words", "backends"), "cpu\n", NULL);
+    expect_run(0, CLI_ARGV("completion", "--words", "ops"), "core.matmul\n", NULL);
+    expect_run(0, CLI_ARGV("completion", "--words", "inputs", "core.matmul"), "a=\nb=\n", NULL);
+    expect_run(0, CLI_ARGV("completion", "--words", "attrs", "core.add"), "alpha=\n", NULL);
+    expect_run(0, CLI_ARGV("completion", "--words", "backends"), "cpu\n", NULL);
     if (system("bash --version >/dev/null 2>&1") != 0) {
         print_message("no bash: the script itself was not run\n");
         return;
@@ -700,12 +624,12 @@ static void demo_runs_and_says_where_calls_ran(void **state)
     if (core_missing())
         skip();
 
-    expect_run(0, ARGV("demo"), "core.matmul", "bf16 keeps", "max |difference| to a plain C loop",
+    expect_run(0, CLI_ARGV("demo"), "core.matmul", "bf16 keeps", "max |difference| to a plain C loop",
                "skipped: op vision.batched_nms is not loaded", "Where each call ran", "add (alpha=-1)", NULL);
 
-    expect_run(0, ARGV("demo", "--list"), "cast", "detect", "examples/demos/core_cast", NULL);
+    expect_run(0, CLI_ARGV("demo", "--list"), "cast", "detect", "examples/demos/core_cast", NULL);
 
-    expect_run(0, ARGV("demo", "add"), "== core.add with broadcasting ==", "add (broadcast)", NULL);
+    expect_run(0, CLI_ARGV("demo", "add"), "== core.add with broadcasting ==", "add (broadcast)", NULL);
 }
 
 /* Write an executable shell script DIR/name. */
@@ -751,23 +675,23 @@ static void demo_path_adds_programs(void **state)
     write_script(dir, "junk", "#!/bin/sh\nexit 1\n");
     assert_int_equal(setenv("LOOM_DEMO_PATH", dir, 1), 0);
 
-    result r = run_loom(ARGV("demo", "--list"));
-    expect_status(&r, 0);
-    expect_contains(r.out, "a demo from LOOM_DEMO_PATH");
-    expect_contains(r.out, "matmul of the path");
-    expect_contains(r.out, "cast");             /* the built demos are still there */
-    expect_contains(r.err, "junk does not describe itself");
+    cli_result r = run_loom(CLI_ARGV("demo", "--list"));
+    cli_expect_status(&r, 0);
+    cli_expect_contains(r.out, "a demo from LOOM_DEMO_PATH");
+    cli_expect_contains(r.out, "matmul of the path");
+    cli_expect_contains(r.out, "cast");             /* the built demos are still there */
+    cli_expect_contains(r.err, "junk does not describe itself");
     assert_null(strstr(r.out, "core.matmul on every CPU backend"));
     /* in order: hello (1) before needs (2) before matmul (3) before the built ones */
     assert_true(strstr(r.out, "hello") < strstr(r.out, "needs an op"));
     assert_true(strstr(r.out, "needs an op") < strstr(r.out, "matmul of the path"));
-    result_free(&r);
+    cli_result_free(&r);
 
-    expect_run(0, ARGV("demo", "hello", "needs", "matmul"), "== a demo from LOOM_DEMO_PATH ==",
+    expect_run(0, CLI_ARGV("demo", "hello", "needs", "matmul"), "== a demo from LOOM_DEMO_PATH ==",
                "hello from a script", "skipped: op nosuch.op is not loaded", "the matmul of LOOM_DEMO_PATH",
                "hello  core.add  cpu      cpu:script", NULL);
 
-    expect_run(2, ARGV("demo", "nosuch"), "no demo 'nosuch'", NULL);
+    expect_run(2, CLI_ARGV("demo", "nosuch"), "no demo 'nosuch'", NULL);
     assert_int_equal(unsetenv("LOOM_DEMO_PATH"), 0);
 }
 

@@ -248,6 +248,34 @@ static int audio_ctc_greedy_make(cf_case *c)
     return 1;
 }
 
+/* torchaudio's cuda_ctc_decoder: the same prefixes on every backend, scores
+** within 1e-3 (the device's fast exp and log in each of T lse's near -20);
+** uniform log-probs hold no ties; the second case has lengths and skips
+** frames (a blank made dominant in every third frame) */
+static int audio_ctc_prefix_make(cf_case *c)
+{
+    const int64_t shape[3] = { 3, 30, 10 }, lshape[1] = { 3 }, len[3] = { 30, 0, 13 };
+    loom_tensor *e = cf_uniform(c, LOOM_DTYPE_F32, 3, shape, 0, -6, 0);
+    c->in[0] = e;
+    c->n_in = 1;
+    if (c->index == 0) {
+        cf_attrs(c, "beam_size=8;nbest=2;blank_skip_threshold=1");
+        cf_what(c, "[3,30,10] beam 8 nbest 2, no frame skipped");
+    } else {
+        float *p = loom_data(e);
+        for (int64_t f = 0; f < 3 * 30; f += 3)
+            p[f * 10] = -0.01f;
+        c->in[1] = cf_index(c, LOOM_DTYPE_I64, 1, lshape, len);
+        c->n_in = 2;
+        cf_attrs(c, "beam_size=10;nbest=3;blank_skip_threshold=0.95");
+        cf_what(c, "[3,30,10] lengths 30,0,13, beam 10 nbest 3, a third of the frames skipped");
+    }
+    c->n_out = 3;
+    cf_tol_all(c, CF_BYTES, 0, 0);
+    c->tol[2] = (cf_tol){ CF_CLOSE, 0, 1e-3 };
+    return 1;
+}
+
 #define AUDIO_REAL_MASK (LOOM_DTYPE_BIT(LOOM_DTYPE_F32) | LOOM_DTYPE_BIT(LOOM_DTYPE_F64))
 const cf_gen cf_audio_gens[] = {
     { "audio.stft", AUDIO_REAL_MASK, 4, audio_stft_make, NULL },
@@ -264,12 +292,14 @@ const cf_gen cf_audio_gens[] = {
     { "audio.info", 0, 0, NULL, "tests/audio/files/test_files.c: host-only file reading (cpu kernel only)" },
     /* the CTC module runs on the host only: one cpu kernel per op, nothing to compare */
     { "audio.ctc_lm_score", 0, 0, NULL, "tests/audio/ctc/test_ctc_lm.c: host-only n-gram LM scoring (cpu kernel only)" },
+    { "audio.ctc_lm_save", 0, 0, NULL, "tests/audio/ctc/test_ctc_lm_binary.c: host-only file writer (cpu kernel only)" },
     { "audio.ctc_decoder", 0, 0, NULL, "tests/audio/ctc/test_ctc_decoder.c: host-only beam search (cpu kernel only)" },
     { "audio.ctc_decoder_begin", 0, 0, NULL, "tests/audio/ctc/test_ctc_stream.c: host-only streaming (cpu kernel only)" },
     { "audio.ctc_decoder_step", 0, 0, NULL, "tests/audio/ctc/test_ctc_stream.c: host-only streaming (cpu kernel only)" },
     { "audio.ctc_decoder_end", 0, 0, NULL, "tests/audio/ctc/test_ctc_stream.c: host-only streaming (cpu kernel only)" },
     { "audio.ctc_decoder_final", 0, 0, NULL, "tests/audio/ctc/test_ctc_stream.c: host-only streaming (cpu kernel only)" },
     { "audio.ctc_greedy_decoder", 0, 2, audio_ctc_greedy_make, NULL },
+    { "audio.cuda_ctc_decoder", 0, 2, audio_ctc_prefix_make, NULL },
     { "audio.ctc_decoder_best", 0, 0, NULL, "tests/audio/ctc/test_ctc_stream.c: host-only streaming (cpu kernel only)" },
 };
 const size_t cf_audio_n_gens = sizeof cf_audio_gens / sizeof cf_audio_gens[0];

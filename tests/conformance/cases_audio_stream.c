@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** cases_audio_stream.c - the audio pack's media stream ops (the
-** audio.stream_reader methods and audio.stream_decode): they demux and
-** decode on the host through FFmpeg and have one cpu kernel each, so there
-** is no second backend to compare; tests/audio/stream checks them against
-** the ffmpeg CLI's decode of the same media.
+** audio.stream_reader and audio.stream_writer methods and
+** audio.stream_decode): they demux, decode, encode and mux on the host
+** through FFmpeg and have one cpu kernel each, so there is no second
+** backend to compare; tests/audio/stream checks the reader against the
+** ffmpeg CLI's decode of the same media, and the writer's files through
+** the reader and the CLI.
 */
 #include "conformance.h"
 
 #define STREAM_TESTED(op) { op, 0, 0, NULL, "tests/audio/stream/test_stream.c: host-only FFmpeg decoding (cpu kernel only)" }
+#define WRITER_TESTED(op) \
+    { op, 0, 0, NULL, "tests/audio/stream/test_stream_writer.c: host-only FFmpeg encoding (cpu kernel only)" }
 
 const cf_gen cf_audio_stream_gens[] = {
     STREAM_TESTED("audio.stream_decode"),
@@ -26,5 +30,14 @@ const cf_gen cf_audio_stream_gens[] = {
     STREAM_TESTED("audio.stream_reader_is_buffer_ready"),
     STREAM_TESTED("audio.stream_reader_seek"),
     STREAM_TESTED("audio.stream_reader_pop_chunk"),
+    WRITER_TESTED("audio.stream_writer_add_audio_stream"),
+    WRITER_TESTED("audio.stream_writer_add_video_stream"),
+    WRITER_TESTED("audio.stream_writer_set_metadata"),
+    WRITER_TESTED("audio.stream_writer_open"),
+    WRITER_TESTED("audio.stream_writer_write_audio_chunk"),
+    WRITER_TESTED("audio.stream_writer_write_video_chunk"),
+    WRITER_TESTED("audio.stream_writer_flush"),
+    WRITER_TESTED("audio.stream_writer_close"),
+    WRITER_TESTED("audio.stream_writer_bytes"),
 };
 const size_t cf_audio_stream_n_gens = sizeof cf_audio_stream_gens / sizeof cf_audio_stream_gens[0];

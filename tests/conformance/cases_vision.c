@@ -518,6 +518,8 @@ static int transform_boxes_make(cf_case *c)
         { "vision.pad_bounding_boxes", "canvas_size=20,25;padding=2,3" },
         { "vision.affine_bounding_boxes", "canvas_size=20,25;angle=17;translate=2.5,-3;scale=0.9;shear=5,-3" },
         { "vision.rotate_bounding_boxes", "format=xywh;canvas_size=20,25;angle=33;expand=true" },
+        { "vision.perspective_bounding_boxes",
+          "format=cxcywh;canvas_size=20,25;startpoints=0,0,24,0,24,19,0,19;endpoints=3,2,22,1,23,17,1,18" },
     };
     if (c->index > 0)
         return 0;
@@ -539,7 +541,7 @@ static int transform_boxes_make(cf_case *c)
 static int colour_make(cf_case *c)
 {
     static const struct { const char *op, *attrs; } cfg[] = {
-        { "vision.adjust_brightness", "brightness_factor=1.3" }, { "vision.adjust_contrast", "contrast_factor=0.6" },
+        { "vision.adjust_brightness", "brightness_factor=1.3" }, { "vision.adjust_sharpness", "sharpness_factor=1.7" }, { "vision.adjust_contrast", "contrast_factor=0.6" },
         { "vision.adjust_saturation", "saturation_factor=1.6" }, { "vision.adjust_hue", "hue_factor=-0.2" },
         { "vision.adjust_gamma", "gamma=1.7;gain=1.1" }, { "vision.autocontrast", NULL }, { "vision.equalize", NULL },
         { "vision.posterize", "bits=2" }, { "vision.solarize", "threshold=0.5" }, { "vision.invert", NULL },
@@ -590,6 +592,40 @@ static int elastic_make(cf_case *c)
     cf_what(c, "2x3x29x37, displacement in [-0.1, 0.1)");
     return 1;
 }
+
+/* Masks through affine, rotate, perspective, elastic: nearest copies of
+** the labels, identical bytes on every backend; elastic boxes likewise. */
+static int mask_warp_make(cf_case *c)
+{
+    static const struct { const char *op, *attrs; } cfg[] = {
+        { "vision.affine_mask", "angle=17;translate=2.5,-3;scale=0.9;shear=5,-3;fill=2" },
+        { "vision.rotate_mask", "angle=30;expand=true" },
+        { "vision.perspective_mask", "startpoints=0,0,36,0,36,28,0,28;endpoints=3,2,33,1,35,26,1,27" },
+        { "vision.elastic_mask", "fill=1" },
+        { "vision.elastic_bounding_boxes", "format=xywh;canvas_size=29,37" },
+    };
+    if (c->index > 0)
+        return 0;
+    for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++)
+        if (strcmp(cfg[i].op, c->op) == 0) {
+            const int boxes = strstr(c->op, "boxes") != NULL;
+            c->in[0] = boxes ? cf_uniform(c, c->dtype, 2, (const int64_t[]){ 19, 4 }, 0, -5, 35)
+                             : cf_uniform(c, c->dtype, 3, (const int64_t[]){ 2, 29, 37 }, 0, 0, 5.99);
+            c->n_in = 1;
+            if (strstr(c->op, "elastic")) {
+                c->in[1] = cf_uniform(c, LOOM_DTYPE_F32, 4, (const int64_t[]){ 1, 29, 37, 2 }, 1, -0.1, 0.1);
+                c->n_in = 2;
+            }
+            cf_attrs(c, "%s", cfg[i].attrs);
+            cf_tol_all(c, CF_BYTES, 0, 0);
+            cf_what(c, "%s", cfg[i].attrs);
+            return 1;
+        }
+    return 0;
+}
+
+#define AUGMENT_COVERED                                                                            \
+    "tests/vision/transforms_augment: cpu only, torchvision's results from its recorded draws, and seeded"
 
 const cf_gen cf_vision_gens[] = {
     { "vision.nms", F32_F64, N_BOX_SIZES, nms_make, NULL },
@@ -644,6 +680,7 @@ const cf_gen cf_vision_gens[] = {
     { "vision.resnext101_64x4d", 0, 0, NULL, MODEL_COVERED },
     { "vision.wide_resnet50_2", 0, 0, NULL, MODEL_COVERED },
     { "vision.wide_resnet101_2", 0, 0, NULL, MODEL_COVERED },
+    { "vision.weights_meta", 0, 0, NULL, "tests/vision/models/test_weights_meta.c: cpu only, a table as JSON" },
     /* image_io: cpu kernels only (files are decoded on the host); the goldens are torchvision's */
     { "vision.decode_jpeg", 0, 0, NULL, "tests/vision/image_io/test_image_io_decode.c: cpu only, torchvision goldens" },
     { "vision.decode_png", 0, 0, NULL, "tests/vision/image_io/test_image_io_decode.c: cpu only, torchvision goldens" },
@@ -675,7 +712,24 @@ const cf_gen cf_vision_gens[] = {
     { "vision.pad_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
     { "vision.affine_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
     { "vision.rotate_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
+    { "vision.perspective_bounding_boxes", BIT(F32), 1, transform_boxes_make, NULL },
+    { "vision.elastic_bounding_boxes", BIT(F32), 1, mask_warp_make, NULL },
+    { "vision.affine_mask", BIT(U8) | BIT(I64), 1, mask_warp_make, NULL },
+    { "vision.rotate_mask", BIT(U8) | BIT(I64), 1, mask_warp_make, NULL },
+    { "vision.perspective_mask", BIT(U8) | BIT(I64), 1, mask_warp_make, NULL },
+    { "vision.elastic_mask", BIT(U8) | BIT(I64), 1, mask_warp_make, NULL },
     { "vision.adjust_brightness", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    { "vision.adjust_sharpness", BIT(U8) | BIT(F32), 1, colour_make, NULL },
+    /* the augmentations: cpu kernels only (chains of the ops above, by op_call) */
+    { "vision.augmix", 0, 0, NULL, AUGMENT_COVERED },
+    { "vision.rand_augment", 0, 0, NULL, AUGMENT_COVERED },
+    { "vision.trivial_augment_wide", 0, 0, NULL, AUGMENT_COVERED },
+    { "vision.auto_augment", 0, 0, NULL, AUGMENT_COVERED },
+    { "vision.random_erasing", 0, 0, NULL, AUGMENT_COVERED },
+    { "vision.mixup", 0, 0, NULL, AUGMENT_COVERED },
+    { "vision.cutmix", 0, 0, NULL, AUGMENT_COVERED },
+    { "vision.transform_sample", 0, 0, NULL,
+      "tests/vision/transforms_sample: cpu only, a pipeline of the ops above; torchvision's Compose from its draws" },
     { "vision.adjust_contrast", BIT(U8) | BIT(F32), 1, colour_make, NULL },
     { "vision.adjust_saturation", BIT(U8) | BIT(F32), 1, colour_make, NULL },
     { "vision.adjust_hue", BIT(U8) | BIT(F32), 1, colour_make, NULL },

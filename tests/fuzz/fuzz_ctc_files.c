@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** fuzz_ctc_files.c - feeds: the CTC module's file parsers. The first byte
-** chooses the file (bits 0-1 modulo 3): 0 an ARPA model (audio.ctc_lm
-** lm=<input>, then one sentence scored), 1 a tokens file (audio.ctc_decoder
+** chooses the file (bits 0-1): 0 an ARPA model (audio.ctc_lm lm=<input>,
+** then one sentence scored), 1 a tokens file (audio.ctc_decoder
 ** tokens=<input>, lexicon-free), 2 a lexicon (audio.ctc_decoder with the
-** tokens '- | a b c d e' and lexicon=<input>); bit 2 makes a decoder also
-** decode 6 frames of fixed emissions, so a fuzzed trie is searched. The rest
-** is the file.
+** tokens '- | a b c d e' and lexicon=<input>), 3 a loom binary n-gram model
+** (ngram_binary.h; audio.ctc_lm lm=<input>, one sentence scored; bit 3
+** first makes the header's checksum match the bytes, so the checks after
+** it are reached); bit 2 makes a decoder also decode 6 frames of fixed
+** emissions, so a fuzzed trie (or, with 3, a lexicon-free search on the
+** binary model) is searched. The rest is the file.
 ** Asserts: no sanitizer report; a refused file fails with LOOM_EFORMAT (or
 ** LOOM_EINVAL for tokens without the blank or the silence) and a message
-** that names the file; a format error names its line; a model that loads
+** that names the file; an ARPA format error names its line, a binary one
+** the format; a model that loads
 ** scores finitely or -inf, never NaN; decoding returns offsets that start at
 ** 0 and end at the outputs' sizes.
 */
@@ -18,6 +22,7 @@
 #include <string.h>
 
 #include "fuzz_util.h"
+#include "ngram_binary.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -82,21 +87,49 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    const int which = (data[0] & 3) % 3, decode = (data[0] >> 2) & 1;
-    const char *path = fz_file(data + 1, size - 1);
+    const int which = data[0] & 3, decode = (data[0] >> 2) & 1;
+    const char *path;
+    if (which == 3 && (data[0] & 8) && size - 1 >= sizeof(ngram_bin_header)) {
+        /* the checksum made to match: what a forged file meets after it */
+        uint8_t *copy = malloc(size - 1);
+        FZ_CHECK(copy != NULL, "malloc");
+        memcpy(copy, data + 1, size - 1);
+        ngram_bin_header h;
+        memcpy(&h, copy, sizeof h);
+        h.checksum = ngram_bin_checksum(copy + sizeof h, size - 1 - sizeof h);
+        memcpy(copy, &h, sizeof h);
+        path = fz_file(copy, size - 1);
+        free(copy);
+    } else {
+        path = fz_file(data + 1, size - 1);
+    }
     loom_attrs *a = NULL;
     FZ_CHECK(loom_attrs_new(&a) == LOOM_OK, "attrs");
     loom_object *obj = NULL;
     loom_status s;
-    if (which == 0) {
+    if (which == 0 || which == 3) {
         loom_attrs_set_string(a, "lm", path);
         s = loom_object_create(&obj, "audio.ctc_lm", a, NULL);
         if (s == LOOM_OK)
             score_one(obj);
         else
-            FZ_CHECK(s == LOOM_EFORMAT && (strstr(loom_last_error(), "line ") != NULL
-                                           || strstr(loom_last_error(), "out of memory") != NULL),
-                     "ARPA refusal %s: %s", loom_status_name(s), loom_last_error());
+            FZ_CHECK(s == LOOM_EFORMAT && strstr(loom_last_error(), path) != NULL
+                         && (strstr(loom_last_error(), "line ") != NULL
+                             || strstr(loom_last_error(), "loom binary n-gram model: ") != NULL
+                             || strstr(loom_last_error(), "out of memory") != NULL),
+                     "LM refusal %s: %s", loom_status_name(s), loom_last_error());
+        if (s == LOOM_OK && which == 3 && decode) {
+            loom_object_free(obj);
+            obj = NULL;
+            loom_attrs_free(a);
+            FZ_CHECK(loom_attrs_new(&a) == LOOM_OK, "attrs");
+            loom_attrs_set_string(a, "token_list", "- | a b c d e");
+            loom_attrs_set_string(a, "lm", path);
+            loom_attrs_set_int(a, "beam_size", 4);
+            s = loom_object_create(&obj, "audio.ctc_decoder", a, NULL);
+            FZ_CHECK(s == LOOM_OK, "a decoder on a model audio.ctc_lm loads: %s", loom_last_error());
+            decode_some(obj, 7);
+        }
     } else {
         if (which == 1) {
             loom_attrs_set_string(a, "tokens", path);

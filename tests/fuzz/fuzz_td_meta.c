@@ -4,14 +4,16 @@
 ** layout. The first byte chooses the mapping (private, shared, read); the
 ** rest is DIR/meta.json of a directory that also holds x.memmap (64 bytes),
 ** y.memmap (8 bytes), a nested TensorDict t/ (meta.json: batch [2], leaf
-** z f32 [2] in t/z.memmap) and a NonTensorData n/ (meta.json with "data"),
+** z f32 [2] in t/z.memmap), a NonTensorData n/ (meta.json with "data") and
+** a NonTensorStack s/ (four values, nested lists among them),
 ** so the fuzzed metadata can name real leaves and sub-directories with any
 ** dtype and shape. loom_object_create("rl.tensordict", from=load) reads it.
 ** Asserts: no sanitizer report (meta.json is read into a buffer of exactly
 ** its size, so a parser read past its end is a heap overflow); a failed
 ** load leaves no object and sets a message; a loaded dict describes itself
 ** (rl.td_describe) and every tensor leaf reads back (rl.td_get) with every
-** byte touched.
+** byte touched; the dict indexed (every other element, NonTensorStacks
+** gathered with the tensors) describes itself again.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +51,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     mkdir(sub, 0755);
     snprintf(sub, sizeof sub, "%s/n", dir);
     mkdir(sub, 0755);
+    snprintf(sub, sizeof sub, "%s/s", dir);
+    mkdir(sub, 0755);
     uint8_t bytes[64];
     for (int i = 0; i < 64; i++)
         bytes[i] = (uint8_t)(i * 37 + 11);
@@ -61,6 +65,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     const char *nmeta = "{\"_type\":\"<class 'tensordict.tensorclass.NonTensorData'>\",\"data\":[1,\"a\",null],"
                         "\"_is_non_tensor\":true,\"_metadata\":null}";
     put("n/meta.json", nmeta, strlen(nmeta));
+    const char *smeta = "{\"_type\":\"<class 'tensordict.tensorclass.NonTensorStack'>\",\"stack_dim\":0,"
+                        "\"device\":null,\"data\":[[1,\"a\"],{\"k\":[2]},null,\"d\"]}";
+    put("s/meta.json", smeta, strlen(smeta));
     snprintf(meta_path, sizeof meta_path, "%s/meta.json", dir);
     return 0;
 }
@@ -119,6 +126,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     cJSON_Delete(root);
     loom_tensor_free(desc);
+    /* td[::2] when the dict has a batch dim: stacks are gathered as tensors are */
+    loom_tensor *bs = NULL;
+    FZ_CHECK(call(o, "rl.td_batch_size", NULL, &bs) == LOOM_OK, "batch_size: %s", loom_last_error());
+    const int has_dim = bs->shape[0] > 0;
+    loom_tensor_free(bs);
+    if (has_dim) {
+        loom_attrs *ia = NULL;
+        FZ_CHECK(loom_attrs_new(&ia) == LOOM_OK, "attrs");
+        const int64_t every_other[3] = { 0, INT64_MAX, 2 };
+        FZ_CHECK(loom_attrs_set_ints(ia, "slice", every_other, 3) == LOOM_OK, "slice");
+        loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
+        opt.object = o;
+        const loom_tensor *none[1] = { NULL };
+        st = loom_run("rl.td_index", none, 1, ia, NULL, 0, &opt);
+        loom_attrs_free(ia);
+        FZ_CHECK(st == LOOM_OK, "index: %s", loom_last_error());
+        FZ_CHECK(call(o, "rl.td_describe", NULL, &desc) == LOOM_OK, "describe: %s", loom_last_error());
+        fz_touch_tensor(desc);
+        loom_tensor_free(desc);
+    }
     loom_object_free(o);
     return 0;
 }

@@ -212,3 +212,60 @@ void tdt_assert_fails(loom_status got, loom_status want, const char *needle)
     if (needle != NULL && strstr(loom_last_error(), needle) == NULL)
         fail_msg("message '%s' lacks '%s'", loom_last_error(), needle);
 }
+
+loom_object *tdt_rb_create(loom_status *st, const char *const *attrs)
+{
+    loom_attrs *a;
+    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
+    for (const char *const *kv = attrs; *kv != NULL; kv++) {
+        const char *eq = strchr(*kv, '=');
+        char name[64];
+        assert_non_null(eq);
+        snprintf(name, sizeof name, "%.*s", (int)(eq - *kv), *kv);
+        if (loom_attrs_parse(a, "rl.replay_buffer", name, eq + 1) != LOOM_OK)
+            fail_msg("%s: %s", *kv, loom_last_error());
+    }
+    loom_object *o = NULL;
+    loom_status s = loom_object_create(&o, "rl.replay_buffer", a, NULL);
+    loom_attrs_free(a);
+    if (st != NULL)
+        *st = s;
+    else if (s != LOOM_OK)
+        fail_msg("rl.replay_buffer: %s", loom_last_error());
+    return o;
+}
+
+char tdt_scratch[64];
+
+int tdt_scratch_setup(void **state)
+{
+    strcpy(tdt_scratch, "/tmp/loom-rl-XXXXXX");
+    assert_non_null(mkdtemp(tdt_scratch));
+    return tu_setup(state);
+}
+
+int tdt_scratch_teardown(void **state)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tdt_scratch);
+    assert_int_equal(system(cmd), 0);
+    return tu_teardown(state);
+}
+
+char *tdt_slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        fail_msg("%s: cannot open", path);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)size + 1);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, (size_t)size, f), (size_t)size);
+    fclose(f);
+    b[size] = '\0';
+    if (n != NULL)
+        *n = (size_t)size;
+    return b;
+}

@@ -48,4 +48,18 @@ void tdt_assert_bytes(const loom_tensor *got, const loom_tensor *want, const cha
 /* The call failed with status and its message holds needle. */
 void tdt_assert_fails(loom_status got, loom_status want, const char *needle);
 
+/* An rl.replay_buffer from "name=value" attributes (attrs NULL-terminated);
+** NULL on failure (status in *st when st is not NULL, else the test fails). */
+loom_object *tdt_rb_create(loom_status *st, const char *const *attrs);
+
+/* A fresh directory (mkdtemp under /tmp) for a group's tests, in
+** tdt_scratch: tdt_scratch_setup and tdt_scratch_teardown wrap tu_setup and
+** tu_teardown, making it and removing it with all it holds. */
+extern char tdt_scratch[64];
+int tdt_scratch_setup(void **state);
+int tdt_scratch_teardown(void **state);
+/* A file's bytes, malloc'd with a NUL after them; their count in *n (n may
+** be NULL). The test fails when the file cannot be read. */
+char *tdt_slurp(const char *path, size_t *n);
+
 #endif /* LOOM_TESTS_RL_TD_TEST_UTIL_H */

@@ -28,27 +28,17 @@
 
 static loom_object *buffer(loom_status *st, ...)
 {
-    loom_attrs *a;
-    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
+    const char *attrs[32];
+    int n = 0;
     va_list ap;
     va_start(ap, st);
     for (const char *kv = va_arg(ap, const char *); kv != NULL; kv = va_arg(ap, const char *)) {
-        const char *eq = strchr(kv, '=');
-        char name[64];
-        memcpy(name, kv, (size_t)(eq - kv));
-        name[eq - kv] = '\0';
-        if (loom_attrs_parse(a, "rl.replay_buffer", name, eq + 1) != LOOM_OK)
-            fail_msg("%s: %s", kv, loom_last_error());
+        assert_true(n < 31);
+        attrs[n++] = kv;
     }
     va_end(ap);
-    loom_object *o = NULL;
-    loom_status s = loom_object_create(&o, "rl.replay_buffer", a, NULL);
-    loom_attrs_free(a);
-    if (st != NULL)
-        *st = s;
-    else if (s != LOOM_OK)
-        fail_msg("rl.replay_buffer: %s", loom_last_error());
-    return o;
+    attrs[n] = NULL;
+    return tdt_rb_create(st, attrs);
 }
 
 /* A TensorDict of n items: obs f32 [n, 1] = start, start + 1, ... (and reward when given). */

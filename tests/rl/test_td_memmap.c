@@ -68,8 +68,8 @@ static const char *golden_dir(void) { return tu_data_path("rl/td/py_memmap"); }
 static void test_load_tensordict_files(void **state)
 {
     (void)state;
-    static const char *const maps[] = { "private", "shared", "read" };
-    for (int m = 0; m < 3; m++) {
+    static const char *const maps[] = { "private", "shared", "read", "read_only" };
+    for (int m = 0; m < 4; m++) {
         /* shared maps read-write: on a copy, so the goldens stay untouched */
         char tmp[] = "/tmp/loom-td-XXXXXX", cmd[2048];
         assert_non_null(mkdtemp(tmp));

@@ -148,9 +148,9 @@ static int teardown(void **state)
 
 int main(void)
 {
-    /* the TensorDict and replay-buffer methods have tests of their own
-    ** (tests/rl/test_td_*.c, test_replay_*.c) */
-    static const char *const td_and_replay[] = { "rl.td_", "rl.rb_", NULL };
+    /* the TensorDict, MemoryMappedTensor and replay-buffer methods have
+    ** tests of their own (tests/rl/test_td_*.c, test_replay_*.c) */
+    static const char *const td_and_replay[] = { "rl.td_", "rl.mmt_", "rl.rb_", NULL };
     oc_covered_elsewhere = td_and_replay;
     return oc_run_group("rl_value_cases", "rl.", cases, sizeof cases / sizeof cases[0], setup, teardown);
 }

@@ -216,7 +216,7 @@ void oc_check_coverage(const char *prefix, const oc_case *cases, size_t n)
         fail_msg("no op starts with '%s': is the pack loaded?", prefix);
 }
 
-loom_object *oc_objects[8];
+loom_object *oc_objects[16];
 
 static struct {
     const char *prefix;

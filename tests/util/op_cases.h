@@ -63,7 +63,7 @@ extern const char *const *oc_covered_elsewhere;
 void oc_check_coverage(const char *prefix, const oc_case *cases, size_t n);
 
 /* The objects the cases' `object` members index (set by a group setup). */
-extern loom_object *oc_objects[8];
+extern loom_object *oc_objects[16];
 
 /* A cmocka group named `group`: the coverage check of `prefix` (none when
 ** prefix is NULL), then one

@@ -84,6 +84,25 @@ loom_status tu_call(const char *op, const loom_tensor *const *in, int32_t n_in, 
     return loom_run(op, in, n_in, attrs, out, 1, &opt);
 }
 
+loom_attrs *tu_attrs_text(const char *op, const char *text)
+{
+    loom_attrs *a;
+    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
+    if (text == NULL || strcmp(text, "-") == 0)
+        return a;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", text);
+    for (char *save = NULL, *kv = strtok_r(buf, ";", &save); kv; kv = strtok_r(NULL, ";", &save)) {
+        char *eq = strchr(kv, '=');
+        if (eq == NULL)
+            fail_msg("%s: attribute '%s' has no '='", op, kv);
+        *eq = '\0';
+        if (loom_attrs_parse(a, op, kv, eq + 1) != LOOM_OK)
+            fail_msg("%s: attribute %s=%s: %s", op, kv, eq + 1, loom_last_error());
+    }
+    return a;
+}
+
 loom_tensor *tu_cast(const loom_tensor *t, loom_dtype dtype)
 {
     loom_attrs *a;

@@ -26,6 +26,10 @@ int tu_npy_exists(const char *name);
 loom_status tu_call(const char *op, const loom_tensor *const *in, int32_t n_in, const loom_attrs *attrs,
                     const char *backend, loom_tensor **out);
 
+/* Attributes of op from "name=value;name=value" (or "-" / NULL: none),
+** each parsed with loom_attrs_parse; fails the test on a bad one. */
+loom_attrs *tu_attrs_text(const char *op, const char *text);
+
 /* A new tensor: t converted to dtype by core.cast on the cpu (the core
 ** pack must be loaded); fails the test on error. */
 loom_tensor *tu_cast(const loom_tensor *t, loom_dtype dtype);

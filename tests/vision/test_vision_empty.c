@@ -304,6 +304,29 @@ static const oc_case cases[] = {
       "canvas_size=5,6;angle=10;translate=1,2;scale=1;shear=0", { T(F32, 2, 0, 4) } },
     { "vision.rotate_bounding_boxes", "no boxes, expand", { T(F32, 2, 0, 4) }, "canvas_size=5,6;angle=10;expand=true",
       { T(F32, 2, 0, 4), T(I64, 1, 2) } },
+    { "vision.affine_mask", "no masks", { T(U8, 3, 0, 8, 9) }, "angle=10;translate=1,2;scale=1;shear=0",
+      { T(U8, 3, 0, 8, 9) } },
+    { "vision.rotate_mask", "no masks, 90 expanded", { T(I64, 3, 0, 8, 9) }, "angle=90;expand=true",
+      { T(I64, 3, 0, 9, 8) } },
+    { "vision.perspective_mask", "no masks", { T(U8, 3, 0, 8, 9) }, "coefficients=1,0,0,0,1,0,0,0",
+      { T(U8, 3, 0, 8, 9) } },
+    { "vision.elastic_mask", "no masks", { T(U8, 3, 0, 8, 9), T(F32, 4, 1, 8, 9, 2) }, NULL, { T(U8, 3, 0, 8, 9) } },
+    { "vision.perspective_bounding_boxes", "no boxes", { T(F32, 2, 0, 4) }, "canvas_size=5,6;coefficients=1,0,0,0,1,0,0,0",
+      { T(F32, 2, 0, 4) } },
+    { "vision.adjust_sharpness", "no images", { T(U8, 4, 0, 3, 8, 8) }, "sharpness_factor=0.5", { T(U8, 4, 0, 3, 8, 8) } },
+    { "vision.augmix", "no images", { T(U8, 4, 0, 3, 8, 8) }, "seed=1", { T(U8, 4, 0, 3, 8, 8) } },
+    { "vision.rand_augment", "no images", { T(U8, 4, 0, 3, 8, 8) }, "seed=1;num_ops=5", { T(U8, 4, 0, 3, 8, 8) } },
+    { "vision.trivial_augment_wide", "no images", { T(F32, 4, 0, 3, 8, 8) }, "seed=2", { T(F32, 4, 0, 3, 8, 8) } },
+    { "vision.auto_augment", "no images", { T(U8, 4, 0, 1, 8, 8) }, "seed=3", { T(U8, 4, 0, 1, 8, 8) } },
+    { "vision.random_erasing", "no images", { T(U8, 4, 0, 3, 8, 8) }, "p=1", { T(U8, 4, 0, 3, 8, 8) } },
+    { "vision.mixup", "no images", { T(F32, 4, 0, 3, 8, 8), T(I64, 1, 0) }, "num_classes=5",
+      { T(F32, 4, 0, 3, 8, 8), T(F32, 2, 0, 5) } },
+    { "vision.cutmix", "no images", { T(U8, 4, 0, 3, 8, 8), T(F32, 2, 0, 4) }, NULL,
+      { T(U8, 4, 0, 3, 8, 8), T(F32, 2, 0, 4) } },
+    { "vision.transform_sample", "no boxes", { T(U8, 3, 3, 8, 8), T(F32, 2, 0, 4) },
+      "pipeline=[{\"RandomHorizontalFlip\": {\"p\": 1}}]", { T(U8, 3, 3, 8, 8), T(F32, 2, 0, 4), T(U8, 3, 0, 8, 8), T(I64, 1, 0) } },
+    { "vision.elastic_bounding_boxes", "no boxes", { T(F32, 2, 0, 4), T(F32, 4, 1, 5, 6, 2) }, "canvas_size=5,6",
+      { T(F32, 2, 0, 4) } },
     { "vision.drop_block2d", "no images of 2^30 x 2^30", { T(F32, 4, 0, 3, INT64_C(1) << 30, INT64_C(1) << 30) },
       "p=0.5;block_size=3", { T(F32, 4, 0, 3, INT64_C(1) << 30, INT64_C(1) << 30) } },
     /* ----------------------------------------------------------- layers */
@@ -348,6 +371,10 @@ static const oc_case cases[] = {
     MODEL_NO_OBJECT(resnext50_32x4d) MODEL_NO_OBJECT(resnext101_32x8d) MODEL_NO_OBJECT(resnext101_64x4d)
     MODEL_NO_OBJECT(wide_resnet50_2) MODEL_NO_OBJECT(wide_resnet101_2)
 #undef MODEL_NO_OBJECT
+    /* no inputs: an entry of the table as JSON (any length), or a refusal */
+    { "vision.weights_meta", "an entry", { NONE }, "model=vision.resnet18;weights=DEFAULT", { NONE } },
+    { "vision.weights_meta", "a class without entries", { NONE }, "model=vision.nms", { NONE },
+      .expect = LOOM_EINVAL, .message = "no weight entries" },
 #ifdef LOOM_TEST_HAVE_IMAGE_IO  /* the image_io module is built with libjpeg-turbo and libpng */
     /* ------------------------------------------------------------ image_io */
     /* torchvision: "Expected a non empty 1-dimensional tensor" for empty file bytes */

@@ -24,6 +24,8 @@ static const command commands[] = {
     { "glue",   cmd_glue,   "the first rows and the counts of a GLUE split (text pack)" },
     { "rl",     cmd_rl,     "rl rollout ENV: step environments of the rl pack (episodes, return, steps/s)" },
     { "td",     cmd_td,     "info, load or save a TensorDict in tensordict's memmap layout (rl pack)" },
+    { "ctc-lm", cmd_ctc_lm, "convert an ARPA n-gram model to loom's binary format (audio pack)" },
+    { "classify", cmd_classify, "top-k categories of images with a vision model and its weight entry" },
     { "completion", cmd_completion, "a bash or zsh completion script (names from the loaded packs)" },
 };
 

@@ -11,6 +11,7 @@
 /* the template's helpers pass 32-byte vectors by value; they are static and
 ** inlined, so the psABI note about AVX argument passing concerns no call */
 #pragma GCC diagnostic ignored "-Wpsabi"
+#define LUB_ATTR
 
 #include "beamform_lub.h"
 

@@ -4,7 +4,8 @@
 ** one precision and one instruction set. Included with
 **   LUB_R    float | double        LUB_I   int32_t | int64_t (same width)
 **   LUB_SFX  c64 | c128            LUB_ISA (empty) | _avx2
-** defined; undefines them at its end.
+**   LUB_ATTR (empty) | __attribute__((target("avx2,fma"))), on every function
+** defined; undefines them at its end (LUB_ATTR excepted).
 **
 ** Layout: a vector holds one number of every lane (bin). A C x C matrix
 ** is 2 C^2 vectors, column-major, re then im: element (r, c) at
@@ -23,23 +24,23 @@ typedef LUB_I LUB_FN(lub_m) __attribute__((vector_size(BF_LUB_BYTES), aligned(BF
 #define V LUB_FN(lub_v)
 #define M LUB_FN(lub_m)
 
-static inline V LUB_FN(sel)(M m, V a, V b)
+static inline LUB_ATTR V LUB_FN(sel)(M m, V a, V b)
 {
     return (V)((m & (M)a) | (~m & (M)b));
 }
 
-static inline M LUB_FN(msel)(M m, M a, M b)
+static inline LUB_ATTR M LUB_FN(msel)(M m, M a, M b)
 {
     return (m & a) | (~m & b);
 }
 
-static inline V LUB_FN(vabs)(V x)
+static inline LUB_ATTR V LUB_FN(vabs)(V x)
 {
     const M mag = (M){ 0 } + (LUB_I)(((uint64_t)1 << (8 * sizeof(LUB_I) - 1)) - 1);
     return (V)((M)x & mag);
 }
 
-static inline int LUB_FN(any)(M m)
+static inline LUB_ATTR int LUB_FN(any)(M m)
 {
     LUB_I acc = 0;
     for (int l = 0; l < LUB_LANES; l++)
@@ -48,7 +49,7 @@ static inline int LUB_FN(any)(M m)
 }
 
 /* the workspace as aligned vectors */
-static inline V *LUB_FN(vectors)(void *ws)
+static inline LUB_ATTR V *LUB_FN(vectors)(void *ws)
 {
     uintptr_t p = ((uintptr_t)ws + BF_LUB_BYTES - 1) & ~(uintptr_t)(BF_LUB_BYTES - 1);
     return (V *)p;
@@ -56,7 +57,7 @@ static inline V *LUB_FN(vectors)(void *ws)
 
 /* lanes [0, nl) of a C x C matrix from bins bin0.. of a row-major array;
 ** the unused lanes get `pad` on the diagonal (an invertible matrix) */
-static void LUB_FN(load_mat)(int64_t C, const LUB_R *src, int64_t bin0, int nl, LUB_R pad, V *m)
+static LUB_ATTR void LUB_FN(load_mat)(int64_t C, const LUB_R *src, int64_t bin0, int nl, LUB_R pad, V *m)
 {
     for (int64_t i = 0; i < 2 * C * C; i++)
         m[i] = (V){ 0 };
@@ -73,7 +74,7 @@ static void LUB_FN(load_mat)(int64_t C, const LUB_R *src, int64_t bin0, int nl, 
             m[2 * (r * C + r)][l] = pad;
 }
 
-static void LUB_FN(load_vec)(int64_t C, const LUB_R *src, int64_t bin0, int nl, V *v)
+static LUB_ATTR void LUB_FN(load_vec)(int64_t C, const LUB_R *src, int64_t bin0, int nl, V *v)
 {
     for (int64_t i = 0; i < 2 * C; i++)
         v[i] = (V){ 0 };
@@ -82,7 +83,7 @@ static void LUB_FN(load_vec)(int64_t C, const LUB_R *src, int64_t bin0, int nl, 
             v[i][l] = src[2 * (bin0 + l) * C + i];
 }
 
-static void LUB_FN(store_vec)(int64_t C, const V *v, int64_t bin0, int nl, LUB_R *dst)
+static LUB_ATTR void LUB_FN(store_vec)(int64_t C, const V *v, int64_t bin0, int nl, LUB_R *dst)
 {
     for (int l = 0; l < nl; l++)
         for (int64_t i = 0; i < 2 * C; i++)
@@ -90,7 +91,7 @@ static void LUB_FN(store_vec)(int64_t C, const V *v, int64_t bin0, int nl, LUB_R
 }
 
 /* torchaudio's _tik_reg: the diagonal's real part gains Re(tr A) reg + 1e-8 */
-static void LUB_FN(tik_reg)(int64_t C, V *a, double reg)
+static LUB_ATTR void LUB_FN(tik_reg)(int64_t C, V *a, double reg)
 {
     V tr = (V){ 0 };
     for (int64_t i = 0; i < C; i++)
@@ -104,7 +105,7 @@ static void LUB_FN(tik_reg)(int64_t C, V *a, double reg)
 /* 1 / (pr + i pi) by Smith's method (no overflow of pr^2 + pi^2); zero
 ** where `zero` is set (LAPACK leaves a zero pivot's column unscaled, and
 ** that column is all zeros then) */
-static inline void LUB_FN(recip)(V pr, V pi, M zero, V *re, V *im)
+static inline LUB_ATTR void LUB_FN(recip)(V pr, V pi, M zero, V *re, V *im)
 {
     M big = LUB_FN(vabs)(pr) >= LUB_FN(vabs)(pi);
     V num = LUB_FN(sel)(big, pi, pr), den = LUB_FN(sel)(big, pr, pi);
@@ -117,7 +118,7 @@ static inline void LUB_FN(recip)(V pr, V pi, M zero, V *re, V *im)
 
 /* swap elements k and piv[lane] of a strided sequence of complex numbers
 ** (a matrix row: stride 2C vectors; a vector: stride 2), per lane */
-static inline void LUB_FN(swap_rows)(int64_t k, int64_t n, M piv, V *x, int64_t count, int64_t stride)
+static inline LUB_ATTR void LUB_FN(swap_rows)(int64_t k, int64_t n, M piv, V *x, int64_t count, int64_t stride)
 {
     for (int64_t i = k + 1; i < n; i++) {
         M s = piv == (LUB_I)i;
@@ -136,7 +137,7 @@ static inline void LUB_FN(swap_rows)(int64_t k, int64_t n, M piv, V *x, int64_t 
 
 /* A = P L U in place, as getrf; piv[k] is the row swapped with k; dinv[k]
 ** is 1 / U(k, k); returns the per-lane info (0, or the first zero pivot) */
-static M LUB_FN(getrf)(int64_t C, V *a, M *piv, V *dinv)
+static LUB_ATTR M LUB_FN(getrf)(int64_t C, V *a, M *piv, V *dinv)
 {
     M info = (M){ 0 };
     for (int64_t k = 0; k < C; k++) {
@@ -177,7 +178,7 @@ static M LUB_FN(getrf)(int64_t C, V *a, M *piv, V *dinv)
 }
 
 /* b = A^-1 b with getrf's factors, as getrs with one right-hand side */
-static void LUB_FN(getrs)(int64_t C, const V *a, const M *piv, const V *dinv, V *b)
+static LUB_ATTR void LUB_FN(getrs)(int64_t C, const V *a, const M *piv, const V *dinv, V *b)
 {
     for (int64_t k = 0; k < C; k++)
         LUB_FN(swap_rows)(k, C, piv[k], b, 1, 0);
@@ -202,7 +203,7 @@ static void LUB_FN(getrs)(int64_t C, const V *a, const M *piv, const V *dinv, V 
 }
 
 /* y = A v */
-static void LUB_FN(matvec)(int64_t C, const V *a, const V *v, V *y)
+static LUB_ATTR void LUB_FN(matvec)(int64_t C, const V *a, const V *v, V *y)
 {
     for (int64_t r = 0; r < C; r++) {
         V sr = (V){ 0 }, si = (V){ 0 };
@@ -216,7 +217,7 @@ static void LUB_FN(matvec)(int64_t C, const V *a, const V *v, V *y)
 }
 
 /* the reference weights of each lane's batch as a real vector per channel */
-static void LUB_FN(ref_weights)(const bf_lub_problem *p, int64_t bin0, int nl, V *u)
+static LUB_ATTR void LUB_FN(ref_weights)(const bf_lub_problem *p, int64_t bin0, int nl, V *u)
 {
     const bf_refv *ref = p->ref;
     for (int64_t c = 0; c < p->C; c++)
@@ -230,7 +231,7 @@ static void LUB_FN(ref_weights)(const bf_lub_problem *p, int64_t bin0, int nl, V
 }
 
 /* v = M[:, ref], or M u with the reference weights */
-static void LUB_FN(select_ref)(const bf_lub_problem *p, const V *m, const V *u, V *v)
+static LUB_ATTR void LUB_FN(select_ref)(const bf_lub_problem *p, const V *m, const V *u, V *v)
 {
     const int64_t C = p->C;
     if (p->ref->index >= 0) {
@@ -248,13 +249,13 @@ static void LUB_FN(select_ref)(const bf_lub_problem *p, const V *m, const V *u, 
     }
 }
 
-static void LUB_FN(put_info)(M info, int nl, int *out)
+static LUB_ATTR void LUB_FN(put_info)(M info, int nl, int *out)
 {
     for (int l = 0; l < nl; l++)
         out[l] = (int)info[l];
 }
 
-void LUB_FN(bf_lub_rtf_power)(const bf_lub_problem *p, int64_t bin0, int nl, void *ws, int *info)
+LUB_ATTR void LUB_FN(bf_lub_rtf_power)(const bf_lub_problem *p, int64_t bin0, int nl, void *ws, int *info)
 {
     const int64_t C = p->C;
     V *a = LUB_FN(vectors)(ws), *s = a + 2 * C * C, *a0 = s + 2 * C * C, *dinv = a0 + 2 * C * C;
@@ -287,7 +288,7 @@ void LUB_FN(bf_lub_rtf_power)(const bf_lub_problem *p, int64_t bin0, int nl, voi
     LUB_FN(store_vec)(C, y, bin0, nl, p->out);
 }
 
-void LUB_FN(bf_lub_rtf_weights)(const bf_lub_problem *p, int64_t bin0, int nl, void *ws, int *info)
+LUB_ATTR void LUB_FN(bf_lub_rtf_weights)(const bf_lub_problem *p, int64_t bin0, int nl, void *ws, int *info)
 {
     const int64_t C = p->C;
     V *a = LUB_FN(vectors)(ws), *dinv = a + 2 * C * C, *v = dinv + 2 * C, *n = v + 2 * C, *u = n + 2 * C;

@@ -4,6 +4,7 @@
 ** (arpa_lm.h).
 */
 #include "arpa_lm.h"
+#include "ngram_model.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -13,32 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* One order's n-grams: open addressing over exactly 1.5x as many slots as
-** n-grams (KenLM's probing multiplier), arrays per field so the highest
-** order, which has no backoffs, takes 12 bytes a slot and the others 16. */
-typedef struct ngram_table {
-    uint64_t *keys;                /* 0: empty slot */
-    float *prob, *backoff;         /* backoff NULL for the highest order; both NULL once quantised */
-    uint8_t *qprob, *qbackoff;     /* quantised: codes into the centres */
-    float prob_centre[256], backoff_centre[256];
-    uint64_t n_slots;
-    int64_t count;
-} ngram_table;
-
-struct ctc_arpa_lm {
-    int32_t order;
-    int32_t n_words, words_cap;
-    char *pool;                    /* every word, NUL-terminated */
-    size_t pool_len, pool_cap;
-    uint32_t *word_off;            /* word i at pool + word_off[i] */
-    uint32_t *vocab_slots;         /* id + 1, 0 empty */
-    uint64_t vocab_mask;
-    float *uni_prob, *uni_backoff;
-    ngram_table tables[CTC_LM_MAX_ORDER + 1];   /* orders 2..order */
-    int32_t bos, eos;
-    int unk_seen;                  /* the file has a <unk> 1-gram */
-};
 
 /* KenLM's marks: -0.0 is "no longer n-gram starts with this one". */
 static int has_extension(float backoff)
@@ -278,6 +253,13 @@ void ctc_arpa_lm_free(ctc_arpa_lm *lm)
 {
     if (lm == NULL)
         return;
+    if (lm->map != NULL) {
+        /* a mapped model's arrays are views of the file (ngram_binary.c) */
+        if (lm->unmap != NULL)
+            lm->unmap(lm->map, lm->map_size);
+        free(lm);
+        return;
+    }
     for (int i = 0; i <= CTC_LM_MAX_ORDER; i++) {
         free(lm->tables[i].keys);
         free(lm->tables[i].prob);
@@ -355,8 +337,9 @@ static int alloc_model(ctc_arpa_lm *lm, const int64_t *counts)
         ngram_table *t = &lm->tables[n];
         t->n_slots = (uint64_t)counts[n] + (uint64_t)counts[n] / 2 + 1;
         t->keys = calloc(t->n_slots, sizeof *t->keys);
-        t->prob = malloc(t->n_slots * sizeof *t->prob);
-        t->backoff = n < lm->order ? malloc(t->n_slots * sizeof *t->backoff) : NULL;
+        /* zeroed: empty slots hold 0, so a binary written from the model is the same bytes every time */
+        t->prob = calloc(t->n_slots, sizeof *t->prob);
+        t->backoff = n < lm->order ? calloc(t->n_slots, sizeof *t->backoff) : NULL;
         if (t->keys == NULL || t->prob == NULL || (n < lm->order && t->backoff == NULL))
             return CTC_ARPA_ENOMEM;
     }
@@ -479,7 +462,7 @@ int ctc_arpa_lm_load(const char *data, size_t n, ctc_arpa_lm **out, char *err, s
     static const char kenlm_magic[] = "mmap lm http://kheafield.com/code";
     if (n >= sizeof kenlm_magic - 1 && memcmp(data, kenlm_magic, sizeof kenlm_magic - 1) == 0) {
         snprintf(err, err_size, "line 1: a KenLM binary model, which is not read here: give the ARPA file it was "
-                 "built from");
+                 "built from, or loom's binary made from it (loom ctc-lm convert in.arpa out.bin)");
         return CTC_ARPA_EFORMAT;
     }
     ctc_arpa_lm *lm = calloc(1, sizeof *lm);
@@ -541,6 +524,8 @@ int32_t ctc_arpa_lm_order(const ctc_arpa_lm *lm) { return lm->order; }
 int32_t ctc_arpa_lm_vocab_size(const ctc_arpa_lm *lm) { return lm->n_words; }
 int32_t ctc_arpa_lm_bos(const ctc_arpa_lm *lm) { return lm->bos; }
 int32_t ctc_arpa_lm_eos(const ctc_arpa_lm *lm) { return lm->eos; }
+int ctc_arpa_lm_quant_bits(const ctc_arpa_lm *lm) { return lm->quant_bits; }
+int ctc_arpa_lm_is_mapped(const ctc_arpa_lm *lm) { return lm->map != NULL; }
 
 int64_t ctc_arpa_lm_count(const ctc_arpa_lm *lm, int32_t order)
 {
@@ -551,6 +536,8 @@ int64_t ctc_arpa_lm_count(const ctc_arpa_lm *lm, int32_t order)
 
 size_t ctc_arpa_lm_bytes(const ctc_arpa_lm *lm)
 {
+    if (lm->map != NULL)
+        return sizeof *lm + lm->map_size;
     size_t b = sizeof *lm + lm->pool_cap + (size_t)lm->words_cap * (sizeof(uint32_t) + 2 * sizeof(float))
                + (lm->vocab_mask + 1) * sizeof(uint32_t);
     for (int32_t n = 2; n <= lm->order; n++)
@@ -652,8 +639,10 @@ static void quantise_values(const float *v, uint64_t n_slots, const uint64_t *ke
 
 int ctc_arpa_lm_quantize(ctc_arpa_lm *lm, int bits)
 {
-    if (bits < 2 || bits > 8)
+    if (bits < 2 || bits > 8 || lm->map != NULL)
         return CTC_ARPA_EFORMAT;
+    if (lm->quant_bits == 0)
+        lm->quant_bits = bits;
     for (int32_t n = 2; n <= lm->order; n++) {
         ngram_table *t = &lm->tables[n];
         if (t->qprob != NULL || t->keys == NULL)

@@ -27,6 +27,9 @@
 ** non-finite backoffs, words of an n-gram that are not unigrams, an n-gram
 ** whose context is not in the model, duplicates, a missing \end\, missing
 ** <s> or </s>). A missing <unk> gets KenLM's log10 probability -100.
+**
+** The same model can be stored in loom's binary format and mapped back
+** without parsing (ngram_binary.h); a KenLM binary file is refused.
 */
 #ifndef LOOM_AUDIO_CTC_ARPA_LM_H
 #define LOOM_AUDIO_CTC_ARPA_LM_H
@@ -62,13 +65,18 @@ size_t ctc_arpa_lm_bytes(const ctc_arpa_lm *lm);
 int32_t ctc_arpa_lm_index(const ctc_arpa_lm *lm, const char *word, size_t len);
 int32_t ctc_arpa_lm_bos(const ctc_arpa_lm *lm);
 int32_t ctc_arpa_lm_eos(const ctc_arpa_lm *lm);
+/* 0 for float probabilities, else the bits of orders 2 and up. */
+int ctc_arpa_lm_quant_bits(const ctc_arpa_lm *lm);
+/* 1 when the model views a mapped loom binary file (ngram_binary.h): it
+** cannot be quantised, and ctc_arpa_lm_bytes counts the mapping. */
+int ctc_arpa_lm_is_mapped(const ctc_arpa_lm *lm);
 
 /* Quantise the probabilities and backoffs of orders 2 and up to `bits`
 ** (2..8) bits a value, an option for memory: per order and field, bins of
 ** equal count whose centres are their means (KenLM's quantiser's rule);
 ** the -0.0 / +0.0 backoffs stay exact, so states are unchanged; unigrams
 ** stay floats. Scores then differ from KenLM's by the quantisation error.
-** 0, CTC_ARPA_EFORMAT for bits outside 2..8, CTC_ARPA_ENOMEM. */
+** 0, CTC_ARPA_EFORMAT for bits outside 2..8 or a mapped model, CTC_ARPA_ENOMEM. */
 int ctc_arpa_lm_quantize(ctc_arpa_lm *lm, int bits);
 
 /* KenLM's BeginSentenceWrite (<s>) and NullContextWrite (no context). */

@@ -20,7 +20,8 @@
 
 #define CTC_LM_CLASS_ATTRS(A, op)                                                                   \
     A(op, lm, STRING, LOOM_DEFAULT_NONE, 0,                                                         \
-      "the ARPA file (or a named file 'lm'); KenLM's binary format is not read", )                   \
+      "the ARPA file or loom's binary model of it (or a named file 'lm'); KenLM's binary format is not " \
+      "read", )                                                                                   \
     A(op, quantize, INT, LOOM_DEFAULT_INT(0), LOOM_ATTR_NONNEG,                                     \
       "0: float probabilities; 2..8: orders 2 and up quantised to that many bits (less memory)", )
 PK_ATTR_ENUM(ctc_lm_class, CTC_LM_CLASS_ATTRS);
@@ -30,8 +31,13 @@ PK_ATTR_ENUM(ctc_lm_class, CTC_LM_CLASS_ATTRS);
     A(op, eos, BOOL, LOOM_DEFAULT_BOOL(1), 0, "end each sentence with </s> (kenlm's eos)", )
 PK_ATTR_ENUM(ctc_lm_score, CTC_LM_SCORE_ATTRS);
 
+#define CTC_LM_SAVE_ATTRS(A, op)                                                                    \
+    A(op, path, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED,                                      \
+      "the binary model written (replaced whole, never in part)", )
+PK_ATTR_ENUM(ctc_lm_save, CTC_LM_SAVE_ATTRS);
+
 #define AUDIO_CTC_OPS(X)                                                                              \
-    X(ctc_lm_score_schema) X(ctc_decoder_schema) X(ctc_decoder_begin_schema) X(ctc_decoder_step_schema)   \
+    X(ctc_lm_score_schema) X(ctc_lm_save_schema) X(ctc_decoder_schema) X(ctc_decoder_begin_schema) X(ctc_decoder_step_schema)   \
     X(ctc_decoder_end_schema) X(ctc_decoder_final_schema) X(ctc_decoder_best_schema)
 PK_OPS_DECLARE(audio_ctc_ops, AUDIO_CTC_OPS);
 

@@ -6,6 +6,8 @@
 
 extern const loom_kernel_desc audio_ctc_lm_kernels[];
 extern const size_t audio_ctc_lm_n_kernels;
+extern const loom_kernel_desc audio_ctc_lm_save_kernels[];
+extern const size_t audio_ctc_lm_save_n_kernels;
 extern const loom_kernel_desc audio_ctc_decoder_kernels[];
 extern const size_t audio_ctc_decoder_n_kernels;
 extern const loom_kernel_desc audio_ctc_stream_kernels[];
@@ -16,6 +18,8 @@ static const loom_object_class *const ctc_classes[] = { &audio_ctc_lm_class, &au
 static loom_status ctc_register_kernels(const loom_host_api *host, loom_registrar *reg)
 {
     loom_status st = pk_register_kernels(host, reg, audio_ctc_lm_kernels, audio_ctc_lm_n_kernels);
+    if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, audio_ctc_lm_save_kernels, audio_ctc_lm_save_n_kernels);
     if (st == LOOM_OK)
         st = pk_register_kernels(host, reg, audio_ctc_decoder_kernels, audio_ctc_decoder_n_kernels);
     if (st == LOOM_OK)

@@ -37,8 +37,8 @@
     A(op, token_list, STRING, LOOM_DEFAULT_NONE, 0,                                                    \
       "the tokens as one string, separated by spaces (torchaudio's list), instead of tokens", )        \
     A(op, lm, STRING, LOOM_DEFAULT_NONE, 0,                                                            \
-      "an ARPA n-gram model, or the name of an LM interface a pack offers (loom/ctc_lm.h); none: no "  \
-      "LM (ZeroLM)", )                                                                                 \
+      "an ARPA n-gram model or loom's binary of one (told apart by its magic), or the name of an LM "   \
+      "interface a pack offers (loom/ctc_lm.h); none: no LM (ZeroLM)", )                                                                                 \
     A(op, lm_options, STRING, LOOM_DEFAULT_STRING(""), 0, "what an interface LM's create receives", ) \
     A(op, lm_quantize, INT, LOOM_DEFAULT_INT(0), LOOM_ATTR_NONNEG,                                     \
       "an ARPA lm: 0 floats, 2..8 bits a value (audio.ctc_lm's quantize)", )                           \

@@ -15,6 +15,7 @@
 #include "ctc.h"
 #include "ctc_beam.h"
 #include "ctc_decoder.h"
+#include "ctc_lengths.h"
 
 #define W CTC_DECODER_CLASS
 
@@ -182,7 +183,7 @@ static loom_status create_iface_lm(ctc_decoder *d, const char *name, const char 
 
 /* lm: none (ZeroLM), the name of an interface a pack offers (the vtable is
 ** kept; its instance is made once the word dictionary is known), or an ARPA
-** file. */
+** file or loom's binary model (ctc_arpa_lm_open tells them apart). */
 static loom_status load_lm(ctc_decoder *d, const char *lm, int64_t quantize)
 {
     ctc_model *m = &d->m;
@@ -198,7 +199,7 @@ static loom_status load_lm(ctc_decoder *d, const char *lm, int64_t quantize)
     size_t probe_n;
     if (pk_host->map_file(lm, &probe, &probe_n) != LOOM_OK)
         return pk_host->fail(LOOM_ENOENT, "%s: lm '%s' is neither an LM interface a pack offers (loom/ctc_lm.h, "
-                             "version %u) nor a readable ARPA file", W, lm, LOOM_CTC_LM_VERSION);
+                             "version %u) nor a readable model file (ARPA or loom binary)", W, lm, LOOM_CTC_LM_VERSION);
     pk_host->unmap_file(probe, probe_n);
     loom_status st = ctc_arpa_lm_open(W ": 'lm'", lm, &m->arpa);
     if (st == LOOM_OK)
@@ -313,8 +314,8 @@ PK_ATTR_TABLE(ctc_decoder_class, CTC_DECODER_CLASS_ATTRS);
 const loom_object_class audio_ctc_decoder_class = {
     .struct_size = sizeof(loom_object_class),
     .name = W,
-    .doc = "torchaudio's ctc_decoder (flashlight-text's beam search): lexicon or lexicon-free, an ARPA n-gram LM "
-           "or none; methods audio.ctc_decoder (batch) and the streaming ones",
+    .doc = "torchaudio's ctc_decoder (flashlight-text's beam search): lexicon or lexicon-free, an n-gram LM "
+           "(ARPA or loom binary), an LM interface or none; methods audio.ctc_decoder (batch) and the streaming ones",
     PK_ATTRS(ctc_decoder_class_attrs),
     .create = decoder_create,
     .destroy = decoder_destroy,
@@ -385,13 +386,23 @@ typedef struct batch_job {
     int64_t T, N;
     ctc_results *res;             /* one per utterance */
     int *status;                  /* one per utterance */
+    ctc_search **searches;        /* one per thread index, made by its first chunk, kept for its next ones */
+    int32_t n_searches;
 } batch_job;
 
+/* Each thread of the pool decodes its chunks with its own search (its
+** scratch stays warm from one chunk to the next; nothing is shared but the
+** read-only model); a thread index past the table gets a search of its own. */
 static void decode_range(void *user, int64_t begin, int64_t end, int32_t thread_index)
 {
-    (void)thread_index;
     batch_job *j = user;
-    ctc_search *s = ctc_search_new(&j->d->m);
+    const int own = thread_index >= 0 && thread_index < j->n_searches;
+    ctc_search *s = own ? j->searches[thread_index] : NULL;
+    if (s == NULL) {
+        s = ctc_search_new(&j->d->m);
+        if (own)
+            j->searches[thread_index] = s;
+    }
     for (int64_t b = begin; b < end; b++) {
         int r = s == NULL ? -1 : ctc_search_begin(s);
         const int64_t len = j->lengths != NULL ? j->lengths[b] : j->T;
@@ -403,7 +414,8 @@ static void decode_range(void *user, int64_t begin, int64_t end, int32_t thread_
             r = ctc_search_final(s, &j->res[b]);
         j->status[b] = r;
     }
-    ctc_search_free(s);
+    if (!own)
+        ctc_search_free(s);
 }
 
 /* Grow *p to hold n elements of size elem; 0, or -1 out of memory. */
@@ -462,16 +474,10 @@ static loom_status decode_run(loom_call *call)
         return st;
     const int64_t B = e->shape[0], T = e->shape[1], N = e->shape[2];
     const int64_t *lengths = NULL;
-    char b[160];
     if (len != NULL) {
-        if (len->ndim != 1 || len->shape[0] != B)
-            return pk_host->fail(LOOM_EINVAL, "'lengths' %s must be [B] with B = %lld, the batch of 'emissions'",
-                                 pk_describe(pk_host, len, b, sizeof b), (long long)B);
         lengths = loom_data(len);
-        for (int64_t i = 0; i < B; i++)
-            if (lengths[i] < 0 || lengths[i] > T)
-                return pk_host->fail(LOOM_EINVAL, "'lengths'[%lld] = %lld is outside [0, T = %lld]", (long long)i,
-                                     (long long)lengths[i], (long long)T);
+        if ((st = ctc_check_lengths(len, lengths, B, T, "emissions")) != LOOM_OK)
+            return st;
     }
     ctc_results *res = calloc((size_t)B + 1, sizeof *res);
     int *status = calloc((size_t)B + 1, sizeof *status);
@@ -482,7 +488,11 @@ static loom_status decode_run(loom_call *call)
         free(counts);
         return pk_host->fail(LOOM_ENOMEM, "out of memory");
     }
-    batch_job job = { d, loom_data(e), lengths, T, N, res, status };
+    const int32_t n_searches = call->ctx->n_threads > 0 ? call->ctx->n_threads : 1;
+    batch_job job = { d, loom_data(e), lengths, T, N, res, status, calloc((size_t)n_searches, sizeof(ctc_search *)),
+                      n_searches };
+    if (job.searches == NULL)
+        job.n_searches = 0;       /* every chunk then makes and frees its own */
     if (B > 0) {
         /* a custom LM is called from one thread */
         if (d->m.lm_kind == CTC_LM_CUSTOM)
@@ -490,6 +500,9 @@ static loom_status decode_run(loom_call *call)
         else
             st = pk_host->parallel_for(call->ctx, B, 1, decode_range, &job);
     }
+    for (int32_t t = 0; t < job.n_searches; t++)
+        ctc_search_free(job.searches[t]);
+    free(job.searches);
     ctc_results all;
     ctc_results_init(&all);
     for (int64_t i = 0; st == LOOM_OK && i < B; i++) {

@@ -5,19 +5,8 @@
 ** utterance for the count and the collapse (utterances are independent;
 ** frames within one are a scan, short next to the argmax's reads).
 */
-#include <cuda_runtime.h>
-#include <stdio.h>
-
+#include "ctc_cu_launch.cuh"
 #include "ctc_greedy_kernels.h"
-
-static int launched(const char *what, char *err, size_t err_size)
-{
-    cudaError_t e = cudaGetLastError();
-    if (e == cudaSuccess)
-        return 0;
-    snprintf(err, err_size, "%s: %s", what, cudaGetErrorString(e));
-    return -1;
-}
 
 static unsigned blocks_for(int64_t n) { return (unsigned)((n + 255) / 256); }
 
@@ -80,19 +69,19 @@ extern "C" int ctc_greedy_cu_argmax(const float *e, int64_t rows, int64_t n, int
                                     size_t err_size)
 {
     argmax_kernel<<<blocks_for(rows), 256, 0, (cudaStream_t)stream>>>(e, rows, n, best);
-    return launched("argmax", err, err_size);
+    return ctc_cu_launched("argmax", err, err_size);
 }
 
 extern "C" int ctc_greedy_cu_count(const int32_t *best, const int64_t *lengths, int64_t B, int64_t T, int64_t blank,
                                    int64_t *counts, void *stream, char *err, size_t err_size)
 {
     count_kernel<<<blocks_for(B), 256, 0, (cudaStream_t)stream>>>(best, lengths, B, T, blank, counts);
-    return launched("count", err, err_size);
+    return ctc_cu_launched("count", err, err_size);
 }
 
 extern "C" int ctc_greedy_cu_write(const int32_t *best, const int64_t *lengths, int64_t B, int64_t T, int64_t blank,
                                    const int64_t *offsets, int64_t *tokens, void *stream, char *err, size_t err_size)
 {
     write_kernel<<<blocks_for(B), 256, 0, (cudaStream_t)stream>>>(best, lengths, B, T, blank, offsets, tokens);
-    return launched("collapse", err, err_size);
+    return ctc_cu_launched("collapse", err, err_size);
 }

@@ -4,6 +4,7 @@
 ** its checks, in both packs (ctc_greedy.h).
 */
 #include "ctc_greedy.h"
+#include "ctc_lengths.h"
 #include "describe.h"
 
 #define I64 LOOM_DTYPE_BIT(LOOM_DTYPE_I64)
@@ -37,14 +38,5 @@ loom_status ctc_greedy_check(const loom_call *call, const int64_t *lengths_host)
     if (blank >= e->shape[2] && e->shape[2] > 0)
         return pk_host->fail(LOOM_EINVAL, "blank %lld is not a token of 'emissions' %s (N = %lld)", (long long)blank,
                              pk_describe(pk_host, e, b, sizeof b), (long long)e->shape[2]);
-    if (len == NULL)
-        return LOOM_OK;
-    if (len->shape[0] != e->shape[0])
-        return pk_host->fail(LOOM_EINVAL, "'lengths' %s must be [B] with B = %lld, the batch of 'emissions'",
-                             pk_describe(pk_host, len, b, sizeof b), (long long)e->shape[0]);
-    for (int64_t i = 0; lengths_host != NULL && i < e->shape[0]; i++)
-        if (lengths_host[i] < 0 || lengths_host[i] > e->shape[1])
-            return pk_host->fail(LOOM_EINVAL, "'lengths'[%lld] = %lld is outside [0, T = %lld]", (long long)i,
-                                 (long long)lengths_host[i], (long long)e->shape[1]);
-    return LOOM_OK;
+    return len == NULL ? LOOM_OK : ctc_check_lengths(len, lengths_host, e->shape[0], e->shape[1], "emissions");
 }

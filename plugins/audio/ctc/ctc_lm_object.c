@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
-** ctc_lm_object.c - the audio.ctc_lm object (an ARPA model, arpa_lm.h)
+** ctc_lm_object.c - the audio.ctc_lm object (an ARPA model, arpa_lm.h, or
+** loom's binary of one, ngram_binary.h, told apart by the magic)
 ** and its method audio.ctc_lm_score, which scores whole sentences as
 ** kenlm.Model.score(sentence, bos, eos) does: words split on whitespace,
 ** each scored in turn from <s> (or no context), then </s>, the log10
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "ctc.h"
+#include "ngram_binary.h"
 
 const char *ctc_file_arg(const loom_object_args *args, const char *name, int32_t attr)
 {
@@ -28,10 +30,20 @@ loom_status ctc_arpa_lm_open(const char *what, const char *path, ctc_arpa_lm **o
     *out = NULL;
     loom_status st = pk_host->map_file(path, &data, &n);
     if (st != LOOM_OK)
-        return pk_host->fail(st, "%s: cannot read the ARPA file '%s'", what, path);
+        return pk_host->fail(st, "%s: cannot read the model file '%s'", what, path);
     char err[256];
-    int r = ctc_arpa_lm_load(data, n, out, err, sizeof err);
-    pk_host->unmap_file(data, n);
+    int r;
+    if (ctc_ngram_binary_is(data, n)) {
+        /* a loom binary: the model views the mapping, which it releases when freed */
+        r = ctc_ngram_binary_view(data, n, out, err, sizeof err);
+        if (r == CTC_ARPA_OK)
+            ctc_ngram_binary_adopt(*out, pk_host->unmap_file);
+        else
+            pk_host->unmap_file(data, n);
+    } else {
+        r = ctc_arpa_lm_load(data, n, out, err, sizeof err);
+        pk_host->unmap_file(data, n);
+    }
     if (r == CTC_ARPA_ENOMEM)
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory reading '%s'", what, path);
     if (r != CTC_ARPA_OK)
@@ -45,6 +57,11 @@ loom_status ctc_arpa_lm_quantize_checked(const char *what, ctc_arpa_lm *lm, int6
         return LOOM_OK;
     if (bits < 2 || bits > 8)
         return pk_host->fail(LOOM_EINVAL, "%s: quantize %lld: 0 (floats) or 2..8 bits", what, (long long)bits);
+    if (ctc_arpa_lm_is_mapped(lm))
+        return pk_host->fail(LOOM_EINVAL, "%s: quantize %lld applies to an ARPA file; this binary model is stored "
+                             "%s: convert the ARPA file with --quantize %lld instead", what, (long long)bits,
+                             ctc_arpa_lm_quant_bits(lm) == 0 ? "with float probabilities" : "already quantised",
+                             (long long)bits);
     if (ctc_arpa_lm_quantize(lm, (int)bits) != CTC_ARPA_OK)
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory quantising the model", what);
     return LOOM_OK;
@@ -55,7 +72,7 @@ static loom_status lm_create(const loom_object_args *args, void **state_out)
     *state_out = NULL;
     const char *path = ctc_file_arg(args, "lm", PK_ATTR(ctc_lm_class, lm));
     if (path == NULL)
-        return pk_host->fail(LOOM_EINVAL, "%s: no model: give lm=FILE.arpa", CTC_LM_CLASS);
+        return pk_host->fail(LOOM_EINVAL, "%s: no model: give lm=FILE.arpa (or loom's binary of it)", CTC_LM_CLASS);
     ctc_arpa_lm *lm;
     loom_status st = ctc_arpa_lm_open(CTC_LM_CLASS ": 'lm'", path, &lm);
     if (st == LOOM_OK)
@@ -129,8 +146,8 @@ PK_ATTR_TABLE(ctc_lm_class, CTC_LM_CLASS_ATTRS);
 const loom_object_class audio_ctc_lm_class = {
     .struct_size = sizeof(loom_object_class),
     .name = CTC_LM_CLASS,
-    .doc = "an n-gram backoff language model from an ARPA file, scored as KenLM does (log10); method "
-           "audio.ctc_lm_score",
+    .doc = "an n-gram backoff language model from an ARPA file or loom's binary of one (mapped, not parsed), "
+           "scored as KenLM does (log10); methods audio.ctc_lm_score and audio.ctc_lm_save",
     PK_ATTRS(ctc_lm_class_attrs),
     .create = lm_create,
     .destroy = lm_destroy,

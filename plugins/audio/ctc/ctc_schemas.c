@@ -24,6 +24,16 @@ PK_SCHEMA(ctc_lm_score_schema, "audio.ctc_lm_score", 1,
           PK_INPUTS(lm_score_inputs), PK_OUTPUTS(lm_score_outputs), PK_ATTRS(ctc_lm_score_attrs),
           .object_class = CTC_LM_CLASS);
 
+static const loom_arg_def lm_save_outputs[] = {
+    { .name = "bytes", .dtypes = I64, .ndim = 0, .doc = "i64 scalar: the size of the file written" },
+};
+PK_ATTR_TABLE(ctc_lm_save, CTC_LM_SAVE_ATTRS);
+
+PK_SCHEMA(ctc_lm_save_schema, "audio.ctc_lm_save", 1,
+          "write an audio.ctc_lm model in loom's binary n-gram format, which lm= maps back without parsing "
+          "(the offline conversion from ARPA)",
+          PK_OUTPUTS(lm_save_outputs), PK_ATTRS(ctc_lm_save_attrs), .object_class = CTC_LM_CLASS);
+
 static const loom_arg_def decoder_inputs[] = {
     { .name = "emissions", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .ndim = 3,
       .doc = "f32 [B, T, N] log-probabilities (or any scores) of the N tokens per frame" },

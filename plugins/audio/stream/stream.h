@@ -5,6 +5,9 @@
 **   audio.stream_reader           the object class: one opened source
 **   audio.stream_reader_*         its methods (torchaudio's names)
 **   audio.stream_decode           one stream of a source to one tensor
+**   audio.stream_writer           torchaudio's StreamWriter: encode and mux
+**                                 chunks into a file or memory
+**   audio.stream_writer_*         its methods
 ** Sources: `src` a path or URL ("-": standard input), `format` the demuxer
 ** or input device (-f: lavfi, alsa, v4l2...), `option` its options as
 ** "key=value;key=value"; instead of `src`, a u8 tensor named "src"
@@ -95,15 +98,86 @@ PK_ATTR_ENUM(audio_sr_pop, AUDIO_SR_POP_ATTRS);
     A(op, filter_desc, STRING, LOOM_DEFAULT_NONE, 0, "a libavfilter graph instead of the options above", )
 PK_ATTR_ENUM(audio_stream_decode, AUDIO_STREAM_DECODE_ATTRS);
 
+/* ---- audio.stream_writer: StreamWriter(dst, format=None) ---- */
+#define AUDIO_STREAM_WRITER_CLASS "audio.stream_writer"
+
+#define AUDIO_SW_CLASS_ATTRS(A, op)                                                                            \
+    A(op, dst, STRING, LOOM_DEFAULT_NONE, 0, "path or URL; left out: write to memory (then give format)", )   \
+    A(op, format, STRING, LOOM_DEFAULT_NONE, 0, "muxer (ffmpeg -f): wav, flac, mp4, ogg, webm, ... (default: from dst)", )
+PK_ATTR_ENUM(audio_sw_class, AUDIO_SW_CLASS_ATTRS);
+
+/* The attributes both add_*_stream share (torchaudio's CodecConfig and the
+** encoder's names), first and in this order in both tables. */
+#define AUDIO_SW_ADD_COMMON(A, op)                                                                             \
+    A(op, encoder, STRING, LOOM_DEFAULT_NONE, 0, "encoder name (default: the container's codec)", )            \
+    A(op, encoder_option, STRING, LOOM_DEFAULT_NONE, 0, "encoder options, key=value;key=value", )             \
+    A(op, encoder_format, STRING, LOOM_DEFAULT_NONE, 0, "sample / pixel format of the encoder (default: its first)", ) \
+    A(op, filter_desc, STRING, LOOM_DEFAULT_NONE, 0, "libavfilter graph applied before the encoder", )         \
+    A(op, bit_rate, INT, LOOM_DEFAULT_INT(-1), 0, "CodecConfig.bit_rate, bits/s (-1: the encoder's)", )       \
+    A(op, compression_level, INT, LOOM_DEFAULT_INT(-1), 0, "CodecConfig.compression_level (-1: the encoder's)", ) \
+    A(op, qscale, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_FINITE, "CodecConfig.qscale (fixed quality)", )
+
+#define AUDIO_SW_ADD_AUDIO_ATTRS(A, op)                                                                        \
+    AUDIO_SW_ADD_COMMON(A, op)                                                                                 \
+    A(op, sample_rate, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE, "of the chunks, Hz", ) \
+    A(op, num_channels, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE, "of the chunks", )  \
+    A(op, format, STRING, LOOM_DEFAULT_STRING("flt"), 0, "the chunks' samples: u8 s16 s32 s64 flt dbl", )     \
+    A(op, encoder_sample_rate, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_POSITIVE, "encode at this rate (resampled)", ) \
+    A(op, encoder_num_channels, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_POSITIVE, "encode this many channels (remixed)", )
+PK_ATTR_ENUM(audio_sw_add_audio, AUDIO_SW_ADD_AUDIO_ATTRS);
+
+#define AUDIO_SW_ADD_VIDEO_ATTRS(A, op)                                                                        \
+    AUDIO_SW_ADD_COMMON(A, op)                                                                                 \
+    A(op, frame_rate, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE | LOOM_ATTR_FINITE,    \
+      "of the chunks, frames/s", )                                                                             \
+    A(op, width, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE, "of the chunks", )         \
+    A(op, height, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE, "of the chunks", )        \
+    A(op, format, STRING, LOOM_DEFAULT_STRING("rgb24"), 0, "the chunks' pictures: rgb24 bgr24 yuv444p yuv420p gray", ) \
+    A(op, encoder_frame_rate, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_POSITIVE | LOOM_ATTR_FINITE, "encode at this rate (fps filter)", ) \
+    A(op, encoder_width, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_POSITIVE, "encode at this width (scaled)", )        \
+    A(op, encoder_height, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_POSITIVE, "encode at this height (scaled)", )      \
+    A(op, hw_accel, STRING, LOOM_DEFAULT_NONE, 0, "cuda: encode on the GPU (not in this build)", )             \
+    A(op, gop_size, INT, LOOM_DEFAULT_INT(-1), 0, "CodecConfig.gop_size (-1: the encoder's)", )               \
+    A(op, max_b_frames, INT, LOOM_DEFAULT_INT(-1), 0, "CodecConfig.max_b_frames (-1: the encoder's)", )
+PK_ATTR_ENUM(audio_sw_add_video, AUDIO_SW_ADD_VIDEO_ATTRS);
+
+#define AUDIO_SW_METADATA_ATTRS(A, op) \
+    A(op, metadata, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED, "the container's tags, key=value;key=value", )
+PK_ATTR_ENUM(audio_sw_metadata, AUDIO_SW_METADATA_ATTRS);
+
+#define AUDIO_SW_OPEN_ATTRS(A, op) \
+    A(op, option, STRING, LOOM_DEFAULT_NONE, 0, "muxer / protocol options, key=value;key=value", )
+PK_ATTR_ENUM(audio_sw_open, AUDIO_SW_OPEN_ATTRS);
+
+#define AUDIO_SW_WRITE_ATTRS(A, op)                                                                            \
+    A(op, i, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_NONNEG, "stream index, in the order added", ) \
+    A(op, pts, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_NONNEG | LOOM_ATTR_FINITE, "presentation time of the chunk's first frame, s", )
+PK_ATTR_ENUM(audio_sw_write, AUDIO_SW_WRITE_ATTRS);
+
 #define AUDIO_STREAM_OPS(X)                                                                                    \
     X(audio_sr_num_src_streams_schema) X(audio_sr_src_stream_info_schema) X(audio_sr_metadata_schema)          \
     X(audio_sr_add_audio_schema) X(audio_sr_add_basic_audio_schema) X(audio_sr_add_video_schema)               \
     X(audio_sr_add_basic_video_schema) X(audio_sr_out_stream_info_schema) X(audio_sr_process_packet_schema)    \
     X(audio_sr_process_all_packets_schema) X(audio_sr_fill_buffer_schema) X(audio_sr_is_buffer_ready_schema)   \
-    X(audio_sr_seek_schema) X(audio_sr_pop_chunk_schema) X(audio_stream_decode_schema)
+    X(audio_sr_seek_schema) X(audio_sr_pop_chunk_schema) X(audio_stream_decode_schema)                         \
+    X(audio_sw_add_audio_schema) X(audio_sw_add_video_schema) X(audio_sw_set_metadata_schema)                  \
+    X(audio_sw_open_schema) X(audio_sw_write_audio_schema) X(audio_sw_write_video_schema)                      \
+    X(audio_sw_flush_schema) X(audio_sw_close_schema) X(audio_sw_bytes_schema)
 PK_OPS_DECLARE(audio_stream_ops, AUDIO_STREAM_OPS);
 
 extern const loom_object_class audio_stream_reader_class;
+extern const loom_object_class audio_stream_writer_class;
+
+/* The writer's methods (stream_writer_cpu.c), in the module's kernel table. */
+loom_status audio_sw_add_audio_run(loom_call *call);
+loom_status audio_sw_add_video_run(loom_call *call);
+loom_status audio_sw_set_metadata_run(loom_call *call);
+loom_status audio_sw_open_run(loom_call *call);
+loom_status audio_sw_write_audio_run(loom_call *call);
+loom_status audio_sw_write_video_run(loom_call *call);
+loom_status audio_sw_flush_run(loom_call *call);
+loom_status audio_sw_close_run(loom_call *call);
+loom_status audio_sw_bytes_run(loom_call *call);
 extern const pk_module audio_stream_cpu;
 
 #endif /* LOOM_AUDIO_STREAM_H */

@@ -18,6 +18,7 @@
 #include <libavfilter/buffersrc.h>
 #include <libavutil/channel_layout.h>
 #include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
 
 #include "loom/plugin.h"
 #include "stream_internal.h"
@@ -83,9 +84,24 @@ static int source_args(char *args, size_t n, const AVStream *st, const AVCodecCo
     return 0;
 }
 
-int sr_output_build_graph(sr_reader *r, sr_output *o, const AVStream *st, const AVCodecContext *dec)
+void sr_output_split_format(sr_output *o)
 {
-    char args[512], eb[AV_ERROR_MAX_STRING_SIZE];
+    static const char *const tails[] = { "format=pix_fmts=rgb24", "format=pix_fmts=bgr24" };
+    const size_t n = strlen(o->filter_desc);
+    for (int i = 0; i < 2; i++) {
+        const size_t k = strlen(tails[i]);
+        if (n < k || strcmp(o->filter_desc + n - k, tails[i]) != 0 || (n > k && o->filter_desc[n - k - 1] != ',')
+            || strstr(o->filter_desc, "scale") != NULL)
+            continue;
+        o->graph_desc = n > k ? av_strndup(o->filter_desc, n - k - 1) : av_strdup("null");
+        o->direct_fmt = i == 0 ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_BGR24;
+        return;
+    }
+}
+
+static int build_once(sr_reader *r, sr_output *o, const AVStream *st, const AVCodecContext *dec, const char *desc)
+{
+    char args[512];
     avfilter_graph_free(&o->graph);
     o->graph = avfilter_graph_alloc();
     if (o->graph == NULL)
@@ -96,35 +112,26 @@ int sr_output_build_graph(sr_reader *r, sr_output *o, const AVStream *st, const 
     if (source_args(args, sizeof args, st, dec, o->video) != 0)
         return sr_fail(r, "stream %d: the decoder reports no usable %s parameters", o->source_index,
                        o->video ? "picture" : "sample");
-    const AVFilter *fsrc = avfilter_get_by_name(o->video ? "buffer" : "abuffer");
-    const AVFilter *fsink = avfilter_get_by_name(o->video ? "buffersink" : "abuffersink");
-    int ret = avfilter_graph_create_filter(&o->src, fsrc, "in", args, NULL, o->graph);
-    if (ret >= 0)
-        ret = avfilter_graph_create_filter(&o->sink, fsink, "out", NULL, NULL, o->graph);
-    if (ret < 0)
-        return sr_fail(r, "stream %d: cannot make the filter graph's ends (%s): %s", o->source_index, args,
-                       sr_averr(ret, eb));
-    AVFilterInOut *outputs = avfilter_inout_alloc(), *inputs = avfilter_inout_alloc();
-    if (outputs == NULL || inputs == NULL) {
-        avfilter_inout_free(&outputs);
-        avfilter_inout_free(&inputs);
-        return sr_fail(r, "out of memory for a filter graph");
+    return stream_graph_build(o->graph, o->video, args, desc, &o->src, &o->sink, r->err, sizeof r->err) != 0 ? -1 : 0;
+}
+
+int sr_output_build_graph(sr_reader *r, sr_output *o, const AVStream *st, const AVCodecContext *dec)
+{
+    /* the graph without its final rgb24 / bgr24 conversion, where that
+    ** leaves yuv420p pictures of an even height (swscale's yuv2rgb path,
+    ** which this reader then runs itself); otherwise the whole graph */
+    o->sink_fmt = AV_PIX_FMT_NONE;
+    if (o->graph_desc != NULL) {
+        if (build_once(r, o, st, dec, o->graph_desc) != 0)
+            return -1;
+        const int f = av_buffersink_get_format(o->sink);
+        if (f == AV_PIX_FMT_YUV420P && av_buffersink_get_h(o->sink) % 2 == 0 && av_buffersink_get_w(o->sink) % 2 == 0)
+            o->sink_fmt = f;
     }
-    outputs->name = av_strdup("in");
-    outputs->filter_ctx = o->src;
-    inputs->name = av_strdup("out");
-    inputs->filter_ctx = o->sink;
-    ret = avfilter_graph_parse_ptr(o->graph, o->filter_desc, &inputs, &outputs, NULL);
-    avfilter_inout_free(&outputs);
-    avfilter_inout_free(&inputs);
-    if (ret < 0)
-        return sr_fail(r, "'filter_desc' \"%s\" does not parse: %s", o->filter_desc, sr_averr(ret, eb));
-    ret = avfilter_graph_config(o->graph, NULL);
-    if (ret < 0)
-        return sr_fail(r, "'filter_desc' \"%s\" cannot be configured for stream %d: %s", o->filter_desc,
-                       o->source_index, sr_averr(ret, eb));
+    if (o->sink_fmt == AV_PIX_FMT_NONE && build_once(r, o, st, dec, o->filter_desc) != 0)
+        return -1;
     o->out_tb = av_buffersink_get_time_base(o->sink);
-    o->out_format = av_buffersink_get_format(o->sink);
+    o->out_format = o->sink_fmt != AV_PIX_FMT_NONE ? o->direct_fmt : av_buffersink_get_format(o->sink);
     if (!o->video) {
         AVChannelLayout cl;
         if (av_buffersink_get_ch_layout(o->sink, &cl) < 0)
@@ -208,10 +215,79 @@ static int convert_audio(sr_reader *r, sr_output *o, const AVFrame *f, int64_t *
     return 0;
 }
 
+#define SLICE_ROWS 16
+
+/* vf_scale's colour set-up of its frame (in_color_matrix auto): the
+** frame's matrix (BT.601 when unknown), its range when it has one. */
+static void sws_colour(struct SwsContext *sws, const AVFrame *f)
+{
+    int *inv, *tab, in_full, out_full, bri, con, sat;
+    sws_getColorspaceDetails(sws, &inv, &in_full, &tab, &out_full, &bri, &con, &sat);
+    int space = f->colorspace;
+    if (space < 1 || space > 10 || space == 8)
+        space = AVCOL_SPC_BT470BG;
+    const int *coef = sws_getCoefficients(space);
+    if (f->color_range != AVCOL_RANGE_UNSPECIFIED)
+        in_full = f->color_range == AVCOL_RANGE_JPEG;
+    sws_setColorspaceDetails(sws, coef, in_full, coef, out_full, bri, con, sat);
+}
+
+/* yuv420p -> rgb24/bgr24 [C, H, W] at dst: swscale's conversion as the
+** graph's format filter runs it (same formats, size, flags and colour
+** details), 16 rows at a time into the slice, split into planes. */
+static int convert_direct(sr_reader *r, sr_output *o, const AVFrame *f, uint8_t *dst)
+{
+    const int h = (int)o->shape[1], w = (int)o->shape[2];
+    if (o->sws == NULL) {
+        o->sws = sws_getContext(w, h, (enum AVPixelFormat)o->sink_fmt, w, h, (enum AVPixelFormat)o->direct_fmt,
+                                SWS_BICUBIC, NULL, NULL, NULL);
+        o->sws_space = o->sws_range = -1;
+        if (o->sws == NULL)
+            return sr_fail(r, "stream %d: swscale cannot convert %s to %s", o->source_index,
+                           av_get_pix_fmt_name(o->sink_fmt), av_get_pix_fmt_name(o->direct_fmt));
+    }
+    if ((int)f->colorspace != o->sws_space || (int)f->color_range != o->sws_range) {
+        sws_colour(o->sws, f);
+        o->sws_space = f->colorspace;
+        o->sws_range = f->color_range;
+    }
+    const int stride = (3 * w + 63) & ~63;
+    uint8_t *slice = rows_for(r, o, (size_t)stride * SLICE_ROWS + 64);
+    if (slice == NULL)
+        return -1;
+    const size_t plane = (size_t)h * (size_t)w;
+    for (int y = 0; y < h; y += SLICE_ROWS) {
+        const int n = h - y < SLICE_ROWS ? h - y : SLICE_ROWS;
+        /* each slice as a picture of its own from row 0 (y and n even: the
+        ** chroma rows of yuv420p go with it) */
+        const uint8_t *src[4] = { f->data[0] + (ptrdiff_t)y * f->linesize[0],
+                                  f->data[1] + (ptrdiff_t)(y / 2) * f->linesize[1],
+                                  f->data[2] + (ptrdiff_t)(y / 2) * f->linesize[2], NULL };
+        uint8_t *out[4] = { slice, NULL, NULL, NULL };
+        int out_stride[4] = { stride, 0, 0, 0 };
+        if (sws_scale(o->sws, src, f->linesize, 0, n, out, out_stride) != n)
+            return sr_fail(r, "stream %d: swscale failed on rows %d..%d", o->source_index, y, y + n - 1);
+        for (int k = 0; k < n; k++) {
+            uint8_t *d0 = dst + (size_t)(y + k) * (size_t)w;
+            o->deinterleave3(slice + (size_t)k * (size_t)stride, (size_t)w, d0, d0 + plane, d0 + 2 * plane);
+        }
+    }
+    return 0;
+}
+
 /* One picture as [C, H, W] at dst (in the chunk buffer itself). */
 static int convert_video(sr_reader *r, sr_output *o, const AVFrame *f, int64_t pts)
 {
     const int64_t c = o->shape[0], h = o->shape[1], w = o->shape[2];
+    if (o->sink_fmt != AV_PIX_FMT_NONE) {
+        if (f->format != o->sink_fmt || f->width != w || f->height != h)
+            return sr_fail(r, "stream %d: the picture changed to %dx%d %s mid-stream; add a scale and format filter",
+                           o->source_index, f->width, f->height, av_get_pix_fmt_name(f->format));
+        uint8_t *dst = sb_push_one(&o->buf, pts);
+        if (dst == NULL)
+            return sr_fail(r, "out of memory buffering stream %d", o->source_index);
+        return convert_direct(r, o, f, dst);
+    }
     if (f->format != o->out_format || f->width != w || f->height != h)
         return sr_fail(r, "stream %d: the picture changed to %dx%d %s mid-stream; add a scale and format filter",
                        o->source_index, f->width, f->height, av_get_pix_fmt_name(f->format));
@@ -293,6 +369,9 @@ int sr_output_send(sr_reader *r, sr_output *o, AVFrame *frame)
 
 void sr_output_free(sr_output *o)
 {
+    sws_freeContext(o->sws);
+    o->sws = NULL;
+    av_freep(&o->graph_desc);
     avfilter_graph_free(&o->graph);
     sb_free(&o->buf);
     av_freep(&o->rows);

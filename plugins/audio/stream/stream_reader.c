@@ -39,31 +39,6 @@ void sr_set_log(sr_reader *r, void (*log)(void *user, const char *msg), void *us
     r->log_user = user;
 }
 
-/* "k=v;k=v" into a dictionary; 0, or -1 with err set naming `what`. */
-static int parse_options(AVDictionary **d, const char *s, const char *what, char *err, size_t errlen)
-{
-    if (s == NULL || *s == '\0')
-        return 0;
-    int ret = av_dict_parse_string(d, s, "=", ";", 0);
-    if (ret < 0) {
-        snprintf(err, errlen, "'%s' \"%s\" is not a list of key=value pairs separated by ';'", what, s);
-        return -1;
-    }
-    return 0;
-}
-
-/* What the demuxer left unused in d: a wrong name is an error, as
-** torchaudio's "Unexpected options" check. */
-static int leftover_options(AVDictionary *d, const char *what, char *err, size_t errlen)
-{
-    const AVDictionaryEntry *e = av_dict_get(d, "", NULL, AV_DICT_IGNORE_SUFFIX);
-    if (e == NULL)
-        return 0;
-    snprintf(err, errlen, "'%s': unexpected option %s=%s (not an option of this %s)", what, e->key, e->value,
-             strcmp(what, "option") == 0 ? "demuxer or protocol" : "decoder");
-    return -1;
-}
-
 int sr_open(sr_reader **out, const sr_source *src, char err[SR_ERR_LEN])
 {
     static int devices_registered;
@@ -103,7 +78,7 @@ int sr_open(sr_reader **out, const sr_source *src, char err[SR_ERR_LEN])
         snprintf(err, SR_ERR_LEN, "out of memory");
         goto fail;
     }
-    if (parse_options(&opts, src->option, "option", err, SR_ERR_LEN) != 0)
+    if (stream_parse_options(&opts, src->option, "option", err, SR_ERR_LEN) != 0)
         goto fail;
     const char *url = src->url;
     if (src->io != NULL) {
@@ -132,7 +107,7 @@ int sr_open(sr_reader **out, const sr_source *src, char err[SR_ERR_LEN])
                  url != NULL ? "'" : "", sr_averr(ret, eb));
         goto fail;
     }
-    if (leftover_options(opts, "option", err, SR_ERR_LEN) != 0)
+    if (stream_leftover_options(opts, "option", "this demuxer or protocol", err, SR_ERR_LEN) != 0)
         goto fail;
     ret = avformat_find_stream_info(r->fmt, NULL);
     if (ret < 0) {
@@ -299,7 +274,7 @@ static int open_decoder(sr_reader *r, int si, const sr_output_config *cfg)
         return sr_fail(r, "stream %d: bad codec parameters: %s", si, sr_averr(ret, eb));
     }
     c->pkt_timebase = st->time_base;
-    if (parse_options(&opts, cfg->decoder_option, "decoder_option", r->err, sizeof r->err) != 0) {
+    if (stream_parse_options(&opts, cfg->decoder_option, "decoder_option", r->err, sizeof r->err) != 0) {
         avcodec_free_context(&c);
         return -1;
     }
@@ -309,7 +284,7 @@ static int open_decoder(sr_reader *r, int si, const sr_output_config *cfg)
         avcodec_free_context(&c);
         return sr_fail(r, "stream %d: cannot open decoder %s: %s", si, codec->name, sr_averr(ret, eb));
     }
-    if (leftover_options(opts, "decoder_option", r->err, sizeof r->err) != 0) {
+    if (stream_leftover_options(opts, "decoder_option", "this decoder", r->err, sizeof r->err) != 0) {
         av_dict_free(&opts);
         avcodec_free_context(&c);
         return -1;
@@ -376,6 +351,8 @@ int sr_add_output(sr_reader *r, const sr_output_config *cfg)
                                                                             : cfg->video ? "null" : "anull");
     o->buf.on_drop = log_drop;
     o->buf.drop_user = o;
+    if (o->filter_desc != NULL && cfg->video && (cfg->hw_accel == NULL || !*cfg->hw_accel))
+        sr_output_split_format(o);
     if (o->filter_desc == NULL || sr_output_build_graph(r, o, r->fmt->streams[si], r->decoders[si].ctx) != 0) {
         if (o->filter_desc == NULL)
             sr_fail(r, "out of memory");

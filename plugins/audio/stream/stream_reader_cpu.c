@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** stream_reader_cpu.c - the audio.stream_reader object class and its
-** methods on the reader (stream_reader.h). A reader is used by one method
+** methods on the reader (stream_reader.h), and the stream module's tables
+** (the writer's methods are in stream_writer_cpu.c). A reader is used by one method
 ** call at a time (its lock): FFmpeg's demuxer and decoders are not
 ** reentrant.
 */
@@ -350,7 +351,7 @@ static loom_status pop_chunk_run(loom_call *call)
 
 loom_status audio_stream_decode_run(loom_call *call);
 
-static const loom_object_class *const stream_classes[] = { &audio_stream_reader_class };
+static const loom_object_class *const stream_classes[] = { &audio_stream_reader_class, &audio_stream_writer_class };
 
 static const loom_kernel_desc stream_cpu_kernels[] = {
     PK_KERNEL_CPU(audio_sr_num_src_streams_schema, "cpu:ffmpeg", 0, num_src_run),
@@ -368,6 +369,15 @@ static const loom_kernel_desc stream_cpu_kernels[] = {
     PK_KERNEL_CPU(audio_sr_seek_schema, "cpu:ffmpeg", 0, seek_run),
     PK_KERNEL_CPU(audio_sr_pop_chunk_schema, "cpu:ffmpeg", 0, pop_chunk_run),
     PK_KERNEL_CPU(audio_stream_decode_schema, "cpu:ffmpeg", 0, audio_stream_decode_run),
+    PK_KERNEL_CPU(audio_sw_add_audio_schema, "cpu:ffmpeg", 0, audio_sw_add_audio_run),
+    PK_KERNEL_CPU(audio_sw_add_video_schema, "cpu:ffmpeg", 0, audio_sw_add_video_run),
+    PK_KERNEL_CPU(audio_sw_set_metadata_schema, "cpu:ffmpeg", 0, audio_sw_set_metadata_run),
+    PK_KERNEL_CPU(audio_sw_open_schema, "cpu:ffmpeg", 0, audio_sw_open_run),
+    PK_KERNEL_CPU(audio_sw_write_audio_schema, "cpu:ffmpeg", 0, audio_sw_write_audio_run),
+    PK_KERNEL_CPU(audio_sw_write_video_schema, "cpu:ffmpeg", 0, audio_sw_write_video_run),
+    PK_KERNEL_CPU(audio_sw_flush_schema, "cpu:ffmpeg", 0, audio_sw_flush_run),
+    PK_KERNEL_CPU(audio_sw_close_schema, "cpu:ffmpeg", 0, audio_sw_close_run),
+    PK_KERNEL_CPU(audio_sw_bytes_schema, "cpu:ffmpeg", 0, audio_sw_bytes_run),
 };
 
 const pk_module audio_stream_cpu = {

@@ -369,6 +369,8 @@ static int same_sample(const rec_kjt *kjt, size_t vsize, const char *v, const fl
 static uint64_t sample_hash(const rec_kjt *kjt, size_t vsize, const char *v, const float *w, int64_t i)
 {
     uint64_t h = 1469598103934665603ull ^ (uint64_t)kjt->lengths[i];      /* FNV-1a over the bytes */
+    if (kjt->lengths[i] == 0)
+        return h;   /* (no values at all: v may be NULL, and NULL + 0 is undefined) */
     const unsigned char *p = (const unsigned char *)v + (size_t)kjt->offsets[i] * vsize;
     for (size_t b = 0; b < (size_t)kjt->lengths[i] * vsize; b++)
         h = (h ^ p[b]) * 1099511628211ull;
@@ -395,8 +397,10 @@ static loom_status run_dedup(loom_call *call)
     const size_t vsize = pk_host->dtype_size(loom_tensor_dtype_of(kjt.values));
     const char *v = N ? loom_data(kjt.values) : NULL;
     const float *w = kjt.weights && N ? loom_data(kjt.weights) : NULL;
+    /* K x B = the lengths' count was checked, so B is a real size when
+    ** K > 0; with no keys the stride attribute alone (any value) sets B */
     int64_t cap = 16;
-    while (cap < 2 * B)
+    while (K > 0 && cap < 2 * B)
         cap *= 2;
     int64_t *table = scratch(call, cap, sizeof(int64_t));      /* global row of a unique sample, -1: free */
     int64_t *slot_of = scratch(call, cap, sizeof(int64_t));    /* its unique index within the key */

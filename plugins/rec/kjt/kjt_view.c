@@ -141,7 +141,7 @@ static loom_status read_strides(loom_call *call, const rec_kjt_inputs *in, int64
         kjt->stride_per_key_per_rank = scratch_i64(call, K * kjt->n_ranks);
         if (!kjt->stride_per_key_per_rank)
             return LOOM_ENOMEM;
-        int64_t max_stride = 0;
+        int64_t max_stride = 0, counted = 0;
         for (int64_t k = 0; k < K; k++) {
             int64_t s = 0;
             for (int64_t r = 0; r < kjt->n_ranks; r++) {
@@ -150,10 +150,16 @@ static loom_status read_strides(loom_call *call, const rec_kjt_inputs *in, int64
                     return pk_host->fail(LOOM_EINVAL, "feature '%s' (key %lld): 'stride_per_key_per_rank'[%lld][%lld] "
                                          "= %lld is negative", key_name(kjt, k), (long long)k, (long long)k,
                                          (long long)r, (long long)v);
+                if (v > n_lengths - counted - s)   /* before the sum can overflow */
+                    return pk_host->fail(LOOM_EINVAL, "'stride_per_key_per_rank' sums to more samples than the %lld "
+                                         "entries of '%s' (feature '%s', key %lld)",
+                                         (long long)(n_lengths + from_offsets), from_offsets ? "offsets" : "lengths",
+                                         key_name(kjt, k), (long long)k);
                 kjt->stride_per_key_per_rank[k * kjt->n_ranks + r] = v;
                 s += v;
             }
             kjt->stride_per_key[k] = s;
+            counted += s;
             max_stride = s > max_stride ? s : max_stride;
         }
         const loom_tensor *ii = in->inverse_indices;
@@ -170,7 +176,8 @@ static loom_status read_strides(loom_call *call, const rec_kjt_inputs *in, int64
             kjt->stride = n_lengths / K;      /* torchrec: (offsets.numel() - 1) // len(keys), or lengths' */
         for (int64_t k = 0; k < K; k++)
             kjt->stride_per_key[k] = kjt->stride;
-        if (n_lengths != K * kjt->stride)
+        int64_t entries;
+        if (__builtin_mul_overflow(K, kjt->stride, &entries) || n_lengths != entries)
             return pk_host->fail(LOOM_EINVAL, "'%s' has %lld entries, not keys x stride = %lld x %lld "
                                  "(a KJT without stride_per_key_per_rank has stride entries per feature)",
                                  from_offsets ? "offsets" : "lengths",
@@ -295,9 +302,9 @@ loom_status rec_kjt_read(loom_call *call, const rec_kjt_inputs *in, const char *
         if (len > N - kjt->offsets[i]) {
             int64_t k = key_of_length(kjt, i);
             return pk_host->fail(LOOM_EINVAL, "feature '%s' (key %lld): its lengths run past the %lld 'values' "
-                                 "(sample %lld ends at %lld)", key_name(kjt, k), (long long)k, (long long)N,
-                                 (long long)(i - kjt->lengths_offset_per_key[k]),
-                                 (long long)(kjt->offsets[i] + len));
+                                 "(sample %lld starts at %lld with length %lld)", key_name(kjt, k), (long long)k,
+                                 (long long)N, (long long)(i - kjt->lengths_offset_per_key[k]),
+                                 (long long)kjt->offsets[i], (long long)len);
         }
         kjt->offsets[i + 1] = kjt->offsets[i] + len;
     }

@@ -23,6 +23,7 @@
 
 enum { RL_RB_MEMORY = 0, RL_RB_MEMMAP = 1, RL_RB_LIST = 2 };
 enum { RL_RB_ROUND_ROBIN = 0, RL_RB_MAX_VALUE = 1 };
+#define RL_RB_SPAN_ALL (-1)          /* span True: slices may overhang a trajectory by all but one item */
 enum { RL_RB_RANDOM = 0, RL_RB_WITHOUT_REPLACEMENT = 1, RL_RB_PRIORITIZED = 2, RL_RB_SLICE = 3 };
 
 typedef struct rl_rb_heap_item {
@@ -56,11 +57,19 @@ typedef struct rl_rb {
     rl_segtree sum, min;
     int has_max;
     double max_priority;            /* raw priority (torchrl's _max_priority[0]) */
+    int64_t max_index;              /* the slot that holds it (_max_priority[1]) */
+    int max_within;                 /* max_priority_within_buffer */
     /* slice sampler */
     int64_t num_slices, slice_len;  /* one of them > 0 */
-    int strict_length;
+    int strict_length, pad_output, cache_values;
+    int64_t span[2];                /* left, right: 0 none, RL_RB_SPAN_ALL (True), k > 0 at least seq - k items */
     rl_key traj_key, end_key;       /* traj_key.n == 0: trajectories end where end_key is true */
+    rl_key truncated_key;           /* n == 0: no truncated/done/terminated marks in the sample */
     char *slice_keys_text;
+    int64_t last_index;             /* the last slot written (torchrl's _last_cursor_index), -1: none */
+    /* the trajectories of the storage (cache_values keeps them until a write) */
+    int64_t *traj_start, *traj_stop, *traj_len, n_traj;
+    int traj_valid;
     /* shared=true: the control block in scratch_dir (rb_shared.h) */
     struct rl_rb_shared *ctl;
 } rl_rb;
@@ -89,11 +98,25 @@ typedef struct rl_rb {
     A(op, end_key, STRING, LOOM_DEFAULT_STRING("next.done"), 0, "slice: true at the last step of a trajectory", ) \
     A(op, strict_length, BOOL, LOOM_DEFAULT_BOOL(1), 0,                                           \
       "slice: only trajectories at least as long as a slice; false: shorter ones give shorter slices", ) \
+    A(op, pad_output, BOOL, LOOM_DEFAULT_BOOL(0), 0,                                              \
+      "slice, strict_length=false: short slices repeat their last item up to the slice length, "   \
+      "(\"collector\", \"mask\") marks the real ones", )                                            \
+    A(op, span, INTS, LOOM_DEFAULT_NONE, 0,                                                       \
+      "slice: [left, right] (or one value for both): 0 no span, -1 (True) a slice may start before " \
+      "(left) or end after (right) its trajectory keeping at least one item, k > 0 keeping at least " \
+      "slice length - k", )                                                                        \
+    A(op, truncated_key, STRING, LOOM_DEFAULT_STRING("next.truncated"), 0,                        \
+      "slice: where the sample marks the last item of each slice truncated (done and terminated "  \
+      "beside it); empty: no marks", )                                                             \
+    A(op, cache_values, BOOL, LOOM_DEFAULT_BOOL(0), 0,                                            \
+      "slice: keep the trajectory boundaries until the next write", )                              \
     A(op, drop_last, BOOL, LOOM_DEFAULT_BOOL(0), 0, "without_replacement: drop the short last batch of an epoch", ) \
     A(op, shuffle, BOOL, LOOM_DEFAULT_BOOL(1), 0, "without_replacement: a random order per epoch, else storage order", ) \
     A(op, alpha, FLOAT, LOOM_DEFAULT_FLOAT(0.6), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, "prioritized: alpha", ) \
     A(op, beta, FLOAT, LOOM_DEFAULT_FLOAT(0.4), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, "prioritized: beta", ) \
     A(op, eps, FLOAT, LOOM_DEFAULT_FLOAT(1e-8), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, "prioritized: eps", ) \
+    A(op, max_priority_within_buffer, BOOL, LOOM_DEFAULT_BOOL(0), 0,                              \
+      "prioritized: new items get the largest priority still in the buffer (else the largest ever seen)", ) \
     A(op, dtype, STRING, LOOM_DEFAULT_STRING("f32"), 0, "prioritized: the trees' precision, f32 (torchrl's default) | f64", ) \
     A(op, seed, INT, LOOM_DEFAULT_INT(0), LOOM_ATTR_NONNEG, "the sampler's random stream", ) \
     A(op, shared, BOOL, LOOM_DEFAULT_BOOL(0), 0,                                                  \
@@ -116,7 +139,8 @@ extern const loom_object_class rl_rb_class;
     X(rl_rb_id_schema)                  \
     X(rl_rb_extend_list_schema)         \
     X(rl_rb_extend_ted_schema)          \
-    X(rl_rb_ensemble_sample_schema)
+    X(rl_rb_ensemble_sample_schema)     \
+    X(rl_rb_trajectories_schema)
 PK_OPS_DECLARE(rl_rb_ops, RL_RB_OPS);
 
 #define RL_RB_EXTEND_ATTRS(A, op) \
@@ -141,10 +165,31 @@ PK_ATTR_ENUM(rl_rb_sample, RL_RB_SAMPLE_ATTRS);
 /* The sampler and writer steps (rb_sampler.c, rb_writer.c); the caller holds the lock. */
 loom_status rl_rb_sampler_init(rl_rb *b, const char *dtype);
 void rl_rb_sampler_free(rl_rb *b);
+/* What a slice sample drew besides the indices: the real items of each
+** slice (len[n_slices]) and, padded (target > 0: every slice target long),
+** mask[n] true at real items. Freed with rl_rb_slices_free. */
+typedef struct rl_rb_slices {
+    int64_t n_slices, target;
+    int64_t *len;
+    uint8_t *mask;
+} rl_rb_slices;
+void rl_rb_slices_free(rl_rb_slices *s);
+
 /* batch_size indices into idx (malloc'd, *n of them: fewer for the last
-** batch of a without-replacement epoch) and, prioritized, their weights. */
-loom_status rl_rb_sample_indices(rl_rb *b, int64_t batch_size, int64_t **idx, int64_t *n, float **weight);
-/* torchrl's mark_update after a write: index[n], -1 entries skipped. */
+** batch of a without-replacement epoch, slices of other lengths) and,
+** prioritized, their weights; slices (may be NULL) what a slice sample drew. */
+loom_status rl_rb_sample_indices(rl_rb *b, int64_t batch_size, int64_t **idx, int64_t *n, float **weight,
+                                 rl_rb_slices *slices);
+/* The trajectories of the stored items as torchrl's find_start_stop_traj
+** gives them (a full storage is circular: one may wrap past the end; the
+** last slot written ends one); arrays owned by b, valid until the next write. */
+loom_status rl_rb_trajectories(rl_rb *b, const int64_t **start, const int64_t **stop, const int64_t **len,
+                               int64_t *n);
+/* After a write: cached trajectory boundaries are stale. */
+void rl_rb_slice_cache_drop(rl_rb *b);
+/* After a write at index[n] (-1 entries skipped): torchrl's mark_update
+** (prioritized: the default priority, then the within-buffer max dropped
+** when overwritten), the last cursor, stale trajectory boundaries. */
 loom_status rl_rb_sampler_mark_update(rl_rb *b, const int64_t *index, int64_t n);
 /* torchrl's update_priority(index, priority): priority[n] or one value. */
 loom_status rl_rb_update_priority(rl_rb *b, const int64_t *index, int64_t n, const double *priority, int64_t n_prio,

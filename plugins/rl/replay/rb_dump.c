@@ -166,7 +166,8 @@ static loom_status dump_into(rl_rb *b, const char *dir, loom_exec_ctx *ctx)
             cJSON_AddNumberToObject(m, "_eps", b->eps);
             cJSON *mp = cJSON_AddArrayToObject(m, "_max_priority");
             cJSON_AddItemToArray(mp, b->has_max ? cJSON_CreateNumber(b->max_priority) : cJSON_CreateNull());
-            cJSON_AddItemToArray(mp, cJSON_CreateNull());
+            cJSON_AddItemToArray(mp, b->has_max && b->max_index >= 0 ? cJSON_CreateNumber((double)b->max_index)
+                                                                     : cJSON_CreateNull());
             cJSON_AddNumberToObject(m, "_max_capacity", (double)b->capacity);
             cJSON_AddNumberToObject(m, "_schema_version", 1);
             st = write_json(pd, "sampler_metadata.json", m);
@@ -392,6 +393,8 @@ loom_status rl_rb_loads(rl_rb *b, const char *path, loom_exec_ctx *ctx)
         b->cursor = cursor;
         b->write_count = writes;
         b->draws = (uint64_t)draws;
+        b->last_index = -1;          /* the cursor tells it (round robin) */
+        rl_rb_slice_cache_drop(b);
         free(b->perm);
         b->perm = NULL;
         if (b->writer == RL_RB_MAX_VALUE) {
@@ -406,8 +409,12 @@ loom_status rl_rb_loads(rl_rb *b, const char *path, loom_exec_ctx *ctx)
                 rl_segtree_update(&b->min, i, min[i]);
             }
             const cJSON *mp = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(pm, "_max_priority"), 0);
+            const cJSON *mi = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(pm, "_max_priority"), 1);
             b->has_max = cJSON_IsNumber(mp);
             b->max_priority = b->has_max ? mp->valuedouble : 0;
+            /* the slot of the max: a number in [0, capacity), else unknown */
+            b->max_index = b->has_max && cJSON_IsNumber(mi) && mi->valuedouble >= 0 && mi->valuedouble < (double)cap
+                           ? (int64_t)mi->valuedouble : -1;
         }
     }
     free(heap);

@@ -150,7 +150,7 @@ loom_status rl_rb_ensemble_sample_run(loom_call *call)
         int64_t *idx = NULL, n = 0;
         float *w = NULL;
         if (st == LOOM_OK)
-            st = rl_rb_sample_indices(b, sub, &idx, &n, &w);
+            st = rl_rb_sample_indices(b, sub, &idx, &n, &w, NULL);
         if (st == LOOM_OK && dest > 0)
             st = rl_td_gather(b->store, 0, idx, n, 0, &parts[j]);
         if (locked_shared)

@@ -124,6 +124,83 @@ static loom_status list_items(const rl_rb *b, const int64_t *idx, int64_t n, rl_
     return LOOM_OK;
 }
 
+/* One bool per item of the sample at key ([n, 1] as torchrl writes them). */
+static loom_status set_flags(rl_td *items, const rl_key *key, const uint8_t *v, int64_t n, int column)
+{
+    const int64_t shape[2] = { n, 1 };
+    return rl_td_set_tensor(items, key, LOOM_DTYPE_BOOL, column ? 2 : 1, shape, v);
+}
+
+/* Whether item i of a stored flag is set (any nonzero element of its row). */
+static int flag_at(const rl_td_entry *e, int64_t i)
+{
+    const size_t per = rl_leaf_nbytes(&e->leaf) / (size_t)(e->leaf.shape[0] > 0 ? e->leaf.shape[0] : 1);
+    const uint8_t *p = (const uint8_t *)rl_leaf_data(&e->leaf) + (size_t)i * per;
+    for (size_t k = 0; k < per; k++)
+        if (p[k] != 0)
+            return 1;
+    return 0;
+}
+
+/* torchrl's SliceSampler._finalize_index on a TensorDict sample: the last
+** real item of each slice truncated at truncated_key, done (beside it) the
+** stored done or truncated, terminated the stored one or false; padded
+** samples get ("collector", "mask"), true at real items. */
+static loom_status mark_slices(const rl_rb *b, const rl_rb_slices *s, rl_td *items, int64_t n)
+{
+    loom_status st = LOOM_OK;
+    if (b->truncated_key.n > 0) {
+        uint8_t *trunc = calloc((size_t)(n > 0 ? n : 1), 3);
+        if (trunc == NULL)
+            return pk_host->fail(LOOM_ENOMEM, "out of memory");
+        uint8_t *done = trunc + n, *term = trunc + 2 * n;
+        int64_t at = 0;
+        for (int64_t j = 0; j < s->n_slices; j++) {
+            const int64_t width = s->target > 0 ? s->target : s->len[j];
+            if (s->len[j] > 0)
+                trunc[at + s->len[j] - 1] = 1;
+            at += width;
+        }
+        rl_key dk = b->truncated_key, tk = b->truncated_key;
+        dk.part[dk.n - 1] = "done";
+        tk.part[tk.n - 1] = "terminated";
+        const rl_td_entry *de = rl_td_lookup(items, &dk), *te = rl_td_lookup(items, &tk);
+        for (int64_t i = 0; i < n; i++) {
+            done[i] = trunc[i] || (de != NULL && de->kind == RL_TD_TENSOR && flag_at(de, i));
+            term[i] = te != NULL && te->kind == RL_TD_TENSOR && flag_at(te, i);
+        }
+        st = set_flags(items, &b->truncated_key, trunc, n, 1);
+        if (st == LOOM_OK)
+            st = set_flags(items, &dk, done, n, 1);
+        if (st == LOOM_OK)
+            st = set_flags(items, &tk, term, n, 1);
+        free(trunc);
+    }
+    if (st == LOOM_OK && s->mask != NULL) {
+        rl_key mk = { .n = 2, .part = { "collector", "mask" } };
+        st = set_flags(items, &mk, s->mask, n, 0);
+    }
+    return st;
+}
+
+static loom_status rb_trajectories_run(loom_call *call)
+{
+    rl_rb *b = buffer_of(call);
+    if (b == NULL)
+        return LOOM_EINVAL;
+    const int64_t *v[3];
+    int64_t n = 0;
+    loom_status st = rl_rb_trajectories(b, &v[0], &v[1], &v[2], &n);
+    for (int32_t k = 0; st == LOOM_OK && k < 3; k++) {
+        loom_tensor *t = NULL;
+        st = pk_host->alloc_output(call, k, LOOM_DTYPE_I64, 1, &n, &t);
+        if (st == LOOM_OK && n > 0)
+            memcpy(out_data(t), v[k], (size_t)n * sizeof(int64_t));
+    }
+    done(b);
+    return st;
+}
+
 static loom_status rb_sample_run(loom_call *call)
 {
     rl_rb *b = buffer_of(call);
@@ -142,8 +219,9 @@ static loom_status rb_sample_run(loom_call *call)
         st = rl_rb_shared_lock(b);
         locked = st == LOOM_OK;
     }
+    rl_rb_slices slices = { 0 };
     if (st == LOOM_OK)
-        st = rl_rb_sample_indices(b, batch, &idx, &n, &w);
+        st = rl_rb_sample_indices(b, batch, &idx, &n, &w, &slices);
     rl_td *items = NULL;
     if (st == LOOM_OK && dest > 0) {
         st = b->storage_kind == RL_RB_LIST ? list_items(b, idx, n, &items) : rl_td_gather(b->store, 0, idx, n, 0, &items);
@@ -152,7 +230,10 @@ static loom_status rb_sample_run(loom_call *call)
             st = rl_td_set_tensor(items, &ik, LOOM_DTYPE_I64, 1, &n, idx);
         if (st == LOOM_OK && w != NULL)
             st = rl_td_set_tensor(items, &wk, LOOM_DTYPE_F32, 1, &n, w);
+        if (st == LOOM_OK && b->sampler == RL_RB_SLICE)
+            st = mark_slices(b, &slices, items, n);
     }
+    rl_rb_slices_free(&slices);
     if (locked)
         rl_rb_shared_unlock(b, 0);
     loom_tensor *t = NULL;
@@ -301,6 +382,7 @@ static const loom_kernel_desc rb_cpu_kernels[] = {
     PK_KERNEL_CPU(rl_rb_extend_list_schema, "cpu:rb", 0, rb_extend_list_run),
     PK_KERNEL_CPU(rl_rb_extend_ted_schema, "cpu:rb", 0, rb_extend_ted_run),
     PK_KERNEL_CPU(rl_rb_ensemble_sample_schema, "cpu:rb", 0, rl_rb_ensemble_sample_run),
+    PK_KERNEL_CPU(rl_rb_trajectories_schema, "cpu:rb", 0, rb_trajectories_run),
 };
 
 const pk_module rl_replay_cpu = {

@@ -133,6 +133,9 @@ static loom_status rb_create(const loom_object_args *args, void **state_out)
     b->beta = a[PK_ATTR(rl_rb_class, beta)].u.f;
     b->eps = a[PK_ATTR(rl_rb_class, eps)].u.f;
     b->seed = (uint64_t)a[PK_ATTR(rl_rb_class, seed)].u.i;
+    b->max_within = a[PK_ATTR(rl_rb_class, max_priority_within_buffer)].u.b;
+    b->max_index = -1;
+    b->last_index = -1;
     const char *dir = a[PK_ATTR(rl_rb_class, scratch_dir)].u.s;
     for (int32_t i = 0; i < args->n_files && dir[0] == '\0'; i++)
         if (strcmp(args->files[i].name, "src") == 0)
@@ -165,18 +168,44 @@ static loom_status rb_create(const loom_object_args *args, void **state_out)
         b->num_slices = a[PK_ATTR(rl_rb_class, num_slices)].u.i;
         b->slice_len = a[PK_ATTR(rl_rb_class, slice_len)].u.i;
         b->strict_length = a[PK_ATTR(rl_rb_class, strict_length)].u.b;
+        b->pad_output = a[PK_ATTR(rl_rb_class, pad_output)].u.b;
+        b->cache_values = a[PK_ATTR(rl_rb_class, cache_values)].u.b;
+        const loom_attr_value *span = &a[PK_ATTR(rl_rb_class, span)];
         const char *tk = a[PK_ATTR(rl_rb_class, traj_key)].u.s, *ek = a[PK_ATTR(rl_rb_class, end_key)].u.s;
-        size_t nt = strlen(tk) + 1, ne = strlen(ek) + 1;
-        b->slice_keys_text = malloc(nt + ne);
-        if ((b->num_slices > 0) == (b->slice_len > 0))
+        const char *rk = a[PK_ATTR(rl_rb_class, truncated_key)].u.s;
+        size_t nt = strlen(tk) + 1, ne = strlen(ek) + 1, nr = strlen(rk) + 1;
+        b->slice_keys_text = malloc(nt + ne + nr);
+        if (span->is_set && (span->count < 1 || span->count > 2))
+            st = pk_host->fail(LOOM_EINVAL, "span: one value or [left, right], got %lld values", (long long)span->count);
+        for (int64_t i = 0; st == LOOM_OK && span->is_set && i < 2; i++) {
+            b->span[i] = span->u.ints[span->count == 2 ? i : 0];
+            if (b->span[i] < RL_RB_SPAN_ALL)
+                st = pk_host->fail(LOOM_EINVAL, "span[%lld] = %lld: 0 (none), -1 (True) or a positive count",
+                                   (long long)i, (long long)b->span[i]);
+        }
+        if (st != LOOM_OK)
+            ;
+        else if ((b->num_slices > 0) == (b->slice_len > 0))
             st = pk_host->fail(LOOM_EINVAL, "sampler=slice needs exactly one of num_slices and slice_len");
+        else if (b->pad_output && b->strict_length)
+            st = pk_host->fail(LOOM_EINVAL, "pad_output=true is incompatible with strict_length=true: padding only "
+                               "happens when short trajectories are kept, which requires strict_length=false");
         else if (b->slice_keys_text == NULL)
             st = pk_host->fail(LOOM_ENOMEM, "out of memory");
         else if (tk[0] != '\0')
             st = rl_key_parse(tk, b->slice_keys_text, nt, &b->traj_key, "traj_key");
         else
             st = rl_key_parse(ek, b->slice_keys_text + nt, ne, &b->end_key, "end_key");
+        if (st == LOOM_OK && rk[0] != '\0')
+            st = rl_key_parse(rk, b->slice_keys_text + nt + ne, nr, &b->truncated_key, "truncated_key");
+        if (st == LOOM_OK && b->truncated_key.n > 0 && b->truncated_key.n + 1 > RL_TD_MAX_PATH)
+            st = pk_host->fail(LOOM_EINVAL, "truncated_key: too deep");
+    } else if (st == LOOM_OK && (a[PK_ATTR(rl_rb_class, pad_output)].u.b || a[PK_ATTR(rl_rb_class, span)].is_set
+                                 || a[PK_ATTR(rl_rb_class, cache_values)].u.b)) {
+        st = pk_host->fail(LOOM_EINVAL, "pad_output, span and cache_values are options of sampler=slice");
     }
+    if (st == LOOM_OK && b->max_within && b->sampler != RL_RB_PRIORITIZED)
+        st = pk_host->fail(LOOM_EINVAL, "max_priority_within_buffer is an option of sampler=prioritized");
     if (st == LOOM_OK)
         st = rl_rb_sampler_init(b, a[PK_ATTR(rl_rb_class, dtype)].u.s);
     if (st == LOOM_OK && a[PK_ATTR(rl_rb_class, shared)].u.b) {

@@ -54,6 +54,11 @@ void rl_rb_sampler_free(rl_rb *b)
     rl_segtree_free(&b->min);
     free(b->perm);
     b->perm = NULL;
+    free(b->traj_start);
+    free(b->traj_stop);
+    free(b->traj_len);
+    b->traj_start = b->traj_stop = b->traj_len = NULL;
+    b->traj_valid = 0;
 }
 
 static loom_status new_epoch(rl_rb *b, int64_t len)
@@ -116,9 +121,105 @@ static double leaf_value(const rl_leaf *l, int64_t i)
     }
 }
 
-static loom_status slice_indices(rl_rb *b, int64_t batch_size, int64_t *idx, int64_t *n_out)
+void rl_rb_slice_cache_drop(rl_rb *b) { b->traj_valid = 0; }
+
+void rl_rb_slices_free(rl_rb_slices *s)
 {
-    const int64_t len = b->len;
+    if (s == NULL)
+        return;
+    free(s->len);
+    free(s->mask);
+    memset(s, 0, sizeof *s);
+}
+
+/* torchrl's _derive_end_flags and _end_to_start_stop on a 1-d storage of T
+** = len items: an item ends a trajectory where traj_key changes after it
+** (or end_key is true at it); the last item ends one unless the storage is
+** full, where it wraps on to item 0 (same traj id, or no end flag); in a
+** full storage the last slot written always ends one (what followed it was
+** overwritten), and one end at least exists. Trajectory i stops at the i-th
+** end and starts after the one before it, the first after the last end. */
+loom_status rl_rb_trajectories(rl_rb *b, const int64_t **start_out, const int64_t **stop_out,
+                               const int64_t **len_out, int64_t *n_out)
+{
+    if (b->sampler != RL_RB_SLICE)
+        return pk_host->fail(LOOM_EINVAL, "the buffer's sampler is not slice");
+    if (b->store == NULL || b->len == 0)
+        return pk_host->fail(LOOM_EINVAL, "the buffer is empty: no trajectories");
+    if (!(b->cache_values && b->traj_valid)) {
+        const int64_t T = b->len;
+        const int at_capacity = T == b->capacity;
+        const rl_key *k = b->traj_key.n > 0 ? &b->traj_key : &b->end_key;
+        const rl_td_entry *e = rl_td_lookup(b->store, k);
+        if (e == NULL || e->kind != RL_TD_TENSOR || e->leaf.ndim < 1 || rl_leaf_numel(&e->leaf) != e->leaf.shape[0]
+            || e->leaf.dtype == LOOM_DTYPE_F16 || e->leaf.dtype == LOOM_DTYPE_BF16 || e->leaf.dtype == LOOM_DTYPE_F8E4M3)
+            return pk_host->fail(LOOM_EINVAL, "the %s is not a stored tensor of one f32/f64/integer/bool value per item",
+                                 b->traj_key.n > 0 ? "traj_key" : "end_key");
+        uint8_t *end = malloc((size_t)T);
+        int64_t *g0 = realloc(b->traj_start, (size_t)T * sizeof *g0);
+        if (g0 != NULL)
+            b->traj_start = g0;
+        int64_t *g1 = realloc(b->traj_stop, (size_t)T * sizeof *g1);
+        if (g1 != NULL)
+            b->traj_stop = g1;
+        int64_t *g2 = realloc(b->traj_len, (size_t)T * sizeof *g2);
+        if (g2 != NULL)
+            b->traj_len = g2;
+        if (end == NULL || g0 == NULL || g1 == NULL || g2 == NULL) {
+            free(end);
+            b->traj_valid = 0;
+            return pk_host->fail(LOOM_ENOMEM, "out of memory");
+        }
+        if (b->traj_key.n > 0) {
+            for (int64_t i = 0; i + 1 < T; i++)
+                end[i] = leaf_value(&e->leaf, i) != leaf_value(&e->leaf, i + 1);
+            end[T - 1] = at_capacity ? leaf_value(&e->leaf, T - 1) != leaf_value(&e->leaf, 0) : 1;
+        } else {
+            for (int64_t i = 0; i < T; i++)
+                end[i] = leaf_value(&e->leaf, i) != 0;
+            if (!at_capacity)
+                end[T - 1] = 1;
+        }
+        if (at_capacity) {
+            int64_t last = b->last_index >= 0 ? b->last_index
+                           : b->write_count > 0 ? (b->cursor + b->capacity - 1) % b->capacity : -1;
+            if (last >= 0 && last < T)
+                end[last] = 1;
+            int any = 0;
+            for (int64_t i = 0; i < T && !any; i++)
+                any = end[i];
+            if (!any && T > 0)
+                end[T - 1] = 1;
+        }
+        int64_t n = 0;
+        for (int64_t i = 0; i < T; i++)
+            if (end[i])
+                b->traj_stop[n++] = i;
+        free(end);
+        for (int64_t i = 0; i < n; i++) {
+            b->traj_start[i] = i > 0 ? b->traj_stop[i - 1] + 1 : (b->traj_stop[n - 1] + 1) % T;
+            int64_t l = b->traj_stop[i] - b->traj_start[i] + 1;
+            b->traj_len[i] = l <= 0 ? l + T : l;
+        }
+        b->n_traj = n;
+        b->traj_valid = 1;
+    }
+    *start_out = b->traj_start;
+    *stop_out = b->traj_stop;
+    *len_out = b->traj_len;
+    *n_out = b->n_traj;
+    return LOOM_OK;
+}
+
+/* torchrl's SliceSampler.sample (_sample_slices, _get_index): num_slices
+** trajectories drawn uniformly among those long enough (strict_length) or
+** all (each slice then at most its trajectory's length), a start drawn
+** uniformly in [start_point, end_point) relative to the trajectory, which
+** span widens past either end (the slice then shortened to what lies
+** inside), items (start + q) mod capacity; pad_output repeats the last real
+** item of a short slice up to the slice length. */
+static loom_status slice_indices(rl_rb *b, int64_t batch_size, int64_t **idx_io, int64_t *n_out, rl_rb_slices *out)
+{
     int64_t seq, slices;
     if (b->num_slices > 0) {
         if (batch_size % b->num_slices != 0)
@@ -133,54 +234,93 @@ static loom_status slice_indices(rl_rb *b, int64_t batch_size, int64_t *idx, int
         seq = b->slice_len;
         slices = batch_size / b->slice_len;
     }
-    const rl_key *k = b->traj_key.n > 0 ? &b->traj_key : &b->end_key;
-    const rl_td_entry *e = rl_td_lookup(b->store, k);
-    if (e == NULL || e->kind != RL_TD_TENSOR || rl_leaf_numel(&e->leaf) != e->leaf.shape[0] || e->leaf.ndim < 1
-        || e->leaf.dtype == LOOM_DTYPE_F16 || e->leaf.dtype == LOOM_DTYPE_BF16 || e->leaf.dtype == LOOM_DTYPE_F8E4M3)
-        return pk_host->fail(LOOM_EINVAL, "the %s is not a stored tensor of one f32/f64/integer/bool value per item",
-                             b->traj_key.n > 0 ? "traj_key" : "end_key");
-    /* trajectory starts and lengths over [0, len) */
-    int64_t *start = malloc((size_t)len * sizeof *start), *length = malloc((size_t)len * sizeof *length);
-    if (start == NULL || length == NULL) {
-        free(start);
-        free(length);
+    for (int side = 0; side < 2; side++)
+        if (b->span[side] > 0 && b->span[side] >= seq)
+            return pk_host->fail(LOOM_EINVAL, "span %lld: the right and left span must be strictly lower than the "
+                                 "slice length %lld", (long long)b->span[side], (long long)seq);
+    const int64_t *start, *stop, *length, n_traj;
+    loom_status st = rl_rb_trajectories(b, &start, &stop, &length, (int64_t *)&n_traj);
+    if (st != LOOM_OK)
+        return st;
+    (void)stop;
+    int any_short = 0;
+    for (int64_t t = 0; t < n_traj && !any_short; t++)
+        any_short = length[t] < seq;
+    /* the trajectories a slice may come from: all, or (strict) the long ones */
+    int64_t *pool = malloc((size_t)n_traj * sizeof *pool);
+    int64_t *len = calloc((size_t)slices, sizeof *len);
+    int64_t *first = calloc((size_t)slices, sizeof *first);
+    if (pool == NULL || len == NULL || first == NULL) {
+        free(pool);
+        free(len);
+        free(first);
         return pk_host->fail(LOOM_ENOMEM, "out of memory");
     }
-    int64_t n_traj = 0, s = 0;
-    for (int64_t i = 0; i < len; i++) {
-        const int end = i == len - 1 || (b->traj_key.n > 0 ? leaf_value(&e->leaf, i) != leaf_value(&e->leaf, i + 1)
-                                                           : leaf_value(&e->leaf, i) != 0);
-        if (end) {
-            start[n_traj] = s;
-            length[n_traj++] = i - s + 1;
-            s = i + 1;
-        }
-    }
-    /* strict_length: only trajectories of at least seq items */
-    int64_t n_ok = 0;
+    int64_t n_pool = 0;
     for (int64_t t = 0; t < n_traj; t++)
-        if (!b->strict_length || length[t] >= seq) {
-            start[n_ok] = start[t];
-            length[n_ok++] = length[t];
+        if (!(any_short && b->strict_length) || length[t] >= seq)
+            pool[n_pool++] = t;
+    if (n_pool == 0)
+        st = pk_host->fail(LOOM_EINVAL, "no trajectory is at least %lld items long (strict_length; the longest is "
+                           "shorter)", (long long)seq);
+    const int64_t target = any_short && !b->strict_length && b->pad_output ? seq : 0;
+    int64_t total = 0;
+    for (int64_t j = 0; st == LOOM_OK && j < slices; j++) {
+        const int64_t t = pool[below(b, n_pool)];
+        const int64_t L = length[t];
+        int64_t s = any_short && !b->strict_length && L < seq ? L : seq;
+        /* span right True: starts up to the last item, so a slice keeps one at
+        ** least, as torchrl documents (its code also draws a start one past
+        ** the end, an empty slice) */
+        const int64_t end_point = b->span[1] == 0 ? L - s + 1 : b->span[1] == RL_RB_SPAN_ALL ? L : L - b->span[1];
+        const int64_t start_point = b->span[0] == 0 ? 0 : b->span[0] == RL_RB_SPAN_ALL ? -s + 1 : -b->span[0];
+        int64_t rel = (int64_t)floor(uniform(b) * (double)(end_point - start_point)) + start_point;
+        if (b->span[0] != 0 && rel < 0) {
+            s += rel;
+            rel = 0;
         }
-    loom_status st = LOOM_OK;
-    if (n_ok == 0)
-        st = pk_host->fail(LOOM_EINVAL, "no trajectory is at least %lld items long (strict_length)", (long long)seq);
+        if (b->span[1] != 0 && rel + s > L)
+            s = L - rel;
+        first[j] = start[t] + rel;
+        len[j] = s;
+        total += target > 0 ? target : s;
+    }
+    int64_t *idx = st == LOOM_OK ? realloc(*idx_io, (size_t)(total > 0 ? total : 1) * sizeof *idx) : NULL;
+    uint8_t *mask = st == LOOM_OK && target > 0 ? malloc((size_t)total) : NULL;
+    if (st == LOOM_OK && (idx == NULL || (target > 0 && mask == NULL)))
+        st = pk_host->fail(LOOM_ENOMEM, "out of memory for %lld indices", (long long)total);
+    if (idx != NULL)
+        *idx_io = idx;
     int64_t n = 0;
     for (int64_t j = 0; st == LOOM_OK && j < slices; j++) {
-        const int64_t t = below(b, n_ok);
-        const int64_t l = length[t] < seq ? length[t] : seq;
-        const int64_t rel = below(b, length[t] - l + 1);
-        for (int64_t q = 0; q < l; q++)
-            idx[n++] = (start[t] + rel + q) % b->capacity;
+        const int64_t width = target > 0 ? target : len[j];
+        for (int64_t q = 0; q < width; q++) {
+            const int real = q < len[j];
+            /* padded positions repeat the last real item (the first when a span left none) */
+            const int64_t at = real ? q : (len[j] > 0 ? len[j] - 1 : 0);
+            idx[n] = ((first[j] + at) % b->capacity + b->capacity) % b->capacity;
+            if (mask != NULL)
+                mask[n] = (uint8_t)real;
+            n++;
+        }
     }
-    free(start);
-    free(length);
+    free(pool);
+    free(first);
+    if (st != LOOM_OK || out == NULL) {
+        free(len);
+        free(mask);
+    } else {
+        out->n_slices = slices;
+        out->target = target;
+        out->len = len;
+        out->mask = mask;
+    }
     *n_out = n;
     return st;
 }
 
-loom_status rl_rb_sample_indices(rl_rb *b, int64_t batch_size, int64_t **idx_out, int64_t *n_out, float **weight_out)
+loom_status rl_rb_sample_indices(rl_rb *b, int64_t batch_size, int64_t **idx_out, int64_t *n_out, float **weight_out,
+                                 rl_rb_slices *slices)
 {
     const int64_t len = b->len;
     if (len == 0)
@@ -194,7 +334,7 @@ loom_status rl_rb_sample_indices(rl_rb *b, int64_t batch_size, int64_t **idx_out
         for (int64_t i = 0; i < n; i++)
             idx[i] = below(b, len);
     } else if (b->sampler == RL_RB_SLICE) {
-        st = slice_indices(b, batch_size, idx, &n);
+        st = slice_indices(b, batch_size, &idx, &n, slices);
     } else if (b->sampler == RL_RB_WITHOUT_REPLACEMENT) {
         if (len < batch_size && b->drop_last) {
             free(idx);
@@ -218,14 +358,16 @@ loom_status rl_rb_sample_indices(rl_rb *b, int64_t batch_size, int64_t **idx_out
         const double p_min = rl_segtree_query(&b->min, 0, len);
         if (!(p_sum > 0) || !(p_min > 0))
             st = pk_host->fail(LOOM_EINVAL, "non-positive %s", p_sum > 0 ? "p_min" : "p_sum");
-        double *mass = st == LOOM_OK ? malloc((size_t)n * sizeof *mass) : NULL;
+        double mass_stack[512];
+        double *mass = st == LOOM_OK ? (n <= 512 ? mass_stack : malloc((size_t)n * sizeof *mass)) : NULL;
         if (st == LOOM_OK && mass == NULL)
             st = pk_host->fail(LOOM_ENOMEM, "out of memory");
         for (int64_t i = 0; st == LOOM_OK && i < n; i++)
             mass[i] = uniform(b) * p_sum;
         if (st == LOOM_OK)
             rl_segtree_scan_lower_bound_batch(&b->sum, mass, n, idx);
-        free(mass);
+        if (mass != mass_stack)
+            free(mass);
         for (int64_t i = 0; st == LOOM_OK && i < n; i++) {
             int64_t j = idx[i];
             if (j > len - 1)
@@ -269,14 +411,18 @@ loom_status rl_rb_update_priority(rl_rb *b, const int64_t *index, int64_t n, con
             return pk_host->fail(LOOM_EINVAL, "priority[%lld] = %g is not a finite non-negative number",
                                  (long long)(n_prio == 1 ? 0 : i), priority[n_prio == 1 ? 0 : i]);
     }
-    /* the largest new priority among valid (>= 0) indices, first one on ties */
+    /* the largest new priority among valid (>= 0) indices and its slot,
+    ** the first one on ties (torch's max(dim=0)) */
     int any = 0;
     double max_p = 0;
+    int64_t max_i = -1;
     for (int64_t i = 0; i < n; i++)
         if (index[i] >= 0) {
             double p = priority[n_prio == 1 ? 0 : i];
-            if (!any || p > max_p)
+            if (!any || p > max_p) {
                 max_p = p;
+                max_i = index[i];
+            }
             any = 1;
         }
     if (!any)
@@ -284,12 +430,19 @@ loom_status rl_rb_update_priority(rl_rb *b, const int64_t *index, int64_t n, con
     if (!b->has_max || max_p > b->max_priority) {
         b->has_max = 1;
         b->max_priority = max_p;
+        b->max_index = max_i;
     }
-    int64_t *ix = malloc((size_t)n * sizeof *ix);
-    double *val = malloc((size_t)n * sizeof *val);
+    /* a batch of up to 512 on the stack: no allocator round trip per call */
+    int64_t ix_stack[512];
+    double val_stack[512];
+    const int heap = n > 512;
+    int64_t *ix = heap ? malloc((size_t)n * sizeof *ix) : ix_stack;
+    double *val = heap ? malloc((size_t)n * sizeof *val) : val_stack;
     if (ix == NULL || val == NULL) {
-        free(ix);
-        free(val);
+        if (heap) {
+            free(ix);
+            free(val);
+        }
         return pk_host->fail(LOOM_ENOMEM, "out of memory");
     }
     int64_t m = 0;
@@ -305,16 +458,50 @@ loom_status rl_rb_update_priority(rl_rb *b, const int64_t *index, int64_t n, con
     /* a slot given twice keeps its last value, as torchrl's sequential updates */
     rl_segtree_update_batch(&b->sum, ix, m, val, m);
     rl_segtree_update_batch(&b->min, ix, m, val, m);
-    free(ix);
-    free(val);
+    /* max_priority_within_buffer: the slot of the max was given a new
+    ** priority, so the max is the largest leaf's, back in the raw domain
+    ** ((leaf ^ (1 / alpha) - eps) clamped at 0, in the trees' precision) */
+    int touched = 0;
+    for (int64_t i = 0; i < m && !touched; i++)
+        touched = ix[i] == b->max_index;
+    if (heap) {
+        free(ix);
+        free(val);
+    }
+    if (b->max_within && b->alpha != 0 && touched) {
+        int64_t arg = 0;
+        double top = rl_segtree_at(&b->sum, 0);
+        for (int64_t i = 1; i < b->capacity; i++) {
+            const double v = rl_segtree_at(&b->sum, i);
+            if (v > top) {
+                top = v;
+                arg = i;
+            }
+        }
+        b->max_priority = b->sum.f64 ? fmax(pow(top, 1.0 / b->alpha) - b->eps, 0.0)
+                                     : (double)fmaxf(f32_pow((float)top, (float)(1.0 / b->alpha)) - (float)b->eps, 0.0f);
+        b->max_index = arg;
+    }
     return LOOM_OK;
 }
 
 loom_status rl_rb_sampler_mark_update(rl_rb *b, const int64_t *index, int64_t n)
 {
+    /* the storage's last cursor: the last slot this write reached */
+    for (int64_t i = n - 1; i >= 0; i--)
+        if (index[i] >= 0) {
+            b->last_index = index[i];
+            break;
+        }
+    rl_rb_slice_cache_drop(b);
     if (b->sampler != RL_RB_PRIORITIZED)
         return LOOM_OK;
     /* default_priority: the raw max seen, 1.0 at first (a Python float: f32 arithmetic) */
     const double p = b->has_max ? b->max_priority : 1.0;
-    return rl_rb_update_priority(b, index, n, &p, 1, 1);
+    loom_status st = rl_rb_update_priority(b, index, n, &p, 1, 1);
+    /* then the sampler's extend: within the buffer, a max overwritten is forgotten */
+    for (int64_t i = 0; st == LOOM_OK && b->max_within && b->has_max && i < n; i++)
+        if (index[i] == b->max_index)
+            b->has_max = 0;
+    return st;
 }

@@ -94,4 +94,15 @@ PK_SCHEMA(rl_rb_extend_ted_schema, "rl.rb_extend_ted", 1,
           "stream a TED dataset (TorchRL Episode Data on disk) into the buffer, batch dims flattened, keys checked",
           PK_OUTPUTS(count_output), PK_ATTRS(rl_rb_extend_ted_attrs), METHOD);
 
+static const loom_arg_def trajectories_outputs[] = {
+    { .name = "start", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .ndim = 1, .doc = "i64 [N]: each trajectory's first slot" },
+    { .name = "stop", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .ndim = 1,
+      .doc = "i64 [N]: its last slot (below start when it wraps past the end of a full storage)" },
+    { .name = "length", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .ndim = 1, .doc = "i64 [N]: its items" },
+};
+PK_SCHEMA(rl_rb_trajectories_schema, "rl.rb_trajectories", 1,
+          "the trajectories a slice sampler draws from, as torchrl's find_start_stop_traj(at_capacity, cursor) "
+          "recovers them from traj_key or end_key",
+          PK_OUTPUTS(trajectories_outputs), METHOD);
+
 PK_OPS_DEFINE(rl_rb_ops, RL_RB_OPS);

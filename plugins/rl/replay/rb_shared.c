@@ -99,6 +99,8 @@ int rl_rb_shared_lock(rl_rb *b)
     b->len = c->len;
     b->cursor = c->cursor;
     b->write_count = c->write_count;
+    b->last_index = -1;              /* another process may have written last: the cursor tells */
+    rl_rb_slice_cache_drop(b);
     loom_status st = LOOM_OK;
     if (b->store == NULL && c->storage_ready)
         st = rl_td_load_memmap(b->scratch_dir, RL_MAP_SHARED, NULL, &b->store);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "rb.h"
+#include "../tensordict/td_nts.h"
 #include "rb_shared.h"
 
 /* The same dict with batch dims [d0, d1, ..., d(k-1)] merged into one
@@ -46,9 +47,15 @@ static loom_status flatten_batch(const rl_td *td, int32_t k, rl_td **out)
             st = flatten_batch(e->td, k, &sub);
             if (st == LOOM_OK)
                 st = rl_td_set_dict(r, &one, sub);
+        } else if (e->stacked) {
+            /* a NonTensorStack: the same elements, nested as the flattened batch */
+            int64_t count = 0;
+            const cJSON **el = rl_nts_elements(e, td->batch, td->batch_ndim, &count);
+            cJSON *v = el != NULL ? rl_nts_nest(el, r->batch, r->batch_ndim) : NULL;
+            free(el);
+            st = v != NULL ? rl_td_set_json_stack(r, &one, v) : LOOM_ENOMEM;
         } else {
-            cJSON *v = cJSON_Duplicate(e->value, 1);
-            st = v != NULL ? rl_td_set_json(r, &one, v) : pk_host->fail(LOOM_ENOMEM, "out of memory");
+            st = rl_td_put_non_tensor(r, &one, e);
         }
     }
     if (st != LOOM_OK) {

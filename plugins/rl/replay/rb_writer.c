@@ -44,9 +44,11 @@ static loom_status make_like(const rl_td *data, int64_t capacity, rl_td **out)
             st = make_like(e->td, capacity, &sub);
             if (st == LOOM_OK)
                 st = rl_td_set_dict(r, &one, sub);
+        } else if (e->stacked) {
+            st = pk_host->fail(LOOM_ENOTSUP, "extend: key '%s' is a NonTensorStack; a tensor storage keeps one value "
+                               "per NonTensorData (storage=list holds per-item values)", e->key);
         } else {
-            cJSON *v = cJSON_Duplicate(e->value, 1);
-            st = v != NULL ? rl_td_set_json(r, &one, v) : pk_host->fail(LOOM_ENOMEM, "out of memory");
+            st = rl_td_put_non_tensor(r, &one, e);
         }
     }
     if (st != LOOM_OK) {
@@ -104,6 +106,9 @@ static loom_status check_like(const rl_td *store, const rl_td *data, const char 
             loom_status st = check_like(s->td, e->td, e->key);
             if (st != LOOM_OK)
                 return st;
+        } else if (e->stacked) {
+            return pk_host->fail(LOOM_ENOTSUP, "%s: key '%s' is a NonTensorStack; a tensor storage keeps one value "
+                                 "per NonTensorData (storage=list holds per-item values)", where, e->key);
         } else if (!cJSON_Compare(e->value, s->value, 1)) {
             return pk_host->fail(LOOM_ENOTSUP, "%s: NonTensorData '%s' differs from the value the storage holds "
                                  "(a storage keeps one value per NonTensorData)", where, e->key);

@@ -4,6 +4,7 @@
 ** (td.h). The operations that make new dicts are in td_ops.c.
 */
 #include "td.h"
+#include "td_nts.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +144,7 @@ static rl_td *td_copy(const rl_td *td, int deep)
                 goto fail;
         } else {
             d->value = cJSON_Duplicate(s->value, 1);
+            d->stacked = s->stacked;
             if (d->value == NULL)
                 goto oom;
         }
@@ -379,10 +381,18 @@ loom_status rl_td_set_tensor(rl_td *td, const rl_key *key, loom_dtype dtype, int
     return st;
 }
 
-loom_status rl_td_set_json(rl_td *td, const rl_key *key, cJSON *value)
+/* A NonTensorData (stack 0) or NonTensorStack (stack 1: value nests as the
+** parent's batch_size) at key; value owned, freed on failure. */
+static loom_status set_non_tensor(rl_td *td, const rl_key *key, cJSON *value, int stack)
 {
     rl_td *parent = NULL;
     loom_status st = key->n < 1 ? pk_host->fail(LOOM_EINVAL, "the key is empty") : parent_of(td, key, 1, &parent);
+    if (st == LOOM_OK && stack && !rl_nts_fits(value, parent->batch, parent->batch_ndim)) {
+        char *k = rl_key_format(key);
+        st = pk_host->fail(LOOM_EINVAL, "key '%s': a NonTensorStack holds nested lists of the batch_size (one value "
+                           "per element); this value does not nest so", k != NULL ? k : "?");
+        free(k);
+    }
     rl_td_entry *e = st == LOOM_OK ? slot_for(parent, key->part[key->n - 1]) : NULL;
     if (e == NULL) {
         cJSON_Delete(value);
@@ -390,7 +400,26 @@ loom_status rl_td_set_json(rl_td *td, const rl_key *key, cJSON *value)
     }
     e->kind = RL_TD_NONTENSOR;
     e->value = value;
+    e->stacked = stack && parent->batch_ndim > 0;
     return LOOM_OK;
+}
+
+loom_status rl_td_set_json(rl_td *td, const rl_key *key, cJSON *value)
+{
+    return set_non_tensor(td, key, value, 0);
+}
+
+loom_status rl_td_set_json_stack(rl_td *td, const rl_key *key, cJSON *value)
+{
+    return set_non_tensor(td, key, value, 1);
+}
+
+loom_status rl_td_put_non_tensor(rl_td *td, const rl_key *key, const rl_td_entry *e)
+{
+    cJSON *v = cJSON_Duplicate(e->value, 1);
+    if (v == NULL)
+        return pk_host->fail(LOOM_ENOMEM, "out of memory");
+    return e->stacked ? rl_td_set_json_stack(td, key, v) : rl_td_set_json(td, key, v);
 }
 
 loom_status rl_td_set_dict(rl_td *td, const rl_key *key, rl_td *sub)

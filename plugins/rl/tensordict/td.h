@@ -12,7 +12,11 @@
 **     ("next", "reward") are paths through nested dicts);
 **   - a NonTensorData: one JSON value (string, number, bool, null, list,
 **     object) that stands for every element of the batch, as tensordict's
-**     NonTensorData does; indexing keeps it as it is.
+**     NonTensorData does; indexing keeps it as it is;
+**   - a NonTensorStack (a non-tensor entry with `stacked`): one JSON value
+**     per element, nested arrays of the batch shape (td_nts.h), made by
+**     stacking or concatenating differing NonTensorData; indexing selects
+**     elements, one element alone is a NonTensorData again.
 **
 ** Keys are paths: arrays of NUL-terminated components. Every function
 ** returns LOOM_OK or the status of pk_host->fail with a message naming
@@ -55,6 +59,7 @@ typedef struct rl_td_entry {
     rl_leaf leaf;           /* RL_TD_TENSOR */
     struct rl_td *td;       /* RL_TD_DICT */
     cJSON *value;           /* RL_TD_NONTENSOR */
+    int stacked;            /* RL_TD_NONTENSOR: a NonTensorStack (value nests as the batch) */
 } rl_td_entry;
 
 typedef struct rl_td {
@@ -108,6 +113,13 @@ loom_status rl_td_set_tensor(rl_td *td, const rl_key *key, loom_dtype dtype, int
 loom_status rl_td_set_leaf(rl_td *td, const rl_key *key, const rl_leaf *leaf);
 /* Set a NonTensorData; takes ownership of value (also on failure). */
 loom_status rl_td_set_json(rl_td *td, const rl_key *key, cJSON *value);
+/* Set a NonTensorStack: value (owned, also on failure) nests as arrays of
+** the batch_size of the dict at key's parent, one value per element
+** (LOOM_EINVAL naming the key otherwise); a batch of no dims makes it a
+** NonTensorData. */
+loom_status rl_td_set_json_stack(rl_td *td, const rl_key *key, cJSON *value);
+/* Set a copy of the non-tensor entry e (NonTensorData or NonTensorStack). */
+loom_status rl_td_put_non_tensor(rl_td *td, const rl_key *key, const rl_td_entry *e);
 /* Set a nested TensorDict; takes ownership of sub (also on failure). */
 loom_status rl_td_set_dict(rl_td *td, const rl_key *key, rl_td *sub);
 /* Remove an entry; LOOM_ENOENT (error set) when there is none. */
@@ -131,7 +143,8 @@ loom_status rl_td_gather(const rl_td *td, int32_t dim, const int64_t *idx, int64
 
 /* Stack (a new batch dim at dim) and cat (along batch dim dim) n dicts with
 ** the same keys, leaf dtypes and shapes (cat: but for dim). NonTensorData
-** must hold equal values in every input. */
+** of equal values stay one NonTensorData; differing ones (or stacks) make
+** a NonTensorStack of every element's value. */
 loom_status rl_td_stack(const rl_td *const *tds, int64_t n, int32_t dim, rl_td **out);
 loom_status rl_td_cat(const rl_td *const *tds, int64_t n, int32_t dim, rl_td **out);
 /* Split along batch dim dim into pieces of sizes[0..n_sizes) (summing to

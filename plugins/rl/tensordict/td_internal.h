@@ -43,7 +43,8 @@ PK_OPS_DECLARE(rl_td_ops, RL_TD_OPS);
     A(op, batch_size, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_NONNEG, "from=empty: the batch_size", )   \
     A(op, path, STRING, LOOM_DEFAULT_STRING(""), 0, "from=load: a tensordict memmap directory", ) \
     A(op, map, STRING, LOOM_DEFAULT_STRING("private"), 0,                                         \
-      "from=load: private (copy-on-write mapping) | shared (writes reach the files) | read (copied in)", ) \
+      "from=load: private (copy-on-write mapping) | shared (writes reach the files) | read (copied in) | "  \
+      "read_only (mapped, writes refused)", ) \
     A(op, sources, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_POSITIVE,                                   \
       "ids (rl.td_id) of the TensorDicts to clone, stack, cat, split or unbind", )                \
     A(op, dim, INT, LOOM_DEFAULT_INT(0), LOOM_ATTR_NONNEG, "the batch dim of stack, cat, split, unbind", ) \
@@ -58,7 +59,9 @@ PK_ATTR_ENUM(rl_td_class, RL_TD_CLASS_ATTRS);
 #define RL_TD_KEY_ATTRS(A, op) RL_KEY_ATTR(A, op)
 #define RL_TD_SET_NON_TENSOR_ATTRS(A, op) \
     RL_KEY_ATTR(A, op)                    \
-    A(op, json, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED, "the value as JSON: \"\\\"text\\\"\", 3, [1,2], {...}", )
+    A(op, json, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED, "the value as JSON: \"\\\"text\\\"\", 3, [1,2], {...}", ) \
+    A(op, stack, BOOL, LOOM_DEFAULT_BOOL(0), 0,                                                   \
+      "a NonTensorStack: json is nested lists of the batch_size, one value per element", )
 #define RL_TD_INDEX_ATTRS(A, op)                                                                   \
     A(op, slice, INTS, LOOM_DEFAULT_NONE, 0,                                                      \
       "[start, stop] or [start, stop, step] along batch dim 0 when no index tensor is given "      \

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,6 +21,7 @@
 
 #define TD_TYPE "<class 'tensordict._td.TensorDict'>"
 #define NTD_TYPE "<class 'tensordict.tensorclass.NonTensorData'>"
+#define NTS_TYPE "<class 'tensordict.tensorclass.NonTensorStack'>"
 #define META_MAX_BYTES ((size_t)256 << 20)   /* a meta.json larger than this is refused */
 
 char *rl_td_encode_key(const char *key)
@@ -286,15 +286,24 @@ static loom_status save_dict(const rl_td *td, const char *dir, job_list *jobs, i
             st = sub != NULL ? save_dict(e->td, sub, jobs, depth + 1) : pk_host->fail(LOOM_ENOMEM, "out of memory");
             free(sub);
         } else {
-            cJSON_AddStringToObject(m, "type", "NonTensorData");
+            /* NonTensorStack: tensordict's _memmap_ writes tolist() (nested as
+            ** the batch) as "data", with stack_dim and device */
+            cJSON_AddStringToObject(m, "type", e->stacked ? "NonTensorStack" : "NonTensorData");
             char *sub = path_join(dir, enc, "");
             cJSON *nm = cJSON_CreateObject();
             st = sub != NULL && nm != NULL ? make_dir(sub) : pk_host->fail(LOOM_ENOMEM, "out of memory");
             if (st == LOOM_OK) {
-                cJSON_AddStringToObject(nm, "_type", NTD_TYPE);
-                cJSON_AddItemToObject(nm, "data", cJSON_Duplicate(e->value, 1));
-                cJSON_AddBoolToObject(nm, "_is_non_tensor", 1);
-                cJSON_AddNullToObject(nm, "_metadata");
+                if (e->stacked) {
+                    cJSON_AddStringToObject(nm, "_type", NTS_TYPE);
+                    cJSON_AddNumberToObject(nm, "stack_dim", 0);
+                    cJSON_AddNullToObject(nm, "device");
+                    cJSON_AddItemToObject(nm, "data", cJSON_Duplicate(e->value, 1));
+                } else {
+                    cJSON_AddStringToObject(nm, "_type", NTD_TYPE);
+                    cJSON_AddItemToObject(nm, "data", cJSON_Duplicate(e->value, 1));
+                    cJSON_AddBoolToObject(nm, "_is_non_tensor", 1);
+                    cJSON_AddNullToObject(nm, "_metadata");
+                }
                 char *text = cJSON_PrintUnformatted(nm);
                 char *mp = path_join(sub, "meta.json", "");
                 st = text != NULL && mp != NULL ? write_text(mp, text) : pk_host->fail(LOOM_ENOMEM, "out of memory");
@@ -340,58 +349,8 @@ static void load_range(void *user, int64_t begin, int64_t end, int32_t thread_in
     job_list *l = user;
     for (int64_t i = begin; i < end; i++) {
         leaf_job *j = &l->j[i];
-        int fd = open(j->path, (l->mode == RL_MAP_SHARED ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-        struct stat sb;
-        if (fd < 0 || fstat(fd, &sb) != 0) {
-            j->status = errno == ENOENT ? LOOM_ENOENT : LOOM_EIO;
-            snprintf(j->msg, sizeof j->msg, "%s: the leaf file cannot be opened: %s", j->path, strerror(errno));
-            if (fd >= 0)
-                close(fd);
-            continue;
-        }
-        if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size != (uint64_t)j->nbytes) {
-            j->status = LOOM_EINVAL;
-            snprintf(j->msg, sizeof j->msg, "%s: the leaf file holds %lld bytes, but meta.json's dtype and shape "
-                     "need %zu%s", j->path, (long long)sb.st_size, j->nbytes,
-                     (uint64_t)sb.st_size < (uint64_t)j->nbytes ? " (truncated)" : "");
-            close(fd);
-            continue;
-        }
-        rl_buf *b = calloc(1, sizeof *b);
-        void *data = MAP_FAILED;
-        if (b != NULL && l->mode != RL_MAP_READ)
-            data = mmap(NULL, j->nbytes, PROT_READ | PROT_WRITE,
-                        l->mode == RL_MAP_SHARED ? MAP_SHARED : MAP_PRIVATE, fd, 0);
-        else if (b != NULL) {
-            data = malloc(j->nbytes);
-            size_t got = 0;
-            while (data != NULL && got < j->nbytes) {
-                ssize_t r = pread(fd, (uint8_t *)data + got, j->nbytes - got, (off_t)got);
-                if (r < 0 && errno == EINTR)
-                    continue;
-                if (r <= 0)
-                    break;
-                got += (size_t)r;
-            }
-            if (data == NULL || got != j->nbytes) {
-                free(data);
-                data = MAP_FAILED;
-            }
-        }
-        int err = errno;
-        close(fd);
-        if (data == MAP_FAILED) {
-            free(b);
-            j->status = LOOM_EIO;
-            snprintf(j->msg, sizeof j->msg, "%s: cannot %s the leaf file: %s", j->path,
-                     l->mode == RL_MAP_READ ? "read" : "map", strerror(err));
-            continue;
-        }
-        b->refs = 1;
-        b->data = data;
-        b->nbytes = j->nbytes;
-        b->mapped = l->mode != RL_MAP_READ;
-        j->leaf->buf = b;
+        j->status = rl_mmt_open(j->path, j->nbytes, l->mode, "the leaf file", "meta.json's dtype and shape",
+                                &j->leaf->buf, j->msg, sizeof j->msg);
     }
 }
 
@@ -503,7 +462,7 @@ typedef struct pending {
 static loom_status load_dict(const char *dir, job_list *jobs, pending **pend, int64_t *n_pend, int depth,
                              rl_td **out);
 
-static loom_status load_non_tensor(const char *dir, const char *key, cJSON **value)
+static loom_status load_non_tensor(const char *dir, const char *key, int stack, cJSON **value)
 {
     char *sub = find_entry_path(dir, key, "", 1);
     char *mp = sub != NULL ? path_join(sub, "meta.json", "") : NULL;
@@ -512,11 +471,15 @@ static loom_status load_non_tensor(const char *dir, const char *key, cJSON **val
     if (st == LOOM_OK) {
         const cJSON *type = cJSON_GetObjectItemCaseSensitive(m, "_type");
         cJSON *data = cJSON_GetObjectItemCaseSensitive(m, "data");
-        char *pickle = path_join(sub, "other.pickle", "");
+        char *pickle = path_join(sub, stack ? "pickle.pkl" : "other.pickle", "");
         struct stat sb;
-        if (!cJSON_IsString(type) || strstr(type->valuestring, "NonTensorData") == NULL)
-            st = pk_host->fail(LOOM_EINVAL, "%s: key '%s' is a NonTensorData in its parent's meta.json, but "
-                               "\"_type\" here is not NonTensorData", mp, key);
+        const char *want = stack ? "NonTensorStack" : "NonTensorData";
+        if (!cJSON_IsString(type) || strstr(type->valuestring, want) == NULL)
+            st = pk_host->fail(LOOM_EINVAL, "%s: key '%s' is a %s in its parent's meta.json, but \"_type\" here is "
+                               "not %s", mp, key, want, want);
+        else if (stack && cJSON_IsString(data))
+            st = pk_host->fail(LOOM_ENOTSUP, "%s: key '%s' holds a pickled (not JSON) NonTensorStack, which is not "
+                               "read", mp, key);
         else if (data == NULL && pickle != NULL && stat(pickle, &sb) == 0)
             st = pk_host->fail(LOOM_ENOTSUP, "%s: key '%s' holds a pickled (not JSON) value, which is not read",
                                mp, key);
@@ -587,12 +550,18 @@ static loom_status load_dict(const char *dir, job_list *jobs, pending **pend, in
                     st = rl_td_set_dict(td, &one, child);
             } else if (cJSON_IsString(t) && strcmp(t->valuestring, "NonTensorData") == 0) {
                 cJSON *v = NULL;
-                st = load_non_tensor(dir, key, &v);
+                st = load_non_tensor(dir, key, 0, &v);
                 if (st == LOOM_OK)
                     st = rl_td_set_json(td, &one, v);
+            } else if (cJSON_IsString(t) && strcmp(t->valuestring, "NonTensorStack") == 0) {
+                /* its data must nest as this dict's batch_size (the error names the key) */
+                cJSON *v = NULL;
+                st = load_non_tensor(dir, key, 1, &v);
+                if (st == LOOM_OK)
+                    st = rl_td_set_json_stack(td, &one, v);
             } else {
-                st = pk_host->fail(LOOM_ENOTSUP, "%s: key '%s' is a %s, which is not read (TensorDict and "
-                                   "NonTensorData are)", mp, key, cJSON_IsString(t) ? t->valuestring : "(bad type)");
+                st = pk_host->fail(LOOM_ENOTSUP, "%s: key '%s' is a %s, which is not read (TensorDict, NonTensorData "
+                                   "and NonTensorStack are)", mp, key, cJSON_IsString(t) ? t->valuestring : "(bad type)");
             }
             continue;
         }

@@ -7,6 +7,7 @@
 **                                  "is_nested": false}            a tensor leaf
 **                       "<key>": {"type": "TensorDict"}           a nested dict: DIR/<key>/
 **                       "<key>": {"type": "NonTensorData"}        DIR/<key>/meta.json holds "data"
+**                       "<key>": {"type": "NonTensorStack"}       DIR/<key>/meta.json: "data" nested as the batch
 **                       "shape": batch_size, "device": "cpu", "_type": "<class 'tensordict._td.TensorDict'>"}
 **   DIR/<key>.memmap   the leaf's raw bytes: C order, little-endian, no header
 **                      (bool one byte); a leaf without elements has no file
@@ -14,22 +15,17 @@
 ** File names are tensordict's robust key encoding (every byte of
 ** / < > : " | ? * \ space NUL % and controls as %XX; "" as "%", "." and ".."
 ** as %2E...); load also finds a legacy unencoded name, as tensordict does.
-** Leaves are written and mapped in parallel over the core's pool.
+** Leaves are written and mapped in parallel over the core's pool; a leaf is
+** mapped (or read) by memmap_tensor.c, as a MemoryMappedTensor is.
 */
 #ifndef LOOM_RL_TD_MEMMAP_H
 #define LOOM_RL_TD_MEMMAP_H
 
+#include "memmap_tensor.h"
 #include "td.h"
 
 /* Write td under dir (made if absent; files of the same names replaced). */
 loom_status rl_td_save_memmap(const rl_td *td, const char *dir, loom_exec_ctx *ctx);
-
-/* How a loaded leaf holds its file's bytes. */
-typedef enum rl_map_mode {
-    RL_MAP_PRIVATE = 0,     /* mapped copy-on-write: writes stay in this process */
-    RL_MAP_SHARED = 1,      /* mapped shared: writes reach the file (MemoryMappedTensor) */
-    RL_MAP_READ = 2         /* read into memory: the file may change or go afterwards */
-} rl_map_mode;
 
 /* Read the TensorDict under dir. Errors name the file and what is wrong
 ** (invalid JSON and where, a missing or wrong member, an unknown dtype, a

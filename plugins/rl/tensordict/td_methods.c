@@ -113,7 +113,8 @@ static loom_status td_set_non_tensor_run(loom_call *call)
                                text);
     }
     if (st == LOOM_OK)
-        st = rl_td_set_json(o->td, &key, v);
+        st = call->attrs[PK_ATTR(rl_td_set_non_tensor, stack)].u.b ? rl_td_set_json_stack(o->td, &key, v)
+                                                                    : rl_td_set_json(o->td, &key, v);
     free(storage);
     done(o);
     return st;
@@ -278,6 +279,8 @@ static loom_status describe_visit(void *user, const rl_key *key, const rl_td_ent
     } else {
         cJSON_AddStringToObject(d, "kind", "non_tensor");
         cJSON_AddItemToObject(d, "value", cJSON_Duplicate(e->value, 1));
+        if (e->stacked)
+            cJSON_AddBoolToObject(d, "stack", 1);   /* a NonTensorStack: value nests as the batch */
     }
     cJSON_AddItemToArray(entries, d);
     return LOOM_OK;

@@ -13,7 +13,7 @@
 PK_ATTR_TABLE(rl_td_class, RL_TD_CLASS_ATTRS);
 
 static const char *const from_values[] = { "empty", "load", "clone", "stack", "cat", "split", "unbind", NULL };
-static const char *const map_values[] = { "private", "shared", "read", NULL };
+static const char *const map_values[] = { "private", "shared", "read", "read_only", NULL };
 static const loom_attr_choices class_choices[] = {
     { .attr = PK_ATTR(rl_td_class, from), .values = from_values },
     { .attr = PK_ATTR(rl_td_class, map), .values = map_values },
@@ -260,8 +260,7 @@ static loom_status td_object_create(const loom_object_args *args, void **state_o
             if (strcmp(args->files[i].name, "src") == 0)
                 path = args->files[i].path;
         const char *m = a[PK_ATTR(rl_td_class, map)].u.s;
-        rl_map_mode mode = strcmp(m, "shared") == 0 ? RL_MAP_SHARED : strcmp(m, "read") == 0 ? RL_MAP_READ
-                                                                                              : RL_MAP_PRIVATE;
+        rl_map_mode mode = (rl_map_mode)rl_map_mode_parse(m);   /* one of map_values: checked by the core */
         st = path[0] != '\0' ? rl_td_load_memmap(path, mode, args->ctx, &td)
                              : pk_host->fail(LOOM_EINVAL, "from=load needs 'path' (or a file named src)");
     } else {

@@ -7,6 +7,7 @@
 ** inner rows with memcpy.
 */
 #include "td.h"
+#include "td_nts.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,10 +15,24 @@
 #include "pack.h"
 
 /* A new dict whose top batch_size is batch[0..bnd) and whose nested dicts
-** keep the dims they have beyond td's; every tensor leaf is fn's result. */
+** keep the dims they have beyond td's; every tensor leaf is fn's result,
+** every NonTensorStack moved as mv says (rl_nts_map). */
 typedef loom_status (*leaf_fn)(void *user, const rl_leaf *in, rl_leaf *out);
+typedef struct nt_move {
+    int32_t dim;
+    const int64_t *idx;     /* NULL: a new dim of one at dim */
+    int64_t n;
+    int squeeze;
+} nt_move;
 
-static loom_status map_td(const rl_td *td, int32_t bnd, const int64_t *batch, leaf_fn fn, void *user, rl_td **out)
+/* Set a non-tensor value made by td_nts.c (owned). */
+static loom_status set_non_tensor(rl_td *td, const rl_key *key, cJSON *v, int stacked)
+{
+    return stacked ? rl_td_set_json_stack(td, key, v) : rl_td_set_json(td, key, v);
+}
+
+static loom_status map_td(const rl_td *td, int32_t bnd, const int64_t *batch, leaf_fn fn, void *user,
+                          const nt_move *mv, rl_td **out)
 {
     int64_t nb[LOOM_MAX_NDIM];
     for (int32_t d = 0; d < bnd; d++)
@@ -49,12 +64,15 @@ static loom_status map_td(const rl_td *td, int32_t bnd, const int64_t *batch, le
             for (int32_t d = td->batch_ndim; d < e->td->batch_ndim; d++)
                 sb[bnd + d - td->batch_ndim] = e->td->batch[d];
             rl_td *sub = NULL;
-            st = map_td(e->td, sn, sb, fn, user, &sub);
+            st = map_td(e->td, sn, sb, fn, user, mv, &sub);
             if (st == LOOM_OK)
                 st = rl_td_set_dict(r, &key, sub);
         } else {
-            cJSON *v = cJSON_Duplicate(e->value, 1);
-            st = v != NULL ? rl_td_set_json(r, &key, v) : pk_host->fail(LOOM_ENOMEM, "out of memory");
+            cJSON *v = NULL;
+            int stacked = 0;
+            st = rl_nts_map(e, td->batch, td->batch_ndim, mv->dim, mv->idx, mv->n, mv->squeeze, &v, &stacked);
+            if (st == LOOM_OK)
+                st = set_non_tensor(r, &key, v, stacked);
         }
         if (st != LOOM_OK) {
             rl_td_free(r);
@@ -138,7 +156,8 @@ loom_status rl_td_gather(const rl_td *td, int32_t dim, const int64_t *idx, int64
         nb[bnd++] = d == dim ? n : td->batch[d];
     }
     gather_args g = { .dim = dim, .idx = idx, .n = n, .squeeze = squeeze };
-    return map_td(td, bnd, nb, gather_leaf, &g, out);
+    const nt_move mv = { .dim = dim, .idx = idx, .n = n, .squeeze = squeeze };
+    return map_td(td, bnd, nb, gather_leaf, &g, &mv, out);
 }
 
 loom_status rl_td_index(const rl_td *td, const rl_index *ix, rl_td **out)
@@ -309,14 +328,17 @@ static loom_status cat_dicts(const rl_td *const *tds, int64_t n, int32_t dim, rl
             if (st == LOOM_OK)
                 st = rl_td_set_dict(r, &one, sub);
         } else {
-            for (int64_t k = 1; st == LOOM_OK && k < n; k++)
-                if (!cJSON_Compare(es[k]->value, es[0]->value, 1))
-                    st = pk_host->fail(LOOM_ENOTSUP, "key '%s': NonTensorData values differ between TensorDict 0 "
-                                       "and %lld; only equal values can be stacked or concatenated", key,
-                                       (long long)k);
-            cJSON *v = st == LOOM_OK ? cJSON_Duplicate(es[0]->value, 1) : NULL;
+            /* equal NonTensorData stay one; else a NonTensorStack of every element */
+            const int64_t **bs = malloc((size_t)n * sizeof *bs);
+            cJSON *v = NULL;
+            int stacked = 0;
+            for (int64_t k = 0; bs != NULL && k < n; k++)
+                bs[k] = tds[k]->batch;
+            st = bs != NULL ? rl_nts_cat(es, bs, n, tds[0]->batch_ndim, dim, nb, &v, &stacked)
+                            : pk_host->fail(LOOM_ENOMEM, "out of memory");
+            free(bs);
             if (st == LOOM_OK)
-                st = v != NULL ? rl_td_set_json(r, &one, v) : pk_host->fail(LOOM_ENOMEM, "out of memory");
+                st = set_non_tensor(r, &one, v, stacked);
         }
     }
     free(es);
@@ -376,7 +398,8 @@ loom_status rl_td_stack(const rl_td *const *tds, int64_t n, int32_t dim, rl_td *
         int64_t nb[LOOM_MAX_NDIM];
         for (int32_t d = 0, s = 0; d <= tds[k]->batch_ndim; d++)
             nb[d] = d == dim ? 1 : tds[k]->batch[s++];
-        st = map_td(tds[k], tds[k]->batch_ndim + 1, nb, unsqueeze_leaf, &dim, &u[k]);
+        const nt_move mv = { .dim = dim };
+        st = map_td(tds[k], tds[k]->batch_ndim + 1, nb, unsqueeze_leaf, &dim, &mv, &u[k]);
     }
     if (st == LOOM_OK)
         st = cat_dicts((const rl_td *const *)u, n, dim, out);
@@ -487,8 +510,7 @@ static loom_status apply_dict(const rl_td *td, rl_key *key, rl_td_apply_fn fn, v
             if (st == LOOM_OK)
                 st = rl_td_set_dict(r, &one, sub);
         } else {
-            cJSON *v = cJSON_Duplicate(e->value, 1);
-            st = v != NULL ? rl_td_set_json(r, &one, v) : pk_host->fail(LOOM_ENOMEM, "out of memory");
+            st = rl_td_put_non_tensor(r, &one, e);
         }
         key->n--;
     }
@@ -534,10 +556,8 @@ static loom_status flatten_visit(void *user, const rl_key *key, const rl_td_entr
         st = pk_host->fail(LOOM_EINVAL, "flatten_keys: two keys flatten to '%s'", name);
     else if (e->kind == RL_TD_TENSOR)
         st = rl_td_set_leaf(a->out, &one, &e->leaf);
-    else {
-        cJSON *v = cJSON_Duplicate(e->value, 1);
-        st = v != NULL ? rl_td_set_json(a->out, &one, v) : pk_host->fail(LOOM_ENOMEM, "out of memory");
-    }
+    else
+        st = rl_td_put_non_tensor(a->out, &one, e);
     free(name);
     return st;
 }
@@ -599,8 +619,7 @@ loom_status rl_td_unflatten_keys(const rl_td *td, const char *sep, rl_td **out)
                 if (st == LOOM_OK)
                     st = rl_td_set_dict(r, &key, sub);
             } else {
-                cJSON *v = cJSON_Duplicate(e->value, 1);
-                st = v != NULL ? rl_td_set_json(r, &key, v) : pk_host->fail(LOOM_ENOMEM, "out of memory");
+                st = rl_td_put_non_tensor(r, &key, e);
             }
         }
         free(copy);
@@ -624,8 +643,7 @@ static loom_status put_entry(rl_td *dst, const rl_key *key, const rl_td_entry *e
         rl_td *sub = rl_td_clone(e->td);
         return sub != NULL ? rl_td_set_dict(dst, key, sub) : LOOM_ENOMEM;
     }
-    cJSON *v = cJSON_Duplicate(e->value, 1);
-    return v != NULL ? rl_td_set_json(dst, key, v) : pk_host->fail(LOOM_ENOMEM, "out of memory");
+    return rl_td_put_non_tensor(dst, key, e);
 }
 
 loom_status rl_td_update(rl_td *dst, const rl_td *src)

@@ -52,7 +52,8 @@ PK_SCHEMA(rl_td_set_schema, "rl.td_set", 1, "td[key] = value (a copy of the tens
 PK_SCHEMA(rl_td_get_schema, "rl.td_get", 1, "td[key]: a copy of the tensor",
           PK_OUTPUTS(value_output), PK_ATTRS(rl_td_key_attrs), METHOD);
 PK_SCHEMA(rl_td_set_non_tensor_schema, "rl.td_set_non_tensor", 1,
-          "td[key] = NonTensorData(value) for a JSON value (string, number, bool, null, list, object)",
+          "td[key] = NonTensorData(value) for a JSON value (string, number, bool, null, list, object); stack=true: "
+          "NonTensorStack.from_list(value), one value per element",
           PK_ATTRS(rl_td_set_non_tensor_attrs), METHOD);
 PK_SCHEMA(rl_td_get_non_tensor_schema, "rl.td_get_non_tensor", 1, "the NonTensorData at key, as JSON text",
           PK_OUTPUTS(json_output), PK_ATTRS(rl_td_key_attrs), METHOD);

@@ -64,10 +64,16 @@ extern const loom_object_class text_encoder_class;
 typedef enum enc_act { ENC_ACT_GELU_ERF = 0, ENC_ACT_GELU_TANH, ENC_ACT_RELU } enc_act;
 typedef enum enc_pooling { ENC_POOL_MEAN = 0, ENC_POOL_CLS, ENC_POOL_MAX, ENC_POOL_NONE } enc_pooling;
 
-/* One transformer layer. Matrices are stored as the right operand of
-** x @ W^T, i.e. W^T compact [in, out]; q, k and v are one [H, 3H] matrix so
-** one product makes all three. Vectors are borrowed from the weights file. */
+/* One transformer layer. The file's matrices [out, in] and vectors are
+** borrowed from the weights mapping (the core keeps it for the object's
+** life). dense=matmul adds W^T compact [in, out] copies, the right operand
+** of x @ W^T, with q, k and v as one [H, 3H] matrix so one product makes
+** all three; dense=linear leaves those NULL and adds core.linear objects. */
 typedef struct enc_layer {
+    const float *w_q, *w_k, *w_v;  /* [H, H] each: attention.self.{query,key,value}.weight */
+    const float *w_o;              /* [H, H] attention.output.dense.weight */
+    const float *w_i;              /* [I, H] intermediate.dense.weight */
+    const float *w_out;            /* [H, I] output.dense.weight */
     float *wqkv;                   /* [H, 3H]: q | k | v columns */
     float *bqkv;                   /* [3H] */
     float *wo;                     /* [H, H] attention.output.dense^T */
@@ -94,6 +100,10 @@ typedef struct enc_model {
     const loom_op *matmul;               /* core.matmul */
     const loom_op *linear;               /* core.linear, with dense=linear */
 } enc_model;
+
+/* The W^T layout of layer L's matrices (see enc_layer) into wqkv [H, 3H],
+** wo [H, H], wi [H, I] and wout [I, H], which the caller owns. */
+void enc_layer_transposed(const enc_layer *L, int64_t H, int64_t I, float *wqkv, float *wo, float *wi, float *wout);
 
 /* Row kernels of one ISA. n is the row length. */
 typedef struct enc_rows {

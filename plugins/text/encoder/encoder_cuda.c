@@ -81,23 +81,36 @@ static int lay_out(const enc_model *m, dev_model *d, size_t *total)
     P(m->type, m->n_types * H, &d->type);
     P(m->emb_g, H, &d->emb_g);
     P(m->emb_b, H, &d->emb_b);
+    /* dense=linear objects keep no W^T on the host: it is made per layer
+    ** into a staging buffer while uploading (d->base set) */
+    float *stage = NULL;
+    if (d->base != NULL && m->n_layers > 0 && m->layers[0].wqkv == NULL &&
+        (stage = malloc((size_t)(4 * H * H + 2 * H * I) * sizeof(float))) == NULL)
+        return (int)cudaErrorMemoryAllocation;
     for (int64_t l = 0; l < m->n_layers; l++) {
         const enc_layer *s = &m->layers[l];
         dev_layer *t = d->layers != NULL ? &d->layers[l] : NULL;
-        P(s->wqkv, H * 3 * H, t ? &t->wqkv : NULL);
+        const float *wqkv = s->wqkv, *wo = s->wo, *wi = s->wi, *wout = s->wout;
+        if (stage != NULL) {
+            float *sq = stage, *so = sq + 3 * H * H, *si = so + H * H, *sout = si + H * I;
+            enc_layer_transposed(s, H, I, sq, so, si, sout);
+            wqkv = sq, wo = so, wi = si, wout = sout;
+        }
+        P(wqkv, H * 3 * H, t ? &t->wqkv : NULL);
         P(s->bqkv, 3 * H, t ? &t->bqkv : NULL);
-        P(s->wo, H * H, t ? &t->wo : NULL);
+        P(wo, H * H, t ? &t->wo : NULL);
         P(s->bo, H, t ? &t->bo : NULL);
         P(s->ln1_g, H, t ? &t->ln1_g : NULL);
         P(s->ln1_b, H, t ? &t->ln1_b : NULL);
-        P(s->wi, H * I, t ? &t->wi : NULL);
+        P(wi, H * I, t ? &t->wi : NULL);
         P(s->bi, I, t ? &t->bi : NULL);
-        P(s->wout, I * H, t ? &t->wout : NULL);
+        P(wout, I * H, t ? &t->wout : NULL);
         P(s->bout, H, t ? &t->bout : NULL);
         P(s->ln2_g, H, t ? &t->ln2_g : NULL);
         P(s->ln2_b, H, t ? &t->ln2_b : NULL);
     }
 #undef P
+    free(stage);   /* place's copies are synchronous from pageable memory */
     *total = off;
     return e;
 }

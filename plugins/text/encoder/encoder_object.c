@@ -7,8 +7,11 @@
 ** layer give, and keeps:
 **  - the embedding tables and every vector, borrowed from the mapping (the
 **    core keeps it for the object's life and aligns each tensor);
-**  - each layer's matrices as W^T [in, out] copies, the right operand of
-**    x @ W^T for core.matmul, with q, k and v side by side in one [H, 3H].
+**  - with dense=matmul, each layer's matrices as W^T [in, out] copies, the
+**    right operand of x @ W^T for core.matmul, with q, k and v side by
+**    side in one [H, 3H]; with dense=linear, core.linear objects over the
+**    file's matrices instead (q, k and v stacked into one owned [3H, H]),
+**    so the host holds each weight once besides the packed panels.
 ** Tensors a checkpoint may carry besides (embeddings.position_ids, the
 ** pooler) are accepted and not used.
 */
@@ -132,18 +135,6 @@ static float *own(enc_object *o, int64_t n)
     return p;
 }
 
-/* dst[i * ld + col0 + j] = src[j * in + i]: W [out, in] into columns
-** col0 .. col0+out of W^T [in, ld]. Blocked so both sides stay in cache. */
-static void transpose_into(float *dst, int64_t ld, int64_t col0, const float *src, int64_t out, int64_t in)
-{
-    enum { TB = 32 };
-    for (int64_t j0 = 0; j0 < out; j0 += TB)
-        for (int64_t i0 = 0; i0 < in; i0 += TB)
-            for (int64_t j = j0; j < j0 + TB && j < out; j++)
-                for (int64_t i = i0; i < i0 + TB && i < in; i++)
-                    dst[i * ld + col0 + j] = src[j * in + i];
-}
-
 static loom_status load_layer(enc_object *o, loom_exec_ctx *ctx, const loom_safetensors *st, const char *prefix,
                               int64_t l)
 {
@@ -152,7 +143,7 @@ static loom_status load_layer(enc_object *o, loom_exec_ctx *ctx, const loom_safe
     const int64_t H = m->hidden, I = m->inter;
     const int64_t hh[2] = { H, H }, ih[2] = { I, H }, hi[2] = { H, I }, h1[1] = { H }, i1[1] = { I };
     char name[128];
-    const float *q, *k, *v, *bq, *bk, *bv, *wo, *wi, *wout;
+    const float *bq, *bk, *bv;
     loom_status s = LOOM_OK;
 #define GET(suffix, nd, shape, dst)                                                                   \
     do {                                                                                              \
@@ -160,52 +151,50 @@ static loom_status load_layer(enc_object *o, loom_exec_ctx *ctx, const loom_safe
         if (s == LOOM_OK)                                                                             \
             s = get_f32(st, prefix, name, nd, shape, NULL, dst);                                      \
     } while (0)
-    GET("attention.self.query.weight", 2, hh, &q);
+    GET("attention.self.query.weight", 2, hh, &L->w_q);
     GET("attention.self.query.bias", 1, h1, &bq);
-    GET("attention.self.key.weight", 2, hh, &k);
+    GET("attention.self.key.weight", 2, hh, &L->w_k);
     GET("attention.self.key.bias", 1, h1, &bk);
-    GET("attention.self.value.weight", 2, hh, &v);
+    GET("attention.self.value.weight", 2, hh, &L->w_v);
     GET("attention.self.value.bias", 1, h1, &bv);
-    GET("attention.output.dense.weight", 2, hh, &wo);
+    GET("attention.output.dense.weight", 2, hh, &L->w_o);
     GET("attention.output.dense.bias", 1, h1, &L->bo);
     GET("attention.output.LayerNorm.weight", 1, h1, &L->ln1_g);
     GET("attention.output.LayerNorm.bias", 1, h1, &L->ln1_b);
-    GET("intermediate.dense.weight", 2, ih, &wi);
+    GET("intermediate.dense.weight", 2, ih, &L->w_i);
     GET("intermediate.dense.bias", 1, i1, &L->bi);
-    GET("output.dense.weight", 2, hi, &wout);
+    GET("output.dense.weight", 2, hi, &L->w_out);
     GET("output.dense.bias", 1, h1, &L->bout);
     GET("output.LayerNorm.weight", 1, h1, &L->ln2_g);
     GET("output.LayerNorm.bias", 1, h1, &L->ln2_b);
 #undef GET
     if (s != LOOM_OK)
         return s;
-    L->wqkv = own(o, H * 3 * H);
-    L->bqkv = own(o, 3 * H);
-    L->wo = own(o, H * H);
-    L->wi = own(o, H * I);
-    L->wout = own(o, I * H);
-    if (L->wqkv == NULL || L->bqkv == NULL || L->wo == NULL || L->wi == NULL || L->wout == NULL)
+    if ((L->bqkv = own(o, 3 * H)) == NULL)
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory for layer %lld", W, (long long)l);
-    transpose_into(L->wqkv, 3 * H, 0, q, H, H);
-    transpose_into(L->wqkv, 3 * H, H, k, H, H);
-    transpose_into(L->wqkv, 3 * H, 2 * H, v, H, H);
     memcpy(L->bqkv, bq, (size_t)H * sizeof(float));
     memcpy(L->bqkv + H, bk, (size_t)H * sizeof(float));
     memcpy(L->bqkv + 2 * H, bv, (size_t)H * sizeof(float));
-    transpose_into(L->wo, H, 0, wo, H, H);
-    transpose_into(L->wi, I, 0, wi, I, H);
-    transpose_into(L->wout, H, 0, wout, H, I);
-    if (m->linear == NULL)
+    if (m->linear == NULL) {   /* dense=matmul: the W^T operands */
+        L->wqkv = own(o, H * 3 * H);
+        L->wo = own(o, H * H);
+        L->wi = own(o, H * I);
+        L->wout = own(o, I * H);
+        if (L->wqkv == NULL || L->wo == NULL || L->wi == NULL || L->wout == NULL)
+            return pk_host->fail(LOOM_ENOMEM, "%s: out of memory for layer %lld", W, (long long)l);
+        enc_layer_transposed(L, H, I, L->wqkv, L->wo, L->wi, L->wout);
         return LOOM_OK;
-    /* dense=linear: one core.linear object per product, weight [out, in] */
+    }
+    /* dense=linear: one core.linear object per product, weight [out, in]
+    ** (q, k and v stacked into one [3H, H]) */
     if ((L->wqkv_rows = own(o, 3 * H * H)) == NULL)
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory for layer %lld", W, (long long)l);
-    memcpy(L->wqkv_rows, q, (size_t)(H * H) * sizeof(float));
-    memcpy(L->wqkv_rows + H * H, k, (size_t)(H * H) * sizeof(float));
-    memcpy(L->wqkv_rows + 2 * H * H, v, (size_t)(H * H) * sizeof(float));
+    memcpy(L->wqkv_rows, L->w_q, (size_t)(H * H) * sizeof(float));
+    memcpy(L->wqkv_rows + H * H, L->w_k, (size_t)(H * H) * sizeof(float));
+    memcpy(L->wqkv_rows + 2 * H * H, L->w_v, (size_t)(H * H) * sizeof(float));
     struct { loom_object **out; const float *w; int64_t rows, cols; } lin[4] = {
-        { &L->lin_qkv, L->wqkv_rows, 3 * H, H }, { &L->lin_o, wo, H, H },
-        { &L->lin_i, wi, I, H }, { &L->lin_out, wout, H, I },
+        { &L->lin_qkv, L->wqkv_rows, 3 * H, H }, { &L->lin_o, L->w_o, H, H },
+        { &L->lin_i, L->w_i, I, H }, { &L->lin_out, L->w_out, H, I },
     };
     for (int i = 0; i < 4; i++) {
         int64_t shape[2] = { lin[i].rows, lin[i].cols };

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "deinterleave.h"
 #include "image_codec.h"
 #include "image_layout.h"
 
@@ -131,7 +132,7 @@ void iio_row_to_chw(const iio_image *img, const uint8_t *row, int64_t y, void *d
         memcpy(o, row, (size_t)W);
     } else if (C == 3) {
         uint8_t *o0 = o, *o1 = o + plane, *o2 = o + 2 * plane;
-        for (int64_t x = use_avx2 ? iio_deinterleave3_avx2(row, o0, o1, o2, W) : 0; x < W; x++) {
+        for (int64_t x = use_avx2 ? pk_deinterleave3_u8_avx2(row, o0, o1, o2, W) : 0; x < W; x++) {
             o0[x] = row[3 * x];
             o1[x] = row[3 * x + 1];
             o2[x] = row[3 * x + 2];

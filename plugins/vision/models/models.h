@@ -24,7 +24,7 @@
     X_(vision_resnet18_schema) X_(vision_resnet34_schema) X_(vision_resnet50_schema)               \
     X_(vision_resnet101_schema) X_(vision_resnet152_schema) X_(vision_resnext50_32x4d_schema)      \
     X_(vision_resnext101_32x8d_schema) X_(vision_resnext101_64x4d_schema)                          \
-    X_(vision_wide_resnet50_2_schema) X_(vision_wide_resnet101_2_schema)
+    X_(vision_wide_resnet50_2_schema) X_(vision_wide_resnet101_2_schema) X_(vision_weights_meta_schema)
 PK_OPS_DECLARE(vision_models_ops, VISION_MODELS_OPS);
 
 /* One architecture of the family: torchvision's ResNet(block, layers,

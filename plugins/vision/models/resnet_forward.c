@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "models.h"
+#include "weights.h"
 
 enum { BUF_A, BUF_B, BUF_C, BUF_D, BUF_P };
 
@@ -255,7 +256,10 @@ VISION_RESNETS(RESNET_SCHEMA)
 PK_OPS_DEFINE(vision_models_ops, VISION_MODELS_OPS);
 
 #define RESNET_KERNEL(id) PK_KERNEL_CPU(vision_##id##_schema, "cpu:ops", LOOM_DTYPE_BIT(LOOM_DTYPE_F32), resnet_run),
-static const loom_kernel_desc models_cpu_kernels[] = { VISION_RESNETS(RESNET_KERNEL) };
+static const loom_kernel_desc models_cpu_kernels[] = {
+    VISION_RESNETS(RESNET_KERNEL)
+    PK_KERNEL_CPU(vision_weights_meta_schema, "cpu:table", 0, vision_weights_meta_run),
+};
 
 const pk_module vision_models_cpu = { .name = "models", .ops = vision_models_ops,
                                       .n_ops = PK_COUNT(vision_models_ops), .classes = vision_models_classes,

@@ -54,4 +54,7 @@ const char *model_weights_doc_of(const char *cls);
 loom_status model_weights_check(const model_weights_entry *e, int64_t classes, int64_t num_params,
                                 int64_t min_h, int64_t min_w);
 
+/* vision.weights_meta's kernel (weights_meta.c): an entry as JSON. */
+loom_status vision_weights_meta_run(loom_call *call);
+
 #endif

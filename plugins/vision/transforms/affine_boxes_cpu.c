@@ -98,7 +98,7 @@ loom_status vision_affine_bounding_boxes_cpu(loom_call *call)
 {
     const loom_attr_value *tr = &call->attrs[PK_ATTR(affine_boxes, translate)];
     const loom_attr_value *sh = &call->attrs[PK_ATTR(affine_boxes, shear)];
-    int64_t h, w;
+    int64_t h = 0, w = 0;
     double center[2], m[6];
     loom_status st = canvas_and_center(call, PK_ATTR(affine_boxes, canvas_size), PK_ATTR(affine_boxes, center), &h,
                                        &w, center);
@@ -118,7 +118,7 @@ loom_status vision_affine_bounding_boxes_cpu(loom_call *call)
 
 loom_status vision_rotate_bounding_boxes_cpu(loom_call *call)
 {
-    int64_t h, w;
+    int64_t h = 0, w = 0;
     double center[2], m[6];
     loom_status st = canvas_and_center(call, PK_ATTR(rotate_boxes, canvas_size), PK_ATTR(rotate_boxes, center), &h,
                                        &w, center);
@@ -130,4 +130,131 @@ loom_status vision_rotate_bounding_boxes_cpu(loom_call *call)
     return transform_boxes(call, transforms_box_format(call->attrs[PK_ATTR(rotate_boxes, format)].u.s), h, w, m,
                            call->attrs[PK_ATTR(rotate_boxes, expand)].u.b,
                            strcmp(call->attrs[PK_ATTR(rotate_boxes, clamping_mode)].u.s, "none") != 0, center, angle);
+}
+
+/* ----------------------------------------------- perspective, elastic */
+
+/* The box enclosing four moved corners, clamped to h x w unless clamp is
+** 0, in format fmt (torchvision: aminmax, clamp_bounding_boxes, convert). */
+static void enclose_corners(const float X[4], const float Y[4], int clamp, int64_t h, int64_t w, int fmt, float o[4])
+{
+    o[0] = o[2] = X[0];
+    o[1] = o[3] = Y[0];
+    for (int k = 1; k < 4; k++) {
+        o[0] = X[k] < o[0] ? X[k] : o[0];
+        o[2] = X[k] > o[2] ? X[k] : o[2];
+        o[1] = Y[k] < o[1] ? Y[k] : o[1];
+        o[3] = Y[k] > o[3] ? Y[k] : o[3];
+    }
+    if (clamp)
+        transforms_box_clamp(o, 0, h, w);
+    transforms_box_convert(o, 0, fmt);
+}
+
+static loom_status boxes_and_canvas(loom_call *call, int canvas_attr, int64_t *h, int64_t *w, loom_tensor **out)
+{
+    const loom_tensor *bx = call->inputs[0];
+    const loom_attr_value *cs = &call->attrs[canvas_attr];
+    char b[160];
+    if (bx->ndim < 1 || bx->shape[bx->ndim - 1] != 4)
+        return pk_host->fail(LOOM_EINVAL, "'boxes' %s must be [..., 4]", vision_describe(bx, b, sizeof b));
+    if (cs->count != 2)
+        return pk_host->fail(LOOM_EINVAL, "'canvas_size' must be (H, W), not %lld values", (long long)cs->count);
+    *h = cs->u.ints[0];
+    *w = cs->u.ints[1];
+    return pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, bx->ndim, bx->shape, out);
+}
+
+loom_status vision_perspective_bounding_boxes_cpu(loom_call *call)
+{
+#define A(n) (&call->attrs[PK_ATTR(perspective_boxes, n)])
+    int64_t h = 0, w = 0;
+    loom_tensor *out;
+    loom_status st = boxes_and_canvas(call, PK_ATTR(perspective_boxes, canvas_size), &h, &w, &out);
+    double c[8];
+    if (st != LOOM_OK || (st = transforms_perspective_coefficients(A(startpoints), A(endpoints), A(coefficients), c)) !=
+                             LOOM_OK)
+        return st;
+    const int fmt = transforms_box_format(A(format)->u.s), clamp = strcmp(A(clamping_mode)->u.s, "none") != 0;
+#undef A
+    const int64_t n = loom_numel(call->inputs[0]) / 4;
+    if (n == 0)
+        return LOOM_OK;
+    /* the inverse coefficients in double, then float32 (_compute_perspective_thetas) */
+    const double den = c[0] * c[4] - c[1] * c[3];
+    if (den == 0)
+        return pk_host->fail(LOOM_EINVAL, "'coefficients' (or the points): c0 * c4 - c1 * c3 is 0, so the "
+                                          "perspective cannot be inverted for boxes");
+    const float t[8] = {
+        (float)((c[4] - c[5] * c[7]) / den),          (float)((-c[1] + c[2] * c[7]) / den),
+        (float)((c[1] * c[5] - c[2] * c[4]) / den),   (float)((-c[3] + c[5] * c[6]) / den),
+        (float)((c[0] - c[2] * c[6]) / den),          (float)((-c[0] * c[5] + c[2] * c[3]) / den),
+        (float)((-c[4] * c[6] + c[3] * c[7]) / den),  (float)((-c[0] * c[7] + c[1] * c[6]) / den),
+    };
+    const float *src = loom_data(call->inputs[0]);
+    float *dst = loom_data(out);
+    for (int64_t i = 0; i < n; i++) {
+        float q[4] = { src[4 * i], src[4 * i + 1], src[4 * i + 2], src[4 * i + 3] };
+        transforms_box_convert(q, fmt, 0);
+        const float cx[4] = { q[0], q[2], q[2], q[0] }, cy[4] = { q[1], q[1], q[3], q[3] };
+        float X[4], Y[4];
+        for (int k = 0; k < 4; k++) {
+            const float d = cx[k] * t[6] + cy[k] * t[7] + 1.0f;
+            X[k] = (cx[k] * t[0] + cy[k] * t[1] + t[2]) / d;
+            Y[k] = (cx[k] * t[3] + cy[k] * t[4] + t[5]) / d;
+        }
+        enclose_corners(X, Y, clamp, h, w, fmt, dst + 4 * i);
+    }
+    return LOOM_OK;
+}
+
+/* torchvision's approximate inverse of the elastic grid: each corner,
+** rounded up to a pixel (clamped to the canvas), moves to the identity grid
+** minus the displacement there, in pixels. */
+loom_status vision_elastic_bounding_boxes_cpu(loom_call *call)
+{
+    const loom_tensor *d = call->inputs[1];
+    int64_t h = 0, w = 0;
+    loom_tensor *out;
+    char b[160];
+    loom_status st = boxes_and_canvas(call, PK_ATTR(elastic_boxes, canvas_size), &h, &w, &out);
+    if (st != LOOM_OK)
+        return st;
+    if (d->shape[0] != 1 || d->shape[1] != h || d->shape[2] != w || d->shape[3] != 2)
+        return pk_host->fail(LOOM_EINVAL, "'displacement' %s should be [1, %lld, %lld, 2] for 'canvas_size' (%lld, %lld)",
+                             vision_describe(d, b, sizeof b), (long long)h, (long long)w, (long long)h, (long long)w);
+    const int64_t n = loom_numel(call->inputs[0]) / 4;
+    if (n == 0)
+        return LOOM_OK;
+    if (h == 0 || w == 0)
+        return pk_host->fail(LOOM_EINVAL, "'canvas_size' (%lld, %lld) has no pixels for %lld boxes", (long long)h,
+                             (long long)w, (long long)n);
+    const int fmt = transforms_box_format(call->attrs[PK_ATTR(elastic_boxes, format)].u.s);
+    const int clamp = strcmp(call->attrs[PK_ATTR(elastic_boxes, clamping_mode)].u.s, "none") != 0;
+    float *xs = pk_host->scratch(call->ctx, (size_t)(w + h) * sizeof(float));
+    if (!xs)
+        return LOOM_ENOMEM;
+    float *ys = xs + w;
+    transforms_linspace((float)((double)(-w + 1) / (double)w), (float)((double)(w - 1) / (double)w), w, xs);
+    transforms_linspace((float)((double)(-h + 1) / (double)h), (float)((double)(h - 1) / (double)h), h, ys);
+    const float half_w = 0.5f * (float)w, half_h = 0.5f * (float)h;
+    const float *disp = loom_data(d), *src = loom_data(call->inputs[0]);
+    float *dst = loom_data(out);
+    for (int64_t i = 0; i < n; i++) {
+        float q[4] = { src[4 * i], src[4 * i + 1], src[4 * i + 2], src[4 * i + 3] };
+        transforms_box_convert(q, fmt, 0);
+        const float cx[4] = { q[0], q[2], q[2], q[0] }, cy[4] = { q[1], q[1], q[3], q[3] };
+        float X[4], Y[4];
+        for (int k = 0; k < 4; k++) {
+            /* ceil, then the index clamped (compared as floats: no overflow, NaN to 0) */
+            const float fx = ceilf(cx[k]), fy = ceilf(cy[k]);
+            const int64_t ix = fx >= (float)(w - 1) ? w - 1 : fx > 0 ? (int64_t)fx : 0;
+            const int64_t iy = fy >= (float)(h - 1) ? h - 1 : fy > 0 ? (int64_t)fy : 0;
+            const float gx = xs[ix] - disp[2 * (iy * w + ix)], gy = ys[iy] - disp[2 * (iy * w + ix) + 1];
+            X[k] = (gx + 1.0f) * half_w - 0.5f;
+            Y[k] = (gy + 1.0f) * half_h - 0.5f;
+        }
+        enclose_corners(X, Y, clamp, h, w, fmt, dst + 4 * i);
+    }
+    return LOOM_OK;
 }

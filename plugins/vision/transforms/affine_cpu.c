@@ -8,9 +8,10 @@
 **     float32, theta^T divided by (w/2, h/2), the 3-term products summed
 **     left to right;
 **   - grid_sample with zeros padding and align_corners false, as PyTorch's
-**     vectorised CPU kernel: x = (g + 1) * (size / 2) - 0.5, nearest rounds
-**     half to even, bilinear weights (1 - dx)(1 - dy) ... summed nw, ne, sw,
-**     se; a fill goes through a ones channel resampled alike (nearest: mask
+**     vectorised CPU kernel compiled for AVX2 (its multiply-adds contracted
+**     to FMAs): x = fma(g + 1, size / 2, -0.5), nearest rounds half to
+**     even, bilinear weights (1 - dx)(1 - dy) ... summed nw, ne, sw, se as
+**     a chain of FMAs; a fill goes through a ones channel resampled alike (nearest: mask
 **     < 0.5; bilinear: (v - fill) * mask + fill);
 **   - uint8 images are resampled in float32 and rounded half to even.
 **   - perspective: _perspective_grid's [x y 1] @ theta1^T / (w/2, h/2) over
@@ -19,10 +20,14 @@
 **   - rotate: multiples of 90 degrees about the centre are exact rotations
 **     (torch.rot90), as in rotate_image; expand sizes the output as
 **     _compute_affine_output_size does.
-** PyTorch's own bmm for the grid may sum the three products in another
-** order: the grid coordinates then differ by an ulp, which moves a uint8
-** bilinear result by at most one level and a nearest sample only where a
-** coordinate lies on a half-pixel tie.
+**   - masks (vision.*_mask, [..., H, W] of any TRANSFORMS_ANY_DTYPES): the
+**     image kernels' grid with nearest sampling, as torchvision's *_mask
+**     kernels call them; the sampled element is copied (torchvision goes
+**     through float32 and back, the same value for labels below 2^24) and a
+**     pixel from outside takes the fill (default 0), rounded half to even
+**     and saturated to the dtype.
+** The grid's three products are summed left to right, as PyTorch's bmm
+** (MKL) does for these shapes.
 */
 #include <math.h>
 #include <string.h>
@@ -35,12 +40,16 @@ typedef struct grid_job {
     const void *src;
     void *dst;
     int u8, nearest, has_fill;
+    int mask;              /* copy elements of es bytes; fill_bytes from outside */
+    size_t es;
+    uint8_t fill_bytes[8];
     grid_kind kind;
     int64_t c, h, w, oh, ow, planes;
     float r[6];            /* R00 R01 R10 R11 R20 R21: [x y 1] @ R = (gx, gy) */
     float q[3];            /* perspective: the denominator's [c6, c7, 1] */
     const float *xs, *ys;  /* base grid */
     const float *disp;     /* elastic: [oh, ow, 2] */
+    float *grid;           /* (ix, iy) of every output pixel, shared by the planes */
     const float *fill;     /* per channel */
 } grid_job;
 
@@ -57,30 +66,57 @@ static inline float inside(const grid_job *j, int64_t y, int64_t x)
     return (x < 0 || y < 0 || x >= j->w || y >= j->h) ? 0.0f : 1.0f;
 }
 
-static void grid_rows(void *user, int64_t begin, int64_t end, int32_t thread_index)
+/* The sampling point (ix, iy), in input pixels, of output (oy, ox). */
+static inline void grid_point(const grid_job *j, int64_t oy, int64_t ox, float *ix, float *iy)
 {
-    (void)thread_index;
-    const grid_job *j = user;
     const float sw = (float)j->w / 2, sh = (float)j->h / 2;
+    const float bx = j->xs[ox], by = j->ys[oy];
+    float gx, gy;
+    if (j->kind == GRID_ELASTIC) {
+        gx = bx + j->disp[2 * (oy * j->ow + ox)];
+        gy = by + j->disp[2 * (oy * j->ow + ox) + 1];
+    } else {
+        gx = bx * j->r[0] + by * j->r[2] + j->r[4];
+        gy = bx * j->r[1] + by * j->r[3] + j->r[5];
+        if (j->kind == GRID_PERSPECTIVE) {   /* output_grid1 / output_grid2 - 1 */
+            const float den = bx * j->q[0] + by * j->q[1] + j->q[2];
+            gx = gx / den - 1.0f;
+            gy = gy / den - 1.0f;
+        }
+    }
+    *ix = fmaf(gx + 1.0f, sw, -0.5f);   /* PyTorch's unnormalize, contracted as its AVX2 build is */
+    *iy = fmaf(gy + 1.0f, sh, -0.5f);
+}
+
+/* masks: nearest sample copied, or the fill */
+static void grid_rows_mask(const grid_job *j, int64_t begin, int64_t end)
+{
+    const uint8_t *src = j->src;
+    uint8_t *dst = j->dst;
+    for (int64_t r = begin; r < end; r++) {
+        const int64_t plane = r / j->oh, oy = r % j->oh;
+        for (int64_t ox = 0; ox < j->ow; ox++) {
+            const float ix = j->grid[2 * (oy * j->ow + ox)], iy = j->grid[2 * (oy * j->ow + ox) + 1];
+            const float nx = nearbyintf(ix), ny = nearbyintf(iy);
+            uint8_t *d = dst + (size_t)(r * j->ow + ox) * j->es;
+            if (nx >= 0 && ny >= 0 && nx < (float)j->w && ny < (float)j->h)
+                memcpy(d, src + (size_t)((plane * j->h + (int64_t)ny) * j->w + (int64_t)nx) * j->es, j->es);
+            else
+                memcpy(d, j->fill_bytes, j->es);
+        }
+    }
+}
+
+static inline void grid_rows_body(const grid_job *j, int64_t begin, int64_t end)
+{
+    if (j->mask) {
+        grid_rows_mask(j, begin, end);
+        return;
+    }
     for (int64_t r = begin; r < end; r++) {
         const int64_t plane = r / j->oh, oy = r % j->oh, ch = plane % j->c;
-        const float by = j->ys[oy];
         for (int64_t ox = 0; ox < j->ow; ox++) {
-            const float bx = j->xs[ox];
-            float gx, gy;
-            if (j->kind == GRID_ELASTIC) {
-                gx = bx + j->disp[2 * (oy * j->ow + ox)];
-                gy = by + j->disp[2 * (oy * j->ow + ox) + 1];
-            } else {
-                gx = bx * j->r[0] + by * j->r[2] + j->r[4];
-                gy = bx * j->r[1] + by * j->r[3] + j->r[5];
-                if (j->kind == GRID_PERSPECTIVE) {   /* output_grid1 / output_grid2 - 1 */
-                    const float den = bx * j->q[0] + by * j->q[1] + j->q[2];
-                    gx = gx / den - 1.0f;
-                    gy = gy / den - 1.0f;
-                }
-            }
-            const float ix = (gx + 1.0f) * sw - 0.5f, iy = (gy + 1.0f) * sh - 0.5f;
+            const float ix = j->grid[2 * (oy * j->ow + ox)], iy = j->grid[2 * (oy * j->ow + ox) + 1];
             float v, m = 1.0f;
             if (j->nearest) {
                 const float nx = nearbyintf(ix), ny = nearbyintf(iy);
@@ -98,10 +134,11 @@ static void grid_rows(void *user, int64_t begin, int64_t end, int32_t thread_ind
                     const int64_t x0 = (int64_t)fx, y0 = (int64_t)fy;
                     const float dw = ix - fx, de = 1.0f - dw, dn = iy - fy, ds = 1.0f - dn;
                     const float nw = ds * de, ne = ds * dw, swt = dn * de, se = dn * dw;
-                    v = px(j, plane, y0, x0) * nw + px(j, plane, y0, x0 + 1) * ne + px(j, plane, y0 + 1, x0) * swt +
-                        px(j, plane, y0 + 1, x0 + 1) * se;
-                    m = inside(j, y0, x0) * nw + inside(j, y0, x0 + 1) * ne + inside(j, y0 + 1, x0) * swt +
-                        inside(j, y0 + 1, x0 + 1) * se;
+                    v = fmaf(px(j, plane, y0 + 1, x0 + 1), se,
+                             fmaf(px(j, plane, y0 + 1, x0), swt,
+                                  fmaf(px(j, plane, y0, x0 + 1), ne, px(j, plane, y0, x0) * nw)));
+                    m = fmaf(inside(j, y0 + 1, x0 + 1), se,
+                             fmaf(inside(j, y0 + 1, x0), swt, fmaf(inside(j, y0, x0 + 1), ne, inside(j, y0, x0) * nw)));
                 }
                 if (j->has_fill)
                     v = (v - j->fill[ch]) * m + j->fill[ch];
@@ -117,8 +154,46 @@ static void grid_rows(void *user, int64_t begin, int64_t end, int32_t thread_ind
     }
 }
 
-/* torch.linspace(start, end, n) in float32 */
-static void linspace_f(float start, float end, int64_t n, float *out)
+/* The sampling points of output rows [begin, end), once for all planes. */
+static inline void grid_fill_body(const grid_job *j, int64_t begin, int64_t end)
+{
+    for (int64_t oy = begin; oy < end; oy++)
+        for (int64_t ox = 0; ox < j->ow; ox++)
+            grid_point(j, oy, ox, &j->grid[2 * (oy * j->ow + ox)], &j->grid[2 * (oy * j->ow + ox) + 1]);
+}
+
+static void grid_fill(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    (void)thread_index;
+    grid_fill_body(user, begin, end);
+}
+
+/* The rows of the grid on the portable path (fmaf from the C library) and
+** with FMA instructions: the same bits (a fused multiply-add is one
+** rounding either way), the second much faster. */
+static void grid_rows(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    (void)thread_index;
+    grid_rows_body(user, begin, end);
+}
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+__attribute__((target("avx2,fma"))) static void grid_rows_fma(void *user, int64_t begin, int64_t end,
+                                                               int32_t thread_index)
+{
+    (void)thread_index;
+    grid_rows_body(user, begin, end);
+}
+__attribute__((target("avx2,fma"))) static void grid_fill_fma(void *user, int64_t begin, int64_t end,
+                                                               int32_t thread_index)
+{
+    (void)thread_index;
+    grid_fill_body(user, begin, end);
+}
+#define HAVE_GRID_ROWS_FMA 1
+#endif
+
+void transforms_linspace(float start, float end, int64_t n, float *out)
 {
     const float step = n > 1 ? (end - start) / (float)(n - 1) : 0.0f;
     const int64_t half = n / 2;
@@ -166,6 +241,42 @@ void transforms_affine_matrix(const double center[2], double angle, const double
     m[5] += center[1];
 }
 
+/* The fill of a mask: one value, rounded half to even for integer dtypes
+** and saturated to the dtype (bool: nonzero is true). */
+static loom_status mask_fill_bytes(const loom_attr_value *fill, loom_dtype dt, uint8_t out[8])
+{
+    memset(out, 0, 8);
+    if (!fill->is_set)
+        return LOOM_OK;
+    if (fill->count != 1)
+        return pk_host->fail(LOOM_EINVAL, "'fill' of a mask is one value, not %lld", (long long)fill->count);
+    const double v = fill->u.floats[0], r = nearbyint(v);
+    switch (dt) {
+    case LOOM_DTYPE_F32: {
+        const float f = (float)v;
+        memcpy(out, &f, sizeof f);
+        break;
+    }
+    case LOOM_DTYPE_U8:
+        out[0] = (uint8_t)(r <= 0 ? 0 : r >= 255 ? 255 : (int)r);
+        break;
+    case LOOM_DTYPE_BOOL:
+        out[0] = r != 0;
+        break;
+    case LOOM_DTYPE_I32: {
+        const int32_t i = (int32_t)(r <= INT32_MIN ? INT32_MIN : r >= INT32_MAX ? INT32_MAX : r);
+        memcpy(out, &i, sizeof i);
+        break;
+    }
+    default: {   /* I64 */
+        const int64_t i = r <= -9.2e18 ? INT64_MIN : r >= 9.2e18 ? INT64_MAX : (int64_t)r;
+        memcpy(out, &i, sizeof i);
+        break;
+    }
+    }
+    return LOOM_OK;
+}
+
 static loom_status check_fill(const loom_attr_value *fill, int64_t c)
 {
     if (fill->is_set && fill->count != 1 && fill->count != c)
@@ -174,29 +285,39 @@ static loom_status check_fill(const loom_attr_value *fill, int64_t c)
     return LOOM_OK;
 }
 
-static loom_status grid_transform_kind(loom_call *call, grid_kind kind, const double m[8], const float *disp,
-                                       int64_t oh, int64_t ow, int nearest, const loom_attr_value *fill);
-
-static loom_status grid_transform(loom_call *call, const double m[6], int64_t oh, int64_t ow, int nearest,
-                                  const loom_attr_value *fill)
+/* An image [..., C, H, W] (mask = 0) or a mask [..., H, W] (mask = 1). */
+static loom_status check_input(const loom_tensor *x, int mask)
 {
-    const double m8[8] = { m[0], m[1], m[2], m[3], m[4], m[5], 0.0, 0.0 };
-    return grid_transform_kind(call, GRID_AFFINE, m8, NULL, oh, ow, nearest, fill);
+    char b[160];
+    const char *name = mask ? "mask" : "image";
+    if (x->ndim < (mask ? 2 : 3))
+        return pk_host->fail(LOOM_EINVAL, mask ? "'mask' %s must be [..., H, W] (rank >= 2)"
+                                               : "'image' %s must be [..., C, H, W] (rank >= 3)",
+                             vision_describe(x, b, sizeof b));
+    if (loom_numel(x) > 0 && (x->shape[x->ndim - 2] == 0 || x->shape[x->ndim - 1] == 0))
+        return pk_host->fail(LOOM_EINVAL, "'%s' %s has no pixels", name, vision_describe(x, b, sizeof b));
+    return LOOM_OK;
 }
 
+/* Resample input 0 (an image, or a mask when mask = 1: nearest, one fill)
+** on the grid of kind through m (affine: the inverse matrix; perspective:
+** the 8 coefficients) or the displacement disp, into oh x ow. */
 static loom_status grid_transform_kind(loom_call *call, grid_kind kind, const double m[8], const float *disp,
-                                       int64_t oh, int64_t ow, int nearest, const loom_attr_value *fill)
+                                       int64_t oh, int64_t ow, int nearest, const loom_attr_value *fill, int mask)
 {
     const loom_tensor *x = call->inputs[0];
+    const loom_dtype dt = loom_tensor_dtype_of(x);
     grid_job j = { 0 };
-    j.u8 = loom_tensor_dtype_of(x) == LOOM_DTYPE_U8;
-    j.nearest = nearest;
-    j.c = x->shape[x->ndim - 3];
+    j.u8 = dt == LOOM_DTYPE_U8;
+    j.mask = mask;
+    j.es = pk_host->dtype_size(dt);
+    j.nearest = nearest || mask;
+    j.c = mask ? 1 : x->shape[x->ndim - 3];
     j.h = x->shape[x->ndim - 2];
     j.w = x->shape[x->ndim - 1];
     j.oh = oh;
     j.ow = ow;
-    loom_status st = check_fill(fill, j.c);
+    loom_status st = mask ? mask_fill_bytes(fill, dt, j.fill_bytes) : check_fill(fill, j.c);
     if (st != LOOM_OK)
         return st;
     int64_t shape[LOOM_MAX_NDIM];
@@ -204,8 +325,7 @@ static loom_status grid_transform_kind(loom_call *call, grid_kind kind, const do
     shape[x->ndim - 2] = oh;
     shape[x->ndim - 1] = ow;
     loom_tensor *out;
-    if ((st = pk_host->alloc_output(call, 0, loom_tensor_dtype_of(x), x->ndim, shape, &out)) != LOOM_OK ||
-        loom_numel(out) == 0)
+    if ((st = pk_host->alloc_output(call, 0, dt, x->ndim, shape, &out)) != LOOM_OK || loom_numel(out) == 0)
         return st;
     j.planes = loom_numel(out) / (oh * ow);
     j.src = loom_data(x);
@@ -217,17 +337,17 @@ static loom_status grid_transform_kind(loom_call *call, grid_kind kind, const do
     j.kind = kind;
     j.disp = disp;
     if (kind == GRID_AFFINE) {
-        linspace_f((float)((1.0 - (double)ow) * 0.5), (float)(((double)ow - 1.0) * 0.5), ow, xs);
-        linspace_f((float)((1.0 - (double)oh) * 0.5), (float)(((double)oh - 1.0) * 0.5), oh, ys);
+        transforms_linspace((float)((1.0 - (double)ow) * 0.5), (float)(((double)ow - 1.0) * 0.5), ow, xs);
+        transforms_linspace((float)((1.0 - (double)oh) * 0.5), (float)(((double)oh - 1.0) * 0.5), oh, ys);
     } else if (kind == GRID_PERSPECTIVE) {   /* _perspective_grid: pixel centres */
-        linspace_f(0.5f, (float)((double)ow + 0.5 - 1.0), ow, xs);
-        linspace_f(0.5f, (float)((double)oh + 0.5 - 1.0), oh, ys);
+        transforms_linspace(0.5f, (float)((double)ow + 0.5 - 1.0), ow, xs);
+        transforms_linspace(0.5f, (float)((double)oh + 0.5 - 1.0), oh, ys);
         j.q[0] = (float)m[6];
         j.q[1] = (float)m[7];
         j.q[2] = 1.0f;
     } else {                                 /* _create_identity_grid */
-        linspace_f((float)((double)(-ow + 1) / (double)ow), (float)((double)(ow - 1) / (double)ow), ow, xs);
-        linspace_f((float)((double)(-oh + 1) / (double)oh), (float)((double)(oh - 1) / (double)oh), oh, ys);
+        transforms_linspace((float)((double)(-ow + 1) / (double)ow), (float)((double)(ow - 1) / (double)ow), ow, xs);
+        transforms_linspace((float)((double)(-oh + 1) / (double)oh), (float)((double)(oh - 1) / (double)oh), oh, ys);
     }
     /* theta in float32, then R = theta^T / (w / 2, h / 2) (perspective: of the output size) */
     const float t[6] = { (float)m[0], (float)m[1], (float)m[2], (float)m[3], (float)m[4], (float)m[5] };
@@ -245,18 +365,23 @@ static loom_status grid_transform_kind(loom_call *call, grid_kind kind, const do
     for (int64_t c = 0; c < j.c; c++)
         fl[c] = fill->is_set ? (float)fill->u.floats[fill->count == 1 ? 0 : c] : 0.0f;
     j.fill = fl;
-    return pk_host->parallel_for(call->ctx, j.planes * oh, 4, grid_rows, &j);
+    if (!(j.grid = pk_host->scratch(call->ctx, (size_t)(2 * oh * ow) * sizeof(float))))
+        return LOOM_ENOMEM;
+#ifdef HAVE_GRID_ROWS_FMA
+    if (transforms_have_avx2()) {
+        loom_status gs = pk_host->parallel_for(call->ctx, oh, 8, grid_fill_fma, &j);
+        return gs != LOOM_OK ? gs : pk_host->parallel_for(call->ctx, j.planes * oh, 4, grid_rows_fma, &j);
+    }
+#endif
+    st = pk_host->parallel_for(call->ctx, oh, 8, grid_fill, &j);
+    return st != LOOM_OK ? st : pk_host->parallel_for(call->ctx, j.planes * oh, 4, grid_rows, &j);
 }
 
-static loom_status check_image(const loom_tensor *x)
+static loom_status grid_transform(loom_call *call, const double m[6], int64_t oh, int64_t ow, int nearest,
+                                  const loom_attr_value *fill, int mask)
 {
-    char b[160];
-    if (x->ndim < 3)
-        return pk_host->fail(LOOM_EINVAL, "'image' %s must be [..., C, H, W] (rank >= 3)",
-                             vision_describe(x, b, sizeof b));
-    if (loom_numel(x) > 0 && (x->shape[x->ndim - 2] == 0 || x->shape[x->ndim - 1] == 0))
-        return pk_host->fail(LOOM_EINVAL, "'image' %s has no pixels", vision_describe(x, b, sizeof b));
-    return LOOM_OK;
+    const double m8[8] = { m[0], m[1], m[2], m[3], m[4], m[5], 0.0, 0.0 };
+    return grid_transform_kind(call, GRID_AFFINE, m8, NULL, oh, ow, nearest, fill, mask);
 }
 
 /* center (x, y) in pixels -> torchvision's offset from the image centre */
@@ -272,11 +397,19 @@ static loom_status center_of(const loom_attr_value *c, int64_t h, int64_t w, dou
     return LOOM_OK;
 }
 
-loom_status vision_affine_cpu(loom_call *call)
+static int is_nearest(const loom_attr_value *interpolation)
+{
+    return strcmp(interpolation->u.s, "nearest") == 0;
+}
+
+/* ------------------------------------------------------------ affine */
+
+static loom_status affine_run(loom_call *call, const loom_attr_value *angle, const loom_attr_value *tr,
+                              const loom_attr_value *scale, const loom_attr_value *sh, const loom_attr_value *center,
+                              const loom_attr_value *fill, int nearest, int mask)
 {
     const loom_tensor *x = call->inputs[0];
-    const loom_attr_value *tr = &call->attrs[PK_ATTR(affine, translate)], *sh = &call->attrs[PK_ATTR(affine, shear)];
-    loom_status st = check_image(x);
+    loom_status st = check_input(x, mask);
     if (st != LOOM_OK)
         return st;
     if (tr->count != 2)
@@ -284,16 +417,31 @@ loom_status vision_affine_cpu(loom_call *call)
     if (sh->count != 1 && sh->count != 2)
         return pk_host->fail(LOOM_EINVAL, "'shear' must be [s] or [sx, sy], not %lld values", (long long)sh->count);
     const int64_t h = x->shape[x->ndim - 2], w = x->shape[x->ndim - 1];
-    double center[2], m[6];
-    if ((st = center_of(&call->attrs[PK_ATTR(affine, center)], h, w, center)) != LOOM_OK)
+    double c[2], m[6];
+    if ((st = center_of(center, h, w, c)) != LOOM_OK)
         return st;
     const double shear[2] = { sh->u.floats[0], sh->u.floats[sh->count - 1] };
     const double translate[2] = { tr->u.floats[0], tr->u.floats[1] };
-    inverse_affine(center, call->attrs[PK_ATTR(affine, angle)].u.f, translate, call->attrs[PK_ATTR(affine, scale)].u.f,
-                   shear, m);
-    return grid_transform(call, m, h, w, strcmp(call->attrs[PK_ATTR(affine, interpolation)].u.s, "nearest") == 0,
-                          &call->attrs[PK_ATTR(affine, fill)]);
+    inverse_affine(c, angle->u.f, translate, scale->u.f, shear, m);
+    return grid_transform(call, m, h, w, nearest, fill, mask);
 }
+
+loom_status vision_affine_cpu(loom_call *call)
+{
+#define A(n) (&call->attrs[PK_ATTR(affine, n)])
+    return affine_run(call, A(angle), A(translate), A(scale), A(shear), A(center), A(fill), is_nearest(A(interpolation)),
+                      0);
+#undef A
+}
+
+loom_status vision_affine_mask_cpu(loom_call *call)
+{
+#define A(n) (&call->attrs[PK_ATTR(affine_mask, n)])
+    return affine_run(call, A(angle), A(translate), A(scale), A(shear), A(center), A(fill), 1, 1);
+#undef A
+}
+
+/* ------------------------------------------------------------ rotate */
 
 /* torch.rot90(image, k, dims=(-2, -1)) for k = 1, 2, 3 */
 typedef struct rot_job {
@@ -329,16 +477,16 @@ static void rot_rows(void *user, int64_t begin, int64_t end, int32_t thread_inde
     }
 }
 
-loom_status vision_rotate_cpu(loom_call *call)
+
+static loom_status rotate_run(loom_call *call, double angle_attr, int expand, const loom_attr_value *center,
+                              const loom_attr_value *fill, int nearest, int mask)
 {
     const loom_tensor *x = call->inputs[0];
-    const loom_attr_value *center = &call->attrs[PK_ATTR(rotate, center)];
-    loom_status st = check_image(x);
+    loom_status st = check_input(x, mask);
     if (st != LOOM_OK)
         return st;
     const int64_t h = x->shape[x->ndim - 2], w = x->shape[x->ndim - 1];
-    const int expand = call->attrs[PK_ATTR(rotate, expand)].u.b;
-    double angle = fmod(call->attrs[PK_ATTR(rotate, angle)].u.f, 360.0);   /* Python's angle % 360 */
+    double angle = fmod(angle_attr, 360.0);   /* Python's angle % 360 */
     if (angle < 0)
         angle += 360.0;
     if (!center->is_set) {
@@ -350,7 +498,9 @@ loom_status vision_rotate_cpu(loom_call *call)
         else if ((expand || h == w) && (angle == 90 || angle == 270))
             k = angle == 90 ? 1 : 3;
         if (k >= 0) {
-            if ((st = check_fill(&call->attrs[PK_ATTR(rotate, fill)], x->shape[x->ndim - 3])) != LOOM_OK)
+            uint8_t unused[8];
+            st = mask ? mask_fill_bytes(fill, loom_tensor_dtype_of(x), unused) : check_fill(fill, x->shape[x->ndim - 3]);
+            if (st != LOOM_OK)
                 return st;
             int64_t shape[LOOM_MAX_NDIM];
             memcpy(shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
@@ -381,8 +531,21 @@ loom_status vision_rotate_cpu(loom_call *call)
         if (ow <= 0 || oh <= 0 || ow > (INT64_C(1) << 30) || oh > (INT64_C(1) << 30))
             return pk_host->fail(LOOM_EINVAL, "'expand': an output of %lld x %lld", (long long)oh, (long long)ow);
     }
-    return grid_transform(call, m, oh, ow, strcmp(call->attrs[PK_ATTR(rotate, interpolation)].u.s, "nearest") == 0,
-                          &call->attrs[PK_ATTR(rotate, fill)]);
+    return grid_transform(call, m, oh, ow, nearest, fill, mask);
+}
+
+loom_status vision_rotate_cpu(loom_call *call)
+{
+#define A(n) (&call->attrs[PK_ATTR(rotate, n)])
+    return rotate_run(call, A(angle)->u.f, A(expand)->u.b, A(center), A(fill), is_nearest(A(interpolation)), 0);
+#undef A
+}
+
+loom_status vision_rotate_mask_cpu(loom_call *call)
+{
+#define A(n) (&call->attrs[PK_ATTR(rotate_mask, n)])
+    return rotate_run(call, A(angle)->u.f, A(expand)->u.b, A(center), A(fill), 1, 1);
+#undef A
 }
 
 void transforms_affine_output_size(const double m[6], int64_t w, int64_t h, int64_t *ow, int64_t *oh)
@@ -454,16 +617,10 @@ static loom_status perspective_coeffs(const int64_t *start, const int64_t *end, 
     return LOOM_OK;
 }
 
-loom_status vision_perspective_cpu(loom_call *call)
+
+loom_status transforms_perspective_coefficients(const loom_attr_value *sp, const loom_attr_value *ep,
+                                                const loom_attr_value *co, double m[8])
 {
-    const loom_tensor *x = call->inputs[0];
-    const loom_attr_value *sp = &call->attrs[PK_ATTR(perspective, startpoints)];
-    const loom_attr_value *ep = &call->attrs[PK_ATTR(perspective, endpoints)];
-    const loom_attr_value *co = &call->attrs[PK_ATTR(perspective, coefficients)];
-    loom_status st = check_image(x);
-    if (st != LOOM_OK)
-        return st;
-    double m[8];
     if (co->is_set) {
         if (sp->is_set || ep->is_set)
             return pk_host->fail(LOOM_EINVAL, "'startpoints'/'endpoints' and 'coefficients' shouldn't be given "
@@ -472,38 +629,72 @@ loom_status vision_perspective_cpu(loom_call *call)
             return pk_host->fail(LOOM_EINVAL, "'coefficients' should have 8 values, not %lld", (long long)co->count);
         for (int i = 0; i < 8; i++)
             m[i] = co->u.floats[i];
-    } else {
-        if (!sp->is_set || !ep->is_set)
-            return pk_host->fail(LOOM_EINVAL, "either 'startpoints' and 'endpoints' or 'coefficients' must be given");
-        if (sp->count != 8 || ep->count != 8)
-            return pk_host->fail(LOOM_EINVAL, "'startpoints' and 'endpoints' need four (x, y) corners each (8 values), "
-                                              "not %lld and %lld",
-                                 (long long)sp->count, (long long)ep->count);
-        if ((st = perspective_coeffs(sp->u.ints, ep->u.ints, m)) != LOOM_OK)
-            return st;
+        return LOOM_OK;
     }
+    if (!sp->is_set || !ep->is_set)
+        return pk_host->fail(LOOM_EINVAL, "either 'startpoints' and 'endpoints' or 'coefficients' must be given");
+    if (sp->count != 8 || ep->count != 8)
+        return pk_host->fail(LOOM_EINVAL, "'startpoints' and 'endpoints' need four (x, y) corners each (8 values), "
+                                          "not %lld and %lld",
+                             (long long)sp->count, (long long)ep->count);
+    return perspective_coeffs(sp->u.ints, ep->u.ints, m);
+}
+
+static loom_status perspective_run(loom_call *call, const loom_attr_value *sp, const loom_attr_value *ep,
+                                   const loom_attr_value *co, const loom_attr_value *fill, int nearest, int mask)
+{
+    const loom_tensor *x = call->inputs[0];
+    loom_status st = check_input(x, mask);
+    if (st != LOOM_OK)
+        return st;
+    double m[8];
+    if ((st = transforms_perspective_coefficients(sp, ep, co, m)) != LOOM_OK)
+        return st;
     const int64_t h = x->shape[x->ndim - 2], w = x->shape[x->ndim - 1];
-    return grid_transform_kind(call, GRID_PERSPECTIVE, m, NULL, h, w,
-                               strcmp(call->attrs[PK_ATTR(perspective, interpolation)].u.s, "nearest") == 0,
-                               &call->attrs[PK_ATTR(perspective, fill)]);
+    return grid_transform_kind(call, GRID_PERSPECTIVE, m, NULL, h, w, nearest, fill, mask);
+}
+
+loom_status vision_perspective_cpu(loom_call *call)
+{
+#define A(n) (&call->attrs[PK_ATTR(perspective, n)])
+    return perspective_run(call, A(startpoints), A(endpoints), A(coefficients), A(fill), is_nearest(A(interpolation)),
+                           0);
+#undef A
+}
+
+loom_status vision_perspective_mask_cpu(loom_call *call)
+{
+#define A(n) (&call->attrs[PK_ATTR(perspective_mask, n)])
+    return perspective_run(call, A(startpoints), A(endpoints), A(coefficients), A(fill), 1, 1);
+#undef A
 }
 
 /* ---------------------------------------------------------- elastic */
 
-loom_status vision_elastic_cpu(loom_call *call)
+static loom_status elastic_run(loom_call *call, const loom_attr_value *fill, int nearest, int mask)
 {
     const loom_tensor *x = call->inputs[0], *d = call->inputs[1];
     char b1[160], b2[160];
-    loom_status st = check_image(x);
+    loom_status st = check_input(x, mask);
     if (st != LOOM_OK)
         return st;
     const int64_t h = x->shape[x->ndim - 2], w = x->shape[x->ndim - 1];
     if (d->shape[0] != 1 || d->shape[1] != h || d->shape[2] != w || d->shape[3] != 2)
-        return pk_host->fail(LOOM_EINVAL, "'displacement' %s should be [1, %lld, %lld, 2] for 'image' %s",
-                             vision_describe(d, b1, sizeof b1), (long long)h, (long long)w,
+        return pk_host->fail(LOOM_EINVAL, "'displacement' %s should be [1, %lld, %lld, 2] for '%s' %s",
+                             vision_describe(d, b1, sizeof b1), (long long)h, (long long)w, mask ? "mask" : "image",
                              vision_describe(x, b2, sizeof b2));
     static const double none[8] = { 0 };
-    return grid_transform_kind(call, GRID_ELASTIC, none, loom_numel(d) > 0 ? loom_data(d) : NULL, h, w,
-                               strcmp(call->attrs[PK_ATTR(elastic, interpolation)].u.s, "nearest") == 0,
-                               &call->attrs[PK_ATTR(elastic, fill)]);
+    return grid_transform_kind(call, GRID_ELASTIC, none, loom_numel(d) > 0 ? loom_data(d) : NULL, h, w, nearest, fill,
+                               mask);
+}
+
+loom_status vision_elastic_cpu(loom_call *call)
+{
+    return elastic_run(call, &call->attrs[PK_ATTR(elastic, fill)],
+                       is_nearest(&call->attrs[PK_ATTR(elastic, interpolation)]), 0);
+}
+
+loom_status vision_elastic_mask_cpu(loom_call *call)
+{
+    return elastic_run(call, &call->attrs[PK_ATTR(elastic_mask, fill)], 1, 1);
 }

@@ -151,6 +151,50 @@ loom_status vision_adjust_brightness_cpu(loom_call *call)
     return run_pixels(call, &j);
 }
 
+/* ----------------------------------------------------------- sharpness */
+
+/* adjust_sharpness_image: the 3x3 blur (1/13 around, 5/13 in the middle,
+** float32; uint8 rounded half to even) inside the border, blended as
+** view.add_(blurred - view, alpha=1 - factor), one fused multiply-add;
+** the border keeps the image. */
+static void sharpness_px(const pixel_job *j, int64_t im, int64_t q)
+{
+    const int64_t y = q / j->g.w, x = q % j->g.w, w = j->g.w;
+    const int border = y == 0 || x == 0 || y == j->g.h - 1 || x == w - 1;
+    for (int64_t ch = 0; ch < j->g.c; ch++) {
+        const int64_t i = AT(j, im, ch, q);
+        const float v = load(&j->g, i);
+        if (border) {
+            store(&j->g, i, v);
+            continue;
+        }
+        float sum = 0.0f;
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dx = -1; dx <= 1; dx++)
+                sum += load(&j->g, i + dy * w + dx) * (dy == 0 && dx == 0 ? j->b : j->a);
+        if (j->g.u8)
+            sum = rintf(sum);
+        store(&j->g, i, clampf(fmaf(sum - v, j->c2, v), 0.0f, j->g.u8 ? 255.0f : 1.0f));
+    }
+}
+
+loom_status vision_adjust_sharpness_cpu(loom_call *call)
+{
+    pixel_job j = { .fn = sharpness_px };
+    loom_tensor *out;
+    loom_status st = colour_begin(call, 1, &j.g, 0, 0, &out);
+    if (st != LOOM_OK)
+        return st;
+    if (j.g.h <= 2 || j.g.w <= 2) {   /* torchvision returns the image */
+        copy_image(&j.g, call->inputs[0]);
+        return LOOM_OK;
+    }
+    j.a = (float)(1.0 / 13.0);
+    j.b = (float)(5.0 / 13.0);
+    j.c2 = (float)(1.0 - call->attrs[PK_ATTR(sharpness, sharpness_factor)].u.f);
+    return run_pixels(call, &j);
+}
+
 /* -------------------------------------------------- saturation, contrast */
 
 /* img2 of pixel q: the floored (uint8) greyscale, or the image's mean */

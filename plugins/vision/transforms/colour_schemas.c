@@ -10,6 +10,7 @@
 #include "transforms.h"
 
 PK_ATTR_TABLE(brightness, BRIGHTNESS_ATTRS);
+PK_ATTR_TABLE(sharpness, SHARPNESS_ATTRS);
 PK_ATTR_TABLE(contrast, CONTRAST_ATTRS);
 PK_ATTR_TABLE(saturation, SATURATION_ATTRS);
 PK_ATTR_TABLE(hue, HUE_ATTRS);
@@ -51,6 +52,9 @@ static const loom_arg_def gray_out[] = {
 
 COLOUR_OP(vision_adjust_brightness_schema, "vision.adjust_brightness",
           "torchvision v2 adjust_brightness: image * factor, clamped (1 or 3 channels)", brightness_attrs);
+COLOUR_OP(vision_adjust_sharpness_schema, "vision.adjust_sharpness",
+          "torchvision v2 adjust_sharpness: blend with the 3x3 smoothed image inside the border (1 or 3 channels)",
+          sharpness_attrs);
 COLOUR_OP(vision_adjust_contrast_schema, "vision.adjust_contrast",
           "torchvision v2 adjust_contrast: blend with the mean of the greyscale image", contrast_attrs);
 COLOUR_OP(vision_adjust_saturation_schema, "vision.adjust_saturation",

@@ -11,7 +11,9 @@
 ** bit-exact with torchvision on x86 CPUs with AVX2 (its native uint8 path)
 ** on every path here, AVX2 or not. Images are planar (CHW): every plane of
 ** every leading dim is resized the same way, so the passes see rows.
-** Threads: each pass is split over rows on the core's pool.
+** Threads: each pass is split over rows on the core's pool. A strided
+** image (a channels-last view) goes to resize_strided.c, which feeds these
+** same passes.
 */
 #include <string.h>
 
@@ -179,6 +181,19 @@ static loom_status resize_nearest(loom_exec_ctx *ctx, const void *src, void *dst
 
 /* ---------------------------------------------------------- separable */
 
+loom_status resize_vertical(loom_exec_ctx *ctx, const void *src, void *dst, int u8, int64_t planes, int64_t in_h,
+                            int64_t out_h, int64_t out_w, resize_mode mode, int antialias)
+{
+    const int avx2 = transforms_have_avx2();
+    resize_axis axh;
+    loom_status st = resize_axis_build(ctx, &axh, in_h, out_h, mode, antialias, u8);
+    if (st != LOOM_OK)
+        return st;
+    pass_job job = { { &axh, src, dst, out_w, out_w, in_h * out_w, out_h * out_w, out_h },
+                     u8 ? (avx2 ? resize_v_u8_avx2 : resize_v_u8) : (avx2 ? resize_v_f32_avx2 : resize_v_f32) };
+    return run_pass(ctx, &job, planes * out_h, out_w * axh.ksize);
+}
+
 static loom_status resize_separable(loom_exec_ctx *ctx, const void *src, void *dst, int u8, int64_t planes,
                                     int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w, resize_mode mode,
                                     int antialias)
@@ -186,7 +201,7 @@ static loom_status resize_separable(loom_exec_ctx *ctx, const void *src, void *d
     const int avx2 = transforms_have_avx2();
     const size_t esize = u8 ? 1 : sizeof(float);
     const int need_h = out_w != in_w, need_v = out_h != in_h;
-    resize_axis axw, axh;
+    resize_axis axw;
     loom_status st;
     const void *vsrc = src;
     if (need_h) {
@@ -201,15 +216,7 @@ static loom_status resize_separable(loom_exec_ctx *ctx, const void *src, void *d
             return st;
         vsrc = tmp;
     }
-    if (need_v) {
-        if ((st = resize_axis_build(ctx, &axh, in_h, out_h, mode, antialias, u8)) != LOOM_OK)
-            return st;
-        pass_job job = { { &axh, vsrc, dst, out_w, out_w, in_h * out_w, out_h * out_w, out_h },
-                         u8 ? (avx2 ? resize_v_u8_avx2 : resize_v_u8) : (avx2 ? resize_v_f32_avx2 : resize_v_f32) };
-        if ((st = run_pass(ctx, &job, planes * out_h, out_w * axh.ksize)) != LOOM_OK)
-            return st;
-    }
-    return LOOM_OK;
+    return need_v ? resize_vertical(ctx, vsrc, dst, u8, planes, in_h, out_h, out_w, mode, antialias) : LOOM_OK;
 }
 
 loom_status resize_planes(loom_exec_ctx *ctx, const void *src, void *dst, loom_dtype dtype, int64_t planes,
@@ -262,6 +269,8 @@ loom_status vision_resize_cpu(loom_call *call)
     if (in_h == 0 || in_w == 0)   /* torchvision: the reshape of the empty image raises */
         return pk_host->fail(LOOM_EINVAL, "'image' %s has no pixels to resize to %lld x %lld",
                              vision_describe(x, b, sizeof b), (long long)out_h, (long long)out_w);
+    if (!loom_is_contiguous(x))   /* a channels-last view, a crop, ...: read through the strides */
+        return resize_strided(call, x, loom_data(out), out_h, out_w, mode, antialias);
     return resize_planes(call->ctx, loom_data(x), loom_data(out), loom_tensor_dtype_of(x),
                          loom_numel(x) / (in_h * in_w), in_h, in_w, out_h, out_w, mode, antialias);
 }

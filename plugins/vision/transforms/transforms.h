@@ -11,7 +11,8 @@
 **                   window copy for images and masks of any dtype)
 **   boxes_*.c       the *_bounding_boxes ops, convert, clamp, sanitize
 **   colour_*.c      the colour ops, normalize, to_dtype, rgb_to_grayscale
-**   affine_*.c      affine, rotate, perspective, elastic (grid_sample)
+**   affine_*.c      affine, rotate, perspective, elastic (grid_sample) on
+**                   images and masks, and their box kernels
 **   preprocess_*.c  vision.preprocess, the ImageClassification preset
 **
 ** The module is cpu only: its schemas go into vision.so alone. The size
@@ -29,6 +30,11 @@
 
 /* ----------------------------------------------------- schemas, attributes */
 
+/* The augmentations (augment.h) */
+#define VISION_AUGMENT_OPS(X)                                                                      \
+    X(vision_augmix_schema) X(vision_rand_augment_schema) X(vision_trivial_augment_wide_schema)     \
+    X(vision_auto_augment_schema) X(vision_random_erasing_schema) X(vision_mixup_schema)            \
+    X(vision_cutmix_schema) X(vision_transform_sample_schema)
 #define VISION_TRANSFORMS_OPS(X)                                                                   \
     X(vision_resize_schema) X(vision_resize_mask_schema) X(vision_resize_bounding_boxes_schema)     \
     X(vision_crop_schema) X(vision_center_crop_schema) X(vision_resized_crop_schema)               \
@@ -45,7 +51,10 @@
     X(vision_normalize_schema) X(vision_to_dtype_schema) X(vision_rgb_to_grayscale_schema)         \
     X(vision_preprocess_schema) X(vision_affine_schema) X(vision_rotate_schema)                    \
     X(vision_perspective_schema) X(vision_elastic_schema)                                          \
-    X(vision_affine_bounding_boxes_schema) X(vision_rotate_bounding_boxes_schema)
+    X(vision_affine_bounding_boxes_schema) X(vision_rotate_bounding_boxes_schema)                  \
+    X(vision_affine_mask_schema) X(vision_rotate_mask_schema) X(vision_perspective_mask_schema)    \
+    X(vision_elastic_mask_schema) X(vision_perspective_bounding_boxes_schema)                      \
+    X(vision_elastic_bounding_boxes_schema) X(vision_adjust_sharpness_schema) VISION_AUGMENT_OPS(X)
 PK_OPS_DECLARE(vision_transforms_ops, VISION_TRANSFORMS_OPS);
 
 /* The output-size attributes every resize op shares (torchvision's
@@ -151,6 +160,7 @@ PK_ATTR_ENUM(pad_boxes, PAD_BOXES_ATTRS);
 #define FACTOR_ATTR(A, op, name, doc)                                                              \
     A(op, name, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, doc, )
 #define BRIGHTNESS_ATTRS(A, op) FACTOR_ATTR(A, op, brightness_factor, "0: black, 1: the image")
+#define SHARPNESS_ATTRS(A, op) FACTOR_ATTR(A, op, sharpness_factor, "0: the smoothed image, 1: the image, 2: sharper")
 #define CONTRAST_ATTRS(A, op) FACTOR_ATTR(A, op, contrast_factor, "0: the mean grey, 1: the image")
 #define SATURATION_ATTRS(A, op) FACTOR_ATTR(A, op, saturation_factor, "0: grey, 1: the image")
 #define HUE_ATTRS(A, op)                                                                           \
@@ -179,6 +189,7 @@ PK_ATTR_ENUM(pad_boxes, PAD_BOXES_ATTRS);
 #define GRAYSCALE_ATTRS(A, op)                                                                     \
     A(op, num_output_channels, INT, LOOM_DEFAULT_INT(1), LOOM_ATTR_POSITIVE, "1 or 3", )
 PK_ATTR_ENUM(brightness, BRIGHTNESS_ATTRS);
+PK_ATTR_ENUM(sharpness, SHARPNESS_ATTRS);
 PK_ATTR_ENUM(contrast, CONTRAST_ATTRS);
 PK_ATTR_ENUM(saturation, SATURATION_ATTRS);
 PK_ATTR_ENUM(hue, HUE_ATTRS);
@@ -209,13 +220,13 @@ PK_ATTR_ENUM(preprocess, PREPROCESS_ATTRS);
     A(op, fill, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_FINITE,                                       \
       "value of the pixels from outside: one, or one per channel (absent: 0)", )                   \
     A(op, center, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_FINITE, "(x, y) of the pivot; absent: the image centre", )
-#define AFFINE_ATTRS(A, op)                                                                        \
+#define AFFINE_PARAM_ATTRS(A, op)                                                                  \
     A(op, angle, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE, "degrees, clockwise", ) \
     A(op, translate, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE, "(tx, ty) in pixels", ) \
     A(op, scale, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE | LOOM_ATTR_POSITIVE, "> 0", ) \
     A(op, shear, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE,                 \
-      "degrees: [s] (both) or [sx, sy]", )                                                          \
-    GRID_TAIL_ATTRS(A, op)
+      "degrees: [s] (both) or [sx, sy]", )
+#define AFFINE_ATTRS(A, op) AFFINE_PARAM_ATTRS(A, op) GRID_TAIL_ATTRS(A, op)
 #define ROTATE_ATTRS(A, op)                                                                        \
     A(op, angle, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE, "degrees, counter-clockwise", ) \
     A(op, expand, BOOL, LOOM_DEFAULT_BOOL(0), 0, "true: the output holds the whole rotated image", ) \
@@ -252,6 +263,47 @@ PK_ATTR_ENUM(affine, AFFINE_ATTRS);
     BOX_CLAMP_ATTR(A, op)
 PK_ATTR_ENUM(affine_boxes, AFFINE_BOXES_ATTRS);
 PK_ATTR_ENUM(rotate_boxes, ROTATE_BOXES_ATTRS);
+
+/* The same moves on masks ([..., H, W], any TRANSFORMS_ANY_DTYPES), as
+** torchvision's affine_mask, rotate_mask, perspective_mask, elastic_mask:
+** the images' grid, nearest sampling, one fill value. */
+#define MASK_FILL_ATTR(A, op)                                                                      \
+    A(op, fill, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_FINITE,                                       \
+      "one value for the pixels from outside (absent: 0), rounded and saturated to the dtype", )
+#define MASK_CENTER_ATTR(A, op)                                                                    \
+    A(op, center, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_FINITE, "(x, y) of the pivot; absent: the mask centre", )
+#define AFFINE_MASK_ATTRS(A, op) AFFINE_PARAM_ATTRS(A, op) MASK_FILL_ATTR(A, op) MASK_CENTER_ATTR(A, op)
+#define ROTATE_MASK_ATTRS(A, op)                                                                   \
+    A(op, angle, FLOAT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_FINITE, "degrees, counter-clockwise", ) \
+    A(op, expand, BOOL, LOOM_DEFAULT_BOOL(0), 0, "true: the output holds the whole rotated mask", ) \
+    MASK_FILL_ATTR(A, op) MASK_CENTER_ATTR(A, op)
+#define PERSPECTIVE_POINTS_ATTRS(A, op)                                                            \
+    A(op, startpoints, INTS, LOOM_DEFAULT_NONE, 0, "four (x, y) corners: x0,y0,...,x3,y3", )       \
+    A(op, endpoints, INTS, LOOM_DEFAULT_NONE, 0, "where they go: x0,y0,...,x3,y3", )               \
+    A(op, coefficients, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_FINITE,                               \
+      "the 8 coefficients instead of the points", )
+#define PERSPECTIVE_MASK_ATTRS(A, op) PERSPECTIVE_POINTS_ATTRS(A, op) MASK_FILL_ATTR(A, op)
+#define ELASTIC_MASK_ATTRS(A, op) MASK_FILL_ATTR(A, op)
+PK_ATTR_ENUM(affine_mask, AFFINE_MASK_ATTRS);
+PK_ATTR_ENUM(rotate_mask, ROTATE_MASK_ATTRS);
+PK_ATTR_ENUM(perspective_mask, PERSPECTIVE_MASK_ATTRS);
+PK_ATTR_ENUM(elastic_mask, ELASTIC_MASK_ATTRS);
+
+/* Boxes through perspective and elastic (affine_boxes_cpu.c), as
+** torchvision's perspective_bounding_boxes and elastic_bounding_boxes. */
+#define PERSPECTIVE_BOXES_ATTRS(A, op)                                                             \
+    BOX_FORMAT_ATTR(A, op, format, "xyxy, xywh or cxcywh") BOX_CANVAS_ATTR(A, op)                  \
+    PERSPECTIVE_POINTS_ATTRS(A, op) BOX_CLAMP_ATTR(A, op)
+#define ELASTIC_BOXES_ATTRS(A, op)                                                                 \
+    BOX_FORMAT_ATTR(A, op, format, "xyxy, xywh or cxcywh") BOX_CANVAS_ATTR(A, op) BOX_CLAMP_ATTR(A, op)
+PK_ATTR_ENUM(perspective_boxes, PERSPECTIVE_BOXES_ATTRS);
+PK_ATTR_ENUM(elastic_boxes, ELASTIC_BOXES_ATTRS);
+
+/* torchvision's _perspective_coefficients: the 8 coefficients given, or
+** solved from four startpoints and endpoints (rounded to float32, as
+** torchvision's lstsq solution); errors name the attributes. */
+loom_status transforms_perspective_coefficients(const loom_attr_value *startpoints, const loom_attr_value *endpoints,
+                                                const loom_attr_value *coefficients, double m[8]);
 
 /* Box formats and the float32 conversions of boxes_cpu.c, for the other
 ** box kernels: 0 xyxy, 1 xywh, 2 cxcywh. */
@@ -339,6 +391,15 @@ typedef struct resize_pass {
     int64_t rows_per_plane;     /* output rows per plane (vertical pass) */
 } resize_pass;
 
+/* The vertical pass alone: src is the planar [planes, in_h, out_w] result
+** of a horizontal pass (or the image when the width is kept). */
+loom_status resize_vertical(loom_exec_ctx *ctx, const void *src, void *dst, int u8, int64_t planes, int64_t in_h,
+                            int64_t out_h, int64_t out_w, resize_mode mode, int antialias);
+/* vision.resize of a non-compact image x (resize_strided.c) into the
+** compact dst [..., out_h, out_w]: the same bits as the compact path. */
+loom_status resize_strided(loom_call *call, const loom_tensor *x, void *dst, int64_t out_h, int64_t out_w,
+                           resize_mode mode, int antialias);
+
 void resize_h_u8(const resize_pass *p, int64_t r0, int64_t r1);
 void resize_v_u8(const resize_pass *p, int64_t r0, int64_t r1);
 void resize_h_f32(const resize_pass *p, int64_t r0, int64_t r1);
@@ -379,6 +440,7 @@ loom_status vision_center_crop_bounding_boxes_cpu(loom_call *call);
 loom_status vision_resized_crop_bounding_boxes_cpu(loom_call *call);
 loom_status vision_pad_bounding_boxes_cpu(loom_call *call);
 loom_status vision_adjust_brightness_cpu(loom_call *call);   /* colour_cpu.c */
+loom_status vision_adjust_sharpness_cpu(loom_call *call);
 loom_status vision_adjust_contrast_cpu(loom_call *call);
 loom_status vision_adjust_saturation_cpu(loom_call *call);
 loom_status vision_adjust_hue_cpu(loom_call *call);
@@ -399,10 +461,18 @@ loom_status vision_perspective_cpu(loom_call *call);
 loom_status vision_elastic_cpu(loom_call *call);
 loom_status vision_affine_bounding_boxes_cpu(loom_call *call);   /* affine_boxes_cpu.c */
 loom_status vision_rotate_bounding_boxes_cpu(loom_call *call);
+loom_status vision_perspective_bounding_boxes_cpu(loom_call *call);
+loom_status vision_elastic_bounding_boxes_cpu(loom_call *call);
+loom_status vision_affine_mask_cpu(loom_call *call);          /* affine_cpu.c */
+loom_status vision_rotate_mask_cpu(loom_call *call);
+loom_status vision_perspective_mask_cpu(loom_call *call);
+loom_status vision_elastic_mask_cpu(loom_call *call);
 /* torchvision's _get_inverse_affine_matrix in double (affine_cpu.c):
 ** inverted = 1 the image kernels' matrix, 0 the boxes' forward one. */
 void transforms_affine_matrix(const double center[2], double angle, const double translate[2], double scale,
                               const double shear[2], int inverted, double m[6]);
+/* torch.linspace(start, end, n) in float32 (the grids' base coordinates) */
+void transforms_linspace(float start, float end, int64_t n, float *out);
 /* _compute_affine_output_size (w, h) of an inverse matrix, in float32 */
 void transforms_affine_output_size(const double m[6], int64_t w, int64_t h, int64_t *ow, int64_t *oh);
 void preprocess_h_avx2(const float *wf, const int32_t *xmin, const int32_t *xsize, int32_t ks, int64_t x0,

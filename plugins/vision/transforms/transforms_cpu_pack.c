@@ -6,6 +6,8 @@
 */
 #include "cpu.h"
 #include "register.h"
+#include "augment.h"
+#include "sample.h"
 #include "transforms.h"
 
 static int have_avx2 = -1;
@@ -40,6 +42,7 @@ static const loom_kernel_desc cpu_kernels[] = {
     PK_KERNEL_CPU(vision_resized_crop_bounding_boxes_schema, "cpu:boxes", 0, vision_resized_crop_bounding_boxes_cpu),
     PK_KERNEL_CPU(vision_pad_bounding_boxes_schema, "cpu:boxes", 0, vision_pad_bounding_boxes_cpu),
     PK_KERNEL_CPU(vision_adjust_brightness_schema, "cpu:pixels", 0, vision_adjust_brightness_cpu),
+    PK_KERNEL_CPU(vision_adjust_sharpness_schema, "cpu:pixels-3x3", 0, vision_adjust_sharpness_cpu),
     PK_KERNEL_CPU(vision_adjust_contrast_schema, "cpu:pixels", 0, vision_adjust_contrast_cpu),
     PK_KERNEL_CPU(vision_adjust_saturation_schema, "cpu:pixels", 0, vision_adjust_saturation_cpu),
     PK_KERNEL_CPU(vision_adjust_hue_schema, "cpu:pixels-hsv", 0, vision_adjust_hue_cpu),
@@ -58,6 +61,20 @@ static const loom_kernel_desc cpu_kernels[] = {
     PK_KERNEL_CPU(vision_elastic_schema, "cpu:displaced-grid-sample", 0, vision_elastic_cpu),
     PK_KERNEL_CPU(vision_affine_bounding_boxes_schema, "cpu:boxes", 0, vision_affine_bounding_boxes_cpu),
     PK_KERNEL_CPU(vision_rotate_bounding_boxes_schema, "cpu:boxes", 0, vision_rotate_bounding_boxes_cpu),
+    PK_KERNEL_CPU(vision_affine_mask_schema, "cpu:affine-grid-nearest", 0, vision_affine_mask_cpu),
+    PK_KERNEL_CPU(vision_rotate_mask_schema, "cpu:affine-grid-nearest", 0, vision_rotate_mask_cpu),
+    PK_KERNEL_CPU(vision_perspective_mask_schema, "cpu:perspective-grid-nearest", 0, vision_perspective_mask_cpu),
+    PK_KERNEL_CPU(vision_elastic_mask_schema, "cpu:displaced-grid-nearest", 0, vision_elastic_mask_cpu),
+    PK_KERNEL_CPU(vision_perspective_bounding_boxes_schema, "cpu:boxes", 0, vision_perspective_bounding_boxes_cpu),
+    PK_KERNEL_CPU(vision_elastic_bounding_boxes_schema, "cpu:boxes", 0, vision_elastic_bounding_boxes_cpu),
+    PK_KERNEL_CPU(vision_augmix_schema, "cpu:op-chains-mixed", 0, vision_augmix_cpu),
+    PK_KERNEL_CPU(vision_rand_augment_schema, "cpu:op-chain", 0, vision_rand_augment_cpu),
+    PK_KERNEL_CPU(vision_trivial_augment_wide_schema, "cpu:op-chain", 0, vision_trivial_augment_wide_cpu),
+    PK_KERNEL_CPU(vision_auto_augment_schema, "cpu:op-chain", 0, vision_auto_augment_cpu),
+    PK_KERNEL_CPU(vision_random_erasing_schema, "cpu:region-fill", 0, vision_random_erasing_cpu),
+    PK_KERNEL_CPU(vision_mixup_schema, "cpu:blend-rolled", 0, vision_mixup_cpu),
+    PK_KERNEL_CPU(vision_cutmix_schema, "cpu:box-from-rolled", 0, vision_cutmix_cpu),
+    PK_KERNEL_CPU(vision_transform_sample_schema, "cpu:op-pipeline", 0, vision_transform_sample_cpu),
     PK_KERNEL_CPU(vision_rgb_to_grayscale_schema, "cpu:pixels", 0, vision_rgb_to_grayscale_cpu),
 };
 
@@ -66,7 +83,8 @@ static loom_status transforms_register_isa(const loom_host_api *host, loom_regis
     const loom_kernel_desc ks[] = {
         PK_KERNEL_CPU(vision_resize_schema, transforms_have_avx2() ? "cpu:separable-fixed-point-avx2"
                                                                    : "cpu:separable-fixed-point",
-                      LOOM_DTYPE_BIT(LOOM_DTYPE_U8) | LOOM_DTYPE_BIT(LOOM_DTYPE_F32), vision_resize_cpu),
+                      LOOM_DTYPE_BIT(LOOM_DTYPE_U8) | LOOM_DTYPE_BIT(LOOM_DTYPE_F32), vision_resize_cpu,
+                      .flags = LOOM_KERNEL_STRIDED),
         PK_KERNEL_CPU(vision_preprocess_schema, transforms_have_avx2() ? "cpu:fused-crop-window-avx2"
                                                                        : "cpu:fused-crop-window",
                       LOOM_DTYPE_BIT(LOOM_DTYPE_U8) | LOOM_DTYPE_BIT(LOOM_DTYPE_F32), vision_preprocess_cpu,

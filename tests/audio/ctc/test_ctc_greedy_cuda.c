@@ -14,29 +14,11 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "tu_ops.h"
+#include "audio_test_util.h"
 
 static loom_dl_device dev;
 
-static int cuda_device(loom_dl_device *out)
-{
-    for (int64_t i = 0; i < loom_device_count(); i++) {
-        loom_device_info di = LOOM_DEVICE_INFO_INIT;
-        if (loom_device_at(i, &di) == LOOM_OK && di.device.device_type == LOOM_DEVICE_CUDA) {
-            *out = di.device;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-#define NEED_DEVICE()                                                                              \
-    do {                                                                                           \
-        if (!tu_has_backend("audio.ctc_greedy_decoder", "cuda") || !cuda_device(&dev)) {           \
-            print_message("no CUDA device or audio-cuda pack: the cuda kernel was not run\n");     \
-            skip();                                                                                \
-        }                                                                                          \
-    } while (0)
+#define NEED_DEVICE() AT_NEED_CUDA("audio.ctc_greedy_decoder", &dev)
 
 static loom_status on_device(const loom_tensor *e, const loom_tensor *len, int64_t blank, loom_tensor **out)
 {

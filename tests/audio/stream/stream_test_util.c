@@ -114,42 +114,97 @@ uint8_t *st_ffmpeg(size_t *n, const char *fmt, ...)
     return b;
 }
 
+/* "k=v;k=v" into attributes; "\\;" is a ';' inside a value (option lists). */
 static loom_attrs *parse(const char *scope, const char *attrs)
 {
     loom_attrs *a;
     assert_int_equal(loom_attrs_new(&a), LOOM_OK);
     if (attrs == NULL)
         return a;
-    char *s = strdup(attrs), *save = NULL;
-    for (char *kv = strtok_r(s, ";", &save); kv != NULL; kv = strtok_r(NULL, ";", &save)) {
-        char *eq = strchr(kv, '=');
+    char *s = malloc(strlen(attrs) + 1);
+    assert_non_null(s);
+    const char *p = attrs;
+    while (*p) {
+        size_t n = 0;
+        for (; *p && *p != ';'; p++)
+            s[n++] = (*p == '\\' && p[1] == ';') ? *++p : *p;
+        s[n] = '\0';
+        if (*p == ';')
+            p++;
+        if (n == 0)
+            continue;
+        char *eq = strchr(s, '=');
         assert_non_null(eq);
         *eq = '\0';
-        if (loom_attrs_parse(a, scope, kv, eq + 1) != LOOM_OK)
-            fail_msg("attribute %s of %s: %s", kv, scope, loom_last_error());
+        if (loom_attrs_parse(a, scope, s, eq + 1) != LOOM_OK)
+            fail_msg("attribute %s of %s: %s", s, scope, loom_last_error());
     }
     free(s);
     return a;
 }
 
-loom_object *st_reader(const char *attrs)
+static loom_object *object(const char *cls, const char *attrs)
 {
-    loom_attrs *a = parse("audio.stream_reader", attrs);
+    loom_attrs *a = parse(cls, attrs);
     loom_object *o = NULL;
-    if (loom_object_create(&o, "audio.stream_reader", a, NULL) != LOOM_OK)
-        fail_msg("audio.stream_reader(%s): %s", attrs, loom_last_error());
+    if (loom_object_create(&o, cls, a, NULL) != LOOM_OK)
+        fail_msg("%s(%s): %s", cls, attrs ? attrs : "", loom_last_error());
     loom_attrs_free(a);
     return o;
 }
 
-loom_status st_call(loom_object *r, const char *op, const char *attrs, loom_tensor **out, int32_t n_out)
+loom_object *st_reader(const char *attrs) { return object("audio.stream_reader", attrs); }
+
+loom_object *st_writer(const char *attrs) { return object("audio.stream_writer", attrs); }
+
+loom_status st_call_in(loom_object *r, const char *op, const char *attrs, const loom_tensor *const *in, int32_t n_in,
+                       loom_tensor **out, int32_t n_out)
 {
     loom_attrs *a = parse(op, attrs);
     loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
     opt.object = r;
-    loom_status st = loom_run(op, NULL, 0, a, out, n_out, &opt);
+    loom_status st = loom_run(op, in, n_in, a, out, n_out, &opt);
     loom_attrs_free(a);
     return st;
+}
+
+loom_status st_call(loom_object *r, const char *op, const char *attrs, loom_tensor **out, int32_t n_out)
+{
+    return st_call_in(r, op, attrs, NULL, 0, out, n_out);
+}
+
+/* The stderr of a command (its stdout discarded): empty when all is well. */
+static int quiet(const char *cmd)
+{
+    char full[1200];
+    snprintf(full, sizeof full, "%s 2>&1 >/dev/null", cmd);
+    FILE *p = popen(full, "r");
+    assert_non_null(p);
+    char buf[512];
+    size_t n = fread(buf, 1, sizeof buf - 1, p);
+    buf[n] = '\0';
+    int rc = pclose(p);
+    if (rc != 0 || n > 0) {
+        fprintf(stderr, "%s: exit status %d: %s\n", cmd, rc, buf);
+        return 0;
+    }
+    return 1;
+}
+
+int st_cli_accepts(const char *path)
+{
+    static int said;
+    if (system("command -v ffprobe >/dev/null 2>&1 && command -v ffmpeg >/dev/null 2>&1") != 0) {
+        if (!said++)
+            fprintf(stderr, "the ffmpeg CLI is not installed: the written files are not checked with it\n");
+        return 1;
+    }
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "ffprobe -v error -show_format -show_streams '%s'", path);
+    if (!quiet(cmd))
+        return 0;
+    snprintf(cmd, sizeof cmd, "ffmpeg -nostdin -v error -i '%s' -f null -", path);
+    return quiet(cmd);
 }
 
 int64_t st_call_i64(loom_object *r, const char *op, const char *attrs)

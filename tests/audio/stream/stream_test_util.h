@@ -39,9 +39,18 @@ uint8_t *st_ffmpeg(size_t *n, const char *fmt, ...) __attribute__((format(printf
 
 /* A reader on attrs "k=v;k=v" (class attributes); fails the test on error. */
 loom_object *st_reader(const char *attrs);
-/* Run a method with attrs "k=v;..." (NULL: none); the status (outputs
+/* Run a method with attrs "k=v;..." ("\\;": a ';' inside a value; NULL: none); the status (outputs
 ** filled up to n_out). */
 loom_status st_call(loom_object *r, const char *op, const char *attrs, loom_tensor **out, int32_t n_out);
+/* st_call with input tensors. */
+loom_status st_call_in(loom_object *r, const char *op, const char *attrs, const loom_tensor *const *in, int32_t n_in,
+                       loom_tensor **out, int32_t n_out);
+/* An audio.stream_writer on attrs "k=v;..." (NULL: memory needs format, so
+** give it); fails the test on error. */
+loom_object *st_writer(const char *attrs);
+/* 1 when ffprobe and `ffmpeg -f null` read the whole file without a word
+** on stderr (-v error); 1 also when the CLI is missing (said once). */
+int st_cli_accepts(const char *path);
 /* The i64 scalar output of a method (fails the test on error). */
 int64_t st_call_i64(loom_object *r, const char *op, const char *attrs);
 /* Every chunk of output `output` until the source ends (fill_buffer, then

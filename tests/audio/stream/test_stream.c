@@ -406,12 +406,51 @@ static void test_decode_op(void **state)
     loom_attrs_free(a);
 }
 
+/* Pictures at their own size to rgb24 / bgr24 (the reader runs swscale's
+** yuv2rgb conversion itself, in slices): byte for byte the CLI's
+** format=pix_fmts=... output, with and without an fps filter before it. */
+static void test_video_direct(void **state)
+{
+    (void)state;
+    ST_NEED_MEDIA();
+    const char *files[] = { "av_h264.mp4", "av_vp9.webm" };
+    const char *fmts[] = { "rgb24", "bgr24" };
+    for (int f = 0; f < 2; f++)
+        for (int k = 0; k < 4; k++) {
+            const char *fmt = fmts[k % 2];
+            const int fps = k >= 2;
+            char a[600];
+            snprintf(a, sizeof a, "src=%s", st_media(files[f]));
+            loom_object *r = st_reader(a);
+            snprintf(a, sizeof a, "frames_per_chunk=3;buffer_chunk_size=-1;format=%s%s", fmt, fps ? ";frame_rate=5" : "");
+            assert_int_equal(st_call_i64(r, "audio.stream_reader_add_basic_video_stream", a), 0);
+            st_chunks *c = malloc(sizeof *c);
+            st_read_all(r, 1, 0, c);
+            size_t n_ref;
+            uint8_t *ref = st_ffmpeg(&n_ref, "-i '%s' -an -vf %sformat=pix_fmts=%s -fps_mode passthrough -f rawvideo -",
+                                     st_media(files[f]), fps ? "fps=5," : "", fmt);
+            const size_t frame = 3 * 48 * 64;
+            assert_int_equal(c->n_bytes, n_ref);
+            uint8_t *chw = malloc(n_ref);
+            for (size_t i = 0; i < n_ref / frame; i++)
+                for (size_t p = 0; p < 3; p++)
+                    for (size_t y = 0; y < 48 * 64; y++)
+                        chw[i * frame + p * 48 * 64 + y] = ref[i * frame + y * 3 + p];
+            assert_bytes_equal(c->bytes, c->n_bytes, chw, n_ref, files[f]);
+            free(chw);
+            free(ref);
+            st_chunks_free(c);
+            free(c);
+            loom_object_free(r);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_audio_chunks), cmocka_unit_test(test_video_chunks), cmocka_unit_test(test_drop_oldest),
         cmocka_unit_test(test_unchunked),    cmocka_unit_test(test_seek),         cmocka_unit_test(test_sources),
-        cmocka_unit_test(test_lavfi),        cmocka_unit_test(test_decode_op),
+        cmocka_unit_test(test_lavfi),        cmocka_unit_test(test_decode_op),    cmocka_unit_test(test_video_direct),
     };
     return cmocka_run_group_tests_name("audio_stream", tests, st_setup, st_teardown);
 }

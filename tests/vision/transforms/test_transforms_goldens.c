@@ -18,6 +18,10 @@
 **    another order (and without FMA), and merges no clamped taps: a few
 **    ulps of 1.0 (1.2e-7 each) over at most ~10 taps; the colour ops are
 **    the same float32 expressions (the contrast mean is summed in double).
+**  - affine, rotate, perspective, elastic on masks (nearest, any dtype):
+**    identical, the same grid as the images' and a copy of the label;
+**    their boxes (perspective, elastic): identical, the corners through
+**    the same float32 expressions.
 **  - affine, rotate, perspective, elastic: uint8 identical (the grid in float32 as torchvision
 **    builds it, grid_sample's arithmetic, round half to even); float32
 **    within 1e-5 (PyTorch's bmm may sum the grid's three products in
@@ -75,25 +79,6 @@ static int read_cases(golden_case *cases, int max)
     return n;
 }
 
-/* "k=v;k=v" (or "-") into attributes of op. */
-static loom_attrs *parse_attrs(const char *op, const char *text)
-{
-    loom_attrs *a;
-    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
-    if (strcmp(text, "-") == 0)
-        return a;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", text);
-    for (char *save = NULL, *kv = strtok_r(buf, ";", &save); kv; kv = strtok_r(NULL, ";", &save)) {
-        char *eq = strchr(kv, '=');
-        assert_non_null(eq);
-        *eq = '\0';
-        if (loom_attrs_parse(a, op, kv, eq + 1) != LOOM_OK)
-            fail_msg("%s: attribute %s=%s: %s", op, kv, eq + 1, loom_last_error());
-    }
-    return a;
-}
-
 static loom_tensor *golden(const char *name)
 {
     char rel[160];
@@ -107,7 +92,9 @@ static loom_tensor *golden(const char *name)
 static int is_copy(const char *op)
 {
     static const char *const copies[] = { "vision.crop", "vision.center_crop", "vision.pad",
-                                          "vision.horizontal_flip", "vision.vertical_flip", "vision.resize_mask" };
+                                          "vision.horizontal_flip", "vision.vertical_flip", "vision.resize_mask",
+                                          "vision.affine_mask", "vision.rotate_mask", "vision.perspective_mask",
+                                          "vision.elastic_mask" };
     for (size_t i = 0; i < sizeof copies / sizeof copies[0]; i++)
         if (strcmp(op, copies[i]) == 0)
             return 1;
@@ -162,7 +149,7 @@ static void every_case_matches_torchvision(void **state)
     (void)state;
     static golden_case cases[512];
     const int n = read_cases(cases, 512);
-    assert_true(n >= 330);
+    assert_true(n >= 356);
     for (int i = 0; i < n; i++) {
         const golden_case *c = &cases[i];
         /* INPUT is one golden, or two joined by '+' */
@@ -177,7 +164,7 @@ static void every_case_matches_torchvision(void **state)
         }
         in[0] = golden(names);
         loom_tensor *want = golden(c->name);
-        loom_attrs *a = parse_attrs(c->op, c->attrs);
+        loom_attrs *a = tu_attrs_text(c->op, c->attrs);
         const char *suffix[2];
         const int extra = extra_outputs(c->op, suffix);
         loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
@@ -225,7 +212,7 @@ static void preprocess_reads_a_channels_last_view(void **state)
         const int64_t strides[3] = { 1, w * c, c };
         loom_tensor *view, *compact = NULL, *strided = NULL;
         assert_int_equal(loom_tensor_wrap(&view, hwc, loom_tensor_dtype_of(x), 3, x->shape, strides, NULL), LOOM_OK);
-        loom_attrs *a = parse_attrs("vision.preprocess", cases[i].attrs);
+        loom_attrs *a = tu_attrs_text("vision.preprocess", cases[i].attrs);
         loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
         opt.backend = "cpu";
         if (loom_run("vision.preprocess", (const loom_tensor *[]){ x }, 1, a, &compact, 1, &opt) != LOOM_OK ||
@@ -306,6 +293,19 @@ static void wrong_arguments_name_the_argument(void **state)
         { "vision.rotate_bounding_boxes", "canvas_size=5,5;angle=1;center=1", 2, { 3, 4 }, LOOM_DTYPE_F32, "'center'" },
         { "vision.perspective", "startpoints=0,0,0,0,0,0,0,0;endpoints=0,0,0,0,0,0,0,0", 3, { 3, 8, 8 },
           LOOM_DTYPE_F32, "'startpoints'" },
+        { "vision.affine_mask", "angle=1;translate=1,1;scale=1;shear=0", 1, { 8 }, LOOM_DTYPE_U8, "'mask'" },
+        { "vision.affine_mask", "angle=1;translate=1,1;scale=1;shear=0;fill=1,2", 2, { 8, 8 }, LOOM_DTYPE_I64,
+          "'fill'" },
+        { "vision.rotate_mask", "angle=90;fill=1,2", 2, { 8, 8 }, LOOM_DTYPE_U8, "'fill'" },
+        { "vision.rotate_mask", "angle=10", 1, { 8 }, LOOM_DTYPE_U8, "'mask'" },
+        { "vision.perspective_mask", "coefficients=1,2", 2, { 8, 8 }, LOOM_DTYPE_BOOL, "'coefficients'" },
+        { "vision.perspective_mask", "-", 2, { 8, 8 }, LOOM_DTYPE_U8, "'coefficients'" },
+        { "vision.perspective_bounding_boxes", "canvas_size=5,5;coefficients=1,0,0,0,1,0,0", 2, { 3, 4 },
+          LOOM_DTYPE_F32, "'coefficients'" },
+        { "vision.perspective_bounding_boxes", "canvas_size=5,5;coefficients=0,0,0,0,0,0,0,0", 2, { 3, 4 },
+          LOOM_DTYPE_F32, "'coefficients'" },
+        { "vision.perspective_bounding_boxes", "canvas_size=5;coefficients=1,0,0,0,1,0,0,0", 2, { 3, 4 },
+          LOOM_DTYPE_F32, "'canvas_size'" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         loom_tensor *x;
@@ -338,12 +338,38 @@ static void wrong_arguments_name_the_argument(void **state)
     }
 }
 
+/* elastic on masks and boxes: a displacement of another size than the
+** mask (or the canvas) is refused, naming 'displacement'. */
+static void elastic_displacement_of_another_size_is_refused(void **state)
+{
+    (void)state;
+    static const struct { const char *op, *attrs; int64_t ndim, shape[3]; loom_dtype dt; } bad[] = {
+        { "vision.elastic_mask", "-", 2, { 8, 9 }, LOOM_DTYPE_I64 },
+        { "vision.elastic_mask", "-", 3, { 2, 9, 8 }, LOOM_DTYPE_U8 },
+        { "vision.elastic_bounding_boxes", "canvas_size=9,8", 2, { 3, 4 }, LOOM_DTYPE_F32 },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        loom_tensor *x, *d, *out = NULL;
+        assert_int_equal(loom_tensor_new(&x, bad[i].dt, (int32_t)bad[i].ndim, bad[i].shape, NULL), LOOM_OK);
+        assert_int_equal(loom_tensor_new(&d, LOOM_DTYPE_F32, 4, (const int64_t[]){ 1, 7, 9, 2 }, NULL), LOOM_OK);
+        loom_attrs *a = tu_attrs_text(bad[i].op, bad[i].attrs);
+        if (loom_run(bad[i].op, (const loom_tensor *[]){ x, d }, 2, a, &out, 1, NULL) == LOOM_OK)
+            fail_msg("%s: accepted", bad[i].op);
+        if (!strstr(loom_last_error(), "'displacement'"))
+            fail_msg("%s: '%s' does not name 'displacement'", bad[i].op, loom_last_error());
+        loom_tensor_free(x);
+        loom_tensor_free(d);
+        loom_attrs_free(a);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_case_matches_torchvision),
         cmocka_unit_test(preprocess_reads_a_channels_last_view),
         cmocka_unit_test(wrong_arguments_name_the_argument),
+        cmocka_unit_test(elastic_displacement_of_another_size_is_refused),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }

@@ -27,7 +27,7 @@ Timings: wall time, 2 threads on every side (torch.set_num_threads(2),
 LOOM_NUM_THREADS=2); the page cache is not dropped between runs (all sides
 write into it alike). loom runs in this process through the Python package
 (python/, ctypes over libloom) from the build folder (--build, default
-build-release, else build-h).
+build-release, else build).
 """
 import argparse
 import os
@@ -44,7 +44,7 @@ BATCH = 256
 
 def find_build(arg):
     for b in ([arg] if arg else []) + [os.environ.get("LOOM_BUILD_ROOT", ""), os.path.join(ROOT, "build-release"),
-                                        os.path.join(ROOT, "build-h"), os.path.join(ROOT, "build")]:
+                                        os.path.join(ROOT, "build")]:
         if b and os.path.exists(os.path.join(b, "core", "libloom.so.0")) and \
                 os.path.exists(os.path.join(b, "plugins", "rl", "rl.so")):
             return b

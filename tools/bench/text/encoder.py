@@ -49,7 +49,7 @@ def loom_cli():
     cli = os.environ.get("LOOM_CLI")
     if cli:
         return cli
-    for d in ("build-release", "build", "build-h"):
+    for d in ("build-release", "build"):
         p = os.path.join(ROOT, d, "tools", "loom")
         if os.access(p, os.X_OK) and not os.path.isdir(p):
             return p

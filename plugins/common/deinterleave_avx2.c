@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
-** image_layout_avx2.c - the AVX2 loop of the HWC -> CHW copy of 3-channel
-** 8-bit rows (the RGB result of every JPEG decode): 32 pixels per step,
-** each 128-bit lane splitting 16 interleaved pixels into their R, G and B
-** bytes with three byte shuffles per plane. The tail and every other
-** layout use the portable loop of image_layout.c.
+** deinterleave_avx2.c - the AVX2 loop that splits 3-channel 8-bit
+** interleaved pixels (RGB rows: a JPEG decode's result, a channels-last
+** image) into three planes: 32 pixels per step, each 128-bit lane splitting
+** 16 interleaved pixels into their R, G and B bytes with three byte
+** shuffles per plane. The caller does the tail (and every other layout).
 */
 #include <immintrin.h>
 #include <stdint.h>
 
-#include "image_layout.h"
+#include "deinterleave.h"
 
 /* For each plane, the shuffles of the three 16-byte blocks of 16 pixels
 ** (48 bytes): where each output byte comes from in its block, 0x80 = none.
@@ -28,8 +28,8 @@ static const uint8_t deint_masks[3][3][16] __attribute__((aligned(16))) = {
 };
 #undef X
 
-__attribute__((target("avx2"))) int64_t iio_deinterleave3_avx2(const uint8_t *src, uint8_t *r, uint8_t *g,
-                                                                 uint8_t *b, int64_t n)
+__attribute__((target("avx2"))) int64_t pk_deinterleave3_u8_avx2(const uint8_t *src, uint8_t *r, uint8_t *g,
+                                                                   uint8_t *b, int64_t n)
 {
     __m256i m[3][3];
     for (int p = 0; p < 3; p++)

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** fuzz_sample_pipeline.c - feeds: the JSON pipeline of
+** vision.transform_sample (the input is the attribute's text), run on a
+** small sample: a uint8 image [3, 12, 14], two boxes, a mask per box and
+** their labels, seeded. Asserts: no sanitizer report; a refused pipeline
+** sets a message; a pipeline that runs gives four outputs whose every byte
+** reads back (fz_touch_tensor), boxes [M, 4] with M labels. Sizes stay
+** small because the allocation limit (LOOM_MAX_ALLOC, fz_init) refuses a
+** Resize or Pad to a huge canvas.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz_util.h"
+
+static loom_tensor *image, *boxes, *masks, *labels;
+
+static loom_tensor *make(loom_dtype dt, int32_t ndim, const int64_t *shape)
+{
+    loom_tensor *t = NULL;
+    FZ_CHECK(loom_tensor_new(&t, dt, ndim, shape, NULL) == LOOM_OK, "tensor");
+    return t;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    fz_init("core,vision");
+    FZ_CHECK(loom_op_find("vision.transform_sample") != NULL, "the vision pack did not load");
+    image = make(LOOM_DTYPE_U8, 3, (const int64_t[]){ 3, 12, 14 });
+    boxes = make(LOOM_DTYPE_F32, 2, (const int64_t[]){ 2, 4 });
+    masks = make(LOOM_DTYPE_U8, 3, (const int64_t[]){ 2, 12, 14 });
+    labels = make(LOOM_DTYPE_I64, 1, (const int64_t[]){ 2 });
+    uint8_t *px = loom_data(image), *m = loom_data(masks);
+    for (int i = 0; i < 3 * 12 * 14; i++)
+        px[i] = (uint8_t)(i * 29 + 7);
+    for (int i = 0; i < 2 * 12 * 14; i++)
+        m[i] = (uint8_t)(i % 5 == 0);
+    const float b[8] = { 1, 2, 8, 9, 4.5f, 0, 13, 11.5f };
+    memcpy(loom_data(boxes), b, sizeof b);
+    ((int64_t *)loom_data(labels))[0] = 3;
+    ((int64_t *)loom_data(labels))[1] = 7;
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fz_cursor cur = { data, size };
+    char *text = fz_str(&cur, 0, 4096);
+    FZ_CHECK(text != NULL, "out of memory");
+    loom_attrs *a = NULL;
+    FZ_CHECK(loom_attrs_new(&a) == LOOM_OK, "attrs");
+    FZ_CHECK(loom_attrs_set_string(a, "pipeline", text) == LOOM_OK, "pipeline");
+    const loom_tensor *in[4] = { image, boxes, masks, labels };
+    loom_tensor *out[4] = { NULL, NULL, NULL, NULL };
+    const loom_status st = loom_run("vision.transform_sample", in, 4, a, out, 4, NULL);
+    if (st != LOOM_OK) {
+        FZ_CHECK(strcmp(loom_status_name(st), "?") != 0, "unknown status %d", (int)st);
+        FZ_CHECK(loom_last_error()[0] != '\0', "status %d without a message", (int)st);
+    } else {
+        for (int k = 0; k < 4; k++) {
+            FZ_CHECK(out[k] != NULL, "output %d missing", k);
+            fz_touch_tensor(out[k]);
+        }
+        FZ_CHECK(out[1]->ndim == 2 && out[1]->shape[1] == 4, "boxes are not [M, 4]");
+        FZ_CHECK(out[3]->shape[0] == out[1]->shape[0], "%lld labels for %lld boxes", (long long)out[3]->shape[0],
+                 (long long)out[1]->shape[0]);
+    }
+    for (int k = 0; k < 4; k++)
+        loom_tensor_free(out[k]);
+    loom_attrs_free(a);
+    free(text);
+    return 0;
+}
