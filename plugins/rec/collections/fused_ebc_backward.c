@@ -30,7 +30,6 @@
 
 enum { FUSED_IN_GRAD = 6 };
 
-
 loom_status rec_fused_ebc_backward(loom_call *call)
 {
     rec_scratch_begin();
