@@ -576,6 +576,36 @@ TD_META_DICT = ['"shape"', '"dtype"', '"device"', '"is_nested"', '"type"', '"_ty
                 '"NonTensorData"', '"NonTensorStack"', '"s"', '"torch.float32"', '"torch.int64"', '"torch.bool"', '"torch.bfloat16"',
                 '"torch.uint8"', '"cpu"', '"x"', '"y"', '"t"', '"n"', "true", "false", "null", "[4,4]", "{", "}"]
 
+# ------------------------------------------------------ tbe training state
+
+def tbe_train_seeds():
+    """2 parameter bytes of fuzz_tbe_train.c (optimizer, pooling, weight decay;
+    batch) + tables with fbgemm's optimizer state: fresh, resumed, and lying."""
+    f32 = lambda n, k=1: struct.pack("<%df" % n, *[((k * 7 + i * 3) % 11 - 5) / 10 for i in range(n)])
+    f16 = lambda n: struct.pack("<%de" % n, *[((i * 5) % 9 - 4) / 8 for i in range(n)])
+    tables = [("table.0", "F32", (5, 4), f32(20)), ("table.1", "F16", (3, 8), f16(24))]
+    it = [("iter", "I64", (1,), struct.pack("<q", 7))]
+    rowwise = [("momentum1.0", "F32", (5,), f32(5, 2)), ("momentum1.1", "F32", (3,), f32(3, 3))]
+    adam = [("momentum1.0", "F32", (5, 4), f32(20, 2)), ("momentum1.1", "F32", (3, 8), f32(24, 3)),
+            ("momentum2.0", "F32", (5, 4), struct.pack("<20f", *[0.25] * 20)),
+            ("momentum2.1", "F32", (3, 8), struct.pack("<24f", *[0.5] * 24))]
+    partial = adam[:2] + [("momentum2.0", "F32", (5,), struct.pack("<5f", *[0.25] * 5)),
+                          ("momentum2.1", "F32", (3,), struct.pack("<3f", *[0.5] * 3))]
+    return {
+        "sgd_fresh": bytes([0x00, 0x03]) + safetensors(tables),
+        "adagrad_mean_l2_fresh": bytes([0x0d, 0x01]) + safetensors(tables),
+        "adagrad_resumed": bytes([0x01, 0x02]) + safetensors(tables + rowwise + it),
+        "adam_resumed": bytes([0x02, 0x03]) + safetensors(tables + adam + it),
+        "partial_adam_resumed_mean": bytes([0x07, 0x00]) + safetensors(tables + partial + it),
+        "bad_momentum_size": bytes([0x01, 0x01]) + safetensors(tables + [("momentum1.0", "F32", (4,), f32(4))]),
+        "bad_iter": bytes([0x02, 0x01]) + safetensors(tables + [("iter", "I64", (1,), struct.pack("<q", -3))]),
+        "int8_refused": bytes([0x01, 0x01]) + safetensors([("table.0", "U8", (2, 12), bytes(range(24)))]),
+    }
+
+
+TBE_TRAIN_DICT = ['"table.0"', '"table.1"', '"momentum1.0"', '"momentum2.0"', '"momentum1.1"', '"iter"', '"F32"',
+                  '"F16"', '"I64"', '"dtype"', '"shape"', '"data_offsets"']
+
 # ------------------------------------------------------------- rec_kjt
 
 def kjt_int(v):
@@ -691,6 +721,7 @@ TARGETS = {
     "npy": (npy_seeds, NPY_DICT),
     "safetensors": (safetensors_seeds, ST_DICT),
     "tbe_tables": (tbe_seeds, TBE_DICT),
+    "tbe_train": (tbe_train_seeds, TBE_TRAIN_DICT),
     "linear_weights": (linear_seeds, LINEAR_DICT),
     "attrs": (attrs_seeds, ATTRS_DICT),
     "config": (config_seeds, CONFIG_DICT),

@@ -1016,6 +1016,21 @@ class fbgemm:
             output (any, any rank): result"""
         ...
     @staticmethod
+    def tbe_backward(grad_output: TensorLike, indices: TensorLike, offsets: TensorLike, per_sample_weights: Optional[TensorLike] = None, *, pooling_mode: Optional[str] = None, bounds_check_mode: Optional[str] = None, object: Optional[Object] = None) -> None:
+        """TBE backward with the object's optimizer fused (fbgemm's exact_sgd, exact_rowwise_adagrad, adam, partial_rowwise_adam): updates the rows the batch touched and their optimizer state, one step
+
+        A method of the object class fbgemm.tbe: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            grad_output (f32, rank 2): f32 [B, total_D]: the gradient of the forward's output
+            indices (i32,i64, rank 1): the forward's indices
+            offsets (i32,i64, rank 1): the forward's offsets [T*B+1]
+            per_sample_weights (f32, rank 1, optional): the forward's per-sample weights
+        Attributes (keyword-only):
+            pooling_mode (str, default: absent): sum | mean; default: the object's
+            bounds_check_mode (str, default: absent): fatal | warning | ignore | none; default: the object's"""
+        ...
+    @staticmethod
     def tbe_cache_stats(*, reset: bool = False, object: Optional[Object] = None) -> Any:
         """i64 [8] cache counters: num_calls, num_requested_indices, num_unique_indices, num_unique_misses, num_conflict_unique_misses, num_conflict_misses, lookups, lookup_hits (zeros without a cache)
 
@@ -1037,6 +1052,27 @@ class fbgemm:
             offsets (i32,i64, rank 1): same dtype as indices, [T*B+1] (or [sum_f B_f + 1] with VBE)
             per_sample_weights (f32, rank 1, optional): f32 [N]: weight of each index
             batch_size_per_feature_per_rank (i64, rank 2, optional): i64 [T, R]: VBE batch sizes (host memory)"""
+        ...
+    @staticmethod
+    def tbe_save(*, path: str, object: Optional[Object] = None) -> None:
+        """save a trained object's tables and optimizer state as safetensors (table.<t>, momentum1.<t>, momentum2.<t>, iter): the weights file a new object resumes from
+
+        A method of the object class fbgemm.tbe: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            path (str, required): safetensors file to write: table.<t>, momentum1.<t>, momentum2.<t>, iter"""
+        ...
+    @staticmethod
+    def tbe_state(*, name: str = 'weight', table: int = 0, object: Optional[Object] = None) -> Any:
+        """a copy of one table (f32/f16 [rows, D]) or its optimizer state (f32 [rows] row-wise, [rows, D] element-wise) of a trained object, or iter (i64 [1])
+
+        A method of the object class fbgemm.tbe: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            name (str, default 'weight'): weight | momentum1 | momentum2 | iter
+            table (int, default 0): physical table index
+        Outputs:
+            output (any, any rank): result"""
         ...
 
 class rec:
@@ -1120,6 +1156,56 @@ class rec:
             lengths_offsets (i64, rank 1): [F+1]
             keys (u8, rank 1): the dict's keys (embedding names)
             keys_offsets (i64, rank 1): [F+1]"""
+        ...
+    @staticmethod
+    def fused_embedding_bag_collection(values: TensorLike, lengths: Optional[TensorLike] = None, offsets: Optional[TensorLike] = None, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any]:
+        """FusedEmbeddingBagCollection.forward: as rec.embedding_bag_collection (f32 bags for every table, as fbgemm's training TBE returns them)
+
+        A method of the object class rec.fused_embedding_bag_collection: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            values (i32,i64, rank 1): [N] the KJT's ids, key-major
+            lengths (i32,i64, rank 1, optional): [L]
+            offsets (i32,i64, rank 1, optional): [L+1]
+            weights (f32, rank 1, optional): [N] per-sample weights (used when the collection is_weighted)
+            stride_per_key_per_rank (i32,i64, rank 2, optional): VBE: [K, ranks]
+            inverse_indices (i32,i64, rank 2, optional): VBE: [K, B]: the pooled rows are expanded through them to the full batch B
+        Attributes (keyword-only):
+            keys (str, default ''): the feature names in key order, joined by ',' ("f1,f2"); "" for no keys
+            stride (int, default -1): samples per key; -1: from inverse_indices, stride_per_key_per_rank or the lengths (torchrec's _maybe_compute_stride_kjt)
+        Outputs:
+            values (f32, rank 2): KeyedTensor values [B, sum D]: each feature's pooled embedding, in table then feature order
+            keys (u8, rank 1): the KeyedTensor's keys (the embedding names)
+            keys_offsets (i64, rank 1): [F+1]
+            length_per_key (i64, rank 1): [F] D of each key
+            offset_per_key (i64, rank 1): [F+1] its first column"""
+        ...
+    @staticmethod
+    def fused_embedding_bag_collection_backward(values: TensorLike, lengths: Optional[TensorLike] = None, offsets: Optional[TensorLike] = None, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, grad: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1, object: Optional[Object] = None) -> None:
+        """the backward of FusedEmbeddingBagCollection: one step of the fused optimizer on the rows the KJT touched (fbgemm.tbe_backward per table group)
+
+        A method of the object class rec.fused_embedding_bag_collection: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            values (i32,i64, rank 1): [N] the KJT's ids, key-major
+            lengths (i32,i64, rank 1, optional): [L]
+            offsets (i32,i64, rank 1, optional): [L+1]
+            weights (f32, rank 1, optional): [N] per-sample weights (used when the collection is_weighted)
+            stride_per_key_per_rank (i32,i64, rank 2, optional): VBE: [K, ranks]
+            inverse_indices (i32,i64, rank 2, optional): VBE: [K, B]: the pooled rows are expanded through them to the full batch B
+            grad (f32, rank 2): [B, sum D] the gradient of the forward's KeyedTensor values
+        Attributes (keyword-only):
+            keys (str, default ''): the feature names in key order, joined by ',' ("f1,f2"); "" for no keys
+            stride (int, default -1): samples per key; -1: from inverse_indices, stride_per_key_per_rank or the lengths (torchrec's _maybe_compute_stride_kjt)"""
+        ...
+    @staticmethod
+    def fused_embedding_bag_collection_save(*, path: str, object: Optional[Object] = None) -> None:
+        """the tables (embedding_bags.<table>.weight), the optimizer state (<table>.weight.momentum_1/_2) and iter as safetensors, the file the class resumes from
+
+        A method of the object class rec.fused_embedding_bag_collection: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            path (str, required): safetensors file to write"""
         ...
     @staticmethod
     def kjt_concat(values: TensorLike, lengths: TensorLike, lengths_offsets: TensorLike, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1, key_segments: Sequence[int]) -> Tuple[Any, Any, Any, Any, Any, Any, Any, Any, Any, Any, Any, Any]:

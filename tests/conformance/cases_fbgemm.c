@@ -496,6 +496,10 @@ const cf_gen cf_fbgemm_gens[] = {
     { "fbgemm.tbe", INDEX, 24, tbe_make, NULL },
     { "fbgemm.tbe_prefetch", INDEX, 3, prefetch_make, NULL },
     { "fbgemm.tbe_cache_stats", 0, 2, cache_stats_make, NULL },
+    /* training: one cpu kernel each (no second backend to compare) */
+    { "fbgemm.tbe_backward", 0, 0, NULL, "tests/fbgemm/tbe_backward: fused-optimizer training (cpu kernel only)" },
+    { "fbgemm.tbe_save", 0, 0, NULL, "tests/fbgemm/tbe_backward: saves a trained object (cpu kernel only)" },
+    { "fbgemm.tbe_state", 0, 0, NULL, "tests/fbgemm/tbe_backward: reads a trained object's state (cpu kernel only)" },
     { "fbgemm.quantize_rows", BIT(F32), N_Q_FORMATS, quantize_make, NULL },
     { "fbgemm.dequantize_rows", BIT(U8) | BIT(F16) | BIT(BF16) | BIT(F32), N_Q_FORMATS, dequantize_make, NULL },
 };

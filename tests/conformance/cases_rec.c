@@ -24,6 +24,13 @@ const cf_gen cf_rec_gens[] = {
     { "rec.embedding_collection", 0, 0, NULL,
       "tests/rec/collections/test_ebc.c: cpu only (its lookups are fbgemm.tbe's, checked there); against torchrec's "
       "EmbeddingCollection" },
+    { "rec.fused_embedding_bag_collection", 0, 0, NULL,
+      "tests/rec/fused/test_fused_ebc.c: cpu only (fbgemm.tbe and its training kernels); against torchrec's "
+      "FusedEmbeddingBagCollection" },
+    { "rec.fused_embedding_bag_collection_backward", 0, 0, NULL,
+      "tests/rec/fused/test_fused_ebc.c: cpu only (fbgemm.tbe_backward); 20 steps against torchrec" },
+    { "rec.fused_embedding_bag_collection_save", 0, 0, NULL,
+      "tests/rec/fused/test_fused_ebc.c: cpu only; the saved state resumes training" },
     { "rec.ne", 0, 0, NULL, METRIC_TEST },
     { "rec.auc", 0, 0, NULL, METRIC_TEST },
     { "rec.calibration", 0, 0, NULL, METRIC_TEST },

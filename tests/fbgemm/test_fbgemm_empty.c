@@ -35,7 +35,7 @@ static const double off_012[3] = { 0, 1, 2 };
 static const double off_011[3] = { 0, 1, 1 };
 
 /* objects (oc_objects[k - 1] for .object = k) */
-enum { PLAIN = 1, CACHED = 2, INT8 = 3 };
+enum { PLAIN = 1, CACHED = 2, INT8 = 3, TRAIN = 4 };
 
 static const oc_case cases[] = {
     /* ------------------------------------------------------------- tbe */
@@ -63,6 +63,16 @@ static const oc_case cases[] = {
     { "fbgemm.tbe_prefetch", "empty bags, no cache", { T(I64, 1, 0), T(I64, 1, 3) }, NULL, .object = PLAIN },
     { "fbgemm.tbe_cache_stats", "an object that saw only empty batches", { NONE }, NULL, { T(I64, 1, 8) },
       .object = PLAIN, .zeros = 1 },
+    /* training: a step over no indices updates nothing (and counts) */
+    { "fbgemm.tbe_backward", "B = 0", { T(F32, 2, 0, 8), T(I64, 1, 0), T(I64, 1, 1) }, NULL, .object = TRAIN },
+    { "fbgemm.tbe_backward", "empty bags, mean", { T(F32, 2, 2, 8), T(I32, 1, 0), T(I32, 1, 5), T(F32, 1, 0) },
+      "pooling_mode=mean", .object = TRAIN },
+    { "fbgemm.tbe_state", "table of 0 rows", { NONE }, "name=weight;table=0", { T(F32, 2, 0, 4) },
+      .object = TRAIN },
+    { "fbgemm.tbe_state", "row-wise state of 0 rows", { NONE }, "name=momentum1;table=0", { T(F32, 1, 0) },
+      .object = TRAIN },
+    { "fbgemm.tbe_save", "an inference object", { NONE }, "path=unused.safetensors", .expect = LOOM_EINVAL,
+      .message = "optimizer none", .object = PLAIN },
 
     /* ------------------------------------------------------ quantisers */
     { "fbgemm.quantize_rows", "no rows, int8", { T(F32, 2, 0, 8) }, "weight_type=int8", { T(U8, 2, 0, 12) } },
@@ -217,6 +227,7 @@ static int setup(void **state)
     oc_objects[PLAIN - 1] = create(tables_path, NULL);
     oc_objects[CACHED - 1] = create(tables_path, "cache_load_factor=0.5");
     oc_objects[INT8 - 1] = create(int8_path, "weights_tys=int8");
+    oc_objects[TRAIN - 1] = create(tables_path, "optimizer=exact_rowwise_adagrad");
     return 0;
 }
 

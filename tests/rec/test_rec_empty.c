@@ -55,6 +55,14 @@ static const oc_case cases[] = {
       { T(F32, 2, 0, 16), T(U8, 1, 22), T(I64, 1, 4), T(I64, 1, 3), T(I64, 1, 4) }, .object = 1 },
     { "rec.embedding_bag_collection", "empty bags", { T(I32, 1, 0), T(I32, 1, 6) }, "keys=item_cat,user_id,item_id",
       { T(F32, 2, 2, 16), T(U8, 1, 22), T(I64, 1, 4), T(I64, 1, 3), T(I64, 1, 4) }, .zeros = 1, .object = 1 },
+    /* the same tables, fused with row-wise Adagrad: f32 bags; a step over empty bags changes nothing */
+    { "rec.fused_embedding_bag_collection", "B = 0", { T(I64, 1, 0), T(I64, 1, 0) }, "keys=user_id,item_id,item_cat",
+      { T(F32, 2, 0, 16), T(U8, 1, 22), T(I64, 1, 4), T(I64, 1, 3), T(I64, 1, 4) }, .object = 4 },
+    { "rec.fused_embedding_bag_collection_backward", "empty bags",
+      { T(I32, 1, 0), T(I32, 1, 6), NONE, NONE, NONE, NONE, T(F32, 2, 2, 16) }, "keys=item_cat,user_id,item_id",
+      .object = 4 },
+    { "rec.fused_embedding_bag_collection_save", "no path", { NONE }, "path=", .expect = LOOM_EINVAL,
+      .message = "no path", .object = 4 },
     /* the sequence collection of tests/data/rec/collections/ec: hist, cand (item_t), cat (cats), D = 8 */
     { "rec.embedding_collection", "no ids", { T(I64, 1, 0), T(I64, 1, 6) }, "keys=hist,cand,cat",
       { T(F32, 2, 0, 8), T(I64, 1, 4), T(I64, 1, 6), T(I64, 1, 4), T(U8, 1, 11), T(I64, 1, 4) }, .object = 2 },
@@ -103,6 +111,21 @@ static int setup(void **state)
         return -1;
     }
     loom_attrs_free(a);
+    if (loom_attrs_new(&a) != LOOM_OK ||
+        loom_attrs_parse(a, "rec.fused_embedding_bag_collection", "tables", "user,item") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.fused_embedding_bag_collection", "num_embeddings", "50,40") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.fused_embedding_bag_collection", "embedding_dim", "8,4") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.fused_embedding_bag_collection", "feature_names", "user_id,item_id|item_cat")
+            != LOOM_OK ||
+        loom_attrs_parse(a, "rec.fused_embedding_bag_collection", "pooling", "sum,mean") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.fused_embedding_bag_collection", "optimizer", "rowwise_adagrad") != LOOM_OK ||
+        loom_object_create(&oc_objects[3], "rec.fused_embedding_bag_collection", a,
+                           tu_data_path("rec/collections/fp32.safetensors")) != LOOM_OK) {
+        fprintf(stderr, "rec_empty setup: %s\n", loom_last_error());
+        loom_attrs_free(a);
+        return -1;
+    }
+    loom_attrs_free(a);
     if (loom_attrs_new(&a) != LOOM_OK || loom_attrs_set_string(a, "metrics", "ne,auc") != LOOM_OK ||
         loom_attrs_parse(a, "rec.metrics", "n_tasks", "2") != LOOM_OK ||
         loom_object_create(&oc_objects[2], "rec.metrics", a, NULL) != LOOM_OK) {
@@ -116,7 +139,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         loom_object_free(oc_objects[i]);
         oc_objects[i] = NULL;
     }

@@ -21,6 +21,7 @@
 
 #include "cache/cache.h"
 #include "tbe_internal.h"
+#include "tbe_optim.h"
 #include "tbe_rows.h"
 #include "pack.h"
 
@@ -167,6 +168,8 @@ static const loom_kernel_desc tbe_cpu_kernels[] = {
     PK_KERNEL_CPU(fbg_dequantize_rows_schema, "cpu:rowwise", 0, fbg_dequantize_rows_cpu),
     PK_KERNEL_CPU(fbg_tbe_prefetch_schema, "cpu", 0, prefetch_run),
     PK_KERNEL_CPU(fbg_tbe_cache_stats_schema, "cpu", 0, stats_run),
+    PK_KERNEL_CPU(fbg_tbe_save_schema, "cpu", 0, fbg_tbe_save_cpu),
+    PK_KERNEL_CPU(fbg_tbe_state_schema, "cpu", 0, fbg_tbe_state_cpu),
 };
 
 /* The row functions for this CPU (tbe_rows.h), then the forward, whose
@@ -177,7 +180,13 @@ static loom_status tbe_register_forward(const loom_host_api *host, loom_registra
     fbg_rows_init();
     const char *impl = strcmp(fbg_rows_isa(), "avx2") == 0 ? "cpu:rows-avx2" : "cpu:rows-scalar";
     const loom_kernel_desc k = PK_KERNEL_CPU(fbg_tbe_schema, impl, 0, tbe_run);
-    return host->register_kernel(reg, &k);
+    loom_status st = host->register_kernel(reg, &k);
+    fbg_optim_update_init();
+    const loom_kernel_desc b = PK_KERNEL_CPU(fbg_tbe_backward_schema,
+                                             strcmp(fbg_optim_isa(), "avx2") == 0 ? "cpu:sorted-rows-avx2"
+                                                                                  : "cpu:sorted-rows-scalar",
+                                             0, fbg_tbe_backward_cpu);
+    return st != LOOM_OK ? st : host->register_kernel(reg, &b);
 }
 
 const pk_module fbgemm_tbe_cpu = {

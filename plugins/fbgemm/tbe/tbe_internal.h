@@ -23,7 +23,10 @@
     X(fbg_dequantize_rows_schema)    \
     X(fbg_tbe_schema)                \
     X(fbg_tbe_prefetch_schema)       \
-    X(fbg_tbe_cache_stats_schema)
+    X(fbg_tbe_cache_stats_schema)    \
+    X(fbg_tbe_backward_schema)       \
+    X(fbg_tbe_save_schema)           \
+    X(fbg_tbe_state_schema)
 PK_OPS_DECLARE(fbgemm_tbe_ops, FBG_TBE_OPS);
 
 /* The attributes of each op and of the class: A(op, name, TYPE, default,
@@ -84,7 +87,35 @@ PK_OPS_DECLARE(fbgemm_tbe_ops, FBG_TBE_OPS);
     A(op, cache_load_factor, FLOAT, LOOM_DEFAULT_FLOAT(1.0), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, \
       "fraction of all rows cached in memory; 1.0 (or 0) = no cache, rows read from the file mapping", ) \
     A(op, cache_algorithm, STRING, LOOM_DEFAULT_STRING("lru"), 0, "lru | lfu", )                  \
-    A(op, cache_assoc, INT, LOOM_DEFAULT_INT(32), LOOM_ATTR_POSITIVE, "ways per cache set", )
+    A(op, cache_assoc, INT, LOOM_DEFAULT_INT(32), LOOM_ATTR_POSITIVE, "ways per cache set", )     \
+    FBG_TBE_OPTIM_ATTRS(A, op)
+/* Training (tbe_optim.h): fbgemm's EmbOptimType names and optimizer
+** arguments, with its defaults. */
+#define FBG_TBE_OPTIM_ATTRS(A, op)                                                                \
+    A(op, optimizer, STRING, LOOM_DEFAULT_STRING("none"), 0,                                      \
+      "none (inference) | exact_sgd | exact_rowwise_adagrad | adam | partial_rowwise_adam: the optimizer "\
+      "fbgemm.tbe_backward fuses into the backward (FP32/FP16 tables)", )                         \
+    A(op, learning_rate, FLOAT, LOOM_DEFAULT_FLOAT(0.01), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, "learning rate", ) \
+    A(op, eps, FLOAT, LOOM_DEFAULT_FLOAT(1.0e-8), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, "adagrad / adam epsilon", ) \
+    A(op, beta1, FLOAT, LOOM_DEFAULT_FLOAT(0.9), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, "adam beta1", ) \
+    A(op, beta2, FLOAT, LOOM_DEFAULT_FLOAT(0.999), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, "adam beta2", ) \
+    A(op, weight_decay, FLOAT, LOOM_DEFAULT_FLOAT(0.0), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, "weight decay", ) \
+    A(op, weight_decay_mode, STRING, LOOM_DEFAULT_STRING("none"), 0,                              \
+      "row-wise adagrad: none | l2 (added to the gradient) | decouple (applied to the row)", )
+/* fbgemm.tbe_backward: as the forward's (the same names, so one plan builder). */
+#define FBG_TBE_BACKWARD_ATTRS(A, op)                                                             \
+    A(op, pooling_mode, STRING, LOOM_DEFAULT_NONE, 0, "sum | mean; default: the object's", )      \
+    A(op, bounds_check_mode, STRING, LOOM_DEFAULT_NONE, 0,                                        \
+      "fatal | warning | ignore | none; default: the object's", )
+#define FBG_TBE_SAVE_ATTRS(A, op)                                                                 \
+    A(op, path, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED,                                    \
+      "safetensors file to write: table.<t>, momentum1.<t>, momentum2.<t>, iter", )
+#define FBG_TBE_STATE_ATTRS(A, op)                                                                \
+    A(op, name, STRING, LOOM_DEFAULT_STRING("weight"), 0, "weight | momentum1 | momentum2 | iter", ) \
+    A(op, table, INT, LOOM_DEFAULT_INT(0), LOOM_ATTR_NONNEG, "physical table index", )
+PK_ATTR_ENUM(fbg_tbe_backward, FBG_TBE_BACKWARD_ATTRS);
+PK_ATTR_ENUM(fbg_tbe_save, FBG_TBE_SAVE_ATTRS);
+PK_ATTR_ENUM(fbg_tbe_state_op, FBG_TBE_STATE_ATTRS);
 PK_ATTR_ENUM(fbg_quantize_rows, FBG_QUANTIZE_ROWS_ATTRS);
 PK_ATTR_ENUM(fbg_dequantize_rows, FBG_DEQUANTIZE_ROWS_ATTRS);
 PK_ATTR_ENUM(fbg_tbe, FBG_TBE_ATTRS);
@@ -121,6 +152,8 @@ typedef struct fbg_tbe_cpu {
     ** the tables need: fbg_tbe_check_file compares them on every call. */
     int file_fd;
     int64_t file_need;
+    /* The training state (tbe_optim.h), NULL for optimizer none. */
+    struct fbg_tbe_train *train;
 } fbg_tbe_cpu;
 
 /* LOOM_EFORMAT when the object's weights file has shrunk below what its
@@ -134,5 +167,9 @@ loom_status fbg_tbe_forward_cpu(loom_exec_ctx *ctx, const fbg_tbe_plan *plan);
 loom_status fbg_quantize_rows_cpu(loom_call *call);
 loom_status fbg_dequantize_rows_cpu(loom_call *call);
 extern const loom_object_class fbg_tbe_class;
+/* Training methods (tbe_backward_cpu.c, tbe_optim_state.c). */
+loom_status fbg_tbe_backward_cpu(loom_call *call);
+loom_status fbg_tbe_save_cpu(loom_call *call);
+loom_status fbg_tbe_state_cpu(loom_call *call);
 
 #endif

@@ -21,6 +21,7 @@
 
 #include "cache/cache.h"
 #include "tbe_internal.h"
+#include "tbe_optim.h"
 
 /* The class attributes: FBG_TBE_CLASS_ATTRS (tbe_internal.h). */
 PK_ATTR_TABLE(fbg_tbe_class, FBG_TBE_CLASS_ATTRS);
@@ -45,6 +46,7 @@ static void tbe_destroy(void *state)
         o->s.device_state_free(o->s.device_state);
     if (o->s.cache != NULL)
         fbg_cache_destroy(o->s.cache);
+    fbg_tbe_train_free(o->cpu.train);
     pthread_mutex_destroy(&o->cpu.lock);
     if (o->cpu.file_fd >= 0)
         close(o->cpu.file_fd);
@@ -407,7 +409,14 @@ static loom_status tbe_create(const loom_object_args *args, void **state_out)
         st = build_features(o, &a[PK_ATTR(fbg_tbe_class, feature_table_map)]);
     if (st == LOOM_OK)
         st = make_cache(&o->s);
+    /* training: the tables become owned copies (tbe_optim.h), so the
+    ** weights file is not watched */
+    fbg_optim_params prm;
     if (st == LOOM_OK)
+        st = fbg_optim_parse(a, &prm);
+    if (st == LOOM_OK)
+        st = fbg_tbe_train_create(args, &prm, n, o->tables, &o->s, &o->cpu.train);
+    if (st == LOOM_OK && o->cpu.train == NULL)
         watch_file(o);
     if (st != LOOM_OK) {
         tbe_destroy(o);
@@ -421,7 +430,8 @@ const loom_object_class fbg_tbe_class = {
     .struct_size = sizeof(loom_object_class),
     .name = FBG_TBE_CLASS,
     .doc = "fbgemm_gpu table-batched embedding bags over the tables of a safetensors file (table.<t>, "
-           "each in its weight type's row layout); methods fbgemm.tbe, fbgemm.tbe_prefetch, fbgemm.tbe_cache_stats",
+           "each in its weight type's row layout); methods fbgemm.tbe, fbgemm.tbe_prefetch, fbgemm.tbe_cache_stats; "
+           "with an optimizer, fbgemm.tbe_backward, fbgemm.tbe_save and fbgemm.tbe_state",
     PK_ATTRS(fbg_tbe_class_attrs),
     .create = tbe_create,
     .destroy = tbe_destroy,

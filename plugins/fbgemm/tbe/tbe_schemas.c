@@ -78,5 +78,37 @@ PK_SCHEMA(fbg_tbe_cache_stats_schema, "fbgemm.tbe_cache_stats", 1,
           "num_conflict_unique_misses, num_conflict_misses, lookups, lookup_hits (zeros without a cache)",
           PK_OUTPUTS(one_output), PK_ATTRS(fbg_tbe_cache_stats_attrs), .object_class = FBG_TBE_CLASS);
 
+/* --------------------------------------------------- training methods */
+
+static const loom_arg_def tbe_backward_inputs[] = {
+    { .name = "grad_output", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .ndim = 2,
+      .doc = "f32 [B, total_D]: the gradient of the forward's output" },
+    { .name = "indices", .dtypes = IDX_DTYPES, .ndim = 1, .doc = "the forward's indices" },
+    { .name = "offsets", .dtypes = IDX_DTYPES, .ndim = 1, .doc = "the forward's offsets [T*B+1]" },
+    { .name = "per_sample_weights", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .flags = LOOM_ARG_OPTIONAL,
+      .ndim = 1, .doc = "the forward's per-sample weights" },
+};
+
+PK_ATTR_TABLE(fbg_tbe_backward, FBG_TBE_BACKWARD_ATTRS);
+
+PK_SCHEMA(fbg_tbe_backward_schema, "fbgemm.tbe_backward", 1,
+          "TBE backward with the object's optimizer fused (fbgemm's exact_sgd, exact_rowwise_adagrad, adam, "
+          "partial_rowwise_adam): updates the rows the batch touched and their optimizer state, one step",
+          PK_INPUTS(tbe_backward_inputs), PK_ATTRS(fbg_tbe_backward_attrs), .object_class = FBG_TBE_CLASS);
+
+PK_ATTR_TABLE(fbg_tbe_save, FBG_TBE_SAVE_ATTRS);
+
+PK_SCHEMA(fbg_tbe_save_schema, "fbgemm.tbe_save", 1,
+          "save a trained object's tables and optimizer state as safetensors (table.<t>, momentum1.<t>, "
+          "momentum2.<t>, iter): the weights file a new object resumes from",
+          PK_ATTRS(fbg_tbe_save_attrs), .object_class = FBG_TBE_CLASS);
+
+PK_ATTR_TABLE(fbg_tbe_state_op, FBG_TBE_STATE_ATTRS);
+
+PK_SCHEMA(fbg_tbe_state_schema, "fbgemm.tbe_state", 1,
+          "a copy of one table (f32/f16 [rows, D]) or its optimizer state (f32 [rows] row-wise, [rows, D] "
+          "element-wise) of a trained object, or iter (i64 [1])",
+          PK_OUTPUTS(one_output), PK_ATTRS(fbg_tbe_state_op_attrs), .object_class = FBG_TBE_CLASS);
+
 /* the module's ops table, compiled into both packs (tbe_internal.h) */
 PK_OPS_DEFINE(fbgemm_tbe_ops, FBG_TBE_OPS);

@@ -6,11 +6,16 @@
 #include "collections.h"
 #include "../kjt/kjt.h"
 
-static const loom_object_class *const collections_classes[] = { &rec_ebc_class, &rec_ec_class };
+static const loom_object_class *const collections_classes[] = { &rec_ebc_class, &rec_ec_class,
+                                                                &rec_fused_ebc_class };
 
 static const loom_kernel_desc rec_collections_cpu_kernels[] = {
     PK_KERNEL_CPU(rec_ebc_forward_schema, "cpu:fbgemm.tbe", REC_ID_MASK | REC_WEIGHT_MASK, rec_ebc_forward),
     PK_KERNEL_CPU(rec_ec_forward_schema, "cpu:fbgemm.tbe", REC_ID_MASK | REC_WEIGHT_MASK, rec_ec_forward),
+    PK_KERNEL_CPU(rec_fused_ebc_forward_schema, "cpu:fbgemm.tbe", REC_ID_MASK | REC_WEIGHT_MASK, rec_ebc_forward),
+    PK_KERNEL_CPU(rec_fused_ebc_backward_schema, "cpu:fbgemm.tbe_backward", REC_ID_MASK | REC_WEIGHT_MASK,
+                  rec_fused_ebc_backward),
+    PK_KERNEL_CPU(rec_fused_ebc_save_schema, "cpu", 0, rec_fused_ebc_save),
 };
 
 const pk_module rec_collections_cpu = {

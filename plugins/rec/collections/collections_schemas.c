@@ -9,17 +9,19 @@
 
 #define I64 LOOM_DTYPE_BIT(LOOM_DTYPE_I64)
 
-static const loom_arg_def ebc_inputs[] = {
-    { .name = "values", .dtypes = REC_ID_MASK, .ndim = 1, .doc = "[N] the KJT's ids, key-major" },
-    { .name = "lengths", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 1, .doc = "[L]" },
-    { .name = "offsets", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 1, .doc = "[L+1]" },
-    { .name = "weights", .dtypes = REC_WEIGHT_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 1,
-      .doc = "[N] per-sample weights (used when the collection is_weighted)" },
-    { .name = "stride_per_key_per_rank", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 2,
-      .doc = "VBE: [K, ranks]" },
-    { .name = "inverse_indices", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 2,
-      .doc = "VBE: [K, B]: the pooled rows are expanded through them to the full batch B" },
-};
+/* The KJT a collection's methods take, first in each of their input lists. */
+#define COLLECTION_KJT_INPUTS                                                                          \
+    { .name = "values", .dtypes = REC_ID_MASK, .ndim = 1, .doc = "[N] the KJT's ids, key-major" },     \
+    { .name = "lengths", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 1, .doc = "[L]" }, \
+    { .name = "offsets", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 1, .doc = "[L+1]" }, \
+    { .name = "weights", .dtypes = REC_WEIGHT_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 1,             \
+      .doc = "[N] per-sample weights (used when the collection is_weighted)" },                        \
+    { .name = "stride_per_key_per_rank", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 2, \
+      .doc = "VBE: [K, ranks]" },                                                                      \
+    { .name = "inverse_indices", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 2,         \
+      .doc = "VBE: [K, B]: the pooled rows are expanded through them to the full batch B" }
+
+static const loom_arg_def ebc_inputs[] = { COLLECTION_KJT_INPUTS };
 
 static const loom_arg_def ebc_outputs[] = {
     { .name = "values", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .ndim = 2,
@@ -59,5 +61,39 @@ PK_SCHEMA(rec_ec_forward_schema, "rec.embedding_collection", 1,
           "none): one JaggedTensor per feature, as jagged rows",
           PK_INPUTS(ebc_inputs), PK_OUTPUTS(ec_outputs), PK_ATTRS(rec_ec_forward_attrs),
           .object_class = REC_EC_CLASS);
+
+/* ---------------------------------- rec.fused_embedding_bag_collection */
+
+PK_ATTR_TABLE(rec_fused_ebc_forward, REC_EBC_FORWARD_ATTRS);
+
+PK_SCHEMA(rec_fused_ebc_forward_schema, "rec.fused_embedding_bag_collection", 1,
+          "FusedEmbeddingBagCollection.forward: as rec.embedding_bag_collection (f32 bags for every table, as "
+          "fbgemm's training TBE returns them)",
+          PK_INPUTS(ebc_inputs), PK_OUTPUTS(ebc_outputs), PK_ATTRS(rec_fused_ebc_forward_attrs),
+          .object_class = REC_FUSED_EBC_CLASS);
+
+/* the KJT of the forward, then the gradient of its output */
+static const loom_arg_def fused_backward_inputs[] = {
+    COLLECTION_KJT_INPUTS,
+    { .name = "grad", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .ndim = 2,
+      .doc = "[B, sum D] the gradient of the forward's KeyedTensor values" },
+};
+
+PK_ATTR_TABLE(rec_fused_ebc_backward, REC_EBC_FORWARD_ATTRS);
+
+PK_SCHEMA(rec_fused_ebc_backward_schema, "rec.fused_embedding_bag_collection_backward", 1,
+          "the backward of FusedEmbeddingBagCollection: one step of the fused optimizer on the rows the KJT "
+          "touched (fbgemm.tbe_backward per table group)",
+          PK_INPUTS(fused_backward_inputs), PK_ATTRS(rec_fused_ebc_backward_attrs),
+          .object_class = REC_FUSED_EBC_CLASS);
+
+#define REC_FUSED_EBC_SAVE_ATTRS(A, op)                                                           \
+    A(op, path, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED, "safetensors file to write", )
+PK_ATTR_TABLE(rec_fused_ebc_save, REC_FUSED_EBC_SAVE_ATTRS);
+
+PK_SCHEMA(rec_fused_ebc_save_schema, "rec.fused_embedding_bag_collection_save", 1,
+          "the tables (embedding_bags.<table>.weight), the optimizer state (<table>.weight.momentum_1/_2) and "
+          "iter as safetensors, the file the class resumes from",
+          PK_ATTRS(rec_fused_ebc_save_attrs), .object_class = REC_FUSED_EBC_CLASS);
 
 PK_OPS_DEFINE(rec_collections_ops, REC_COLLECTIONS_OPS);

@@ -21,7 +21,7 @@
 enum { DT_FP32, DT_FP16, DT_INT8, DT_INT4 };
 static const char *const weight_type_names[] = { "fp32", "fp16", "int8", "int4" };
 
-static void ebc_destroy(void *state)
+void rec_collection_destroy(void *state)
 {
     rec_ebc *e = state;
     if (!e)
@@ -30,6 +30,7 @@ static void ebc_destroy(void *state)
         if (e->groups[g].tbe)
             pk_host->object_free(e->groups[g].tbe);
         free(e->groups[g].features);
+        free(e->groups[g].tables);
     }
     free(e->groups);
     for (int64_t t = 0; t < e->n_tables && e->table_names; t++)
@@ -121,8 +122,15 @@ static loom_status make_group(rec_ebc *e, const loom_object_args *args, rec_ebc_
     char *tys = calloc((size_t)e->n_tables * 5 + 1, 1);
     int64_t *dims = calloc((size_t)e->n_tables, sizeof *dims);
     g->features = calloc((size_t)(e->n_features > 0 ? e->n_features : 1), sizeof *g->features);
+    g->tables = calloc((size_t)(e->n_tables > 0 ? e->n_tables : 1), sizeof *g->tables);
+    /* fused: each table's optimizer state (two momenta) and the step count go along */
+    const int64_t n_tensors = e->optim_attrs ? 3 * e->n_tables + 1 : e->n_tables;
+    loom_named_tensor *all = calloc((size_t)(n_tensors > 0 ? n_tensors : 1), sizeof *all);
+    char (*mnames)[32] = calloc((size_t)(2 * e->n_tables + 1), sizeof *mnames);
+    loom_named_attr *attrs = calloc((size_t)(7 + e->n_optim_attrs), sizeof *attrs);
     loom_status st = LOOM_OK;
-    if (!gt || !tensors || !names || !ftm || !tys || !dims || !g->features) {
+    if (!gt || !tensors || !names || !ftm || !tys || !dims || !g->features || !g->tables || !all || !mnames ||
+        !attrs) {
         st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_EBC_CLASS);
         goto done;
     }
@@ -138,8 +146,35 @@ static loom_status make_group(rec_ebc *e, const loom_object_args *args, rec_ebc_
             strcat(tys, ",");
         strcat(tys, weight_type_names[data_type[t]]);
         dims[n_t] = e->embedding_dim[t];
+        g->tables[n_t] = t;
         n_t++;
     }
+    g->n_tables = n_t;
+    int64_t n_all = 0;
+    for (int64_t i = 0; i < n_t; i++)
+        all[n_all++] = tensors[i];
+    for (int64_t i = 0; e->optim_attrs && i < n_t; i++)
+        for (int k = 1; k <= 2; k++) {
+            /* torchrec's fused optimizer state key <table>.weight.momentum_<k> -> fbgemm's momentum<k>.<i> */
+            char key[300];
+            snprintf(key, sizeof key, "%s.weight.momentum_%d", e->table_names[g->tables[i]], k);
+            const loom_tensor *m = NULL;
+            for (int64_t j = 0; j < pk_host->safetensors_count(args->weights); j++)
+                if (strcmp(pk_host->safetensors_name(args->weights, j), key) == 0)
+                    (void)pk_host->safetensors_get(args->weights, key, &m);
+            if (!m)
+                continue;
+            char *nm = mnames[2 * i + (k - 1)];
+            snprintf(nm, 32, "momentum%d.%lld", k, (long long)i);
+            all[n_all++] = (loom_named_tensor){ nm, m };
+        }
+    for (int64_t j = 0; e->optim_attrs && j < pk_host->safetensors_count(args->weights); j++)
+        if (strcmp(pk_host->safetensors_name(args->weights, j), "iter") == 0) {
+            const loom_tensor *it = NULL;
+            if (pk_host->safetensors_get(args->weights, "iter", &it) == LOOM_OK)
+                all[n_all++] = (loom_named_tensor){ "iter", it };
+        }
+    g->out_fp16 = g->fp16 && !g->sequence && !e->optim_attrs;
     g->total_d = 0;
     for (int64_t f = 0; f < e->n_features; f++) {
         int64_t t = e->feature_table[f];
@@ -149,26 +184,33 @@ static loom_status make_group(rec_ebc *e, const loom_object_args *args, rec_ebc_
         g->features[g->n_features++] = f;
         g->total_d += e->embedding_dim[t];
     }
-    loom_named_attr attrs[7] = {
+    const loom_named_attr base_attrs[7] = {
         { "weights_tys", { .type = LOOM_ATTR_STRING, .is_set = 1, .count = (int64_t)strlen(tys), .u.s = tys } },
         { "feature_table_map", { .type = LOOM_ATTR_INTS, .is_set = 1, .count = g->n_features, .u.ints = ftm } },
         { "pooling_mode", { .type = LOOM_ATTR_STRING, .is_set = 1, .count = g->sequence || g->pooling_mean ? 4 : 3,
                             .u.s = g->sequence ? "none" : g->pooling_mean ? "mean" : "sum" } },
         /* torchrec's FP16 nn.EmbeddingBag returns f16 bags (then .float()): the TBE rounds its f32 sums once */
         /* nn.Embedding's f16 rows are exact in f32: a collection's groups return f32 */
+        /* a fused collection's TBE is fbgemm's training module: f32 bags (its output_dtype default) */
         { "output_dtype", { .type = LOOM_ATTR_STRING, .is_set = 1, .count = 4,
-                            .u.s = g->fp16 && !g->sequence ? "fp16" : "fp32" } },
+                            .u.s = g->out_fp16 ? "fp16" : "fp32" } },
         /* nn.EmbeddingBag raises on an index outside the table */
         { "bounds_check_mode", { .type = LOOM_ATTR_STRING, .is_set = 1, .count = 5, .u.s = "fatal" } },
         { "embedding_dims", { .type = LOOM_ATTR_INTS, .is_set = 1, .count = n_t, .u.ints = dims } },
         { "row_alignment", { .type = LOOM_ATTR_INT, .is_set = 1, .count = 1, .u.i = g->row_alignment } },
     };
-    loom_object_request req = { .struct_size = sizeof req, .class_name = "fbgemm.tbe", .n_attrs = 7,
-                                .attrs = attrs, .n_tensors = (int32_t)n_t, .tensors = tensors,
-                                .device = { LOOM_DEVICE_CPU, 0 } };
+    memcpy(attrs, base_attrs, sizeof base_attrs);
+    for (int32_t i = 0; i < e->n_optim_attrs; i++)
+        attrs[7 + i] = e->optim_attrs[i];
+    loom_object_request req = { .struct_size = sizeof req, .class_name = "fbgemm.tbe",
+                                .n_attrs = 7 + e->n_optim_attrs, .attrs = attrs, .n_tensors = (int32_t)n_all,
+                                .tensors = all, .device = { LOOM_DEVICE_CPU, 0 } };
     if ((g->tbe = pk_host->object_create(args->ctx, &req)) == NULL)
         st = LOOM_EINVAL;   /* the core's message stands */
 done:
+    free(all);
+    free(mnames);
+    free(attrs);
     free(gt);
     free(tensors);
     free(names);
@@ -178,10 +220,11 @@ done:
     return st;
 }
 
-static loom_status collection_create(const loom_object_args *args, void **state_out, int sequence)
+loom_status rec_collection_create(const loom_object_args *args, void **state_out, int sequence,
+                                const loom_named_attr *optim_attrs, int32_t n_optim_attrs)
 {
     *state_out = NULL;
-    const char *const CLASS = sequence ? REC_EC_CLASS : REC_EBC_CLASS;
+    const char *const CLASS = sequence ? REC_EC_CLASS : optim_attrs ? REC_FUSED_EBC_CLASS : REC_EBC_CLASS;
     if (!LOOM_HAS_MEMBER(pk_host, loom_host_api, object_free))
         return pk_host->fail(LOOM_EABI, "%s needs a core of ABI 1.3 (host->object_create)", CLASS);
     rec_ebc *e = calloc(1, sizeof *e);
@@ -196,6 +239,11 @@ static loom_status collection_create(const loom_object_args *args, void **state_
 #define FAIL(...) do { st = pk_host->fail(__VA_ARGS__); goto out; } while (0)
     if ((e->tbe_op = pk_host->op_find("fbgemm.tbe")) == NULL)
         FAIL(LOOM_ENOENT, "%s runs its tables on fbgemm.tbe: load the fbgemm pack", CLASS);
+    e->optim_attrs = optim_attrs;
+    e->n_optim_attrs = optim_attrs ? n_optim_attrs : 0;
+    if (optim_attrs && ((e->backward_op = pk_host->op_find("fbgemm.tbe_backward")) == NULL
+                        || (e->state_op = pk_host->op_find("fbgemm.tbe_state")) == NULL))
+        FAIL(LOOM_ENOENT, "%s trains through fbgemm.tbe_backward: load an fbgemm pack that has it", CLASS);
     e->sequence = sequence;
     e->is_weighted = sequence ? 0 : A_(is_weighted).u.b;
     if ((e->table_names = split(A_(tables).u.s, ',', &e->n_tables)) == NULL)
@@ -228,6 +276,10 @@ static loom_status collection_create(const loom_object_args *args, void **state_
     if ((!sequence && (st = per_table("pooling", A_(pooling).u.s, T, poolings, "sum or mean", pooling)) != LOOM_OK) ||
         (st = per_table("data_type", A_(data_type).u.s, T, dtypes, "fp32, fp16, int8 or int4", data_type)) != LOOM_OK)
         goto out;
+    for (int64_t t = 0; optim_attrs && t < T; t++)
+        if (data_type[t] > DT_FP16)
+            FAIL(LOOM_EINVAL, "table '%s' is %s: a fused collection trains fp32 and fp16 tables (fbgemm's TBE "
+                 "backward)", e->table_names[t], dtypes[data_type[t]]);
     for (int64_t t = 0; sequence && t < T; t++)
         if (data_type[t] > DT_FP16)
             FAIL(LOOM_EINVAL, "table '%s': an EmbeddingCollection's tables are fp32 or fp16 (nn.Embedding)",
@@ -353,7 +405,7 @@ out:
     free(weights);
     free(align);
     if (st != LOOM_OK) {
-        ebc_destroy(e);
+        rec_collection_destroy(e);
         return st;
     }
     *state_out = e;
@@ -362,12 +414,12 @@ out:
 
 static loom_status ebc_create(const loom_object_args *args, void **state_out)
 {
-    return collection_create(args, state_out, 0);
+    return rec_collection_create(args, state_out, 0, NULL, 0);
 }
 
 static loom_status ec_create(const loom_object_args *args, void **state_out)
 {
-    return collection_create(args, state_out, 1);
+    return rec_collection_create(args, state_out, 1, NULL, 0);
 }
 
 PK_ATTR_TABLE(rec_ebc_class, REC_EBC_CLASS_ATTRS);
@@ -380,7 +432,7 @@ const loom_object_class rec_ebc_class = {
            "pooled through fbgemm.tbe; method rec.embedding_bag_collection",
     PK_ATTRS(rec_ebc_class_attrs),
     .create = ebc_create,
-    .destroy = ebc_destroy,
+    .destroy = rec_collection_destroy,
 };
 
 const loom_object_class rec_ec_class = {
@@ -390,5 +442,5 @@ const loom_object_class rec_ec_class = {
            "state_dict (embeddings.<table>.weight), looked up through fbgemm.tbe; method rec.embedding_collection",
     PK_ATTRS(rec_ec_class_attrs),
     .create = ec_create,
-    .destroy = ebc_destroy,
+    .destroy = rec_collection_destroy,
 };
