@@ -178,6 +178,17 @@ class audio:
             offsets (i64, rank 1): i64 [B+1]: utterance b's tokens"""
         ...
     @staticmethod
+    def ctc_lm_save(*, path: str, object: Optional[Object] = None) -> Any:
+        """write an audio.ctc_lm model in loom's binary n-gram format, which lm= maps back without parsing (the offline conversion from ARPA)
+
+        A method of the object class audio.ctc_lm: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            path (str, required): the binary model written (replaced whole, never in part)
+        Outputs:
+            bytes (i64, rank 0): i64 scalar: the size of the file written"""
+        ...
+    @staticmethod
     def ctc_lm_score(sentences: TensorLike, sentences_offsets: TensorLike, *, bos: bool = True, eos: bool = True, object: Optional[Object] = None) -> Any:
         """log10 probabilities of sentences under an audio.ctc_lm n-gram model, as KenLM scores them
 
@@ -191,6 +202,22 @@ class audio:
             eos (bool, default True): end each sentence with </s> (kenlm's eos)
         Outputs:
             score (f64, rank 1): f64 [B]: the log10 probability of each sentence (kenlm.Model.score)"""
+        ...
+    @staticmethod
+    def cuda_ctc_decoder(log_probs: TensorLike, lengths: Optional[TensorLike] = None, *, beam_size: int = 10, nbest: int = 1, blank_skip_threshold: float = 0.95) -> Tuple[Any, Any, Any]:
+        """torchaudio's cuda_ctc_decoder: blank-collapsing CTC prefix beam search, blank-dominant frames skipped
+
+        Inputs:
+            log_probs (f32, rank 3): f32 [B, T, V] log-softmax of the V tokens per frame; token 0 is the blank
+            lengths (i64, rank 1, optional): i64 [B]: the frames of each utterance (default T)
+        Attributes (keyword-only):
+            beam_size (int, default 10): hypotheses kept after each step, at most 128 (and the number of tokens)
+            nbest (int, default 1): hypotheses returned per utterance
+            blank_skip_threshold (float, default 0.95): frames whose blank probability is at least this are skipped, in (0, 1]
+        Outputs:
+            tokens (i64, rank 1): i64 every hypothesis's tokens, one after the other
+            offsets (i64, rank 1): i64 [B * nbest + 1]: hypothesis k of utterance b is row b * nbest + k, best first
+            score (f32, rank 2): f32 [B, nbest]"""
         ...
     @staticmethod
     def info(src: Optional[TensorLike] = None, *, uri: Optional[str] = None, format: Optional[str] = None) -> Tuple[Any, Any, Any, Any, Any]:
@@ -2372,6 +2399,18 @@ class vision:
             canvas_size (i64, rank 1): [2]: the new (H, W)"""
         ...
     @staticmethod
+    def channel_shuffle(input: TensorLike, other: Optional[TensorLike] = None, *, groups: int) -> Any:
+        """F.channel_shuffle: input (cat with other) viewed as [N, groups, C/groups, *], dims 1 and 2 swapped
+
+        Inputs:
+            input (f32,f64,f16,bf16,f8e4m3,i8,u8,i16,i32,i64,bool,c64,c128, any rank): [N, C, *], rank >= 3; any strides
+            other (f32,f64,f16,bf16,f8e4m3,i8,u8,i16,i32,i64,bool,c64,c128, any rank, optional): [N, C2, *]: cat([input, other], 1) is shuffled (ShuffleNetV2's block end); any strides
+        Attributes (keyword-only):
+            groups (int, required): g: the channels are g groups of C/g, interleaved
+        Outputs:
+            output (f32,f64,f16,bf16,f8e4m3,i8,u8,i16,i32,i64,bool,c64,c128, any rank): [N, C (+ C2), *], C (+ C2) a multiple of groups: output[:, j * groups + i] = x[:, i * (C / groups) + j] of x = input (or cat([input, other], 1)); not an input"""
+        ...
+    @staticmethod
     def clamp_bounding_boxes(boxes: TensorLike, *, format: str = 'xyxy', canvas_size: Sequence[int], clamping_mode: str = 'soft') -> Any:
         """torchvision.transforms.v2.functional.clamp_bounding_boxes: corners into [0, W] x [0, H]
 
@@ -2421,7 +2460,7 @@ class vision:
             output (f32,f64, any rank): [..] for 'none', else a scalar (f32 for f16 boxes)"""
         ...
     @staticmethod
-    def conv2d(input: TensorLike, weight: TensorLike, bias: Optional[TensorLike] = None, residual: Optional[TensorLike] = None, *, stride: Sequence[int] = (1, 1), padding: Sequence[int] = (0, 0), dilation: Sequence[int] = (1, 1), groups: int = 1, padding_mode: str = 'zeros', activation: str = 'none') -> Any:
+    def conv2d(input: TensorLike, weight: TensorLike, bias: Optional[TensorLike] = None, residual: Optional[TensorLike] = None, *, stride: Sequence[int] = (1, 1), padding: Sequence[int] = (0, 0), dilation: Sequence[int] = (1, 1), groups: int = 1, padding_mode: str = 'zeros', activation: str = 'none', residual_after_activation: bool = False) -> Any:
         """F.conv2d (nn.Conv2d's padding_mode), grouped/depthwise/dilated, with a fused activation
 
         Inputs:
@@ -2436,6 +2475,7 @@ class vision:
             groups (int, default 1): channel groups: Cin and Cout are multiples of it (groups = Cin: depthwise)
             padding_mode (str, default 'zeros'; one of zeros, reflect, replicate, circular): nn.Conv2d's: zeros, reflect, replicate or circular
             activation (str, default 'none'; one of none, relu, silu, gelu): applied to conv + bias: none, relu, silu or gelu (erf); fused into the GEMM epilogue
+            residual_after_activation (bool, default False): false: act(conv + bias + residual) (a ResNet block's end); true: act(conv + bias) + residual (torchvision's FusedMBConv without expansion); the residual may not be the output then
         Outputs:
             output (f32, rank 4): [N, Cout, Ho, Wo]"""
         ...
@@ -2635,6 +2675,39 @@ class vision:
             seed (int, default 0): seed of the Bernoulli draw (counter-based: same seed, same output on every backend)
         Outputs:
             output (f32,f64,f16, any rank): shape and dtype of input"""
+        ...
+    @staticmethod
+    def efficientnet_v2_l(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.efficientnet_v2_l forward: logits of an NCHW batch
+
+        A method of the object class vision.efficientnet_v2_l: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def efficientnet_v2_m(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.efficientnet_v2_m forward: logits of an NCHW batch
+
+        A method of the object class vision.efficientnet_v2_m: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def efficientnet_v2_s(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.efficientnet_v2_s forward: logits of an NCHW batch
+
+        A method of the object class vision.efficientnet_v2_s: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
         ...
     @staticmethod
     def elastic(image: TensorLike, displacement: TensorLike, *, interpolation: str = 'bilinear', fill: Optional[Sequence[float]] = None) -> Any:
@@ -2845,6 +2918,50 @@ class vision:
         Outputs:
             images (f32,u8, rank 4): [N, C, H, W]: each image mixed with the one before it (the batch rolled by one)
             labels (f32, rank 2): [N, K] float32: the mixed labels"""
+        ...
+    @staticmethod
+    def mnasnet0_5(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.mnasnet0_5 forward: logits of an NCHW batch
+
+        A method of the object class vision.mnasnet0_5: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def mnasnet0_75(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.mnasnet0_75 forward: logits of an NCHW batch
+
+        A method of the object class vision.mnasnet0_75: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def mnasnet1_0(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.mnasnet1_0 forward: logits of an NCHW batch
+
+        A method of the object class vision.mnasnet1_0: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def mnasnet1_3(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.mnasnet1_3 forward: logits of an NCHW batch
+
+        A method of the object class vision.mnasnet1_3: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
         ...
     @staticmethod
     def nms(boxes: TensorLike, scores: TensorLike, *, iou_threshold: float) -> Any:
@@ -3080,6 +3197,171 @@ class vision:
             path (str, required): the file to read
         Outputs:
             output (u8, rank 1): the file's bytes (u8 [N])"""
+        ...
+    @staticmethod
+    def regnet_x_16gf(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.regnet_x_16gf forward: logits of an NCHW batch
+
+        A method of the object class vision.regnet_x_16gf: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def regnet_x_1_6gf(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.regnet_x_1_6gf forward: logits of an NCHW batch
+
+        A method of the object class vision.regnet_x_1_6gf: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def regnet_x_32gf(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.regnet_x_32gf forward: logits of an NCHW batch
+
+        A method of the object class vision.regnet_x_32gf: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def regnet_x_3_2gf(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.regnet_x_3_2gf forward: logits of an NCHW batch
+
+        A method of the object class vision.regnet_x_3_2gf: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def regnet_x_400mf(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.regnet_x_400mf forward: logits of an NCHW batch
+
+        A method of the object class vision.regnet_x_400mf: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def regnet_x_800mf(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.regnet_x_800mf forward: logits of an NCHW batch
+
+        A method of the object class vision.regnet_x_800mf: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def regnet_x_8gf(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.regnet_x_8gf forward: logits of an NCHW batch
+
+        A method of the object class vision.regnet_x_8gf: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def regnet_y_128gf(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.regnet_y_128gf forward: logits of an NCHW batch
+
+        A method of the object class vision.regnet_y_128gf: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def regnet_y_16gf(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.regnet_y_16gf forward: logits of an NCHW batch
+
+        A method of the object class vision.regnet_y_16gf: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def regnet_y_1_6gf(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.regnet_y_1_6gf forward: logits of an NCHW batch
+
+        A method of the object class vision.regnet_y_1_6gf: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def regnet_y_32gf(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.regnet_y_32gf forward: logits of an NCHW batch
+
+        A method of the object class vision.regnet_y_32gf: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def regnet_y_3_2gf(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.regnet_y_3_2gf forward: logits of an NCHW batch
+
+        A method of the object class vision.regnet_y_3_2gf: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def regnet_y_400mf(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.regnet_y_400mf forward: logits of an NCHW batch
+
+        A method of the object class vision.regnet_y_400mf: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def regnet_y_800mf(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.regnet_y_800mf forward: logits of an NCHW batch
+
+        A method of the object class vision.regnet_y_800mf: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def regnet_y_8gf(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.regnet_y_8gf forward: logits of an NCHW batch
+
+        A method of the object class vision.regnet_y_8gf: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
         ...
     @staticmethod
     def relu(input: TensorLike) -> Any:
@@ -3418,6 +3700,50 @@ class vision:
             valid (bool, rank 1): [N]: which boxes were kept"""
         ...
     @staticmethod
+    def shufflenet_v2_x0_5(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.shufflenet_v2_x0_5 forward: logits of an NCHW batch
+
+        A method of the object class vision.shufflenet_v2_x0_5: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def shufflenet_v2_x1_0(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.shufflenet_v2_x1_0 forward: logits of an NCHW batch
+
+        A method of the object class vision.shufflenet_v2_x1_0: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def shufflenet_v2_x1_5(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.shufflenet_v2_x1_5 forward: logits of an NCHW batch
+
+        A method of the object class vision.shufflenet_v2_x1_5: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def shufflenet_v2_x2_0(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.shufflenet_v2_x2_0 forward: logits of an NCHW batch
+
+        A method of the object class vision.shufflenet_v2_x2_0: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
     def sigmoid(input: TensorLike) -> Any:
         """torch.sigmoid: 1 / (1 + exp(-x))
 
@@ -3456,6 +3782,22 @@ class vision:
             threshold (float, required): pixels >= threshold are inverted (at most 255, or 1.0 for float32)
         Outputs:
             output (f32,u8, any rank): the shape and dtype of image"""
+        ...
+    @staticmethod
+    def squeeze_excitation(input: TensorLike, fc1_weight: TensorLike, fc1_bias: TensorLike, fc2_weight: TensorLike, fc2_bias: TensorLike, *, activation: str = 'relu', scale_activation: str = 'sigmoid') -> Any:
+        """torchvision.ops.SqueezeExcitation: input * scale_act(fc2(act(fc1(adaptive_avg_pool2d(input, 1)))))
+
+        Inputs:
+            input (f32, rank 4): [N, C, H, W], H * W > 0
+            fc1_weight (f32, any rank): [S, C, 1, 1] (the state_dict's fc1.weight) or [S, C]
+            fc1_bias (f32, rank 1): [S]
+            fc2_weight (f32, any rank): [C, S, 1, 1] or [C, S]
+            fc2_bias (f32, rank 1): [C]
+        Attributes (keyword-only):
+            activation (str, default 'relu'; one of relu, silu): delta, after fc1: relu (torchvision's default; RegNet, MNASNet) or silu (EfficientNet)
+            scale_activation (str, default 'sigmoid'; one of sigmoid, hardsigmoid): sigma, after fc2: sigmoid (the default) or hardsigmoid (MobileNetV3)
+        Outputs:
+            output (f32, rank 4): [N, C, H, W]: input * scale (may be the input tensor itself)"""
         ...
     @staticmethod
     def stochastic_depth(input: TensorLike, noise: Optional[TensorLike] = None, *, p: float, mode: str, training: bool = True, seed: int = 0) -> Any:
