@@ -33,5 +33,7 @@ const cf_gen cf_rec_gens[] = {
     { "rec.metrics_compute", 0, 0, NULL, METRIC_TEST },
     { "rec.metrics_state", 0, 0, NULL, METRIC_TEST },
     { "rec.metrics_load_state", 0, 0, NULL, METRIC_TEST },
+    { "rec.criteo_reader", 0, 0, NULL,
+      "tests/rec/criteo/test_criteo.c: cpu only (a file reader); against torchrec.datasets.criteo's parsing" },
 };
 const size_t cf_rec_n_gens = sizeof cf_rec_gens / sizeof cf_rec_gens[0];

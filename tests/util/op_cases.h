@@ -24,7 +24,7 @@
 #include "loom/loom.h"
 
 #define OC_MAX_IN 8
-#define OC_MAX_OUT 12    /* audio.stream_reader_src_stream_info has 11, the KJT ops 12 */
+#define OC_MAX_OUT 14    /* audio.stream_reader_src_stream_info has 11, the KJT ops 12, rec.criteo_reader 14 */
 
 /* A tensor: dtype 0 means absent (an optional input left out). vals, when
 ** not NULL, holds numel values (converted to the dtype); else zeros. */
