@@ -13,7 +13,9 @@
 ** hashes are given, as InMemoryBinaryCriteoIterDataPipe; lengths i32, 1
 ** per sample, or 0 for an empty field with missing=empty). B < batch_size
 ** only for the last batch (none with drop_last); B = 0 once the file is
-** read. Calls on one object are serialised: the object is a cursor.
+** read. A bad line fails the call; the next call goes on after it, its
+** batch led by the rows read before it. Calls on one object are
+** serialised: the object is a cursor.
 **
 ** dense_transform:
 **   log1p      log(max(x, 0) + 1), the DLRM reference's transform

@@ -4,8 +4,9 @@
 ** the file (and with shift_min reads it once for the least integer
 ** feature, so a bad line is refused at create); each method call parses
 ** the next batch_size lines. A bad line fails the call with
-** "<file>:<line>: <field>: <why>"; the cursor then stays on that line.
-** Rows stream: memory holds one batch.
+** "<file>:<line>: <field>: <why>"; the rows of the batch read before it
+** are kept and lead the next call's batch, which goes on after the bad
+** line (nothing read is lost). Rows stream: memory holds one batch.
 */
 #include <math.h>
 #include <pthread.h>
@@ -33,6 +34,7 @@ typedef struct criteo_reader {
     char *buf;                /* getline's */
     size_t cap;
     rec_criteo_row *rows;     /* [batch_size] */
+    int64_t pending;          /* rows[0..pending) read before a bad line, not yet returned */
 } criteo_reader;
 
 static void criteo_destroy(void *state)
@@ -115,8 +117,8 @@ static loom_status criteo_create(const loom_object_args *args, void **state_out)
             return pk_host->fail(LOOM_EINVAL, "%s: 'hashes'[%lld] (cat_%lld) is %lld: it must be positive", W,
                                  (long long)k, (long long)k, (long long)h->u.ints[k]);
     const int64_t B = A_(batch_size).u.i;
-    if (B > (INT64_C(1) << 24))
-        return pk_host->fail(LOOM_EINVAL, "%s: 'batch_size' %lld is above 2^24 rows", W, (long long)B);
+    if (B > (INT64_C(1) << 20))
+        return pk_host->fail(LOOM_EINVAL, "%s: 'batch_size' %lld is above 2^20 rows", W, (long long)B);
     criteo_reader *r = calloc(1, sizeof *r);
     if (!r)
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", W);
@@ -217,10 +219,11 @@ static loom_status criteo_run(loom_call *call)
         return pk_host->fail(LOOM_EINVAL, "%s is a method: it needs a %s object", W, W);
     pthread_mutex_lock(&r->lock);
     loom_status st = LOOM_OK;
-    int64_t n = 0;
+    int64_t n = r->pending;
     int got = 1;
     while (n < r->batch_size && (got = next_row(r, &r->rows[n])) == 1)
         n++;
+    r->pending = got < 0 ? n : 0;
     if (got < 0)
         st = LOOM_EFORMAT;
     else {

@@ -258,6 +258,31 @@ static void test_bad_lines(void **state)
     expect_bad("1\t\n", ":1:", "2 tab-separated");
 }
 
+/* A bad line fails its call; the next call returns the rows read before it and those after it. */
+static void test_resume_after_bad_line(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/bad.tsv", scratch_dir);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(GOOD1 GOOD1 GOOD1 "1\t2\n" GOOD1 GOOD1, f);
+    fclose(f);
+    loom_object *o = NULL;
+    assert_int_equal(open_reader(path, 8, "log1p", "empty", 0, 0, &o), LOOM_OK);
+    loom_tensor *out[N_OUT];
+    assert_int_equal(next_batch(o, out), LOOM_EFORMAT);
+    assert_non_null(strstr(loom_last_error(), "bad.tsv:4:"));
+    assert_int_equal(next_batch(o, out), LOOM_OK);
+    assert_int_equal(out[OUT_DENSE]->shape[0], 5);
+    assert_int_equal(out[OUT_VALUES]->shape[0], 5 * 26);
+    free_outs(out);
+    assert_int_equal(next_batch(o, out), LOOM_OK);
+    assert_int_equal(out[OUT_DENSE]->shape[0], 0);
+    free_outs(out);
+    loom_object_free(o);
+}
+
 static void test_bad_options(void **state)
 {
     (void)state;
@@ -296,6 +321,7 @@ int main(void)
         cmocka_unit_test(test_log1p_empty_hashed),
         cmocka_unit_test(test_drop_last),
         cmocka_unit_test_setup_teardown(test_bad_lines, scratch_setup, scratch_teardown),
+        cmocka_unit_test_setup_teardown(test_resume_after_bad_line, scratch_setup, scratch_teardown),
         cmocka_unit_test(test_bad_options),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
