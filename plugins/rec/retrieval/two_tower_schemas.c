@@ -9,17 +9,7 @@
 
 #define F32 LOOM_DTYPE_BIT(LOOM_DTYPE_F32)
 
-static const loom_arg_def embed_inputs[] = {
-    { .name = "values", .dtypes = REC_ID_MASK, .ndim = 1, .doc = "[N] the tower's KJT ids, key-major" },
-    { .name = "lengths", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 1, .doc = "[L]" },
-    { .name = "offsets", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 1, .doc = "[L+1]" },
-    { .name = "weights", .dtypes = REC_WEIGHT_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 1,
-      .doc = "[N] per-sample weights (is_weighted)" },
-    { .name = "stride_per_key_per_rank", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 2,
-      .doc = "VBE: [K, ranks]" },
-    { .name = "inverse_indices", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 2,
-      .doc = "VBE: [K, B]" },
-};
+static const loom_arg_def embed_inputs[] = { REC_EBC_INPUT_DEFS };
 
 static const loom_arg_def embed_outputs[] = {
     { .name = "embedding", .dtypes = F32, .ndim = 2, .doc = "[B, layer_sizes[-1]] the tower's MLP output" },
