@@ -714,6 +714,36 @@ SAMPLE_DICT = ["RandomHorizontalFlip", "RandomVerticalFlip", "Resize", "CenterCr
                '"p"', '"padding"', '"fill"', '"padding_mode"', '"degrees"', '"scale"', '"ratio"', '"interpolation"',
                '"expand"', '"center"', '"translate"', '"shear"', '"alpha"', '"sigma"', '"trials"', "true", "null",
                "[", "]", "{", "}", ":", ","]
+# ---------------------------------------------------------- rec_criteo
+
+def rec_criteo_seeds():
+    """fuzz_rec_criteo.c: an options byte (dense_transform, missing, drop_last, hashes,
+    batch size), then a Criteo TSV: label, 13 integers, 26 hex categories."""
+    def line(label="1", ints=None, cats=None):
+        ints = ints if ints is not None else [str(i * 7 - 3) for i in range(13)]
+        cats = cats if cats is not None else ["%08x" % (0x9e3779b9 * (k + 1) & 0xffffffff) for k in range(26)]
+        return ("\t".join([label] + ints + cats) + "\n").encode()
+    good = line() + line("0", [""] * 13, [""] * 26) + line("1", ["5"] * 13, ["ABCDEF01"] * 26)
+    return {
+        "good_log1p_b2": b"\x20" + good,
+        "good_shift_min_zero_hashed_b3": b"\x55" + good,
+        "good_none_drop_last_b1": b"\x0a" + good * 3,
+        "crlf_b64": b"\xc0" + good.replace(b"\n", b"\r\n"),
+        "no_final_newline": b"\x20" + good[:-1],
+        "few_fields": b"\x21" + line() + b"1\t2\t3\n",
+        "many_fields": b"\x20" + line()[:-1] + b"\t7\n",
+        "bad_hex": b"\x20" + line(cats=["xyz"] + [""] * 25),
+        "long_hex": b"\x31" + line(cats=["ffffffffffffffff"] + [""] * 25),
+        "bad_int": b"\x21" + line(ints=["1e5"] + [""] * 12),
+        "int_extremes_shift": b"\x01" + line(ints=["9223372036854775807", "-9223372036854775808"] + [""] * 11),
+        "blank_line": b"\x40" + line() + b"\n" + line(),
+        "nul_byte": b"\x20" + line()[:10] + b"\x00" + line()[10:],
+        "empty": b"\x00",
+    }
+
+
+REC_CRITEO_DICT = ["\t", "\n", "\r\n", "-", "+", "0", "-1", "9223372036854775807", "ffffffff", "ABCDEF01",
+                   "68fd1e64", "\t\t\t\t"]
 
 # ------------------------------------------------------------------ write
 
@@ -736,6 +766,7 @@ TARGETS = {
     "rec_kjt": (rec_kjt_seeds, []),
     "rec_metrics_state": (rec_metrics_state_seeds, []),
     "sample_pipeline": (sample_pipeline_seeds, SAMPLE_DICT),
+    "rec_criteo": (rec_criteo_seeds, REC_CRITEO_DICT),
 }
 
 

@@ -15,6 +15,10 @@
 **         through host->op_call
 **   metrics/  rec.ne, rec.auc, rec.calibration, rec.ctr, rec.mse: TorchRec's
 **         RecMetrics formulas on one batch
+**   criteo/  rec.criteo_reader: the Criteo Kaggle/Terabyte TSV in batches
+**         (dense, labels and a KJT), as torchrec.datasets.criteo parses it
+**   retrieval/  rec.two_tower: torchrec's TwoTower (two towers of an
+**         embedding_bag_collection and core.linear layers)
 **
 ** Invariant: pk_host (pack.h) is set by the pack's init before any kernel
 ** runs and stays valid until the core shuts down.
@@ -30,5 +34,7 @@
 extern const pk_module rec_kjt_cpu;
 extern const pk_module rec_collections_cpu;
 extern const pk_module rec_metrics_cpu;
+extern const pk_module rec_criteo_cpu;
+extern const pk_module rec_retrieval_cpu;
 
 #endif /* LOOM_REC_PACK_H */

@@ -8,6 +8,9 @@
 #include "conformance.h"
 
 #define METRIC_TEST "tests/rec/metrics/test_metrics.c: cpu only; against torchrec.metrics within 1e-6"
+#define TWO_TOWER_TEST                                                                             \
+    "tests/rec/two_tower/test_two_tower.c: cpu only (its products are core.linear's, checked there); against " \
+    "torchrec's TwoTower within 1e-5"
 #define KJT_TEST "tests/rec/kjt/test_kjt.c: cpu only; every output bit for bit against torchrec goldens"
 
 const cf_gen cf_rec_gens[] = {
@@ -40,5 +43,10 @@ const cf_gen cf_rec_gens[] = {
     { "rec.metrics_compute", 0, 0, NULL, METRIC_TEST },
     { "rec.metrics_state", 0, 0, NULL, METRIC_TEST },
     { "rec.metrics_load_state", 0, 0, NULL, METRIC_TEST },
+    { "rec.criteo_reader", 0, 0, NULL,
+      "tests/rec/criteo/test_criteo.c: cpu only (a file reader); against torchrec.datasets.criteo's parsing" },
+    { "rec.two_tower_query_embed", 0, 0, NULL, TWO_TOWER_TEST },
+    { "rec.two_tower_candidate_embed", 0, 0, NULL, TWO_TOWER_TEST },
+    { "rec.two_tower_score", 0, 0, NULL, TWO_TOWER_TEST },
 };
 const size_t cf_rec_n_gens = sizeof cf_rec_gens / sizeof cf_rec_gens[0];

@@ -72,6 +72,17 @@ static const oc_case cases[] = {
     { "rec.metrics_state", "no samples", { NONE }, NULL, .object = 3 },
     { "rec.metrics_load_state", "an empty state", { T(F64, 1, 0) }, NULL, .expect = LOOM_EINVAL,
       .message = "not a rec.metrics checkpoint", .object = 3 },
+    /* the rec.criteo_reader of setup over an empty file: a batch of 0 rows, the 26 keys cat_0..cat_25 */
+    { "rec.criteo_reader", "an empty file", { NONE }, NULL,
+      { T(F32, 2, 0, 13), T(F32, 1, 0), T(U8, 1, 146), T(I64, 1, 27), T(I64, 1, 0), T(I32, 1, 0), T(I32, 1, 1),
+        T(F32, 1, 0), T(I32, 1, 0), T(I64, 1, 0), T(I64, 1, 1), T(I64, 1, 26), T(I64, 1, 26), T(I64, 1, 27) },
+      .object = 5 },
+    /* the rec.two_tower of setup (tests/data/rec/two_tower: D = 16, layer_sizes 32,8): a batch of 0 */
+    { "rec.two_tower_query_embed", "B = 0", { T(I64, 1, 0), T(I64, 1, 0) }, "keys=user_id", { T(F32, 2, 0, 8) },
+      .object = 6 },
+    { "rec.two_tower_candidate_embed", "empty bags", { T(I64, 1, 0), T(I64, 1, 3) }, "keys=item_id",
+      { T(F32, 2, 3, 8) }, .object = 6 },
+    { "rec.two_tower_score", "B = 0", { T(F32, 2, 0, 8), T(F32, 2, 0, 8) }, NULL, { T(F32, 1, 0) } },
     /* torchrec: a task without samples has no weight: NE's clamped 0/0 ... */
     { "rec.ne", "N = 0, two tasks", { T(F32, 2, 2, 0), T(F32, 2, 2, 0) }, NULL, { T(F64, 1, 2) } },
     { "rec.auc", "N = 0", { T(F32, 1, 0), T(F32, 1, 0), T(F32, 1, 0) }, NULL, { T(F64, 1, 1) } },
@@ -134,12 +145,32 @@ static int setup(void **state)
         return -1;
     }
     loom_attrs_free(a);
+    if (loom_attrs_new(&a) != LOOM_OK ||
+        loom_attrs_set_string(a, "path", tu_data_path("rec/criteo/empty.tsv")) != LOOM_OK ||
+        loom_object_create(&oc_objects[4], "rec.criteo_reader", a, NULL) != LOOM_OK) {
+        fprintf(stderr, "rec_empty setup: %s\n", loom_last_error());
+        loom_attrs_free(a);
+        return -1;
+    }
+    loom_attrs_free(a);
+    if (loom_attrs_new(&a) != LOOM_OK || loom_attrs_parse(a, "rec.two_tower", "tables", "t_user,t_item") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.two_tower", "num_embeddings", "50,80") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.two_tower", "embedding_dim", "16,16") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.two_tower", "feature_names", "user_id,item_id") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.two_tower", "layer_sizes", "32,8") != LOOM_OK ||
+        loom_object_create(&oc_objects[5], "rec.two_tower", a, tu_data_path("rec/two_tower/model.safetensors"))
+            != LOOM_OK) {
+        fprintf(stderr, "rec_empty setup: %s\n", loom_last_error());
+        loom_attrs_free(a);
+        return -1;
+    }
+    loom_attrs_free(a);
     return 0;
 }
 
 static int teardown(void **state)
 {
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 6; i++) {
         loom_object_free(oc_objects[i]);
         oc_objects[i] = NULL;
     }

@@ -24,7 +24,7 @@
 #include "loom/loom.h"
 
 #define OC_MAX_IN 8
-#define OC_MAX_OUT 12    /* audio.stream_reader_src_stream_info has 11, the KJT ops 12 */
+#define OC_MAX_OUT 14    /* audio.stream_reader_src_stream_info has 11, the KJT ops 12, rec.criteo_reader 14 */
 
 /* A tensor: dtype 0 means absent (an optional input left out). vals, when
 ** not NULL, holds numel values (converted to the dtype); else zeros. */
@@ -49,7 +49,7 @@ typedef struct oc_case {
 } oc_case;
 
 /* T(F32, 2, 0, 4): an f32 [0, 4] tensor. TV(I64, vals, 1, 3): with values. */
-#define OC_ALL 0xfffu
+#define OC_ALL 0x3fffu
 
 #define OC_T(dt, nd, ...) { .dtype = LOOM_DTYPE_##dt, .ndim = (nd), .shape = { __VA_ARGS__ } }
 #define OC_TV(dt, v, nd, ...) { .dtype = LOOM_DTYPE_##dt, .ndim = (nd), .shape = { __VA_ARGS__ }, .vals = (v) }

@@ -145,6 +145,19 @@ static inline loom_tensor rec_view(void *data, loom_dl_dtype dt, int32_t ndim, i
     return t;
 }
 
+/* The KJT inputs of the collections' forwards (and of the towers that
+** pool through them), in order. */
+#define REC_EBC_INPUT_DEFS \
+    { .name = "values", .dtypes = REC_ID_MASK, .ndim = 1, .doc = "[N] the KJT's ids, key-major" }, \
+    { .name = "lengths", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 1, .doc = "[L]" }, \
+    { .name = "offsets", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 1, .doc = "[L+1]" }, \
+    { .name = "weights", .dtypes = REC_WEIGHT_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 1, \
+      .doc = "[N] per-sample weights (used when the collection is_weighted)" }, \
+    { .name = "stride_per_key_per_rank", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 2, \
+      .doc = "VBE: [K, ranks]" }, \
+    { .name = "inverse_indices", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 2, \
+      .doc = "VBE: [K, B]: the pooled rows are expanded through them to the full batch B" }
+
 loom_status rec_ebc_forward(loom_call *call);
 loom_status rec_fused_ebc_backward(loom_call *call);
 loom_status rec_fused_ebc_save(loom_call *call);

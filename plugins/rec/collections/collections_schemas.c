@@ -9,19 +9,7 @@
 
 #define I64 LOOM_DTYPE_BIT(LOOM_DTYPE_I64)
 
-/* The KJT a collection's methods take, first in each of their input lists. */
-#define COLLECTION_KJT_INPUTS                                                                          \
-    { .name = "values", .dtypes = REC_ID_MASK, .ndim = 1, .doc = "[N] the KJT's ids, key-major" },     \
-    { .name = "lengths", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 1, .doc = "[L]" }, \
-    { .name = "offsets", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 1, .doc = "[L+1]" }, \
-    { .name = "weights", .dtypes = REC_WEIGHT_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 1,             \
-      .doc = "[N] per-sample weights (used when the collection is_weighted)" },                        \
-    { .name = "stride_per_key_per_rank", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 2, \
-      .doc = "VBE: [K, ranks]" },                                                                      \
-    { .name = "inverse_indices", .dtypes = REC_ID_MASK, .flags = LOOM_ARG_OPTIONAL, .ndim = 2,         \
-      .doc = "VBE: [K, B]: the pooled rows are expanded through them to the full batch B" }
-
-static const loom_arg_def ebc_inputs[] = { COLLECTION_KJT_INPUTS };
+static const loom_arg_def ebc_inputs[] = { REC_EBC_INPUT_DEFS };
 
 static const loom_arg_def ebc_outputs[] = {
     { .name = "values", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .ndim = 2,
@@ -74,7 +62,7 @@ PK_SCHEMA(rec_fused_ebc_forward_schema, "rec.fused_embedding_bag_collection", 1,
 
 /* the KJT of the forward, then the gradient of its output */
 static const loom_arg_def fused_backward_inputs[] = {
-    COLLECTION_KJT_INPUTS,
+    REC_EBC_INPUT_DEFS,
     { .name = "grad", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .ndim = 2,
       .doc = "[B, sum D] the gradient of the forward's KeyedTensor values" },
 };

@@ -89,6 +89,23 @@ enum {
     REC_KJT_N_OUTPUTS
 };
 
+/* The output definitions of that block, in order (for the schemas of
+** every op that returns a KJT). */
+#define REC_KJT_OUTPUT_DEFS                                                                                         \
+    { .name = "keys", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_U8), .flags = LOOM_ARG_JAGGED, .ndim = 1, .doc = "the key names, UTF-8" },   \
+    { .name = "keys_offsets", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .flags = LOOM_ARG_OFFSETS, .ndim = 1, .doc = "[K+1]" },       \
+    { .name = "values", .dtypes = REC_ID_MASK, .ndim = 1, .doc = "[N] values' dtype" },                   \
+    { .name = "lengths", .dtypes = REC_ID_MASK, .ndim = 1, .doc = "[L] the lengths' (or offsets') dtype" }, \
+    { .name = "offsets", .dtypes = REC_ID_MASK, .ndim = 1, .doc = "[L+1] lengths' dtype" },              \
+    { .name = "weights", .dtypes = REC_WEIGHT_MASK, .ndim = 1, .doc = "[N], or [0] for an unweighted KJT" }, \
+    { .name = "stride_per_key_per_rank", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I32), .ndim = -1,                                      \
+      .doc = "i32 [K, ranks] (torch.IntTensor) for a VBE KJT, else [0]" },                               \
+    { .name = "inverse_indices", .dtypes = REC_ID_MASK, .ndim = -1, .doc = "[K, B], or [0] when none" },  \
+    { .name = "stride", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .ndim = 1, .doc = "[1] stride()" },                                   \
+    { .name = "stride_per_key", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .ndim = 1, .doc = "[K] stride_per_key()" },              \
+    { .name = "length_per_key", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .ndim = 1, .doc = "[K] length_per_key(): values per key" }, \
+    { .name = "offset_per_key", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .ndim = 1, .doc = "[K+1] offset_per_key()" }
+
 /* ------------------------------------------------------------ a read KJT */
 
 /* A checked KJT. Arrays live in the call's scratch memory. */

@@ -56,20 +56,7 @@ static const loom_arg_def concat_inputs[] = {
       .doc = "[K, B] the KJTs' rows, one after the other (all KJTs have them, or none)" },
 };
 
-#define KJT_OUTPUTS                                                                                         \
-    { .name = "keys", .dtypes = U8, .flags = LOOM_ARG_JAGGED, .ndim = 1, .doc = "the key names, UTF-8" },   \
-    { .name = "keys_offsets", .dtypes = I64, .flags = LOOM_ARG_OFFSETS, .ndim = 1, .doc = "[K+1]" },       \
-    { .name = "values", .dtypes = REC_ID_MASK, .ndim = 1, .doc = "[N] values' dtype" },                   \
-    { .name = "lengths", .dtypes = REC_ID_MASK, .ndim = 1, .doc = "[L] the lengths' (or offsets') dtype" }, \
-    { .name = "offsets", .dtypes = REC_ID_MASK, .ndim = 1, .doc = "[L+1] lengths' dtype" },              \
-    { .name = "weights", .dtypes = REC_WEIGHT_MASK, .ndim = 1, .doc = "[N], or [0] for an unweighted KJT" }, \
-    { .name = "stride_per_key_per_rank", .dtypes = I32, .ndim = -1,                                      \
-      .doc = "i32 [K, ranks] (torch.IntTensor) for a VBE KJT, else [0]" },                               \
-    { .name = "inverse_indices", .dtypes = REC_ID_MASK, .ndim = -1, .doc = "[K, B], or [0] when none" },  \
-    { .name = "stride", .dtypes = I64, .ndim = 1, .doc = "[1] stride()" },                                   \
-    { .name = "stride_per_key", .dtypes = I64, .ndim = 1, .doc = "[K] stride_per_key()" },              \
-    { .name = "length_per_key", .dtypes = I64, .ndim = 1, .doc = "[K] length_per_key(): values per key" }, \
-    { .name = "offset_per_key", .dtypes = I64, .ndim = 1, .doc = "[K+1] offset_per_key()" }
+#define KJT_OUTPUTS REC_KJT_OUTPUT_DEFS
 
 static const loom_arg_def kjt_outputs[] = { KJT_OUTPUTS };
 
