@@ -99,15 +99,104 @@ def write_small():
         f.write(data[: len(data) - 1000])
 
 
+# ------------------------------------------------------------ transformers
+# ViT (and Swin): random weights drawn for every parameter (torchvision's
+# init zeroes the heads and leaves the norms at identity, which would hide
+# them), a tiny configuration of each family committed in tests/data (the
+# same code path as the full models: their classes take the architecture
+# as attributes), and vit_b_16 in full made here into build-models.
+
+TRANSFORMERS = ["vit_b_16"]
+
+
+def randomise_transformer(model, seed):
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            r = torch.randn(p.shape, generator=g)
+            if name.endswith("class_token") or name.endswith("pos_embedding"):
+                p.copy_(r * 0.5)
+            elif p.ndim == 1 and (".ln" in name or name.startswith("ln") or "norm" in name) and name.endswith("weight"):
+                p.copy_(1.0 + 0.2 * r)
+            elif p.ndim == 1:
+                p.copy_(0.1 * r)
+            else:
+                p.copy_(r / float(np.sqrt(np.prod(p.shape[1:]))))
+    model.eval()
+    return model
+
+
+def state_dict_of(model):
+    return {k: v.contiguous() for k, v in model.state_dict().items()}
+
+
+def write_vit_tiny(d, seed, representation_size=None):
+    """A VisionTransformer at image_size 32 (patch 8: a 4x4 grid), its logits
+    at 32 and, through interpolate_embeddings, at 48 (a 6x6 grid)."""
+    from torchvision.models.vision_transformer import VisionTransformer, interpolate_embeddings
+    cfg = dict(patch_size=8, num_layers=2, num_heads=2, hidden_dim=16, mlp_dim=32, num_classes=10,
+               representation_size=representation_size)
+    torch.manual_seed(seed)
+    model = randomise_transformer(VisionTransformer(image_size=32, **cfg), seed)
+    os.makedirs(d, exist_ok=True)
+    sd = state_dict_of(model)
+    save_file(sd, os.path.join(d, "model.safetensors"))
+    x = torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(seed + 1))
+    with torch.no_grad():
+        save_npy(os.path.join(d, "input.npy"), x)
+        save_npy(os.path.join(d, "logits.npy"), model(x))
+    if representation_size is None:
+        big = VisionTransformer(image_size=48, **cfg).eval()
+        big.load_state_dict(interpolate_embeddings(48, 8, dict(sd)))
+        x48 = torch.randn(1, 3, 48, 48, generator=torch.Generator().manual_seed(seed + 2))
+        with torch.no_grad():
+            save_npy(os.path.join(d, "input48.npy"), x48)
+            save_npy(os.path.join(d, "logits48.npy"), big(x48))
+
+
+def write_vit_block(d, seed):
+    """One EncoderBlock over 150 tokens (three blocks of query rows)."""
+    from torchvision.models.vision_transformer import EncoderBlock
+    torch.manual_seed(seed)
+    block = randomise_transformer(EncoderBlock(4, 32, 48, 0.0, 0.0), seed)
+    os.makedirs(d, exist_ok=True)
+    save_file(state_dict_of(block), os.path.join(d, "block.safetensors"))
+    x = torch.randn(2, 150, 32, generator=torch.Generator().manual_seed(seed + 1))
+    with torch.no_grad():
+        save_npy(os.path.join(d, "input.npy"), x)
+        save_npy(os.path.join(d, "output.npy"), block(x))
+
+
+def write_transformers_small():
+    write_vit_block(os.path.join(SMALL, "vit_block"), 300)
+    write_vit_tiny(os.path.join(SMALL, "vit_tiny"), 301)
+    write_vit_tiny(os.path.join(SMALL, "vit_tiny_rep"), 302, representation_size=12)
+
+
+def write_transformers(out, only):
+    if "vit_b_16" in only:
+        torch.manual_seed(310)
+        model = randomise_transformer(tvm.vit_b_16(weights=None), 310)
+        d = os.path.join(out, "vit_b_16")
+        os.makedirs(d, exist_ok=True)
+        save_file(state_dict_of(model), os.path.join(d, "model.safetensors"))
+        x = torch.randn(2, 3, 224, 224, generator=torch.Generator().manual_seed(311))
+        with torch.no_grad():
+            save_npy(os.path.join(d, "input224.npy"), x)
+            save_npy(os.path.join(d, "logits224.npy"), model(x))
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", default=",".join(NAMES))
+    ap.add_argument("--only", default=",".join(NAMES + TRANSFORMERS))
     ap.add_argument("out", nargs="?", default=os.path.join(ROOT, "build-models", "vision"))
     args = ap.parse_args()
     write_small()
+    write_transformers_small()
     for i, name in enumerate(NAMES):
         if name in args.only.split(","):
             write_model(args.out, name, 100 + i)
+    write_transformers(args.out, args.only.split(","))
 
 
 if __name__ == "__main__":

@@ -644,6 +644,12 @@ const cf_gen cf_vision_gens[] = {
     { "vision.resnext101_64x4d", 0, 0, NULL, MODEL_COVERED },
     { "vision.wide_resnet50_2", 0, 0, NULL, MODEL_COVERED },
     { "vision.wide_resnet101_2", 0, 0, NULL, MODEL_COVERED },
+    { "vision.vit_encoder_block", 0, 0, NULL, "tests/vision/models_vit: cpu only, torchvision goldens" },
+    { "vision.vit_b_16", 0, 0, NULL, MODEL_COVERED },
+    { "vision.vit_b_32", 0, 0, NULL, MODEL_COVERED },
+    { "vision.vit_l_16", 0, 0, NULL, MODEL_COVERED },
+    { "vision.vit_h_14", 0, 0, NULL, MODEL_COVERED },
+    { "vision.vision_transformer", 0, 0, NULL, MODEL_COVERED },
     /* image_io: cpu kernels only (files are decoded on the host); the goldens are torchvision's */
     { "vision.decode_jpeg", 0, 0, NULL, "tests/vision/image_io/test_image_io_decode.c: cpu only, torchvision goldens" },
     { "vision.decode_png", 0, 0, NULL, "tests/vision/image_io/test_image_io_decode.c: cpu only, torchvision goldens" },

@@ -334,6 +334,14 @@ static const oc_case cases[] = {
       .zeros = 1 },
     { "vision.softmax", "no rows", { T(F32, 2, 0, 5) }, "dim=1", { T(F32, 2, 0, 5) } },
     { "vision.layer_norm", "no rows", { T(F32, 2, 0, 8), T(F32, 1, 8) }, NULL, { T(F32, 2, 0, 8) } },
+#define VIT_BLOCK_WEIGHTS(d, m) T(F32, 1, d), T(F32, 1, d), T(F32, 2, 3 * (d), d), T(F32, 1, 3 * (d)),            \
+                                T(F32, 2, d, d), T(F32, 1, d), T(F32, 1, d), T(F32, 1, d), T(F32, 2, m, d), \
+                                T(F32, 1, m), T(F32, 2, d, m), T(F32, 1, d)
+    { "vision.vit_encoder_block", "no images", { T(F32, 3, 0, 5, 8), VIT_BLOCK_WEIGHTS(8, 16) }, "num_heads=2",
+      { T(F32, 3, 0, 5, 8) } },
+    { "vision.vit_encoder_block", "no tokens", { T(F32, 3, 2, 0, 8), VIT_BLOCK_WEIGHTS(8, 16) }, "num_heads=2",
+      { T(F32, 3, 2, 0, 8) } },
+#undef VIT_BLOCK_WEIGHTS
 
     /* ----------------------------------------------------------- models */
     /* object 1: a resnet18 of zeros with 7 classes (setup) */
@@ -347,6 +355,8 @@ static const oc_case cases[] = {
     MODEL_NO_OBJECT(resnet34) MODEL_NO_OBJECT(resnet50) MODEL_NO_OBJECT(resnet101) MODEL_NO_OBJECT(resnet152)
     MODEL_NO_OBJECT(resnext50_32x4d) MODEL_NO_OBJECT(resnext101_32x8d) MODEL_NO_OBJECT(resnext101_64x4d)
     MODEL_NO_OBJECT(wide_resnet50_2) MODEL_NO_OBJECT(wide_resnet101_2)
+    MODEL_NO_OBJECT(vit_b_16) MODEL_NO_OBJECT(vit_b_32) MODEL_NO_OBJECT(vit_l_16) MODEL_NO_OBJECT(vit_h_14)
+    MODEL_NO_OBJECT(vision_transformer)
 #undef MODEL_NO_OBJECT
 #ifdef LOOM_TEST_HAVE_IMAGE_IO  /* the image_io module is built with libjpeg-turbo and libpng */
     /* ------------------------------------------------------------ image_io */
