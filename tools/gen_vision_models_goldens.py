@@ -106,7 +106,7 @@ def write_small():
 # same code path as the full models: their classes take the architecture
 # as attributes), and vit_b_16 in full made here into build-models.
 
-TRANSFORMERS = ["vit_b_16"]
+TRANSFORMERS = ["vit_b_16", "swin_t"]
 
 
 def randomise_transformer(model, seed):
@@ -167,10 +167,53 @@ def write_vit_block(d, seed):
         save_npy(os.path.join(d, "output.npy"), block(x))
 
 
+def write_swin_ops(d, seed):
+    """ShiftedWindowAttention with a 4x3 window over [2, 10, 9, 16] (padded to
+    12x9), shifted (2, 1) and not; PatchMerging of [2, 5, 7, 8] (odd sides)."""
+    from torchvision.models.swin_transformer import PatchMerging, ShiftedWindowAttention
+    torch.manual_seed(seed)
+    attn = randomise_transformer(ShiftedWindowAttention(16, [4, 3], [2, 1], 2), seed)
+    os.makedirs(d, exist_ok=True)
+    save_file(state_dict_of(attn), os.path.join(d, "attn.safetensors"))
+    x = torch.randn(2, 10, 9, 16, generator=torch.Generator().manual_seed(seed + 1))
+    with torch.no_grad():
+        save_npy(os.path.join(d, "attn_input.npy"), x)
+        save_npy(os.path.join(d, "attn_shifted.npy"), attn(x))
+        attn.shift_size = [0, 0]
+        save_npy(os.path.join(d, "attn_plain.npy"), attn(x))
+    merge = randomise_transformer(PatchMerging(8), seed + 2)
+    save_file(state_dict_of(merge), os.path.join(d, "merge.safetensors"))
+    xm = torch.randn(2, 5, 7, 8, generator=torch.Generator().manual_seed(seed + 3))
+    with torch.no_grad():
+        save_npy(os.path.join(d, "merge_input.npy"), xm)
+        save_npy(os.path.join(d, "merge_output.npy"), merge(xm))
+
+
+def write_swin_tiny(d, seed):
+    """A SwinTransformer (patch 4, embed 8, depths 2, 2, heads 2, 4, window 4)
+    at 32x32 (stage 2's 4x4 map drops the shift) and at 40x44 (10x11 tokens
+    padded to 12x12, then 5x6 padded to 8x8, both shifted)."""
+    from torchvision.models.swin_transformer import SwinTransformer
+    torch.manual_seed(seed)
+    model = randomise_transformer(SwinTransformer([4, 4], 8, [2, 2], [2, 4], [4, 4], stochastic_depth_prob=0.1,
+                                                  num_classes=10), seed)
+    os.makedirs(d, exist_ok=True)
+    save_file(state_dict_of(model), os.path.join(d, "model.safetensors"))
+    x = torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(seed + 1))
+    x2 = torch.randn(1, 3, 40, 44, generator=torch.Generator().manual_seed(seed + 2))
+    with torch.no_grad():
+        save_npy(os.path.join(d, "input.npy"), x)
+        save_npy(os.path.join(d, "logits.npy"), model(x))
+        save_npy(os.path.join(d, "input40x44.npy"), x2)
+        save_npy(os.path.join(d, "logits40x44.npy"), model(x2))
+
+
 def write_transformers_small():
     write_vit_block(os.path.join(SMALL, "vit_block"), 300)
     write_vit_tiny(os.path.join(SMALL, "vit_tiny"), 301)
     write_vit_tiny(os.path.join(SMALL, "vit_tiny_rep"), 302, representation_size=12)
+    write_swin_ops(os.path.join(SMALL, "swin_ops"), 320)
+    write_swin_tiny(os.path.join(SMALL, "swin_tiny"), 321)
 
 
 def write_transformers(out, only):
@@ -181,6 +224,16 @@ def write_transformers(out, only):
         os.makedirs(d, exist_ok=True)
         save_file(state_dict_of(model), os.path.join(d, "model.safetensors"))
         x = torch.randn(2, 3, 224, 224, generator=torch.Generator().manual_seed(311))
+        with torch.no_grad():
+            save_npy(os.path.join(d, "input224.npy"), x)
+            save_npy(os.path.join(d, "logits224.npy"), model(x))
+    if "swin_t" in only:
+        torch.manual_seed(330)
+        model = randomise_transformer(tvm.swin_t(weights=None), 330)
+        d = os.path.join(out, "swin_t")
+        os.makedirs(d, exist_ok=True)
+        save_file(state_dict_of(model), os.path.join(d, "model.safetensors"))
+        x = torch.randn(2, 3, 224, 224, generator=torch.Generator().manual_seed(331))
         with torch.no_grad():
             save_npy(os.path.join(d, "input224.npy"), x)
             save_npy(os.path.join(d, "logits224.npy"), model(x))

@@ -31,7 +31,7 @@ OUT_DIR = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "plugins", "v
 
 CLASSES = ["resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "resnext50_32x4d",
            "resnext101_32x8d", "resnext101_64x4d", "wide_resnet50_2", "wide_resnet101_2"]
-CLASSES += ["vit_b_16", "vit_b_32", "vit_l_16", "vit_h_14"]
+CLASSES += ["vit_b_16", "vit_b_32", "vit_l_16", "vit_h_14", "swin_t", "swin_s", "swin_b"]
 
 
 def c_str(s):

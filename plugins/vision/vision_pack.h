@@ -14,9 +14,10 @@
 **            read_file (cpu only)
 **   transforms/  torchvision.transforms.v2.functional kernels (cpu only)
 **   layers/ conv2d, batch_norm, activations, pools, linear, softmax, layer_norm;
-**           attention: ViT's encoder block (its own module)
+**           attention: ViT's encoder block, Swin's window attention and
+**           patch merging (its own module)
 **   models/ ResNet, ResNeXt, Wide ResNet object classes on the layers' ops;
-**           vit: the ViT classes (its own module)
+**           vit, swin: the ViT and Swin classes (a module each)
 ** Every module names its ops once, in an X-macro list of its header
 ** (VISION_<MODULE>_OPS), defines their schemas once (compiled into both
 ** packs, so both define identical schemas) and gives one pk_module per
@@ -52,6 +53,7 @@ extern const pk_module vision_layers_cpu;      /* layers/: the models' building 
 extern const pk_module vision_models_cpu;      /* models/: the classification models (object classes) */
 extern const pk_module vision_attention_cpu;   /* layers/attention*: the transformer blocks */
 extern const pk_module vision_vit_cpu;         /* models/vit_*: the ViT classes */
+extern const pk_module vision_swin_cpu;        /* models/swin_*: the Swin classes */
 extern const pk_module vision_boxes_cuda, vision_roi_cuda, vision_deform_cuda;
 extern const pk_module vision_image_io_cpu;     /* image_io/: decode / encode (libjpeg-turbo, libpng) */
 extern const pk_module vision_image_io_cuda;    /* image_io/: decode_jpeg through nvJPEG */

@@ -342,6 +342,14 @@ static const oc_case cases[] = {
     { "vision.vit_encoder_block", "no tokens", { T(F32, 3, 2, 0, 8), VIT_BLOCK_WEIGHTS(8, 16) }, "num_heads=2",
       { T(F32, 3, 2, 0, 8) } },
 #undef VIT_BLOCK_WEIGHTS
+#define SWIN_ATTN_WEIGHTS T(F32, 2, 24, 8), T(F32, 1, 24), T(F32, 2, 8, 8), T(F32, 1, 8), T(F32, 2, 9, 2), T(I64, 1, 16)
+    { "vision.swin_window_attention", "no images", { T(F32, 4, 0, 5, 5, 8), SWIN_ATTN_WEIGHTS },
+      "window_size=2;shift_size=1;num_heads=2", { T(F32, 4, 0, 5, 5, 8) } },
+    { "vision.swin_window_attention", "no rows", { T(F32, 4, 2, 0, 5, 8), SWIN_ATTN_WEIGHTS },
+      "window_size=2;num_heads=2", { T(F32, 4, 2, 0, 5, 8) } },
+#undef SWIN_ATTN_WEIGHTS
+    { "vision.swin_patch_merging", "no images", { T(F32, 4, 0, 5, 5, 8), T(F32, 1, 32), T(F32, 1, 32),
+      T(F32, 2, 16, 32) }, NULL, { T(F32, 4, 0, 3, 3, 16) } },
 
     /* ----------------------------------------------------------- models */
     /* object 1: a resnet18 of zeros with 7 classes (setup) */
@@ -357,6 +365,7 @@ static const oc_case cases[] = {
     MODEL_NO_OBJECT(wide_resnet50_2) MODEL_NO_OBJECT(wide_resnet101_2)
     MODEL_NO_OBJECT(vit_b_16) MODEL_NO_OBJECT(vit_b_32) MODEL_NO_OBJECT(vit_l_16) MODEL_NO_OBJECT(vit_h_14)
     MODEL_NO_OBJECT(vision_transformer)
+    MODEL_NO_OBJECT(swin_t) MODEL_NO_OBJECT(swin_s) MODEL_NO_OBJECT(swin_b) MODEL_NO_OBJECT(swin_transformer)
 #undef MODEL_NO_OBJECT
 #ifdef LOOM_TEST_HAVE_IMAGE_IO  /* the image_io module is built with libjpeg-turbo and libpng */
     /* ------------------------------------------------------------ image_io */

@@ -45,4 +45,44 @@ PK_SCHEMA(vision_vit_encoder_block_schema, "vision.vit_encoder_block", 1,
           PK_INPUTS(vit_block_inputs), PK_OUTPUTS(vit_block_outputs), PK_ATTRS(vit_block_attrs),
           .cost = vit_block_cost);
 
+/* --------------------------------------------------------------- Swin */
+
+const int64_t attention_zeros2[2] = { 0, 0 };
+PK_ATTR_TABLE(swin_attn, SWIN_ATTN_ATTRS);
+PK_ATTR_TABLE(swin_merge, SWIN_MERGE_ATTRS);
+
+static const loom_arg_def swin_attn_inputs[] = {
+    { .name = "input", .dtypes = F32, .ndim = 4, .doc = "[B, H, W, C] (channels last, as torchvision's Swin)" },
+    { .name = "qkv_weight", .dtypes = F32, .ndim = 2, .doc = "[3C, C] attn.qkv.weight" },
+    { .name = "qkv_bias", .dtypes = F32, .flags = LOOM_ARG_OPTIONAL, .ndim = 1, .doc = "[3C] attn.qkv.bias" },
+    { .name = "proj_weight", .dtypes = F32, .ndim = 2, .doc = "[C, C] attn.proj.weight" },
+    { .name = "proj_bias", .dtypes = F32, .flags = LOOM_ARG_OPTIONAL, .ndim = 1, .doc = "[C] attn.proj.bias" },
+    { .name = "relative_position_bias_table", .dtypes = F32, .ndim = 2,
+      .doc = "[(2 wh - 1) (2 ww - 1), num_heads] attn.relative_position_bias_table" },
+    { .name = "relative_position_index", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .ndim = 1,
+      .doc = "[(wh ww)^2] attn.relative_position_index (the buffer): rows of the table" },
+    { .name = "residual", .dtypes = F32, .flags = LOOM_ARG_OPTIONAL, .ndim = 4,
+      .doc = "[B, H, W, C] added to the result (a Swin block's x + attn(norm1(x)); may be the output)" },
+};
+static const loom_arg_def swin_attn_outputs[] = {
+    { .name = "output", .dtypes = F32, .ndim = 4, .doc = "[B, H, W, C] (may be the input or the residual tensor)" },
+};
+PK_SCHEMA(vision_swin_window_attention_schema, "vision.swin_window_attention", 1,
+          "torchvision ShiftedWindowAttention (eval): windows padded to multiples, cyclic shift with its -100 mask, "
+          "relative position bias, fused attention (softmax in f32)",
+          PK_INPUTS(swin_attn_inputs), PK_OUTPUTS(swin_attn_outputs), PK_ATTRS(swin_attn_attrs));
+
+static const loom_arg_def swin_merge_inputs[] = {
+    { .name = "input", .dtypes = F32, .ndim = 4, .doc = "[B, H, W, C]" },
+    { .name = "norm_weight", .dtypes = F32, .ndim = 1, .doc = "[4C] norm.weight" },
+    { .name = "norm_bias", .dtypes = F32, .flags = LOOM_ARG_OPTIONAL, .ndim = 1, .doc = "[4C] norm.bias" },
+    { .name = "reduction_weight", .dtypes = F32, .ndim = 2, .doc = "[2C, 4C] reduction.weight (no bias)" },
+};
+static const loom_arg_def swin_merge_outputs[] = {
+    { .name = "output", .dtypes = F32, .ndim = 4, .doc = "[B, ceil(H/2), ceil(W/2), 2C]" },
+};
+PK_SCHEMA(vision_swin_patch_merging_schema, "vision.swin_patch_merging", 1,
+          "torchvision PatchMerging: pad to even, cat of the 2x2 neighbours, LayerNorm(4C), Linear(4C, 2C)",
+          PK_INPUTS(swin_merge_inputs), PK_OUTPUTS(swin_merge_outputs), PK_ATTRS(swin_merge_attrs));
+
 PK_OPS_DEFINE(vision_attention_ops, VISION_ATTENTION_OPS);

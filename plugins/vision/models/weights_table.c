@@ -113,6 +113,18 @@ const model_weights_entry model_weights_entries[] = {
       224, 224, "bicubic", { 0.485, 0.456, 0.406 }, { 0.229, 0.224, 0.225 },
       632045800, 1000, 224, 224, 85.708, 97.73,
       "https://github.com/pytorch/vision/pull/5793", "https://github.com/facebookresearch/SWAG/blob/main/LICENSE" },
+    { "vision.swin_t", "IMAGENET1K_V1", 1, "https://download.pytorch.org/models/swin_t-704ceda3.pth",
+      232, 224, "bicubic", { 0.485, 0.456, 0.406 }, { 0.229, 0.224, 0.225 },
+      28288354, 1000, 224, 224, 81.474, 95.776,
+      "https://github.com/pytorch/vision/tree/main/references/classification#swintransformer", NULL },
+    { "vision.swin_s", "IMAGENET1K_V1", 1, "https://download.pytorch.org/models/swin_s-5e29d889.pth",
+      246, 224, "bicubic", { 0.485, 0.456, 0.406 }, { 0.229, 0.224, 0.225 },
+      49606258, 1000, 224, 224, 83.196, 96.36,
+      "https://github.com/pytorch/vision/tree/main/references/classification#swintransformer", NULL },
+    { "vision.swin_b", "IMAGENET1K_V1", 1, "https://download.pytorch.org/models/swin_b-68c6b09e.pth",
+      238, 224, "bicubic", { 0.485, 0.456, 0.406 }, { 0.229, 0.224, 0.225 },
+      87768224, 1000, 224, 224, 83.582, 96.64,
+      "https://github.com/pytorch/vision/tree/main/references/classification#swintransformer", NULL },
 };
 const size_t model_weights_n_entries = sizeof model_weights_entries / sizeof model_weights_entries[0];
 
@@ -132,6 +144,9 @@ const model_weights_doc model_weights_docs[] = {
     { "vision.vit_b_32", "IMAGENET1K_V1: acc@1 75.912 acc@5 92.466 (ImageNet-1K), 88224232 params, 1000 classes, resize 256 crop 224 bilinear, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 224x224, recipe https://github.com/pytorch/vision/tree/main/references/classification#vit_b_32; DEFAULT = IMAGENET1K_V1" },
     { "vision.vit_l_16", "IMAGENET1K_V1: acc@1 79.662 acc@5 94.638 (ImageNet-1K), 304326632 params, 1000 classes, resize 242 crop 224 bilinear, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 224x224, recipe https://github.com/pytorch/vision/tree/main/references/classification#vit_l_16; IMAGENET1K_SWAG_E2E_V1: acc@1 88.064 acc@5 98.512 (ImageNet-1K), 305174504 params, 1000 classes, resize 512 crop 512 bicubic, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 512x512, recipe https://github.com/facebookresearch/SWAG, license https://github.com/facebookresearch/SWAG/blob/main/LICENSE; IMAGENET1K_SWAG_LINEAR_V1: acc@1 85.146 acc@5 97.422 (ImageNet-1K), 304326632 params, 1000 classes, resize 224 crop 224 bicubic, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 224x224, recipe https://github.com/pytorch/vision/pull/5793, license https://github.com/facebookresearch/SWAG/blob/main/LICENSE; DEFAULT = IMAGENET1K_V1" },
     { "vision.vit_h_14", "IMAGENET1K_SWAG_E2E_V1: acc@1 88.552 acc@5 98.694 (ImageNet-1K), 633470440 params, 1000 classes, resize 518 crop 518 bicubic, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 518x518, recipe https://github.com/facebookresearch/SWAG, license https://github.com/facebookresearch/SWAG/blob/main/LICENSE; IMAGENET1K_SWAG_LINEAR_V1: acc@1 85.708 acc@5 97.73 (ImageNet-1K), 632045800 params, 1000 classes, resize 224 crop 224 bicubic, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 224x224, recipe https://github.com/pytorch/vision/pull/5793, license https://github.com/facebookresearch/SWAG/blob/main/LICENSE; DEFAULT = IMAGENET1K_SWAG_E2E_V1" },
+    { "vision.swin_t", "IMAGENET1K_V1: acc@1 81.474 acc@5 95.776 (ImageNet-1K), 28288354 params, 1000 classes, resize 232 crop 224 bicubic, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 224x224, recipe https://github.com/pytorch/vision/tree/main/references/classification#swintransformer; DEFAULT = IMAGENET1K_V1" },
+    { "vision.swin_s", "IMAGENET1K_V1: acc@1 83.196 acc@5 96.36 (ImageNet-1K), 49606258 params, 1000 classes, resize 246 crop 224 bicubic, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 224x224, recipe https://github.com/pytorch/vision/tree/main/references/classification#swintransformer; DEFAULT = IMAGENET1K_V1" },
+    { "vision.swin_b", "IMAGENET1K_V1: acc@1 83.582 acc@5 96.64 (ImageNet-1K), 87768224 params, 1000 classes, resize 238 crop 224 bicubic, mean (0.485, 0.456, 0.406) std (0.229, 0.224, 0.225), min_size 224x224, recipe https://github.com/pytorch/vision/tree/main/references/classification#swintransformer; DEFAULT = IMAGENET1K_V1" },
 };
 const size_t model_weights_n_docs = sizeof model_weights_docs / sizeof model_weights_docs[0];
 
