@@ -86,6 +86,10 @@ typedef struct attention_problem {
 
 loom_status attention_run(loom_exec_ctx *ctx, const attention_problem *p);
 
+/* softmax of each of rows rows of len scores in place, AVX2+FMA
+** (attention_softmax_avx2.c; x86 only, called when pk_cpu_avx2(PK_CPU_FMA)). */
+void attention_softmax_rows_avx2(float *s, int64_t rows, int64_t len);
+
 /* The GEMM of nn.Linear: c[m, n] = a[m, k] w[n, k]^T (+ bias[n]), act in
 ** the epilogue, then + residual[m, n] when not NULL (attention_cpu.c). */
 loom_status attention_linear(loom_exec_ctx *ctx, const float *a, int64_t m, int64_t k, const float *w, int64_t n,

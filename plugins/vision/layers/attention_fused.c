@@ -8,12 +8,14 @@
 ** (pk_gemm_serial, K read transposed through its strides, no copy), adds
 ** the bias and mask rows, takes the softmax of each row in f32 (max, exp,
 ** sum, one reciprocal) and writes P V straight into the output rows of its
-** head: the scores never leave the thread's buffer.
+** head: the scores never leave the thread's buffer. The softmax runs
+** AVX2+FMA (attention_softmax_avx2.c) when the core's CPU features allow.
 */
 #include <math.h>
 #include <string.h>
 
 #include "attention.h"
+#include "cpu.h"
 #include "gemm/gemm.h"
 
 /* Query rows per task: 64 rows of scores over 1370 keys (vit_h_14 at 518)
@@ -26,6 +28,7 @@ typedef struct attn_job {
     char *work;                 /* per thread: scores, then GEMM workspace */
     size_t per_thread, scores_bytes;
     int32_t threads;
+    int avx2;                   /* the softmax's AVX2+FMA loop may run */
     loom_status status;
 } attn_job;
 
@@ -93,7 +96,12 @@ static void attn_tasks(void *user, int64_t begin, int64_t end, int32_t thread_in
             for (int64_t i = 0; i < rows * L; i++)
                 scores[i] += mk[i];
         }
-        softmax_rows(scores, rows, L);
+#if defined(__x86_64__) || defined(__i386__)
+        if (j->avx2)
+            attention_softmax_rows_avx2(scores, rows, L);
+        else
+#endif
+            softmax_rows(scores, rows, L);
         /* O = P V */
         pk_gemm_args g2 = PK_GEMM_ARGS_INIT;
         g2.m = rows;
@@ -127,6 +135,7 @@ loom_status attention_run(loom_exec_ctx *ctx, const attention_problem *p)
     j.scores_bytes = (((size_t)rows * (size_t)L * sizeof(float)) + 63) / 64 * 64;
     j.per_thread = j.scores_bytes + ((ws1 > ws2 ? ws1 : ws2) + 63) / 64 * 64;
     j.threads = ctx->n_threads > 0 ? ctx->n_threads : 1;
+    j.avx2 = pk_cpu_avx2(PK_CPU_FMA);
     if ((j.work = pk_host->scratch(ctx, j.per_thread * (size_t)j.threads)) == NULL)
         return LOOM_ENOMEM;
     int64_t tasks = p->units * p->heads * j.blocks;
