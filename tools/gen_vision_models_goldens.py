@@ -11,12 +11,17 @@ in eval mode, on a seeded 64x64 input batch (224x224 as well for resnet50):
   build-models/vision/<name>/input.npy, logits.npy
   build-models/vision/resnet18/extra_key.safetensors  the same plus a key resnet18 lacks
   build-models/vision/resnet18/classes10.safetensors  a fine-tuned head: fc 512 -> 10
+  build-models/vision/{vit_b_16,swin_t}/model.safetensors, input224.npy, logits224.npy
+      (every parameter random: torchvision zeroes the heads)
 
 The weights are tens to hundreds of MB, so they are made here (tools/dev
 goldens) and not committed; the tests skip with a message when they are
 absent. Committed, small (tests/data/vision/models/): files that do not fit
 the architecture: a key missing, a wrong shape, a wrong dtype, a truncated
-file, each read by the error tests.
+file, each read by the error tests; and the transformers' small cases:
+vit_block/ (one EncoderBlock), vit_tiny/ and vit_tiny_rep/ (a tiny
+VisionTransformer, at its size and interpolated; with pre_logits),
+swin_ops/ (ShiftedWindowAttention, PatchMerging) and swin_tiny/.
 
     .venv/bin/python tools/gen_vision_models_goldens.py [--only NAME,...] [MODELS_DIR]
 
@@ -217,23 +222,18 @@ def write_transformers_small():
 
 
 def write_transformers(out, only):
-    if "vit_b_16" in only:
-        torch.manual_seed(310)
-        model = randomise_transformer(tvm.vit_b_16(weights=None), 310)
-        d = os.path.join(out, "vit_b_16")
+    """vit_b_16 and swin_t in full: model.safetensors, a [2, 3, 224, 224]
+    batch and its logits."""
+    for i, name in enumerate(TRANSFORMERS):
+        if name not in only:
+            continue
+        seed = 310 + 20 * i
+        torch.manual_seed(seed)
+        model = randomise_transformer(getattr(tvm, name)(weights=None), seed)
+        d = os.path.join(out, name)
         os.makedirs(d, exist_ok=True)
         save_file(state_dict_of(model), os.path.join(d, "model.safetensors"))
-        x = torch.randn(2, 3, 224, 224, generator=torch.Generator().manual_seed(311))
-        with torch.no_grad():
-            save_npy(os.path.join(d, "input224.npy"), x)
-            save_npy(os.path.join(d, "logits224.npy"), model(x))
-    if "swin_t" in only:
-        torch.manual_seed(330)
-        model = randomise_transformer(tvm.swin_t(weights=None), 330)
-        d = os.path.join(out, "swin_t")
-        os.makedirs(d, exist_ok=True)
-        save_file(state_dict_of(model), os.path.join(d, "model.safetensors"))
-        x = torch.randn(2, 3, 224, 224, generator=torch.Generator().manual_seed(331))
+        x = torch.randn(2, 3, 224, 224, generator=torch.Generator().manual_seed(seed + 1))
         with torch.no_grad():
             save_npy(os.path.join(d, "input224.npy"), x)
             save_npy(os.path.join(d, "logits224.npy"), model(x))

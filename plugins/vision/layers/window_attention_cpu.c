@@ -88,8 +88,8 @@ static loom_status pair(const loom_call *call, int index, int64_t *a, int64_t *b
     *a = v->u.ints[0];
     *b = v->u.ints[v->count - 1];
     if (*a > 4096 || *b > 4096)
-        return pk_host->fail(LOOM_EINVAL, "attribute '%s' = (%lld, %lld): at most 4096", call->schema->attrs[index].name,
-                             (long long)*a, (long long)*b);
+        return pk_host->fail(LOOM_EINVAL, "attribute '%s' = (%lld, %lld): at most 4096",
+                             call->schema->attrs[index].name, (long long)*a, (long long)*b);
     return LOOM_OK;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
-** state_dict.c - the key-by-key reading of a torchvision state_dict
-** (state_dict.h).
+** state_dict.c - the key-by-key reading of a torchvision state_dict, and
+** the op and weight-entry lookups of the classes' create (state_dict.h).
 */
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "state_dict.h"
+#include "weights.h"
 
 loom_status sd_init(sd_loader *L, const char *cls, const loom_safetensors *st)
 {
@@ -119,4 +120,23 @@ loom_status sd_no_unexpected(const sd_loader *L)
                              "tensor", L->cls, name, got, L->cls);
     }
     return LOOM_OK;
+}
+
+loom_status sd_find_op(const char *cls, const char *name, const loom_op **out)
+{
+    if ((*out = pk_host->op_find(name)) == NULL)
+        return pk_host->fail(LOOM_ENOENT, "%s needs op %s", cls, name);
+    return LOOM_OK;
+}
+
+loom_status sd_weight_entry(const loom_object_args *args, int64_t classes, int64_t num_params,
+                            const struct model_weights_entry **out)
+{
+    *out = NULL;
+    const loom_attr_value *wa = args->n_attrs > 0 ? &args->attrs[0] : NULL;
+    if (wa == NULL || !wa->is_set || wa->u.s == NULL || wa->u.s[0] == '\0')
+        return LOOM_OK;
+    if ((*out = model_weights_find(args->class_name, wa->u.s)) == NULL)
+        return LOOM_EINVAL;
+    return model_weights_check(*out, classes, num_params, 1, 1);
 }

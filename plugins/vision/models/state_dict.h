@@ -7,6 +7,8 @@
 ** torchvision's num_params counts them, and at the end every key of the
 ** file must have been expected (else "unexpected key"). The tensors are
 ** borrowed from the mapping, which the core keeps for the object's life.
+** Also what the transformer classes' create share: their ops, looked up by
+** name, and the weight entry a file must fit.
 */
 #ifndef LOOM_VISION_MODELS_STATE_DICT_H
 #define LOOM_VISION_MODELS_STATE_DICT_H
@@ -45,5 +47,16 @@ int64_t sd_dim(const sd_loader *L, const char *name, int32_t ndim, int32_t dim, 
 
 /* Refuses the first key of the file that was not expected. */
 loom_status sd_no_unexpected(const sd_loader *L);
+
+/* The op `name` a class `cls` calls, or a message naming both. */
+loom_status sd_find_op(const char *cls, const char *name, const loom_op **out);
+
+/* The weight entry named by the class's first attribute (`weights`), when
+** it is set: *out is the entry, and the file's classes and num_params must
+** be the entry's (weights.h: model_weights_check); *out stays NULL when the
+** attribute is unset. */
+struct model_weights_entry;
+loom_status sd_weight_entry(const loom_object_args *args, int64_t classes, int64_t num_params,
+                            const struct model_weights_entry **out);
 
 #endif

@@ -22,12 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_call.h"
 #include "swin.h"
-
-static void *alloc_floats(int64_t n)
-{
-    return aligned_alloc(64, ((size_t)n * sizeof(float) + 63) / 64 * 64 + 64);
-}
 
 static loom_status plan_for(swin_model *m, int64_t n, int64_t h, int64_t w)
 {
@@ -45,10 +41,10 @@ static loom_status plan_for(swin_model *m, int64_t n, int64_t h, int64_t w)
     for (int64_t s = 0; s < m->stages; s++, c *= 2, hs = (hs + 1) / 2, ws = (ws + 1) / 2)
         most = n * hs * ws * c > most ? n * hs * ws * c : most;
     for (int i = 0; i < 2; i++)
-        p->x[i] = alloc_floats(most);
-    p->a = alloc_floats(most);
-    p->m = alloc_floats(4 * most);
-    p->pooled = alloc_floats(n * m->features);
+        p->x[i] = model_alloc_floats(most);
+    p->a = model_alloc_floats(most);
+    p->m = model_alloc_floats(4 * most);
+    p->pooled = model_alloc_floats(n * m->features);
     if (p->x[0] == NULL || p->x[1] == NULL || p->a == NULL || p->m == NULL || p->pooled == NULL)
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory for the activations of input [%lld, 3, %lld, %lld]",
                              m->cls, (long long)n, (long long)h, (long long)w);
@@ -60,30 +56,14 @@ static loom_status plan_for(swin_model *m, int64_t n, int64_t h, int64_t w)
     return LOOM_OK;
 }
 
-static loom_tensor view(const void *data, int32_t ndim, int64_t *shape)
-{
-    loom_tensor t = { .data = (void *)data, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = ndim,
-                      .dtype = { LOOM_DL_FLOAT, 32, 1 }, .shape = shape };
-    return t;
-}
-
-static loom_status call_op(loom_call *call, const loom_op *op, const loom_tensor *const *ins, int32_t n_ins,
-                           loom_tensor *out, const loom_named_attr *attrs, int32_t n_attrs)
-{
-    loom_tensor *outs[1] = { out };
-    loom_op_call oc = { .struct_size = sizeof oc, .op = op, .n_inputs = n_ins, .inputs = ins, .n_outputs = 1,
-                        .outputs = outs, .n_attrs = n_attrs, .attrs = attrs };
-    return pk_host->op_call(call->ctx, &oc);
-}
-
 /* y[rows, c] = layer_norm(x) (eps 1e-5, nn.LayerNorm's default that Swin keeps); y may be x. */
 static loom_status norm(loom_call *call, const swin_model *m, const float *x, float *y, int64_t rows, int64_t c,
                         const loom_tensor *w, const loom_tensor *b)
 {
     int64_t xs[2] = { rows, c }, ys[2] = { rows, c };
-    loom_tensor tx = view(x, 2, xs), ty = view(y, 2, ys);
+    loom_tensor tx = model_view(x, 2, xs), ty = model_view(y, 2, ys);
     const loom_tensor *ins[3] = { &tx, w, b };
-    return call_op(call, m->layer_norm, ins, 3, &ty, NULL, 0);
+    return model_call_op(call, m->layer_norm, ins, 3, &ty, NULL, 0);
 }
 
 /* y[rows, out] = x[rows, k] w^T + b */
@@ -91,9 +71,9 @@ static loom_status linear(loom_call *call, const swin_model *m, const float *x, 
                           const loom_tensor *w, const loom_tensor *b)
 {
     int64_t xs[2] = { rows, w->shape[1] }, ys[2] = { rows, w->shape[0] };
-    loom_tensor tx = view(x, 2, xs), ty = view(y, 2, ys);
+    loom_tensor tx = model_view(x, 2, xs), ty = model_view(y, 2, ys);
     const loom_tensor *ins[3] = { &tx, w, b };
-    return call_op(call, m->linear, ins, 3, &ty, NULL, 0);
+    return model_call_op(call, m->linear, ins, 3, &ty, NULL, 0);
 }
 
 typedef struct rows_job {
@@ -133,7 +113,7 @@ static loom_status block(loom_call *call, swin_model *m, const swin_block *b, fl
     if ((st = norm(call, m, x, p->a, rows, c, b->norm1_w, b->norm1_b)) != LOOM_OK)
         return st;
     int64_t as[4] = { n, h, w, c }, xs[4] = { n, h, w, c }, os[4] = { n, h, w, c };
-    loom_tensor ta = view(p->a, 4, as), tx = view(x, 4, xs), to = view(x, 4, os);
+    loom_tensor ta = model_view(p->a, 4, as), tx = model_view(x, 4, xs), to = model_view(x, 4, os);
     const loom_tensor *ins[8] = { &ta, b->qkv_w, b->qkv_b, b->proj_w, b->proj_b, b->table, b->index, &tx };
     const int64_t window[2] = { m->window_h, m->window_w }, shift[2] = { b->shift_h, b->shift_w };
     loom_named_attr attrs[3] = {
@@ -141,14 +121,14 @@ static loom_status block(loom_call *call, swin_model *m, const swin_block *b, fl
         { "shift_size", { .type = LOOM_ATTR_INTS, .is_set = 1, .count = 2, .u = { .ints = shift } } },
         { "num_heads", { .type = LOOM_ATTR_INT, .is_set = 1, .u = { .i = b->heads } } },
     };
-    if ((st = call_op(call, m->attention, ins, 8, &to, attrs, 3)) != LOOM_OK
+    if ((st = model_call_op(call, m->attention, ins, 8, &to, attrs, 3)) != LOOM_OK
         || (st = norm(call, m, x, p->a, rows, c, b->norm2_w, b->norm2_b)) != LOOM_OK
         || (st = linear(call, m, p->a, p->m, rows, b->fc1_w, b->fc1_b)) != LOOM_OK)
         return st;
     int64_t ms[2] = { rows, 4 * c }, gs[2] = { rows, 4 * c };
-    loom_tensor tm = view(p->m, 2, ms), tg = view(p->m, 2, gs);
+    loom_tensor tm = model_view(p->m, 2, ms), tg = model_view(p->m, 2, gs);
     const loom_tensor *gin[1] = { &tm };
-    if ((st = call_op(call, m->gelu, gin, 1, &tg, NULL, 0)) != LOOM_OK
+    if ((st = model_call_op(call, m->gelu, gin, 1, &tg, NULL, 0)) != LOOM_OK
         || (st = linear(call, m, p->m, p->a, rows, b->fc2_w, b->fc2_b)) != LOOM_OK)
         return st;
     rows_job add = { p->a, x, c, 0 };
@@ -163,12 +143,12 @@ static loom_status forward(loom_call *call, swin_model *m, const loom_tensor *x,
     loom_status st;
     {
         int64_t xs[4] = { n, 3, x->shape[2], x->shape[3] }, ys[4] = { n, c, h, w };
-        loom_tensor tx = view(loom_data(x), 4, xs), ty = view(p->a, 4, ys);
+        loom_tensor tx = model_view(loom_data(x), 4, xs), ty = model_view(p->a, 4, ys);
         const loom_tensor *ins[3] = { &tx, m->stem_w, m->stem_b };
         const int64_t stride[2] = { m->patch_h, m->patch_w };
         loom_named_attr a[1] = { { "stride", { .type = LOOM_ATTR_INTS, .is_set = 1, .count = 2,
                                                .u = { .ints = stride } } } };
-        if ((st = call_op(call, m->conv2d, ins, 3, &ty, a, 1)) != LOOM_OK)
+        if ((st = model_call_op(call, m->conv2d, ins, 3, &ty, a, 1)) != LOOM_OK)
             return st;
     }
     rows_job pj = { p->a, p->x[0], c, h * w };
@@ -184,9 +164,9 @@ static loom_status forward(loom_call *call, swin_model *m, const loom_tensor *x,
         if (s + 1 == m->stages)
             break;
         int64_t xs[4] = { n, h, w, c }, ys[4] = { n, (h + 1) / 2, (w + 1) / 2, 2 * c };
-        loom_tensor tx = view(p->x[cur], 4, xs), ty = view(p->x[1 - cur], 4, ys);
+        loom_tensor tx = model_view(p->x[cur], 4, xs), ty = model_view(p->x[1 - cur], 4, ys);
         const loom_tensor *ins[4] = { &tx, m->merges[s].norm_w, m->merges[s].norm_b, m->merges[s].reduction_w };
-        if ((st = call_op(call, m->merging, ins, 4, &ty, NULL, 0)) != LOOM_OK)
+        if ((st = model_call_op(call, m->merging, ins, 4, &ty, NULL, 0)) != LOOM_OK)
             return st;
         cur = 1 - cur;
         h = (h + 1) / 2;
@@ -203,9 +183,9 @@ static loom_status forward(loom_call *call, swin_model *m, const loom_tensor *x,
             p->pooled[i * c + k] = (float)(sum / (double)(h * w));
         }
     int64_t ps[2] = { n, c };
-    loom_tensor tp = view(p->pooled, 2, ps);
+    loom_tensor tp = model_view(p->pooled, 2, ps);
     const loom_tensor *ins[3] = { &tp, m->head_w, m->head_b };
-    return call_op(call, m->linear, ins, 3, logits, NULL, 0);
+    return model_call_op(call, m->linear, ins, 3, logits, NULL, 0);
 }
 
 static loom_status swin_run(loom_call *call)

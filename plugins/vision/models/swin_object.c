@@ -186,13 +186,6 @@ static loom_status arch_of(const loom_object_args *args, swin_model *m)
     return LOOM_OK;
 }
 
-static loom_status find_op(const char *cls, const char *name, const loom_op **out)
-{
-    if ((*out = pk_host->op_find(name)) == NULL)
-        return pk_host->fail(LOOM_ENOENT, "%s needs op %s", cls, name);
-    return LOOM_OK;
-}
-
 static loom_status swin_create(const loom_object_args *args, void **state_out)
 {
     *state_out = NULL;
@@ -212,19 +205,15 @@ static loom_status swin_create(const loom_object_args *args, void **state_out)
         m->num_params = L.num_params;
         sd_free(&L);
     }
-    if (st == LOOM_OK && (st = find_op(cls, "vision.conv2d", &m->conv2d)) == LOOM_OK
-        && (st = find_op(cls, "vision.layer_norm", &m->layer_norm)) == LOOM_OK
-        && (st = find_op(cls, "vision.swin_window_attention", &m->attention)) == LOOM_OK
-        && (st = find_op(cls, "vision.swin_patch_merging", &m->merging)) == LOOM_OK
-        && (st = find_op(cls, "vision.linear", &m->linear)) == LOOM_OK)
-        st = find_op(cls, "vision.gelu", &m->gelu);
-    const loom_attr_value *wa = args->n_attrs > 0 ? &args->attrs[0] : NULL;
-    if (st == LOOM_OK && wa != NULL && wa->is_set && wa->u.s != NULL && wa->u.s[0] != '\0') {
-        if ((m->entry = model_weights_find(cls, wa->u.s)) == NULL)
-            st = LOOM_EINVAL;
-        else
-            st = model_weights_check(m->entry, m->classes, m->num_params, 1, 1);
-    }
+    if (st == LOOM_OK && (st = sd_find_op(cls, "vision.conv2d", &m->conv2d)) == LOOM_OK
+        && (st = sd_find_op(cls, "vision.layer_norm", &m->layer_norm)) == LOOM_OK
+        && (st = sd_find_op(cls, "vision.swin_window_attention", &m->attention)) == LOOM_OK
+        && (st = sd_find_op(cls, "vision.swin_patch_merging", &m->merging)) == LOOM_OK
+        && (st = sd_find_op(cls, "vision.linear", &m->linear)) == LOOM_OK)
+        st = sd_find_op(cls, "vision.gelu", &m->gelu);
+    /* a weight entry, when named: the file must fit it */
+    if (st == LOOM_OK)
+        st = sd_weight_entry(args, m->classes, m->num_params, &m->entry);
     if (st != LOOM_OK) {
         swin_destroy(m);
         return st;
@@ -233,7 +222,8 @@ static loom_status swin_create(const loom_object_args *args, void **state_out)
     return LOOM_OK;
 }
 
-#define SWIN_WEIGHTS_ATTR(DOC_) { .name = "weights", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_NONE, .doc = (DOC_) }
+#define SWIN_WEIGHTS_ATTR(DOC_)                                                                    \
+    { .name = "weights", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_NONE, .doc = (DOC_) }
 #define SWIN_CLASS(id)                                                                             \
     static const loom_attr_def id##_attrs[] = { SWIN_WEIGHTS_ATTR(VISION_WEIGHTS_DOC_##id) };      \
     static const loom_object_class id##_class = {                                                  \

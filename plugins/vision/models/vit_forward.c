@@ -22,12 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_call.h"
 #include "vit.h"
-
-static void *alloc_floats(int64_t n)
-{
-    return aligned_alloc(64, ((size_t)n * sizeof(float) + 63) / 64 * 64 + 64);
-}
 
 static loom_status plan_for(vit_model *m, int64_t n, int64_t size)
 {
@@ -41,11 +37,11 @@ static loom_status plan_for(vit_model *m, int64_t n, int64_t size)
     free(p->head_in);
     free(p->head_mid);
     memset(p, 0, sizeof *p);
-    p->patches = alloc_floats(n * d * g * g);
-    p->tokens = alloc_floats(n * seq * d);
-    p->pos = alloc_floats(seq * d);
-    p->head_in = alloc_floats(2 * n * d);
-    p->head_mid = alloc_floats(n * (m->rep > 0 ? m->rep : 1));
+    p->patches = model_alloc_floats(n * d * g * g);
+    p->tokens = model_alloc_floats(n * seq * d);
+    p->pos = model_alloc_floats(seq * d);
+    p->head_in = model_alloc_floats(2 * n * d);
+    p->head_mid = model_alloc_floats(n * (m->rep > 0 ? m->rep : 1));
     if (p->patches == NULL || p->tokens == NULL || p->pos == NULL || p->head_in == NULL || p->head_mid == NULL)
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory for the activations of input [%lld, 3, %lld, %lld]",
                              m->cls, (long long)n, (long long)size, (long long)size);
@@ -58,22 +54,6 @@ static loom_status plan_for(vit_model *m, int64_t n, int64_t size)
     p->grid = g;
     p->seq = seq;
     return LOOM_OK;
-}
-
-static loom_tensor view(const void *data, int32_t ndim, int64_t *shape)
-{
-    loom_tensor t = { .data = (void *)data, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = ndim,
-                      .dtype = { LOOM_DL_FLOAT, 32, 1 }, .shape = shape };
-    return t;
-}
-
-static loom_status call_op(loom_call *call, const loom_op *op, const loom_tensor *const *ins, int32_t n_ins,
-                           loom_tensor *out, const loom_named_attr *attrs, int32_t n_attrs)
-{
-    loom_tensor *outs[1] = { out };
-    loom_op_call oc = { .struct_size = sizeof oc, .op = op, .n_inputs = n_ins, .inputs = ins, .n_outputs = 1,
-                        .outputs = outs, .n_attrs = n_attrs, .attrs = attrs };
-    return pk_host->op_call(call->ctx, &oc);
 }
 
 typedef struct tokens_job {
@@ -110,26 +90,26 @@ static loom_status forward(loom_call *call, vit_model *m, const loom_tensor *x, 
     loom_status st;
     {
         int64_t xs[4] = { x->shape[0], 3, x->shape[2], x->shape[3] }, ys[4] = { n, d, g, g };
-        loom_tensor tx = view(loom_data(x), 4, xs), ty = view(p->patches, 4, ys);
+        loom_tensor tx = model_view(loom_data(x), 4, xs), ty = model_view(p->patches, 4, ys);
         const loom_tensor *ins[3] = { &tx, m->conv_w, m->conv_b };
         const int64_t stride = m->patch;
         loom_named_attr a[1] = { { "stride", { .type = LOOM_ATTR_INTS, .is_set = 1, .count = 1,
                                                .u = { .ints = &stride } } } };
-        if ((st = call_op(call, m->conv2d, ins, 3, &ty, a, 1)) != LOOM_OK)
+        if ((st = model_call_op(call, m->conv2d, ins, 3, &ty, a, 1)) != LOOM_OK)
             return st;
     }
     tokens_job tj = { m, p };
     if ((st = pk_host->parallel_for(call->ctx, n * p->seq, 64, tokens_rows, &tj)) != LOOM_OK)
         return st;
     int64_t ts[3] = { n, p->seq, d };
-    loom_tensor tt = view(p->tokens, 3, ts), tout = view(p->tokens, 3, ts);
+    loom_tensor tt = model_view(p->tokens, 3, ts), tout = model_view(p->tokens, 3, ts);
     loom_named_attr ba[1] = { { "num_heads", { .type = LOOM_ATTR_INT, .is_set = 1, .u = { .i = m->heads } } } };
     for (int64_t i = 0; i < m->layers; i++) {
         const loom_tensor *ins[1 + VIT_BLOCK_TENSORS];
         ins[0] = &tt;
         for (int k = 0; k < VIT_BLOCK_TENSORS; k++)
             ins[1 + k] = m->blocks[i][k];
-        if ((st = call_op(call, m->block, ins, 1 + VIT_BLOCK_TENSORS, &tout, ba, 1)) != LOOM_OK)
+        if ((st = model_call_op(call, m->block, ins, 1 + VIT_BLOCK_TENSORS, &tout, ba, 1)) != LOOM_OK)
             return st;
     }
     /* encoder.ln of the class rows */
@@ -137,26 +117,26 @@ static loom_status forward(loom_call *call, vit_model *m, const loom_tensor *x, 
     for (int64_t i = 0; i < n; i++)
         memcpy(cls_rows + i * d, p->tokens + i * p->seq * d, (size_t)d * sizeof(float));
     int64_t cs[2] = { n, d }, ns[2] = { n, d };
-    loom_tensor tc = view(cls_rows, 2, cs), tn = view(normed, 2, ns);
+    loom_tensor tc = model_view(cls_rows, 2, cs), tn = model_view(normed, 2, ns);
     {
         const loom_tensor *ins[3] = { &tc, m->ln_w, m->ln_b };
         loom_named_attr a[1] = { { "eps", { .type = LOOM_ATTR_FLOAT, .is_set = 1, .u = { .f = 1e-6 } } } };
-        if ((st = call_op(call, m->layer_norm, ins, 3, &tn, a, 1)) != LOOM_OK)
+        if ((st = model_call_op(call, m->layer_norm, ins, 3, &tn, a, 1)) != LOOM_OK)
             return st;
     }
     loom_tensor *head_in = &tn;
     int64_t rs[2] = { n, m->rep };
-    loom_tensor tr = view(p->head_mid, 2, rs);
+    loom_tensor tr = model_view(p->head_mid, 2, rs);
     if (m->rep > 0) {
         const loom_tensor *ins[3] = { &tn, m->pre_w, m->pre_b };
-        if ((st = call_op(call, m->linear, ins, 3, &tr, NULL, 0)) != LOOM_OK)
+        if ((st = model_call_op(call, m->linear, ins, 3, &tr, NULL, 0)) != LOOM_OK)
             return st;
         for (int64_t i = 0; i < n * m->rep; i++)
             p->head_mid[i] = tanhf(p->head_mid[i]);
         head_in = &tr;
     }
     const loom_tensor *ins[3] = { head_in, m->head_w, m->head_b };
-    return call_op(call, m->linear, ins, 3, logits, NULL, 0);
+    return model_call_op(call, m->linear, ins, 3, logits, NULL, 0);
 }
 
 static loom_status vit_run(loom_call *call)

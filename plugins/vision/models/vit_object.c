@@ -110,13 +110,6 @@ static loom_status load_keys(sd_loader *L, vit_model *m)
     return sd_no_unexpected(L);
 }
 
-static loom_status find_op(const char *cls, const char *name, const loom_op **out)
-{
-    if ((*out = pk_host->op_find(name)) == NULL)
-        return pk_host->fail(LOOM_ENOENT, "%s needs op %s", cls, name);
-    return LOOM_OK;
-}
-
 /* The architecture: a named class's, or vision_transformer's attributes
 ** (patch_size, num_layers, num_heads, hidden_dim, mlp_dim after weights). */
 static loom_status arch_of(const loom_object_args *args, vit_model *m)
@@ -166,19 +159,13 @@ static loom_status vit_create(const loom_object_args *args, void **state_out)
         m->num_params = L.num_params;
         sd_free(&L);
     }
-    if (st == LOOM_OK && (st = find_op(cls, "vision.conv2d", &m->conv2d)) == LOOM_OK
-        && (st = find_op(cls, "vision.vit_encoder_block", &m->block)) == LOOM_OK
-        && (st = find_op(cls, "vision.layer_norm", &m->layer_norm)) == LOOM_OK)
-        st = find_op(cls, "vision.linear", &m->linear);
+    if (st == LOOM_OK && (st = sd_find_op(cls, "vision.conv2d", &m->conv2d)) == LOOM_OK
+        && (st = sd_find_op(cls, "vision.vit_encoder_block", &m->block)) == LOOM_OK
+        && (st = sd_find_op(cls, "vision.layer_norm", &m->layer_norm)) == LOOM_OK)
+        st = sd_find_op(cls, "vision.linear", &m->linear);
     /* a weight entry, when named: the file must fit it */
-    const loom_attr_value *wa = args->n_attrs > 0 ? &args->attrs[0] : NULL;
-    if (st == LOOM_OK && wa != NULL && wa->is_set && wa->u.s != NULL && wa->u.s[0] != '\0') {
-        if ((m->entry = model_weights_find(cls, wa->u.s)) == NULL)
-            st = LOOM_EINVAL;
-        else
-            st = model_weights_check(m->entry, m->classes, m->num_params, m->grid0 * m->patch,
-                                     m->grid0 * m->patch);
-    }
+    if (st == LOOM_OK)
+        st = sd_weight_entry(args, m->classes, m->num_params, &m->entry);
     if (st != LOOM_OK) {
         vit_destroy(m);
         return st;

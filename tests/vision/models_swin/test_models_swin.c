@@ -29,37 +29,15 @@
 #include <cmocka.h>
 
 #include "tu_ops.h"
+#include "../models_vit/transformer_checks.h"
 
-static loom_tensor *npy_file(const char *path)
-{
-    loom_tensor *t = NULL;
-    if (loom_npy_read(&t, path) != LOOM_OK)
-        fail_msg("%s: %s", path, loom_last_error());
-    return t;
-}
-
+/* tc_data_file into one of two static buffers (two paths may be live at once). */
 static const char *data_file(const char *dir, const char *file)
 {
     static char buf[2][512];
     static int k;
     k ^= 1;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", tu_data_path("vision/models"), dir);
-    size_t len = strlen(buf[k]);
-    snprintf(buf[k] + len, sizeof buf[k] - len, "/%s", file);
-    return buf[k];
-}
-
-static void assert_rel_close(const loom_tensor *got, const loom_tensor *want, double rel, const char *what)
-{
-    tu_assert_same_shape(got, want, what);
-    double m = 0.0, e = 0.0;
-    for (int64_t i = 0; i < loom_numel(want); i++) {
-        m = fmax(m, fabs(tu_get(want, i)));
-        e = fmax(e, fabs(tu_get(got, i) - tu_get(want, i)));
-    }
-    if (!(e <= rel * m))
-        fail_msg("%s: max |got - want| = %g > %g * max |want| = %g", what, e, rel, rel * m);
-    printf("# %s: max |got - want| / max |want| = %.2e\n", what, e / m);
+    return tc_data_file(buf[k], sizeof buf[k], dir, file);
 }
 
 /* -------------------------------------------------------- window attention */
@@ -78,7 +56,7 @@ static void attn_open(attn_data *a)
     memset(a, 0, sizeof *a);
     if (loom_safetensors_open(&a->st, data_file("swin_ops", "attn.safetensors")) != LOOM_OK)
         fail_msg("attn.safetensors: %s", loom_last_error());
-    a->x = npy_file(data_file("swin_ops", "attn_input.npy"));
+    a->x = tc_npy_file(data_file("swin_ops", "attn_input.npy"));
     a->in[0] = a->x;
     for (int i = 0; i < 6; i++)
         if (loom_safetensors_get(a->st, attn_keys[i], &a->in[1 + i]) != LOOM_OK)
@@ -114,10 +92,10 @@ static void window_attention_matches_torchvision(void **state)
         { "attn_shifted.npy", 2, 1 }, { "attn_plain.npy", 0, 0 },
     };
     for (size_t c = 0; c < 2; c++) {
-        loom_tensor *want = npy_file(data_file("swin_ops", cases[c].file)), *got = NULL;
+        loom_tensor *want = tc_npy_file(data_file("swin_ops", cases[c].file)), *got = NULL;
         if (run_attn(a.in, 7, cases[c].sh, cases[c].sw, 4, &got) != LOOM_OK)
             fail_msg("%s: %s", cases[c].file, loom_last_error());
-        assert_rel_close(got, want, 1e-5, cases[c].file);
+        tc_assert_rel_close(got, want, 1e-5, cases[c].file);
         /* with the residual, written over it: x + attn(x) */
         loom_tensor *r = NULL;
         assert_int_equal(loom_tensor_new(&r, LOOM_DTYPE_F32, 4, a.x->shape, NULL), LOOM_OK);
@@ -132,20 +110,12 @@ static void window_attention_matches_torchvision(void **state)
         const float *x = loom_data(a.x);
         for (int64_t i = 0; i < loom_numel(want); i++)
             w[i] += x[i];
-        assert_rel_close(r, want, 1e-5, "x + attn(x), in place");
+        tc_assert_rel_close(r, want, 1e-5, "x + attn(x), in place");
         loom_tensor_free(r);
         loom_tensor_free(got);
         loom_tensor_free(want);
     }
     attn_close(&a);
-}
-
-static void expect_error(loom_status st, const char *n1, const char *n2)
-{
-    if (st == LOOM_OK)
-        fail_msg("accepted (expected a message with %s)", n1);
-    if (strstr(loom_last_error(), n1) == NULL || (n2 != NULL && strstr(loom_last_error(), n2) == NULL))
-        fail_msg("message \"%s\" does not say %s / %s", loom_last_error(), n1, n2 ? n2 : "");
 }
 
 static void window_attention_refuses_bad_arguments(void **state)
@@ -155,8 +125,8 @@ static void window_attention_refuses_bad_arguments(void **state)
     attn_open(&a);
     loom_tensor *out = NULL;
     /* a 3x3 window: the 7x5 table and the 144-entry index do not fit */
-    expect_error(run_attn(a.in, 7, 0, 0, 3, &out), "'relative_position_bias_table' f32[35,2]", "[25, 2]");
-    expect_error(run_attn(a.in, 7, 4, 1, 4, &out), "'shift_size' = (4, 1)", "below");
+    tc_expect_error(run_attn(a.in, 7, 0, 0, 3, &out), "'relative_position_bias_table' f32[35,2]", "[25, 2]");
+    tc_expect_error(run_attn(a.in, 7, 4, 1, 4, &out), "'shift_size' = (4, 1)", "below");
     /* an index past the table's rows */
     const loom_tensor *idx = a.in[6];
     loom_tensor *bad = NULL;
@@ -166,11 +136,11 @@ static void window_attention_refuses_bad_arguments(void **state)
     const loom_tensor *in[7];
     memcpy(in, a.in, sizeof in);
     in[6] = bad;
-    expect_error(run_attn(in, 7, 0, 0, 4, &out), "'relative_position_index'[5] = 35", "35 rows");
+    tc_expect_error(run_attn(in, 7, 0, 0, 4, &out), "'relative_position_index'[5] = 35", "35 rows");
     loom_tensor_free(bad);
     memcpy(in, a.in, sizeof in);
     in[1] = a.in[3];    /* proj.weight [16, 16] as qkv.weight */
-    expect_error(run_attn(in, 7, 0, 0, 4, &out), "'qkv_weight' f32[16,16]", "[48, 16]");
+    tc_expect_error(run_attn(in, 7, 0, 0, 4, &out), "'qkv_weight' f32[16,16]", "[48, 16]");
     attn_close(&a);
 }
 
@@ -180,21 +150,22 @@ static void patch_merging_matches_torchvision(void **state)
     loom_safetensors *st = NULL;
     if (loom_safetensors_open(&st, data_file("swin_ops", "merge.safetensors")) != LOOM_OK)
         fail_msg("merge.safetensors: %s", loom_last_error());
-    loom_tensor *x = npy_file(data_file("swin_ops", "merge_input.npy"));
-    loom_tensor *want = npy_file(data_file("swin_ops", "merge_output.npy")), *got = NULL;
+    loom_tensor *x = tc_npy_file(data_file("swin_ops", "merge_input.npy"));
+    loom_tensor *want = tc_npy_file(data_file("swin_ops", "merge_output.npy")), *got = NULL;
     const loom_tensor *in[4] = { x };
     assert_int_equal(loom_safetensors_get(st, "norm.weight", &in[1]), LOOM_OK);
     assert_int_equal(loom_safetensors_get(st, "norm.bias", &in[2]), LOOM_OK);
     assert_int_equal(loom_safetensors_get(st, "reduction.weight", &in[3]), LOOM_OK);
     if (tu_call("vision.swin_patch_merging", in, 4, NULL, NULL, &got) != LOOM_OK)
         fail_msg("vision.swin_patch_merging: %s", loom_last_error());
-    assert_rel_close(got, want, 1e-5, "swin_patch_merging [2, 5, 7, 8]");
+    tc_assert_rel_close(got, want, 1e-5, "swin_patch_merging [2, 5, 7, 8]");
     loom_tensor_free(got);
     /* a reduction of 2C x 2C */
     const int64_t square[2] = { 16, 16 };
     loom_tensor *wrong = tu_random_f32(2, square, 9);
     in[3] = wrong;
-    expect_error(tu_call("vision.swin_patch_merging", in, 4, NULL, NULL, &got), "'reduction_weight' f32[16,16]",
+    tc_expect_error(tu_call("vision.swin_patch_merging", in, 4, NULL, NULL, &got),
+                    "'reduction_weight' f32[16,16]",
                  "[16, 32]");
     loom_tensor_free(wrong);
     loom_tensor_free(x);
@@ -215,33 +186,10 @@ static loom_object *swin_tiny(int64_t embed, const int64_t *depths, int64_t stag
     assert_int_equal(loom_attrs_set_ints(a, "num_heads", heads, stages), LOOM_OK);
     assert_int_equal(loom_attrs_set_ints(a, "window_size", &window, 1), LOOM_OK);
     loom_object *obj = NULL;
-    loom_status st = loom_object_create(&obj, "vision.swin_transformer", a, data_file("swin_tiny", "model.safetensors"));
+    loom_status st = loom_object_create(&obj, "vision.swin_transformer", a,
+                                        data_file("swin_tiny", "model.safetensors"));
     loom_attrs_free(a);
     return st == LOOM_OK ? obj : NULL;
-}
-
-static loom_status forward(loom_object *obj, const char *op, const loom_tensor *x, loom_tensor **out)
-{
-    loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
-    opt.object = obj;
-    const loom_tensor *in[1] = { x };
-    *out = NULL;
-    return loom_run(op, in, 1, NULL, out, 1, &opt);
-}
-
-static void check_logits(loom_object *obj, const char *op, const char *input, const char *want_path,
-                         const char *what)
-{
-    loom_tensor *in = npy_file(input), *want = npy_file(want_path), *got = NULL, *again = NULL;
-    if (forward(obj, op, in, &got) != LOOM_OK)
-        fail_msg("%s: %s", what, loom_last_error());
-    assert_rel_close(got, want, 1e-4, what);
-    if (forward(obj, op, in, &again) != LOOM_OK)
-        fail_msg("%s again: %s", what, loom_last_error());
-    tu_assert_identical(again, got, what);
-    loom_tensor *all[] = { in, want, got, again };
-    for (size_t i = 0; i < 4; i++)
-        loom_tensor_free(all[i]);
 }
 
 static void tiny_swin_matches_torchvision(void **state)
@@ -254,10 +202,10 @@ static void tiny_swin_matches_torchvision(void **state)
     char x[512], y[512];
     snprintf(x, sizeof x, "%s", data_file("swin_tiny", "input.npy"));
     snprintf(y, sizeof y, "%s", data_file("swin_tiny", "logits.npy"));
-    check_logits(obj, "vision.swin_transformer", x, y, "tiny swin [2, 3, 32, 32]");
+    tc_check_logits(obj, "vision.swin_transformer", x, y, "tiny swin [2, 3, 32, 32]");
     snprintf(x, sizeof x, "%s", data_file("swin_tiny", "input40x44.npy"));
     snprintf(y, sizeof y, "%s", data_file("swin_tiny", "logits40x44.npy"));
-    check_logits(obj, "vision.swin_transformer", x, y, "tiny swin [1, 3, 40, 44] (not window multiples)");
+    tc_check_logits(obj, "vision.swin_transformer", x, y, "tiny swin [1, 3, 40, 44] (not window multiples)");
     loom_object_free(obj);
 }
 
@@ -266,12 +214,12 @@ static void files_that_do_not_fit_name_the_key(void **state)
     (void)state;
     const int64_t two_two[2] = { 2, 2 }, two_three[2] = { 2, 3 }, two_one[2] = { 2, 1 };
     loom_object *obj = swin_tiny(12, two_two, 2);
-    expect_error(obj == NULL ? LOOM_EINVAL : LOOM_OK, "'features.0.0.weight' is f32[8,3,4,4]",
-                 "expected f32[12,3,4,4]");
+    tc_expect_error(obj == NULL ? LOOM_EINVAL : LOOM_OK, "'features.0.0.weight' is f32[8,3,4,4]",
+                    "expected f32[12,3,4,4]");
     obj = swin_tiny(8, two_three, 2);
-    expect_error(obj == NULL ? LOOM_EINVAL : LOOM_OK, "no key 'features.3.2.norm1.weight'", "f32[16]");
+    tc_expect_error(obj == NULL ? LOOM_EINVAL : LOOM_OK, "no key 'features.3.2.norm1.weight'", "f32[16]");
     obj = swin_tiny(8, two_one, 2);
-    expect_error(obj == NULL ? LOOM_EINVAL : LOOM_OK, "unexpected key 'features.3.1.", NULL);
+    tc_expect_error(obj == NULL ? LOOM_EINVAL : LOOM_OK, "unexpected key 'features.3.1.", NULL);
     assert_int_not_equal(loom_object_create(&obj, "vision.swin_t", NULL, data_file("swin_tiny", "model.safetensors")),
                          LOOM_OK);
     assert_non_null(strstr(loom_last_error(), "expected f32[96,3,4,4]"));
@@ -280,27 +228,18 @@ static void files_that_do_not_fit_name_the_key(void **state)
         fail_msg("%s", loom_last_error());
     const int64_t shape[4] = { 1, 3, 3, 8 };
     loom_tensor *x = tu_random_f32(4, shape, 5), *out = NULL;
-    expect_error(forward(obj, "vision.swin_transformer", x, &out), "'input' f32[1,3,3,8]", "one patch");
+    tc_expect_error(tc_forward(obj, "vision.swin_transformer", x, &out), "'input' f32[1,3,3,8]", "one patch");
     loom_tensor_free(x);
     loom_object_free(obj);
-}
-
-static int full_file(char *buf, size_t size, const char *file)
-{
-    const char *dir = getenv("LOOM_VISION_MODELS");
-    if (dir != NULL && dir[0] != '\0')
-        snprintf(buf, size, "%s/swin_t/%s", dir, file);
-    else
-        snprintf(buf, size, "%s/../build-models/vision/swin_t/%s", tu_data_path(".."), file);
-    return access(buf, R_OK) == 0;
 }
 
 static void swin_t_matches_torchvision(void **state)
 {
     (void)state;
     char w[512], x[512], y[512];
-    if (!full_file(w, sizeof w, "model.safetensors") || !full_file(x, sizeof x, "input224.npy")
-        || !full_file(y, sizeof y, "logits224.npy")) {
+    if (!tc_full_file(w, sizeof w, "swin_t", "model.safetensors")
+        || !tc_full_file(x, sizeof x, "swin_t", "input224.npy")
+        || !tc_full_file(y, sizeof y, "swin_t", "logits224.npy")) {
         printf("# SKIP swin_t: %s is absent (tools/gen_vision_models_goldens.py, which `tools/dev goldens` "
                "runs, makes it)\n", w);
         skip();
@@ -312,7 +251,7 @@ static void swin_t_matches_torchvision(void **state)
     if (loom_object_create(&obj, "vision.swin_t", a, w) != LOOM_OK)
         fail_msg("vision.swin_t with IMAGENET1K_V1: %s", loom_last_error());
     loom_attrs_free(a);
-    check_logits(obj, "vision.swin_t", x, y, "vision.swin_t [2, 3, 224, 224]");
+    tc_check_logits(obj, "vision.swin_t", x, y, "vision.swin_t [2, 3, 224, 224]");
     loom_object_free(obj);
 }
 

@@ -31,34 +31,7 @@
 #include <cmocka.h>
 
 #include "tu_ops.h"
-
-static loom_tensor *npy_file(const char *path)
-{
-    loom_tensor *t = NULL;
-    if (loom_npy_read(&t, path) != LOOM_OK)
-        fail_msg("%s: %s", path, loom_last_error());
-    return t;
-}
-
-static void data_file(char *buf, size_t size, const char *dir, const char *file)
-{
-    snprintf(buf, size, "%s/%s", tu_data_path("vision/models"), dir);
-    size_t len = strlen(buf);
-    snprintf(buf + len, size - len, "/%s", file);
-}
-
-static void assert_rel_close(const loom_tensor *got, const loom_tensor *want, double rel, const char *what)
-{
-    tu_assert_same_shape(got, want, what);
-    double m = 0.0, e = 0.0;
-    for (int64_t i = 0; i < loom_numel(want); i++) {
-        m = fmax(m, fabs(tu_get(want, i)));
-        e = fmax(e, fabs(tu_get(got, i) - tu_get(want, i)));
-    }
-    if (!(e <= rel * m))
-        fail_msg("%s: max |got - want| = %g > %g * max |want| = %g", what, e, rel, rel * m);
-    printf("# %s: max |got - want| / max |want| = %.2e\n", what, e / m);
-}
+#include "transformer_checks.h"
 
 /* ------------------------------------------------------- encoder block */
 
@@ -77,13 +50,13 @@ typedef struct block_data {
 static void block_open(block_data *b)
 {
     char path[512];
-    data_file(path, sizeof path, "vit_block", "block.safetensors");
+    tc_data_file(path, sizeof path, "vit_block", "block.safetensors");
     if (loom_safetensors_open(&b->st, path) != LOOM_OK)
         fail_msg("%s: %s", path, loom_last_error());
-    data_file(path, sizeof path, "vit_block", "input.npy");
-    b->x = npy_file(path);
-    data_file(path, sizeof path, "vit_block", "output.npy");
-    b->want = npy_file(path);
+    tc_data_file(path, sizeof path, "vit_block", "input.npy");
+    b->x = tc_npy_file(path);
+    tc_data_file(path, sizeof path, "vit_block", "output.npy");
+    b->want = tc_npy_file(path);
     b->in[0] = b->x;
     for (int i = 0; i < 12; i++)
         if (loom_safetensors_get(b->st, block_keys[i], &b->in[1 + i]) != LOOM_OK)
@@ -115,7 +88,7 @@ static void encoder_block_matches_torchvision(void **state)
     loom_tensor *got = NULL;
     if (run_block(b.in, 4, &got) != LOOM_OK)
         fail_msg("vision.vit_encoder_block: %s", loom_last_error());
-    assert_rel_close(got, b.want, 1e-5, "vit_encoder_block [2, 150, 32], 4 heads");
+    tc_assert_rel_close(got, b.want, 1e-5, "vit_encoder_block [2, 150, 32], 4 heads");
     /* in place: the output is the input tensor */
     loom_tensor *x2 = NULL;
     assert_int_equal(loom_tensor_new(&x2, LOOM_DTYPE_F32, 3, b.x->shape, NULL), LOOM_OK);
@@ -174,7 +147,7 @@ static void encoder_block_refuses_bad_arguments(void **state)
 static loom_object *vit_tiny(const char *dir, int64_t layers, int64_t hidden)
 {
     char path[512];
-    data_file(path, sizeof path, dir, "model.safetensors");
+    tc_data_file(path, sizeof path, dir, "model.safetensors");
     loom_attrs *a = NULL;
     assert_int_equal(loom_attrs_new(&a), LOOM_OK);
     assert_int_equal(loom_attrs_set_int(a, "patch_size", 8), LOOM_OK);
@@ -188,31 +161,11 @@ static loom_object *vit_tiny(const char *dir, int64_t layers, int64_t hidden)
     return st == LOOM_OK ? obj : NULL;
 }
 
-static loom_status forward(loom_object *obj, const char *op, const loom_tensor *x, loom_tensor **out)
-{
-    loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
-    opt.object = obj;
-    const loom_tensor *in[1] = { x };
-    *out = NULL;
-    return loom_run(op, in, 1, NULL, out, 1, &opt);
-}
-
 static void check_logits(loom_object *obj, const char *op, const char *dir, const char *input, const char *logits)
 {
     char x[512], y[512], what[160];
-    data_file(x, sizeof x, dir, input);
-    data_file(y, sizeof y, dir, logits);
-    loom_tensor *in = npy_file(x), *want = npy_file(y), *got = NULL, *again = NULL;
-    if (forward(obj, op, in, &got) != LOOM_OK)
-        fail_msg("%s %s: %s", op, dir, loom_last_error());
     snprintf(what, sizeof what, "%s %s %s", op, dir, logits);
-    assert_rel_close(got, want, 1e-4, what);
-    if (forward(obj, op, in, &again) != LOOM_OK)
-        fail_msg("%s again: %s", op, loom_last_error());
-    tu_assert_identical(again, got, what);
-    loom_tensor *all[] = { in, want, got, again };
-    for (size_t i = 0; i < 4; i++)
-        loom_tensor_free(all[i]);
+    tc_check_logits(obj, op, tc_data_file(x, sizeof x, dir, input), tc_data_file(y, sizeof y, dir, logits), what);
 }
 
 static void tiny_vit_matches_torchvision(void **state)
@@ -232,24 +185,19 @@ static void tiny_vit_matches_torchvision(void **state)
     loom_object_free(obj);
 }
 
-static void expect_create_error(loom_object *obj, const char *n1, const char *n2)
-{
-    if (obj != NULL)
-        fail_msg("accepted (expected a message with %s)", n1);
-    if (strstr(loom_last_error(), n1) == NULL || (n2 != NULL && strstr(loom_last_error(), n2) == NULL))
-        fail_msg("message \"%s\" does not say %s / %s", loom_last_error(), n1, n2 ? n2 : "");
-}
-
 static void files_that_do_not_fit_name_the_key(void **state)
 {
     (void)state;
     char path[512];
-    expect_create_error(vit_tiny("vit_tiny", 2, 24), "'class_token' is f32[1,1,16]", "expected f32[1,1,24]");
-    expect_create_error(vit_tiny("vit_tiny", 1, 16), "unexpected key 'encoder.layers.encoder_layer_1.", NULL);
-    expect_create_error(vit_tiny("vit_tiny", 3, 16), "no key 'encoder.layers.encoder_layer_2.ln_1.weight'",
-                        "f32[16]");
+    /* create's status: a refusal leaves no object */
+#define CREATED(obj) ((obj) == NULL ? LOOM_EINVAL : LOOM_OK)
+    tc_expect_error(CREATED(vit_tiny("vit_tiny", 2, 24)), "'class_token' is f32[1,1,16]", "expected f32[1,1,24]");
+    tc_expect_error(CREATED(vit_tiny("vit_tiny", 1, 16)), "unexpected key 'encoder.layers.encoder_layer_1.", NULL);
+    tc_expect_error(CREATED(vit_tiny("vit_tiny", 3, 16)), "no key 'encoder.layers.encoder_layer_2.ln_1.weight'",
+                    "f32[16]");
+#undef CREATED
     loom_object *obj = NULL;
-    data_file(path, sizeof path, "vit_tiny", "model.safetensors");
+    tc_data_file(path, sizeof path, "vit_tiny", "model.safetensors");
     assert_int_not_equal(loom_object_create(&obj, "vision.vit_b_16", NULL, path), LOOM_OK);
     assert_non_null(strstr(loom_last_error(), "expected f32[1,1,768]"));
 }
@@ -262,29 +210,20 @@ static void inputs_that_do_not_fit_are_refused(void **state)
     const int64_t shapes[3][4] = { { 1, 3, 32, 40 }, { 1, 3, 36, 36 }, { 1, 1, 32, 32 } };
     for (int i = 0; i < 3; i++) {
         loom_tensor *x = tu_random_f32(4, shapes[i], 3), *out = NULL;
-        assert_int_not_equal(forward(obj, "vision.vision_transformer", x, &out), LOOM_OK);
+        assert_int_not_equal(tc_forward(obj, "vision.vision_transformer", x, &out), LOOM_OK);
         assert_non_null(strstr(loom_last_error(), "'input'"));
         loom_tensor_free(x);
     }
     loom_object_free(obj);
 }
 
-static int full_file(char *buf, size_t size, const char *file)
-{
-    const char *dir = getenv("LOOM_VISION_MODELS");
-    if (dir != NULL && dir[0] != '\0')
-        snprintf(buf, size, "%s/vit_b_16/%s", dir, file);
-    else
-        snprintf(buf, size, "%s/../build-models/vision/vit_b_16/%s", tu_data_path(".."), file);
-    return access(buf, R_OK) == 0;
-}
-
 static void vit_b_16_matches_torchvision(void **state)
 {
     (void)state;
     char w[512], x[512], y[512];
-    if (!full_file(w, sizeof w, "model.safetensors") || !full_file(x, sizeof x, "input224.npy")
-        || !full_file(y, sizeof y, "logits224.npy")) {
+    if (!tc_full_file(w, sizeof w, "vit_b_16", "model.safetensors")
+        || !tc_full_file(x, sizeof x, "vit_b_16", "input224.npy")
+        || !tc_full_file(y, sizeof y, "vit_b_16", "logits224.npy")) {
         printf("# SKIP vit_b_16: %s is absent (tools/gen_vision_models_goldens.py, which `tools/dev goldens` "
                "runs, makes it)\n", w);
         skip();
@@ -295,10 +234,10 @@ static void vit_b_16_matches_torchvision(void **state)
     loom_object *obj = NULL;
     if (loom_object_create(&obj, "vision.vit_b_16", a, w) != LOOM_OK)
         fail_msg("vision.vit_b_16 with IMAGENET1K_V1: %s", loom_last_error());
-    loom_tensor *in = npy_file(x), *want = npy_file(y), *got = NULL;
-    if (forward(obj, "vision.vit_b_16", in, &got) != LOOM_OK)
+    loom_tensor *in = tc_npy_file(x), *want = tc_npy_file(y), *got = NULL;
+    if (tc_forward(obj, "vision.vit_b_16", in, &got) != LOOM_OK)
         fail_msg("vision.vit_b_16: %s", loom_last_error());
-    assert_rel_close(got, want, 1e-4, "vision.vit_b_16 [2, 3, 224, 224]");
+    tc_assert_rel_close(got, want, 1e-4, "vision.vit_b_16 [2, 3, 224, 224]");
     loom_tensor_free(got);
     loom_tensor_free(in);
     loom_tensor_free(want);
