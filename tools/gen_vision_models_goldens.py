@@ -12,13 +12,19 @@ in eval mode, on a seeded 64x64 input batch (224x224 as well for resnet50):
   build-models/vision/<name>/input.npy, logits.npy
   build-models/vision/resnet18/extra_key.safetensors  the same plus a key resnet18 lacks
   build-models/vision/resnet18/classes10.safetensors  a fine-tuned head: fc 512 -> 10
+  build-models/vision/{vit_b_16,swin_t}/model.safetensors, input224.npy, logits224.npy
+      (every parameter random: torchvision zeroes the heads)
 
 The weights are tens to hundreds of MB, so they are made here (tools/dev
 goldens) and not committed; the tests skip with a message when they are
 absent. Committed, small (tests/data/vision/models/): files that do not fit
 the architecture: a key missing, a wrong shape, a wrong dtype, a truncated
 file, each read by the error tests; regnet_configs.json, the stage table
-(widths, depths, group widths) torchvision's BlockParams gives every RegNet.
+(widths, depths, group widths) torchvision's BlockParams gives every RegNet;
+and the transformers' small cases:
+vit_block/ (one EncoderBlock), vit_tiny/ and vit_tiny_rep/ (a tiny
+VisionTransformer, at its size and interpolated; with pre_logits),
+swin_ops/ (ShiftedWindowAttention, PatchMerging) and swin_tiny/.
 
     .venv/bin/python tools/gen_vision_models_goldens.py [--only NAME,...] [MODELS_DIR]
 
@@ -161,14 +167,148 @@ def write_mnasnet_v1(out, seed):
     x = torch.randn(2, 3, 64, 64, generator=torch.Generator().manual_seed(seed + 1))
     with torch.no_grad():
         save_npy(os.path.join(d, "logits_v1.npy"), model(x))
+# ------------------------------------------------------------ transformers
+# ViT (and Swin): random weights drawn for every parameter (torchvision's
+# init zeroes the heads and leaves the norms at identity, which would hide
+# them), a tiny configuration of each family committed in tests/data (the
+# same code path as the full models: their classes take the architecture
+# as attributes), and vit_b_16 in full made here into build-models.
+
+TRANSFORMERS = ["vit_b_16", "swin_t"]
+
+
+def randomise_transformer(model, seed):
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            r = torch.randn(p.shape, generator=g)
+            if name.endswith("class_token") or name.endswith("pos_embedding"):
+                p.copy_(r * 0.5)
+            elif p.ndim == 1 and (".ln" in name or name.startswith("ln") or "norm" in name) and name.endswith("weight"):
+                p.copy_(1.0 + 0.2 * r)
+            elif p.ndim == 1:
+                p.copy_(0.1 * r)
+            else:
+                p.copy_(r / float(np.sqrt(np.prod(p.shape[1:]))))
+    model.eval()
+    return model
+
+
+def state_dict_of(model):
+    return {k: v.contiguous() for k, v in model.state_dict().items()}
+
+
+def write_vit_tiny(d, seed, representation_size=None):
+    """A VisionTransformer at image_size 32 (patch 8: a 4x4 grid), its logits
+    at 32 and, through interpolate_embeddings, at 48 (a 6x6 grid)."""
+    from torchvision.models.vision_transformer import VisionTransformer, interpolate_embeddings
+    cfg = dict(patch_size=8, num_layers=2, num_heads=2, hidden_dim=16, mlp_dim=32, num_classes=10,
+               representation_size=representation_size)
+    torch.manual_seed(seed)
+    model = randomise_transformer(VisionTransformer(image_size=32, **cfg), seed)
+    os.makedirs(d, exist_ok=True)
+    sd = state_dict_of(model)
+    save_file(sd, os.path.join(d, "model.safetensors"))
+    x = torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(seed + 1))
+    with torch.no_grad():
+        save_npy(os.path.join(d, "input.npy"), x)
+        save_npy(os.path.join(d, "logits.npy"), model(x))
+    if representation_size is None:
+        big = VisionTransformer(image_size=48, **cfg).eval()
+        big.load_state_dict(interpolate_embeddings(48, 8, dict(sd)))
+        x48 = torch.randn(1, 3, 48, 48, generator=torch.Generator().manual_seed(seed + 2))
+        with torch.no_grad():
+            save_npy(os.path.join(d, "input48.npy"), x48)
+            save_npy(os.path.join(d, "logits48.npy"), big(x48))
+
+
+def write_vit_block(d, seed):
+    """One EncoderBlock over 150 tokens (three blocks of query rows)."""
+    from torchvision.models.vision_transformer import EncoderBlock
+    torch.manual_seed(seed)
+    block = randomise_transformer(EncoderBlock(4, 32, 48, 0.0, 0.0), seed)
+    os.makedirs(d, exist_ok=True)
+    save_file(state_dict_of(block), os.path.join(d, "block.safetensors"))
+    x = torch.randn(2, 150, 32, generator=torch.Generator().manual_seed(seed + 1))
+    with torch.no_grad():
+        save_npy(os.path.join(d, "input.npy"), x)
+        save_npy(os.path.join(d, "output.npy"), block(x))
+
+
+def write_swin_ops(d, seed):
+    """ShiftedWindowAttention with a 4x3 window over [2, 10, 9, 16] (padded to
+    12x9), shifted (2, 1) and not; PatchMerging of [2, 5, 7, 8] (odd sides)."""
+    from torchvision.models.swin_transformer import PatchMerging, ShiftedWindowAttention
+    torch.manual_seed(seed)
+    attn = randomise_transformer(ShiftedWindowAttention(16, [4, 3], [2, 1], 2), seed)
+    os.makedirs(d, exist_ok=True)
+    save_file(state_dict_of(attn), os.path.join(d, "attn.safetensors"))
+    x = torch.randn(2, 10, 9, 16, generator=torch.Generator().manual_seed(seed + 1))
+    with torch.no_grad():
+        save_npy(os.path.join(d, "attn_input.npy"), x)
+        save_npy(os.path.join(d, "attn_shifted.npy"), attn(x))
+        attn.shift_size = [0, 0]
+        save_npy(os.path.join(d, "attn_plain.npy"), attn(x))
+    merge = randomise_transformer(PatchMerging(8), seed + 2)
+    save_file(state_dict_of(merge), os.path.join(d, "merge.safetensors"))
+    xm = torch.randn(2, 5, 7, 8, generator=torch.Generator().manual_seed(seed + 3))
+    with torch.no_grad():
+        save_npy(os.path.join(d, "merge_input.npy"), xm)
+        save_npy(os.path.join(d, "merge_output.npy"), merge(xm))
+
+
+def write_swin_tiny(d, seed):
+    """A SwinTransformer (patch 4, embed 8, depths 2, 2, heads 2, 4, window 4)
+    at 32x32 (stage 2's 4x4 map drops the shift) and at 40x44 (10x11 tokens
+    padded to 12x12, then 5x6 padded to 8x8, both shifted)."""
+    from torchvision.models.swin_transformer import SwinTransformer
+    torch.manual_seed(seed)
+    model = randomise_transformer(SwinTransformer([4, 4], 8, [2, 2], [2, 4], [4, 4], stochastic_depth_prob=0.1,
+                                                  num_classes=10), seed)
+    os.makedirs(d, exist_ok=True)
+    save_file(state_dict_of(model), os.path.join(d, "model.safetensors"))
+    x = torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(seed + 1))
+    x2 = torch.randn(1, 3, 40, 44, generator=torch.Generator().manual_seed(seed + 2))
+    with torch.no_grad():
+        save_npy(os.path.join(d, "input.npy"), x)
+        save_npy(os.path.join(d, "logits.npy"), model(x))
+        save_npy(os.path.join(d, "input40x44.npy"), x2)
+        save_npy(os.path.join(d, "logits40x44.npy"), model(x2))
+
+
+def write_transformers_small():
+    write_vit_block(os.path.join(SMALL, "vit_block"), 300)
+    write_vit_tiny(os.path.join(SMALL, "vit_tiny"), 301)
+    write_vit_tiny(os.path.join(SMALL, "vit_tiny_rep"), 302, representation_size=12)
+    write_swin_ops(os.path.join(SMALL, "swin_ops"), 320)
+    write_swin_tiny(os.path.join(SMALL, "swin_tiny"), 321)
+
+
+def write_transformers(out, only):
+    """vit_b_16 and swin_t in full: model.safetensors, a [2, 3, 224, 224]
+    batch and its logits."""
+    for i, name in enumerate(TRANSFORMERS):
+        if name not in only:
+            continue
+        seed = 310 + 20 * i
+        torch.manual_seed(seed)
+        model = randomise_transformer(getattr(tvm, name)(weights=None), seed)
+        d = os.path.join(out, name)
+        os.makedirs(d, exist_ok=True)
+        save_file(state_dict_of(model), os.path.join(d, "model.safetensors"))
+        x = torch.randn(2, 3, 224, 224, generator=torch.Generator().manual_seed(seed + 1))
+        with torch.no_grad():
+            save_npy(os.path.join(d, "input224.npy"), x)
+            save_npy(os.path.join(d, "logits224.npy"), model(x))
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", default=",".join(NAMES + REGNET_GOLDENS + EFFNET_GOLDENS + SMALL_GOLDENS))
+    ap.add_argument("--only", default=",".join(NAMES + REGNET_GOLDENS + EFFNET_GOLDENS + SMALL_GOLDENS + TRANSFORMERS))
     ap.add_argument("out", nargs="?", default=os.path.join(ROOT, "build-models", "vision"))
     args = ap.parse_args()
     write_small()
+    write_transformers_small()
     for i, name in enumerate(NAMES):
         if name in args.only.split(","):
             write_model(args.out, name, 100 + i)
@@ -184,6 +324,7 @@ def main():
             write_model(args.out, name, 400 + i)
     if "mnasnet0_5" in args.only.split(","):
         write_mnasnet_v1(args.out, 401)     # the input of write_model's mnasnet0_5 (seed 402)
+    write_transformers(args.out, args.only.split(","))
 
 
 if __name__ == "__main__":

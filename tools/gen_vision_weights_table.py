@@ -37,6 +37,7 @@ CLASSES += ["regnet_y_400mf", "regnet_y_800mf", "regnet_y_1_6gf", "regnet_y_3_2g
             "efficientnet_v2_s", "efficientnet_v2_m", "efficientnet_v2_l",
             "shufflenet_v2_x0_5", "shufflenet_v2_x1_0", "shufflenet_v2_x1_5", "shufflenet_v2_x2_0",
             "mnasnet0_5", "mnasnet0_75", "mnasnet1_0", "mnasnet1_3"]
+CLASSES += ["vit_b_16", "vit_b_32", "vit_l_16", "vit_h_14", "swin_t", "swin_s", "swin_b"]
 
 
 def c_str(s):

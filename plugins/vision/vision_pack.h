@@ -13,8 +13,11 @@
 **   image_io/ decode_jpeg, decode_png, decode_image, encode_jpeg, encode_png,
 **            read_file (cpu only)
 **   transforms/  torchvision.transforms.v2.functional kernels (cpu only)
-**   layers/ conv2d, batch_norm, activations, pools, linear, softmax, layer_norm
-**   models/ ResNet, ResNeXt, Wide ResNet object classes on the layers' ops
+**   layers/ conv2d, batch_norm, activations, pools, linear, softmax, layer_norm;
+**           attention: ViT's encoder block, Swin's window attention and
+**           patch merging (its own module)
+**   models/ ResNet, ResNeXt, Wide ResNet object classes on the layers' ops;
+**           vit, swin: the ViT and Swin classes (a module each)
 ** Every module names its ops once, in an X-macro list of its header
 ** (VISION_<MODULE>_OPS), defines their schemas once (compiled into both
 ** packs, so both define identical schemas) and gives one pk_module per
@@ -48,6 +51,9 @@ extern const pk_module vision_boxes_cpu, vision_roi_cpu, vision_deform_cpu;
 extern const pk_module vision_transforms_cpu;   /* transforms/: cpu only */
 extern const pk_module vision_layers_cpu;      /* layers/: the models' building blocks (cpu, onednn) */
 extern const pk_module vision_models_cpu;      /* models/: the classification models (object classes) */
+extern const pk_module vision_attention_cpu;   /* layers/attention*: the transformer blocks */
+extern const pk_module vision_vit_cpu;         /* models/vit_*: the ViT classes */
+extern const pk_module vision_swin_cpu;        /* models/swin_*: the Swin classes */
 extern const pk_module vision_boxes_cuda, vision_roi_cuda, vision_deform_cuda;
 extern const pk_module vision_image_io_cpu;     /* image_io/: decode / encode (libjpeg-turbo, libpng) */
 extern const pk_module vision_image_io_cuda;    /* image_io/: decode_jpeg through nvJPEG */

@@ -726,6 +726,18 @@ const cf_gen cf_vision_gens[] = {
     SMALL_COVERED(shufflenet_v2_x2_0) SMALL_COVERED(mnasnet0_5) SMALL_COVERED(mnasnet0_75)
     SMALL_COVERED(mnasnet1_0) SMALL_COVERED(mnasnet1_3)
 #undef SMALL_COVERED
+    { "vision.vit_encoder_block", 0, 0, NULL, "tests/vision/models_vit: cpu only, torchvision goldens" },
+    { "vision.vit_b_16", 0, 0, NULL, MODEL_COVERED },
+    { "vision.vit_b_32", 0, 0, NULL, MODEL_COVERED },
+    { "vision.vit_l_16", 0, 0, NULL, MODEL_COVERED },
+    { "vision.vit_h_14", 0, 0, NULL, MODEL_COVERED },
+    { "vision.vision_transformer", 0, 0, NULL, MODEL_COVERED },
+    { "vision.swin_window_attention", 0, 0, NULL, "tests/vision/models_swin: cpu only, torchvision goldens" },
+    { "vision.swin_patch_merging", 0, 0, NULL, "tests/vision/models_swin: cpu only, torchvision goldens" },
+    { "vision.swin_t", 0, 0, NULL, MODEL_COVERED },
+    { "vision.swin_s", 0, 0, NULL, MODEL_COVERED },
+    { "vision.swin_b", 0, 0, NULL, MODEL_COVERED },
+    { "vision.swin_transformer", 0, 0, NULL, MODEL_COVERED },
     /* image_io: cpu kernels only (files are decoded on the host); the goldens are torchvision's */
     { "vision.decode_jpeg", 0, 0, NULL, "tests/vision/image_io/test_image_io_decode.c: cpu only, torchvision goldens" },
     { "vision.decode_png", 0, 0, NULL, "tests/vision/image_io/test_image_io_decode.c: cpu only, torchvision goldens" },

@@ -365,6 +365,22 @@ static const oc_case cases[] = {
       .expect = LOOM_EINVAL, .message = "non-zero" },
     { "vision.channel_shuffle", "no images", { T(F32, 4, 0, 6, 2, 2) }, "groups=3", { T(F32, 4, 0, 6, 2, 2) } },
     { "vision.channel_shuffle", "empty maps", { T(U8, 3, 2, 6, 0) }, "groups=2", { T(U8, 3, 2, 6, 0) } },
+#define VIT_BLOCK_WEIGHTS(d, m) T(F32, 1, d), T(F32, 1, d), T(F32, 2, 3 * (d), d), T(F32, 1, 3 * (d)),            \
+                                T(F32, 2, d, d), T(F32, 1, d), T(F32, 1, d), T(F32, 1, d), T(F32, 2, m, d), \
+                                T(F32, 1, m), T(F32, 2, d, m), T(F32, 1, d)
+    { "vision.vit_encoder_block", "no images", { T(F32, 3, 0, 5, 8), VIT_BLOCK_WEIGHTS(8, 16) }, "num_heads=2",
+      { T(F32, 3, 0, 5, 8) } },
+    { "vision.vit_encoder_block", "no tokens", { T(F32, 3, 2, 0, 8), VIT_BLOCK_WEIGHTS(8, 16) }, "num_heads=2",
+      { T(F32, 3, 2, 0, 8) } },
+#undef VIT_BLOCK_WEIGHTS
+#define SWIN_ATTN_WEIGHTS T(F32, 2, 24, 8), T(F32, 1, 24), T(F32, 2, 8, 8), T(F32, 1, 8), T(F32, 2, 9, 2), T(I64, 1, 16)
+    { "vision.swin_window_attention", "no images", { T(F32, 4, 0, 5, 5, 8), SWIN_ATTN_WEIGHTS },
+      "window_size=2;shift_size=1;num_heads=2", { T(F32, 4, 0, 5, 5, 8) } },
+    { "vision.swin_window_attention", "no rows", { T(F32, 4, 2, 0, 5, 8), SWIN_ATTN_WEIGHTS },
+      "window_size=2;num_heads=2", { T(F32, 4, 2, 0, 5, 8) } },
+#undef SWIN_ATTN_WEIGHTS
+    { "vision.swin_patch_merging", "no images", { T(F32, 4, 0, 5, 5, 8), T(F32, 1, 32), T(F32, 1, 32),
+      T(F32, 2, 16, 32) }, NULL, { T(F32, 4, 0, 3, 3, 16) } },
 
     /* ----------------------------------------------------------- models */
     /* object 1: a resnet18 of zeros with 7 classes (setup) */
@@ -387,6 +403,9 @@ static const oc_case cases[] = {
     MODEL_NO_OBJECT(shufflenet_v2_x0_5) MODEL_NO_OBJECT(shufflenet_v2_x1_0) MODEL_NO_OBJECT(shufflenet_v2_x1_5)
     MODEL_NO_OBJECT(shufflenet_v2_x2_0) MODEL_NO_OBJECT(mnasnet0_5) MODEL_NO_OBJECT(mnasnet0_75)
     MODEL_NO_OBJECT(mnasnet1_0) MODEL_NO_OBJECT(mnasnet1_3)
+    MODEL_NO_OBJECT(vit_b_16) MODEL_NO_OBJECT(vit_b_32) MODEL_NO_OBJECT(vit_l_16) MODEL_NO_OBJECT(vit_h_14)
+    MODEL_NO_OBJECT(vision_transformer)
+    MODEL_NO_OBJECT(swin_t) MODEL_NO_OBJECT(swin_s) MODEL_NO_OBJECT(swin_b) MODEL_NO_OBJECT(swin_transformer)
 #undef MODEL_NO_OBJECT
     /* no inputs: an entry of the table as JSON (any length), or a refusal */
     { "vision.weights_meta", "an entry", { NONE }, "model=vision.resnet18;weights=DEFAULT", { NONE } },

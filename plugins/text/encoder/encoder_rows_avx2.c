@@ -3,9 +3,8 @@
 ** encoder_rows_avx2.c - the row kernels of the encoder with AVX2+FMA, 8
 ** floats a step (encoder_rows.c has the portable ones). exp and erf are
 ** computed here in vector form:
-**  - exp: Cephes' expf (range reduction by ln 2 in two parts, a degree-6
-**    polynomial, the exponent built in the integer unit); relative error
-**    below 2 ulp on the clamped range [-87, 88];
+**  - exp: Cephes' expf, pk_exp_ps of simd_avx2.h; relative error below
+**    2 ulp on the clamped range [-87, 88];
 **  - erf: the rational approximation of Eigen/XLA (odd degree-13 over even
 **    degree-8 polynomial on [-4, 4], erf = +-1 beyond), absolute error
 **    below 2e-7 in float.
@@ -22,24 +21,6 @@
 #include "simd_avx2.h"
 
 #define AVX2 __attribute__((target("avx2,fma")))
-
-AVX2 static inline __m256 exp8(__m256 x)
-{
-    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));
-    __m256 fx = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
-    x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), x);
-    __m256 y = _mm256_set1_ps(1.9875691500e-4f);
-    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.3981999507e-3f));
-    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(8.3334519073e-3f));
-    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(4.1665795894e-2f));
-    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.6666665459e-1f));
-    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(5.0000001201e-1f));
-    y = _mm256_fmadd_ps(y, _mm256_mul_ps(x, x), _mm256_add_ps(x, _mm256_set1_ps(1.0f)));
-    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(fx), _mm256_set1_epi32(127)), 23);
-    return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
-}
 
 AVX2 static inline __m256 erf8(__m256 x)
 {
@@ -113,7 +94,7 @@ AVX2 static inline __m256 act8(__m256 v, int act)
         __m256 v3 = _mm256_mul_ps(_mm256_mul_ps(v, v), v);
         __m256 u = _mm256_mul_ps(_mm256_set1_ps(0.7978845608028654f),
                                  _mm256_fmadd_ps(_mm256_set1_ps(0.044715f), v3, v));
-        __m256 e = exp8(_mm256_add_ps(u, u));
+        __m256 e = pk_exp_ps(_mm256_add_ps(u, u));
         __m256 th = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
         return _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one, th));
     }
@@ -175,8 +156,8 @@ AVX2 static void softmax_avx2(float *x, int64_t n, float scale, const uint8_t *k
     float tail = 0.0f;
     for (j = 0; j + 8 <= n; j += 8) {
         __m256 s = _mm256_fmsub_ps(vs, _mm256_loadu_ps(x + j), vm);
-        __m256 e = exp8(s);
-        /* exp8 clamps at -87: a masked key (-inf) must still give 0 */
+        __m256 e = pk_exp_ps(s);
+        /* pk_exp_ps clamps at -87: a masked key (-inf) must still give 0 */
         e = _mm256_and_ps(e, _mm256_cmp_ps(s, _mm256_set1_ps(-87.0f), _CMP_GE_OQ));
         _mm256_storeu_ps(x + j, e);
         acc = _mm256_add_ps(acc, e);

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** attention.h - the vision `attention` module: the transformer blocks of
+** the classification models, each an op of its own (inference only):
+**   vision.vit_encoder_block   torchvision's ViT EncoderBlock (ln_1,
+**                              nn.MultiheadAttention with packed q,k,v,
+**                              residual, ln_2, MLP with GELU, residual)
+**   vision.swin_window_attention  torchvision's ShiftedWindowAttention
+**                              (shifted_window_attention: padding to window
+**                              multiples, the cyclic shift and its mask, the
+**                              relative position bias), plus an optional
+**                              residual added to its output
+**   vision.swin_patch_merging  torchvision's PatchMerging (pad to even,
+**                              2x2 gather, LayerNorm(4C), reduction 4C -> 2C)
+** and the fused scaled-dot-product attention they share
+** (attention_fused.c): softmax(q k^T * scale + bias + mask) v per head,
+** cache-blocked over query rows, on the shared GEMM.
+*/
+#ifndef LOOM_VISION_ATTENTION_H
+#define LOOM_VISION_ATTENTION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vision_pack.h"
+#include "layers.h"
+
+#define VISION_ATTENTION_OPS(X)                                                                    \
+    X(vision_vit_encoder_block_schema) X(vision_swin_window_attention_schema)                      \
+    X(vision_swin_patch_merging_schema)
+PK_OPS_DECLARE(vision_attention_ops, VISION_ATTENTION_OPS);
+
+/* vit_encoder_block's inputs, in torchvision's state_dict order. */
+enum {
+    VIT_X = 0, VIT_LN1_W, VIT_LN1_B, VIT_IN_W, VIT_IN_B, VIT_OUT_W, VIT_OUT_B, VIT_LN2_W, VIT_LN2_B,
+    VIT_FC1_W, VIT_FC1_B, VIT_FC2_W, VIT_FC2_B, VIT_N_INPUTS
+};
+
+#define VIT_BLOCK_ATTRS(A, op)                                                                     \
+    A(op, num_heads, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,              \
+      "attention heads: hidden_dim is a multiple of it", )                                         \
+    A(op, eps, FLOAT, LOOM_DEFAULT_FLOAT(1e-6), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,               \
+      "ln_1 and ln_2's eps (torchvision's ViT: 1e-6)", )
+PK_ATTR_ENUM(vit_block, VIT_BLOCK_ATTRS);
+
+/* swin_window_attention's inputs. */
+enum { SWA_X = 0, SWA_QKV_W, SWA_QKV_B, SWA_PROJ_W, SWA_PROJ_B, SWA_TABLE, SWA_INDEX, SWA_RESIDUAL, SWA_N_INPUTS };
+#define SWIN_ATTN_ATTRS(A, op)                                                                     \
+    A(op, window_size, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,           \
+      "(wh, ww) or one value for both", )                                                          \
+    A(op, shift_size, INTS, LAYERS_INTS_DEFAULT(attention_zeros2, 2), LOOM_ATTR_NONNEG,            \
+      "(sh, sw) or one value for both; each below its window; 0 on an axis whose padded size the " \
+      "window covers, as torchvision does", )                                                      \
+    A(op, num_heads, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,              \
+      "attention heads: C is a multiple of it", )
+PK_ATTR_ENUM(swin_attn, SWIN_ATTN_ATTRS);
+#define SWIN_MERGE_ATTRS(A, op)                                                                    \
+    A(op, eps, FLOAT, LOOM_DEFAULT_FLOAT(1e-5), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,               \
+      "the norm's eps (torchvision's Swin: 1e-5)", )
+PK_ATTR_ENUM(swin_merge, SWIN_MERGE_ATTRS);
+extern const int64_t attention_zeros2[2];
+
+/* One multi-head attention over `units` independent sequences (images, or
+** Swin's windows) of `len` tokens. Unit u, head h reads its query, key and
+** value rows t at q/k/v + u * unit_stride + t * ld + h * head_dim and writes
+** row t of its output at out + u * out_unit_stride + t * ld_out +
+** h * head_dim:
+**   out = softmax(scale * (q k^T) + bias[h] + mask[u % mask_units]) v
+** bias (NULL: none) is [heads, len, len], mask (NULL: none) is
+** [mask_units, len, len]. scale multiplies the product q k^T in f32 as
+** ATen's CPU flash attention does (pass 1 when q is pre-scaled, as Swin's
+** q * head_dim^-0.5). The softmax is f32, max-subtracted. Runs threaded on
+** ctx over (unit, head, block of query rows); each task keeps its block's
+** scores in a per-thread buffer. out must not overlap q, k or v. */
+typedef struct attention_problem {
+    int64_t units, heads, len, head_dim;
+    const float *q, *k, *v;
+    int64_t ld, unit_stride;
+    float *out;
+    int64_t ld_out, out_unit_stride;
+    float scale;
+    const float *bias;
+    const float *mask;
+    int64_t mask_units;
+} attention_problem;
+
+loom_status attention_run(loom_exec_ctx *ctx, const attention_problem *p);
+
+/* softmax of each of rows rows of len scores in place, AVX2+FMA
+** (attention_softmax_avx2.c; x86 only, called when pk_cpu_avx2(PK_CPU_FMA)). */
+void attention_softmax_rows_avx2(float *s, int64_t rows, int64_t len);
+
+/* The GEMM of nn.Linear: c[m, n] = a[m, k] w[n, k]^T (+ bias[n]), act in
+** the epilogue, then + residual[m, n] when not NULL (attention_cpu.c). */
+loom_status attention_linear(loom_exec_ctx *ctx, const float *a, int64_t m, int64_t k, const float *w, int64_t n,
+                             const float *bias, int act, const float *residual, float *c);
+
+/* y[rows, d] = layer_norm(x) over the last dim (eps), through the dispatched
+** vision.layer_norm; bias may be NULL. */
+loom_status attention_layer_norm(loom_exec_ctx *ctx, const float *x, const float *w, const float *b, float *y,
+                                 int64_t rows, int64_t d, double eps);
+
+/* Each input f32 (or i64 where i64_mask has its bit), contiguous, every
+** dim below 2^31; the message names the argument. */
+loom_status attention_check_inputs(const loom_call *call, uint32_t i64_mask);
+
+/* The kernels of the Swin ops (window_attention_cpu.c, patch_merging_cpu.c). */
+loom_status swin_window_attention_run_cpu(loom_call *call);
+loom_status swin_patch_merging_run_cpu(loom_call *call);
+
+extern const pk_module vision_attention_cpu;
+
+#endif /* LOOM_VISION_ATTENTION_H */
