@@ -26,7 +26,7 @@
 
 #include "spectral.h"
 
-#define AUDIO_FRAME_BLOCK 16
+#define AUDIO_FRAME_BLOCK 64
 #define AUDIO_OLA_CHUNK 4096
 
 /* What one forward or inverse call hands its tasks. */

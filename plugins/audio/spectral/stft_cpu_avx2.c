@@ -11,8 +11,12 @@
 #include <string.h>
 
 #include <fftw3.h>
+#include <immintrin.h>
 
 #include "stft_cpu.h"
+
+/* the template's AVX2-only parts (the complex spectrum's transposed store) */
+#define AUDIO_STFT_AVX2 1
 
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)

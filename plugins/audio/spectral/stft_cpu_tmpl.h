@@ -79,18 +79,65 @@ static void PK_FN(store_bin)(const audio_stft_job *j, int64_t b, int64_t k, int6
     }
 }
 
-/* units: signals. Row b of padded = the padded signal b. */
+#if defined(AUDIO_STFT_AVX2) && AUDIO_IS_F32(PK_SFX)
+/* store_bin's complex case for bins [0, nk) (none mirrored) of nf frames,
+** with the same products (c * scale, bit for bit): the spectrum arrives
+** frame-major and leaves bin-major, so 4 frames x 4 bins are moved at a
+** time as a 4 x 4 transpose of 64-bit (re, im) pairs, four 32-byte stores
+** to four output rows instead of 32 scalar ones. */
+static void store_bins_c64_avx2(const audio_stft_job *j, int64_t b, int64_t nk, int64_t m0, int64_t nf,
+                                const float *restrict c, float scale)
+{
+    const int64_t nfr = j->g->n_frames, cs = j->cstride;
+    float *restrict o = (float *)j->out + 2 * (b * j->g->n_freq * nfr + m0);   /* bin k: o + 2 k nfr */
+    const __m256 sv = _mm256_set1_ps(scale);
+    int64_t k = 0;
+    for (; k + 4 <= nk; k += 4) {
+        int64_t f = 0;
+        for (; f + 4 <= nf; f += 4) {
+            const __m256d r0 = _mm256_castps_pd(_mm256_mul_ps(_mm256_loadu_ps(c + (f + 0) * cs + 2 * k), sv));
+            const __m256d r1 = _mm256_castps_pd(_mm256_mul_ps(_mm256_loadu_ps(c + (f + 1) * cs + 2 * k), sv));
+            const __m256d r2 = _mm256_castps_pd(_mm256_mul_ps(_mm256_loadu_ps(c + (f + 2) * cs + 2 * k), sv));
+            const __m256d r3 = _mm256_castps_pd(_mm256_mul_ps(_mm256_loadu_ps(c + (f + 3) * cs + 2 * k), sv));
+            const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+            const __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+            _mm256_storeu_pd((double *)(o + 2 * ((k + 0) * nfr + f)), _mm256_permute2f128_pd(t0, t2, 0x20));
+            _mm256_storeu_pd((double *)(o + 2 * ((k + 1) * nfr + f)), _mm256_permute2f128_pd(t1, t3, 0x20));
+            _mm256_storeu_pd((double *)(o + 2 * ((k + 2) * nfr + f)), _mm256_permute2f128_pd(t0, t2, 0x31));
+            _mm256_storeu_pd((double *)(o + 2 * ((k + 3) * nfr + f)), _mm256_permute2f128_pd(t1, t3, 0x31));
+        }
+        for (; f < nf; f++)
+            for (int64_t q = k; q < k + 4; q++) {
+                o[2 * (q * nfr + f)] = c[f * cs + 2 * q] * scale;
+                o[2 * (q * nfr + f) + 1] = c[f * cs + 2 * q + 1] * scale;
+            }
+    }
+    for (; k < nk; k++)
+        for (int64_t f = 0; f < nf; f++) {
+            o[2 * (k * nfr + f)] = c[f * cs + 2 * k] * scale;
+            o[2 * (k * nfr + f) + 1] = c[f * cs + 2 * k + 1] * scale;
+        }
+}
+#endif
+
+/* units: signals. Row b of padded = the padded signal b, where forward
+** reads it: the margins, and the signal's first and last n_fft samples
+** (forward reads the frames that lie inside the signal from the signal
+** itself, so the rest of the row is never written or read). */
 static void PK_FN(pad_rows)(void *user, int64_t begin, int64_t end, int32_t tid)
 {
     const audio_stft_job *j = user;
     const audio_stft_geom *g = j->g;
-    const int64_t off = g->center_pad + g->pad, n = j->padded_len;
+    const int64_t off = g->center_pad + g->pad, n = j->padded_len, len = g->length;
+    const int64_t head = len < g->n_fft ? len : g->n_fft, tail0 = len - g->n_fft > head ? len - g->n_fft : head;
     (void)tid;
     for (int64_t b = begin; b < end; b++) {
         const AUDIO_R *x = (const AUDIO_R *)j->x + b * g->length;
         AUDIO_R *row = (AUDIO_R *)j->padded + b * j->padded_stride;
-        if (g->length > 0)
-            memcpy(row + off, x, (size_t)g->length * sizeof(AUDIO_R));
+        if (head > 0)
+            memcpy(row + off, x, (size_t)head * sizeof(AUDIO_R));
+        if (len > tail0)
+            memcpy(row + off + tail0, x + tail0, (size_t)(len - tail0) * sizeof(AUDIO_R));
         for (int64_t p = 0; p < off && p < n; p++)
             row[p] = PK_FN(padded_at)(x, g->length, g->pad, g->pad_mode, p - g->center_pad);
         for (int64_t p = off + g->length; p < n; p++)
@@ -118,14 +165,26 @@ static void PK_FN(forward)(void *user, int64_t begin, int64_t end, int32_t tid)
         const int64_t b = u / blocks, m0 = (u % blocks) * AUDIO_FRAME_BLOCK;
         const int64_t nf = nfr - m0 < AUDIO_FRAME_BLOCK ? nfr - m0 : AUDIO_FRAME_BLOCK;
         const AUDIO_R *row = (const AUDIO_R *)j->padded + b * j->padded_stride;
+        const AUDIO_R *sig = (const AUDIO_R *)j->x + b * g->length;
+        const int64_t off = g->center_pad + g->pad;
         for (int64_t f = 0; f < nf; f++) {
-            const AUDIO_R *restrict src = row + (m0 + f) * g->hop;
+            /* a frame inside the signal reads it in place; one that
+            ** reaches a margin reads the padded row (pad_rows) */
+            const int64_t p = (m0 + f) * g->hop;
+            const AUDIO_R *restrict src = p >= off && p + wr <= off + g->length ? sig + (p - off) : row + p;
             AUDIO_R *restrict dst = rbuf + f * j->rstride;
             for (int64_t i = wl; i < wr; i++)
                 dst[i] = src[i] * w[i];
             AUDIO_R2C(j->plan, dst, cbuf + f * j->cstride);
         }
-        for (int64_t k = 0; k < n_freq; k++) {
+        int64_t k = 0;
+#if defined(AUDIO_STFT_AVX2) && AUDIO_IS_F32(PK_SFX)
+        if (g->out_kind != AUDIO_OUT_POWER) {
+            k = n_freq < half ? n_freq : half;
+            store_bins_c64_avx2(j, b, k, m0, nf, cbuf, scale);
+        }
+#endif
+        for (; k < n_freq; k++) {
             /* a two-sided spectrum of a real signal: X[n - k] = conj(X[k]) */
             const int mirror = k >= half;
             const int64_t kk = mirror ? n_fft - k : k;
