@@ -1127,6 +1127,28 @@ class rec:
             output (f64, rank 1): f64 [tasks]"""
         ...
     @staticmethod
+    def criteo_reader(*, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any, Any, Any, Any, Any, Any, Any, Any, Any]:
+        """the next batch of a Criteo TSV: dense [B,13], labels [B] and the categorical features as a KJT (keys cat_0..cat_25, values i64, lengths i32); B = 0 at the end of the file
+
+        A method of the object class rec.criteo_reader: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            dense (f32, rank 2): [B, 13] the integer features through dense_transform
+            labels (f32, rank 1): [B] the click labels
+            keys (u8, rank 1): the key names, UTF-8
+            keys_offsets (i64, rank 1): [K+1]
+            values (i32,i64, rank 1): [N] values' dtype
+            lengths (i32,i64, rank 1): [L] the lengths' (or offsets') dtype
+            offsets (i32,i64, rank 1): [L+1] lengths' dtype
+            weights (f32, rank 1): [N], or [0] for an unweighted KJT
+            stride_per_key_per_rank (i32, any rank): i32 [K, ranks] (torch.IntTensor) for a VBE KJT, else [0]
+            inverse_indices (i32,i64, any rank): [K, B], or [0] when none
+            stride (i64, rank 1): [1] stride()
+            stride_per_key (i64, rank 1): [K] stride_per_key()
+            length_per_key (i64, rank 1): [K] length_per_key(): values per key
+            offset_per_key (i64, rank 1): [K+1] offset_per_key()"""
+        ...
+    @staticmethod
     def ctr(predictions: TensorLike, labels: TensorLike, weights: Optional[TensorLike] = None) -> Any:
         """CTR (torchrec CTRMetric): sum(w y) / sum(w); 0 when sum(w) = 0
 
@@ -1488,6 +1510,54 @@ class rec:
             weights (f32,f64, any rank, optional): predictions' shape; default 1
         Outputs:
             output (f64, rank 1): f64 [tasks]"""
+        ...
+    @staticmethod
+    def two_tower_candidate_embed(values: TensorLike, lengths: Optional[TensorLike] = None, offsets: Optional[TensorLike] = None, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1, object: Optional[Object] = None) -> Any:
+        """TwoTower's candidate tower: the candidate table's pooled features through candidate_proj (MLP)
+
+        A method of the object class rec.two_tower: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            values (i32,i64, rank 1): [N] the KJT's ids, key-major
+            lengths (i32,i64, rank 1, optional): [L]
+            offsets (i32,i64, rank 1, optional): [L+1]
+            weights (f32, rank 1, optional): [N] per-sample weights (used when the collection is_weighted)
+            stride_per_key_per_rank (i32,i64, rank 2, optional): VBE: [K, ranks]
+            inverse_indices (i32,i64, rank 2, optional): VBE: [K, B]: the pooled rows are expanded through them to the full batch B
+        Attributes (keyword-only):
+            keys (str, default ''): the feature names in key order, joined by ',' ("f1,f2"); "" for no keys
+            stride (int, default -1): samples per key; -1: from inverse_indices, stride_per_key_per_rank or the lengths (torchrec's _maybe_compute_stride_kjt)
+        Outputs:
+            embedding (f32, rank 2): [B, layer_sizes[-1]] the tower's MLP output"""
+        ...
+    @staticmethod
+    def two_tower_query_embed(values: TensorLike, lengths: Optional[TensorLike] = None, offsets: Optional[TensorLike] = None, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1, object: Optional[Object] = None) -> Any:
+        """TwoTower's query tower: the query table's pooled features (EmbeddingBagCollection) through query_proj (MLP)
+
+        A method of the object class rec.two_tower: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            values (i32,i64, rank 1): [N] the KJT's ids, key-major
+            lengths (i32,i64, rank 1, optional): [L]
+            offsets (i32,i64, rank 1, optional): [L+1]
+            weights (f32, rank 1, optional): [N] per-sample weights (used when the collection is_weighted)
+            stride_per_key_per_rank (i32,i64, rank 2, optional): VBE: [K, ranks]
+            inverse_indices (i32,i64, rank 2, optional): VBE: [K, B]: the pooled rows are expanded through them to the full batch B
+        Attributes (keyword-only):
+            keys (str, default ''): the feature names in key order, joined by ',' ("f1,f2"); "" for no keys
+            stride (int, default -1): samples per key; -1: from inverse_indices, stride_per_key_per_rank or the lengths (torchrec's _maybe_compute_stride_kjt)
+        Outputs:
+            embedding (f32, rank 2): [B, layer_sizes[-1]] the tower's MLP output"""
+        ...
+    @staticmethod
+    def two_tower_score(query: TensorLike, candidate: TensorLike) -> Any:
+        """TwoTowerTrainTask's logits: the row-wise dot product of query and candidate embeddings
+
+        Inputs:
+            query (f32, rank 2): [B, D] query embeddings
+            candidate (f32, rank 2): [B, D] candidate embeddings
+        Outputs:
+            output (f32, rank 1): [B] the logits, (query * candidate).sum(dim=1)"""
         ...
 
 class rl:
@@ -3815,6 +3885,84 @@ class vision:
             output (f32,f64,f16, any rank): shape and dtype of input"""
         ...
     @staticmethod
+    def swin_b(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.swin_b forward: logits of an NCHW batch
+
+        A method of the object class vision.swin_b: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, any size of at least one patch, normalised as the weights' preset says
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: head.weight's rows)"""
+        ...
+    @staticmethod
+    def swin_patch_merging(input: TensorLike, norm_weight: TensorLike, norm_bias: Optional[TensorLike] = None, reduction_weight: Optional[TensorLike] = None, *, eps: float = 1e-05) -> Any:
+        """torchvision PatchMerging: pad to even, cat of the 2x2 neighbours, LayerNorm(4C), Linear(4C, 2C)
+
+        Inputs:
+            input (f32, rank 4): [B, H, W, C]
+            norm_weight (f32, rank 1): [4C] norm.weight
+            norm_bias (f32, rank 1, optional): [4C] norm.bias
+            reduction_weight (f32, rank 2): [2C, 4C] reduction.weight (no bias)
+        Attributes (keyword-only):
+            eps (float, default 1e-05): the norm's eps (torchvision's Swin: 1e-5)
+        Outputs:
+            output (f32, rank 4): [B, ceil(H/2), ceil(W/2), 2C]"""
+        ...
+    @staticmethod
+    def swin_s(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.swin_s forward: logits of an NCHW batch
+
+        A method of the object class vision.swin_s: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, any size of at least one patch, normalised as the weights' preset says
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: head.weight's rows)"""
+        ...
+    @staticmethod
+    def swin_t(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.swin_t forward: logits of an NCHW batch
+
+        A method of the object class vision.swin_t: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, any size of at least one patch, normalised as the weights' preset says
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: head.weight's rows)"""
+        ...
+    @staticmethod
+    def swin_transformer(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.SwinTransformer forward: logits of an NCHW batch
+
+        A method of the object class vision.swin_transformer: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, any size of at least one patch, normalised as the weights' preset says
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: head.weight's rows)"""
+        ...
+    @staticmethod
+    def swin_window_attention(input: TensorLike, qkv_weight: TensorLike, qkv_bias: Optional[TensorLike] = None, proj_weight: Optional[TensorLike] = None, proj_bias: Optional[TensorLike] = None, relative_position_bias_table: Optional[TensorLike] = None, relative_position_index: Optional[TensorLike] = None, residual: Optional[TensorLike] = None, *, window_size: Sequence[int], shift_size: Sequence[int] = (0, 0), num_heads: int) -> Any:
+        """torchvision ShiftedWindowAttention (eval): windows padded to multiples, cyclic shift with its -100 mask, relative position bias, fused attention (softmax in f32)
+
+        Inputs:
+            input (f32, rank 4): [B, H, W, C] (channels last, as torchvision's Swin)
+            qkv_weight (f32, rank 2): [3C, C] attn.qkv.weight
+            qkv_bias (f32, rank 1, optional): [3C] attn.qkv.bias
+            proj_weight (f32, rank 2): [C, C] attn.proj.weight
+            proj_bias (f32, rank 1, optional): [C] attn.proj.bias
+            relative_position_bias_table (f32, rank 2): [(2 wh - 1) (2 ww - 1), num_heads] attn.relative_position_bias_table
+            relative_position_index (i64, rank 1): [(wh ww)^2] attn.relative_position_index (the buffer): rows of the table
+            residual (f32, rank 4, optional): [B, H, W, C] added to the result (a Swin block's x + attn(norm1(x)); may be the output)
+        Attributes (keyword-only):
+            window_size (Sequence[int], required): (wh, ww) or one value for both
+            shift_size (Sequence[int], default (0, 0)): (sh, sw) or one value for both; each below its window; 0 on an axis whose padded size the window covers, as torchvision does
+            num_heads (int, required): attention heads: C is a multiple of it
+        Outputs:
+            output (f32, rank 4): [B, H, W, C] (may be the input or the residual tensor)"""
+        ...
+    @staticmethod
     def to_dtype(image: TensorLike, *, dtype: str = 'float32', scale: bool = False) -> Any:
         """torchvision v2 to_dtype on images: uint8 <-> float32, with or without scaling
 
@@ -3881,6 +4029,85 @@ class vision:
             canvas_size (Sequence[int], required): (H, W) of the image
         Outputs:
             output (f32, any rank): [..., 4]"""
+        ...
+    @staticmethod
+    def vision_transformer(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.VisionTransformer forward: logits of an NCHW batch
+
+        A method of the object class vision.vision_transformer: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, S, S] f32, S a multiple of patch_size (pos embedding interpolated when S is not the file's image size), normalised as the weights' preset says
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: heads.head.weight's rows)"""
+        ...
+    @staticmethod
+    def vit_b_16(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.vit_b_16 forward: logits of an NCHW batch
+
+        A method of the object class vision.vit_b_16: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, S, S] f32, S a multiple of patch_size (pos embedding interpolated when S is not the file's image size), normalised as the weights' preset says
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: heads.head.weight's rows)"""
+        ...
+    @staticmethod
+    def vit_b_32(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.vit_b_32 forward: logits of an NCHW batch
+
+        A method of the object class vision.vit_b_32: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, S, S] f32, S a multiple of patch_size (pos embedding interpolated when S is not the file's image size), normalised as the weights' preset says
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: heads.head.weight's rows)"""
+        ...
+    @staticmethod
+    def vit_encoder_block(input: TensorLike, ln_1_weight: TensorLike, ln_1_bias: TensorLike, in_proj_weight: TensorLike, in_proj_bias: TensorLike, out_proj_weight: TensorLike, out_proj_bias: TensorLike, ln_2_weight: TensorLike, ln_2_bias: TensorLike, mlp_0_weight: TensorLike, mlp_0_bias: TensorLike, mlp_3_weight: TensorLike, mlp_3_bias: TensorLike, *, num_heads: int, eps: float = 1e-06) -> Any:
+        """torchvision ViT EncoderBlock (eval): x + self_attention(ln_1(x)), then + MLP(ln_2(.)) with GELU; fused attention (softmax in f32, scale 1/sqrt(head_dim) as SDPA)
+
+        Inputs:
+            input (f32, rank 3): [N, S, D]: batch, tokens, hidden_dim
+            ln_1_weight (f32, rank 1): [D] ln_1.weight
+            ln_1_bias (f32, rank 1): [D] ln_1.bias
+            in_proj_weight (f32, rank 2): [3D, D] self_attention.in_proj_weight: q, k, v packed (nn.MultiheadAttention)
+            in_proj_bias (f32, rank 1): [3D] self_attention.in_proj_bias
+            out_proj_weight (f32, rank 2): [D, D] self_attention.out_proj.weight
+            out_proj_bias (f32, rank 1): [D] self_attention.out_proj.bias
+            ln_2_weight (f32, rank 1): [D] ln_2.weight
+            ln_2_bias (f32, rank 1): [D] ln_2.bias
+            mlp_0_weight (f32, rank 2): [mlp_dim, D] mlp.0.weight
+            mlp_0_bias (f32, rank 1): [mlp_dim] mlp.0.bias
+            mlp_3_weight (f32, rank 2): [D, mlp_dim] mlp.3.weight
+            mlp_3_bias (f32, rank 1): [D] mlp.3.bias
+        Attributes (keyword-only):
+            num_heads (int, required): attention heads: hidden_dim is a multiple of it
+            eps (float, default 1e-06): ln_1 and ln_2's eps (torchvision's ViT: 1e-6)
+        Outputs:
+            output (f32, rank 3): [N, S, D] (may be the input tensor itself)"""
+        ...
+    @staticmethod
+    def vit_h_14(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.vit_h_14 forward: logits of an NCHW batch
+
+        A method of the object class vision.vit_h_14: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, S, S] f32, S a multiple of patch_size (pos embedding interpolated when S is not the file's image size), normalised as the weights' preset says
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: heads.head.weight's rows)"""
+        ...
+    @staticmethod
+    def vit_l_16(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.vit_l_16 forward: logits of an NCHW batch
+
+        A method of the object class vision.vit_l_16: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, S, S] f32, S a multiple of patch_size (pos embedding interpolated when S is not the file's image size), normalised as the weights' preset says
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: heads.head.weight's rows)"""
         ...
     @staticmethod
     def weights_meta(*, model: str, weights: str = 'DEFAULT') -> Any:

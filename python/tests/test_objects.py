@@ -34,7 +34,7 @@ def test_tbe_mean_by_call_attribute():
 
 def test_methods_are_attributes():
     with tbe() as obj:
-        assert set(obj.methods) == {"tbe", "tbe_prefetch", "tbe_cache_stats"}
+        assert set(obj.methods) == {"tbe", "tbe_prefetch", "tbe_cache_stats", "tbe_backward", "tbe_save", "tbe_state"}
         assert "tbe_cache_stats" in dir(obj)
         assert obj.tbe_cache_stats.__doc__.startswith("i64 [8] cache counters")
         with pytest.raises(AttributeError, match="did you mean 'tbe_prefetch'"):
