@@ -64,7 +64,9 @@ void fz_init(const char *select)
         setenv("LOOM_PLUGINS_SELECT", select, 1);
     /* an output the input makes huge fails cleanly instead of taking the
     ** machine's memory (libFuzzer stops at 2 GB of RSS) */
-    setenv("LOOM_MAX_ALLOC", "256M", 1);
+    /* FZ_MAX_ALLOC: a target's own, smaller cap (set before fz_init) */
+    const char *cap = getenv("FZ_MAX_ALLOC");
+    setenv("LOOM_MAX_ALLOC", cap != NULL ? cap : "256M", 1);
     o.plugin_path = select != NULL ? FUZZ_PACK_DIRS : "";
     o.no_default_dirs = 1;
     o.num_threads = 1;

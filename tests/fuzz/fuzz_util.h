@@ -41,7 +41,8 @@ void fz_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* loom_init once: the packs whose names match the comma-separated globs
 ** `select` (LOOM_PLUGINS_SELECT), from this build's plugin folders only;
-** NULL loads no pack. One thread, quiet, LOOM_MAX_ALLOC=256M. Aborts when
+** NULL loads no pack. One thread, quiet, LOOM_MAX_ALLOC=256M (or the
+** environment's FZ_MAX_ALLOC, which a target may set first). Aborts when
 ** init fails. */
 void fz_init(const char *select);
 

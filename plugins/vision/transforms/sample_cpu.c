@@ -239,9 +239,12 @@ static loom_status random_resized_crop(sample_run *r, const sample_step *s)
             (st = aug_uniform(&r->d, log_lo, log_hi, &fr)) != LOOM_OK)
             return st;
         const double target = area * (double)fa, aspect = (double)expf(fr);
-        cw = (int64_t)nearbyint(sqrt(target * aspect));
-        ch = (int64_t)nearbyint(sqrt(target / aspect));
-        if (0 < cw && cw <= r->w && 0 < ch && ch <= r->h) {
+        /* compared as doubles first: a huge scale or ratio (or their
+        ** inf) is no crop, and never a cast out of int64's range */
+        const double wd = nearbyint(sqrt(target * aspect)), hd = nearbyint(sqrt(target / aspect));
+        if (wd >= 1 && wd <= (double)r->w && hd >= 1 && hd <= (double)r->h) {
+            cw = (int64_t)wd;
+            ch = (int64_t)hd;
             if ((st = aug_randint(&r->d, 0, r->h - ch + 1, &top)) != LOOM_OK ||
                 (st = aug_randint(&r->d, 0, r->w - cw + 1, &left)) != LOOM_OK)
                 return st;
@@ -458,6 +461,9 @@ static loom_status random_zoom_out(sample_run *r, const sample_step *s)
         (st = aug_rand(&r->d, &ry)) != LOOM_OK)
         return st;
     const float ratio = (float)s->side_range[0] + u * (float)(s->side_range[1] - s->side_range[0]);
+    if (!((double)r->w * (double)ratio < (double)INT32_MAX && (double)r->h * (double)ratio < (double)INT32_MAX))
+        return pk_host->fail(LOOM_EINVAL, "RandomZoomOut: a canvas of %g times the image (side_range up to %g) is "
+                             "too large", (double)ratio, s->side_range[1]);
     const int64_t cw = (int64_t)((float)r->w * ratio), ch = (int64_t)((float)r->h * ratio);
     const int64_t left = (int64_t)((float)(cw - r->w) * rx), top = (int64_t)((float)(ch - r->h) * ry);
     const int64_t padding[4] = { left, top, cw - (left + r->w), ch - (top + r->h) };

@@ -289,7 +289,8 @@ static loom_status parse_step(const parse_ctx *c, const cJSON *args, sample_step
             return st;
         if (GET("scale") && ((st = numbers(c, v, "scale", 2, 2, s->scale, &k)) != LOOM_OK || s->scale[0] < 0))
             return st != LOOM_OK ? st : FAIL(c, "'scale' must be non-negative");
-        if (GET("ratio") && ((st = numbers(c, v, "ratio", 2, 2, s->ratio, &k)) != LOOM_OK || !(s->ratio[0] > 0)))
+        if (GET("ratio") &&
+            ((st = numbers(c, v, "ratio", 2, 2, s->ratio, &k)) != LOOM_OK || !(s->ratio[0] > 0 && s->ratio[1] > 0)))
             return st != LOOM_OK ? st : FAIL(c, "'ratio' must be positive");
         if ((st = opt_choice(c, args, "interpolation", interpolations, s->interpolation, sizeof s->interpolation)) !=
             LOOM_OK)
@@ -457,6 +458,10 @@ static loom_status parse_step(const parse_ctx *c, const cJSON *args, sample_step
         for (int i = 0; i < 4; i++)
             if (GET(keys[i]) && (st = numbers(c, v, keys[i], 1, 1, dst[i], &k)) != LOOM_OK)
                 return st;
+        /* a crop is a part of the image: its side over the image's lies in [0, 1] */
+        if (!(s->iou_scale[0] >= 0 && s->iou_scale[0] <= s->iou_scale[1] && s->iou_scale[1] <= 1))
+            return FAIL(c, "'min_scale' %g and 'max_scale' %g must satisfy 0 <= min <= max <= 1", s->iou_scale[0],
+                        s->iou_scale[1]);
         if (GET("sampler_options")) {
             const int m = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : -1;
             if (m < 1 || m > 16)
