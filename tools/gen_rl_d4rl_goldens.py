@@ -32,9 +32,9 @@ def main():
     arrays = np.load(os.path.join(H5, "d4rl_tiny.npz"))
     n = arrays["observations"].shape[0]
     td = TensorDict({k: torch.from_numpy(arrays[k]) for k in arrays.files}, batch_size=[n]).unflatten_keys("/")
-    stub = types.SimpleNamespace(use_truncated_as_done=True)
-    stub._shift_reward_done = lambda d: D4RLExperienceReplay._shift_reward_done(stub, d)
-    out = D4RLExperienceReplay._process_data_from_env(stub, td)
+    host_self = types.SimpleNamespace(use_truncated_as_done=True)
+    host_self._shift_reward_done = lambda d: D4RLExperienceReplay._shift_reward_done(host_self, d)
+    out = D4RLExperienceReplay._process_data_from_env(host_self, td)
     out["next", "observation"][out["next", "done"].squeeze()] = 0
     dst = os.path.join(H5, "d4rl_expect")
     shutil.rmtree(dst, ignore_errors=True)
