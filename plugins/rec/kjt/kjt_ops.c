@@ -141,8 +141,10 @@ static loom_status run_split(loom_call *call)
     for (int64_t s = 0; s < S; s++) {
         int64_t seg = sa->u.ints[s];     /* >= 0: LOOM_ATTR_NONNEG */
         if (seg > K - key_splits[s])
-            return pk_host->fail(LOOM_EINVAL, "'segments' ask for %lld keys by split %lld, but the KJT has %lld "
-                                 "keys", (long long)(key_splits[s] + seg), (long long)s, (long long)K);
+            /* the message names seg and what is left, never key_splits[s] + seg: seg may be near INT64_MAX */
+            return pk_host->fail(LOOM_EINVAL, "'segments'[%lld] asks for %lld keys, but only %lld of the KJT's %lld "
+                                 "keys are left", (long long)s, (long long)seg, (long long)(K - key_splits[s]),
+                                 (long long)K);
         int64_t e = key_splits[s] + seg;
         key_splits[s + 1] = e;
         values_splits[s + 1] = kjt.offset_per_key[e];

@@ -188,7 +188,7 @@ static void test_bad_keys_and_vbe(void **state)
     const int64_t l[6] = { 2, 0, 1, 1, 1, 3 };
     loom_tensor *in[6] = { make_i64(8, v), make_i64(6, l) };
     expect_refusal("rec.kjt_permute", in, 2, "keys=F0,F1;indices=0,2", "'indices'[1] = 2 is not a key");
-    expect_refusal("rec.kjt_split", in, 2, "keys=F0,F1;segments=1,2", "ask for 3 keys by split 1");
+    expect_refusal("rec.kjt_split", in, 2, "keys=F0,F1;segments=1,2", "'segments'[1] asks for 2 keys, but only 1 of");
     expect_refusal("rec.kjt_dedup", in, 2, "keys=F0,F1,F2,F3", "not keys x stride");
     /* VBE: strides per rank that do not add up to the lengths */
     const int64_t sp[4] = { 2, 1, 1, 1 };
