@@ -468,6 +468,19 @@ static int family_prefix(const char *p, const char *q)
     return n > 0 && strncmp(p, q, n) == 0 && q[n] == '-';
 }
 
+/* The dtypes of ABI 1.0 to 1.3: u16 and u32 came in 1.4. */
+#define DTYPES_BEFORE_1_4 ((LOOM_DTYPE_BIT(LOOM_DTYPE_U16) - 1) & ~LOOM_DTYPE_BIT(LOOM_DTYPE_INVALID))
+
+/* The dtypes a kernel takes, 0 for any. A pack built before 1.4 cannot know
+** the dtypes appended since (its loom_dtype_from_dl maps them to INVALID),
+** so its "any" and its masks are cut to the dtypes of its own ABI. */
+static uint64_t kernel_dtype_mask(const loom__kernel *kern)
+{
+    if (kern->pack == NULL || kern->pack->abi_minor_built >= 4)
+        return kern->k.dtypes;
+    return (kern->k.dtypes != 0 ? kern->k.dtypes : LOOM_DTYPES_ALL) & DTYPES_BEFORE_1_4;
+}
+
 static int same_pack_family(const loom__pack *a, const loom__pack *b)
 {
     if (a == b)
@@ -517,16 +530,21 @@ static void select_kernel(last_record *r, const struct loom_op *op, loom_call *c
             r->reason[k] = R_OTHER_PACK;
             continue;
         }
-        if (kern->k.dtypes != 0) {
+        const uint64_t kernel_dtypes = kernel_dtype_mask(kern);
+        if (kernel_dtypes != 0) {
             int32_t bad = -1;
             for (int32_t i = 0; i < call->n_inputs && bad < 0; i++)
                 if (call->inputs[i] != NULL
-                    && !(kern->k.dtypes & LOOM_DTYPE_BIT(loom_tensor_dtype_of(call->inputs[i]))))
+                    && !(kernel_dtypes & LOOM_DTYPE_BIT(loom_tensor_dtype_of(call->inputs[i]))))
                     bad = i;
             if (bad >= 0) {
+                const loom_dtype bad_dt = loom_tensor_dtype_of(call->inputs[bad]);
                 r->reason[k] = R_DTYPE;
-                snprintf(r->why[k], sizeof r->why[k], "%s of '%s'",
-                         loom_dtype_name(loom_tensor_dtype_of(call->inputs[bad])), op->schema->inputs[bad].name);
+                snprintf(r->why[k], sizeof r->why[k], "%s of '%s'%s", loom_dtype_name(bad_dt),
+                         op->schema->inputs[bad].name,
+                         (DTYPES_BEFORE_1_4 & LOOM_DTYPE_BIT(bad_dt)) == 0 && kern->pack != NULL
+                                 && kern->pack->abi_minor_built < 4
+                             ? " (its pack was built for an ABI before 1.4, which has no such dtype)" : "");
                 if (best_rank_declined < 0)
                     best_rank_declined = op->rank[k];
                 continue;

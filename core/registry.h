@@ -37,6 +37,9 @@ typedef struct loom__pack {
     int32_t n_refused;
     /* The descriptor's depends (ABI 1.1), copied: NULL-terminated, or NULL. */
     char **depends;
+    /* The minor of the headers the pack was built with: a pack older than
+    ** 1.4 knows no u16/u32, so dispatch keeps those from its kernels. */
+    uint16_t abi_minor_built;
 } loom__pack;
 
 typedef struct loom__kernel {

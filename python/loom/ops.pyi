@@ -2473,12 +2473,12 @@ class vision:
         """F.channel_shuffle: input (cat with other) viewed as [N, groups, C/groups, *], dims 1 and 2 swapped
 
         Inputs:
-            input (f32,f64,f16,bf16,f8e4m3,i8,u8,i16,i32,i64,bool,c64,c128, any rank): [N, C, *], rank >= 3; any strides
-            other (f32,f64,f16,bf16,f8e4m3,i8,u8,i16,i32,i64,bool,c64,c128, any rank, optional): [N, C2, *]: cat([input, other], 1) is shuffled (ShuffleNetV2's block end); any strides
+            input (f32,f64,f16,bf16,f8e4m3,i8,u8,i16,i32,i64,bool,c64,c128,u16,u32, any rank): [N, C, *], rank >= 3; any strides
+            other (f32,f64,f16,bf16,f8e4m3,i8,u8,i16,i32,i64,bool,c64,c128,u16,u32, any rank, optional): [N, C2, *]: cat([input, other], 1) is shuffled (ShuffleNetV2's block end); any strides
         Attributes (keyword-only):
             groups (int, required): g: the channels are g groups of C/g, interleaved
         Outputs:
-            output (f32,f64,f16,bf16,f8e4m3,i8,u8,i16,i32,i64,bool,c64,c128, any rank): [N, C (+ C2), *], C (+ C2) a multiple of groups: output[:, j * groups + i] = x[:, i * (C / groups) + j] of x = input (or cat([input, other], 1)); not an input"""
+            output (f32,f64,f16,bf16,f8e4m3,i8,u8,i16,i32,i64,bool,c64,c128,u16,u32, any rank): [N, C (+ C2), *], C (+ C2) a multiple of groups: output[:, j * groups + i] = x[:, i * (C / groups) + j] of x = input (or cat([input, other], 1)); not an input"""
         ...
     @staticmethod
     def clamp_bounding_boxes(boxes: TensorLike, *, format: str = 'xyxy', canvas_size: Sequence[int], clamping_mode: str = 'soft') -> Any:
@@ -2620,7 +2620,7 @@ class vision:
             apply_exif_orientation (bool, default False): rotate / flip the image as its EXIF orientation tag says
             max_pixels (int, default 268435456): refuse a file that declares more pixels (width * height) than this: a decompression-bomb guard
         Outputs:
-            output (u8,i32, any rank): [C, H, W] u8 ([B, C, H, W] for a batch); i32 holding 16-bit samples for a 16-bit PNG"""
+            output (u8,u16, any rank): [C, H, W] u8 ([B, C, H, W] for a batch); u16 for a 16-bit PNG"""
         ...
     @staticmethod
     def decode_jpeg(input: TensorLike, offsets: Optional[TensorLike] = None, *, mode: str = 'UNCHANGED', apply_exif_orientation: bool = False, max_pixels: int = 268435456) -> Any:
@@ -2634,11 +2634,11 @@ class vision:
             apply_exif_orientation (bool, default False): rotate / flip the image as its EXIF orientation tag says
             max_pixels (int, default 268435456): refuse a file that declares more pixels (width * height) than this: a decompression-bomb guard
         Outputs:
-            output (u8,i32, any rank): [C, H, W] u8 ([B, C, H, W] for a batch); i32 holding 16-bit samples for a 16-bit PNG"""
+            output (u8,u16, any rank): [C, H, W] u8 ([B, C, H, W] for a batch); u16 for a 16-bit PNG"""
         ...
     @staticmethod
     def decode_png(input: TensorLike, offsets: Optional[TensorLike] = None, *, mode: str = 'UNCHANGED', apply_exif_orientation: bool = False, max_pixels: int = 268435456) -> Any:
-        """torchvision.io.decode_png: a PNG file to a CHW image (libpng; 16-bit samples as i32)
+        """torchvision.io.decode_png: a PNG file to a CHW image (libpng; 16-bit samples as u16)
 
         Inputs:
             input (u8, rank 1): the file's bytes (u8 [N]); with offsets, B files back to back
@@ -2648,7 +2648,7 @@ class vision:
             apply_exif_orientation (bool, default False): rotate / flip the image as its EXIF orientation tag says
             max_pixels (int, default 268435456): refuse a file that declares more pixels (width * height) than this: a decompression-bomb guard
         Outputs:
-            output (u8,i32, any rank): [C, H, W] u8 ([B, C, H, W] for a batch); i32 holding 16-bit samples for a 16-bit PNG"""
+            output (u8,u16, any rank): [C, H, W] u8 ([B, C, H, W] for a batch); u16 for a 16-bit PNG"""
         ...
     @staticmethod
     def deform_conv2d(input: TensorLike, offset: TensorLike, weight: TensorLike, bias: Optional[TensorLike] = None, mask: Optional[TensorLike] = None, *, stride: Sequence[int] = (1, 1), padding: Sequence[int] = (0, 0), dilation: Sequence[int] = (1, 1)) -> Any:
