@@ -91,9 +91,11 @@ void layers_conv2d_cuda_fini(void)
     pthread_mutex_unlock(&cache_lock);
 }
 
+/* The descriptor's math type (FMA) is what runs; an entry ranked for a
+** tensor-op math type would not run as ranked. */
 static int algo_acceptable(const cudnnConvolutionFwdAlgoPerf_t *r)
 {
-    return r->status == CUDNN_STATUS_SUCCESS && r->mathType == CUDNN_FMA_MATH
+    return r->status == CUDNN_STATUS_SUCCESS && (r->mathType == CUDNN_FMA_MATH || r->mathType == CUDNN_DEFAULT_MATH)
         && r->algo != CUDNN_CONVOLUTION_FWD_ALGO_FFT && r->algo != CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING
         && r->memory <= WORKSPACE_CAP;
 }
@@ -248,6 +250,22 @@ static loom_status conv_launch(loom_call *call, cudnnHandle_t h, const conv_plan
     return e == cudaSuccess ? LOOM_OK : layers_cuda_fail(e, "conv2d epilogue launch");
 }
 
+/* An empty map padded to a non-empty output (cuDNN takes no zero size):
+** the convolution is 0, then the residual and epilogue as in conv_launch. */
+static loom_status conv_empty_input(const conv2d_geom *g, cudaStream_t stream)
+{
+    const size_t out_bytes = (size_t)(g->n * g->cout * g->ho * g->wo) * sizeof(float);
+    cudaError_t e = cudaSuccess;
+    if (g->residual == NULL || g->residual_after)
+        e = cudaMemsetAsync(g->y, 0, out_bytes, stream);
+    else if (g->residual != g->y)
+        e = cudaMemcpyAsync(g->y, g->residual, out_bytes, cudaMemcpyDeviceToDevice, stream);
+    if (e == cudaSuccess)
+        e = (cudaError_t)lcu_conv_epilogue(g->y, g->bias, g->residual_after ? g->residual : NULL, lcu_act_of(g->act),
+                                           g->n, g->cout, g->ho * g->wo, stream);
+    return e == cudaSuccess ? LOOM_OK : layers_cuda_fail(e, "conv2d of an empty input");
+}
+
 static loom_status conv2d_run_cuda(loom_call *call)
 {
     conv2d_geom g;
@@ -273,6 +291,8 @@ static loom_status conv2d_run_cuda(loom_call *call)
     k.dh = g.dh;
     k.dw = g.dw;
     k.device = call->ctx->device.device_id;
+    if (g.n * g.cin * g.h * g.w == 0)
+        return conv_empty_input(&g, stream);
     const float *x = g.x;
     if (g.pad_mode != PAD_ZEROS && (g.ph > 0 || g.pw > 0)) {
         k.h = g.h + 2 * g.ph;
