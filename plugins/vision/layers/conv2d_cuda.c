@@ -24,6 +24,7 @@
 **   none with a bias: the same call with the identity activation when the
 **     chosen algorithm is IMPLICIT_PRECOMP_GEMM (the only one cuDNN fuses the
 **     identity with); else as below;
+**   (either fusion refused with CUDNN_STATUS_NOT_SUPPORTED: as below)
 **   otherwise: cudnnConvolutionForward (beta = 1 onto the residual copied
 **     into y, for act(conv + bias + residual)), then one element-wise launch
 **     for the bias, the activation (silu, gelu) and a residual after it.
@@ -237,10 +238,17 @@ static loom_status conv_launch(loom_call *call, cudnnHandle_t h, const conv_plan
         s = cudnnConvolutionBiasActivationForward(h, &one, p->x, x, p->w, g->wt, p->conv, p->algo, ws, p->workspace,
                                                   residual_before ? &one : &zero, p->y, g->y, p->bias, bias,
                                                   fuse_relu ? p->relu : p->identity, p->y, g->y);
-        return s == CUDNN_STATUS_SUCCESS ? LOOM_OK : layers_cudnn_fail(s, "cudnnConvolutionBiasActivationForward");
+        /* a fusion cuDNN has no engine for here: the unfused path below */
+        if (s != CUDNN_STATUS_NOT_SUPPORTED)
+            return s == CUDNN_STATUS_SUCCESS ? LOOM_OK : layers_cudnn_fail(s, "cudnnConvolutionBiasActivationForward");
     }
     s = cudnnConvolutionForward(h, &one, p->x, x, p->w, g->wt, p->conv, p->algo, ws, p->workspace,
                                 residual_before ? &one : &zero, p->y, g->y);
+    /* the ranking's choice refused at run time: the implicit GEMM, which
+    ** needs no workspace, takes every geometry */
+    if (s == CUDNN_STATUS_NOT_SUPPORTED && p->algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM)
+        s = cudnnConvolutionForward(h, &one, p->x, x, p->w, g->wt, p->conv, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                                    NULL, 0, residual_before ? &one : &zero, p->y, g->y);
     if (s != CUDNN_STATUS_SUCCESS)
         return layers_cudnn_fail(s, "cudnnConvolutionForward");
     if (g->bias == NULL && g->act == PK_GEMM_ACT_NONE && !g->residual_after)
