@@ -27,22 +27,11 @@
 static loom_dl_device dev;
 static const loom_dl_device host = { LOOM_DEVICE_CPU, 0 };
 
-static int cuda_device(loom_dl_device *out)
-{
-    for (int64_t i = 0; i < loom_device_count(); i++) {
-        loom_device_info di = LOOM_DEVICE_INFO_INIT;
-        if (loom_device_at(i, &di) == LOOM_OK && di.device.device_type == LOOM_DEVICE_CUDA) {
-            *out = di.device;
-            return 1;
-        }
-    }
-    return 0;
-}
-
 #define NEED_CUDA(op)                                                                              \
     do {                                                                                           \
-        if (!cuda_device(&dev) || !tu_has_backend((op), "cuda")) {                                 \
-            print_message("no CUDA device (or no cuda kernel of %s): the layers' cuda kernels are not run\n", (op)); \
+        if (!tu_cuda_device(&dev) || !tu_has_backend((op), "cuda")) {                              \
+            print_message("no CUDA device (or no cuda kernel of %s): the layers' cuda kernels are not run\n", \
+                          (op));                                                                   \
             skip();                                                                                \
         }                                                                                          \
     } while (0)
