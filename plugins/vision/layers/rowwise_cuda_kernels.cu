@@ -2,8 +2,9 @@
 /*
 ** rowwise_cuda_kernels.cu - the row-wise device code of the layers module:
 ** softmax (rowwise_cpu.c's three passes: max, exp(x - max) and its f32
-** sum, scale by 1 / sum; one thread per line, so the sum's order is the
-** cpu's), layer_norm (one block per row: mean and variance in double, as
+** sum, scale by 1 / sum; one thread per line along a strided dim, so the
+** sum's order is the cpu's; one block per row along the last dim, the sum
+** reduced over the block's threads), layer_norm (one block per row: mean and variance in double, as
 ** the cpu kernel, reduced over the block's threads; then (x - mean) * rstd
 ** * weight + bias in f32) and the bias rows a cuBLAS GEMM accumulates onto.
 */
@@ -34,11 +35,55 @@ static __global__ void softmax_kernel(const float *xs, float *ys, int64_t lines,
     }
 }
 
+/* The max (NaN wins, as the cpu's compare) or the sum of v over the block. */
+static __device__ float block_reduce(float v, float *shared, int is_max)
+{
+    shared[threadIdx.x] = v;
+    __syncthreads();
+    for (int s = LCU_THREADS / 2; s > 0; s >>= 1) {
+        if ((int)threadIdx.x < s) {
+            float a = shared[threadIdx.x], b = shared[threadIdx.x + s];
+            shared[threadIdx.x] = is_max ? (b > a || b != b ? b : a) : a + b;
+        }
+        __syncthreads();
+    }
+    float r = shared[0];
+    __syncthreads();
+    return r;
+}
+
+static __global__ void softmax_rows_kernel(const float *xs, float *ys, int64_t rows, int64_t len)
+{
+    __shared__ float shared[LCU_THREADS];
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+        const float *x = xs + r * len;
+        float *y = ys + r * len;
+        float m = -INFINITY;
+        for (int64_t t = threadIdx.x; t < len; t += LCU_THREADS)
+            m = x[t] > m || x[t] != x[t] ? x[t] : m;
+        m = block_reduce(m, shared, 1);
+        float s = 0.0f;
+        for (int64_t t = threadIdx.x; t < len; t += LCU_THREADS) {
+            float e = expf(x[t] - m);
+            y[t] = e;
+            s += e;
+        }
+        float inv = 1.0f / block_reduce(s, shared, 0);
+        for (int64_t t = threadIdx.x; t < len; t += LCU_THREADS)
+            y[t] *= inv;
+    }
+}
+
 extern "C" int lcu_softmax(const float *x, float *y, int64_t outer, int64_t len, int64_t inner, void *stream)
 {
     int64_t lines = outer * inner;
     if (lines == 0 || len == 0)
         return 0;
+    if (inner == 1 && len >= 64) {      /* rows: a block each (logits, attention rows) */
+        unsigned blocks = (unsigned)(outer < 65535 ? outer : 65535);
+        softmax_rows_kernel<<<blocks, LCU_THREADS, 0, (cudaStream_t)stream>>>(x, y, outer, len);
+        return (int)cudaGetLastError();
+    }
     softmax_kernel<<<lcu_blocks(lines), LCU_THREADS, 0, (cudaStream_t)stream>>>(x, y, lines, len, inner);
     return (int)cudaGetLastError();
 }
