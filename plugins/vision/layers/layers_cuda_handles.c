@@ -39,14 +39,24 @@ loom_status layers_cuda_stream(const loom_call *call, cudaStream_t *stream)
     return LOOM_OK;
 }
 
+/* The call's device made current and its stream; the lock taken on LOOM_OK. */
+static loom_status lock_device(const loom_call *call, cudaStream_t *stream, int32_t *id)
+{
+    loom_status st = layers_cuda_stream(call, stream);
+    if (st == LOOM_OK) {
+        *id = call->ctx->device.device_id;
+        pthread_mutex_lock(&handle_lock);
+    }
+    return st;
+}
+
 loom_status layers_cublas_acquire(const loom_call *call, cublasHandle_t *handle)
 {
     cudaStream_t stream;
-    loom_status st = layers_cuda_stream(call, &stream);
+    int32_t id;
+    loom_status st = lock_device(call, &stream, &id);
     if (st != LOOM_OK)
         return st;
-    const int32_t id = call->ctx->device.device_id;
-    pthread_mutex_lock(&handle_lock);
     cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
     if (blas[id] == NULL) {
         s = cublasCreate(&blas[id]);
@@ -60,7 +70,7 @@ loom_status layers_cublas_acquire(const loom_call *call, cublasHandle_t *handle)
         s = cublasSetStream(blas[id], stream);
     if (s != CUBLAS_STATUS_SUCCESS) {
         pthread_mutex_unlock(&handle_lock);
-        return layers_cublas_fail(s, "creating the layers' cuBLAS handle");
+        return layers_cublas_fail(s, "the layers' cuBLAS handle (create, math mode, stream)");
     }
     *handle = blas[id];
     return LOOM_OK;
@@ -75,11 +85,10 @@ loom_status layers_cudnn_fail(cudnnStatus_t s, const char *what)
 loom_status layers_cudnn_acquire(const loom_call *call, cudnnHandle_t *handle)
 {
     cudaStream_t stream;
-    loom_status st = layers_cuda_stream(call, &stream);
+    int32_t id;
+    loom_status st = lock_device(call, &stream, &id);
     if (st != LOOM_OK)
         return st;
-    const int32_t id = call->ctx->device.device_id;
-    pthread_mutex_lock(&handle_lock);
     cudnnStatus_t s = CUDNN_STATUS_SUCCESS;
     if (dnn[id] == NULL && (s = cudnnCreate(&dnn[id])) != CUDNN_STATUS_SUCCESS)
         dnn[id] = NULL;
@@ -87,7 +96,7 @@ loom_status layers_cudnn_acquire(const loom_call *call, cudnnHandle_t *handle)
         s = cudnnSetStream(dnn[id], stream);
     if (s != CUDNN_STATUS_SUCCESS) {
         pthread_mutex_unlock(&handle_lock);
-        return layers_cudnn_fail(s, "creating the layers' cuDNN handle");
+        return layers_cudnn_fail(s, "the layers' cuDNN handle (create, stream)");
     }
     *handle = dnn[id];
     return LOOM_OK;
