@@ -88,13 +88,17 @@ typedef struct rec_dlrm {
 
 extern const loom_object_class rec_dlrm_class;
 
-/* The interaction (dlrm_interaction.c), over rows [b0, b1) of the batch:
-** x [B, D] the dense arch's output, e [B, F D] the pooled features; out
-** [B, D + F (F + 1) / 2]. The backward takes g, the gradient of out, and
-** writes the gradients of x (gx [B, D]) and e (ge [B, F D]). */
-void rec_dlrm_interact(const float *x, const float *e, float *out, int64_t F, int64_t D, int64_t b0, int64_t b1);
-void rec_dlrm_interact_backward(const float *x, const float *e, const float *g, float *gx, float *ge, int64_t F,
-                                int64_t D, int64_t b0, int64_t b1);
+/* The interaction (dlrm_interaction.c) of a batch of B: x [B, D] the dense
+** arch's output, e [B, F D] the pooled features; out [B, D + F (F + 1) / 2].
+** The backward takes g, the gradient of out, and writes the gradients of x
+** (gx [B, D]) and e (ge [B, F D]). Both take rec_dlrm_interact_work floats
+** of 64-byte aligned work and run on the toolkit GEMM and the core's pool
+** (from the kernel's thread). */
+int64_t rec_dlrm_interact_work(int64_t B, int64_t F, int64_t D);
+loom_status rec_dlrm_interact(loom_exec_ctx *ctx, const float *x, const float *e, float *out, int64_t B, int64_t F,
+                              int64_t D, float *work);
+loom_status rec_dlrm_interact_backward(loom_exec_ctx *ctx, const float *x, const float *e, const float *g, float *gx,
+                                       float *ge, int64_t B, int64_t F, int64_t D, float *work);
 
 /* The MLP on the toolkit GEMM (dlrm_mlp.c). forward: y [B, out] of layer l
 ** from x [B, in] (relu when the layer has it). backward: from gy [B, out]

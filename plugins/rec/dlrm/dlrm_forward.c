@@ -5,10 +5,9 @@
 ** Both run the forward with every layer's output kept in the call's
 ** scratch: the dense arch (toolkit GEMM, bias and relu in its epilogue),
 ** the KJT pooled by the fused collection (host->op_call), the interaction
-** (threaded over samples on the core's pool), the over arch. The training
-** step then takes DLRMTrain's loss, BCEWithLogitsLoss(logits.squeeze(-1),
-** labels) averaged over the batch (its sum in double, then rounded), and
-** runs the backward: the gradient of the logits sigmoid(z) - y over B, the
+** (dlrm_interaction.c), the over arch. The training step then takes
+** DLRMTrain's loss, BCEWithLogitsLoss(logits.squeeze(-1), labels) averaged
+** over the batch (its sum in double, then rounded), and runs the backward: the gradient of the logits sigmoid(z) - y over B, the
 ** over arch and the dense arch layer by layer with their optimizer steps
 ** (dlrm_mlp.c), the interaction's backward, and the gradient of the pooled
 ** features to the collection's backward, which steps the tables.
@@ -31,34 +30,6 @@ typedef struct dlrm_pass {
     loom_tensor *pooled_t;
     float *inter;              /* [B, D + F (F + 1) / 2] */
 } dlrm_pass;
-
-typedef struct interact_task {
-    const rec_dlrm *m;
-    const float *x, *e, *g;
-    float *out, *gx, *ge;
-} interact_task;
-
-static void interact_range(void *user, int64_t b0, int64_t b1, int32_t thread)
-{
-    (void)thread;
-    const interact_task *t = user;
-    rec_dlrm_interact(t->x, t->e, t->out, t->m->n_features, t->m->dim, b0, b1);
-}
-
-static void interact_backward_range(void *user, int64_t b0, int64_t b1, int32_t thread)
-{
-    (void)thread;
-    const interact_task *t = user;
-    rec_dlrm_interact_backward(t->x, t->e, t->g, t->gx, t->ge, t->m->n_features, t->m->dim, b0, b1);
-}
-
-/* samples per task of the interaction: about 64K multiply-adds */
-static int64_t interact_grain(const rec_dlrm *m)
-{
-    const int64_t per = (m->n_features + 1) * (m->n_features + 1) * m->dim / 2 + 1;
-    const int64_t g = 65536 / per;
-    return g > 0 ? g : 1;
-}
 
 static loom_status pool(loom_call *call, rec_dlrm *m, dlrm_pass *p)
 {
@@ -99,7 +70,7 @@ static loom_status forward(loom_call *call, rec_dlrm *m, dlrm_pass *p, float *lo
     if (st != LOOM_OK)
         return st;
     const int64_t B = p->B, width = m->dim + m->n_features * (m->n_features + 1) / 2;
-    size_t floats = (size_t)(B * width);
+    size_t floats = (size_t)(B * width + rec_dlrm_interact_work(B, m->n_features, m->dim));
     for (int64_t i = 0; i < m->n_layers; i++)
         floats += (size_t)(B * m->layers[i].out);
     float *buf = pk_host->scratch(call->ctx, (floats + 16 * (size_t)m->n_layers + 16) * sizeof(float));
@@ -110,6 +81,7 @@ static loom_status forward(loom_call *call, rec_dlrm *m, dlrm_pass *p, float *lo
         buf += (B * m->layers[i].out + 15) & ~(int64_t)15;
     }
     p->inter = buf;
+    float *work = buf + ((B * width + 15) & ~(int64_t)15);
     if (logits)
         p->act[m->n_layers - 1] = logits;
     const float *x = p->dense;
@@ -119,8 +91,7 @@ static loom_status forward(loom_call *call, rec_dlrm *m, dlrm_pass *p, float *lo
     }
     if (st != LOOM_OK)
         return st;
-    interact_task t = { .m = m, .x = x, .e = p->pooled, .out = p->inter };
-    if (B > 0 && (st = pk_host->parallel_for(call->ctx, B, interact_grain(m), interact_range, &t)) != LOOM_OK)
+    if ((st = rec_dlrm_interact(call->ctx, x, p->pooled, p->inter, B, m->n_features, m->dim, work)) != LOOM_OK)
         return st;
     x = p->inter;
     for (int64_t i = m->n_dense; i < m->n_layers && st == LOOM_OK; i++) {
@@ -170,12 +141,12 @@ static loom_status backward(loom_call *call, rec_dlrm *m, dlrm_pass *p, const fl
         widest = l->out > widest ? l->out : widest;
         work = rec_dlrm_layer_work(l) > work ? rec_dlrm_layer_work(l) : work;
     }
-    const size_t floats = (size_t)(2 * B * widest + work + B * F * D + 64);
+    const size_t floats = (size_t)(2 * B * widest + work + B * F * D + rec_dlrm_interact_work(B, F, D) + 64);
     float *buf = pk_host->scratch(call->ctx, floats * sizeof(float));
     if (!buf)
         return LOOM_ENOMEM;
     float *ga = buf, *gb = ga + ((B * widest + 15) & ~(int64_t)15), *ge = gb + ((B * widest + 15) & ~(int64_t)15);
-    float *w = ge + ((B * F * D + 15) & ~(int64_t)15);
+    float *w = ge + ((B * F * D + 15) & ~(int64_t)15), *iw = w + ((work + 15) & ~(int64_t)15);
     /* ga: the gradient of the current layer's output; gb: of its input */
     const float *z = p->act[m->n_layers - 1];
     loom_tensor *loss;
@@ -194,8 +165,8 @@ static loom_status backward(loom_call *call, rec_dlrm *m, dlrm_pass *p, const fl
     if (st != LOOM_OK)
         return st;
     /* ga: the gradient of the interaction's output; gb takes the dense arch output's */
-    interact_task t = { .m = m, .x = p->act[m->n_dense - 1], .e = p->pooled, .g = ga, .gx = gb, .ge = ge };
-    if (B > 0 && (st = pk_host->parallel_for(call->ctx, B, interact_grain(m), interact_backward_range, &t)) != LOOM_OK)
+    if ((st = rec_dlrm_interact_backward(call->ctx, p->act[m->n_dense - 1], p->pooled, ga, gb, ge, B, F, D, iw))
+        != LOOM_OK)
         return st;
     float *t2 = ga;
     ga = gb;

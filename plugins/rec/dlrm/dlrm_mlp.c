@@ -19,22 +19,30 @@
 #include "dlrm.h"
 #include "gemm.h"
 
+/* c [m, n] = op(a) op(b) on the toolkit GEMM: a [m, k] (stored [k, m] when ta), b [k, n] (stored [n, k]
+** when tb), all row-major f32; bias per column and act applied in the epilogue. */
+static loom_status matmul(loom_exec_ctx *ctx, int64_t m, int64_t n, int64_t k, const float *a, int ta, const float *b,
+                          int tb, float *c, const float *bias, pk_gemm_act act)
+{
+    pk_gemm_args g = PK_GEMM_ARGS_INIT;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.a = pk_gemm_matrix(a, LOOM_DTYPE_F32, ta ? m : k, ta);
+    g.b = pk_gemm_matrix(b, LOOM_DTYPE_F32, tb ? k : n, tb);
+    g.c = c;
+    g.ldc = n;
+    g.bias_kind = bias ? PK_GEMM_BIAS_COL : PK_GEMM_BIAS_NONE;
+    g.bias = bias;
+    g.act = act;
+    return pk_gemm(ctx, &g);
+}
+
 loom_status rec_dlrm_layer_forward(loom_exec_ctx *ctx, const rec_dlrm_layer *l, const float *x, float *y, int64_t B)
 {
     if (B == 0)
         return LOOM_OK;
-    pk_gemm_args g = PK_GEMM_ARGS_INIT;
-    g.m = B;
-    g.n = l->out;
-    g.k = l->in;
-    g.a = pk_gemm_matrix(x, LOOM_DTYPE_F32, l->in, 0);
-    g.b = pk_gemm_matrix(l->w, LOOM_DTYPE_F32, l->in, 1);
-    g.c = y;
-    g.ldc = l->out;
-    g.bias_kind = PK_GEMM_BIAS_COL;
-    g.bias = l->b;
-    g.act = l->relu ? PK_GEMM_ACT_RELU : PK_GEMM_ACT_NONE;
-    return pk_gemm(ctx, &g);
+    return matmul(ctx, B, l->out, l->in, x, 0, l->w, 1, y, l->b, l->relu ? PK_GEMM_ACT_RELU : PK_GEMM_ACT_NONE);
 }
 
 int64_t rec_dlrm_layer_work(const rec_dlrm_layer *l)
@@ -64,34 +72,14 @@ loom_status rec_dlrm_layer_backward(loom_exec_ctx *ctx, const rec_dlrm *m, rec_d
         for (int64_t i = 0; i < n_out; i++)
             gy[i] = y[i] > 0.0f ? gy[i] : 0.0f;
     loom_status st = LOOM_OK;
-    if (gx && B > 0) {
-        pk_gemm_args g = PK_GEMM_ARGS_INIT;
-        g.m = B;
-        g.n = l->in;
-        g.k = l->out;
-        g.a = pk_gemm_matrix(gy, LOOM_DTYPE_F32, l->out, 0);
-        g.b = pk_gemm_matrix(l->w, LOOM_DTYPE_F32, l->in, 0);
-        g.c = gx;
-        g.ldc = l->in;
-        if ((st = pk_gemm(ctx, &g)) != LOOM_OK)
-            return st;
-    }
+    if (gx && B > 0 && (st = matmul(ctx, B, l->in, l->out, gy, 0, l->w, 0, gx, NULL, PK_GEMM_ACT_NONE)) != LOOM_OK)
+        return st;
     float *gw = work, *gb = work + l->out * l->in;
-    if (B > 0) {
-        pk_gemm_args g = PK_GEMM_ARGS_INIT;
-        g.m = l->out;
-        g.n = l->in;
-        g.k = B;
-        g.a = pk_gemm_matrix(gy, LOOM_DTYPE_F32, l->out, 1);
-        g.b = pk_gemm_matrix(x, LOOM_DTYPE_F32, l->in, 0);
-        g.c = gw;
-        g.ldc = l->in;
-        if ((st = pk_gemm(ctx, &g)) != LOOM_OK)
-            return st;
-    } else {
+    if (B > 0 && (st = matmul(ctx, l->out, l->in, B, gy, 1, x, 0, gw, NULL, PK_GEMM_ACT_NONE)) != LOOM_OK)
+        return st;
+    if (B == 0)
         for (int64_t i = 0; i < l->out * l->in; i++)
             gw[i] = 0.0f;
-    }
     for (int64_t j = 0; j < l->out; j++)
         gb[j] = 0.0f;
     for (int64_t b = 0; b < B; b++)
