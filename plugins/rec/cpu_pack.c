@@ -7,5 +7,6 @@
 */
 #include "rec_pack.h"
 
-PK_PACK_DEFINE("rec", "0.1.0", "torchrec: KeyedJaggedTensor operations with VBE, EmbeddingBagCollection over fbgemm.tbe, RecMetrics, the Criteo TSV reader, TwoTower (cpu)",
-               NULL, NULL, &rec_kjt_cpu, &rec_collections_cpu, &rec_metrics_cpu, &rec_criteo_cpu, &rec_retrieval_cpu)
+PK_PACK_DEFINE("rec", "0.1.0", "torchrec: KeyedJaggedTensor operations with VBE, EmbeddingBagCollection over fbgemm.tbe, RecMetrics, the Criteo TSV reader, TwoTower, DLRM (cpu)",
+               NULL, NULL, &rec_kjt_cpu, &rec_collections_cpu, &rec_metrics_cpu, &rec_criteo_cpu, &rec_retrieval_cpu,
+               &rec_dlrm_cpu)

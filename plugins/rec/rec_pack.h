@@ -19,6 +19,8 @@
 **         (dense, labels and a KJT), as torchrec.datasets.criteo parses it
 **   retrieval/  rec.two_tower: torchrec's TwoTower (two towers of an
 **         embedding_bag_collection and core.linear layers)
+**   dlrm/  rec.dlrm: torchrec's DLRM over a fused_embedding_bag_collection,
+**         its forward and DLRMTrain's training step
 **
 ** Invariant: pk_host (pack.h) is set by the pack's init before any kernel
 ** runs and stays valid until the core shuts down.
@@ -36,5 +38,6 @@ extern const pk_module rec_collections_cpu;
 extern const pk_module rec_metrics_cpu;
 extern const pk_module rec_criteo_cpu;
 extern const pk_module rec_retrieval_cpu;
+extern const pk_module rec_dlrm_cpu;
 
 #endif /* LOOM_REC_PACK_H */

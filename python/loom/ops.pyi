@@ -1160,6 +1160,56 @@ class rec:
             output (f64, rank 1): f64 [tasks]"""
         ...
     @staticmethod
+    def dlrm(dense: TensorLike, values: TensorLike, lengths: Optional[TensorLike] = None, offsets: Optional[TensorLike] = None, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1, object: Optional[Object] = None) -> Any:
+        """DLRM.forward(dense_features, sparse_features): dense arch, pooled tables, dot interaction, over arch: the logits
+
+        A method of the object class rec.dlrm: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            dense (f32, rank 2): [B, dense_in_features] the dense features
+            values (i32,i64, rank 1): [N] the KJT's ids, key-major
+            lengths (i32,i64, rank 1, optional): [L]
+            offsets (i32,i64, rank 1, optional): [L+1]
+            weights (f32, rank 1, optional): [N] per-sample weights (used when the collection is_weighted)
+            stride_per_key_per_rank (i32,i64, rank 2, optional): VBE: [K, ranks]
+            inverse_indices (i32,i64, rank 2, optional): VBE: [K, B]: the pooled rows are expanded through them to the full batch B
+        Attributes (keyword-only):
+            keys (str, default ''): the feature names in key order, joined by ',' ("f1,f2"); "" for no keys
+            stride (int, default -1): samples per key; -1: from inverse_indices, stride_per_key_per_rank or the lengths (torchrec's _maybe_compute_stride_kjt)
+        Outputs:
+            logits (f32, rank 2): [B, over_arch_layer_sizes[-1]] DLRM's output"""
+        ...
+    @staticmethod
+    def dlrm_save(*, path: str, object: Optional[Object] = None) -> None:
+        """the model as DLRM's state_dict (the same keys rec.dlrm is created from), as safetensors
+
+        A method of the object class rec.dlrm: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            path (str, required): safetensors file to write"""
+        ...
+    @staticmethod
+    def dlrm_train_step(dense: TensorLike, values: TensorLike, lengths: Optional[TensorLike] = None, offsets: Optional[TensorLike] = None, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, labels: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1, object: Optional[Object] = None) -> Any:
+        """one DLRMTrain step: the loss of the batch, its backward, the dense optimizer's step and the tables' fused step
+
+        A method of the object class rec.dlrm: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            dense (f32, rank 2): [B, dense_in_features] the dense features
+            values (i32,i64, rank 1): [N] the KJT's ids, key-major
+            lengths (i32,i64, rank 1, optional): [L]
+            offsets (i32,i64, rank 1, optional): [L+1]
+            weights (f32, rank 1, optional): [N] per-sample weights (used when the collection is_weighted)
+            stride_per_key_per_rank (i32,i64, rank 2, optional): VBE: [K, ranks]
+            inverse_indices (i32,i64, rank 2, optional): VBE: [K, B]: the pooled rows are expanded through them to the full batch B
+            labels (f32, rank 1): [B] the click labels (0 or 1)
+        Attributes (keyword-only):
+            keys (str, default ''): the feature names in key order, joined by ',' ("f1,f2"); "" for no keys
+            stride (int, default -1): samples per key; -1: from inverse_indices, stride_per_key_per_rank or the lengths (torchrec's _maybe_compute_stride_kjt)
+        Outputs:
+            loss (f32, rank 1): [1] BCEWithLogitsLoss (mean) before the step"""
+        ...
+    @staticmethod
     def embedding_bag_collection(values: TensorLike, lengths: Optional[TensorLike] = None, offsets: Optional[TensorLike] = None, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any]:
         """EmbeddingBagCollection.forward: a KJT's features pooled through their tables (fbgemm.tbe) into a KeyedTensor [B, sum D]; VBE rows expanded through inverse_indices
 
@@ -1255,6 +1305,17 @@ class rec:
 
         Attributes (keyword-only):
             path (str, required): safetensors file to write"""
+        ...
+    @staticmethod
+    def fused_embedding_bag_collection_weight(*, table: str, object: Optional[Object] = None) -> Any:
+        """a table of the collection by name (its state_dict entry embedding_bags.<table>.weight) as it stands
+
+        A method of the object class rec.fused_embedding_bag_collection: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            table (str, required): the table's name
+        Outputs:
+            weight (f32,f16, rank 2): [num_embeddings, embedding_dim] the table as trained so far"""
         ...
     @staticmethod
     def kjt_concat(values: TensorLike, lengths: TensorLike, lengths_offsets: TensorLike, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1, key_segments: Sequence[int]) -> Tuple[Any, Any, Any, Any, Any, Any, Any, Any, Any, Any, Any, Any]:
