@@ -181,7 +181,7 @@ loom_status audio_sw_bytes_run(loom_call *call);
 extern const pk_module audio_stream_cpu, audio_stream_cuda;
 
 /* The reader's methods that the cuda pack (stream_cuda.c) also runs, on a
-** reader made on a cuda device (ABI 1.4 routes them there): cuda NULL is
+** reader made on a cuda device (ABI 1.5 routes them there): cuda NULL is
 ** the cpu kernel; else NVDEC outputs are allowed and every output of the
 ** call is device memory. */
 struct sr_cuda_ops;

@@ -3,7 +3,7 @@
 ** stream_cuda.c - audio.stream_reader on a cuda device (audio-cuda.so):
 ** hw_accel=cuda outputs decoded by NVDEC through FFmpeg's hwaccel, kept on
 ** the GPU, and chunks popped as cuda tensors. A reader made with
-** loom_object_options.device = cuda:N routes here (ABI 1.4) the methods
+** loom_object_options.device = cuda:N routes here (ABI 1.5) the methods
 ** this file has kernels for: add_video_stream, add_basic_video_stream
 ** (they lend the output the device operations below) and pop_chunk. Its
 ** other methods (metadata, process_packet, seek ...) have only cpu kernels

@@ -363,7 +363,7 @@ loom_status audio_sr_pop_chunk_on(loom_call *call, const sr_cuda_ops *cuda)
             st_ = pk_host->fail(LOOM_EINVAL, "'output' %lld: %s", (long long)i, sr_error(r));
         else if (in.on_cuda && cuda == NULL)
             st_ = pk_host->fail(LOOM_EINVAL, "'output' %lld holds NVDEC pictures on the GPU (hw_accel=cuda); this "
-                                "pop_chunk ran on the CPU: make the reader on cuda, with a core of ABI 1.4 or "
+                                "pop_chunk ran on the CPU: make the reader on cuda, with a core of ABI 1.5 or "
                                 "newer (object methods go to the object's device)", (long long)i);
         double pts = NAN;
         int64_t n = st_ == LOOM_OK ? sr_peek_chunk(r, (int)i, &pts) : 0;
