@@ -2,8 +2,9 @@
 /*
 ** dispatch.c - route one operator call to one kernel, and run it.
 **
-** A call goes to the device of its input tensors, then to the first kernel
-** in the op's policy order (LOOM_BACKENDS, then kernel priority) that runs
+** A call goes to the device of its input tensors (a method of an object
+** made for a device goes to the object's device: object_device), then to the
+** first kernel in the op's policy order (LOOM_BACKENDS, then kernel priority) that runs
 ** on that device, accepts every input dtype and whose supports() agrees.
 ** When a kernel of a preferred backend declined and a later one ran, the
 ** call "fell back": LOOM_STRICT=1 makes that an error.
@@ -488,6 +489,39 @@ static int same_pack_family(const loom__pack *a, const loom__pack *b)
     if (a == NULL || b == NULL || a->name == NULL || b->name == NULL)
         return 0;
     return family_prefix(a->name, b->name) || family_prefix(b->name, a->name);
+}
+
+/* An object method's device (ABI 1.5). An object made for a device whose
+** memory is not the host's (loom_object_options.device = cuda:N) takes its
+** methods there when the op has a kernel for that device type: a method
+** without tensor inputs (a reader's pop_chunk) then runs on the object's
+** device. An op whose kernels are all elsewhere (metadata, control: the
+** CPU) is routed by its inputs as before. An input on another device than
+** the object's is refused, naming both, as a PyTorch module on cuda refuses
+** a CPU tensor: the core never moves data behind a call's back. An object
+** made on the CPU (the default) leaves every call to its inputs: its state
+** is host memory that every backend may read (host->object_backend_state
+** keeps what a device needs of it). */
+static loom_status object_device(const struct loom_op *op, const loom_tensor *const *in, loom_dl_device obj,
+                                 loom_dl_device *device)
+{
+    const loom_op_schema *s = op->schema;
+    if (loom__is_host(obj))
+        return LOOM_OK;
+    for (int32_t i = 0; i < (int32_t)s->n_inputs; i++)
+        if (in[i] != NULL && (in[i]->device.device_type != obj.device_type
+                              || in[i]->device.device_id != obj.device_id))
+            return loom__fail(LOOM_EINVAL, "input '%s' is on %s:%d but the %s object is on %s:%d (it was made "
+                              "there); give it inputs on %s:%d", s->inputs[i].name,
+                              device_name(in[i]->device.device_type), in[i]->device.device_id, s->object_class,
+                              device_name(obj.device_type), obj.device_id, device_name(obj.device_type),
+                              obj.device_id);
+    for (int32_t k = 0; k < op->n_kernels && k < LOOM__MAX_KERNELS; k++)
+        if (op->kernels[k]->k.device_type == obj.device_type) {
+            *device = obj;
+            break;
+        }
+    return LOOM_OK;
 }
 
 /* Pick a kernel into r->chosen; fills r->reason[]. backend: forced, or NULL. */
@@ -1025,9 +1059,13 @@ static loom_status dispatch_call(const call_req *q)
         if (st != LOOM_OK)
             goto done;
     }
-    if (s->object_class != NULL
-        && (st = loom__object_state(q->object, s->object_class, &call.object, &object_pack)) != LOOM_OK)
-        goto done;
+    if (s->object_class != NULL) {
+        loom_dl_device obj_device;
+        if ((st = loom__object_state(q->object, s->object_class, &call.object, &object_pack, &obj_device)) != LOOM_OK
+            || (q->plan == NULL && (st = object_device(op, in, obj_device, &ctx.device)) != LOOM_OK))
+            goto done;
+        r->device_type = ctx.device.device_type;
+    }
     call.n_inputs = (int32_t)s->n_inputs;
     call.inputs = in;
     call.n_outputs = (int32_t)s->n_outputs;
@@ -1511,9 +1549,12 @@ static loom_status plan_make(loom_plan **out, const struct loom_op *op, const lo
     if (st != LOOM_OK)
         goto fail;
     p->n_values = s->n_attrs;
-    if (s->object_class != NULL
-        && (st = loom__object_state(object, s->object_class, &call.object, &object_pack)) != LOOM_OK)
-        goto fail;
+    if (s->object_class != NULL) {
+        loom_dl_device obj_device;
+        if ((st = loom__object_state(object, s->object_class, &call.object, &object_pack, &obj_device)) != LOOM_OK
+            || (st = object_device(op, in, obj_device, &p->device)) != LOOM_OK)
+            goto fail;
+    }
     /* choose the kernel as a call would: supports() sees the descriptions */
     call.n_inputs = (int32_t)s->n_inputs;
     call.inputs = in;

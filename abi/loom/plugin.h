@@ -37,7 +37,7 @@ extern "C" {
 /* ------------------------------------------------------------------ version */
 
 #define LOOM_ABI_MAJOR 1
-#define LOOM_ABI_MINOR 4
+#define LOOM_ABI_MINOR 5
 #define LOOM_PLUGIN_MAGIC 0x4D4F4F4Cu        /* "LOOM" read as little-endian */
 #define LOOM_PLUGIN_ENTRY_SYMBOL "loom_plugin_entry"
 
