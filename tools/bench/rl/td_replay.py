@@ -26,8 +26,11 @@ Cases:
                load_memmap + clone of each leaf, torch.load). Unit: GB/s of
                the save and of save + load, seconds of each phase, wall and
                CPU (the process's, every thread: the machine is shared, so
-               wall time includes waiting for a core). Targets >= 3x
-               tensordict's memmap, >= 9x torch.save.
+               wall time includes waiting for a core). The same run prints
+               the machine's limits: write(2) of the same leaves into fresh
+               files by one thread (the kernel's cost of the bytes, no
+               format) and tools/bench/membw's memory read bandwidth.
+               Targets >= 3x tensordict's memmap, >= 9x torch.save.
 
 Timings: 2 threads on every side (torch.set_num_threads(2),
 LOOM_NUM_THREADS=2); the page cache is not dropped between runs (all sides
@@ -248,7 +251,32 @@ def memmap_sides(loom, torch, leaves):
     )
 
 
-def bench_memmap(loom, torch, size_mb, base_dir, repeat):
+def write_floor(leaves, d):
+    """The kernel's own cost of writing these bytes: one open(O_EXCL) /
+    write(2) / close per leaf into a fresh directory, one thread, no
+    format work; (wall s, CPU s)."""
+    os.mkdir(d)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+
+    def run():
+        for k, v in leaves.items():
+            fd = os.open(os.path.join(d, k + ".memmap"), flags, 0o644)
+            os.write(fd, memoryview(v.numpy()).cast("B"))
+            os.close(fd)
+    w, c, _ = timed(run)
+    shutil.rmtree(d)
+    return w, c
+
+
+def memory_bandwidth(build):
+    """tools/bench/membw's line (2 threads, 1 GiB read), when it was built."""
+    exe = os.path.join(build, "tools", "bench", "membw")
+    if not os.path.exists(exe):
+        return "membw: not built"
+    return os.popen(f"'{exe}' --threads {THREADS} --mib 1024 --passes 3 2>/dev/null").read().strip()
+
+
+def bench_memmap(loom, torch, size_mb, base_dir, repeat, build):
     import numpy as np
 
     n_leaves = 1000
@@ -273,6 +301,7 @@ def bench_memmap(loom, torch, size_mb, base_dir, repeat):
                     del back
                 results.setdefault(name, []).append(row)
                 shutil.rmtree(p) if os.path.isdir(p) else os.unlink(p)
+            results.setdefault("floor", []).append(write_floor(leaves, os.path.join(base, f"floor-{rep}")))
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
@@ -283,6 +312,10 @@ def bench_memmap(loom, torch, size_mb, base_dir, repeat):
     fs = os.popen(f"stat -f -c %T {base_dir}").read().strip()
     print(f"TensorDict memmap save + load, {gb:.2f} GB in {n_leaves} f32 leaves, {THREADS} threads, "
           f"in {base_dir} ({fs}), median of {repeat}; wall s (CPU s of the process, every thread):")
+    floor = results.pop("floor")
+    fw, fc = sorted(r[0] for r in floor)[len(floor) // 2], sorted(r[1] for r in floor)[len(floor) // 2]
+    print(f"  machine: write(2) of the leaves into fresh files, 1 thread: {gb / fw:6.2f} GB/s {fw:7.3f} s ({fc:6.3f}); "
+          f"{memory_bandwidth(build)}")
     tot = {}
     for name, rows in results.items():
         s, lz, lm = ((med(rows, i, 0), med(rows, i, 1)) for i in range(3))
@@ -309,14 +342,15 @@ def main():
     args = ap.parse_args()
     import torch
     torch.set_num_threads(THREADS)
-    loom = setup_loom(find_build(args.build))
+    build = find_build(args.build)
+    loom = setup_loom(build)
     if not args.skip_prioritized:
         bench_prioritized(loom, torch, args.steps)
     if not args.skip_memmap:
         dirs = args.dir or [d for d in ("/dev/shm",) if os.path.isdir(d)] + \
             [os.environ.get("TMPDIR", "/var/tmp")]
         for d in dirs:
-            bench_memmap(loom, torch, args.size_mb, d, args.repeat)
+            bench_memmap(loom, torch, args.size_mb, d, args.repeat, build)
 
 
 if __name__ == "__main__":
