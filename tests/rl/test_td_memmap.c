@@ -284,12 +284,16 @@ static void assert_leaf(loom_object *o, const char *key, const loom_tensor *want
 static void test_save_in_place_and_aside(void **state)
 {
     (void)state;
-    /* "big" is 320 KB: map=read copies it into a populated anonymous mapping */
-    const int64_t b[1] = { 2 }, shape[2] = { 2, 40000 };
+    /* map=read copies "big" (320 KB) into a populated anonymous mapping,
+    ** "huge" (2.5 MiB, not a whole number of huge pages) into one asking
+    ** for transparent huge pages */
+    const int64_t b[1] = { 2 }, shape[2] = { 2, 40000 }, huge_shape[2] = { 2, 327680 };
     loom_object *o = tdt_new(1, b);
     loom_tensor *big = tdt_ramp(2, shape, 0.5, 1.0), *big2 = tdt_ramp(2, shape, -1.0, 7.0);
+    loom_tensor *huge = tdt_ramp(2, huge_shape, 0.25, -3.0);
     loom_tensor *small = tdt_ramp(1, b, 1.0, 3.0);
     tdt_set(o, "big", big);
+    tdt_set(o, "huge", huge);
     tdt_set(o, "small", small);
     char tmp[] = "/tmp/loom-td-save-XXXXXX", dir[256], kv[300], path[400];
     assert_non_null(mkdtemp(tmp));
@@ -300,6 +304,7 @@ static void test_save_in_place_and_aside(void **state)
     assert_int_equal(aside_files_left(dir), 0);
     loom_object *mapped = load(dir, "private", NULL), *read = load(dir, "read", NULL);
     assert_leaf(read, "big", big);
+    assert_leaf(read, "huge", huge);
     assert_leaf(read, "small", small);
     loom_object_free(read);
 
@@ -335,6 +340,7 @@ static void test_save_in_place_and_aside(void **state)
     loom_object_free(o);
     loom_tensor_free(big);
     loom_tensor_free(big2);
+    loom_tensor_free(huge);
     loom_tensor_free(small);
 }
 

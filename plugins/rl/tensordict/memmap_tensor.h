@@ -36,6 +36,8 @@ typedef enum rl_map_mode {
 ** populated at once (MAP_POPULATE) rather than malloc's: one call maps every
 ** page instead of a fault per page while read(2) fills it. */
 #define RL_MMT_READ_MAP_MIN ((size_t)64 << 10)
+/* ... and of at least this many in transparent huge pages where allowed. */
+#define RL_MMT_HUGE_MIN ((size_t)2 << 20)
 
 /* Parse "private" | "shared" | "read" | "read_only"; -1 for anything else. */
 int rl_map_mode_parse(const char *name);
