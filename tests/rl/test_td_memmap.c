@@ -295,9 +295,8 @@ static void test_save_in_place_and_aside(void **state)
     tdt_set(o, "big", big);
     tdt_set(o, "huge", huge);
     tdt_set(o, "small", small);
-    char tmp[] = "/tmp/loom-td-save-XXXXXX", dir[256], kv[300], path[400];
-    assert_non_null(mkdtemp(tmp));
-    snprintf(dir, sizeof dir, "%s/d", tmp);
+    char dir[256], kv[300], path[400];
+    snprintf(dir, sizeof dir, "%s/d", tdt_scratch);
     snprintf(kv, sizeof kv, "path=%s", dir);
     if (tdt_call(o, "rl.td_save", NULL, NULL, kv, NULL) != LOOM_OK)
         fail_msg("rl.td_save: %s", loom_last_error());
@@ -323,7 +322,7 @@ static void test_save_in_place_and_aside(void **state)
 
     /* a leaf that cannot be written: the error names it, and the fresh
     ** directory gets no meta.json (meta.json files follow the leaves) */
-    snprintf(dir, sizeof dir, "%s/e", tmp);
+    snprintf(dir, sizeof dir, "%s/e", tdt_scratch);
     snprintf(kv, sizeof kv, "path=%s", dir);
     assert_int_equal(mkdir(dir, 0755), 0);
     snprintf(path, sizeof path, "%s/big.memmap", dir);
@@ -334,9 +333,6 @@ static void test_save_in_place_and_aside(void **state)
     assert_int_not_equal(stat(path, &sb), 0);
     assert_int_equal(aside_files_left(dir), 0);
 
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-    assert_int_equal(system(cmd), 0);
     loom_object_free(o);
     loom_tensor_free(big);
     loom_tensor_free(big2);
@@ -353,5 +349,5 @@ int main(void)
         cmocka_unit_test(test_broken_directories),
         cmocka_unit_test(test_save_in_place_and_aside),
     };
-    return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+    return cmocka_run_group_tests(tests, tdt_scratch_setup, tdt_scratch_teardown);
 }
