@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* test_object_device.c - an object method goes to the device the object was
 ** made for (ABI 1.5), then to its inputs' device: on the pack "objdev"
-** (objdevpack.c), whose methods have a cpu kernel and a kernel on a fake
+** (objdev/objdevpack.c), whose methods have a cpu kernel and a kernel on a fake
 ** device type (OBJDEV_DEVICE, two devices), for a method without inputs
 ** (objdev.pop) and one with an input (objdev.scale). */
 #include <stdarg.h>
