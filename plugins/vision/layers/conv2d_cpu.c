@@ -12,16 +12,19 @@
 ** With residual_after_activation the GEMM's epilogue adds it after the
 ** activation instead: act(conv + bias) + residual.
 **
+** A depthwise convolution (groups == Cin == Cout) runs the direct kernel of
+** depthwise.h instead (its own epilogue, the same arithmetic).
+**
 ** A 1x1 convolution with stride 1 and no padding reads the input itself as
 ** the GEMM's B (no im2col). The padding modes are index maps of the im2col
 ** (nn.Conv2d pads with F.pad(mode) and convolves without padding, which
-** samples the same values): zeros reads 0 outside the map, reflect mirrors
-** about the edge without repeating it, replicate clamps, circular wraps.
+** samples the same values: layers_pad_source).
 ** Threads: im2col runs over the column rows on the core's pool, the GEMM on
 ** it as well (pk_gemm).
 */
 #include <string.h>
 
+#include "depthwise.h"
 #include "gemm/gemm.h"
 #include "layers.h"
 
@@ -30,20 +33,6 @@ typedef struct im2col_job {
     const float *x;                 /* one image [cin, h, w] */
     float *col;                     /* [cin * kh * kw, ho * wo] */
 } im2col_job;
-
-/* The source index of padded coordinate i (in [-pad, size + pad)) of a map
-** of `size`, or -1 for a zero. */
-static int64_t src_index(int64_t i, int64_t size, layers_pad_mode mode)
-{
-    if (i >= 0 && i < size)
-        return i;
-    switch (mode) {
-    case PAD_REFLECT: return i < 0 ? -i : 2 * (size - 1) - i;
-    case PAD_REPLICATE: return i < 0 ? 0 : size - 1;
-    case PAD_CIRCULAR: return i < 0 ? i + size : i - size;
-    default: return -1;
-    }
-}
 
 static void im2col_rows(void *user, int64_t begin, int64_t end, int32_t thread_index)
 {
@@ -56,7 +45,7 @@ static void im2col_rows(void *user, int64_t begin, int64_t end, int32_t thread_i
         const float *xc = j->x + c * g->h * g->w;
         float *dst = j->col + r * plane;
         for (int64_t oy = 0; oy < g->ho; oy++) {
-            int64_t iy = src_index(oy * g->sh - g->ph + ki * g->dh, g->h, g->pad_mode);
+            int64_t iy = layers_pad_source(oy * g->sh - g->ph + ki * g->dh, g->h, g->pad_mode);
             float *d = dst + oy * g->wo;
             if (iy < 0) {
                 memset(d, 0, (size_t)g->wo * sizeof *d);
@@ -69,7 +58,7 @@ static void im2col_rows(void *user, int64_t begin, int64_t end, int32_t thread_i
                 continue;
             }
             for (int64_t ox = 0; ox < g->wo; ox++) {
-                int64_t ix = src_index(ox * g->sw + x0, g->w, g->pad_mode);
+                int64_t ix = layers_pad_source(ox * g->sw + x0, g->w, g->pad_mode);
                 d[ox] = ix < 0 ? 0.0f : xr[ix];
             }
         }
@@ -83,6 +72,8 @@ static loom_status conv2d_run_cpu(loom_call *call)
     loom_status st = conv2d_check(call, &g, &out);
     if (st != LOOM_OK || loom_numel(out) == 0)
         return st;
+    if (conv2d_is_depthwise(&g))
+        return conv2d_depthwise_run(call->ctx, &g);
     int64_t cin_g = g.cin / g.groups, cout_g = g.cout / g.groups;
     int64_t k = cin_g * g.kh * g.kw, plane = g.ho * g.wo;
     int direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;

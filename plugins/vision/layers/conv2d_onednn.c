@@ -36,6 +36,7 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
+#include "depthwise.h"
 #include "gemm/gemm.h"
 #include "layers.h"
 
@@ -160,6 +161,13 @@ static loom_status conv2d_onednn_supports(const loom_call *call, char *why, size
         && call->attrs[PK_ATTR(conv2d, residual_after_activation)].u.b) {
         snprintf(why, why_size, "residual_after_activation is left to the cpu kernel (oneDNN has only a "
                  "reference implementation of a sum after an eltwise post-op)");
+        return LOOM_ENOTSUP;
+    }
+    /* on plain NCHW tensors oneDNN has no direct depthwise implementation
+    ** (its jit one wants blocked layouts); the cpu kernel's direct loop is
+    ** several times faster than its im2col + GEMM per group */
+    if (conv2d_call_is_depthwise(call)) {
+        snprintf(why, why_size, "depthwise convs are left to the cpu kernel's direct depthwise loop");
         return LOOM_ENOTSUP;
     }
     for (int i = 0; i < call->n_inputs; i++)
