@@ -36,6 +36,10 @@ int conv2d_call_is_depthwise(const loom_call *call);
 /* Runs the depthwise conv g describes (conv2d_is_depthwise(g)) on ctx. */
 loom_status conv2d_depthwise_run(loom_exec_ctx *ctx, const conv2d_geom *g);
 
+/* y[0, n) = act(y) in place (pk_gemm_act) with the epilogue's loops,
+** threaded on ctx: oneDNN's conv applies silu so (conv2d_onednn.c). */
+loom_status layers_activation_inplace(loom_exec_ctx *ctx, float *y, int64_t n, int act);
+
 /* The source index of padded coordinate i (in [-pad, size + pad)) of a map
 ** of `size` under nn.Conv2d's padding mode, or -1 for a zero: reflect
 ** mirrors about the edge without repeating it, replicate clamps, circular

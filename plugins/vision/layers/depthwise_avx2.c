@@ -104,24 +104,26 @@ static inline __attribute__((target("avx2,fma"))) __m256 act_ps(__m256 v, int ac
     }
 }
 
+static inline __attribute__((target("avx2,fma"))) __m256 epilogue_ps(__m256 v, __m256 r, int act, int after)
+{
+    if (!after)
+        v = _mm256_add_ps(v, r);
+    v = act_ps(v, act);
+    return after ? _mm256_add_ps(v, r) : v;
+}
+
 __attribute__((target("avx2,fma"))) void depthwise_epilogue_avx2(const float *t, const float *r, float *y, int64_t n,
                                                                  int act, int after)
 {
+    const __m256 zero = _mm256_setzero_ps();
     int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_loadu_ps(t + i);
-        if (r != NULL && !after)
-            v = _mm256_add_ps(v, _mm256_loadu_ps(r + i));
-        v = act_ps(v, act);
-        if (r != NULL && after)
-            v = _mm256_add_ps(v, _mm256_loadu_ps(r + i));
-        _mm256_storeu_ps(y + i, v);
-    }
-    for (; i < n; i++) {
-        float v = t[i];
-        if (r != NULL && !after)
-            v += r[i];
-        v = layers_act_scalar(v, act);
-        y[i] = r != NULL && after ? v + r[i] : v;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, epilogue_ps(_mm256_loadu_ps(t + i), r != NULL ? _mm256_loadu_ps(r + i) : zero,
+                                            act, after));
+    if (i < n) {    /* the tail through a mask (AMD's masked store is microcoded: only here), the same arithmetic */
+        __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - i)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        __m256 v = epilogue_ps(_mm256_maskload_ps(t + i, m), r != NULL ? _mm256_maskload_ps(r + i, m) : zero, act,
+                               after);
+        _mm256_maskstore_ps(y + i, m, v);
     }
 }

@@ -135,3 +135,21 @@ loom_status conv2d_depthwise_run(loom_exec_ctx *ctx, const conv2d_geom *g)
     int64_t plane = g->ho * g->wo > 0 ? g->ho * g->wo : 1;
     return pk_host->parallel_for(ctx, g->n * g->cin, 1 + 4096 / plane, dw_planes, &j);
 }
+
+typedef struct act_inplace_job {
+    float *y;
+    int act, avx2;
+} act_inplace_job;
+
+static void act_inplace_range(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    (void)thread_index;
+    const act_inplace_job *j = user;
+    (j->avx2 ? depthwise_epilogue_avx2 : epilogue_scalar)(j->y + begin, NULL, j->y + begin, end - begin, j->act, 0);
+}
+
+loom_status layers_activation_inplace(loom_exec_ctx *ctx, float *y, int64_t n, int act)
+{
+    act_inplace_job j = { y, act, pk_cpu_avx2(PK_CPU_FMA) };
+    return pk_host->parallel_for(ctx, n, 16384, act_inplace_range, &j);
+}
