@@ -104,6 +104,12 @@ static void dw_planes(void *user, int64_t begin, int64_t end, int32_t thread_ind
             taps_scalar(g, P, j->wp, wk, bias, T, tw);
         float *y = g->y + p * plane_out;
         const float *r = g->residual != NULL ? g->residual + p * plane_out : NULL;
+        if (s1 && r == NULL) {  /* the epilogue over the flat run (its tail is T's slack), then the rows */
+            depthwise_epilogue_avx2(T, NULL, T, (g->ho * tw + 7) / 8 * 8, g->act, 0);
+            for (int64_t oy = 0; oy < g->ho; oy++)
+                memcpy(y + oy * g->wo, T + oy * tw, (size_t)g->wo * sizeof *y);
+            continue;
+        }
         if (!s1 && tw == g->wo) {     /* compact rows: one epilogue over the plane */
             (j->avx2 ? depthwise_epilogue_avx2 : epilogue_scalar)(T, r, y, plane_out, g->act, g->residual_after);
             continue;
