@@ -11,7 +11,7 @@ CASES tables below and, the same, in tests/vision/layers/test_layers.c.
 
     .venv/bin/python tools/gen_vision_layers_goldens.py [OUTDIR]
 
-Needs numpy and torch. Keeps the module under ~300 KB.
+Needs numpy and torch. Keeps the module under ~700 KB.
 """
 import os
 import sys
@@ -45,6 +45,20 @@ CONV_CASES = {
     "relu":       (2, 8, 8, 8, 16, (3, 3), (1, 1), (1, 1), (1, 1), 1, True, "zeros", "relu"),
     "silu":       (1, 4, 6, 6, 8, (3, 3), (1, 1), (1, 1), (1, 1), 2, True, "zeros", "silu"),
     "gelu":       (1, 4, 6, 6, 8, (1, 1), (1, 1), (0, 0), (1, 1), 1, True, "zeros", "gelu"),
+}
+
+# the direct depthwise kernel (groups == Cin == Cout): stride 1 over the
+# padded width, stride 2 with its even lanes, the other strides and the
+# dilations on the portable taps, maps narrower than a vector, a padding mode
+# name: as CONV_CASES
+DEPTHWISE_CASES = {
+    "dw_s1_silu":  (2, 16, 14, 13, 16, (3, 3), (1, 1), (1, 1), (1, 1), 16, True, "zeros", "silu"),
+    "dw_s2_silu":  (1, 12, 15, 14, 12, (3, 3), (2, 2), (1, 1), (1, 1), 12, True, "zeros", "silu"),
+    "dw_5x5_dil":  (1, 6, 11, 12, 6, (5, 5), (1, 1), (4, 4), (2, 2), 6, True, "zeros", "relu"),
+    "dw_narrow":   (3, 20, 7, 7, 20, (3, 3), (1, 1), (1, 1), (1, 1), 20, False, "zeros", "none"),
+    "dw_s2_5x5":   (1, 5, 9, 20, 5, (5, 5), (2, 2), (2, 2), (1, 1), 5, True, "zeros", "gelu"),
+    "dw_s3_rect":  (1, 4, 10, 11, 4, (3, 2), (3, 2), (1, 0), (1, 1), 4, True, "zeros", "silu"),
+    "dw_reflect":  (1, 4, 8, 9, 4, (3, 3), (1, 1), (1, 2), (1, 1), 4, True, "reflect", "none"),
 }
 
 ACTS = {"none": lambda x: x, "relu": F.relu, "silu": F.silu, "gelu": F.gelu}
@@ -140,6 +154,29 @@ def main():
     save("ln_weight", lw)
     save("ln_bias", lb)
     save("ln_output", F.layer_norm(xn, (6, 8), lw, lb, eps=1e-6))
+
+    # seeded apart, so the cases above keep their values
+    torch.manual_seed(31)
+    for name, (n, cin, h, w, cout, k, s, p, d, g, bias, mode, act) in DEPTHWISE_CASES.items():
+        conv = nn.Conv2d(cin, cout, k, stride=s, padding=p, dilation=d, groups=g, bias=bias, padding_mode=mode)
+        x = torch.randn(n, cin, h, w)
+        with torch.no_grad():
+            y = ACTS[act](conv(x))
+        save(f"conv_{name}_input", x)
+        save(f"conv_{name}_weight", conv.weight)
+        if bias:
+            save(f"conv_{name}_bias", conv.bias)
+        save(f"conv_{name}_output", y)
+    # a depthwise conv with both residual forms: relu(conv + bias + r), silu(conv + bias) + r
+    conv = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+    x, r = torch.randn(2, 8, 9, 10), torch.randn(2, 8, 9, 10)
+    save("conv_dw_residual_input", x)
+    save("conv_dw_residual_weight", conv.weight)
+    save("conv_dw_residual_bias", conv.bias)
+    save("conv_dw_residual_residual", r)
+    with torch.no_grad():
+        save("conv_dw_residual_output", F.relu(conv(x) + r))
+        save("conv_dw_residual_after_output", F.silu(conv(x)) + r)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@
 */
 #include <immintrin.h>
 
+#include "gemm.h"
 #include "gemm_internal.h"
+#include "../simd_avx2.h"
 
 #define KREGS 16
 
@@ -81,3 +83,43 @@ const pk_gemm_kern pk_gemm_kern_avx2[2] = {
     { "avx2-fma", 6, 16, 8, 256, 144, ukr_avx2_f32, rows_avx2_f32, gemv_avx2_f32, pack_a6_avx2_f32 },
     { "avx2-fma", 6, 8, 4, 256, 72, ukr_avx2_f64, rows_avx2_f64, gemv_avx2_f64, NULL },
 };
+
+/* gemm_internal.h: the vector epilogue of 8 columns at c (bias at bias_col
+** for a per-column one, brow for a per-row one; residual at rr or none). */
+static inline __m256 epilogue8(const struct pk_gemm_args *g, __m256 v, const float *bias_col, __m256 brow,
+                               const float *rr, __m256i m, int full)
+{
+    const __m256 zero = _mm256_setzero_ps();
+    if (g->bias_kind == PK_GEMM_BIAS_COL)
+        v = _mm256_add_ps(v, full ? _mm256_loadu_ps(bias_col) : _mm256_maskload_ps(bias_col, m));
+    else if (g->bias_kind == PK_GEMM_BIAS_ROW)
+        v = _mm256_add_ps(v, brow);
+    if (g->act == PK_GEMM_ACT_RELU)
+        v = _mm256_max_ps(zero, v);     /* NaN (the second operand) and -0 stay, as v < 0 ? 0 : v */
+    else if (g->act == PK_GEMM_ACT_SILU)
+        v = _mm256_div_ps(v, _mm256_add_ps(_mm256_set1_ps(1.0f), pk_exp_ps(_mm256_sub_ps(zero, v))));
+    if (rr != NULL)
+        v = _mm256_add_ps(v, full ? _mm256_loadu_ps(rr) : _mm256_maskload_ps(rr, m));
+    return v;
+}
+
+void pk_gemm_epilogue_f32_avx2(const struct pk_gemm_args *g, float *c, int64_t ldc, const float *bias,
+                               const float *res, int64_t i0, int64_t j0, int64_t rows, int64_t cols)
+{
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), all = _mm256_set1_epi32(-1);
+    for (int64_t r = 0; r < rows; r++) {
+        float *row = c + r * ldc;
+        const float *rr = res != NULL ? res + (i0 + r) * g->ldr + j0 : NULL;
+        const float *bc = g->bias_kind == PK_GEMM_BIAS_COL ? bias + j0 : NULL;
+        const __m256 brow = g->bias_kind == PK_GEMM_BIAS_ROW ? _mm256_set1_ps(bias[i0 + r]) : _mm256_setzero_ps();
+        int64_t j = 0;
+        for (; j + 8 <= cols; j += 8)
+            _mm256_storeu_ps(row + j, epilogue8(g, _mm256_loadu_ps(row + j), bc != NULL ? bc + j : NULL, brow,
+                                                rr != NULL ? rr + j : NULL, all, 1));
+        if (j < cols) {     /* the tail through a mask (AMD's masked store is microcoded: only here) */
+            __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(cols - j)), lane);
+            _mm256_maskstore_ps(row + j, m, epilogue8(g, _mm256_maskload_ps(row + j, m), bc != NULL ? bc + j : NULL,
+                                                      brow, rr != NULL ? rr + j : NULL, m, 0));
+        }
+    }
+}

@@ -47,6 +47,15 @@ typedef struct pk_gemm_kern {
     void (*pack_a)(void *dst, const void *src, int64_t sw, int64_t k);
 } pk_gemm_kern;
 
+/* The f32 epilogue act(v + bias) + residual of C[rows x cols] at (i0, j0)
+** (gemm.c's epilogue_f32, the same order of operations) with 8 lanes: relu
+** and the adds give the same bits, silu's exp is simd_avx2.h's (2 ulp); the
+** gelus are not here (gemm.c keeps libm's). In gemm_avx2.c, for the vector
+** kernels only. */
+struct pk_gemm_args;
+void pk_gemm_epilogue_f32_avx2(const struct pk_gemm_args *g, float *c, int64_t ldc, const float *bias,
+                               const float *res, int64_t i0, int64_t j0, int64_t rows, int64_t cols);
+
 /* Per ISA: [0] f32, [1] f64. Defined only where the ISA files are built. */
 extern const pk_gemm_kern pk_gemm_kern_avx2[2];
 extern const pk_gemm_kern pk_gemm_kern_avx512[2];

@@ -12,16 +12,21 @@
 ** With residual_after_activation the GEMM's epilogue adds it after the
 ** activation instead: act(conv + bias) + residual.
 **
+** A depthwise convolution (groups == Cin == Cout) runs the direct kernel of
+** depthwise.h instead (its own epilogue, the same arithmetic).
+**
 ** A 1x1 convolution with stride 1 and no padding reads the input itself as
 ** the GEMM's B (no im2col). The padding modes are index maps of the im2col
 ** (nn.Conv2d pads with F.pad(mode) and convolves without padding, which
-** samples the same values): zeros reads 0 outside the map, reflect mirrors
-** about the edge without repeating it, replicate clamps, circular wraps.
-** Threads: im2col runs over the column rows on the core's pool, the GEMM on
-** it as well (pk_gemm).
+** samples the same values: layers_pad_source).
+** Threads: a batch of at least as many images as threads runs an image per
+** task (its im2col and a serial GEMM in the thread's own buffers: the
+** scratch stays one set per thread); a smaller one runs im2col over the
+** column rows on the core's pool and the GEMM on it as well (pk_gemm).
 */
 #include <string.h>
 
+#include "depthwise.h"
 #include "gemm/gemm.h"
 #include "layers.h"
 
@@ -30,20 +35,6 @@ typedef struct im2col_job {
     const float *x;                 /* one image [cin, h, w] */
     float *col;                     /* [cin * kh * kw, ho * wo] */
 } im2col_job;
-
-/* The source index of padded coordinate i (in [-pad, size + pad)) of a map
-** of `size`, or -1 for a zero. */
-static int64_t src_index(int64_t i, int64_t size, layers_pad_mode mode)
-{
-    if (i >= 0 && i < size)
-        return i;
-    switch (mode) {
-    case PAD_REFLECT: return i < 0 ? -i : 2 * (size - 1) - i;
-    case PAD_REPLICATE: return i < 0 ? 0 : size - 1;
-    case PAD_CIRCULAR: return i < 0 ? i + size : i - size;
-    default: return -1;
-    }
-}
 
 static void im2col_rows(void *user, int64_t begin, int64_t end, int32_t thread_index)
 {
@@ -56,7 +47,7 @@ static void im2col_rows(void *user, int64_t begin, int64_t end, int32_t thread_i
         const float *xc = j->x + c * g->h * g->w;
         float *dst = j->col + r * plane;
         for (int64_t oy = 0; oy < g->ho; oy++) {
-            int64_t iy = src_index(oy * g->sh - g->ph + ki * g->dh, g->h, g->pad_mode);
+            int64_t iy = layers_pad_source(oy * g->sh - g->ph + ki * g->dh, g->h, g->pad_mode);
             float *d = dst + oy * g->wo;
             if (iy < 0) {
                 memset(d, 0, (size_t)g->wo * sizeof *d);
@@ -69,10 +60,70 @@ static void im2col_rows(void *user, int64_t begin, int64_t end, int32_t thread_i
                 continue;
             }
             for (int64_t ox = 0; ox < g->wo; ox++) {
-                int64_t ix = src_index(ox * g->sw + x0, g->w, g->pad_mode);
+                int64_t ix = layers_pad_source(ox * g->sw + x0, g->w, g->pad_mode);
                 d[ox] = ix < 0 ? 0.0f : xr[ix];
             }
         }
+    }
+}
+
+/* The GEMM of image n: its input (or its im2col, col), weights, output,
+** bias and residual (copied into y beforehand unless residual_after). */
+static pk_gemm_args image_gemm(const conv2d_geom *g, int64_t n, const float *col)
+{
+    int64_t cin_g = g->cin / g->groups, cout_g = g->cout / g->groups;
+    int64_t k = cin_g * g->kh * g->kw, plane = g->ho * g->wo;
+    pk_gemm_args a = PK_GEMM_ARGS_INIT;
+    a.m = cout_g;
+    a.n = plane;
+    a.k = k;
+    a.batch = g->groups;
+    a.a = pk_gemm_matrix(g->wt, LOOM_DTYPE_F32, k, 0);
+    a.a.bs = cout_g * k;
+    a.b = pk_gemm_matrix(col != NULL ? col : g->x + n * g->cin * g->h * g->w, LOOM_DTYPE_F32, plane, 0);
+    a.b.bs = k * plane;
+    a.c = g->y + n * g->cout * plane;
+    a.ldc = plane;
+    a.c_bs = cout_g * plane;
+    if (g->bias != NULL) {
+        a.bias_kind = PK_GEMM_BIAS_ROW;
+        a.bias = g->bias;
+        a.bias_bs = cout_g;
+    }
+    a.act = (pk_gemm_act)g->act;
+    a.beta = g->residual != NULL && !g->residual_after ? 1.0 : 0.0;
+    if (g->residual_after) {     /* the GEMM's epilogue: act(v + bias) + residual */
+        a.residual = g->residual + n * g->cout * plane;
+        a.ldr = plane;
+        a.r_bs = cout_g * plane;
+    }
+    return a;
+}
+
+/* Images in parallel, one per task, each with its thread's im2col buffer and
+** GEMM workspace (a slot of `slot` bytes: col, then the workspace). */
+typedef struct images_job {
+    const conv2d_geom *g;
+    int direct;
+    size_t col_bytes, slot;
+    char *work;
+    int failed;                     /* a workspace too small: never, as sized from the largest image */
+} images_job;
+
+static void image_tasks(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    images_job *j = user;
+    const conv2d_geom *g = j->g;
+    char *slot = j->work + (size_t)thread_index * j->slot;
+    float *col = j->direct ? NULL : (float *)(void *)slot;
+    for (int64_t n = begin; n < end; n++) {
+        if (!j->direct) {
+            im2col_job job = { g, g->x + n * g->cin * g->h * g->w, col };
+            im2col_rows(&job, 0, g->cin * g->kh * g->kw, thread_index);
+        }
+        pk_gemm_args a = image_gemm(g, n, col);
+        if (pk_gemm_serial(&a, slot + j->col_bytes, j->slot - j->col_bytes) != LOOM_OK)
+            j->failed = 1;
     }
 }
 
@@ -83,50 +134,41 @@ static loom_status conv2d_run_cpu(loom_call *call)
     loom_status st = conv2d_check(call, &g, &out);
     if (st != LOOM_OK || loom_numel(out) == 0)
         return st;
-    int64_t cin_g = g.cin / g.groups, cout_g = g.cout / g.groups;
-    int64_t k = cin_g * g.kh * g.kw, plane = g.ho * g.wo;
+    if (conv2d_is_depthwise(&g))
+        return conv2d_depthwise_run(call->ctx, &g);
+    int64_t plane = g.ho * g.wo;
     int direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
-    float *col = NULL;
-    if (!direct) {
-        col = pk_host->scratch(call->ctx, (size_t)(g.cin * g.kh * g.kw * plane) * sizeof(float));
-        if (col == NULL)
-            return pk_host->fail(LOOM_ENOMEM, "conv2d: no scratch for the %lld x %lld im2col buffer",
-                                 (long long)(g.cin * g.kh * g.kw), (long long)plane);
-    }
+    size_t col_bytes = direct ? 0 : ((size_t)(g.cin * g.kh * g.kw * plane) * sizeof(float) + 63) / 64 * 64;
     if (g.residual != NULL && !g.residual_after && g.residual != g.y)
         memcpy(g.y, g.residual, (size_t)(g.n * g.cout * plane) * sizeof(float));
+    int32_t threads = call->ctx->n_threads > 0 ? call->ctx->n_threads : 1;
+    if (g.n >= threads && threads > 1) {
+        /* a batch: the images in parallel, so the scratch is one im2col
+        ** buffer and one GEMM workspace per thread, whatever the batch (a
+        ** call's scratch lives until it returns: a threaded GEMM per image
+        ** would hold one set of packed panels per image) */
+        pk_gemm_args a = image_gemm(&g, 0, direct ? NULL : g.x);
+        images_job j = { &g, direct, col_bytes, 0, NULL, 0 };
+        j.slot = col_bytes + (pk_gemm_serial_workspace(&a) + 63) / 64 * 64;
+        if ((j.work = pk_host->scratch(call->ctx, j.slot * (size_t)threads)) == NULL)
+            return pk_host->fail(LOOM_ENOMEM, "conv2d: no scratch for %d im2col buffers and GEMM workspaces of "
+                                 "%zu bytes", (int)threads, j.slot);
+        if ((st = pk_host->parallel_for(call->ctx, g.n, 1, image_tasks, &j)) != LOOM_OK)
+            return st;
+        return j.failed ? pk_host->fail(LOOM_EINVAL, "conv2d: a GEMM workspace was too small") : LOOM_OK;
+    }
+    float *col = NULL;
+    if (!direct && (col = pk_host->scratch(call->ctx, col_bytes)) == NULL)
+        return pk_host->fail(LOOM_ENOMEM, "conv2d: no scratch for the %lld x %lld im2col buffer",
+                             (long long)(g.cin * g.kh * g.kw), (long long)plane);
     for (int64_t n = 0; n < g.n; n++) {
-        const float *xn = g.x + n * g.cin * g.h * g.w;
         if (!direct) {
-            im2col_job job = { &g, xn, col };
+            im2col_job job = { &g, g.x + n * g.cin * g.h * g.w, col };
             int64_t grain = 1 + 16384 / (plane > 0 ? plane : 1);
             if ((st = pk_host->parallel_for(call->ctx, g.cin * g.kh * g.kw, grain, im2col_rows, &job)) != LOOM_OK)
                 return st;
         }
-        pk_gemm_args a = PK_GEMM_ARGS_INIT;
-        a.m = cout_g;
-        a.n = plane;
-        a.k = k;
-        a.batch = g.groups;
-        a.a = pk_gemm_matrix(g.wt, LOOM_DTYPE_F32, k, 0);
-        a.a.bs = cout_g * k;
-        a.b = pk_gemm_matrix(direct ? xn : col, LOOM_DTYPE_F32, plane, 0);
-        a.b.bs = k * plane;
-        a.c = g.y + n * g.cout * plane;
-        a.ldc = plane;
-        a.c_bs = cout_g * plane;
-        if (g.bias != NULL) {
-            a.bias_kind = PK_GEMM_BIAS_ROW;
-            a.bias = g.bias;
-            a.bias_bs = cout_g;
-        }
-        a.act = (pk_gemm_act)g.act;
-        a.beta = g.residual != NULL && !g.residual_after ? 1.0 : 0.0;
-        if (g.residual_after) {     /* the GEMM's epilogue: act(v + bias) + residual */
-            a.residual = g.residual + n * g.cout * plane;
-            a.ldr = plane;
-            a.r_bs = cout_g * plane;
-        }
+        pk_gemm_args a = image_gemm(&g, n, col);
         if ((st = pk_gemm(call->ctx, &a)) != LOOM_OK)
             return st;
     }

@@ -2,8 +2,9 @@
 /*
 ** conv2d_onednn.c - vision.conv2d through oneDNN's convolution primitive
 ** (C API, oneDNN 2.x), f32, plain NCHW / (G)OIHW tensors, with the bias and
-** the activation fused (an eltwise post-op: relu, swish with alpha 1 = silu,
-** gelu_erf), and a residual as a sum post-op on dst, copied there first. Built into vision.so when oneDNN is found.
+** the activation fused (an eltwise post-op: relu, gelu_erf; silu is applied
+** after the primitive: post_op_act says why), and a residual as a sum post-op
+** on dst, copied there first. Built into vision.so when oneDNN is found.
 **
 ** Primitives are created once per geometry (every size, stride, padding,
 ** dilation, groups, bias, activation) and thread count, and kept in a cache
@@ -36,6 +37,7 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
+#include "depthwise.h"
 #include "gemm/gemm.h"
 #include "layers.h"
 
@@ -162,6 +164,13 @@ static loom_status conv2d_onednn_supports(const loom_call *call, char *why, size
                  "reference implementation of a sum after an eltwise post-op)");
         return LOOM_ENOTSUP;
     }
+    /* on plain NCHW tensors oneDNN has no direct depthwise implementation
+    ** (its jit one wants blocked layouts); the cpu kernel's direct loop is
+    ** several times faster than its im2col + GEMM per group */
+    if (conv2d_call_is_depthwise(call)) {
+        snprintf(why, why_size, "depthwise convs are left to the cpu kernel's direct depthwise loop");
+        return LOOM_ENOTSUP;
+    }
     for (int i = 0; i < call->n_inputs; i++)
         if (call->inputs[i] != NULL && loom_numel(call->inputs[i]) == 0) {
             snprintf(why, why_size, "empty tensors are left to the cpu kernel");
@@ -186,6 +195,15 @@ static conv_key key_of(const conv2d_geom *g, int n_threads)
     k.residual = g->residual != NULL;
     k.n_threads = n_threads;
     return k;
+}
+
+/* 1 when the activation is oneDNN's post-op. silu is not: oneDNN's swish
+** post-op on plain NCHW tensors is its scalar reference loop (a 1x1 conv
+** with it costs 4x the conv alone here), so the kernel applies silu after
+** the primitive, with the cpu kernel's vector epilogue. */
+static int post_op_act(int act)
+{
+    return act != PK_GEMM_ACT_NONE && act != PK_GEMM_ACT_SILU;
 }
 
 /* A primitive for key (not yet in the cache), under the key's thread count. */
@@ -228,12 +246,12 @@ static loom_status prim_create(const conv_key *k, const conv2d_geom *g, conv_pri
         s = dnnl_primitive_attr_create(&attr);
         if (s == dnnl_success)
             s = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
-        if (s == dnnl_success && (k->act != PK_GEMM_ACT_NONE || k->residual)) {
+        if (s == dnnl_success && (post_op_act(k->act) || k->residual)) {
             s = dnnl_post_ops_create(&po);
             /* the residual is in dst already: sum adds it before the activation */
             if (s == dnnl_success && k->residual)
                 s = dnnl_post_ops_append_sum(po, 1.0f);
-            if (s == dnnl_success && k->act != PK_GEMM_ACT_NONE) {
+            if (s == dnnl_success && post_op_act(k->act)) {
                 dnnl_alg_kind_t alg = k->act == PK_GEMM_ACT_RELU ? dnnl_eltwise_relu
                                     : k->act == PK_GEMM_ACT_SILU ? dnnl_eltwise_swish : dnnl_eltwise_gelu_erf;
                 s = dnnl_post_ops_append_eltwise(po, 1.0f, alg, k->act == PK_GEMM_ACT_SILU ? 1.0f : 0.0f, 0.0f);
@@ -356,6 +374,8 @@ static loom_status conv2d_run_onednn(loom_call *call)
         dnnl_stream_destroy(stream);
     if (s != dnnl_success)
         st = dnnl_fail(s, "convolution execution");
+    else if (g.act == PK_GEMM_ACT_SILU)     /* of conv + bias (+ the residual, summed by the primitive) */
+        st = layers_activation_inplace(call->ctx, g.y, g.n * g.cout * g.ho * g.wo, g.act);
 done:
     if (owned)
         prim_destroy(e);

@@ -7,13 +7,16 @@
 ** vision.linear (fc), so LOOM_VERBOSE=2 names each layer's backend.
 **
 ** Activation buffers are planned once per input shape (the first call with
-** a shape sizes them, later calls of that shape reuse them) in five roles:
+** a shape sizes them, later calls of that shape reuse them) in four roles,
+** so that at most three feature maps are live at once:
 **   A  a block's input and output: the last conv writes the block's output
 **      over its input, which conv1 and the downsample have consumed by then
 **      (an identity residual is read in place: the element it adds is the
 **      element it writes)
-**   B  conv1's output, C  a bottleneck's conv2 output,
-**   D  the stem's output (before the max pool) and the downsample's,
+**   B  the stem's output (before the max pool), conv1's output and, in a
+**      bottleneck, the downsample's, run after conv2 has consumed conv1's
+**      output (so the two share B)
+**   C  a bottleneck's conv2 output, or a basic block's downsample
 **   P  the pooled features [N, features].
 ** Each is as large as the largest tensor of its role. One forward runs at a
 ** time per model (its lock): calls on one object from several threads are
@@ -24,12 +27,12 @@
 
 #include "model_common.h"
 
-enum { BUF_A, BUF_B, BUF_C, BUF_D, BUF_P };
+enum { BUF_A, BUF_B, BUF_C, BUF_P, N_BUFS };
 
 /* The floats each role needs for input [n, 3, h, w]. */
 static void plan_sizes(const resnet_model *m, int64_t n, int64_t h, int64_t w, size_t *floats)
 {
-    memset(floats, 0, 5 * sizeof *floats);
+    memset(floats, 0, N_BUFS * sizeof *floats);
 #define NEED(role, c, hh, ww)                                                                      \
     do {                                                                                           \
         size_t need_ = (size_t)(n * (c) * (hh) * (ww));                                             \
@@ -38,7 +41,7 @@ static void plan_sizes(const resnet_model *m, int64_t n, int64_t h, int64_t w, s
     } while (0)
     h = model_out_size(h, 7, 2, 3);
     w = model_out_size(w, 7, 2, 3);
-    NEED(BUF_D, 64, h, w);
+    NEED(BUF_B, 64, h, w);
     h = model_out_size(h, 3, 2, 1);
     w = model_out_size(w, 3, 2, 1);
     NEED(BUF_A, 64, h, w);
@@ -55,7 +58,7 @@ static void plan_sizes(const resnet_model *m, int64_t n, int64_t h, int64_t w, s
             NEED(BUF_A, c1->cout, h2, w2);
         }
         if (B->has_down)
-            NEED(BUF_D, B->down.cout, h2, w2);
+            NEED(B->n_convs == 3 ? BUF_B : BUF_C, B->down.cout, h2, w2);
         h = h2;
         w = w2;
     }
@@ -65,9 +68,9 @@ static void plan_sizes(const resnet_model *m, int64_t n, int64_t h, int64_t w, s
 
 static loom_status plan_for(resnet_model *m, int64_t n, int64_t h, int64_t w)
 {
-    size_t floats[5];
+    size_t floats[N_BUFS];
     plan_sizes(m, n, h, w, floats);
-    return model_buffers_fit(&m->base.plan, 5, floats, n, h, w, m->base.cls);
+    return model_buffers_fit(&m->base.plan, N_BUFS, floats, n, h, w, m->base.cls);
 }
 
 typedef model_fmap fmap;
@@ -84,28 +87,32 @@ static loom_status forward(loom_call *call, resnet_model *m, const loom_tensor *
     model_buffers *p = &m->base.plan;
     fmap in = { loom_data(x), { x->shape[0], x->shape[1], x->shape[2], x->shape[3] } };
     fmap A = { p->buf[BUF_A], { 0 } }, B = { p->buf[BUF_B], { 0 } }, C = { p->buf[BUF_C], { 0 } };
-    fmap D = { p->buf[BUF_D], { 0 } };
-    loom_status st = run_conv(call, m, &m->stem, &in, &D, NULL, 1);
+    loom_status st = run_conv(call, m, &m->stem, &in, &B, NULL, 1);
     if (st != LOOM_OK)
         return st;
-    /* maxpool 3/2 pad 1: D -> A */
-    if ((st = model_max_pool_3s2(call, m->base.max_pool, &D, &A)) != LOOM_OK)
+    /* maxpool 3/2 pad 1: B -> A */
+    if ((st = model_max_pool_3s2(call, m->base.max_pool, &B, &A)) != LOOM_OK)
         return st;
     for (int b = 0; b < m->n_blocks && st == LOOM_OK; b++) {
         const resnet_block *blk = &m->blocks[b];
         fmap res = A;
-        if (blk->has_down) {
-            if ((st = run_conv(call, m, &blk->down, &A, &D, NULL, 0)) != LOOM_OK)
-                return st;
-            res = D;
-        }
         if ((st = run_conv(call, m, &blk->conv[0], &A, &B, NULL, 1)) != LOOM_OK)
             return st;
         if (blk->n_convs == 3) {
             if ((st = run_conv(call, m, &blk->conv[1], &B, &C, NULL, 1)) != LOOM_OK)
                 return st;
+            if (blk->has_down) {    /* conv1's output is consumed: the downsample takes B */
+                if ((st = run_conv(call, m, &blk->down, &A, &B, NULL, 0)) != LOOM_OK)
+                    return st;
+                res = B;
+            }
             st = run_conv(call, m, &blk->conv[2], &C, &A, &res, 1);
         } else {
+            if (blk->has_down) {
+                if ((st = run_conv(call, m, &blk->down, &A, &C, NULL, 0)) != LOOM_OK)
+                    return st;
+                res = C;
+            }
             st = run_conv(call, m, &blk->conv[1], &B, &A, &res, 1);
         }
     }

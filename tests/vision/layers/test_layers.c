@@ -105,14 +105,14 @@ typedef struct conv_case {
     const char *name;
     int bias;
     const char *attrs;
-    int cpu_only;                   /* a padding mode oneDNN does not have: onednn declines */
+    int cpu_only;                   /* onednn declines: a padding mode it does not have, a depthwise conv */
 } conv_case;
 
 static const conv_case conv_cases[] = {
     { "basic", 1, "padding=1,1", 0 },
     { "stride_nob", 0, "stride=2;padding=1", 0 },
     { "groups_dil", 1, "stride=1,2;padding=2,1;dilation=2;groups=2", 0 },
-    { "depthwise", 1, "stride=2;padding=1;groups=8", 0 },
+    { "depthwise", 1, "stride=2;padding=1;groups=8", 1 },
     { "pointwise", 1, NULL, 0 },
     { "down", 0, "stride=2", 0 },                  /* oneDNN's right padding is -1 here */
     { "stem", 0, "stride=2;padding=3", 0 },
@@ -122,6 +122,15 @@ static const conv_case conv_cases[] = {
     { "relu", 1, "padding=1;activation=relu", 0 },
     { "silu", 1, "padding=1;groups=2;activation=silu", 0 },
     { "gelu", 1, "activation=gelu", 0 },
+    /* the direct depthwise kernel: both vector tap loops, the portable one
+    ** (stride 3, dilation), maps narrower than a vector, reflect padding */
+    { "dw_s1_silu", 1, "padding=1;groups=16;activation=silu", 1 },
+    { "dw_s2_silu", 1, "stride=2;padding=1;groups=12;activation=silu", 1 },
+    { "dw_5x5_dil", 1, "padding=4;dilation=2;groups=6;activation=relu", 1 },
+    { "dw_narrow", 0, "padding=1;groups=20", 1 },
+    { "dw_s2_5x5", 1, "stride=2;padding=2;groups=5;activation=gelu", 1 },
+    { "dw_s3_rect", 1, "stride=3,2;padding=1,0;groups=4;activation=silu", 1 },
+    { "dw_reflect", 1, "padding=1,2;groups=4;padding_mode=reflect", 1 },
 };
 
 static void conv2d_matches_torch(void **state)
@@ -153,6 +162,24 @@ static void conv2d_residual_matches_torch(void **state)
     check_op("vision.conv2d", in, 4, "padding=1;activation=relu", want, "conv2d residual");
     loom_tensor *all[] = { x, w, b, r, want };
     for (size_t i = 0; i < 5; i++)
+        loom_tensor_free(all[i]);
+}
+
+/* a depthwise conv's residual on the direct kernel: relu(conv + bias + r)
+** and, with residual_after_activation, silu(conv + bias) + r */
+static void conv2d_depthwise_residual_matches_torch(void **state)
+{
+    (void)state;
+    loom_tensor *x = golden("conv_%s_input", "dw_residual"), *w = golden("conv_%s_weight", "dw_residual");
+    loom_tensor *b = golden("conv_%s_bias", "dw_residual"), *r = golden("conv_%s_residual", "dw_residual");
+    loom_tensor *want = golden("conv_%s_output", "dw_residual");
+    loom_tensor *want_after = golden("conv_%s_after_output", "dw_residual");
+    const loom_tensor *in[4] = { x, w, b, r };
+    check_op_on("vision.conv2d", in, 4, "padding=1;groups=8;activation=relu", want, "depthwise residual", 1);
+    check_op_on("vision.conv2d", in, 4, "padding=1;groups=8;activation=silu;residual_after_activation=true",
+                want_after, "depthwise residual after activation", 1);
+    loom_tensor *all[] = { x, w, b, r, want, want_after };
+    for (size_t i = 0; i < 6; i++)
         loom_tensor_free(all[i]);
 }
 
@@ -249,8 +276,9 @@ static void rowwise_match_torch(void **state)
     loom_tensor_free(lo);
 }
 
-/* The non-zero padding modes are the cpu kernel's: onednn declines them
-** with a reason, and the dispatcher then runs the cpu kernel. */
+/* The non-zero padding modes and the depthwise convs are the cpu kernel's:
+** onednn declines them with a reason, and the dispatcher then runs the cpu
+** kernel. */
 static void onednn_declines_padding_modes(void **state)
 {
     (void)state;
@@ -262,6 +290,17 @@ static void onednn_declines_padding_modes(void **state)
     assert_int_not_equal(tu_call("vision.conv2d", in, 3, a, "onednn", &got), LOOM_OK);
     assert_non_null(strstr(loom_last_error(), "padding_mode reflect"));
     assert_int_equal(tu_call("vision.conv2d", in, 3, a, NULL, &got), LOOM_OK);
+    loom_tensor_free(got);
+    loom_tensor_free(x);
+    loom_tensor_free(w);
+    loom_attrs_free(a);
+    x = golden("conv_%s_input", "dw_s1_silu");
+    w = golden("conv_%s_weight", "dw_s1_silu");
+    const loom_tensor *dw[3] = { x, w, NULL };
+    a = attrs_of("vision.conv2d", "padding=1;groups=16");
+    assert_int_not_equal(tu_call("vision.conv2d", dw, 3, a, "onednn", &got), LOOM_OK);
+    assert_non_null(strstr(loom_last_error(), "depthwise"));
+    assert_int_equal(tu_call("vision.conv2d", dw, 3, a, NULL, &got), LOOM_OK);
     loom_tensor_free(got);
     loom_tensor_free(x);
     loom_tensor_free(w);
@@ -357,6 +396,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(conv2d_matches_torch),
         cmocka_unit_test(conv2d_residual_matches_torch),
+        cmocka_unit_test(conv2d_depthwise_residual_matches_torch),
         cmocka_unit_test(batch_norm_matches_torch),
         cmocka_unit_test(activations_match_torch),
         cmocka_unit_test(pools_match_torch),
