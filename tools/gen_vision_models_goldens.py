@@ -307,8 +307,20 @@ def write_regnet_tiny(d, seed):
     write_convnet_tiny(d, model, seed)
 
 
+TINY_SHUFFLENET = dict(stages_repeats=[2, 1, 1], stages_out_channels=[8, 16, 32, 64, 128])
+
+
+def write_shufflenet_tiny(d, seed):
+    """ShuffleNetV2(**TINY_SHUFFLENET, 10 classes): stage 2 with a stride-1
+    block (the chunk and the shuffle of the kept half)."""
+    from torchvision.models.shufflenetv2 import ShuffleNetV2
+    torch.manual_seed(seed)
+    write_convnet_tiny(d, ShuffleNetV2(num_classes=TINY_CLASSES, **TINY_SHUFFLENET), seed)
+
+
 def write_convnets_tiny():
     write_regnet_tiny(os.path.join(SMALL, "tiny_regnet"), 500)
+    write_shufflenet_tiny(os.path.join(SMALL, "tiny_shufflenet"), 510)
 
 
 def write_transformers_small():

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_generic.h"
 #include "regnet.h"
 #include "weights.h"
 
@@ -144,12 +145,8 @@ static loom_status regnet_generic_create(const loom_object_args *args, void **st
         st = model_create(args, state_out, &arch, sizeof(regnet_model), BN_EPS, "fc", regnet_load, regnet_destroy);
     if (st != LOOM_OK)
         return st;
-    regnet_model *m = *state_out;
-    if (args->n_attrs > 9 && args->attrs[9].is_set && args->attrs[9].u.i != m->base.classes) {
-        st = pk_host->fail(LOOM_EINVAL, "%s: key 'fc.weight' has %lld classes in the weights file, attribute "
-                           "num_classes is %lld", args->class_name, (long long)m->base.classes,
-                           (long long)args->attrs[9].u.i);
-        regnet_destroy(m);
+    if ((st = model_check_num_classes(args, 9, *state_out, "fc")) != LOOM_OK) {
+        regnet_destroy(*state_out);
         *state_out = NULL;
     }
     return st;
@@ -161,8 +158,7 @@ static loom_status regnet_generic_create(const loom_object_args *args, void **st
     { .name = n, .type = LOOM_ATTR_FLOAT, .flags = f, .dflt = d, .doc = text }
 /* the order regnet_arch_from_attrs reads them in */
 static const loom_attr_def regnet_generic_attrs[] = {
-    { .name = "weights", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_NONE,
-      .doc = "no weight entries: leave unset" },
+    MODEL_GENERIC_WEIGHTS_ATTR,
     REGNET_INT_ATTR("depth", LOOM_ATTR_REQUIRED, LOOM_DEFAULT_NONE, "blocks in all, in [1, 256]"),
     REGNET_INT_ATTR("w_0", LOOM_ATTR_REQUIRED, LOOM_DEFAULT_NONE, "the initial width, a multiple of 8"),
     REGNET_FLOAT_ATTR("w_a", LOOM_ATTR_REQUIRED, LOOM_DEFAULT_NONE, "the width slope, >= 0"),
@@ -172,7 +168,7 @@ static const loom_attr_def regnet_generic_attrs[] = {
     REGNET_FLOAT_ATTR("se_ratio", 0, LOOM_DEFAULT_FLOAT(0.0),
                       "squeeze channels / a block's input width (0: no squeeze-excitation, the X models)"),
     REGNET_INT_ATTR("stem_width", 0, LOOM_DEFAULT_INT(32), "the stem's output channels"),
-    REGNET_INT_ATTR("num_classes", 0, LOOM_DEFAULT_NONE, "unset: fc.weight's rows; set: they must be this many"),
+    MODEL_NUM_CLASSES_ATTR,
 };
 const loom_object_class vision_regnet_class = {
     .struct_size = sizeof(loom_object_class), .name = "vision.regnet",

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_models_tiny.c - the convnet classes that take the architecture as
-** attributes (vision.regnet) against torchvision, on tiny configurations
+** attributes (vision.regnet, vision.shufflenet_v2) against torchvision, on tiny configurations
 ** committed in tests/data/vision/models/tiny_<family>/
 ** (tools/gen_vision_models_goldens.py write_convnets_tiny: random weights,
 ** non-trivial batchnorm statistics, a seeded [2, 3, 32, 32] batch), so the
@@ -9,6 +9,8 @@
 **  - tiny_regnet: RegNet(BlockParams.from_init_params(depth 4, w_0 8,
 **    w_a 8, w_m 2, group_width 8, se_ratio 0.25), stem_width 8, 10
 **    classes): stages 8, 16, 32 of depths 1, 1, 2, squeeze-excitation;
+**  - tiny_shufflenet: ShuffleNetV2([2, 1, 1], [8, 16, 32, 64, 128], 10
+**    classes): a stride-1 block in stage 2;
 **  - the plan of the shape reused (the same bits);
 **  - attributes out of range, each refused naming the attribute; attributes
 **    the file does not fit, refused naming the key.
@@ -31,11 +33,14 @@
 
 #include "model_goldens.h"
 
-/* One attribute of a tiny configuration (a float when is_float). */
+/* One attribute of a tiny configuration: an int, a float, or count ints. */
+enum { TINY_INT, TINY_FLOAT, TINY_INTS };
 typedef struct tiny_attr {
     const char *name;
-    int is_float;
+    int kind;
     double v;
+    int64_t ints[8];
+    int count;
 } tiny_attr;
 
 #define TINY_MAX_ATTRS 12
@@ -49,8 +54,15 @@ typedef struct tiny_config {
 
 static const tiny_config tiny_regnet = {
     "vision.regnet", "tiny_regnet",
-    { { "depth", 0, 4 }, { "w_0", 0, 8 }, { "w_a", 1, 8.0 }, { "w_m", 1, 2.0 }, { "group_width", 0, 8 },
-      { "se_ratio", 1, 0.25 }, { "stem_width", 0, 8 } },
+    { { "depth", TINY_INT, 4, { 0 }, 0 }, { "w_0", TINY_INT, 8, { 0 }, 0 }, { "w_a", TINY_FLOAT, 8.0, { 0 }, 0 },
+      { "w_m", TINY_FLOAT, 2.0, { 0 }, 0 }, { "group_width", TINY_INT, 8, { 0 }, 0 },
+      { "se_ratio", TINY_FLOAT, 0.25, { 0 }, 0 }, { "stem_width", TINY_INT, 8, { 0 }, 0 } },
+};
+
+static const tiny_config tiny_shufflenet = {
+    "vision.shufflenet_v2", "tiny_shufflenet",
+    { { "stages_repeats", TINY_INTS, 0, { 2, 1, 1 }, 3 },
+      { "stages_out_channels", TINY_INTS, 0, { 8, 16, 32, 64, 128 }, 5 } },
 };
 
 static const char *tiny_path(char *buf, size_t size, const char *dir, const char *file)
@@ -59,25 +71,31 @@ static const char *tiny_path(char *buf, size_t size, const char *dir, const char
     return buf;
 }
 
-/* c's attributes with `name` replaced by v (or added; name NULL: none). */
-static loom_attrs *tiny_attrs(const tiny_config *c, const char *name, int is_float, double v)
+static void tiny_set(loom_attrs *a, const tiny_attr *t)
+{
+    loom_status st = t->kind == TINY_FLOAT ? loom_attrs_set_float(a, t->name, t->v)
+                   : t->kind == TINY_INT   ? loom_attrs_set_int(a, t->name, (int64_t)t->v)
+                                           : loom_attrs_set_ints(a, t->name, t->ints, t->count);
+    assert_int_equal(st, LOOM_OK);
+}
+
+/* c's attributes with the one of over's name replaced by over (or added;
+** over NULL: none). */
+static loom_attrs *tiny_attrs(const tiny_config *c, const tiny_attr *over)
 {
     loom_attrs *a;
     assert_int_equal(loom_attrs_new(&a), LOOM_OK);
     int replaced = 0;
     for (int i = 0; i < TINY_MAX_ATTRS && c->attrs[i].name != NULL; i++) {
-        tiny_attr t = c->attrs[i];
-        if (name != NULL && strcmp(t.name, name) == 0) {
-            t.v = v;
+        const tiny_attr *t = &c->attrs[i];
+        if (over != NULL && strcmp(t->name, over->name) == 0) {
+            t = over;
             replaced = 1;
         }
-        loom_status st = t.is_float ? loom_attrs_set_float(a, t.name, t.v)
-                                    : loom_attrs_set_int(a, t.name, (int64_t)t.v);
-        assert_int_equal(st, LOOM_OK);
+        tiny_set(a, t);
     }
-    if (name != NULL && !replaced)
-        assert_int_equal(is_float ? loom_attrs_set_float(a, name, v) : loom_attrs_set_int(a, name, (int64_t)v),
-                         LOOM_OK);
+    if (over != NULL && !replaced)
+        tiny_set(a, over);
     return a;
 }
 
@@ -86,7 +104,7 @@ static void check_tiny(const tiny_config *c)
 {
     char w[512], x[512], y[512];
     tiny_path(w, sizeof w, c->dir, "model.safetensors");
-    loom_attrs *a = tiny_attrs(c, NULL, 0, 0);
+    loom_attrs *a = tiny_attrs(c, NULL);
     loom_object *obj = NULL;
     if (loom_object_create(&obj, c->cls, a, w) != LOOM_OK)
         fail_msg("%s: %s", c->cls, loom_last_error());
@@ -105,20 +123,41 @@ static void check_tiny(const tiny_config *c)
     loom_attrs_free(a);
 }
 
-/* c with attribute name = v on its own file is refused with a message
-** holding needle. */
-static void expect_attr_refused(const tiny_config *c, const char *name, int is_float, double v, const char *needle)
+/* c with attribute over on its own file is refused with a message holding
+** needle. */
+static void expect_over_refused(const tiny_config *c, const tiny_attr *over, const char *needle)
 {
     char w[512];
     tiny_path(w, sizeof w, c->dir, "model.safetensors");
-    loom_attrs *a = tiny_attrs(c, name, is_float, v);
+    loom_attrs *a = tiny_attrs(c, over);
     loom_object *obj = NULL;
     if (loom_object_create(&obj, c->cls, a, w) == LOOM_OK) {
         loom_object_free(obj);
-        fail_msg("%s with %s = %g was accepted", c->cls, name, v);
+        fail_msg("%s with another %s was accepted", c->cls, over->name);
     }
     if (strstr(loom_last_error(), needle) == NULL)
-        fail_msg("%s with %s = %g: message \"%s\" does not say %s", c->cls, name, v, loom_last_error(), needle);
+        fail_msg("%s with another %s: message \"%s\" does not say %s", c->cls, over->name, loom_last_error(),
+                 needle);
+    loom_attrs_free(a);
+}
+
+/* the same with a scalar: name = v (a float when is_float) */
+static void expect_attr_refused(const tiny_config *c, const char *name, int is_float, double v, const char *needle)
+{
+    const tiny_attr over = { name, is_float ? TINY_FLOAT : TINY_INT, v, { 0 }, 0 };
+    expect_over_refused(c, &over, needle);
+}
+
+/* c with num_classes set to its file's: accepted */
+static void expect_num_classes_accepted(const tiny_config *c, int64_t classes)
+{
+    char w[512];
+    const tiny_attr over = { "num_classes", TINY_INT, (double)classes, { 0 }, 0 };
+    loom_attrs *a = tiny_attrs(c, &over);
+    loom_object *obj = NULL;
+    if (loom_object_create(&obj, c->cls, a, tiny_path(w, sizeof w, c->dir, "model.safetensors")) != LOOM_OK)
+        fail_msg("%s num_classes=%lld: %s", c->cls, (long long)classes, loom_last_error());
+    loom_object_free(obj);
     loom_attrs_free(a);
 }
 
@@ -160,14 +199,42 @@ static void regnet_file_not_fitting_names_the_key(void **state)
     /* the classes are the file's */
     expect_attr_refused(c, "num_classes", 0, 12, "key 'fc.weight' has 10 classes in the weights file, attribute "
                                                  "num_classes is 12");
-    /* num_classes set to the file's: accepted */
-    char w[512];
-    loom_attrs *a = tiny_attrs(c, "num_classes", 0, 10);
-    loom_object *obj = NULL;
-    if (loom_object_create(&obj, c->cls, a, tiny_path(w, sizeof w, c->dir, "model.safetensors")) != LOOM_OK)
-        fail_msg("%s num_classes=10: %s", c->cls, loom_last_error());
-    loom_object_free(obj);
-    loom_attrs_free(a);
+    expect_num_classes_accepted(c, 10);
+}
+
+static void tiny_shufflenet_matches_torchvision(void **state)
+{
+    (void)state;
+    check_tiny(&tiny_shufflenet);
+}
+
+static void shufflenet_bad_attributes_name_the_attribute(void **state)
+{
+    (void)state;
+    const tiny_config *c = &tiny_shufflenet;
+    const tiny_attr four = { "stages_out_channels", TINY_INTS, 0, { 8, 16, 32, 64 }, 4 };
+    expect_over_refused(c, &four, "attribute 'stages_out_channels' must hold 5 ints, not 4");
+    const tiny_attr two = { "stages_repeats", TINY_INTS, 0, { 2, 1 }, 2 };
+    expect_over_refused(c, &two, "attribute 'stages_repeats' must hold 3 ints, not 2");
+    const tiny_attr zero = { "stages_repeats", TINY_INTS, 0, { 2, 0, 1 }, 3 };
+    expect_over_refused(c, &zero, "attribute 'stages_repeats' [1] is 0");
+    const tiny_attr odd = { "stages_out_channels", TINY_INTS, 0, { 8, 16, 33, 64, 128 }, 5 };
+    expect_over_refused(c, &odd, "attribute 'stages_out_channels' [2] is 33: a stage's width must be even");
+    const tiny_attr neg = { "stages_out_channels", TINY_INTS, 0, { -8, 16, 32, 64, 128 }, 5 };
+    expect_over_refused(c, &neg, "attribute 'stages_out_channels' [0] is -8");
+}
+
+static void shufflenet_file_not_fitting_names_the_key(void **state)
+{
+    (void)state;
+    const tiny_config *c = &tiny_shufflenet;
+    const tiny_attr wider = { "stages_out_channels", TINY_INTS, 0, { 8, 24, 32, 64, 128 }, 5 };
+    expect_over_refused(c, &wider, "key 'stage2.0.branch1.2.weight' is f32[8,8,1,1] in the weights file, "
+                                   "expected f32[12,8,1,1]");
+    const tiny_attr shallower = { "stages_repeats", TINY_INTS, 0, { 1, 1, 1 }, 3 };
+    expect_over_refused(c, &shallower, "stage2.1.");
+    expect_attr_refused(c, "num_classes", 0, 1000, "key 'fc.weight' has 10 classes in the weights file");
+    expect_num_classes_accepted(c, 10);
 }
 
 int main(void)
@@ -176,6 +243,9 @@ int main(void)
         cmocka_unit_test(tiny_regnet_matches_torchvision),
         cmocka_unit_test(regnet_bad_attributes_name_the_attribute),
         cmocka_unit_test(regnet_file_not_fitting_names_the_key),
+        cmocka_unit_test(tiny_shufflenet_matches_torchvision),
+        cmocka_unit_test(shufflenet_bad_attributes_name_the_attribute),
+        cmocka_unit_test(shufflenet_file_not_fitting_names_the_key),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
