@@ -318,9 +318,22 @@ def write_shufflenet_tiny(d, seed):
     write_convnet_tiny(d, ShuffleNetV2(num_classes=TINY_CLASSES, **TINY_SHUFFLENET), seed)
 
 
+TINY_MNASNET_ALPHA = 0.025
+
+
+def write_mnasnet_tiny(d, seed):
+    """MNASNet(alpha 0.025, 10 classes): _get_depths(0.025) is 8 for every
+    depth, the least _round_to_multiple_of gives, so the file is about
+    220 KB (the 1280-wide head and classifier are a third of it)."""
+    from torchvision.models.mnasnet import MNASNet
+    torch.manual_seed(seed)
+    write_convnet_tiny(d, MNASNet(TINY_MNASNET_ALPHA, num_classes=TINY_CLASSES), seed)
+
+
 def write_convnets_tiny():
     write_regnet_tiny(os.path.join(SMALL, "tiny_regnet"), 500)
     write_shufflenet_tiny(os.path.join(SMALL, "tiny_shufflenet"), 510)
+    write_mnasnet_tiny(os.path.join(SMALL, "tiny_mnasnet"), 520)
 
 
 def write_transformers_small():

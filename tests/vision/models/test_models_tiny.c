@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** test_models_tiny.c - the convnet classes that take the architecture as
-** attributes (vision.regnet, vision.shufflenet_v2) against torchvision, on tiny configurations
-** committed in tests/data/vision/models/tiny_<family>/
+** attributes (vision.regnet, vision.shufflenet_v2, vision.mnasnet) against
+** torchvision, on tiny configurations committed in
+** tests/data/vision/models/tiny_<family>/
 ** (tools/gen_vision_models_goldens.py write_convnets_tiny: random weights,
 ** non-trivial batchnorm statistics, a seeded [2, 3, 32, 32] batch), so the
 ** families' forwards run in CI without the full-size weights:
@@ -11,6 +12,7 @@
 **    classes): stages 8, 16, 32 of depths 1, 1, 2, squeeze-excitation;
 **  - tiny_shufflenet: ShuffleNetV2([2, 1, 1], [8, 16, 32, 64, 128], 10
 **    classes): a stride-1 block in stage 2;
+**  - tiny_mnasnet: MNASNet(alpha 0.025, 10 classes): every depth 8;
 **  - the plan of the shape reused (the same bits);
 **  - attributes out of range, each refused naming the attribute; attributes
 **    the file does not fit, refused naming the key.
@@ -63,6 +65,10 @@ static const tiny_config tiny_shufflenet = {
     "vision.shufflenet_v2", "tiny_shufflenet",
     { { "stages_repeats", TINY_INTS, 0, { 2, 1, 1 }, 3 },
       { "stages_out_channels", TINY_INTS, 0, { 8, 16, 32, 64, 128 }, 5 } },
+};
+
+static const tiny_config tiny_mnasnet = {
+    "vision.mnasnet", "tiny_mnasnet", { { "alpha", TINY_FLOAT, 0.025, { 0 }, 0 } },
 };
 
 static const char *tiny_path(char *buf, size_t size, const char *dir, const char *file)
@@ -237,6 +243,41 @@ static void shufflenet_file_not_fitting_names_the_key(void **state)
     expect_num_classes_accepted(c, 10);
 }
 
+static void tiny_mnasnet_matches_torchvision(void **state)
+{
+    (void)state;
+    check_tiny(&tiny_mnasnet);
+}
+
+static void mnasnet_bad_attributes_name_the_attribute(void **state)
+{
+    (void)state;
+    const tiny_config *c = &tiny_mnasnet;
+    expect_attr_refused(c, "alpha", 1, 0.0, "attribute 'alpha' must be in (0, 16]");
+    expect_attr_refused(c, "alpha", 1, -0.5, "attribute 'alpha'");
+    expect_attr_refused(c, "dropout", 1, 1.5, "attribute 'dropout' must be in [0, 1]");
+    /* dropout is the identity at inference: any in range is accepted */
+    char w[512];
+    const tiny_attr dropout = { "dropout", TINY_FLOAT, 0.5, { 0 }, 0 };
+    loom_attrs *a = tiny_attrs(c, &dropout);
+    loom_object *obj = NULL;
+    if (loom_object_create(&obj, c->cls, a, tiny_path(w, sizeof w, c->dir, "model.safetensors")) != LOOM_OK)
+        fail_msg("%s dropout=0.5: %s", c->cls, loom_last_error());
+    loom_object_free(obj);
+    loom_attrs_free(a);
+}
+
+static void mnasnet_file_not_fitting_names_the_key(void **state)
+{
+    (void)state;
+    const tiny_config *c = &tiny_mnasnet;
+    /* alpha 0.5: the stem is 16 wide */
+    expect_attr_refused(c, "alpha", 1, 0.5, "key 'layers.0.weight' is f32[8,3,3,3] in the weights file, "
+                                            "expected f32[16,3,3,3]");
+    expect_attr_refused(c, "num_classes", 0, 1000, "key 'classifier.1.weight' has 10 classes in the weights file");
+    expect_num_classes_accepted(c, 10);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -246,6 +287,9 @@ int main(void)
         cmocka_unit_test(tiny_shufflenet_matches_torchvision),
         cmocka_unit_test(shufflenet_bad_attributes_name_the_attribute),
         cmocka_unit_test(shufflenet_file_not_fitting_names_the_key),
+        cmocka_unit_test(tiny_mnasnet_matches_torchvision),
+        cmocka_unit_test(mnasnet_bad_attributes_name_the_attribute),
+        cmocka_unit_test(mnasnet_file_not_fitting_names_the_key),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
