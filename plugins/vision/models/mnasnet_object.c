@@ -173,15 +173,8 @@ static loom_status mnasnet_generic_create(const loom_object_args *args, void **s
         return pk_host->fail(LOOM_EINVAL, "%s: attribute 'alpha' must be in (0, 16]", cls);
     if (!(args->attrs[2].u.f >= 0 && args->attrs[2].u.f <= 1))
         return pk_host->fail(LOOM_EINVAL, "%s: attribute 'dropout' must be in [0, 1]", cls);
-    loom_status st = model_create(args, state_out, &arch, sizeof(mnasnet_model), BN_EPS, "classifier.1",
-                                  mnasnet_load, mnasnet_destroy);
-    if (st != LOOM_OK)
-        return st;
-    if ((st = model_check_num_classes(args, 3, *state_out, "classifier.1")) != LOOM_OK) {
-        mnasnet_destroy(*state_out);
-        *state_out = NULL;
-    }
-    return st;
+    return model_create_generic(args, state_out, &arch, sizeof(mnasnet_model), BN_EPS, "classifier.1",
+                                mnasnet_load, mnasnet_destroy, 3);
 }
 
 static const loom_attr_def mnasnet_generic_attrs[] = {

@@ -31,4 +31,20 @@ static inline loom_status model_check_num_classes(const loom_object_args *args, 
                          (long long)args->attrs[at].u.i);
 }
 
+/* model_create of a generic class's architecture arch, then its
+** num_classes (attrs[num_classes_at]) checked against the head; destroy
+** and *state_out NULL on any failure. */
+static inline loom_status model_create_generic(const loom_object_args *args, void **state_out, const void *arch,
+                                               size_t size, double bn_eps, const char *head,
+                                               loom_status (*load)(model_loader *L, void *model),
+                                               void (*destroy)(void *model), int num_classes_at)
+{
+    loom_status st = model_create(args, state_out, arch, size, bn_eps, head, load, destroy);
+    if (st == LOOM_OK && (st = model_check_num_classes(args, num_classes_at, *state_out, head)) != LOOM_OK) {
+        destroy(*state_out);
+        *state_out = NULL;
+    }
+    return st;
+}
+
 #endif /* LOOM_VISION_MODELS_GENERIC_H */

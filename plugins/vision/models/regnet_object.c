@@ -142,13 +142,8 @@ static loom_status regnet_generic_create(const loom_object_args *args, void **st
     regnet_arch arch;
     loom_status st = regnet_arch_from_attrs(args, &arch);
     if (st == LOOM_OK)
-        st = model_create(args, state_out, &arch, sizeof(regnet_model), BN_EPS, "fc", regnet_load, regnet_destroy);
-    if (st != LOOM_OK)
-        return st;
-    if ((st = model_check_num_classes(args, 9, *state_out, "fc")) != LOOM_OK) {
-        regnet_destroy(*state_out);
-        *state_out = NULL;
-    }
+        st = model_create_generic(args, state_out, &arch, sizeof(regnet_model), BN_EPS, "fc", regnet_load,
+                                  regnet_destroy, 9);
     return st;
 }
 

@@ -179,14 +179,8 @@ static loom_status shufflenet_generic_create(const loom_object_args *args, void 
     shufflenet_arch arch;
     loom_status st = arch_from_attrs(args, &arch);
     if (st == LOOM_OK)
-        st = model_create(args, state_out, &arch, sizeof(shufflenet_model), BN_EPS, "fc", shufflenet_load,
-                          shufflenet_destroy);
-    if (st != LOOM_OK)
-        return st;
-    if ((st = model_check_num_classes(args, 3, *state_out, "fc")) != LOOM_OK) {
-        shufflenet_destroy(*state_out);
-        *state_out = NULL;
-    }
+        st = model_create_generic(args, state_out, &arch, sizeof(shufflenet_model), BN_EPS, "fc", shufflenet_load,
+                                  shufflenet_destroy, 3);
     return st;
 }
 

@@ -154,17 +154,23 @@ static void expect_attr_refused(const tiny_config *c, const char *name, int is_f
     expect_over_refused(c, &over, needle);
 }
 
+/* c with attribute over on its own file: accepted */
+static void expect_over_accepted(const tiny_config *c, const tiny_attr *over)
+{
+    char w[512];
+    loom_attrs *a = tiny_attrs(c, over);
+    loom_object *obj = NULL;
+    if (loom_object_create(&obj, c->cls, a, tiny_path(w, sizeof w, c->dir, "model.safetensors")) != LOOM_OK)
+        fail_msg("%s with another %s: %s", c->cls, over->name, loom_last_error());
+    loom_object_free(obj);
+    loom_attrs_free(a);
+}
+
 /* c with num_classes set to its file's: accepted */
 static void expect_num_classes_accepted(const tiny_config *c, int64_t classes)
 {
-    char w[512];
     const tiny_attr over = { "num_classes", TINY_INT, (double)classes, { 0 }, 0 };
-    loom_attrs *a = tiny_attrs(c, &over);
-    loom_object *obj = NULL;
-    if (loom_object_create(&obj, c->cls, a, tiny_path(w, sizeof w, c->dir, "model.safetensors")) != LOOM_OK)
-        fail_msg("%s num_classes=%lld: %s", c->cls, (long long)classes, loom_last_error());
-    loom_object_free(obj);
-    loom_attrs_free(a);
+    expect_over_accepted(c, &over);
 }
 
 static void tiny_regnet_matches_torchvision(void **state)
@@ -257,14 +263,8 @@ static void mnasnet_bad_attributes_name_the_attribute(void **state)
     expect_attr_refused(c, "alpha", 1, -0.5, "attribute 'alpha'");
     expect_attr_refused(c, "dropout", 1, 1.5, "attribute 'dropout' must be in [0, 1]");
     /* dropout is the identity at inference: any in range is accepted */
-    char w[512];
     const tiny_attr dropout = { "dropout", TINY_FLOAT, 0.5, { 0 }, 0 };
-    loom_attrs *a = tiny_attrs(c, &dropout);
-    loom_object *obj = NULL;
-    if (loom_object_create(&obj, c->cls, a, tiny_path(w, sizeof w, c->dir, "model.safetensors")) != LOOM_OK)
-        fail_msg("%s dropout=0.5: %s", c->cls, loom_last_error());
-    loom_object_free(obj);
-    loom_attrs_free(a);
+    expect_over_accepted(c, &dropout);
 }
 
 static void mnasnet_file_not_fitting_names_the_key(void **state)
