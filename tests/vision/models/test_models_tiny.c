@@ -191,6 +191,10 @@ static void regnet_bad_attributes_name_the_attribute(void **state)
     expect_attr_refused(c, "bottleneck_multiplier", 1, 0.0, "attribute 'bottleneck_multiplier'");
     expect_attr_refused(c, "se_ratio", 1, 1.5, "attribute 'se_ratio'");
     expect_attr_refused(c, "stem_width", 0, 0, "attribute 'stem_width'");
+    /* bottleneck_multiplier 1.3: stage 2 is 18 wide, its bottleneck round(18 * 1.3) = 23, which does not split into
+    ** 23 // 8 = 2 groups (torchvision's Conv2d refuses it too) */
+    expect_attr_refused(c, "bottleneck_multiplier", 1, 1.3, "stage 2's bottleneck width 23 is not divisible by its "
+                                                            "2 groups (group_width 8)");
 }
 
 /* attributes the tiny file does not fit: the first key that differs */
@@ -204,6 +208,9 @@ static void regnet_file_not_fitting_names_the_key(void **state)
     /* w_0 16: the first stage is 16 wide */
     expect_attr_refused(c, "w_0", 0, 16, "'trunk_output.block1.block1-0.proj.0.weight' is f32[8,8,1,1] in the "
                                          "weights file, expected f32[16,8,1,1]");
+    /* bottleneck_multiplier 2: f.a is twice as wide */
+    expect_attr_refused(c, "bottleneck_multiplier", 1, 2.0, "key 'trunk_output.block1.block1-0.f.a.0.weight' is "
+                                                            "f32[8,8,1,1] in the weights file, expected f32[16,8,1,1]");
     /* one block fewer: the file's last block is unexpected */
     expect_attr_refused(c, "depth", 0, 3, "trunk_output.block3.block3-1");
     /* no squeeze-excitation: the file's f.se keys are unexpected */
