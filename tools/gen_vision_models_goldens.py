@@ -276,6 +276,66 @@ def write_swin_tiny(d, seed):
         save_npy(os.path.join(d, "logits40x44.npy"), model(x2))
 
 
+# The convnet families' tiny configurations (committed, a few tens of KB
+# each): the generic classes vision.regnet, vision.shufflenet_v2 and
+# vision.mnasnet take the architecture as attributes, so CI runs every
+# family's forward without the full-size weights.
+TINY_REGNET = dict(depth=4, w_0=8, w_a=8.0, w_m=2.0, group_width=8, se_ratio=0.25)
+TINY_REGNET_STEM, TINY_CLASSES = 8, 10
+
+
+def write_convnet_tiny(d, model, seed, size=32):
+    """model (random weights, batchnorm statistics from randomise) with a
+    seeded [2, 3, size, size] batch and its logits."""
+    randomise(model, seed)
+    os.makedirs(d, exist_ok=True)
+    save_file(state_dict_of(model), os.path.join(d, "model.safetensors"))
+    x = torch.randn(2, 3, size, size, generator=torch.Generator().manual_seed(seed + 1))
+    with torch.no_grad():
+        save_npy(os.path.join(d, "input.npy"), x)
+        save_npy(os.path.join(d, "logits.npy"), model(x))
+
+
+def write_regnet_tiny(d, seed):
+    """RegNet(BlockParams.from_init_params(**TINY_REGNET), stem_width 8, 10
+    classes): stages of widths 8, 16, 32 and depths 1, 1, 2 (an identity
+    residual), squeeze-excitation."""
+    from torchvision.models.regnet import BlockParams, RegNet
+    torch.manual_seed(seed)
+    model = RegNet(BlockParams.from_init_params(**TINY_REGNET), num_classes=TINY_CLASSES,
+                   stem_width=TINY_REGNET_STEM)
+    write_convnet_tiny(d, model, seed)
+
+
+TINY_SHUFFLENET = dict(stages_repeats=[2, 1, 1], stages_out_channels=[8, 16, 32, 64, 128])
+
+
+def write_shufflenet_tiny(d, seed):
+    """ShuffleNetV2(**TINY_SHUFFLENET, 10 classes): stage 2 with a stride-1
+    block (the chunk and the shuffle of the kept half)."""
+    from torchvision.models.shufflenetv2 import ShuffleNetV2
+    torch.manual_seed(seed)
+    write_convnet_tiny(d, ShuffleNetV2(num_classes=TINY_CLASSES, **TINY_SHUFFLENET), seed)
+
+
+TINY_MNASNET_ALPHA = 0.025
+
+
+def write_mnasnet_tiny(d, seed):
+    """MNASNet(alpha 0.025, 10 classes): _get_depths(0.025) is 8 for every
+    depth, the least _round_to_multiple_of gives, so the file is about
+    220 KB (the 1280-wide head and classifier are a third of it)."""
+    from torchvision.models.mnasnet import MNASNet
+    torch.manual_seed(seed)
+    write_convnet_tiny(d, MNASNet(TINY_MNASNET_ALPHA, num_classes=TINY_CLASSES), seed)
+
+
+def write_convnets_tiny():
+    write_regnet_tiny(os.path.join(SMALL, "tiny_regnet"), 500)
+    write_shufflenet_tiny(os.path.join(SMALL, "tiny_shufflenet"), 510)
+    write_mnasnet_tiny(os.path.join(SMALL, "tiny_mnasnet"), 520)
+
+
 def write_transformers_small():
     write_vit_block(os.path.join(SMALL, "vit_block"), 300)
     write_vit_tiny(os.path.join(SMALL, "vit_tiny"), 301)
@@ -309,6 +369,7 @@ def main():
     args = ap.parse_args()
     write_small()
     write_transformers_small()
+    write_convnets_tiny()
     for i, name in enumerate(NAMES):
         if name in args.only.split(","):
             write_model(args.out, name, 100 + i)

@@ -829,6 +829,10 @@ const cf_gen cf_vision_gens[] = {
     SMALL_COVERED(shufflenet_v2_x2_0) SMALL_COVERED(mnasnet0_5) SMALL_COVERED(mnasnet0_75)
     SMALL_COVERED(mnasnet1_0) SMALL_COVERED(mnasnet1_3)
 #undef SMALL_COVERED
+#define TINY_COVERED(id) { "vision." #id, 0, 0, NULL, "tests/vision/models/test_models_tiny.c: cpu:ops only, " \
+                           "dispatching the layer ops (each compared across backends above)" },
+    TINY_COVERED(regnet) TINY_COVERED(shufflenet_v2) TINY_COVERED(mnasnet)
+#undef TINY_COVERED
     { "vision.vit_encoder_block", 0, 0, NULL, "tests/vision/models_vit: cpu only, torchvision goldens" },
     { "vision.vit_b_16", 0, 0, NULL, MODEL_COVERED },
     { "vision.vit_b_32", 0, 0, NULL, MODEL_COVERED },

@@ -49,3 +49,7 @@ static loom_status mnasnet_run(loom_call *call)
 }
 
 MODEL_METHODS(VISION_MNASNETS, mnasnet_run, mnasnet_kernels)
+
+/* vision.mnasnet, the class with the architecture as attributes */
+MODEL_SCHEMA(mnasnet)
+const loom_kernel_desc mnasnet_generic_kernels[1] = { MODEL_KERNEL_ROW_(mnasnet_run, mnasnet) };

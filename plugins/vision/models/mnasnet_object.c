@@ -18,12 +18,17 @@
 ** Keys: layers.{0,1} (3x3/2), layers.{3,4} (dw 3x3), layers.{6,7} (1x1),
 ** layers.<8..13>.<j>.layers.{0,1,3,4,6,7} (the stacks), layers.{14,15}
 ** (1x1 -> 1280), classifier.1.
+**
+** vision.mnasnet is the same code path with torchvision's MNASNet(alpha)
+** as attributes (dropout, the classifier's, is the identity at inference);
+** its optional num_classes, when set, must be the file's.
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mnasnet.h"
+#include "model_generic.h"
 #include "weights.h"
 
 #define BN_EPS 1e-5
@@ -89,7 +94,7 @@ static loom_status load_layers(model_loader *L, mnasnet_model *m)
 {
     int64_t d[8];
     for (int i = 0; i < 8; i++)
-        d[i] = mnasnet_round_to_multiple_of(base_depths[i] * ((const mnasnet_arch *)m->base.arch)->alpha, 8);
+        d[i] = mnasnet_round_to_multiple_of(base_depths[i] * m->arch.alpha, 8);
     /* the layout: version 1 keeps the stem at 32 / 16 (told by layers.0.weight) */
     const loom_tensor *t;
     m->version = 2;
@@ -139,7 +144,11 @@ static loom_status load_layers(model_loader *L, mnasnet_model *m)
 
 static loom_status mnasnet_load(model_loader *L, void *model)
 {
-    return load_layers(L, model);
+    mnasnet_model *m = model;
+    /* the architecture kept in the model: vision.mnasnet's is create's local */
+    m->arch = *(const mnasnet_arch *)m->base.arch;
+    m->base.arch = &m->arch;
+    return load_layers(L, m);
 }
 
 static loom_status mnasnet_create(const loom_object_args *args, void **state_out)
@@ -149,3 +158,36 @@ static loom_status mnasnet_create(const loom_object_args *args, void **state_out
 }
 
 MODEL_CLASSES(VISION_MNASNETS, mnasnet)
+
+/* vision.mnasnet: alpha (attrs[1]; dropout, attrs[2], checked and unused),
+** then the named classes' create; num_classes (attrs[3]), when set,
+** checked against the classifier. */
+static loom_status mnasnet_generic_create(const loom_object_args *args, void **state_out)
+{
+    *state_out = NULL;
+    const char *cls = args->class_name;
+    if (args->n_attrs < 4)
+        return pk_host->fail(LOOM_EINVAL, "%s is not an MNASNet class", cls);
+    const mnasnet_arch arch = { cls, args->attrs[1].u.f };
+    if (!args->attrs[1].is_set || !(arch.alpha > 0 && arch.alpha <= 16))
+        return pk_host->fail(LOOM_EINVAL, "%s: attribute 'alpha' must be in (0, 16]", cls);
+    if (!(args->attrs[2].u.f >= 0 && args->attrs[2].u.f <= 1))
+        return pk_host->fail(LOOM_EINVAL, "%s: attribute 'dropout' must be in [0, 1]", cls);
+    return model_create_generic(args, state_out, &arch, sizeof(mnasnet_model), BN_EPS, "classifier.1",
+                                mnasnet_load, mnasnet_destroy, 3);
+}
+
+static const loom_attr_def mnasnet_generic_attrs[] = {
+    MODEL_GENERIC_WEIGHTS_ATTR,
+    { .name = "alpha", .type = LOOM_ATTR_FLOAT, .flags = LOOM_ATTR_REQUIRED, .dflt = LOOM_DEFAULT_NONE,
+      .doc = "the width multiplier, in (0, 16]: depths _round_to_multiple_of(d * alpha, 8)" },
+    { .name = "dropout", .type = LOOM_ATTR_FLOAT, .dflt = LOOM_DEFAULT_FLOAT(0.2),
+      .doc = "the classifier's dropout, in [0, 1]: the identity at inference" },
+    MODEL_NUM_CLASSES_ATTR,
+};
+const loom_object_class vision_mnasnet_class = {
+    .struct_size = sizeof(loom_object_class), .name = "vision.mnasnet",
+    .doc = "torchvision.models.MNASNet(alpha) from a safetensors state_dict (the named vision.mnasnet* classes "
+           "are presets of it); method vision.mnasnet",
+    PK_ATTRS(mnasnet_generic_attrs), .create = mnasnet_generic_create, .destroy = mnasnet_destroy,
+};

@@ -4,16 +4,27 @@
 ** family (models.h), their classes and their cpu kernels, registered
 ** together.
 */
+#include "mnasnet.h"
 #include "models.h"
+#include "regnet.h"
+#include "shufflenet.h"
 #include "weights.h"
 
 PK_OPS_DEFINE(vision_models_ops, VISION_MODELS_OPS);
+
+/* the module's ops: the named classes' methods, then those of the classes
+** that take the architecture as attributes */
+#define VISION_MODELS_GENERIC_OPS(X_) X_(vision_regnet_schema) X_(vision_shufflenet_v2_schema) X_(vision_mnasnet_schema)
+static const loom_op_schema *const models_module_ops[] = {
+    VISION_MODELS_OPS(PK_OP_REF_ROW_) VISION_MODELS_GENERIC_OPS(PK_OP_REF_ROW_)
+};
 
 #define CLASS_REF_(id) &vision_##id##_class,
 #define CLASS_REF2_(R, id) CLASS_REF_(id)
 static const loom_object_class *const models_classes[] = {
     VISION_RESNETS(CLASS_REF_) VISION_REGNETS(CLASS_REF2_, _) VISION_EFFICIENTNETS(CLASS_REF2_, _)
     VISION_SHUFFLENETS(CLASS_REF2_, _) VISION_MNASNETS(CLASS_REF2_, _)
+    &vision_regnet_class, &vision_shufflenet_v2_class, &vision_mnasnet_class,
 };
 
 /* vision.weights_meta (weights_meta.c): a table lookup, on the cpu */
@@ -29,15 +40,21 @@ static loom_status models_register_kernels(const loom_host_api *host, loom_regis
     if (st == LOOM_OK)
         st = pk_register_kernels(host, reg, regnet_kernels, PK_COUNT(regnet_kernels));
     if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, regnet_generic_kernels, PK_COUNT(regnet_generic_kernels));
+    if (st == LOOM_OK)
         st = pk_register_kernels(host, reg, effnet_kernels, PK_COUNT(effnet_kernels));
     if (st == LOOM_OK)
         st = pk_register_kernels(host, reg, shufflenet_kernels, PK_COUNT(shufflenet_kernels));
     if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, shufflenet_generic_kernels, PK_COUNT(shufflenet_generic_kernels));
+    if (st == LOOM_OK)
         st = pk_register_kernels(host, reg, mnasnet_kernels, PK_COUNT(mnasnet_kernels));
+    if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, mnasnet_generic_kernels, PK_COUNT(mnasnet_generic_kernels));
     return st;
 }
 
-const pk_module vision_models_cpu = { .name = "models", .ops = vision_models_ops,
-                                      .n_ops = PK_COUNT(vision_models_ops), .classes = models_classes,
+const pk_module vision_models_cpu = { .name = "models", .ops = models_module_ops,
+                                      .n_ops = PK_COUNT(models_module_ops), .classes = models_classes,
                                       .n_classes = PK_COUNT(models_classes),
                                       .register_more = models_register_kernels };

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
-** regnet_forward.c - the method ops of the RegNet classes (vision.regnet_*:
+** regnet_forward.c - the method ops of the RegNet classes (vision.regnet_*
+** and vision.regnet:
 ** input [N, 3, H, W] f32 -> logits [N, classes]): dispatched vision.conv2d
 ** (folded batchnorm as bias; relu, and the block's residual, fused),
 ** vision.squeeze_excitation in place, adaptive_avg_pool2d and linear.
@@ -51,3 +52,7 @@ static loom_status regnet_run(loom_call *call)
 }
 
 MODEL_METHODS(VISION_REGNETS, regnet_run, regnet_kernels)
+
+/* vision.regnet, the class with the architecture as attributes */
+MODEL_SCHEMA(regnet)
+const loom_kernel_desc regnet_generic_kernels[1] = { MODEL_KERNEL_ROW_(regnet_run, regnet) };

@@ -2,7 +2,8 @@
 /*
 ** shufflenet.h - the ShuffleNetV2 family of
 ** torchvision/models/shufflenetv2.py (vision.shufflenet_v2_x0_5, x1_0,
-** x1_5, x2_0): the architectures and the model state.
+** x1_5, x2_0, and vision.shufflenet_v2, which takes the architecture as
+** attributes): the architectures and the model state.
 */
 #ifndef LOOM_VISION_MODELS_SHUFFLENET_H
 #define LOOM_VISION_MODELS_SHUFFLENET_H
@@ -26,12 +27,18 @@ typedef struct shufflenet_block {
 } shufflenet_block;
 
 typedef struct shufflenet_model {
-    model_base base;                /* base.arch: the shufflenet_arch */
+    model_base base;                /* base.arch: &arch */
+    shufflenet_arch arch;           /* the class's, or vision.shufflenet_v2's attributes */
     model_conv conv1, conv5;
     shufflenet_block *blocks;
     int n_blocks;
 } shufflenet_model;
 
 const shufflenet_arch *shufflenet_arch_of(const char *class_name);
+
+/* vision.shufflenet_v2: the architecture as attributes, method vision.shufflenet_v2. */
+extern const loom_object_class vision_shufflenet_v2_class;
+extern const loom_op_schema vision_shufflenet_v2_schema;
+extern const loom_kernel_desc shufflenet_generic_kernels[1];
 
 #endif /* LOOM_VISION_MODELS_SHUFFLENET_H */

@@ -111,3 +111,7 @@ static loom_status shufflenet_run(loom_call *call)
 }
 
 MODEL_METHODS(VISION_SHUFFLENETS, shufflenet_run, shufflenet_kernels)
+
+/* vision.shufflenet_v2, the class with the architecture as attributes */
+MODEL_SCHEMA(shufflenet_v2)
+const loom_kernel_desc shufflenet_generic_kernels[1] = { MODEL_KERNEL_ROW_(shufflenet_run, shufflenet_v2) };

@@ -9,11 +9,16 @@
 ** Keys: conv1.{0,1}; stage<2..4>.<j>.branch1.{0,1,2,3} (first block of a
 ** stage: dw conv, bn, 1x1 conv, bn) and .branch2.{0,1,3,4,5,6} (1x1, bn,
 ** dw, bn, 1x1, bn; 2 and 7 are the ReLUs); conv5.{0,1}; fc.
+**
+** vision.shufflenet_v2 is the same code path with torchvision's
+** ShuffleNetV2(stages_repeats, stages_out_channels) as attributes; its
+** optional num_classes, when set, must be the file's.
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_generic.h"
 #include "shufflenet.h"
 #include "weights.h"
 
@@ -115,7 +120,11 @@ static loom_status load_trunk(model_loader *L, shufflenet_model *m)
 
 static loom_status shufflenet_load(model_loader *L, void *model)
 {
-    return load_trunk(L, model);
+    shufflenet_model *m = model;
+    /* the architecture kept in the model: vision.shufflenet_v2's is create's local */
+    m->arch = *(const shufflenet_arch *)m->base.arch;
+    m->base.arch = &m->arch;
+    return load_trunk(L, m);
 }
 
 static loom_status shufflenet_create(const loom_object_args *args, void **state_out)
@@ -125,3 +134,67 @@ static loom_status shufflenet_create(const loom_object_args *args, void **state_
 }
 
 MODEL_CLASSES(VISION_SHUFFLENETS, shufflenet)
+
+/* vision.shufflenet_v2's architecture from its attributes (weights,
+** stages_repeats, stages_out_channels, num_classes); LOOM_EINVAL naming the
+** attribute. A stage's blocks split their channels in two halves, so the
+** stages' widths are even (torchvision's InvertedResidual asserts it). */
+static loom_status arch_from_attrs(const loom_object_args *args, shufflenet_arch *a)
+{
+    const char *cls = args->class_name;
+    memset(a, 0, sizeof *a);
+    a->name = cls;
+    if (args->n_attrs < 3)
+        return pk_host->fail(LOOM_EINVAL, "%s is not a ShuffleNetV2 class", cls);
+    const loom_attr_value *r = &args->attrs[1], *c = &args->attrs[2];
+    if (!r->is_set || r->count != 3)
+        return pk_host->fail(LOOM_EINVAL, "%s: attribute 'stages_repeats' must hold 3 ints, not %lld", cls,
+                             (long long)r->count);
+    if (!c->is_set || c->count != 5)
+        return pk_host->fail(LOOM_EINVAL, "%s: attribute 'stages_out_channels' must hold 5 ints, not %lld", cls,
+                             (long long)c->count);
+    for (int i = 0; i < 3; i++) {
+        if (r->u.ints[i] < 1 || r->u.ints[i] > 256)
+            return pk_host->fail(LOOM_EINVAL, "%s: attribute 'stages_repeats' [%d] is %lld, not in [1, 256]", cls,
+                                 i, (long long)r->u.ints[i]);
+        a->repeats[i] = (int)r->u.ints[i];
+    }
+    for (int i = 0; i < 5; i++) {
+        if (c->u.ints[i] < 1 || c->u.ints[i] > 65536)
+            return pk_host->fail(LOOM_EINVAL, "%s: attribute 'stages_out_channels' [%d] is %lld, not in [1, 65536]",
+                                 cls, i, (long long)c->u.ints[i]);
+        if (i >= 1 && i <= 3 && c->u.ints[i] % 2 != 0)
+            return pk_host->fail(LOOM_EINVAL, "%s: attribute 'stages_out_channels' [%d] is %lld: a stage's width "
+                                 "must be even (its blocks split it in two halves)", cls, i, (long long)c->u.ints[i]);
+        a->channels[i] = (int)c->u.ints[i];
+    }
+    return LOOM_OK;
+}
+
+/* vision.shufflenet_v2: the architecture from the attributes, then the
+** named classes' create; num_classes (attrs[3]), when set, checked. */
+static loom_status shufflenet_generic_create(const loom_object_args *args, void **state_out)
+{
+    *state_out = NULL;
+    shufflenet_arch arch;
+    loom_status st = arch_from_attrs(args, &arch);
+    if (st == LOOM_OK)
+        st = model_create_generic(args, state_out, &arch, sizeof(shufflenet_model), BN_EPS, "fc", shufflenet_load,
+                                  shufflenet_destroy, 3);
+    return st;
+}
+
+static const loom_attr_def shufflenet_generic_attrs[] = {
+    MODEL_GENERIC_WEIGHTS_ATTR,
+    { .name = "stages_repeats", .type = LOOM_ATTR_INTS, .flags = LOOM_ATTR_REQUIRED, .dflt = LOOM_DEFAULT_NONE,
+      .doc = "blocks of stages 2, 3 and 4 (3 ints)" },
+    { .name = "stages_out_channels", .type = LOOM_ATTR_INTS, .flags = LOOM_ATTR_REQUIRED,
+      .dflt = LOOM_DEFAULT_NONE, .doc = "widths of conv1, stages 2 to 4 (even) and conv5 (5 ints)" },
+    MODEL_NUM_CLASSES_ATTR,
+};
+const loom_object_class vision_shufflenet_v2_class = {
+    .struct_size = sizeof(loom_object_class), .name = "vision.shufflenet_v2",
+    .doc = "torchvision.models.ShuffleNetV2(stages_repeats, stages_out_channels) from a safetensors state_dict "
+           "(the named vision.shufflenet_v2_* classes are presets of it); method vision.shufflenet_v2",
+    PK_ATTRS(shufflenet_generic_attrs), .create = shufflenet_generic_create, .destroy = shufflenet_destroy,
+};
