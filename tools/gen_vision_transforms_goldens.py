@@ -469,9 +469,10 @@ def main():
 
 class DrawRecorder:
     """Records torchvision's random draws, in the order it makes them: every
-    torch.randint and torch.randperm (their integers), torch.rand and
-    Tensor.uniform_ (their float32 values), and the Dirichlet / Beta samples
-    handed to record()."""
+    torch.randint and torch.randperm (their integers), torch.rand,
+    Tensor.uniform_ and Tensor.normal_ (their float32 values: RandomErasing's
+    value='random' noise, C x h x w in order), and the Dirichlet / Beta
+    samples handed to record()."""
 
     def __init__(self):
         self.draws = []
@@ -481,17 +482,18 @@ class DrawRecorder:
         return t
 
     def __enter__(self):
-        self.saved = (torch.randint, torch.rand, torch.Tensor.uniform_, torch.randperm)
-        randint, rand, uniform_, randperm = self.saved
+        self.saved = (torch.randint, torch.rand, torch.Tensor.uniform_, torch.randperm, torch.Tensor.normal_)
+        randint, rand, uniform_, randperm, normal_ = self.saved
         torch.randint = lambda *a, **k: self.record(randint(*a, **k))
         torch.rand = lambda *a, **k: self.record(rand(*a, **k))
         torch.Tensor.uniform_ = lambda t, *a, **k: self.record(uniform_(t, *a, **k))
         torch.randperm = lambda *a, **k: self.record(randperm(*a, **k))
+        torch.Tensor.normal_ = lambda t, *a, **k: self.record(normal_(t, *a, **k))
         RecordedAugMix.recorder = self
         return self
 
     def __exit__(self, *exc):
-        torch.randint, torch.rand, torch.Tensor.uniform_, torch.randperm = self.saved
+        torch.randint, torch.rand, torch.Tensor.uniform_, torch.randperm, torch.Tensor.normal_ = self.saved
 
 
 class RecordedAugMix(torchvision.transforms.v2.AugMix):
@@ -593,6 +595,15 @@ def augment_goldens(out):
     case("random_erasing", "random_erasing_f32", T.RandomErasing(p=0.9, value=0.25, ratio=(0.5, 2.0)),
          ["aug_f32"], dict(p=0.9, value=0.25, ratio="0.5,2"), 411)
     case("random_erasing", "random_erasing_skipped", T.RandomErasing(p=0.0), ["aug_u8"], dict(p=0.0), 412)
+    # value='random': the noise is recorded with the other draws; uint8 takes
+    # torch's float->uint8 cast of it (int(v) & 255).
+    for seed in (1, 2):
+        case("random_erasing", f"random_erasing_random_u8_{seed}", T.RandomErasing(p=1.0, value="random"),
+             ["aug_u8"], dict(p=1.0, random=True), 420 + seed)
+    case("random_erasing", "random_erasing_random_batch", T.RandomErasing(p=1.0, value="random", scale=(0.1, 0.3)),
+         ["aug_batch_u8"], dict(p=1.0, random=True, scale="0.1,0.3"), 423)
+    case("random_erasing", "random_erasing_random_f32", T.RandomErasing(p=1.0, value="random", ratio=(0.5, 2.0)),
+         ["aug_f32"], dict(p=1.0, random=True, ratio="0.5,2"), 424)
 
     def beta_prepare(t, rec):
         t._dist = RecordedBeta(t._dist, rec)

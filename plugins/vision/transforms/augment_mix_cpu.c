@@ -8,7 +8,10 @@
 **     w < W, then the corner i = randint(0, H - h + 1), j = randint(0, W -
 **     w + 1); the region takes value (converted as torch's copy_: uint8
 **     truncates); no accepted try keeps the image. One region for every
-**     image of a batch, as torchvision.
+**     image of a batch, as torchvision. With 'random' (value='random') the
+**     region takes C x h x w normal float32 draws, drawn between the
+**     accepted try and i, j as torchvision does, the same for every image
+**     of a batch (torch broadcasts v), uint8 as torch's cast: int(v) & 255.
 **   - MixUp: lam = Beta(alpha, alpha) (recorded: its float32 value);
 **     out = rolled * float(1 - lam) + x * float(lam) in float32, the
 **     labels (one-hot of [N] indices, or [N, K]) likewise.
@@ -47,6 +50,8 @@ typedef struct erase_job {
     int64_t c, h, w, i, j, eh, ew;
     const double *value;
     int64_t n_value;
+    const aug_draws *noise;   /* value='random': normal k of the block at noise_base */
+    int64_t noise_base;
 } erase_job;
 
 static void erase_planes(void *user, int64_t begin, int64_t end, int32_t thread_index)
@@ -59,6 +64,18 @@ static void erase_planes(void *user, int64_t begin, int64_t end, int32_t thread_
         const uint8_t b = (uint8_t)(int64_t)f;   /* copy_ to uint8: truncation, wrapping as torch's cast */
         for (int64_t y = e->i; y < e->i + e->eh; y++) {
             uint8_t *row = e->dst + (size_t)((p * e->h + y) * e->w + e->j) * e->es;
+            if (e->noise) {
+                /* |noise| < 2^31 (aug_normal_block): the int64 conversion is defined */
+                const int64_t k0 = ((p % e->c) * e->eh + (y - e->i)) * e->ew;
+                for (int64_t x = 0; x < e->ew; x++) {
+                    const float n = aug_normal_at(e->noise, e->noise_base, k0 + x);
+                    if (e->u8)
+                        row[x] = (uint8_t)(int64_t)n;
+                    else
+                        memcpy(row + (size_t)x * 4, &n, 4);
+                }
+                continue;
+            }
             for (int64_t x = 0; x < e->ew; x++) {
                 if (e->u8)
                     row[x] = b;
@@ -69,6 +86,47 @@ static void erase_planes(void *user, int64_t begin, int64_t end, int32_t thread_
     }
 }
 
+loom_status aug_random_erasing(loom_exec_ctx *ctx, const aug_erasing *a, aug_draws *d, const loom_tensor *x,
+                               loom_tensor *out)
+{
+    const int64_t c = x->shape[x->ndim - 3], h = x->shape[x->ndim - 2], w = x->shape[x->ndim - 1];
+    if (a->n_value != 0 && a->n_value != 1 && a->n_value != c)
+        return pk_host->fail(LOOM_EINVAL, "%s'value' has %lld values: one, or one per channel (%lld)", a->where,
+                             (long long)a->n_value, (long long)c);
+    if (loom_numel(x) > 0)
+        memcpy(loom_data(out), loom_data(x), aug_nbytes(x));
+    float u;
+    loom_status st = aug_rand(d, &u);
+    if (st != LOOM_OK || u >= (float)a->p)
+        return st;
+    /* torch.log(torch.tensor(ratio)): float32 */
+    const float log_lo = logf((float)a->ratio[0]), log_hi = logf((float)a->ratio[1]);
+    const double area = (double)(h * w);
+    for (int attempt = 0; attempt < 10; attempt++) {
+        float fa, fr;
+        if ((st = aug_uniform(d, a->scale[0], a->scale[1], &fa)) != LOOM_OK ||
+            (st = aug_uniform(d, log_lo, log_hi, &fr)) != LOOM_OK)
+            return st;
+        const double erase_area = area * (double)fa, aspect = (double)expf(fr);
+        const int64_t eh = (int64_t)nearbyint(sqrt(erase_area * aspect));
+        const int64_t ew = (int64_t)nearbyint(sqrt(erase_area / aspect));
+        if (!(eh < h && ew < w))
+            continue;
+        int64_t i, j, noise_base = 0;
+        if (a->random && (st = aug_normal_block(d, c * eh * ew, &noise_base)) != LOOM_OK)
+            return st;
+        if ((st = aug_randint(d, 0, h - eh + 1, &i)) != LOOM_OK || (st = aug_randint(d, 0, w - ew + 1, &j)) != LOOM_OK)
+            return st;
+        if (loom_numel(x) == 0)
+            return LOOM_OK;
+        erase_job e = { loom_data(out), pk_host->dtype_size(loom_tensor_dtype_of(x)), loom_tensor_dtype_of(x) == LOOM_DTYPE_U8,
+                        c, h, w, i, j, eh, ew, a->n_value ? a->value : NULL, a->n_value ? a->n_value : 1,
+                        a->random ? d : NULL, noise_base };
+        return pk_host->parallel_for(ctx, loom_numel(x) / (h * w), 1, erase_planes, &e);
+    }
+    return LOOM_OK;
+}
+
 loom_status vision_random_erasing_cpu(loom_call *call)
 {
     const loom_tensor *x = call->inputs[0];
@@ -76,53 +134,26 @@ loom_status vision_random_erasing_cpu(loom_call *call)
     if (x->ndim < 3)
         return pk_host->fail(LOOM_EINVAL, "'image' %s must be [..., C, H, W] (rank >= 3)",
                              vision_describe(x, b, sizeof b));
-    const int64_t c = x->shape[x->ndim - 3], h = x->shape[x->ndim - 2], w = x->shape[x->ndim - 1];
     const loom_attr_value *value = &call->attrs[PK_ATTR(random_erasing, value)];
-    double scale[2], ratio[2];
+    aug_erasing a = { .p = call->attrs[PK_ATTR(random_erasing, p)].u.f,
+                      .value = value->is_set ? value->u.floats : NULL,
+                      .n_value = value->is_set ? value->count : 0,
+                      .random = call->attrs[PK_ATTR(random_erasing, random)].u.b,
+                      .where = "" };
     loom_status st;
-    if ((st = pair_attr(&call->attrs[PK_ATTR(random_erasing, scale)], "scale", 0.02, 0.33, scale)) != LOOM_OK ||
-        (st = pair_attr(&call->attrs[PK_ATTR(random_erasing, ratio)], "ratio", 0.3, 3.3, ratio)) != LOOM_OK)
+    if ((st = pair_attr(&call->attrs[PK_ATTR(random_erasing, scale)], "scale", 0.02, 0.33, a.scale)) != LOOM_OK ||
+        (st = pair_attr(&call->attrs[PK_ATTR(random_erasing, ratio)], "ratio", 0.3, 3.3, a.ratio)) != LOOM_OK)
         return st;
-    if (scale[1] > 1.0)
-        return pk_host->fail(LOOM_EINVAL, "'scale' (%g, %g) should be between 0 and 1", scale[0], scale[1]);
-    if (value->is_set && value->count != 1 && value->count != c)
-        return pk_host->fail(LOOM_EINVAL, "'value' has %lld values: one, or one per channel (%lld)",
-                             (long long)value->count, (long long)c);
+    if (a.scale[1] > 1.0)
+        return pk_host->fail(LOOM_EINVAL, "'scale' (%g, %g) should be between 0 and 1", a.scale[0], a.scale[1]);
+    if (a.random && value->is_set)
+        return pk_host->fail(LOOM_EINVAL, "'value' and 'random' exclude each other (the region takes a value, or noise)");
     loom_tensor *out;
     if ((st = pk_host->alloc_output(call, 0, loom_tensor_dtype_of(x), x->ndim, x->shape, &out)) != LOOM_OK)
         return st;
-    if (loom_numel(x) > 0)
-        memcpy(loom_data(out), loom_data(x), aug_nbytes(x));
     aug_draws d;
     aug_draws_init(&d, call->n_inputs > 1 ? call->inputs[1] : NULL, call->attrs[PK_ATTR(random_erasing, seed)].u.i);
-    float u;
-    if ((st = aug_rand(&d, &u)) != LOOM_OK)
-        return st;
-    if (u >= (float)call->attrs[PK_ATTR(random_erasing, p)].u.f)
-        return LOOM_OK;
-    /* torch.log(torch.tensor(ratio)): float32 */
-    const float log_lo = logf((float)ratio[0]), log_hi = logf((float)ratio[1]);
-    const double area = (double)(h * w);
-    for (int attempt = 0; attempt < 10; attempt++) {
-        float fa, fr;
-        if ((st = aug_uniform(&d, scale[0], scale[1], &fa)) != LOOM_OK ||
-            (st = aug_uniform(&d, log_lo, log_hi, &fr)) != LOOM_OK)
-            return st;
-        const double erase_area = area * (double)fa, aspect = (double)expf(fr);
-        const int64_t eh = (int64_t)nearbyint(sqrt(erase_area * aspect));
-        const int64_t ew = (int64_t)nearbyint(sqrt(erase_area / aspect));
-        if (!(eh < h && ew < w))
-            continue;
-        int64_t i, j;
-        if ((st = aug_randint(&d, 0, h - eh + 1, &i)) != LOOM_OK || (st = aug_randint(&d, 0, w - ew + 1, &j)) != LOOM_OK)
-            return st;
-        if (loom_numel(x) == 0)
-            return LOOM_OK;
-        erase_job e = { loom_data(out), pk_host->dtype_size(loom_tensor_dtype_of(x)), loom_tensor_dtype_of(x) == LOOM_DTYPE_U8,
-                        c, h, w, i, j, eh, ew, value->is_set ? value->u.floats : NULL, value->is_set ? value->count : 1 };
-        return pk_host->parallel_for(call->ctx, loom_numel(x) / (h * w), 1, erase_planes, &e);
-    }
-    return LOOM_OK;
+    return aug_random_erasing(call->ctx, &a, &d, x, out);
 }
 
 /* --------------------------------------------------------- mixup, cutmix */
