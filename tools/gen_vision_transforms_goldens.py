@@ -503,6 +503,23 @@ class RecordedAugMix(torchvision.transforms.v2.AugMix):
         return self.recorder.record(torch._sample_dirichlet(params))
 
 
+class RecordedMixBeta:
+    """The Beta of a MixUp / CutMix built into a Compose, recorded by the
+    active DrawRecorder (the one that set RecordedAugMix.recorder)."""
+
+    def __init__(self, dist):
+        self.dist = dist
+
+    def sample(self, shape=()):
+        return RecordedAugMix.recorder.record(self.dist.sample(shape))
+
+
+def recorded_mix(cls, **kw):
+    t = cls(**kw)
+    t._dist = RecordedMixBeta(t._dist)
+    return t
+
+
 class RecordedBeta:
     def __init__(self, dist, recorder):
         self.dist, self.recorder = dist, recorder
@@ -659,6 +676,8 @@ def sample_goldens(out):
         per_box[k, y0:y0 + int(wh[k, 1]) + 1, x0:x0 + int(wh[k, 0]) + 1] = 1
     add("mask_per_box", per_box)
     add("labels", np.arange(6, dtype=np.int64) + 10)
+    add("batch_u8", srng.integers(0, 256, (4, 3, 16, 20), dtype=np.uint8))
+    add("batch_labels", np.array([2, 0, 4, 2], dtype=np.int64))
 
     def case(name, steps, spec, image="img_u8", boxes=None, fmt="xyxy", masks=None, labels=None, seed=0):
         torch.manual_seed(seed)
@@ -759,6 +778,30 @@ def sample_goldens(out):
               {"AutoAugment": {}}, {"ToDtype": {"dtype": "float32", "scale": True}}], seed=80 + seed)
         case(f"augmix_{seed}", [T.RandomHorizontalFlip(), RecordedAugMix(severity=4, alpha=0.7)],
              [{"RandomHorizontalFlip": {}}, {"AugMix": {"severity": 4, "alpha": 0.7}}], seed=90 + seed)
+
+    # RandomErasing passes boxes and masks through (torchvision warns so)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for seed in range(2):
+            case(f"erasing_{seed}", [T.RandomHorizontalFlip(), T.RandomErasing(p=1.0, value="random"),
+                                     T.RandomErasing(p=0.8, value=[10, 20, 30], scale=(0.05, 0.2))],
+                 [{"RandomHorizontalFlip": {}}, {"RandomErasing": {"p": 1.0, "value": "random"}},
+                  {"RandomErasing": {"p": 0.8, "value": [10, 20, 30], "scale": [0.05, 0.2]}}],
+                 boxes="boxes_xyxy", masks="mask_u8", labels="labels", seed=120 + seed)
+    # MixUp and CutMix on a batch with its class labels (one-hot out)
+    for seed in range(2):
+        case(f"mixup_{seed}", [T.RandomHorizontalFlip(), T.ToDtype(torch.float32, scale=True),
+                               recorded_mix(T.MixUp, num_classes=5)],
+             [{"RandomHorizontalFlip": {}}, {"ToDtype": {"dtype": "float32", "scale": True}},
+              {"MixUp": {"num_classes": 5}}], image="batch_u8", labels="batch_labels", seed=130 + seed)
+        case(f"cutmix_{seed}", [T.RandomErasing(p=1.0), recorded_mix(T.CutMix, num_classes=5, alpha=0.5)],
+             [{"RandomErasing": {"p": 1.0}}, {"CutMix": {"num_classes": 5, "alpha": 0.5}}],
+             image="batch_u8", labels="batch_labels", seed=140 + seed)
+    case("cutmix_then_mixup", [T.ToDtype(torch.float32, scale=True), recorded_mix(T.CutMix, num_classes=5),
+                               recorded_mix(T.MixUp, alpha=0.4)],
+         [{"ToDtype": {"dtype": "float32", "scale": True}}, {"CutMix": {"num_classes": 5}}, {"MixUp": {"alpha": 0.4}}],
+         image="batch_u8", labels="batch_labels", seed=150)
 
     with open(os.path.join(out, "cases.txt"), "w") as f:
         f.write(f"# torchvision {torchvision.__version__}, torch {torch.__version__}\n")

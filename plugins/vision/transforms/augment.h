@@ -268,6 +268,17 @@ typedef struct aug_erasing {
 loom_status aug_random_erasing(loom_exec_ctx *ctx, const aug_erasing *a, aug_draws *d, const loom_tensor *x,
                                loom_tensor *out);
 
+/* MixUp / CutMix: labels ([N] int64 indices with num_classes, or [N, K]
+** float32) checked against the batch x [N, C, H, W] as torchvision's
+** _BaseMixUpCutMix.forward checks them (messages prefixed by where);
+** *k: the classes K of the mixed labels. */
+loom_status aug_mix_check(const char *where, const loom_tensor *x, const loom_tensor *labels, int has_num_classes,
+                          int64_t num_classes, int64_t *k);
+/* The mix (cutmix 0: MixUp, 1: CutMix) of the checked x and labels into out
+** (same shape and dtype; MixUp float32 only) and labels_out ([N, k]). */
+loom_status aug_mix(loom_exec_ctx *ctx, const char *where, int cutmix, double alpha, aug_draws *d,
+                    const loom_tensor *x, const loom_tensor *labels, int64_t k, loom_tensor *out, float *labels_out);
+
 /* A compact cpu tensor over data (no ownership), for op_call. */
 loom_tensor aug_view(void *data, loom_dtype dtype, int32_t ndim, int64_t *shape);
 
