@@ -344,12 +344,32 @@ def main():
                ("bilinear", "photo_u8", 20, 24, True), ("bilinear", "photo_batch_u8", 28, 24, True),
                ("bilinear", "photo_u8", 36, 32, False), ("bicubic", "photo_batch_u8", 40, 16, True),
                ("bilinear", "small_f32", 10, 8, True)]
+    # strong downscales: windows of 5 to 30 taps, where PyTorch's tap chain
+    # is part unfused, part FMA (PREPROCESS_UNFUSED_TAPS in transforms.h)
+    # (its own generator, so that the inputs after it keep their values)
+    add_input("photo_big_u8", np.random.default_rng(20261204).integers(0, 256, (3, 96, 120), dtype=np.uint8))
+    presets += [("bilinear", "photo_big_u8", 40, 36, True), ("bilinear", "photo_big_u8", 20, 16, True),
+                ("bicubic", "photo_big_u8", 20, 16, True), ("bilinear", "photo_big_u8", 11, 10, True),
+                ("bicubic", "photo_big_u8", 7, 6, True)]
     for mode, inp, rs, cs, aa in presets:
         name = f"preprocess_{inp}_{mode}_{rs}_{cs}" + ("" if aa else "_noaa")
         t = ImageClassification(crop_size=cs, resize_size=rs, interpolation=MODES[mode], antialias=aa)
         save(name, t(torch.from_numpy(inputs[inp])).numpy())
         lines.append(f"vision.preprocess {name} {inp} "
                      + attrs_text(resize_size=rs, crop_size=cs, interpolation=mode, antialias=aa))
+
+    # the ResNet50 V2 preset on the demo photo, as loom classify runs it
+    # (decode_image RGB, weights.transforms()): the FNV-1a hash of all the
+    # float32 output bytes, and a [3, 16, 16] window around (122, 161), where
+    # an FMA-only tap chain once gave 111 instead of 110
+    street = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "demos", "data", "street.jpg")
+    photo = torchvision.io.decode_image(torchvision.io.read_file(street), mode=torchvision.io.ImageReadMode.RGB)
+    full = torchvision.models.ResNet50_Weights.IMAGENET1K_V2.transforms()(photo).numpy()
+    fnv = 2166136261
+    for byte in np.ascontiguousarray(full, dtype="<f4").tobytes():
+        fnv = ((fnv ^ byte) * 16777619) & 0xFFFFFFFF
+    save("preprocess_street_fnv", np.array([fnv], dtype=np.int64))
+    save("preprocess_street_window", full[:, 114:130, 153:169])
 
     # affine and rotate (grid_sample, zeros padding, optional fill)
     for inp in ("img_u8", "small_f32"):
