@@ -121,7 +121,7 @@ static void grid_rows_mask(const grid_job *j, int64_t begin, int64_t end)
 }
 
 /* The sampling of output pixel k from its grid point (see grid_tap). */
-static inline void grid_tap_of(const grid_job *j, int64_t k)
+__attribute__((always_inline)) static inline void grid_tap_of(const grid_job *j, int64_t k)
 {
     const float ix = j->grid[2 * k], iy = j->grid[2 * k + 1];
     grid_tap *t = &j->taps[k];
@@ -151,7 +151,7 @@ static inline void grid_tap_of(const grid_job *j, int64_t k)
 
 /* One output row of one plane from the shared taps: the same operations,
 ** in the same order, as the per-pixel code below, so the same bits. */
-static inline void grid_row_from_taps(const grid_job *j, int64_t r)
+__attribute__((always_inline)) static inline void grid_row_from_taps(const grid_job *j, int64_t r)
 {
     const int64_t plane = r / j->oh, oy = r % j->oh, ch = plane % j->c;
     const size_t base = (size_t)(plane * j->h * j->w);
