@@ -120,6 +120,17 @@ static void grid_rows_mask(const grid_job *j, int64_t begin, int64_t end)
     }
 }
 
+/* Output element o: uint8 rounded half to even and saturated, or float32. */
+__attribute__((always_inline)) static inline void grid_store(const grid_job *j, int64_t o, float v)
+{
+    if (j->u8) {
+        const float q = rintf(v);
+        ((uint8_t *)j->dst)[o] = (uint8_t)(!(q > 0.0f) ? 0 : q >= 255.0f ? 255 : (int)q);
+    } else {
+        ((float *)j->dst)[o] = v;
+    }
+}
+
 /* The sampling of output pixel k from its grid point (see grid_tap). */
 __attribute__((always_inline)) static inline void grid_tap_of(const grid_job *j, int64_t k)
 {
@@ -178,13 +189,7 @@ __attribute__((always_inline)) static inline void grid_row_from_taps(const grid_
                 v = (v - j->fill[ch]) * m + j->fill[ch];
             }
         }
-        const int64_t o = r * j->ow + ox;
-        if (j->u8) {
-            const float q = rintf(v);
-            ((uint8_t *)j->dst)[o] = (uint8_t)(!(q > 0.0f) ? 0 : q >= 255.0f ? 255 : (int)q);
-        } else {
-            ((float *)j->dst)[o] = v;
-        }
+        grid_store(j, r * j->ow + ox, v);
     }
 #undef TAP_PX
 }
@@ -230,13 +235,7 @@ static inline void grid_rows_body(const grid_job *j, int64_t begin, int64_t end)
                 if (j->has_fill)
                     v = (v - j->fill[ch]) * m + j->fill[ch];
             }
-            const int64_t o = r * j->ow + ox;
-            if (j->u8) {
-                const float q = rintf(v);
-                ((uint8_t *)j->dst)[o] = (uint8_t)(!(q > 0.0f) ? 0 : q >= 255.0f ? 255 : (int)q);
-            } else {
-                ((float *)j->dst)[o] = v;
-            }
+            grid_store(j, r * j->ow + ox, v);
         }
     }
 }
