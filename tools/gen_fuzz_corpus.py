@@ -706,11 +706,13 @@ def sample_pipeline_seeds():
     seeds["bad_missing_size"] = b'[{"Resize": {"size": [8]}}, {"RandomCrop": {}}]'
     seeds["bad_padding"] = b'[{"Pad": {"padding": [1, 2, 3]}}]'
     seeds["bad_json"] = b'[{"Resize": {"size": [8]}'
+    seeds["bad_mix_value"] = b'[{"RandomErasing": {"value": "noise"}}, {"MixUp": {"num_classes": 0}}]'
     return seeds
 SAMPLE_DICT = ["RandomHorizontalFlip", "RandomVerticalFlip", "Resize", "CenterCrop", "RandomCrop",
                "RandomResizedCrop", "Pad", "RandomRotation", "RandomAffine", "RandomPerspective", "RandomZoomOut",
                "ElasticTransform", "RandomIoUCrop", "ColorJitter", "Normalize", "ToDtype", "ClampBoundingBoxes",
-               "SanitizeBoundingBoxes", "AutoAugment", "RandAugment", "TrivialAugmentWide", "AugMix", '"size"',
+               "SanitizeBoundingBoxes", "AutoAugment", "RandAugment", "TrivialAugmentWide", "AugMix", "RandomErasing",
+               "MixUp", "CutMix", '"value"', '"random"', '"num_classes"', '"inplace"', '"size"',
                '"p"', '"padding"', '"fill"', '"padding_mode"', '"degrees"', '"scale"', '"ratio"', '"interpolation"',
                '"expand"', '"center"', '"translate"', '"shear"', '"alpha"', '"sigma"', '"trials"', "true", "null",
                "[", "]", "{", "}", ":", ","]

@@ -344,12 +344,32 @@ def main():
                ("bilinear", "photo_u8", 20, 24, True), ("bilinear", "photo_batch_u8", 28, 24, True),
                ("bilinear", "photo_u8", 36, 32, False), ("bicubic", "photo_batch_u8", 40, 16, True),
                ("bilinear", "small_f32", 10, 8, True)]
+    # strong downscales: windows of 5 to 30 taps, where PyTorch's tap chain
+    # is part unfused, part FMA (PREPROCESS_UNFUSED_TAPS in transforms.h)
+    # (its own generator, so that the inputs after it keep their values)
+    add_input("photo_big_u8", np.random.default_rng(20261204).integers(0, 256, (3, 96, 120), dtype=np.uint8))
+    presets += [("bilinear", "photo_big_u8", 40, 36, True), ("bilinear", "photo_big_u8", 20, 16, True),
+                ("bicubic", "photo_big_u8", 20, 16, True), ("bilinear", "photo_big_u8", 11, 10, True),
+                ("bicubic", "photo_big_u8", 7, 6, True)]
     for mode, inp, rs, cs, aa in presets:
         name = f"preprocess_{inp}_{mode}_{rs}_{cs}" + ("" if aa else "_noaa")
         t = ImageClassification(crop_size=cs, resize_size=rs, interpolation=MODES[mode], antialias=aa)
         save(name, t(torch.from_numpy(inputs[inp])).numpy())
         lines.append(f"vision.preprocess {name} {inp} "
                      + attrs_text(resize_size=rs, crop_size=cs, interpolation=mode, antialias=aa))
+
+    # the ResNet50 V2 preset on the demo photo, as loom classify runs it
+    # (decode_image RGB, weights.transforms()): the FNV-1a hash of all the
+    # float32 output bytes, and a [3, 16, 16] window around (122, 161), where
+    # an FMA-only tap chain once gave 111 instead of 110
+    street = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "demos", "data", "street.jpg")
+    photo = torchvision.io.decode_image(torchvision.io.read_file(street), mode=torchvision.io.ImageReadMode.RGB)
+    full = torchvision.models.ResNet50_Weights.IMAGENET1K_V2.transforms()(photo).numpy()
+    fnv = 2166136261
+    for byte in np.ascontiguousarray(full, dtype="<f4").tobytes():
+        fnv = ((fnv ^ byte) * 16777619) & 0xFFFFFFFF
+    save("preprocess_street_fnv", np.array([fnv], dtype=np.int64))
+    save("preprocess_street_window", full[:, 114:130, 153:169])
 
     # affine and rotate (grid_sample, zeros padding, optional fill)
     for inp in ("img_u8", "small_f32"):
@@ -469,9 +489,10 @@ def main():
 
 class DrawRecorder:
     """Records torchvision's random draws, in the order it makes them: every
-    torch.randint and torch.randperm (their integers), torch.rand and
-    Tensor.uniform_ (their float32 values), and the Dirichlet / Beta samples
-    handed to record()."""
+    torch.randint and torch.randperm (their integers), torch.rand,
+    Tensor.uniform_ and Tensor.normal_ (their float32 values: RandomErasing's
+    value='random' noise, C x h x w in order), and the Dirichlet / Beta
+    samples handed to record()."""
 
     def __init__(self):
         self.draws = []
@@ -481,17 +502,18 @@ class DrawRecorder:
         return t
 
     def __enter__(self):
-        self.saved = (torch.randint, torch.rand, torch.Tensor.uniform_, torch.randperm)
-        randint, rand, uniform_, randperm = self.saved
+        self.saved = (torch.randint, torch.rand, torch.Tensor.uniform_, torch.randperm, torch.Tensor.normal_)
+        randint, rand, uniform_, randperm, normal_ = self.saved
         torch.randint = lambda *a, **k: self.record(randint(*a, **k))
         torch.rand = lambda *a, **k: self.record(rand(*a, **k))
         torch.Tensor.uniform_ = lambda t, *a, **k: self.record(uniform_(t, *a, **k))
         torch.randperm = lambda *a, **k: self.record(randperm(*a, **k))
+        torch.Tensor.normal_ = lambda t, *a, **k: self.record(normal_(t, *a, **k))
         RecordedAugMix.recorder = self
         return self
 
     def __exit__(self, *exc):
-        torch.randint, torch.rand, torch.Tensor.uniform_, torch.randperm = self.saved
+        torch.randint, torch.rand, torch.Tensor.uniform_, torch.randperm, torch.Tensor.normal_ = self.saved
 
 
 class RecordedAugMix(torchvision.transforms.v2.AugMix):
@@ -499,6 +521,23 @@ class RecordedAugMix(torchvision.transforms.v2.AugMix):
 
     def _sample_dirichlet(self, params):
         return self.recorder.record(torch._sample_dirichlet(params))
+
+
+class RecordedMixBeta:
+    """The Beta of a MixUp / CutMix built into a Compose, recorded by the
+    active DrawRecorder (the one that set RecordedAugMix.recorder)."""
+
+    def __init__(self, dist):
+        self.dist = dist
+
+    def sample(self, shape=()):
+        return RecordedAugMix.recorder.record(self.dist.sample(shape))
+
+
+def recorded_mix(cls, **kw):
+    t = cls(**kw)
+    t._dist = RecordedMixBeta(t._dist)
+    return t
 
 
 class RecordedBeta:
@@ -593,6 +632,15 @@ def augment_goldens(out):
     case("random_erasing", "random_erasing_f32", T.RandomErasing(p=0.9, value=0.25, ratio=(0.5, 2.0)),
          ["aug_f32"], dict(p=0.9, value=0.25, ratio="0.5,2"), 411)
     case("random_erasing", "random_erasing_skipped", T.RandomErasing(p=0.0), ["aug_u8"], dict(p=0.0), 412)
+    # value='random': the noise is recorded with the other draws; uint8 takes
+    # torch's float->uint8 cast of it (int(v) & 255).
+    for seed in (1, 2):
+        case("random_erasing", f"random_erasing_random_u8_{seed}", T.RandomErasing(p=1.0, value="random"),
+             ["aug_u8"], dict(p=1.0, random=True), 420 + seed)
+    case("random_erasing", "random_erasing_random_batch", T.RandomErasing(p=1.0, value="random", scale=(0.1, 0.3)),
+         ["aug_batch_u8"], dict(p=1.0, random=True, scale="0.1,0.3"), 423)
+    case("random_erasing", "random_erasing_random_f32", T.RandomErasing(p=1.0, value="random", ratio=(0.5, 2.0)),
+         ["aug_f32"], dict(p=1.0, random=True, ratio="0.5,2"), 424)
 
     def beta_prepare(t, rec):
         t._dist = RecordedBeta(t._dist, rec)
@@ -648,6 +696,8 @@ def sample_goldens(out):
         per_box[k, y0:y0 + int(wh[k, 1]) + 1, x0:x0 + int(wh[k, 0]) + 1] = 1
     add("mask_per_box", per_box)
     add("labels", np.arange(6, dtype=np.int64) + 10)
+    add("batch_u8", srng.integers(0, 256, (4, 3, 16, 20), dtype=np.uint8))
+    add("batch_labels", np.array([2, 0, 4, 2], dtype=np.int64))
 
     def case(name, steps, spec, image="img_u8", boxes=None, fmt="xyxy", masks=None, labels=None, seed=0):
         torch.manual_seed(seed)
@@ -748,6 +798,30 @@ def sample_goldens(out):
               {"AutoAugment": {}}, {"ToDtype": {"dtype": "float32", "scale": True}}], seed=80 + seed)
         case(f"augmix_{seed}", [T.RandomHorizontalFlip(), RecordedAugMix(severity=4, alpha=0.7)],
              [{"RandomHorizontalFlip": {}}, {"AugMix": {"severity": 4, "alpha": 0.7}}], seed=90 + seed)
+
+    # RandomErasing passes boxes and masks through (torchvision warns so)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for seed in range(2):
+            case(f"erasing_{seed}", [T.RandomHorizontalFlip(), T.RandomErasing(p=1.0, value="random"),
+                                     T.RandomErasing(p=0.8, value=[10, 20, 30], scale=(0.05, 0.2))],
+                 [{"RandomHorizontalFlip": {}}, {"RandomErasing": {"p": 1.0, "value": "random"}},
+                  {"RandomErasing": {"p": 0.8, "value": [10, 20, 30], "scale": [0.05, 0.2]}}],
+                 boxes="boxes_xyxy", masks="mask_u8", labels="labels", seed=120 + seed)
+    # MixUp and CutMix on a batch with its class labels (one-hot out)
+    for seed in range(2):
+        case(f"mixup_{seed}", [T.RandomHorizontalFlip(), T.ToDtype(torch.float32, scale=True),
+                               recorded_mix(T.MixUp, num_classes=5)],
+             [{"RandomHorizontalFlip": {}}, {"ToDtype": {"dtype": "float32", "scale": True}},
+              {"MixUp": {"num_classes": 5}}], image="batch_u8", labels="batch_labels", seed=130 + seed)
+        case(f"cutmix_{seed}", [T.RandomErasing(p=1.0), recorded_mix(T.CutMix, num_classes=5, alpha=0.5)],
+             [{"RandomErasing": {"p": 1.0}}, {"CutMix": {"num_classes": 5, "alpha": 0.5}}],
+             image="batch_u8", labels="batch_labels", seed=140 + seed)
+    case("cutmix_then_mixup", [T.ToDtype(torch.float32, scale=True), recorded_mix(T.CutMix, num_classes=5),
+                               recorded_mix(T.MixUp, alpha=0.4)],
+         [{"ToDtype": {"dtype": "float32", "scale": True}}, {"CutMix": {"num_classes": 5}}, {"MixUp": {"alpha": 0.4}}],
+         image="batch_u8", labels="batch_labels", seed=150)
 
     with open(os.path.join(out, "cases.txt"), "w") as f:
         f.write(f"# torchvision {torchvision.__version__}, torch {torch.__version__}\n")

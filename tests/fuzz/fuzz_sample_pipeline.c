@@ -3,9 +3,11 @@
 ** fuzz_sample_pipeline.c - feeds: the JSON pipeline of
 ** vision.transform_sample (the input is the attribute's text), run on a
 ** small sample: a uint8 image [3, 12, 14], two boxes, a mask per box and
-** their labels, seeded. Asserts: no sanitizer report; a refused pipeline
-** sets a message; a pipeline that runs gives four outputs whose every byte
-** reads back (fz_touch_tensor), boxes [M, 4] with M labels. Sizes stay
+** their labels, seeded; then on a batch [2, 3, 12, 14] with its two class
+** labels (MixUp and CutMix's input). Asserts: no sanitizer report; a
+** refused pipeline sets a message; a pipeline that runs gives four outputs
+** whose every byte reads back (fz_touch_tensor), boxes [M, 4] with M
+** labels, or the batch's labels as [2] int64 or, mixed, [2, K]. Sizes stay
 ** small because the allocation limit (8 MB a block, FZ_MAX_ALLOC) refuses
 ** a Resize or Pad to a huge canvas.
 */
@@ -14,7 +16,7 @@
 
 #include "fuzz_util.h"
 
-static loom_tensor *image, *boxes, *masks, *labels;
+static loom_tensor *image, *boxes, *masks, *labels, *batch, *classes;
 
 static loom_tensor *make(loom_dtype dt, int32_t ndim, const int64_t *shape)
 {
@@ -46,18 +48,18 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     memcpy(loom_data(boxes), b, sizeof b);
     ((int64_t *)loom_data(labels))[0] = 3;
     ((int64_t *)loom_data(labels))[1] = 7;
+    batch = make(LOOM_DTYPE_U8, 4, (const int64_t[]){ 2, 3, 12, 14 });
+    classes = make(LOOM_DTYPE_I64, 1, (const int64_t[]){ 2 });
+    memcpy(loom_data(batch), px, 3 * 12 * 14);
+    memcpy((uint8_t *)loom_data(batch) + 3 * 12 * 14, px, 3 * 12 * 14);
+    ((int64_t *)loom_data(classes))[0] = 1;
+    ((int64_t *)loom_data(classes))[1] = 4;
     return 0;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* One run of the pipeline on the inputs; batch: the batch and its classes. */
+static void run_once(const loom_attrs *a, const loom_tensor *const in[4], int is_batch)
 {
-    fz_cursor cur = { data, size };
-    char *text = fz_str(&cur, 0, 4096);
-    FZ_CHECK(text != NULL, "out of memory");
-    loom_attrs *a = NULL;
-    FZ_CHECK(loom_attrs_new(&a) == LOOM_OK, "attrs");
-    FZ_CHECK(loom_attrs_set_string(a, "pipeline", text) == LOOM_OK, "pipeline");
-    const loom_tensor *in[4] = { image, boxes, masks, labels };
     loom_tensor *out[4] = { NULL, NULL, NULL, NULL };
     const loom_status st = loom_run("vision.transform_sample", in, 4, a, out, 4, NULL);
     if (st != LOOM_OK) {
@@ -69,11 +71,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fz_touch_tensor(out[k]);
         }
         FZ_CHECK(out[1]->ndim == 2 && out[1]->shape[1] == 4, "boxes are not [M, 4]");
-        FZ_CHECK(out[3]->shape[0] == out[1]->shape[0], "%lld labels for %lld boxes", (long long)out[3]->shape[0],
-                 (long long)out[1]->shape[0]);
+        if (is_batch)
+            FZ_CHECK(out[3]->shape[0] == 2 && (out[3]->ndim == 1 || out[3]->ndim == 2), "the batch's labels are not "
+                     "[2] or [2, K]");
+        else
+            FZ_CHECK(out[3]->shape[0] == out[1]->shape[0], "%lld labels for %lld boxes", (long long)out[3]->shape[0],
+                     (long long)out[1]->shape[0]);
     }
     for (int k = 0; k < 4; k++)
         loom_tensor_free(out[k]);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fz_cursor cur = { data, size };
+    char *text = fz_str(&cur, 0, 4096);
+    FZ_CHECK(text != NULL, "out of memory");
+    loom_attrs *a = NULL;
+    FZ_CHECK(loom_attrs_new(&a) == LOOM_OK, "attrs");
+    FZ_CHECK(loom_attrs_set_string(a, "pipeline", text) == LOOM_OK, "pipeline");
+    const loom_tensor *in[4] = { image, boxes, masks, labels };
+    run_once(a, in, 0);
+    const loom_tensor *in_batch[4] = { batch, NULL, NULL, classes };
+    run_once(a, in_batch, 1);
     loom_attrs_free(a);
     free(text);
     return 0;

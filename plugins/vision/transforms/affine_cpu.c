@@ -27,7 +27,9 @@
 **     pixel from outside takes the fill (default 0), rounded half to even
 **     and saturated to the dtype.
 ** The grid's three products are summed left to right, as PyTorch's bmm
-** (MKL) does for these shapes.
+** (MKL) does for these shapes. With several planes (a batch, channels) the
+** sampling of each output pixel (corner, inside flags, weights) is worked
+** out once and shared by all of them (grid_tap).
 */
 #include <math.h>
 #include <string.h>
@@ -50,8 +52,19 @@ typedef struct grid_job {
     const float *xs, *ys;  /* base grid */
     const float *disp;     /* elastic: [oh, ow, 2] */
     float *grid;           /* (ix, iy) of every output pixel, shared by the planes */
+    struct grid_tap *taps; /* images: the sampling of every output pixel, shared by the planes */
     const float *fill;     /* per channel */
 } grid_job;
+
+/* How one output pixel samples every plane, computed once from its grid
+** point with the expressions of the per-plane code: the top-left corner's
+** offset in a plane, which of the four corners (bit 0 nw, 1 ne, 2 sw, 3 se;
+** nearest: bit 0 alone) lie inside, and the bilinear weights. */
+typedef struct grid_tap {
+    int64_t off;
+    float nw, ne, sw, se;
+    int32_t inside;
+} grid_tap;
 
 static inline float px(const grid_job *j, int64_t plane, int64_t y, int64_t x)
 {
@@ -107,10 +120,89 @@ static void grid_rows_mask(const grid_job *j, int64_t begin, int64_t end)
     }
 }
 
+/* Output element o: uint8 rounded half to even and saturated, or float32. */
+__attribute__((always_inline)) static inline void grid_store(const grid_job *j, int64_t o, float v)
+{
+    if (j->u8) {
+        const float q = rintf(v);
+        ((uint8_t *)j->dst)[o] = (uint8_t)(!(q > 0.0f) ? 0 : q >= 255.0f ? 255 : (int)q);
+    } else {
+        ((float *)j->dst)[o] = v;
+    }
+}
+
+/* The sampling of output pixel k from its grid point (see grid_tap). */
+__attribute__((always_inline)) static inline void grid_tap_of(const grid_job *j, int64_t k)
+{
+    const float ix = j->grid[2 * k], iy = j->grid[2 * k + 1];
+    grid_tap *t = &j->taps[k];
+    memset(t, 0, sizeof *t);
+    if (j->nearest) {
+        const float nx = nearbyintf(ix), ny = nearbyintf(iy);
+        if (nx >= 0 && ny >= 0 && nx < (float)j->w && ny < (float)j->h) {
+            t->off = (int64_t)ny * j->w + (int64_t)nx;
+            t->inside = 1;
+        }
+        return;
+    }
+    const float fx = floorf(ix), fy = floorf(iy);
+    if (!(fx > -2.0f && fy > -2.0f && fx < (float)j->w + 1 && fy < (float)j->h + 1))
+        return;   /* every corner outside (and no float-to-int overflow) */
+    const int64_t x0 = (int64_t)fx, y0 = (int64_t)fy;
+    const float dw = ix - fx, de = 1.0f - dw, dn = iy - fy, ds = 1.0f - dn;
+    t->nw = ds * de;
+    t->ne = ds * dw;
+    t->sw = dn * de;
+    t->se = dn * dw;
+    t->off = y0 * j->w + x0;
+    const int in_x0 = x0 >= 0 && x0 < j->w, in_x1 = x0 + 1 >= 0 && x0 + 1 < j->w;
+    const int in_y0 = y0 >= 0 && y0 < j->h, in_y1 = y0 + 1 >= 0 && y0 + 1 < j->h;
+    t->inside = (in_y0 && in_x0) | (in_y0 && in_x1) << 1 | (in_y1 && in_x0) << 2 | (in_y1 && in_x1) << 3;
+}
+
+/* One output row of one plane from the shared taps: the same operations,
+** in the same order, as the per-pixel code below, so the same bits. */
+__attribute__((always_inline)) static inline void grid_row_from_taps(const grid_job *j, int64_t r)
+{
+    const int64_t plane = r / j->oh, oy = r % j->oh, ch = plane % j->c;
+    const size_t base = (size_t)(plane * j->h * j->w);
+    const uint8_t *s8 = (const uint8_t *)j->src + base;
+    const float *sf = (const float *)j->src + base;
+    const grid_tap *tap = j->taps + oy * j->ow;
+#define TAP_PX(o) (j->u8 ? (float)s8[o] : sf[o])
+    for (int64_t ox = 0; ox < j->ow; ox++) {
+        const grid_tap *t = &tap[ox];
+        const int in = t->inside;
+        float v, m;
+        if (j->nearest) {
+            v = in ? TAP_PX(t->off) : 0.0f;
+            m = in ? 1.0f : 0.0f;
+            if (j->has_fill && m < 0.5f)
+                v = j->fill[ch];
+        } else {
+            const float p00 = in & 1 ? TAP_PX(t->off) : 0.0f, p01 = in & 2 ? TAP_PX(t->off + 1) : 0.0f;
+            const float p10 = in & 4 ? TAP_PX(t->off + j->w) : 0.0f, p11 = in & 8 ? TAP_PX(t->off + j->w + 1) : 0.0f;
+            v = fmaf(p11, t->se, fmaf(p10, t->sw, fmaf(p01, t->ne, p00 * t->nw)));
+            if (j->has_fill) {
+                m = fmaf((float)(in >> 3 & 1), t->se,
+                         fmaf((float)(in >> 2 & 1), t->sw, fmaf((float)(in >> 1 & 1), t->ne, (float)(in & 1) * t->nw)));
+                v = (v - j->fill[ch]) * m + j->fill[ch];
+            }
+        }
+        grid_store(j, r * j->ow + ox, v);
+    }
+#undef TAP_PX
+}
+
 static inline void grid_rows_body(const grid_job *j, int64_t begin, int64_t end)
 {
     if (j->mask) {
         grid_rows_mask(j, begin, end);
+        return;
+    }
+    if (j->taps) {
+        for (int64_t r = begin; r < end; r++)
+            grid_row_from_taps(j, r);
         return;
     }
     for (int64_t r = begin; r < end; r++) {
@@ -143,13 +235,7 @@ static inline void grid_rows_body(const grid_job *j, int64_t begin, int64_t end)
                 if (j->has_fill)
                     v = (v - j->fill[ch]) * m + j->fill[ch];
             }
-            const int64_t o = r * j->ow + ox;
-            if (j->u8) {
-                const float q = rintf(v);
-                ((uint8_t *)j->dst)[o] = (uint8_t)(!(q > 0.0f) ? 0 : q >= 255.0f ? 255 : (int)q);
-            } else {
-                ((float *)j->dst)[o] = v;
-            }
+            grid_store(j, r * j->ow + ox, v);
         }
     }
 }
@@ -158,8 +244,11 @@ static inline void grid_rows_body(const grid_job *j, int64_t begin, int64_t end)
 static inline void grid_fill_body(const grid_job *j, int64_t begin, int64_t end)
 {
     for (int64_t oy = begin; oy < end; oy++)
-        for (int64_t ox = 0; ox < j->ow; ox++)
+        for (int64_t ox = 0; ox < j->ow; ox++) {
             grid_point(j, oy, ox, &j->grid[2 * (oy * j->ow + ox)], &j->grid[2 * (oy * j->ow + ox) + 1]);
+            if (j->taps)
+                grid_tap_of(j, oy * j->ow + ox);
+        }
 }
 
 static void grid_fill(void *user, int64_t begin, int64_t end, int32_t thread_index)
@@ -366,6 +455,10 @@ static loom_status grid_transform_kind(loom_call *call, grid_kind kind, const do
         fl[c] = fill->is_set ? (float)fill->u.floats[fill->count == 1 ? 0 : c] : 0.0f;
     j.fill = fl;
     if (!(j.grid = pk_host->scratch(call->ctx, (size_t)(2 * oh * ow) * sizeof(float))))
+        return LOOM_ENOMEM;
+    /* several planes: their sampling computed once (a batch of 64 RGB
+    ** images shares it 192 times) */
+    if (j.planes > 1 && !j.mask && !(j.taps = pk_host->scratch(call->ctx, (size_t)(oh * ow) * sizeof(grid_tap))))
         return LOOM_ENOMEM;
 #ifdef HAVE_GRID_ROWS_FMA
     if (transforms_have_avx2()) {

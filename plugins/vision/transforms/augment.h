@@ -59,6 +59,9 @@
     A(op, ratio, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_FINITE | LOOM_ATTR_POSITIVE,                 \
       "(min, max) aspect ratio of the region; default 0.3, 3.3", )                                 \
     A(op, value, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_FINITE, "one, or one per channel (default 0)", ) \
+    A(op, random, BOOL, LOOM_DEFAULT_BOOL(0), 0,                                                   \
+      "torchvision's value='random': the region takes N(0, 1) noise, one draw a pixel and channel "  \
+      "(float32; uint8 truncated and wrapped as torch's cast); not with 'value'", )                \
     AUG_SEED_ATTR(A, op)
 #define MIX_ATTRS(A, op)                                                                           \
     A(op, alpha, FLOAT, LOOM_DEFAULT_FLOAT(1.0), LOOM_ATTR_FINITE | LOOM_ATTR_POSITIVE, "the Beta(alpha, alpha) of lam", ) \
@@ -113,6 +116,14 @@ loom_status aug_randperm(aug_draws *d, int64_t n, int64_t *out);
 /* torch._sample_dirichlet of k parameters alpha: k float32 weights that sum
 ** to 1 (recorded: read as they are; seeded: normalised Gamma(alpha) draws). */
 loom_status aug_dirichlet(aug_draws *d, double alpha, int64_t k, float *out);
+
+/* Tensor.normal_() on n float32 values (RandomErasing's value='random'),
+** reserved as one block of the stream so that value k can then be read in
+** any order and from any thread with aug_normal_at: recorded, the n values
+** torch drew (finite, |v| < 2^31, or the call fails naming 'draws' and the
+** position); seeded, Box-Muller on uniforms 2k and 2k + 1 of the block. */
+loom_status aug_normal_block(aug_draws *d, int64_t n, int64_t *base);
+float aug_normal_at(const aug_draws *d, int64_t base, int64_t k);
 
 /* ------------------------------------------------------- the operations */
 
@@ -241,6 +252,32 @@ typedef struct aug_policy {
 ** from d; argument errors name the argument. */
 loom_status aug_policy_apply(loom_exec_ctx *ctx, const aug_policy *p, aug_draws *d, const loom_tensor *x,
                              loom_tensor *out);
+
+/* RandomErasing's arguments (those of vision.random_erasing, checked by the
+** caller but for the count of 'value', which needs the image). */
+typedef struct aug_erasing {
+    double p, scale[2], ratio[2];
+    const double *value;          /* n_value 0: the default 0 */
+    int64_t n_value;
+    int random;                   /* value='random' */
+    const char *where;            /* prefix of the error messages ("" for the op) */
+} aug_erasing;
+
+/* RandomErasing on x ([..., C, H, W]) into out (compact, same shape and
+** dtype, not x), drawing from d. */
+loom_status aug_random_erasing(loom_exec_ctx *ctx, const aug_erasing *a, aug_draws *d, const loom_tensor *x,
+                               loom_tensor *out);
+
+/* MixUp / CutMix: labels ([N] int64 indices with num_classes, or [N, K]
+** float32) checked against the batch x [N, C, H, W] as torchvision's
+** _BaseMixUpCutMix.forward checks them (messages prefixed by where);
+** *k: the classes K of the mixed labels. */
+loom_status aug_mix_check(const char *where, const loom_tensor *x, const loom_tensor *labels, int has_num_classes,
+                          int64_t num_classes, int64_t *k);
+/* The mix (cutmix 0: MixUp, 1: CutMix) of the checked x and labels into out
+** (same shape and dtype; MixUp float32 only) and labels_out ([N, k]). */
+loom_status aug_mix(loom_exec_ctx *ctx, const char *where, int cutmix, double alpha, aug_draws *d,
+                    const loom_tensor *x, const loom_tensor *labels, int64_t k, loom_tensor *out, float *labels_out);
 
 /* A compact cpu tensor over data (no ownership), for op_call. */
 loom_tensor aug_view(void *data, loom_dtype dtype, int32_t ndim, int64_t *shape);

@@ -9,7 +9,8 @@
 ** Seeded: randint(low, high) = low + floor(u * (high - low)); rand = u
 ** rounded to float32 (kept below 1); Dirichlet(alpha) = Gamma(alpha) draws
 ** normalised, Gamma by Marsaglia and Tsang's method (alpha < 1 boosted by
-** u^(1/alpha)) over Box-Muller normals.
+** u^(1/alpha)) over Box-Muller normals; normal noise = Box-Muller on two
+** uniforms a value, rounded to float32.
 */
 #include <math.h>
 
@@ -25,14 +26,18 @@ void aug_draws_init(aug_draws *d, const loom_tensor *recorded, int64_t seed)
     d->counter = 0;
 }
 
+static double recorded_at(const aug_draws *d, int64_t i)
+{
+    return loom_tensor_dtype_of(d->recorded) == LOOM_DTYPE_F64 ? ((const double *)loom_data(d->recorded))[i]
+                                                               : (double)((const float *)loom_data(d->recorded))[i];
+}
+
 static loom_status next_recorded(aug_draws *d, const char *what, double *out)
 {
     if (d->next >= d->n_recorded)
         return pk_host->fail(LOOM_EINVAL, "'draws' has %lld values, but draw %lld (%s) is needed",
                              (long long)d->n_recorded, (long long)d->next + 1, what);
-    const int64_t i = d->next++;
-    *out = loom_tensor_dtype_of(d->recorded) == LOOM_DTYPE_F64 ? ((const double *)loom_data(d->recorded))[i]
-                                                               : (double)((const float *)loom_data(d->recorded))[i];
+    *out = recorded_at(d, d->next++);
     return LOOM_OK;
 }
 
@@ -98,6 +103,36 @@ static double normal(aug_draws *d)
 {
     const double u1 = 1.0 - uniform(d), u2 = uniform(d);   /* u1 in (0, 1] */
     return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+loom_status aug_normal_block(aug_draws *d, int64_t n, int64_t *base)
+{
+    if (!d->recorded) {
+        *base = (int64_t)d->counter;
+        d->counter += 2 * (uint64_t)n;
+        return LOOM_OK;
+    }
+    if (n > d->n_recorded - d->next)
+        return pk_host->fail(LOOM_EINVAL, "'draws' has %lld values, but draws %lld..%lld (normal noise) are needed",
+                             (long long)d->n_recorded, (long long)d->next + 1, (long long)(d->next + n));
+    for (int64_t k = 0; k < n; k++) {
+        const double v = recorded_at(d, d->next + k);
+        if (!(fabs(v) < 2147483648.0))
+            return pk_host->fail(LOOM_EINVAL, "'draws'[%lld] = %g: a normal draw (finite, below 2^31) is expected",
+                                 (long long)(d->next + k), v);
+    }
+    *base = d->next;
+    d->next += n;
+    return LOOM_OK;
+}
+
+float aug_normal_at(const aug_draws *d, int64_t base, int64_t k)
+{
+    if (d->recorded)
+        return (float)recorded_at(d, base + k);
+    const uint64_t c = (uint64_t)base + 2 * (uint64_t)k;
+    const double u1 = 1.0 - pk_rng_uniform(d->seed, c), u2 = pk_rng_uniform(d->seed, c + 1);   /* u1 in (0, 1] */
+    return (float)(sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2));
 }
 
 static double gamma_draw(aug_draws *d, double alpha)

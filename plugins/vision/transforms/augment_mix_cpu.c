@@ -8,7 +8,10 @@
 **     w < W, then the corner i = randint(0, H - h + 1), j = randint(0, W -
 **     w + 1); the region takes value (converted as torch's copy_: uint8
 **     truncates); no accepted try keeps the image. One region for every
-**     image of a batch, as torchvision.
+**     image of a batch, as torchvision. With 'random' (value='random') the
+**     region takes C x h x w normal float32 draws, drawn between the
+**     accepted try and i, j as torchvision does, the same for every image
+**     of a batch (torch broadcasts v), uint8 as torch's cast: int(v) & 255.
 **   - MixUp: lam = Beta(alpha, alpha) (recorded: its float32 value);
 **     out = rolled * float(1 - lam) + x * float(lam) in float32, the
 **     labels (one-hot of [N] indices, or [N, K]) likewise.
@@ -47,6 +50,8 @@ typedef struct erase_job {
     int64_t c, h, w, i, j, eh, ew;
     const double *value;
     int64_t n_value;
+    const aug_draws *noise;   /* value='random': normal k of the block at noise_base */
+    int64_t noise_base;
 } erase_job;
 
 static void erase_planes(void *user, int64_t begin, int64_t end, int32_t thread_index)
@@ -59,6 +64,18 @@ static void erase_planes(void *user, int64_t begin, int64_t end, int32_t thread_
         const uint8_t b = (uint8_t)(int64_t)f;   /* copy_ to uint8: truncation, wrapping as torch's cast */
         for (int64_t y = e->i; y < e->i + e->eh; y++) {
             uint8_t *row = e->dst + (size_t)((p * e->h + y) * e->w + e->j) * e->es;
+            if (e->noise) {
+                /* |noise| < 2^31 (aug_normal_block): the int64 conversion is defined */
+                const int64_t k0 = ((p % e->c) * e->eh + (y - e->i)) * e->ew;
+                for (int64_t x = 0; x < e->ew; x++) {
+                    const float n = aug_normal_at(e->noise, e->noise_base, k0 + x);
+                    if (e->u8)
+                        row[x] = (uint8_t)(int64_t)n;
+                    else
+                        memcpy(row + (size_t)x * 4, &n, 4);
+                }
+                continue;
+            }
             for (int64_t x = 0; x < e->ew; x++) {
                 if (e->u8)
                     row[x] = b;
@@ -69,6 +86,47 @@ static void erase_planes(void *user, int64_t begin, int64_t end, int32_t thread_
     }
 }
 
+loom_status aug_random_erasing(loom_exec_ctx *ctx, const aug_erasing *a, aug_draws *d, const loom_tensor *x,
+                               loom_tensor *out)
+{
+    const int64_t c = x->shape[x->ndim - 3], h = x->shape[x->ndim - 2], w = x->shape[x->ndim - 1];
+    if (a->n_value != 0 && a->n_value != 1 && a->n_value != c)
+        return pk_host->fail(LOOM_EINVAL, "%s'value' has %lld values: one, or one per channel (%lld)", a->where,
+                             (long long)a->n_value, (long long)c);
+    if (loom_numel(x) > 0)
+        memcpy(loom_data(out), loom_data(x), aug_nbytes(x));
+    float u;
+    loom_status st = aug_rand(d, &u);
+    if (st != LOOM_OK || u >= (float)a->p)
+        return st;
+    /* torch.log(torch.tensor(ratio)): float32 */
+    const float log_lo = logf((float)a->ratio[0]), log_hi = logf((float)a->ratio[1]);
+    const double area = (double)(h * w);
+    for (int attempt = 0; attempt < 10; attempt++) {
+        float fa, fr;
+        if ((st = aug_uniform(d, a->scale[0], a->scale[1], &fa)) != LOOM_OK ||
+            (st = aug_uniform(d, log_lo, log_hi, &fr)) != LOOM_OK)
+            return st;
+        const double erase_area = area * (double)fa, aspect = (double)expf(fr);
+        const int64_t eh = (int64_t)nearbyint(sqrt(erase_area * aspect));
+        const int64_t ew = (int64_t)nearbyint(sqrt(erase_area / aspect));
+        if (!(eh < h && ew < w))
+            continue;
+        int64_t i, j, noise_base = 0;
+        if (a->random && (st = aug_normal_block(d, c * eh * ew, &noise_base)) != LOOM_OK)
+            return st;
+        if ((st = aug_randint(d, 0, h - eh + 1, &i)) != LOOM_OK || (st = aug_randint(d, 0, w - ew + 1, &j)) != LOOM_OK)
+            return st;
+        if (loom_numel(x) == 0)
+            return LOOM_OK;
+        erase_job e = { loom_data(out), pk_host->dtype_size(loom_tensor_dtype_of(x)), loom_tensor_dtype_of(x) == LOOM_DTYPE_U8,
+                        c, h, w, i, j, eh, ew, a->n_value ? a->value : NULL, a->n_value ? a->n_value : 1,
+                        a->random ? d : NULL, noise_base };
+        return pk_host->parallel_for(ctx, loom_numel(x) / (h * w), 1, erase_planes, &e);
+    }
+    return LOOM_OK;
+}
+
 loom_status vision_random_erasing_cpu(loom_call *call)
 {
     const loom_tensor *x = call->inputs[0];
@@ -76,89 +134,64 @@ loom_status vision_random_erasing_cpu(loom_call *call)
     if (x->ndim < 3)
         return pk_host->fail(LOOM_EINVAL, "'image' %s must be [..., C, H, W] (rank >= 3)",
                              vision_describe(x, b, sizeof b));
-    const int64_t c = x->shape[x->ndim - 3], h = x->shape[x->ndim - 2], w = x->shape[x->ndim - 1];
     const loom_attr_value *value = &call->attrs[PK_ATTR(random_erasing, value)];
-    double scale[2], ratio[2];
+    aug_erasing a = { .p = call->attrs[PK_ATTR(random_erasing, p)].u.f,
+                      .value = value->is_set ? value->u.floats : NULL,
+                      .n_value = value->is_set ? value->count : 0,
+                      .random = call->attrs[PK_ATTR(random_erasing, random)].u.b,
+                      .where = "" };
     loom_status st;
-    if ((st = pair_attr(&call->attrs[PK_ATTR(random_erasing, scale)], "scale", 0.02, 0.33, scale)) != LOOM_OK ||
-        (st = pair_attr(&call->attrs[PK_ATTR(random_erasing, ratio)], "ratio", 0.3, 3.3, ratio)) != LOOM_OK)
+    if ((st = pair_attr(&call->attrs[PK_ATTR(random_erasing, scale)], "scale", 0.02, 0.33, a.scale)) != LOOM_OK ||
+        (st = pair_attr(&call->attrs[PK_ATTR(random_erasing, ratio)], "ratio", 0.3, 3.3, a.ratio)) != LOOM_OK)
         return st;
-    if (scale[1] > 1.0)
-        return pk_host->fail(LOOM_EINVAL, "'scale' (%g, %g) should be between 0 and 1", scale[0], scale[1]);
-    if (value->is_set && value->count != 1 && value->count != c)
-        return pk_host->fail(LOOM_EINVAL, "'value' has %lld values: one, or one per channel (%lld)",
-                             (long long)value->count, (long long)c);
+    if (a.scale[1] > 1.0)
+        return pk_host->fail(LOOM_EINVAL, "'scale' (%g, %g) should be between 0 and 1", a.scale[0], a.scale[1]);
+    if (a.random && value->is_set)
+        return pk_host->fail(LOOM_EINVAL, "'value' and 'random' exclude each other (the region takes a value, or noise)");
     loom_tensor *out;
     if ((st = pk_host->alloc_output(call, 0, loom_tensor_dtype_of(x), x->ndim, x->shape, &out)) != LOOM_OK)
         return st;
-    if (loom_numel(x) > 0)
-        memcpy(loom_data(out), loom_data(x), aug_nbytes(x));
     aug_draws d;
     aug_draws_init(&d, call->n_inputs > 1 ? call->inputs[1] : NULL, call->attrs[PK_ATTR(random_erasing, seed)].u.i);
-    float u;
-    if ((st = aug_rand(&d, &u)) != LOOM_OK)
-        return st;
-    if (u >= (float)call->attrs[PK_ATTR(random_erasing, p)].u.f)
-        return LOOM_OK;
-    /* torch.log(torch.tensor(ratio)): float32 */
-    const float log_lo = logf((float)ratio[0]), log_hi = logf((float)ratio[1]);
-    const double area = (double)(h * w);
-    for (int attempt = 0; attempt < 10; attempt++) {
-        float fa, fr;
-        if ((st = aug_uniform(&d, scale[0], scale[1], &fa)) != LOOM_OK ||
-            (st = aug_uniform(&d, log_lo, log_hi, &fr)) != LOOM_OK)
-            return st;
-        const double erase_area = area * (double)fa, aspect = (double)expf(fr);
-        const int64_t eh = (int64_t)nearbyint(sqrt(erase_area * aspect));
-        const int64_t ew = (int64_t)nearbyint(sqrt(erase_area / aspect));
-        if (!(eh < h && ew < w))
-            continue;
-        int64_t i, j;
-        if ((st = aug_randint(&d, 0, h - eh + 1, &i)) != LOOM_OK || (st = aug_randint(&d, 0, w - ew + 1, &j)) != LOOM_OK)
-            return st;
-        if (loom_numel(x) == 0)
-            return LOOM_OK;
-        erase_job e = { loom_data(out), pk_host->dtype_size(loom_tensor_dtype_of(x)), loom_tensor_dtype_of(x) == LOOM_DTYPE_U8,
-                        c, h, w, i, j, eh, ew, value->is_set ? value->u.floats : NULL, value->is_set ? value->count : 1 };
-        return pk_host->parallel_for(call->ctx, loom_numel(x) / (h * w), 1, erase_planes, &e);
-    }
-    return LOOM_OK;
+    return aug_random_erasing(call->ctx, &a, &d, x, out);
 }
 
 /* --------------------------------------------------------- mixup, cutmix */
 
-/* The labels as [N, K] float32 (one-hot of [N] indices), checked against
-** the images as torchvision's _BaseMixUpCutMix.forward does. */
-static loom_status mix_labels_begin(loom_call *call, int64_t *k_out, loom_tensor **out)
+/* The labels checked against the images as torchvision's
+** _BaseMixUpCutMix.forward does; *k_out: the classes of the [N, K] result. */
+loom_status aug_mix_check(const char *where, const loom_tensor *x, const loom_tensor *lab, int has_num_classes,
+                          int64_t num_classes, int64_t *k_out)
 {
-    const loom_tensor *x = call->inputs[0], *lab = call->inputs[1];
-    const loom_attr_value *nc = &call->attrs[PK_ATTR(mix, num_classes)];
     char b1[160], b2[160];
     if (lab->ndim != 1 && lab->ndim != 2)
-        return pk_host->fail(LOOM_EINVAL, "'labels' %s should be index based with shape (batch_size,) or probability "
+        return pk_host->fail(LOOM_EINVAL, "%s'labels' %s should be index based with shape (batch_size,) or probability "
                                           "based with shape (batch_size, num_classes)",
-                             vision_describe(lab, b1, sizeof b1));
+                             where, vision_describe(lab, b1, sizeof b1));
     if ((lab->ndim == 1) != (loom_tensor_dtype_of(lab) == LOOM_DTYPE_I64))
-        return pk_host->fail(LOOM_EINVAL, "'labels' %s: [N] indices are int64, [N, K] probabilities float32",
+        return pk_host->fail(LOOM_EINVAL, "%s'labels' %s: [N] indices are int64, [N, K] probabilities float32", where,
                              vision_describe(lab, b1, sizeof b1));
-    if (lab->ndim == 2 && nc->is_set && lab->shape[1] != nc->u.i)
-        return pk_host->fail(LOOM_EINVAL, "'labels' %s: the last dimension must match 'num_classes' (%lld)",
-                             vision_describe(lab, b1, sizeof b1), (long long)nc->u.i);
-    if (lab->ndim == 1 && !nc->is_set)
-        return pk_host->fail(LOOM_EINVAL, "'num_classes' must be given with index labels [N]");
+    if (lab->ndim == 2 && has_num_classes && lab->shape[1] != num_classes)
+        return pk_host->fail(LOOM_EINVAL, "%s'labels' %s: the last dimension must match 'num_classes' (%lld)", where,
+                             vision_describe(lab, b1, sizeof b1), (long long)num_classes);
+    if (lab->ndim == 1 && !has_num_classes)
+        return pk_host->fail(LOOM_EINVAL, "%s'num_classes' must be given with index labels [N]", where);
+    if (x->ndim != 4)
+        return pk_host->fail(LOOM_EINVAL, "%s'image' %s: a batch [N, C, H, W] is expected", where,
+                             vision_describe(x, b1, sizeof b1));
     if (x->shape[0] != lab->shape[0])
-        return pk_host->fail(LOOM_EINVAL, "the batch size of 'images' %s does not match that of 'labels' %s",
+        return pk_host->fail(LOOM_EINVAL, "%sthe batch size of 'images' %s does not match that of 'labels' %s", where,
                              vision_describe(x, b1, sizeof b1), vision_describe(lab, b2, sizeof b2));
-    const int64_t n = lab->shape[0], k = lab->ndim == 2 ? lab->shape[1] : nc->u.i;
+    const int64_t n = lab->shape[0], k = lab->ndim == 2 ? lab->shape[1] : num_classes;
     if (lab->ndim == 1)
         for (int64_t i = 0; i < n; i++) {
             const int64_t v = ((const int64_t *)loom_data(lab))[i];
             if (v < 0 || v >= k)
-                return pk_host->fail(LOOM_EINVAL, "'labels'[%lld] = %lld: a class in [0, num_classes = %lld)",
+                return pk_host->fail(LOOM_EINVAL, "%s'labels'[%lld] = %lld: a class in [0, num_classes = %lld)", where,
                                      (long long)i, (long long)v, (long long)k);
         }
     *k_out = k;
-    return pk_host->alloc_output(call, 1, LOOM_DTYPE_F32, 2, (const int64_t[]){ n, k }, out);
+    return LOOM_OK;
 }
 
 /* _mixup_label: label.roll(1, 0) * float(1 - lam) + label * float(lam) */
@@ -182,23 +215,6 @@ static void mix_labels(const loom_tensor *lab, int64_t k, double lam, float *dst
     }
 }
 
-static loom_status mix_begin(loom_call *call, aug_draws *d, double *lam, loom_tensor **out, loom_tensor **labels,
-                             int64_t *k)
-{
-    const loom_tensor *x = call->inputs[0];
-    loom_status st = mix_labels_begin(call, k, labels);
-    if (st != LOOM_OK)
-        return st;
-    if ((st = pk_host->alloc_output(call, 0, loom_tensor_dtype_of(x), 4, x->shape, out)) != LOOM_OK)
-        return st;
-    aug_draws_init(d, call->n_inputs > 2 ? call->inputs[2] : NULL, call->attrs[PK_ATTR(mix, seed)].u.i);
-    float w[2];
-    if ((st = aug_dirichlet(d, call->attrs[PK_ATTR(mix, alpha)].u.f, d->recorded ? 1 : 2, w)) != LOOM_OK)
-        return st;
-    *lam = (double)w[0];
-    return LOOM_OK;
-}
-
 typedef struct mixup_job {
     const float *src;
     float *dst;
@@ -214,24 +230,6 @@ static void mixup_rows(void *user, int64_t begin, int64_t end, int32_t thread_in
         const int64_t img = i / j->plane, prev = (img + j->n - 1) % j->n;
         j->dst[i] = j->src[prev * j->plane + i % j->plane] * j->a + j->src[i] * j->b;
     }
-}
-
-loom_status vision_mixup_cpu(loom_call *call)
-{
-    const loom_tensor *x = call->inputs[0];
-    aug_draws d;
-    double lam;
-    loom_tensor *out, *labels;
-    int64_t k;
-    loom_status st = mix_begin(call, &d, &lam, &out, &labels, &k);
-    if (st != LOOM_OK)
-        return st;
-    mix_labels(call->inputs[1], k, lam, loom_data(labels));
-    const int64_t n = x->shape[0], numel = loom_numel(x);
-    if (numel == 0)
-        return LOOM_OK;
-    mixup_job j = { loom_data(x), loom_data(out), n, numel / n, (float)(1.0 - lam), (float)lam };
-    return pk_host->parallel_for(call->ctx, numel, 16384, mixup_rows, &j);
 }
 
 typedef struct cutmix_job {
@@ -257,31 +255,64 @@ static void cutmix_planes(void *user, int64_t begin, int64_t end, int32_t thread
     }
 }
 
-loom_status vision_cutmix_cpu(loom_call *call)
+loom_status aug_mix(loom_exec_ctx *ctx, const char *where, int cutmix, double alpha, aug_draws *d,
+                    const loom_tensor *x, const loom_tensor *labels, int64_t k, loom_tensor *out, float *labels_out)
 {
-    const loom_tensor *x = call->inputs[0];
-    aug_draws d;
-    double lam;
-    loom_tensor *out, *labels;
-    int64_t k;
-    loom_status st = mix_begin(call, &d, &lam, &out, &labels, &k);
+    float wts[2];
+    loom_status st = aug_dirichlet(d, alpha, d->recorded ? 1 : 2, wts);
     if (st != LOOM_OK)
         return st;
+    const double lam = (double)wts[0];
+    const int64_t n = x->shape[0], numel = loom_numel(x);
+    if (!cutmix) {
+        mix_labels(labels, k, lam, labels_out);
+        if (numel == 0)
+            return LOOM_OK;
+        mixup_job j = { loom_data(x), loom_data(out), n, numel / n, (float)(1.0 - lam), (float)lam };
+        return pk_host->parallel_for(ctx, numel, 16384, mixup_rows, &j);
+    }
     const int64_t h = x->shape[2], w = x->shape[3];
     if (h == 0 || w == 0)
-        return pk_host->fail(LOOM_EINVAL, "'images' has no pixels (H = %lld, W = %lld)", (long long)h, (long long)w);
+        return pk_host->fail(LOOM_EINVAL, "%s'images' has no pixels (H = %lld, W = %lld)", where, (long long)h,
+                             (long long)w);
     int64_t rx, ry;
-    if ((st = aug_randint(&d, 0, w, &rx)) != LOOM_OK || (st = aug_randint(&d, 0, h, &ry)) != LOOM_OK)
+    if ((st = aug_randint(d, 0, w, &rx)) != LOOM_OK || (st = aug_randint(d, 0, h, &ry)) != LOOM_OK)
         return st;
     const double r = 0.5 * sqrt(1.0 - lam);
     const int64_t rw = (int64_t)(r * (double)w), rh = (int64_t)(r * (double)h);
     const int64_t x1 = rx - rw > 0 ? rx - rw : 0, y1 = ry - rh > 0 ? ry - rh : 0;
     const int64_t x2 = rx + rw < w ? rx + rw : w, y2 = ry + rh < h ? ry + rh : h;
     const double lam_adjusted = 1.0 - (double)((x2 - x1) * (y2 - y1)) / (double)(w * h);
-    mix_labels(call->inputs[1], k, lam_adjusted, loom_data(labels));
-    if (loom_numel(x) == 0)
+    mix_labels(labels, k, lam_adjusted, labels_out);
+    if (numel == 0)
         return LOOM_OK;
-    cutmix_job j = { loom_data(x), loom_data(out), pk_host->dtype_size(loom_tensor_dtype_of(x)), x->shape[0],
-                     x->shape[1], h, w, x1, y1, x2, y2 };
-    return pk_host->parallel_for(call->ctx, x->shape[0] * x->shape[1], 1, cutmix_planes, &j);
+    cutmix_job j = { loom_data(x), loom_data(out), pk_host->dtype_size(loom_tensor_dtype_of(x)), n, x->shape[1], h, w,
+                     x1, y1, x2, y2 };
+    return pk_host->parallel_for(ctx, n * x->shape[1], 1, cutmix_planes, &j);
+}
+
+static loom_status mix_op(loom_call *call, int cutmix)
+{
+    const loom_tensor *x = call->inputs[0], *lab = call->inputs[1];
+    const loom_attr_value *nc = &call->attrs[PK_ATTR(mix, num_classes)];
+    int64_t k;
+    loom_tensor *out, *labels;
+    loom_status st = aug_mix_check("", x, lab, nc->is_set, nc->is_set ? nc->u.i : 0, &k);
+    if (st != LOOM_OK ||
+        (st = pk_host->alloc_output(call, 1, LOOM_DTYPE_F32, 2, (const int64_t[]){ lab->shape[0], k }, &labels)) != LOOM_OK ||
+        (st = pk_host->alloc_output(call, 0, loom_tensor_dtype_of(x), 4, x->shape, &out)) != LOOM_OK)
+        return st;
+    aug_draws d;
+    aug_draws_init(&d, call->n_inputs > 2 ? call->inputs[2] : NULL, call->attrs[PK_ATTR(mix, seed)].u.i);
+    return aug_mix(call->ctx, "", cutmix, call->attrs[PK_ATTR(mix, alpha)].u.f, &d, x, lab, k, out, loom_data(labels));
+}
+
+loom_status vision_mixup_cpu(loom_call *call)
+{
+    return mix_op(call, 0);
+}
+
+loom_status vision_cutmix_cpu(loom_call *call)
+{
+    return mix_op(call, 1);
 }

@@ -24,7 +24,7 @@ static const loom_attr_choices auto_choices[] = { { PK_ATTR(auto_augment, interp
 
 #define U8_F32 (LOOM_DTYPE_BIT(LOOM_DTYPE_U8) | LOOM_DTYPE_BIT(LOOM_DTYPE_F32))
 #define DRAWS_DTYPES (LOOM_DTYPE_BIT(LOOM_DTYPE_F64) | LOOM_DTYPE_BIT(LOOM_DTYPE_F32))
-#define DRAWS_DOC "[K]: torchvision's random draws in its order (each randint, rand and Dirichlet component); absent: the seed"
+#define DRAWS_DOC "[K]: torchvision's random draws in its order (each randint, rand, normal noise value and Dirichlet component); absent: the seed"
 static const loom_arg_def image_in[] = {
     { .name = "image", .dtypes = U8_F32, .ndim = -1, .doc = "[..., C, H, W] uint8 or float32, 1 or 3 channels" },
     { .name = "draws", .dtypes = DRAWS_DTYPES, .flags = LOOM_ARG_OPTIONAL, .ndim = 1, .doc = DRAWS_DOC },

@@ -7,8 +7,9 @@
 ** What it reproduces (torchvision/transforms/_presets.py, which calls the
 ** v1 functional API): F.resize on a uint8 tensor casts it to float32,
 ** interpolates in float32 (the separable antialiased kernel, horizontal then
-** vertical, each output a sequential chain t = x0 w0, t = fma(xj, wj, t)
-** as PyTorch's AVX2 build evaluates `t += x * w`), clamps bicubic to
+** vertical, each output a sequential chain over its taps as PyTorch's AVX2
+** build evaluates `t = x0 * w0; t += xj * wj`: see PREPROCESS_UNFUSED_TAPS
+** in transforms.h), clamps bicubic to
 ** [0, 255], rounds half to even and casts back to uint8; F.center_crop
 ** zero-pads a crop larger than the image and anchors at
 ** int(round((h - c) / 2)); convert_image_dtype divides by 255; normalize is
@@ -80,8 +81,12 @@ static void h_rows(void *user, int64_t begin, int64_t end, int32_t thread_index)
             }
             const float *wt = p->axw.wf + x * p->axw.ksize;
             const int64_t x0 = p->axw.xmin[x];
+            const int32_t taps = p->axw.xsize[x], unfused = PREPROCESS_UNFUSED_TAPS(taps);
             float t = load_px(p, base + x0 * p->sx) * wt[0];
-            for (int32_t j = 1; j < p->axw.xsize[x]; j++)
+            int32_t j = 1;
+            for (; j <= unfused; j++)
+                t = t + load_px(p, base + (x0 + j) * p->sx) * wt[j];   /* ISO C11: never contracted */
+            for (; j < taps; j++)
                 t = fmaf(load_px(p, base + (x0 + j) * p->sx), wt[j], t);
             dst[k] = t;
         }
@@ -131,9 +136,13 @@ static void v_rows(void *user, int64_t begin, int64_t end, int32_t thread_index)
                 if (p->avx2) {
                     preprocess_v_avx2(wt, p->axh.xsize[yr], s, nx, n, line);
                 } else {
+                    const int32_t taps = p->axh.xsize[yr], unfused = PREPROCESS_UNFUSED_TAPS(taps);
                     for (int64_t x = 0; x < n; x++) {
                         float t = s[x] * wt[0];
-                        for (int32_t j = 1; j < p->axh.xsize[yr]; j++)
+                        int32_t j = 1;
+                        for (; j <= unfused; j++)
+                            t = t + s[j * nx + x] * wt[j];
+                        for (; j < taps; j++)
                             t = fmaf(s[j * nx + x], wt[j], t);
                         line[x] = t;
                     }

@@ -35,6 +35,9 @@ typedef enum sample_kind {
     SAMPLE_POLICY,                /* AutoAugment, RandAugment, TrivialAugmentWide, AugMix */
     SAMPLE_ELASTIC,
     SAMPLE_RANDOM_IOU_CROP,
+    SAMPLE_RANDOM_ERASING,        /* image alone; boxes and masks pass through, as in torchvision */
+    SAMPLE_MIXUP,                 /* a batch [N, C, H, W] with labels [N]: see sample_cpu.c */
+    SAMPLE_CUTMIX,
 } sample_kind;
 
 /* One transform and its arguments, checked as torchvision's constructor
@@ -72,6 +75,10 @@ typedef struct sample_step {
     int n_options;
     int64_t trials;
     aug_policy policy;            /* the augmentations (policy.fill points at fill) */
+    double value[4];              /* random_erasing (scale, ratio above; p) */
+    int n_value, random_value;
+    double mix_alpha;             /* mixup, cutmix */
+    int64_t num_classes;          /* 0: None */
 } sample_step;
 
 typedef struct sample_pipeline {

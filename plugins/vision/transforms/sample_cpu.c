@@ -6,10 +6,13 @@
 ** tries, ColorJitter's randperm(4) then its factors) and applies the module's
 ** own ops through op_call to the image, the boxes (with the canvas they lie
 ** on and their format) and the masks, so that they move together; the
-** labels follow SanitizeBoundingBoxes. Colour and dtype transforms touch
-** the image alone, as in torchvision.
+** labels follow SanitizeBoundingBoxes. Colour and dtype transforms,
+** RandomErasing and the augmentation policies touch the image alone, as in
+** torchvision; MixUp and CutMix take a batch with its class labels and
+** return them one-hot mixed (mix(), below).
 */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sample.h"
@@ -44,6 +47,41 @@ static void set_tensor(sample_run *r, int k, loom_tensor *t)
     drop_tensor(r, k);
     r->t[k] = t;
     r->own[k] = 1;
+}
+
+/* A new tensor made here: filled from the current ones through view, then
+** made current by buffer_commit (or freed by buffer_discard). */
+typedef struct sample_buffer {
+    void *data;
+    int64_t shape[LOOM_MAX_NDIM];
+    loom_tensor view;
+} sample_buffer;
+
+static loom_status buffer_new(sample_run *r, loom_dtype dtype, int32_t ndim, const int64_t *shape, sample_buffer *b)
+{
+    memcpy(b->shape, shape, sizeof(int64_t) * (size_t)ndim);
+    b->view = aug_view(NULL, dtype, ndim, b->shape);
+    b->data = pk_host->alloc(r->t[T_IMAGE]->device, aug_nbytes(&b->view) + 1, 64);
+    if (!b->data)
+        return LOOM_ENOMEM;
+    b->view = aug_view(b->data, dtype, ndim, b->shape);
+    return LOOM_OK;
+}
+
+static void buffer_discard(sample_run *r, sample_buffer *b)
+{
+    pk_host->free(r->t[T_IMAGE]->device, b->data);
+    b->data = NULL;
+}
+
+static void buffer_commit(sample_run *r, int k, const sample_buffer *b)
+{
+    drop_tensor(r, k);
+    memcpy(r->view_shapes[k], b->shape, sizeof b->shape);
+    r->views[k] = aug_view(b->data, loom_tensor_dtype_of(&b->view), b->view.ndim, r->view_shapes[k]);
+    r->bufs[k] = b->data;
+    r->t[k] = &r->views[k];
+    r->own[k] = 2;
 }
 
 static void canvas_from_image(sample_run *r)
@@ -483,23 +521,72 @@ static loom_status policy(sample_run *r, const sample_step *s, const char *name)
     q.fill = s->n_fill ? s->fill : NULL;
     q.n_fill = s->n_fill;
     const loom_tensor *x = r->t[T_IMAGE];
-    void *data = pk_host->alloc(x->device, aug_nbytes(x) + 1, 64);
-    if (!data)
-        return LOOM_ENOMEM;
-    int64_t shape[LOOM_MAX_NDIM];
-    memcpy(shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
-    loom_tensor out = aug_view(data, loom_tensor_dtype_of(x), x->ndim, shape);
-    loom_status st = aug_policy_apply(r->call->ctx, &q, &r->d, x, &out);
-    if (st != LOOM_OK) {
-        pk_host->free(x->device, data);
+    sample_buffer out;
+    loom_status st = buffer_new(r, loom_tensor_dtype_of(x), x->ndim, x->shape, &out);
+    if (st == LOOM_OK && (st = aug_policy_apply(r->call->ctx, &q, &r->d, x, &out.view)) != LOOM_OK)
+        buffer_discard(r, &out);
+    if (st == LOOM_OK)
+        buffer_commit(r, T_IMAGE, &out);
+    return st;
+}
+
+/* RandomErasing: the image alone (torchvision passes boxes and masks
+** through, warning), from the pipeline's draws. */
+static loom_status random_erasing(sample_run *r, const sample_step *s)
+{
+    char where[64];
+    snprintf(where, sizeof where, "'pipeline'[%d] (RandomErasing): ", r->index);
+    const aug_erasing a = { .p = s->p, .scale = { s->scale[0], s->scale[1] }, .ratio = { s->ratio[0], s->ratio[1] },
+                            .value = s->n_value ? s->value : NULL, .n_value = s->n_value,
+                            .random = s->random_value, .where = where };
+    const loom_tensor *x = r->t[T_IMAGE];
+    sample_buffer out;
+    loom_status st = buffer_new(r, loom_tensor_dtype_of(x), x->ndim, x->shape, &out);
+    if (st == LOOM_OK && (st = aug_random_erasing(r->call->ctx, &a, &r->d, x, &out.view)) != LOOM_OK)
+        buffer_discard(r, &out);
+    if (st == LOOM_OK)
+        buffer_commit(r, T_IMAGE, &out);
+    return st;
+}
+
+/* MixUp and CutMix, as in a Compose over {"image": batch, "labels": [N]}:
+** the image is a batch [N, C, H, W] (MixUp: float32, since torchvision
+** mixes in the image's dtype in place), 'labels' its [N] int64 classes
+** (num_classes given) or, after an earlier mix, [N, K] float32; boxes and
+** masks are refused, as torchvision refuses them. The labels come out as
+** [N, K] float32, one-hot mixed with the image before in the batch. */
+static loom_status mix(sample_run *r, const sample_step *s)
+{
+    const int cutmix = s->kind == SAMPLE_CUTMIX;
+    char where[48];
+    snprintf(where, sizeof where, "'pipeline'[%d] (%s): ", r->index, cutmix ? "CutMix" : "MixUp");
+    if (r->t[T_BOXES] || r->t[T_MASKS])
+        return pk_host->fail(LOOM_EINVAL, "%sdoes not support bounding boxes and masks (as in torchvision)", where);
+    const loom_tensor *x = r->t[T_IMAGE], *lab = r->t[T_LABELS];
+    if (!lab)
+        return pk_host->fail(LOOM_EINVAL, "%s'labels' are needed: the [N] int64 classes of the batch", where);
+    if (!cutmix && loom_tensor_dtype_of(x) != LOOM_DTYPE_F32)
+        return pk_host->fail(LOOM_EINVAL, "%s'image' must be float32 (torchvision mixes in the image's dtype): "
+                                          "ToDtype first", where);
+    int64_t k;
+    loom_status st = aug_mix_check(where, x, lab, s->num_classes > 0, s->num_classes, &k);
+    if (st != LOOM_OK)
+        return st;
+    sample_buffer img, labels;
+    if ((st = buffer_new(r, loom_tensor_dtype_of(x), x->ndim, x->shape, &img)) != LOOM_OK)
+        return st;
+    if ((st = buffer_new(r, LOOM_DTYPE_F32, 2, (const int64_t[]){ lab->shape[0], k }, &labels)) != LOOM_OK) {
+        buffer_discard(r, &img);
         return st;
     }
-    drop_tensor(r, T_IMAGE);
-    memcpy(r->view_shapes[T_IMAGE], shape, sizeof shape);
-    r->views[T_IMAGE] = aug_view(data, loom_tensor_dtype_of(&out), out.ndim, r->view_shapes[T_IMAGE]);
-    r->bufs[T_IMAGE] = data;
-    r->t[T_IMAGE] = &r->views[T_IMAGE];
-    r->own[T_IMAGE] = 2;
+    if ((st = aug_mix(r->call->ctx, where, cutmix, s->mix_alpha, &r->d, x, lab, k, &img.view,
+                      loom_data(&labels.view))) != LOOM_OK) {
+        buffer_discard(r, &img);
+        buffer_discard(r, &labels);
+        return st;
+    }
+    buffer_commit(r, T_IMAGE, &img);
+    buffer_commit(r, T_LABELS, &labels);
     return LOOM_OK;
 }
 
@@ -676,6 +763,11 @@ static loom_status run_step(sample_run *r, const sample_step *s)
         return elastic(r, s);
     case SAMPLE_RANDOM_IOU_CROP:
         return random_iou_crop(r, s);
+    case SAMPLE_RANDOM_ERASING:
+        return random_erasing(r, s);
+    case SAMPLE_MIXUP:
+    case SAMPLE_CUTMIX:
+        return mix(r, s);
     case SAMPLE_POLICY: {
         static const char *const names[] = { "RandAugment", "TrivialAugmentWide", "AutoAugment", "AugMix" };
         return policy(r, s, names[s->policy.kind]);
@@ -709,13 +801,19 @@ loom_status vision_transform_sample_cpu(loom_call *call)
                   masks->shape[masks->ndim - 1] != x->shape[x->ndim - 1]))
         return pk_host->fail(LOOM_EINVAL, "'masks' %s must be [..., H, W] of 'image' %s",
                              vision_describe(masks, b1, sizeof b1), vision_describe(x, b2, sizeof b2));
-    if (labels && (!boxes || labels->ndim < 1 || labels->shape[0] != boxes->shape[0]))
-        return pk_host->fail(LOOM_EINVAL, "'labels' %s must have one row per box of 'boxes'",
-                             vision_describe(labels, b1, sizeof b1));
     sample_pipeline p;
     loom_status st = sample_pipeline_parse(call->attrs[PK_ATTR(transform_sample, pipeline)].u.s, &p);
     if (st != LOOM_OK)
         return st;
+    int batch_labels = 0;   /* MixUp / CutMix: the labels are the images' */
+    for (int i = 0; i < p.n; i++)
+        batch_labels |= p.steps[i].kind == SAMPLE_MIXUP || p.steps[i].kind == SAMPLE_CUTMIX;
+    if (labels && !batch_labels && (!boxes || labels->ndim < 1 || labels->shape[0] != boxes->shape[0])) {
+        sample_pipeline_free(&p);
+        return pk_host->fail(LOOM_EINVAL, "'labels' %s must have one row per box of 'boxes' (or, with MixUp or "
+                                          "CutMix, one class per image)",
+                             vision_describe(labels, b1, sizeof b1));
+    }
     sample_run r;
     memset(&r, 0, sizeof r);
     r.call = call;

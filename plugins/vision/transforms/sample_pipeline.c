@@ -558,12 +558,54 @@ static loom_status parse_step(const parse_ctx *c, const cJSON *args, sample_step
             return st;
         return LOOM_OK;
     }
+    if (strcmp(n, "RandomErasing") == 0) {
+        ARGS("p", "scale", "ratio", "value", "inplace");
+        s->kind = SAMPLE_RANDOM_ERASING;
+        s->p = 0.5;
+        s->scale[0] = 0.02, s->scale[1] = 0.33;
+        s->ratio[0] = 0.3, s->ratio[1] = 3.3;
+        int inplace;
+        if ((st = opt_prob(c, args, &s->p)) != LOOM_OK ||
+            (GET("scale") && (st = numbers(c, v, "scale", 2, 2, s->scale, &k)) != LOOM_OK) ||
+            (GET("ratio") && (st = numbers(c, v, "ratio", 2, 2, s->ratio, &k)) != LOOM_OK) ||
+            (GET("inplace") && (st = boolean(c, v, "inplace", &inplace)) != LOOM_OK))
+            return st;
+        if (!(0 <= s->scale[0] && s->scale[0] <= s->scale[1] && s->scale[1] <= 1))
+            return FAIL(c, "'scale' (%g, %g) must be (min, max) between 0 and 1", s->scale[0], s->scale[1]);
+        if (!(0 < s->ratio[0] && s->ratio[0] <= s->ratio[1]))
+            return FAIL(c, "'ratio' (%g, %g) must be a positive (min, max)", s->ratio[0], s->ratio[1]);
+        if (GET("value")) {
+            if (cJSON_IsString(v)) {
+                if (strcmp(v->valuestring, "random") != 0)
+                    return FAIL(c, "if 'value' is a string, it should be 'random'");
+                s->random_value = 1;
+            } else if ((st = numbers(c, v, "value", 1, 4, s->value, &s->n_value)) != LOOM_OK) {
+                return st;
+            } else if (!isfinite(s->value[0])) {
+                return FAIL(c, "'value' must be finite");
+            }
+        }
+        return LOOM_OK;
+    }
+    if (strcmp(n, "MixUp") == 0 || strcmp(n, "CutMix") == 0) {
+        ARGS("alpha", "num_classes");
+        s->kind = n[0] == 'M' ? SAMPLE_MIXUP : SAMPLE_CUTMIX;
+        s->mix_alpha = 1.0;
+        if (GET("alpha") && ((st = numbers(c, v, "alpha", 1, 1, &s->mix_alpha, &k)) != LOOM_OK ||
+                             !(s->mix_alpha > 0 && s->mix_alpha < 1e6)))
+            return st != LOOM_OK ? st : FAIL(c, "'alpha' must be positive (and below 1e6)");
+        if (GET("num_classes") && !cJSON_IsNull(v) &&
+            (st = integers(c, v, "num_classes", 1, 1, 1, &s->num_classes, &k)) != LOOM_OK)
+            return st;
+        return LOOM_OK;
+    }
 #undef GET
 #undef ARGS
     return FAIL(c, "not a transform vision.transform_sample knows (RandomHorizontalFlip, RandomVerticalFlip, "
                    "Resize, CenterCrop, RandomCrop, RandomResizedCrop, Pad, RandomRotation, RandomAffine, "
                    "RandomPerspective, RandomZoomOut, ColorJitter, Normalize, ToDtype, ClampBoundingBoxes, "
-                   "SanitizeBoundingBoxes, ElasticTransform, RandomIoUCrop, AutoAugment, RandAugment, TrivialAugmentWide, AugMix)");
+                   "SanitizeBoundingBoxes, ElasticTransform, RandomIoUCrop, AutoAugment, RandAugment, TrivialAugmentWide, AugMix, "
+                   "RandomErasing, MixUp, CutMix)");
 }
 
 loom_status sample_pipeline_parse(const char *json, sample_pipeline *out)

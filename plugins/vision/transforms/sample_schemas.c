@@ -18,17 +18,19 @@ static const loom_arg_def sample_in[] = {
     { .name = "masks", .dtypes = TRANSFORMS_ANY_DTYPES, .flags = LOOM_ARG_OPTIONAL, .ndim = -1,
       .doc = "[..., H, W] labels of the image's pixels (any dtype)" },
     { .name = "labels", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .flags = LOOM_ARG_OPTIONAL, .ndim = -1,
-      .doc = "[N, ...]: one row per box, kept with it" },
+      .doc = "[N, ...]: one row per box, kept with it; with MixUp / CutMix, [N] classes of the batch's images" },
     { .name = "draws", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F64) | LOOM_DTYPE_BIT(LOOM_DTYPE_F32),
       .flags = LOOM_ARG_OPTIONAL, .ndim = 1,
-      .doc = "[K]: torchvision's random draws in its order (randint, rand, uniform_, randperm); absent: the seed" },
+      .doc = "[K]: torchvision's random draws in its order (randint, rand, uniform_, normal_, randperm, Beta); "
+             "absent: the seed" },
 };
 static const loom_arg_def sample_out[] = {
     { .name = "image", .dtypes = U8_F32, .ndim = -1, .doc = "the transformed image (ToDtype may change its dtype)" },
     { .name = "boxes", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .ndim = 2, .doc = "[M, 4] ([0, 4] without boxes)" },
     { .name = "masks", .dtypes = TRANSFORMS_ANY_DTYPES, .ndim = -1,
       .doc = "[..., H', W'] moved with the image ([0, H', W'] uint8 without masks)" },
-    { .name = "labels", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .ndim = -1, .doc = "[M, ...] ([0] without labels)" },
+    { .name = "labels", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64) | LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .ndim = -1,
+      .doc = "[M, ...] int64 ([0] without labels); after MixUp / CutMix [N, K] float32" },
 };
 
 PK_SCHEMA(vision_transform_sample_schema, "vision.transform_sample", 1,

@@ -421,6 +421,22 @@ loom_status resize_planes(loom_exec_ctx *ctx, const void *src, void *dst, loom_d
 
 /* ------------------------------------------------------------ kernels */
 
+/* How PyTorch's AVX2 build (GCC, torch 2.15) evaluates the float32 tap chain
+** of its antialiased separable resize, `t = x0 * w0; for j >= 1: t += xj *
+** wj` over the window of `taps` inputs (zero-weight edge taps included): GCC
+** vectorises the j loop as an in-order reduction, the products of four taps
+** in one multiply, each added to t in turn (two roundings), and the m mod 4
+** taps left (m = taps - 1) run in the scalar epilogue, contracted to FMA. So
+** taps 1..PREPROCESS_UNFUSED_TAPS are t + round(xj wj) and the rest
+** fma(xj, wj, t), in both passes. Checked against torch 2.15 on windows of
+** 2 to about 55 taps, both passes, bilinear and bicubic (the preprocess
+** goldens of tools/gen_vision_transforms_goldens.py, photo_big_u8 among
+** them): a single FMA chain differs from torch by an ulp in a few percent
+** of the outputs once windows reach 5 taps, which is what turned one pixel of the
+** ResNet50 V2 preset on examples/demos/data/street.jpg (a sum landing an ulp
+** above 110.5) into 111 instead of torch's 110. */
+#define PREPROCESS_UNFUSED_TAPS(taps) (4 * (((taps) - 1) / 4))
+
 loom_status vision_resize_cpu(loom_call *call);
 loom_status vision_resize_mask_cpu(loom_call *call);
 loom_status vision_resize_bounding_boxes_cpu(loom_call *call);

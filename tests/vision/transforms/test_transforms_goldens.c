@@ -26,11 +26,12 @@
 **    builds it, grid_sample's arithmetic, round half to even); float32
 **    within 1e-5 (PyTorch's bmm may sum the grid's three products in
 **    another order).
-**  - vision.preprocess on uint8: identical for bilinear (ResNet's presets).
-**    Bicubic: PyTorch resizes the float32 image with filter weights its
-**    compiler contracted into FMAs before rounding to uint8; loom computes
-**    them the same way, yet about one pixel in 10^5 of a downscale lands on
-**    the other side of a rounding tie: at most one level, 1 / 255 / std.
+**  - vision.preprocess: identical, uint8 and float32, bilinear and bicubic,
+**    windows of 2 to 30 taps (PyTorch's tap chain is part unfused, part
+**    FMA: PREPROCESS_UNFUSED_TAPS in plugins/vision/transforms/transforms.h);
+**    and on the demo photo examples/demos/data/street.jpg, decoded, the
+**    ResNet50 V2 preset gives weights.transforms()'s bytes (their FNV-1a
+**    hash), with the pixel where an FMA-only chain rounded 110.5 up.
 **  - uint8 adjust_gamma and gaussian_blur: at most 1 level. PyTorch's pow
 **    is Sleef's vectorised powf (1 ulp, not glibc's) and its blur a
 **    float32 convolution summed in its own order, before a truncation
@@ -104,13 +105,8 @@ static int is_copy(const char *op)
 static void compare(const loom_tensor *got, const loom_tensor *want, const char *op, const char *name)
 {
     const loom_dtype dt = loom_tensor_dtype_of(want);
-    if (strcmp(op, "vision.preprocess") == 0 && !strstr(name, "_f32_")) {
-        /* uint8 input: identical for bilinear; bicubic one level
-        ** (1 / 255 / std < 0.018) at the rare ties its rounding meets */
-        if (strstr(name, "bicubic"))
-            tu_assert_close(got, want, 0.0, 0.018, name);
-        else
-            tu_assert_identical(got, want, name);
+    if (strcmp(op, "vision.preprocess") == 0) {
+        tu_assert_identical(got, want, name);   /* see the top */
     } else if (dt == LOOM_DTYPE_F32 && !is_copy(op)) {
         tu_assert_close(got, want, 0.0, 1e-5, name);
     } else if (dt == LOOM_DTYPE_U8 && (strcmp(op, "vision.adjust_gamma") == 0 || strcmp(op, "vision.gaussian_blur") == 0)) {
@@ -227,6 +223,56 @@ static void preprocess_reads_a_channels_last_view(void **state)
         loom_attrs_free(a);
     }
 }
+
+#ifdef LOOM_TEST_HAVE_IMAGE_IO
+/* The ResNet50 V2 preset (resize 232, crop 224, ImageNet mean and std) on
+** the demo photo, decoded as torchvision decodes it: every output byte as
+** weights.transforms() gives it (FNV-1a of the float32 bytes), and the
+** window around (122, 161) value by value. */
+static void preprocess_of_the_demo_photo_is_torchvision_s(void **state)
+{
+    (void)state;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/examples/demos/data/street.jpg", getenv("LOOM_SOURCE_ROOT"));
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    const long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    loom_tensor *bytes = NULL, *img = NULL, *out = NULL;
+    assert_int_equal(loom_tensor_new(&bytes, LOOM_DTYPE_U8, 1, (const int64_t[]){ n }, NULL), LOOM_OK);
+    assert_int_equal(fread(loom_data(bytes), 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    loom_attrs *ad = tu_attrs_text("vision.decode_jpeg", "mode=RGB");
+    loom_attrs *ap = tu_attrs_text("vision.preprocess", "resize_size=232;crop_size=224");
+    if (loom_run("vision.decode_jpeg", (const loom_tensor *[]){ bytes }, 1, ad, &img, 1, NULL) != LOOM_OK ||
+        loom_run("vision.preprocess", (const loom_tensor *[]){ img }, 1, ap, &out, 1, NULL) != LOOM_OK)
+        fail_msg("street.jpg: %s", loom_last_error());
+    uint32_t h = 2166136261u;
+    const uint8_t *b = loom_data(out);
+    for (size_t i = 0; i < loom_tensor_nbytes(out); i++)
+        h = (h ^ b[i]) * 16777619u;
+    loom_tensor *want_hash = golden("preprocess_street_fnv"), *window = golden("preprocess_street_window");
+    const float *o = loom_data(out), *w = loom_data(window);
+    for (int64_t c = 0; c < 3; c++)
+        for (int64_t y = 0; y < 16; y++)
+            for (int64_t x = 0; x < 16; x++) {
+                const float got = o[(c * 224 + 114 + y) * 224 + 153 + x], want = w[(c * 16 + y) * 16 + x];
+                if (got != want)
+                    fail_msg("street.jpg [%lld, %lld, %lld]: %.9g, torchvision %.9g", (long long)c,
+                             (long long)(114 + y), (long long)(153 + x), got, want);
+            }
+    assert_int_equal(h, (uint32_t)((const int64_t *)loom_data(want_hash))[0]);
+    loom_tensor_free(want_hash);
+    loom_tensor_free(window);
+    loom_tensor_free(bytes);
+    loom_tensor_free(img);
+    loom_tensor_free(out);
+    loom_attrs_free(ad);
+    loom_attrs_free(ap);
+}
+#endif
 
 /* Wrong arguments: each message names the argument, as torchvision's errors do. */
 static void wrong_arguments_name_the_argument(void **state)
@@ -368,6 +414,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_case_matches_torchvision),
         cmocka_unit_test(preprocess_reads_a_channels_last_view),
+#ifdef LOOM_TEST_HAVE_IMAGE_IO
+        cmocka_unit_test(preprocess_of_the_demo_photo_is_torchvision_s),
+#endif
         cmocka_unit_test(wrong_arguments_name_the_argument),
         cmocka_unit_test(elastic_displacement_of_another_size_is_refused),
     };

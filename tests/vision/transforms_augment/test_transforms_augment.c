@@ -124,6 +124,8 @@ static void a_seed_reproduces_its_result(void **state)
         { "vision.trivial_augment_wide", "aug_u8", NULL, { "seed=11", "seed=12" } },
         { "vision.auto_augment", "aug_u8", NULL, { "seed=1", "seed=6" } },
         { "vision.random_erasing", "aug_u8", NULL, { "seed=1;p=1", "seed=2;p=1" } },
+        { "vision.random_erasing", "aug_batch_u8", NULL, { "seed=1;p=1;random=true", "seed=2;p=1;random=true" } },
+        { "vision.random_erasing", "aug_f32", NULL, { "seed=3;p=1;random=true", "seed=4;p=1;random=true" } },
         { "vision.mixup", "mix_f32", "labels_idx", { "seed=1;num_classes=5", "seed=2;num_classes=5" } },
         { "vision.cutmix", "mix_u8", "labels_idx", { "seed=1;num_classes=5", "seed=5;num_classes=5" } },
     };
@@ -164,6 +166,8 @@ static void wrong_arguments_name_the_argument(void **state)
         { "vision.random_erasing", "aug_u8", NULL, "scale=0.5,1.5", 0, "'scale'" },
         { "vision.random_erasing", "aug_u8", NULL, "value=1,2", 0, "'value'" },
         { "vision.random_erasing", "aug_u8", NULL, "ratio=1,2,3", 0, "'ratio'" },
+        { "vision.random_erasing", "aug_u8", NULL, "value=1;random=true", 0, "'value'" },
+        { "vision.random_erasing", "aug_u8", NULL, "p=1;random=true", 3, "'draws'" },
         { "vision.mixup", "mix_f32", "labels_idx", "-", 0, "'num_classes'" },
         { "vision.mixup", "mix_f32", "labels_idx", "num_classes=3", 0, "'labels'" },
         { "vision.mixup", "mix_f32", "labels_prob", "num_classes=4", 0, "'num_classes'" },
@@ -196,12 +200,44 @@ static void wrong_arguments_name_the_argument(void **state)
     }
 }
 
+/* Seeded value='random': the erased pixels are standard normal noise (the
+** seeded stream is not torch's, so its moments are what is checked: about
+** 300 draws, mean within 0.3 (5 standard errors), variance within
+** [0.6, 1.5]), and each channel has its own. */
+static void seeded_noise_is_standard_normal(void **state)
+{
+    (void)state;
+    loom_tensor *x = golden("aug_f32");
+    const loom_tensor *in[1] = { x };
+    loom_tensor *y = run_seeded("vision.random_erasing", in, 1, "seed=5;p=1;random=true;scale=0.3,0.33", 0);
+    const float *a = loom_data(x), *b = loom_data(y);
+    const int64_t plane = x->shape[1] * x->shape[2];
+    double sum = 0.0, sq = 0.0;
+    int64_t n = 0, same_across_channels = 0;
+    for (int64_t k = 0; k < loom_numel(x); k++)
+        if (a[k] != b[k]) {
+            sum += b[k];
+            sq += (double)b[k] * b[k];
+            n++;
+            if (k < plane && b[k] == b[k + plane])
+                same_across_channels++;
+        }
+    assert_true(n > 200);
+    const double mean = sum / (double)n, var = sq / (double)n - mean * mean;
+    if (!(mean > -0.3 && mean < 0.3 && var > 0.6 && var < 1.5))
+        fail_msg("noise of %lld pixels: mean %g, variance %g", (long long)n, mean, var);
+    assert_int_equal(same_across_channels, 0);
+    loom_tensor_free(x);
+    loom_tensor_free(y);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_case_matches_torchvision),
         cmocka_unit_test(a_seed_reproduces_its_result),
         cmocka_unit_test(wrong_arguments_name_the_argument),
+        cmocka_unit_test(seeded_noise_is_standard_normal),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }

@@ -11,9 +11,14 @@
 **     PyTorch's convolution (a few ulps of a value below 1), and the boxes
 **     are the displaced corners themselves (the resampled image and masks
 **     of these cases are identical all the same);
+**   - RandomErasing (value='random' too) passes boxes and masks through;
+**     MixUp and CutMix take a batch with its [N] class labels and give
+**     [N, K] float32 labels, within 1e-6 of torchvision's (two float32
+**     products and their sum, which the compiler may fuse);
 **   - seeded: the same seed, the same sample; another seed, another;
 **   - a bad pipeline fails naming the transform's index and the argument.
 */
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -94,6 +99,8 @@ static void every_pipeline_matches_torchvision(void **state)
                 tu_assert_close(outs[p], want, 0.0, 1e-5, g);
             else if (p == 1 && strncmp(name, "elastic", 7) == 0)
                 tu_assert_close(outs[p], want, 0.0, 1e-4, g);   /* see the top: the blurred displacement */
+            else if (p == 3 && loom_tensor_dtype_of(want) == LOOM_DTYPE_F32)
+                tu_assert_close(outs[p], want, 0.0, 1e-6, g);   /* mixed labels: two float32 products and a sum */
             else
                 tu_assert_identical(outs[p], want, g);
             loom_tensor_free(want);
@@ -106,7 +113,7 @@ static void every_pipeline_matches_torchvision(void **state)
         cases++;
     }
     fclose(f);
-    assert_true(cases >= 36);
+    assert_true(cases >= 43);
 }
 
 static loom_tensor *run_seeded(const loom_tensor *const *in, const char *pipeline, const char *seed)
@@ -155,6 +162,14 @@ static void a_bad_pipeline_names_the_transform_and_argument(void **state)
         { "[{\"Resize\": {\"size\": [8]}", { "'pipeline'", "JSON" } },
         { "{\"Resize\": {}}", { "'pipeline'", "list" } },
         { "[[\"Resize\", {}]]", { "'pipeline'[0]", "Transform" } },
+        { "[{\"RandomErasing\": {\"value\": \"noise\"}}]", { "'pipeline'[0]", "'value'" } },
+        { "[{\"RandomErasing\": {\"scale\": [0.5, 1.5]}}]", { "'pipeline'[0]", "'scale'" } },
+        { "[{\"RandomErasing\": {\"ratio\": [0, 2]}}]", { "'pipeline'[0]", "'ratio'" } },
+        { "[{\"RandomErasing\": {\"value\": [1, 2]}}]", { "'pipeline'[0]", "'value'" } },
+        { "[{\"MixUp\": {\"num_classes\": 0}}]", { "'pipeline'[0]", "'num_classes'" } },
+        { "[{\"CutMix\": {\"alpha\": -1}}]", { "'pipeline'[0]", "'alpha'" } },
+        { "[{\"CutMix\": {\"labels_getter\": null}}]", { "'pipeline'[0]", "'labels_getter'" } },
+        { "[{\"Resize\": {\"size\": 8}}, {\"CutMix\": {\"num_classes\": 3}}]", { "'pipeline'[1]", "'labels'" } },
     };
     loom_tensor *x = golden("img_u8");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -180,12 +195,63 @@ static void a_bad_pipeline_names_the_transform_and_argument(void **state)
     loom_tensor_free(x);
 }
 
+/* MixUp and CutMix: the batch and its labels checked, naming the step. */
+static void a_mix_step_checks_its_batch(void **state)
+{
+    (void)state;
+    loom_tensor *batch = golden("batch_u8"), *labels = golden("batch_labels"), *img = golden("img_u8"),
+                *boxes = golden("boxes_xyxy"), *box_labels = golden("labels");
+    static const struct { const char *pipeline; int image, with_boxes; const char *words[2]; } bad[] = {
+        { "[{\"MixUp\": {\"num_classes\": 5}}]", 0, 0, { "'pipeline'[0] (MixUp)", "float32" } },
+        { "[{\"CutMix\": {}}]", 0, 0, { "'pipeline'[0] (CutMix)", "'num_classes'" } },
+        { "[{\"CutMix\": {\"num_classes\": 3}}]", 0, 0, { "'pipeline'[0] (CutMix)", "'labels'[2] = 4" } },
+        { "[{\"CutMix\": {\"num_classes\": 5}}]", 1, 0, { "'pipeline'[0] (CutMix)", "'image'" } },
+        { "[{\"CutMix\": {\"num_classes\": 5}}]", 1, 1, { "'pipeline'[0] (CutMix)", "bounding boxes" } },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        loom_attrs *a = sample_attrs(bad[i].pipeline, NULL, NULL);
+        loom_tensor *outs[4] = { NULL };
+        const loom_tensor *in[4] = { bad[i].image ? img : batch, bad[i].with_boxes ? boxes : NULL, NULL,
+                                     bad[i].with_boxes ? box_labels : labels };
+        if (loom_run("vision.transform_sample", in, 4, a, outs, 4, NULL) == LOOM_OK)
+            fail_msg("%s: accepted", bad[i].pipeline);
+        for (int w = 0; w < 2; w++)
+            if (!strstr(loom_last_error(), bad[i].words[w]))
+                fail_msg("%s: '%s' does not name %s", bad[i].pipeline, loom_last_error(), bad[i].words[w]);
+        loom_attrs_free(a);
+    }
+    /* seeded: the labels come out one-hot mixed, each row summing to 1 */
+    loom_attrs *a = sample_attrs("[{\"RandomErasing\": {\"value\": \"random\", \"p\": 1}}, "
+                                 "{\"CutMix\": {\"num_classes\": 5}}]", NULL, "3");
+    loom_tensor *outs[4] = { NULL };
+    const loom_tensor *in[4] = { batch, NULL, NULL, labels };
+    assert_int_equal(loom_run("vision.transform_sample", in, 4, a, outs, 4, NULL), LOOM_OK);
+    assert_int_equal(loom_tensor_dtype_of(outs[3]), LOOM_DTYPE_F32);
+    assert_int_equal(outs[3]->ndim, 2);
+    assert_int_equal(outs[3]->shape[1], 5);
+    for (int64_t r = 0; r < 4; r++) {
+        double sum = 0;
+        for (int c = 0; c < 5; c++)
+            sum += ((const float *)loom_data(outs[3]))[r * 5 + c];
+        assert_true(fabs(sum - 1.0) < 1e-6);
+    }
+    for (int p = 0; p < 4; p++)
+        loom_tensor_free(outs[p]);
+    loom_attrs_free(a);
+    loom_tensor_free(batch);
+    loom_tensor_free(labels);
+    loom_tensor_free(img);
+    loom_tensor_free(boxes);
+    loom_tensor_free(box_labels);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_pipeline_matches_torchvision),
         cmocka_unit_test(a_seed_reproduces_its_sample),
         cmocka_unit_test(a_bad_pipeline_names_the_transform_and_argument),
+        cmocka_unit_test(a_mix_step_checks_its_batch),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
