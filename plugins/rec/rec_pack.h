@@ -18,7 +18,8 @@
 **   criteo/  rec.criteo_reader: the Criteo Kaggle/Terabyte TSV in batches
 **         (dense, labels and a KJT), as torchrec.datasets.criteo parses it
 **   retrieval/  rec.two_tower: torchrec's TwoTower (two towers of an
-**         embedding_bag_collection and core.linear layers)
+**         embedding_bag_collection and core.linear layers); with FAISS,
+**         rec.knn_index and rec.knn_retrieve (module knn, knn.h)
 **
 ** Invariant: pk_host (pack.h) is set by the pack's init before any kernel
 ** runs and stays valid until the core shuts down.
@@ -36,5 +37,6 @@ extern const pk_module rec_collections_cpu;
 extern const pk_module rec_metrics_cpu;
 extern const pk_module rec_criteo_cpu;
 extern const pk_module rec_retrieval_cpu;
+extern const pk_module rec_knn_cpu;   /* with LOOM_REC_HAVE_FAISS */
 
 #endif /* LOOM_REC_PACK_H */
