@@ -12,6 +12,9 @@
     "tests/rec/two_tower/test_two_tower.c: cpu only (its products are core.linear's, checked there); against " \
     "torchrec's TwoTower within 1e-5"
 #define KJT_TEST "tests/rec/kjt/test_kjt.c: cpu only; every output bit for bit against torchrec goldens"
+#define KNN_TEST                                                                                   \
+    "tests/rec/knn/test_knn.c: cpu only (FAISS); exact search against a brute force bit for bit, faiss-cpu's " \
+    "index files within 1e-5"
 
 const cf_gen cf_rec_gens[] = {
     { "rec.kjt_from_lengths_sync", 0, 0, NULL, KJT_TEST },
@@ -48,5 +51,11 @@ const cf_gen cf_rec_gens[] = {
     { "rec.two_tower_query_embed", 0, 0, NULL, TWO_TOWER_TEST },
     { "rec.two_tower_candidate_embed", 0, 0, NULL, TWO_TOWER_TEST },
     { "rec.two_tower_score", 0, 0, NULL, TWO_TOWER_TEST },
+    { "rec.knn_index_add", 0, 0, NULL, KNN_TEST },
+    { "rec.knn_index_search", 0, 0, NULL, KNN_TEST },
+    { "rec.knn_index_set_nprobe", 0, 0, NULL, KNN_TEST },
+    { "rec.knn_index_save", 0, 0, NULL, KNN_TEST },
+    { "rec.knn_index_info", 0, 0, NULL, KNN_TEST },
+    { "rec.knn_retrieve", 0, 0, NULL, KNN_TEST },
 };
 const size_t cf_rec_n_gens = sizeof cf_rec_gens / sizeof cf_rec_gens[0];
