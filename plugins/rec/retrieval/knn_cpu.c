@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "knn.h"
+#include "knn_blas.h"
 
 #define W REC_KNN_INDEX_CLASS
 
@@ -134,9 +135,11 @@ loom_status rec_knn_index_add(loom_call *call)
                            (long long)info.nlist);
     if (st == LOOM_OK && N > 0) {
         const float *xd = loom_data(x);
+        rec_knn_blas_use(call->ctx);
         if (rec_faiss_train(s->index, N, xd, call->ctx->n_threads, err, sizeof err) != 0 ||
             rec_faiss_add(s->index, N, xd, ids ? loom_data(ids) : NULL, call->ctx->n_threads, err, sizeof err) != 0)
             st = rec_knn_fail(call->schema->name, err);
+        rec_knn_blas_use(NULL);
     }
     pthread_rwlock_unlock(&s->lock);
     return st;
@@ -166,8 +169,11 @@ loom_status rec_knn_index_search(loom_call *call)
     if (st == LOOM_OK)
         st = alloc_results(call, q->shape[0], k, &ids, &scores);
     if (st == LOOM_OK && q->shape[0] > 0) {
-        if (rec_faiss_search(s->index, q->shape[0], loom_data(q), k, nprobe, scores, ids, call->ctx->n_threads, err,
-                             sizeof err) != 0)
+        rec_knn_blas_use(call->ctx);
+        const int rc = rec_faiss_search(s->index, q->shape[0], loom_data(q), k, nprobe, scores, ids,
+                                        call->ctx->n_threads, err, sizeof err);
+        rec_knn_blas_use(NULL);
+        if (rc != 0)
             st = rec_knn_fail(call->schema->name, err);
         else
             rec_knn_order(info.metric, q->shape[0], k, scores, ids);
@@ -259,8 +265,11 @@ loom_status rec_knn_retrieve(loom_call *call)
         return LOOM_OK;
     }
     if (kk == k) {
-        if (rec_faiss_knn_exact(metric, D, Q, loom_data(q), N, loom_data(items), k, scores, ids, call->ctx->n_threads,
-                                err, sizeof err) != 0)
+        rec_knn_blas_use(call->ctx);
+        const int rc = rec_faiss_knn_exact(metric, D, Q, loom_data(q), N, loom_data(items), k, scores, ids,
+                                           call->ctx->n_threads, err, sizeof err);
+        rec_knn_blas_use(NULL);
+        if (rc != 0)
             return rec_knn_fail(call->schema->name, err);
     } else {
         /* k over N: search kk into the scratch, then widen each row to k */
@@ -268,8 +277,11 @@ loom_status rec_knn_retrieve(loom_call *call)
         int64_t *ki = pk_host->scratch(call->ctx, (size_t)(Q * kk) * sizeof *ki);
         if (!ks || !ki)
             return LOOM_ENOMEM;
-        if (rec_faiss_knn_exact(metric, D, Q, loom_data(q), N, loom_data(items), kk, ks, ki, call->ctx->n_threads, err,
-                                sizeof err) != 0)
+        rec_knn_blas_use(call->ctx);
+        const int rc = rec_faiss_knn_exact(metric, D, Q, loom_data(q), N, loom_data(items), kk, ks, ki,
+                                           call->ctx->n_threads, err, sizeof err);
+        rec_knn_blas_use(NULL);
+        if (rc != 0)
             return rec_knn_fail(call->schema->name, err);
         for (int64_t r = 0; r < Q; r++)
             for (int64_t i = 0; i < k; i++) {

@@ -13,6 +13,7 @@
 
 #include "knn.h"
 #include "knn_index_scan.h"
+#include "knn_blas.h"
 
 #define W REC_KNN_INDEX_CLASS
 #define A_(name) args->attrs[PK_ATTR(rec_knn_index_class, name)]
@@ -146,8 +147,11 @@ static loom_status new_index(const loom_object_args *args, rec_faiss_index **out
         return LOOM_OK;
     const float *xd = loom_data(x);
     const int threads = args->ctx ? args->ctx->n_threads : 1;
-    if (rec_faiss_train(*out, N, xd, threads, err, sizeof err) != 0 ||
-        rec_faiss_add(*out, N, xd, ids ? loom_data(ids) : NULL, threads, err, sizeof err) != 0)
+    rec_knn_blas_use(args->ctx);
+    const int rc = rec_faiss_train(*out, N, xd, threads, err, sizeof err) != 0 ||
+                   rec_faiss_add(*out, N, xd, ids ? loom_data(ids) : NULL, threads, err, sizeof err) != 0;
+    rec_knn_blas_use(NULL);
+    if (rc)
         return pk_host->fail(LOOM_EINVAL, "%s: tensor 'embeddings' %s: %s", W, pk_describe(pk_host, x, b, sizeof b),
                              err);
     return LOOM_OK;
