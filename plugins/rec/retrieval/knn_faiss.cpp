@@ -210,7 +210,7 @@ struct bytes_reader : faiss::IOReader {
     bytes_reader(const void *d, size_t n) : data(static_cast<const unsigned char *>(d)), size(n) { name = "bytes"; }
     size_t operator()(void *ptr, size_t item, size_t n) override
     {
-        if (item == 0 || pos >= size)
+        if (item == 0 || n == 0 || pos >= size)   // faiss reads empty vectors into data() == nullptr
             return 0;
         size_t items = (size - pos) / item;
         if (items > n)

@@ -8,8 +8,10 @@
 ** could make it allocate terabytes or trap. This walk follows the layout of
 ** faiss/impl/index_read.cpp for the classes rec.knn_index reads and
 ** refuses, with the offset, any count whose elements do not fit in the
-** bytes left, any size faiss would divide or shift by badly, and any other
-** class; faiss then reads only what passed.
+** bytes left, any size faiss would divide or shift by badly, any bool that
+** is not 0 or 1, every inconsistency faiss would throw on halfway (its
+** reader then leaks what it allocated), and any other class; faiss then
+** reads only what passed.
 **
 ** The layout (little-endian, as faiss writes it on x86-64):
 **   index header  i32 d, i64 ntotal, i64 dummy x2, u8 is_trained,
@@ -77,13 +79,17 @@ static int vector_of(scan *s, size_t elem, uint64_t *count_out, const char *what
     return take(s, NULL, (size_t)count * elem, what);
 }
 
-static int header(scan *s, int32_t *d_out)
+static int header(scan *s, int32_t *d_out, int64_t *ntotal_out)
 {
     int32_t d, metric;
     int64_t ntotal;
+    unsigned char is_trained;
     if (take(s, &d, 4, "the index header") != 0 || take(s, &ntotal, 8, "the index header") != 0 ||
-        take(s, NULL, 17, "the index header") != 0 || take(s, &metric, 4, "the index header") != 0)
+        take(s, NULL, 16, "the index header") != 0 || take(s, &is_trained, 1, "the index header") != 0 ||
+        take(s, &metric, 4, "the index header") != 0)
         return -1;
+    if (is_trained > 1)
+        return refuse(s, "the index's is_trained is not a bool (0 or 1)");
     if (d < 1 || d > (1 << 20))
         return refuse(s, "the index's dim is not 1 to 2^20");
     if (ntotal < 0)
@@ -91,18 +97,25 @@ static int header(scan *s, int32_t *d_out)
     if (metric != 0 && metric != 1)
         return refuse(s, "the index's metric is not METRIC_INNER_PRODUCT (0) or METRIC_L2 (1)");
     *d_out = d;
+    if (ntotal_out)
+        *ntotal_out = ntotal;
     return 0;
 }
 
 static int flat(scan *s)
 {
     int32_t d;
-    if (header(s, &d) != 0)
+    int64_t ntotal;
+    uint64_t count;
+    if (header(s, &d, &ntotal) != 0 || vector_of(s, 4, &count, "the flat index's codes") != 0)
         return -1;
-    return vector_of(s, 4, NULL, "the flat index's codes");
+    /* faiss throws on this after it has allocated the index, and leaks it */
+    if (count / (uint64_t)d != (uint64_t)ntotal || count % (uint64_t)d != 0)
+        return refuse(s, "the flat index's codes are not ntotal vectors of its dim");
+    return 0;
 }
 
-static int inverted_lists(scan *s, uint64_t ivf_nlist)
+static int inverted_lists(scan *s, uint64_t ivf_nlist, uint64_t ivf_code_size)
 {
     uint32_t h, type;
     uint64_t nlist, code_size, count;
@@ -115,8 +128,8 @@ static int inverted_lists(scan *s, uint64_t ivf_nlist)
         return -1;
     if (nlist != ivf_nlist)
         return refuse(s, "the inverted lists' nlist differs from the index's");
-    if (code_size < 1 || code_size > (1 << 20))
-        return refuse(s, "the inverted lists' code size is not 1 to 2^20 bytes");
+    if (code_size != ivf_code_size)
+        return refuse(s, "the inverted lists' code size differs from the index's");
     /* the list sizes: the bytes of each list's codes and ids must be left */
     const size_t sizes_at = s->at;
     if (type == FOURCC("full")) {
@@ -159,7 +172,8 @@ static int ivfpq(scan *s)
     uint64_t nlist, nprobe, code_size, pd, M, nbits, count;
     uint32_t h;
     unsigned char dm_type, by_residual;
-    if (header(s, &d) != 0 || take(s, &nlist, 8, "the IVF header") != 0 || take(s, &nprobe, 8, "the IVF header") != 0)
+    if (header(s, &d, NULL) != 0 || take(s, &nlist, 8, "the IVF header") != 0 ||
+        take(s, &nprobe, 8, "the IVF header") != 0)
         return -1;
     if (nlist < 1 || nlist > (1u << 24))
         return refuse(s, "the IVF index's nlist is not 1 to 2^24");
@@ -183,6 +197,8 @@ static int ivfpq(scan *s)
         take(s, &pd, 8, "the product quantizer") != 0 || take(s, &M, 8, "the product quantizer") != 0 ||
         take(s, &nbits, 8, "the product quantizer") != 0)
         return -1;
+    if (by_residual > 1)
+        return refuse(s, "the IVFPQ's by_residual is not a bool (0 or 1)");
     if (pd != (uint64_t)d)
         return refuse(s, "the product quantizer's dim differs from the index's");
     if (M < 1 || pd % M != 0)
@@ -198,7 +214,7 @@ static int ivfpq(scan *s)
         return -1;
     if (count != pd << nbits)
         return refuse(s, "the product quantizer's centroids are not dim * 2^nbits values");
-    return inverted_lists(s, nlist);
+    return inverted_lists(s, nlist, code_size);
 }
 
 int rec_knn_index_scan(const void *data, size_t n, char *err, size_t err_size)
@@ -209,7 +225,7 @@ int rec_knn_index_scan(const void *data, size_t n, char *err, size_t err_size)
         return -1;
     if (h == FOURCC("IxMp")) {
         int32_t d;
-        if (header(&s, &d) != 0 || take(&s, &h, 4, "the type of the index under the IndexIDMap") != 0)
+        if (header(&s, &d, NULL) != 0 || take(&s, &h, 4, "the type of the index under the IndexIDMap") != 0)
             return -1;
         if (h == FOURCC("IxMp"))
             return refuse(&s, "an IndexIDMap of an IndexIDMap");
