@@ -2,8 +2,9 @@
 /*
 ** dispatch.c - route one operator call to one kernel, and run it.
 **
-** A call goes to the device of its input tensors, then to the first kernel
-** in the op's policy order (LOOM_BACKENDS, then kernel priority) that runs
+** A call goes to the device of its input tensors (a method of an object
+** made for a device goes to the object's device: object_device), then to the
+** first kernel in the op's policy order (LOOM_BACKENDS, then kernel priority) that runs
 ** on that device, accepts every input dtype and whose supports() agrees.
 ** When a kernel of a preferred backend declined and a later one ran, the
 ** call "fell back": LOOM_STRICT=1 makes that an error.
@@ -468,6 +469,19 @@ static int family_prefix(const char *p, const char *q)
     return n > 0 && strncmp(p, q, n) == 0 && q[n] == '-';
 }
 
+/* The dtypes of ABI 1.0 to 1.3: u16 and u32 came in 1.4. */
+#define DTYPES_BEFORE_1_4 ((LOOM_DTYPE_BIT(LOOM_DTYPE_U16) - 1) & ~LOOM_DTYPE_BIT(LOOM_DTYPE_INVALID))
+
+/* The dtypes a kernel takes, 0 for any. A pack built before 1.4 cannot know
+** the dtypes appended since (its loom_dtype_from_dl maps them to INVALID),
+** so its "any" and its masks are cut to the dtypes of its own ABI. */
+static uint64_t kernel_dtype_mask(const loom__kernel *kern)
+{
+    if (kern->pack == NULL || kern->pack->abi_minor_built >= 4)
+        return kern->k.dtypes;
+    return (kern->k.dtypes != 0 ? kern->k.dtypes : LOOM_DTYPES_ALL) & DTYPES_BEFORE_1_4;
+}
+
 static int same_pack_family(const loom__pack *a, const loom__pack *b)
 {
     if (a == b)
@@ -475,6 +489,39 @@ static int same_pack_family(const loom__pack *a, const loom__pack *b)
     if (a == NULL || b == NULL || a->name == NULL || b->name == NULL)
         return 0;
     return family_prefix(a->name, b->name) || family_prefix(b->name, a->name);
+}
+
+/* An object method's device (ABI 1.5). An object made for a device whose
+** memory is not the host's (loom_object_options.device = cuda:N) takes its
+** methods there when the op has a kernel for that device type: a method
+** without tensor inputs (a reader's pop_chunk) then runs on the object's
+** device. An op whose kernels are all elsewhere (metadata, control: the
+** CPU) is routed by its inputs as before. An input on another device than
+** the object's is refused, naming both, as a PyTorch module on cuda refuses
+** a CPU tensor: the core never moves data behind a call's back. An object
+** made on the CPU (the default) leaves every call to its inputs: its state
+** is host memory that every backend may read (host->object_backend_state
+** keeps what a device needs of it). */
+static loom_status object_device(const struct loom_op *op, const loom_tensor *const *in, loom_dl_device obj,
+                                 loom_dl_device *device)
+{
+    const loom_op_schema *s = op->schema;
+    if (loom__is_host(obj))
+        return LOOM_OK;
+    for (int32_t i = 0; i < (int32_t)s->n_inputs; i++)
+        if (in[i] != NULL && (in[i]->device.device_type != obj.device_type
+                              || in[i]->device.device_id != obj.device_id))
+            return loom__fail(LOOM_EINVAL, "input '%s' is on %s:%d but the %s object is on %s:%d (it was made "
+                              "there); give it inputs on %s:%d", s->inputs[i].name,
+                              device_name(in[i]->device.device_type), in[i]->device.device_id, s->object_class,
+                              device_name(obj.device_type), obj.device_id, device_name(obj.device_type),
+                              obj.device_id);
+    for (int32_t k = 0; k < op->n_kernels && k < LOOM__MAX_KERNELS; k++)
+        if (op->kernels[k]->k.device_type == obj.device_type) {
+            *device = obj;
+            break;
+        }
+    return LOOM_OK;
 }
 
 /* Pick a kernel into r->chosen; fills r->reason[]. backend: forced, or NULL. */
@@ -517,16 +564,21 @@ static void select_kernel(last_record *r, const struct loom_op *op, loom_call *c
             r->reason[k] = R_OTHER_PACK;
             continue;
         }
-        if (kern->k.dtypes != 0) {
+        const uint64_t kernel_dtypes = kernel_dtype_mask(kern);
+        if (kernel_dtypes != 0) {
             int32_t bad = -1;
             for (int32_t i = 0; i < call->n_inputs && bad < 0; i++)
                 if (call->inputs[i] != NULL
-                    && !(kern->k.dtypes & LOOM_DTYPE_BIT(loom_tensor_dtype_of(call->inputs[i]))))
+                    && !(kernel_dtypes & LOOM_DTYPE_BIT(loom_tensor_dtype_of(call->inputs[i]))))
                     bad = i;
             if (bad >= 0) {
+                const loom_dtype bad_dt = loom_tensor_dtype_of(call->inputs[bad]);
                 r->reason[k] = R_DTYPE;
-                snprintf(r->why[k], sizeof r->why[k], "%s of '%s'",
-                         loom_dtype_name(loom_tensor_dtype_of(call->inputs[bad])), op->schema->inputs[bad].name);
+                snprintf(r->why[k], sizeof r->why[k], "%s of '%s'%s", loom_dtype_name(bad_dt),
+                         op->schema->inputs[bad].name,
+                         (DTYPES_BEFORE_1_4 & LOOM_DTYPE_BIT(bad_dt)) == 0 && kern->pack != NULL
+                                 && kern->pack->abi_minor_built < 4
+                             ? " (its pack was built for an ABI before 1.4, which has no such dtype)" : "");
                 if (best_rank_declined < 0)
                     best_rank_declined = op->rank[k];
                 continue;
@@ -1007,9 +1059,13 @@ static loom_status dispatch_call(const call_req *q)
         if (st != LOOM_OK)
             goto done;
     }
-    if (s->object_class != NULL
-        && (st = loom__object_state(q->object, s->object_class, &call.object, &object_pack)) != LOOM_OK)
-        goto done;
+    if (s->object_class != NULL) {
+        loom_dl_device obj_device;
+        if ((st = loom__object_state(q->object, s->object_class, &call.object, &object_pack, &obj_device)) != LOOM_OK
+            || (q->plan == NULL && (st = object_device(op, in, obj_device, &ctx.device)) != LOOM_OK))
+            goto done;
+        r->device_type = ctx.device.device_type;
+    }
     call.n_inputs = (int32_t)s->n_inputs;
     call.inputs = in;
     call.n_outputs = (int32_t)s->n_outputs;
@@ -1493,9 +1549,12 @@ static loom_status plan_make(loom_plan **out, const struct loom_op *op, const lo
     if (st != LOOM_OK)
         goto fail;
     p->n_values = s->n_attrs;
-    if (s->object_class != NULL
-        && (st = loom__object_state(object, s->object_class, &call.object, &object_pack)) != LOOM_OK)
-        goto fail;
+    if (s->object_class != NULL) {
+        loom_dl_device obj_device;
+        if ((st = loom__object_state(object, s->object_class, &call.object, &object_pack, &obj_device)) != LOOM_OK
+            || (st = object_device(op, in, obj_device, &p->device)) != LOOM_OK)
+            goto fail;
+    }
     /* choose the kernel as a call would: supports() sees the descriptions */
     call.n_inputs = (int32_t)s->n_inputs;
     call.inputs = in;

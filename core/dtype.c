@@ -21,6 +21,8 @@ static const loom__dtype_info table[LOOM_DTYPE_COUNT] = {
     [LOOM_DTYPE_BOOL]   = { "bool",   1,  { LOOM_DL_BOOL, 8, 1 },    "b1",  "BOOL" },
     [LOOM_DTYPE_C64]    = { "c64",    8,  { LOOM_DL_COMPLEX, 64, 1 }, "c8", NULL },
     [LOOM_DTYPE_C128]   = { "c128",   16, { LOOM_DL_COMPLEX, 128, 1 }, "c16", NULL },
+    [LOOM_DTYPE_U16]    = { "u16",    2,  { LOOM_DL_UINT, 16, 1 },   "u2",  "U16" },
+    [LOOM_DTYPE_U32]    = { "u32",    4,  { LOOM_DL_UINT, 32, 1 },   "u4",  "U32" },
 };
 
 /* Other spellings accepted by loom_dtype_from_name (NumPy/torch names). */
@@ -34,6 +36,7 @@ static const struct { const char *alias; loom_dtype dtype; } aliases[] = {
     { "int32", LOOM_DTYPE_I32 },    { "int", LOOM_DTYPE_I32 },
     { "int64", LOOM_DTYPE_I64 },    { "long", LOOM_DTYPE_I64 },
     { "complex64", LOOM_DTYPE_C64 }, { "complex128", LOOM_DTYPE_C128 },
+    { "uint16", LOOM_DTYPE_U16 },   { "uint32", LOOM_DTYPE_U32 },
 };
 
 const loom__dtype_info *loom__dtype(loom_dtype dtype)

@@ -552,6 +552,7 @@ static void candidate_init(candidate *c)
     pack->fini = LOOM_HAS_MEMBER(desc, loom_plugin_desc, fini) ? desc->fini : NULL;
     pack->origin = loom__strdup(c->origin);
     pack->depends = copy_depends((const char *const *)r->depends);
+    pack->abi_minor_built = desc->abi_minor_built;
     if ((st = loom__registrar_begin(&reg, pack)) != LOOM_OK) {
         r->status = st;
         set_reason(r, LOOM_SCAN_REFUSED, "%s", loom_last_error());

@@ -169,7 +169,7 @@ static loom_status parse_descr(cursor *c, npy_header *h)
     h->dtype = dtype_from_code(code);
     if (h->dtype == LOOM_DTYPE_INVALID)
         return loom__fail(LOOM_EFORMAT,
-                          "%s: unsupported .npy dtype '%s' (loom reads f4 f8 f2 i1 u1 i2 i4 i8 b1 "
+                          "%s: unsupported .npy dtype '%s' (loom reads f4 f8 f2 i1 u1 i2 u2 i4 u4 i8 b1 "
                           "c8 c16, V2 as bf16 and V1 as f8e4m3)", c->what, descr);
     h->order = order;
     return LOOM_OK;

@@ -36,6 +36,7 @@ typedef struct backend_state {
 struct loom_object {
     const loom__class *cls;
     void *state;
+    loom_dl_device device;                  /* the device it was made for: routes its methods */
     loom_safetensors *weights;
     uint32_t slot;
     struct loom_object *prev, *next;
@@ -235,6 +236,7 @@ static loom_status object_make(loom_object **out, const char *class_name, const 
         goto fail_ctx;
     }
     obj->cls = cls;
+    obj->device = o->device;
     pthread_mutex_lock(&lock);
     st = slot_take(obj, &obj->slot);
     if (st == LOOM_OK) {
@@ -360,7 +362,8 @@ LOOM_API const char *loom_object_class_name(const loom_object *handle)
     return obj != NULL ? obj->cls->c.name : NULL;
 }
 
-loom_status loom__object_state(const loom_object *handle, const char *cls, void **state, const void **pack)
+loom_status loom__object_state(const loom_object *handle, const char *cls, void **state, const void **pack,
+                               loom_dl_device *device)
 {
     struct loom_object *obj;
     const char *why;
@@ -374,6 +377,7 @@ loom_status loom__object_state(const loom_object *handle, const char *cls, void 
         return loom__fail(LOOM_EINVAL, "the object is a %s but this op is a method of %s", obj->cls->c.name, cls);
     *state = obj->state;
     *pack = obj->cls->pack;
+    *device = obj->device;
     return LOOM_OK;
 }
 

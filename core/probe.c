@@ -453,6 +453,8 @@ static const struct { const char *name; size_t size; loom_dl_dtype dl; } dtypes[
     [LOOM_DTYPE_BOOL] = { "bool", 1, { LOOM_DL_BOOL, 8, 1 } },
     [LOOM_DTYPE_C64] = { "c64", 8, { LOOM_DL_COMPLEX, 64, 1 } },
     [LOOM_DTYPE_C128] = { "c128", 16, { LOOM_DL_COMPLEX, 128, 1 } },
+    [LOOM_DTYPE_U16] = { "u16", 2, { LOOM_DL_UINT, 16, 1 } },
+    [LOOM_DTYPE_U32] = { "u32", 4, { LOOM_DL_UINT, 32, 1 } },
 };
 static bool dtype_ok(loom_dtype d) { return d > LOOM_DTYPE_INVALID && d < LOOM_DTYPE_COUNT; }
 static size_t p_dtype_size(loom_dtype d) { return dtype_ok(d) ? dtypes[d].size : 0; }

@@ -37,6 +37,9 @@ typedef struct loom__pack {
     int32_t n_refused;
     /* The descriptor's depends (ABI 1.1), copied: NULL-terminated, or NULL. */
     char **depends;
+    /* The minor of the headers the pack was built with: a pack older than
+    ** 1.4 knows no u16/u32, so dispatch keeps those from its kernels. */
+    uint16_t abi_minor_built;
 } loom__pack;
 
 typedef struct loom__kernel {
@@ -108,8 +111,10 @@ extern int64_t loom__n_packs;
 /* Parse LOOM_BACKENDS for one op: the ordered backend list in force. */
 int32_t loom__backend_rank(const char *op, const char *backend);
 
-/* object.c: the state of obj for a method of class cls, and its pack. */
-loom_status loom__object_state(const loom_object *obj, const char *cls, void **state, const void **pack);
+/* object.c: the state of obj for a method of class cls, the pack that made
+** it and the device it was made for (loom_object_options.device). */
+loom_status loom__object_state(const loom_object *obj, const char *cls, void **state, const void **pack,
+                               loom_dl_device *device);
 void loom__objects_destroy_all(void);
 
 /* object.c: per-device state of an object for a pack (host->object_backend_state). */

@@ -26,9 +26,10 @@ DTYPES = {  # loom name -> torch dtype
     "bf16": torch.bfloat16, "f8e4m3": torch.float8_e4m3fn, "i8": torch.int8,
     "u8": torch.uint8, "i16": torch.int16, "i32": torch.int32, "i64": torch.int64,
     "bool": torch.bool, "c64": torch.complex64, "c128": torch.complex128,
+    "u16": torch.uint16, "u32": torch.uint32,
 }
 FLOATS = ["f32", "f64", "f16", "bf16", "f8e4m3"]
-INTS = ["i8", "u8", "i16", "i32", "i64"]
+INTS = ["i8", "u8", "i16", "i32", "i64", "u16", "u32"]
 COMPLEX = ["c64", "c128"]
 
 
@@ -122,8 +123,8 @@ def gen_matmul(g):
 
 def gen_add(g):
     for name, dt in DTYPES.items():
-        if name == "f8e4m3":
-            continue                                  # torch has no add for float8
+        if name in ("f8e4m3", "u16", "u32"):
+            continue                                  # torch has no add for float8, uint16, uint32
         if name in FLOATS or name in COMPLEX:
             a = torch.randn((3, 4), generator=g, dtype=torch.float64) * 4
             b = torch.randn((4,), generator=g, dtype=torch.float64) * 4

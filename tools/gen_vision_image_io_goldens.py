@@ -16,9 +16,8 @@ Files:
                                  the fuzz seeds, the truncation test's inputs)
   <img>__<MODE>.npy              torchvision.io.decode_jpeg / decode_png of the
                                  image in that ImageReadMode, as a compact CHW
-                                 array: uint8, or int32 for a 16-bit PNG (loom
-                                 has no uint16 dtype; torchvision >= 0.21
-                                 returns uint16 with the same values)
+                                 array: uint8, or uint16 for a 16-bit PNG (as
+                                 torchvision >= 0.21 returns it)
   <img>__<MODE>__exif.npy        the same with apply_exif_orientation=True
   cases.txt                      "<img> <MODE> <exif 0|1> <golden stem>" per
                                  golden: what the tests decode
@@ -174,11 +173,8 @@ def undefined(name, data, mode):
 
 
 def chw(t):
-    """torchvision's CHW result as a compact numpy array (int32 for uint16)."""
-    t = t.contiguous()
-    if t.dtype == torch.uint16:
-        return t.to(torch.int32).numpy()
-    return t.numpy()
+    """torchvision's CHW result as a compact numpy array (uint16 stays uint16)."""
+    return t.contiguous().numpy()
 
 
 def main():

@@ -234,7 +234,8 @@ LOOM_API loom_status loom_object_create(loom_object **out, const char *class_nam
 /* The same with everything an object may need (ABI 1.1). */
 typedef struct loom_object_options {
     uint32_t struct_size;
-    loom_dl_device device;          /* where to create it; {0,0} = CPU */
+    loom_dl_device device;          /* where to create it; {0,0} = CPU. ABI 1.5: an object made
+                                    ** on a device runs its methods there (docs/abi.md) */
     const char *weights_path;       /* a safetensors file, or NULL */
     int32_t n_files;                /* named files: vocab, lexicon, lm, src, ... */
     const loom_named_file *files;

@@ -37,7 +37,7 @@ extern "C" {
 /* ------------------------------------------------------------------ version */
 
 #define LOOM_ABI_MAJOR 1
-#define LOOM_ABI_MINOR 3
+#define LOOM_ABI_MINOR 5
 #define LOOM_PLUGIN_MAGIC 0x4D4F4F4Cu        /* "LOOM" read as little-endian */
 #define LOOM_PLUGIN_ENTRY_SYMBOL "loom_plugin_entry"
 
@@ -130,6 +130,8 @@ typedef enum loom_dtype {
     LOOM_DTYPE_BOOL,
     LOOM_DTYPE_C64,
     LOOM_DTYPE_C128,
+    LOOM_DTYPE_U16,       /* 1.4: torch.uint16 (16-bit PNG), npy u2, safetensors U16 */
+    LOOM_DTYPE_U32,       /* 1.4: torch.uint32, npy u4, safetensors U32 */
     LOOM_DTYPE_COUNT
 } loom_dtype;
 
@@ -202,7 +204,9 @@ static inline loom_dtype loom_dtype_from_dl(loom_dl_dtype t)
     case LOOM_DL_INT:
         return t.bits == 8 ? LOOM_DTYPE_I8 : t.bits == 16 ? LOOM_DTYPE_I16
              : t.bits == 32 ? LOOM_DTYPE_I32 : t.bits == 64 ? LOOM_DTYPE_I64 : LOOM_DTYPE_INVALID;
-    case LOOM_DL_UINT:    return t.bits == 8 ? LOOM_DTYPE_U8 : LOOM_DTYPE_INVALID;
+    case LOOM_DL_UINT:
+        return t.bits == 8 ? LOOM_DTYPE_U8 : t.bits == 16 ? LOOM_DTYPE_U16
+             : t.bits == 32 ? LOOM_DTYPE_U32 : LOOM_DTYPE_INVALID;
     case LOOM_DL_BOOL:    return t.bits == 8 ? LOOM_DTYPE_BOOL : LOOM_DTYPE_INVALID;
     case LOOM_DL_COMPLEX:
         return t.bits == 64 ? LOOM_DTYPE_C64 : t.bits == 128 ? LOOM_DTYPE_C128 : LOOM_DTYPE_INVALID;

@@ -13,7 +13,8 @@
 **   ctc/        CTC decoding: the beam-search decoder object with its ARPA
 **               n-gram LM (cpu), the greedy decoder (cpu, cuda)
 **   stream/     the stream_reader object and stream_decode through FFmpeg
-**               (cpu; built when FFmpeg is found: LOOM_AUDIO_HAVE_FFMPEG)
+**               (cpu; built when FFmpeg is found: LOOM_AUDIO_HAVE_FFMPEG);
+**               NVDEC outputs and pop_chunk on cuda
 */
 #ifndef LOOM_AUDIO_PACK_H
 #define LOOM_AUDIO_PACK_H
@@ -22,7 +23,7 @@
 
 extern const pk_module audio_spectral_cpu, audio_spectral_cuda;
 extern const pk_module audio_files_cpu;
-extern const pk_module audio_stream_cpu;
+extern const pk_module audio_stream_cpu, audio_stream_cuda;
 extern const pk_module audio_beamform_cpu, audio_beamform_cuda;
 extern const pk_module audio_ctc_cpu, audio_ctc_greedy_cpu, audio_ctc_greedy_cuda, audio_ctc_prefix_cpu,
     audio_ctc_prefix_cuda;

@@ -14,7 +14,16 @@ static void audio_cuda_fini(void)
     audio_beamform_cuda_release();
 }
 
+#if defined(LOOM_AUDIO_HAVE_FFMPEG)
+/* with FFmpeg: the stream reader's NVDEC outputs and pop_chunk on cuda */
+#  define AUDIO_CUDA_STREAM , &audio_stream_cuda
+#else
+#  define AUDIO_CUDA_STREAM
+#endif
+
 PK_PACK_DEFINE_DEPS("audio-cuda", "0.1.0",
                     "torchaudio: STFT family, spectrograms, mel features (cuFFT), multi-channel beamforming (cuBLAS, "
-                    "cuSOLVER), greedy and prefix beam-search CTC decoding (cuda)", NULL, audio_cuda_fini, audio_cuda_depends,
-                    &audio_spectral_cuda, &audio_beamform_cuda, &audio_ctc_greedy_cuda, &audio_ctc_prefix_cuda)
+                    "cuSOLVER), greedy and prefix beam-search CTC decoding (cuda), StreamReader on NVDEC",
+                    NULL, audio_cuda_fini, audio_cuda_depends,
+                    &audio_spectral_cuda, &audio_beamform_cuda, &audio_ctc_greedy_cuda, &audio_ctc_prefix_cuda
+                    AUDIO_CUDA_STREAM)

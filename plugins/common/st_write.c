@@ -21,6 +21,8 @@ static const char *st_dtype_name(loom_dtype d)
     case LOOM_DTYPE_I16:  return "I16";
     case LOOM_DTYPE_I8:   return "I8";
     case LOOM_DTYPE_U8:   return "U8";
+    case LOOM_DTYPE_U16:  return "U16";
+    case LOOM_DTYPE_U32:  return "U32";
     case LOOM_DTYPE_BOOL: return "BOOL";
     default:              return NULL;
     }

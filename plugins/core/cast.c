@@ -17,6 +17,7 @@ static const struct { const char *alias; loom_dtype dtype; } aliases[] = {
     { "int8", LOOM_DTYPE_I8 }, { "uint8", LOOM_DTYPE_U8 }, { "int16", LOOM_DTYPE_I16 },
     { "int32", LOOM_DTYPE_I32 }, { "int", LOOM_DTYPE_I32 }, { "int64", LOOM_DTYPE_I64 },
     { "long", LOOM_DTYPE_I64 }, { "complex64", LOOM_DTYPE_C64 }, { "complex128", LOOM_DTYPE_C128 },
+    { "uint16", LOOM_DTYPE_U16 }, { "uint32", LOOM_DTYPE_U32 },
 };
 
 static loom_dtype parse_dtype(const char *name)

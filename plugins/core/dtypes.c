@@ -118,6 +118,8 @@ LOADER(u8, uint8_t, vint(x))
 LOADER(i16, int16_t, vint(x))
 LOADER(i32, int32_t, vint(x))
 LOADER(i64, int64_t, vint(x))
+LOADER(u16, uint16_t, vint(x))
+LOADER(u32, uint32_t, vint(x))
 LOADER(bool, uint8_t, vint(x != 0))
 
 static core_value load_c64(const void *p)
@@ -153,6 +155,8 @@ STORER(u8, uint8_t, (uint8_t)(uint64_t)as_int(v))
 STORER(i16, int16_t, (int16_t)(uint16_t)(uint64_t)as_int(v))
 STORER(i32, int32_t, (int32_t)(uint32_t)(uint64_t)as_int(v))
 STORER(i64, int64_t, as_int(v))
+STORER(u16, uint16_t, (uint16_t)(uint64_t)as_int(v))
+STORER(u32, uint32_t, (uint32_t)(uint64_t)as_int(v))
 STORER(bool, uint8_t, (uint8_t)as_bool(v))
 
 static void store_c64(void *p, core_value v)
@@ -188,6 +192,8 @@ static core_dtype_row rows[LOOM_DTYPE_COUNT] = {
     ROW(LOOM_DTYPE_BOOL, bool, uint8_t, CORE_KIND_INT, 1),
     ROW(LOOM_DTYPE_C64, c64, c64_t, CORE_KIND_COMPLEX, 0),
     ROW(LOOM_DTYPE_C128, c128, c128_t, CORE_KIND_COMPLEX, 1),
+    ROW(LOOM_DTYPE_U16, u16, uint16_t, CORE_KIND_INT, 1),
+    ROW(LOOM_DTYPE_U32, u32, uint32_t, CORE_KIND_INT, 1),
 };
 
 const core_dtype_row *core_dtype(loom_dtype dtype)

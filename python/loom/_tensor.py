@@ -25,7 +25,7 @@ DL_DTYPES = {
     (2, 32): (1, "<f4"), (2, 64): (2, "<f8"), (2, 16): (3, "<f2"), (4, 16): (4, "|V2"),
     (10, 8): (5, "|V1"), (0, 8): (6, "|i1"), (1, 8): (7, "|u1"), (0, 16): (8, "<i2"),
     (0, 32): (9, "<i4"), (0, 64): (10, "<i8"), (6, 8): (11, "|b1"), (5, 64): (12, "<c8"),
-    (5, 128): (13, "<c16"),
+    (5, 128): (13, "<c16"), (1, 16): (14, "<u2"), (1, 32): (15, "<u4"),
 }
 # NumPy dtype.str -> loom dtype index, for wrapping arrays that DLPack cannot export.
 NUMPY_DTYPES = {ts: d for (d, ts) in DL_DTYPES.values() if not ts.startswith("|V")}

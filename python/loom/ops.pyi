@@ -1160,6 +1160,56 @@ class rec:
             output (f64, rank 1): f64 [tasks]"""
         ...
     @staticmethod
+    def dlrm(dense: TensorLike, values: TensorLike, lengths: Optional[TensorLike] = None, offsets: Optional[TensorLike] = None, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1, object: Optional[Object] = None) -> Any:
+        """DLRM.forward(dense_features, sparse_features): dense arch, pooled tables, dot interaction, over arch: the logits
+
+        A method of the object class rec.dlrm: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            dense (f32, rank 2): [B, dense_in_features] the dense features
+            values (i32,i64, rank 1): [N] the KJT's ids, key-major
+            lengths (i32,i64, rank 1, optional): [L]
+            offsets (i32,i64, rank 1, optional): [L+1]
+            weights (f32, rank 1, optional): [N] per-sample weights (used when the collection is_weighted)
+            stride_per_key_per_rank (i32,i64, rank 2, optional): VBE: [K, ranks]
+            inverse_indices (i32,i64, rank 2, optional): VBE: [K, B]: the pooled rows are expanded through them to the full batch B
+        Attributes (keyword-only):
+            keys (str, default ''): the feature names in key order, joined by ',' ("f1,f2"); "" for no keys
+            stride (int, default -1): samples per key; -1: from inverse_indices, stride_per_key_per_rank or the lengths (torchrec's _maybe_compute_stride_kjt)
+        Outputs:
+            logits (f32, rank 2): [B, over_arch_layer_sizes[-1]] DLRM's output"""
+        ...
+    @staticmethod
+    def dlrm_save(*, path: str, object: Optional[Object] = None) -> None:
+        """the model as DLRM's state_dict (the same keys rec.dlrm is created from), as safetensors
+
+        A method of the object class rec.dlrm: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            path (str, required): safetensors file to write"""
+        ...
+    @staticmethod
+    def dlrm_train_step(dense: TensorLike, values: TensorLike, lengths: Optional[TensorLike] = None, offsets: Optional[TensorLike] = None, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, labels: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1, object: Optional[Object] = None) -> Any:
+        """one DLRMTrain step: the loss of the batch, its backward, the dense optimizer's step and the tables' fused step
+
+        A method of the object class rec.dlrm: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            dense (f32, rank 2): [B, dense_in_features] the dense features
+            values (i32,i64, rank 1): [N] the KJT's ids, key-major
+            lengths (i32,i64, rank 1, optional): [L]
+            offsets (i32,i64, rank 1, optional): [L+1]
+            weights (f32, rank 1, optional): [N] per-sample weights (used when the collection is_weighted)
+            stride_per_key_per_rank (i32,i64, rank 2, optional): VBE: [K, ranks]
+            inverse_indices (i32,i64, rank 2, optional): VBE: [K, B]: the pooled rows are expanded through them to the full batch B
+            labels (f32, rank 1): [B] the click labels (0 or 1)
+        Attributes (keyword-only):
+            keys (str, default ''): the feature names in key order, joined by ',' ("f1,f2"); "" for no keys
+            stride (int, default -1): samples per key; -1: from inverse_indices, stride_per_key_per_rank or the lengths (torchrec's _maybe_compute_stride_kjt)
+        Outputs:
+            loss (f32, rank 1): [1] BCEWithLogitsLoss (mean) before the step"""
+        ...
+    @staticmethod
     def embedding_bag_collection(values: TensorLike, lengths: Optional[TensorLike] = None, offsets: Optional[TensorLike] = None, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any]:
         """EmbeddingBagCollection.forward: a KJT's features pooled through their tables (fbgemm.tbe) into a KeyedTensor [B, sum D]; VBE rows expanded through inverse_indices
 
@@ -1255,6 +1305,17 @@ class rec:
 
         Attributes (keyword-only):
             path (str, required): safetensors file to write"""
+        ...
+    @staticmethod
+    def fused_embedding_bag_collection_weight(*, table: str, object: Optional[Object] = None) -> Any:
+        """a table of the collection by name (its state_dict entry embedding_bags.<table>.weight) as it stands
+
+        A method of the object class rec.fused_embedding_bag_collection: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            table (str, required): the table's name
+        Outputs:
+            weight (f32,f16, rank 2): [num_embeddings, embedding_dim] the table as trained so far"""
         ...
     @staticmethod
     def kjt_concat(values: TensorLike, lengths: TensorLike, lengths_offsets: TensorLike, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1, key_segments: Sequence[int]) -> Tuple[Any, Any, Any, Any, Any, Any, Any, Any, Any, Any, Any, Any]:
@@ -2544,12 +2605,12 @@ class vision:
         """F.channel_shuffle: input (cat with other) viewed as [N, groups, C/groups, *], dims 1 and 2 swapped
 
         Inputs:
-            input (f32,f64,f16,bf16,f8e4m3,i8,u8,i16,i32,i64,bool,c64,c128, any rank): [N, C, *], rank >= 3; any strides
-            other (f32,f64,f16,bf16,f8e4m3,i8,u8,i16,i32,i64,bool,c64,c128, any rank, optional): [N, C2, *]: cat([input, other], 1) is shuffled (ShuffleNetV2's block end); any strides
+            input (f32,f64,f16,bf16,f8e4m3,i8,u8,i16,i32,i64,bool,c64,c128,u16,u32, any rank): [N, C, *], rank >= 3; any strides
+            other (f32,f64,f16,bf16,f8e4m3,i8,u8,i16,i32,i64,bool,c64,c128,u16,u32, any rank, optional): [N, C2, *]: cat([input, other], 1) is shuffled (ShuffleNetV2's block end); any strides
         Attributes (keyword-only):
             groups (int, required): g: the channels are g groups of C/g, interleaved
         Outputs:
-            output (f32,f64,f16,bf16,f8e4m3,i8,u8,i16,i32,i64,bool,c64,c128, any rank): [N, C (+ C2), *], C (+ C2) a multiple of groups: output[:, j * groups + i] = x[:, i * (C / groups) + j] of x = input (or cat([input, other], 1)); not an input"""
+            output (f32,f64,f16,bf16,f8e4m3,i8,u8,i16,i32,i64,bool,c64,c128,u16,u32, any rank): [N, C (+ C2), *], C (+ C2) a multiple of groups: output[:, j * groups + i] = x[:, i * (C / groups) + j] of x = input (or cat([input, other], 1)); not an input"""
         ...
     @staticmethod
     def clamp_bounding_boxes(boxes: TensorLike, *, format: str = 'xyxy', canvas_size: Sequence[int], clamping_mode: str = 'soft') -> Any:
@@ -2691,7 +2752,7 @@ class vision:
             apply_exif_orientation (bool, default False): rotate / flip the image as its EXIF orientation tag says
             max_pixels (int, default 268435456): refuse a file that declares more pixels (width * height) than this: a decompression-bomb guard
         Outputs:
-            output (u8,i32, any rank): [C, H, W] u8 ([B, C, H, W] for a batch); i32 holding 16-bit samples for a 16-bit PNG"""
+            output (u8,u16, any rank): [C, H, W] u8 ([B, C, H, W] for a batch); u16 for a 16-bit PNG"""
         ...
     @staticmethod
     def decode_jpeg(input: TensorLike, offsets: Optional[TensorLike] = None, *, mode: str = 'UNCHANGED', apply_exif_orientation: bool = False, max_pixels: int = 268435456) -> Any:
@@ -2705,11 +2766,11 @@ class vision:
             apply_exif_orientation (bool, default False): rotate / flip the image as its EXIF orientation tag says
             max_pixels (int, default 268435456): refuse a file that declares more pixels (width * height) than this: a decompression-bomb guard
         Outputs:
-            output (u8,i32, any rank): [C, H, W] u8 ([B, C, H, W] for a batch); i32 holding 16-bit samples for a 16-bit PNG"""
+            output (u8,u16, any rank): [C, H, W] u8 ([B, C, H, W] for a batch); u16 for a 16-bit PNG"""
         ...
     @staticmethod
     def decode_png(input: TensorLike, offsets: Optional[TensorLike] = None, *, mode: str = 'UNCHANGED', apply_exif_orientation: bool = False, max_pixels: int = 268435456) -> Any:
-        """torchvision.io.decode_png: a PNG file to a CHW image (libpng; 16-bit samples as i32)
+        """torchvision.io.decode_png: a PNG file to a CHW image (libpng; 16-bit samples as u16)
 
         Inputs:
             input (u8, rank 1): the file's bytes (u8 [N]); with offsets, B files back to back
@@ -2719,7 +2780,7 @@ class vision:
             apply_exif_orientation (bool, default False): rotate / flip the image as its EXIF orientation tag says
             max_pixels (int, default 268435456): refuse a file that declares more pixels (width * height) than this: a decompression-bomb guard
         Outputs:
-            output (u8,i32, any rank): [C, H, W] u8 ([B, C, H, W] for a batch); i32 holding 16-bit samples for a 16-bit PNG"""
+            output (u8,u16, any rank): [C, H, W] u8 ([B, C, H, W] for a batch); u16 for a 16-bit PNG"""
         ...
     @staticmethod
     def deform_conv2d(input: TensorLike, offset: TensorLike, weight: TensorLike, bias: Optional[TensorLike] = None, mask: Optional[TensorLike] = None, *, stride: Sequence[int] = (1, 1), padding: Sequence[int] = (0, 0), dilation: Sequence[int] = (1, 1)) -> Any:

@@ -140,7 +140,18 @@ def test_producer_refusals_name_the_argument():
 
 def test_unsupported_dtype_names_the_argument():
     with pytest.raises(ValueError, match="input 'other'.*unsupported dtype"):
-        loom.ops.core.add(np.zeros(3, np.float32), np.zeros(3, np.uint32))
+        loom.ops.core.add(np.zeros(3, np.float32), np.zeros(3, np.uint64))
+
+
+def test_unsigned_16_and_32_bit_arrays_travel_both_ways():
+    for npdt, name in ((np.uint16, "u16"), (np.uint32, "u32")):
+        a = np.array([0, 1, 40000, np.iinfo(npdt).max], npdt)
+        t = loom.from_dlpack(a)
+        assert t.dtype == name
+        np.testing.assert_array_equal(np.from_dlpack(t), a)
+        np.testing.assert_array_equal(loom.ops.core.cast(a, dtype="f64"), a.astype(np.float64))
+        np.testing.assert_array_equal(loom.ops.core.cast(np.array([70000.0, 3.7]), dtype=name),
+                                      np.array([70000 % (np.iinfo(npdt).max + 1), 3], npdt))
 
 
 def test_tensor_properties():

@@ -11,6 +11,9 @@
 #define TWO_TOWER_TEST                                                                             \
     "tests/rec/two_tower/test_two_tower.c: cpu only (its products are core.linear's, checked there); against " \
     "torchrec's TwoTower within 1e-5"
+#define DLRM_TEST                                                                                  \
+    "tests/rec/dlrm/test_dlrm.c: cpu only (its products are the toolkit GEMM's, its tables fbgemm.tbe's); " \
+    "against torchrec's DLRM and 10 DLRMTrain steps within 1e-5"
 #define KJT_TEST "tests/rec/kjt/test_kjt.c: cpu only; every output bit for bit against torchrec goldens"
 #define KNN_TEST                                                                                   \
     "tests/rec/knn/test_knn.c: cpu only (FAISS); exact search against a brute force bit for bit, faiss-cpu's " \
@@ -57,5 +60,9 @@ const cf_gen cf_rec_gens[] = {
     { "rec.knn_index_save", 0, 0, NULL, KNN_TEST },
     { "rec.knn_index_info", 0, 0, NULL, KNN_TEST },
     { "rec.knn_retrieve", 0, 0, NULL, KNN_TEST },
+    { "rec.dlrm", 0, 0, NULL, DLRM_TEST },
+    { "rec.dlrm_train_step", 0, 0, NULL, DLRM_TEST },
+    { "rec.dlrm_save", 0, 0, NULL, DLRM_TEST },
+    { "rec.fused_embedding_bag_collection_weight", 0, 0, NULL, DLRM_TEST },
 };
 const size_t cf_rec_n_gens = sizeof cf_rec_gens / sizeof cf_rec_gens[0];

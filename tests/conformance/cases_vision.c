@@ -346,18 +346,31 @@ static int stochastic_depth_make(cf_case *c)
 
 /* ------------------------------------------------------ layers module */
 
-/* N, Cin, H, W, Cout, groups, kh, kw, stride, pad, dil, bias, padding_mode, activation.
-** Zero padding only: the other modes are the cpu kernel's alone (onednn
-** declines them), checked against torch in tests/vision/layers. */
-static const struct { int64_t n, cin, h, w, cout, groups, kh, kw, s, p, d, bias; const char *mode, *act; }
+/* N, Cin, H, W, Cout, groups, kh, kw, stride, pad, dil, bias, padding_mode, activation, residual.
+** Zero padding only: the other modes are the cpu kernel's alone on onednn
+** (which declines them), and so is a residual after the activation; the
+** cuda kernel's padding copies and residual_after_activation are checked
+** against the cpu in tests/vision/layers_cuda. The rows after the stem's
+** reach each epilogue of the cuda kernel (conv2d_cuda.c): relu fused with a
+** residual and no bias (cuDNN's bias + activation call with a zero bias),
+** none with a bias (the identity fusion or the separate epilogue, by the
+** algorithm cuDNN picks), none with a residual (accumulated with beta = 1).
+** Tolerance: f32 sums of up to 576 products of |x| <= 1, |w| <= 1/sqrt(K)
+** in another order (cuDNN's implicit GEMMs and Winograd transforms, FMA math
+** without TF32): a few ulps of ~sqrt(K), well within 1e-5. */
+static const struct { int64_t n, cin, h, w, cout, groups, kh, kw, s, p, d, bias; const char *mode, *act; int residual; }
 layer_convs[] = {
-    { 2, 16, 14, 14, 32, 1, 3, 3, 1, 1, 1, 1, "zeros", "relu" },      /* a ResNet 3x3 */
-    { 1, 3, 32, 32, 16, 1, 7, 7, 2, 3, 1, 0, "zeros", "none" },       /* the stem */
-    { 1, 64, 8, 8, 256, 1, 1, 1, 1, 0, 1, 1, "zeros", "none" },       /* a bottleneck's 1x1 */
-    { 2, 32, 9, 9, 64, 32, 3, 3, 2, 1, 1, 1, "zeros", "silu" },      /* grouped: ResNeXt */
-    { 1, 24, 11, 10, 24, 24, 3, 3, 1, 2, 2, 1, "zeros", "none" },     /* depthwise, dilated */
-    { 1, 4, 9, 9, 8, 1, 3, 3, 1, 2, 1, 1, "zeros", "gelu" },
-    { 1, 8, 10, 10, 16, 2, 1, 1, 2, 0, 1, 0, "zeros", "none" },     /* a strided 1x1: ResNet's downsample */
+    { 2, 16, 14, 14, 32, 1, 3, 3, 1, 1, 1, 1, "zeros", "relu", 0 },      /* a ResNet 3x3 */
+    { 1, 3, 32, 32, 16, 1, 7, 7, 2, 3, 1, 0, "zeros", "none", 0 },       /* the stem */
+    { 1, 64, 8, 8, 256, 1, 1, 1, 1, 0, 1, 1, "zeros", "none", 0 },       /* a bottleneck's 1x1 */
+    { 2, 32, 9, 9, 64, 32, 3, 3, 2, 1, 1, 1, "zeros", "silu", 0 },      /* grouped: ResNeXt */
+    { 1, 24, 11, 10, 24, 24, 3, 3, 1, 2, 2, 1, "zeros", "none", 0 },     /* depthwise, dilated */
+    { 1, 4, 9, 9, 8, 1, 3, 3, 1, 2, 1, 1, "zeros", "gelu", 0 },
+    { 1, 8, 10, 10, 16, 2, 1, 1, 2, 0, 1, 0, "zeros", "none", 0 },     /* a strided 1x1: ResNet's downsample */
+    { 2, 16, 10, 10, 16, 1, 3, 3, 1, 1, 1, 0, "zeros", "relu", 1 },     /* a block's end: relu(conv + identity) */
+    { 1, 64, 28, 28, 64, 1, 3, 3, 1, 1, 1, 1, "zeros", "none", 0 },     /* K = 576 */
+    { 2, 32, 15, 15, 32, 32, 5, 5, 2, 2, 1, 1, "zeros", "relu", 0 },    /* depthwise 5x5: MNASNet, EfficientNet */
+    { 1, 32, 7, 7, 64, 1, 1, 1, 1, 0, 1, 1, "zeros", "none", 1 },       /* a 1x1 onto a residual */
 };
 #define N_LAYER_CONVS ((int)(sizeof layer_convs / sizeof layer_convs[0]))
 
@@ -370,21 +383,88 @@ static int layer_conv_make(cf_case *c)
                           -1.0 / sqrt((double)k), 1.0 / sqrt((double)k));
     c->in[2] = f->bias ? cf_uniform(c, c->dtype, 1, &f->cout, 2, -1, 1) : NULL;
     c->n_in = 3;
+    if (f->residual) {
+        const int64_t ho = (f->h + 2 * f->p - f->d * (f->kh - 1) - 1) / f->s + 1;
+        const int64_t wo = (f->w + 2 * f->p - f->d * (f->kw - 1) - 1) / f->s + 1;
+        c->in[3] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ f->n, f->cout, ho, wo }, 3, -1, 1);
+        c->n_in = 4;
+    }
     cf_attrs(c, "stride=%lld;padding=%lld;dilation=%lld;groups=%lld;padding_mode=%s;activation=%s",
              (long long)f->s, (long long)f->p, (long long)f->d, (long long)f->groups, f->mode, f->act);
     /* f32 sums of up to 784 products of |x| <= 1, |w| <= 1/sqrt(K): another
     ** summation order moves them by a few ulps of ~sqrt(K) */
     cf_tol_all(c, CF_CLOSE, 1e-5, 1e-5);
-    cf_what(c, "[%lld,%lld,%lld,%lld] -> %lld, %lldx%lld, groups %lld, %s, %s", (long long)f->n,
+    cf_what(c, "[%lld,%lld,%lld,%lld] -> %lld, %lldx%lld, groups %lld, %s, %s%s", (long long)f->n,
             (long long)f->cin, (long long)f->h, (long long)f->w, (long long)f->cout, (long long)f->kh,
-            (long long)f->kw, (long long)f->groups, f->mode, f->act);
+            (long long)f->kw, (long long)f->groups, f->mode, f->act, f->residual ? ", residual" : "");
     return 1;
 }
 
-/* the element-wise and row-wise layers: one map, the op's usual attributes */
+/* Case 1 of the element-wise and row-wise layers: the models' other uses
+** of each (a classifier's rows, a global pool, Swin's token rows, the
+** optional inputs left out, gelu's tanh form, ceil_mode and dilation). The
+** tolerance is case 0's: f32 formulas and short sums; the device's expf,
+** erff and tanhf are within 2 ulps (CUDA's documented bounds). */
+static int layer_variant_make(cf_case *c)
+{
+    const char *op = c->op;
+    c->n_in = 1;
+    if (strcmp(op, "vision.batch_norm") == 0) {
+        const int64_t shape[3] = { 3, 5, 7 };
+        c->in[0] = cf_uniform(c, c->dtype, 3, shape, 0, -8, 8);
+        c->in[1] = cf_uniform(c, c->dtype, 1, &shape[1], 1, -1, 1);
+        c->in[2] = cf_uniform(c, c->dtype, 1, &shape[1], 2, 0.25, 2);
+        c->in[3] = c->in[4] = NULL;
+        c->n_in = 5;
+        cf_attrs(c, "eps=0.001");
+        cf_what(c, "[3,5,7], no weight or bias, eps 1e-3");
+    } else if (strcmp(op, "vision.layer_norm") == 0) {
+        c->in[0] = cf_uniform(c, c->dtype, 3, (const int64_t[]){ 2, 49, 96 }, 0, -4, 4);
+        c->in[1] = cf_uniform(c, c->dtype, 1, (const int64_t[]){ 96 }, 1, -1, 1);
+        c->in[2] = NULL;
+        c->n_in = 3;
+        cf_attrs(c, "eps=1e-6");
+        cf_what(c, "[2,49,96] over [96], no bias, eps 1e-6");
+    } else if (strcmp(op, "vision.linear") == 0) {
+        c->in[0] = cf_uniform(c, c->dtype, 2, (const int64_t[]){ 5, 300 }, 0, -1, 1);
+        c->in[1] = cf_uniform(c, c->dtype, 2, (const int64_t[]){ 37, 300 }, 1, -0.06, 0.06);
+        c->in[2] = NULL;
+        c->n_in = 3;
+        cf_what(c, "[5,300] x [37,300]^T, no bias");
+    } else if (strcmp(op, "vision.softmax") == 0) {
+        c->in[0] = cf_uniform(c, c->dtype, 2, (const int64_t[]){ 4, 1000 }, 0, -8, 8);
+        cf_attrs(c, "dim=-1");
+        cf_what(c, "[4,1000], dim -1");
+    } else if (strcmp(op, "vision.max_pool2d") == 0 || strcmp(op, "vision.avg_pool2d") == 0
+               || strcmp(op, "vision.adaptive_avg_pool2d") == 0) {
+        c->in[0] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ 2, 8, 13, 17 }, 0, -8, 8);
+        if (strcmp(op, "vision.max_pool2d") == 0)
+            cf_attrs(c, "kernel_size=3;stride=2;padding=1;dilation=2;ceil_mode=true");
+        else if (strcmp(op, "vision.avg_pool2d") == 0)
+            cf_attrs(c, "kernel_size=3;stride=2;padding=1;ceil_mode=true;count_include_pad=true");
+        else
+            cf_attrs(c, "output_size=1");
+        cf_what(c, "[2,8,13,17], %s", strcmp(op, "vision.max_pool2d") == 0 ? "dilation 2, ceil_mode"
+                                      : strcmp(op, "vision.avg_pool2d") == 0 ? "ceil_mode, count_include_pad"
+                                                                             : "output 1");
+    } else {
+        /* the activations: [3, 1001] rows (not a multiple of the device's 256-thread blocks) */
+        c->in[0] = cf_uniform(c, c->dtype, 2, (const int64_t[]){ 3, 1001 }, 0, -8, 8);
+        if (strcmp(op, "vision.gelu") == 0)
+            cf_attrs(c, "approximate=tanh");
+        cf_what(c, "[3,1001]%s", strcmp(op, "vision.gelu") == 0 ? ", tanh" : "");
+    }
+    cf_tol_all(c, CF_CLOSE, 1e-5, 1e-5);
+    return 1;
+}
+
+/* the element-wise and row-wise layers: one map, the op's usual attributes
+** (case 0), then layer_variant_make's (case 1) */
 static int layer_simple_make(cf_case *c)
 {
     const int64_t shape[4] = { 2, 8, 13, 17 };
+    if (c->index == 1)
+        return layer_variant_make(c);
     c->in[0] = cf_uniform(c, c->dtype, 4, shape, 0, -8, 8);
     c->n_in = 1;
     if (strcmp(c->op, "vision.batch_norm") == 0) {
@@ -420,6 +500,29 @@ static int layer_simple_make(cf_case *c)
 ** ShuffleNetV2 channel shuffle */
 static int layer_block_make(cf_case *c)
 {
+    if (c->index == 1 && strcmp(c->op, "vision.channel_shuffle") == 0) {
+        /* ShuffleNetV2's block end: cat([input, other], 1) shuffled */
+        c->in[0] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ 2, 6, 5, 7 }, 0, -8, 8);
+        c->in[1] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ 2, 6, 5, 7 }, 1, -8, 8);
+        c->n_in = 2;
+        cf_attrs(c, "groups=2");
+        cf_tol_all(c, CF_BYTES, 0, 0);
+        cf_what(c, "[2,6,5,7] + other [2,6,5,7], groups 2");
+        return 1;
+    }
+    if (c->index == 1) {
+        /* MobileNetV3's kind: relu, then hardsigmoid */
+        c->in[0] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ 1, 16, 7, 7 }, 0, -2, 2);
+        c->in[1] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ 4, 16, 1, 1 }, 1, -0.5, 0.5);
+        c->in[2] = cf_uniform(c, c->dtype, 1, (const int64_t[]){ 4 }, 2, -0.5, 0.5);
+        c->in[3] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ 16, 4, 1, 1 }, 3, -0.5, 0.5);
+        c->in[4] = cf_uniform(c, c->dtype, 1, (const int64_t[]){ 16 }, 4, -0.5, 0.5);
+        c->n_in = 5;
+        cf_attrs(c, "activation=relu;scale_activation=hardsigmoid");
+        cf_tol_all(c, CF_CLOSE, 1e-5, 1e-6);
+        cf_what(c, "[1,16,7,7], squeeze 4, relu, hardsigmoid");
+        return 1;
+    }
     if (strcmp(c->op, "vision.channel_shuffle") == 0) {
         c->in[0] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ 2, 12, 5, 7 }, 0, -8, 8);
         c->n_in = 1;
@@ -680,21 +783,21 @@ const cf_gen cf_vision_gens[] = {
     { "vision.drop_block3d", FLOATS3, 6, drop_block_make, NULL },
     { "vision.stochastic_depth", FLOATS3, 3, stochastic_depth_make, NULL },
     { "vision.conv2d", BIT(F32), N_LAYER_CONVS, layer_conv_make, NULL },
-    { "vision.batch_norm", BIT(F32), 1, layer_simple_make, NULL },
-    { "vision.relu", BIT(F32), 1, layer_simple_make, NULL },
-    { "vision.relu6", BIT(F32), 1, layer_simple_make, NULL },
-    { "vision.silu", BIT(F32), 1, layer_simple_make, NULL },
-    { "vision.gelu", BIT(F32), 1, layer_simple_make, NULL },
-    { "vision.hardswish", BIT(F32), 1, layer_simple_make, NULL },
-    { "vision.sigmoid", BIT(F32), 1, layer_simple_make, NULL },
-    { "vision.max_pool2d", BIT(F32), 1, layer_simple_make, NULL },
-    { "vision.avg_pool2d", BIT(F32), 1, layer_simple_make, NULL },
-    { "vision.adaptive_avg_pool2d", BIT(F32), 1, layer_simple_make, NULL },
-    { "vision.linear", BIT(F32), 1, layer_simple_make, NULL },
-    { "vision.softmax", BIT(F32), 1, layer_simple_make, NULL },
-    { "vision.layer_norm", BIT(F32), 1, layer_simple_make, NULL },
-    { "vision.squeeze_excitation", BIT(F32), 1, layer_block_make, NULL },
-    { "vision.channel_shuffle", BIT(F32), 1, layer_block_make, NULL },
+    { "vision.batch_norm", BIT(F32), 2, layer_simple_make, NULL },
+    { "vision.relu", BIT(F32), 2, layer_simple_make, NULL },
+    { "vision.relu6", BIT(F32), 2, layer_simple_make, NULL },
+    { "vision.silu", BIT(F32), 2, layer_simple_make, NULL },
+    { "vision.gelu", BIT(F32), 2, layer_simple_make, NULL },
+    { "vision.hardswish", BIT(F32), 2, layer_simple_make, NULL },
+    { "vision.sigmoid", BIT(F32), 2, layer_simple_make, NULL },
+    { "vision.max_pool2d", BIT(F32), 2, layer_simple_make, NULL },
+    { "vision.avg_pool2d", BIT(F32), 2, layer_simple_make, NULL },
+    { "vision.adaptive_avg_pool2d", BIT(F32), 2, layer_simple_make, NULL },
+    { "vision.linear", BIT(F32), 2, layer_simple_make, NULL },
+    { "vision.softmax", BIT(F32), 2, layer_simple_make, NULL },
+    { "vision.layer_norm", BIT(F32), 2, layer_simple_make, NULL },
+    { "vision.squeeze_excitation", BIT(F32), 2, layer_block_make, NULL },
+    { "vision.channel_shuffle", BIT(F32), 2, layer_block_make, NULL },
     /* the models: one cpu kernel (a sequence of dispatched layer ops, each
     ** with its own cases above), made from weights of tens of MB */
     { "vision.resnet18", 0, 0, NULL, MODEL_COVERED },

@@ -491,6 +491,17 @@ static void abi_1_0_pack_binary_still_loads(void **state)
     assert_int_equal(*(int64_t *)loom_data(y), 3);
     loom_tensor_free(y);
     y = NULL;
+    /* mock.count takes any dtype, but a 1.0 pack cannot know the u16 of 1.4:
+    ** the core keeps it from the kernel and says why */
+    const int64_t n3[1] = { 3 };
+    loom_tensor *wide = NULL;
+    assert_int_equal(loom_tensor_new(&wide, LOOM_DTYPE_U16, 1, n3, NULL), LOOM_OK);
+    memset(loom_data(wide), 0, 6);
+    assert_int_not_equal(loom_run("mock.count", (const loom_tensor *const *)&wide, 1, NULL, &y, 1, &opt), LOOM_OK);
+    if (strstr(loom_last_error(), "u16 of 'input' (its pack was built for an ABI before 1.4") == NULL)
+        fail_msg("unexpected message: %s", loom_last_error());
+    assert_null(y);
+    loom_tensor_free(wide);
     loom_object_free(obj);
     /* a host built when loom_call_options had only its first members */
     opt.struct_size = (uint32_t)offsetof(loom_call_options, backend);

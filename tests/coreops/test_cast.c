@@ -16,7 +16,7 @@
 #include "tu_ops.h"
 
 static const char *const names[] = { "f32", "f64", "f16", "bf16", "f8e4m3", "i8", "u8", "i16",
-                                     "i32", "i64", "bool", "c64", "c128" };
+                                     "i32", "i64", "bool", "c64", "c128", "u16", "u32" };
 #define N_NAMES (sizeof names / sizeof names[0])
 
 static int is_int(const char *n) { return n[0] == 'i' || n[0] == 'u'; }

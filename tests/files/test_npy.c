@@ -53,7 +53,7 @@ static const char *const expected_descr[LOOM_DTYPE_COUNT] = {
     [LOOM_DTYPE_BF16] = "|V2", [LOOM_DTYPE_F8E4M3] = "|V1", [LOOM_DTYPE_I8] = "|i1",
     [LOOM_DTYPE_U8] = "|u1", [LOOM_DTYPE_I16] = "<i2", [LOOM_DTYPE_I32] = "<i4",
     [LOOM_DTYPE_I64] = "<i8", [LOOM_DTYPE_BOOL] = "|b1", [LOOM_DTYPE_C64] = "<c8",
-    [LOOM_DTYPE_C128] = "<c16",
+    [LOOM_DTYPE_C128] = "<c16", [LOOM_DTYPE_U16] = "<u2", [LOOM_DTYPE_U32] = "<u4",
 };
 
 static void every_dtype_round_trips_bit_exact(void **state)

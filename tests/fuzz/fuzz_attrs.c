@@ -142,6 +142,8 @@ static int make_inputs(const loom_op_schema *s, fz_cursor *c, loom_tensor **in)
             case LOOM_DTYPE_I64: { int64_t v = small; memcpy(p + b, &v, 8); break; }
             case LOOM_DTYPE_I32: { int32_t v = small; memcpy(p + b, &v, 4); break; }
             case LOOM_DTYPE_I16: { int16_t v = (int16_t)small; memcpy(p + b, &v, 2); break; }
+            case LOOM_DTYPE_U16: { uint16_t v = (uint16_t)small; memcpy(p + b, &v, 2); break; }
+            case LOOM_DTYPE_U32: { uint32_t v = (uint32_t)small; memcpy(p + b, &v, 4); break; }
             case LOOM_DTYPE_BOOL: p[b] = (unsigned char)(small & 1); break;
             default: p[b] = (unsigned char)small; break;    /* i8, u8 */
             }

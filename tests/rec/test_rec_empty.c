@@ -28,6 +28,8 @@
     { T(U8, 1, NB), T(I64, 1, (K) + 1), T(VD, 1, 0), T(LD, 1, L), T(LD, 1, (L) + 1), T(F32, 1, 0),  \
       T(I32, 1, 0), T(I64, 1, 0), T(I64, 1, 1), T(I64, 1, K), T(I64, 1, K), T(I64, 1, (K) + 1) }
 
+#define DLRM_KEYS "cat_0,cat_1,cat_2,cat_3,cat_4,cat_5,cat_6,cat_7,cat_8,cat_9,cat_10,cat_11,cat_12,cat_13,cat_14,cat_15,cat_16,cat_17,cat_18,cat_19,cat_20,cat_21,cat_22,cat_23,cat_24,cat_25"
+
 static const oc_case cases[] = {
     { "rec.kjt_from_lengths_sync", "no keys", { T(I64, 1, 0), T(I64, 1, 0) }, "keys=", KJT_OUT(0, 0, I64, I64, 0) },
     { "rec.kjt_from_lengths_sync", "stride 0, weighted", { T(I32, 1, 0), T(I32, 1, 0), T(F32, 1, 0) }, "keys=a,b",
@@ -83,17 +85,26 @@ static const oc_case cases[] = {
     { "rec.two_tower_candidate_embed", "empty bags", { T(I64, 1, 0), T(I64, 1, 3) }, "keys=item_id",
       { T(F32, 2, 3, 8) }, .object = 6 },
     { "rec.two_tower_score", "B = 0", { T(F32, 2, 0, 8), T(F32, 2, 0, 8) }, NULL, { T(F32, 1, 0) } },
+    /* the rec.dlrm of setup (tests/data/rec/dlrm: 26 tables of D = 4, dense 16,4, over 16,8,1): a batch of 0;
+    ** a step over it changes nothing (torch's mean of no losses is nan) */
+    { "rec.dlrm", "B = 0", { T(F32, 2, 0, 13), T(I64, 1, 0), T(I32, 1, 0) }, "keys=" DLRM_KEYS,
+      { T(F32, 2, 0, 1) }, .object = 7 },
+    { "rec.dlrm_train_step", "B = 0", { T(F32, 2, 0, 13), T(I64, 1, 0), T(I32, 1, 0), NONE, NONE, NONE, NONE,
+      T(F32, 1, 0) }, "keys=" DLRM_KEYS, { T(F32, 1, 1) }, .object = 7 },
+    { "rec.dlrm_save", "no path", { NONE }, "path=", .expect = LOOM_EINVAL, .message = "no path", .object = 7 },
+    { "rec.fused_embedding_bag_collection_weight", "no such table", { NONE }, "table=nope", .expect = LOOM_EINVAL,
+      .message = "no table 'nope'", .object = 4 },
 #ifdef LOOM_REC_HAVE_FAISS
-    /* the flat rec.knn_index of setup: 3 vectors of D = 4 */
-    { "rec.knn_index_add", "N = 0", { T(F32, 2, 0, 4) }, NULL, .object = 7 },
+    /* the flat rec.knn_index of setup (object 8): 3 vectors of D = 4 */
+    { "rec.knn_index_add", "N = 0", { T(F32, 2, 0, 4) }, NULL, .object = 8 },
     { "rec.knn_index_search", "Q = 0", { T(F32, 2, 0, 4) }, "k=2", { T(I64, 2, 0, 2), T(F32, 2, 0, 2) },
-      .object = 7 },
+      .object = 8 },
     { "rec.knn_index_set_nprobe", "a flat index", { NONE }, "nprobe=2", .expect = LOOM_EINVAL,
-      .message = "not an IVF index", .object = 7 },
+      .message = "not an IVF index", .object = 8 },
     { "rec.knn_index_save", "no path", { NONE }, "path=", .expect = LOOM_EINVAL, .message = "'path' is empty",
-      .object = 7 },
+      .object = 8 },
     { "rec.knn_index_info", "3 vectors", { NONE }, NULL,
-      { T(I64, 1, 1), T(I64, 1, 1), T(I64, 1, 1), T(I64, 1, 1), T(I64, 1, 1), T(I64, 1, 1) }, .object = 7 },
+      { T(I64, 1, 1), T(I64, 1, 1), T(I64, 1, 1), T(I64, 1, 1), T(I64, 1, 1), T(I64, 1, 1) }, .object = 8 },
     { "rec.knn_retrieve", "Q = 0, N = 0", { T(F32, 2, 0, 4), T(F32, 2, 0, 4) }, "k=3",
       { T(I64, 2, 0, 3), T(F32, 2, 0, 3) } },
 #endif
@@ -179,6 +190,19 @@ static int setup(void **state)
         return -1;
     }
     loom_attrs_free(a);
+    if (loom_attrs_new(&a) != LOOM_OK || loom_attrs_parse(a, "rec.dlrm", "tables", "t0,t1,t2,t3,t4,t5,t6,t7,t8,t9,t10,t11,t12,t13,t14,t15,t16,t17,t18,t19,t20,t21,t22,t23,t24,t25") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.dlrm", "num_embeddings", "43,36,34,57,35,30,55,22,37,32,21,48,59,51,32,41,53,32,36,56,27,57,47,37,51,36") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.dlrm", "embedding_dim", "4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.dlrm", "feature_names", DLRM_KEYS) != LOOM_OK ||
+        loom_attrs_parse(a, "rec.dlrm", "dense_arch_layer_sizes", "16,4") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.dlrm", "over_arch_layer_sizes", "16,8,1") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.dlrm", "dense_optimizer", "adagrad") != LOOM_OK ||
+        loom_object_create(&oc_objects[6], "rec.dlrm", a, tu_data_path("rec/dlrm/model.safetensors")) != LOOM_OK) {
+        fprintf(stderr, "rec_empty setup: %s\n", loom_last_error());
+        loom_attrs_free(a);
+        return -1;
+    }
+    loom_attrs_free(a);
 #ifdef LOOM_REC_HAVE_FAISS
     static const float embeddings[12] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0 };
     loom_tensor *x = NULL;
@@ -190,7 +214,7 @@ static int setup(void **state)
     named.tensor = x;
     opt.n_tensors = 1;
     opt.tensors = &named;
-    loom_status st = loom_object_create_ex(&oc_objects[6], "rec.knn_index", NULL, &opt);
+    loom_status st = loom_object_create_ex(&oc_objects[7], "rec.knn_index", NULL, &opt);
     loom_tensor_free(x);   /* the index keeps its own copy */
     if (st != LOOM_OK) {
         fprintf(stderr, "rec_empty setup: %s\n", loom_last_error());
@@ -202,7 +226,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 8; i++) {
         loom_object_free(oc_objects[i]);
         oc_objects[i] = NULL;
     }

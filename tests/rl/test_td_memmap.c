@@ -8,7 +8,11 @@
 ** (tools/check_rl_td_memmap.py reads it back with TensorDict.load_memmap),
 ** and reads its own files back. Broken copies (invalid or lying meta.json,
 ** truncated, missing or oversized leaf files) fail naming file and fault.
+** How a save writes (in place into a fresh directory, beside and renamed
+** over existing files, every meta.json after the leaves) and a large leaf
+** read into memory (map=read) are checked on a dict of loom's own.
 */
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -258,6 +262,84 @@ static void test_broken_directories(void **state)
     tdt_assert_fails(st, LOOM_ENOENT, "/nonexistent/loom-td/meta.json");
 }
 
+/* Names in dir holding ".tmp-" (files written aside and not renamed). */
+static int aside_files_left(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += strstr(e->d_name, ".tmp-") != NULL;
+    closedir(d);
+    return n;
+}
+
+static void assert_leaf(loom_object *o, const char *key, const loom_tensor *want)
+{
+    loom_tensor *got = tdt_get(o, key);
+    tdt_assert_bytes(got, want, key);
+    loom_tensor_free(got);
+}
+
+static void test_save_in_place_and_aside(void **state)
+{
+    (void)state;
+    /* map=read copies "big" (320 KB) into a populated anonymous mapping,
+    ** "huge" (2.5 MiB, not a whole number of huge pages) into one asking
+    ** for transparent huge pages */
+    const int64_t b[1] = { 2 }, shape[2] = { 2, 40000 }, huge_shape[2] = { 2, 327680 };
+    loom_object *o = tdt_new(1, b);
+    loom_tensor *big = tdt_ramp(2, shape, 0.5, 1.0), *big2 = tdt_ramp(2, shape, -1.0, 7.0);
+    loom_tensor *huge = tdt_ramp(2, huge_shape, 0.25, -3.0);
+    loom_tensor *small = tdt_ramp(1, b, 1.0, 3.0);
+    tdt_set(o, "big", big);
+    tdt_set(o, "huge", huge);
+    tdt_set(o, "small", small);
+    char dir[256], kv[300], path[400];
+    snprintf(dir, sizeof dir, "%s/d", tdt_scratch);
+    snprintf(kv, sizeof kv, "path=%s", dir);
+    if (tdt_call(o, "rl.td_save", NULL, NULL, kv, NULL) != LOOM_OK)
+        fail_msg("rl.td_save: %s", loom_last_error());
+    assert_int_equal(aside_files_left(dir), 0);
+    loom_object *mapped = load(dir, "private", NULL), *read = load(dir, "read", NULL);
+    assert_leaf(read, "big", big);
+    assert_leaf(read, "huge", huge);
+    assert_leaf(read, "small", small);
+    loom_object_free(read);
+
+    /* saved again over the files a dict maps: written aside and renamed, the
+    ** mapping keeps the bytes it had */
+    tdt_set(o, "big", big2);
+    if (tdt_call(o, "rl.td_save", NULL, NULL, kv, NULL) != LOOM_OK)
+        fail_msg("rl.td_save again: %s", loom_last_error());
+    assert_int_equal(aside_files_left(dir), 0);
+    assert_leaf(mapped, "big", big);
+    read = load(dir, "read", NULL);
+    assert_leaf(read, "big", big2);
+    assert_leaf(read, "small", small);
+    loom_object_free(read);
+    loom_object_free(mapped);
+
+    /* a leaf that cannot be written: the error names it, and the fresh
+    ** directory gets no meta.json (meta.json files follow the leaves) */
+    snprintf(dir, sizeof dir, "%s/e", tdt_scratch);
+    snprintf(kv, sizeof kv, "path=%s", dir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    snprintf(path, sizeof path, "%s/big.memmap", dir);
+    assert_int_equal(mkdir(path, 0755), 0);
+    tdt_assert_fails(tdt_call(o, "rl.td_save", NULL, NULL, kv, NULL), LOOM_EIO, "big.memmap: cannot write");
+    snprintf(path, sizeof path, "%s/meta.json", dir);
+    struct stat sb;
+    assert_int_not_equal(stat(path, &sb), 0);
+    assert_int_equal(aside_files_left(dir), 0);
+
+    loom_object_free(o);
+    loom_tensor_free(big);
+    loom_tensor_free(big2);
+    loom_tensor_free(huge);
+    loom_tensor_free(small);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -265,6 +347,7 @@ int main(void)
         cmocka_unit_test(test_save_and_reload),
         cmocka_unit_test(test_save_refusals),
         cmocka_unit_test(test_broken_directories),
+        cmocka_unit_test(test_save_in_place_and_aside),
     };
-    return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
+    return cmocka_run_group_tests(tests, tdt_scratch_setup, tdt_scratch_teardown);
 }

@@ -156,6 +156,18 @@ int tu_has_backend(const char *op, const char *backend)
     return 0;
 }
 
+int tu_cuda_device(loom_dl_device *out)
+{
+    for (int64_t i = 0; i < loom_device_count(); i++) {
+        loom_device_info di = LOOM_DEVICE_INFO_INIT;
+        if (loom_device_at(i, &di) == LOOM_OK && di.device.device_type == LOOM_DEVICE_CUDA) {
+            *out = di.device;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 loom_tensor *tu_random_f32(int32_t ndim, const int64_t *shape, unsigned seed)
 {
     loom_tensor *t;

@@ -45,6 +45,8 @@ void tu_assert_close(const loom_tensor *got, const loom_tensor *want, double rto
 double tu_get(const loom_tensor *t, int64_t i);
 /* 1 when op is loaded and has a kernel of backend. */
 int tu_has_backend(const char *op, const char *backend);
+/* 1 with the first CUDA device in *out when loom has one, else 0. */
+int tu_cuda_device(loom_dl_device *out);
 /* A compact f32 tensor of uniform values in [-1, 1) from a 32-bit LCG with
 ** this seed (the same values on every call). */
 loom_tensor *tu_random_f32(int32_t ndim, const int64_t *shape, unsigned seed);

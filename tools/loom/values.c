@@ -62,7 +62,7 @@ int cli_tensor_get(const loom_tensor *t, int64_t i, double *out)
 {
     loom_dtype dt = loom_tensor_dtype_of(t);
     const char *p = element(t, i, loom_dtype_size(dt));
-    union { float f; double d; uint16_t u16; int8_t i8; uint8_t u8; int16_t i16; int32_t i32; int64_t i64; } u;
+    union { float f; double d; uint16_t u16; uint32_t u32; int8_t i8; uint8_t u8; int16_t i16; int32_t i32; int64_t i64; } u;
 
     switch (dt) {
     case LOOM_DTYPE_F32:    memcpy(&u.f, p, 4); *out = u.f; return 0;
@@ -74,6 +74,8 @@ int cli_tensor_get(const loom_tensor *t, int64_t i, double *out)
     case LOOM_DTYPE_U8:     memcpy(&u.u8, p, 1); *out = u.u8; return 0;
     case LOOM_DTYPE_BOOL:   memcpy(&u.u8, p, 1); *out = u.u8 != 0; return 0;
     case LOOM_DTYPE_I16:    memcpy(&u.i16, p, 2); *out = u.i16; return 0;
+    case LOOM_DTYPE_U16:    memcpy(&u.u16, p, 2); *out = u.u16; return 0;
+    case LOOM_DTYPE_U32:    memcpy(&u.u32, p, 4); *out = u.u32; return 0;
     case LOOM_DTYPE_I32:    memcpy(&u.i32, p, 4); *out = u.i32; return 0;
     case LOOM_DTYPE_I64:    memcpy(&u.i64, p, 8); *out = (double)u.i64; return 0;
     default:                return -1;

@@ -97,6 +97,28 @@ static loom_status gemm_shared_a(loom_call *call, loom_dtype dt, const void *a, 
     return pk_gemm(call->ctx, &ga);
 }
 
+/* mfcc's decibels (or log) in place, element by element: the one pass
+** with a libm call per value, so it is spread over the pool. */
+typedef struct mel_log_job {
+    void *mel;
+    size_t es;
+    int log_mels;
+} mel_log_job;
+
+static void mel_log_range(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    const mel_log_job *j = user;
+    (void)thread_index;
+    for (int64_t i = begin; i < end; i++) {
+        double y = j->es == 8 ? ((double *)j->mel)[i] : ((float *)j->mel)[i];
+        y = j->log_mels ? log(y + 1e-6) : 10.0 * log10(y > 1e-10 ? y : 1e-10);
+        if (j->es == 8)
+            ((double *)j->mel)[i] = y;
+        else
+            ((float *)j->mel)[i] = (float)y;
+    }
+}
+
 /* mel_spectrogram and mfcc: the power spectrogram, the filters, and for
 ** mfcc the decibels (or log) and the DCT. */
 static loom_status run_mel(loom_call *call, int mfcc)
@@ -143,19 +165,17 @@ static loom_status run_mel(loom_call *call, int mfcc)
     const int64_t group = x->ndim >= 2 ? x->shape[x->ndim - 2] * mel_per : total;
     const int log_mels = v[PK_ATTR(audio_mfcc, log_mels)].u.b;
     const double top_db = v[PK_ATTR(audio_mfcc, top_db)].u.f;
-    for (int64_t g0 = 0; g0 < total; g0 += group) {
+    mel_log_job lj = { mel, es, log_mels };
+    if ((st = pk_host->parallel_for(call->ctx, total, 16384, mel_log_range, &lj)) != LOOM_OK)
+        return st;
+    for (int64_t g0 = 0; g0 < total && !log_mels; g0 += group) {
+        /* the peak of the stored values: rounding to f32 is monotonic, so it
+        ** is the rounded peak of the unrounded ones */
         double peak = -INFINITY;
         for (int64_t i = g0; i < g0 + group; i++) {
-            double y = es == 8 ? ((double *)mel)[i] : ((float *)mel)[i];
-            y = log_mels ? log(y + 1e-6) : 10.0 * log10(y > 1e-10 ? y : 1e-10);
-            if (es == 8)
-                ((double *)mel)[i] = y;
-            else
-                ((float *)mel)[i] = (float)y;
+            const double y = es == 8 ? ((double *)mel)[i] : ((float *)mel)[i];
             peak = y > peak ? y : peak;
         }
-        if (log_mels)
-            continue;
         const double floor_db = es == 8 ? peak - top_db : (double)(float)((float)peak - (float)top_db);
         for (int64_t i = g0; i < g0 + group; i++) {
             if (es == 8)

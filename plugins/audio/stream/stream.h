@@ -178,6 +178,15 @@ loom_status audio_sw_write_video_run(loom_call *call);
 loom_status audio_sw_flush_run(loom_call *call);
 loom_status audio_sw_close_run(loom_call *call);
 loom_status audio_sw_bytes_run(loom_call *call);
-extern const pk_module audio_stream_cpu;
+extern const pk_module audio_stream_cpu, audio_stream_cuda;
+
+/* The reader's methods that the cuda pack (stream_cuda.c) also runs, on a
+** reader made on a cuda device (ABI 1.5 routes them there): cuda NULL is
+** the cpu kernel; else NVDEC outputs are allowed and every output of the
+** call is device memory. */
+struct sr_cuda_ops;
+loom_status audio_sr_add_video_on(loom_call *call, const struct sr_cuda_ops *cuda);
+loom_status audio_sr_add_basic_video_on(loom_call *call, const struct sr_cuda_ops *cuda);
+loom_status audio_sr_pop_chunk_on(loom_call *call, const struct sr_cuda_ops *cuda);
 
 #endif /* LOOM_AUDIO_STREAM_H */

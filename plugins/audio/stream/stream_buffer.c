@@ -13,9 +13,11 @@
 
 #define SB_SEGMENT_BYTES (4u << 20)
 
-void sb_init(stream_buffer *b, int64_t frames_per_chunk, int64_t max_chunks, size_t frame_bytes)
+void sb_init(stream_buffer *b, int64_t frames_per_chunk, int64_t max_chunks, size_t frame_bytes,
+             const sb_memory *mem)
 {
     memset(b, 0, sizeof *b);
+    b->mem = mem;
     b->frames_per_chunk = frames_per_chunk;
     b->max_chunks = frames_per_chunk > 0 ? max_chunks : -1;
     b->frame_bytes = frame_bytes;
@@ -25,10 +27,18 @@ void sb_init(stream_buffer *b, int64_t frames_per_chunk, int64_t max_chunks, siz
 
 static sb_chunk *at(const stream_buffer *b, int64_t i) { return &b->ring[(b->head + i) % b->ring_cap]; }
 
+static void seg_free(const stream_buffer *b, void *p)
+{
+    if (b->mem != NULL)
+        b->mem->release(b->mem->user, p);
+    else
+        free(p);
+}
+
 void sb_flush(stream_buffer *b)
 {
     for (int64_t i = 0; i < b->count; i++)
-        free(at(b, i)->data);
+        seg_free(b, at(b, i)->data);
     b->head = b->count = b->buffered = 0;
 }
 
@@ -63,7 +73,7 @@ static int ring_push(stream_buffer *b, uint8_t *data, int64_t pts)
 
 static void ring_pop(stream_buffer *b)
 {
-    free(at(b, 0)->data);
+    seg_free(b, at(b, 0)->data);
     b->head = (b->head + 1) % b->ring_cap;
     b->count--;
 }
@@ -72,11 +82,12 @@ static void ring_pop(stream_buffer *b)
 ** chunk (always full) is dropped and counted. 0, or -1 out of memory. */
 static int new_segment(stream_buffer *b, int64_t pts)
 {
-    uint8_t *d = malloc((size_t)b->seg_frames * b->frame_bytes);
+    size_t n = (size_t)b->seg_frames * b->frame_bytes;
+    uint8_t *d = b->mem != NULL ? b->mem->alloc(b->mem->user, n) : malloc(n);
     if (d == NULL)
         return -1;
     if (ring_push(b, d, pts) != 0) {
-        free(d);
+        seg_free(b, d);
         return -1;
     }
     if (b->max_chunks > 0 && b->count > b->max_chunks) {
@@ -131,18 +142,24 @@ int64_t sb_peek(const stream_buffer *b, int64_t *pts)
     return b->buffered < b->frames_per_chunk ? b->buffered : b->frames_per_chunk;
 }
 
-void sb_pop_copy(stream_buffer *b, uint8_t *dst)
+int sb_pop_copy(stream_buffer *b, uint8_t *dst)
 {
     int64_t pts;
     int64_t n = sb_peek(b, &pts);
+    int ret = 0;
     while (n > 0) {
         int64_t k = n < b->seg_frames ? n : b->seg_frames;
+        size_t nbytes = (size_t)k * b->frame_bytes;
         if (dst != NULL) {
-            memcpy(dst, at(b, 0)->data, (size_t)k * b->frame_bytes);
-            dst += (size_t)k * b->frame_bytes;
+            if (b->mem == NULL)
+                memcpy(dst, at(b, 0)->data, nbytes);
+            else if (b->mem->copy(b->mem->user, dst, at(b, 0)->data, nbytes) != 0)
+                ret = -1;
+            dst += nbytes;
         }
         ring_pop(b);
         b->buffered -= k;
         n -= k;
     }
+    return ret;
 }

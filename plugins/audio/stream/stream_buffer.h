@@ -14,6 +14,10 @@
 **     the timestamp of the first.
 ** A "frame" is one row of the chunk: a sample of every channel (audio) or
 ** one picture [C, H, W] (video), frame_bytes bytes.
+** Segments are host memory (malloc), or, with `mem` set, the memory it
+** allocates (hw_accel=cuda: device memory; nothing here reads it: sb_push
+** is then not used, sb_push_one hands out device addresses and pops copy
+** through mem->copy).
 */
 #ifndef LOOM_AUDIO_STREAM_BUFFER_H
 #define LOOM_AUDIO_STREAM_BUFFER_H
@@ -26,6 +30,13 @@ typedef struct sb_chunk {
     int64_t pts;                /* of the first frame, in the stream's output time base */
 } sb_chunk;
 
+typedef struct sb_memory {
+    void *(*alloc)(void *user, size_t nbytes);             /* NULL: out of memory */
+    void (*release)(void *user, void *p);
+    int (*copy)(void *user, void *dst, const void *src, size_t nbytes);   /* 0, or -1 */
+    void *user;
+} sb_memory;
+
 typedef struct stream_buffer {
     int64_t frames_per_chunk;   /* > 0, or -1: unchunked */
     int64_t max_chunks;         /* > 0, or -1: unbounded */
@@ -37,9 +48,12 @@ typedef struct stream_buffer {
     int64_t dropped_chunks, dropped_frames;
     void (*on_drop)(void *user, int64_t dropped_chunks);
     void *drop_user;
+    const sb_memory *mem;       /* NULL: host memory */
 } stream_buffer;
 
-void sb_init(stream_buffer *b, int64_t frames_per_chunk, int64_t max_chunks, size_t frame_bytes);
+/* mem: NULL (host memory) or the segments' allocator, borrowed. */
+void sb_init(stream_buffer *b, int64_t frames_per_chunk, int64_t max_chunks, size_t frame_bytes,
+             const sb_memory *mem);
 void sb_free(stream_buffer *b);
 /* Forget every buffered frame (a seek); the drop counters stay. */
 void sb_flush(stream_buffer *b);
@@ -56,6 +70,7 @@ int sb_ready(const stream_buffer *b);
 ** sb_pop_copy; sb_peek gives the size first so that the caller can
 ** allocate. */
 int64_t sb_peek(const stream_buffer *b, int64_t *pts);
-void sb_pop_copy(stream_buffer *b, uint8_t *dst);
+/* 0, or -1 when mem->copy failed (the chunk is popped all the same). */
+int sb_pop_copy(stream_buffer *b, uint8_t *dst);
 
 #endif /* LOOM_AUDIO_STREAM_BUFFER_H */

@@ -46,6 +46,19 @@ loom_status audio_stream_decode_run(loom_call *call)
         sr_video_filter_desc(desc, sizeof desc, a[A(frame_rate)].is_set ? a[A(frame_rate)].u.f : 0,
                              a[A(width)].is_set ? a[A(width)].u.i : 0, a[A(height)].is_set ? a[A(height)].u.i : 0,
                              fmt != NULL ? fmt : "rgb24");
+    /* the decoder's frame/slice threads: the call's thread budget (the
+    ** core's pool, or loom_call_options.num_threads), as TorchCodec sets
+    ** thread_count to its num_ffmpeg_threads, unless decoder_option names
+    ** threads itself (the filter graph takes the same count) */
+    const char *dopt = str_of(&a[A(decoder_option)]);
+    char dopt_threads[600];
+    if (dopt == NULL || (strncmp(dopt, "threads=", 8) != 0 && strstr(dopt, ";threads=") == NULL)) {
+        int n = snprintf(dopt_threads, sizeof dopt_threads, "threads=%d%s%s",
+                         call->ctx->n_threads > 0 ? call->ctx->n_threads : 1, dopt != NULL ? ";" : "",
+                         dopt != NULL ? dopt : "");
+        if (n > 0 && (size_t)n < sizeof dopt_threads)
+            dopt = dopt_threads;
+    }
     char err[SR_ERR_LEN];
     sr_reader *r;
     if (sr_open(&r, &src, err) != 0)
@@ -54,7 +67,7 @@ loom_status audio_stream_decode_run(loom_call *call)
                            .stream_index = a[A(stream_index)].is_set
                                                ? (a[A(stream_index)].u.i > 1000000 ? 1000000 : (int)a[A(stream_index)].u.i)
                                                : -1,
-                           .decoder = str_of(&a[A(decoder)]), .decoder_option = str_of(&a[A(decoder_option)]),
+                           .decoder = str_of(&a[A(decoder)]), .decoder_option = dopt,
                            .filter_desc = desc };
     loom_status st = LOOM_OK;
     int k = sr_add_output(r, &c);

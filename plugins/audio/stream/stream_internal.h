@@ -46,6 +46,11 @@ typedef struct sr_output {
     int sink_fmt;               /* the graph's pixel format in that case */
     struct SwsContext *sws;
     int sws_space, sws_range;   /* the colour details sws was last given */
+    /* hw_accel=cuda: no graph; CUDA frames converted by cuda.nv12 into a
+    ** buffer of device memory (cuda.mem) */
+    int on_cuda;
+    int cuda_rgb;               /* rgb24, else yuv420p planes */
+    sr_cuda_ops cuda;
 } sr_output;
 
 typedef struct sr_decoder {
@@ -100,6 +105,10 @@ int sr_output_build_graph(sr_reader *r, sr_output *o, const AVStream *st, const 
 /* Set graph_desc when filter_desc ends in a plain format=pix_fmts=rgb24 or
 ** bgr24 and scales nothing (see direct_fmt). */
 void sr_output_split_format(sr_output *o);
+/* hw_accel=cuda: set o's format from filter_desc (null, format=pix_fmts=
+** rgb24 or yuv420p: frames stay on the GPU, so nothing else applies) and
+** its [3, H, W] buffer in device memory. */
+int sr_output_cuda_configure(sr_reader *r, sr_output *o, const AVStream *st, const AVCodecContext *dec);
 /* Send frame (NULL: drain) through o's graph into its buffer. */
 int sr_output_send(sr_reader *r, sr_output *o, AVFrame *frame);
 void sr_output_free(sr_output *o);

@@ -17,6 +17,7 @@
 #include <libavfilter/buffersink.h>
 #include <libavfilter/buffersrc.h>
 #include <libavutil/channel_layout.h>
+#include <libavutil/hwcontext.h>
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
 
@@ -115,8 +116,65 @@ static int build_once(sr_reader *r, sr_output *o, const AVStream *st, const AVCo
     return stream_graph_build(o->graph, o->video, args, desc, &o->src, &o->sink, r->err, sizeof r->err) != 0 ? -1 : 0;
 }
 
+int sr_output_cuda_configure(sr_reader *r, sr_output *o, const AVStream *st, const AVCodecContext *dec)
+{
+    if (o->configured)
+        return 0;               /* a seek: the same pictures, the same buffer */
+    if (strcmp(o->filter_desc, "null") == 0 || strcmp(o->filter_desc, "format=pix_fmts=yuv420p") == 0)
+        o->cuda_rgb = 0;
+    else if (strcmp(o->filter_desc, "format=pix_fmts=rgb24") == 0)
+        o->cuda_rgb = 1;
+    else
+        return sr_fail(r, "'filter_desc' \"%s\" with hw_accel=cuda: the pictures stay on the GPU, where only "
+                          "format=pix_fmts=rgb24 or yuv420p applies (no frame rate, scaling or other filters)",
+                       o->filter_desc);
+    if (dec->width <= 0 || dec->height <= 0 || dec->width % 2 != 0 || dec->height % 2 != 0)
+        return sr_fail(r, "stream %d: NVDEC pictures of %dx%d: the NV12 conversion needs an even, known size",
+                       o->source_index, dec->width, dec->height);
+    o->out_tb = st->time_base;
+    o->out_format = o->cuda_rgb ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_YUV420P;
+    o->dtype = LOOM_DTYPE_U8;
+    o->ndim = 3;
+    o->shape[0] = 3;
+    o->shape[1] = dec->height;
+    o->shape[2] = dec->width;
+    void (*on_drop)(void *, int64_t) = o->buf.on_drop;
+    void *du = o->buf.drop_user;
+    sb_init(&o->buf, o->frames_per_chunk, o->buffer_chunk_size, (size_t)(3 * dec->width * dec->height), &o->cuda.mem);
+    o->buf.on_drop = on_drop;
+    o->buf.drop_user = du;
+    o->configured = 1;
+    return 0;
+}
+
+/* One decoded CUDA frame into the device buffer. */
+static int push_cuda(sr_reader *r, sr_output *o, const AVFrame *f)
+{
+    if (f->format != AV_PIX_FMT_CUDA || f->hw_frames_ctx == NULL)
+        return sr_fail(r, "stream %d: NVDEC does not decode this stream (the decoder gave %s pictures, not cuda "
+                          "ones: a profile or size the GPU lacks); read it without hw_accel",
+                       o->source_index, av_get_pix_fmt_name(f->format));
+    const AVHWFramesContext *fc = (const AVHWFramesContext *)f->hw_frames_ctx->data;
+    if (fc->sw_format != AV_PIX_FMT_NV12)
+        return sr_fail(r, "stream %d: NVDEC gives %s pictures; only 8-bit 4:2:0 (nv12) is converted on the GPU",
+                       o->source_index, av_get_pix_fmt_name(fc->sw_format));
+    if (f->width != o->shape[2] || f->height != o->shape[1])
+        return sr_fail(r, "stream %d: the picture size changed mid-stream (%dx%d, was %lldx%lld)", o->source_index,
+                       f->width, f->height, (long long)o->shape[2], (long long)o->shape[1]);
+    uint8_t *dst = sb_push_one(&o->buf, f->pts == AV_NOPTS_VALUE ? 0 : f->pts);
+    if (dst == NULL)
+        return sr_fail(r, "out of GPU memory buffering stream %d", o->source_index);
+    /* swscale's choice on the cpu path: BT.601 unless the stream says BT.709 */
+    if (o->cuda.nv12(o->cuda.mem.user, dst, f->data[0], f->linesize[0], f->data[1], f->linesize[1], f->width,
+                     f->height, o->cuda_rgb, f->colorspace == AVCOL_SPC_BT709, f->color_range == AVCOL_RANGE_JPEG) != 0)
+        return sr_fail(r, "stream %d: the NV12 conversion on the GPU failed", o->source_index);
+    return 0;
+}
+
 int sr_output_build_graph(sr_reader *r, sr_output *o, const AVStream *st, const AVCodecContext *dec)
 {
+    if (o->on_cuda)
+        return sr_output_cuda_configure(r, o, st, dec);
     /* the graph without its final rgb24 / bgr24 conversion, where that
     ** leaves yuv420p pictures of an even height (swscale's yuv2rgb path,
     ** which this reader then runs itself); otherwise the whole graph */
@@ -165,7 +223,7 @@ int sr_output_build_graph(sr_reader *r, sr_output *o, const AVStream *st, const 
     if (!o->configured) {
         void (*on_drop)(void *, int64_t) = o->buf.on_drop;
         void *du = o->buf.drop_user;
-        sb_init(&o->buf, o->frames_per_chunk, o->buffer_chunk_size, fb);
+        sb_init(&o->buf, o->frames_per_chunk, o->buffer_chunk_size, fb, NULL);
         o->buf.on_drop = on_drop;
         o->buf.drop_user = du;
     }
@@ -351,6 +409,8 @@ static int push_filtered(sr_reader *r, sr_output *o, const AVFrame *f)
 int sr_output_send(sr_reader *r, sr_output *o, AVFrame *frame)
 {
     char eb[AV_ERROR_MAX_STRING_SIZE];
+    if (o->on_cuda)
+        return frame != NULL ? push_cuda(r, o, frame) : 0;
     int ret = av_buffersrc_add_frame_flags(o->src, frame, AV_BUFFERSRC_FLAG_KEEP_REF);
     if (ret < 0 && ret != AVERROR_EOF)
         return sr_fail(r, "stream %d: the filter graph refused a frame: %s", o->source_index, sr_averr(ret, eb));

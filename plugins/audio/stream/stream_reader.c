@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <libavdevice/avdevice.h>
+#include <libavutil/hwcontext.h>
 #include <libavutil/dict.h>
 #include <libavutil/pixdesc.h>
 
@@ -245,6 +246,48 @@ void sr_video_filter_desc(char *buf, size_t n, double frame_rate, int64_t width,
         snprintf(buf + k, n - k, "%sformat=pix_fmts=%s", k ? "," : "", pix_fmt);
 }
 
+/* libavutil/hwcontext_cuda.h's flag (that header includes the CUDA driver's
+** cuda.h, which a build without the toolkit lacks): share the primary context. */
+#ifndef AV_CUDA_USE_PRIMARY_CONTEXT
+#  define AV_CUDA_USE_PRIMARY_CONTEXT (1 << 0)
+#endif
+
+/* CUDA frames when the decoder offers them; otherwise its software format,
+** which the output then refuses, naming it (a profile NVDEC lacks). */
+static enum AVPixelFormat pick_cuda_format(AVCodecContext *c, const enum AVPixelFormat *fmts)
+{
+    for (const enum AVPixelFormat *p = fmts; *p != AV_PIX_FMT_NONE; p++)
+        if (*p == AV_PIX_FMT_CUDA)
+            return *p;
+    return avcodec_default_get_format(c, fmts);
+}
+
+/* hw_accel=cuda: FFmpeg's NVDEC hwaccel of codec on the reader's device, on
+** the device's primary context (the CUDA runtime's, so the cuda pack reads
+** the frames it decodes). 0, or -1 naming what is missing. */
+static int attach_cuda(sr_reader *r, AVCodecContext *c, const AVCodec *codec, const sr_cuda_ops *cuda)
+{
+    char eb[AV_ERROR_MAX_STRING_SIZE], dev[16];
+    int has = 0;
+    for (int i = 0; !has; i++) {
+        const AVCodecHWConfig *h = avcodec_get_hw_config(codec, i);
+        if (h == NULL)
+            break;
+        has = h->device_type == AV_HWDEVICE_TYPE_CUDA && (h->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX);
+    }
+    if (!has)
+        return sr_fail(r, "'hw_accel' \"cuda\": the %s decoder of this FFmpeg has no CUDA (NVDEC) hwaccel", codec->name);
+    AVBufferRef *hw = NULL;
+    snprintf(dev, sizeof dev, "%d", cuda->device_id);
+    int ret = av_hwdevice_ctx_create(&hw, AV_HWDEVICE_TYPE_CUDA, dev, NULL, AV_CUDA_USE_PRIMARY_CONTEXT);
+    if (ret < 0)
+        return sr_fail(r, "'hw_accel' \"cuda\": FFmpeg cannot open CUDA device %d for NVDEC: %s", cuda->device_id,
+                       sr_averr(ret, eb));
+    c->hw_device_ctx = hw;
+    c->get_format = pick_cuda_format;
+    return 0;
+}
+
 static int open_decoder(sr_reader *r, int si, const sr_output_config *cfg)
 {
     char eb[AV_ERROR_MAX_STRING_SIZE];
@@ -254,6 +297,9 @@ static int open_decoder(sr_reader *r, int si, const sr_output_config *cfg)
         if (cfg->decoder != NULL || cfg->decoder_option != NULL)
             return sr_fail(r, "'decoder' and 'decoder_option' apply to the first output of a stream; stream %d "
                               "already has its decoder", si);
+        if (d->hw_cuda != (cfg->cuda != NULL))
+            return sr_fail(r, "'hw_accel': stream %d already decodes %s; its outputs share one decoder", si,
+                           d->hw_cuda ? "on NVDEC (hw_accel=cuda)" : "on the CPU (no hw_accel)");
         return 0;
     }
     const AVCodec *codec = cfg->decoder != NULL && *cfg->decoder ? avcodec_find_decoder_by_name(cfg->decoder)
@@ -274,6 +320,10 @@ static int open_decoder(sr_reader *r, int si, const sr_output_config *cfg)
         return sr_fail(r, "stream %d: bad codec parameters: %s", si, sr_averr(ret, eb));
     }
     c->pkt_timebase = st->time_base;
+    if (cfg->cuda != NULL && attach_cuda(r, c, codec, cfg->cuda) != 0) {
+        avcodec_free_context(&c);
+        return -1;
+    }
     if (stream_parse_options(&opts, cfg->decoder_option, "decoder_option", r->err, sizeof r->err) != 0) {
         avcodec_free_context(&c);
         return -1;
@@ -291,6 +341,7 @@ static int open_decoder(sr_reader *r, int si, const sr_output_config *cfg)
     }
     av_dict_free(&opts);
     d->ctx = c;
+    d->hw_cuda = cfg->cuda != NULL;
     return 0;
 }
 
@@ -329,8 +380,16 @@ int sr_add_output(sr_reader *r, const sr_output_config *cfg)
         return sr_fail(r, "'frames_per_chunk' must be positive or -1 (%lld)", (long long)cfg->frames_per_chunk);
     if (cfg->buffer_chunk_size == 0 || cfg->buffer_chunk_size < -1)
         return sr_fail(r, "'buffer_chunk_size' must be positive or -1 (%lld)", (long long)cfg->buffer_chunk_size);
-    if (cfg->hw_accel != NULL && *cfg->hw_accel)
-        return sr_fail(r, "'hw_accel' \"%s\" is not available in this build", cfg->hw_accel);
+    const int hw = cfg->hw_accel != NULL && *cfg->hw_accel;
+    if (hw && (!cfg->video || strcmp(cfg->hw_accel, "cuda") != 0))
+        return sr_fail(r, "'hw_accel' \"%s\": only \"cuda\" (NVDEC), for video streams", cfg->hw_accel);
+    if (hw && cfg->cuda == NULL)
+        return sr_fail(r, "'hw_accel' \"cuda\": this reader is on the CPU; make it on a cuda device "
+                          "(loom_object_options.device) so that audio-cuda.so (a CUDA build) decodes on NVDEC");
+    sr_output_config c_ = *cfg;
+    if (!hw)
+        c_.cuda = NULL;         /* a cuda reader's software output: host chunks */
+    cfg = &c_;
     const int had_decoder = r->decoders[si].ctx != NULL;
     if (open_decoder(r, si, cfg) != 0)
         return -1;
@@ -351,7 +410,11 @@ int sr_add_output(sr_reader *r, const sr_output_config *cfg)
                                                                             : cfg->video ? "null" : "anull");
     o->buf.on_drop = log_drop;
     o->buf.drop_user = o;
-    if (o->filter_desc != NULL && cfg->video && (cfg->hw_accel == NULL || !*cfg->hw_accel))
+    if (cfg->cuda != NULL) {
+        o->on_cuda = 1;
+        o->cuda = *cfg->cuda;
+    }
+    if (o->filter_desc != NULL && cfg->video && !o->on_cuda)
         sr_output_split_format(o);
     if (o->filter_desc == NULL || sr_output_build_graph(r, o, r->fmt->streams[si], r->decoders[si].ctx) != 0) {
         if (o->filter_desc == NULL)
@@ -385,6 +448,7 @@ int sr_out_info_get(const sr_reader *r, int index, sr_out_info *out)
     out->dropped_frames = o->buf.dropped_frames;
     out->frames_per_chunk = o->frames_per_chunk;
     out->buffer_chunk_size = o->buffer_chunk_size;
+    out->on_cuda = o->on_cuda;
     return 0;
 }
 
@@ -524,4 +588,9 @@ int64_t sr_peek_chunk(const sr_reader *r, int index, double *pts)
     return n;
 }
 
-void sr_pop_chunk(sr_reader *r, int index, void *dst) { sb_pop_copy(&r->outs[index]->buf, dst); }
+int sr_pop_chunk(sr_reader *r, int index, void *dst)
+{
+    if (sb_pop_copy(&r->outs[index]->buf, dst) != 0)
+        return sr_fail(r, "output %d: copying its chunk on the GPU failed", index);
+    return 0;
+}

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "loom/stream_io.h"
+#include "stream_buffer.h"
 
 #define SR_ERR_LEN 512
 
@@ -68,6 +69,25 @@ char *sr_metadata(const sr_reader *r);
 int sr_default_stream(const sr_reader *r, int video);
 
 /* ---- output streams ---- */
+/* hw_accel=cuda (NVDEC): what the cuda pack (stream_cuda.c) lends an output
+** whose pictures stay on the GPU. The reader itself calls no CUDA API: FFmpeg
+** decodes into CUDA frames (NV12, on the device's primary context, so the
+** CUDA runtime sees the same memory), and these convert them into chunk
+** buffers of device memory and copy chunks out. */
+typedef struct sr_cuda_ops {
+    sb_memory mem;              /* device memory; copy: device to device, finished on return */
+    /* host -> device, finished on return: 0, or -1 */
+    int (*to_device)(void *user, void *dst, const void *src, size_t nbytes);
+    /* One NV12 picture (device planes y, uv with their pitches) to a
+    ** [3, height, width] u8 row at dst (device): rgb != 0: RGB planes
+    ** (BT.601, or BT.709 when bt709; limited range unless full_range);
+    ** else Y, U, V planes, chroma repeated 2x2 (the cpu path's yuv420p
+    ** layout). Finished on return (the decoder reuses its surface): 0, or -1. */
+    int (*nv12)(void *user, uint8_t *dst, const uint8_t *y, int y_pitch, const uint8_t *uv, int uv_pitch, int width,
+                int height, int rgb, int bt709, int full_range);
+    int device_id;              /* the CUDA device (ordinal) the reader is on */
+} sr_cuda_ops;
+
 typedef struct sr_output_config {
     int video;                  /* 0: audio, 1: video */
     int64_t frames_per_chunk;   /* > 0, or -1: everything buffered at pop */
@@ -77,6 +97,7 @@ typedef struct sr_output_config {
     const char *decoder_option; /* "key=value;..." or NULL */
     const char *filter_desc;    /* NULL: anull / null */
     const char *hw_accel;       /* video: NULL or "cuda" */
+    const sr_cuda_ops *cuda;    /* hw_accel=cuda: the cuda pack's; NULL on the cpu (then refused) */
 } sr_output_config;
 /* The output's index, or -1. */
 int sr_add_output(sr_reader *r, const sr_output_config *cfg);
@@ -98,6 +119,7 @@ typedef struct sr_out_info {
     double time_base;           /* seconds per pts unit */
     int64_t dropped_chunks, dropped_frames;
     int64_t frames_per_chunk, buffer_chunk_size;
+    int on_cuda;                /* hw_accel=cuda: chunks in device memory */
 } sr_out_info;
 int sr_out_info_get(const sr_reader *r, int index, sr_out_info *out);
 
@@ -112,8 +134,9 @@ int sr_eof(const sr_reader *r);
 /* mode: 0 key, 1 any, 2 precise (torchaudio's numbering). */
 int sr_seek(sr_reader *r, double timestamp, int mode);
 /* The next chunk of output `index`: its frames (0: none) and pts in
-** seconds; then sr_pop_chunk copies it to dst (frames * frame bytes). */
+** seconds; then sr_pop_chunk copies it to dst (frames * frame bytes; device
+** memory for an on_cuda output): 0, or -1 when that copy failed. */
 int64_t sr_peek_chunk(const sr_reader *r, int index, double *pts);
-void sr_pop_chunk(sr_reader *r, int index, void *dst);
+int sr_pop_chunk(sr_reader *r, int index, void *dst);
 
 #endif /* LOOM_AUDIO_STREAM_READER_H */

@@ -205,11 +205,27 @@ static void common_config(const loom_call *call, int video, sr_output_config *c)
     c->decoder_option = str_attr(call, PK_ATTR(audio_sr_add_audio, decoder_option));
 }
 
+/* A scalar output of a call on the CPU, or (cuda != NULL: the cuda pack's
+** kernels, whose outputs are device memory) copied to the device. */
+static loom_status out_scalar(loom_call *call, int32_t index, loom_dtype dt, const void *v, size_t n,
+                              const sr_cuda_ops *cuda)
+{
+    loom_tensor *t;
+    loom_status st = pk_host->alloc_output(call, index, dt, 0, NULL, &t);
+    if (st != LOOM_OK)
+        return st;
+    if (cuda == NULL)
+        memcpy(loom_data(t), v, n);
+    else if (cuda->to_device(cuda->mem.user, loom_data(t), v, n) != 0)
+        return pk_host->fail(LOOM_EDEVICE, "copying output %d to the GPU failed", index);
+    return LOOM_OK;
+}
+
 static loom_status add_output(loom_call *call, const sr_output_config *c)
 {
     LOCKED(call, {
-        int k = sr_add_output(r, c);
-        st_ = k < 0 ? fail_with(sr_error(r)) : out_i64(call, 0, k);
+        int64_t k = sr_add_output(r, c);
+        st_ = k < 0 ? fail_with(sr_error(r)) : out_scalar(call, 0, LOOM_DTYPE_I64, &k, sizeof k, c->cuda);
     });
 }
 
@@ -243,18 +259,21 @@ static loom_status add_basic_audio_run(loom_call *call)
     return add_output(call, &c);
 }
 
-static loom_status add_video_run(loom_call *call)
+loom_status audio_sr_add_video_on(loom_call *call, const sr_cuda_ops *cuda)
 {
     sr_output_config c;
     common_config(call, 1, &c);
     c.filter_desc = str_attr(call, PK_ATTR(audio_sr_add_video, filter_desc));
     c.hw_accel = str_attr(call, PK_ATTR(audio_sr_add_video, hw_accel));
+    c.cuda = cuda;
     return add_output(call, &c);
 }
 
+static loom_status add_video_run(loom_call *call) { return audio_sr_add_video_on(call, NULL); }
+
 static const char *const pixel_formats[] = { "rgb24", "bgr24", "yuv420p", "yuv444p", "gray", NULL };
 
-static loom_status add_basic_video_run(loom_call *call)
+loom_status audio_sr_add_basic_video_on(loom_call *call, const sr_cuda_ops *cuda)
 {
     const loom_attr_value *a = call->attrs;
     sr_output_config c;
@@ -273,8 +292,11 @@ static loom_status add_basic_video_run(loom_call *call)
                          fmt);
     c.filter_desc = desc;
     c.hw_accel = str_attr(call, PK_ATTR(audio_sr_add_basic_video, hw_accel));
+    c.cuda = cuda;
     return add_output(call, &c);
 }
+
+static loom_status add_basic_video_run(loom_call *call) { return audio_sr_add_basic_video_on(call, NULL); }
 
 static loom_status out_info_run(loom_call *call)
 {
@@ -329,13 +351,20 @@ static loom_status seek_run(loom_call *call)
     });
 }
 
-static loom_status pop_chunk_run(loom_call *call)
+/* pop_chunk on the CPU (cuda NULL), or on the reader's GPU (the cuda pack):
+** there the chunk and its pts are device tensors, NVDEC chunks copied on the
+** device and host chunks (audio, software video) copied up once. */
+loom_status audio_sr_pop_chunk_on(loom_call *call, const sr_cuda_ops *cuda)
 {
     LOCKED(call, {
         sr_out_info in;
         int64_t i = call->attrs[PK_ATTR(audio_sr_pop, output)].u.i;
         if (sr_out_info_get(r, i > 1000000 ? 1000000 : (int)i, &in) != 0)
             st_ = pk_host->fail(LOOM_EINVAL, "'output' %lld: %s", (long long)i, sr_error(r));
+        else if (in.on_cuda && cuda == NULL)
+            st_ = pk_host->fail(LOOM_EINVAL, "'output' %lld holds NVDEC pictures on the GPU (hw_accel=cuda); this "
+                                "pop_chunk ran on the CPU: make the reader on cuda, with a core of ABI 1.5 or "
+                                "newer (object methods go to the object's device)", (long long)i);
         double pts = NAN;
         int64_t n = st_ == LOOM_OK ? sr_peek_chunk(r, (int)i, &pts) : 0;
         int64_t shape[4] = { n, in.frame_shape[0], in.frame_shape[1], in.frame_shape[2] };
@@ -343,11 +372,25 @@ static loom_status pop_chunk_run(loom_call *call)
         if (st_ == LOOM_OK)
             st_ = pk_host->alloc_output(call, 0, (loom_dtype)in.dtype, 1 + in.ndim_frame, shape, &t);
         if (st_ == LOOM_OK)
-            st_ = out_f64(call, 1, pts);
-        if (st_ == LOOM_OK && n > 0)
-            sr_pop_chunk(r, (int)i, loom_data(t));
+            st_ = out_scalar(call, 1, LOOM_DTYPE_F64, &pts, sizeof pts, cuda);
+        if (st_ == LOOM_OK && n > 0) {
+            if (cuda == NULL || in.on_cuda) {
+                if (sr_pop_chunk(r, (int)i, loom_data(t)) != 0)
+                    st_ = pk_host->fail(LOOM_EDEVICE, "%s", sr_error(r));
+            } else {
+                size_t nbytes = (size_t)loom_numel(t) * (size_t)(t->dtype.bits / 8);
+                void *host = malloc(nbytes ? nbytes : 1);
+                if (host == NULL)
+                    st_ = pk_host->fail(LOOM_ENOMEM, "out of memory for a chunk of %zu bytes", nbytes);
+                else if (sr_pop_chunk(r, (int)i, host) != 0 || cuda->to_device(cuda->mem.user, loom_data(t), host, nbytes) != 0)
+                    st_ = pk_host->fail(LOOM_EDEVICE, "copying the chunk of output %lld to the GPU failed", (long long)i);
+                free(host);
+            }
+        }
     });
 }
+
+static loom_status pop_chunk_run(loom_call *call) { return audio_sr_pop_chunk_on(call, NULL); }
 
 loom_status audio_stream_decode_run(loom_call *call);
 

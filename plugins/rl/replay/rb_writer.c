@@ -197,6 +197,8 @@ static double elem(const rl_leaf *l, int64_t i)
     case LOOM_DTYPE_I64: return (double)((const int64_t *)p)[i];
     case LOOM_DTYPE_I32: return ((const int32_t *)p)[i];
     case LOOM_DTYPE_I16: return ((const int16_t *)p)[i];
+    case LOOM_DTYPE_U16: return ((const uint16_t *)p)[i];
+    case LOOM_DTYPE_U32: return ((const uint32_t *)p)[i];
     case LOOM_DTYPE_I8: return ((const int8_t *)p)[i];
     case LOOM_DTYPE_U8: case LOOM_DTYPE_BOOL: return ((const uint8_t *)p)[i];
     default: return 0;

@@ -32,6 +32,13 @@ typedef enum rl_map_mode {
     RL_MAP_READ_ONLY = 3    /* mapped shared without write access: writes are refused */
 } rl_map_mode;
 
+/* RL_MAP_READ copies of at least this many bytes go to an anonymous mapping
+** populated at once (MAP_POPULATE) rather than malloc's: one call maps every
+** page instead of a fault per page while read(2) fills it. */
+#define RL_MMT_READ_MAP_MIN ((size_t)64 << 10)
+/* ... and of at least this many in transparent huge pages where allowed. */
+#define RL_MMT_HUGE_MIN ((size_t)2 << 20)
+
 /* Parse "private" | "shared" | "read" | "read_only"; -1 for anything else. */
 int rl_map_mode_parse(const char *name);
 const char *rl_map_mode_name(rl_map_mode mode);

@@ -490,6 +490,7 @@ static const struct { loom_dtype dtype; const char *torch; } dtype_names[] = {
     { LOOM_DTYPE_I8, "torch.int8" },       { LOOM_DTYPE_U8, "torch.uint8" },
     { LOOM_DTYPE_I16, "torch.int16" },     { LOOM_DTYPE_I32, "torch.int32" },
     { LOOM_DTYPE_I64, "torch.int64" },     { LOOM_DTYPE_BOOL, "torch.bool" },
+    { LOOM_DTYPE_U16, "torch.uint16" },    { LOOM_DTYPE_U32, "torch.uint32" },
 };
 
 const char *rl_dtype_torch_name(loom_dtype dtype)

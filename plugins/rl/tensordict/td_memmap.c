@@ -5,6 +5,16 @@
 ** core's pool (write(2) on save, mmap(2) or read(2) on load). A worker
 ** cannot set the caller's error slot, so each job keeps its own message
 ** and the first one is reported on the calling thread.
+**
+** Save, per leaf: a file that does not exist yet is created in place
+** (open O_CREAT|O_EXCL, one write(2) from the tensor's own memory, close:
+** three calls, no copy but the kernel's); one that exists is written beside
+** it and renamed over it (a dict mapped from it keeps its bytes). Every
+** meta.json is written after all the leaves, the root's last, so a
+** directory whose meta.json is there holds every leaf it names whole, and
+** a save killed midway into a fresh directory leaves no meta.json to load.
+** Nothing is fsync'd (tensordict's memmap does not either; rl.rb_dumps
+** syncs the tree it writes).
 */
 #include "td_memmap.h"
 
@@ -76,6 +86,9 @@ typedef struct job_list {
     leaf_job *j;
     int64_t n, cap;
     rl_map_mode mode;
+    long pid;                       /* save: in the names of files written aside */
+    char **meta_path, **meta_text;  /* save: the meta.json files, written after the leaves */
+    int64_t n_meta, cap_meta;
 } job_list;
 
 static leaf_job *job_add(job_list *l, char *path)
@@ -106,6 +119,12 @@ static void jobs_free(job_list *l)
     for (int64_t i = 0; i < l->n; i++)
         free(l->j[i].path);
     free(l->j);
+    for (int64_t i = 0; i < l->n_meta; i++) {
+        free(l->meta_path[i]);
+        free(l->meta_text[i]);
+    }
+    free(l->meta_path);
+    free(l->meta_text);
 }
 
 /* The first failed job's message, on the calling thread. */
@@ -145,19 +164,19 @@ static int write_all(int fd, const void *data, size_t n)
     return 0;
 }
 
-/* Write data to path through a file beside it, renamed over path at the
-** end: a dict mapped from path (loaded earlier, maybe the one being saved)
-** keeps reading the old file, and path never holds half a leaf. */
-static int write_replace(const char *path, const void *data, size_t n, char *msg, size_t msg_size)
+/* Write data to a file beside path, renamed over it at the end: a dict
+** mapped from path (loaded earlier, maybe the one being saved) keeps reading
+** the old file, and path never holds half a leaf. */
+static int write_aside(const char *path, const void *data, size_t n, long pid, char *msg, size_t msg_size)
 {
-    size_t len = strlen(path) + 32;
+    static int64_t seq;   /* two saves of one process to one path at once pick different names */
+    size_t len = strlen(path) + 48;
     char *tmp = malloc(len);
     if (tmp == NULL) {
         snprintf(msg, msg_size, "%s: out of memory", path);
         return -1;
     }
-    static int64_t seq;
-    snprintf(tmp, len, "%s.tmp-%ld-%lld", path, (long)getpid(), (long long)__atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
+    snprintf(tmp, len, "%s.tmp-%ld-%lld", path, pid, (long long)__atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
     int bad = fd < 0 || write_all(fd, data, n) != 0;
     int err = errno;
@@ -174,22 +193,69 @@ static int write_replace(const char *path, const void *data, size_t n, char *msg
     return bad ? -1 : 0;
 }
 
+/* Write data to path: created in place when it does not exist (O_EXCL: a
+** file or link that appears meanwhile is not written through), else
+** through write_aside. A failed in-place write removes what it made. */
+static int write_file(const char *path, const void *data, size_t n, long pid, char *msg, size_t msg_size)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0 && errno == EEXIST)
+        return write_aside(path, data, n, pid, msg, msg_size);
+    int bad = fd < 0 || write_all(fd, data, n) != 0;
+    int err = errno;
+    if (fd >= 0 && close(fd) != 0 && !bad)
+        bad = 1, err = errno;
+    if (bad) {
+        if (fd >= 0)
+            unlink(path);
+        snprintf(msg, msg_size, "%s: cannot write: %s", path, strerror(err));
+    }
+    return bad ? -1 : 0;
+}
+
 static void save_range(void *user, int64_t begin, int64_t end, int32_t thread_index)
 {
     (void)thread_index;
     job_list *l = user;
     for (int64_t i = begin; i < end; i++) {
         leaf_job *j = &l->j[i];
-        if (write_replace(j->path, rl_leaf_data(j->src), j->nbytes, j->msg, sizeof j->msg) != 0)
+        if (write_file(j->path, rl_leaf_data(j->src), j->nbytes, l->pid, j->msg, sizeof j->msg) != 0)
             j->status = LOOM_EIO;
     }
 }
 
-static loom_status write_text(const char *path, const char *text)
+/* Queue text (malloc'd; taken, freed on failure too) as the meta.json at path. */
+static loom_status queue_meta(job_list *l, char *path, char *text)
+{
+    if (path != NULL && text != NULL && l->n_meta == l->cap_meta) {
+        int64_t cap = l->cap_meta > 0 ? 2 * l->cap_meta : 16;
+        char **p = realloc(l->meta_path, (size_t)cap * sizeof *p);
+        if (p != NULL)
+            l->meta_path = p;
+        char **t = p != NULL ? realloc(l->meta_text, (size_t)cap * sizeof *t) : NULL;
+        if (t != NULL) {
+            l->meta_text = t;
+            l->cap_meta = cap;
+        }
+    }
+    if (path == NULL || text == NULL || l->n_meta == l->cap_meta) {
+        free(path);
+        free(text);
+        return pk_host->fail(LOOM_ENOMEM, "out of memory");
+    }
+    l->meta_path[l->n_meta] = path;
+    l->meta_text[l->n_meta++] = text;
+    return LOOM_OK;
+}
+
+/* The queued meta.json files in order (children before their parents). */
+static loom_status write_metas(job_list *l)
 {
     char msg[320];
-    return write_replace(path, text, strlen(text), msg, sizeof msg) != 0 ? pk_host->fail(LOOM_EIO, "%s", msg)
-                                                                         : LOOM_OK;
+    for (int64_t i = 0; i < l->n_meta; i++)
+        if (write_file(l->meta_path[i], l->meta_text[i], strlen(l->meta_text[i]), l->pid, msg, sizeof msg) != 0)
+            return pk_host->fail(LOOM_EIO, "%s", msg);
+    return LOOM_OK;
 }
 
 static loom_status make_dir(const char *dir)
@@ -304,11 +370,7 @@ static loom_status save_dict(const rl_td *td, const char *dir, job_list *jobs, i
                     cJSON_AddBoolToObject(nm, "_is_non_tensor", 1);
                     cJSON_AddNullToObject(nm, "_metadata");
                 }
-                char *text = cJSON_PrintUnformatted(nm);
-                char *mp = path_join(sub, "meta.json", "");
-                st = text != NULL && mp != NULL ? write_text(mp, text) : pk_host->fail(LOOM_ENOMEM, "out of memory");
-                free(text);
-                free(mp);
+                st = queue_meta(jobs, path_join(sub, "meta.json", ""), cJSON_PrintUnformatted(nm));
             }
             cJSON_Delete(nm);
             free(sub);
@@ -319,11 +381,7 @@ static loom_status save_dict(const rl_td *td, const char *dir, job_list *jobs, i
         cJSON_AddItemToObject(meta, "shape", int_array(td->batch, td->batch_ndim));
         cJSON_AddStringToObject(meta, "device", "cpu");
         cJSON_AddStringToObject(meta, "_type", TD_TYPE);
-        char *text = cJSON_PrintUnformatted(meta);
-        char *mp = path_join(dir, "meta.json", "");
-        st = text != NULL && mp != NULL ? write_text(mp, text) : pk_host->fail(LOOM_ENOMEM, "out of memory");
-        free(text);
-        free(mp);
+        st = queue_meta(jobs, path_join(dir, "meta.json", ""), cJSON_PrintUnformatted(meta));
     }
     cJSON_Delete(meta);
     return st;
@@ -333,10 +391,12 @@ loom_status rl_td_save_memmap(const rl_td *td, const char *dir, loom_exec_ctx *c
 {
     if (dir == NULL || dir[0] == '\0')
         return pk_host->fail(LOOM_EINVAL, "the directory to save to is empty");
-    job_list jobs = { 0 };
+    job_list jobs = { .pid = (long)getpid() };
     loom_status st = save_dict(td, dir, &jobs, 0);
     if (st == LOOM_OK)
         st = run_jobs(ctx, &jobs, save_range);
+    if (st == LOOM_OK)
+        st = write_metas(&jobs);
     jobs_free(&jobs);
     return st;
 }
@@ -438,9 +498,10 @@ static char *find_entry_path(const char *dir, const char *key, const char *suffi
     if (enc == NULL)
         return NULL;
     char *p = path_join(dir, enc, suffix);
+    const int same = strcmp(enc, key) == 0;   /* the legacy name is this one: nothing to look for */
     free(enc);
     struct stat sb;
-    if (p == NULL || stat(p, &sb) == 0 || strchr(key, '/') != NULL || strchr(key, '\\') != NULL || key[0] == '\0'
+    if (p == NULL || same || stat(p, &sb) == 0 || strchr(key, '/') != NULL || strchr(key, '\\') != NULL || key[0] == '\0'
         || strcmp(key, ".") == 0 || strcmp(key, "..") == 0)
         return p;
     char *legacy = path_join(dir, key, suffix);

@@ -69,7 +69,7 @@ typedef struct iio_decode_opts {
 
 /* Where a decode writes: begin is called once the header is read, with
 ** the [C, H, W] shape of the result (after the EXIF orientation) and its
-** sample size (1, or 2 for 16-bit PNG samples, written as i32). It returns
+** sample size (1, or 2 for 16-bit PNG samples, written as u16). It returns
 ** 0 with *dest pointing at C * H * W compact elements, IIO_STOPPED when the
 ** caller wanted the shape only, or IIO_SINK_FAILED. */
 typedef struct iio_sink {
@@ -100,7 +100,7 @@ void iio_row_to_chw(const iio_image *img, const uint8_t *row, int64_t y, void *d
 
 /* [C, H, W] of the result: H and W swap for orientations 5..8. */
 void iio_image_chw_shape(const iio_image *img, int64_t shape[3]);
-/* The CHW result into out: u8 elements, or i32 for 16-bit samples. */
+/* The CHW result into out: u8 elements, or u16 for 16-bit samples. */
 void iio_image_to_chw(const iio_image *img, void *out);
 
 /* The EXIF orientation (1..8 as stored; any other value is returned as is)

@@ -6,7 +6,7 @@
 ** codecs themselves are in image_codec.h (libjpeg-turbo, libpng).
 **
 ** Tensors: a file is a u8 [N] tensor of its bytes (what read_file gives);
-** an image is CHW, u8 (i32 holding the 16-bit samples of a 16-bit PNG).
+** an image is CHW, u8 (u16 for a 16-bit PNG).
 ** The decoders also take a batch in the jagged convention: input holds B
 ** files back to back and offsets (i64 [B + 1]) their bounds; the files are
 ** decoded in parallel over the core's pool into one [B, C, H, W] output,

@@ -80,7 +80,7 @@ static int file_begin(void *user, const int64_t shape[3], int32_t sample_bytes, 
     switch (j->sink_mode) {
     case SINK_SINGLE: {
         loom_tensor *out;
-        j->alloc_status = pk_host->alloc_output(j->call, 0, sample_bytes == 2 ? LOOM_DTYPE_I32 : LOOM_DTYPE_U8, 3,
+        j->alloc_status = pk_host->alloc_output(j->call, 0, sample_bytes == 2 ? LOOM_DTYPE_U16 : LOOM_DTYPE_U8, 3,
                                                 shape, &out);
         if (j->alloc_status != LOOM_OK)
             return IIO_SINK_FAILED;
@@ -202,11 +202,11 @@ static loom_status decode_batch(loom_call *call, decode_job *job, int64_t batch)
     const int wide = job->sample_bytes[0] == 2;
     const int64_t shape4[4] = { batch, job->shapes[0][0], job->shapes[0][1], job->shapes[0][2] };
     loom_tensor *out;
-    st = pk_host->alloc_output(call, 0, wide ? LOOM_DTYPE_I32 : LOOM_DTYPE_U8, 4, shape4, &out);
+    st = pk_host->alloc_output(call, 0, wide ? LOOM_DTYPE_U16 : LOOM_DTYPE_U8, 4, shape4, &out);
     if (st != LOOM_OK || loom_numel(out) == 0)
         goto done;
     job->out = loom_data(out);
-    job->image_bytes = (size_t)(shape4[1] * shape4[2] * shape4[3]) * (wide ? 4u : 1u);
+    job->image_bytes = (size_t)(shape4[1] * shape4[2] * shape4[3]) * (wide ? 2u : 1u);
     job->sink_mode = SINK_BATCH;
     if ((st = pk_host->parallel_for(call->ctx, batch, 1, decode_range, job)) != LOOM_OK)
         goto done;

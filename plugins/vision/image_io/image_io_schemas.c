@@ -6,7 +6,7 @@
 #include "image_io.h"
 
 #define U8 LOOM_DTYPE_BIT(LOOM_DTYPE_U8)
-#define I32 LOOM_DTYPE_BIT(LOOM_DTYPE_I32)
+#define U16 LOOM_DTYPE_BIT(LOOM_DTYPE_U16)
 #define I64 LOOM_DTYPE_BIT(LOOM_DTYPE_I64)
 
 static const loom_arg_def decode_in[] = {
@@ -15,8 +15,8 @@ static const loom_arg_def decode_in[] = {
       .doc = "[B + 1] bounds of the files in input (jagged batch): output [B, C, H, W]" },
 };
 static const loom_arg_def decode_out[] = {
-    { .name = "output", .dtypes = U8 | I32, .ndim = -1,
-      .doc = "[C, H, W] u8 ([B, C, H, W] for a batch); i32 holding 16-bit samples for a 16-bit PNG" },
+    { .name = "output", .dtypes = U8 | U16, .ndim = -1,
+      .doc = "[C, H, W] u8 ([B, C, H, W] for a batch); u16 for a 16-bit PNG" },
 };
 static const char *const mode_values[] = { "UNCHANGED", "GRAY", "GRAY_ALPHA", "RGB", "RGB_ALPHA", "RGBA", NULL };
 static const loom_attr_choices decode_choices[] = { { PK_ATTR(iio_decode, mode), mode_values } };
@@ -37,7 +37,7 @@ static void decode_cost(const loom_call *call, double *flops, double *bytes)
 DECODE_SCHEMA(vision_decode_jpeg_schema, "vision.decode_jpeg",
               "torchvision.io.decode_jpeg: a JPEG file to a CHW u8 image (libjpeg-turbo)");
 DECODE_SCHEMA(vision_decode_png_schema, "vision.decode_png",
-              "torchvision.io.decode_png: a PNG file to a CHW image (libpng; 16-bit samples as i32)");
+              "torchvision.io.decode_png: a PNG file to a CHW image (libpng; 16-bit samples as u16)");
 DECODE_SCHEMA(vision_decode_image_schema, "vision.decode_image",
               "torchvision.io.decode_image: a JPEG or PNG file (told by its first bytes) to a CHW image");
 

@@ -118,7 +118,7 @@ void iio_row_to_chw(const iio_image *img, const uint8_t *row, int64_t y, void *d
 {
     const int64_t C = img->channels, W = img->width, plane = (int64_t)img->height * W;
     if (img->sample_bytes == 2) {
-        int32_t *o = (int32_t *)dest + y * W;
+        uint16_t *o = (uint16_t *)dest + y * W;
         for (int64_t c = 0; c < C; c++)
             for (int64_t x = 0; x < W; x++) {
                 uint16_t v;
@@ -164,7 +164,7 @@ void iio_image_to_chw(const iio_image *img, void *out)
                 if (img->sample_bytes == 2) {
                     uint16_t v;
                     memcpy(&v, img->pixels + 2 * (p + c), 2);
-                    ((int32_t *)out)[c * plane + y * OW + x] = v;
+                    ((uint16_t *)out)[c * plane + y * OW + x] = v;
                 } else {
                     ((uint8_t *)out)[c * plane + y * OW + x] = img->pixels[p + c];
                 }

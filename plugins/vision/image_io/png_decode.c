@@ -12,8 +12,7 @@
 **   UNCHANGED   as stored (palette images give their indices; tRNS is
 **               ignored, as torchvision ignores it)
 ** 16-bit images keep 16-bit samples (native byte order); the kernel
-** returns them as i32 (torchvision >= 0.21 returns uint16, which loom has
-** no dtype for; the values are the same).
+** returns them as u16, as torchvision >= 0.21 returns uint16.
 **
 ** Two cases where torchvision returns uninitialised memory are defined
 ** here instead (tools/gen_vision_image_io_goldens.py lists them): a palette

@@ -143,17 +143,27 @@ static loom_attrs *parse(const char *scope, const char *attrs)
     return a;
 }
 
-static loom_object *object(const char *cls, const char *attrs)
+static loom_object *object_on(const char *cls, const char *attrs, const loom_dl_device *device)
 {
     loom_attrs *a = parse(cls, attrs);
+    loom_object_options opt = LOOM_OBJECT_OPTIONS_INIT;
     loom_object *o = NULL;
-    if (loom_object_create(&o, cls, a, NULL) != LOOM_OK)
+    if (device != NULL)
+        opt.device = *device;
+    if (loom_object_create_ex(&o, cls, a, &opt) != LOOM_OK)
         fail_msg("%s(%s): %s", cls, attrs ? attrs : "", loom_last_error());
     loom_attrs_free(a);
     return o;
 }
 
+static loom_object *object(const char *cls, const char *attrs) { return object_on(cls, attrs, NULL); }
+
 loom_object *st_reader(const char *attrs) { return object("audio.stream_reader", attrs); }
+
+loom_object *st_reader_on(const char *attrs, loom_dl_device device)
+{
+    return object_on("audio.stream_reader", attrs, &device);
+}
 
 loom_object *st_writer(const char *attrs) { return object("audio.stream_writer", attrs); }
 
@@ -224,6 +234,15 @@ static int pop_one(loom_object *r, int32_t output, st_chunks *c)
     loom_tensor *out[2] = { NULL, NULL };
     if (st_call(r, "audio.stream_reader_pop_chunk", a, out, 2) != LOOM_OK)
         fail_msg("pop_chunk: %s", loom_last_error());
+    for (int i = 0; i < 2; i++)
+        if (out[i]->device.device_type != LOOM_DEVICE_CPU) {     /* a reader on cuda: to the host */
+            loom_tensor *h = NULL;
+            const loom_dl_device cpu = { LOOM_DEVICE_CPU, 0 };
+            if (loom_tensor_copy_to(&h, out[i], &cpu) != LOOM_OK)
+                fail_msg("pop_chunk: copying output %d to the host: %s", i, loom_last_error());
+            loom_tensor_free(out[i]);
+            out[i] = h;
+        }
     int64_t frames = out[0]->shape[0];
     if (frames > 0) {
         size_t nb = loom_tensor_nbytes(out[0]);

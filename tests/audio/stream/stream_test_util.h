@@ -39,6 +39,8 @@ uint8_t *st_ffmpeg(size_t *n, const char *fmt, ...) __attribute__((format(printf
 
 /* A reader on attrs "k=v;k=v" (class attributes); fails the test on error. */
 loom_object *st_reader(const char *attrs);
+/* The same on a device (loom_object_options.device). */
+loom_object *st_reader_on(const char *attrs, loom_dl_device device);
 /* Run a method with attrs "k=v;..." ("\\;": a ';' inside a value; NULL: none); the status (outputs
 ** filled up to n_out). */
 loom_status st_call(loom_object *r, const char *op, const char *attrs, loom_tensor **out, int32_t n_out);
@@ -55,7 +57,8 @@ int st_cli_accepts(const char *path);
 int64_t st_call_i64(loom_object *r, const char *op, const char *attrs);
 /* Every chunk of output `output` until the source ends (fill_buffer, then
 ** pop one chunk; at the end, pop what is left): the concatenated bytes and
-** the chunks' frame counts and pts (up to max_chunks). */
+** the chunks' frame counts and pts (up to max_chunks). Chunks of a reader
+** on a device are copied to the host. */
 typedef struct st_chunks {
     uint8_t *bytes;
     size_t n_bytes;

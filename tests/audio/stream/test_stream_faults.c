@@ -78,6 +78,14 @@ static void test_bad_arguments(void **state)
     refuse_call(r, "audio.stream_reader_pop_chunk", "output=0", LOOM_EINVAL, "'output'");
     refuse_call(r, "audio.stream_reader_seek", "timestamp=1;mode=fast", LOOM_EINVAL, "mode");
     loom_object_free(r);
+    /* NVDEC needs a reader made on cuda (its outputs are cuda tensors) */
+    r = st_reader("src=testsrc=duration=0.1:size=32x32;format=lavfi");
+    refuse_call(r, "audio.stream_reader_add_basic_video_stream", "frames_per_chunk=1;hw_accel=cuda", LOOM_EINVAL,
+                "'hw_accel' \"cuda\": this reader is on the CPU; make it on a cuda device");
+    refuse_call(r, "audio.stream_reader_add_video_stream", "frames_per_chunk=1;hw_accel=vaapi", LOOM_EINVAL,
+                "only \"cuda\"");
+    assert_int_equal(st_call_i64(r, "audio.stream_reader_add_basic_video_stream", "frames_per_chunk=1"), 0);
+    loom_object_free(r);
     /* wrong callbacks */
     loom_object_options o = LOOM_OBJECT_OPTIONS_INIT;
     static const int dummy = 0;

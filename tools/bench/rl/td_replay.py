@@ -18,16 +18,25 @@ Cases:
   memmap       a TensorDict of --size-mb (default 1024) MB in 1000 f32 leaves
                saved to a fresh directory and loaded back: loom's rl.td_save /
                from=load against TensorDict.memmap / load_memmap (both with
-               2 threads) and torch.save / torch.load of the same tensors.
-               Loading maps the files on both memmap sides (no bytes read);
-               torch.load reads them all. Unit: GB/s of the save and of
-               save + load. Targets >= 3x tensordict's memmap, >= 9x torch.save.
+               2 threads) and torch.save / torch.load of the same tensors, on
+               tmpfs (/dev/shm) and on disk ($TMPDIR or /var/tmp; --dir).
+               No side fsyncs. Two loads: lazy (the files mapped, no byte
+               read: loom map=private, load_memmap, torch.load(mmap=True))
+               and to memory (a private copy of every byte: loom map=read,
+               load_memmap + clone of each leaf, torch.load). Unit: GB/s of
+               the save and of save + load, seconds of each phase, wall and
+               CPU (the process's, every thread: the machine is shared, so
+               wall time includes waiting for a core). The same run prints
+               the machine's limits: write(2) of the same leaves into fresh
+               files by one thread (the kernel's cost of the bytes, no
+               format) and tools/bench/membw's memory read bandwidth.
+               Targets >= 3x tensordict's memmap, >= 9x torch.save.
 
-Timings: wall time, 2 threads on every side (torch.set_num_threads(2),
+Timings: 2 threads on every side (torch.set_num_threads(2),
 LOOM_NUM_THREADS=2); the page cache is not dropped between runs (all sides
-write into it alike). loom runs in this process through the Python package
-(python/, ctypes over libloom) from the build folder (--build, default
-build-release, else build).
+write into it alike, and every load reads what the save left there). loom
+runs in this process through the Python package (python/, ctypes over
+libloom) from the build folder (--build, default build-release, else build).
 """
 import argparse
 import os
@@ -205,9 +214,70 @@ def bench_prioritized(loom, torch, steps):
     print(f"  ratio   {t_ref / t_loom:10.2f} x  (target >= 10x)")
 
 
-def bench_memmap(loom, torch, size_mb):
-    import numpy as np
+def timed(fn):
+    """(wall s, process CPU s of every thread) of fn(), and its result."""
+    w0, c0 = time.perf_counter(), time.process_time()
+    r = fn()
+    return time.perf_counter() - w0, time.process_time() - c0, r
+
+
+def memmap_sides(loom, torch, leaves):
+    """Per side: save(path), load lazily(path), load into private memory(path).
+
+    Durability is the same on every side: no side calls fsync (loom's
+    rl.td_save writes each leaf with write(2) from the tensor's memory;
+    tensordict's memmap copies into a shared mapping of each file; torch.save
+    writes one zip); when save returns the bytes are in the page cache.
+    Lazy load maps the files (tensordict's load_memmap, loom's from=load with
+    map=private, torch.load(mmap=True)); load to memory leaves a private copy
+    of every byte in the process (torch.load; loom's map=read, a read(2) of
+    each leaf; tensordict's load_memmap and a clone of every leaf)."""
     from tensordict import TensorDict
+
+    td = TensorDict(leaves, batch_size=[256])
+    ltd = loom.Object("rl.tensordict", batch_size=[256])
+    for k, v in leaves.items():
+        ltd.td_set(v, key=k)
+
+    def td_mem(p):
+        back = TensorDict.load_memmap(p)
+        return {k: v.clone() for k, v in back.items()}
+
+    return (
+        ("loom", lambda p: ltd.td_save(path=p), lambda p: loom.Object("rl.tensordict", from_="load", path=p),
+         lambda p: loom.Object("rl.tensordict", from_="load", path=p, map="read")),
+        ("tensordict", lambda p: td.memmap(p, num_threads=THREADS), TensorDict.load_memmap, td_mem),
+        ("torch.save", lambda p: torch.save(leaves, p), lambda p: torch.load(p, mmap=True), torch.load),
+    )
+
+
+def write_floor(leaves, d):
+    """The kernel's own cost of writing these bytes: one open(O_EXCL) /
+    write(2) / close per leaf into a fresh directory, one thread, no
+    format work; (wall s, CPU s)."""
+    os.mkdir(d)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+
+    def run():
+        for k, v in leaves.items():
+            fd = os.open(os.path.join(d, k + ".memmap"), flags, 0o644)
+            os.write(fd, memoryview(v.numpy()).cast("B"))
+            os.close(fd)
+    w, c, _ = timed(run)
+    shutil.rmtree(d)
+    return w, c
+
+
+def memory_bandwidth(build):
+    """tools/bench/membw's line (2 threads, 1 GiB read), when it was built."""
+    exe = os.path.join(build, "tools", "bench", "membw")
+    if not os.path.exists(exe):
+        return "membw: not built"
+    return os.popen(f"'{exe}' --threads {THREADS} --mib 1024 --passes 3 2>/dev/null").read().strip()
+
+
+def bench_memmap(loom, torch, size_mb, base_dir, repeat, build):
+    import numpy as np
 
     n_leaves = 1000
     per = size_mb * (1 << 20) // n_leaves // 4 // 256 * 256
@@ -215,48 +285,48 @@ def bench_memmap(loom, torch, size_mb):
     leaves = {f"leaf{i:04d}": torch.from_numpy(rng.standard_normal((256, per // 256), dtype="float32"))
               for i in range(n_leaves)}
     gb = sum(v.numel() * 4 for v in leaves.values()) / 1e9
-    base = tempfile.mkdtemp(prefix="loom-bench-td-", dir=os.environ.get("TMPDIR", "/tmp"))
+    results = {}
+    base = tempfile.mkdtemp(prefix="loom-bench-td-", dir=base_dir)
     try:
-        td = TensorDict(leaves, batch_size=[256])
-        p = os.path.join(base, "td")
-        t0 = time.perf_counter()
-        td.memmap(p, num_threads=THREADS)
-        t1 = time.perf_counter()
-        back = TensorDict.load_memmap(p)
-        t2 = time.perf_counter()
-        ref = (t1 - t0, t2 - t1)
-        del back
-        shutil.rmtree(p)
-
-        pt = os.path.join(base, "td.pt")
-        t0 = time.perf_counter()
-        torch.save(leaves, pt)
-        t1 = time.perf_counter()
-        back = torch.load(pt)
-        t2 = time.perf_counter()
-        tsave = (t1 - t0, t2 - t1)
-        del back
-        os.unlink(pt)
-
-        ltd = loom.Object("rl.tensordict", batch_size=[256])
-        for k, v in leaves.items():
-            ltd.td_set(v, key=k)
-        p = os.path.join(base, "loom")
-        t0 = time.perf_counter()
-        ltd.td_save(path=p)
-        t1 = time.perf_counter()
-        lback = loom.Object("rl.tensordict", from_="load", path=p)
-        t2 = time.perf_counter()
-        ours = (t1 - t0, t2 - t1)
-        lback.close()
-        shutil.rmtree(p)
+        for rep in range(repeat):
+            # the sides take turns within each repetition (the machine's load shifts)
+            for name, save, lazy, mem in memmap_sides(loom, torch, leaves):
+                p = os.path.join(base, f"{name}-{rep}")
+                row = [timed(lambda: save(p))[:2]]
+                for load in (lazy, mem):
+                    w, c, back = timed(lambda: load(p))
+                    row.append((w, c))
+                    if hasattr(back, "close"):
+                        back.close()
+                    del back
+                results.setdefault(name, []).append(row)
+                shutil.rmtree(p) if os.path.isdir(p) else os.unlink(p)
+            results.setdefault("floor", []).append(write_floor(leaves, os.path.join(base, f"floor-{rep}")))
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    print(f"TensorDict memmap save + load, {gb:.2f} GB in {n_leaves} f32 leaves, {THREADS} threads:")
-    for name, (s, l) in (("loom", ours), ("tensordict", ref), ("torch.save", tsave)):
-        print(f"  {name:11s} save {gb / s:6.2f} GB/s ({s:6.3f} s)  load {l:7.4f} s  save+load {gb / (s + l):6.2f} GB/s")
-    print(f"  ratio vs tensordict memmap {(ref[0] + ref[1]) / (ours[0] + ours[1]):6.2f} x (target >= 3x), "
-          f"vs torch.save+load {(tsave[0] + tsave[1]) / (ours[0] + ours[1]):6.2f} x (target >= 9x)")
+
+    def med(rows, phase, what):
+        v = sorted(r[phase][what] for r in rows)
+        return v[len(v) // 2]
+
+    fs = os.popen(f"stat -f -c %T {base_dir}").read().strip()
+    print(f"TensorDict memmap save + load, {gb:.2f} GB in {n_leaves} f32 leaves, {THREADS} threads, "
+          f"in {base_dir} ({fs}), median of {repeat}; wall s (CPU s of the process, every thread):")
+    floor = results.pop("floor")
+    fw, fc = sorted(r[0] for r in floor)[len(floor) // 2], sorted(r[1] for r in floor)[len(floor) // 2]
+    print(f"  machine: write(2) of the leaves into fresh files, 1 thread: {gb / fw:6.2f} GB/s {fw:7.3f} s ({fc:6.3f}); "
+          f"{memory_bandwidth(build)}")
+    tot = {}
+    for name, rows in results.items():
+        s, lz, lm = ((med(rows, i, 0), med(rows, i, 1)) for i in range(3))
+        tot[name] = (s[0] + lz[0], s[0] + lm[0], s[1] + lz[1], s[1] + lm[1])
+        print(f"  {name:11s} save {gb / s[0]:6.2f} GB/s {s[0]:7.3f} s ({s[1]:6.3f})  load lazy {lz[0]:7.4f} s "
+              f"({lz[1]:6.4f})  load to memory {lm[0]:7.3f} s ({lm[1]:6.3f})  "
+              f"save+load {gb / tot[name][0]:6.2f} / {gb / tot[name][1]:6.2f} GB/s")
+    for ref, target in (("tensordict", 3), ("torch.save", 9)):
+        r, o = tot[ref], tot["loom"]
+        print(f"  ratio vs {ref:10s} save+load lazy {r[0] / o[0]:6.2f} x, to memory {r[1] / o[1]:6.2f} x; "
+              f"by CPU s {r[2] / o[2]:6.2f} x, {r[3] / o[3]:6.2f} x (target >= {target}x)")
 
 
 def main():
@@ -265,15 +335,22 @@ def main():
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--size-mb", type=int, default=1024)
     ap.add_argument("--skip-memmap", action="store_true")
+    ap.add_argument("--dir", action="append", help="where the memmap case writes (repeatable; default /dev/shm "
+                    "when it is a tmpfs, and $TMPDIR or /var/tmp)")
+    ap.add_argument("--repeat", type=int, default=3, help="memmap repetitions per directory (the median is shown)")
     ap.add_argument("--skip-prioritized", action="store_true")
     args = ap.parse_args()
     import torch
     torch.set_num_threads(THREADS)
-    loom = setup_loom(find_build(args.build))
+    build = find_build(args.build)
+    loom = setup_loom(build)
     if not args.skip_prioritized:
         bench_prioritized(loom, torch, args.steps)
     if not args.skip_memmap:
-        bench_memmap(loom, torch, args.size_mb)
+        dirs = args.dir or [d for d in ("/dev/shm",) if os.path.isdir(d)] + \
+            [os.environ.get("TMPDIR", "/var/tmp")]
+        for d in dirs:
+            bench_memmap(loom, torch, args.size_mb, d, args.repeat, build)
 
 
 if __name__ == "__main__":
