@@ -693,6 +693,27 @@ def rec_metrics_state_seeds():
         "raw": bytes([0, 0x80]) + struct.pack("<8d", 7.0, 1.0, 1.0, 100.0, 6.0, 0.0, 1.0, 2.0),
     }
 
+# --------------------------------------------------------- rec_knn_index
+
+def rec_knn_index_seeds():
+    """fuzz_rec_knn_index.c: an option byte (bit 0 file, bits 1-4 k - 1, bits
+    5-7 nprobe), then a faiss index file: the faiss-made files of
+    tests/data/rec/knn, one cut short and one whose list sizes lie."""
+    d = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "rec", "knn")
+    seeds = {}
+    for name in sorted(os.listdir(d)):
+        if name.endswith(".faissindex"):
+            with open(os.path.join(d, name), "rb") as f:
+                seeds[name[:-11]] = bytes([9 << 1]) + f.read()
+    seeds["ivfpq_l2_file_nprobe8"] = bytes([1 | (4 << 1) | (7 << 5)]) + seeds["ivfpq_l2"][1:]
+    seeds["flat_ip_cut"] = seeds["flat_ip"][:300]
+    lie = bytearray(seeds["ivfpq_l2"])
+    at = lie.index(b"full") + 4 + 8        # the first list size
+    lie[at:at + 8] = struct.pack("<Q", 1 << 40)
+    seeds["ivfpq_l2_lying_list"] = bytes(lie)
+    return seeds
+REC_KNN_INDEX_DICT = ["IxFI", "IxF2", "IxFl", "IwPQ", "IxMp", "ilar", "full", "sprs", "il00"]
+
 # ----------------------------------------------------------- sample_pipeline
 def sample_pipeline_seeds():
     """fuzz_sample_pipeline.c: the JSON pipeline of vision.transform_sample: the
@@ -769,6 +790,7 @@ TARGETS = {
     "rec_metrics_state": (rec_metrics_state_seeds, []),
     "sample_pipeline": (sample_pipeline_seeds, SAMPLE_DICT),
     "rec_criteo": (rec_criteo_seeds, REC_CRITEO_DICT),
+    "rec_knn_index": (rec_knn_index_seeds, REC_KNN_INDEX_DICT),
 }
 
 

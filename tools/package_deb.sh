@@ -37,6 +37,9 @@ take loom-packs "$lib/loom/plugins"
 take loom usr/bin/loom usr/libexec/loom usr/share/man usr/share/bash-completion usr/share/doc/loom
 
 # Depends of each package's ELF files, as dpkg-shlibdeps computes them
+# (rec.so links Debian's libfaiss-dev statically, so its run-time needs are
+# the shared libraries FAISS uses: libgomp1, libblas3, liblapack3, libstdc++6,
+# all found here)
 # (it wants a debian/control; a minimal one in a scratch dir serves)
 mkdir -p "$work/shlibs/debian"
 printf 'Source: loom\n\nPackage: loom\nArchitecture: any\n' >"$work/shlibs/debian/control"

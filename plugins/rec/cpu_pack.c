@@ -7,6 +7,13 @@
 */
 #include "rec_pack.h"
 
-PK_PACK_DEFINE("rec", "0.1.0", "torchrec: KeyedJaggedTensor operations with VBE, EmbeddingBagCollection over fbgemm.tbe, RecMetrics, the Criteo TSV reader, TwoTower, DLRM (cpu)",
+/* knn (rec.knn_index, rec.knn_retrieve) when FAISS is built in (plugins/meson.build) */
+#ifdef LOOM_REC_HAVE_FAISS
+#define REC_KNN_CPU , &rec_knn_cpu
+#else
+#define REC_KNN_CPU
+#endif
+
+PK_PACK_DEFINE("rec", "0.1.0", "torchrec: KeyedJaggedTensor operations with VBE, EmbeddingBagCollection over fbgemm.tbe, RecMetrics, the Criteo TSV reader, TwoTower, DLRM, FAISS retrieval (cpu)",
                NULL, NULL, &rec_kjt_cpu, &rec_collections_cpu, &rec_metrics_cpu, &rec_criteo_cpu, &rec_retrieval_cpu,
-               &rec_dlrm_cpu)
+               &rec_dlrm_cpu REC_KNN_CPU)

@@ -18,7 +18,8 @@
 **   criteo/  rec.criteo_reader: the Criteo Kaggle/Terabyte TSV in batches
 **         (dense, labels and a KJT), as torchrec.datasets.criteo parses it
 **   retrieval/  rec.two_tower: torchrec's TwoTower (two towers of an
-**         embedding_bag_collection and core.linear layers)
+**         embedding_bag_collection and core.linear layers); with FAISS,
+**         rec.knn_index and rec.knn_retrieve (module knn, knn.h)
 **   dlrm/  rec.dlrm: torchrec's DLRM over a fused_embedding_bag_collection,
 **         its forward and DLRMTrain's training step
 **
@@ -39,5 +40,6 @@ extern const pk_module rec_metrics_cpu;
 extern const pk_module rec_criteo_cpu;
 extern const pk_module rec_retrieval_cpu;
 extern const pk_module rec_dlrm_cpu;
+extern const pk_module rec_knn_cpu;   /* with LOOM_REC_HAVE_FAISS */
 
 #endif /* LOOM_REC_PACK_H */

@@ -1512,6 +1512,77 @@ class rec:
             offsets_offsets (i64, rank 1): [K+1]"""
         ...
     @staticmethod
+    def knn_index_add(embeddings: TensorLike, ids: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> None:
+        """add vectors to the index (faiss Index.add / add_with_ids); an untrained ivfpq index is trained on them first
+
+        A method of the object class rec.knn_index: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            embeddings (f32, rank 2): [N, D] the vectors to add
+            ids (i64, rank 1, optional): [N] their ids: needed by an index made with ids, refused by a flat one made without"""
+        ...
+    @staticmethod
+    def knn_index_info(*, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any]:
+        """what the index is: ntotal, dim, metric, nlist, nprobe
+
+        A method of the object class rec.knn_index: call it on a loom.Object of that class, or pass object=.
+
+        Outputs:
+            ntotal (i64, rank 1): [1] vectors in the index
+            dim (i64, rank 1): [1] their D
+            is_trained (i64, rank 1): [1] 1 once trained (a flat index always is)
+            metric (i64, rank 1): [1] 0 inner product, 1 L2 (faiss MetricType)
+            nlist (i64, rank 1): [1] inverted lists (0: not an IVF index)
+            nprobe (i64, rank 1): [1] lists searched per query (0: not an IVF index)"""
+        ...
+    @staticmethod
+    def knn_index_save(*, path: str, object: Optional[Object] = None) -> None:
+        """write the index with faiss.write_index: faiss.read_index and rec.knn_index (file 'index') read it
+
+        A method of the object class rec.knn_index: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            path (str, required): the file to write"""
+        ...
+    @staticmethod
+    def knn_index_search(queries: TensorLike, *, k: int, nprobe: int = 0, object: Optional[Object] = None) -> Tuple[Any, Any]:
+        """top-k of each query in the index (faiss Index.search): the candidates of two-tower retrieval
+
+        A method of the object class rec.knn_index: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            queries (f32, rank 2): [Q, D] query embeddings
+        Attributes (keyword-only):
+            k (int, required): results per query (k over ntotal leaves empty slots)
+            nprobe (int, default 0): IVF lists searched for this call (faiss SearchParametersIVF); 0: the index's nprobe
+        Outputs:
+            ids (i64, rank 2): [Q, k] the ids of the k best, best first; equal scores by increasing id; -1 where none
+            scores (f32, rank 2): [Q, k] their inner products (ip) or squared L2 distances (l2); -inf (ip) / +inf (l2) where none"""
+        ...
+    @staticmethod
+    def knn_index_set_nprobe(*, nprobe: int, object: Optional[Object] = None) -> None:
+        """set an IVF index's nprobe (faiss IndexIVF.nprobe)
+
+        A method of the object class rec.knn_index: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            nprobe (int, required): inverted lists searched per query from now on"""
+        ...
+    @staticmethod
+    def knn_retrieve(queries: TensorLike, items: TensorLike, *, k: int, metric: str = 'ip') -> Tuple[Any, Any]:
+        """exact top-k of each query among the items (faiss knn_inner_product / knn_L2sqr), no index kept; over an index, rec.knn_index_search
+
+        Inputs:
+            queries (f32, rank 2): [Q, D] query embeddings
+            items (f32, rank 2): [N, D] item embeddings
+        Attributes (keyword-only):
+            k (int, required): results per query (k over N leaves empty slots)
+            metric (str, default 'ip'; one of ip, l2): ip (inner product) or l2 (squared L2)
+        Outputs:
+            ids (i64, rank 2): [Q, k] the ids of the k best, best first; equal scores by increasing id; -1 where none
+            scores (f32, rank 2): [Q, k] their inner products (ip) or squared L2 distances (l2); -inf (ip) / +inf (l2) where none"""
+        ...
+    @staticmethod
     def metrics_compute(*, object: Optional[Object] = None) -> Tuple[Any, Any]:
         """RecMetric.compute: lifetime_<metric> and window_<metric> of every task, rows in the object's metrics order
 

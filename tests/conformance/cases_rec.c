@@ -15,6 +15,9 @@
     "tests/rec/dlrm/test_dlrm.c: cpu only (its products are the toolkit GEMM's, its tables fbgemm.tbe's); " \
     "against torchrec's DLRM and 10 DLRMTrain steps within 1e-5"
 #define KJT_TEST "tests/rec/kjt/test_kjt.c: cpu only; every output bit for bit against torchrec goldens"
+#define KNN_TEST                                                                                   \
+    "tests/rec/knn/test_knn.c: cpu only (FAISS); exact search against a brute force bit for bit, faiss-cpu's " \
+    "index files within 1e-5"
 
 const cf_gen cf_rec_gens[] = {
     { "rec.kjt_from_lengths_sync", 0, 0, NULL, KJT_TEST },
@@ -51,6 +54,12 @@ const cf_gen cf_rec_gens[] = {
     { "rec.two_tower_query_embed", 0, 0, NULL, TWO_TOWER_TEST },
     { "rec.two_tower_candidate_embed", 0, 0, NULL, TWO_TOWER_TEST },
     { "rec.two_tower_score", 0, 0, NULL, TWO_TOWER_TEST },
+    { "rec.knn_index_add", 0, 0, NULL, KNN_TEST },
+    { "rec.knn_index_search", 0, 0, NULL, KNN_TEST },
+    { "rec.knn_index_set_nprobe", 0, 0, NULL, KNN_TEST },
+    { "rec.knn_index_save", 0, 0, NULL, KNN_TEST },
+    { "rec.knn_index_info", 0, 0, NULL, KNN_TEST },
+    { "rec.knn_retrieve", 0, 0, NULL, KNN_TEST },
     { "rec.dlrm", 0, 0, NULL, DLRM_TEST },
     { "rec.dlrm_train_step", 0, 0, NULL, DLRM_TEST },
     { "rec.dlrm_save", 0, 0, NULL, DLRM_TEST },

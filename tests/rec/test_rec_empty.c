@@ -94,6 +94,20 @@ static const oc_case cases[] = {
     { "rec.dlrm_save", "no path", { NONE }, "path=", .expect = LOOM_EINVAL, .message = "no path", .object = 7 },
     { "rec.fused_embedding_bag_collection_weight", "no such table", { NONE }, "table=nope", .expect = LOOM_EINVAL,
       .message = "no table 'nope'", .object = 4 },
+#ifdef LOOM_REC_HAVE_FAISS
+    /* the flat rec.knn_index of setup (object 8): 3 vectors of D = 4 */
+    { "rec.knn_index_add", "N = 0", { T(F32, 2, 0, 4) }, NULL, .object = 8 },
+    { "rec.knn_index_search", "Q = 0", { T(F32, 2, 0, 4) }, "k=2", { T(I64, 2, 0, 2), T(F32, 2, 0, 2) },
+      .object = 8 },
+    { "rec.knn_index_set_nprobe", "a flat index", { NONE }, "nprobe=2", .expect = LOOM_EINVAL,
+      .message = "not an IVF index", .object = 8 },
+    { "rec.knn_index_save", "no path", { NONE }, "path=", .expect = LOOM_EINVAL, .message = "'path' is empty",
+      .object = 8 },
+    { "rec.knn_index_info", "3 vectors", { NONE }, NULL,
+      { T(I64, 1, 1), T(I64, 1, 1), T(I64, 1, 1), T(I64, 1, 1), T(I64, 1, 1), T(I64, 1, 1) }, .object = 8 },
+    { "rec.knn_retrieve", "Q = 0, N = 0", { T(F32, 2, 0, 4), T(F32, 2, 0, 4) }, "k=3",
+      { T(I64, 2, 0, 3), T(F32, 2, 0, 3) } },
+#endif
     /* torchrec: a task without samples has no weight: NE's clamped 0/0 ... */
     { "rec.ne", "N = 0, two tasks", { T(F32, 2, 2, 0), T(F32, 2, 2, 0) }, NULL, { T(F64, 1, 2) } },
     { "rec.auc", "N = 0", { T(F32, 1, 0), T(F32, 1, 0), T(F32, 1, 0) }, NULL, { T(F64, 1, 1) } },
@@ -189,12 +203,30 @@ static int setup(void **state)
         return -1;
     }
     loom_attrs_free(a);
+#ifdef LOOM_REC_HAVE_FAISS
+    static const float embeddings[12] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0 };
+    loom_tensor *x = NULL;
+    const int64_t shape[2] = { 3, 4 };
+    loom_named_tensor named = { "embeddings", NULL };
+    loom_object_options opt = LOOM_OBJECT_OPTIONS_INIT;
+    if (loom_tensor_wrap(&x, (void *)embeddings, LOOM_DTYPE_F32, 2, shape, NULL, NULL) != LOOM_OK)
+        return -1;
+    named.tensor = x;
+    opt.n_tensors = 1;
+    opt.tensors = &named;
+    loom_status st = loom_object_create_ex(&oc_objects[7], "rec.knn_index", NULL, &opt);
+    loom_tensor_free(x);   /* the index keeps its own copy */
+    if (st != LOOM_OK) {
+        fprintf(stderr, "rec_empty setup: %s\n", loom_last_error());
+        return -1;
+    }
+#endif
     return 0;
 }
 
 static int teardown(void **state)
 {
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 8; i++) {
         loom_object_free(oc_objects[i]);
         oc_objects[i] = NULL;
     }

@@ -105,9 +105,10 @@ def cpu_loom(case, tmp):
     return res
 
 
-def time_loom(case, tmp, repeat=None):
-    args = [loom_cli(), "bench", case.op, "--json",
-            "--repeat", str(case.repeat if repeat is None else repeat), "--warmup", str(case.warmup)]
+def loom_command(command, case, tmp):
+    """`loom COMMAND OP` with the case's inputs (saved as .npy into tmp),
+    attributes, weights and backend."""
+    args = [loom_cli(), command, case.op]
     for name, arr in case.inputs.items():
         path = os.path.join(tmp, f"{name}.npy")
         np.save(path, np.ascontiguousarray(arr))
@@ -118,6 +119,12 @@ def time_loom(case, tmp, repeat=None):
         args += ["--weights", case.weights]
     if case.backend:
         args += ["--backend", case.backend]
+    return args
+
+
+def time_loom(case, tmp, repeat=None):
+    args = loom_command("bench", case, tmp) + [
+        "--json", "--repeat", str(case.repeat if repeat is None else repeat), "--warmup", str(case.warmup)]
     res = subprocess.run(args, capture_output=True, text=True)
     if res.returncode != 0:
         raise RuntimeError(f"{' '.join(args)}\n{res.stderr.strip()}")
