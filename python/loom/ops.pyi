@@ -2458,7 +2458,7 @@ class vision:
 
         Inputs:
             image (f32,u8, any rank): [..., C, H, W] uint8 or float32, 1 or 3 channels
-            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand and Dirichlet component); absent: the seed
+            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand, normal noise value and Dirichlet component); absent: the seed
         Attributes (keyword-only):
             severity (int, default 3): 1..10: the magnitude bins drawn from
             mixture_width (int, default 3): chains mixed (at most 64)
@@ -2477,7 +2477,7 @@ class vision:
 
         Inputs:
             image (f32,u8, any rank): [..., C, H, W] uint8 or float32, 1 or 3 channels
-            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand and Dirichlet component); absent: the seed
+            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand, normal noise value and Dirichlet component); absent: the seed
         Attributes (keyword-only):
             policy (str, default 'imagenet'; one of imagenet): imagenet (AutoAugmentPolicy.IMAGENET)
             interpolation (str, default 'nearest'; one of nearest, bilinear): nearest or bilinear (the geometric ops)
@@ -2731,7 +2731,7 @@ class vision:
         Inputs:
             images (f32,u8, rank 4): [N, C, H, W] uint8 or float32
             labels (f32,i64, any rank): [N] class indices (int64) or [N, K] probabilities (float32)
-            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand and Dirichlet component); absent: the seed
+            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand, normal noise value and Dirichlet component); absent: the seed
         Attributes (keyword-only):
             alpha (float, default 1.0): the Beta(alpha, alpha) of lam
             num_classes (int, default: absent): classes of index labels [N] (needed for them; with [N, K] labels: K or absent)
@@ -3112,7 +3112,7 @@ class vision:
         Inputs:
             images (f32, rank 4): [N, C, H, W] float32
             labels (f32,i64, any rank): [N] class indices (int64) or [N, K] probabilities (float32)
-            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand and Dirichlet component); absent: the seed
+            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand, normal noise value and Dirichlet component); absent: the seed
         Attributes (keyword-only):
             alpha (float, default 1.0): the Beta(alpha, alpha) of lam
             num_classes (int, default: absent): classes of index labels [N] (needed for them; with [N, K] labels: K or absent)
@@ -3120,6 +3120,17 @@ class vision:
         Outputs:
             images (f32,u8, rank 4): [N, C, H, W]: each image mixed with the one before it (the batch rolled by one)
             labels (f32, rank 2): [N, K] float32: the mixed labels"""
+        ...
+    @staticmethod
+    def mnasnet(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.mnasnet forward: logits of an NCHW batch
+
+        A method of the object class vision.mnasnet: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
         ...
     @staticmethod
     def mnasnet0_5(input: TensorLike, *, object: Optional[Object] = None) -> Any:
@@ -3364,7 +3375,7 @@ class vision:
 
         Inputs:
             image (f32,u8, any rank): [..., C, H, W] uint8 or float32, 1 or 3 channels
-            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand and Dirichlet component); absent: the seed
+            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand, normal noise value and Dirichlet component); absent: the seed
         Attributes (keyword-only):
             num_ops (int, default 2): ops applied in turn
             magnitude (int, default 9): the bin of every op (< num_magnitude_bins)
@@ -3376,17 +3387,18 @@ class vision:
             output (f32,u8, any rank): the augmented image, same shape and dtype"""
         ...
     @staticmethod
-    def random_erasing(image: TensorLike, draws: Optional[TensorLike] = None, *, p: float = 0.5, scale: Optional[Sequence[float]] = None, ratio: Optional[Sequence[float]] = None, value: Optional[Sequence[float]] = None, seed: int = 0) -> Any:
+    def random_erasing(image: TensorLike, draws: Optional[TensorLike] = None, *, p: float = 0.5, scale: Optional[Sequence[float]] = None, ratio: Optional[Sequence[float]] = None, value: Optional[Sequence[float]] = None, random: bool = False, seed: int = 0) -> Any:
         """torchvision.transforms.v2.RandomErasing: with probability p, a random rectangle set to value
 
         Inputs:
             image (f32,u8, any rank): [..., C, H, W] uint8 or float32
-            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand and Dirichlet component); absent: the seed
+            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand, normal noise value and Dirichlet component); absent: the seed
         Attributes (keyword-only):
             p (float, default 0.5): probability of erasing
             scale (Sequence[float], default: absent): (min, max) fraction of the area erased; default 0.02, 0.33
             ratio (Sequence[float], default: absent): (min, max) aspect ratio of the region; default 0.3, 3.3
             value (Sequence[float], default: absent): one, or one per channel (default 0)
+            random (bool, default False): torchvision's value='random': the region takes N(0, 1) noise, one draw a pixel and channel (float32; uint8 truncated and wrapped as torch's cast); not with 'value'
             seed (int, default 0): seed of the draws when no 'draws' input is given (the same result on every backend)
         Outputs:
             output (f32,u8, any rank): the augmented image, same shape and dtype"""
@@ -3399,6 +3411,17 @@ class vision:
             path (str, required): the file to read
         Outputs:
             output (u8, rank 1): the file's bytes (u8 [N])"""
+        ...
+    @staticmethod
+    def regnet(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.regnet forward: logits of an NCHW batch
+
+        A method of the object class vision.regnet: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
         ...
     @staticmethod
     def regnet_x_16gf(input: TensorLike, *, object: Optional[Object] = None) -> Any:
@@ -3902,6 +3925,17 @@ class vision:
             valid (bool, rank 1): [N]: which boxes were kept"""
         ...
     @staticmethod
+    def shufflenet_v2(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.shufflenet_v2 forward: logits of an NCHW batch
+
+        A method of the object class vision.shufflenet_v2: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
     def shufflenet_v2_x0_5(input: TensorLike, *, object: Optional[Object] = None) -> Any:
         """torchvision.models.shufflenet_v2_x0_5 forward: logits of an NCHW batch
 
@@ -4114,8 +4148,8 @@ class vision:
             image (f32,u8, any rank): [..., C, H, W] uint8 or float32
             boxes (f32, rank 2, optional): [N, 4] float32 in 'format', on the image's canvas
             masks (f32,u8,i32,i64,bool, any rank, optional): [..., H, W] labels of the image's pixels (any dtype)
-            labels (i64, any rank, optional): [N, ...]: one row per box, kept with it
-            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (randint, rand, uniform_, randperm); absent: the seed
+            labels (i64, any rank, optional): [N, ...]: one row per box, kept with it; with MixUp / CutMix, [N] classes of the batch's images
+            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (randint, rand, uniform_, normal_, randperm, Beta); absent: the seed
         Attributes (keyword-only):
             pipeline (str, required): JSON list of {"Transform": {arguments}} (torchvision.transforms.v2 names)
             format (str, default 'xyxy'; one of xyxy, xywh, cxcywh): format of boxes: xyxy, xywh or cxcywh
@@ -4124,7 +4158,7 @@ class vision:
             image (f32,u8, any rank): the transformed image (ToDtype may change its dtype)
             boxes (f32, rank 2): [M, 4] ([0, 4] without boxes)
             masks (f32,u8,i32,i64,bool, any rank): [..., H', W'] moved with the image ([0, H', W'] uint8 without masks)
-            labels (i64, any rank): [M, ...] ([0] without labels)"""
+            labels (f32,i64, any rank): [M, ...] int64 ([0] without labels); after MixUp / CutMix [N, K] float32"""
         ...
     @staticmethod
     def trivial_augment_wide(image: TensorLike, draws: Optional[TensorLike] = None, *, num_magnitude_bins: int = 31, interpolation: str = 'nearest', fill: Optional[Sequence[float]] = None, seed: int = 0) -> Any:
@@ -4132,7 +4166,7 @@ class vision:
 
         Inputs:
             image (f32,u8, any rank): [..., C, H, W] uint8 or float32, 1 or 3 channels
-            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand and Dirichlet component); absent: the seed
+            draws (f32,f64, rank 1, optional): [K]: torchvision's random draws in its order (each randint, rand, normal noise value and Dirichlet component); absent: the seed
         Attributes (keyword-only):
             num_magnitude_bins (int, default 31): 2..1024
             interpolation (str, default 'nearest'; one of nearest, bilinear): nearest or bilinear (the geometric ops)
