@@ -831,7 +831,8 @@ const cf_gen cf_vision_gens[] = {
 #undef SMALL_COVERED
 #define TINY_COVERED(id) { "vision." #id, 0, 0, NULL, "tests/vision/models/test_models_tiny.c: cpu:ops only, " \
                            "dispatching the layer ops (each compared across backends above)" },
-    TINY_COVERED(regnet) TINY_COVERED(shufflenet_v2) TINY_COVERED(mnasnet)
+    TINY_COVERED(resnet) TINY_COVERED(regnet) TINY_COVERED(efficientnet_v2) TINY_COVERED(shufflenet_v2)
+    TINY_COVERED(mnasnet)
 #undef TINY_COVERED
     { "vision.vit_encoder_block", 0, 0, NULL, "tests/vision/models_vit: cpu only, torchvision goldens" },
     { "vision.vit_b_16", 0, 0, NULL, MODEL_COVERED },

@@ -404,7 +404,8 @@ static const oc_case cases[] = {
     MODEL_NO_OBJECT(shufflenet_v2_x2_0) MODEL_NO_OBJECT(mnasnet0_5) MODEL_NO_OBJECT(mnasnet0_75)
     MODEL_NO_OBJECT(mnasnet1_0) MODEL_NO_OBJECT(mnasnet1_3)
     MODEL_NO_OBJECT(vit_b_16) MODEL_NO_OBJECT(vit_b_32) MODEL_NO_OBJECT(vit_l_16) MODEL_NO_OBJECT(vit_h_14)
-    MODEL_NO_OBJECT(vision_transformer) MODEL_NO_OBJECT(regnet) MODEL_NO_OBJECT(shufflenet_v2) MODEL_NO_OBJECT(mnasnet)
+    MODEL_NO_OBJECT(vision_transformer) MODEL_NO_OBJECT(resnet) MODEL_NO_OBJECT(regnet) MODEL_NO_OBJECT(efficientnet_v2)
+    MODEL_NO_OBJECT(shufflenet_v2) MODEL_NO_OBJECT(mnasnet)
     MODEL_NO_OBJECT(swin_t) MODEL_NO_OBJECT(swin_s) MODEL_NO_OBJECT(swin_b) MODEL_NO_OBJECT(swin_transformer)
 #undef MODEL_NO_OBJECT
     /* no inputs: an entry of the table as JSON (any length), or a refusal */
