@@ -277,10 +277,7 @@ static const loom_attr_def effnet_generic_attrs[] = {
       .doc = "the head conv's output channels (unset: 4 x the last stage's out, as torchvision)" },
     MODEL_NUM_CLASSES_ATTR,
 };
-const loom_object_class vision_efficientnet_v2_class = {
-    .struct_size = sizeof(loom_object_class), .name = "vision.efficientnet_v2",
-    .doc = "torchvision.models.EfficientNet(inverted_residual_setting, last_channel) of V2 (BatchNorm2d eps 1e-3) "
-           "from a safetensors state_dict (the named vision.efficientnet_v2_* classes are presets of it); method "
-           "vision.efficientnet_v2",
-    PK_ATTRS(effnet_generic_attrs), .create = effnet_generic_create, .destroy = effnet_destroy,
-};
+MODEL_GENERIC_CLASS(efficientnet_v2, effnet_generic_attrs, effnet_generic_create, effnet_destroy,
+                    "torchvision.models.EfficientNet(inverted_residual_setting, last_channel) of V2 (BatchNorm2d "
+                    "eps 1e-3) from a safetensors state_dict (the named vision.efficientnet_v2_* classes are "
+                    "presets of it); method vision.efficientnet_v2")

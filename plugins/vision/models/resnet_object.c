@@ -237,10 +237,7 @@ static const loom_attr_def resnet_generic_attrs[] = {
     MODEL_NUM_CLASSES_ATTR,
 };
 #undef RESNET_INT_ATTR
-const loom_object_class vision_resnet_class = {
-    .struct_size = sizeof(loom_object_class), .name = "vision.resnet",
-    .doc = "torchvision.models.ResNet(block, layers, groups, width_per_group) from a safetensors state_dict, with "
-           "the stem's and the stages' widths as attributes too (the named vision.resnet*, resnext* and "
-           "wide_resnet* classes are presets of it); method vision.resnet",
-    PK_ATTRS(resnet_generic_attrs), .create = resnet_generic_create, .destroy = resnet_destroy,
-};
+MODEL_GENERIC_CLASS(resnet, resnet_generic_attrs, resnet_generic_create, resnet_destroy,
+                    "torchvision.models.ResNet(block, layers, groups, width_per_group) from a safetensors "
+                    "state_dict, with the stem's and the stages' widths as attributes too (the named "
+                    "vision.resnet*, resnext* and wide_resnet* classes are presets of it); method vision.resnet")

@@ -192,9 +192,7 @@ static const loom_attr_def shufflenet_generic_attrs[] = {
       .dflt = LOOM_DEFAULT_NONE, .doc = "widths of conv1, stages 2 to 4 (even) and conv5 (5 ints)" },
     MODEL_NUM_CLASSES_ATTR,
 };
-const loom_object_class vision_shufflenet_v2_class = {
-    .struct_size = sizeof(loom_object_class), .name = "vision.shufflenet_v2",
-    .doc = "torchvision.models.ShuffleNetV2(stages_repeats, stages_out_channels) from a safetensors state_dict "
-           "(the named vision.shufflenet_v2_* classes are presets of it); method vision.shufflenet_v2",
-    PK_ATTRS(shufflenet_generic_attrs), .create = shufflenet_generic_create, .destroy = shufflenet_destroy,
-};
+MODEL_GENERIC_CLASS(shufflenet_v2, shufflenet_generic_attrs, shufflenet_generic_create, shufflenet_destroy,
+                    "torchvision.models.ShuffleNetV2(stages_repeats, stages_out_channels) from a safetensors "
+                    "state_dict (the named vision.shufflenet_v2_* classes are presets of it); method "
+                    "vision.shufflenet_v2")
