@@ -2879,6 +2879,17 @@ class vision:
             output (f32,f64,f16, any rank): shape and dtype of input"""
         ...
     @staticmethod
+    def efficientnet_v2(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.efficientnet_v2 forward: logits of an NCHW batch
+
+        A method of the object class vision.efficientnet_v2: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
     def efficientnet_v2_l(input: TensorLike, *, object: Optional[Object] = None) -> Any:
         """torchvision.models.efficientnet_v2_l forward: logits of an NCHW batch
 
@@ -3693,6 +3704,17 @@ class vision:
         Outputs:
             output (f32, any rank): [..., 4]
             canvas_size (i64, rank 1): [2]: the new (H, W)"""
+        ...
+    @staticmethod
+    def resnet(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.resnet forward: logits of an NCHW batch
+
+        A method of the object class vision.resnet: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
         ...
     @staticmethod
     def resnet101(input: TensorLike, *, object: Optional[Object] = None) -> Any:
