@@ -206,8 +206,9 @@ static loom_status stage_field(const char *cls, const int64_t *row, int r, int f
 ** does (_make_divisible(c, 8), width_mult 1); a stage's input must be the
 ** previous stage's output (torchvision builds a model that would fail at
 ** its first forward otherwise). */
-static loom_status arch_from_attrs(const loom_object_args *args, effnet_arch *a)
+static loom_status arch_from_attrs(const loom_object_args *args, void *out)
 {
+    effnet_arch *a = out;
     const char *cls = args->class_name;
     memset(a, 0, sizeof *a);
     a->name = cls;
@@ -258,13 +259,9 @@ static loom_status arch_from_attrs(const loom_object_args *args, effnet_arch *a)
 ** classifier. */
 static loom_status effnet_generic_create(const loom_object_args *args, void **state_out)
 {
-    *state_out = NULL;
     effnet_arch arch;
-    loom_status st = arch_from_attrs(args, &arch);
-    if (st == LOOM_OK)
-        st = model_create_generic(args, state_out, &arch, sizeof(effnet_model), BN_EPS, "classifier.1", effnet_load,
-                                  effnet_destroy, ATTR_NUM_CLASSES);
-    return st;
+    return model_create_from_attrs(args, state_out, arch_from_attrs, &arch, sizeof(effnet_model), BN_EPS,
+                                   "classifier.1", effnet_load, effnet_destroy, ATTR_NUM_CLASSES);
 }
 
 /* the order of the ATTR_* indices */

@@ -48,6 +48,21 @@ static inline loom_status model_create_generic(const loom_object_args *args, voi
     return st;
 }
 
+/* The create of a generic class: parse(args, arch) sets the architecture
+** (arch: the family's type, create's local) from the attributes, each
+** checked, then model_create_generic of it; *state_out NULL on any failure. */
+static inline loom_status model_create_from_attrs(const loom_object_args *args, void **state_out,
+                                                  loom_status (*parse)(const loom_object_args *args, void *arch),
+                                                  void *arch, size_t size, double bn_eps, const char *head,
+                                                  loom_status (*load)(model_loader *L, void *model),
+                                                  void (*destroy)(void *model), int num_classes_at)
+{
+    *state_out = NULL;
+    loom_status st = parse(args, arch);
+    return st != LOOM_OK ? st : model_create_generic(args, state_out, arch, size, bn_eps, head, load, destroy,
+                                                     num_classes_at);
+}
+
 /* The generic class vision.<id>: attributes attrs, made by create_fn and
 ** freed by destroy_fn, documented by doc_. */
 #define MODEL_GENERIC_CLASS(id, attrs, create_fn, destroy_fn, doc_)                                \

@@ -153,8 +153,9 @@ enum { ATTR_BLOCK = 1, ATTR_LAYERS, ATTR_WIDTHS, ATTR_STEM_WIDTH, ATTR_GROUPS, A
 /* The architecture of vision.resnet from its attributes, each checked,
 ** the message naming the attribute. BasicBlock takes neither groups nor
 ** width_per_group (torchvision's BasicBlock refuses them too). */
-static loom_status arch_from_attrs(const loom_object_args *args, resnet_arch *a)
+static loom_status arch_from_attrs(const loom_object_args *args, void *out)
 {
+    resnet_arch *a = out;
     const char *cls = args->class_name;
     memset(a, 0, sizeof *a);
     a->name = cls;
@@ -211,13 +212,9 @@ static loom_status arch_from_attrs(const loom_object_args *args, resnet_arch *a)
 ** classes' create; num_classes, when set, checked against fc. */
 static loom_status resnet_generic_create(const loom_object_args *args, void **state_out)
 {
-    *state_out = NULL;
     resnet_arch arch;
-    loom_status st = arch_from_attrs(args, &arch);
-    if (st == LOOM_OK)
-        st = model_create_generic(args, state_out, &arch, sizeof(resnet_model), BN_EPS, "fc", resnet_load,
-                                  resnet_destroy, ATTR_NUM_CLASSES);
-    return st;
+    return model_create_from_attrs(args, state_out, arch_from_attrs, &arch, sizeof(resnet_model), BN_EPS, "fc",
+                                   resnet_load, resnet_destroy, ATTR_NUM_CLASSES);
 }
 
 #define RESNET_INT_ATTR(n, f, d, text) { .name = n, .type = LOOM_ATTR_INT, .flags = f, .dflt = d, .doc = text }
