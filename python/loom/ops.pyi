@@ -2453,6 +2453,19 @@ class vision:
             output (f32,u8,i32,i64,bool, any rank): [..., H', W']: the labels at the nearest source pixel, or the fill"""
         ...
     @staticmethod
+    def anchor_generator(grid_sizes: TensorLike, *, sizes: Sequence[int], aspect_ratios: Sequence[float], image_size: Sequence[int]) -> Any:
+        """torchvision AnchorGenerator: the anchors of every level of one batch's feature maps
+
+        Inputs:
+            grid_sizes (i64, rank 2): [L, 2] (h, w) of each level's feature map
+        Attributes (keyword-only):
+            sizes (Sequence[int], required): anchor sizes, the same count per level, level after level (torchvision's sizes flattened)
+            aspect_ratios (Sequence[float], required): height / width ratios, the same on every level (as every torchvision detector has them)
+            image_size (Sequence[int], required): (H, W) of the batched images (their padded size); a level's stride is H // h, W // w
+        Outputs:
+            anchors (f32, rank 2): [sum of h * w * sizes * ratios, 4] xyxy: level by level, row-major locations, then ratio-major cell anchors"""
+        ...
+    @staticmethod
     def augmix(image: TensorLike, draws: Optional[TensorLike] = None, *, severity: int = 3, mixture_width: int = 3, chain_depth: int = -1, alpha: float = 1.0, all_ops: bool = True, interpolation: str = 'bilinear', fill: Optional[Sequence[float]] = None, seed: int = 0) -> Any:
         """torchvision.transforms.v2.AugMix: chains of random ops mixed with the image by Dirichlet weights (per image of a batch; the chains shared, as torchvision)
 
@@ -2549,6 +2562,19 @@ class vision:
             fmt (str, default 'xyxy'): box format: xyxy, xywh or cxcywh
         Outputs:
             output (f32,f64, any rank): [..] (f32 for f16 boxes)"""
+        ...
+    @staticmethod
+    def box_coder_decode(rel_codes: TensorLike, boxes: TensorLike, *, weights: Optional[Sequence[float]] = None, bbox_xform_clip: float = 4.135166556742356) -> Any:
+        """torchvision BoxCoder.decode: box codes relative to reference boxes, to xyxy boxes
+
+        Inputs:
+            rel_codes (f32, rank 2): [N, 4 K] (dx, dy, dw, dh) per box and class
+            boxes (f32, rank 2): [N, 4] xyxy reference boxes (anchors, proposals)
+        Attributes (keyword-only):
+            weights (Sequence[float], default: absent): (wx, wy, ww, wh) the codes are divided by; absent: 1, 1, 1, 1 (the RPN's; the RoI heads use 10, 10, 5, 5)
+            bbox_xform_clip (float, default 4.135166556742356): dw and dh are clamped above at this (default log(1000 / 16))
+        Outputs:
+            output (f32, rank 3): [N, K, 4] decoded xyxy boxes"""
         ...
     @staticmethod
     def box_convert(boxes: TensorLike, *, in_fmt: str, out_fmt: str) -> Any:
@@ -3404,6 +3430,48 @@ class vision:
             output (f32,u8, any rank): the augmented image, same shape and dtype"""
         ...
     @staticmethod
+    def rcnn_postprocess_boxes(boxes: TensorLike, *, image_size: Sequence[int], original_size: Sequence[int]) -> Any:
+        """GeneralizedRCNNTransform.postprocess: boxes scaled back from image_size to original_size
+
+        Inputs:
+            boxes (f32, rank 2): [N, 4] xyxy boxes on the resized image
+        Attributes (keyword-only):
+            image_size (Sequence[int], required): (H, W) the boxes lie on: the resized image (rcnn_transform's image_sizes row)
+            original_size (Sequence[int], required): (H, W) of the image before the transform
+        Outputs:
+            output (f32, rank 2): [N, 4] the boxes on the original image"""
+        ...
+    @staticmethod
+    def rcnn_resize(image: TensorLike, *, min_size: int = 800, max_size: int = 1333) -> Any:
+        """the resize of GeneralizedRCNNTransform: short edge to min_size, long edge at most max_size, bilinear
+
+        Inputs:
+            image (f32, rank 3): [C, H, W] (normalized) image
+        Attributes (keyword-only):
+            min_size (int, default 800): the short edge is scaled to min_size (torchvision's min_size[-1] in eval)
+            max_size (int, default 1333): unless the long edge would then pass max_size: scale = min(min_size/short, max_size/long)
+        Outputs:
+            output (f32, rank 3): [C, h, w], bilinear without antialias"""
+        ...
+    @staticmethod
+    def rcnn_transform(images: TensorLike, images_offsets: TensorLike, original_sizes: TensorLike, *, min_size: int = 800, max_size: int = 1333, image_mean: Optional[Sequence[float]] = None, image_std: Optional[Sequence[float]] = None, size_divisible: int = 32) -> Tuple[Any, Any]:
+        """torchvision GeneralizedRCNNTransform (eval): normalize, resize each image, batch padded to size_divisible
+
+        Inputs:
+            images (f32, rank 1): the [C, H, W] images (C the count of image_mean) flattened, one after the other
+            images_offsets (i64, rank 1): [B+1] element offsets of each image in images
+            original_sizes (i64, rank 2): [B, 2] (H, W) of each image
+        Attributes (keyword-only):
+            min_size (int, default 800): the short edge is scaled to min_size (torchvision's min_size[-1] in eval)
+            max_size (int, default 1333): unless the long edge would then pass max_size: scale = min(min_size/short, max_size/long)
+            image_mean (Sequence[float], default: absent): one per channel; absent: ImageNet's 0.485, 0.456, 0.406
+            image_std (Sequence[float], default: absent): one per channel; absent: ImageNet's 0.229, 0.224, 0.225
+            size_divisible (int, default 32): the batch's height and width are rounded up to a multiple of this
+        Outputs:
+            tensors (f32, rank 4): [B, C, H', W']: each image normalized, resized and zero-padded at the bottom and right
+            image_sizes (i64, rank 2): [B, 2] (h, w) of each resized image"""
+        ...
+    @staticmethod
     def read_file(*, path: str) -> Any:
         """torchvision.io.read_file: a file's bytes as a u8 [N] tensor
 
@@ -3906,6 +3974,29 @@ class vision:
             center (Sequence[float], default: absent): (x, y) of the pivot; absent: the mask centre
         Outputs:
             output (f32,u8,i32,i64,bool, any rank): [..., H', W']: the labels at the nearest source pixel, or the fill"""
+        ...
+    @staticmethod
+    def rpn_proposals(objectness: TensorLike, pred_bbox_deltas: TensorLike, anchors: TensorLike, image_sizes: TensorLike, *, num_anchors_per_level: Sequence[int], pre_nms_top_n: int = 1000, post_nms_top_n: int = 1000, nms_thresh: float = 0.7, score_thresh: float = 0.0, min_size: float = 0.001, weights: Optional[Sequence[float]] = None, bbox_xform_clip: float = 4.135166556742356) -> Tuple[Any, Any, Any]:
+        """torchvision RegionProposalNetwork after its head: decode, top-n per level, clip, remove small, score threshold, nms per level, post-nms top-n
+
+        Inputs:
+            objectness (f32, rank 2): [B, A] logits, levels concatenated as concat_box_prediction_layers orders them
+            pred_bbox_deltas (f32, rank 3): [B, A, 4] box codes, in the same order
+            anchors (f32, rank 2): [A, 4] the anchors (vision.anchor_generator)
+            image_sizes (i64, rank 2): [B, 2] (h, w) each image's proposals are clipped to
+        Attributes (keyword-only):
+            num_anchors_per_level (Sequence[int], required): anchors of each level (h * w * anchors per location), summing to A
+            pre_nms_top_n (int, default 1000): the best this many anchors of each level (by objectness) go on
+            post_nms_top_n (int, default 1000): proposals kept per image after nms
+            nms_thresh (float, default 0.7): IoU threshold of the per-level batched_nms
+            score_thresh (float, default 0.0): proposals whose sigmoid(objectness) is below are dropped
+            min_size (float, default 0.001): proposals narrower or lower than this (after clipping) are dropped
+            weights (Sequence[float], default: absent): (wx, wy, ww, wh) the codes are divided by; absent: 1, 1, 1, 1 (the RPN's; the RoI heads use 10, 10, 5, 5)
+            bbox_xform_clip (float, default 4.135166556742356): dw and dh are clamped above at this (default log(1000 / 16))
+        Outputs:
+            boxes (f32, rank 2): [K, 4] the proposals of every image, image after image
+            scores (f32, rank 1): [K] their sigmoid(objectness), decreasing per image
+            offsets (i64, rank 1): [B+1] image b's rows are offsets[b]..offsets[b+1]"""
         ...
     @staticmethod
     def sanitize_bounding_boxes(boxes: TensorLike, labels: Optional[TensorLike] = None, *, format: str = 'xyxy', canvas_size: Sequence[int], min_size: float = 1.0, min_area: float = 1.0) -> Tuple[Any, Any, Any]:

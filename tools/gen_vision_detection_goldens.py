@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Golden data of the vision pack's detection parts (tests/vision/detection), from torchvision.
+
+Run with the repository's venv (torch + torchvision on CPU):
+    .venv/bin/python tools/gen_vision_detection_goldens.py
+Writes tests/data/vision/detection/<case>_<name>.npy. Every result comes from
+torchvision's own modules (GeneralizedRCNNTransform, AnchorGenerator,
+BoxCoder, RegionProposalNetwork.filter_proposals) in eval mode; the cases and
+their attributes are mirrored in tests/vision/detection/test_detection_*.c.
+
+Image lists travel as loom's jagged form: the images' CHW values flattened
+and concatenated (images), their element offsets [B+1] (images_offsets) and
+their (H, W) sizes [B, 2] (original_sizes).
+"""
+import math
+import os
+
+import numpy as np
+import torch
+from torchvision.models.detection import _utils as det_utils
+from torchvision.models.detection.anchor_utils import AnchorGenerator
+from torchvision.models.detection.image_list import ImageList
+from torchvision.models.detection.rpn import RegionProposalNetwork, RPNHead, concat_box_prediction_layers
+from torchvision.models.detection.transform import GeneralizedRCNNTransform, resize_boxes
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "vision", "detection")
+MEAN = [0.485, 0.456, 0.406]
+STD = [0.229, 0.224, 0.225]
+
+
+def save(case, **arrays):
+    for name, t in arrays.items():
+        a = t.detach().numpy() if isinstance(t, torch.Tensor) else np.asarray(t)
+        np.save(os.path.join(OUT, f"{case}_{name}.npy"), a.copy(order="C"))
+
+
+def jagged(images):
+    """The jagged form of a list of [C, H, W] images."""
+    values = torch.cat([im.reshape(-1) for im in images])
+    offsets = np.cumsum([0] + [im.numel() for im in images]).astype(np.int64)
+    sizes = np.array([list(im.shape[-2:]) for im in images], dtype=np.int64).reshape(-1, 2)
+    return values, offsets, sizes
+
+
+def gen_transform(gen):
+    """GeneralizedRCNNTransform.forward in eval: normalize, resize, batch."""
+    cases = {
+        # two sizes in one list, up-scaled by the short edge; the batch pads both
+        "transform_two": ([(3, 27, 38), (3, 35, 21)], 40, 64, 32),
+        # the long edge caps the scale (50 * 40 / 12 > 64)
+        "transform_cap": ([(3, 12, 50)], 40, 64, 32),
+        # a 1x1 image is up-scaled to min_size like any other (torchvision accepts it)
+        "transform_1x1": ([(3, 1, 1)], 20, 30, 32),
+        # down-scaling, and a divisor that is not a power of two
+        "transform_down": ([(3, 47, 39), (3, 31, 44)], 17, 25, 7),
+    }
+    for case, (shapes, min_size, max_size, div) in cases.items():
+        images = [torch.rand(s, generator=gen) for s in shapes]
+        t = GeneralizedRCNNTransform(min_size, max_size, MEAN, STD, size_divisible=div).eval()
+        with torch.no_grad():
+            il, _ = t([im.clone() for im in images])
+        values, offsets, sizes = jagged(images)
+        save(case, images=values, images_offsets=offsets, original_sizes=sizes, tensors=il.tensors,
+             image_sizes=np.array(il.image_sizes, dtype=np.int64))
+        # the one-image resize (vision.rcnn_resize) on the normalized first image
+        norm = t.normalize(images[0])
+        resized, _ = t.resize(norm.clone(), None)
+        save(case + "_resize", image=norm, output=resized)
+
+
+def gen_postprocess(gen):
+    """GeneralizedRCNNTransform.postprocess: boxes back to the original size."""
+    for case, new, orig in [("postprocess_up", (64, 91), (45, 64)), ("postprocess_down", (33, 40), (97, 118))]:
+        b = torch.rand(23, 4, generator=gen) * torch.tensor([new[1], new[0], new[1], new[0]], dtype=torch.float32)
+        b = torch.cat([torch.minimum(b[:, :2], b[:, 2:]), torch.maximum(b[:, :2], b[:, 2:])], 1)
+        save(case, boxes=b, output=resize_boxes(b, new, orig))
+
+
+SIZES_FRCNN = ((32,), (64,), (128,), (256,), (512,))
+SIZES_RETINA = tuple((x, int(x * 2 ** (1.0 / 3)), int(x * 2 ** (2.0 / 3))) for x in [32, 64, 128, 256, 512])
+
+
+def anchors_for(sizes, ratios, image_size, grids):
+    ag = AnchorGenerator(sizes, (ratios,) * len(sizes))
+    il = ImageList(torch.zeros(1, 3, *image_size), [tuple(image_size)])
+    feats = [torch.zeros(1, 1, h, w) for h, w in grids]
+    return ag, ag(il, feats)[0]
+
+
+def gen_anchors():
+    """AnchorGenerator: Faster R-CNN's one size per level, RetinaNet's three, a lone level."""
+    cases = {
+        "anchors_frcnn": (SIZES_FRCNN, (0.5, 1.0, 2.0), (64, 96), [(16, 24), (8, 12), (4, 6), (2, 3), (1, 2)]),
+        "anchors_retina": (SIZES_RETINA, (0.5, 1.0, 2.0), (96, 64), [(12, 8), (6, 4), (3, 2), (2, 1), (1, 1)]),
+        # ratios whose square roots round the half-integers both ways; a stride that does not divide
+        "anchors_odd": (((13, 27),), (0.3, 1.0, 1.7, 4.0), (50, 70), [(7, 9)]),
+    }
+    for case, (sizes, ratios, image_size, grids) in cases.items():
+        _, a = anchors_for(sizes, ratios, image_size, grids)
+        save(case, output=a)
+
+
+def gen_decode(gen):
+    """BoxCoder.decode with the RPN's weights and the RoI heads' (10, 10, 5, 5), clamp included."""
+    for case, weights, k in [("decode_rpn", (1.0, 1.0, 1.0, 1.0), 1), ("decode_roi", (10.0, 10.0, 5.0, 5.0), 3)]:
+        xy = torch.rand(37, 2, generator=gen) * 80
+        wh = torch.rand(37, 2, generator=gen) * 30 + 0.5
+        boxes = torch.cat([xy, xy + wh], 1)
+        codes = torch.randn(37, 4 * k, generator=gen) * 2
+        codes[::5, 2::4] = 9.0   # past the clamp at log(1000 / 16)
+        coder = det_utils.BoxCoder(weights)
+        save(case, rel_codes=codes, boxes=boxes, output=coder.decode_single(codes, boxes).reshape(37, k, 4))
+
+
+def gen_rpn(gen):
+    """RegionProposalNetwork (test mode): the head, anchors, decode, filter_proposals."""
+    cases = {
+        # two images of one batch with their own sizes; nms on <= 4000 coordinates (offset path)
+        "rpn_small": (2, (64, 96), [(64, 91), (50, 96)], [(16, 24), (8, 12), (4, 6)], 50, 30, 0.7, 0.0),
+        # more boxes than batched_nms's offset path takes, a score threshold that drops some
+        "rpn_large": (1, (96, 120), [(90, 120)], [(24, 30), (12, 15)], 1500, 300, 0.7, 0.45),
+    }
+    for case, (n, image_size, sizes, grids, pre, post, nms, thr) in cases.items():
+        ch = 8
+        ag = AnchorGenerator(SIZES_FRCNN[: len(grids)], ((0.5, 1.0, 2.0),) * len(grids))
+        head = RPNHead(ch, 3).eval()
+        rpn = RegionProposalNetwork(ag, head, 0.7, 0.3, 256, 0.5, dict(training=pre, testing=pre),
+                                    dict(training=post, testing=post), nms, score_thresh=thr).eval()
+        feats = [torch.randn(n, ch, h, w, generator=gen) for h, w in grids]
+        il = ImageList(torch.zeros(n, 3, *image_size), sizes)
+        with torch.no_grad():
+            obj, deltas = head(feats)
+            anchors = ag(il, feats)
+            per_level = [o[0].numel() for o in obj]
+            obj_c, deltas_c = concat_box_prediction_layers(obj, deltas)
+            proposals = rpn.box_coder.decode(deltas_c, anchors).view(n, -1, 4)
+            boxes, scores = rpn.filter_proposals(proposals, obj_c, il.image_sizes, per_level)
+            full, _ = rpn(il, dict(zip(map(str, range(len(feats))), feats)))
+        for a, b in zip(full, boxes):
+            assert torch.equal(a, b)
+        offsets = np.cumsum([0] + [len(b) for b in boxes]).astype(np.int64)
+        save(case, objectness=obj_c.reshape(n, -1), pred_bbox_deltas=deltas_c.reshape(n, -1, 4),
+             anchors=anchors[0], image_sizes=np.array(sizes, dtype=np.int64), boxes=torch.cat(boxes),
+             scores=torch.cat(scores), offsets=offsets, per_level=np.array(per_level, dtype=np.int64))
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    torch.manual_seed(0)
+    gen = torch.Generator().manual_seed(21)
+    gen_transform(gen)
+    gen_postprocess(gen)
+    gen_anchors()
+    gen_decode(gen)
+    gen_rpn(gen)
+
+
+if __name__ == "__main__":
+    main()
