@@ -21,7 +21,9 @@ import torch
 from torchvision.models.detection import _utils as det_utils
 from torchvision.models.detection.anchor_utils import AnchorGenerator
 from torchvision.models.detection.image_list import ImageList
+from torchvision.models.detection.roi_heads import RoIHeads
 from torchvision.models.detection.rpn import RegionProposalNetwork, RPNHead, concat_box_prediction_layers
+from torchvision.ops import MultiScaleRoIAlign
 from torchvision.models.detection.transform import GeneralizedRCNNTransform, resize_boxes
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "vision", "detection")
@@ -145,6 +147,42 @@ def gen_rpn(gen):
              scores=torch.cat(scores), offsets=offsets, per_level=np.array(per_level, dtype=np.int64))
 
 
+def random_boxes(gen, n, lo, hi, extent):
+    """n xyxy boxes with sides in [lo, hi) whose top-left corners lie in [0, extent)."""
+    xy = torch.rand(n, 2, generator=gen) * extent
+    wh = torch.rand(n, 2, generator=gen) * (hi - lo) + lo
+    return torch.cat([xy, xy + wh], 1)
+
+
+def gen_multiscale(gen):
+    """MultiScaleRoIAlign(['0', '1', '2', '3'], 7, 2): boxes of every level (sides 8 to 800)."""
+    image_sizes = [(256, 240), (200, 256)]
+    feats = {str(k): torch.randn(2, 2, 256 >> (k + 2), 256 >> (k + 2), generator=gen) for k in range(4)}
+    boxes = [random_boxes(gen, 12, 8, 800, 200), random_boxes(gen, 9, 8, 800, 200)]
+    pool = MultiScaleRoIAlign(["0", "1", "2", "3"], 7, 2)
+    out = pool(feats, boxes, image_sizes)
+    save("multiscale", boxes=torch.cat(boxes), boxes_offsets=np.array([0, 12, 21], dtype=np.int64),
+         image_sizes=np.array(image_sizes, dtype=np.int64), x0=feats["0"], x1=feats["1"], x2=feats["2"],
+         x3=feats["3"], output=out)
+    # one level: roi_align at the inferred scale alone
+    one = MultiScaleRoIAlign(["0"], (3, 5), 2)
+    save("multiscale_one", output=one({"0": feats["1"]}, boxes, image_sizes))
+
+
+def gen_detections(gen):
+    """RoIHeads.postprocess_detections: softmax, decode (10, 10, 5, 5), clip, thresholds, nms per class."""
+    heads = RoIHeads(None, None, None, 0.5, 0.5, 512, 0.25, None, 0.15, 0.5, 20)
+    sizes = [(60, 80), (70, 50)]
+    proposals = [random_boxes(gen, 40, 2, 30, 50), random_boxes(gen, 30, 2, 30, 45)]
+    logits = torch.randn(70, 5, generator=gen) * 2
+    regression = torch.randn(70, 20, generator=gen) * 0.5
+    boxes, scores, labels = heads.postprocess_detections(logits, regression, proposals, sizes)
+    offsets = np.cumsum([0] + [len(b) for b in boxes]).astype(np.int64)
+    save("detections", class_logits=logits, box_regression=regression, proposals=torch.cat(proposals),
+         proposals_offsets=np.array([0, 40, 70], dtype=np.int64), image_sizes=np.array(sizes, dtype=np.int64),
+         boxes=torch.cat(boxes), scores=torch.cat(scores), labels=torch.cat(labels), offsets=offsets)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     torch.manual_seed(0)
@@ -154,6 +192,8 @@ def main():
     gen_anchors()
     gen_decode(gen)
     gen_rpn(gen)
+    gen_multiscale(gen)
+    gen_detections(gen)
 
 
 if __name__ == "__main__":

@@ -3203,6 +3203,26 @@ class vision:
             output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
         ...
     @staticmethod
+    def multiscale_roi_align(boxes: TensorLike, boxes_offsets: TensorLike, image_sizes: TensorLike, x0: TensorLike, x1: Optional[TensorLike] = None, x2: Optional[TensorLike] = None, x3: Optional[TensorLike] = None, *, output_size: Sequence[int], sampling_ratio: int = 2, canonical_scale: int = 224, canonical_level: int = 4) -> Any:
+        """torchvision MultiScaleRoIAlign: each box pooled by roi_align from the FPN level its size maps to
+
+        Inputs:
+            boxes (f32, rank 2): [K, 4] xyxy boxes of every image, image after image
+            boxes_offsets (i64, rank 1): [B+1] image b's boxes are rows offsets[b]..offsets[b+1]
+            image_sizes (i64, rank 2): [B, 2] (h, w) of each image (the maps' scales)
+            x0 (f32, rank 4): [B, C, H, W] feature map 0 (x0 the finest; absent: fewer levels)
+            x1 (f32, rank 4, optional): [B, C, H, W] feature map 1 (x0 the finest; absent: fewer levels)
+            x2 (f32, rank 4, optional): [B, C, H, W] feature map 2 (x0 the finest; absent: fewer levels)
+            x3 (f32, rank 4, optional): [B, C, H, W] feature map 3 (x0 the finest; absent: fewer levels)
+        Attributes (keyword-only):
+            output_size (Sequence[int], required): [PH, PW], or [S] for S x S (Faster R-CNN's box head: 7)
+            sampling_ratio (int, default 2): samples per bin side of roi_align (aligned=False); <= 0: adaptive
+            canonical_scale (int, default 224): LevelMapper: a box of this sqrt(area) goes to canonical_level
+            canonical_level (int, default 4): LevelMapper's level of canonical_scale
+        Outputs:
+            output (f32, rank 4): [K, C, PH, PW] each box pooled from its level"""
+        ...
+    @staticmethod
     def nms(boxes: TensorLike, scores: TensorLike, *, iou_threshold: float) -> Any:
         """torchvision.ops.nms: indices of the boxes kept by greedy IoU suppression, by decreasing score
 
@@ -3440,6 +3460,28 @@ class vision:
             original_size (Sequence[int], required): (H, W) of the image before the transform
         Outputs:
             output (f32, rank 2): [N, 4] the boxes on the original image"""
+        ...
+    @staticmethod
+    def rcnn_postprocess_detections(class_logits: TensorLike, box_regression: TensorLike, proposals: TensorLike, proposals_offsets: TensorLike, image_sizes: TensorLike, *, score_thresh: float = 0.05, nms_thresh: float = 0.5, detections_per_img: int = 100, weights: Optional[Sequence[float]] = None, bbox_xform_clip: float = 4.135166556742356) -> Tuple[Any, Any, Any, Any]:
+        """torchvision RoIHeads.postprocess_detections: softmax, decode, clip, score threshold, nms per class, detections_per_img
+
+        Inputs:
+            class_logits (f32, rank 2): [K, C] the box predictor's class logits
+            box_regression (f32, rank 2): [K, 4 C] its box codes per class
+            proposals (f32, rank 2): [K, 4] the proposals the rows belong to, image after image
+            proposals_offsets (i64, rank 1): [B+1] image b's proposals are rows offsets[b]..offsets[b+1]
+            image_sizes (i64, rank 2): [B, 2] (h, w) the boxes are clipped to
+        Attributes (keyword-only):
+            score_thresh (float, default 0.05): class scores (softmax) must be above this
+            nms_thresh (float, default 0.5): IoU threshold of the per-class nms
+            detections_per_img (int, default 100): detections kept per image, by decreasing score
+            weights (Sequence[float], default: absent): (wx, wy, ww, wh) of the box coder; absent: the RoI heads' 10, 10, 5, 5
+            bbox_xform_clip (float, default 4.135166556742356): dw and dh are clamped above at this (default log(1000 / 16))
+        Outputs:
+            boxes (f32, rank 2): [D, 4] detections of every image, image after image
+            scores (f32, rank 1): [D] their class scores, decreasing per image
+            labels (i64, rank 1): [D] their classes (1..C-1)
+            offsets (i64, rank 1): [B+1] image b's rows are offsets[b]..offsets[b+1]"""
         ...
     @staticmethod
     def rcnn_resize(image: TensorLike, *, min_size: int = 800, max_size: int = 1333) -> Any:

@@ -758,7 +758,8 @@ static int mask_warp_make(cf_case *c)
 /* Detection module (cpu only; its cases keep it under the harness for any
 ** backend that adds kernels): the transform of two images of different
 ** sizes, its resize and postprocess, the anchors of two levels, the box
-** decode with the RoI heads' weights, the RPN's proposals of two images.
+** decode with the RoI heads' weights, the RPN's proposals of two images,
+** boxes pooled from three levels, the detections of two images.
 ** Tolerances: sizes, anchors, offsets and postprocessed boxes are the same
 ** float32 operations (bytes); resized pixels within 1e-5 (vision.resize's
 ** taps), decoded boxes and proposals within 1e-4 relative (exp in another
@@ -800,6 +801,43 @@ static int detection_make(cf_case *c)
         cf_attrs(c, "weights=10,10,5,5");
         cf_tol_all(c, CF_CLOSE, 1e-4, 1e-4);
         cf_what(c, "29 boxes x 2 classes, weights 10,10,5,5");
+    } else if (strcmp(c->op, "vision.multiscale_roi_align") == 0) {
+        double b[4 * 14];
+        for (int i = 0; i < 14; i++) {
+            const double x = cf_draw(c, 0, 3 * (uint64_t)i) * 40, y = cf_draw(c, 0, 3 * (uint64_t)i + 1) * 40;
+            const double side = 4 + cf_draw(c, 0, 3 * (uint64_t)i + 2) * 120;
+            b[4 * i] = x;
+            b[4 * i + 1] = y;
+            b[4 * i + 2] = x + side;
+            b[4 * i + 3] = y + side * 0.7;
+        }
+        c->in[0] = cf_values(c, LOOM_DTYPE_F32, 2, (const int64_t[]){ 14, 4 }, b);
+        c->in[1] = cf_index(c, LOOM_DTYPE_I64, 1, (const int64_t[]){ 3 }, (const int64_t[]){ 0, 8, 14 });
+        c->in[2] = cf_index(c, LOOM_DTYPE_I64, 2, (const int64_t[]){ 2, 2 }, (const int64_t[]){ 64, 60, 50, 64 });
+        c->in[3] = cf_uniform(c, LOOM_DTYPE_F32, 4, (const int64_t[]){ 2, 3, 16, 16 }, 1, -1, 1);
+        c->in[4] = cf_uniform(c, LOOM_DTYPE_F32, 4, (const int64_t[]){ 2, 3, 8, 8 }, 2, -1, 1);
+        c->in[5] = cf_uniform(c, LOOM_DTYPE_F32, 4, (const int64_t[]){ 2, 3, 4, 4 }, 3, -1, 1);
+        c->n_in = 6;
+        cf_attrs(c, "output_size=5");
+        cf_what(c, "14 boxes on 2 images, 3 levels, 5 x 5");
+    } else if (strcmp(c->op, "vision.rcnn_postprocess_detections") == 0) {
+        c->in[0] = cf_uniform(c, LOOM_DTYPE_F32, 2, (const int64_t[]){ 30, 4 }, 0, -3, 3);
+        c->in[1] = cf_uniform(c, LOOM_DTYPE_F32, 2, (const int64_t[]){ 30, 16 }, 1, -1, 1);
+        double p[120];
+        for (int i = 0; i < 30; i++) {
+            const double x = cf_draw(c, 2, 2 * (uint64_t)i) * 40, y = cf_draw(c, 2, 2 * (uint64_t)i + 1) * 30;
+            p[4 * i] = x;
+            p[4 * i + 1] = y;
+            p[4 * i + 2] = x + 3 + (i % 11);
+            p[4 * i + 3] = y + 2 + (i % 7);
+        }
+        c->in[2] = cf_values(c, LOOM_DTYPE_F32, 2, (const int64_t[]){ 30, 4 }, p);
+        c->in[3] = cf_index(c, LOOM_DTYPE_I64, 1, (const int64_t[]){ 3 }, (const int64_t[]){ 0, 18, 30 });
+        c->in[4] = cf_index(c, LOOM_DTYPE_I64, 2, (const int64_t[]){ 2, 2 }, (const int64_t[]){ 40, 50, 35, 45 });
+        c->n_in = 5;
+        cf_attrs(c, "score_thresh=0.2;detections_per_img=9");
+        c->tol[0] = c->tol[1] = (cf_tol){ CF_CLOSE, 1e-4, 1e-4 };
+        cf_what(c, "30 proposals on 2 images, 4 classes, 9 kept");
     } else {
         c->in[0] = cf_uniform(c, LOOM_DTYPE_F32, 2, (const int64_t[]){ 2, 60 }, 0, -4, 4);
         c->in[1] = cf_uniform(c, LOOM_DTYPE_F32, 3, (const int64_t[]){ 2, 60, 4 }, 1, -1, 1);
@@ -980,5 +1018,7 @@ const cf_gen cf_vision_gens[] = {
     { "vision.anchor_generator", BIT(I64), 1, detection_make, NULL },
     { "vision.box_coder_decode", BIT(F32), 1, detection_make, NULL },
     { "vision.rpn_proposals", BIT(F32), 1, detection_make, NULL },
+    { "vision.multiscale_roi_align", BIT(F32), 1, detection_make, NULL },
+    { "vision.rcnn_postprocess_detections", BIT(F32), 1, detection_make, NULL },
 };
 const size_t cf_vision_n_gens = sizeof cf_vision_gens / sizeof cf_vision_gens[0];

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** box_decode.c - torchvision's BoxCoder.decode_single for one box, shared by
-** vision.box_coder_decode and vision.rpn_proposals (and the RoI heads).
+** vision.box_coder_decode, vision.rpn_proposals and
+** vision.rcnn_postprocess_detections, and clip_boxes_to_image of one box.
 **
 ** The float32 operations are torchvision's, in its order, one rounding
 ** each: width = x2 - x1, ctr = x1 + 0.5 width, dx = code / wx, dw clamped
@@ -14,9 +15,11 @@
 
 #include "detection.h"
 
-static const float unit_weights[4] = { 1.0f, 1.0f, 1.0f, 1.0f };
+const float det_rpn_weights[4] = { 1.0f, 1.0f, 1.0f, 1.0f };
+const float det_roi_weights[4] = { 10.0f, 10.0f, 5.0f, 5.0f };
 
-loom_status det_box_coder_from_attrs(const char *op, const loom_attr_value *attrs, int first, det_box_coder *out)
+loom_status det_box_coder_from_attrs(const char *op, const loom_attr_value *attrs, int first, const float dflt[4],
+                                     det_box_coder *out)
 {
     const loom_attr_value *w = &attrs[first], *clip = &attrs[first + 1];
     if (w->is_set && w->count != 4)
@@ -24,9 +27,22 @@ loom_status det_box_coder_from_attrs(const char *op, const loom_attr_value *attr
                              (long long)w->count);
     float v[4];
     for (int k = 0; k < 4; k++)
-        v[k] = w->is_set ? (float)w->u.floats[k] : unit_weights[k];
+        v[k] = w->is_set ? (float)w->u.floats[k] : dflt[k];
     *out = (det_box_coder){ .wx = v[0], .wy = v[1], .ww = v[2], .wh = v[3], .clip = (float)clip->u.f };
     return LOOM_OK;
+}
+
+static float clamp_side(float v, float hi)
+{
+    return isnan(v) ? v : v < 0.0f ? 0.0f : v > hi ? hi : v;
+}
+
+void det_clip_box(float *box, float h, float w)
+{
+    box[0] = clamp_side(box[0], w);
+    box[1] = clamp_side(box[1], h);
+    box[2] = clamp_side(box[2], w);
+    box[3] = clamp_side(box[3], h);
 }
 
 void det_box_decode(const det_box_coder *c, const float *code, const float *ref, float *out)

@@ -34,7 +34,7 @@ loom_status vision_box_coder_decode_cpu(loom_call *call)
                              (long long)boxes->shape[1]);
     decode_job j = { .codes = loom_data(codes), .boxes = loom_data(boxes), .k = codes->shape[1] / 4 };
     loom_status st = det_box_coder_from_attrs("vision.box_coder_decode", call->attrs, PK_ATTR(box_decode, weights),
-                                              &j.coder);
+                                              det_rpn_weights, &j.coder);
     if (st != LOOM_OK)
         return st;
     loom_tensor *out;

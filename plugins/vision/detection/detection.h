@@ -14,6 +14,11 @@
 **   box_decode_cpu.c vision.box_coder_decode (BoxCoder.decode)
 **   rpn_cpu.c        vision.rpn_proposals (RegionProposalNetwork after its
 **                    head: decode, then filter_proposals)
+**   multiscale_cpu.c vision.multiscale_roi_align (MultiScaleRoIAlign with
+**                    its LevelMapper, on the landed vision.roi_align)
+**   detections_cpu.c vision.rcnn_postprocess_detections (RoIHeads'
+**                    postprocess_detections)
+**   det_nms.c        the dispatched vision.batched_nms both filters call
 **
 ** The module is cpu only: its schemas go into vision.so alone. Every float
 ** is float32 and every expression is evaluated in torchvision's order with
@@ -31,7 +36,8 @@
 
 #define VISION_DETECTION_OPS(X)                                                                    \
     X(vision_rcnn_transform_schema) X(vision_rcnn_resize_schema) X(vision_rcnn_postprocess_boxes_schema) \
-    X(vision_anchor_generator_schema) X(vision_box_coder_decode_schema) X(vision_rpn_proposals_schema)
+    X(vision_anchor_generator_schema) X(vision_box_coder_decode_schema) X(vision_rpn_proposals_schema) \
+    X(vision_multiscale_roi_align_schema) X(vision_rcnn_postprocess_detections_schema)
 PK_OPS_DECLARE(vision_detection_ops, VISION_DETECTION_OPS);
 
 /* ----------------------------------------------------------- attributes */
@@ -80,7 +86,27 @@ PK_OPS_DECLARE(vision_detection_ops, VISION_DETECTION_OPS);
     A(op, min_size, FLOAT, LOOM_DEFAULT_FLOAT(1e-3), LOOM_ATTR_FINITE,                             \
       "proposals narrower or lower than this (after clipping) are dropped", )                      \
     BOX_DECODE_ATTRS(A, op)
+#define MULTISCALE_ATTRS(A, op)                                                                    \
+    A(op, output_size, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,           \
+      "[PH, PW], or [S] for S x S (Faster R-CNN's box head: 7)", )                                 \
+    A(op, sampling_ratio, INT, LOOM_DEFAULT_INT(2), 0,                                             \
+      "samples per bin side of roi_align (aligned=False); <= 0: adaptive", )                       \
+    A(op, canonical_scale, INT, LOOM_DEFAULT_INT(224), LOOM_ATTR_POSITIVE,                         \
+      "LevelMapper: a box of this sqrt(area) goes to canonical_level", )                           \
+    A(op, canonical_level, INT, LOOM_DEFAULT_INT(4), 0, "LevelMapper's level of canonical_scale", )
+#define DETECTIONS_ATTRS(A, op)                                                                    \
+    A(op, score_thresh, FLOAT, LOOM_DEFAULT_FLOAT(0.05), LOOM_ATTR_FINITE,                         \
+      "class scores (softmax) must be above this", )                                               \
+    A(op, nms_thresh, FLOAT, LOOM_DEFAULT_FLOAT(0.5), LOOM_ATTR_FINITE, "IoU threshold of the per-class nms", ) \
+    A(op, detections_per_img, INT, LOOM_DEFAULT_INT(100), LOOM_ATTR_POSITIVE,                      \
+      "detections kept per image, by decreasing score", )                                          \
+    A(op, weights, FLOATS, LOOM_DEFAULT_NONE, LOOM_ATTR_FINITE | LOOM_ATTR_POSITIVE,               \
+      "(wx, wy, ww, wh) of the box coder; absent: the RoI heads' 10, 10, 5, 5", )                  \
+    A(op, bbox_xform_clip, FLOAT, LOOM_DEFAULT_FLOAT(4.135166556742356), LOOM_ATTR_FINITE,         \
+      "dw and dh are clamped above at this (default log(1000 / 16))", )
 PK_ATTR_ENUM(rcnn_size, RCNN_SIZE_ATTRS);
+PK_ATTR_ENUM(multiscale, MULTISCALE_ATTRS);
+PK_ATTR_ENUM(detections, DETECTIONS_ATTRS);
 PK_ATTR_ENUM(rcnn_transform, RCNN_TRANSFORM_ATTRS);
 PK_ATTR_ENUM(rcnn_postprocess, RCNN_POSTPROCESS_ATTRS);
 PK_ATTR_ENUM(anchor, ANCHOR_ATTRS);
@@ -96,8 +122,21 @@ typedef struct det_box_coder {
 } det_box_coder;
 
 /* The coder of an op's weights / bbox_xform_clip attributes (the first of
-** them at index `first`); fails naming the op when weights is not 4 values. */
-loom_status det_box_coder_from_attrs(const char *op, const loom_attr_value *attrs, int first, det_box_coder *out);
+** them at index `first`), weights `dflt` when absent; fails naming the op
+** when weights is not 4 values. */
+loom_status det_box_coder_from_attrs(const char *op, const loom_attr_value *attrs, int first, const float dflt[4],
+                                     det_box_coder *out);
+extern const float det_rpn_weights[4];    /* 1, 1, 1, 1 */
+extern const float det_roi_weights[4];    /* 10, 10, 5, 5 */
+
+/* vision.batched_nms (dispatched) of m f32 boxes [m, 4] with scores [m] and
+** categories idxs [m]; *keep (freed by the caller with tensor_free) holds
+** the kept indices by decreasing score. */
+loom_status det_batched_nms(loom_call *call, int64_t m, const float *boxes, const float *scores,
+                            const int64_t *idxs, double iou_threshold, loom_tensor **keep);
+
+/* clip_boxes_to_image of one xyxy box to (h, w): torch.clamp, NaN kept. */
+void det_clip_box(float *box, float h, float w);
 
 /* One box decoded as BoxCoder.decode_single does it: code (dx, dy, dw, dh)
 ** relative to the xyxy box ref, into out (xyxy). */
@@ -118,5 +157,7 @@ loom_status vision_rcnn_postprocess_boxes_cpu(loom_call *call);
 loom_status vision_anchor_generator_cpu(loom_call *call);
 loom_status vision_box_coder_decode_cpu(loom_call *call);
 loom_status vision_rpn_proposals_cpu(loom_call *call);
+loom_status vision_multiscale_roi_align_cpu(loom_call *call);
+loom_status vision_rcnn_postprocess_detections_cpu(loom_call *call);
 
 #endif /* LOOM_VISION_DETECTION_H */

@@ -15,6 +15,9 @@ static const loom_kernel_desc cpu_kernels[] = {
     PK_KERNEL_CPU(vision_anchor_generator_schema, "cpu:grid", 0, vision_anchor_generator_cpu),
     PK_KERNEL_CPU(vision_box_coder_decode_schema, "cpu:rows", F32, vision_box_coder_decode_cpu),
     PK_KERNEL_CPU(vision_rpn_proposals_schema, "cpu:topk-nms", 0, vision_rpn_proposals_cpu),
+    PK_KERNEL_CPU(vision_multiscale_roi_align_schema, "cpu:roi-align-per-level", 0, vision_multiscale_roi_align_cpu),
+    PK_KERNEL_CPU(vision_rcnn_postprocess_detections_schema, "cpu:softmax-decode-nms", 0,
+                  vision_rcnn_postprocess_detections_cpu),
 };
 
 const pk_module vision_detection_cpu = PK_MODULE("detection", vision_detection_ops, cpu_kernels, NULL);

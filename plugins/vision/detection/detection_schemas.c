@@ -16,6 +16,8 @@ PK_ATTR_TABLE(rcnn_postprocess, RCNN_POSTPROCESS_ATTRS);
 PK_ATTR_TABLE(anchor, ANCHOR_ATTRS);
 PK_ATTR_TABLE(box_decode, BOX_DECODE_ATTRS);
 PK_ATTR_TABLE(rpn, RPN_ATTRS);
+PK_ATTR_TABLE(multiscale, MULTISCALE_ATTRS);
+PK_ATTR_TABLE(detections, DETECTIONS_ATTRS);
 
 /* ------------------------------------------------------------- arguments */
 
@@ -71,6 +73,37 @@ static const loom_arg_def rpn_out[] = {
     { .name = "offsets", .dtypes = I64, .ndim = 1, .doc = "[B+1] image b's rows are offsets[b]..offsets[b+1]" },
 };
 
+#define FEATURE_MAP(i, FLAGS)                                                                      \
+    { .name = "x" #i, .dtypes = F32, .flags = (FLAGS), .ndim = 4,                                  \
+      .doc = "[B, C, H, W] feature map " #i " (x0 the finest; absent: fewer levels)" }
+static const loom_arg_def multiscale_in[] = {
+    { .name = "boxes", .dtypes = F32, .flags = LOOM_ARG_JAGGED, .ndim = 2,
+      .doc = "[K, 4] xyxy boxes of every image, image after image" },
+    { .name = "boxes_offsets", .dtypes = I64, .flags = LOOM_ARG_OFFSETS, .ndim = 1,
+      .doc = "[B+1] image b's boxes are rows offsets[b]..offsets[b+1]" },
+    { .name = "image_sizes", .dtypes = I64, .ndim = 2, .doc = "[B, 2] (h, w) of each image (the maps' scales)" },
+    FEATURE_MAP(0, 0), FEATURE_MAP(1, LOOM_ARG_OPTIONAL), FEATURE_MAP(2, LOOM_ARG_OPTIONAL),
+    FEATURE_MAP(3, LOOM_ARG_OPTIONAL),
+};
+static const loom_arg_def multiscale_out[] = {
+    { .name = "output", .dtypes = F32, .ndim = 4, .doc = "[K, C, PH, PW] each box pooled from its level" },
+};
+static const loom_arg_def detections_in[] = {
+    { .name = "class_logits", .dtypes = F32, .ndim = 2, .doc = "[K, C] the box predictor's class logits" },
+    { .name = "box_regression", .dtypes = F32, .ndim = 2, .doc = "[K, 4 C] its box codes per class" },
+    { .name = "proposals", .dtypes = F32, .flags = LOOM_ARG_JAGGED, .ndim = 2,
+      .doc = "[K, 4] the proposals the rows belong to, image after image" },
+    { .name = "proposals_offsets", .dtypes = I64, .flags = LOOM_ARG_OFFSETS, .ndim = 1,
+      .doc = "[B+1] image b's proposals are rows offsets[b]..offsets[b+1]" },
+    { .name = "image_sizes", .dtypes = I64, .ndim = 2, .doc = "[B, 2] (h, w) the boxes are clipped to" },
+};
+static const loom_arg_def detections_out[] = {
+    { .name = "boxes", .dtypes = F32, .ndim = 2, .doc = "[D, 4] detections of every image, image after image" },
+    { .name = "scores", .dtypes = F32, .ndim = 1, .doc = "[D] their class scores, decreasing per image" },
+    { .name = "labels", .dtypes = I64, .ndim = 1, .doc = "[D] their classes (1..C-1)" },
+    { .name = "offsets", .dtypes = I64, .ndim = 1, .doc = "[B+1] image b's rows are offsets[b]..offsets[b+1]" },
+};
+
 /* ---------------------------------------------------------------- schemas */
 
 PK_SCHEMA(vision_rcnn_transform_schema, "vision.rcnn_transform", 1,
@@ -93,5 +126,13 @@ PK_SCHEMA(vision_rpn_proposals_schema, "vision.rpn_proposals", 1,
           "torchvision RegionProposalNetwork after its head: decode, top-n per level, clip, remove small, "
           "score threshold, nms per level, post-nms top-n",
           PK_INPUTS(rpn_in), PK_OUTPUTS(rpn_out), PK_ATTRS(rpn_attrs));
+
+PK_SCHEMA(vision_multiscale_roi_align_schema, "vision.multiscale_roi_align", 1,
+          "torchvision MultiScaleRoIAlign: each box pooled by roi_align from the FPN level its size maps to",
+          PK_INPUTS(multiscale_in), PK_OUTPUTS(multiscale_out), PK_ATTRS(multiscale_attrs));
+PK_SCHEMA(vision_rcnn_postprocess_detections_schema, "vision.rcnn_postprocess_detections", 1,
+          "torchvision RoIHeads.postprocess_detections: softmax, decode, clip, score threshold, nms per class, "
+          "detections_per_img",
+          PK_INPUTS(detections_in), PK_OUTPUTS(detections_out), PK_ATTRS(detections_attrs));
 
 PK_OPS_DEFINE(vision_detection_ops, VISION_DETECTION_OPS);

@@ -40,20 +40,15 @@ static int by_logit(const void *pa, const void *pb)
     return (a->index > b->index) - (a->index < b->index);
 }
 
-static float clamp_side(float v, float hi)
-{
-    return isnan(v) ? v : v < 0.0f ? 0.0f : v > hi ? hi : v;
-}
-
 /* What one call works with. */
 typedef struct rpn_run {
     loom_call *call;
-    const loom_op *batched_nms;
     det_box_coder coder;
     const float *logits, *deltas, *anchors;
     const int64_t *levels, *image_sizes;
     int64_t n_levels, n_anchors, pre, post;
-    float nms_thresh, score_thresh, min_size;
+    double nms_thresh;          /* as torchvision passes it: a double */
+    float score_thresh, min_size;
     rpn_candidate *cand;     /* [anchors of the largest level] */
     float *boxes, *scores;   /* [candidates of one image] */
     int64_t *lvl;
@@ -75,10 +70,7 @@ static int64_t image_candidates(rpn_run *r, int64_t b)
             const int64_t a = r->cand[i].index;
             float box[4];
             det_box_decode(&r->coder, deltas + a * 4, r->anchors + a * 4, box);
-            box[0] = clamp_side(box[0], w);
-            box[1] = clamp_side(box[1], h);
-            box[2] = clamp_side(box[2], w);
-            box[3] = clamp_side(box[3], h);
+            det_clip_box(box, h, w);
             const float score = 1.0f / (1.0f + expf(-r->cand[i].logit));
             if (!(box[2] - box[0] >= r->min_size && box[3] - box[1] >= r->min_size) || !(score >= r->score_thresh))
                 continue;
@@ -89,30 +81,6 @@ static int64_t image_candidates(rpn_run *r, int64_t b)
         }
     }
     return m;
-}
-
-/* vision.batched_nms of the m candidates; *keep (freed by the caller with
-** tensor_free) holds the kept indices by decreasing score. */
-static loom_status image_nms(rpn_run *r, int64_t m, loom_tensor **keep)
-{
-    int64_t box_shape[2] = { m, 4 }, vec_shape[1] = { m };
-    const loom_dl_device cpu = { LOOM_DEVICE_CPU, 0 };
-    loom_tensor boxes = { .data = m ? r->boxes : NULL, .device = cpu, .ndim = 2, .dtype = { LOOM_DL_FLOAT, 32, 1 },
-                          .shape = box_shape };
-    loom_tensor scores = { .data = m ? r->scores : NULL, .device = cpu, .ndim = 1,
-                           .dtype = { LOOM_DL_FLOAT, 32, 1 }, .shape = vec_shape };
-    loom_tensor idxs = { .data = m ? r->lvl : NULL, .device = cpu, .ndim = 1, .dtype = { LOOM_DL_INT, 64, 1 },
-                         .shape = vec_shape };
-    const loom_tensor *ins[3] = { &boxes, &scores, &idxs };
-    loom_tensor *outs[1] = { NULL };
-    const loom_named_attr attrs[1] = {
-        { "iou_threshold", { .type = LOOM_ATTR_FLOAT, .is_set = 1, .count = 1, .u = { .f = r->nms_thresh } } },
-    };
-    loom_op_call oc = { .struct_size = sizeof oc, .op = r->batched_nms, .n_inputs = 3, .inputs = ins,
-                        .n_outputs = 1, .outputs = outs, .n_attrs = 1, .attrs = attrs };
-    loom_status st = pk_host->op_call(r->call->ctx, &oc);
-    *keep = outs[0];
-    return st;
 }
 
 static loom_status check_inputs(const loom_call *call, int64_t *n_levels)
@@ -157,10 +125,9 @@ loom_status vision_rpn_proposals_cpu(loom_call *call)
     loom_status st = check_inputs(call, &r.n_levels);
     if (st != LOOM_OK)
         return st;
-    if ((st = det_box_coder_from_attrs("vision.rpn_proposals", call->attrs, PK_ATTR(rpn, weights), &r.coder)))
+    if ((st = det_box_coder_from_attrs("vision.rpn_proposals", call->attrs, PK_ATTR(rpn, weights), det_rpn_weights,
+                                       &r.coder)))
         return st;
-    if ((r.batched_nms = pk_host->op_find("vision.batched_nms")) == NULL)
-        return pk_host->fail(LOOM_ENOTSUP, "vision.rpn_proposals needs vision.batched_nms, which is not registered");
     const int64_t b = call->inputs[0]->shape[0];
     r.n_anchors = call->inputs[0]->shape[1];
     r.logits = loom_data(call->inputs[0]);
@@ -170,7 +137,7 @@ loom_status vision_rpn_proposals_cpu(loom_call *call)
     r.levels = call->attrs[PK_ATTR(rpn, num_anchors_per_level)].u.ints;
     r.pre = call->attrs[PK_ATTR(rpn, pre_nms_top_n)].u.i;
     r.post = call->attrs[PK_ATTR(rpn, post_nms_top_n)].u.i;
-    r.nms_thresh = (float)call->attrs[PK_ATTR(rpn, nms_thresh)].u.f;
+    r.nms_thresh = call->attrs[PK_ATTR(rpn, nms_thresh)].u.f;
     r.score_thresh = (float)call->attrs[PK_ATTR(rpn, score_thresh)].u.f;
     r.min_size = (float)call->attrs[PK_ATTR(rpn, min_size)].u.f;
     int64_t largest = 0, per_image = 0;
@@ -192,7 +159,7 @@ loom_status vision_rpn_proposals_cpu(loom_call *call)
     for (int64_t i = 0; i < b; i++) {
         const int64_t m = image_candidates(&r, i);
         loom_tensor *keep = NULL;
-        if ((st = image_nms(&r, m, &keep)) != LOOM_OK)
+        if ((st = det_batched_nms(call, m, r.boxes, r.scores, r.lvl, r.nms_thresh, &keep)) != LOOM_OK)
             return st;
         const int64_t *k = loom_data(keep);
         const int64_t n = keep->shape[0] < r.post ? keep->shape[0] : r.post;
