@@ -70,6 +70,64 @@ static inline double dt_max_diff(const loom_tensor *got, const loom_tensor *want
     return worst;
 }
 
+/* Rows [j0, j1) of got and want (torchvision's scores equal there, so
+** their order is torchvision's sort's and not defined): each wanted box
+** has its own got box within 1e-3 px. A single row is compared in place. */
+static inline void dt_rows_match_as_set(const char *stem, const loom_tensor *got, const loom_tensor *want, int64_t j0,
+                              int64_t j1)
+{
+    const float *g = loom_data(got), *w = loom_data(want);
+    unsigned char used[4096] = { 0 };
+    assert_true(j1 - j0 <= (int64_t)sizeof used);
+    for (int64_t j = j0; j < j1; j++) {
+        int64_t found = -1;
+        for (int64_t k = j0; k < j1 && found < 0; k++) {
+            int close = !used[k - j0];
+            for (int c = 0; c < 4 && close; c++)
+                close = fabsf(g[k * 4 + c] - w[j * 4 + c]) <= 1e-3f;
+            if (close)
+                found = k;
+        }
+        if (found < 0)
+            fail_msg("%s: torchvision's box %lld (%g, %g, %g, %g) has no match within 1e-3 px among rows %lld..%lld",
+                     stem, (long long)j, w[j * 4], w[j * 4 + 1], w[j * 4 + 2], w[j * 4 + 3], (long long)j0,
+                     (long long)j1 - 1);
+        used[found - j0] = 1;
+    }
+}
+
+/* Ranked rows of images (proposals, detections): the same offsets, scores
+** within 1e-4 and boxes within 1e-3 px row by row, except that within a
+** run of equal wanted scores (whose order torchvision's unstable sort
+** leaves open) the boxes are compared as sets. Returns the rows in such
+** runs. */
+static inline int64_t dt_check_ranked(const char *stem, const loom_tensor *got_boxes, const loom_tensor *got_scores,
+                                      const loom_tensor *got_offsets, const loom_tensor *boxes,
+                                      const loom_tensor *scores, const loom_tensor *offsets)
+{
+    char what[96];
+    snprintf(what, sizeof what, "%s offsets", stem);
+    tu_assert_identical(got_offsets, offsets, what);
+    snprintf(what, sizeof what, "%s scores", stem);
+    const double d = dt_max_diff(got_scores, scores, what);
+    if (d > 1e-4)
+        fail_msg("%s: scores differ by %g > 1e-4", stem, d);
+    snprintf(what, sizeof what, "%s boxes", stem);
+    tu_assert_same_shape(got_boxes, boxes, what);
+    const float *s = loom_data(scores);
+    const int64_t *off = loom_data(offsets);
+    int64_t tied = 0;
+    for (int64_t b = 0; b + 1 < offsets->shape[0]; b++)
+        for (int64_t j0 = off[b], j1; j0 < off[b + 1]; j0 = j1) {
+            for (j1 = j0 + 1; j1 < off[b + 1] && s[j1] == s[j0]; j1++)
+                ;
+            tied += j1 - j0 > 1 ? j1 - j0 : 0;
+            dt_rows_match_as_set(stem, got_boxes, boxes, j0, j1);
+        }
+    print_message("%s: %lld rows in runs of equal scores, compared as sets\n", stem, (long long)tied);
+    return tied;
+}
+
 static inline void dt_free(loom_tensor **t, int n)
 {
     for (int i = 0; i < n; i++)

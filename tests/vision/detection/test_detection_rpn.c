@@ -71,32 +71,6 @@ static void decode_matches_torchvision(void **state)
     }
 }
 
-/* Rows [j0, j1) of got and want (torchvision's scores equal there, so
-** their order is torchvision's sort's and not defined): each wanted box
-** has its own got box within 1e-3 px. A single row is compared in place. */
-static void rows_match_as_set(const char *stem, const loom_tensor *got, const loom_tensor *want, int64_t j0,
-                              int64_t j1)
-{
-    const float *g = loom_data(got), *w = loom_data(want);
-    unsigned char used[4096] = { 0 };
-    assert_true(j1 - j0 <= (int64_t)sizeof used);
-    for (int64_t j = j0; j < j1; j++) {
-        int64_t found = -1;
-        for (int64_t k = j0; k < j1 && found < 0; k++) {
-            int close = !used[k - j0];
-            for (int c = 0; c < 4 && close; c++)
-                close = fabsf(g[k * 4 + c] - w[j * 4 + c]) <= 1e-3f;
-            if (close)
-                found = k;
-        }
-        if (found < 0)
-            fail_msg("%s: torchvision's box %lld (%g, %g, %g, %g) has no match within 1e-3 px among rows %lld..%lld",
-                     stem, (long long)j, w[j * 4], w[j * 4 + 1], w[j * 4 + 2], w[j * 4 + 3], (long long)j0,
-                     (long long)j1 - 1);
-        used[found - j0] = 1;
-    }
-}
-
 static void rpn_case(const char *stem, const char *attrs_fmt)
 {
     loom_tensor *in[4] = { dt_golden(stem, "objectness"), dt_golden(stem, "pred_bbox_deltas"),
@@ -112,27 +86,7 @@ static void rpn_case(const char *stem, const char *attrs_fmt)
         fail_msg("%s: %s", stem, loom_last_error());
     loom_tensor *boxes = dt_golden(stem, "boxes"), *scores = dt_golden(stem, "scores");
     loom_tensor *offsets = dt_golden(stem, "offsets");
-    char what[96];
-    snprintf(what, sizeof what, "%s offsets", stem);
-    tu_assert_identical(out[2], offsets, what);
-    snprintf(what, sizeof what, "%s scores", stem);
-    const double d = dt_max_diff(out[1], scores, what);
-    if (d > 1e-4)
-        fail_msg("%s: scores differ by %g > 1e-4", stem, d);
-    snprintf(what, sizeof what, "%s boxes", stem);
-    tu_assert_same_shape(out[0], boxes, what);
-    const float *s = loom_data(scores);
-    const int64_t *off = loom_data(offsets);
-    int64_t tied = 0;
-    for (int64_t b = 0; b + 1 < offsets->shape[0]; b++)
-        for (int64_t j0 = off[b], j1; j0 < off[b + 1]; j0 = j1) {
-            for (j1 = j0 + 1; j1 < off[b + 1] && s[j1] == s[j0]; j1++)
-                ;
-            tied += j1 - j0 > 1 ? j1 - j0 : 0;
-            rows_match_as_set(stem, out[0], boxes, j0, j1);
-        }
-    /* the ties are real (sigmoid rounds logits above ~9 to the same float32) */
-    print_message("%s: %lld rows in runs of equal scores, compared as sets\n", stem, (long long)tied);
+    dt_check_ranked(stem, out[0], out[1], out[2], boxes, scores, offsets);
     loom_tensor *g[4] = { boxes, scores, offsets, levels };
     dt_free(g, 4);
     dt_free(out, 3);
