@@ -22,7 +22,7 @@ from torchvision.models.detection import _utils as det_utils
 from collections import OrderedDict
 
 from torchvision.models.detection.anchor_utils import AnchorGenerator
-from torchvision.models.detection.faster_rcnn import FasterRCNN, FastRCNNPredictor, TwoMLPHead
+from torchvision.models.detection.faster_rcnn import FasterRCNN, FastRCNNConvFCHead, FastRCNNPredictor, TwoMLPHead
 from torchvision.models.detection.image_list import ImageList
 from torchvision.models.detection.roi_heads import RoIHeads
 from torchvision.models.detection.rpn import RegionProposalNetwork, RPNHead, concat_box_prediction_layers
@@ -191,48 +191,62 @@ class FixedBody(torch.nn.Module):
     """BackboneWithFPN over given body maps (layer1..layer4 of a ResNet): its FPN runs, the body is the golden
     input, so the keys are torchvision's (backbone.fpn.*) and the file stays small."""
 
-    def __init__(self, body, in_channels, out_channels):
+    def __init__(self, body, in_channels, out_channels, norm_layer=None):
         super().__init__()
         self.body_maps = body
-        self.fpn = FeaturePyramidNetwork(in_channels, out_channels, extra_blocks=LastLevelMaxPool())
+        self.fpn = FeaturePyramidNetwork(in_channels, out_channels, extra_blocks=LastLevelMaxPool(),
+                                         norm_layer=norm_layer)
         self.out_channels = out_channels
 
     def forward(self, x):
         return self.fpn(self.body_maps)
 
 
-def gen_pipeline(gen):
+def gen_pipeline(gen, v2=False):
     """A tiny FasterRCNN (torchvision's classes, random weights) from its body's maps on: FPN (inner and layer
     blocks, nearest top-down, LastLevelMaxPool), RPN head, anchors, proposals, MultiScaleRoIAlign, TwoMLPHead,
     FastRCNNPredictor, postprocess_detections, transform.postprocess. score_thresh 0 keeps every class score, so
-    nms and detections_per_img fix the count. Intermediate goldens: the FPN maps x0..x4 and the proposals."""
+    nms and detections_per_img fix the count. Intermediate goldens: the FPN maps x0..x4 and the proposals.
+    v2: fasterrcnn_resnet50_fpn_v2's parts: the FPN's convs with BatchNorm2d, RPNHead(conv_depth=2) and
+    FastRCNNConvFCHead (4 x conv + BatchNorm2d + ReLU, 1 FC), batchnorms with random statistics."""
     ch, image_sizes, original = 8, [(64, 90), (60, 96)], [(32, 45), (40, 64)]
     body_channels, grids = [4, 6, 8, 10], [(16, 24), (8, 12), (4, 6), (2, 3)]
     body = OrderedDict((str(i), torch.randn(2, c, h, w, generator=gen))
                        for i, (c, (h, w)) in enumerate(zip(body_channels, grids)))
-    model = FasterRCNN(FixedBody(body, body_channels, ch), min_size=64, max_size=96, rpn_pre_nms_top_n_test=60,
+    norm = torch.nn.BatchNorm2d if v2 else None
+    extra = dict(rpn_head=RPNHead(ch, 3, conv_depth=2),
+                 box_head=FastRCNNConvFCHead((ch, 7, 7), [ch] * 4, [16], norm_layer=norm)) if v2 else \
+        dict(box_head=TwoMLPHead(ch * 7 * 7, 16))
+    model = FasterRCNN(FixedBody(body, body_channels, ch, norm), min_size=64, max_size=96, rpn_pre_nms_top_n_test=60,
                        rpn_post_nms_top_n_test=25, box_score_thresh=0.0, box_detections_per_img=12,
-                       box_head=TwoMLPHead(ch * 7 * 7, 16), box_predictor=FastRCNNPredictor(16, 4)).eval()
+                       box_predictor=FastRCNNPredictor(16, 4), **extra).eval()
     with torch.no_grad():
-        # normal weights of std 1/sqrt(fan_in) (box codes 10 times smaller, so boxes stay apart), biases 0.1
+        # normal weights of std 1/sqrt(fan_in) (box codes 10 times smaller, so boxes stay apart), biases 0.1;
+        # batchnorms: weights near 1, statistics of a trained net's size
         for name, p in model.named_parameters():
             std = (0.1 if p.dim() == 1 else p[0].numel() ** -0.5) * (0.1 if "bbox_pred" in name else 1.0)
             p.copy_(torch.randn(p.shape, generator=gen) * std)
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.weight.copy_(1 + 0.2 * torch.randn(m.weight.shape, generator=gen))
+                m.running_mean.copy_(0.2 * torch.randn(m.running_mean.shape, generator=gen))
+                m.running_var.copy_(0.5 + torch.rand(m.running_var.shape, generator=gen))
         il = ImageList(torch.zeros(2, 3, 64, 96), image_sizes)
         feats = model.backbone(il.tensors)
         proposals, _ = model.rpn(il, feats)
         detections, _ = model.roi_heads(feats, proposals, il.image_sizes)
         detections = model.transform.postprocess(detections, il.image_sizes, original)
-    weights = {k.replace(".", "_"): v for k, v in model.state_dict().items()}
-    save("pipeline", **weights)
-    save("pipeline", **{f"c{i + 2}": m for i, m in enumerate(body.values())})
-    save("pipeline", **{f"x{i}": feats[name] for i, name in enumerate(["0", "1", "2", "3", "pool"])})
-    save("pipeline", image_sizes=np.array(image_sizes, dtype=np.int64),
+    stem = "pipeline_v2" if v2 else "pipeline"
+    weights = {k.replace(".", "_"): v for k, v in model.state_dict().items() if "num_batches_tracked" not in k}
+    save(stem, **weights)
+    save(stem, **{f"c{i + 2}": m for i, m in enumerate(body.values())})
+    save(stem, **{f"x{i}": feats[name] for i, name in enumerate(["0", "1", "2", "3", "pool"])})
+    save(stem, image_sizes=np.array(image_sizes, dtype=np.int64),
          proposals=torch.cat(proposals), proposals_offsets=np.cumsum([0] + [len(p) for p in proposals]),
          boxes=torch.cat([d["boxes"] for d in detections]), scores=torch.cat([d["scores"] for d in detections]),
          labels=torch.cat([d["labels"] for d in detections]),
          offsets=np.cumsum([0] + [len(d["boxes"]) for d in detections]))
-    print("pipeline weights:", ", ".join(f"{k} {list(v.shape)}" for k, v in weights.items()))
+    print(stem, "weights:", ", ".join(f"{k} {list(v.shape)}" for k, v in weights.items()))
 
 
 def main():
@@ -247,6 +261,7 @@ def main():
     gen_multiscale(gen)
     gen_detections(gen)
     gen_pipeline(gen)
+    gen_pipeline(gen, v2=True)
 
 
 if __name__ == "__main__":

@@ -6,11 +6,16 @@
 ** of 4, 6, 8, 10 channels for a batch of two images of different sizes, an
 ** 8-channel FPN, 4 classes; tools/gen_vision_detection_goldens.py
 ** gen_pipeline), every weight under its state_dict key:
+** in two cases: v1's parts, and fasterrcnn_resnet50_fpn_v2's (BatchNorm2d
+** after each FPN conv, folded into it here as the model classes fold
+** their batchnorms; RPNHead(conv_depth=2); FastRCNNConvFCHead: 4 x (conv
+** 3x3, BatchNorm2d, relu), flatten, linear, relu):
 **   FeaturePyramidNetwork with LastLevelMaxPool: the 1x1 inner blocks
 **   (vision.conv2d; each lateral adds the coarser level's vision.resize
 **   nearest upsampling as the conv's residual), the 3x3 layer blocks, and
 **   vision.max_pool2d 1/2 for "pool"; its five maps compared with
-**   torchvision's (|d| <= 1e-5: the convolutions sum in another order),
+**   torchvision's (|d| <= 1e-5: the convolutions sum in another order and
+**   the folded batchnorm rounds once instead of after each operation),
 **   then used (loom's, not the goldens) by everything after;
 **   RPNHead: vision.conv2d 3x3 + relu, then the 1x1 cls_logits and
 **   bbox_pred convs on each of the five maps; their outputs reordered as
@@ -31,13 +36,55 @@
 */
 #include "detection_test.h"
 
-#define STEM "pipeline"
 #define N_LEVELS 5
 #define ANCHORS 3
+
+/* the case of the running test: "pipeline" (v1) or "pipeline_v2" */
+static const char *STEM = "pipeline";
 
 static loom_tensor *weight(const char *key)
 {
     return dt_golden(STEM, key);
+}
+
+static int has_weight(const char *key)
+{
+    char path[160];
+    snprintf(path, sizeof path, "vision/detection/%s_%s", STEM, key);
+    return tu_npy_exists(path);
+}
+
+/* The conv of block `prefix` (Conv2dNormActivation: "<prefix>_0_weight"
+** with its bias, or without one and then the BatchNorm2d "<prefix>_1_*",
+** folded in as the model classes fold it: w * gamma / sqrt(var + 1e-5),
+** beta - mean * gamma / sqrt(var + 1e-5), in double then float32). */
+static void conv_of(const char *prefix, loom_tensor **w, loom_tensor **b)
+{
+    char key[96];
+    snprintf(key, sizeof key, "%s_0_weight", prefix);
+    *w = weight(key);
+    snprintf(key, sizeof key, "%s_0_bias", prefix);
+    if (has_weight(key)) {
+        *b = weight(key);
+        return;
+    }
+    static const char *const bn[4] = { "weight", "bias", "running_mean", "running_var" };
+    loom_tensor *p[4];
+    for (int i = 0; i < 4; i++) {
+        snprintf(key, sizeof key, "%s_1_%s", prefix, bn[i]);
+        p[i] = weight(key);
+    }
+    const int64_t cout = (*w)->shape[0], per = loom_numel(*w) / cout;
+    assert_int_equal(loom_tensor_new(b, LOOM_DTYPE_F32, 1, &cout, NULL), LOOM_OK);
+    float *pw = loom_data(*w), *pb = loom_data(*b);
+    const float *g = loom_data(p[0]), *beta = loom_data(p[1]), *mean = loom_data(p[2]), *var = loom_data(p[3]);
+    for (int64_t o = 0; o < cout; o++) {
+        const double scale = (double)g[o] / sqrt((double)var[o] + 1e-5);
+        for (int64_t k = 0; k < per; k++)
+            pw[o * per + k] = (float)((double)pw[o * per + k] * scale);
+        pb[o] = (float)((double)beta[o] - (double)mean[o] * scale);
+    }
+    dt_free(p, 4);
 }
 
 /* out = op(in...) with attrs, one output, failing the test on error */
@@ -62,7 +109,6 @@ static loom_tensor *new_f32(int32_t ndim, const int64_t *shape)
 static void rpn_head(loom_tensor *const *x, loom_tensor **objectness, loom_tensor **deltas, int64_t *per_level,
                      int64_t *grid)
 {
-    loom_tensor *cw = weight("rpn_head_conv_0_0_weight"), *cb = weight("rpn_head_conv_0_0_bias");
     loom_tensor *lw = weight("rpn_head_cls_logits_weight"), *lb = weight("rpn_head_cls_logits_bias");
     loom_tensor *bw = weight("rpn_head_bbox_pred_weight"), *bb = weight("rpn_head_bbox_pred_bias");
     const int64_t n = x[0]->shape[0];
@@ -78,7 +124,22 @@ static void rpn_head(loom_tensor *const *x, loom_tensor **objectness, loom_tenso
     float *po = loom_data(*objectness), *pd = loom_data(*deltas);
     int64_t start = 0;
     for (int l = 0; l < N_LEVELS; l++) {
-        loom_tensor *t = call1("vision.conv2d", (const loom_tensor *[]){ x[l], cw, cb }, 3, "padding=1;activation=relu");
+        /* the head's conv_depth 3x3 convs with relu (v1: 1, v2: 2) */
+        loom_tensor *t = NULL;
+        for (int d = 0;; d++) {
+            char key[48];
+            snprintf(key, sizeof key, "rpn_head_conv_%d_0_weight", d);
+            if (!has_weight(key))
+                break;
+            snprintf(key, sizeof key, "rpn_head_conv_%d", d);
+            loom_tensor *cw, *cb;
+            conv_of(key, &cw, &cb);
+            loom_tensor *y = call1("vision.conv2d", (const loom_tensor *[]){ t ? t : x[l], cw, cb }, 3,
+                                   "padding=1;activation=relu");
+            loom_tensor *f[3] = { cw, cb, t };
+            dt_free(f, 3);
+            t = y;
+        }
         loom_tensor *lg = call1("vision.conv2d", (const loom_tensor *[]){ t, lw, lb }, 3, NULL);
         loom_tensor *bx = call1("vision.conv2d", (const loom_tensor *[]){ t, bw, bb }, 3, NULL);
         const int64_t h = grid[2 * l], w = grid[2 * l + 1], hw = h * w;
@@ -95,24 +156,44 @@ static void rpn_head(loom_tensor *const *x, loom_tensor **objectness, loom_tenso
         loom_tensor *f[3] = { t, lg, bx };
         dt_free(f, 3);
     }
-    loom_tensor *ws[6] = { cw, cb, lw, lb, bw, bb };
-    dt_free(ws, 6);
+    loom_tensor *ws[4] = { lw, lb, bw, bb };
+    dt_free(ws, 4);
 }
 
-/* TwoMLPHead and FastRCNNPredictor on the pooled boxes [K, C, 7, 7]. */
-static void box_head(const loom_tensor *pooled, loom_tensor **class_logits, loom_tensor **box_regression)
+/* The box head on the pooled boxes [K, C, 7, 7] into [K, representation]:
+** TwoMLPHead (fc6, fc7 with relu) or, in v2, FastRCNNConvFCHead (3x3 convs
+** with folded BatchNorm2d and relu, flatten, one linear with relu). */
+static loom_tensor *representation(const loom_tensor *pooled)
 {
-    const int64_t k = pooled->shape[0], flat = pooled->shape[1] * pooled->shape[2] * pooled->shape[3];
+    loom_tensor *maps = NULL;
+    for (int i = 0;; i++) {
+        char key[48];
+        snprintf(key, sizeof key, "roi_heads_box_head_%d_0_weight", i);
+        if (!has_weight(key))
+            break;
+        snprintf(key, sizeof key, "roi_heads_box_head_%d", i);
+        loom_tensor *w, *b;
+        conv_of(key, &w, &b);
+        loom_tensor *y = call1("vision.conv2d", (const loom_tensor *[]){ maps ? maps : pooled, w, b }, 3,
+                               "padding=1;activation=relu");
+        loom_tensor *f[3] = { w, b, maps };
+        dt_free(f, 3);
+        maps = y;
+    }
+    const loom_tensor *src = maps ? maps : pooled;
+    const int64_t k = src->shape[0], flat = src->shape[1] * src->shape[2] * src->shape[3];
     int64_t shape[2] = { k, flat };
-    loom_tensor view = *pooled;
+    loom_tensor view = *src;
     view.ndim = 2;
     view.shape = shape;
     view.strides = NULL;
-    static const char *const fc[2][2] = { { "roi_heads_box_head_fc6_weight", "roi_heads_box_head_fc6_bias" },
-                                          { "roi_heads_box_head_fc7_weight", "roi_heads_box_head_fc7_bias" } };
+    const int v2 = maps != NULL;
+    static const char *const fc[3][2] = { { "roi_heads_box_head_fc6_weight", "roi_heads_box_head_fc6_bias" },
+                                          { "roi_heads_box_head_fc7_weight", "roi_heads_box_head_fc7_bias" },
+                                          { "roi_heads_box_head_5_weight", "roi_heads_box_head_5_bias" } };
     loom_tensor *h = NULL;
     const loom_tensor *in = &view;
-    for (int i = 0; i < 2; i++) {
+    for (int i = v2 ? 2 : 0; i < (v2 ? 3 : 2); i++) {
         loom_tensor *w = weight(fc[i][0]), *b = weight(fc[i][1]);
         loom_tensor *y = call1("vision.linear", (const loom_tensor *[]){ in, w, b }, 3, NULL);
         loom_tensor *r = call1("vision.relu", (const loom_tensor *[]){ y }, 1, NULL);
@@ -121,6 +202,14 @@ static void box_head(const loom_tensor *pooled, loom_tensor **class_logits, loom
         h = r;
         in = h;
     }
+    loom_tensor_free(maps);
+    return h;
+}
+
+/* The box head and FastRCNNPredictor. */
+static void box_head(const loom_tensor *pooled, loom_tensor **class_logits, loom_tensor **box_regression)
+{
+    loom_tensor *h = representation(pooled);
     loom_tensor *cw = weight("roi_heads_box_predictor_cls_score_weight");
     loom_tensor *cb = weight("roi_heads_box_predictor_cls_score_bias");
     loom_tensor *bw = weight("roi_heads_box_predictor_bbox_pred_weight");
@@ -143,14 +232,11 @@ static void fpn(loom_tensor **x)
     loom_tensor *last = NULL;
     for (int i = 3; i >= 0; i--) {
         char key[64];
-        snprintf(key, sizeof key, "backbone_fpn_inner_blocks_%d_0_weight", i);
-        loom_tensor *iw = weight(key);
-        snprintf(key, sizeof key, "backbone_fpn_inner_blocks_%d_0_bias", i);
-        loom_tensor *ib = weight(key);
-        snprintf(key, sizeof key, "backbone_fpn_layer_blocks_%d_0_weight", i);
-        loom_tensor *lw = weight(key);
-        snprintf(key, sizeof key, "backbone_fpn_layer_blocks_%d_0_bias", i);
-        loom_tensor *lb = weight(key);
+        loom_tensor *iw, *ib, *lw, *lb;
+        snprintf(key, sizeof key, "backbone_fpn_inner_blocks_%d", i);
+        conv_of(key, &iw, &ib);
+        snprintf(key, sizeof key, "backbone_fpn_layer_blocks_%d", i);
+        conv_of(key, &lw, &lb);
         loom_tensor *inner;
         if (last == NULL) {
             inner = call1("vision.conv2d", (const loom_tensor *[]){ c[i], iw, ib }, 3, NULL);
@@ -172,9 +258,9 @@ static void fpn(loom_tensor **x)
     loom_tensor_free(last);
     x[4] = call1("vision.max_pool2d", (const loom_tensor *const *)&x[3], 1, "kernel_size=1;stride=2");
     for (int l = 0; l < N_LEVELS; l++) {
-        char name[8], what[32];
+        char name[8], what[48];
         snprintf(name, sizeof name, "x%d", l);
-        snprintf(what, sizeof what, "pipeline FPN map %d", l);
+        snprintf(what, sizeof what, "%s FPN map %d", STEM, l);
         loom_tensor *want = dt_golden(STEM, name);
         const double d = dt_max_diff(x[l], want, what);
         if (d > 1e-5)
@@ -185,9 +271,8 @@ static void fpn(loom_tensor **x)
     dt_free(c, 4);
 }
 
-static void faster_rcnn_after_body_matches_torchvision(void **state)
+static void after_body(void)
 {
-    (void)state;
     loom_tensor *x[N_LEVELS];
     fpn(x);
     loom_tensor *sizes = dt_golden(STEM, "image_sizes");
@@ -216,7 +301,7 @@ static void faster_rcnn_after_body_matches_torchvision(void **state)
     const double dp = dt_max_diff(prop[0], want_prop, "pipeline proposals");
     if (dp > 1e-3)
         fail_msg("pipeline: proposals differ by %g px > 1e-3", dp);
-    print_message("pipeline proposals: largest difference %g px\n", dp);
+    print_message("%s proposals: largest difference %g px\n", STEM, dp);
 
     loom_tensor *pooled = call1("vision.multiscale_roi_align",
                                 (const loom_tensor *[]){ prop[0], prop[2], sizes, x[0], x[1], x[2], x[3] }, 7,
@@ -247,7 +332,7 @@ static void faster_rcnn_after_body_matches_torchvision(void **state)
     loom_tensor *wb = dt_golden(STEM, "boxes"), *ws = dt_golden(STEM, "scores"), *wl = dt_golden(STEM, "labels");
     loom_tensor *wo = dt_golden(STEM, "offsets");
     dt_check_ranked("pipeline detections", det[0], det[1], det[3], wb, ws, wo);
-    print_message("pipeline detections: boxes within %g px, scores within %g\n",
+    print_message("%s detections: boxes within %g px, scores within %g\n", STEM,
                   dt_max_diff(det[0], wb, "pipeline boxes"), dt_max_diff(det[1], ws, "pipeline scores"));
     tu_assert_identical(det[2], wl, "pipeline labels");
 
@@ -257,10 +342,26 @@ static void faster_rcnn_after_body_matches_torchvision(void **state)
     dt_free(x, N_LEVELS);
 }
 
+static void faster_rcnn_after_body_matches_torchvision(void **state)
+{
+    (void)state;
+    STEM = "pipeline";
+    after_body();
+}
+
+/* fasterrcnn_resnet50_fpn_v2's parts: BatchNorm2d in the FPN, RPNHead(conv_depth=2), FastRCNNConvFCHead */
+static void faster_rcnn_v2_after_body_matches_torchvision(void **state)
+{
+    (void)state;
+    STEM = "pipeline_v2";
+    after_body();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(faster_rcnn_after_body_matches_torchvision),
+        cmocka_unit_test(faster_rcnn_v2_after_body_matches_torchvision),
     };
     return cmocka_run_group_tests_name("vision_detection_pipeline", tests, tu_setup, tu_teardown);
 }
