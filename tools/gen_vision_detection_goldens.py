@@ -27,7 +27,7 @@ from torchvision.models.detection.image_list import ImageList
 from torchvision.models.detection.roi_heads import RoIHeads
 from torchvision.models.detection.rpn import RegionProposalNetwork, RPNHead, concat_box_prediction_layers
 from torchvision.ops import FeaturePyramidNetwork, MultiScaleRoIAlign
-from torchvision.ops.feature_pyramid_network import LastLevelMaxPool
+from torchvision.ops.feature_pyramid_network import LastLevelMaxPool, LastLevelP6P7
 from torchvision.models.detection.transform import GeneralizedRCNNTransform, resize_boxes
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "vision", "detection")
@@ -249,6 +249,23 @@ def gen_pipeline(gen, v2=False):
     print(stem, "weights:", ", ".join(f"{k} {list(v.shape)}" for k, v in weights.items()))
 
 
+def gen_fpn_p6p7(gen):
+    """FeaturePyramidNetwork with RetinaNet's LastLevelP6P7: from C5 when its channels differ from the FPN's
+    (retinanet_resnet50_fpn_v2: LastLevelP6P7(2048, 256)), from P5 when they are equal (v1: (256, 256))."""
+    body_channels, grids = [4, 6, 8, 10], [(16, 24), (8, 12), (4, 6), (2, 3)]
+    body = OrderedDict((str(i), torch.randn(2, c, h, w, generator=gen))
+                       for i, (c, (h, w)) in enumerate(zip(body_channels, grids)))
+    for case, p6_in in [("fpn_p6p7_c5", 10), ("fpn_p6p7_p5", 8)]:
+        fpn = FeaturePyramidNetwork(body_channels, 8, extra_blocks=LastLevelP6P7(p6_in, 8)).eval()
+        with torch.no_grad():
+            for p in fpn.parameters():
+                p.copy_(torch.randn(p.shape, generator=gen) * (0.1 if p.dim() == 1 else p[0].numel() ** -0.5))
+            out = fpn(body)
+        save(case, **{k.replace(".", "_"): v for k, v in fpn.state_dict().items()})
+        save(case, **{f"c{i + 2}": m for i, m in enumerate(body.values())})
+        save(case, **{f"x{i}": v for i, v in enumerate(out.values())})
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     torch.manual_seed(0)
@@ -262,6 +279,7 @@ def main():
     gen_detections(gen)
     gen_pipeline(gen)
     gen_pipeline(gen, v2=True)
+    gen_fpn_p6p7(gen)
 
 
 if __name__ == "__main__":

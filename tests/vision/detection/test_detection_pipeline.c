@@ -16,7 +16,8 @@
 **   vision.max_pool2d 1/2 for "pool"; its five maps compared with
 **   torchvision's (|d| <= 1e-5: the convolutions sum in another order and
 **   the folded batchnorm rounds once instead of after each operation),
-**   then used (loom's, not the goldens) by everything after;
+**   then used (loom's, not the goldens) by everything after (a third case
+**   checks RetinaNet's LastLevelP6P7 extra block, from C5 and from P5);
 **   RPNHead: vision.conv2d 3x3 + relu, then the 1x1 cls_logits and
 **   bbox_pred convs on each of the five maps; their outputs reordered as
 **   concat_box_prediction_layers does (here, in the test); anchors
@@ -220,8 +221,13 @@ static void box_head(const loom_tensor *pooled, loom_tensor **class_logits, loom
     dt_free(f, 5);
 }
 
-/* FeaturePyramidNetwork (LastLevelMaxPool) on the body maps c2..c5 into x[0..4]. */
-static void fpn(loom_tensor **x)
+/* FeaturePyramidNetwork on the body maps c2..c5 into x[0..3] plus the
+** extra block's maps: LastLevelMaxPool ("pool", x[4]) or, when p6p7,
+** LastLevelP6P7 (x[4] = p6 from C5, or from P5 when p6's input channels
+** are the FPN's, as torchvision's use_P5; x[5] = p7 of relu(p6)). The
+** weights are "<prefix>inner_blocks_*" and so on; every map is compared
+** with the golden x<i>. */
+static void fpn(const char *prefix, int p6p7, loom_tensor **x)
 {
     loom_tensor *c[4];
     for (int i = 0; i < 4; i++) {
@@ -233,9 +239,9 @@ static void fpn(loom_tensor **x)
     for (int i = 3; i >= 0; i--) {
         char key[64];
         loom_tensor *iw, *ib, *lw, *lb;
-        snprintf(key, sizeof key, "backbone_fpn_inner_blocks_%d", i);
+        snprintf(key, sizeof key, "%sinner_blocks_%d", prefix, i);
         conv_of(key, &iw, &ib);
-        snprintf(key, sizeof key, "backbone_fpn_layer_blocks_%d", i);
+        snprintf(key, sizeof key, "%slayer_blocks_%d", prefix, i);
         conv_of(key, &lw, &lb);
         loom_tensor *inner;
         if (last == NULL) {
@@ -256,8 +262,28 @@ static void fpn(loom_tensor **x)
         dt_free(f, 4);
     }
     loom_tensor_free(last);
-    x[4] = call1("vision.max_pool2d", (const loom_tensor *const *)&x[3], 1, "kernel_size=1;stride=2");
-    for (int l = 0; l < N_LEVELS; l++) {
+    int n_maps = 5;
+    if (p6p7) {
+        char key[64];
+        snprintf(key, sizeof key, "%sextra_blocks_p6_weight", prefix);
+        loom_tensor *w6 = weight(key), *w7;
+        snprintf(key, sizeof key, "%sextra_blocks_p6_bias", prefix);
+        loom_tensor *b6 = weight(key), *b7;
+        snprintf(key, sizeof key, "%sextra_blocks_p7_weight", prefix);
+        w7 = weight(key);
+        snprintf(key, sizeof key, "%sextra_blocks_p7_bias", prefix);
+        b7 = weight(key);
+        const loom_tensor *src = w6->shape[1] == x[3]->shape[1] ? x[3] : c[3];
+        x[4] = call1("vision.conv2d", (const loom_tensor *[]){ src, w6, b6 }, 3, "stride=2;padding=1");
+        loom_tensor *r = call1("vision.relu", (const loom_tensor *const *)&x[4], 1, NULL);
+        x[5] = call1("vision.conv2d", (const loom_tensor *[]){ r, w7, b7 }, 3, "stride=2;padding=1");
+        loom_tensor *f[5] = { w6, b6, w7, b7, r };
+        dt_free(f, 5);
+        n_maps = 6;
+    } else {
+        x[4] = call1("vision.max_pool2d", (const loom_tensor *const *)&x[3], 1, "kernel_size=1;stride=2");
+    }
+    for (int l = 0; l < n_maps; l++) {
         char name[8], what[48];
         snprintf(name, sizeof name, "x%d", l);
         snprintf(what, sizeof what, "%s FPN map %d", STEM, l);
@@ -274,7 +300,7 @@ static void fpn(loom_tensor **x)
 static void after_body(void)
 {
     loom_tensor *x[N_LEVELS];
-    fpn(x);
+    fpn("backbone_fpn_", 0, x);
     loom_tensor *sizes = dt_golden(STEM, "image_sizes");
     loom_tensor *objectness, *deltas;
     int64_t per_level[N_LEVELS], grid[2 * N_LEVELS];
@@ -357,11 +383,25 @@ static void faster_rcnn_v2_after_body_matches_torchvision(void **state)
     after_body();
 }
 
+/* RetinaNet's FPN: LastLevelP6P7 from C5 (v2's, 2048 != 256 channels) and from P5 (v1's) */
+static void fpn_p6p7_matches_torchvision(void **state)
+{
+    (void)state;
+    static const char *const stems[2] = { "fpn_p6p7_c5", "fpn_p6p7_p5" };
+    for (int i = 0; i < 2; i++) {
+        STEM = stems[i];
+        loom_tensor *x[6];
+        fpn("", 1, x);
+        dt_free(x, 6);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(faster_rcnn_after_body_matches_torchvision),
         cmocka_unit_test(faster_rcnn_v2_after_body_matches_torchvision),
+        cmocka_unit_test(fpn_p6p7_matches_torchvision),
     };
     return cmocka_run_group_tests_name("vision_detection_pipeline", tests, tu_setup, tu_teardown);
 }
