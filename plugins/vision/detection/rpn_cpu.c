@@ -6,7 +6,8 @@
 ** filter_proposals per image:
 **   1. each level's best min(pre_nms_top_n, anchors of the level) anchors by
 **      objectness (torch.topk: decreasing, NaN first; equal logits by index,
-**      an order torch.topk does not promise);
+**      an order torch.topk does not promise): a quickselect of the best,
+**      then a sort of those alone;
 **   2. scores = sigmoid(objectness) = 1 / (1 + exp(-x)), as torch's kernel;
 **   3. clip_boxes_to_image to the image's (h, w);
 **   4. remove_small_boxes(min_size), then scores >= score_thresh (both
@@ -40,6 +41,46 @@ static int by_logit(const void *pa, const void *pb)
     return (a->index > b->index) - (a->index < b->index);
 }
 
+/* Rearranges c[0..n) so that its first k are the k first in by_logit's
+** (total) order, in any order: quickselect with a median-of-three pivot,
+** so the level's best k cost O(n) before their O(k log k) sort. */
+static void select_best(rpn_candidate *c, int64_t n, int64_t k)
+{
+    int64_t lo = 0, hi = n - 1;
+    while (hi > lo && k > lo && k <= hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (by_logit(&c[mid], &c[lo]) < 0) {
+            const rpn_candidate t = c[mid]; c[mid] = c[lo]; c[lo] = t;
+        }
+        if (by_logit(&c[hi], &c[lo]) < 0) {
+            const rpn_candidate t = c[hi]; c[hi] = c[lo]; c[lo] = t;
+        }
+        if (by_logit(&c[hi], &c[mid]) < 0) {
+            const rpn_candidate t = c[hi]; c[hi] = c[mid]; c[mid] = t;
+        }
+        const rpn_candidate pivot = c[mid];
+        int64_t i = lo, j = hi;
+        while (i <= j) {
+            while (by_logit(&c[i], &pivot) < 0)
+                i++;
+            while (by_logit(&pivot, &c[j]) < 0)
+                j--;
+            if (i <= j) {
+                const rpn_candidate t = c[i]; c[i] = c[j]; c[j] = t;
+                i++;
+                j--;
+            }
+        }
+        /* [lo, j] <= pivot <= [i, hi]; the k-th boundary lies in one part */
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return;
+    }
+}
+
 /* What one call works with. */
 typedef struct rpn_run {
     loom_call *call;
@@ -65,7 +106,9 @@ static int64_t image_candidates(rpn_run *r, int64_t b)
         const int64_t n = r->levels[l], k = n < r->pre ? n : r->pre;
         for (int64_t i = 0; i < n; i++)
             r->cand[i] = (rpn_candidate){ logits[start + i], start + i };
-        qsort(r->cand, (size_t)n, sizeof *r->cand, by_logit);
+        if (k < n)
+            select_best(r->cand, n, k);
+        qsort(r->cand, (size_t)k, sizeof *r->cand, by_logit);
         for (int64_t i = 0; i < k; i++) {
             const int64_t a = r->cand[i].index;
             float box[4];
