@@ -35,11 +35,11 @@ static loom_status run_plan(loom_call *call)
     char err[512];
     rp_problem pb;
     if (rp_problem_parse(loom_data(cfg), n, &pb, err, sizeof err))
-        return pk_host->fail(LOOM_EINVAL, "rec.plan: %s", err);
+        return pk_host->fail(LOOM_EINVAL, "%s", err);
     rp_plan plan;
     if (rp_plan_run(&pb, &plan, err, sizeof err)) {
         rp_problem_free(&pb);
-        return pk_host->fail(strcmp(err, "out of memory") == 0 ? LOOM_ENOMEM : LOOM_EINVAL, "rec.plan: %s", err);
+        return pk_host->fail(strcmp(err, "out of memory") == 0 ? LOOM_ENOMEM : LOOM_EINVAL, "%s", err);
     }
     char *texts[3] = { rp_plan_json(&pb, &plan), rp_stats_text(&pb, &plan), rp_estimates_json(&pb, &plan) };
     loom_status st = LOOM_OK;
