@@ -46,6 +46,8 @@ typedef enum rp_partitioner { RP_PART_GREEDY, RP_PART_MEMORY_BALANCED } rp_parti
 #define RP_NAME_MAX 64
 #define RP_MAX_TABLES 4096
 #define RP_MAX_WORLD 1024
+#define RP_MAX_DIM 65536
+#define RP_MAX_CW_SHARDS 256   /* column-wise shards of one table (min_partition bounds them) */
 
 extern const char *const rp_sharding_names[RP_N_SHARDINGS];
 extern const char *const rp_kernel_names[RP_N_KERNELS];
@@ -132,6 +134,8 @@ void rp_problem_free(rp_problem *pb);
 ** local_world_size that does not divide the world). */
 int rp_option_make(const rp_problem *pb, int t, rp_sharding s, rp_kernel k, rp_option *o);
 void rp_option_free(rp_option *o);
+/* The column-wise block of table t (torchrec's _get_block_size_for_cw_shard). */
+int64_t rp_cw_block(const rp_table *t);
 
 /* planner_search.c: the whole planner. On error (no plan fits) returns -1
 ** with a message naming the table and the shortfall in bytes. */

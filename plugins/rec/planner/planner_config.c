@@ -224,7 +224,7 @@ static int parse_table(const cJSON *o, int i, rp_problem *pb, perr *e)
         return -1;
     const int64_t big = (int64_t)1 << 40;
     if (get_int(o, "num_embeddings", -1, 1, big, &t->num_embeddings, w, e)
-        || get_int(o, "embedding_dim", -1, 1, 1 << 20, &t->embedding_dim, w, e)
+        || get_int(o, "embedding_dim", -1, 1, RP_MAX_DIM, &t->embedding_dim, w, e)
         || get_int(o, "min_partition", 0, 0, 1 << 20, &t->min_partition, w, e))
         return -1;
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, "feature_names");
@@ -263,6 +263,9 @@ static int parse_table(const cJSON *o, int i, rp_problem *pb, perr *e)
     if (get_mask(o, "sharding_types", rp_sharding_names, RP_N_SHARDINGS, &t->sharding_mask, w, e)
         || get_mask(o, "compute_kernels", rp_kernel_names, RP_N_KERNELS, &t->kernel_mask, w, e))
         return -1;
+    if ((t->sharding_mask & (1u << RP_CW)) && t->embedding_dim / rp_cw_block(t) > RP_MAX_CW_SHARDS)
+        return fail(e, "%s: 'min_partition' %lld splits embedding_dim %lld into more than %d column-wise shards", w,
+                    (long long)(t->min_partition ? t->min_partition : 128), (long long)t->embedding_dim, RP_MAX_CW_SHARDS);
     if (!cuda && (t->kernel_mask & (1u << RP_FUSED_UVM_CACHING)))
         return fail(e, "%s: 'compute_kernels' has fused_uvm_caching, which needs compute_device cuda", w);
     return 0;

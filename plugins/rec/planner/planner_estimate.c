@@ -41,7 +41,7 @@ static int64_t find_base_dim(int64_t lower, int64_t dim)
     return dim;
 }
 
-static int64_t cw_block(const rp_table *t)
+int64_t rp_cw_block(const rp_table *t)
 {
     const int64_t d = t->embedding_dim;
     int64_t b = find_base_dim(t->min_partition > 0 ? t->min_partition : MIN_CW_DIM, d);
@@ -228,7 +228,7 @@ int rp_option_make(const rp_problem *pb, int ti, rp_sharding s, rp_kernel k, rp_
     case RP_RW: o->n_shards = W; break;
     case RP_TWRW: o->n_shards = L; break;
     case RP_CW:
-        block = cw_block(t);
+        block = rp_cw_block(t);
         o->n_shards = (int)(cols / block);
         break;
     default: return -1;
