@@ -113,7 +113,8 @@ CASES = {
 }
 
 
-def torchrec_plan(cfg):
+def torchrec_planner(cfg):
+    """(planner, module, sharders) of torchrec for a loom config."""
     tp = cfg["topology"]
     tables, constraints = [], {}
     for t in cfg["tables"]:
@@ -136,8 +137,14 @@ def torchrec_plan(cfg):
         kw["partitioner"] = MemoryBalancedPartitioner()
     planner = EmbeddingShardingPlanner(topology=topology, batch_size=cfg["batch_size"], constraints=constraints,
                                        **kw)
+    return planner, ebc, [EmbeddingBagCollectionSharder()]
+
+
+def torchrec_plan(cfg):
+    tp = cfg["topology"]
+    planner, ebc, sharders = torchrec_planner(cfg)
     try:
-        planner.plan(ebc, [EmbeddingBagCollectionSharder()])
+        planner.plan(ebc, sharders)
     except PlannerError as e:
         return {"error": str(e).splitlines()[0][:300]}
     best = planner._best_plan
