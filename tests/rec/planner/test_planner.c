@@ -356,12 +356,42 @@ static void test_memory_balanced(void **state)
     free(text);
 }
 
+/* The storage terms without a torchrec golden (its planner sees no optimizer
+** on a meta-device module, and quant is its inference sharder's): a table-wise
+** fused shard's HBM grows by the optimizer's multiplier of the table's bytes
+** (adam 2, row-wise Adagrad 1 / D), and quant adds 4 bytes per row. */
+static double tw_hbm(const char *extra, const char *kernel)
+{
+    char cfg[512], *outs[3];
+    snprintf(cfg, sizeof cfg, "{\"topology\":{\"world_size\":2}%s,\"tables\":[{\"name\":\"t\",\"num_embeddings\":1000,"
+             "\"embedding_dim\":64,\"sharding_types\":[\"table_wise\"],\"compute_kernels\":[\"%s\"]}]}", extra, kernel);
+    assert_int_equal(run_plan(cfg, outs), LOOM_OK);
+    cJSON *e = cJSON_Parse(outs[2]);
+    const double hbm = num(get(cJSON_GetArrayItem(get(cJSON_GetArrayItem(get(e, "tables"), 0), "shards"), 0), "storage"),
+                           "hbm");
+    cJSON_Delete(e);
+    for (int i = 0; i < 3; i++)
+        free(outs[i]);
+    return hbm;
+}
+
+static void test_storage_terms(void **state)
+{
+    (void)state;
+    const double table = 1000.0 * 64 * 4, base = tw_hbm("", "fused");
+    assert_true(tw_hbm(",\"optimizer\":\"sgd\"", "fused") == base);
+    assert_true(tw_hbm(",\"optimizer\":\"adam\"", "fused") == base + 2 * table);
+    assert_true(tw_hbm(",\"optimizer\":\"rowwise_adagrad\"", "fused") == base + table / 64);
+    assert_true(tw_hbm("", "quant") == base + 1000 * 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_goldens),
         cmocka_unit_test(test_bad_configs),
         cmocka_unit_test(test_memory_balanced),
+        cmocka_unit_test(test_storage_terms),
     };
     return cmocka_run_group_tests_name("rec_planner", tests, tu_setup, tu_teardown);
 }
