@@ -439,7 +439,7 @@ int rp_plan_run(const rp_problem *pb, rp_plan *plan, char *err, size_t errlen)
     sr.first = calloc((size_t)n, sizeof *sr.first);
     sr.count = calloc((size_t)n, sizeof *sr.count);
     sr.options = calloc((size_t)n * RP_N_SHARDINGS * RP_N_KERNELS, sizeof *sr.options);
-    int *choice = calloc((size_t)n, sizeof *choice), *idx = NULL, *sorted = NULL, *cur = NULL, *tmp_ranks = NULL;
+    int *choice = calloc((size_t)n, sizeof *choice), *sorted = NULL, *cur = NULL, *tmp_ranks = NULL;
     rp_option **prop = calloc((size_t)n, sizeof *prop);
     device *devs = calloc((size_t)W, sizeof *devs);
     best_plan best = { 0, 0, calloc((size_t)n, sizeof(int)), NULL };
@@ -480,10 +480,9 @@ int rp_plan_run(const rp_problem *pb, rp_plan *plan, char *err, size_t errlen)
     }
     best.ranks = calloc((size_t)n_shards_max, sizeof(int));
     tmp_ranks = calloc((size_t)n_shards_max, sizeof(int));
-    idx = calloc((size_t)sr.n_options, sizeof *idx);
     sorted = calloc((size_t)sr.n_options, sizeof *sorted);
     cur = calloc((size_t)n, sizeof *cur);
-    if (!best.ranks || !tmp_ranks || !idx || !sorted || !cur) {
+    if (!best.ranks || !tmp_ranks || !sorted || !cur) {
         fail_msg(err, errlen, "out of memory");
         goto done;
     }
@@ -605,7 +604,6 @@ done:
     free(best.choice);
     free(best.ranks);
     free(tmp_ranks);
-    free(idx);
     free(sorted);
     free(cur);
     if (rc)
