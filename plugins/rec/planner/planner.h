@@ -56,7 +56,7 @@ extern const char *const rp_kernel_names[RP_N_KERNELS];
 typedef struct rp_table {
     char name[RP_NAME_MAX];
     int64_t num_embeddings, embedding_dim;
-    int n_features;                 /* feature_names (kept for the stats) */
+    int n_features;                 /* feature_names (checked; torchrec plans one input per table) */
     int element_size;               /* data_type: FP32 4, FP16 2, INT8 1 */
     double pooling_factor;          /* torchrec's pooling_factors[0] (default 1.0) */
     unsigned sharding_mask;         /* allowed rp_sharding bits */
