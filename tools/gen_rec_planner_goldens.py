@@ -106,6 +106,13 @@ CASES = {
     "ws8_one_host": {"batch_size": 4096, "topology": topo(8, 8, hbm=16 * GB), "tables": restrict([
         table("s0", 500, 16, 1.0), table("s1", 2_000, 32, 2.0), table("m0", 200_000, 64, 1.0),
         table("l0", 8_000_000, 128, 1.0, min_partition=32)])},
+    # cpu, small tables read many times: data parallel
+    "cpu_ws2_small": {"batch_size": 8192, "topology": topo(2, 2, device="cpu", ddr=4 * GB), "tables": restrict([
+        table("tiny", 200, 8, 50.0), table("small", 2_000, 16, 20.0), table("mid", 300_000, 64, 1.0)],
+        CPU_TYPES, ["dense", "fused"])},
+    # eight ranks on two hosts, memory balanced, caching allowed
+    "ws8_memory_balanced": {"batch_size": 512, "topology": topo(8, 4, hbm=2 * GB), "partitioner": "memory_balanced",
+                            "tables": restrict(MIX_C)},
     # nothing fits: 64 MB of HBM, no caching
     "ws2_no_fit": {"batch_size": 512, "topology": topo(2, 2, hbm=64 * 1024 * 1024),
                    "tables": restrict([table("big", 10_000_000, 128, 1.0), table("small", 1000, 16, 1.0)],

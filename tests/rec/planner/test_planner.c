@@ -41,7 +41,8 @@
 
 static const char *const cases[] = {
     "ws2_loose", "ws2_fp16_cw", "ws4_tight", "ws4_loose", "ws4_constrained", "ws4_memory_balanced",
-    "ws8_two_hosts", "ws8_tight", "ws8_one_host", "cpu_ws2", "cpu_ws4_tight", "ws2_no_fit",
+    "ws8_two_hosts", "ws8_tight", "ws8_one_host", "ws8_memory_balanced", "cpu_ws2", "cpu_ws4_tight", "cpu_ws2_small",
+    "ws2_no_fit",
 };
 
 static char *read_text(const char *path)
@@ -325,17 +326,19 @@ static void test_bad_configs(void **state)
     loom_tensor_free(t);
 }
 
-/* The memory-balanced partitioner keeps the perf within 2% and never uses
-** more HBM on the fullest rank than the greedy one. */
+/* The memory-balanced partitioner (its plan is torchrec's, test_goldens)
+** needs no more HBM on the fullest rank than the greedy one for the same
+** config; its 2% perf tolerance is against its own first placement of each
+** proposal, so its plan may be slower than the greedy planner's (printed). */
 static void test_memory_balanced(void **state)
 {
     (void)state;
-    char *text = read_text(tu_data_path("rec/planner/ws4_loose.json"));
+    char *text = read_text(tu_data_path("rec/planner/ws8_memory_balanced.json"));
     cJSON *g = cJSON_Parse(text);
     cJSON *cfg = cJSON_GetObjectItemCaseSensitive(g, "config");
-    char *greedy_cfg = cJSON_PrintUnformatted(cfg);
-    cJSON_AddStringToObject(cfg, "partitioner", "memory_balanced");
     char *mb_cfg = cJSON_PrintUnformatted(cfg);
+    cJSON_DeleteItemFromObjectCaseSensitive(cfg, "partitioner");
+    char *greedy_cfg = cJSON_PrintUnformatted(cfg);
     char *a[3], *b[3];
     assert_int_equal(run_plan(greedy_cfg, a), LOOM_OK);
     assert_int_equal(run_plan(mb_cfg, b), LOOM_OK);
@@ -343,7 +346,6 @@ static void test_memory_balanced(void **state)
     printf("  greedy: %.6g ms, fullest rank %.0f B HBM; memory balanced: %.6g ms, %.0f B\n", num(ea, "perf_rating"),
            num(ea, "max_hbm"), num(eb, "perf_rating"), num(eb, "max_hbm"));
     assert_true(num(eb, "max_hbm") <= num(ea, "max_hbm"));
-    assert_true(num(eb, "perf_rating") <= num(ea, "perf_rating") * 1.02 + 1e-12);
     for (int i = 0; i < 3; i++) {
         free(a[i]);
         free(b[i]);
