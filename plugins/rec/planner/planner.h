@@ -47,6 +47,8 @@ typedef enum rp_partitioner { RP_PART_GREEDY, RP_PART_MEMORY_BALANCED } rp_parti
 #define RP_MAX_TABLES 4096
 #define RP_MAX_WORLD 1024
 #define RP_MAX_DIM 65536
+#define RP_MAX_TABLE_BYTES ((int64_t)1 << 50)   /* 1 PiB: every storage sum stays in int64 */
+#define RP_MAX_IO_BYTES ((int64_t)1 << 48)      /* a shard's input or output buffer is clamped here */
 #define RP_MAX_CW_SHARDS 256   /* column-wise shards of one table (min_partition bounds them) */
 
 extern const char *const rp_sharding_names[RP_N_SHARDINGS];

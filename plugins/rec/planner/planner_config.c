@@ -227,6 +227,9 @@ static int parse_table(const cJSON *o, int i, rp_problem *pb, perr *e)
         || get_int(o, "embedding_dim", -1, 1, RP_MAX_DIM, &t->embedding_dim, w, e)
         || get_int(o, "min_partition", 0, 0, 1 << 20, &t->min_partition, w, e))
         return -1;
+    if (t->num_embeddings > RP_MAX_TABLE_BYTES / 4 / t->embedding_dim)
+        return fail(e, "%s: num_embeddings x embedding_dim is over %lld elements", w,
+                    (long long)(RP_MAX_TABLE_BYTES / 4));
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, "feature_names");
     t->n_features = 1;
     if (f != NULL) {

@@ -150,6 +150,14 @@ static rp_perf shard_perf(const rp_problem *pb, const rp_table *t, rp_sharding s
     return p;
 }
 
+/* ceil(x) bytes, clamped to RP_MAX_IO_BYTES (which no rank holds), so that
+** a batch of absurd size stays a large int64 instead of overflowing. */
+static int64_t io_bytes(double x)
+{
+    const double c = ceil(x);
+    return c < (double)RP_MAX_IO_BYTES ? (int64_t)c : RP_MAX_IO_BYTES;
+}
+
 /* math.ceil(a * b / c) as torchrec computes it: Python's true division of
 ** the exact product gives the double nearest the quotient; the product is
 ** formed in long double (64-bit mantissa) so that it stays exact or nearly
@@ -187,8 +195,8 @@ static rp_storage shard_storage(const rp_problem *pb, const rp_table *t, rp_shar
     if (s == RP_DP)
         io_world = 1;
     const double out_dim = s == RP_DP || s == RP_TW ? (double)t->embedding_dim : (double)sh->sizes[1];
-    int64_t in_size = (int64_t)ceil(inputs * io_world * BIGINT_DTYPE);
-    int64_t out_size = (int64_t)ceil(B * io_world * out_dim * tsz);
+    int64_t in_size = io_bytes(inputs * io_world * BIGINT_DTYPE);
+    int64_t out_size = io_bytes(B * io_world * out_dim * tsz);
     if ((s == RP_RW || s == RP_TWRW) && sh->sizes[0] * sh->sizes[1] == 0)
         in_size = out_size = 0;
     /* the sharder's storage_usage: the whole table's bytes, in DDR for UVM caching and on cpu */

@@ -303,18 +303,19 @@ static int memory_balanced_partition(search *sr, rp_option **prop, int n, device
     const int W = sr->pb->topo.world_size;
     const double original = rate(sr, prop, n);
     save_ranks(prop, n, tmp_ranks);
-    int64_t by_rank[RP_MAX_WORLD] = { 0 }, total = 0, max_shard = 0;
+    int64_t by_rank[RP_MAX_WORLD] = { 0 }, max_shard = 0;
+    double total = 0; /* up to world_size x hbm_cap: a double, not to overflow */
     for (int i = 0; i < n; i++)
         for (int j = 0; j < prop[i]->n_shards; j++) {
             const int64_t h = prop[i]->shards[j].storage.hbm;
             by_rank[prop[i]->shards[j].rank] += h;
-            total += h;
+            total += (double)h;
             max_shard = h > max_shard ? h : max_shard;
         }
     int64_t hi = 0;
     for (int r = 0; r < W; r++)
         hi = by_rank[r] > hi ? by_rank[r] : hi;
-    int64_t lo = (int64_t)((double)total / W);
+    int64_t lo = (int64_t)(total / W);
     lo = lo > max_shard ? lo : max_shard;
     for (int count = 0; count < MB_MAX_SEARCH && lo + MB_HBM_DIFF < hi; count++) {
         const int64_t mid = (hi + lo) / 2;
@@ -422,7 +423,8 @@ int rp_plan_run(const rp_problem *pb, rp_plan *plan, char *err, size_t errlen)
     double batch_inputs = 0;
     for (int t = 0; t < n; t++)
         batch_inputs += pb->tables[t].pooling_factor * (double)pb->batch_size;
-    const int64_t kjt = (int64_t)ceil(batch_inputs * 8.0) * 20;
+    const double kjt_bytes = ceil(batch_inputs * 8.0) * 20;
+    const int64_t kjt = kjt_bytes < (double)RP_MAX_IO_BYTES ? (int64_t)kjt_bytes : RP_MAX_IO_BYTES;
     sr.cap.hbm = (int64_t)((1 - pb->storage_reservation) * (double)tp->hbm_cap);
     sr.cap.ddr = tp->ddr_cap;
     if (tp->device == RP_CUDA)

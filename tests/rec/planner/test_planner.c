@@ -317,6 +317,13 @@ static void test_bad_configs(void **state)
     refused("{\"topology\":{\"world_size\":2,\"hbm_cap\":100000000},\"tables\":[{\"name\":\"huge\","
             "\"num_embeddings\":100000000,\"embedding_dim\":64,\"compute_kernels\":[\"fused\"]}]}", "table huge",
             "bytes short");
+    /* a batch too large for any buffer: clamped sizes, refused, no overflow */
+    refused("{\"topology\":{\"world_size\":8},\"batch_size\":2147483648,\"tables\":[{\"name\":\"b\","
+            "\"num_embeddings\":1000,\"embedding_dim\":8,\"pooling_factor\":1e9}]}", "storage reservation", NULL);
+    refused("{" TOPO ",\"tables\":[{\"name\":\"a\",\"num_embeddings\":1099511627776,\"embedding_dim\":65536}]}",
+            "tables[0] (a)", "elements");
+    refused("{" TOPO ",\"tables\":[{\"name\":\"a\",\"num_embeddings\":10,\"embedding_dim\":4096,"
+            "\"min_partition\":4}]}", "tables[0] (a)", "column-wise shards");
     /* not u8, and empty */
     loom_tensor *t = NULL, *out[3] = { NULL, NULL, NULL };
     const int64_t shape[1] = { 4 };
