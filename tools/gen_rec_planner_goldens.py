@@ -120,6 +120,22 @@ CASES = {
 }
 
 
+# configs whose golden also keeps torchrec's whole search space (every option's per-shard estimates)
+SEARCH_SPACE_CASES = {"ws2_fp16_cw", "ws4_tight", "ws4_constrained", "ws8_two_hosts", "cpu_ws2", "cpu_ws2_small"}
+
+
+def search_space(planner):
+    """Every enumerated option: [fwd_compute, fwd_comms, bwd_compute, bwd_comms, prefetch_compute, total, hbm, ddr]
+    per shard, as rec.plan's estimates print them with search_space=true."""
+    out = []
+    for so in planner._enumerator.last_stored_search_space:
+        out.append({"name": so.name, "sharding_type": so.sharding_type, "compute_kernel": so.compute_kernel,
+                    "shards": [[s.perf.fwd_compute, s.perf.fwd_comms, s.perf.bwd_compute, s.perf.bwd_comms,
+                                s.perf.prefetch_compute, s.perf.total, s.storage.hbm, s.storage.ddr]
+                               for s in so.shards]})
+    return out
+
+
 def torchrec_planner(cfg):
     """(planner, module, sharders) of torchrec for a loom config."""
     tp = cfg["topology"]
@@ -147,7 +163,7 @@ def torchrec_planner(cfg):
     return planner, ebc, [EmbeddingBagCollectionSharder()]
 
 
-def torchrec_plan(cfg):
+def torchrec_plan(cfg, keep_search_space=False):
     tp = cfg["topology"]
     planner, ebc, sharders = torchrec_planner(cfg)
     try:
@@ -174,6 +190,8 @@ def torchrec_plan(cfg):
         out["tables"].append({"name": so.name, "sharding_type": so.sharding_type,
                               "compute_kernel": so.compute_kernel, "ranks": [s.rank for s in so.shards],
                               "shards": shards})
+    if keep_search_space:
+        out["search_space"] = search_space(planner)
     return out
 
 
@@ -183,7 +201,7 @@ def main():
     for name, cfg in CASES.items():
         if only and name not in only:
             continue
-        res = torchrec_plan(cfg)
+        res = torchrec_plan(cfg, name in SEARCH_SPACE_CASES)
         with open(os.path.join(OUT, name + ".json"), "w") as f:
             json.dump({"config": cfg, "torchrec": res}, f, indent=1)
             f.write("\n")

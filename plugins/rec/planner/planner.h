@@ -120,6 +120,8 @@ typedef struct rp_plan {
     int64_t max_hbm, max_ddr;       /* the storage "cost model": the fullest rank */
     int n_proposals;                /* proposals partitioned */
     rp_storage reserved;            /* per rank: the capacity left after the reservation */
+    int n_search;                   /* with keep_search_space: every enumerated option, */
+    rp_option *search;              /* estimated, unplaced (ranks -1), table-major */
 } rp_plan;
 
 double rp_perf_total(const rp_perf *p);
@@ -139,14 +141,15 @@ void rp_option_free(rp_option *o);
 /* The column-wise block of table t (torchrec's _get_block_size_for_cw_shard). */
 int64_t rp_cw_block(const rp_table *t);
 
-/* planner_search.c: the whole planner. On error (no plan fits) returns -1
+/* planner_search.c: the whole planner; keep_search_space also keeps every
+** enumerated option with its estimates in plan->search. On error (no plan fits) returns -1
 ** with a message naming the table and the shortfall in bytes. */
-int rp_plan_run(const rp_problem *pb, rp_plan *plan, char *err, size_t errlen);
+int rp_plan_run(const rp_problem *pb, int keep_search_space, rp_plan *plan, char *err, size_t errlen);
 void rp_plan_free(rp_plan *plan);
 
 /* planner_output.c: malloc'd NUL-terminated texts (NULL when out of memory). */
 char *rp_plan_json(const rp_problem *pb, const rp_plan *plan);
-char *rp_estimates_json(const rp_problem *pb, const rp_plan *plan);
+char *rp_estimates_json(const rp_problem *pb, const rp_plan *plan);   /* + "search_space" when kept */
 char *rp_stats_text(const rp_problem *pb, const rp_plan *plan);
 
 #endif /* LOOM_REC_PLANNER_H */

@@ -14,6 +14,12 @@
 #include "planner.h"
 #include "rec_pack.h"
 
+#define PLAN_ATTRS(A, op)                                                                          \
+    A(op, search_space, BOOL, LOOM_DEFAULT_BOOL(0), 0,                                             \
+      "estimates: also every enumerated option of every table with its per-shard estimates", )
+PK_ATTR_ENUM(plan, PLAN_ATTRS);
+PK_ATTR_TABLE(plan, PLAN_ATTRS);
+
 static loom_status put_text(loom_call *call, int index, const char *s)
 {
     const int64_t shape[1] = { (int64_t)strlen(s) };
@@ -37,7 +43,7 @@ static loom_status run_plan(loom_call *call)
     if (rp_problem_parse(loom_data(cfg), n, &pb, err, sizeof err))
         return pk_host->fail(LOOM_EINVAL, "%s", err);
     rp_plan plan;
-    if (rp_plan_run(&pb, &plan, err, sizeof err)) {
+    if (rp_plan_run(&pb, call->attrs[PK_ATTR(plan, search_space)].u.b, &plan, err, sizeof err)) {
         rp_problem_free(&pb);
         return pk_host->fail(strcmp(err, "out of memory") == 0 ? LOOM_ENOMEM : LOOM_EINVAL, "%s", err);
     }
@@ -70,7 +76,7 @@ static const loom_arg_def plan_outputs[] = {
 PK_SCHEMA(rec_plan_schema, "rec.plan", 1,
           "TorchRec's EmbeddingShardingPlanner: enumerate sharding options, estimate perf and storage, propose "
           "(grid search, greedy, uniform) and partition (greedy or memory balanced); deterministic",
-          PK_INPUTS(plan_inputs), PK_OUTPUTS(plan_outputs));
+          PK_INPUTS(plan_inputs), PK_OUTPUTS(plan_outputs), PK_ATTRS(plan_attrs));
 
 #define REC_PLANNER_OPS(X) X(rec_plan_schema)
 PK_OPS_DEFINE(rec_planner_ops, REC_PLANNER_OPS);

@@ -158,7 +158,28 @@ char *rp_estimates_json(const rp_problem *pb, const rp_plan *plan)
         }
         put(&t, "]}");
     }
-    put(&t, "]}");
+    put(&t, "]");
+    if (plan->search) {
+        /* every option: [fwd_compute, fwd_comms, bwd_compute, bwd_comms, prefetch_compute, total, hbm, ddr] per shard */
+        put(&t, ", \"search_space\": [");
+        for (int i = 0; i < plan->n_search; i++) {
+            const rp_option *o = &plan->search[i];
+            put(&t, "%s{\"name\": ", i ? ", " : "");
+            put_name(&t, pb->tables[o->table].name);
+            put(&t, ", \"sharding_type\": \"%s\", \"compute_kernel\": \"%s\", \"shards\": [",
+                rp_sharding_names[o->sharding], rp_kernel_names[o->kernel]);
+            for (int j = 0; j < o->n_shards; j++) {
+                const rp_shard *sh = &o->shards[j];
+                const rp_perf *p = &sh->perf;
+                put(&t, "%s[%.17g, %.17g, %.17g, %.17g, %.17g, %.17g, %lld, %lld]", j ? ", " : "", p->fwd_compute,
+                    p->fwd_comms, p->bwd_compute, p->bwd_comms, p->prefetch_compute, rp_perf_total(p),
+                    (long long)sh->storage.hbm, (long long)sh->storage.ddr);
+            }
+            put(&t, "]}");
+        }
+        put(&t, "]");
+    }
+    put(&t, "}");
     return finish(&t);
 }
 

@@ -410,7 +410,7 @@ static int fail_msg(char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
-int rp_plan_run(const rp_problem *pb, rp_plan *plan, char *err, size_t errlen)
+int rp_plan_run(const rp_problem *pb, int keep_search_space, rp_plan *plan, char *err, size_t errlen)
 {
     const rp_topology *tp = &pb->topo;
     const int n = pb->n_tables, W = tp->world_size;
@@ -582,6 +582,16 @@ int rp_plan_run(const rp_problem *pb, rp_plan *plan, char *err, size_t errlen)
         for (int j = 0; j < c->n_shards; j++)
             c->shards[j].rank = best.ranks[k++];
     }
+    if (keep_search_space) {
+        /* the options move to the plan (their shards too), unplaced */
+        plan->search = sr.options;
+        plan->n_search = sr.n_options;
+        for (int i = 0; i < sr.n_options; i++)
+            for (int j = 0; j < sr.options[i].n_shards; j++)
+                sr.options[i].shards[j].rank = -1;
+        sr.options = NULL;
+        sr.n_options = 0;
+    }
     plan->perf_rating = best.rating;
     int64_t hbm[RP_MAX_WORLD] = { 0 }, ddr[RP_MAX_WORLD] = { 0 };
     for (int t = 0; t < n; t++)
@@ -615,6 +625,11 @@ done:
 
 void rp_plan_free(rp_plan *plan)
 {
+    for (int i = 0; plan->search && i < plan->n_search; i++)
+        rp_option_free(&plan->search[i]);
+    free(plan->search);
+    plan->search = NULL;
+    plan->n_search = 0;
     for (int t = 0; plan->options && t < plan->n_tables; t++)
         rp_option_free(&plan->options[t]);
     free(plan->options);

@@ -16,7 +16,10 @@
 **     the slowest rank) and the storage of the fullest rank; the
 **     differences are printed;
 **   - a config torchrec cannot fit is refused naming the table and the
-**     shortfall in bytes.
+**     shortfall in bytes;
+**   - for the goldens that keep torchrec's whole search space, every option
+**     it enumerated (chosen or not) has loom's twin with the same per-shard
+**     estimates, and loom enumerates no other.
 ** Then: the plan JSON has the plan format's fields and its hash is the
 ** FNV-1a 64 of its text; two runs give the same bytes; bad configs are
 ** refused naming the table and the field.
@@ -61,14 +64,17 @@ static char *read_text(const char *path)
     return s;
 }
 
-/* rec.plan of text: status; on success outs[0..2] = plan, stats, estimates (NUL-terminated copies) */
-static loom_status run_plan(const char *text, char *outs[3])
+/* rec.plan of text: status; on success outs[0..2] = plan, stats, estimates (NUL-terminated copies);
+** search_space: the estimates hold every enumerated option too */
+static loom_status run_plan_opts(const char *text, int search_space, char *outs[3])
 {
     const int64_t shape[1] = { (int64_t)strlen(text) };
     loom_tensor *in = NULL, *out[3] = { NULL, NULL, NULL };
     assert_int_equal(loom_tensor_wrap(&in, (void *)text, LOOM_DTYPE_U8, 1, shape, NULL, NULL), LOOM_OK);
     const loom_tensor *ins[1] = { in };
-    const loom_status st = loom_run("rec.plan", ins, 1, NULL, out, 3, NULL);
+    loom_attrs *attrs = tu_attrs_text("rec.plan", search_space ? "search_space=true" : NULL);
+    const loom_status st = loom_run("rec.plan", ins, 1, attrs, out, 3, NULL);
+    loom_attrs_free(attrs);
     for (int i = 0; i < 3; i++) {
         outs[i] = NULL;
         if (st == LOOM_OK) {
@@ -82,6 +88,11 @@ static loom_status run_plan(const char *text, char *outs[3])
     }
     loom_tensor_free(in);
     return st;
+}
+
+static loom_status run_plan(const char *text, char *outs[3])
+{
+    return run_plan_opts(text, 0, outs);
 }
 
 static const cJSON *get(const cJSON *o, const char *k)
@@ -149,7 +160,45 @@ static uint64_t fnv1a64(const char *s)
     return h;
 }
 
-static int n_same_types, n_same_shards, n_differs;
+static int n_same_types, n_same_shards, n_differs, n_options_checked;
+
+/* Every option torchrec enumerated has loom's twin (same table, type and
+** kernel) with the same per-shard estimates, and loom has no other. */
+static void check_search_space(const char *name, const char *cfg, const cJSON *want)
+{
+    char *outs[3];
+    assert_int_equal(run_plan_opts(cfg, 1, outs), LOOM_OK);
+    cJSON *est = cJSON_Parse(outs[2]);
+    assert_non_null(est);
+    const cJSON *got = get(est, "search_space");
+    assert_int_equal(cJSON_GetArraySize(got), cJSON_GetArraySize(want));
+    const cJSON *w;
+    cJSON_ArrayForEach(w, want)
+    {
+        const cJSON *g = NULL, *c;
+        cJSON_ArrayForEach(c, got)
+            if (!strcmp(str(c, "name"), str(w, "name")) && !strcmp(str(c, "sharding_type"), str(w, "sharding_type"))
+                && !strcmp(str(c, "compute_kernel"), str(w, "compute_kernel")))
+                g = c;
+        if (g == NULL)
+            fail_msg("%s: loom has no option %s %s %s", name, str(w, "name"), str(w, "sharding_type"),
+                     str(w, "compute_kernel"));
+        const cJSON *ws = get(w, "shards"), *gs = get(g, "shards");
+        assert_int_equal(cJSON_GetArraySize(gs), cJSON_GetArraySize(ws));
+        for (const cJSON *x = gs->child, *y = ws->child; x; x = x->next, y = y->next)
+            for (int k = 0; k < 8; k++) {
+                const double p = cJSON_GetArrayItem(x, k)->valuedouble, q = cJSON_GetArrayItem(y, k)->valuedouble;
+                /* perf (0-5) within PERF_RTOL, storage (6, 7) to the byte */
+                if (k < 6 ? fabs(p - q) > PERF_RTOL * fabs(q) : p != q)
+                    fail_msg("%s %s %s %s: term %d: loom %.17g, torchrec %.17g", name, str(w, "name"),
+                             str(w, "sharding_type"), str(w, "compute_kernel"), k, p, q);
+            }
+        n_options_checked++;
+    }
+    cJSON_Delete(est);
+    for (int i = 0; i < 3; i++)
+        free(outs[i]);
+}
 
 static void check_case(const char *name)
 {
@@ -222,6 +271,8 @@ static void check_case(const char *name)
         printf("  %-20s the same plan as torchrec (perf rating %.6g ms)\n", name, lr);
         assert_true(fabs(lr - num(tr, "perf_rating")) <= PERF_RTOL * lr);
     }
+    if (cJSON_GetObjectItemCaseSensitive(tr, "search_space"))
+        check_search_space(name, cfg, get(tr, "search_space"));
     /* the plan: the format's keys, the estimates' ranks, its hash */
     cJSON *plan = cJSON_Parse(outs[0]);
     assert_non_null(plan);
@@ -263,8 +314,8 @@ static void test_goldens(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         check_case(cases[i]);
-    printf("  %d configs with torchrec's plan (types, kernels, ranks, shards), %d differing\n", n_same_types,
-           n_differs);
+    printf("  %d configs with torchrec's plan (types, kernels, ranks, shards), %d differing; %d options of torchrec's "
+           "search spaces estimated alike\n", n_same_types, n_differs, n_options_checked);
     assert_int_equal(n_differs, 0);
 }
 
