@@ -6,6 +6,8 @@
 ** search costs proposals x shards x ranks and a 1024-rank grid search does
 ** not fit the 10 s per input; they reach no reader code that 16 ranks do
 ** not (the world size is one bounded integer).
+** An input of odd length also asks for the search space (every option's
+** estimates in the third output).
 ** Asserts: no sanitizer report; a refused config sets a message; an
 ** accepted one gives a plan that is JSON with one entry per table, a stats
 ** table and estimates, every byte of which is read.
@@ -50,7 +52,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     loom_tensor *in = NULL, *out[3] = { NULL, NULL, NULL };
     FZ_CHECK(loom_tensor_wrap(&in, copy, LOOM_DTYPE_U8, 1, shape, NULL, NULL) == LOOM_OK, "wrap");
     const loom_tensor *ins[1] = { in };
-    const loom_status st = loom_run("rec.plan", ins, 1, NULL, out, 3, NULL);
+    loom_attrs *attrs = NULL;
+    FZ_CHECK(loom_attrs_new(&attrs) == LOOM_OK && loom_attrs_set_bool(attrs, "search_space", (int)(size & 1)) == LOOM_OK,
+             "attrs");
+    const loom_status st = loom_run("rec.plan", ins, 1, attrs, out, 3, NULL);
+    loom_attrs_free(attrs);
     if (st != LOOM_OK) {
         const char *msg = loom_last_error();
         FZ_CHECK(msg != NULL && msg[0] != '\0', "a refusal without a message");
