@@ -53,8 +53,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FZ_CHECK(loom_tensor_wrap(&in, copy, LOOM_DTYPE_U8, 1, shape, NULL, NULL) == LOOM_OK, "wrap");
     const loom_tensor *ins[1] = { in };
     loom_attrs *attrs = NULL;
-    FZ_CHECK(loom_attrs_new(&attrs) == LOOM_OK && loom_attrs_set_bool(attrs, "search_space", (int)(size & 1)) == LOOM_OK,
-             "attrs");
+    FZ_CHECK(loom_attrs_new(&attrs) == LOOM_OK
+                 && loom_attrs_set_bool(attrs, "search_space", (int)(size & 1)) == LOOM_OK, "attrs");
     const loom_status st = loom_run("rec.plan", ins, 1, attrs, out, 3, NULL);
     loom_attrs_free(attrs);
     if (st != LOOM_OK) {

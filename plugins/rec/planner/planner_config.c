@@ -268,7 +268,8 @@ static int parse_table(const cJSON *o, int i, rp_problem *pb, perr *e)
         return -1;
     if ((t->sharding_mask & (1u << RP_CW)) && t->embedding_dim / rp_cw_block(t) > RP_MAX_CW_SHARDS)
         return fail(e, "%s: 'min_partition' %lld splits embedding_dim %lld into more than %d column-wise shards", w,
-                    (long long)(t->min_partition ? t->min_partition : 128), (long long)t->embedding_dim, RP_MAX_CW_SHARDS);
+                    (long long)(t->min_partition ? t->min_partition : 128), (long long)t->embedding_dim,
+                    RP_MAX_CW_SHARDS);
     if (!cuda && (t->kernel_mask & (1u << RP_FUSED_UVM_CACHING)))
         return fail(e, "%s: 'compute_kernels' has fused_uvm_caching, which needs compute_device cuda", w);
     return 0;
@@ -292,7 +293,8 @@ int rp_problem_parse(const char *text, size_t n, rp_problem *pb, char *err, size
         fail(&e, "the config must be a JSON object");
         goto done;
     }
-    if (check_keys(root, keys, "the config", &e) || parse_topology(cJSON_GetObjectItemCaseSensitive(root, "topology"), pb, &e)
+    if (check_keys(root, keys, "the config", &e)
+        || parse_topology(cJSON_GetObjectItemCaseSensitive(root, "topology"), pb, &e)
         || get_int(root, "batch_size", RP_DEFAULT_BATCH, 1, (int64_t)1 << 31, &pb->batch_size, "the config", &e)
         || get_num(root, "storage_reservation", 0.15, 0, 1, &pb->storage_reservation, "the config", &e))
         goto done;

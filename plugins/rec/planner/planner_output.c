@@ -160,7 +160,8 @@ char *rp_estimates_json(const rp_problem *pb, const rp_plan *plan)
     }
     put(&t, "]");
     if (plan->search) {
-        /* every option: [fwd_compute, fwd_comms, bwd_compute, bwd_comms, prefetch_compute, total, hbm, ddr] per shard */
+        /* every option, per shard: [fwd_compute, fwd_comms, bwd_compute, bwd_comms, prefetch_compute, total,
+        ** hbm, ddr] */
         put(&t, ", \"search_space\": [");
         for (int i = 0; i < plan->n_search; i++) {
             const rp_option *o = &plan->search[i];
@@ -215,7 +216,8 @@ char *rp_stats_text(const rp_problem *pb, const rp_plan *plan)
             n_shards[s->rank]++;
         }
     put(&t, "--- Planner Statistics ---\n");
-    put(&t, "--- Evaluated %d proposal(s), world_size %d, local_world_size %d, compute_device %s, batch_size %lld ---\n",
+    put(&t,
+        "--- Evaluated %d proposal(s), world_size %d, local_world_size %d, compute_device %s, batch_size %lld ---\n",
         plan->n_proposals, W, tp->local_world_size, tp->device == RP_CUDA ? "cuda" : "cpu", (long long)pb->batch_size);
     put(&t, "--- Perf rating (the slowest rank's total): %.4f ms; per rank after the reservation: HBM %.3f GB, "
         "DDR %.3f GB ---\n", plan->perf_rating, gb(plan->reserved.hbm), gb(plan->reserved.ddr));

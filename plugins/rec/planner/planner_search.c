@@ -548,7 +548,8 @@ int rp_plan_run(const rp_problem *pb, int keep_search_space, rp_plan *plan, char
         if (sr.fail.table < 0) {
             fail_msg(err, errlen, "no sharding plan fits");
         } else {
-            const int64_t short_hbm = sr.fail.need_hbm - sr.fail.free_hbm, short_ddr = sr.fail.need_ddr - sr.fail.free_ddr;
+            const int64_t short_hbm = sr.fail.need_hbm - sr.fail.free_hbm;
+            const int64_t short_ddr = sr.fail.need_ddr - sr.fail.free_ddr;
             const int hbm_short = short_hbm > 0;
             fail_msg(err, errlen, "no sharding plan fits: table %s (tables[%d]) needs %lld bytes of %s for a shard but "
                      "the roomiest rank has %lld left after the others: %lld bytes short (after reserving "

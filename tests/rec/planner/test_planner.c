@@ -230,7 +230,8 @@ static void check_case(const char *name)
     int differs = 0;
     for (const cJSON *a = lt->child, *b = tt->child; a; a = a->next, b = b->next) {
         assert_string_equal(str(a, "name"), str(b, "name"));
-        if (strcmp(str(a, "sharding_type"), str(b, "sharding_type")) || strcmp(str(a, "compute_kernel"), str(b, "compute_kernel"))) {
+        if (strcmp(str(a, "sharding_type"), str(b, "sharding_type"))
+            || strcmp(str(a, "compute_kernel"), str(b, "compute_kernel"))) {
             printf("  %-20s %s: loom %s/%s, torchrec %s/%s\n", name, str(a, "name"), str(a, "sharding_type"),
                    str(a, "compute_kernel"), str(b, "sharding_type"), str(b, "compute_kernel"));
             differs = 1;
@@ -336,7 +337,8 @@ static void test_bad_configs(void **state)
     (void)state;
     refused("not json", "not JSON", NULL);
     refused("[1,2]", "must be a JSON object", NULL);
-    refused("{\"tables\":[{\"name\":\"a\",\"num_embeddings\":10,\"embedding_dim\":4}]}", "'topology' is required", NULL);
+    refused("{\"tables\":[{\"name\":\"a\",\"num_embeddings\":10,\"embedding_dim\":4}]}", "'topology' is required",
+            NULL);
     refused("{\"topology\":{},\"tables\":[]}", "topology", "'world_size' is required");
     refused("{\"topology\":{\"world_size\":4,\"local_world_size\":3},\"tables\":[]}", "'local_world_size'",
             "does not divide");
@@ -427,8 +429,8 @@ static double tw_hbm(const char *extra, const char *kernel)
              "\"embedding_dim\":64,\"sharding_types\":[\"table_wise\"],\"compute_kernels\":[\"%s\"]}]}", extra, kernel);
     assert_int_equal(run_plan(cfg, outs), LOOM_OK);
     cJSON *e = cJSON_Parse(outs[2]);
-    const double hbm = num(get(cJSON_GetArrayItem(get(cJSON_GetArrayItem(get(e, "tables"), 0), "shards"), 0), "storage"),
-                           "hbm");
+    const cJSON *shard = cJSON_GetArrayItem(get(cJSON_GetArrayItem(get(e, "tables"), 0), "shards"), 0);
+    const double hbm = num(get(shard, "storage"), "hbm");
     cJSON_Delete(e);
     for (int i = 0; i < 3; i++)
         free(outs[i]);
