@@ -1644,6 +1644,19 @@ class rec:
             output (f64, rank 1): f64 [tasks]"""
         ...
     @staticmethod
+    def plan(config: TensorLike, *, search_space: bool = False) -> Tuple[Any, Any, Any]:
+        """TorchRec's EmbeddingShardingPlanner: enumerate sharding options, estimate perf and storage, propose (grid search, greedy, uniform) and partition (greedy or memory balanced); deterministic
+
+        Inputs:
+            config (u8, rank 1): the config JSON (u8 UTF-8): tables (EmbeddingBagConfig fields, pooling_factor and the constraints), topology (Topology's fields, bytes and bytes/s), batch_size
+        Attributes (keyword-only):
+            search_space (bool, default False): estimates: also every enumerated option of every table with its per-shard estimates
+        Outputs:
+            plan (u8, rank 1): the plan as loom.rec.plan/1 JSON (canonical: no spaces)
+            stats (u8, rank 1): the planner's stats table (per rank HBM, DDR, perf; per table sharding, kernel, ranks)
+            estimates (u8, rank 1): JSON: the plan's hash and perf rating, every shard's perf (ms) and storage (bytes)"""
+        ...
+    @staticmethod
     def two_tower_candidate_embed(values: TensorLike, lengths: Optional[TensorLike] = None, offsets: Optional[TensorLike] = None, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1, object: Optional[Object] = None) -> Any:
         """TwoTower's candidate tower: the candidate table's pooled features through candidate_proj (MLP)
 

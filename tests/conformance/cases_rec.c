@@ -64,5 +64,8 @@ const cf_gen cf_rec_gens[] = {
     { "rec.dlrm_train_step", 0, 0, NULL, DLRM_TEST },
     { "rec.dlrm_save", 0, 0, NULL, DLRM_TEST },
     { "rec.fused_embedding_bag_collection_weight", 0, 0, NULL, DLRM_TEST },
+    { "rec.plan", 0, 0, NULL,
+      "tests/rec/planner/test_planner.c: cpu only (integer and double bookkeeping, no tensor math); the plans of "
+      "torchrec's EmbeddingShardingPlanner, per-shard estimates within 1e-12" },
 };
 const size_t cf_rec_n_gens = sizeof cf_rec_gens / sizeof cf_rec_gens[0];
