@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** onednn_net.h - a whole CNN forward as one oneDNN plan (built only when
+** oneDNN is found): the onednn kernels of the model classes build it once
+** per (object, input shape, thread budget) and run it on every later call.
+**
+** The activations stay in oneDNN's blocked layout between layers (nChw8c,
+** nChw16c where AVX-512 is present: the layout its jit convolutions work
+** in), in a fixed number of buffers the model's walk assigns (buffer roles
+** as in the cpu forward, so the same bound on live feature maps holds):
+**   - the input is read in plain NCHW by the first convolution, whose
+**     output is blocked (no separate reorder);
+**   - convolutions carry their bias (the folded batchnorm), the residual
+**     (a sum post-op: the walk makes the output buffer hold the residual
+**     already) and relu as post-ops;
+**   - max pooling runs on the blocked layout; the head's global average
+**     pool writes plain [N, C], the inner product reads it and writes the
+**     logits.
+** Each convolution's weights are reordered once into the layout its
+** primitive asks for and kept per object (onednn_nets), shared by the plans
+** of every input shape whose primitive asks for the same layout.
+*/
+#ifndef LOOM_VISION_ONEDNN_NET_H
+#define LOOM_VISION_ONEDNN_NET_H
+
+#include "gemm/gemm.h"
+#include "model_common.h"
+
+#define ONEDNN_NET_MAX_BUFS 8
+
+/* A feature map of a plan: the buffer holding it (ONEDNN_NET_INPUT: the
+** call's input, plain NCHW) and its dims [n, c, h, w]. */
+#define ONEDNN_NET_INPUT (-1)
+typedef struct onednn_value {
+    int buf;
+    int64_t dims[4];
+} onednn_value;
+
+typedef struct onednn_net onednn_net;       /* one plan */
+typedef struct onednn_nets onednn_nets;     /* an object's plans and reordered weights */
+
+/* An object's (empty) set of plans; NULL when out of memory. */
+onednn_nets *onednn_nets_new(const char *cls);
+void onednn_nets_free(void *nets);
+
+/* The plan of input dims (n, c, h, w) and thread count, or NULL: then
+** build one with onednn_net_begin ... onednn_net_end. */
+onednn_net *onednn_nets_find(onednn_nets *s, const int64_t *in_dims, int n_threads);
+
+/* A new plan of s for that input, n_bufs activation buffers. */
+loom_status onednn_net_begin(onednn_nets *s, const int64_t *in_dims, int n_threads, int n_bufs, onednn_net **out);
+
+/* The value of the call's input. */
+onednn_value onednn_net_input(const onednn_net *net);
+
+/* Steps. *out gets buffer `buf` and its dims; act: PK_GEMM_ACT_NONE or
+** _RELU; sum: the output buffer already holds the residual (of out's dims
+** and layout), which the convolution adds before the activation. */
+loom_status onednn_net_conv(onednn_net *net, const model_conv *c, const onednn_value *in, int buf, int act, int sum,
+                            onednn_value *out);
+loom_status onednn_net_max_pool(onednn_net *net, int64_t k, int64_t stride, int64_t pad, const onednn_value *in,
+                                int buf, onednn_value *out);
+/* The head: global average pool into buffer pooled_buf (plain [N, C]),
+** then logits [N, classes] = pooled . weight^T + bias into the call's
+** output. */
+loom_status onednn_net_head(onednn_net *net, const onednn_value *in, int pooled_buf, const float *weight,
+                            const float *bias, int64_t classes);
+
+/* Allocates the buffers and binds the steps' memories; the plan joins s.
+** On failure the plan is freed. */
+loom_status onednn_net_end(onednn_nets *s, onednn_net *net);
+/* Frees a plan onednn_net_end has not taken. */
+void onednn_net_abandon(onednn_net *net);
+
+/* Runs the plan on x (its input dims) into logits. */
+loom_status onednn_net_run(onednn_net *net, const float *x, float *logits);
+
+#endif /* LOOM_VISION_ONEDNN_NET_H */
