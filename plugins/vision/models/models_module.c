@@ -38,6 +38,8 @@ static loom_status models_register_kernels(const loom_host_api *host, loom_regis
 #ifdef LOOM_VISION_HAVE_ONEDNN
     if (st == LOOM_OK)
         st = pk_register_kernels(host, reg, resnet_onednn_kernels, PK_COUNT(resnet_onednn_kernels));
+    if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, effnet_onednn_kernels, PK_COUNT(effnet_onednn_kernels));
 #endif
     if (st == LOOM_OK)
         st = pk_register_kernels(host, reg, weights_meta_kernels, PK_COUNT(weights_meta_kernels));

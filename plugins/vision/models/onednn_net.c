@@ -286,19 +286,26 @@ static loom_status weights_get(onednn_net *net, const float *src, int ndims, con
 }
 
 /* The attributes of every step: user scratchpad, and post-ops sum (the
-** residual in dst) then relu, as asked. */
-static dnnl_status_t attr_make(int sum, int act, dnnl_primitive_attr_t *attr)
+** residual in dst), then the activation, then a binary add of a tensor of
+** md add_md (NULL: none), as asked. */
+static dnnl_status_t attr_make(int sum, onednn_act act, const dnnl_memory_desc_t *add_md,
+                               dnnl_primitive_attr_t *attr)
 {
     dnnl_post_ops_t po = NULL;
     dnnl_status_t s = dnnl_primitive_attr_create(attr);
     if (s == dnnl_success)
         s = dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user);
-    if (s == dnnl_success && (sum || act == PK_GEMM_ACT_RELU)) {
+    if (s == dnnl_success && (sum || act != ONEDNN_ACT_NONE || add_md != NULL)) {
         s = dnnl_post_ops_create(&po);
         if (s == dnnl_success && sum)
             s = dnnl_post_ops_append_sum(po, 1.0f);
-        if (s == dnnl_success && act == PK_GEMM_ACT_RELU)
-            s = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
+        /* silu is swish with alpha 1: x * sigmoid(x) */
+        dnnl_alg_kind_t alg = act == ONEDNN_ACT_RELU ? dnnl_eltwise_relu
+                            : act == ONEDNN_ACT_SILU ? dnnl_eltwise_swish : dnnl_eltwise_logistic;
+        if (s == dnnl_success && act != ONEDNN_ACT_NONE)
+            s = dnnl_post_ops_append_eltwise(po, 1.0f, alg, act == ONEDNN_ACT_SILU ? 1.0f : 0.0f, 0.0f);
+        if (s == dnnl_success && add_md != NULL)
+            s = dnnl_post_ops_append_binary(po, dnnl_binary_add, add_md);
         if (s == dnnl_success)
             s = dnnl_primitive_attr_set_post_ops(*attr, po);
     }
@@ -307,8 +314,70 @@ static dnnl_status_t attr_make(int sum, int act, dnnl_primitive_attr_t *attr)
     return s;
 }
 
-loom_status onednn_net_conv(onednn_net *net, const model_conv *c, const onednn_value *in, int buf, int act, int sum,
-                            onednn_value *out)
+/* 1 when pd runs oneDNN's reference (scalar) implementation. */
+static int is_reference(const_dnnl_primitive_desc_t pd)
+{
+    const char *impl = NULL;
+    return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl != NULL
+           && strncmp(impl, "ref", 3) == 0;
+}
+
+/* A binary step: dst = src0 alg src1 (src1 broadcast where its dims are 1). */
+static loom_status binary_step(onednn_net *net, dnnl_alg_kind_t alg, const onednn_value *src0,
+                               const onednn_value *src1, const onednn_value *dst, const char *name)
+{
+    dnnl_memory_desc_t md0, md1, mdd;
+    dnnl_binary_desc_t desc;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    const char *what = "binary descriptor";
+    dnnl_status_t s = value_md(net, src0, &md0);
+    if (s == dnnl_success)
+        s = value_md(net, src1, &md1);
+    if (s == dnnl_success)
+        s = value_md(net, dst, &mdd);
+    if (s == dnnl_success)
+        s = dnnl_binary_desc_init(&desc, alg, &md0, &md1, &mdd);
+    if (s == dnnl_success)
+        s = attr_make(0, ONEDNN_ACT_NONE, NULL, &attr);
+    int saved = onednn_budget_enter(net->n_threads);
+    if (s == dnnl_success) {
+        what = "binary primitive descriptor";
+        s = dnnl_primitive_desc_create(&pd, &desc, attr, onednn_engine(), NULL);
+    }
+    net_step *st = s == dnnl_success ? step_new(net) : NULL;
+    loom_status r = s == dnnl_success && st == NULL
+                        ? pk_host->fail(LOOM_ENOMEM, "%s: out of memory for a oneDNN plan", net->owner->cls) : LOOM_OK;
+    if (st != NULL) {
+        what = "binary primitive";
+        s = step_prim(net, st, pd, name);
+        if (s == dnnl_success) {
+            arg_value(net, st, DNNL_ARG_SRC_0, src0, &md0);
+            arg_value(net, st, DNNL_ARG_SRC_1, src1, &md1);
+            arg_value(net, st, DNNL_ARG_DST, dst, &mdd);
+            s = arg_scratch(net, st, pd);
+            net->n_steps++;
+        }
+    }
+    onednn_budget_leave(net->n_threads, saved);
+    if (pd != NULL)
+        dnnl_primitive_desc_destroy(pd);
+    if (attr != NULL)
+        dnnl_primitive_attr_destroy(attr);
+    return r != LOOM_OK ? r : s != dnnl_success ? dnnl_fail(net, s, what) : LOOM_OK;
+}
+
+loom_status onednn_net_scale(onednn_net *net, const onednn_value *x, const onednn_value *scale)
+{
+    return binary_step(net, dnnl_binary_mul, x, scale, x, "squeeze-excitation scale");
+}
+
+/* The convolution step: out = act(conv c of in + bias (+ dst when sum))
+** (+ add, after the activation, when add is not NULL). With add, *declined
+** is set and nothing is added when oneDNN has only its reference kernel
+** for that post-op chain. */
+static loom_status conv_step(onednn_net *net, const model_conv *c, const onednn_value *in, int buf, onednn_act act,
+                             int sum, const onednn_value *add, onednn_value *out, int *declined)
 {
     out->buf = buf;
     out->dims[0] = in->dims[0];
@@ -323,7 +392,7 @@ loom_status onednn_net_conv(onednn_net *net, const model_conv *c, const onednn_v
     /* right padding that makes oneDNN's output size torch's floor division */
     const dnnl_dims_t pr = { (out->dims[2] - 1) * c->stride + k - h - c->pad,
                              (out->dims[3] - 1) * c->stride + k - w - c->pad };
-    dnnl_memory_desc_t src_md, dst_md, wts_md, bias_md;
+    dnnl_memory_desc_t src_md, dst_md, wts_md, bias_md, add_md;
     dnnl_convolution_desc_t desc;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_primitive_desc_t pd = NULL;
@@ -331,6 +400,8 @@ loom_status onednn_net_conv(onednn_net *net, const model_conv *c, const onednn_v
     dnnl_status_t s = value_md(net, in, &src_md);
     if (s == dnnl_success)
         s = value_md(net, out, &dst_md);
+    if (s == dnnl_success && add != NULL)
+        s = value_md(net, add, &add_md);
     if (s == dnnl_success)
         s = g == 1 ? dnnl_memory_desc_init_by_tag(&wts_md, 4, wts, dnnl_f32, dnnl_format_tag_any)
                    : dnnl_memory_desc_init_by_tag(&wts_md, 5, gwts, dnnl_f32, dnnl_format_tag_any);
@@ -341,7 +412,7 @@ loom_status onednn_net_conv(onednn_net *net, const model_conv *c, const onednn_v
                                                        &src_md, &wts_md, &bias_md, &dst_md, strides, dil, pl, pr);
     if (s == dnnl_success) {
         what = "convolution attributes";
-        s = attr_make(sum, act, &attr);
+        s = attr_make(sum, act, add != NULL ? &add_md : NULL, &attr);
     }
     int saved = onednn_budget_enter(net->n_threads);
     if (s == dnnl_success) {
@@ -349,6 +420,13 @@ loom_status onednn_net_conv(onednn_net *net, const model_conv *c, const onednn_v
         s = dnnl_primitive_desc_create(&pd, &desc, attr, onednn_engine(), NULL);
     }
     loom_status r = LOOM_OK;
+    if (add != NULL && s == dnnl_success && is_reference(pd)) {
+        *declined = 1;
+        onednn_budget_leave(net->n_threads, saved);
+        dnnl_primitive_desc_destroy(pd);
+        dnnl_primitive_attr_destroy(attr);
+        return LOOM_OK;
+    }
     net_step *st = s == dnnl_success ? step_new(net) : NULL;
     if (s == dnnl_success && st == NULL)
         r = pk_host->fail(LOOM_ENOMEM, "%s: out of memory for a oneDNN plan", net->owner->cls);
@@ -369,6 +447,11 @@ loom_status onednn_net_conv(onednn_net *net, const model_conv *c, const onednn_v
             arg_add(st, DNNL_ARG_WEIGHTS, LOC_PTR, 0, wdata, want);
             arg_add(st, DNNL_ARG_BIAS, LOC_PTR, 0, c->bias, &bias_md);
             arg_value(net, st, DNNL_ARG_DST, out, &dst_md);
+            if (add != NULL) {
+                /* the binary post-op is the chain's last: index (sum) + (act) */
+                const int idx = (sum ? 1 : 0) + (act != ONEDNN_ACT_NONE ? 1 : 0);
+                arg_value(net, st, DNNL_ARG_ATTR_MULTIPLE_POST_OP(idx) | DNNL_ARG_SRC_1, add, &add_md);
+            }
             s = arg_scratch(net, st, pd);
             net->n_steps++;
         }
@@ -379,6 +462,24 @@ loom_status onednn_net_conv(onednn_net *net, const model_conv *c, const onednn_v
     if (attr != NULL)
         dnnl_primitive_attr_destroy(attr);
     return r != LOOM_OK ? r : s != dnnl_success ? dnnl_fail(net, s, what) : LOOM_OK;
+}
+
+loom_status onednn_net_conv(onednn_net *net, const model_conv *c, const onednn_value *in, int buf, onednn_act act,
+                            int sum, onednn_value *out)
+{
+    return conv_step(net, c, in, buf, act, sum, NULL, out, NULL);
+}
+
+loom_status onednn_net_conv_add(onednn_net *net, const model_conv *c, const onednn_value *in, int buf,
+                                onednn_act act, const onednn_value *residual, onednn_value *out)
+{
+    int declined = 0;
+    loom_status r = conv_step(net, c, in, buf, act, 0, residual, out, &declined);
+    if (r != LOOM_OK || !declined)
+        return r;
+    if ((r = conv_step(net, c, in, buf, act, 0, NULL, out, NULL)) != LOOM_OK)
+        return r;
+    return binary_step(net, dnnl_binary_add, out, residual, out, "residual add");
 }
 
 /* A pooling step of alg over in (kernel, stride, padding per side) into
@@ -399,7 +500,7 @@ static loom_status pool_step(onednn_net *net, dnnl_alg_kind_t alg, const onednn_
         s = dnnl_pooling_forward_desc_init(&desc, dnnl_forward_inference, alg, &src_md, dst_md, strides, kernel, pl,
                                            pr);
     if (s == dnnl_success)
-        s = attr_make(0, PK_GEMM_ACT_NONE, &attr);
+        s = attr_make(0, ONEDNN_ACT_NONE, NULL, &attr);
     int saved = onednn_budget_enter(net->n_threads);
     if (s == dnnl_success) {
         what = "pooling primitive descriptor";
@@ -442,6 +543,22 @@ loom_status onednn_net_max_pool(onednn_net *net, int64_t k, int64_t stride, int6
     return pool_step(net, dnnl_pooling_max, in, &dst_md, out, kernel, strides, pl, "max_pool2d");
 }
 
+loom_status onednn_net_global_avg_pool(onednn_net *net, const onednn_value *in, int buf, onednn_value *out)
+{
+    out->buf = buf;
+    out->dims[0] = in->dims[0];
+    out->dims[1] = in->dims[1];
+    out->dims[2] = 1;
+    out->dims[3] = 1;
+    dnnl_memory_desc_t dst_md;
+    dnnl_status_t s = value_md(net, out, &dst_md);
+    if (s != dnnl_success)
+        return dnnl_fail(net, s, "memory descriptor");
+    const dnnl_dims_t kernel = { in->dims[2], in->dims[3] }, strides = { 1, 1 }, pl = { 0, 0 };
+    return pool_step(net, dnnl_pooling_avg_exclude_padding, in, &dst_md, out, kernel, strides, pl,
+                     "squeeze-excitation pool");
+}
+
 loom_status onednn_net_head(onednn_net *net, const onednn_value *in, int pooled_buf, const float *weight,
                             const float *bias, int64_t classes)
 {
@@ -474,7 +591,7 @@ loom_status onednn_net_head(onednn_net *net, const onednn_value *in, int pooled_
     if (s == dnnl_success)
         s = dnnl_inner_product_forward_desc_init(&desc, dnnl_forward_inference, &src_md, &wts_md, &bias_md, &dst_md);
     if (s == dnnl_success)
-        s = attr_make(0, PK_GEMM_ACT_NONE, &attr);
+        s = attr_make(0, ONEDNN_ACT_NONE, NULL, &attr);
     int saved = onednn_budget_enter(net->n_threads);
     if (s == dnnl_success) {
         what = "inner product primitive descriptor";

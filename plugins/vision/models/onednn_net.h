@@ -12,8 +12,10 @@
 **     output is blocked (no separate reorder);
 **   - convolutions carry their bias (the folded batchnorm), the residual
 **     (a sum post-op: the walk makes the output buffer hold the residual
-**     already) and relu as post-ops;
-**   - max pooling runs on the blocked layout; the head's global average
+**     already; or, after the activation, a binary-add post-op) and relu,
+**     silu or sigmoid as post-ops;
+**   - max pooling, a squeeze-excitation's global average pool and its
+**     broadcast multiply run on the blocked layout; the head's global average
 **     pool writes plain [N, C], the inner product reads it and writes the
 **     logits.
 ** Each convolution's weights are reordered once into the layout its
@@ -23,7 +25,6 @@
 #ifndef LOOM_VISION_ONEDNN_NET_H
 #define LOOM_VISION_ONEDNN_NET_H
 
-#include "gemm/gemm.h"
 #include "model_common.h"
 
 #define ONEDNN_NET_MAX_BUFS 8
@@ -53,11 +54,24 @@ loom_status onednn_net_begin(onednn_nets *s, const int64_t *in_dims, int n_threa
 /* The value of the call's input. */
 onednn_value onednn_net_input(const onednn_net *net);
 
-/* Steps. *out gets buffer `buf` and its dims; act: PK_GEMM_ACT_NONE or
-** _RELU; sum: the output buffer already holds the residual (of out's dims
-** and layout), which the convolution adds before the activation. */
-loom_status onednn_net_conv(onednn_net *net, const model_conv *c, const onednn_value *in, int buf, int act, int sum,
-                            onednn_value *out);
+/* The activations a step fuses (oneDNN eltwise post-ops). */
+typedef enum onednn_act { ONEDNN_ACT_NONE, ONEDNN_ACT_RELU, ONEDNN_ACT_SILU, ONEDNN_ACT_SIGMOID } onednn_act;
+
+/* Steps. *out gets buffer `buf` and its dims. sum: the output buffer
+** already holds the residual (of out's dims and layout), which the
+** convolution adds before the activation. */
+loom_status onednn_net_conv(onednn_net *net, const model_conv *c, const onednn_value *in, int buf, onednn_act act,
+                            int sum, onednn_value *out);
+/* out = act(conv c of in) + residual (the residual after the activation,
+** in a buffer other than buf): a binary-add post-op where oneDNN has a jit
+** kernel for it, else a binary primitive after the convolution. */
+loom_status onednn_net_conv_add(onednn_net *net, const model_conv *c, const onednn_value *in, int buf,
+                                onednn_act act, const onednn_value *residual, onednn_value *out);
+/* x *= scale in place, scale [n, c, 1, 1] broadcast over x's map (a
+** squeeze-excitation's last step). */
+loom_status onednn_net_scale(onednn_net *net, const onednn_value *x, const onednn_value *scale);
+/* out = the mean of in over its map, [n, c, 1, 1] in the blocked layout. */
+loom_status onednn_net_global_avg_pool(onednn_net *net, const onednn_value *in, int buf, onednn_value *out);
 loom_status onednn_net_max_pool(onednn_net *net, int64_t k, int64_t stride, int64_t pad, const onednn_value *in,
                                 int buf, onednn_value *out);
 /* The head: global average pool into buffer pooled_buf (plain [N, C]),

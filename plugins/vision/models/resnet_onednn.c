@@ -38,7 +38,7 @@ static void others(int cur, int *a, int *b)
 static loom_status build(const resnet_model *m, onednn_net *net)
 {
     onednn_value x = onednn_net_input(net), t, cur;
-    loom_status st = onednn_net_conv(net, &m->stem, &x, 1, PK_GEMM_ACT_RELU, 0, &t);
+    loom_status st = onednn_net_conv(net, &m->stem, &x, 1, ONEDNN_ACT_RELU, 0, &t);
     if (st == LOOM_OK)
         st = onednn_net_max_pool(net, 3, 2, 1, &t, 0, &cur);
     for (int b = 0; b < m->n_blocks && st == LOOM_OK; b++) {
@@ -46,25 +46,25 @@ static loom_status build(const resnet_model *m, onednn_net *net)
         int f1, f2;
         others(cur.buf, &f1, &f2);
         onednn_value v1, v2, r;
-        st = onednn_net_conv(net, &blk->conv[0], &cur, f1, PK_GEMM_ACT_RELU, 0, &v1);
+        st = onednn_net_conv(net, &blk->conv[0], &cur, f1, ONEDNN_ACT_RELU, 0, &v1);
         if (blk->n_convs == 3) {
             if (st == LOOM_OK)
-                st = onednn_net_conv(net, &blk->conv[1], &v1, f2, PK_GEMM_ACT_RELU, 0, &v2);
+                st = onednn_net_conv(net, &blk->conv[1], &v1, f2, ONEDNN_ACT_RELU, 0, &v2);
             int into = cur.buf;
             if (st == LOOM_OK && blk->has_down) {
-                st = onednn_net_conv(net, &blk->down, &cur, f1, PK_GEMM_ACT_NONE, 0, &r);
+                st = onednn_net_conv(net, &blk->down, &cur, f1, ONEDNN_ACT_NONE, 0, &r);
                 into = f1;
             }
             if (st == LOOM_OK)
-                st = onednn_net_conv(net, &blk->conv[2], &v2, into, PK_GEMM_ACT_RELU, 1, &cur);
+                st = onednn_net_conv(net, &blk->conv[2], &v2, into, ONEDNN_ACT_RELU, 1, &cur);
         } else {
             int into = cur.buf;
             if (st == LOOM_OK && blk->has_down) {
-                st = onednn_net_conv(net, &blk->down, &cur, f2, PK_GEMM_ACT_NONE, 0, &r);
+                st = onednn_net_conv(net, &blk->down, &cur, f2, ONEDNN_ACT_NONE, 0, &r);
                 into = f2;
             }
             if (st == LOOM_OK)
-                st = onednn_net_conv(net, &blk->conv[1], &v1, into, PK_GEMM_ACT_RELU, 1, &cur);
+                st = onednn_net_conv(net, &blk->conv[1], &v1, into, ONEDNN_ACT_RELU, 1, &cur);
         }
     }
     if (st == LOOM_OK)
