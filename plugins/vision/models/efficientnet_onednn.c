@@ -43,19 +43,19 @@ static loom_status squeeze_excitation(onednn_net *net, const effnet_block *b, co
     onednn_value pooled, mid, scale;
     loom_status st = onednn_net_global_avg_pool(net, d, BUF_SE_POOL, &pooled);
     if (st == LOOM_OK)
-        st = onednn_net_conv(net, &fc1, &pooled, BUF_SE_MID, ONEDNN_ACT_SILU, 0, &mid);
+        st = onednn_net_conv_borrowed(net, &fc1, &pooled, BUF_SE_MID, ONEDNN_ACT_SILU, &mid);
     if (st == LOOM_OK)
-        st = onednn_net_conv(net, &fc2, &mid, BUF_SE_SCALE, ONEDNN_ACT_SIGMOID, 0, &scale);
+        st = onednn_net_conv_borrowed(net, &fc2, &mid, BUF_SE_SCALE, ONEDNN_ACT_SIGMOID, &scale);
     return st == LOOM_OK ? onednn_net_scale(net, d, &scale) : st;
 }
 
-static loom_status build(const effnet_model *m, onednn_net *net)
+static loom_status build(effnet_model *m, onednn_net *net)
 {
     onednn_value x = onednn_net_input(net), io[2];
     int cur = 0;
     loom_status st = onednn_net_conv(net, &m->stem, &x, BUF_X0, ONEDNN_ACT_SILU, 0, &io[0]);
     for (int i = 0; i < m->n_blocks && st == LOOM_OK; i++) {
-        const effnet_block *b = &m->blocks[i];
+        effnet_block *b = &m->blocks[i];
         const onednn_value a = io[cur];
         if (b->fused && !b->has_expand) {
             const int other = cur == 0 ? BUF_X1 : BUF_X0;
@@ -88,15 +88,6 @@ static loom_status build(const effnet_model *m, onednn_net *net)
     return st;
 }
 
-/* object_backend_state's create: the object's (empty) set of plans. */
-static loom_status nets_create(const loom_call *call, void *base_state, void **state_out)
-{
-    (void)call;
-    const effnet_model *m = base_state;
-    *state_out = onednn_nets_new(m->base.cls);
-    return *state_out != NULL ? LOOM_OK : pk_host->fail(LOOM_ENOMEM, "%s: out of memory", m->base.cls);
-}
-
 static loom_status effnet_onednn_supports(const loom_call *call, char *why, size_t why_size)
 {
     (void)call;
@@ -115,7 +106,7 @@ static loom_status effnet_onednn_run(loom_call *call)
     loom_status st = model_check_input(call, m->base.classes, &out);
     if (st != LOOM_OK)
         return st;
-    onednn_nets *nets = pk_host->object_backend_state(call, nets_create, onednn_nets_free);
+    onednn_nets *nets = onednn_nets_of(call);
     if (nets == NULL)
         return LOOM_ENOMEM;            /* the error is set */
     const int threads = onednn_call_threads(call);

@@ -49,10 +49,15 @@ struct onednn_net {
     char desc[64];              /* "[8, 3, 224, 224]" for messages */
 };
 
-/* One convolution's weights in the layout a primitive asked for. */
+/* One convolution's weights in the layout a primitive asked for: of a
+** model's conv (conv, whose plain weight may be released) or borrowed (src). */
 typedef struct net_weights {
+    model_conv *conv;
     const float *src;
-    dnnl_memory_desc_t md;
+    int ndims;
+    dnnl_dims_t dims;
+    dnnl_format_tag_t tag;
+    dnnl_memory_desc_t plain, md;
     void *data;
 } net_weights;
 
@@ -62,6 +67,7 @@ struct onednn_nets {
     int n_plans;
     net_weights *w;
     int n_w, cap_w;
+    int keep_plain;             /* the cpu kernel has run: the plain weights stay */
 };
 
 static loom_status dnnl_fail(const onednn_net *net, dnnl_status_t s, const char *what)
@@ -115,6 +121,20 @@ void onednn_nets_free(void *nets)
         free(s->w[i].data);
     free(s->w);
     free(s);
+}
+
+/* object_backend_state's create: the object's (empty) set of plans. */
+static loom_status nets_create(const loom_call *call, void *base_state, void **state_out)
+{
+    (void)call;
+    const model_base *b = base_state;
+    *state_out = onednn_nets_new(b->cls);
+    return *state_out != NULL ? LOOM_OK : pk_host->fail(LOOM_ENOMEM, "%s: out of memory", b->cls);
+}
+
+onednn_nets *onednn_nets_of(loom_call *call)
+{
+    return pk_host->object_backend_state(call, nets_create, onednn_nets_free);
 }
 
 onednn_net *onednn_nets_find(onednn_nets *s, const int64_t *in_dims, int n_threads)
@@ -223,47 +243,26 @@ static dnnl_status_t step_prim(onednn_net *net, net_step *st, const_dnnl_primiti
     return dnnl_primitive_create(&st->prim, pd);
 }
 
-/* Weights src (plain, tag) in layout want, reordered once per object. */
-static loom_status weights_get(onednn_net *net, const float *src, int ndims, const dnnl_dims_t dims,
-                               dnnl_format_tag_t tag, const dnnl_memory_desc_t *want, void **out)
+/* dst (to_md) = src (from_md) through a reorder primitive, on net's stream. */
+static dnnl_status_t reorder(dnnl_stream_t stream, const dnnl_memory_desc_t *from_md, const void *src,
+                             const dnnl_memory_desc_t *to_md, void *dst)
 {
-    onednn_nets *s = net->owner;
-    for (int i = 0; i < s->n_w; i++)
-        if (s->w[i].src == src && dnnl_memory_desc_equal(&s->w[i].md, want)) {
-            *out = s->w[i].data;
-            return LOOM_OK;
-        }
-    if (s->n_w == s->cap_w) {
-        int cap = s->cap_w ? 2 * s->cap_w : 64;
-        net_weights *w = realloc(s->w, (size_t)cap * sizeof *w);
-        if (w == NULL)
-            return pk_host->fail(LOOM_ENOMEM, "%s: out of memory for reordered weights", s->cls);
-        s->w = w;
-        s->cap_w = cap;
-    }
-    size_t bytes = dnnl_memory_desc_get_size(want);
-    void *data = aligned_alloc(64, (bytes + 63) / 64 * 64);
-    if (data == NULL)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory for reordered weights", s->cls);
-    dnnl_memory_desc_t plain;
     dnnl_primitive_desc_t pd = NULL;
     dnnl_primitive_t prim = NULL;
     dnnl_memory_t from = NULL, to = NULL;
     dnnl_engine_t eng = onednn_engine();
-    dnnl_status_t st = dnnl_memory_desc_init_by_tag(&plain, ndims, dims, dnnl_f32, tag);
-    if (st == dnnl_success)
-        st = dnnl_reorder_primitive_desc_create(&pd, &plain, eng, want, eng, NULL);
+    dnnl_status_t st = dnnl_reorder_primitive_desc_create(&pd, from_md, eng, to_md, eng, NULL);
     if (st == dnnl_success)
         st = dnnl_primitive_create(&prim, pd);
     if (st == dnnl_success)
-        st = dnnl_memory_create(&from, &plain, eng, (void *)src);
+        st = dnnl_memory_create(&from, from_md, eng, (void *)src);
     if (st == dnnl_success)
-        st = dnnl_memory_create(&to, want, eng, data);
+        st = dnnl_memory_create(&to, to_md, eng, dst);
     if (st == dnnl_success) {
         dnnl_exec_arg_t args[2] = { { DNNL_ARG_FROM, from }, { DNNL_ARG_TO, to } };
-        st = dnnl_primitive_execute(prim, net->stream, 2, args);
+        st = dnnl_primitive_execute(prim, stream, 2, args);
         if (st == dnnl_success)
-            st = dnnl_stream_wait(net->stream);
+            st = dnnl_stream_wait(stream);
     }
     if (from != NULL)
         dnnl_memory_destroy(from);
@@ -273,16 +272,110 @@ static loom_status weights_get(onednn_net *net, const float *src, int ndims, con
         dnnl_primitive_destroy(prim);
     if (pd != NULL)
         dnnl_primitive_desc_destroy(pd);
+    return st;
+}
+
+/* Weights in layout want, reordered once per object: of the model's conv
+** owner (its plain weight, or once that is released, the first layout made
+** of it), or, with owner NULL, of src (borrowed from the mapping). */
+static loom_status weights_get(onednn_net *net, model_conv *owner, const float *src, int ndims,
+                               const dnnl_dims_t dims, dnnl_format_tag_t tag, const dnnl_memory_desc_t *want,
+                               void **out)
+{
+    onednn_nets *s = net->owner;
+    const net_weights *first = NULL;
+    for (int i = 0; i < s->n_w; i++) {
+        const net_weights *w = &s->w[i];
+        if (owner != NULL ? w->conv != owner : w->src != src)
+            continue;
+        if (dnnl_memory_desc_equal(&w->md, want)) {
+            *out = w->data;
+            return LOOM_OK;
+        }
+        if (first == NULL)
+            first = w;
+    }
+    if (s->n_w == s->cap_w) {
+        int cap = s->cap_w ? 2 * s->cap_w : 64;
+        net_weights *w = realloc(s->w, (size_t)cap * sizeof *w);
+        if (w == NULL)
+            return pk_host->fail(LOOM_ENOMEM, "%s: out of memory for reordered weights", s->cls);
+        s->w = w;
+        s->cap_w = cap;
+        if (first != NULL)
+            first = NULL;       /* moved: found again below */
+    }
+    for (int i = 0; i < s->n_w && first == NULL && owner != NULL; i++)
+        if (s->w[i].conv == owner)
+            first = &s->w[i];
+    size_t bytes = dnnl_memory_desc_get_size(want);
+    void *data = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (data == NULL)
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory for reordered weights", s->cls);
+    net_weights *w = &s->w[s->n_w];
+    memset(w, 0, sizeof *w);
+    w->conv = owner;
+    w->src = src;
+    w->ndims = ndims;
+    memcpy(w->dims, dims, sizeof w->dims);
+    w->tag = tag;
+    dnnl_status_t st = dnnl_memory_desc_init_by_tag(&w->plain, ndims, dims, dnnl_f32, tag);
+    if (st == dnnl_success)
+        st = owner != NULL && owner->weight == NULL && first != NULL
+                 ? reorder(net->stream, &first->md, first->data, want, data)
+                 : reorder(net->stream, &w->plain, owner != NULL ? owner->weight : src, want, data);
     if (st != dnnl_success) {
         free(data);
         return dnnl_fail(net, st, "weights reorder");
     }
-    s->w[s->n_w].src = src;
-    s->w[s->n_w].md = *want;
-    s->w[s->n_w].data = data;
+    w->md = *want;
+    w->data = data;
     s->n_w++;
     *out = data;
     return LOOM_OK;
+}
+
+/* Hands back the plain weights of the model's convs the plans have
+** reordered (the cpu kernel gets them again from onednn_nets_keep_plain),
+** unless the cpu kernel has run on the object. */
+static void release_plain(onednn_nets *s)
+{
+    if (s->keep_plain)
+        return;
+    for (int i = 0; i < s->n_w; i++)
+        if (s->w[i].conv != NULL && s->w[i].conv->weight != NULL) {
+            free(s->w[i].conv->weight);
+            s->w[i].conv->weight = NULL;
+        }
+}
+
+loom_status onednn_nets_keep_plain(onednn_nets *s)
+{
+    s->keep_plain = 1;
+    dnnl_stream_t stream = NULL;
+    loom_status r = LOOM_OK;
+    for (int i = 0; i < s->n_w && r == LOOM_OK; i++) {
+        net_weights *w = &s->w[i];
+        if (w->conv == NULL || w->conv->weight != NULL)
+            continue;
+        size_t bytes = dnnl_memory_desc_get_size(&w->plain);
+        float *plain = malloc(bytes);
+        dnnl_status_t st = plain == NULL ? dnnl_out_of_memory : dnnl_success;
+        if (st == dnnl_success && stream == NULL)
+            st = dnnl_stream_create(&stream, onednn_engine(), dnnl_stream_default_flags);
+        if (st == dnnl_success)
+            st = reorder(stream, &w->md, w->data, &w->plain, plain);
+        if (st != dnnl_success) {
+            free(plain);
+            r = pk_host->fail(LOOM_ENOMEM, "%s: the plain weights could not be made again (oneDNN status %d)",
+                              s->cls, (int)st);
+        } else {
+            w->conv->weight = plain;
+        }
+    }
+    if (stream != NULL)
+        dnnl_stream_destroy(stream);
+    return r;
 }
 
 /* The attributes of every step: user scratchpad, and post-ops sum (the
@@ -373,11 +466,13 @@ loom_status onednn_net_scale(onednn_net *net, const onednn_value *x, const onedn
 }
 
 /* The convolution step: out = act(conv c of in + bias (+ dst when sum))
+** (c: owner, the model's, or a borrowed one when owner is NULL)
 ** (+ add, after the activation, when add is not NULL). With add, *declined
 ** is set and nothing is added when oneDNN has only its reference kernel
 ** for that post-op chain. */
-static loom_status conv_step(onednn_net *net, const model_conv *c, const onednn_value *in, int buf, onednn_act act,
-                             int sum, const onednn_value *add, onednn_value *out, int *declined)
+static loom_status conv_step(onednn_net *net, model_conv *owner, const model_conv *c, const onednn_value *in,
+                             int buf, onednn_act act, int sum, const onednn_value *add, onednn_value *out,
+                             int *declined)
 {
     out->buf = buf;
     out->dims[0] = in->dims[0];
@@ -433,8 +528,8 @@ static loom_status conv_step(onednn_net *net, const model_conv *c, const onednn_
     if (st != NULL) {
         const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
         void *wdata = NULL;
-        r = g == 1 ? weights_get(net, c->weight, 4, wts, dnnl_oihw, want, &wdata)
-                   : weights_get(net, c->weight, 5, gwts, dnnl_goihw, want, &wdata);
+        r = g == 1 ? weights_get(net, owner, c->weight, 4, wts, dnnl_oihw, want, &wdata)
+                   : weights_get(net, owner, c->weight, 5, gwts, dnnl_goihw, want, &wdata);
         if (r == LOOM_OK) {
             char name[96];
             snprintf(name, sizeof name, "conv %lldx%lldx%lldx%lld/%lld g%lld", (long long)c->cout,
@@ -464,20 +559,26 @@ static loom_status conv_step(onednn_net *net, const model_conv *c, const onednn_
     return r != LOOM_OK ? r : s != dnnl_success ? dnnl_fail(net, s, what) : LOOM_OK;
 }
 
-loom_status onednn_net_conv(onednn_net *net, const model_conv *c, const onednn_value *in, int buf, onednn_act act,
+loom_status onednn_net_conv(onednn_net *net, model_conv *c, const onednn_value *in, int buf, onednn_act act,
                             int sum, onednn_value *out)
 {
-    return conv_step(net, c, in, buf, act, sum, NULL, out, NULL);
+    return conv_step(net, c, c, in, buf, act, sum, NULL, out, NULL);
 }
 
-loom_status onednn_net_conv_add(onednn_net *net, const model_conv *c, const onednn_value *in, int buf,
+loom_status onednn_net_conv_borrowed(onednn_net *net, const model_conv *c, const onednn_value *in, int buf,
+                                     onednn_act act, onednn_value *out)
+{
+    return conv_step(net, NULL, c, in, buf, act, 0, NULL, out, NULL);
+}
+
+loom_status onednn_net_conv_add(onednn_net *net, model_conv *c, const onednn_value *in, int buf,
                                 onednn_act act, const onednn_value *residual, onednn_value *out)
 {
     int declined = 0;
-    loom_status r = conv_step(net, c, in, buf, act, 0, residual, out, &declined);
+    loom_status r = conv_step(net, c, c, in, buf, act, 0, residual, out, &declined);
     if (r != LOOM_OK || !declined)
         return r;
-    if ((r = conv_step(net, c, in, buf, act, 0, NULL, out, NULL)) != LOOM_OK)
+    if ((r = conv_step(net, c, c, in, buf, act, 0, NULL, out, NULL)) != LOOM_OK)
         return r;
     return binary_step(net, dnnl_binary_add, out, residual, out, "residual add");
 }
@@ -648,6 +749,7 @@ loom_status onednn_net_end(onednn_nets *s, onednn_net *net)
         s->n_plans--;
     }
     s->plans[s->n_plans++] = net;
+    release_plain(s);
     return LOOM_OK;
 oom:;
     loom_status r = pk_host->fail(LOOM_ENOMEM, "%s: out of memory for the activations of input %s", s->cls,

@@ -21,6 +21,13 @@
 ** Each convolution's weights are reordered once into the layout its
 ** primitive asks for and kept per object (onednn_nets), shared by the plans
 ** of every input shape whose primitive asks for the same layout.
+**
+** Weights are resident once: when a plan is made, the model's plain
+** (folded) weights of the convs it reordered are freed (model_conv.weight
+** = NULL) and a later layout is reordered from the first one; the cpu
+** kernel of the class calls onednn_nets_keep_plain before its forward,
+** which makes them again and keeps them from then on. Both run under the
+** model's lock.
 */
 #ifndef LOOM_VISION_ONEDNN_NET_H
 #define LOOM_VISION_ONEDNN_NET_H
@@ -44,6 +51,15 @@ typedef struct onednn_nets onednn_nets;     /* an object's plans and reordered w
 onednn_nets *onednn_nets_new(const char *cls);
 void onednn_nets_free(void *nets);
 
+/* The object's plans (host->object_backend_state of the call, made empty
+** at the first call on either backend); NULL with the error set. The
+** object's state starts with its model_base. */
+onednn_nets *onednn_nets_of(loom_call *call);
+
+/* The cpu kernel is about to run: the plain weights the plans released are
+** made again from their reordered copies, and kept from now on. */
+loom_status onednn_nets_keep_plain(onednn_nets *s);
+
 /* The plan of input dims (n, c, h, w) and thread count, or NULL: then
 ** build one with onednn_net_begin ... onednn_net_end. */
 onednn_net *onednn_nets_find(onednn_nets *s, const int64_t *in_dims, int n_threads);
@@ -60,12 +76,16 @@ typedef enum onednn_act { ONEDNN_ACT_NONE, ONEDNN_ACT_RELU, ONEDNN_ACT_SILU, ONE
 /* Steps. *out gets buffer `buf` and its dims. sum: the output buffer
 ** already holds the residual (of out's dims and layout), which the
 ** convolution adds before the activation. */
-loom_status onednn_net_conv(onednn_net *net, const model_conv *c, const onednn_value *in, int buf, onednn_act act,
+loom_status onednn_net_conv(onednn_net *net, model_conv *c, const onednn_value *in, int buf, onednn_act act,
                             int sum, onednn_value *out);
+/* The same for a conv whose weights are borrowed (a squeeze-excitation's
+** fc, from the mapping): kept, never released; no sum. */
+loom_status onednn_net_conv_borrowed(onednn_net *net, const model_conv *c, const onednn_value *in, int buf,
+                                     onednn_act act, onednn_value *out);
 /* out = act(conv c of in) + residual (the residual after the activation,
 ** in a buffer other than buf): a binary-add post-op where oneDNN has a jit
 ** kernel for it, else a binary primitive after the convolution. */
-loom_status onednn_net_conv_add(onednn_net *net, const model_conv *c, const onednn_value *in, int buf,
+loom_status onednn_net_conv_add(onednn_net *net, model_conv *c, const onednn_value *in, int buf,
                                 onednn_act act, const onednn_value *residual, onednn_value *out);
 /* x *= scale in place, scale [n, c, 1, 1] broadcast over x's map (a
 ** squeeze-excitation's last step). */

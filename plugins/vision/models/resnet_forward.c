@@ -26,6 +26,9 @@
 #include <string.h>
 
 #include "model_common.h"
+#ifdef LOOM_VISION_HAVE_ONEDNN
+#include "onednn_net.h"
+#endif
 
 enum { BUF_A, BUF_B, BUF_C, BUF_P, N_BUFS };
 
@@ -131,7 +134,16 @@ static loom_status resnet_run(loom_call *call)
     loom_status st = model_check_input(call, m->base.classes, &out);
     if (st != LOOM_OK)
         return st;
+#ifdef LOOM_VISION_HAVE_ONEDNN
+    onednn_nets *nets = onednn_nets_of(call);
+    if (nets == NULL)
+        return LOOM_ENOMEM;            /* the error is set */
+#endif
     pthread_mutex_lock(&m->base.lock);
+#ifdef LOOM_VISION_HAVE_ONEDNN
+    st = onednn_nets_keep_plain(nets);     /* the weights an onednn plan released */
+    if (st == LOOM_OK)
+#endif
     st = plan_for(m, x->shape[0], x->shape[2], x->shape[3]);
     if (st == LOOM_OK)
         st = forward(call, m, x, out);

@@ -35,14 +35,14 @@ static void others(int cur, int *a, int *b)
     *b = (cur + 2) % 3;
 }
 
-static loom_status build(const resnet_model *m, onednn_net *net)
+static loom_status build(resnet_model *m, onednn_net *net)
 {
     onednn_value x = onednn_net_input(net), t, cur;
     loom_status st = onednn_net_conv(net, &m->stem, &x, 1, ONEDNN_ACT_RELU, 0, &t);
     if (st == LOOM_OK)
         st = onednn_net_max_pool(net, 3, 2, 1, &t, 0, &cur);
     for (int b = 0; b < m->n_blocks && st == LOOM_OK; b++) {
-        const resnet_block *blk = &m->blocks[b];
+        resnet_block *blk = &m->blocks[b];
         int f1, f2;
         others(cur.buf, &f1, &f2);
         onednn_value v1, v2, r;
@@ -72,15 +72,6 @@ static loom_status build(const resnet_model *m, onednn_net *net)
     return st;
 }
 
-/* object_backend_state's create: the object's (empty) set of plans. */
-static loom_status nets_create(const loom_call *call, void *base_state, void **state_out)
-{
-    (void)call;
-    const resnet_model *m = base_state;
-    *state_out = onednn_nets_new(m->base.cls);
-    return *state_out != NULL ? LOOM_OK : pk_host->fail(LOOM_ENOMEM, "%s: out of memory", m->base.cls);
-}
-
 static loom_status resnet_onednn_supports(const loom_call *call, char *why, size_t why_size)
 {
     (void)call;
@@ -99,7 +90,7 @@ static loom_status resnet_onednn_run(loom_call *call)
     loom_status st = model_check_input(call, m->base.classes, &out);
     if (st != LOOM_OK)
         return st;
-    onednn_nets *nets = pk_host->object_backend_state(call, nets_create, onednn_nets_free);
+    onednn_nets *nets = onednn_nets_of(call);
     if (nets == NULL)
         return LOOM_ENOMEM;            /* the error is set */
     const int threads = onednn_call_threads(call);
