@@ -71,11 +71,8 @@ static loom_status effnet_run(loom_call *call)
     effnet_model *m = call->object;
 #ifdef LOOM_VISION_HAVE_ONEDNN
     /* the weights an onednn plan released, made again under the lock */
-    onednn_nets *nets = onednn_nets_of(call);
-    if (nets == NULL)
-        return LOOM_ENOMEM;            /* the error is set */
     pthread_mutex_lock(&m->base.lock);
-    loom_status st = onednn_nets_keep_plain(nets);
+    loom_status st = onednn_keep_plain_weights(call);
     pthread_mutex_unlock(&m->base.lock);
     if (st != LOOM_OK)
         return st;

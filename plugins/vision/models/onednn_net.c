@@ -137,6 +137,12 @@ onednn_nets *onednn_nets_of(loom_call *call)
     return pk_host->object_backend_state(call, nets_create, onednn_nets_free);
 }
 
+loom_status onednn_keep_plain_weights(loom_call *call)
+{
+    onednn_nets *s = onednn_nets_of(call);
+    return s != NULL ? onednn_nets_keep_plain(s) : LOOM_ENOMEM;        /* the error is set */
+}
+
 onednn_net *onednn_nets_find(onednn_nets *s, const int64_t *in_dims, int n_threads)
 {
     for (int i = 0; i < s->n_plans; i++)

@@ -59,6 +59,8 @@ onednn_nets *onednn_nets_of(loom_call *call);
 /* The cpu kernel is about to run: the plain weights the plans released are
 ** made again from their reordered copies, and kept from now on. */
 loom_status onednn_nets_keep_plain(onednn_nets *s);
+/* The same for the object of the call (under the model's lock). */
+loom_status onednn_keep_plain_weights(loom_call *call);
 
 /* The plan of input dims (n, c, h, w) and thread count, or NULL: then
 ** build one with onednn_net_begin ... onednn_net_end. */

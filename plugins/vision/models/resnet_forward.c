@@ -134,17 +134,12 @@ static loom_status resnet_run(loom_call *call)
     loom_status st = model_check_input(call, m->base.classes, &out);
     if (st != LOOM_OK)
         return st;
-#ifdef LOOM_VISION_HAVE_ONEDNN
-    onednn_nets *nets = onednn_nets_of(call);
-    if (nets == NULL)
-        return LOOM_ENOMEM;            /* the error is set */
-#endif
     pthread_mutex_lock(&m->base.lock);
 #ifdef LOOM_VISION_HAVE_ONEDNN
-    st = onednn_nets_keep_plain(nets);     /* the weights an onednn plan released */
-    if (st == LOOM_OK)
+    st = onednn_keep_plain_weights(call);      /* those an onednn plan released */
 #endif
-    st = plan_for(m, x->shape[0], x->shape[2], x->shape[3]);
+    if (st == LOOM_OK)
+        st = plan_for(m, x->shape[0], x->shape[2], x->shape[3]);
     if (st == LOOM_OK)
         st = forward(call, m, x, out);
     pthread_mutex_unlock(&m->base.lock);
