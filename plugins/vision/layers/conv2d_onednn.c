@@ -19,17 +19,12 @@
 ** the call's scratch) and its own stream and memory objects (made per call:
 ** they only wrap the tensors' pointers).
 **
-** Thread budget: as core.matmul's oneDNN kernel (plugins/core/matmul_onednn.c
-** states the contract): this oneDNN runs on OpenMP, which reads the calling
-** thread's nthreads ICV when a primitive is created and when it executes, so
-** both run with it set to the call's budget (ctx->n_threads, capped by the
-** caller's own OpenMP setting) and restored after. The OpenMP entry points
-** are looked up in libdnnl's scope. With another runtime the kernel declines.
+** Thread budget and engine: onednn_runtime.h (the call's ctx->n_threads
+** around each primitive's creation and execution).
 **
 ** nn.Conv2d's non-zero padding modes are not oneDNN's: those calls are
 ** declined (LOOM_VERBOSE=2 says so) and the cpu kernel runs them.
 */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,9 +35,9 @@
 #include "depthwise.h"
 #include "gemm/gemm.h"
 #include "layers.h"
+#include "layers/onednn_runtime.h"
 
 #define CACHE_CAP 128           /* a ResNet-152 has ~60 conv geometries per input shape */
-#define MAX_BUDGET 1024
 
 enum { ARG_SRC, ARG_WEIGHTS, ARG_BIAS, ARG_DST, ARG_SCRATCH, N_ARGS };
 
@@ -60,42 +55,8 @@ typedef struct conv_prim {
 } conv_prim;
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-/* under cache_lock (engine: created once, then read-only) */
-static dnnl_engine_t engine;
-static conv_prim *cache[CACHE_CAP];
+static conv_prim *cache[CACHE_CAP];  /* under cache_lock */
 static int n_cached;
-
-static int budget_ok;
-static int (*omp_get_max)(void);
-static void (*omp_set_num)(int);
-
-/* Once: the OpenMP controls of libdnnl's runtime, kept loaded for good
-** (its parked OpenMP workers outlive the pack), and the engine. */
-static void onednn_init(void)
-{
-    Dl_info info;
-    void *addr, *lib = NULL;
-    dnnl_status_t (*fn)(dnnl_engine_t *, dnnl_engine_kind_t, size_t) = dnnl_engine_create;
-    memcpy(&addr, &fn, sizeof addr);
-    if (dladdr(addr, &info) != 0 && info.dli_fname != NULL)
-        lib = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
-    const dnnl_version_t *v = dnnl_version();
-    if (v != NULL && v->cpu_runtime == DNNL_RUNTIME_SEQ) {
-        budget_ok = 1;
-    } else if (v != NULL && v->cpu_runtime == DNNL_RUNTIME_OMP && lib != NULL) {
-        void *get = dlsym(lib, "omp_get_max_threads"), *set = dlsym(lib, "omp_set_num_threads");
-        if (get != NULL && set != NULL) {
-            memcpy(&omp_get_max, &get, sizeof get);
-            memcpy(&omp_set_num, &set, sizeof set);
-            budget_ok = 1;
-        }
-    }
-    if (budget_ok && dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success) {
-        engine = NULL;
-        budget_ok = 0;
-    }
-}
 
 static void prim_destroy(conv_prim *e)
 {
@@ -110,42 +71,13 @@ void layers_onednn_fini(void)
     for (int i = 0; i < n_cached; i++)
         prim_destroy(cache[i]);
     n_cached = 0;
-    if (engine != NULL)
-        dnnl_engine_destroy(engine);
-    engine = NULL;
     pthread_mutex_unlock(&cache_lock);
-}
-
-static int call_threads(const loom_call *call)
-{
-    int32_t t = call->ctx != NULL ? call->ctx->n_threads : 0;
-    t = t < 1 ? 1 : t > MAX_BUDGET ? MAX_BUDGET : t;
-    if (omp_get_max == NULL)
-        return 1;
-    int omp = omp_get_max();
-    return omp >= 1 && omp < t ? omp : (int)t;
-}
-
-static int budget_enter(int t)
-{
-    if (omp_set_num == NULL)
-        return t;
-    int saved = omp_get_max();
-    if (saved != t)
-        omp_set_num(t);
-    return saved;
-}
-
-static void budget_leave(int t, int saved)
-{
-    if (omp_set_num != NULL && saved != t)
-        omp_set_num(saved);
+    onednn_runtime_fini();
 }
 
 static loom_status conv2d_onednn_supports(const loom_call *call, char *why, size_t why_size)
 {
-    pthread_once(&init_once, onednn_init);
-    if (!budget_ok) {
+    if (!onednn_runtime_ready()) {
         snprintf(why, why_size, "oneDNN's CPU runtime offers no thread-count control this kernel can use");
         return LOOM_ENOTSUP;
     }
@@ -261,10 +193,10 @@ static loom_status prim_create(const conv_key *k, const conv2d_geom *g, conv_pri
         }
     }
     dnnl_primitive_desc_t pd = NULL;
-    int saved = budget_enter(k->n_threads);
+    int saved = onednn_budget_enter(k->n_threads);
     if (s == dnnl_success) {
         what = "convolution primitive descriptor";
-        s = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
+        s = dnnl_primitive_desc_create(&pd, &desc, attr, onednn_engine(), NULL);
     }
     if (s == dnnl_success) {
         const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
@@ -279,7 +211,7 @@ static loom_status prim_create(const conv_key *k, const conv2d_geom *g, conv_pri
         what = "convolution primitive";
         s = dnnl_primitive_create(&e->prim, pd);
     }
-    budget_leave(k->n_threads, saved);
+    onednn_budget_leave(k->n_threads, saved);
     if (pd != NULL)
         dnnl_primitive_desc_destroy(pd);
     if (po != NULL)
@@ -331,7 +263,7 @@ static loom_status conv2d_run_onednn(loom_call *call)
     loom_status st = conv2d_check(call, &g, &out);
     if (st != LOOM_OK || loom_numel(out) == 0)
         return st;
-    int threads = call_threads(call);
+    int threads = onednn_call_threads(call);
     conv_key key = key_of(&g, threads);
     conv_prim *e;
     int owned;
@@ -351,21 +283,21 @@ static loom_status conv2d_run_onednn(loom_call *call)
     dnnl_exec_arg_t args[N_ARGS];
     int n_args = 0;
     dnnl_stream_t stream = NULL;
-    dnnl_status_t s = dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
+    dnnl_status_t s = dnnl_stream_create(&stream, onednn_engine(), dnnl_stream_default_flags);
     for (int i = 0; i < N_ARGS && s == dnnl_success; i++) {
         if (handles[i] == NULL)
             continue;
-        s = dnnl_memory_create(&mem[i], &e->md[i], engine, handles[i]);
+        s = dnnl_memory_create(&mem[i], &e->md[i], onednn_engine(), handles[i]);
         args[n_args].arg = arg_ids[i];
         args[n_args].memory = mem[i];
         n_args++;
     }
     if (s == dnnl_success) {
-        int saved = budget_enter(key.n_threads);
+        int saved = onednn_budget_enter(key.n_threads);
         s = dnnl_primitive_execute(e->prim, stream, n_args, args);
         if (s == dnnl_success)
             s = dnnl_stream_wait(stream);
-        budget_leave(key.n_threads, saved);
+        onednn_budget_leave(key.n_threads, saved);
     }
     for (int i = 0; i < N_ARGS; i++)
         if (mem[i] != NULL)

@@ -20,6 +20,9 @@
 #include <string.h>
 
 #include "efficientnet.h"
+#ifdef LOOM_VISION_HAVE_ONEDNN
+#include "onednn_net.h"
+#endif
 
 enum { BUF_X0, BUF_X1, BUF_E, BUF_D, BUF_H, BUF_P, N_BUFS };
 
@@ -66,6 +69,14 @@ static loom_status walk(const model_walk *W, const void *model, const loom_tenso
 static loom_status effnet_run(loom_call *call)
 {
     effnet_model *m = call->object;
+#ifdef LOOM_VISION_HAVE_ONEDNN
+    /* the weights an onednn plan released, made again under the lock */
+    pthread_mutex_lock(&m->base.lock);
+    loom_status st = onednn_keep_plain_weights(call);
+    pthread_mutex_unlock(&m->base.lock);
+    if (st != LOOM_OK)
+        return st;
+#endif
     return model_run(call, &m->base, walk, N_BUFS);
 }
 

@@ -138,6 +138,12 @@ extern const loom_kernel_desc regnet_kernels[VISION_N_REGNETS];
 extern const loom_kernel_desc effnet_kernels[VISION_N_EFFICIENTNETS];
 extern const loom_kernel_desc shufflenet_kernels[VISION_N_SHUFFLENETS];
 extern const loom_kernel_desc mnasnet_kernels[VISION_N_MNASNETS];
+#ifdef LOOM_VISION_HAVE_ONEDNN
+/* the ResNet and EfficientNetV2 classes' forward as one oneDNN plan
+** (resnet_onednn.c, efficientnet_onednn.c) */
+extern const loom_kernel_desc resnet_onednn_kernels[VISION_N_RESNETS];
+extern const loom_kernel_desc effnet_onednn_kernels[VISION_N_EFFICIENTNETS];
+#endif
 
 extern const pk_module vision_models_cpu;
 

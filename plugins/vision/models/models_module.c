@@ -39,6 +39,12 @@ static const loom_kernel_desc weights_meta_kernels[] = {
 static loom_status models_register_kernels(const loom_host_api *host, loom_registrar *reg)
 {
     loom_status st = pk_register_kernels(host, reg, resnet_kernels, PK_COUNT(resnet_kernels));
+#ifdef LOOM_VISION_HAVE_ONEDNN
+    if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, resnet_onednn_kernels, PK_COUNT(resnet_onednn_kernels));
+    if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, effnet_onednn_kernels, PK_COUNT(effnet_onednn_kernels));
+#endif
     if (st == LOOM_OK)
         st = pk_register_kernels(host, reg, resnet_generic_kernels, PK_COUNT(resnet_generic_kernels));
     if (st == LOOM_OK)

@@ -26,6 +26,9 @@
 #include <string.h>
 
 #include "model_common.h"
+#ifdef LOOM_VISION_HAVE_ONEDNN
+#include "onednn_net.h"
+#endif
 
 enum { BUF_A, BUF_B, BUF_C, BUF_P, N_BUFS };
 
@@ -132,7 +135,11 @@ static loom_status resnet_run(loom_call *call)
     if (st != LOOM_OK)
         return st;
     pthread_mutex_lock(&m->base.lock);
-    st = plan_for(m, x->shape[0], x->shape[2], x->shape[3]);
+#ifdef LOOM_VISION_HAVE_ONEDNN
+    st = onednn_keep_plain_weights(call);      /* those an onednn plan released */
+#endif
+    if (st == LOOM_OK)
+        st = plan_for(m, x->shape[0], x->shape[2], x->shape[3]);
     if (st == LOOM_OK)
         st = forward(call, m, x, out);
     pthread_mutex_unlock(&m->base.lock);

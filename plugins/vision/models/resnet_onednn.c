@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** resnet_onednn.c - the onednn kernels of the ResNet classes' method ops
+** (vision.resnet50 ...; built when oneDNN is found): the whole forward as
+** one oneDNN plan (onednn_net.h) per (object, input shape, thread budget),
+** made at the first call of the shape and reused, freed with the object.
+** LOOM_BACKENDS=vision.resnet50=cpu (or cpu) runs the cpu kernel, the
+** sequence of dispatched layer ops (resnet_forward.c); LOOM_VERBOSE=2 shows
+** the implementation oneDNN chose for each layer when a plan is made.
+**
+** Buffers: three roles hold at most three feature maps at once, as in the
+** cpu forward; the block's output takes whichever of them the walk frees:
+**   stem conv -> t, max pool -> cur;
+**   Bottleneck: conv1 cur -> f1, conv2 f1 -> f2; with a downsample,
+**     down cur -> f1 (conv1's output is consumed) and conv3 f2 summed into
+**     f1, which becomes cur; without, conv3 f2 summed into cur in place;
+**   BasicBlock: conv1 cur -> f1; with a downsample, down cur -> f2 and
+**     conv2 f1 summed into f2, which becomes cur; without, conv2 f1 summed
+**     into cur in place;
+**   a fourth, small buffer holds the pooled features.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layers/onednn_runtime.h"
+#include "onednn_net.h"
+
+enum { BUF_POOLED = 3, N_BUFS = 4 };
+
+/* The two buffers of {0, 1, 2} other than cur. */
+static void others(int cur, int *a, int *b)
+{
+    *a = (cur + 1) % 3;
+    *b = (cur + 2) % 3;
+}
+
+static loom_status build(resnet_model *m, onednn_net *net)
+{
+    onednn_value x = onednn_net_input(net), t, cur;
+    loom_status st = onednn_net_conv(net, &m->stem, &x, 1, ONEDNN_ACT_RELU, 0, &t);
+    if (st == LOOM_OK)
+        st = onednn_net_max_pool(net, 3, 2, 1, &t, 0, &cur);
+    for (int b = 0; b < m->n_blocks && st == LOOM_OK; b++) {
+        resnet_block *blk = &m->blocks[b];
+        int f1, f2;
+        others(cur.buf, &f1, &f2);
+        onednn_value v1, v2, r;
+        st = onednn_net_conv(net, &blk->conv[0], &cur, f1, ONEDNN_ACT_RELU, 0, &v1);
+        if (blk->n_convs == 3) {
+            if (st == LOOM_OK)
+                st = onednn_net_conv(net, &blk->conv[1], &v1, f2, ONEDNN_ACT_RELU, 0, &v2);
+            int into = cur.buf;
+            if (st == LOOM_OK && blk->has_down) {
+                st = onednn_net_conv(net, &blk->down, &cur, f1, ONEDNN_ACT_NONE, 0, &r);
+                into = f1;
+            }
+            if (st == LOOM_OK)
+                st = onednn_net_conv(net, &blk->conv[2], &v2, into, ONEDNN_ACT_RELU, 1, &cur);
+        } else {
+            int into = cur.buf;
+            if (st == LOOM_OK && blk->has_down) {
+                st = onednn_net_conv(net, &blk->down, &cur, f2, ONEDNN_ACT_NONE, 0, &r);
+                into = f2;
+            }
+            if (st == LOOM_OK)
+                st = onednn_net_conv(net, &blk->conv[1], &v1, into, ONEDNN_ACT_RELU, 1, &cur);
+        }
+    }
+    if (st == LOOM_OK)
+        st = onednn_net_head(net, &cur, BUF_POOLED, m->base.fc_weight, m->base.fc_bias, m->base.classes);
+    return st;
+}
+
+static loom_status resnet_onednn_supports(const loom_call *call, char *why, size_t why_size)
+{
+    (void)call;
+    if (!onednn_runtime_ready()) {
+        snprintf(why, why_size, "oneDNN's CPU runtime offers no thread-count control this kernel can use");
+        return LOOM_ENOTSUP;
+    }
+    return LOOM_OK;
+}
+
+static loom_status resnet_onednn_run(loom_call *call)
+{
+    resnet_model *m = call->object;
+    const loom_tensor *x = call->inputs[0];
+    loom_tensor *out;
+    loom_status st = model_check_input(call, m->base.classes, &out);
+    if (st != LOOM_OK)
+        return st;
+    onednn_nets *nets = onednn_nets_of(call);
+    if (nets == NULL)
+        return LOOM_ENOMEM;            /* the error is set */
+    const int threads = onednn_call_threads(call);
+    pthread_mutex_lock(&m->base.lock);
+    onednn_net *net = onednn_nets_find(nets, x->shape, threads);
+    if (net == NULL) {
+        st = onednn_net_begin(nets, x->shape, threads, N_BUFS, &net);
+        if (st == LOOM_OK && (st = build(m, net)) != LOOM_OK)
+            onednn_net_abandon(net);
+        if (st == LOOM_OK)
+            st = onednn_net_end(nets, net);
+    }
+    if (st == LOOM_OK)
+        st = onednn_net_run(net, loom_data(x), loom_data(out));
+    pthread_mutex_unlock(&m->base.lock);
+    return st;
+}
+
+#define RESNET_ONEDNN_KERNEL(id)                                                                   \
+    PK_KERNEL(vision_##id##_schema, "onednn", LOOM_DEVICE_CPU, "onednn:plan", LOOM_DTYPE_BIT(LOOM_DTYPE_F32), \
+              resnet_onednn_run, .supports = resnet_onednn_supports),
+const loom_kernel_desc resnet_onednn_kernels[VISION_N_RESNETS] = { VISION_RESNETS(RESNET_ONEDNN_KERNEL) };
