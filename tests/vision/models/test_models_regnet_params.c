@@ -115,7 +115,7 @@ static void every_stage_table_is_torchvisions(void **state)
 static void invalid_settings_are_refused(void **state)
 {
     (void)state;
-    const regnet_arch bad = { "vision.regnet_bad", 4, 12, 8.0, 2.0, 8, 0 };     /* w_0 not a multiple of 8 */
+    const regnet_arch bad = { "vision.regnet_bad", 4, 12, 8.0, 2.0, 8, 0, 32, 1.0 }; /* w_0 not a multiple of 8 */
     regnet_stages s;
     assert_int_equal(regnet_stages_of(&bad, &s), LOOM_EINVAL);
     assert_non_null(strstr(last_error, "vision.regnet_bad: invalid RegNet settings"));
