@@ -167,9 +167,14 @@ echo "loom demo: ok (installed demos)"
 
 # 4b. the same host program with CMake's find_package(loom) (loom::loom),
 # found through CMAKE_PREFIX_PATH alone
+# A compiler behind a launcher ("ccache cc", as meson reports it when ccache
+# is installed) is the last word; the words before it are CMake's launcher.
 if command -v cmake >/dev/null 2>&1; then
+    cmake_cc=${cc_words[${#cc_words[@]}-1]}
+    cmake_launcher=$(IFS=';'; echo "${cc_words[*]:0:${#cc_words[@]}-1}")
     cmake -S "$source/examples/host" -B "$tmp/host-cmake" -DCMAKE_PREFIX_PATH="$inst_prefix" \
-        -DCMAKE_C_COMPILER="${cc_words[0]}" -DCMAKE_C_FLAGS="-O2 -g $san_flags" \
+        -DCMAKE_C_COMPILER="$cmake_cc" ${cmake_launcher:+-DCMAKE_C_COMPILER_LAUNCHER="$cmake_launcher"} \
+        -DCMAKE_C_FLAGS="-O2 -g $san_flags" \
         -DCMAKE_EXE_LINKER_FLAGS="$san_flags" >"$tmp/cmake.log" 2>&1 \
         && cmake --build "$tmp/host-cmake" >>"$tmp/cmake.log" 2>&1 \
         || { cat "$tmp/cmake.log" >&2; fail "examples/host did not build with CMake's find_package(loom)"; }
