@@ -101,6 +101,7 @@ struct pixel_job {
     float a, b, c2;              /* the op's constants */
     const float *per_image;      /* the op's per-image (or per-plane) values */
     const uint8_t *lut;          /* equalize: 256 per plane */
+    int avx2;                    /* sharpness: the AVX2 row */
 };
 
 static void pixel_range(void *user, int64_t begin, int64_t end, int32_t thread_index)
@@ -156,31 +157,50 @@ loom_status vision_adjust_brightness_cpu(loom_call *call)
 /* adjust_sharpness_image: the 3x3 blur (1/13 around, 5/13 in the middle,
 ** float32; uint8 rounded half to even) inside the border, blended as
 ** view.add_(blurred - view, alpha=1 - factor), one fused multiply-add;
-** the border keeps the image. */
-static void sharpness_px(const pixel_job *j, int64_t im, int64_t q)
+** the border keeps the image. Output i of the interior (colour_avx2.c does
+** eight at once with the same operations in the same order): */
+static inline float sharpness_at(const pixel_job *j, int64_t i)
 {
-    const int64_t y = q / j->g.w, x = q % j->g.w, w = j->g.w;
-    const int border = y == 0 || x == 0 || y == j->g.h - 1 || x == w - 1;
-    for (int64_t ch = 0; ch < j->g.c; ch++) {
-        const int64_t i = AT(j, im, ch, q);
-        const float v = load(&j->g, i);
-        if (border) {
-            store(&j->g, i, v);
+    const int64_t w = j->g.w;
+    const float v = load(&j->g, i);
+    float sum = 0.0f;
+    for (int dy = -1; dy <= 1; dy++)
+        for (int dx = -1; dx <= 1; dx++)
+            sum += load(&j->g, i + dy * w + dx) * (dy == 0 && dx == 0 ? j->b : j->a);
+    if (j->g.u8)
+        sum = rintf(sum);
+    return clampf(fmaf(sum - v, j->c2, v), 0.0f, j->g.u8 ? 255.0f : 1.0f);
+}
+
+/* rows [begin, end) of the planes (image * C + channel) * H + y */
+static void sharpness_rows(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    (void)thread_index;
+    const pixel_job *j = user;
+    const int64_t h = j->g.h, w = j->g.w;
+    const size_t es = j->g.u8 ? 1 : 4;
+    for (int64_t r = begin; r < end; r++) {
+        const int64_t y = r % h, row = r * w;
+        if (y == 0 || y == h - 1) {
+            memcpy((uint8_t *)j->g.dst + (size_t)row * es, (const uint8_t *)j->g.src + (size_t)row * es, (size_t)w * es);
             continue;
         }
-        float sum = 0.0f;
-        for (int dy = -1; dy <= 1; dy++)
-            for (int dx = -1; dx <= 1; dx++)
-                sum += load(&j->g, i + dy * w + dx) * (dy == 0 && dx == 0 ? j->b : j->a);
-        if (j->g.u8)
-            sum = rintf(sum);
-        store(&j->g, i, clampf(fmaf(sum - v, j->c2, v), 0.0f, j->g.u8 ? 255.0f : 1.0f));
+        store(&j->g, row, load(&j->g, row));
+        store(&j->g, row + w - 1, load(&j->g, row + w - 1));
+        int64_t x = 1;
+        if (j->avx2) {
+            const uint8_t *s = (const uint8_t *)j->g.src + (size_t)row * es;
+            x = sharpness_row_avx2(j->g.u8, s - (size_t)w * es, s, s + (size_t)w * es,
+                                   (uint8_t *)j->g.dst + (size_t)row * es, w, j->a, j->b, j->c2);
+        }
+        for (; x < w - 1; x++)
+            store(&j->g, row + x, sharpness_at(j, row + x));
     }
 }
 
 loom_status vision_adjust_sharpness_cpu(loom_call *call)
 {
-    pixel_job j = { .fn = sharpness_px };
+    pixel_job j = { 0 };
     loom_tensor *out;
     loom_status st = colour_begin(call, 1, &j.g, 0, 0, &out);
     if (st != LOOM_OK)
@@ -192,7 +212,13 @@ loom_status vision_adjust_sharpness_cpu(loom_call *call)
     j.a = (float)(1.0 / 13.0);
     j.b = (float)(5.0 / 13.0);
     j.c2 = (float)(1.0 - call->attrs[PK_ATTR(sharpness, sharpness_factor)].u.f);
-    return run_pixels(call, &j);
+    j.avx2 = transforms_have_avx2();
+    const int64_t rows = j.g.images * j.g.c * j.g.h;
+    if (rows == 0)
+        return LOOM_OK;
+    /* a grain of about 16K pixels, as the pixel jobs */
+    const int64_t grain = j.g.w >= 16384 ? 1 : 16384 / j.g.w;
+    return pk_host->parallel_for(call->ctx, rows, grain, sharpness_rows, &j);
 }
 
 /* -------------------------------------------------- saturation, contrast */

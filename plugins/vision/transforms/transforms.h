@@ -409,6 +409,36 @@ void resize_v_u8_avx2(const resize_pass *p, int64_t r0, int64_t r1);
 void resize_h_f32_avx2(const resize_pass *p, int64_t r0, int64_t r1);
 void resize_v_f32_avx2(const resize_pass *p, int64_t r0, int64_t r1);
 
+/* vision.adjust_sharpness on one interior row (colour_avx2.c): outputs
+** 1, 9, ... of dst from the rows above, at and below (uint8 or float32, w
+** elements), eight at a time while they stay inside the border; returns the
+** first output left to the portable loop. The same bits as colour_cpu.c. */
+int64_t sharpness_row_avx2(int u8, const void *above, const void *row, const void *below, void *dst, int64_t w,
+                           float around, float middle, float one_minus_factor);
+
+/* The sampling of the output pixels of a grid for the AVX2 row
+** (affine_cpu.c fills it once per call; every plane shares it). Per pixel
+** k: in, the inside bits of its corners (1 nw, 2 ne, 4 sw, 8 se; nearest:
+** bit 1 alone) and GRID_LANE_LEFT_OUT when its left column lies outside;
+** top, bottom, where the reads of its corner pairs start in a plane (the
+** nw, or the ne when the left column is outside; nearest: top alone; 0
+** where the pair lies outside); dx, dy its bilinear fractions (0 where every
+** corner lies outside). row_end[oy]: the end of the furthest 4-byte read of
+** output row oy. */
+enum { GRID_LANE_LEFT_OUT = 16 };
+typedef struct grid_lanes {
+    int32_t *in, *top, *bottom;
+    float *dx, *dy;
+    int64_t *row_end;
+} grid_lanes;
+
+/* Output pixels k0 .. k0 + n - 1 of one plane (uint8 or float32, from
+** plane) into dst, eight at a time (affine_avx2.c); returns how many it did
+** (a multiple of 8), the rest left to the portable loop. The same bits as
+** affine_cpu.c's row. fill: the channel's (has_fill). */
+int64_t grid_row_avx2(const grid_lanes *l, int64_t k0, int64_t n, int u8, int nearest, int has_fill, float fill,
+                      const void *plane, void *dst);
+
 /* 1 when the AVX2 loops may run (the core's CPU features, capped by
 ** LOOM_CPU_MAX_ISA); read at registration. */
 int transforms_have_avx2(void);
