@@ -11,6 +11,8 @@
 ** 16 (uint8) or 8 (float32) pixels per step, two taps per madd on uint8.
 */
 #include <immintrin.h>
+#include <stdint.h>
+#include <math.h>
 #include <string.h>
 
 #include "transforms.h"
@@ -163,36 +165,25 @@ AVX2 void resize_v_u8_avx2(const resize_pass *p, int64_t r0, int64_t r1)
     }
 }
 
-AVX2 static inline float hsum8(__m256 v)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
+/* float32: the chain of resize_chain_f32 (resize_cpu.c), the same bits.
+** Horizontal: eight rows at a time through preprocess_h_avx2 (the same
+** chain), the rows left and the unmerged taps of the plain kernels
+** (resize_plain_taps) one output at a time. Vertical: eight outputs a step. */
 AVX2 void resize_h_f32_avx2(const resize_pass *p, int64_t r0, int64_t r1)
 {
     const resize_axis *ax = p->ax;
-    const int32_t ks = ax->ksize;
-    for (int64_t r = r0; r < r1; r++) {
+    int64_t r = r0;
+    /* the gathers take row offsets in int32 */
+    if (!ax->tap_idx && p->src_row * 4 * 8 < INT32_MAX)
+        for (; r + 8 <= r1; r += 8)
+            preprocess_h_avx2(ax->wf, ax->xmin, ax->xsize, ax->ksize, 0, ax->out, (const float *)p->src + r * p->src_row,
+                              0, p->src_row, 1, (float *)p->dst + r * p->dst_row, p->dst_row);
+    for (; r < r1; r++) {
         const float *src = (const float *)p->src + r * p->src_row;
         float *dst = (float *)p->dst + r * p->dst_row;
-        for (int64_t x = 0; x < ax->out; x++) {
-            const int32_t xmin = ax->xmin[x], taps = ax->xsize[x];
-            const float *w = ax->wf + x * ks, *s = src + xmin;
-            if (taps <= 4 || xmin + ks > ax->in) {
-                float acc = 0.0f;
-                for (int32_t k = 0; k < taps; k++)
-                    acc += w[k] * s[k];
-                dst[x] = acc;
-                continue;
-            }
-            __m256 acc = _mm256_setzero_ps();
-            for (int32_t t = 0; t < taps; t += 8)
-                acc = _mm256_fmadd_ps(_mm256_loadu_ps(s + t), _mm256_loadu_ps(w + t), acc);
-            dst[x] = hsum8(acc);
-        }
+        for (int64_t x = 0; x < ax->out; x++)
+            dst[x] = ax->tap_idx ? resize_plain_taps(src, 1, ax->tap_idx + x * ax->taps, ax->tap_w + x * ax->taps, ax->taps)
+                                 : resize_chain_f32(src + ax->xmin[x], 1, ax->wf + x * ax->ksize, ax->xsize[x]);
     }
 }
 
@@ -202,22 +193,24 @@ AVX2 void resize_v_f32_avx2(const resize_pass *p, int64_t r0, int64_t r1)
     const int64_t n = p->dst_row;
     for (int64_t r = r0; r < r1; r++) {
         const int64_t plane = r / p->rows_per_plane, y = r % p->rows_per_plane;
-        const float *src = (const float *)p->src + plane * p->src_plane + (int64_t)ax->xmin[y] * p->src_row;
+        const float *base = (const float *)p->src + plane * p->src_plane;
         float *dst = (float *)p->dst + r * p->dst_row;
-        const float *w = ax->wf + y * ax->ksize;
-        const int32_t taps = ax->xsize[y];
+        if (!ax->tap_idx) {
+            preprocess_v_avx2(ax->wf + y * ax->ksize, ax->xsize[y], base + (int64_t)ax->xmin[y] * p->src_row,
+                              p->src_row, n, dst);
+            continue;
+        }
+        const int32_t *iy = ax->tap_idx + y * ax->taps;
+        const float *w = ax->tap_w + y * ax->taps;
         int64_t x = 0;
         for (; x + 8 <= n; x += 8) {
-            __m256 acc = _mm256_setzero_ps();
-            for (int32_t k = 0; k < taps; k++)
-                acc = _mm256_fmadd_ps(_mm256_loadu_ps(src + k * p->src_row + x), _mm256_set1_ps(w[k]), acc);
-            _mm256_storeu_ps(dst + x, acc);
+            __m256 t = _mm256_mul_ps(_mm256_loadu_ps(base + (int64_t)iy[1] * p->src_row + x), _mm256_set1_ps(w[1]));
+            t = _mm256_fmadd_ps(_mm256_loadu_ps(base + (int64_t)iy[0] * p->src_row + x), _mm256_set1_ps(w[0]), t);
+            for (int32_t k = 2; k < ax->taps; k++)
+                t = _mm256_fmadd_ps(_mm256_loadu_ps(base + (int64_t)iy[k] * p->src_row + x), _mm256_set1_ps(w[k]), t);
+            _mm256_storeu_ps(dst + x, t);
         }
-        for (; x < n; x++) {
-            float acc = 0.0f;
-            for (int32_t k = 0; k < taps; k++)
-                acc += w[k] * src[k * p->src_row + x];
-            dst[x] = acc;
-        }
+        for (; x < n; x++)
+            dst[x] = resize_plain_taps(base + x, p->src_row, iy, w, ax->taps);
     }
 }
