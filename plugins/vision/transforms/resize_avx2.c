@@ -13,6 +13,7 @@
 #include <immintrin.h>
 #include <stdint.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "transforms.h"
@@ -166,18 +167,88 @@ AVX2 void resize_v_u8_avx2(const resize_pass *p, int64_t r0, int64_t r1)
 }
 
 /* float32: the chain of resize_chain_f32 (resize_cpu.c), the same bits.
-** Horizontal: eight rows at a time through preprocess_h_avx2 (the same
-** chain), the rows left and the unmerged taps of the plain kernels
-** (resize_plain_taps) one output at a time. Vertical: eight outputs a step. */
+** Horizontal: eight rows at a time, transposed so that each lane carries
+** a row (h_f32_rows8), the rows left one output at a time. Vertical: eight
+** outputs a step. */
+/* The 8 x 8 block at src (rows sstride apart) transposed into dst (rows
+** dstride apart). */
+AVX2 static inline void transpose8(const float *src, int64_t sstride, float *dst, int64_t dstride)
+{
+    __m256 r[8], t[8];
+    for (int k = 0; k < 8; k++)
+        r[k] = _mm256_loadu_ps(src + k * sstride);
+    for (int k = 0; k < 8; k += 2) {
+        t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
+        t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
+    }
+    for (int k = 0; k < 8; k += 4) {
+        r[k] = _mm256_shuffle_ps(t[k], t[k + 2], 0x44);
+        r[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], 0xEE);
+        r[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0x44);
+        r[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0xEE);
+    }
+    for (int k = 0; k < 4; k++) {
+        _mm256_storeu_ps(dst + k * dstride, _mm256_permute2f128_ps(r[k], r[k + 4], 0x20));
+        _mm256_storeu_ps(dst + (k + 4) * dstride, _mm256_permute2f128_ps(r[k], r[k + 4], 0x31));
+    }
+}
+
+/* Eight rows at once: the rows transposed into cols ([in][8], a row per
+** lane), every output the chain of resize_chain_f32 on eight lanes with
+** broadcast weights (or resize_plain_taps's), the [out][8] results
+** transposed back. */
+AVX2 static void h_f32_rows8(const resize_pass *p, const float *src, float *dst, float *cols, float *outs)
+{
+    const resize_axis *ax = p->ax;
+    const int64_t in = ax->in, sr = p->src_row, dr = p->dst_row;
+    int64_t c = 0;
+    for (; c + 8 <= in; c += 8)
+        transpose8(src + c, sr, cols + c * 8, 8);
+    for (; c < in; c++)
+        for (int k = 0; k < 8; k++)
+            cols[c * 8 + k] = src[k * sr + c];
+    for (int64_t x = 0; ax->tap_idx && x < ax->out; x++) {   /* resize_plain_taps on eight lanes */
+        const int32_t *ix = ax->tap_idx + x * ax->taps;
+        const float *w = ax->tap_w + x * ax->taps;
+        __m256 t = _mm256_mul_ps(_mm256_loadu_ps(cols + (int64_t)ix[1] * 8), _mm256_set1_ps(w[1]));
+        t = _mm256_fmadd_ps(_mm256_loadu_ps(cols + (int64_t)ix[0] * 8), _mm256_set1_ps(w[0]), t);
+        for (int32_t k = 2; k < ax->taps; k++)
+            t = _mm256_fmadd_ps(_mm256_loadu_ps(cols + (int64_t)ix[k] * 8), _mm256_set1_ps(w[k]), t);
+        _mm256_storeu_ps(outs + x * 8, t);
+    }
+    for (int64_t x = 0; !ax->tap_idx && x < ax->out; x++) {
+        const float *w = ax->wf + x * ax->ksize, *s = cols + (int64_t)ax->xmin[x] * 8;
+        const int32_t taps = ax->xsize[x], unfused = PREPROCESS_UNFUSED_TAPS(taps);
+        __m256 t = _mm256_mul_ps(_mm256_loadu_ps(s), _mm256_set1_ps(w[0]));
+        int32_t j = 1;
+        for (; j <= unfused; j++)
+            t = _mm256_add_ps(t, _mm256_mul_ps(_mm256_loadu_ps(s + j * 8), _mm256_set1_ps(w[j])));
+        for (; j < taps; j++)
+            t = _mm256_fmadd_ps(_mm256_loadu_ps(s + j * 8), _mm256_set1_ps(w[j]), t);
+        _mm256_storeu_ps(outs + x * 8, t);
+    }
+    int64_t x = 0;
+    for (; x + 8 <= ax->out; x += 8)
+        transpose8(outs + x * 8, 8, dst + x, dr);
+    for (; x < ax->out; x++)
+        for (int k = 0; k < 8; k++)
+            dst[k * dr + x] = outs[x * 8 + k];
+}
+
 AVX2 void resize_h_f32_avx2(const resize_pass *p, int64_t r0, int64_t r1)
 {
     const resize_axis *ax = p->ax;
     int64_t r = r0;
-    /* the gathers take row offsets in int32 */
-    if (!ax->tap_idx && p->src_row * 4 * 8 < INT32_MAX)
+    /* a window of no taps reads x0 * w0 in the portable chain: rows of those stay there */
+    int blocks = r1 - r0 >= 8;
+    for (int64_t x = 0; blocks && !ax->tap_idx && x < ax->out; x++)
+        blocks = ax->xsize[x] >= 1;
+    float *buf = blocks ? malloc((size_t)(ax->in + ax->out) * 8 * sizeof(float)) : NULL;
+    if (buf)
         for (; r + 8 <= r1; r += 8)
-            preprocess_h_avx2(ax->wf, ax->xmin, ax->xsize, ax->ksize, 0, ax->out, (const float *)p->src + r * p->src_row,
-                              0, p->src_row, 1, (float *)p->dst + r * p->dst_row, p->dst_row);
+            h_f32_rows8(p, (const float *)p->src + r * p->src_row, (float *)p->dst + r * p->dst_row, buf,
+                        buf + ax->in * 8);
+    free(buf);
     for (; r < r1; r++) {
         const float *src = (const float *)p->src + r * p->src_row;
         float *dst = (float *)p->dst + r * p->dst_row;
