@@ -227,12 +227,15 @@ static loom_status resize_separable(loom_exec_ctx *ctx, const void *src, void *d
 /* ------------------------------------------- float32 bilinear, no antialias */
 
 /* PyTorch's float32 bilinear without antialias is not separable in its
-** rounding: each output is the four products of the pixels with the
-** weights h_a * w_b (float32), summed as its AVX2 build evaluates
-** h0 w0 s00 + h0 w1 s01 + h1 w0 s10 + h1 w1 s11: the second product
-** rounded, the first fused onto it, then the third and fourth fused in
-** turn (measured on torch 2.15: every output of the goldens, down, up and
-** mixed scales). A kept dimension has weights (1, 0), as in PyTorch. */
+** rounding. Its channels-last kernel, which it runs on planar images when
+** out_h + out_w <= 128 (or on one thread with 3 channels), takes the four
+** products of the pixels with the weights h_a * w_b (float32), summed as
+** its AVX2 build evaluates h0 w0 s00 + h0 w1 s01 + h1 w0 s10 + h1 w1 s11:
+** the second product rounded, the first fused onto it, then the third and
+** fourth fused in turn (measured on torch 2.15: every such output of the
+** goldens, down, up and mixed scales). That is what loom computes at every
+** size; above 128 torch's generic kernel rounds otherwise, an ulp or two
+** away (within 1e-5). A kept dimension has weights (1, 0), as in PyTorch. */
 typedef struct bilinear_job {
     const float *src;
     float *dst;

@@ -17,12 +17,13 @@
 **  - resize and resized_crop, float32: identical, every interpolation,
 **    with and without antialias. loom sums the taps in PyTorch's own order
 **    (antialias: the tap chain of PREPROCESS_UNFUSED_TAPS, width then
-**    height; bilinear without: four products h_a * w_b fused in torch's
-**    order; bicubic without: unmerged clamped taps, the width's sums then
-**    the height's, with torch's weights: resize_cpu.c, resize_weights.c),
-**    measured on torch 2.15's AVX2 kernels over the small_f32, batch_f32
-**    and wide_f32 sizes (down, up, mixed, one dimension alone, windows of
-**    up to ~20 taps).
+**    height; bilinear without: four products h_a * w_b fused in the order
+**    of torch's channels-last kernel, which torch runs when out_h + out_w
+**    <= 128, as in every case here; bicubic without: unmerged clamped taps,
+**    the width's sums then the height's, with torch's weights:
+**    resize_cpu.c, resize_weights.c), measured on torch 2.15's AVX2 kernels
+**    over the small_f32, batch_f32 and wide_f32 sizes (down, up, mixed, one
+**    dimension alone, windows of up to ~20 taps).
 **  - other float32 images in [0, 1): |d| <= 1e-5; the colour ops are the
 **    same float32 expressions (the contrast mean is summed in double).
 **  - affine, rotate, perspective, elastic on masks (nearest, any dtype):
