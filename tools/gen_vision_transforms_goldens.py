@@ -21,11 +21,16 @@ Needs numpy, torch and torchvision. Keeps the module under ~300 KB.
 import os
 import sys
 
-import numpy as np
-import torch
-import torchvision
-import torchvision.transforms.v2.functional as F
-from torchvision import tv_tensors
+# torch's AVX2 kernels, also on an AVX-512 machine: the goldens (and the
+# float32 summation orders loom reproduces) are theirs; the capability is
+# recorded at the top of cases.txt
+os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx2")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torchvision  # noqa: E402
+import torchvision.transforms.v2.functional as F  # noqa: E402
+from torchvision import tv_tensors  # noqa: E402
 from torchvision.transforms import InterpolationMode
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
@@ -131,6 +136,14 @@ def main():
     resize_case("u8_bicubic_1col", "img_u8", [5, 1], "bicubic", False)
     resize_case("u8_bicubic_aa_none", "img_u8", None, "bicubic", True, max_size=19)
     resize_case("u8_same_size", "img_u8", [23, 31], "bilinear", True)
+    # float32 over more sizes (its own generator, so the inputs above keep
+    # their values): windows of up to ~20 taps, the width or the height
+    # alone, upscales; loom matches torch's float32 order bit for bit
+    add_input("wide_f32", np.random.default_rng(14).random((3, 32, 40), dtype=np.float32))
+    for mode, aa in (("bilinear", True), ("bilinear", False), ("bicubic", True), ("bicubic", False)):
+        tag = mode + ("_aa" if aa else "")
+        for sname, size in (("down", [7, 9]), ("up", [45, 57]), ("wonly", [32, 13]), ("honly", [11, 40])):
+            resize_case(f"wide_f32_{tag}_{sname}", "wide_f32", size, mode, aa)
 
     # Masks: resized by nearest neighbour with their image
     add_input("mask_u8", rng.integers(0, 6, (2, 23, 31), dtype=np.uint8))

@@ -53,6 +53,7 @@ typedef struct grid_job {
     const float *disp;     /* elastic: [oh, ow, 2] */
     float *grid;           /* (ix, iy) of every output pixel, shared by the planes */
     struct grid_tap *taps; /* images: the sampling of every output pixel, shared by the planes */
+    grid_lanes *lanes;     /* the same for the AVX2 row (NULL: the portable row alone) */
     const float *fill;     /* per channel */
 } grid_job;
 
@@ -137,11 +138,20 @@ __attribute__((always_inline)) static inline void grid_tap_of(const grid_job *j,
     const float ix = j->grid[2 * k], iy = j->grid[2 * k + 1];
     grid_tap *t = &j->taps[k];
     memset(t, 0, sizeof *t);
+    grid_lanes *l = j->lanes;
+    if (l) {
+        l->in[k] = l->top[k] = l->bottom[k] = 0;
+        l->dx[k] = l->dy[k] = 0.0f;
+    }
     if (j->nearest) {
         const float nx = nearbyintf(ix), ny = nearbyintf(iy);
         if (nx >= 0 && ny >= 0 && nx < (float)j->w && ny < (float)j->h) {
             t->off = (int64_t)ny * j->w + (int64_t)nx;
             t->inside = 1;
+            if (l) {
+                l->top[k] = (int32_t)t->off;
+                l->in[k] = 1;
+            }
         }
         return;
     }
@@ -158,6 +168,14 @@ __attribute__((always_inline)) static inline void grid_tap_of(const grid_job *j,
     const int in_x0 = x0 >= 0 && x0 < j->w, in_x1 = x0 + 1 >= 0 && x0 + 1 < j->w;
     const int in_y0 = y0 >= 0 && y0 < j->h, in_y1 = y0 + 1 >= 0 && y0 + 1 < j->h;
     t->inside = (in_y0 && in_x0) | (in_y0 && in_x1) << 1 | (in_y1 && in_x0) << 2 | (in_y1 && in_x1) << 3;
+    if (l) {
+        const int left_out = x0 == -1;   /* the pairs' reads start at the right corner */
+        l->in[k] = t->inside | (left_out ? GRID_LANE_LEFT_OUT : 0);
+        l->top[k] = t->inside & 3 ? (int32_t)(t->off + left_out) : 0;
+        l->bottom[k] = t->inside & 12 ? (int32_t)(t->off + j->w + left_out) : 0;
+        l->dx[k] = dw;
+        l->dy[k] = dn;
+    }
 }
 
 /* One output row of one plane from the shared taps: the same operations,
@@ -169,8 +187,15 @@ __attribute__((always_inline)) static inline void grid_row_from_taps(const grid_
     const uint8_t *s8 = (const uint8_t *)j->src + base;
     const float *sf = (const float *)j->src + base;
     const grid_tap *tap = j->taps + oy * j->ow;
+    int64_t ox = 0;
+    /* eight at a time, the row's tail below; uint8 reads of 4 bytes must stay
+    ** inside the source (the planes after this one count) */
+    if (j->lanes && (!j->u8 || j->lanes->row_end[oy] <= (j->planes - plane) * j->h * j->w))
+        ox = grid_row_avx2(j->lanes, oy * j->ow, j->ow, j->u8, j->nearest, j->has_fill, j->fill[ch],
+                           j->u8 ? (const void *)s8 : (const void *)sf,
+                           (uint8_t *)j->dst + (size_t)(r * j->ow) * (j->u8 ? 1 : 4));
 #define TAP_PX(o) (j->u8 ? (float)s8[o] : sf[o])
-    for (int64_t ox = 0; ox < j->ow; ox++) {
+    for (; ox < j->ow; ox++) {
         const grid_tap *t = &tap[ox];
         const int in = t->inside;
         float v, m;
@@ -194,15 +219,30 @@ __attribute__((always_inline)) static inline void grid_row_from_taps(const grid_
 #undef TAP_PX
 }
 
+/* With shared taps the rows go by blocks of GRID_BLOCK_ROWS output rows,
+** all planes of a block in turn, so that the block's sampling stays in
+** cache while every plane reads it: task t is block t / planes of plane
+** t % planes. Otherwise task r is row r % oh of plane r / oh. */
+enum { GRID_BLOCK_ROWS = 8 };
+
+static int64_t grid_tasks(const grid_job *j)
+{
+    return j->taps ? (j->oh + GRID_BLOCK_ROWS - 1) / GRID_BLOCK_ROWS * j->planes : j->planes * j->oh;
+}
+
 static inline void grid_rows_body(const grid_job *j, int64_t begin, int64_t end)
 {
     if (j->mask) {
         grid_rows_mask(j, begin, end);
         return;
     }
-    if (j->taps) {
-        for (int64_t r = begin; r < end; r++)
-            grid_row_from_taps(j, r);
+    if (j->taps) {   /* tasks (block, plane), see grid_tasks */
+        for (int64_t t = begin; t < end; t++) {
+            const int64_t plane = t % j->planes, y0 = t / j->planes * GRID_BLOCK_ROWS;
+            const int64_t y1 = y0 + GRID_BLOCK_ROWS < j->oh ? y0 + GRID_BLOCK_ROWS : j->oh;
+            for (int64_t oy = y0; oy < y1; oy++)
+                grid_row_from_taps(j, plane * j->oh + oy);
+        }
         return;
     }
     for (int64_t r = begin; r < end; r++) {
@@ -243,12 +283,21 @@ static inline void grid_rows_body(const grid_job *j, int64_t begin, int64_t end)
 /* The sampling points of output rows [begin, end), once for all planes. */
 static inline void grid_fill_body(const grid_job *j, int64_t begin, int64_t end)
 {
-    for (int64_t oy = begin; oy < end; oy++)
+    for (int64_t oy = begin; oy < end; oy++) {
         for (int64_t ox = 0; ox < j->ow; ox++) {
             grid_point(j, oy, ox, &j->grid[2 * (oy * j->ow + ox)], &j->grid[2 * (oy * j->ow + ox) + 1]);
             if (j->taps)
                 grid_tap_of(j, oy * j->ow + ox);
         }
+        if (j->lanes) {
+            int64_t far = 0;
+            for (int64_t k = oy * j->ow; k < (oy + 1) * j->ow; k++) {
+                far = j->lanes->top[k] > far ? j->lanes->top[k] : far;
+                far = j->lanes->bottom[k] > far ? j->lanes->bottom[k] : far;
+            }
+            j->lanes->row_end[oy] = far + 4;
+        }
+    }
 }
 
 static void grid_fill(void *user, int64_t begin, int64_t end, int32_t thread_index)
@@ -462,12 +511,25 @@ static loom_status grid_transform_kind(loom_call *call, grid_kind kind, const do
         return LOOM_ENOMEM;
 #ifdef HAVE_GRID_ROWS_FMA
     if (transforms_have_avx2()) {
+        /* the AVX2 row gathers with int32 offsets (and up to 3 more for the
+        ** aligned uint8 words) */
+        if (j.taps && j.h * j.w < INT32_MAX - 4) {
+            grid_lanes *l = pk_host->scratch(call->ctx, sizeof *l);
+            int32_t *ints = pk_host->scratch(call->ctx, (size_t)(3 * oh * ow) * sizeof(int32_t));
+            float *fr = pk_host->scratch(call->ctx, (size_t)(2 * oh * ow) * sizeof(float));
+            int64_t *ends = pk_host->scratch(call->ctx, (size_t)oh * sizeof(int64_t));
+            if (!l || !ints || !fr || !ends)
+                return LOOM_ENOMEM;
+            *l = (grid_lanes){ .in = ints, .top = ints + oh * ow, .bottom = ints + 2 * oh * ow, .dx = fr,
+                               .dy = fr + oh * ow, .row_end = ends };
+            j.lanes = l;
+        }
         loom_status gs = pk_host->parallel_for(call->ctx, oh, 8, grid_fill_fma, &j);
-        return gs != LOOM_OK ? gs : pk_host->parallel_for(call->ctx, j.planes * oh, 4, grid_rows_fma, &j);
+        return gs != LOOM_OK ? gs : pk_host->parallel_for(call->ctx, grid_tasks(&j), j.taps ? 1 : 4, grid_rows_fma, &j);
     }
 #endif
     st = pk_host->parallel_for(call->ctx, oh, 8, grid_fill, &j);
-    return st != LOOM_OK ? st : pk_host->parallel_for(call->ctx, j.planes * oh, 4, grid_rows, &j);
+    return st != LOOM_OK ? st : pk_host->parallel_for(call->ctx, grid_tasks(&j), j.taps ? 1 : 4, grid_rows, &j);
 }
 
 static loom_status grid_transform(loom_call *call, const double m[6], int64_t oh, int64_t ow, int nearest,

@@ -101,6 +101,7 @@ struct pixel_job {
     float a, b, c2;              /* the op's constants */
     const float *per_image;      /* the op's per-image (or per-plane) values */
     const uint8_t *lut;          /* equalize: 256 per plane */
+    int avx2;                    /* sharpness: the AVX2 row */
 };
 
 static void pixel_range(void *user, int64_t begin, int64_t end, int32_t thread_index)
@@ -156,31 +157,50 @@ loom_status vision_adjust_brightness_cpu(loom_call *call)
 /* adjust_sharpness_image: the 3x3 blur (1/13 around, 5/13 in the middle,
 ** float32; uint8 rounded half to even) inside the border, blended as
 ** view.add_(blurred - view, alpha=1 - factor), one fused multiply-add;
-** the border keeps the image. */
-static void sharpness_px(const pixel_job *j, int64_t im, int64_t q)
+** the border keeps the image. Output i of the interior (colour_avx2.c does
+** eight at once with the same operations in the same order): */
+static inline float sharpness_at(const pixel_job *j, int64_t i)
 {
-    const int64_t y = q / j->g.w, x = q % j->g.w, w = j->g.w;
-    const int border = y == 0 || x == 0 || y == j->g.h - 1 || x == w - 1;
-    for (int64_t ch = 0; ch < j->g.c; ch++) {
-        const int64_t i = AT(j, im, ch, q);
-        const float v = load(&j->g, i);
-        if (border) {
-            store(&j->g, i, v);
+    const int64_t w = j->g.w;
+    const float v = load(&j->g, i);
+    float sum = 0.0f;
+    for (int dy = -1; dy <= 1; dy++)
+        for (int dx = -1; dx <= 1; dx++)
+            sum += load(&j->g, i + dy * w + dx) * (dy == 0 && dx == 0 ? j->b : j->a);
+    if (j->g.u8)
+        sum = rintf(sum);
+    return clampf(fmaf(sum - v, j->c2, v), 0.0f, j->g.u8 ? 255.0f : 1.0f);
+}
+
+/* rows [begin, end) of the planes (image * C + channel) * H + y */
+static void sharpness_rows(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    (void)thread_index;
+    const pixel_job *j = user;
+    const int64_t h = j->g.h, w = j->g.w;
+    const size_t es = j->g.u8 ? 1 : 4;
+    for (int64_t r = begin; r < end; r++) {
+        const int64_t y = r % h, row = r * w;
+        if (y == 0 || y == h - 1) {
+            memcpy((uint8_t *)j->g.dst + (size_t)row * es, (const uint8_t *)j->g.src + (size_t)row * es, (size_t)w * es);
             continue;
         }
-        float sum = 0.0f;
-        for (int dy = -1; dy <= 1; dy++)
-            for (int dx = -1; dx <= 1; dx++)
-                sum += load(&j->g, i + dy * w + dx) * (dy == 0 && dx == 0 ? j->b : j->a);
-        if (j->g.u8)
-            sum = rintf(sum);
-        store(&j->g, i, clampf(fmaf(sum - v, j->c2, v), 0.0f, j->g.u8 ? 255.0f : 1.0f));
+        store(&j->g, row, load(&j->g, row));
+        store(&j->g, row + w - 1, load(&j->g, row + w - 1));
+        int64_t x = 1;
+        if (j->avx2) {
+            const uint8_t *s = (const uint8_t *)j->g.src + (size_t)row * es;
+            x = sharpness_row_avx2(j->g.u8, s - (size_t)w * es, s, s + (size_t)w * es,
+                                   (uint8_t *)j->g.dst + (size_t)row * es, w, j->a, j->b, j->c2);
+        }
+        for (; x < w - 1; x++)
+            store(&j->g, row + x, sharpness_at(j, row + x));
     }
 }
 
 loom_status vision_adjust_sharpness_cpu(loom_call *call)
 {
-    pixel_job j = { .fn = sharpness_px };
+    pixel_job j = { 0 };
     loom_tensor *out;
     loom_status st = colour_begin(call, 1, &j.g, 0, 0, &out);
     if (st != LOOM_OK)
@@ -192,7 +212,13 @@ loom_status vision_adjust_sharpness_cpu(loom_call *call)
     j.a = (float)(1.0 / 13.0);
     j.b = (float)(5.0 / 13.0);
     j.c2 = (float)(1.0 - call->attrs[PK_ATTR(sharpness, sharpness_factor)].u.f);
-    return run_pixels(call, &j);
+    j.avx2 = transforms_have_avx2();
+    const int64_t rows = j.g.images * j.g.c * j.g.h;
+    if (rows == 0)
+        return LOOM_OK;
+    /* a grain of about 16K pixels, as the pixel jobs */
+    const int64_t grain = j.g.w >= 16384 ? 1 : 16384 / j.g.w;
+    return pk_host->parallel_for(call->ctx, rows, grain, sharpness_rows, &j);
 }
 
 /* -------------------------------------------------- saturation, contrast */
@@ -375,15 +401,34 @@ loom_status vision_adjust_gamma_cpu(loom_call *call)
 
 /* ---------------------------------------- posterize, solarize, invert */
 
-static void posterize_px(const pixel_job *j, int64_t im, int64_t q)
+/* planes [begin, end): one plain loop each (vectorised by the compiler) */
+static void posterize_planes(void *user, int64_t begin, int64_t end, int32_t thread_index)
 {
-    for (int64_t ch = 0; ch < j->g.c; ch++) {
-        const int64_t i = AT(j, im, ch, q);
-        if (j->g.u8)
-            ((uint8_t *)j->g.dst)[i] = (uint8_t)(((const uint8_t *)j->g.src)[i] & (uint8_t)j->a);
-        else
-            ((float *)j->g.dst)[i] = clampf(floorf(load(&j->g, i) * j->b), 0.0f, j->b - 1.0f) * j->c2;
+    (void)thread_index;
+    const pixel_job *j = user;
+    const int64_t hw = j->g.hw;
+    for (int64_t p = begin; p < end; p++) {
+        if (j->g.u8) {
+            const uint8_t *s = (const uint8_t *)j->g.src + p * hw, mask = (uint8_t)j->a;
+            uint8_t *d = (uint8_t *)j->g.dst + p * hw;
+            for (int64_t i = 0; i < hw; i++)
+                d[i] = (uint8_t)(s[i] & mask);
+        } else {
+            const float *s = (const float *)j->g.src + p * hw;
+            float *d = (float *)j->g.dst + p * hw;
+            for (int64_t i = 0; i < hw; i++)
+                d[i] = clampf(floorf(s[i] * j->b), 0.0f, j->b - 1.0f) * j->c2;
+        }
     }
+}
+
+/* the image's planes over the pool, about 16K pixels a task */
+static loom_status run_planes(loom_call *call, pixel_job *j, void (*fn)(void *, int64_t, int64_t, int32_t))
+{
+    const int64_t planes = j->g.images * j->g.c;
+    if (planes == 0 || j->g.hw == 0)
+        return LOOM_OK;
+    return pk_host->parallel_for(call->ctx, planes, j->g.hw >= 16384 ? 1 : 16384 / j->g.hw, fn, j);
 }
 
 loom_status vision_posterize_cpu(loom_call *call)
@@ -391,7 +436,7 @@ loom_status vision_posterize_cpu(loom_call *call)
     const int64_t bits = call->attrs[PK_ATTR(posterize, bits)].u.i;
     if (bits > 8)
         return pk_host->fail(LOOM_EINVAL, "'bits' must be in [0, 8], not %lld", (long long)bits);
-    pixel_job j = { .fn = posterize_px };
+    pixel_job j = { 0 };
     loom_tensor *out;
     loom_status st = colour_begin(call, 0, &j.g, 0, 0, &out);
     if (st != LOOM_OK)
@@ -399,7 +444,7 @@ loom_status vision_posterize_cpu(loom_call *call)
     j.a = (float)(bits >= 8 ? 255 : ((1 << bits) - 1) << (8 - bits));
     j.b = (float)(1 << bits);
     j.c2 = (float)(1.0 / (double)(1 << bits));
-    return run_pixels(call, &j);
+    return run_planes(call, &j, posterize_planes);
 }
 
 static inline float inverted(const colour_img *g, float v) { return g->u8 ? 255.0f - v : 1.0f - v; }
@@ -441,40 +486,58 @@ loom_status vision_invert_cpu(loom_call *call)
 
 /* -------------------------------------------------------- autocontrast */
 
-static void autocontrast_px(const pixel_job *j, int64_t im, int64_t q)
+/* Each plane in one task: its min and max (uint8 compared as bytes, the
+** same order as their float32 values), then (v - min) / inv_scale clamped,
+** with inv_scale = (max - min) * (1 / bound); a flat channel: min 0, scale 1. */
+static void autocontrast_planes(void *user, int64_t begin, int64_t end, int32_t thread_index)
 {
-    for (int64_t ch = 0; ch < j->g.c; ch++) {
-        const int64_t i = AT(j, im, ch, q);
-        const float mn = j->per_image[2 * (im * j->g.c + ch)], inv = j->per_image[2 * (im * j->g.c + ch) + 1];
-        store(&j->g, i, clampf((load(&j->g, i) - mn) / inv, 0.0f, j->b));
+    (void)thread_index;
+    const pixel_job *j = user;
+    const int64_t hw = j->g.hw;
+    for (int64_t p = begin; p < end; p++) {
+        float mn, mx;
+        if (j->g.u8) {
+            const uint8_t *s = (const uint8_t *)j->g.src + p * hw;
+            uint8_t lo = 255, hi = 0;
+            for (int64_t i = 0; i < hw; i++) {
+                lo = s[i] < lo ? s[i] : lo;
+                hi = s[i] > hi ? s[i] : hi;
+            }
+            mn = (float)lo;
+            mx = (float)hi;
+        } else {
+            const float *s = (const float *)j->g.src + p * hw;
+            mn = INFINITY;
+            mx = -INFINITY;
+            for (int64_t i = 0; i < hw; i++) {
+                mn = s[i] < mn ? s[i] : mn;
+                mx = s[i] > mx ? s[i] : mx;
+            }
+        }
+        const float lo = mx == mn ? 0.0f : mn, inv = mx == mn ? 1.0f : (mx - mn) * (float)(1.0 / (double)j->b);
+        if (j->g.u8) {
+            const uint8_t *s = (const uint8_t *)j->g.src + p * hw;
+            uint8_t *d = (uint8_t *)j->g.dst + p * hw;
+            for (int64_t i = 0; i < hw; i++)
+                d[i] = to_u8(clampf(((float)s[i] - lo) / inv, 0.0f, j->b));
+        } else {
+            const float *s = (const float *)j->g.src + p * hw;
+            float *d = (float *)j->g.dst + p * hw;
+            for (int64_t i = 0; i < hw; i++)
+                d[i] = clampf((s[i] - lo) / inv, 0.0f, j->b);
+        }
     }
 }
 
 loom_status vision_autocontrast_cpu(loom_call *call)
 {
-    pixel_job j = { .fn = autocontrast_px };
+    pixel_job j = { 0 };
     loom_tensor *out;
     loom_status st = colour_begin(call, 1, &j.g, 0, 0, &out);
     if (st != LOOM_OK || j.g.images == 0)
         return st;
-    const int64_t planes = j.g.images * j.g.c;
-    float *mm = pk_host->scratch(call->ctx, (size_t)planes * 2 * sizeof(float));
-    if (!mm)
-        return LOOM_ENOMEM;
     j.b = j.g.u8 ? 255.0f : 1.0f;
-    for (int64_t p = 0; p < planes; p++) {
-        float mn = INFINITY, mx = -INFINITY;
-        for (int64_t q = 0; q < j.g.hw; q++) {
-            const float v = load(&j.g, p * j.g.hw + q);
-            mn = v < mn ? v : mn;
-            mx = v > mx ? v : mx;
-        }
-        /* inv_scale = (max - min) * (1 / bound); a flat channel: min 0, scale 1 */
-        mm[2 * p] = mx == mn ? 0.0f : mn;
-        mm[2 * p + 1] = mx == mn ? 1.0f : (mx - mn) * (float)(1.0 / (double)j.b);
-    }
-    j.per_image = mm;
-    return run_pixels(call, &j);
+    return run_planes(call, &j, autocontrast_planes);
 }
 
 /* ------------------------------------------------------------ equalize */

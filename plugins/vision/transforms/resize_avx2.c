@@ -11,6 +11,9 @@
 ** 16 (uint8) or 8 (float32) pixels per step, two taps per madd on uint8.
 */
 #include <immintrin.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "transforms.h"
@@ -163,36 +166,95 @@ AVX2 void resize_v_u8_avx2(const resize_pass *p, int64_t r0, int64_t r1)
     }
 }
 
-AVX2 static inline float hsum8(__m256 v)
+/* float32: the chain of resize_chain_f32 (resize_cpu.c), the same bits.
+** Horizontal: eight rows at a time, transposed so that each lane carries
+** a row (h_f32_rows8), the rows left one output at a time. Vertical: eight
+** outputs a step. */
+/* The 8 x 8 block at src (rows sstride apart) transposed into dst (rows
+** dstride apart). */
+AVX2 static inline void transpose8(const float *src, int64_t sstride, float *dst, int64_t dstride)
 {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
+    __m256 r[8], t[8];
+    for (int k = 0; k < 8; k++)
+        r[k] = _mm256_loadu_ps(src + k * sstride);
+    for (int k = 0; k < 8; k += 2) {
+        t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
+        t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
+    }
+    for (int k = 0; k < 8; k += 4) {
+        r[k] = _mm256_shuffle_ps(t[k], t[k + 2], 0x44);
+        r[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], 0xEE);
+        r[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0x44);
+        r[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0xEE);
+    }
+    for (int k = 0; k < 4; k++) {
+        _mm256_storeu_ps(dst + k * dstride, _mm256_permute2f128_ps(r[k], r[k + 4], 0x20));
+        _mm256_storeu_ps(dst + (k + 4) * dstride, _mm256_permute2f128_ps(r[k], r[k + 4], 0x31));
+    }
+}
+
+/* Eight rows at once: the rows transposed into cols ([in][8], a row per
+** lane), every output the chain of resize_chain_f32 on eight lanes with
+** broadcast weights (or resize_plain_taps's), the [out][8] results
+** transposed back. */
+AVX2 static void h_f32_rows8(const resize_pass *p, const float *src, float *dst, float *cols, float *outs)
+{
+    const resize_axis *ax = p->ax;
+    const int64_t in = ax->in, sr = p->src_row, dr = p->dst_row;
+    int64_t c = 0;
+    for (; c + 8 <= in; c += 8)
+        transpose8(src + c, sr, cols + c * 8, 8);
+    for (; c < in; c++)
+        for (int k = 0; k < 8; k++)
+            cols[c * 8 + k] = src[k * sr + c];
+    for (int64_t x = 0; ax->tap_idx && x < ax->out; x++) {   /* resize_plain_taps on eight lanes */
+        const int32_t *ix = ax->tap_idx + x * ax->taps;
+        const float *w = ax->tap_w + x * ax->taps;
+        __m256 t = _mm256_mul_ps(_mm256_loadu_ps(cols + (int64_t)ix[1] * 8), _mm256_set1_ps(w[1]));
+        t = _mm256_fmadd_ps(_mm256_loadu_ps(cols + (int64_t)ix[0] * 8), _mm256_set1_ps(w[0]), t);
+        for (int32_t k = 2; k < ax->taps; k++)
+            t = _mm256_fmadd_ps(_mm256_loadu_ps(cols + (int64_t)ix[k] * 8), _mm256_set1_ps(w[k]), t);
+        _mm256_storeu_ps(outs + x * 8, t);
+    }
+    for (int64_t x = 0; !ax->tap_idx && x < ax->out; x++) {
+        const float *w = ax->wf + x * ax->ksize, *s = cols + (int64_t)ax->xmin[x] * 8;
+        const int32_t taps = ax->xsize[x], unfused = PREPROCESS_UNFUSED_TAPS(taps);
+        __m256 t = _mm256_mul_ps(_mm256_loadu_ps(s), _mm256_set1_ps(w[0]));
+        int32_t j = 1;
+        for (; j <= unfused; j++)
+            t = _mm256_add_ps(t, _mm256_mul_ps(_mm256_loadu_ps(s + j * 8), _mm256_set1_ps(w[j])));
+        for (; j < taps; j++)
+            t = _mm256_fmadd_ps(_mm256_loadu_ps(s + j * 8), _mm256_set1_ps(w[j]), t);
+        _mm256_storeu_ps(outs + x * 8, t);
+    }
+    int64_t x = 0;
+    for (; x + 8 <= ax->out; x += 8)
+        transpose8(outs + x * 8, 8, dst + x, dr);
+    for (; x < ax->out; x++)
+        for (int k = 0; k < 8; k++)
+            dst[k * dr + x] = outs[x * 8 + k];
 }
 
 AVX2 void resize_h_f32_avx2(const resize_pass *p, int64_t r0, int64_t r1)
 {
     const resize_axis *ax = p->ax;
-    const int32_t ks = ax->ksize;
-    for (int64_t r = r0; r < r1; r++) {
+    int64_t r = r0;
+    /* a window of no taps reads x0 * w0 in the portable chain: rows of those stay there */
+    int blocks = r1 - r0 >= 8;
+    for (int64_t x = 0; blocks && !ax->tap_idx && x < ax->out; x++)
+        blocks = ax->xsize[x] >= 1;
+    float *buf = blocks ? malloc((size_t)(ax->in + ax->out) * 8 * sizeof(float)) : NULL;
+    if (buf)
+        for (; r + 8 <= r1; r += 8)
+            h_f32_rows8(p, (const float *)p->src + r * p->src_row, (float *)p->dst + r * p->dst_row, buf,
+                        buf + ax->in * 8);
+    free(buf);
+    for (; r < r1; r++) {
         const float *src = (const float *)p->src + r * p->src_row;
         float *dst = (float *)p->dst + r * p->dst_row;
-        for (int64_t x = 0; x < ax->out; x++) {
-            const int32_t xmin = ax->xmin[x], taps = ax->xsize[x];
-            const float *w = ax->wf + x * ks, *s = src + xmin;
-            if (taps <= 4 || xmin + ks > ax->in) {
-                float acc = 0.0f;
-                for (int32_t k = 0; k < taps; k++)
-                    acc += w[k] * s[k];
-                dst[x] = acc;
-                continue;
-            }
-            __m256 acc = _mm256_setzero_ps();
-            for (int32_t t = 0; t < taps; t += 8)
-                acc = _mm256_fmadd_ps(_mm256_loadu_ps(s + t), _mm256_loadu_ps(w + t), acc);
-            dst[x] = hsum8(acc);
-        }
+        for (int64_t x = 0; x < ax->out; x++)
+            dst[x] = ax->tap_idx ? resize_plain_taps(src, 1, ax->tap_idx + x * ax->taps, ax->tap_w + x * ax->taps, ax->taps)
+                                 : resize_chain_f32(src + ax->xmin[x], 1, ax->wf + x * ax->ksize, ax->xsize[x]);
     }
 }
 
@@ -202,22 +264,24 @@ AVX2 void resize_v_f32_avx2(const resize_pass *p, int64_t r0, int64_t r1)
     const int64_t n = p->dst_row;
     for (int64_t r = r0; r < r1; r++) {
         const int64_t plane = r / p->rows_per_plane, y = r % p->rows_per_plane;
-        const float *src = (const float *)p->src + plane * p->src_plane + (int64_t)ax->xmin[y] * p->src_row;
+        const float *base = (const float *)p->src + plane * p->src_plane;
         float *dst = (float *)p->dst + r * p->dst_row;
-        const float *w = ax->wf + y * ax->ksize;
-        const int32_t taps = ax->xsize[y];
+        if (!ax->tap_idx) {
+            preprocess_v_avx2(ax->wf + y * ax->ksize, ax->xsize[y], base + (int64_t)ax->xmin[y] * p->src_row,
+                              p->src_row, n, dst);
+            continue;
+        }
+        const int32_t *iy = ax->tap_idx + y * ax->taps;
+        const float *w = ax->tap_w + y * ax->taps;
         int64_t x = 0;
         for (; x + 8 <= n; x += 8) {
-            __m256 acc = _mm256_setzero_ps();
-            for (int32_t k = 0; k < taps; k++)
-                acc = _mm256_fmadd_ps(_mm256_loadu_ps(src + k * p->src_row + x), _mm256_set1_ps(w[k]), acc);
-            _mm256_storeu_ps(dst + x, acc);
+            __m256 t = _mm256_mul_ps(_mm256_loadu_ps(base + (int64_t)iy[1] * p->src_row + x), _mm256_set1_ps(w[1]));
+            t = _mm256_fmadd_ps(_mm256_loadu_ps(base + (int64_t)iy[0] * p->src_row + x), _mm256_set1_ps(w[0]), t);
+            for (int32_t k = 2; k < ax->taps; k++)
+                t = _mm256_fmadd_ps(_mm256_loadu_ps(base + (int64_t)iy[k] * p->src_row + x), _mm256_set1_ps(w[k]), t);
+            _mm256_storeu_ps(dst + x, t);
         }
-        for (; x < n; x++) {
-            float acc = 0.0f;
-            for (int32_t k = 0; k < taps; k++)
-                acc += w[k] * src[k * p->src_row + x];
-            dst[x] = acc;
-        }
+        for (; x < n; x++)
+            dst[x] = resize_plain_taps(base + x, p->src_row, iy, w, ax->taps);
     }
 }

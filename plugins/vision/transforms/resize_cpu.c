@@ -15,6 +15,7 @@
 ** image (a channels-last view) goes to resize_strided.c, which feeds these
 ** same passes.
 */
+#include <math.h>
 #include <string.h>
 
 #include "transforms.h"
@@ -69,6 +70,12 @@ void resize_v_u8(const resize_pass *p, int64_t r0, int64_t r1)
     }
 }
 
+/* float32: PyTorch's kernels, each output a chain over its taps, torch's
+** order bit for bit: antialias, resize_chain_f32 over the window, width
+** then height; without (bicubic: PyTorch's upsample_generic, separable in
+** its rounding, the height's sum over the width's), the unmerged taps as
+** its `t0 * w0 + t1 * w1 + ...` contracts: the second product rounded, the
+** first fused onto it, the others fused in turn (resize_plain_taps). */
 void resize_h_f32(const resize_pass *p, int64_t r0, int64_t r1)
 {
     const resize_axis *ax = p->ax;
@@ -76,11 +83,12 @@ void resize_h_f32(const resize_pass *p, int64_t r0, int64_t r1)
         const float *src = (const float *)p->src + r * p->src_row;
         float *dst = (float *)p->dst + r * p->dst_row;
         for (int64_t x = 0; x < ax->out; x++) {
-            const float *w = ax->wf + x * ax->ksize, *s = src + ax->xmin[x];
-            float acc = 0.0f;
-            for (int32_t k = 0; k < ax->xsize[x]; k++)
-                acc += w[k] * s[k];
-            dst[x] = acc;
+            if (ax->tap_idx) {
+                const int32_t *ix = ax->tap_idx + x * ax->taps;
+                dst[x] = resize_plain_taps(src, 1, ix, ax->tap_w + x * ax->taps, ax->taps);
+            } else {
+                dst[x] = resize_chain_f32(src + ax->xmin[x], 1, ax->wf + x * ax->ksize, ax->xsize[x]);
+            }
         }
     }
 }
@@ -88,22 +96,19 @@ void resize_h_f32(const resize_pass *p, int64_t r0, int64_t r1)
 void resize_v_f32(const resize_pass *p, int64_t r0, int64_t r1)
 {
     const resize_axis *ax = p->ax;
-    float acc[STRIP];
     for (int64_t r = r0; r < r1; r++) {
         const int64_t plane = r / p->rows_per_plane, y = r % p->rows_per_plane;
-        const float *src = (const float *)p->src + plane * p->src_plane + (int64_t)ax->xmin[y] * p->src_row;
+        const float *base = (const float *)p->src + plane * p->src_plane;
         float *dst = (float *)p->dst + r * p->dst_row;
-        const float *w = ax->wf + y * ax->ksize;
-        for (int64_t x0 = 0; x0 < p->dst_row; x0 += STRIP) {
-            const int64_t n = p->dst_row - x0 < STRIP ? p->dst_row - x0 : STRIP;
-            for (int64_t x = 0; x < n; x++)
-                acc[x] = 0.0f;
-            for (int32_t k = 0; k < ax->xsize[y]; k++) {
-                const float *s = src + k * p->src_row + x0;
-                for (int64_t x = 0; x < n; x++)
-                    acc[x] += w[k] * s[x];
-            }
-            memcpy(dst + x0, acc, (size_t)n * sizeof(float));
+        if (ax->tap_idx) {
+            const int32_t *iy = ax->tap_idx + y * ax->taps;
+            const float *w = ax->tap_w + y * ax->taps;
+            for (int64_t x = 0; x < p->dst_row; x++)
+                dst[x] = resize_plain_taps(base + x, p->src_row, iy, w, ax->taps);
+        } else {
+            const float *src = base + (int64_t)ax->xmin[y] * p->src_row, *w = ax->wf + y * ax->ksize;
+            for (int64_t x = 0; x < p->dst_row; x++)
+                dst[x] = resize_chain_f32(src + x, p->src_row, w, ax->xsize[y]);
         }
     }
 }
@@ -219,6 +224,70 @@ static loom_status resize_separable(loom_exec_ctx *ctx, const void *src, void *d
     return need_v ? resize_vertical(ctx, vsrc, dst, u8, planes, in_h, out_h, out_w, mode, antialias) : LOOM_OK;
 }
 
+/* ------------------------------------------- float32 bilinear, no antialias */
+
+/* PyTorch's float32 bilinear without antialias is not separable in its
+** rounding. Its channels-last kernel, which it runs on planar images when
+** out_h + out_w <= 128 (or on one thread with 3 channels), takes the four
+** products of the pixels with the weights h_a * w_b (float32), summed as
+** its AVX2 build evaluates h0 w0 s00 + h0 w1 s01 + h1 w0 s10 + h1 w1 s11:
+** the second product rounded, the first fused onto it, then the third and
+** fourth fused in turn (measured on torch 2.15: every such output of the
+** goldens, down, up and mixed scales). That is what loom computes at every
+** size; above 128 torch's generic kernel rounds otherwise, an ulp or two
+** away (within 1e-5). A kept dimension has weights (1, 0), as in PyTorch. */
+typedef struct bilinear_job {
+    const float *src;
+    float *dst;
+    int64_t in_h, in_w, out_h, out_w;
+    const resize_axis *axh, *axw;
+} bilinear_job;
+
+__attribute__((always_inline)) static inline void bilinear_rows_body(const bilinear_job *j, int64_t begin,
+                                                                     int64_t end)
+{
+    for (int64_t r = begin; r < end; r++) {
+        const int64_t plane = r / j->out_h, y = r % j->out_h;
+        const float *s0 = j->src + (plane * j->in_h + j->axh->tap_idx[2 * y]) * j->in_w;
+        const float *s1 = j->src + (plane * j->in_h + j->axh->tap_idx[2 * y + 1]) * j->in_w;
+        const float h0 = j->axh->tap_w[2 * y], h1 = j->axh->tap_w[2 * y + 1];
+        float *d = j->dst + r * j->out_w;
+        for (int64_t x = 0; x < j->out_w; x++) {
+            const int32_t x0 = j->axw->tap_idx[2 * x], x1 = j->axw->tap_idx[2 * x + 1];
+            const float w0 = j->axw->tap_w[2 * x], w1 = j->axw->tap_w[2 * x + 1];
+            d[x] = fmaf(s1[x1], h1 * w1, fmaf(s1[x0], h1 * w0, fmaf(s0[x0], h0 * w0, s0[x1] * (h0 * w1))));
+        }
+    }
+}
+
+static void bilinear_rows(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    (void)thread_index;
+    bilinear_rows_body(user, begin, end);
+}
+
+/* the same bits with FMA instructions (fmaf is one rounding either way) */
+__attribute__((target("avx2,fma"))) static void bilinear_rows_fma(void *user, int64_t begin, int64_t end,
+                                                                   int32_t thread_index)
+{
+    (void)thread_index;
+    bilinear_rows_body(user, begin, end);
+}
+
+static loom_status resize_bilinear_f32(loom_exec_ctx *ctx, const float *src, float *dst, int64_t planes,
+                                       int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w)
+{
+    resize_axis axh, axw;
+    loom_status st;
+    if ((st = resize_axis_build(ctx, &axh, in_h, out_h, RESIZE_BILINEAR, 0, 0)) != LOOM_OK ||
+        (st = resize_axis_build(ctx, &axw, in_w, out_w, RESIZE_BILINEAR, 0, 0)) != LOOM_OK)
+        return st;
+    bilinear_job j = { src, dst, in_h, in_w, out_h, out_w, &axh, &axw };
+    const int64_t grain = out_w >= 8192 ? 1 : 8192 / out_w;
+    return pk_host->parallel_for(ctx, planes * out_h, grain, transforms_have_avx2() ? bilinear_rows_fma : bilinear_rows,
+                                 &j);
+}
+
 loom_status resize_planes(loom_exec_ctx *ctx, const void *src, void *dst, loom_dtype dtype, int64_t planes,
                           int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w, resize_mode mode, int antialias)
 {
@@ -229,6 +298,8 @@ loom_status resize_planes(loom_exec_ctx *ctx, const void *src, void *dst, loom_d
     }
     if (mode <= RESIZE_NEAREST_EXACT)
         return resize_nearest(ctx, src, dst, esize, planes, in_h, in_w, out_h, out_w, mode == RESIZE_NEAREST_EXACT);
+    if (dtype == LOOM_DTYPE_F32 && mode == RESIZE_BILINEAR && !antialias)
+        return resize_bilinear_f32(ctx, src, dst, planes, in_h, in_w, out_h, out_w);
     return resize_separable(ctx, src, dst, dtype == LOOM_DTYPE_U8, planes, in_h, in_w, out_h, out_w, mode,
                             antialias);
 }

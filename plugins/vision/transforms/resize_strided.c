@@ -162,8 +162,10 @@ loom_status resize_strided(loom_call *call, const loom_tensor *x, void *dst, int
         return st;
     const loom_dtype dt = loom_tensor_dtype_of(x);
     const int u8 = dt == LOOM_DTYPE_U8;
-    if (mode <= RESIZE_NEAREST_EXACT || out_w == im.w || !(u8 || dt == LOOM_DTYPE_F32)) {
-        /* no horizontal pass to read through the strides: a compact copy */
+    if (mode <= RESIZE_NEAREST_EXACT || out_w == im.w || !(u8 || dt == LOOM_DTYPE_F32) ||
+        (!u8 && mode == RESIZE_BILINEAR && !antialias)) {
+        /* no horizontal pass to read through the strides (float32 bilinear
+        ** without antialias is not separable): a compact copy */
         void *compact = pk_host->scratch(ctx, (size_t)loom_numel(x) * im.esize);
         if (!compact)
             return LOOM_ENOMEM;

@@ -17,8 +17,9 @@
 **   float32, no antialias (compute_indices_weights of HelperInterpLinear /
 **     HelperInterpCubic): half-pixel source index, clamped at 0 for
 **     bilinear; bicubic is Keys' cubic with a = -0.75 on clamped indices.
-**     Taps that clamp onto the same pixel are merged (the sum of their
-**     weights), a rounding difference of one ulp.
+**     The taps are kept as PyTorch reads them (a clamped index repeated),
+**     and also merged where they clamp onto one pixel (the sum of their
+**     weights) for the readers of contiguous windows (vision.preprocess).
 **
 ** The filters: bilinear max(0, 1-|x|); bicubic Keys' cubic, a = -0.5 with
 ** antialias (Pillow's), -0.75 without (OpenCV's).
@@ -59,6 +60,13 @@ static float linear_f(float x)
 ** (GCC's default for C++): the weights of its float32 kernels are these. */
 static float cubic1_f(float x, float a) { return fmaf(fmaf(a + 2, x, -(a + 3)) * x, x, 1.0f); }
 static float cubic2_f(float x, float a) { return fmaf(fmaf(fmaf(a, x, -(5 * a)), x, 8 * a), x, -(4 * a)); }
+
+/* Without antialias (get_cubic_upsample_coefficients) the same polynomials
+** come out of PyTorch's build with their last multiply-add unfused (measured
+** on torch 2.15: these forms give its weights bit for bit, the all-FMA ones
+** are an ulp off in two thirds of them). */
+static float cubic1_plain(float x, float a) { return fmaf(a + 2, x, -(a + 3)) * x * x + 1.0f; }
+static float cubic2_plain(float x, float a) { return fmaf(fmaf(a, x, -(5 * a)), x, 8 * a) * x - 4 * a; }
 
 static float cubic_f(float x, float a)
 {
@@ -199,9 +207,12 @@ static void taps_f32_aa(int64_t i, int64_t in, float scale, float support, resiz
             w[j] /= total;
 }
 
-/* No antialias: the plain kernels' taps, merged where they clamp onto one pixel. */
+/* No antialias: the plain kernels' taps, merged where they clamp onto one
+** pixel (w, xmin, xsize: for the contiguous readers, vision.preprocess),
+** and unmerged as PyTorch reads them (idx, wu: 2 or 4 taps, the resize
+** passes). */
 static void taps_f32_plain(int64_t i, int64_t in, float scale, resize_mode mode, float *w, int64_t *xmin,
-                           int64_t *xsize)
+                           int64_t *xsize, int32_t *idx_out, float *wu)
 {
     if (mode == RESIZE_BICUBIC) {
         const float real = (float)((double)scale * ((double)i + 0.5) - 0.5);
@@ -209,15 +220,18 @@ static void taps_f32_plain(int64_t i, int64_t in, float scale, resize_mode mode,
         float t = real - (float)idx;
         t = t < 0 ? 0 : t > 1 ? 1 : t;
         const float a = -0.75f, x2 = 1.0f - t;
-        const float c[4] = { cubic2_f((float)(t + 1.0), a), cubic1_f(t, a), cubic1_f(x2, a),
-                             cubic2_f((float)(x2 + 1.0), a) };
+        const float c[4] = { cubic2_plain((float)(t + 1.0), a), cubic1_plain(t, a), cubic1_plain(x2, a),
+                             cubic2_plain((float)(x2 + 1.0), a) };
         const int64_t lo = iclamp(idx - 1, 0, in - 1), hi = iclamp(idx + 2, 0, in - 1);
         *xmin = lo;
         *xsize = hi - lo + 1;
         for (int j = 0; j < 4; j++)
             w[j] = 0.0f;
-        for (int j = 0; j < 4; j++)
+        for (int j = 0; j < 4; j++) {
             w[iclamp(idx - 1 + j, 0, in - 1) - lo] += c[j];
+            idx_out[j] = (int32_t)iclamp(idx - 1 + j, 0, in - 1);
+            wu[j] = c[j];
+        }
         return;
     }
     float real = (float)((double)scale * ((double)i + 0.5) - 0.5);
@@ -227,6 +241,10 @@ static void taps_f32_plain(int64_t i, int64_t in, float scale, resize_mode mode,
     float l1 = real - (float)i0;
     l1 = l1 < 0 ? 0 : l1 > 1 ? 1 : l1;
     const float l0 = 1.0f - l1;
+    idx_out[0] = (int32_t)i0;
+    idx_out[1] = (int32_t)(i0 < in - 1 ? i0 + 1 : i0);   /* PyTorch: the edge pixel twice */
+    wu[0] = l0;
+    wu[1] = l1;
     *xmin = i0;
     if (i0 < in - 1) {
         *xsize = 2;
@@ -253,13 +271,20 @@ static loom_status build_f32(loom_exec_ctx *ctx, resize_axis *ax, resize_mode mo
     if (!ax->wf)
         return LOOM_ENOMEM;
     memset(ax->wf, 0, (size_t)ax->out * (size_t)ax->ksize * sizeof(float));
+    if (!antialias) {
+        ax->taps = interp;
+        ax->tap_idx = pk_host->scratch(ctx, (size_t)ax->out * (size_t)interp * sizeof(int32_t));
+        ax->tap_w = pk_host->scratch(ctx, (size_t)ax->out * (size_t)interp * sizeof(float));
+        if (!ax->tap_idx || !ax->tap_w)
+            return LOOM_ENOMEM;
+    }
     for (int64_t i = 0; i < ax->out; i++) {
         int64_t xmin, xsize;
         float *w = ax->wf + i * ax->ksize;
         if (antialias)
             taps_f32_aa(i, ax->in, scale, support, mode, max, w, &xmin, &xsize);
         else
-            taps_f32_plain(i, ax->in, scale, mode, w, &xmin, &xsize);
+            taps_f32_plain(i, ax->in, scale, mode, w, &xmin, &xsize, ax->tap_idx + i * interp, ax->tap_w + i * interp);
         ax->xmin[i] = (int32_t)xmin;
         ax->xsize[i] = (int32_t)xsize;
     }

@@ -23,6 +23,7 @@
 #ifndef LOOM_VISION_TRANSFORMS_H
 #define LOOM_VISION_TRANSFORMS_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -364,6 +365,12 @@ typedef struct resize_axis {
     int16_t *w16;       /* uint8 path: fixed-point weights ... */
     int32_t prec;       /* ... with this many fraction bits */
     float *wf;          /* float32 path */
+    /* float32 without antialias: PyTorch's own taps, unmerged (tap k of
+    ** output x reads input tap_idx[x * taps + k], clamped, with weight
+    ** tap_w[x * taps + k]; taps 2 or 4); NULL otherwise */
+    int32_t *tap_idx;
+    float *tap_w;
+    int32_t taps;
 } resize_axis;
 
 /* Fill ax for in -> out on the uint8 path (u8 = 1: double weights rounded to
@@ -409,6 +416,36 @@ void resize_v_u8_avx2(const resize_pass *p, int64_t r0, int64_t r1);
 void resize_h_f32_avx2(const resize_pass *p, int64_t r0, int64_t r1);
 void resize_v_f32_avx2(const resize_pass *p, int64_t r0, int64_t r1);
 
+/* vision.adjust_sharpness on one interior row (colour_avx2.c): outputs
+** 1, 9, ... of dst from the rows above, at and below (uint8 or float32, w
+** elements), eight at a time while they stay inside the border; returns the
+** first output left to the portable loop. The same bits as colour_cpu.c. */
+int64_t sharpness_row_avx2(int u8, const void *above, const void *row, const void *below, void *dst, int64_t w,
+                           float around, float middle, float one_minus_factor);
+
+/* The sampling of the output pixels of a grid for the AVX2 row
+** (affine_cpu.c fills it once per call; every plane shares it). Per pixel
+** k: in, the inside bits of its corners (1 nw, 2 ne, 4 sw, 8 se; nearest:
+** bit 1 alone) and GRID_LANE_LEFT_OUT when its left column lies outside;
+** top, bottom, where the reads of its corner pairs start in a plane (the
+** nw, or the ne when the left column is outside; nearest: top alone; 0
+** where the pair lies outside); dx, dy its bilinear fractions (0 where every
+** corner lies outside). row_end[oy]: the end of the furthest 4-byte read of
+** output row oy. */
+enum { GRID_LANE_LEFT_OUT = 16 };
+typedef struct grid_lanes {
+    int32_t *in, *top, *bottom;
+    float *dx, *dy;
+    int64_t *row_end;
+} grid_lanes;
+
+/* Output pixels k0 .. k0 + n - 1 of one plane (uint8 or float32, from
+** plane) into dst, eight at a time (affine_avx2.c); returns how many it did
+** (a multiple of 8), the rest left to the portable loop. The same bits as
+** affine_cpu.c's row. fill: the channel's (has_fill). */
+int64_t grid_row_avx2(const grid_lanes *l, int64_t k0, int64_t n, int u8, int nearest, int has_fill, float fill,
+                      const void *plane, void *dst);
+
 /* 1 when the AVX2 loops may run (the core's CPU features, capped by
 ** LOOM_CPU_MAX_ISA); read at registration. */
 int transforms_have_avx2(void);
@@ -436,6 +473,33 @@ loom_status resize_planes(loom_exec_ctx *ctx, const void *src, void *dst, loom_d
 ** ResNet50 V2 preset on examples/demos/data/street.jpg (a sum landing an ulp
 ** above 110.5) into 111 instead of torch's 110. */
 #define PREPROCESS_UNFUSED_TAPS(taps) (4 * (((taps) - 1) / 4))
+
+/* The float32 tap chain of PREPROCESS_UNFUSED_TAPS over taps inputs
+** stride elements apart: t = x0 w0, then taps 1 .. unfused as t + xj wj
+** (two roundings; this file is C11, so no contraction) and the rest as
+** fmaf(xj, wj, t). */
+static inline float resize_chain_f32(const float *x, int64_t stride, const float *w, int32_t taps)
+{
+    const int32_t unfused = PREPROCESS_UNFUSED_TAPS(taps);
+    float t = x[0] * w[0];
+    int32_t j = 1;
+    for (; j <= unfused; j++)
+        t = t + x[j * stride] * w[j];
+    for (; j < taps; j++)
+        t = fmaf(x[j * stride], w[j], t);
+    return t;
+}
+
+/* The unmerged taps of PyTorch's plain (no antialias) kernels, inputs
+** x[idx[k] * stride], as its `t0 * w0 + t1 * w1 + ...` contracts: the
+** second product rounded, the first fused onto it, the rest fused in turn. */
+static inline float resize_plain_taps(const float *x, int64_t stride, const int32_t *idx, const float *w, int32_t taps)
+{
+    float t = fmaf(x[idx[0] * stride], w[0], x[idx[1] * stride] * w[1]);
+    for (int32_t k = 2; k < taps; k++)
+        t = fmaf(x[idx[k] * stride], w[k], t);
+    return t;
+}
 
 loom_status vision_resize_cpu(loom_call *call);
 loom_status vision_resize_mask_cpu(loom_call *call);
