@@ -329,6 +329,10 @@ int main(int argc, char **argv)
         CHECK(strstr(loom_last_error(), "plan mismatch") && strstr(loom_last_error(), "rank"),
               "the refusal does not name the plan mismatch: %s", loom_last_error());
         printf("rank %d: refused as expected: %s\n", rank, loom_last_error());
+        for (int t = 0; t < T; t++) {
+            loom_tensor_free(tt[t]);
+            free(tables[t]);
+        }
         loom_shutdown();
         return 0;
     }
