@@ -5,7 +5,8 @@
 **
 **   shard_check --case tw|rw|cw|twrw|dp|mixed [--data random|dyadic]
 **               [--optimizer sgd|rowwise_adagrad] [--weighted] [--steps N]
-**               [--exact all|non-rw] [--fault plan|die]
+**               [--exact all|non-rw] [--fault plan|die|stall]
+**   shard_check --case refusals
 **
 ** Every rank builds the same tables (from a seeded generator, in memory),
 ** the same plan for the case and the same global batches of W * B samples;
@@ -33,7 +34,9 @@
 ** last rank exit (status 3, without MPI_Finalize) before the forward of
 ** step 1, and --fault stall makes it sleep there instead (alive, taking
 ** no part): the others must fail, not hang (mpi_run.sh checks the time);
-** with stall, by their bounded wait (timeout_s 5).
+** with stall, by their bounded wait (timeout_s 5). --case refusals: bad
+** plans, optimizer and weights at create, bad inputs at a call, each
+** refused on every rank at once, the collection usable afterwards.
 */
 #include <math.h>
 #include <stdarg.h>
@@ -269,6 +272,102 @@ static loom_attrs *table_attrs(const char *cls, const char *opt, int weighted)
     return a;
 }
 
+/* ------------------------------------------------------------- refusals */
+
+/* st failed on every rank; bad_rank's message has mine, the others' theirs. */
+static void expect_refused(loom_status st, int bad_rank, const char *mine, const char *theirs, const char *what)
+{
+    CHECK(st != LOOM_OK, "%s: accepted", what);
+    const char *want = bad_rank < 0 || rank == bad_rank ? mine : theirs;
+    CHECK(strstr(loom_last_error(), want) != NULL, "%s: the message lacks \"%s\": %s", what, want, loom_last_error());
+}
+
+static loom_status create_with(const char *plan, const char *opt, int n_tensors, const loom_named_tensor *named,
+                             loom_object **out)
+{
+    loom_object_options oo = LOOM_OBJECT_OPTIONS_INIT;
+    oo.n_tensors = n_tensors;
+    oo.tensors = named;
+    loom_attrs *a = table_attrs(SHARDED, opt, 0);
+    set(a, SHARDED, "plan", plan);
+    set(a, SHARDED, "timeout_s", "30");
+    *out = NULL;
+    loom_status st = loom_object_create_ex(out, SHARDED, a, &oo);
+    loom_attrs_free(a);
+    return st;
+}
+
+/* A call of this rank: every sample has one id (0, or bad_id at value 0), nb samples, n_lengths lengths. */
+static loom_status call_with(loom_object *o, int64_t nb, int64_t n_lengths, int64_t bad_id, int64_t grad_cols)
+{
+    const int64_t D = 8 + 8 + 12 + 16 + 4, n = F * nb;
+    int64_t *vals = calloc((size_t)n + 1, sizeof *vals), *lens = calloc((size_t)n_lengths + 1, sizeof *lens);
+    float *grad = calloc((size_t)(nb * (D + 1)) + 1, sizeof *grad);
+    for (int64_t i = 0; i < n_lengths; i++)
+        lens[i] = i < n;
+    vals[0] = bad_id;
+    int64_t sv[1] = { n }, sl[1] = { n_lengths }, sg[2] = { nb, grad_cols };
+    loom_tensor *tv = wrap(vals, LOOM_DTYPE_I64, 1, sv), *tl = wrap(lens, LOOM_DTYPE_I64, 1, sl);
+    loom_tensor *tg = wrap(grad, LOOM_DTYPE_F32, 2, sg);
+    loom_call_options co = LOOM_CALL_OPTIONS_INIT;
+    co.object = o;
+    loom_status st;
+    if (grad_cols > 0) {
+        const loom_tensor *in[4] = { tv, tl, NULL, tg };
+        st = loom_run(SHARDED "_backward", in, 4, NULL, NULL, 0, &co);
+    } else {
+        const loom_tensor *in[3] = { tv, tl, NULL };
+        loom_tensor *out = NULL;
+        st = loom_run(SHARDED, in, 3, NULL, &out, 1, &co);
+        loom_tensor_free(out);
+    }
+    loom_tensor_free(tv);
+    loom_tensor_free(tl);
+    loom_tensor_free(tg);
+    free(vals);
+    free(lens);
+    free(grad);
+    return st;
+}
+
+/* Bad arguments at create and bad inputs at a call: refused on every rank at
+** once (the bad rank naming what and where, the others naming the bad
+** rank), and the collection stays usable after a refused call. */
+static void run_refusals(int n_named, const loom_named_tensor *named)
+{
+    loom_object *o = NULL;
+    const int last = world - 1;
+    expect_refused(create_with("{oops", "sgd", n_named, named, &o), -1, "not valid JSON", NULL, "a plan that is not JSON");
+    build_plan("mixed", 0);
+    char *p3 = strdup(plan_text);
+    memcpy(strstr(p3, "\"world_size\":") + 13, "9", 1);
+    expect_refused(create_with(p3, "sgd", n_named, named, &o), -1, "'world_size' is 9", NULL, "world_size");
+    char *pn = strdup(plan_text);
+    memcpy(strstr(pn, "\"t1\""), "\"tx\"", 4);
+    expect_refused(create_with(pn, "sgd", n_named, named, &o), -1, "field 'name' is 'tx'", NULL, "a table's name");
+    free(p3);
+    free(pn);
+    expect_refused(create_with(plan_text, "adam", n_named, named, &o), -1, "not sgd or rowwise_adagrad", NULL,
+                   "optimizer");
+    expect_refused(create_with(plan_text, "sgd", rank == last ? n_named - 1 : n_named, named, &o), last,
+                   "has no tensor 'embedding_bags.t3.weight'", "refused its arguments at setup", "a missing table");
+    if (create_with(plan_text, "sgd", n_named, named, &o) != LOOM_OK)
+        die_loom("creating " SHARDED);
+    const int64_t D = 8 + 8 + 12 + 16 + 4;
+    expect_refused(call_with(o, B, rank == last ? F * B + 1 : F * B, 0, 0), last, "not F * B", "refused its input",
+                   "lengths of another size");
+    expect_refused(call_with(o, B, F * B, rank == 0 ? E[0] : 0, 0), 0, "is not a row of its 37",
+                   "rank 0 refused its input", "an id outside its table");
+    expect_refused(call_with(o, rank == last ? B - 1 : B, rank == last ? F * (B - 1) : F * B, 0, 0), -1,
+                   "has a batch of", NULL, "batches of other sizes");
+    expect_refused(call_with(o, B, F * B, 0, rank == last ? D - 1 : D), last, "'grad' is", "refused its input",
+                   "a gradient of the wrong shape");
+    CHECK(call_with(o, B, F * B, 0, 0) == LOOM_OK, "a good call after the refusals: %s", loom_last_error());
+    CHECK(call_with(o, B, F * B, 0, D) == LOOM_OK, "a good backward after the refusals: %s", loom_last_error());
+    loom_object_free(o);
+    printf("rank %d of %d: refusals: every bad argument and input refused on every rank\n", rank, world);
+}
+
 int main(int argc, char **argv)
 {
     const char *cs = "tw", *data = "random", *opt = "sgd", *exact = "all", *fault = "";
@@ -317,6 +416,15 @@ int main(int argc, char **argv)
     oo.n_tensors = T;
     oo.tensors = named;
 
+    if (strcmp(cs, "refusals") == 0) {
+        run_refusals(T, named);
+        for (int t = 0; t < T; t++) {
+            loom_tensor_free(tt[t]);
+            free(tables[t]);
+        }
+        loom_shutdown();
+        return 0;
+    }
     build_plan(cs, strcmp(fault, "plan") == 0 && rank == world - 1);
     loom_attrs *sa = table_attrs(SHARDED, opt, weighted);
     set(sa, SHARDED, "plan", plan_text);
