@@ -768,8 +768,8 @@ def rec_criteo_seeds():
 REC_CRITEO_DICT = ["\t", "\n", "\r\n", "-", "+", "0", "-1", "9223372036854775807", "ffffffff", "ABCDEF01",
                    "68fd1e64", "\t\t\t\t"]
 
-def rec_plan_seeds():
-    """fuzz_rec_plan.c: sharding plans (loom.rec.plan/1), one per sharding type, and near misses."""
+def rec_shard_plan_seeds():
+    """fuzz_rec_shard_plan.c: sharding plans (loom.rec.plan/1), one per sharding type, and near misses."""
     def table(name, st, kernel, ranks, shards, rows=10, dim=8):
         return {"name": name, "num_embeddings": rows, "embedding_dim": dim, "sharding_type": st,
                 "compute_kernel": kernel, "ranks": ranks,
@@ -795,7 +795,7 @@ def rec_plan_seeds():
     }
 
 
-REC_PLAN_DICT = ["\"format\"", "\"loom.rec.plan/1\"", "\"world_size\"", "\"tables\"", "\"name\"",
+REC_SHARD_PLAN_DICT = ["\"format\"", "\"loom.rec.plan/1\"", "\"world_size\"", "\"tables\"", "\"name\"",
                  "\"num_embeddings\"", "\"embedding_dim\"", "\"sharding_type\"", "\"compute_kernel\"",
                  "\"ranks\"", "\"shards\"", "\"rank\"", "\"offsets\"", "\"sizes\"", "\"table_wise\"",
                  "\"row_wise\"", "\"column_wise\"", "\"table_row_wise\"", "\"data_parallel\"", "\"fused\"",
@@ -824,7 +824,7 @@ TARGETS = {
     "sample_pipeline": (sample_pipeline_seeds, SAMPLE_DICT),
     "rec_criteo": (rec_criteo_seeds, REC_CRITEO_DICT),
     "rec_knn_index": (rec_knn_index_seeds, REC_KNN_INDEX_DICT),
-    "rec_plan": (rec_plan_seeds, REC_PLAN_DICT),
+    "rec_shard_plan": (rec_shard_plan_seeds, REC_SHARD_PLAN_DICT),
 }
 
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
-** fuzz_rec_plan.c - feeds: the sharding plan's parser and validator
+** fuzz_rec_shard_plan.c - feeds: the sharding plan's parser and validator
 ** (plugins/rec/shard/plan.c, compiled in: it needs only cJSON). An input
 ** is the plan's JSON text.
 ** Asserts: no sanitizer report; a refusal leaves no plan and a message
@@ -17,7 +17,7 @@
 
 #include "plan.h"
 
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "fuzz_rec_plan: %s\n", #c); abort(); } } while (0)
+#define CHECK(c) do { if (!(c)) { fprintf(stderr, "fuzz_rec_shard_plan: %s\n", #c); abort(); } } while (0)
 
 /* rows and columns are below 2^53: their product needs more than 64 bits */
 __extension__ typedef __int128 wide;
