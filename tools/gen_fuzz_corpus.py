@@ -801,6 +801,40 @@ REC_SHARD_PLAN_DICT = ["\"format\"", "\"loom.rec.plan/1\"", "\"world_size\"", "\
                  "\"row_wise\"", "\"column_wise\"", "\"table_row_wise\"", "\"data_parallel\"", "\"fused\"",
                  "\"dense\"", "\"quant\"", "9007199254740993", "-1", "1e300", "[0,0]"]
 
+
+# ------------------------------------------------------------- rec_plan
+
+def rec_plan_seeds():
+    """fuzz_rec_plan.c: the planner config JSON itself (examples/rec/plan_config.json's keys)."""
+    def cfg(topology, tables, **kw):
+        d = {"topology": topology, "tables": tables}
+        d.update(kw)
+        return json.dumps(d, separators=(",", ":")).encode()
+    t = lambda name, rows, dim, **kw: dict({"name": name, "num_embeddings": rows, "embedding_dim": dim}, **kw)
+    cuda4 = {"world_size": 4, "local_world_size": 2, "compute_device": "cuda", "hbm_cap": 1 << 30}
+    return {
+        "mixed_cuda": cfg(cuda4, [t("a", 100000, 64, pooling_factor=2.0), t("b", 1000, 16),
+                                  t("c", 400000, 256, sharding_types=["row_wise", "column_wise", "table_row_wise"]),
+                                  t("d", 500000, 128, compute_kernels=["fused_uvm_caching"], cache_load_factor=0.3,
+                                    prefetch_pipeline=True)], batch_size=512),
+        "cpu_fp16": cfg({"world_size": 2, "compute_device": "cpu", "ddr_cap": 1 << 30},
+                        [t("a", 5000, 96, data_type="FP16", min_partition=32, feature_names=["x", "y"])],
+                        partitioner="memory_balanced", optimizer="adam"),
+        "no_fit": cfg({"world_size": 2, "hbm_cap": 1 << 24}, [t("big", 10000000, 128, compute_kernels=["fused"])]),
+        "bad_field": cfg({"world_size": 2}, [t("a", 10, 4, sharding_types=["diagonal"])]),
+        "one_table": cfg({"world_size": 1}, [t("a", 1, 1)]),
+        "truncated": cfg(cuda4, [t("a", 10, 4)])[:40],
+    }
+
+
+REC_PLAN_DICT = ['"topology"', '"tables"', '"world_size"', '"local_world_size"', '"compute_device"', '"hbm_cap"',
+                 '"ddr_cap"', '"intra_host_bw"', '"inter_host_bw"', '"batch_size"', '"name"', '"num_embeddings"',
+                 '"embedding_dim"', '"feature_names"', '"pooling"', '"data_type"', '"pooling_factor"',
+                 '"sharding_types"', '"compute_kernels"', '"cache_load_factor"', '"prefetch_pipeline"',
+                 '"min_partition"', '"partitioner"', '"optimizer"', '"storage_reservation"', '"cuda"', '"cpu"',
+                 '"table_wise"', '"row_wise"', '"column_wise"', '"table_row_wise"', '"data_parallel"', '"fused"',
+                 '"fused_uvm_caching"', '"dense"', '"quant"', '"memory_balanced"', '"FP16"', "true", "1e30", "-1"]
+
 # ------------------------------------------------------------------ write
 
 TARGETS = {
@@ -825,6 +859,7 @@ TARGETS = {
     "rec_criteo": (rec_criteo_seeds, REC_CRITEO_DICT),
     "rec_knn_index": (rec_knn_index_seeds, REC_KNN_INDEX_DICT),
     "rec_shard_plan": (rec_shard_plan_seeds, REC_SHARD_PLAN_DICT),
+    "rec_plan": (rec_plan_seeds, REC_PLAN_DICT),
 }
 
 

@@ -24,9 +24,10 @@ file, each read by the error tests; regnet_configs.json, the stage table
 and the transformers' small cases:
 vit_block/ (one EncoderBlock), vit_tiny/ and vit_tiny_rep/ (a tiny
 VisionTransformer, at its size and interpolated; with pre_logits),
-swin_ops/ (ShiftedWindowAttention, PatchMerging) and swin_tiny/.
+swin_ops/ (ShiftedWindowAttention, PatchMerging) and swin_tiny/; the
+convnets' tiny configurations tiny_<family>/ (write_convnets_tiny).
 
-    .venv/bin/python tools/gen_vision_models_goldens.py [--only NAME,...] [MODELS_DIR]
+    .venv/bin/python tools/gen_vision_models_goldens.py [--only NAME,...] [--tiny-only] [MODELS_DIR]
 
 Needs numpy, torch, torchvision and safetensors.
 """
@@ -277,9 +278,10 @@ def write_swin_tiny(d, seed):
 
 
 # The convnet families' tiny configurations (committed, a few tens of KB
-# each): the generic classes vision.regnet, vision.shufflenet_v2 and
-# vision.mnasnet take the architecture as attributes, so CI runs every
-# family's forward without the full-size weights.
+# each): the generic classes vision.resnet, vision.regnet,
+# vision.efficientnet_v2, vision.shufflenet_v2 and vision.mnasnet take the
+# architecture as attributes, so CI runs every family's forward without
+# the full-size weights.
 TINY_REGNET = dict(depth=4, w_0=8, w_a=8.0, w_m=2.0, group_width=8, se_ratio=0.25)
 TINY_REGNET_STEM, TINY_CLASSES = 8, 10
 
@@ -330,7 +332,67 @@ def write_mnasnet_tiny(d, seed):
     write_convnet_tiny(d, MNASNet(TINY_MNASNET_ALPHA, num_classes=TINY_CLASSES), seed)
 
 
+class TinyResNet(tvm.ResNet):
+    """torchvision's ResNet with the stem's and the stages' widths as
+    arguments (torchvision fixes them at 64 and 64, 128, 256, 512): its own
+    __init__ with 64-wide stages, then conv1, bn1 and layer1..4 rebuilt
+    from its blocks by its _make_layer, so the modules, the forward and the
+    state_dict keys are torchvision's."""
+
+    def __init__(self, block, layers, widths, stem_width, num_classes, groups=1, width_per_group=64):
+        super().__init__(block, [1, 1, 1, 1], num_classes=num_classes, groups=groups,
+                         width_per_group=width_per_group)
+        self.inplanes = stem_width
+        self.conv1 = torch.nn.Conv2d(3, stem_width, kernel_size=7, stride=2, padding=3, bias=False)
+        self.bn1 = self._norm_layer(stem_width)
+        for i, (n, w) in enumerate(zip(layers, widths)):
+            setattr(self, "layer%d" % (i + 1), self._make_layer(block, w, n, stride=1 if i == 0 else 2))
+        self.fc = torch.nn.Linear(widths[3] * block.expansion, num_classes)
+        for m in self.modules():    # ResNet.__init__'s init, on the rebuilt convs too
+            if isinstance(m, torch.nn.Conv2d):
+                torch.nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+
+
+# basic: an identity residual in layer1, a downsample at each stride;
+# bottleneck: grouped 3x3 convs (width int(planes * 16 / 64) * 2) and a
+# stride-1 downsample in layer1 (the stem's 8 channels to 4 x 8)
+TINY_RESNET_BASIC = dict(layers=[2, 1, 1, 1], widths=[8, 16, 24, 32], stem_width=8)
+TINY_RESNET_BOTTLENECK = dict(layers=[2, 1, 1, 1], widths=[8, 8, 16, 16], stem_width=8, groups=2,
+                              width_per_group=16)
+
+
+def write_resnet_tiny(d, block, seed, cfg):
+    from torchvision.models.resnet import BasicBlock, Bottleneck
+    torch.manual_seed(seed)
+    model = TinyResNet(BasicBlock if block == "basic" else Bottleneck, num_classes=TINY_CLASSES, **cfg)
+    write_convnet_tiny(d, model, seed)
+
+
+# rows of (fused, expand_ratio, kernel, stride, in, out, layers): a
+# FusedMBConv without expansion and with its residual, one with expansion
+# (stride 2, then a residual block), an MBConv (stride 2, then a residual
+# block); the head 32 wide
+TINY_EFFNET = [(1, 1, 3, 1, 8, 8, 2), (1, 4, 3, 2, 8, 16, 2), (0, 4, 3, 2, 16, 24, 2)]
+TINY_EFFNET_LAST = 32
+
+
+def write_effnet_tiny(d, seed):
+    """EfficientNet(TINY_EFFNET as FusedMBConvConfig / MBConvConfig,
+    last_channel 32, BatchNorm2d eps 1e-3 as efficientnet_v2_*, 10
+    classes)."""
+    from functools import partial
+    from torchvision.models.efficientnet import EfficientNet, FusedMBConvConfig, MBConvConfig
+    torch.manual_seed(seed)
+    setting = [(FusedMBConvConfig if f else MBConvConfig)(e, k, s, i, o, n) for f, e, k, s, i, o, n in TINY_EFFNET]
+    model = EfficientNet(setting, dropout=0.2, num_classes=TINY_CLASSES, last_channel=TINY_EFFNET_LAST,
+                         norm_layer=partial(torch.nn.BatchNorm2d, eps=1e-03))
+    write_convnet_tiny(d, model, seed)
+
+
 def write_convnets_tiny():
+    write_resnet_tiny(os.path.join(SMALL, "tiny_resnet_basic"), "basic", 530, TINY_RESNET_BASIC)
+    write_resnet_tiny(os.path.join(SMALL, "tiny_resnet_bottleneck"), "bottleneck", 540, TINY_RESNET_BOTTLENECK)
+    write_effnet_tiny(os.path.join(SMALL, "tiny_effnet"), 550)
     write_regnet_tiny(os.path.join(SMALL, "tiny_regnet"), 500)
     write_shufflenet_tiny(os.path.join(SMALL, "tiny_shufflenet"), 510)
     write_mnasnet_tiny(os.path.join(SMALL, "tiny_mnasnet"), 520)
@@ -366,7 +428,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default=",".join(NAMES + REGNET_GOLDENS + EFFNET_GOLDENS + SMALL_GOLDENS + TRANSFORMERS))
     ap.add_argument("out", nargs="?", default=os.path.join(ROOT, "build-models", "vision"))
+    ap.add_argument("--tiny-only", action="store_true",
+                    help="write the committed tiny convnet configurations (tests/data) and nothing else")
     args = ap.parse_args()
+    if args.tiny_only:
+        write_convnets_tiny()
+        return
     write_small()
     write_transformers_small()
     write_convnets_tiny()

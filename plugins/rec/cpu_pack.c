@@ -14,6 +14,6 @@
 #define REC_KNN_CPU
 #endif
 
-PK_PACK_DEFINE("rec", "0.1.0", "torchrec: KeyedJaggedTensor operations with VBE, EmbeddingBagCollection over fbgemm.tbe, RecMetrics, the Criteo TSV reader, TwoTower, DLRM, FAISS retrieval (cpu)",
+PK_PACK_DEFINE("rec", "0.1.0", "torchrec: KeyedJaggedTensor operations with VBE, EmbeddingBagCollection over fbgemm.tbe, RecMetrics, the Criteo TSV reader, TwoTower, DLRM, the sharding planner, FAISS retrieval (cpu)",
                NULL, NULL, &rec_kjt_cpu, &rec_collections_cpu, &rec_metrics_cpu, &rec_criteo_cpu, &rec_retrieval_cpu,
-               &rec_dlrm_cpu REC_KNN_CPU)
+               &rec_dlrm_cpu, &rec_planner_cpu REC_KNN_CPU)

@@ -22,6 +22,8 @@
 **         rec.knn_index and rec.knn_retrieve (module knn, knn.h)
 **   dlrm/  rec.dlrm: torchrec's DLRM over a fused_embedding_bag_collection,
 **         its forward and DLRMTrain's training step
+**   planner/  rec.plan: torchrec's EmbeddingShardingPlanner (planner.h): a
+**         config JSON in, the plan (loom.rec.plan/1) and its stats out
 **
 ** Invariant: pk_host (pack.h) is set by the pack's init before any kernel
 ** runs and stays valid until the core shuts down.
@@ -40,6 +42,7 @@ extern const pk_module rec_metrics_cpu;
 extern const pk_module rec_criteo_cpu;
 extern const pk_module rec_retrieval_cpu;
 extern const pk_module rec_dlrm_cpu;
+extern const pk_module rec_planner_cpu;
 extern const pk_module rec_knn_cpu;   /* with LOOM_REC_HAVE_FAISS */
 
 #endif /* LOOM_REC_PACK_H */

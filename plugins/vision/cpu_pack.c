@@ -15,8 +15,8 @@
 
 PK_PACK_DEFINE("vision", "0.1.0",
                "torchvision.ops: NMS, box IoU and losses, RoI ops, deform_conv2d, DropBlock; transforms v2; "
-               "torchvision.io image decode / encode; model layers and ResNet-family models (cpu, onednn)",
+               "torchvision.io image decode / encode; model layers and ResNet-family models (cpu, onednn); detection parts",
                NULL, layers_onednn_fini,
                &vision_boxes_cpu, &vision_roi_cpu, &vision_deform_cpu, &vision_transforms_cpu VISION_IMAGE_IO_CPU,
                &vision_layers_cpu, &vision_models_cpu, &vision_attention_cpu, &vision_vit_cpu,
-               &vision_swin_cpu)
+               &vision_swin_cpu, &vision_detection_cpu)

@@ -18,6 +18,8 @@
 **           patch merging (its own module)
 **   models/ ResNet, ResNeXt, Wide ResNet object classes on the layers' ops;
 **           vit, swin: the ViT and Swin classes (a module each)
+**   detection/ the detectors' parts: GeneralizedRCNNTransform, anchors, box
+**           coder, RPN proposals (cpu only)
 ** Every module names its ops once, in an X-macro list of its header
 ** (VISION_<MODULE>_OPS), defines their schemas once (compiled into both
 ** packs, so both define identical schemas) and gives one pk_module per
@@ -54,6 +56,7 @@ extern const pk_module vision_models_cpu;      /* models/: the classification mo
 extern const pk_module vision_attention_cpu;   /* layers/attention*: the transformer blocks */
 extern const pk_module vision_vit_cpu;         /* models/vit_*: the ViT classes */
 extern const pk_module vision_swin_cpu;        /* models/swin_*: the Swin classes */
+extern const pk_module vision_detection_cpu;   /* detection/: the detectors' parts (cpu only) */
 extern const pk_module vision_boxes_cuda, vision_roi_cuda, vision_deform_cuda;
 extern const pk_module vision_image_io_cpu;     /* image_io/: decode / encode (libjpeg-turbo, libpng) */
 extern const pk_module vision_image_io_cuda;    /* image_io/: decode_jpeg through nvJPEG */

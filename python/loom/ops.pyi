@@ -1644,6 +1644,19 @@ class rec:
             output (f64, rank 1): f64 [tasks]"""
         ...
     @staticmethod
+    def plan(config: TensorLike, *, search_space: bool = False) -> Tuple[Any, Any, Any]:
+        """TorchRec's EmbeddingShardingPlanner: enumerate sharding options, estimate perf and storage, propose (grid search, greedy, uniform) and partition (greedy or memory balanced); deterministic
+
+        Inputs:
+            config (u8, rank 1): the config JSON (u8 UTF-8): tables (EmbeddingBagConfig fields, pooling_factor and the constraints), topology (Topology's fields, bytes and bytes/s), batch_size
+        Attributes (keyword-only):
+            search_space (bool, default False): estimates: also every enumerated option of every table with its per-shard estimates
+        Outputs:
+            plan (u8, rank 1): the plan as loom.rec.plan/1 JSON (canonical: no spaces)
+            stats (u8, rank 1): the planner's stats table (per rank HBM, DDR, perf; per table sharding, kernel, ranks)
+            estimates (u8, rank 1): JSON: the plan's hash and perf rating, every shard's perf (ms) and storage (bytes)"""
+        ...
+    @staticmethod
     def sharded_embedding_bag_collection(values: TensorLike, lengths: TensorLike, weights: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Any:
         """ShardedEmbeddingBagCollection.forward over MPI: this rank's KJT distributed to the shards by all-to-all, looked up on the local fbgemm.tbe, pooled rows back by all-to-all (table/column-wise) or reduce-scatter (row-wise); collective: every rank calls it
 
@@ -2478,6 +2491,19 @@ class vision:
             output (f32,u8,i32,i64,bool, any rank): [..., H', W']: the labels at the nearest source pixel, or the fill"""
         ...
     @staticmethod
+    def anchor_generator(grid_sizes: TensorLike, *, sizes: Sequence[int], aspect_ratios: Sequence[float], image_size: Sequence[int]) -> Any:
+        """torchvision AnchorGenerator: the anchors of every level of one batch's feature maps
+
+        Inputs:
+            grid_sizes (i64, rank 2): [L, 2] (h, w) of each level's feature map
+        Attributes (keyword-only):
+            sizes (Sequence[int], required): anchor sizes, the same count per level, level after level (torchvision's sizes flattened)
+            aspect_ratios (Sequence[float], required): height / width ratios, the same on every level (as every torchvision detector has them)
+            image_size (Sequence[int], required): (H, W) of the batched images (their padded size); a level's stride is H // h, W // w
+        Outputs:
+            anchors (f32, rank 2): [sum of h * w * sizes * ratios, 4] xyxy: level by level, row-major locations, then ratio-major cell anchors"""
+        ...
+    @staticmethod
     def augmix(image: TensorLike, draws: Optional[TensorLike] = None, *, severity: int = 3, mixture_width: int = 3, chain_depth: int = -1, alpha: float = 1.0, all_ops: bool = True, interpolation: str = 'bilinear', fill: Optional[Sequence[float]] = None, seed: int = 0) -> Any:
         """torchvision.transforms.v2.AugMix: chains of random ops mixed with the image by Dirichlet weights (per image of a batch; the chains shared, as torchvision)
 
@@ -2574,6 +2600,19 @@ class vision:
             fmt (str, default 'xyxy'): box format: xyxy, xywh or cxcywh
         Outputs:
             output (f32,f64, any rank): [..] (f32 for f16 boxes)"""
+        ...
+    @staticmethod
+    def box_coder_decode(rel_codes: TensorLike, boxes: TensorLike, *, weights: Optional[Sequence[float]] = None, bbox_xform_clip: float = 4.135166556742356) -> Any:
+        """torchvision BoxCoder.decode: box codes relative to reference boxes, to xyxy boxes
+
+        Inputs:
+            rel_codes (f32, rank 2): [N, 4 K] (dx, dy, dw, dh) per box and class
+            boxes (f32, rank 2): [N, 4] xyxy reference boxes (anchors, proposals)
+        Attributes (keyword-only):
+            weights (Sequence[float], default: absent): (wx, wy, ww, wh) the codes are divided by; absent: 1, 1, 1, 1 (the RPN's; the RoI heads use 10, 10, 5, 5)
+            bbox_xform_clip (float, default 4.135166556742356): dw and dh are clamped above at this (default log(1000 / 16))
+        Outputs:
+            output (f32, rank 3): [N, K, 4] decoded xyxy boxes"""
         ...
     @staticmethod
     def box_convert(boxes: TensorLike, *, in_fmt: str, out_fmt: str) -> Any:
@@ -2904,6 +2943,17 @@ class vision:
             output (f32,f64,f16, any rank): shape and dtype of input"""
         ...
     @staticmethod
+    def efficientnet_v2(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.efficientnet_v2 forward: logits of an NCHW batch
+
+        A method of the object class vision.efficientnet_v2: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
     def efficientnet_v2_l(input: TensorLike, *, object: Optional[Object] = None) -> Any:
         """torchvision.models.efficientnet_v2_l forward: logits of an NCHW batch
 
@@ -3202,6 +3252,26 @@ class vision:
             output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
         ...
     @staticmethod
+    def multiscale_roi_align(boxes: TensorLike, boxes_offsets: TensorLike, image_sizes: TensorLike, x0: TensorLike, x1: Optional[TensorLike] = None, x2: Optional[TensorLike] = None, x3: Optional[TensorLike] = None, *, output_size: Sequence[int], sampling_ratio: int = 2, canonical_scale: int = 224, canonical_level: int = 4) -> Any:
+        """torchvision MultiScaleRoIAlign: each box pooled by roi_align from the FPN level its size maps to
+
+        Inputs:
+            boxes (f32, rank 2): [K, 4] xyxy boxes of every image, image after image
+            boxes_offsets (i64, rank 1): [B+1] image b's boxes are rows offsets[b]..offsets[b+1]
+            image_sizes (i64, rank 2): [B, 2] (h, w) of each image (the maps' scales)
+            x0 (f32, rank 4): [B, C, H, W] feature map 0 (x0 the finest; absent: fewer levels)
+            x1 (f32, rank 4, optional): [B, C, H, W] feature map 1 (x0 the finest; absent: fewer levels)
+            x2 (f32, rank 4, optional): [B, C, H, W] feature map 2 (x0 the finest; absent: fewer levels)
+            x3 (f32, rank 4, optional): [B, C, H, W] feature map 3 (x0 the finest; absent: fewer levels)
+        Attributes (keyword-only):
+            output_size (Sequence[int], required): [PH, PW], or [S] for S x S (Faster R-CNN's box head: 7)
+            sampling_ratio (int, default 2): samples per bin side of roi_align (aligned=False); <= 0: adaptive
+            canonical_scale (int, default 224): LevelMapper: a box of this sqrt(area) goes to canonical_level
+            canonical_level (int, default 4): LevelMapper's level of canonical_scale
+        Outputs:
+            output (f32, rank 4): [K, C, PH, PW] each box pooled from its level"""
+        ...
+    @staticmethod
     def nms(boxes: TensorLike, scores: TensorLike, *, iou_threshold: float) -> Any:
         """torchvision.ops.nms: indices of the boxes kept by greedy IoU suppression, by decreasing score
 
@@ -3427,6 +3497,70 @@ class vision:
             seed (int, default 0): seed of the draws when no 'draws' input is given (the same result on every backend)
         Outputs:
             output (f32,u8, any rank): the augmented image, same shape and dtype"""
+        ...
+    @staticmethod
+    def rcnn_postprocess_boxes(boxes: TensorLike, *, image_size: Sequence[int], original_size: Sequence[int]) -> Any:
+        """GeneralizedRCNNTransform.postprocess: boxes scaled back from image_size to original_size
+
+        Inputs:
+            boxes (f32, rank 2): [N, 4] xyxy boxes on the resized image
+        Attributes (keyword-only):
+            image_size (Sequence[int], required): (H, W) the boxes lie on: the resized image (rcnn_transform's image_sizes row)
+            original_size (Sequence[int], required): (H, W) of the image before the transform
+        Outputs:
+            output (f32, rank 2): [N, 4] the boxes on the original image"""
+        ...
+    @staticmethod
+    def rcnn_postprocess_detections(class_logits: TensorLike, box_regression: TensorLike, proposals: TensorLike, proposals_offsets: TensorLike, image_sizes: TensorLike, *, score_thresh: float = 0.05, nms_thresh: float = 0.5, detections_per_img: int = 100, weights: Optional[Sequence[float]] = None, bbox_xform_clip: float = 4.135166556742356) -> Tuple[Any, Any, Any, Any]:
+        """torchvision RoIHeads.postprocess_detections: softmax, decode, clip, score threshold, nms per class, detections_per_img
+
+        Inputs:
+            class_logits (f32, rank 2): [K, C] the box predictor's class logits
+            box_regression (f32, rank 2): [K, 4 C] its box codes per class
+            proposals (f32, rank 2): [K, 4] the proposals the rows belong to, image after image
+            proposals_offsets (i64, rank 1): [B+1] image b's proposals are rows offsets[b]..offsets[b+1]
+            image_sizes (i64, rank 2): [B, 2] (h, w) the boxes are clipped to
+        Attributes (keyword-only):
+            score_thresh (float, default 0.05): class scores (softmax) must be above this
+            nms_thresh (float, default 0.5): IoU threshold of the per-class nms
+            detections_per_img (int, default 100): detections kept per image, by decreasing score
+            weights (Sequence[float], default: absent): (wx, wy, ww, wh) of the box coder; absent: the RoI heads' 10, 10, 5, 5
+            bbox_xform_clip (float, default 4.135166556742356): dw and dh are clamped above at this (default log(1000 / 16))
+        Outputs:
+            boxes (f32, rank 2): [D, 4] detections of every image, image after image
+            scores (f32, rank 1): [D] their class scores, decreasing per image
+            labels (i64, rank 1): [D] their classes (1..C-1)
+            offsets (i64, rank 1): [B+1] image b's rows are offsets[b]..offsets[b+1]"""
+        ...
+    @staticmethod
+    def rcnn_resize(image: TensorLike, *, min_size: int = 800, max_size: int = 1333) -> Any:
+        """the resize of GeneralizedRCNNTransform: short edge to min_size, long edge at most max_size, bilinear
+
+        Inputs:
+            image (f32, rank 3): [C, H, W] (normalized) image
+        Attributes (keyword-only):
+            min_size (int, default 800): the short edge is scaled to min_size (torchvision's min_size[-1] in eval)
+            max_size (int, default 1333): unless the long edge would then pass max_size: scale = min(min_size/short, max_size/long)
+        Outputs:
+            output (f32, rank 3): [C, h, w], bilinear without antialias"""
+        ...
+    @staticmethod
+    def rcnn_transform(images: TensorLike, images_offsets: TensorLike, original_sizes: TensorLike, *, min_size: int = 800, max_size: int = 1333, image_mean: Optional[Sequence[float]] = None, image_std: Optional[Sequence[float]] = None, size_divisible: int = 32) -> Tuple[Any, Any]:
+        """torchvision GeneralizedRCNNTransform (eval): normalize, resize each image, batch padded to size_divisible
+
+        Inputs:
+            images (f32, rank 1): the [C, H, W] images (C the count of image_mean) flattened, one after the other
+            images_offsets (i64, rank 1): [B+1] element offsets of each image in images
+            original_sizes (i64, rank 2): [B, 2] (H, W) of each image
+        Attributes (keyword-only):
+            min_size (int, default 800): the short edge is scaled to min_size (torchvision's min_size[-1] in eval)
+            max_size (int, default 1333): unless the long edge would then pass max_size: scale = min(min_size/short, max_size/long)
+            image_mean (Sequence[float], default: absent): one per channel; absent: ImageNet's 0.485, 0.456, 0.406
+            image_std (Sequence[float], default: absent): one per channel; absent: ImageNet's 0.229, 0.224, 0.225
+            size_divisible (int, default 32): the batch's height and width are rounded up to a multiple of this
+        Outputs:
+            tensors (f32, rank 4): [B, C, H', W']: each image normalized, resized and zero-padded at the bottom and right
+            image_sizes (i64, rank 2): [B, 2] (h, w) of each resized image"""
         ...
     @staticmethod
     def read_file(*, path: str) -> Any:
@@ -3720,6 +3854,17 @@ class vision:
             canvas_size (i64, rank 1): [2]: the new (H, W)"""
         ...
     @staticmethod
+    def resnet(input: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """torchvision.models.resnet forward: logits of an NCHW batch
+
+        A method of the object class vision.resnet: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
+        Outputs:
+            output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
     def resnet101(input: TensorLike, *, object: Optional[Object] = None) -> Any:
         """torchvision.models.resnet101 forward: logits of an NCHW batch
 
@@ -3931,6 +4076,29 @@ class vision:
             center (Sequence[float], default: absent): (x, y) of the pivot; absent: the mask centre
         Outputs:
             output (f32,u8,i32,i64,bool, any rank): [..., H', W']: the labels at the nearest source pixel, or the fill"""
+        ...
+    @staticmethod
+    def rpn_proposals(objectness: TensorLike, pred_bbox_deltas: TensorLike, anchors: TensorLike, image_sizes: TensorLike, *, num_anchors_per_level: Sequence[int], pre_nms_top_n: int = 1000, post_nms_top_n: int = 1000, nms_thresh: float = 0.7, score_thresh: float = 0.0, min_size: float = 0.001, weights: Optional[Sequence[float]] = None, bbox_xform_clip: float = 4.135166556742356) -> Tuple[Any, Any, Any]:
+        """torchvision RegionProposalNetwork after its head: decode, top-n per level, clip, remove small, score threshold, nms per level, post-nms top-n
+
+        Inputs:
+            objectness (f32, rank 2): [B, A] logits, levels concatenated as concat_box_prediction_layers orders them
+            pred_bbox_deltas (f32, rank 3): [B, A, 4] box codes, in the same order
+            anchors (f32, rank 2): [A, 4] the anchors (vision.anchor_generator)
+            image_sizes (i64, rank 2): [B, 2] (h, w) each image's proposals are clipped to
+        Attributes (keyword-only):
+            num_anchors_per_level (Sequence[int], required): anchors of each level (h * w * anchors per location), summing to A
+            pre_nms_top_n (int, default 1000): the best this many anchors of each level (by objectness) go on
+            post_nms_top_n (int, default 1000): proposals kept per image after nms
+            nms_thresh (float, default 0.7): IoU threshold of the per-level batched_nms
+            score_thresh (float, default 0.0): proposals whose sigmoid(objectness) is below are dropped
+            min_size (float, default 0.001): proposals narrower or lower than this (after clipping) are dropped
+            weights (Sequence[float], default: absent): (wx, wy, ww, wh) the codes are divided by; absent: 1, 1, 1, 1 (the RPN's; the RoI heads use 10, 10, 5, 5)
+            bbox_xform_clip (float, default 4.135166556742356): dw and dh are clamped above at this (default log(1000 / 16))
+        Outputs:
+            boxes (f32, rank 2): [K, 4] the proposals of every image, image after image
+            scores (f32, rank 1): [K] their sigmoid(objectness), decreasing per image
+            offsets (i64, rank 1): [B+1] image b's rows are offsets[b]..offsets[b+1]"""
         ...
     @staticmethod
     def sanitize_bounding_boxes(boxes: TensorLike, labels: Optional[TensorLike] = None, *, format: str = 'xyxy', canvas_size: Sequence[int], min_size: float = 1.0, min_area: float = 1.0) -> Tuple[Any, Any, Any]:

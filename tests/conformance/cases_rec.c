@@ -68,6 +68,9 @@ const cf_gen cf_rec_gens[] = {
     { "rec.dlrm_train_step", 0, 0, NULL, DLRM_TEST },
     { "rec.dlrm_save", 0, 0, NULL, DLRM_TEST },
     { "rec.fused_embedding_bag_collection_weight", 0, 0, NULL, DLRM_TEST },
+    { "rec.plan", 0, 0, NULL,
+      "tests/rec/planner/test_planner.c: cpu only (integer and double bookkeeping, no tensor math); the plans of "
+      "torchrec's EmbeddingShardingPlanner, per-shard estimates within 1e-12" },
     { "rec.sharded_embedding_bag_collection", 0, 0, NULL, SHARD_TEST },
     { "rec.sharded_embedding_bag_collection_backward", 0, 0, NULL, SHARD_TEST },
 };

@@ -755,6 +755,110 @@ static int mask_warp_make(cf_case *c)
 #define AUGMENT_COVERED                                                                            \
     "tests/vision/transforms_augment: cpu only, torchvision's results from its recorded draws, and seeded"
 
+/* Detection module (cpu only; its cases keep it under the harness for any
+** backend that adds kernels): the transform of two images of different
+** sizes, its resize and postprocess, the anchors of two levels, the box
+** decode with the RoI heads' weights, the RPN's proposals of two images,
+** boxes pooled from three levels, the detections of two images.
+** Tolerances: sizes, anchors, offsets and postprocessed boxes are the same
+** float32 operations (bytes); resized pixels within 1e-5 (vision.resize's
+** taps), decoded boxes and proposals within 1e-4 relative (exp in another
+** library: an ulp), nms picks on those boxes: the same rows. */
+static int detection_make(cf_case *c)
+{
+    if (c->index >= 1)
+        return 0;
+    cf_tol_all(c, CF_BYTES, 0, 0);
+    if (strcmp(c->op, "vision.rcnn_transform") == 0) {
+        const int64_t n = 3 * 11 * 17 + 3 * 9 * 5;
+        c->in[0] = cf_uniform(c, LOOM_DTYPE_F32, 1, &n, 0, 0, 1);
+        c->in[1] = cf_index(c, LOOM_DTYPE_I64, 1, (const int64_t[]){ 3 }, (const int64_t[]){ 0, 3 * 11 * 17, n });
+        c->in[2] = cf_index(c, LOOM_DTYPE_I64, 2, (const int64_t[]){ 2, 2 }, (const int64_t[]){ 11, 17, 9, 5 });
+        c->n_in = 3;
+        cf_attrs(c, "min_size=20;max_size=40");
+        c->tol[0] = (cf_tol){ CF_CLOSE, 1e-5, 1e-5 };
+        cf_what(c, "[3,11,17] and [3,9,5], min_size 20, max_size 40");
+    } else if (strcmp(c->op, "vision.rcnn_resize") == 0) {
+        c->in[0] = cf_uniform(c, LOOM_DTYPE_F32, 3, (const int64_t[]){ 3, 13, 17 }, 0, -2, 2);
+        c->n_in = 1;
+        cf_attrs(c, "min_size=20;max_size=24");
+        cf_tol_all(c, CF_CLOSE, 1e-5, 1e-5);
+        cf_what(c, "[3,13,17], min_size 20, max_size 24");
+    } else if (strcmp(c->op, "vision.rcnn_postprocess_boxes") == 0) {
+        c->in[0] = cf_uniform(c, LOOM_DTYPE_F32, 2, (const int64_t[]){ 17, 4 }, 0, 0, 40);
+        c->n_in = 1;
+        cf_attrs(c, "image_size=40,53;original_size=31,17");
+        cf_what(c, "17 boxes, 40 x 53 to 31 x 17");
+    } else if (strcmp(c->op, "vision.anchor_generator") == 0) {
+        c->in[0] = cf_index(c, LOOM_DTYPE_I64, 2, (const int64_t[]){ 2, 2 }, (const int64_t[]){ 8, 10, 4, 5 });
+        c->n_in = 1;
+        cf_attrs(c, "sizes=32,40,64,80;aspect_ratios=0.5,1,2;image_size=64,80");
+        cf_what(c, "2 levels, 2 sizes x 3 ratios");
+    } else if (strcmp(c->op, "vision.box_coder_decode") == 0) {
+        c->in[0] = cf_uniform(c, LOOM_DTYPE_F32, 2, (const int64_t[]){ 29, 8 }, 0, -3, 6);
+        c->in[1] = cf_uniform(c, LOOM_DTYPE_F32, 2, (const int64_t[]){ 29, 4 }, 1, 0, 50);
+        c->n_in = 2;
+        cf_attrs(c, "weights=10,10,5,5");
+        cf_tol_all(c, CF_CLOSE, 1e-4, 1e-4);
+        cf_what(c, "29 boxes x 2 classes, weights 10,10,5,5");
+    } else if (strcmp(c->op, "vision.multiscale_roi_align") == 0) {
+        double b[4 * 14];
+        for (int i = 0; i < 14; i++) {
+            const double x = cf_draw(c, 0, 3 * (uint64_t)i) * 40, y = cf_draw(c, 0, 3 * (uint64_t)i + 1) * 40;
+            const double side = 4 + cf_draw(c, 0, 3 * (uint64_t)i + 2) * 120;
+            b[4 * i] = x;
+            b[4 * i + 1] = y;
+            b[4 * i + 2] = x + side;
+            b[4 * i + 3] = y + side * 0.7;
+        }
+        c->in[0] = cf_values(c, LOOM_DTYPE_F32, 2, (const int64_t[]){ 14, 4 }, b);
+        c->in[1] = cf_index(c, LOOM_DTYPE_I64, 1, (const int64_t[]){ 3 }, (const int64_t[]){ 0, 8, 14 });
+        c->in[2] = cf_index(c, LOOM_DTYPE_I64, 2, (const int64_t[]){ 2, 2 }, (const int64_t[]){ 64, 60, 50, 64 });
+        c->in[3] = cf_uniform(c, LOOM_DTYPE_F32, 4, (const int64_t[]){ 2, 3, 16, 16 }, 1, -1, 1);
+        c->in[4] = cf_uniform(c, LOOM_DTYPE_F32, 4, (const int64_t[]){ 2, 3, 8, 8 }, 2, -1, 1);
+        c->in[5] = cf_uniform(c, LOOM_DTYPE_F32, 4, (const int64_t[]){ 2, 3, 4, 4 }, 3, -1, 1);
+        c->n_in = 6;
+        cf_attrs(c, "output_size=5");
+        cf_what(c, "14 boxes on 2 images, 3 levels, 5 x 5");
+    } else if (strcmp(c->op, "vision.rcnn_postprocess_detections") == 0) {
+        c->in[0] = cf_uniform(c, LOOM_DTYPE_F32, 2, (const int64_t[]){ 30, 4 }, 0, -3, 3);
+        c->in[1] = cf_uniform(c, LOOM_DTYPE_F32, 2, (const int64_t[]){ 30, 16 }, 1, -1, 1);
+        double p[120];
+        for (int i = 0; i < 30; i++) {
+            const double x = cf_draw(c, 2, 2 * (uint64_t)i) * 40, y = cf_draw(c, 2, 2 * (uint64_t)i + 1) * 30;
+            p[4 * i] = x;
+            p[4 * i + 1] = y;
+            p[4 * i + 2] = x + 3 + (i % 11);
+            p[4 * i + 3] = y + 2 + (i % 7);
+        }
+        c->in[2] = cf_values(c, LOOM_DTYPE_F32, 2, (const int64_t[]){ 30, 4 }, p);
+        c->in[3] = cf_index(c, LOOM_DTYPE_I64, 1, (const int64_t[]){ 3 }, (const int64_t[]){ 0, 18, 30 });
+        c->in[4] = cf_index(c, LOOM_DTYPE_I64, 2, (const int64_t[]){ 2, 2 }, (const int64_t[]){ 40, 50, 35, 45 });
+        c->n_in = 5;
+        cf_attrs(c, "score_thresh=0.2;detections_per_img=9");
+        c->tol[0] = c->tol[1] = (cf_tol){ CF_CLOSE, 1e-4, 1e-4 };
+        cf_what(c, "30 proposals on 2 images, 4 classes, 9 kept");
+    } else {
+        c->in[0] = cf_uniform(c, LOOM_DTYPE_F32, 2, (const int64_t[]){ 2, 60 }, 0, -4, 4);
+        c->in[1] = cf_uniform(c, LOOM_DTYPE_F32, 3, (const int64_t[]){ 2, 60, 4 }, 1, -1, 1);
+        double a[240];
+        for (int i = 0; i < 60; i++) {
+            const double x = cf_draw(c, 2, 2 * (uint64_t)i) * 40, y = cf_draw(c, 2, 2 * (uint64_t)i + 1) * 30;
+            a[4 * i] = x;
+            a[4 * i + 1] = y;
+            a[4 * i + 2] = x + 4 + (i % 7);
+            a[4 * i + 3] = y + 3 + (i % 5);
+        }
+        c->in[2] = cf_values(c, LOOM_DTYPE_F32, 2, (const int64_t[]){ 60, 4 }, a);
+        c->in[3] = cf_index(c, LOOM_DTYPE_I64, 2, (const int64_t[]){ 2, 2 }, (const int64_t[]){ 30, 40, 25, 33 });
+        c->n_in = 4;
+        cf_attrs(c, "num_anchors_per_level=40,20;pre_nms_top_n=25;post_nms_top_n=12;nms_thresh=0.5");
+        c->tol[0] = c->tol[1] = (cf_tol){ CF_CLOSE, 1e-4, 1e-4 };
+        cf_what(c, "2 images, 60 anchors in 2 levels, top 25, nms 0.5, 12 kept");
+    }
+    return 1;
+}
+
 const cf_gen cf_vision_gens[] = {
     { "vision.nms", F32_F64, N_BOX_SIZES, nms_make, NULL },
     { "vision.batched_nms", F32_F64, N_BOX_SIZES, nms_make, NULL },
@@ -831,7 +935,8 @@ const cf_gen cf_vision_gens[] = {
 #undef SMALL_COVERED
 #define TINY_COVERED(id) { "vision." #id, 0, 0, NULL, "tests/vision/models/test_models_tiny.c: cpu:ops only, " \
                            "dispatching the layer ops (each compared across backends above)" },
-    TINY_COVERED(regnet) TINY_COVERED(shufflenet_v2) TINY_COVERED(mnasnet)
+    TINY_COVERED(resnet) TINY_COVERED(regnet) TINY_COVERED(efficientnet_v2) TINY_COVERED(shufflenet_v2)
+    TINY_COVERED(mnasnet)
 #undef TINY_COVERED
     { "vision.vit_encoder_block", 0, 0, NULL, "tests/vision/models_vit: cpu only, torchvision goldens" },
     { "vision.vit_b_16", 0, 0, NULL, MODEL_COVERED },
@@ -908,5 +1013,13 @@ const cf_gen cf_vision_gens[] = {
     { "vision.rgb_to_grayscale", BIT(U8) | BIT(F32), 1, colour_make, NULL },
     { "vision.normalize", BIT(F32), 1, colour_make, NULL },
     { "vision.preprocess", BIT(U8) | BIT(F32), 2, preprocess_make, NULL },
+    { "vision.rcnn_transform", BIT(F32), 1, detection_make, NULL },
+    { "vision.rcnn_resize", BIT(F32), 1, detection_make, NULL },
+    { "vision.rcnn_postprocess_boxes", BIT(F32), 1, detection_make, NULL },
+    { "vision.anchor_generator", BIT(I64), 1, detection_make, NULL },
+    { "vision.box_coder_decode", BIT(F32), 1, detection_make, NULL },
+    { "vision.rpn_proposals", BIT(F32), 1, detection_make, NULL },
+    { "vision.multiscale_roi_align", BIT(F32), 1, detection_make, NULL },
+    { "vision.rcnn_postprocess_detections", BIT(F32), 1, detection_make, NULL },
 };
 const size_t cf_vision_n_gens = sizeof cf_vision_gens / sizeof cf_vision_gens[0];

@@ -121,6 +121,8 @@ static const oc_case cases[] = {
     { "rec.calibration", "N = 0", { T(F64, 1, 0), T(F64, 1, 0) }, NULL, { T(F64, 1, 1) }, .zeros = 1 },
     { "rec.ctr", "no tasks", { T(F32, 2, 0, 5), T(F32, 2, 0, 5) }, NULL, { T(F64, 1, 0) } },
     { "rec.mse", "N = 0", { T(F32, 1, 0), T(F32, 1, 0) }, NULL, { T(F64, 1, 1) }, .zeros = 1 },
+    /* no config text: nothing to plan */
+    { "rec.plan", "empty config", { T(U8, 1, 0) }, NULL, .expect = LOOM_EINVAL, .message = "'config' is empty" },
 };
 
 static int setup(void **state)

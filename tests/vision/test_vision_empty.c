@@ -30,6 +30,8 @@
 #define NONE { 0 }
 
 static const double zero_offset[1] = { 0 };
+static const double zero_offset3[3] = { 0, 0, 0 };
+static const double sizes_2x2[4] = { 32, 32, 30, 28 };
 static const double two_rois[10] = { 0, 0, 0, 4, 4, 0, 1, 1, 6, 6 };
 /* offsets of -0.5: samples at y = -0.5 lie inside torchvision's (-1, H) even for H = 0 */
 static const double half_off[28] = { -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5,
@@ -292,6 +294,36 @@ static const oc_case cases[] = {
     { "vision.preprocess", "no images", { T(U8, 4, 0, 3, 50, 60) }, "resize_size=40;crop_size=32",
       { T(F32, 4, 0, 3, 32, 32) } },
     { "vision.preprocess", "zero width", { T(U8, 3, 3, 50, 0) }, NULL, { NONE }, LOOM_EINVAL, "'image'" },
+    /* ------------------------------------------------------- detection */
+    /* an empty image list: torchvision's batch_images indexes the first image (IndexError) */
+    { "vision.rcnn_transform", "an empty list", { T(F32, 1, 0), TV(I64, zero_offset, 1, 1), T(I64, 2, 0, 2) }, NULL,
+      { NONE }, LOOM_EINVAL, "the image list is empty" },
+    /* scale = min(800 / 5, 1333 / 6): 800 x 960 planes, of which there are none */
+    { "vision.rcnn_resize", "no channels", { T(F32, 3, 0, 5, 6) }, NULL, { T(F32, 3, 0, 800, 960) } },
+    /* torchvision: interpolate refuses an input without pixels */
+    { "vision.rcnn_resize", "zero rows", { T(F32, 3, 3, 0, 4) }, NULL, { NONE }, LOOM_EINVAL, "image 0 is 0 x 4" },
+    { "vision.rcnn_postprocess_boxes", "no boxes", { T(F32, 2, 0, 4) }, "image_size=10,20;original_size=5,5",
+      { T(F32, 2, 0, 4) } },
+    /* torchvision: torch.cat of no levels' anchors fails */
+    { "vision.anchor_generator", "no levels", { T(I64, 2, 0, 2) }, "sizes=32;aspect_ratios=1;image_size=8,8",
+      { NONE }, LOOM_EINVAL, "at least one level" },
+    { "vision.box_coder_decode", "no boxes", { T(F32, 2, 0, 4), T(F32, 2, 0, 4) }, NULL, { T(F32, 3, 0, 1, 4) } },
+    { "vision.box_coder_decode", "no classes", { T(F32, 2, 3, 0), T(F32, 2, 3, 4) }, NULL, { T(F32, 3, 3, 0, 4) } },
+    { "vision.rpn_proposals", "no images", { T(F32, 2, 0, 12), T(F32, 3, 0, 12, 4), T(F32, 2, 12, 4), T(I64, 2, 0, 2) },
+      "num_anchors_per_level=12", { T(F32, 2, 0, 4), T(F32, 1, 0), T(I64, 1, 1) }, .zeros = 4 },
+    { "vision.rpn_proposals", "no anchors", { T(F32, 2, 2, 0), T(F32, 3, 2, 0, 4), T(F32, 2, 0, 4), T(I64, 2, 2, 2) },
+      "num_anchors_per_level=0", { T(F32, 2, 0, 4), T(F32, 1, 0), T(I64, 1, 3) }, .zeros = 4 },
+    /* no boxes on two images: [0, C, 7, 7] */
+    { "vision.multiscale_roi_align", "no boxes",
+      { T(F32, 2, 0, 4), TV(I64, zero_offset3, 1, 3), TV(I64, sizes_2x2, 2, 2, 2), T(F32, 4, 2, 3, 8, 8),
+        T(F32, 4, 2, 3, 4, 4) },
+      "output_size=7", { T(F32, 4, 0, 3, 7, 7) } },
+    /* torchvision's _setup_scales: "images list should not be empty" */
+    { "vision.multiscale_roi_align", "no images", { T(F32, 2, 0, 4), TV(I64, zero_offset, 1, 1), T(I64, 2, 0, 2),
+      T(F32, 4, 0, 3, 8, 8) }, "output_size=7", { NONE }, LOOM_EINVAL, "no images" },
+    { "vision.rcnn_postprocess_detections", "no proposals",
+      { T(F32, 2, 0, 5), T(F32, 2, 0, 20), T(F32, 2, 0, 4), TV(I64, zero_offset3, 1, 3), TV(I64, sizes_2x2, 2, 2, 2) },
+      NULL, { T(F32, 2, 0, 4), T(F32, 1, 0), T(I64, 1, 0), T(I64, 1, 3) }, .zeros = 8 },
     { "vision.affine", "no images", { T(U8, 4, 0, 3, 8, 9) }, "angle=10;translate=1,2;scale=1;shear=0",
       { T(U8, 4, 0, 3, 8, 9) } },
     { "vision.rotate", "no images, 90 expanded", { T(F32, 4, 0, 3, 8, 9) }, "angle=90;expand=true",
@@ -404,7 +436,8 @@ static const oc_case cases[] = {
     MODEL_NO_OBJECT(shufflenet_v2_x2_0) MODEL_NO_OBJECT(mnasnet0_5) MODEL_NO_OBJECT(mnasnet0_75)
     MODEL_NO_OBJECT(mnasnet1_0) MODEL_NO_OBJECT(mnasnet1_3)
     MODEL_NO_OBJECT(vit_b_16) MODEL_NO_OBJECT(vit_b_32) MODEL_NO_OBJECT(vit_l_16) MODEL_NO_OBJECT(vit_h_14)
-    MODEL_NO_OBJECT(vision_transformer) MODEL_NO_OBJECT(regnet) MODEL_NO_OBJECT(shufflenet_v2) MODEL_NO_OBJECT(mnasnet)
+    MODEL_NO_OBJECT(vision_transformer) MODEL_NO_OBJECT(resnet) MODEL_NO_OBJECT(regnet) MODEL_NO_OBJECT(efficientnet_v2)
+    MODEL_NO_OBJECT(shufflenet_v2) MODEL_NO_OBJECT(mnasnet)
     MODEL_NO_OBJECT(swin_t) MODEL_NO_OBJECT(swin_s) MODEL_NO_OBJECT(swin_b) MODEL_NO_OBJECT(swin_transformer)
 #undef MODEL_NO_OBJECT
     /* no inputs: an entry of the table as JSON (any length), or a refusal */

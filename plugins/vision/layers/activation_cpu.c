@@ -103,25 +103,11 @@ static void bn_planes(void *user, int64_t begin, int64_t end, int32_t thread_ind
 static loom_status bn_run_cpu(loom_call *call)
 {
     const loom_tensor *x = call->inputs[BN_INPUT];
-    char b1[160], b2[160];
     loom_tensor *out;
-    loom_status st = layers_check_f32_contiguous(call);
-    if (st != LOOM_OK)
+    loom_status st = layers_check_batch_norm(call, &out);
+    if (st != LOOM_OK || loom_numel(out) == 0)
         return st;
-    if (x->ndim < 2)
-        return pk_host->fail(LOOM_EINVAL, "'input' %s must be [N, C, ...] with rank >= 2",
-                             vision_describe(x, b1, sizeof b1));
-    int64_t c = x->shape[1];
-    for (int i = BN_MEAN; i <= BN_BIAS; i++) {
-        const loom_tensor *t = call->inputs[i];
-        if (t != NULL && t->shape[0] != c)
-            return pk_host->fail(LOOM_EINVAL, "'%s' %s must be [%lld], the channels of 'input' %s",
-                                 call->schema->inputs[i].name, vision_describe(t, b1, sizeof b1), (long long)c,
-                                 vision_describe(x, b2, sizeof b2));
-    }
-    if ((st = pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, x->ndim, x->shape, &out)) != LOOM_OK
-        || loom_numel(out) == 0)
-        return st;
+    const int64_t c = x->shape[1];
     float *ab = pk_host->scratch(call->ctx, 2 * (size_t)c * sizeof(float));
     if (ab == NULL)
         return pk_host->fail(LOOM_ENOMEM, "batch_norm: no scratch for %lld channels", (long long)c);

@@ -30,7 +30,7 @@ static loom_status bn_run_cuda(loom_call *call)
     const loom_tensor *x = call->inputs[BN_INPUT];
     loom_tensor *out;
     cudaStream_t stream;
-    loom_status st = layers_cuda_check_batch_norm(call, &out);
+    loom_status st = layers_check_batch_norm(call, &out);
     if (st != LOOM_OK || loom_numel(out) == 0 || (st = layers_cuda_stream(call, &stream)) != LOOM_OK)
         return st;
     const loom_tensor *w = call->inputs[BN_WEIGHT], *b = call->inputs[BN_BIAS];

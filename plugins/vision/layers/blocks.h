@@ -32,6 +32,13 @@ enum { SE_INPUT = 0, SE_FC1_WEIGHT = 1, SE_FC1_BIAS = 2, SE_FC2_WEIGHT = 3, SE_F
 PK_ATTR_ENUM(squeeze_excitation, SQUEEZE_EXCITATION_ATTRS);
 PK_ATTR_ENUM(channel_shuffle, CHANNEL_SHUFFLE_ATTRS);
 
+/* The checks of the cpu and cuda kernels (layers_op_checks.c), with their
+** messages; each allocates the output on success (*out; its numel may be
+** 0). squeeze_excitation: *squeeze is S, fc1's rows. channel_shuffle: also
+** refuses an output that is an input (when the output is not empty). */
+loom_status layers_check_squeeze_excitation(loom_call *call, int64_t *squeeze, loom_tensor **out);
+loom_status layers_check_shuffle(loom_call *call, loom_tensor **out);
+
 /* The vector loops of squeeze_excitation (blocks_avx2.c, AVX2 + FMA):
 ** the sum of n floats (8 lanes x 4 accumulators, then the lanes pairwise)
 ** and y[i] = x[i] * s. */

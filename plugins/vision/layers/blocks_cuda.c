@@ -19,7 +19,7 @@ static loom_status se_run_cuda(loom_call *call)
     int64_t s;
     loom_tensor *out;
     cudaStream_t stream;
-    loom_status st = layers_cuda_check_squeeze_excitation(call, &s, &out);
+    loom_status st = layers_check_squeeze_excitation(call, &s, &out);
     if (st != LOOM_OK || loom_numel(out) == 0 || (st = layers_cuda_stream(call, &stream)) != LOOM_OK)
         return st;
     const int64_t n = x->shape[0], c = x->shape[1], hw = x->shape[2] * x->shape[3];
@@ -67,7 +67,7 @@ static loom_status shuffle_run_cuda(loom_call *call)
     const loom_tensor *x = call->inputs[0], *other = call->n_inputs > 1 ? call->inputs[1] : NULL;
     loom_tensor *out;
     cudaStream_t stream;
-    loom_status st = layers_cuda_check_shuffle(call, &out);
+    loom_status st = layers_check_shuffle(call, &out);
     if (st != LOOM_OK || loom_numel(out) == 0 || (st = layers_cuda_stream(call, &stream)) != LOOM_OK)
         return st;
     lcu_shuffle s;

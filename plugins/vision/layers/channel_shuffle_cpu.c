@@ -14,7 +14,6 @@
 
 #include "blocks.h"
 
-#define DESC(t, buf) vision_describe((t), (buf), sizeof(buf))
 
 /* One source tensor: its data, element strides and whether a plane is compact. */
 typedef struct shuffle_src {
@@ -83,31 +82,12 @@ static void shuffle_planes(void *user, int64_t begin, int64_t end, int32_t threa
 static loom_status shuffle_run_cpu(loom_call *call)
 {
     const loom_tensor *x = call->inputs[0], *other = call->n_inputs > 1 ? call->inputs[1] : NULL;
-    char b1[160], b2[160];
     const int64_t groups = call->attrs[PK_ATTR(channel_shuffle, groups)].u.i;
-    if (x->ndim < 3)
-        return pk_host->fail(LOOM_EINVAL, "'input' %s: channel_shuffle expects input to have at least 3 dimensions",
-                             DESC(x, b1));
-    int64_t shape[LOOM_MAX_NDIM];
-    memcpy(shape, x->shape, (size_t)x->ndim * sizeof shape[0]);
-    if (other != NULL) {
-        int ok = loom_tensor_dtype_of(other) == loom_tensor_dtype_of(x) && other->ndim == x->ndim;
-        for (int32_t d = 0; ok && d < x->ndim; d++)
-            ok = d == 1 || other->shape[d] == x->shape[d];
-        if (!ok)
-            return pk_host->fail(LOOM_EINVAL, "'other' %s must be 'input' %s but for dim 1 (they are concatenated "
-                                 "along it)", DESC(other, b1), DESC(x, b2));
-        shape[1] += other->shape[1];
-    }
-    if (shape[1] % groups != 0)
-        return pk_host->fail(LOOM_EINVAL, "'input' %s: number of channels must be divisible by groups. Got %lld "
-                             "channels and %lld groups", DESC(x, b1), (long long)shape[1], (long long)groups);
     loom_tensor *out;
-    loom_status st = pk_host->alloc_output(call, 0, loom_tensor_dtype_of(x), x->ndim, shape, &out);
+    loom_status st = layers_check_shuffle(call, &out);
     if (st != LOOM_OK || loom_numel(out) == 0)
         return st;
-    if (loom_data(out) == loom_data(x) || (other != NULL && loom_data(out) == loom_data(other)))
-        return pk_host->fail(LOOM_EINVAL, "'output' is an input: channel_shuffle does not work in place");
+    const int64_t *shape = out->shape;
     shuffle_job job = { .y = loom_data(out), .ndim = x->ndim, .shape = shape, .c = shape[1], .groups = groups,
                         .inner = 1, .elem = ((int64_t)x->dtype.bits * x->dtype.lanes + 7) / 8 };
     src_of(&job.src[0], x);

@@ -148,6 +148,17 @@ typedef struct pool2d_geom {
 /* max (is_max) or avg pool checks and output allocation. */
 loom_status pool2d_check(loom_call *call, int is_max, pool2d_geom *g, loom_tensor **out);
 
+/* The checks of the cpu and cuda kernels of batch_norm, linear, softmax
+** (*len: the dim's size, *inner: the elements after it), layer_norm and
+** adaptive_avg_pool2d (*g: planes, h, w, ho, wo) (layers_op_checks.c), with
+** their messages; each allocates the output on success (*out; its numel
+** may be 0). */
+loom_status layers_check_batch_norm(loom_call *call, loom_tensor **out);
+loom_status layers_check_linear(loom_call *call, loom_tensor **out);
+loom_status layers_check_softmax(loom_call *call, int64_t *len, int64_t *inner, loom_tensor **out);
+loom_status layers_check_layer_norm(loom_call *call, loom_tensor **out);
+loom_status layers_check_adaptive(loom_call *call, pool2d_geom *g, loom_tensor **out);
+
 /* ------------------------------------------------------------ modules */
 
 /* Every input is f32 and contiguous; the first message names the argument. */

@@ -2,9 +2,9 @@
 /*
 ** layers_cuda.h - what the host files of the layers module in
 ** vision-cuda.so share: the per-device cuBLAS (and, when the build found
-** it, cuDNN) handles, the device errors as loom errors, the checks the cpu
-** kernels make inline (layers_cuda_checks.c; same refusals, same words) and
-** the kernel tables of each file, registered together by layers_cuda.c.
+** it, cuDNN) handles, the device errors as loom errors and the kernel
+** tables of each file, registered together by layers_cuda.c. (The argument
+** checks are the cpu kernels': layers_op_checks.c, layers_checks.c.)
 **
 ** Handles: created lazily, one per device, for the pack's lifetime
 ** (layers_cuda_fini destroys them). A handle's stream is per-handle state,
@@ -47,19 +47,6 @@ void layers_cuda_release(void);
 ** the call's stream: the bias rows first, then one SGEMM with beta = 1. */
 loom_status layers_cuda_fc(const loom_call *call, const float *in, int64_t m, int64_t k, const float *w,
                            const float *bias, int64_t n, float *out);
-
-/* The checks of the cpu kernels (activation_cpu.c, rowwise_cpu.c, pool_cpu.c,
-** squeeze_excitation_cpu.c, channel_shuffle_cpu.c), with their messages;
-** each allocates the output on success (*out; its numel may be 0). */
-loom_status layers_cuda_check_batch_norm(loom_call *call, loom_tensor **out);
-loom_status layers_cuda_check_linear(loom_call *call, loom_tensor **out);
-loom_status layers_cuda_check_softmax(loom_call *call, int64_t *len, int64_t *inner, loom_tensor **out);
-loom_status layers_cuda_check_layer_norm(loom_call *call, loom_tensor **out);
-loom_status layers_cuda_check_adaptive(loom_call *call, pool2d_geom *g, loom_tensor **out);
-/* squeeze_excitation: *squeeze is S, fc1's rows */
-loom_status layers_cuda_check_squeeze_excitation(loom_call *call, int64_t *squeeze, loom_tensor **out);
-/* channel_shuffle: also refuses an output that is an input */
-loom_status layers_cuda_check_shuffle(loom_call *call, loom_tensor **out);
 
 /* The kernel tables (each file's), and conv2d's cache teardown. */
 extern const loom_kernel_desc layers_activation_cuda_kernels[7];

@@ -124,26 +124,10 @@ static loom_status avg_pool_run_cpu(loom_call *call) { return pool_run(call, 0);
 static loom_status adaptive_run_cpu(loom_call *call)
 {
     const loom_tensor *x = call->inputs[0];
-    const loom_attr_value *v = &call->attrs[PK_ATTR(adaptive_pool, output_size)];
-    loom_status st = layers_check_f32_contiguous(call);
-    if (st != LOOM_OK)
-        return st;
-    if (v->count != 1 && v->count != 2)
-        return pk_host->fail(LOOM_EINVAL, "attribute 'output_size' must hold 1 or 2 integers, got %lld",
-                             (long long)v->count);
-    char b1[160];
-    /* torch: "Expected input to have non-zero size for non-batch dimensions" */
-    if (x->shape[1] == 0 || x->shape[2] == 0 || x->shape[3] == 0)
-        return pk_host->fail(LOOM_EINVAL, "'input' %s must have non-zero C, H and W",
-                             vision_describe(x, b1, sizeof b1));
-    pool2d_geom g = { .planes = x->shape[0] * x->shape[1], .h = x->shape[2], .w = x->shape[3],
-                      .ho = v->u.ints[0], .wo = v->u.ints[v->count - 1] };
-    if (g.ho > (INT64_C(1) << 30) || g.wo > (INT64_C(1) << 30))
-        return pk_host->fail(LOOM_EINVAL, "attribute 'output_size' = (%lld, %lld) is above 2^30", (long long)g.ho,
-                             (long long)g.wo);
-    int64_t shape[4] = { x->shape[0], x->shape[1], g.ho, g.wo };
+    pool2d_geom g;
     loom_tensor *out;
-    if ((st = pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, 4, shape, &out)) != LOOM_OK || loom_numel(out) == 0)
+    loom_status st = layers_check_adaptive(call, &g, &out);
+    if (st != LOOM_OK || loom_numel(out) == 0)
         return st;
     pool_job job = { &g, loom_data(x), loom_data(out) };
     return pk_host->parallel_for(call->ctx, g.planes, 1 + 16384 / (g.h * g.w + g.ho * g.wo), adaptive_planes, &job);

@@ -39,7 +39,7 @@ static loom_status adaptive_run_cuda(loom_call *call)
 {
     pool2d_geom g;
     loom_tensor *out;
-    loom_status st = layers_cuda_check_adaptive(call, &g, &out);
+    loom_status st = layers_check_adaptive(call, &g, &out);
     if (st != LOOM_OK || loom_numel(out) == 0)
         return st;
     return pool_launch_geom(call, &g, out, lcu_adaptive_avg_pool2d);

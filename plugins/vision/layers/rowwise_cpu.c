@@ -6,32 +6,17 @@
 ** (x - mean) * rstd * weight + bias in f32), on the cpu backend.
 */
 #include <math.h>
-#include <string.h>
 
 #include "gemm/gemm.h"
 #include "layers.h"
 
-#define DESC(t, buf) vision_describe((t), (buf), sizeof(buf))
 
 static loom_status linear_run_cpu(loom_call *call)
 {
     const loom_tensor *x = call->inputs[0], *w = call->inputs[1], *b = call->inputs[2];
-    char b1[160], b2[160];
-    loom_status st = layers_check_f32_contiguous(call);
-    if (st != LOOM_OK)
-        return st;
-    if (x->ndim < 1 || x->shape[x->ndim - 1] != w->shape[1])
-        return pk_host->fail(LOOM_EINVAL, "'input' %s must end in in_features = %lld, weight.shape[1] of 'weight' %s",
-                             DESC(x, b1), (long long)w->shape[1], DESC(w, b2));
-    if (b != NULL && b->shape[0] != w->shape[0])
-        return pk_host->fail(LOOM_EINVAL, "'bias' %s must be [%lld], the out_features of 'weight' %s", DESC(b, b1),
-                             (long long)w->shape[0], DESC(w, b2));
-    int64_t shape[LOOM_MAX_NDIM];
-    memcpy(shape, x->shape, (size_t)x->ndim * sizeof shape[0]);
-    shape[x->ndim - 1] = w->shape[0];
     loom_tensor *out;
-    if ((st = pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, x->ndim, shape, &out)) != LOOM_OK
-        || loom_numel(out) == 0)
+    loom_status st = layers_check_linear(call, &out);
+    if (st != LOOM_OK || loom_numel(out) == 0)
         return st;
     int64_t k = w->shape[1], n = w->shape[0], m = loom_numel(out) / n;
     float *y = loom_data(out);
@@ -90,22 +75,11 @@ static void softmax_lines(void *user, int64_t begin, int64_t end, int32_t thread
 static loom_status softmax_run_cpu(loom_call *call)
 {
     const loom_tensor *x = call->inputs[0];
-    char b1[160];
-    loom_status st = layers_check_f32_contiguous(call);
-    if (st != LOOM_OK)
-        return st;
-    int64_t nd = x->ndim > 0 ? x->ndim : 1, dim = call->attrs[PK_ATTR(softmax, dim)].u.i;
-    if (dim < -nd || dim >= nd)
-        return pk_host->fail(LOOM_EINVAL, "attribute 'dim' = %lld is out of range for 'input' %s", (long long)dim,
-                             DESC(x, b1));
-    dim = dim < 0 ? dim + nd : dim;
+    int64_t len, inner;
     loom_tensor *out;
-    if ((st = pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, x->ndim, x->shape, &out)) != LOOM_OK
-        || loom_numel(out) == 0)
+    loom_status st = layers_check_softmax(call, &len, &inner, &out);
+    if (st != LOOM_OK || loom_numel(out) == 0)
         return st;
-    int64_t len = x->ndim > 0 ? x->shape[dim] : 1, inner = 1;
-    for (int32_t d = (int32_t)dim + 1; d < x->ndim; d++)
-        inner *= x->shape[d];
     softmax_job job = { loom_data(x), loom_data(out), len, inner };
     int64_t lines = loom_numel(x) / len;
     return pk_host->parallel_for(call->ctx, lines, 1 + 16384 / len, softmax_lines, &job);
@@ -142,21 +116,9 @@ static void ln_rows(void *user, int64_t begin, int64_t end, int32_t thread_index
 static loom_status layer_norm_run_cpu(loom_call *call)
 {
     const loom_tensor *x = call->inputs[0], *w = call->inputs[1], *b = call->inputs[2];
-    char b1[160], b2[160];
-    loom_status st = layers_check_f32_contiguous(call);
-    if (st != LOOM_OK)
-        return st;
-    int ok = w->ndim >= 1 && w->ndim <= x->ndim;
-    for (int32_t d = 0; ok && d < w->ndim; d++)
-        ok = w->shape[d] == x->shape[x->ndim - w->ndim + d];
-    if (!ok)
-        return pk_host->fail(LOOM_EINVAL, "'weight' %s (normalized_shape) must be the trailing dims of 'input' %s",
-                             DESC(w, b1), DESC(x, b2));
-    if (b != NULL && (b->ndim != w->ndim || loom_numel(b) != loom_numel(w)))
-        return pk_host->fail(LOOM_EINVAL, "'bias' %s must have the shape of 'weight' %s", DESC(b, b1), DESC(w, b2));
     loom_tensor *out;
-    if ((st = pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, x->ndim, x->shape, &out)) != LOOM_OK
-        || loom_numel(out) == 0)
+    loom_status st = layers_check_layer_norm(call, &out);
+    if (st != LOOM_OK || loom_numel(out) == 0)
         return st;
     int64_t len = loom_numel(w);
     ln_job job = { loom_data(x), loom_data(w), b != NULL ? loom_data(b) : NULL, loom_data(out), len,

@@ -10,7 +10,7 @@ static loom_status linear_run_cuda(loom_call *call)
 {
     const loom_tensor *w = call->inputs[1], *b = call->inputs[2];
     loom_tensor *out;
-    loom_status st = layers_cuda_check_linear(call, &out);
+    loom_status st = layers_check_linear(call, &out);
     if (st != LOOM_OK || loom_numel(out) == 0)
         return st;
     const int64_t k = w->shape[1], n = w->shape[0], m = loom_numel(out) / n;
@@ -23,7 +23,7 @@ static loom_status softmax_run_cuda(loom_call *call)
     int64_t len, inner;
     loom_tensor *out;
     cudaStream_t stream;
-    loom_status st = layers_cuda_check_softmax(call, &len, &inner, &out);
+    loom_status st = layers_check_softmax(call, &len, &inner, &out);
     if (st != LOOM_OK || loom_numel(out) == 0 || (st = layers_cuda_stream(call, &stream)) != LOOM_OK)
         return st;
     const int64_t outer = loom_numel(out) / (len * inner);
@@ -36,7 +36,7 @@ static loom_status layer_norm_run_cuda(loom_call *call)
     const loom_tensor *w = call->inputs[1], *b = call->inputs[2];
     loom_tensor *out;
     cudaStream_t stream;
-    loom_status st = layers_cuda_check_layer_norm(call, &out);
+    loom_status st = layers_check_layer_norm(call, &out);
     if (st != LOOM_OK || loom_numel(out) == 0 || (st = layers_cuda_stream(call, &stream)) != LOOM_OK)
         return st;
     const int64_t len = loom_numel(w);

@@ -14,23 +14,6 @@
 #include "cpu.h"
 #include "gemm/gemm.h"
 
-#define DESC(t, buf) vision_describe((t), (buf), sizeof(buf))
-
-/* A 1x1 conv weight: [rows, cols, 1, 1] or [rows, cols]. */
-static loom_status check_fc(const loom_call *call, int index, int64_t rows, int64_t cols, int rows_known)
-{
-    const loom_tensor *w = call->inputs[index];
-    const char *name = call->schema->inputs[index].name;
-    char b1[160];
-    int ok = (w->ndim == 2 || (w->ndim == 4 && w->shape[2] == 1 && w->shape[3] == 1)) && w->shape[1] == cols
-          && (!rows_known || w->shape[0] == rows);
-    if (!ok)
-        return pk_host->fail(LOOM_EINVAL, "'%s' %s must be [%s, %lld, 1, 1] or [%s, %lld] (a 1x1 conv's weight)",
-                             name, DESC(w, b1), rows_known ? "C" : "S", (long long)cols, rows_known ? "C" : "S",
-                             (long long)cols);
-    (void)rows;
-    return LOOM_OK;
-}
 
 typedef struct se_job {
     const float *x;
@@ -103,27 +86,12 @@ static loom_status se_run_cpu(loom_call *call)
 {
     const loom_tensor *x = call->inputs[SE_INPUT];
     const loom_tensor *b1t = call->inputs[SE_FC1_BIAS], *b2t = call->inputs[SE_FC2_BIAS];
-    char b1[160], b2[160];
-    loom_status st = layers_check_f32_contiguous(call);
-    if (st != LOOM_OK)
+    int64_t s;
+    loom_tensor *out;
+    loom_status st = layers_check_squeeze_excitation(call, &s, &out);
+    if (st != LOOM_OK || loom_numel(out) == 0)
         return st;
     const int64_t n = x->shape[0], c = x->shape[1], hw = x->shape[2] * x->shape[3];
-    if ((st = check_fc(call, SE_FC1_WEIGHT, 0, c, 0)) != LOOM_OK)
-        return st;
-    const int64_t s = call->inputs[SE_FC1_WEIGHT]->shape[0];
-    if ((st = check_fc(call, SE_FC2_WEIGHT, c, s, 1)) != LOOM_OK)
-        return st;
-    if (b1t->shape[0] != s)
-        return pk_host->fail(LOOM_EINVAL, "'fc1_bias' %s must be [%lld], the rows of 'fc1_weight' %s", DESC(b1t, b1),
-                             (long long)s, DESC(call->inputs[SE_FC1_WEIGHT], b2));
-    if (b2t->shape[0] != c)
-        return pk_host->fail(LOOM_EINVAL, "'fc2_bias' %s must be [%lld], the channels of 'input' %s", DESC(b2t, b1),
-                             (long long)c, DESC(x, b2));
-    if (hw == 0 && n > 0 && c > 0)
-        return pk_host->fail(LOOM_EINVAL, "'input' %s: the average pool needs non-zero H and W", DESC(x, b1));
-    loom_tensor *out;
-    if ((st = pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, 4, x->shape, &out)) != LOOM_OK || loom_numel(out) == 0)
-        return st;
     float *pooled = pk_host->scratch(call->ctx, (size_t)(n * c + n * s + 16) * sizeof(float));
     if (pooled == NULL)
         return pk_host->fail(LOOM_ENOMEM, "squeeze_excitation: no scratch for %lld x %lld channels", (long long)n,

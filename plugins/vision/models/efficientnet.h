@@ -39,12 +39,19 @@ typedef struct effnet_block {
 } effnet_block;
 
 typedef struct effnet_model {
-    model_base base;                /* base.arch: the effnet_arch */
+    model_base base;                /* base.arch: &arch */
+    effnet_arch arch;               /* the class's, or vision.efficientnet_v2's attributes */
     model_conv stem, head;          /* features.0 (3x3/2, 3 -> stage 1's in), features.<last> (1x1 -> 1280) */
     effnet_block *blocks;
     int n_blocks;
 } effnet_model;
 
 const effnet_arch *effnet_arch_of(const char *class_name);
+
+/* vision.efficientnet_v2: the stage list as an attribute, method
+** vision.efficientnet_v2. */
+extern const loom_object_class vision_efficientnet_v2_class;
+extern const loom_op_schema vision_efficientnet_v2_schema;
+extern const loom_kernel_desc effnet_generic_kernels[1];
 
 #endif /* LOOM_VISION_MODELS_EFFICIENTNET_H */

@@ -70,3 +70,7 @@ static loom_status effnet_run(loom_call *call)
 }
 
 MODEL_METHODS(VISION_EFFICIENTNETS, effnet_run, effnet_kernels)
+
+/* vision.efficientnet_v2, the class with the stage list as an attribute */
+MODEL_SCHEMA(efficientnet_v2)
+const loom_kernel_desc effnet_generic_kernels[1] = { MODEL_KERNEL_ROW_(effnet_run, efficientnet_v2) };

@@ -13,12 +13,18 @@
 ** (FusedMBConv: expand, proj; MBConv: expand, dw, the SE's fc1 / fc2 at
 ** block.<i>.fc1, proj); features.<stages + 1>.{0,1} (the 1x1 head);
 ** classifier.1 (the Linear after the Dropout).
+**
+** vision.efficientnet_v2 is the same code path with torchvision's
+** EfficientNet(inverted_residual_setting, last_channel) of V2 (BatchNorm2d
+** eps 1e-3) as attributes: a list of FusedMBConvConfig / MBConvConfig
+** rows; its optional num_classes, when set, must be the file's.
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "efficientnet.h"
+#include "model_generic.h"
 #include "weights.h"
 
 #define BN_EPS 1e-3
@@ -133,7 +139,7 @@ static loom_status load_block(model_loader *L, effnet_block *b, const char *pref
 
 static loom_status load_features(model_loader *L, effnet_model *m)
 {
-    const effnet_arch *a = ((const effnet_arch *)m->base.arch);
+    const effnet_arch *a = &m->arch;
     int n = 0;
     for (int s = 0; s < a->n_stages; s++)
         n += a->stages[s].layers;
@@ -164,7 +170,11 @@ static loom_status load_features(model_loader *L, effnet_model *m)
 
 static loom_status effnet_load(model_loader *L, void *model)
 {
-    return load_features(L, model);
+    effnet_model *m = model;
+    /* the architecture kept in the model: vision.efficientnet_v2's is create's local */
+    m->arch = *(const effnet_arch *)m->base.arch;
+    m->base.arch = &m->arch;
+    return load_features(L, m);
 }
 
 static loom_status effnet_create(const loom_object_args *args, void **state_out)
@@ -174,3 +184,97 @@ static loom_status effnet_create(const loom_object_args *args, void **state_out)
 }
 
 MODEL_CLASSES(VISION_EFFICIENTNETS, effnet)
+
+/* vision.efficientnet_v2's attributes, in order (attrs[0] is weights) */
+enum { ATTR_STAGES = 1, ATTR_LAST_CHANNEL, ATTR_NUM_CLASSES, N_GENERIC_ATTRS };
+#define STAGE_INTS 7            /* fused, expand_ratio, kernel, stride, in, out, layers */
+
+/* a field of stages row r, in [lo, hi], or a message naming it */
+static loom_status stage_field(const char *cls, const int64_t *row, int r, int f, int64_t lo, int64_t hi, int *out)
+{
+    static const char *const names[STAGE_INTS] = { "fused", "expand_ratio", "kernel", "stride", "in", "out",
+                                                   "layers" };
+    if (row[f] < lo || row[f] > hi)
+        return pk_host->fail(LOOM_EINVAL, "%s: attribute 'stages' row %d: %s is %lld, not in [%lld, %lld]", cls, r,
+                             names[f], (long long)row[f], (long long)lo, (long long)hi);
+    *out = (int)row[f];
+    return LOOM_OK;
+}
+
+/* The architecture of vision.efficientnet_v2 from its attributes. The
+** channels are adjusted as torchvision's _MBConvConfig.adjust_channels
+** does (_make_divisible(c, 8), width_mult 1); a stage's input must be the
+** previous stage's output (torchvision builds a model that would fail at
+** its first forward otherwise). */
+static loom_status arch_from_attrs(const loom_object_args *args, void *out)
+{
+    effnet_arch *a = out;
+    const char *cls = args->class_name;
+    memset(a, 0, sizeof *a);
+    a->name = cls;
+    if (args->n_attrs < N_GENERIC_ATTRS)
+        return pk_host->fail(LOOM_EINVAL, "%s is not an EfficientNetV2 class", cls);
+    const loom_attr_value *sv = &args->attrs[ATTR_STAGES], *lc = &args->attrs[ATTR_LAST_CHANNEL];
+    if (!sv->is_set || sv->count < STAGE_INTS || sv->count % STAGE_INTS != 0
+        || sv->count > STAGE_INTS * EFFNET_MAX_STAGES)
+        return pk_host->fail(LOOM_EINVAL, "%s: attribute 'stages' must hold 1 to %d rows of %d ints (fused, "
+                             "expand_ratio, kernel, stride, in, out, layers), not %lld ints", cls, EFFNET_MAX_STAGES,
+                             STAGE_INTS, (long long)sv->count);
+    a->n_stages = (int)(sv->count / STAGE_INTS);
+    loom_status st = LOOM_OK;
+    for (int r = 0; r < a->n_stages && st == LOOM_OK; r++) {
+        const int64_t *row = sv->u.ints + (size_t)r * STAGE_INTS;
+        effnet_stage *s = &a->stages[r];
+        if ((st = stage_field(cls, row, r, 0, 0, 1, &s->fused)) == LOOM_OK
+            && (st = stage_field(cls, row, r, 1, 1, 16, &s->expand_ratio)) == LOOM_OK
+            && (st = stage_field(cls, row, r, 2, 1, 15, &s->kernel)) == LOOM_OK
+            && (st = stage_field(cls, row, r, 3, 1, 2, &s->stride)) == LOOM_OK
+            && (st = stage_field(cls, row, r, 4, 1, 65536, &s->in)) == LOOM_OK
+            && (st = stage_field(cls, row, r, 5, 1, 65536, &s->out)) == LOOM_OK)
+            st = stage_field(cls, row, r, 6, 1, 256, &s->layers);
+        if (st == LOOM_OK && s->kernel % 2 == 0)
+            st = pk_host->fail(LOOM_EINVAL, "%s: attribute 'stages' row %d: kernel %d is even (the padding is "
+                               "(kernel - 1) / 2 on each side)", cls, r, s->kernel);
+        if (st != LOOM_OK)
+            break;
+        s->in = (int)divisible8(s->in);
+        s->out = (int)divisible8(s->out);
+        if (r > 0 && s->in != a->stages[r - 1].out)
+            st = pk_host->fail(LOOM_EINVAL, "%s: attribute 'stages' row %d: in is %d, row %d's out %d", cls, r, s->in,
+                               r - 1, a->stages[r - 1].out);
+    }
+    if (st != LOOM_OK)
+        return st;
+    /* torchvision's default last_channel: 4 x the last stage's output */
+    const int64_t last = lc->is_set ? lc->u.i : 4 * (int64_t)a->stages[a->n_stages - 1].out;
+    if (last < 1 || last > 65536)
+        return pk_host->fail(LOOM_EINVAL, "%s: attribute 'last_channel' is %lld, not in [1, 65536]", cls,
+                             (long long)last);
+    a->last_channel = (int)last;
+    return LOOM_OK;
+}
+
+/* vision.efficientnet_v2: the architecture from the attributes, then the
+** named classes' create; num_classes, when set, checked against the
+** classifier. */
+static loom_status effnet_generic_create(const loom_object_args *args, void **state_out)
+{
+    effnet_arch arch;
+    return model_create_from_attrs(args, state_out, arch_from_attrs, &arch, sizeof(effnet_model), BN_EPS,
+                                   "classifier.1", effnet_load, effnet_destroy, ATTR_NUM_CLASSES);
+}
+
+/* the order of the ATTR_* indices */
+static const loom_attr_def effnet_generic_attrs[] = {
+    MODEL_GENERIC_WEIGHTS_ATTR,
+    { .name = "stages", .type = LOOM_ATTR_INTS, .flags = LOOM_ATTR_REQUIRED, .dflt = LOOM_DEFAULT_NONE,
+      .doc = "inverted_residual_setting: 1 to 8 rows of 7 ints, fused (1: FusedMBConvConfig, 0: MBConvConfig), "
+             "expand_ratio, kernel, stride, in, out, layers" },
+    { .name = "last_channel", .type = LOOM_ATTR_INT, .dflt = LOOM_DEFAULT_NONE,
+      .doc = "the head conv's output channels (unset: 4 x the last stage's out, as torchvision)" },
+    MODEL_NUM_CLASSES_ATTR,
+};
+MODEL_GENERIC_CLASS(efficientnet_v2, effnet_generic_attrs, effnet_generic_create, effnet_destroy,
+                    "torchvision.models.EfficientNet(inverted_residual_setting, last_channel) of V2 (BatchNorm2d "
+                    "eps 1e-3) from a safetensors state_dict (the named vision.efficientnet_v2_* classes are "
+                    "presets of it); method vision.efficientnet_v2")

@@ -185,9 +185,6 @@ static const loom_attr_def mnasnet_generic_attrs[] = {
       .doc = "the classifier's dropout, in [0, 1]: the identity at inference" },
     MODEL_NUM_CLASSES_ATTR,
 };
-const loom_object_class vision_mnasnet_class = {
-    .struct_size = sizeof(loom_object_class), .name = "vision.mnasnet",
-    .doc = "torchvision.models.MNASNet(alpha) from a safetensors state_dict (the named vision.mnasnet* classes "
-           "are presets of it); method vision.mnasnet",
-    PK_ATTRS(mnasnet_generic_attrs), .create = mnasnet_generic_create, .destroy = mnasnet_destroy,
-};
+MODEL_GENERIC_CLASS(mnasnet, mnasnet_generic_attrs, mnasnet_generic_create, mnasnet_destroy,
+                    "torchvision.models.MNASNet(alpha) from a safetensors state_dict (the named vision.mnasnet* "
+                    "classes are presets of it); method vision.mnasnet")

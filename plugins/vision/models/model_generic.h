@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** model_generic.h - what the convnet classes that take the architecture as
-** attributes (vision.regnet, vision.shufflenet_v2, vision.mnasnet) share:
-** their first attribute `weights` (no entries) and their optional
-** `num_classes`, which, when set, must be the file's (the head's rows).
+** attributes (vision.resnet, vision.regnet, vision.efficientnet_v2,
+** vision.shufflenet_v2, vision.mnasnet) share: their first attribute
+** `weights` (no entries), their optional `num_classes`, which, when set,
+** must be the file's (the head's rows), and their class definition.
 */
 #ifndef LOOM_VISION_MODELS_GENERIC_H
 #define LOOM_VISION_MODELS_GENERIC_H
@@ -46,5 +47,28 @@ static inline loom_status model_create_generic(const loom_object_args *args, voi
     }
     return st;
 }
+
+/* The create of a generic class: parse(args, arch) sets the architecture
+** (arch: the family's type, create's local) from the attributes, each
+** checked, then model_create_generic of it; *state_out NULL on any failure. */
+static inline loom_status model_create_from_attrs(const loom_object_args *args, void **state_out,
+                                                  loom_status (*parse)(const loom_object_args *args, void *arch),
+                                                  void *arch, size_t size, double bn_eps, const char *head,
+                                                  loom_status (*load)(model_loader *L, void *model),
+                                                  void (*destroy)(void *model), int num_classes_at)
+{
+    *state_out = NULL;
+    loom_status st = parse(args, arch);
+    return st != LOOM_OK ? st : model_create_generic(args, state_out, arch, size, bn_eps, head, load, destroy,
+                                                     num_classes_at);
+}
+
+/* The generic class vision.<id>: attributes attrs, made by create_fn and
+** freed by destroy_fn, documented by doc_. */
+#define MODEL_GENERIC_CLASS(id, attrs, create_fn, destroy_fn, doc_)                                \
+    const loom_object_class vision_##id##_class = {                                                \
+        .struct_size = sizeof(loom_object_class), .name = "vision." #id, .doc = doc_,              \
+        PK_ATTRS(attrs), .create = create_fn, .destroy = destroy_fn,                               \
+    };
 
 #endif /* LOOM_VISION_MODELS_GENERIC_H */

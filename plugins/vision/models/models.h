@@ -57,15 +57,24 @@
 PK_OPS_DECLARE(vision_models_ops, VISION_MODELS_OPS);
 
 /* One architecture of the family: torchvision's ResNet(block, layers,
-** groups, width_per_group). */
+** groups, width_per_group), whose stem is 64 wide and whose stages are
+** 64, 128, 256 and 512 planes; vision.resnet takes those as attributes
+** too (stem_width, widths). */
 typedef struct resnet_arch {
     const char *name;               /* "vision.resnet50" */
     int bottleneck;                 /* 0: BasicBlock (expansion 1), 1: Bottleneck (expansion 4) */
     int layers[4];
     int groups, width_per_group;
+    int64_t widths[4];              /* planes of layer1..4 */
+    int64_t stem_width;             /* conv1's output channels */
 } resnet_arch;
 
 const resnet_arch *resnet_arch_of(const char *class_name);
+
+/* vision.resnet: the architecture as attributes, method vision.resnet. */
+extern const loom_object_class vision_resnet_class;
+extern const loom_op_schema vision_resnet_schema;
+extern const loom_kernel_desc resnet_generic_kernels[1];
 
 /* A convolution with its batchnorm folded in: weight [cout, cin/groups, k, k]
 ** and bias [cout], owned by the model. */
@@ -109,7 +118,8 @@ typedef struct resnet_block {
 
 
 typedef struct resnet_model {
-    model_base base;                /* base.arch: the resnet_arch */
+    model_base base;                /* base.arch: &arch */
+    resnet_arch arch;               /* the class's, or vision.resnet's attributes */
     model_conv stem;
     resnet_block *blocks;
     int n_blocks;

@@ -4,6 +4,7 @@
 ** family (models.h), their classes and their cpu kernels, registered
 ** together.
 */
+#include "efficientnet.h"
 #include "mnasnet.h"
 #include "models.h"
 #include "regnet.h"
@@ -14,7 +15,9 @@ PK_OPS_DEFINE(vision_models_ops, VISION_MODELS_OPS);
 
 /* the module's ops: the named classes' methods, then those of the classes
 ** that take the architecture as attributes */
-#define VISION_MODELS_GENERIC_OPS(X_) X_(vision_regnet_schema) X_(vision_shufflenet_v2_schema) X_(vision_mnasnet_schema)
+#define VISION_MODELS_GENERIC_OPS(X_)                                                              \
+    X_(vision_resnet_schema) X_(vision_regnet_schema) X_(vision_efficientnet_v2_schema)             \
+    X_(vision_shufflenet_v2_schema) X_(vision_mnasnet_schema)
 static const loom_op_schema *const models_module_ops[] = {
     VISION_MODELS_OPS(PK_OP_REF_ROW_) VISION_MODELS_GENERIC_OPS(PK_OP_REF_ROW_)
 };
@@ -24,7 +27,8 @@ static const loom_op_schema *const models_module_ops[] = {
 static const loom_object_class *const models_classes[] = {
     VISION_RESNETS(CLASS_REF_) VISION_REGNETS(CLASS_REF2_, _) VISION_EFFICIENTNETS(CLASS_REF2_, _)
     VISION_SHUFFLENETS(CLASS_REF2_, _) VISION_MNASNETS(CLASS_REF2_, _)
-    &vision_regnet_class, &vision_shufflenet_v2_class, &vision_mnasnet_class,
+    &vision_resnet_class, &vision_regnet_class, &vision_efficientnet_v2_class, &vision_shufflenet_v2_class,
+    &vision_mnasnet_class,
 };
 
 /* vision.weights_meta (weights_meta.c): a table lookup, on the cpu */
@@ -36,6 +40,8 @@ static loom_status models_register_kernels(const loom_host_api *host, loom_regis
 {
     loom_status st = pk_register_kernels(host, reg, resnet_kernels, PK_COUNT(resnet_kernels));
     if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, resnet_generic_kernels, PK_COUNT(resnet_generic_kernels));
+    if (st == LOOM_OK)
         st = pk_register_kernels(host, reg, weights_meta_kernels, PK_COUNT(weights_meta_kernels));
     if (st == LOOM_OK)
         st = pk_register_kernels(host, reg, regnet_kernels, PK_COUNT(regnet_kernels));
@@ -43,6 +49,8 @@ static loom_status models_register_kernels(const loom_host_api *host, loom_regis
         st = pk_register_kernels(host, reg, regnet_generic_kernels, PK_COUNT(regnet_generic_kernels));
     if (st == LOOM_OK)
         st = pk_register_kernels(host, reg, effnet_kernels, PK_COUNT(effnet_kernels));
+    if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, effnet_generic_kernels, PK_COUNT(effnet_generic_kernels));
     if (st == LOOM_OK)
         st = pk_register_kernels(host, reg, shufflenet_kernels, PK_COUNT(shufflenet_kernels));
     if (st == LOOM_OK)

@@ -165,10 +165,7 @@ static const loom_attr_def regnet_generic_attrs[] = {
     REGNET_INT_ATTR("stem_width", 0, LOOM_DEFAULT_INT(32), "the stem's output channels"),
     MODEL_NUM_CLASSES_ATTR,
 };
-const loom_object_class vision_regnet_class = {
-    .struct_size = sizeof(loom_object_class), .name = "vision.regnet",
-    .doc = "torchvision.models.RegNet(BlockParams.from_init_params(depth, w_0, w_a, w_m, group_width, "
-           "bottleneck_multiplier, se_ratio), stem_width) from a safetensors state_dict (the named "
-           "vision.regnet_* classes are presets of it); method vision.regnet",
-    PK_ATTRS(regnet_generic_attrs), .create = regnet_generic_create, .destroy = regnet_destroy,
-};
+MODEL_GENERIC_CLASS(regnet, regnet_generic_attrs, regnet_generic_create, regnet_destroy,
+                    "torchvision.models.RegNet(BlockParams.from_init_params(depth, w_0, w_a, w_m, group_width, "
+                    "bottleneck_multiplier, se_ratio), stem_width) from a safetensors state_dict (the named "
+                    "vision.regnet_* classes are presets of it); method vision.regnet")

@@ -41,10 +41,10 @@ static void plan_sizes(const resnet_model *m, int64_t n, int64_t h, int64_t w, s
     } while (0)
     h = model_out_size(h, 7, 2, 3);
     w = model_out_size(w, 7, 2, 3);
-    NEED(BUF_B, 64, h, w);
+    NEED(BUF_B, m->stem.cout, h, w);
     h = model_out_size(h, 3, 2, 1);
     w = model_out_size(w, 3, 2, 1);
-    NEED(BUF_A, 64, h, w);
+    NEED(BUF_A, m->stem.cout, h, w);
     for (int b = 0; b < m->n_blocks; b++) {
         const resnet_block *B = &m->blocks[b];
         const model_conv *c0 = &B->conv[0], *c1 = &B->conv[1];
@@ -144,3 +144,7 @@ VISION_RESNETS(RESNET_SCHEMA)
 
 #define RESNET_KERNEL(id) PK_KERNEL_CPU(vision_##id##_schema, "cpu:ops", LOOM_DTYPE_BIT(LOOM_DTYPE_F32), resnet_run),
 const loom_kernel_desc resnet_kernels[VISION_N_RESNETS] = { VISION_RESNETS(RESNET_KERNEL) };
+
+/* vision.resnet, the class with the architecture as attributes */
+MODEL_SCHEMA(resnet)
+const loom_kernel_desc resnet_generic_kernels[1] = { RESNET_KERNEL(resnet) };

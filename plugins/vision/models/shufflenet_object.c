@@ -139,8 +139,9 @@ MODEL_CLASSES(VISION_SHUFFLENETS, shufflenet)
 ** stages_repeats, stages_out_channels, num_classes); LOOM_EINVAL naming the
 ** attribute. A stage's blocks split their channels in two halves, so the
 ** stages' widths are even (torchvision's InvertedResidual asserts it). */
-static loom_status arch_from_attrs(const loom_object_args *args, shufflenet_arch *a)
+static loom_status arch_from_attrs(const loom_object_args *args, void *out)
 {
+    shufflenet_arch *a = out;
     const char *cls = args->class_name;
     memset(a, 0, sizeof *a);
     a->name = cls;
@@ -175,13 +176,9 @@ static loom_status arch_from_attrs(const loom_object_args *args, shufflenet_arch
 ** named classes' create; num_classes (attrs[3]), when set, checked. */
 static loom_status shufflenet_generic_create(const loom_object_args *args, void **state_out)
 {
-    *state_out = NULL;
     shufflenet_arch arch;
-    loom_status st = arch_from_attrs(args, &arch);
-    if (st == LOOM_OK)
-        st = model_create_generic(args, state_out, &arch, sizeof(shufflenet_model), BN_EPS, "fc", shufflenet_load,
-                                  shufflenet_destroy, 3);
-    return st;
+    return model_create_from_attrs(args, state_out, arch_from_attrs, &arch, sizeof(shufflenet_model), BN_EPS, "fc",
+                                   shufflenet_load, shufflenet_destroy, 3);
 }
 
 static const loom_attr_def shufflenet_generic_attrs[] = {
@@ -192,9 +189,7 @@ static const loom_attr_def shufflenet_generic_attrs[] = {
       .dflt = LOOM_DEFAULT_NONE, .doc = "widths of conv1, stages 2 to 4 (even) and conv5 (5 ints)" },
     MODEL_NUM_CLASSES_ATTR,
 };
-const loom_object_class vision_shufflenet_v2_class = {
-    .struct_size = sizeof(loom_object_class), .name = "vision.shufflenet_v2",
-    .doc = "torchvision.models.ShuffleNetV2(stages_repeats, stages_out_channels) from a safetensors state_dict "
-           "(the named vision.shufflenet_v2_* classes are presets of it); method vision.shufflenet_v2",
-    PK_ATTRS(shufflenet_generic_attrs), .create = shufflenet_generic_create, .destroy = shufflenet_destroy,
-};
+MODEL_GENERIC_CLASS(shufflenet_v2, shufflenet_generic_attrs, shufflenet_generic_create, shufflenet_destroy,
+                    "torchvision.models.ShuffleNetV2(stages_repeats, stages_out_channels) from a safetensors "
+                    "state_dict (the named vision.shufflenet_v2_* classes are presets of it); method "
+                    "vision.shufflenet_v2")

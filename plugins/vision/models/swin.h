@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "transformer_model.h"
 #include "vision_pack.h"
 
 #define VISION_SWIN_OPS(X)                                                                         \
@@ -45,16 +46,14 @@ typedef struct swin_plan {
 } swin_plan;
 
 typedef struct swin_model {
-    const char *cls;
+    transformer_base base;          /* cls, classes, num_params, entry, lock */
     int64_t patch_h, patch_w, embed, stages, depths[SWIN_MAX_STAGES], heads[SWIN_MAX_STAGES];
-    int64_t window_h, window_w, features, classes, num_params;
+    int64_t window_h, window_w, features;
     const loom_tensor *stem_w, *stem_b, *stem_norm_w, *stem_norm_b, *norm_w, *norm_b, *head_w, *head_b;
     swin_block *blocks;
     int64_t n_blocks;
     swin_merge merges[SWIN_MAX_STAGES];
-    const struct model_weights_entry *entry;
     const loom_op *conv2d, *layer_norm, *attention, *merging, *linear, *gelu;
-    pthread_mutex_t lock;           /* one forward at a time per model: the plan's buffers */
     swin_plan plan;
 } swin_model;
 

@@ -25,8 +25,10 @@
 #include "model_call.h"
 #include "swin.h"
 
-static loom_status plan_for(swin_model *m, int64_t n, int64_t h, int64_t w)
+static loom_status plan_for(void *model, const loom_tensor *x)
 {
+    swin_model *m = model;
+    const int64_t n = x->shape[0], h = x->shape[2], w = x->shape[3];
     swin_plan *p = &m->plan;
     if (p->n == n && p->h == h && p->w == w)
         return LOOM_OK;
@@ -47,7 +49,7 @@ static loom_status plan_for(swin_model *m, int64_t n, int64_t h, int64_t w)
     p->pooled = model_alloc_floats(n * m->features);
     if (p->x[0] == NULL || p->x[1] == NULL || p->a == NULL || p->m == NULL || p->pooled == NULL)
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory for the activations of input [%lld, 3, %lld, %lld]",
-                             m->cls, (long long)n, (long long)h, (long long)w);
+                             m->base.cls, (long long)n, (long long)h, (long long)w);
     p->n = n;
     p->h = h;
     p->w = w;
@@ -135,8 +137,9 @@ static loom_status block(loom_call *call, swin_model *m, const swin_block *b, fl
     return pk_host->parallel_for(call->ctx, rows, 1 + 16384 / c, add_rows, &add);
 }
 
-static loom_status forward(loom_call *call, swin_model *m, const loom_tensor *x, loom_tensor *logits)
+static loom_status forward(loom_call *call, void *model, const loom_tensor *x, loom_tensor *logits)
 {
+    swin_model *m = model;
     swin_plan *p = &m->plan;
     const int64_t n = p->n;
     int64_t h = p->th, w = p->tw, c = m->embed;
@@ -188,30 +191,22 @@ static loom_status forward(loom_call *call, swin_model *m, const loom_tensor *x,
     return model_call_op(call, m->linear, ins, 3, logits, NULL, 0);
 }
 
-static loom_status swin_run(loom_call *call)
+/* the sizes a Swin takes: at least one patch, at most 16384 a side */
+static loom_status check_sizes(const void *model, const loom_tensor *x)
 {
-    swin_model *m = call->object;
-    const loom_tensor *x = call->inputs[0];
+    const swin_model *m = model;
     char b1[160];
-    if (loom_tensor_dtype_of(x) != LOOM_DTYPE_F32 || x->shape[1] != 3 || !loom_is_contiguous(x))
-        return pk_host->fail(LOOM_EINVAL, "'input' %s must be contiguous f32 [N, 3, H, W] (RGB)",
-                             vision_describe(x, b1, sizeof b1));
     if (x->shape[0] > 65536 || x->shape[2] < m->patch_h || x->shape[3] < m->patch_w || x->shape[2] > 16384
         || x->shape[3] > 16384)
         return pk_host->fail(LOOM_EINVAL, "'input' %s: %s needs H >= %lld and W >= %lld (one patch), at most 16384, "
-                             "N at most 65536", vision_describe(x, b1, sizeof b1), m->cls, (long long)m->patch_h,
+                             "N at most 65536", vision_describe(x, b1, sizeof b1), m->base.cls, (long long)m->patch_h,
                              (long long)m->patch_w);
-    int64_t shape[2] = { x->shape[0], m->classes };
-    loom_tensor *out;
-    loom_status st = pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, 2, shape, &out);
-    if (st != LOOM_OK || x->shape[0] == 0)
-        return st;
-    pthread_mutex_lock(&m->lock);
-    st = plan_for(m, x->shape[0], x->shape[2], x->shape[3]);
-    if (st == LOOM_OK)
-        st = forward(call, m, x, out);
-    pthread_mutex_unlock(&m->lock);
-    return st;
+    return LOOM_OK;
+}
+
+static loom_status swin_run(loom_call *call)
+{
+    return transformer_run(call, check_sizes, plan_for, forward);
 }
 
 /* ---------------------------------------------------------------- schemas */
@@ -225,19 +220,11 @@ static const loom_arg_def swin_outputs[] = {
       .doc = "[N, classes] logits (classes: head.weight's rows)" },
 };
 
-#define SWIN_SCHEMA(id, what)                                                                      \
-    PK_SCHEMA(vision_##id##_schema, "vision." #id, 1, what " forward: logits of an NCHW batch",    \
-              PK_INPUTS(swin_inputs), PK_OUTPUTS(swin_outputs), .object_class = "vision." #id);
+#define SWIN_SCHEMA(id, what) TRANSFORMER_SCHEMA(id, what, swin_inputs, swin_outputs)
 SWIN_SCHEMA(swin_t, "torchvision.models.swin_t")
 SWIN_SCHEMA(swin_s, "torchvision.models.swin_s")
 SWIN_SCHEMA(swin_b, "torchvision.models.swin_b")
 SWIN_SCHEMA(swin_transformer, "torchvision.models.SwinTransformer")
 
-PK_OPS_DEFINE(vision_swin_ops, VISION_SWIN_OPS);
-
 #define SWIN_KERNEL(s) PK_KERNEL_CPU(s, "cpu:ops", LOOM_DTYPE_BIT(LOOM_DTYPE_F32), swin_run),
-static const loom_kernel_desc swin_cpu_kernels[] = { VISION_SWIN_OPS(SWIN_KERNEL) };
-
-const pk_module vision_swin_cpu = { .name = "swin", .ops = vision_swin_ops, .n_ops = PK_COUNT(vision_swin_ops),
-                                    .classes = vision_swin_classes, .n_classes = PK_COUNT(vision_swin_classes),
-                                    .kernels = swin_cpu_kernels, .n_kernels = PK_COUNT(swin_cpu_kernels) };
+TRANSFORMER_MODULE(vision_swin_cpu, "swin", VISION_SWIN_OPS, vision_swin_ops, vision_swin_classes, SWIN_KERNEL)

@@ -22,7 +22,6 @@
 
 #include "state_dict.h"
 #include "swin.h"
-#include "weights.h"
 #include "weights_docs.h"
 
 typedef struct swin_arch {
@@ -48,7 +47,7 @@ static void swin_destroy(void *state)
     free(p->a);
     free(p->m);
     free(p->pooled);
-    pthread_mutex_destroy(&m->lock);
+    transformer_base_fini(&m->base);
     free(m);
 }
 
@@ -76,8 +75,9 @@ static loom_status load_block(sd_loader *L, const swin_model *m, const char *pre
     return sd_param(L, &b->fc2_b, 1, vc, "%s.mlp.3.bias", pre);
 }
 
-static loom_status load_keys(sd_loader *L, swin_model *m)
+static loom_status load_keys(sd_loader *L, void *model)
 {
+    swin_model *m = model;
     const int64_t e = m->embed, cw[4] = { e, 3, m->patch_h, m->patch_w }, ve[1] = { e };
     loom_status st;
     if ((st = sd_param(L, &m->stem_w, 4, cw, "features.0.0.weight")) != LOOM_OK
@@ -89,7 +89,7 @@ static loom_status load_keys(sd_loader *L, swin_model *m)
     for (int64_t s = 0; s < m->stages; s++)
         m->n_blocks += m->depths[s];
     if ((m->blocks = calloc((size_t)m->n_blocks, sizeof *m->blocks)) == NULL)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", m->cls);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", m->base.cls);
     int64_t bi = 0, dim = e;
     for (int64_t s = 0; s < m->stages; s++, dim *= 2) {
         for (int64_t i = 0; i < m->depths[s]; i++, bi++) {
@@ -118,8 +118,8 @@ static loom_status load_keys(sd_loader *L, swin_model *m)
     if ((st = sd_param(L, &m->norm_w, 1, vf, "norm.weight")) != LOOM_OK
         || (st = sd_param(L, &m->norm_b, 1, vf, "norm.bias")) != LOOM_OK)
         return st;
-    m->classes = sd_dim(L, "head.weight", 2, 0, 1);
-    const int64_t hw[2] = { m->classes, m->features }, hb[1] = { m->classes };
+    m->base.classes = sd_dim(L, "head.weight", 2, 0, 1);
+    const int64_t hw[2] = { m->base.classes, m->features }, hb[1] = { m->base.classes };
     if ((st = sd_param(L, &m->head_w, 2, hw, "head.weight")) != LOOM_OK
         || (st = sd_param(L, &m->head_b, 1, hb, "head.bias")) != LOOM_OK)
         return st;
@@ -145,8 +145,9 @@ static loom_status ints_attr(const loom_object_args *args, int index, const char
     return LOOM_OK;
 }
 
-static loom_status arch_of(const loom_object_args *args, swin_model *m)
+static loom_status arch_of(const loom_object_args *args, void *model)
 {
+    swin_model *m = model;
     m->patch_h = m->patch_w = 4;
     m->window_h = m->window_w = 7;
     for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++)
@@ -186,51 +187,28 @@ static loom_status arch_of(const loom_object_args *args, swin_model *m)
     return LOOM_OK;
 }
 
-static loom_status swin_create(const loom_object_args *args, void **state_out)
+static loom_status find_ops(void *model)
 {
-    *state_out = NULL;
-    const char *cls = args->class_name;
-    if (args->weights == NULL)
-        return pk_host->fail(LOOM_EINVAL, "%s needs a weights file (--weights model.safetensors) holding "
-                             "torchvision's state_dict", cls);
-    swin_model *m = calloc(1, sizeof *m);
-    if (m == NULL)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", cls);
-    pthread_mutex_init(&m->lock, NULL);
-    m->cls = cls;
-    sd_loader L = { 0 };
-    loom_status st = arch_of(args, m);
-    if (st == LOOM_OK && (st = sd_init(&L, cls, args->weights)) == LOOM_OK) {
-        st = load_keys(&L, m);
-        m->num_params = L.num_params;
-        sd_free(&L);
-    }
-    if (st == LOOM_OK && (st = sd_find_op(cls, "vision.conv2d", &m->conv2d)) == LOOM_OK
+    swin_model *m = model;
+    const char *cls = m->base.cls;
+    loom_status st;
+    if ((st = sd_find_op(cls, "vision.conv2d", &m->conv2d)) == LOOM_OK
         && (st = sd_find_op(cls, "vision.layer_norm", &m->layer_norm)) == LOOM_OK
         && (st = sd_find_op(cls, "vision.swin_window_attention", &m->attention)) == LOOM_OK
         && (st = sd_find_op(cls, "vision.swin_patch_merging", &m->merging)) == LOOM_OK
         && (st = sd_find_op(cls, "vision.linear", &m->linear)) == LOOM_OK)
         st = sd_find_op(cls, "vision.gelu", &m->gelu);
-    /* a weight entry, when named: the file must fit it */
-    if (st == LOOM_OK)
-        st = sd_weight_entry(args, m->classes, m->num_params, &m->entry);
-    if (st != LOOM_OK) {
-        swin_destroy(m);
-        return st;
-    }
-    *state_out = m;
-    return LOOM_OK;
+    return st;
 }
 
-#define SWIN_WEIGHTS_ATTR(DOC_)                                                                    \
-    { .name = "weights", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_NONE, .doc = (DOC_) }
-#define SWIN_CLASS(id)                                                                             \
-    static const loom_attr_def id##_attrs[] = { SWIN_WEIGHTS_ATTR(VISION_WEIGHTS_DOC_##id) };      \
-    static const loom_object_class id##_class = {                                                  \
-        .struct_size = sizeof(loom_object_class), .name = "vision." #id,                           \
-        .doc = "torchvision.models." #id " from a safetensors state_dict; method vision." #id,    \
-        PK_ATTRS(id##_attrs), .create = swin_create, .destroy = swin_destroy,                     \
-    };
+static const transformer_loader swin_loader = { sizeof(swin_model), arch_of, load_keys, find_ops, swin_destroy };
+
+static loom_status swin_create(const loom_object_args *args, void **state_out)
+{
+    return transformer_create(args, state_out, &swin_loader);
+}
+
+#define SWIN_CLASS(id) TRANSFORMER_CLASS(id, swin_create, swin_destroy)
 SWIN_CLASS(swin_t)
 SWIN_CLASS(swin_s)
 SWIN_CLASS(swin_b)
@@ -239,7 +217,7 @@ SWIN_CLASS(swin_b)
     { .name = n, .type = LOOM_ATTR_##t, .flags = LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,          \
       .dflt = LOOM_DEFAULT_NONE, .doc = d }
 static const loom_attr_def swin_transformer_attrs[] = {
-    SWIN_WEIGHTS_ATTR("no weight entries: leave unset"),
+    TRANSFORMER_WEIGHTS_ATTR("no weight entries: leave unset"),
     SWIN_ARCH_ATTR("patch_size", INTS, "(ph, pw) or one value: the patch conv's kernel and stride"),
     SWIN_ARCH_ATTR("embed_dim", INT, "stage 1's width (doubled by each patch merging)"),
     SWIN_ARCH_ATTR("depths", INTS, "blocks per stage (at most 8 stages)"),

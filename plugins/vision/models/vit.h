@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "transformer_model.h"
 #include "vision_pack.h"
 
 #define VISION_VIT_OPS(X)                                                                          \
@@ -36,17 +37,14 @@ typedef struct vit_plan {
 } vit_plan;
 
 typedef struct vit_model {
-    const char *cls;
+    transformer_base base;          /* cls, classes, num_params, entry, lock */
     int64_t patch, layers, heads, hidden, mlp;
     int64_t grid0;                  /* the file's grid: pos_embedding is [1, grid0^2 + 1, hidden] */
-    int64_t classes, rep;           /* heads.head rows; pre_logits rows (0: none) */
-    int64_t num_params;
+    int64_t rep;                    /* pre_logits rows (0: none) */
     const loom_tensor *conv_w, *conv_b, *class_token, *pos_embedding;
     const loom_tensor *(*blocks)[VIT_BLOCK_TENSORS];
     const loom_tensor *ln_w, *ln_b, *head_w, *head_b, *pre_w, *pre_b;
-    const struct model_weights_entry *entry;
     const loom_op *conv2d, *block, *layer_norm, *linear;
-    pthread_mutex_t lock;           /* one forward at a time per model: the plan's buffers */
     vit_plan plan;
 } vit_model;
 

@@ -25,8 +25,10 @@
 #include "model_call.h"
 #include "vit.h"
 
-static loom_status plan_for(vit_model *m, int64_t n, int64_t size)
+static loom_status plan_for(void *model, const loom_tensor *x)
 {
+    vit_model *m = model;
+    const int64_t n = x->shape[0], size = x->shape[2];
     vit_plan *p = &m->plan;
     if (p->n == n && p->size == size)
         return LOOM_OK;
@@ -44,7 +46,7 @@ static loom_status plan_for(vit_model *m, int64_t n, int64_t size)
     p->head_mid = model_alloc_floats(n * (m->rep > 0 ? m->rep : 1));
     if (p->patches == NULL || p->tokens == NULL || p->pos == NULL || p->head_in == NULL || p->head_mid == NULL)
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory for the activations of input [%lld, 3, %lld, %lld]",
-                             m->cls, (long long)n, (long long)size, (long long)size);
+                             m->base.cls, (long long)n, (long long)size, (long long)size);
     if (g == m->grid0)
         memcpy(p->pos, loom_data(m->pos_embedding), (size_t)(seq * d) * sizeof(float));
     else
@@ -83,8 +85,9 @@ static void tokens_rows(void *user, int64_t begin, int64_t end, int32_t thread_i
     }
 }
 
-static loom_status forward(loom_call *call, vit_model *m, const loom_tensor *x, loom_tensor *logits)
+static loom_status forward(loom_call *call, void *model, const loom_tensor *x, loom_tensor *logits)
 {
+    vit_model *m = model;
     vit_plan *p = &m->plan;
     const int64_t n = p->n, d = m->hidden, g = p->grid;
     loom_status st;
@@ -139,31 +142,23 @@ static loom_status forward(loom_call *call, vit_model *m, const loom_tensor *x, 
     return model_call_op(call, m->linear, ins, 3, logits, NULL, 0);
 }
 
-static loom_status vit_run(loom_call *call)
+/* the sizes a ViT takes: square, a multiple of patch_size, at most 8192 */
+static loom_status check_sizes(const void *model, const loom_tensor *x)
 {
-    vit_model *m = call->object;
-    const loom_tensor *x = call->inputs[0];
+    const vit_model *m = model;
     char b1[160];
-    if (loom_tensor_dtype_of(x) != LOOM_DTYPE_F32 || x->shape[1] != 3 || !loom_is_contiguous(x))
-        return pk_host->fail(LOOM_EINVAL, "'input' %s must be contiguous f32 [N, 3, H, W] (RGB)",
-                             vision_describe(x, b1, sizeof b1));
     if (x->shape[0] > 65536 || x->shape[2] != x->shape[3] || x->shape[2] < m->patch || x->shape[2] > 8192
         || x->shape[2] % m->patch != 0)
         return pk_host->fail(LOOM_EINVAL, "'input' %s: %s takes square images whose side is a multiple of "
                              "patch_size %lld, at most 8192 (torchvision's ViT: h == w == image_size, "
                              "image_size %% patch_size == 0), N at most 65536", vision_describe(x, b1, sizeof b1),
-                             m->cls, (long long)m->patch);
-    int64_t shape[2] = { x->shape[0], m->classes };
-    loom_tensor *out;
-    loom_status st = pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, 2, shape, &out);
-    if (st != LOOM_OK || x->shape[0] == 0)
-        return st;
-    pthread_mutex_lock(&m->lock);
-    st = plan_for(m, x->shape[0], x->shape[2]);
-    if (st == LOOM_OK)
-        st = forward(call, m, x, out);
-    pthread_mutex_unlock(&m->lock);
-    return st;
+                             m->base.cls, (long long)m->patch);
+    return LOOM_OK;
+}
+
+static loom_status vit_run(loom_call *call)
+{
+    return transformer_run(call, check_sizes, plan_for, forward);
 }
 
 /* ---------------------------------------------------------------- schemas */
@@ -178,20 +173,12 @@ static const loom_arg_def vit_outputs[] = {
       .doc = "[N, classes] logits (classes: heads.head.weight's rows)" },
 };
 
-#define VIT_SCHEMA(id, what)                                                                       \
-    PK_SCHEMA(vision_##id##_schema, "vision." #id, 1, what " forward: logits of an NCHW batch",    \
-              PK_INPUTS(vit_inputs), PK_OUTPUTS(vit_outputs), .object_class = "vision." #id);
+#define VIT_SCHEMA(id, what) TRANSFORMER_SCHEMA(id, what, vit_inputs, vit_outputs)
 VIT_SCHEMA(vit_b_16, "torchvision.models.vit_b_16")
 VIT_SCHEMA(vit_b_32, "torchvision.models.vit_b_32")
 VIT_SCHEMA(vit_l_16, "torchvision.models.vit_l_16")
 VIT_SCHEMA(vit_h_14, "torchvision.models.vit_h_14")
 VIT_SCHEMA(vision_transformer, "torchvision.models.VisionTransformer")
 
-PK_OPS_DEFINE(vision_vit_ops, VISION_VIT_OPS);
-
 #define VIT_KERNEL(s) PK_KERNEL_CPU(s, "cpu:ops", LOOM_DTYPE_BIT(LOOM_DTYPE_F32), vit_run),
-static const loom_kernel_desc vit_cpu_kernels[] = { VISION_VIT_OPS(VIT_KERNEL) };
-
-const pk_module vision_vit_cpu = { .name = "vit", .ops = vision_vit_ops, .n_ops = PK_COUNT(vision_vit_ops),
-                                   .classes = vision_vit_classes, .n_classes = PK_COUNT(vision_vit_classes),
-                                   .kernels = vit_cpu_kernels, .n_kernels = PK_COUNT(vit_cpu_kernels) };
+TRANSFORMER_MODULE(vision_vit_cpu, "vit", VISION_VIT_OPS, vision_vit_ops, vision_vit_classes, VIT_KERNEL)

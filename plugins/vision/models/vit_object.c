@@ -22,7 +22,6 @@
 
 #include "state_dict.h"
 #include "vit.h"
-#include "weights.h"
 #include "weights_docs.h"
 
 typedef struct vit_arch {
@@ -49,7 +48,7 @@ static void vit_destroy(void *state)
     free(p->pos);
     free(p->head_in);
     free(p->head_mid);
-    pthread_mutex_destroy(&m->lock);
+    transformer_base_fini(&m->base);
     free(m);
 }
 
@@ -59,8 +58,9 @@ static const char *const block_keys[VIT_BLOCK_TENSORS] = {
     "mlp.0.weight", "mlp.0.bias", "mlp.3.weight", "mlp.3.bias",
 };
 
-static loom_status load_keys(sd_loader *L, vit_model *m)
+static loom_status load_keys(sd_loader *L, void *model)
 {
+    vit_model *m = model;
     const int64_t d = m->hidden, p = m->patch;
     const int64_t tok[3] = { 1, 1, d }, cw[4] = { d, 3, p, p }, vd[1] = { d };
     loom_status st;
@@ -73,14 +73,14 @@ static loom_status load_keys(sd_loader *L, vit_model *m)
     int64_t seq0 = sd_dim(L, "encoder.pos_embedding", 3, 1, 2), g0 = (int64_t)llround(sqrt((double)(seq0 - 1)));
     if (g0 < 1 || g0 * g0 != seq0 - 1)
         return pk_host->fail(LOOM_EINVAL, "%s: key 'encoder.pos_embedding' has %lld positions: one class token plus "
-                             "a square grid expected (seq_length = (image_size // patch_size)^2 + 1)", m->cls,
+                             "a square grid expected (seq_length = (image_size // patch_size)^2 + 1)", m->base.cls,
                              (long long)seq0);
     m->grid0 = g0;
     const int64_t pos[3] = { 1, seq0, d };
     if ((st = sd_param(L, &m->pos_embedding, 3, pos, "encoder.pos_embedding")) != LOOM_OK)
         return st;
     if ((m->blocks = calloc((size_t)m->layers, sizeof *m->blocks)) == NULL)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", m->cls);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", m->base.cls);
     const int64_t shapes[VIT_BLOCK_TENSORS][2] = {
         { d, 0 }, { d, 0 }, { 3 * d, d }, { 3 * d, 0 }, { d, d }, { d, 0 },
         { d, 0 }, { d, 0 }, { m->mlp, d }, { m->mlp, 0 }, { d, m->mlp }, { d, 0 },
@@ -102,8 +102,8 @@ static loom_status load_keys(sd_loader *L, vit_model *m)
             return st;
         head_in = m->rep;
     }
-    m->classes = sd_dim(L, "heads.head.weight", 2, 0, 1);
-    const int64_t hw[2] = { m->classes, head_in }, hb[1] = { m->classes };
+    m->base.classes = sd_dim(L, "heads.head.weight", 2, 0, 1);
+    const int64_t hw[2] = { m->base.classes, head_in }, hb[1] = { m->base.classes };
     if ((st = sd_param(L, &m->head_w, 2, hw, "heads.head.weight")) != LOOM_OK
         || (st = sd_param(L, &m->head_b, 1, hb, "heads.head.bias")) != LOOM_OK)
         return st;
@@ -112,8 +112,9 @@ static loom_status load_keys(sd_loader *L, vit_model *m)
 
 /* The architecture: a named class's, or vision_transformer's attributes
 ** (patch_size, num_layers, num_heads, hidden_dim, mlp_dim after weights). */
-static loom_status arch_of(const loom_object_args *args, vit_model *m)
+static loom_status arch_of(const loom_object_args *args, void *model)
 {
+    vit_model *m = model;
     for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++)
         if (strcmp(archs[i].name, args->class_name) == 0) {
             m->patch = archs[i].patch;
@@ -140,48 +141,26 @@ static loom_status arch_of(const loom_object_args *args, vit_model *m)
     return LOOM_OK;
 }
 
-static loom_status vit_create(const loom_object_args *args, void **state_out)
+static loom_status find_ops(void *model)
 {
-    *state_out = NULL;
-    const char *cls = args->class_name;
-    if (args->weights == NULL)
-        return pk_host->fail(LOOM_EINVAL, "%s needs a weights file (--weights model.safetensors) holding "
-                             "torchvision's state_dict", cls);
-    vit_model *m = calloc(1, sizeof *m);
-    if (m == NULL)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", cls);
-    pthread_mutex_init(&m->lock, NULL);
-    m->cls = cls;
-    sd_loader L = { 0 };
-    loom_status st = arch_of(args, m);
-    if (st == LOOM_OK && (st = sd_init(&L, cls, args->weights)) == LOOM_OK) {
-        st = load_keys(&L, m);
-        m->num_params = L.num_params;
-        sd_free(&L);
-    }
-    if (st == LOOM_OK && (st = sd_find_op(cls, "vision.conv2d", &m->conv2d)) == LOOM_OK
+    vit_model *m = model;
+    const char *cls = m->base.cls;
+    loom_status st;
+    if ((st = sd_find_op(cls, "vision.conv2d", &m->conv2d)) == LOOM_OK
         && (st = sd_find_op(cls, "vision.vit_encoder_block", &m->block)) == LOOM_OK
         && (st = sd_find_op(cls, "vision.layer_norm", &m->layer_norm)) == LOOM_OK)
         st = sd_find_op(cls, "vision.linear", &m->linear);
-    /* a weight entry, when named: the file must fit it */
-    if (st == LOOM_OK)
-        st = sd_weight_entry(args, m->classes, m->num_params, &m->entry);
-    if (st != LOOM_OK) {
-        vit_destroy(m);
-        return st;
-    }
-    *state_out = m;
-    return LOOM_OK;
+    return st;
 }
 
-#define VIT_WEIGHTS_ATTR(DOC_) { .name = "weights", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_NONE, .doc = (DOC_) }
-#define VIT_CLASS(id)                                                                              \
-    static const loom_attr_def id##_attrs[] = { VIT_WEIGHTS_ATTR(VISION_WEIGHTS_DOC_##id) };       \
-    static const loom_object_class id##_class = {                                                  \
-        .struct_size = sizeof(loom_object_class), .name = "vision." #id,                           \
-        .doc = "torchvision.models." #id " from a safetensors state_dict; method vision." #id,    \
-        PK_ATTRS(id##_attrs), .create = vit_create, .destroy = vit_destroy,                       \
-    };
+static const transformer_loader vit_loader = { sizeof(vit_model), arch_of, load_keys, find_ops, vit_destroy };
+
+static loom_status vit_create(const loom_object_args *args, void **state_out)
+{
+    return transformer_create(args, state_out, &vit_loader);
+}
+
+#define VIT_CLASS(id) TRANSFORMER_CLASS(id, vit_create, vit_destroy)
 VIT_CLASS(vit_b_16)
 VIT_CLASS(vit_b_32)
 VIT_CLASS(vit_l_16)
@@ -191,7 +170,7 @@ VIT_CLASS(vit_h_14)
     { .name = n, .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,          \
       .dflt = LOOM_DEFAULT_NONE, .doc = d }
 static const loom_attr_def vision_transformer_attrs[] = {
-    VIT_WEIGHTS_ATTR("no weight entries: leave unset"),
+    TRANSFORMER_WEIGHTS_ATTR("no weight entries: leave unset"),
     VIT_ARCH_ATTR("patch_size", "conv_proj's kernel and stride"),
     VIT_ARCH_ATTR("num_layers", "encoder blocks"),
     VIT_ARCH_ATTR("num_heads", "attention heads (hidden_dim is a multiple)"),

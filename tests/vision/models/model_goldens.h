@@ -5,6 +5,7 @@
 ** $LOOM_VISION_MODELS/<name>/), the bound of the logits (max |got - want|
 ** <= 1e-4 * max |logit|, the issue's), and one class checked against its
 ** golden logits, twice (the plan of a shape reused gives the same bits).
+** The transformer tests add transformer_checks.h on top.
 */
 #ifndef LOOM_TESTS_MODEL_GOLDENS_H
 #define LOOM_TESTS_MODEL_GOLDENS_H
@@ -36,7 +37,8 @@ static inline loom_tensor *npy_file(const char *path)
     return t;
 }
 
-static inline void assert_logits_close(const loom_tensor *got, const loom_tensor *want, const char *what)
+/* max |got - want| <= rel * max |want|, printed. */
+static inline void assert_rel_close(const loom_tensor *got, const loom_tensor *want, double rel, const char *what)
 {
     tu_assert_same_shape(got, want, what);
     double m = 0.0, e = 0.0;
@@ -44,9 +46,15 @@ static inline void assert_logits_close(const loom_tensor *got, const loom_tensor
         m = fmax(m, fabs(tu_get(want, i)));
         e = fmax(e, fabs(tu_get(got, i) - tu_get(want, i)));
     }
-    if (!(e <= 1e-4 * m))
-        fail_msg("%s: max |got - want| = %g > 1e-4 * max |logit| = %g", what, e, 1e-4 * m);
-    printf("# %s: max |got - want| / max |logit| = %.2e\n", what, e / m);
+    if (!(e <= rel * m))
+        fail_msg("%s: max |got - want| = %g > %g * max |want| = %g", what, e, rel, rel * m);
+    printf("# %s: max |got - want| / max |want| = %.2e\n", what, e / m);
+}
+
+/* the bound on logits: 1e-4 of the largest */
+static inline void assert_logits_close(const loom_tensor *got, const loom_tensor *want, const char *what)
+{
+    assert_rel_close(got, want, 1e-4, what);
 }
 
 static inline loom_tensor *forward(loom_object *obj, const char *op, const loom_tensor *x)

@@ -28,8 +28,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "tu_ops.h"
-#include "../models_vit/transformer_checks.h"
+#include "../models/transformer_checks.h"
 
 /* tc_data_file into one of two static buffers (two paths may be live at once). */
 static const char *data_file(const char *dir, const char *file)
@@ -56,7 +55,7 @@ static void attn_open(attn_data *a)
     memset(a, 0, sizeof *a);
     if (loom_safetensors_open(&a->st, data_file("swin_ops", "attn.safetensors")) != LOOM_OK)
         fail_msg("attn.safetensors: %s", loom_last_error());
-    a->x = tc_npy_file(data_file("swin_ops", "attn_input.npy"));
+    a->x = npy_file(data_file("swin_ops", "attn_input.npy"));
     a->in[0] = a->x;
     for (int i = 0; i < 6; i++)
         if (loom_safetensors_get(a->st, attn_keys[i], &a->in[1 + i]) != LOOM_OK)
@@ -92,10 +91,10 @@ static void window_attention_matches_torchvision(void **state)
         { "attn_shifted.npy", 2, 1 }, { "attn_plain.npy", 0, 0 },
     };
     for (size_t c = 0; c < 2; c++) {
-        loom_tensor *want = tc_npy_file(data_file("swin_ops", cases[c].file)), *got = NULL;
+        loom_tensor *want = npy_file(data_file("swin_ops", cases[c].file)), *got = NULL;
         if (run_attn(a.in, 7, cases[c].sh, cases[c].sw, 4, &got) != LOOM_OK)
             fail_msg("%s: %s", cases[c].file, loom_last_error());
-        tc_assert_rel_close(got, want, 1e-5, cases[c].file);
+        assert_rel_close(got, want, 1e-5, cases[c].file);
         /* with the residual, written over it: x + attn(x) */
         loom_tensor *r = NULL;
         assert_int_equal(loom_tensor_new(&r, LOOM_DTYPE_F32, 4, a.x->shape, NULL), LOOM_OK);
@@ -110,7 +109,7 @@ static void window_attention_matches_torchvision(void **state)
         const float *x = loom_data(a.x);
         for (int64_t i = 0; i < loom_numel(want); i++)
             w[i] += x[i];
-        tc_assert_rel_close(r, want, 1e-5, "x + attn(x), in place");
+        assert_rel_close(r, want, 1e-5, "x + attn(x), in place");
         loom_tensor_free(r);
         loom_tensor_free(got);
         loom_tensor_free(want);
@@ -150,15 +149,15 @@ static void patch_merging_matches_torchvision(void **state)
     loom_safetensors *st = NULL;
     if (loom_safetensors_open(&st, data_file("swin_ops", "merge.safetensors")) != LOOM_OK)
         fail_msg("merge.safetensors: %s", loom_last_error());
-    loom_tensor *x = tc_npy_file(data_file("swin_ops", "merge_input.npy"));
-    loom_tensor *want = tc_npy_file(data_file("swin_ops", "merge_output.npy")), *got = NULL;
+    loom_tensor *x = npy_file(data_file("swin_ops", "merge_input.npy"));
+    loom_tensor *want = npy_file(data_file("swin_ops", "merge_output.npy")), *got = NULL;
     const loom_tensor *in[4] = { x };
     assert_int_equal(loom_safetensors_get(st, "norm.weight", &in[1]), LOOM_OK);
     assert_int_equal(loom_safetensors_get(st, "norm.bias", &in[2]), LOOM_OK);
     assert_int_equal(loom_safetensors_get(st, "reduction.weight", &in[3]), LOOM_OK);
     if (tu_call("vision.swin_patch_merging", in, 4, NULL, NULL, &got) != LOOM_OK)
         fail_msg("vision.swin_patch_merging: %s", loom_last_error());
-    tc_assert_rel_close(got, want, 1e-5, "swin_patch_merging [2, 5, 7, 8]");
+    assert_rel_close(got, want, 1e-5, "swin_patch_merging [2, 5, 7, 8]");
     loom_tensor_free(got);
     /* a reduction of 2C x 2C */
     const int64_t square[2] = { 16, 16 };
@@ -236,23 +235,8 @@ static void files_that_do_not_fit_name_the_key(void **state)
 static void swin_t_matches_torchvision(void **state)
 {
     (void)state;
-    char w[512], x[512], y[512];
-    if (!tc_full_file(w, sizeof w, "swin_t", "model.safetensors")
-        || !tc_full_file(x, sizeof x, "swin_t", "input224.npy")
-        || !tc_full_file(y, sizeof y, "swin_t", "logits224.npy")) {
-        printf("# SKIP swin_t: %s is absent (tools/gen_vision_models_goldens.py, which `tools/dev goldens` "
-               "runs, makes it)\n", w);
-        skip();
-    }
-    loom_attrs *a = NULL;
-    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
-    assert_int_equal(loom_attrs_set_string(a, "weights", "IMAGENET1K_V1"), LOOM_OK);
-    loom_object *obj = NULL;
-    if (loom_object_create(&obj, "vision.swin_t", a, w) != LOOM_OK)
-        fail_msg("vision.swin_t with IMAGENET1K_V1: %s", loom_last_error());
-    loom_attrs_free(a);
-    tc_check_logits(obj, "vision.swin_t", x, y, "vision.swin_t [2, 3, 224, 224]");
-    loom_object_free(obj);
+    char w[512];
+    tc_check_full_model("swin_t", "IMAGENET1K_V1", w, sizeof w);
 }
 
 int main(void)

@@ -30,8 +30,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "tu_ops.h"
-#include "transformer_checks.h"
+#include "../models/transformer_checks.h"
 
 /* ------------------------------------------------------- encoder block */
 
@@ -54,9 +53,9 @@ static void block_open(block_data *b)
     if (loom_safetensors_open(&b->st, path) != LOOM_OK)
         fail_msg("%s: %s", path, loom_last_error());
     tc_data_file(path, sizeof path, "vit_block", "input.npy");
-    b->x = tc_npy_file(path);
+    b->x = npy_file(path);
     tc_data_file(path, sizeof path, "vit_block", "output.npy");
-    b->want = tc_npy_file(path);
+    b->want = npy_file(path);
     b->in[0] = b->x;
     for (int i = 0; i < 12; i++)
         if (loom_safetensors_get(b->st, block_keys[i], &b->in[1 + i]) != LOOM_OK)
@@ -88,7 +87,7 @@ static void encoder_block_matches_torchvision(void **state)
     loom_tensor *got = NULL;
     if (run_block(b.in, 4, &got) != LOOM_OK)
         fail_msg("vision.vit_encoder_block: %s", loom_last_error());
-    tc_assert_rel_close(got, b.want, 1e-5, "vit_encoder_block [2, 150, 32], 4 heads");
+    assert_rel_close(got, b.want, 1e-5, "vit_encoder_block [2, 150, 32], 4 heads");
     /* in place: the output is the input tensor */
     loom_tensor *x2 = NULL;
     assert_int_equal(loom_tensor_new(&x2, LOOM_DTYPE_F32, 3, b.x->shape, NULL), LOOM_OK);
@@ -220,30 +219,13 @@ static void inputs_that_do_not_fit_are_refused(void **state)
 static void vit_b_16_matches_torchvision(void **state)
 {
     (void)state;
-    char w[512], x[512], y[512];
-    if (!tc_full_file(w, sizeof w, "vit_b_16", "model.safetensors")
-        || !tc_full_file(x, sizeof x, "vit_b_16", "input224.npy")
-        || !tc_full_file(y, sizeof y, "vit_b_16", "logits224.npy")) {
-        printf("# SKIP vit_b_16: %s is absent (tools/gen_vision_models_goldens.py, which `tools/dev goldens` "
-               "runs, makes it)\n", w);
-        skip();
-    }
+    char w[512];
+    tc_check_full_model("vit_b_16", "IMAGENET1K_V1", w, sizeof w);
+    /* SWAG_E2E's file has the 384 grid: 0.3M more parameters */
     loom_attrs *a = NULL;
     assert_int_equal(loom_attrs_new(&a), LOOM_OK);
-    assert_int_equal(loom_attrs_set_string(a, "weights", "IMAGENET1K_V1"), LOOM_OK);
-    loom_object *obj = NULL;
-    if (loom_object_create(&obj, "vision.vit_b_16", a, w) != LOOM_OK)
-        fail_msg("vision.vit_b_16 with IMAGENET1K_V1: %s", loom_last_error());
-    loom_tensor *in = tc_npy_file(x), *want = tc_npy_file(y), *got = NULL;
-    if (tc_forward(obj, "vision.vit_b_16", in, &got) != LOOM_OK)
-        fail_msg("vision.vit_b_16: %s", loom_last_error());
-    tc_assert_rel_close(got, want, 1e-4, "vision.vit_b_16 [2, 3, 224, 224]");
-    loom_tensor_free(got);
-    loom_tensor_free(in);
-    loom_tensor_free(want);
-    loom_object_free(obj);
-    /* SWAG_E2E's file has the 384 grid: 0.3M more parameters */
     assert_int_equal(loom_attrs_set_string(a, "weights", "IMAGENET1K_SWAG_E2E_V1"), LOOM_OK);
+    loom_object *obj = NULL;
     assert_int_not_equal(loom_object_create(&obj, "vision.vit_b_16", a, w), LOOM_OK);
     assert_non_null(strstr(loom_last_error(), "IMAGENET1K_SWAG_E2E_V1 has 86859496 parameters"));
     loom_attrs_free(a);

@@ -1,18 +1,21 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
-** layers_cuda_checks.c - the argument checks that the layers' cpu kernels
-** make inline, for the cuda kernels: the same refusals in the same words,
-** so a call is refused alike on every device. Shapes only (the tensors'
-** data is on the device and never read here); each allocates the output.
+** layers_op_checks.c - the argument checks of batch_norm, linear,
+** softmax, layer_norm, adaptive_avg_pool2d, squeeze_excitation and
+** channel_shuffle, made by their cpu and cuda kernels alike: the same
+** refusals in the same words on every device. Shapes and attributes only
+** (a tensor's data may be on a device and is never read here); each
+** allocates the output on success. (conv2d's and the 2-D pools' geometry:
+** layers_checks.c.)
 */
 #include <string.h>
 
 #include "blocks.h"
-#include "layers_cuda.h"
+#include "layers.h"
 
 #define DESC(t, buf) vision_describe((t), (buf), sizeof(buf))
 
-loom_status layers_cuda_check_batch_norm(loom_call *call, loom_tensor **out)
+loom_status layers_check_batch_norm(loom_call *call, loom_tensor **out)
 {
     const loom_tensor *x = call->inputs[BN_INPUT];
     char b1[160], b2[160];
@@ -30,7 +33,7 @@ loom_status layers_cuda_check_batch_norm(loom_call *call, loom_tensor **out)
     return pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, x->ndim, x->shape, out);
 }
 
-loom_status layers_cuda_check_linear(loom_call *call, loom_tensor **out)
+loom_status layers_check_linear(loom_call *call, loom_tensor **out)
 {
     const loom_tensor *x = call->inputs[0], *w = call->inputs[1], *b = call->inputs[2];
     char b1[160], b2[160];
@@ -49,7 +52,7 @@ loom_status layers_cuda_check_linear(loom_call *call, loom_tensor **out)
     return pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, x->ndim, shape, out);
 }
 
-loom_status layers_cuda_check_softmax(loom_call *call, int64_t *len, int64_t *inner, loom_tensor **out)
+loom_status layers_check_softmax(loom_call *call, int64_t *len, int64_t *inner, loom_tensor **out)
 {
     const loom_tensor *x = call->inputs[0];
     char b1[160];
@@ -68,7 +71,7 @@ loom_status layers_cuda_check_softmax(loom_call *call, int64_t *len, int64_t *in
     return pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, x->ndim, x->shape, out);
 }
 
-loom_status layers_cuda_check_layer_norm(loom_call *call, loom_tensor **out)
+loom_status layers_check_layer_norm(loom_call *call, loom_tensor **out)
 {
     const loom_tensor *x = call->inputs[0], *w = call->inputs[1], *b = call->inputs[2];
     char b1[160], b2[160];
@@ -86,7 +89,7 @@ loom_status layers_cuda_check_layer_norm(loom_call *call, loom_tensor **out)
     return pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, x->ndim, x->shape, out);
 }
 
-loom_status layers_cuda_check_adaptive(loom_call *call, pool2d_geom *g, loom_tensor **out)
+loom_status layers_check_adaptive(loom_call *call, pool2d_geom *g, loom_tensor **out)
 {
     const loom_tensor *x = call->inputs[0];
     const loom_attr_value *v = &call->attrs[PK_ATTR(adaptive_pool, output_size)];
@@ -126,7 +129,7 @@ static loom_status check_fc(const loom_call *call, int index, int64_t rows, int6
                          call->schema->inputs[index].name, DESC(w, b1), r, (long long)cols, r, (long long)cols);
 }
 
-loom_status layers_cuda_check_squeeze_excitation(loom_call *call, int64_t *squeeze, loom_tensor **out)
+loom_status layers_check_squeeze_excitation(loom_call *call, int64_t *squeeze, loom_tensor **out)
 {
     const loom_tensor *x = call->inputs[SE_INPUT];
     const loom_tensor *b1t = call->inputs[SE_FC1_BIAS], *b2t = call->inputs[SE_FC2_BIAS];
@@ -152,7 +155,7 @@ loom_status layers_cuda_check_squeeze_excitation(loom_call *call, int64_t *squee
     return pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, 4, x->shape, out);
 }
 
-loom_status layers_cuda_check_shuffle(loom_call *call, loom_tensor **out)
+loom_status layers_check_shuffle(loom_call *call, loom_tensor **out)
 {
     const loom_tensor *x = call->inputs[0], *other = call->n_inputs > 1 ? call->inputs[1] : NULL;
     char b1[160], b2[160];

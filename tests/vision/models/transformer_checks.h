@@ -1,27 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** transformer_checks.h - what the ViT and Swin tests share (included by
-** tests/vision/models_vit and tests/vision/models_swin after cmocka.h and
-** tu_ops.h): golden files, the relative comparison of the tolerances both
-** state, an object's forward, the full models' files in build-models, and
-** the check that a refusal's message names what it should.
+** tests/vision/models_vit and tests/vision/models_swin after cmocka.h), on
+** top of model_goldens.h (golden files, the full models' files in
+** build-models, the relative comparison): the committed small cases'
+** files, an object's forward as a status, the logits of a class checked
+** twice, a full model with its weight entry, and the check that a
+** refusal's message names what it should.
 */
 #ifndef LOOM_TESTS_VISION_TRANSFORMER_CHECKS_H
 #define LOOM_TESTS_VISION_TRANSFORMER_CHECKS_H
 
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-static inline loom_tensor *tc_npy_file(const char *path)
-{
-    loom_tensor *t = NULL;
-    if (loom_npy_read(&t, path) != LOOM_OK)
-        fail_msg("%s: %s", path, loom_last_error());
-    return t;
-}
+#include "model_goldens.h"
 
 /* tests/data/vision/models/<dir>/<file> into buf. */
 static inline const char *tc_data_file(char *buf, size_t size, const char *dir, const char *file)
@@ -30,20 +23,6 @@ static inline const char *tc_data_file(char *buf, size_t size, const char *dir, 
     size_t len = strlen(buf);
     snprintf(buf + len, size - len, "/%s", file);
     return buf;
-}
-
-/* max |got - want| <= rel * max |want|, printed. */
-static inline void tc_assert_rel_close(const loom_tensor *got, const loom_tensor *want, double rel, const char *what)
-{
-    tu_assert_same_shape(got, want, what);
-    double m = 0.0, e = 0.0;
-    for (int64_t i = 0; i < loom_numel(want); i++) {
-        m = fmax(m, fabs(tu_get(want, i)));
-        e = fmax(e, fabs(tu_get(got, i) - tu_get(want, i)));
-    }
-    if (!(e <= rel * m))
-        fail_msg("%s: max |got - want| = %g > %g * max |want| = %g", what, e, rel, rel * m);
-    printf("# %s: max |got - want| / max |want| = %.2e\n", what, e / m);
 }
 
 /* The method op of obj on x; *out receives a new tensor. */
@@ -61,10 +40,10 @@ static inline loom_status tc_forward(loom_object *obj, const char *op, const loo
 static inline void tc_check_logits(loom_object *obj, const char *op, const char *input, const char *want_path,
                                    const char *what)
 {
-    loom_tensor *in = tc_npy_file(input), *want = tc_npy_file(want_path), *got = NULL, *again = NULL;
+    loom_tensor *in = npy_file(input), *want = npy_file(want_path), *got = NULL, *again = NULL;
     if (tc_forward(obj, op, in, &got) != LOOM_OK)
         fail_msg("%s: %s", what, loom_last_error());
-    tc_assert_rel_close(got, want, 1e-4, what);
+    assert_rel_close(got, want, 1e-4, what);
     if (tc_forward(obj, op, in, &again) != LOOM_OK)
         fail_msg("%s again: %s", what, loom_last_error());
     tu_assert_identical(again, got, what);
@@ -73,16 +52,30 @@ static inline void tc_check_logits(loom_object *obj, const char *op, const char 
         loom_tensor_free(all[i]);
 }
 
-/* <models dir>/<model>/<file> ($LOOM_VISION_MODELS or build-models/vision)
-** into buf; 1 when it is readable. */
-static inline int tc_full_file(char *buf, size_t size, const char *model, const char *file)
+/* Class vision.<model> in full from its file made at goldens time
+** (model_file; skipped with a message when absent), created with --attr
+** weights=entry, its logits on input224.npy against logits224.npy
+** (tc_check_logits); w receives the weights file's path. */
+static inline void tc_check_full_model(const char *model, const char *entry, char *w, size_t size)
 {
-    const char *dir = getenv("LOOM_VISION_MODELS");
-    if (dir != NULL && dir[0] != '\0')
-        snprintf(buf, size, "%s/%s/%s", dir, model, file);
-    else
-        snprintf(buf, size, "%s/../build-models/vision/%s/%s", tu_data_path(".."), model, file);
-    return access(buf, R_OK) == 0;
+    char x[512], y[512], cls[64], what[128];
+    if (!model_file(w, size, model, "model.safetensors") || !model_file(x, sizeof x, model, "input224.npy")
+        || !model_file(y, sizeof y, model, "logits224.npy")) {
+        printf("# SKIP %s: %s is absent (tools/gen_vision_models_goldens.py, which `tools/dev goldens` "
+               "runs, makes it)\n", model, w);
+        skip();
+    }
+    snprintf(cls, sizeof cls, "vision.%s", model);
+    loom_attrs *a = NULL;
+    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
+    assert_int_equal(loom_attrs_set_string(a, "weights", entry), LOOM_OK);
+    loom_object *obj = NULL;
+    if (loom_object_create(&obj, cls, a, w) != LOOM_OK)
+        fail_msg("%s with %s: %s", cls, entry, loom_last_error());
+    loom_attrs_free(a);
+    snprintf(what, sizeof what, "%s [2, 3, 224, 224]", cls);
+    tc_check_logits(obj, cls, x, y, what);
+    loom_object_free(obj);
 }
 
 /* st is a refusal whose message holds n1 and (when not NULL) n2. */
