@@ -3,13 +3,14 @@
 ** shard_check.c - one rank of the sharded collection's checks, run under
 ** mpirun by mpi_run.sh (tests/rec/shard/meson.build):
 **
-**   shard_check --case tw|rw|cw|twrw|dp|mixed [--data random|dyadic]
+**   shard_check --case tw|rw|cw|twrw|dp|mixed|planned [--data random|dyadic]
 **               [--optimizer sgd|rowwise_adagrad] [--weighted] [--steps N]
 **               [--exact all|non-rw] [--fault plan|die|stall]
 **   shard_check --case refusals
 **
 ** Every rank builds the same tables (from a seeded generator, in memory),
-** the same plan for the case and the same global batches of W * B samples;
+** the same plan for the case (planned: the one rec.plan, the planner,
+** makes for them) and the same global batches of W * B samples;
 ** it creates rec.sharded_embedding_bag_collection over the plan and, as
 ** the reference, rec.fused_embedding_bag_collection (unsharded, the same
 ** tables and optimizer) that sees the whole global batch. Each step, the
@@ -94,6 +95,38 @@ static void put(const char *fmt, ...)
     va_end(ap);
 }
 
+/* --case planned: the plan rec.plan (the planner) makes for these tables on
+** this world (a cpu topology, B samples per rank), the same on every rank. */
+static void planned_plan(void)
+{
+    char cfg[2048];
+    snprintf(cfg, sizeof cfg,
+             "{\"batch_size\":%d,\"topology\":{\"world_size\":%d,\"local_world_size\":%d,"
+             "\"compute_device\":\"cpu\",\"ddr_cap\":1073741824},\"tables\":["
+             "{\"name\":\"t0\",\"num_embeddings\":37,\"embedding_dim\":8,\"feature_names\":[\"f0\",\"f1\"],"
+             "\"pooling_factor\":2.0},"
+             "{\"name\":\"t1\",\"num_embeddings\":50,\"embedding_dim\":12,\"feature_names\":[\"f2\"],"
+             "\"pooling_factor\":2.0,\"sharding_types\":[\"row_wise\"]},"
+             "{\"name\":\"t2\",\"num_embeddings\":24,\"embedding_dim\":16,\"feature_names\":[\"f3\"],"
+             "\"pooling_factor\":2.0},"
+             "{\"name\":\"t3\",\"num_embeddings\":41,\"embedding_dim\":4,\"feature_names\":[\"f4\"],"
+             "\"pooling_factor\":2.0,\"sharding_types\":[\"data_parallel\"]}]}",
+             B * world, world, world);
+    int64_t shape[1] = { (int64_t)strlen(cfg) };
+    loom_tensor *tc = NULL, *out[1] = { NULL };
+    if (loom_tensor_wrap(&tc, cfg, LOOM_DTYPE_U8, 1, shape, NULL, NULL) != LOOM_OK)
+        die_loom("loom_tensor_wrap");
+    const loom_tensor *in[1] = { tc };
+    if (loom_run("rec.plan", in, 1, NULL, out, 1, NULL) != LOOM_OK)
+        die_loom("rec.plan");
+    const int64_t n = out[0]->shape[0];
+    CHECK(n > 0 && (size_t)n < sizeof plan_text, "rec.plan returned %lld bytes", (long long)n);
+    memcpy(plan_text, out[0]->data, (size_t)n);
+    plan_text[n] = '\0';
+    loom_tensor_free(out[0]);
+    loom_tensor_free(tc);
+}
+
 /* type of table t in the case */
 static const char *table_type(const char *c, int t)
 {
@@ -106,6 +139,19 @@ static const char *table_type(const char *c, int t)
     if (strcmp(c, "cw") == 0) return "column_wise";
     if (strcmp(c, "twrw") == 0) return "table_row_wise";
     if (strcmp(c, "dp") == 0) return "data_parallel";
+    if (strcmp(c, "planned") == 0) {
+        /* the plan's choice for table t */
+        char key[32];
+        snprintf(key, sizeof key, "\"name\":\"%s\"", NAMES[t]);
+        const char *at = strstr(plan_text, key), *ty = at ? strstr(at, "\"sharding_type\":\"") : NULL;
+        CHECK(ty != NULL, "no sharding_type of %s in the plan", NAMES[t]);
+        static const char *const types[] = { "table_row_wise", "table_wise", "row_wise", "column_wise",
+                                             "data_parallel" };
+        for (int i = 0; i < 5; i++)
+            if (strncmp(ty + 17, types[i], strlen(types[i])) == 0 && ty[17 + strlen(types[i])] == '"')
+                return types[i];
+        CHECK(0, "the plan's sharding_type of %s is unknown", NAMES[t]);
+    }
     fprintf(stderr, "unknown case %s\n", c);
     exit(2);
 }
@@ -425,7 +471,10 @@ int main(int argc, char **argv)
         loom_shutdown();
         return 0;
     }
-    build_plan(cs, strcmp(fault, "plan") == 0 && rank == world - 1);
+    if (strcmp(cs, "planned") == 0)
+        planned_plan();
+    else
+        build_plan(cs, strcmp(fault, "plan") == 0 && rank == world - 1);
     loom_attrs *sa = table_attrs(SHARDED, opt, weighted);
     set(sa, SHARDED, "plan", plan_text);
     set(sa, SHARDED, "timeout_s", *fault ? "5" : "60");
@@ -546,8 +595,10 @@ int main(int argc, char **argv)
         free(wts);
         free_batch(&g);
     }
-    printf("rank %d of %d: %s (%s data, %s%s): first forward bit-exact (%s), %d training steps, largest "
-           "difference %.3g\n", rank, world, cs, data, opt, weighted ? ", weighted" : "", exact, steps, worst);
+    printf("rank %d of %d: %s (%s data, %s%s; %s %s, %s %s, %s %s, %s %s): first forward bit-exact (%s), %d "
+           "training steps, largest difference %.3g\n", rank, world, cs, data, opt, weighted ? ", weighted" : "",
+           NAMES[0], table_type(cs, 0), NAMES[1], table_type(cs, 1), NAMES[2], table_type(cs, 2), NAMES[3],
+           table_type(cs, 3), exact, steps, worst);
     loom_attrs_free(keys_attr);
     loom_object_free(sharded);
     loom_object_free(ref);
