@@ -768,6 +768,40 @@ def rec_criteo_seeds():
 REC_CRITEO_DICT = ["\t", "\n", "\r\n", "-", "+", "0", "-1", "9223372036854775807", "ffffffff", "ABCDEF01",
                    "68fd1e64", "\t\t\t\t"]
 
+def rec_shard_plan_seeds():
+    """fuzz_rec_shard_plan.c: sharding plans (loom.rec.plan/1), one per sharding type, and near misses."""
+    def table(name, st, kernel, ranks, shards, rows=10, dim=8):
+        return {"name": name, "num_embeddings": rows, "embedding_dim": dim, "sharding_type": st,
+                "compute_kernel": kernel, "ranks": ranks,
+                "shards": [{"rank": r, "offsets": o, "sizes": z} for r, o, z in shards]}
+
+    def plan(tables, world=2):
+        return json.dumps({"format": "loom.rec.plan/1", "world_size": world, "tables": tables},
+                          separators=(",", ":")).encode()
+    tw = table("t0", "table_wise", "fused", [1], [(1, [0, 0], [10, 8])])
+    rw = table("t1", "row_wise", "fused", [0, 1], [(0, [0, 0], [5, 8]), (1, [5, 0], [5, 8])])
+    cw = table("t2", "column_wise", "fused_uvm_caching", [1, 0], [(1, [0, 0], [10, 4]), (0, [0, 4], [10, 4])])
+    twrw = table("t3", "table_row_wise", "fused", [0, 1], [(0, [0, 0], [3, 8]), (1, [3, 0], [7, 8])])
+    dp = table("t4", "data_parallel", "dense", [0, 1], [])
+    return {
+        "all_types": plan([tw, rw, cw, twrw, dp]),
+        "one_table": plan([tw], world=4),
+        "empty_shard": plan([table("e", "row_wise", "fused", [0, 1, 2, 3],
+                                   [(0, [0, 0], [2, 8]), (1, [2, 0], [2, 8]), (2, [4, 0], [1, 8]),
+                                    (3, [5, 0], [0, 8])], rows=5)], world=4),
+        "overlap": plan([table("o", "row_wise", "fused", [0, 1], [(0, [0, 0], [6, 8]), (1, [5, 0], [5, 8])])]),
+        "no_tables": plan([]),
+        "spaced": json.dumps({"tables": [dp], "world_size": 2, "format": "loom.rec.plan/1"}, indent=1).encode(),
+    }
+
+
+REC_SHARD_PLAN_DICT = ["\"format\"", "\"loom.rec.plan/1\"", "\"world_size\"", "\"tables\"", "\"name\"",
+                 "\"num_embeddings\"", "\"embedding_dim\"", "\"sharding_type\"", "\"compute_kernel\"",
+                 "\"ranks\"", "\"shards\"", "\"rank\"", "\"offsets\"", "\"sizes\"", "\"table_wise\"",
+                 "\"row_wise\"", "\"column_wise\"", "\"table_row_wise\"", "\"data_parallel\"", "\"fused\"",
+                 "\"dense\"", "\"quant\"", "9007199254740993", "-1", "1e300", "[0,0]"]
+
+
 # ------------------------------------------------------------- rec_plan
 
 def rec_plan_seeds():
@@ -824,6 +858,7 @@ TARGETS = {
     "sample_pipeline": (sample_pipeline_seeds, SAMPLE_DICT),
     "rec_criteo": (rec_criteo_seeds, REC_CRITEO_DICT),
     "rec_knn_index": (rec_knn_index_seeds, REC_KNN_INDEX_DICT),
+    "rec_shard_plan": (rec_shard_plan_seeds, REC_SHARD_PLAN_DICT),
     "rec_plan": (rec_plan_seeds, REC_PLAN_DICT),
 }
 

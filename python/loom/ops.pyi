@@ -1657,6 +1657,31 @@ class rec:
             estimates (u8, rank 1): JSON: the plan's hash and perf rating, every shard's perf (ms) and storage (bytes)"""
         ...
     @staticmethod
+    def sharded_embedding_bag_collection(values: TensorLike, lengths: TensorLike, weights: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Any:
+        """ShardedEmbeddingBagCollection.forward over MPI: this rank's KJT distributed to the shards by all-to-all, looked up on the local fbgemm.tbe, pooled rows back by all-to-all (table/column-wise) or reduce-scatter (row-wise); collective: every rank calls it
+
+        A method of the object class rec.sharded_embedding_bag_collection: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            values (i64, rank 1): [N] this rank's KJT ids, feature-major, in the collection's feature order
+            lengths (i64, rank 1): [F * B] every feature's B local samples
+            weights (f32, rank 1, optional): [N] per-sample weights (used when the collection is_weighted)
+        Outputs:
+            values (f32, rank 2): KeyedTensor values [B, sum D] of this rank's samples, in table then feature order"""
+        ...
+    @staticmethod
+    def sharded_embedding_bag_collection_backward(values: TensorLike, lengths: TensorLike, weights: Optional[TensorLike] = None, grad: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> None:
+        """one step of the fused optimizer on every rank's shards for the global batch (fbgemm.tbe_backward); data-parallel replicas step on the all-gathered batch; collective
+
+        A method of the object class rec.sharded_embedding_bag_collection: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            values (i64, rank 1): [N] this rank's KJT ids, feature-major, in the collection's feature order
+            lengths (i64, rank 1): [F * B] every feature's B local samples
+            weights (f32, rank 1, optional): [N] per-sample weights (used when the collection is_weighted)
+            grad (f32, rank 2): [B, sum D] the gradient of this rank's forward output"""
+        ...
+    @staticmethod
     def two_tower_candidate_embed(values: TensorLike, lengths: Optional[TensorLike] = None, offsets: Optional[TensorLike] = None, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1, object: Optional[Object] = None) -> Any:
         """TwoTower's candidate tower: the candidate table's pooled features through candidate_proj (MLP)
 

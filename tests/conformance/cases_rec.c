@@ -19,6 +19,10 @@
     "tests/rec/knn/test_knn.c: cpu only (FAISS); exact search against a brute force bit for bit, faiss-cpu's " \
     "index files within 1e-5"
 
+#define SHARD_TEST                                                                                 \
+    "tests/rec/shard/shard_check.c: cpu only (collective: it runs under mpirun, its lookups are fbgemm.tbe's); " \
+    "against the unsharded rec.fused_embedding_bag_collection at -np 2 and 4, bit for bit, then 10 steps within 1e-6"
+
 const cf_gen cf_rec_gens[] = {
     { "rec.kjt_from_lengths_sync", 0, 0, NULL, KJT_TEST },
     { "rec.kjt_from_offsets_sync", 0, 0, NULL, KJT_TEST },
@@ -67,5 +71,7 @@ const cf_gen cf_rec_gens[] = {
     { "rec.plan", 0, 0, NULL,
       "tests/rec/planner/test_planner.c: cpu only (integer and double bookkeeping, no tensor math); the plans of "
       "torchrec's EmbeddingShardingPlanner, per-shard estimates within 1e-12" },
+    { "rec.sharded_embedding_bag_collection", 0, 0, NULL, SHARD_TEST },
+    { "rec.sharded_embedding_bag_collection_backward", 0, 0, NULL, SHARD_TEST },
 };
 const size_t cf_rec_n_gens = sizeof cf_rec_gens / sizeof cf_rec_gens[0];

@@ -108,6 +108,13 @@ static const oc_case cases[] = {
     { "rec.knn_retrieve", "Q = 0, N = 0", { T(F32, 2, 0, 4), T(F32, 2, 0, 4) }, "k=3",
       { T(I64, 2, 0, 3), T(F32, 2, 0, 3) } },
 #endif
+#ifdef LOOM_REC_HAVE_MPI
+    /* the collection above sharded over one rank (MPI singleton): user table-wise, item row-wise */
+    { "rec.sharded_embedding_bag_collection", "B = 0", { T(I64, 1, 0), T(I64, 1, 0) }, NULL, { T(F32, 2, 0, 16) },
+      .object = 9 },
+    { "rec.sharded_embedding_bag_collection_backward", "empty bags",
+      { T(I64, 1, 0), T(I64, 1, 6), NONE, T(F32, 2, 2, 16) }, NULL, .object = 9 },
+#endif
     /* torchrec: a task without samples has no weight: NE's clamped 0/0 ... */
     { "rec.ne", "N = 0, two tasks", { T(F32, 2, 2, 0), T(F32, 2, 2, 0) }, NULL, { T(F64, 1, 2) } },
     { "rec.auc", "N = 0", { T(F32, 1, 0), T(F32, 1, 0), T(F32, 1, 0) }, NULL, { T(F64, 1, 1) } },
@@ -223,12 +230,34 @@ static int setup(void **state)
         return -1;
     }
 #endif
+#ifdef LOOM_REC_HAVE_MPI
+    static const char plan[] =
+        "{\"format\":\"loom.rec.plan/1\",\"world_size\":1,\"tables\":["
+        "{\"name\":\"user\",\"num_embeddings\":50,\"embedding_dim\":8,\"sharding_type\":\"table_wise\","
+        "\"compute_kernel\":\"fused\",\"ranks\":[0],\"shards\":[{\"rank\":0,\"offsets\":[0,0],\"sizes\":[50,8]}]},"
+        "{\"name\":\"item\",\"num_embeddings\":40,\"embedding_dim\":4,\"sharding_type\":\"row_wise\","
+        "\"compute_kernel\":\"fused\",\"ranks\":[0],\"shards\":[{\"rank\":0,\"offsets\":[0,0],\"sizes\":[40,4]}]}]}";
+    if (loom_attrs_new(&a) != LOOM_OK ||
+        loom_attrs_parse(a, "rec.sharded_embedding_bag_collection", "tables", "user,item") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.sharded_embedding_bag_collection", "num_embeddings", "50,40") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.sharded_embedding_bag_collection", "embedding_dim", "8,4") != LOOM_OK ||
+        loom_attrs_parse(a, "rec.sharded_embedding_bag_collection", "feature_names", "user_id,item_id|item_cat")
+            != LOOM_OK ||
+        loom_attrs_set_string(a, "plan", plan) != LOOM_OK ||
+        loom_object_create(&oc_objects[8], "rec.sharded_embedding_bag_collection", a,
+                           tu_data_path("rec/collections/fp32.safetensors")) != LOOM_OK) {
+        fprintf(stderr, "rec_empty setup: %s\n", loom_last_error());
+        loom_attrs_free(a);
+        return -1;
+    }
+    loom_attrs_free(a);
+#endif
     return 0;
 }
 
 static int teardown(void **state)
 {
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < 9; i++) {
         loom_object_free(oc_objects[i]);
         oc_objects[i] = NULL;
     }

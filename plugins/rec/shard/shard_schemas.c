@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** shard_schemas.c - the methods of rec.sharded_embedding_bag_collection
+** (shard.h): ShardedEmbeddingBagCollection.forward on this rank's KJT, and
+** the backward that steps the fused optimizer.
+*/
+#include "shard.h"
+
+#define I64 LOOM_DTYPE_BIT(LOOM_DTYPE_I64)
+#define F32 LOOM_DTYPE_BIT(LOOM_DTYPE_F32)
+
+#define SEBC_KJT_INPUTS \
+    { .name = "values", .dtypes = I64, .ndim = 1, .doc = "[N] this rank's KJT ids, feature-major, in the collection's feature order" }, \
+    { .name = "lengths", .dtypes = I64, .ndim = 1, .doc = "[F * B] every feature's B local samples" }, \
+    { .name = "weights", .dtypes = F32, .flags = LOOM_ARG_OPTIONAL, .ndim = 1, \
+      .doc = "[N] per-sample weights (used when the collection is_weighted)" }
+
+static const loom_arg_def forward_inputs[] = { SEBC_KJT_INPUTS };
+
+static const loom_arg_def forward_outputs[] = {
+    { .name = "values", .dtypes = F32, .ndim = 2,
+      .doc = "KeyedTensor values [B, sum D] of this rank's samples, in table then feature order" },
+};
+
+PK_SCHEMA(rec_sebc_forward_schema, "rec.sharded_embedding_bag_collection", 1,
+          "ShardedEmbeddingBagCollection.forward over MPI: this rank's KJT distributed to the shards by "
+          "all-to-all, looked up on the local fbgemm.tbe, pooled rows back by all-to-all (table/column-wise) "
+          "or reduce-scatter (row-wise); collective: every rank calls it",
+          PK_INPUTS(forward_inputs), PK_OUTPUTS(forward_outputs), .object_class = REC_SEBC_CLASS);
+
+static const loom_arg_def backward_inputs[] = {
+    SEBC_KJT_INPUTS,
+    { .name = "grad", .dtypes = F32, .ndim = 2, .doc = "[B, sum D] the gradient of this rank's forward output" },
+};
+
+PK_SCHEMA(rec_sebc_backward_schema, "rec.sharded_embedding_bag_collection_backward", 1,
+          "one step of the fused optimizer on every rank's shards for the global batch (fbgemm.tbe_backward); "
+          "data-parallel replicas step on the all-gathered batch; collective",
+          PK_INPUTS(backward_inputs), .object_class = REC_SEBC_CLASS);
+
+PK_OPS_DEFINE(rec_shard_ops, REC_SHARD_OPS);
