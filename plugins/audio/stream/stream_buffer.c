@@ -4,7 +4,8 @@
 ** Frames live in segments of seg_frames frames kept in a ring: chunked, a
 ** segment is a chunk, so a pop hands out the oldest without moving the
 ** others; unchunked, segments of about 4 MB grow the buffer without ever
-** copying what it holds, and a pop copies them out once.
+** copying what it holds, and a pop copies them out once. Chunked host
+** segments are blocks of a pool: a pop lends the block itself.
 */
 #include "stream_buffer.h"
 
@@ -31,8 +32,21 @@ static void seg_free(const stream_buffer *b, void *p)
 {
     if (b->mem != NULL)
         b->mem->release(b->mem->user, p);
+    else if (b->pool != NULL)
+        sb_pool_put(b->pool, p);
     else
         free(p);
+}
+
+static uint8_t *seg_alloc(stream_buffer *b, size_t n)
+{
+    if (b->mem != NULL)
+        return b->mem->alloc(b->mem->user, n);
+    if (b->frames_per_chunk < 0)
+        return malloc(n);
+    if (b->pool == NULL && (b->pool = sb_pool_new(n)) == NULL)
+        return NULL;
+    return sb_pool_get(b->pool);
 }
 
 void sb_flush(stream_buffer *b)
@@ -48,6 +62,8 @@ void sb_free(stream_buffer *b)
     free(b->ring);
     b->ring = NULL;
     b->ring_cap = 0;
+    sb_pool_close(b->pool);   /* blocks callers still hold keep it until they come back */
+    b->pool = NULL;
 }
 
 static int ring_push(stream_buffer *b, uint8_t *data, int64_t pts)
@@ -83,7 +99,7 @@ static void ring_pop(stream_buffer *b)
 static int new_segment(stream_buffer *b, int64_t pts)
 {
     size_t n = (size_t)b->seg_frames * b->frame_bytes;
-    uint8_t *d = b->mem != NULL ? b->mem->alloc(b->mem->user, n) : malloc(n);
+    uint8_t *d = seg_alloc(b, n);
     if (d == NULL)
         return -1;
     if (ring_push(b, d, pts) != 0) {
@@ -162,4 +178,24 @@ int sb_pop_copy(stream_buffer *b, uint8_t *dst)
         n -= k;
     }
     return ret;
+}
+
+int sb_can_lend(const stream_buffer *b)
+{
+    return b->mem == NULL && b->frames_per_chunk > 0 && b->pool != NULL && b->buffered > 0;
+}
+
+uint8_t *sb_pop_take(stream_buffer *b, int64_t *frames, size_t *block_bytes, sb_pool **pool)
+{
+    int64_t pts;
+    int64_t n = sb_peek(b, &pts);
+    uint8_t *block = at(b, 0)->data;
+    /* chunked: the oldest segment is the whole chunk, full or the last partial one */
+    b->head = (b->head + 1) % b->ring_cap;
+    b->count--;
+    b->buffered -= n;
+    *frames = n;
+    *block_bytes = sb_pool_block_bytes(b->pool);
+    *pool = b->pool;
+    return block;
 }

@@ -14,7 +14,9 @@
 **     the timestamp of the first.
 ** A "frame" is one row of the chunk: a sample of every channel (audio) or
 ** one picture [C, H, W] (video), frame_bytes bytes.
-** Segments are host memory (malloc), or, with `mem` set, the memory it
+** Segments are host memory: chunked, blocks of the output's pool
+** (stream_pool.h), which pop_chunk lends to the caller as the chunk's own
+** memory (sb_pop_take); unchunked, malloc'd. Or, with `mem` set, the memory it
 ** allocates (hw_accel=cuda: device memory; nothing here reads it: sb_push
 ** is then not used, sb_push_one hands out device addresses and pops copy
 ** through mem->copy).
@@ -24,6 +26,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "stream_pool.h"
 
 typedef struct sb_chunk {
     uint8_t *data;              /* seg_frames * frame_bytes */
@@ -49,6 +53,7 @@ typedef struct stream_buffer {
     void (*on_drop)(void *user, int64_t dropped_chunks);
     void *drop_user;
     const sb_memory *mem;       /* NULL: host memory */
+    sb_pool *pool;              /* host and chunked: the segments' blocks, made with the first */
 } stream_buffer;
 
 /* mem: NULL (host memory) or the segments' allocator, borrowed. */
@@ -72,5 +77,13 @@ int sb_ready(const stream_buffer *b);
 int64_t sb_peek(const stream_buffer *b, int64_t *pts);
 /* 0, or -1 when mem->copy failed (the chunk is popped all the same). */
 int sb_pop_copy(stream_buffer *b, uint8_t *dst);
+/* True when the oldest chunk can leave as its own block (sb_pop_take):
+** a chunked host buffer holding a chunk. */
+int sb_can_lend(const stream_buffer *b);
+/* Pop the oldest chunk without a copy: its block (*frames frames written,
+** pts as sb_peek says), now the caller's, to give back with
+** sb_pool_put(*pool, block) once nothing reads it. *block_bytes is the
+** block's size. Only when sb_can_lend. */
+uint8_t *sb_pop_take(stream_buffer *b, int64_t *frames, size_t *block_bytes, sb_pool **pool);
 
 #endif /* LOOM_AUDIO_STREAM_BUFFER_H */

@@ -594,3 +594,9 @@ int sr_pop_chunk(sr_reader *r, int index, void *dst)
         return sr_fail(r, "output %d: copying its chunk on the GPU failed", index);
     return 0;
 }
+
+uint8_t *sr_take_chunk(sr_reader *r, int index, int64_t *frames, size_t *block_bytes, sb_pool **pool)
+{
+    stream_buffer *b = &r->outs[index]->buf;
+    return sb_can_lend(b) ? sb_pop_take(b, frames, block_bytes, pool) : NULL;
+}

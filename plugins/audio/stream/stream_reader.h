@@ -138,5 +138,10 @@ int sr_seek(sr_reader *r, double timestamp, int mode);
 ** memory for an on_cuda output): 0, or -1 when that copy failed. */
 int64_t sr_peek_chunk(const sr_reader *r, int index, double *pts);
 int sr_pop_chunk(sr_reader *r, int index, void *dst);
+/* The oldest chunk of output `index` without a copy, when its buffer can
+** lend it (chunked host outputs): its block, now the caller's, to hand back
+** with sb_pool_put(*pool, block); *frames frames, *block_bytes the block's
+** size. NULL when this output cannot lend (pop with sr_pop_chunk). */
+uint8_t *sr_take_chunk(sr_reader *r, int index, int64_t *frames, size_t *block_bytes, sb_pool **pool);
 
 #endif /* LOOM_AUDIO_STREAM_READER_H */

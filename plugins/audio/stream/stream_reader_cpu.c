@@ -353,7 +353,10 @@ static loom_status seek_run(loom_call *call)
 
 /* pop_chunk on the CPU (cuda NULL), or on the reader's GPU (the cuda pack):
 ** there the chunk and its pts are device tensors, NVDEC chunks copied on the
-** device and host chunks (audio, software video) copied up once. */
+** device and host chunks (audio, software video) copied up once. On the CPU
+** a chunked output's chunk leaves as its own pool block, adopted as the
+** output (host->adopt_output, ABI 1.6) with no copy; an unchunked output
+** (frames_per_chunk=-1, several segments) and a core before 1.6 copy. */
 loom_status audio_sr_pop_chunk_on(loom_call *call, const sr_cuda_ops *cuda)
 {
     LOCKED(call, {
@@ -369,11 +372,26 @@ loom_status audio_sr_pop_chunk_on(loom_call *call, const sr_cuda_ops *cuda)
         int64_t n = st_ == LOOM_OK ? sr_peek_chunk(r, (int)i, &pts) : 0;
         int64_t shape[4] = { n, in.frame_shape[0], in.frame_shape[1], in.frame_shape[2] };
         loom_tensor *t = NULL;
-        if (st_ == LOOM_OK)
+        int lent = 0;
+        if (st_ == LOOM_OK && n > 0 && cuda == NULL && LOOM_HAS_MEMBER(pk_host, loom_host_api, adopt_output)) {
+            /* the chunk's own block becomes the tensor's memory (ABI 1.6) */
+            int64_t frames = 0;
+            size_t block_bytes = 0;
+            sb_pool *pool = NULL;
+            uint8_t *block = sr_take_chunk(r, (int)i, &frames, &block_bytes, &pool);
+            if (block != NULL) {
+                loom_output_storage s = { .struct_size = sizeof s, .dtype = in.dtype, .ndim = 1 + in.ndim_frame,
+                                          .shape = shape, .data = block, .nbytes = block_bytes,
+                                          .release = sb_pool_put, .user = pool };
+                lent = 1;
+                st_ = pk_host->adopt_output(call, 0, &s, &t);   /* the block is the core's now, whatever it says */
+            }
+        }
+        if (st_ == LOOM_OK && !lent)
             st_ = pk_host->alloc_output(call, 0, (loom_dtype)in.dtype, 1 + in.ndim_frame, shape, &t);
         if (st_ == LOOM_OK)
             st_ = out_scalar(call, 1, LOOM_DTYPE_F64, &pts, sizeof pts, cuda);
-        if (st_ == LOOM_OK && n > 0) {
+        if (st_ == LOOM_OK && n > 0 && !lent) {
             if (cuda == NULL || in.on_cuda) {
                 if (sr_pop_chunk(r, (int)i, loom_data(t)) != 0)
                     st_ = pk_host->fail(LOOM_EDEVICE, "%s", sr_error(r));
