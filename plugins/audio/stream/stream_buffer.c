@@ -4,15 +4,54 @@
 ** Frames live in segments of seg_frames frames kept in a ring: chunked, a
 ** segment is a chunk, so a pop hands out the oldest without moving the
 ** others; unchunked, segments of about 4 MB grow the buffer without ever
-** copying what it holds, and a pop copies them out once. Chunked host
-** segments are blocks of a pool: a pop lends the block itself.
+** copying what it holds, and a pop copies them out once (device memory).
+** On the host, chunked segments are blocks of a pool, and unchunked frames
+** one mapped region: a pop lends either itself (sb_pop_take).
 */
 #include "stream_buffer.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define SB_SEGMENT_BYTES (4u << 20)
+
+/* Unchunked host buffers: one anonymous mapping (page-aligned) holding
+** every buffered frame, grown with mremap, which moves page tables instead
+** of bytes; the first region holds 64 KiB, each growth doubles. */
+#define SB_REGION_MIN ((size_t)64 << 10)
+
+static int region_mode(const stream_buffer *b) { return b->mem == NULL && b->frames_per_chunk < 0; }
+
+/* Room for `need` bytes in the region. 0, or -1 out of memory. */
+static int region_reserve(stream_buffer *b, size_t need)
+{
+    if (need <= b->region_cap)
+        return 0;
+    size_t cap = b->region_cap ? b->region_cap : SB_REGION_MIN;
+    while (cap < need) {
+        if (cap > SIZE_MAX / 2)
+            return -1;
+        cap *= 2;
+    }
+    void *p = b->region == NULL ? mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                                : mremap(b->region, b->region_cap, cap, MREMAP_MAYMOVE);
+    if (p == MAP_FAILED)
+        return -1;
+    b->region = p;
+    b->region_cap = cap;
+    return 0;
+}
+
+/* A lent region: its size, for munmap. */
+typedef struct region_lease { size_t bytes; } region_lease;
+
+static void region_release(void *user, void *block)
+{
+    region_lease *l = user;
+    munmap(block, l->bytes);
+    free(l);
+}
 
 void sb_init(stream_buffer *b, int64_t frames_per_chunk, int64_t max_chunks, size_t frame_bytes,
              const sb_memory *mem)
@@ -51,6 +90,10 @@ static uint8_t *seg_alloc(stream_buffer *b, size_t n)
 
 void sb_flush(stream_buffer *b)
 {
+    if (region_mode(b)) {
+        b->buffered = 0;   /* the region stays for the next frames */
+        return;
+    }
     for (int64_t i = 0; i < b->count; i++)
         seg_free(b, at(b, i)->data);
     b->head = b->count = b->buffered = 0;
@@ -64,6 +107,10 @@ void sb_free(stream_buffer *b)
     b->ring_cap = 0;
     sb_pool_close(b->pool);   /* blocks callers still hold keep it until they come back */
     b->pool = NULL;
+    if (b->region != NULL)
+        munmap(b->region, b->region_cap);
+    b->region = NULL;
+    b->region_cap = 0;
 }
 
 static int ring_push(stream_buffer *b, uint8_t *data, int64_t pts)
@@ -122,6 +169,17 @@ int sb_push(stream_buffer *b, const uint8_t *frames, int64_t n, int64_t pts, int
     const int64_t seg = b->seg_frames;
     const size_t fb = b->frame_bytes;
     int64_t done = 0;
+    if (region_mode(b)) {
+        (void)step_num;
+        (void)step_den;
+        if (region_reserve(b, (size_t)(b->buffered + n) * fb) != 0)
+            return -1;
+        if (b->buffered == 0)
+            b->region_pts = pts;
+        memcpy(b->region + (size_t)b->buffered * fb, frames, (size_t)n * fb);
+        b->buffered += n;
+        return 0;
+    }
     while (done < n) {
         int64_t filled = b->buffered % seg;
         if (filled == 0 && new_segment(b, pts + done * step_num / step_den) != 0)
@@ -136,6 +194,13 @@ int sb_push(stream_buffer *b, const uint8_t *frames, int64_t n, int64_t pts, int
 
 uint8_t *sb_push_one(stream_buffer *b, int64_t pts)
 {
+    if (region_mode(b)) {
+        if (region_reserve(b, (size_t)(b->buffered + 1) * b->frame_bytes) != 0)
+            return NULL;
+        if (b->buffered == 0)
+            b->region_pts = pts;
+        return b->region + (size_t)b->buffered++ * b->frame_bytes;
+    }
     int64_t filled = b->buffered % b->seg_frames;
     if (filled == 0 && new_segment(b, pts) != 0)
         return NULL;
@@ -152,6 +217,10 @@ int64_t sb_peek(const stream_buffer *b, int64_t *pts)
 {
     if (b->buffered == 0)
         return 0;
+    if (region_mode(b)) {
+        *pts = b->region_pts;
+        return b->buffered;
+    }
     *pts = at(b, 0)->pts;
     if (b->frames_per_chunk < 0)
         return b->buffered;
@@ -163,6 +232,12 @@ int sb_pop_copy(stream_buffer *b, uint8_t *dst)
     int64_t pts;
     int64_t n = sb_peek(b, &pts);
     int ret = 0;
+    if (region_mode(b)) {
+        if (dst != NULL && n > 0)
+            memcpy(dst, b->region, (size_t)n * b->frame_bytes);
+        b->buffered = 0;
+        return 0;
+    }
     while (n > 0) {
         int64_t k = n < b->seg_frames ? n : b->seg_frames;
         size_t nbytes = (size_t)k * b->frame_bytes;
@@ -182,20 +257,38 @@ int sb_pop_copy(stream_buffer *b, uint8_t *dst)
 
 int sb_can_lend(const stream_buffer *b)
 {
-    return b->mem == NULL && b->frames_per_chunk > 0 && b->pool != NULL && b->buffered > 0;
+    return b->mem == NULL && b->buffered > 0 && (region_mode(b) || b->pool != NULL);
 }
 
-uint8_t *sb_pop_take(stream_buffer *b, int64_t *frames, size_t *block_bytes, sb_pool **pool)
+uint8_t *sb_pop_take(stream_buffer *b, int64_t *frames, size_t *bytes, sb_release_fn *release, void **user)
 {
     int64_t pts;
     int64_t n = sb_peek(b, &pts);
-    uint8_t *block = at(b, 0)->data;
-    /* chunked: the oldest segment is the whole chunk, full or the last partial one */
-    b->head = (b->head + 1) % b->ring_cap;
-    b->count--;
+    uint8_t *block;
+    if (!sb_can_lend(b))
+        return NULL;
+    if (region_mode(b)) {
+        /* the region leaves whole; the next frame maps a new one */
+        region_lease *l = malloc(sizeof *l);
+        if (l == NULL)
+            return NULL;
+        l->bytes = b->region_cap;
+        block = b->region;
+        *bytes = b->region_cap;
+        *release = region_release;
+        *user = l;
+        b->region = NULL;
+        b->region_cap = 0;
+    } else {
+        /* chunked: the oldest segment is the whole chunk, full or the last partial one */
+        block = at(b, 0)->data;
+        b->head = (b->head + 1) % b->ring_cap;
+        b->count--;
+        *bytes = sb_pool_block_bytes(b->pool);
+        *release = sb_pool_put;
+        *user = b->pool;
+    }
     b->buffered -= n;
     *frames = n;
-    *block_bytes = sb_pool_block_bytes(b->pool);
-    *pool = b->pool;
     return block;
 }

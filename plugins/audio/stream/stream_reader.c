@@ -595,8 +595,7 @@ int sr_pop_chunk(sr_reader *r, int index, void *dst)
     return 0;
 }
 
-uint8_t *sr_take_chunk(sr_reader *r, int index, int64_t *frames, size_t *block_bytes, sb_pool **pool)
+uint8_t *sr_take_chunk(sr_reader *r, int index, int64_t *frames, size_t *bytes, sb_release_fn *release, void **user)
 {
-    stream_buffer *b = &r->outs[index]->buf;
-    return sb_can_lend(b) ? sb_pop_take(b, frames, block_bytes, pool) : NULL;
+    return sb_pop_take(&r->outs[index]->buf, frames, bytes, release, user);
 }

@@ -139,9 +139,9 @@ int sr_seek(sr_reader *r, double timestamp, int mode);
 int64_t sr_peek_chunk(const sr_reader *r, int index, double *pts);
 int sr_pop_chunk(sr_reader *r, int index, void *dst);
 /* The oldest chunk of output `index` without a copy, when its buffer can
-** lend it (chunked host outputs): its block, now the caller's, to hand back
-** with sb_pool_put(*pool, block); *frames frames, *block_bytes the block's
-** size. NULL when this output cannot lend (pop with sr_pop_chunk). */
-uint8_t *sr_take_chunk(sr_reader *r, int index, int64_t *frames, size_t *block_bytes, sb_pool **pool);
+** lend it (host outputs): its memory, now the caller's, to hand back with
+** release(*user, memory); *frames frames, *bytes the memory's size. NULL
+** when this output cannot lend (pop with sr_pop_chunk). */
+uint8_t *sr_take_chunk(sr_reader *r, int index, int64_t *frames, size_t *bytes, sb_release_fn *release, void **user);
 
 #endif /* LOOM_AUDIO_STREAM_READER_H */

@@ -373,20 +373,8 @@ loom_status audio_sr_pop_chunk_on(loom_call *call, const sr_cuda_ops *cuda)
         int64_t shape[4] = { n, in.frame_shape[0], in.frame_shape[1], in.frame_shape[2] };
         loom_tensor *t = NULL;
         int lent = 0;
-        if (st_ == LOOM_OK && n > 0 && cuda == NULL && LOOM_HAS_MEMBER(pk_host, loom_host_api, adopt_output)) {
-            /* the chunk's own block becomes the tensor's memory (ABI 1.6) */
-            int64_t frames = 0;
-            size_t block_bytes = 0;
-            sb_pool *pool = NULL;
-            uint8_t *block = sr_take_chunk(r, (int)i, &frames, &block_bytes, &pool);
-            if (block != NULL) {
-                loom_output_storage s = { .struct_size = sizeof s, .dtype = in.dtype, .ndim = 1 + in.ndim_frame,
-                                          .shape = shape, .data = block, .nbytes = block_bytes,
-                                          .release = sb_pool_put, .user = pool };
-                lent = 1;
-                st_ = pk_host->adopt_output(call, 0, &s, &t);   /* the block is the core's now, whatever it says */
-            }
-        }
+        if (st_ == LOOM_OK && cuda == NULL)
+            st_ = audio_sr_lend_chunk(call, r, (int)i, 0, (loom_dtype)in.dtype, 1 + in.ndim_frame, shape, &t, &lent);
         if (st_ == LOOM_OK && !lent)
             st_ = pk_host->alloc_output(call, 0, (loom_dtype)in.dtype, 1 + in.ndim_frame, shape, &t);
         if (st_ == LOOM_OK)
@@ -406,6 +394,25 @@ loom_status audio_sr_pop_chunk_on(loom_call *call, const sr_cuda_ops *cuda)
             }
         }
     });
+}
+
+loom_status audio_sr_lend_chunk(loom_call *call, sr_reader *r, int index, int32_t out_index, loom_dtype dtype,
+                                int32_t ndim, const int64_t *shape, loom_tensor **t, int *lent)
+{
+    int64_t frames = 0;
+    size_t bytes = 0;
+    sb_release_fn release = NULL;
+    void *user = NULL;
+    *lent = 0;
+    if (shape[0] == 0 || !LOOM_HAS_MEMBER(pk_host, loom_host_api, adopt_output))
+        return LOOM_OK;
+    uint8_t *mem = sr_take_chunk(r, index, &frames, &bytes, &release, &user);
+    if (mem == NULL)
+        return LOOM_OK;
+    loom_output_storage s = { .struct_size = sizeof s, .dtype = dtype, .ndim = ndim, .shape = shape,
+                              .data = mem, .nbytes = bytes, .release = release, .user = user };
+    *lent = 1;
+    return pk_host->adopt_output(call, out_index, &s, t);   /* the memory is the core's now, whatever it says */
 }
 
 static loom_status pop_chunk_run(loom_call *call) { return audio_sr_pop_chunk_on(call, NULL); }
