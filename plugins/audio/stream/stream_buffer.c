@@ -38,6 +38,14 @@ static int region_reserve(stream_buffer *b, size_t need)
                                 : mremap(b->region, b->region_cap, cap, MREMAP_MAYMOVE);
     if (p == MAP_FAILED)
         return -1;
+    /* Transparent huge pages where the system allows them on request
+    ** (enabled=madvise, Debian's default): a 1080p stream writes hundreds
+    ** of MB here once, and 2 MB pages fault 512 times less often than 4 KB
+    ** ones. Advice only: a refusal changes nothing. */
+#ifdef MADV_HUGEPAGE
+    if (cap >= ((size_t)2 << 20))
+        madvise(p, cap, MADV_HUGEPAGE);
+#endif
     b->region = p;
     b->region_cap = cap;
     return 0;
