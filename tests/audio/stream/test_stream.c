@@ -10,6 +10,7 @@
 ** (torchaudio's: the oldest chunks go, counted); every kind of source.
 */
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -499,13 +500,57 @@ static void test_held_chunks_are_the_callers(void **state)
     }
 }
 
+/* Chunks freed on other threads while the reader decodes the next ones:
+** the blocks go back to the pool concurrently with the reader taking
+** blocks from it (ASan and TSan see any race on the pool). */
+typedef struct chunk_freer { loom_tensor *t[2]; uint8_t first; int ok; } chunk_freer;
+
+static void *free_chunk(void *p)
+{
+    chunk_freer *f = p;
+    f->ok = ((const uint8_t *)loom_data(f->t[0]))[0] == f->first;
+    loom_tensor_free(f->t[0]);
+    loom_tensor_free(f->t[1]);
+    return NULL;
+}
+
+static void test_chunks_freed_on_other_threads(void **state)
+{
+    (void)state;
+    enum { MAX_CHUNKS = 64 };
+    pthread_t th[MAX_CHUNKS];
+    chunk_freer f[MAX_CHUNKS];
+    int n = 0;
+    loom_object *r = st_reader("src=testsrc=size=64x48:rate=25:duration=2;format=lavfi");
+    st_call_i64(r, "audio.stream_reader_add_basic_video_stream", "frames_per_chunk=1;buffer_chunk_size=2;format=rgb24");
+    for (int eof = 0; !eof && n < MAX_CHUNKS;) {
+        eof = (int)st_call_i64(r, "audio.stream_reader_fill_buffer", NULL);
+        memset(f[n].t, 0, sizeof f[n].t);
+        assert_int_equal(st_call(r, "audio.stream_reader_pop_chunk", "output=0", f[n].t, 2), LOOM_OK);
+        if (f[n].t[0]->shape[0] == 0) {
+            loom_tensor_free(f[n].t[0]);
+            loom_tensor_free(f[n].t[1]);
+            continue;
+        }
+        f[n].first = ((const uint8_t *)loom_data(f[n].t[0]))[0];
+        assert_int_equal(pthread_create(&th[n], NULL, free_chunk, &f[n]), 0);
+        n++;
+    }
+    assert_true(n >= 40);
+    for (int k = 0; k < n; k++) {
+        assert_int_equal(pthread_join(th[k], NULL), 0);
+        assert_true(f[k].ok);
+    }
+    loom_object_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_audio_chunks), cmocka_unit_test(test_video_chunks), cmocka_unit_test(test_drop_oldest),
         cmocka_unit_test(test_unchunked),    cmocka_unit_test(test_seek),         cmocka_unit_test(test_sources),
         cmocka_unit_test(test_lavfi),        cmocka_unit_test(test_decode_op),    cmocka_unit_test(test_video_direct),
-        cmocka_unit_test(test_held_chunks_are_the_callers),
+        cmocka_unit_test(test_held_chunks_are_the_callers), cmocka_unit_test(test_chunks_freed_on_other_threads),
     };
     return cmocka_run_group_tests_name("audio_stream", tests, st_setup, st_teardown);
 }
