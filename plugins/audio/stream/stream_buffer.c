@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** stream_buffer.c - the chunk buffer of an output stream (stream_buffer.h).
-** Frames live in segments of seg_frames frames kept in a ring: chunked, a
-** segment is a chunk, so a pop hands out the oldest without moving the
-** others; unchunked, segments of about 4 MB grow the buffer without ever
-** copying what it holds, and a pop copies them out once (device memory).
-** On the host, chunked segments are blocks of a pool, and unchunked frames
-** one mapped region: a pop lends either itself (sb_pop_take).
+** Host memory, chunked: frames live in segments of one chunk each, blocks
+** of the output's pool, kept in a ring, so a pop hands out the oldest
+** without moving the others, and lends its block as it is (sb_pop_take).
+** Host memory, unchunked: every frame in one mapped region that grows in
+** place; a pop lends the region whole. Device memory (`mem`): segments in
+** the ring as well, about 4 MB each when unchunked, growing the buffer
+** without copying what it holds; a pop copies them out once.
 */
 #include "stream_buffer.h"
 
@@ -89,8 +90,6 @@ static uint8_t *seg_alloc(stream_buffer *b, size_t n)
 {
     if (b->mem != NULL)
         return b->mem->alloc(b->mem->user, n);
-    if (b->frames_per_chunk < 0)
-        return malloc(n);
     if (b->pool == NULL && (b->pool = sb_pool_new(n)) == NULL)
         return NULL;
     return sb_pool_get(b->pool);

@@ -18,10 +18,10 @@
 ** (stream_pool.h); unchunked, the frames are one mapped region that grows
 ** in place (mremap: no copy, no page touched twice). Either way a pop can
 ** lend the chunk's memory itself to the caller (sb_pop_take), which
-** pop_chunk and stream_decode adopt as the output tensor. Or, with `mem` set, the memory it
-** allocates (hw_accel=cuda: device memory; nothing here reads it: sb_push
-** is then not used, sb_push_one hands out device addresses and pops copy
-** through mem->copy).
+** pop_chunk and stream_decode adopt as the output tensor. Or, with `mem`
+** set, the memory it allocates (hw_accel=cuda: device memory; nothing here
+** reads it: sb_push is then not used, sb_push_one hands out device
+** addresses and pops copy through mem->copy).
 */
 #ifndef LOOM_AUDIO_STREAM_BUFFER_H
 #define LOOM_AUDIO_STREAM_BUFFER_H
