@@ -11,6 +11,7 @@
 */
 #include "stream_buffer.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -24,11 +25,31 @@
 
 static int region_mode(const stream_buffer *b) { return b->mem == NULL && b->frames_per_chunk < 0; }
 
+/* One idle region kept for the next (process-wide): a decode's result is
+** freed, and the next decode writes the same pages again, without faulting
+** them in and zeroing them anew. Kept with MADV_FREE, so the kernel may
+** still take its pages back under memory pressure (they fault in as new
+** then); never more than SB_REGION_KEEP bytes. */
+#define SB_REGION_KEEP ((size_t)1 << 30)
+static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *idle_region;
+static size_t idle_cap;
+
 /* Room for `need` bytes in the region. 0, or -1 out of memory. */
 static int region_reserve(stream_buffer *b, size_t need)
 {
     if (need <= b->region_cap)
         return 0;
+    if (b->region == NULL) {
+        pthread_mutex_lock(&idle_lock);
+        b->region = idle_region;
+        b->region_cap = idle_cap;
+        idle_region = NULL;
+        idle_cap = 0;
+        pthread_mutex_unlock(&idle_lock);
+        if (need <= b->region_cap)
+            return 0;
+    }
     size_t cap = b->region_cap ? b->region_cap : SB_REGION_MIN;
     while (cap < need) {
         if (cap > SIZE_MAX / 2)
@@ -39,26 +60,39 @@ static int region_reserve(stream_buffer *b, size_t need)
                                 : mremap(b->region, b->region_cap, cap, MREMAP_MAYMOVE);
     if (p == MAP_FAILED)
         return -1;
-    /* Transparent huge pages where the system allows them on request
-    ** (enabled=madvise, Debian's default): a 1080p stream writes hundreds
-    ** of MB here once, and 2 MB pages fault 512 times less often than 4 KB
-    ** ones. Advice only: a refusal changes nothing. */
-#ifdef MADV_HUGEPAGE
-    if (cap >= ((size_t)2 << 20))
-        madvise(p, cap, MADV_HUGEPAGE);
-#endif
     b->region = p;
     b->region_cap = cap;
     return 0;
 }
 
-/* A lent region: its size, for munmap. */
+/* A region nobody uses any more: the idle one if there is none (the
+** larger one wins), else unmapped. */
+static void region_retire(void *block, size_t bytes)
+{
+    if (bytes <= SB_REGION_KEEP) {
+        pthread_mutex_lock(&idle_lock);
+        if (idle_cap < bytes) {
+            void *old = idle_region;
+            size_t old_cap = idle_cap;
+            madvise(block, bytes, MADV_FREE);
+            idle_region = block;
+            idle_cap = bytes;
+            block = old;
+            bytes = old_cap;
+        }
+        pthread_mutex_unlock(&idle_lock);
+    }
+    if (block != NULL)
+        munmap(block, bytes);
+}
+
+/* A lent region: its size. */
 typedef struct region_lease { size_t bytes; } region_lease;
 
 static void region_release(void *user, void *block)
 {
     region_lease *l = user;
-    munmap(block, l->bytes);
+    region_retire(block, l->bytes);
     free(l);
 }
 
@@ -115,7 +149,7 @@ void sb_free(stream_buffer *b)
     sb_pool_close(b->pool);   /* blocks callers still hold keep it until they come back */
     b->pool = NULL;
     if (b->region != NULL)
-        munmap(b->region, b->region_cap);
+        region_retire(b->region, b->region_cap);
     b->region = NULL;
     b->region_cap = 0;
 }
