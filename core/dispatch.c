@@ -332,6 +332,135 @@ loom_status loom__alloc_output(loom_call *call, int32_t index, loom_dtype dtype,
     return LOOM_OK;
 }
 
+/* The refusals of adopt_output, before the core takes the buffer: the
+** storage must describe a tensor the output's definition allows, lying
+** within the bytes the kernel vouched for. */
+static loom_status adopt_check(const loom_call *call, int32_t index, const loom_output_storage *s, const char *name)
+{
+    const loom_arg_def *def = &call->schema->outputs[index];
+    const loom_dtype dtype = (loom_dtype)s->dtype;
+    const size_t esize = loom_dtype_size(dtype);
+    uint64_t end = 0;    /* offset in elements of the last element */
+    bool empty = false;
+
+    if (esize == 0)
+        return loom__fail(LOOM_EINVAL, "adopt_output: output '%s': invalid dtype %d", name, (int)s->dtype);
+    if (def->dtypes != 0 && !(def->dtypes & LOOM_DTYPE_BIT(dtype)))
+        return loom__fail(LOOM_EINVAL, "adopt_output: output '%s' cannot be %s (not a dtype its definition allows)",
+                          name, loom_dtype_name(dtype));
+    if (s->ndim < 0 || s->ndim > LOOM_MAX_NDIM || (s->ndim > 0 && s->shape == NULL))
+        return loom__fail(LOOM_EINVAL, "adopt_output: output '%s': ndim %d not in 0..%d or shape NULL", name, s->ndim,
+                          LOOM_MAX_NDIM);
+    if (def->ndim >= 0 && s->ndim != def->ndim)
+        return loom__fail(LOOM_EINVAL, "adopt_output: output '%s' has rank %d by its definition, the storage %d",
+                          name, def->ndim, s->ndim);
+    for (int32_t i = 0; i < s->ndim; i++) {
+        int64_t stride = s->strides != NULL ? s->strides[i] : 0;
+        if (s->shape[i] < 0 || stride < 0)
+            return loom__fail(LOOM_EINVAL, "adopt_output: output '%s': dim %d has size %lld, stride %lld (negative)",
+                              name, i, (long long)s->shape[i], (long long)stride);
+        empty |= s->shape[i] == 0;
+    }
+    if (empty)
+        return LOOM_OK;   /* no element is addressed: data may be anything */
+    if (s->strides == NULL) {
+        uint64_t n = 1;
+        for (int32_t i = 0; i < s->ndim; i++)
+            if (__builtin_mul_overflow(n, (uint64_t)s->shape[i], &n))
+                return loom__fail(LOOM_EINVAL, "adopt_output: output '%s': its shape overflows", name);
+        end = n - 1;
+    } else {
+        for (int32_t i = 0; i < s->ndim; i++) {
+            uint64_t step;
+            if (__builtin_mul_overflow((uint64_t)(s->shape[i] - 1), (uint64_t)s->strides[i], &step)
+                || __builtin_add_overflow(end, step, &end))
+                return loom__fail(LOOM_EINVAL, "adopt_output: output '%s': its shape and strides overflow", name);
+        }
+    }
+    uint64_t need;
+    if (__builtin_add_overflow(end, 1, &need) || __builtin_mul_overflow(need, (uint64_t)esize, &need)
+        || need > (uint64_t)s->nbytes)
+        return loom__fail(LOOM_EINVAL, "adopt_output: output '%s': its elements reach past the %zu bytes of the "
+                          "buffer", name, s->nbytes);
+    if (s->data == NULL)
+        return loom__fail(LOOM_EINVAL, "adopt_output: output '%s': data is NULL", name);
+    if ((uintptr_t)s->data % LOOM_ADOPT_ALIGNMENT != 0)
+        return loom__fail(LOOM_EINVAL, "adopt_output: output '%s': data %p is not %d-byte aligned", name, s->data,
+                          LOOM_ADOPT_ALIGNMENT);
+    return LOOM_OK;
+}
+
+/* The caller supplied this output: copy the storage into it (host memory
+** through the storage's strides, device memory when compact). */
+static loom_status adopt_into_supplied(loom_call *call, int32_t index, const loom_output_storage *s, const char *name)
+{
+    loom_tensor *t = call->outputs[index];
+    const loom_dl_device dev = call->ctx->device;
+    loom_tensor view = { .data = s->data, .device = dev, .ndim = s->ndim, .dtype = loom_dtype_to_dl((loom_dtype)s->dtype),
+                         .shape = (int64_t *)s->shape, .strides = (int64_t *)s->strides };
+    bool same = loom_tensor_dtype_of(t) == (loom_dtype)s->dtype && t->ndim == s->ndim && loom_is_contiguous(t)
+             && t->device.device_type == dev.device_type && t->device.device_id == dev.device_id;
+    for (int32_t i = 0; same && i < s->ndim; i++)
+        same = t->shape[i] == s->shape[i];
+    if (!same) {
+        char have[160], want[160];
+        return loom__fail(LOOM_EINVAL, "output '%s' was supplied as %s but the op produces %s (compact, "
+                          "on the inputs' device)", name, loom__tensor_describe(t, have, sizeof have),
+                          loom__tensor_describe(&view, want, sizeof want));
+    }
+    if (loom__box(t) != NULL && loom__box(t)->read_only)
+        return loom__fail(LOOM_EINVAL, "output '%s' was supplied read-only", name);
+    size_t nbytes = loom__tensor_nbytes(t);
+    if (nbytes == 0)
+        return LOOM_OK;
+    if (loom_is_contiguous(&view))
+        return loom__dev_copy(loom_data(t), dev, s->data, dev, nbytes);
+    if (!loom__is_host(dev))
+        return loom__fail(LOOM_ENOTSUP, "adopt_output: output '%s' was supplied, and strided storage on a device "
+                          "cannot be copied into it", name);
+    loom__tensor_gather(loom_data(t), &view, loom_dtype_size((loom_dtype)s->dtype));
+    return LOOM_OK;
+}
+
+loom_status loom__adopt_output(loom_call *call, int32_t index, const loom_output_storage *s, loom_tensor **out)
+{
+    call_state *cs;
+    loom_status st;
+
+    if (out != NULL)
+        *out = NULL;
+    if (s == NULL || s->release == NULL)
+        return loom__fail(LOOM_EINVAL, "adopt_output: storage or its release is NULL (the buffer stays the kernel's)");
+    /* From here the buffer is the core's: every refusal releases it. */
+    if (!LOOM_HAS_MEMBER(s, loom_output_storage, user)) {
+        st = loom__fail(LOOM_EINVAL, "adopt_output: storage struct_size %u is smaller than loom_output_storage",
+                        s->struct_size);
+    } else if (call == NULL || call->ctx == NULL || (cs = call->ctx->core) == NULL || out == NULL) {
+        st = loom__fail(LOOM_EINVAL, "adopt_output: called outside a kernel's run");
+    } else if (index < 0 || index >= call->n_outputs) {
+        st = loom__fail(LOOM_EINVAL, "adopt_output: output %d does not exist (%d outputs)", index, call->n_outputs);
+    } else {
+        const char *name = call->schema->outputs[index].name;
+        if (cs->allocated & (1u << index))
+            st = loom__fail(LOOM_EINVAL, "adopt_output: output '%s' was already made in this call", name);
+        else if ((st = adopt_check(call, index, s, name)) == LOOM_OK && (cs->supplied & (1u << index))) {
+            st = adopt_into_supplied(call, index, s, name);
+            if (st == LOOM_OK)
+                *out = call->outputs[index];
+        } else if (st == LOOM_OK) {
+            /* loom__tensor_adopt releases the buffer itself if it fails */
+            if ((st = loom__tensor_adopt(&call->outputs[index], s, call->ctx->device)) != LOOM_OK)
+                return st;
+            record_output(&cs->rec[index], call->outputs[index]);
+            cs->allocated |= 1u << index;
+            *out = call->outputs[index];
+            return LOOM_OK;
+        }
+    }
+    s->release(s->user, s->data);
+    return st;
+}
+
 /* --------------------------------------------------------------- records */
 
 static const char *reason_text(int r)

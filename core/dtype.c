@@ -5,6 +5,7 @@
 */
 #include <string.h>
 
+#include "dtype_names.h"
 #include "internal.h"
 
 static const loom__dtype_info table[LOOM_DTYPE_COUNT] = {
@@ -23,20 +24,6 @@ static const loom__dtype_info table[LOOM_DTYPE_COUNT] = {
     [LOOM_DTYPE_C128]   = { "c128",   16, { LOOM_DL_COMPLEX, 128, 1 }, "c16", NULL },
     [LOOM_DTYPE_U16]    = { "u16",    2,  { LOOM_DL_UINT, 16, 1 },   "u2",  "U16" },
     [LOOM_DTYPE_U32]    = { "u32",    4,  { LOOM_DL_UINT, 32, 1 },   "u4",  "U32" },
-};
-
-/* Other spellings accepted by loom_dtype_from_name (NumPy/torch names). */
-static const struct { const char *alias; loom_dtype dtype; } aliases[] = {
-    { "float32", LOOM_DTYPE_F32 },  { "float", LOOM_DTYPE_F32 },
-    { "float64", LOOM_DTYPE_F64 },  { "double", LOOM_DTYPE_F64 },
-    { "float16", LOOM_DTYPE_F16 },  { "half", LOOM_DTYPE_F16 },
-    { "bfloat16", LOOM_DTYPE_BF16 }, { "float8_e4m3fn", LOOM_DTYPE_F8E4M3 },
-    { "fp8", LOOM_DTYPE_F8E4M3 },   { "int8", LOOM_DTYPE_I8 },
-    { "uint8", LOOM_DTYPE_U8 },     { "int16", LOOM_DTYPE_I16 },
-    { "int32", LOOM_DTYPE_I32 },    { "int", LOOM_DTYPE_I32 },
-    { "int64", LOOM_DTYPE_I64 },    { "long", LOOM_DTYPE_I64 },
-    { "complex64", LOOM_DTYPE_C64 }, { "complex128", LOOM_DTYPE_C128 },
-    { "uint16", LOOM_DTYPE_U16 },   { "uint32", LOOM_DTYPE_U32 },
 };
 
 const loom__dtype_info *loom__dtype(loom_dtype dtype)
@@ -66,13 +53,5 @@ LOOM_API loom_dl_dtype loom_dtype_to_dl(loom_dtype dtype)
 
 LOOM_API loom_dtype loom_dtype_from_name(const char *name)
 {
-    if (name == NULL)
-        return LOOM_DTYPE_INVALID;
-    for (int d = 1; d < LOOM_DTYPE_COUNT; d++)
-        if (strcmp(table[d].name, name) == 0)
-            return (loom_dtype)d;
-    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
-        if (strcmp(aliases[i].alias, name) == 0)
-            return aliases[i].dtype;
-    return LOOM_DTYPE_INVALID;
+    return loom__dtype_parse(name, loom_dtype_name);
 }

@@ -3,7 +3,7 @@
 ** hostapi.c - the table of core services handed to every pack.
 **
 ** Members are appended per ABI minor and never moved (see plugin.h); the
-** _Static_assert there freezes the 1.0 layout.
+** _Static_asserts there freeze each released layout.
 */
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -107,4 +107,7 @@ const loom_host_api loom__host_api = {
     /* ABI 1.3 */
     .object_create = loom__host_object_create,
     .object_free = loom_object_free,
+    /* ABI 1.6 */
+    .adopt_output = loom__adopt_output,
+    .dtype_from_name = loom_dtype_from_name,
 };

@@ -57,6 +57,8 @@ typedef struct loom__tensor {
     loom_dlpack_managed *managed;   /* imported DLPack tensor to release, or NULL */
     loom_dlpack_legacy *legacy;     /* imported DLPack 0.x tensor to release, or NULL */
     bool read_only;                 /* imported with LOOM_DLPACK_FLAG_READ_ONLY */
+    loom_buffer_release release;    /* adopted storage (host->adopt_output): called once at free */
+    void *release_user, *release_data;
     int64_t shape[LOOM_MAX_NDIM];
     int64_t strides[LOOM_MAX_NDIM];
 } loom__tensor;
@@ -67,6 +69,10 @@ loom__tensor *loom__box(const loom_tensor *t);
 /* A new compact tensor; data zero-filled on the CPU when zero is true. */
 loom_status loom__tensor_alloc(loom_tensor **out, loom_dtype dtype, int32_t ndim,
                              const int64_t *shape, loom_dl_device device, bool zero);
+/* A tensor over storage a kernel adopted as an output (host->adopt_output):
+** shape and strides copied, release(user, data) called when it is freed.
+** On failure release is called before it returns. */
+loom_status loom__tensor_adopt(loom_tensor **out, const loom_output_storage *s, loom_dl_device device);
 /* Checks every field of a tensor a caller or pack handed in: known dtype,
 ** 0 <= ndim <= LOOM_MAX_NDIM, non-negative dims, data non-NULL when numel>0.
 ** `what` names it in the message ("input 'a' of core.matmul"). */

@@ -54,6 +54,7 @@
 #include <string.h>
 
 #include "loom/plugin.h"
+#include "dtype_names.h"
 
 /* The C++-mangled name of loom_plugin_entry(uint16_t, uint16_t): what a C++
 ** pack that defines the entry without extern "C" exports. */
@@ -383,6 +384,17 @@ static loom_status p_alloc_output(loom_call *call, int32_t index, loom_dtype dty
     return p_fail(LOOM_ENOTSUP, "alloc_output: no call is running while the pack is probed");
 }
 
+static loom_status p_adopt_output(loom_call *call, int32_t index, const loom_output_storage *storage,
+                                loom_tensor **out)
+{
+    (void)call; (void)index;
+    if (out != NULL)
+        *out = NULL;
+    if (storage != NULL && storage->release != NULL)
+        storage->release(storage->user, storage->data);   /* the buffer is the core's once offered */
+    return p_fail(LOOM_ENOTSUP, "adopt_output: no call is running while the pack is probed");
+}
+
 static loom_status p_parallel_for(loom_exec_ctx *ctx, int64_t n, int64_t grain, loom_range_fn fn, void *user)
 {
     (void)ctx;
@@ -465,6 +477,8 @@ static loom_dl_dtype p_dtype_to_dl(loom_dtype d)
     return dtype_ok(d) ? dtypes[d].dl : none;
 }
 
+static loom_dtype p_dtype_from_name(const char *name) { return loom__dtype_parse(name, p_dtype_name); }
+
 static uint64_t p_cpu_features(void) { return cpu_bits; }
 
 static loom_status p_load_global(const char *soname)
@@ -512,6 +526,8 @@ static const loom_host_api probe_host = {
     .load_global = p_load_global,
     .object_create = p_object_create,
     .object_free = p_object_free,
+    .adopt_output = p_adopt_output,
+    .dtype_from_name = p_dtype_from_name,
 };
 
 static int usage(void)

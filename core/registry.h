@@ -155,6 +155,9 @@ void loom__plans_release_all(void);
 void *loom__scratch(loom_exec_ctx *ctx, size_t nbytes);
 loom_status loom__alloc_output(loom_call *call, int32_t index, loom_dtype dtype, int32_t ndim,
                              const int64_t *shape, loom_tensor **out);
+/* host->adopt_output (ABI 1.6); the rules are in plugin.h. */
+loom_status loom__adopt_output(loom_call *call, int32_t index, const loom_output_storage *storage,
+                             loom_tensor **out);
 
 /* device.c: a pack's providers at commit. Check: LOOM_OK when every one of
 ** p[0..n) can be added, its count() (the only function of a provider called

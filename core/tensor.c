@@ -148,6 +148,26 @@ LOOM_API loom_status loom_tensor_wrap(loom_tensor **out, void *data, loom_dtype 
     return LOOM_OK;
 }
 
+loom_status loom__tensor_adopt(loom_tensor **out, const loom_output_storage *s, loom_dl_device device)
+{
+    loom__tensor *b;
+    loom_status st = new_box(&b, (loom_dtype)s->dtype, s->ndim, s->shape, device);
+
+    *out = NULL;
+    if (st != LOOM_OK) {
+        s->release(s->user, s->data);
+        return st;
+    }
+    if (s->strides != NULL)
+        memcpy(b->strides, s->strides, (size_t)s->ndim * sizeof *s->strides);
+    b->t.data = s->data;
+    b->release = s->release;
+    b->release_user = s->user;
+    b->release_data = s->data;
+    *out = &b->t;
+    return LOOM_OK;
+}
+
 LOOM_API void loom_tensor_free(loom_tensor *t)
 {
     loom__tensor *b = loom__box(t);
@@ -160,6 +180,8 @@ LOOM_API void loom_tensor_free(loom_tensor *t)
         b->managed->deleter(b->managed);
     if (b->legacy != NULL && b->legacy->deleter != NULL)
         b->legacy->deleter(b->legacy);
+    if (b->release != NULL)
+        b->release(b->release_user, b->release_data);
     b->magic = 0;
     free(b);
 }

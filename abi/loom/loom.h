@@ -120,7 +120,7 @@ LOOM_API loom_status loom_load_pack(const char *path);
 
 LOOM_API size_t loom_dtype_size(loom_dtype dtype);
 LOOM_API const char *loom_dtype_name(loom_dtype dtype);     /* "f32" ... */
-LOOM_API loom_dtype loom_dtype_from_name(const char *name); /* also "float32", "int64"... */
+LOOM_API loom_dtype loom_dtype_from_name(const char *name); /* also "float32", "torch.int64", "Half"... */
 LOOM_API loom_dl_dtype loom_dtype_to_dl(loom_dtype dtype);
 
 /* ----------------------------------------------------------------- tensors */

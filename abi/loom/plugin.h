@@ -37,7 +37,7 @@ extern "C" {
 /* ------------------------------------------------------------------ version */
 
 #define LOOM_ABI_MAJOR 1
-#define LOOM_ABI_MINOR 5
+#define LOOM_ABI_MINOR 6
 #define LOOM_PLUGIN_MAGIC 0x4D4F4F4Cu        /* "LOOM" read as little-endian */
 #define LOOM_PLUGIN_ENTRY_SYMBOL "loom_plugin_entry"
 
@@ -616,6 +616,32 @@ typedef struct loom_object_request {
 typedef loom_status (*loom_backend_state_create)(const loom_call *call, void *base_state, void **state_out);
 typedef void (*loom_backend_state_destroy)(void *state);
 
+/* ------------------------------------------------ adopted outputs (1.6) */
+
+/* Called once when the last reference to an adopted buffer goes (see
+** host->adopt_output): user and data as the kernel gave them. */
+typedef void (*loom_buffer_release)(void *user, void *data);
+
+/* The alignment an adopted buffer's data must have, on every device: what
+** host->alloc_output gives on the CPU, so SIMD code that relies on it keeps
+** working on adopted outputs (cudaMalloc gives 256). */
+#define LOOM_ADOPT_ALIGNMENT 64
+
+/* A buffer a kernel owns, offered as the storage of one output (ABI 1.6).
+** Size-prefixed: set struct_size = sizeof(loom_output_storage). */
+typedef struct loom_output_storage {
+    uint32_t struct_size;
+    int32_t dtype;                  /* loom_dtype of the elements */
+    int32_t ndim;                   /* 0..LOOM_MAX_NDIM */
+    int32_t reserved;
+    const int64_t *shape;           /* ndim dims, each >= 0; copied by the core */
+    const int64_t *strides;         /* in elements, each >= 0; NULL = compact row-major; copied */
+    void *data;                     /* the first element; LOOM_ADOPT_ALIGNMENT-aligned */
+    size_t nbytes;                  /* bytes from data that every element lies within */
+    loom_buffer_release release;    /* must not be NULL */
+    void *user;                     /* handed back to release */
+} loom_output_storage;
+
 /* The core's services. Handed to the pack's init; valid until the core shuts
 ** down. Members are appended per minor, never moved. */
 typedef struct loom_host_api {
@@ -717,6 +743,47 @@ typedef struct loom_host_api {
     ** is destroyed at loom_shutdown after its maker. Not during init. */
     loom_object *(*object_create)(loom_exec_ctx *ctx, const loom_object_request *request);
     void (*object_free)(loom_object *object);
+
+    /* ---- ABI 1.6: read only when LOOM_HAS_MEMBER(host, loom_host_api, m) ---- */
+    /* Output `index` of the call made of a buffer the kernel owns, without a
+    ** copy: for ops whose output size is known only once it is made, or
+    ** whose memory is the kernel's own (a reader's chunk pool, a decoder's
+    ** frame). The rules:
+    **  - Checks: storage->dtype must be in the output's dtype mask and
+    **    ndim equal its rank (unless the schema says any); shape and
+    **    strides non-negative, every element within [data, data + nbytes),
+    **    data LOOM_ADOPT_ALIGNMENT-aligned, on the call's device (the
+    **    call's ctx->device). An output already made in this call (by
+    **    alloc_output or adopt_output) is refused.
+    **  - Ownership: once storage and its release are non-NULL, the buffer is
+    **    the core's whatever adopt_output returns. On a refusal, release is
+    **    called before adopt_output returns; on success, exactly once when
+    **    the output tensor is freed: by the host (loom_tensor_free), by the
+    **    deleter of a DLPack export of it, by host->tensor_free for an
+    **    op_call output, or by the core when the call fails after the
+    **    adoption (a later alloc_output refused, run() returning an error,
+    **    the core's output checks) or the caller did not ask for that output.
+    **    With storage or release NULL nothing is called and the buffer stays
+    **    the kernel's. The kernel neither frees nor writes the buffer after
+    **    the call returns.
+    **  - A supplied output: when the caller passed that output in, the
+    **    buffer is copied into it (its dtype and shape must match, as with
+    **    alloc_output), released at once, and *out is the caller's tensor.
+    **  - Thread and lifetime: release may run on any thread, at any time
+    **    after adopt_output (concurrently with other calls of the pack, and
+    **    after the object whose memory it was has been destroyed, or after
+    **    loom_shutdown: packs stay mapped), so it must be thread-safe and
+    **    keep alive whatever it touches (a refcounted pool, say).
+    ** *out is the output tensor (as call->outputs[index]); its strides are
+    ** the storage's, so a consumer reads it through them (DLPack does). */
+    loom_status (*adopt_output)(loom_call *call, int32_t index, const loom_output_storage *storage,
+                              loom_tensor **out);
+    /* The dtype a name means, as the core reads one everywhere (the CLI,
+    ** attributes): loom's own names ("f32", "bf16"), NumPy's and torch's
+    ** ("float32", "float", "half", "long", "uint8"...), optionally prefixed
+    ** "torch." ("torch.float16"), ASCII case ignored; LOOM_DTYPE_INVALID for
+    ** any other (or NULL). So packs need no alias tables of their own. */
+    loom_dtype (*dtype_from_name)(const char *name);
 } loom_host_api;
 
 /* Freeze ABI 1.0 of the host table: the last member of minor 0 sits here. */
@@ -726,6 +793,8 @@ LOOM_STATIC_ASSERT(offsetof(loom_host_api, load_global) == 8 + 29 * sizeof(void 
                    "loom_host_api 1.1 layout is frozen");
 LOOM_STATIC_ASSERT(offsetof(loom_host_api, object_free) == 8 + 31 * sizeof(void *),
                    "loom_host_api 1.3 layout is frozen");
+LOOM_STATIC_ASSERT(offsetof(loom_host_api, dtype_from_name) == 8 + 33 * sizeof(void *),
+                   "loom_host_api 1.6 layout is frozen");
 
 /* ------------------------------------------------------------ pack entry */
 
@@ -786,6 +855,7 @@ LOOM_STATIC_ASSERT(offsetof(loom_object_class, destroy) == 48, "loom_object_clas
 LOOM_STATIC_ASSERT(offsetof(loom_object_class, choices) == 64, "loom_object_class 1.1 is frozen");
 LOOM_STATIC_ASSERT(offsetof(loom_device_provider, synchronize) == 56, "loom_device_provider 1.0 is frozen");
 LOOM_STATIC_ASSERT(offsetof(loom_op_call, object) == 72, "loom_op_call 1.1 is frozen");
+LOOM_STATIC_ASSERT(offsetof(loom_output_storage, user) == 56, "loom_output_storage 1.6 is frozen");
 #endif
 
 typedef const loom_plugin_desc *(*loom_plugin_entry_fn)(uint16_t core_abi_major,

@@ -9,25 +9,16 @@
 
 #include "kernels.h"
 
-/* torch spellings accepted besides loom's own names */
-static const struct { const char *alias; loom_dtype dtype; } aliases[] = {
-    { "float32", LOOM_DTYPE_F32 }, { "float", LOOM_DTYPE_F32 }, { "float64", LOOM_DTYPE_F64 },
-    { "double", LOOM_DTYPE_F64 }, { "float16", LOOM_DTYPE_F16 }, { "half", LOOM_DTYPE_F16 },
-    { "bfloat16", LOOM_DTYPE_BF16 }, { "float8_e4m3fn", LOOM_DTYPE_F8E4M3 },
-    { "int8", LOOM_DTYPE_I8 }, { "uint8", LOOM_DTYPE_U8 }, { "int16", LOOM_DTYPE_I16 },
-    { "int32", LOOM_DTYPE_I32 }, { "int", LOOM_DTYPE_I32 }, { "int64", LOOM_DTYPE_I64 },
-    { "long", LOOM_DTYPE_I64 }, { "complex64", LOOM_DTYPE_C64 }, { "complex128", LOOM_DTYPE_C128 },
-    { "uint16", LOOM_DTYPE_U16 }, { "uint32", LOOM_DTYPE_U32 },
-};
-
+/* The core reads the name as it reads dtype names everywhere (ABI 1.6:
+** loom's, NumPy's and torch's spellings); a core before 1.6 has no
+** dtype_from_name, and there only loom's own names are known. */
 static loom_dtype parse_dtype(const char *name)
 {
+    if (LOOM_HAS_MEMBER(pk_host, loom_host_api, dtype_from_name))
+        return pk_host->dtype_from_name(name);
     for (int d = LOOM_DTYPE_INVALID + 1; d < LOOM_DTYPE_COUNT; d++)
         if (strcasecmp(name, core_dtype((loom_dtype)d)->name) == 0)
             return (loom_dtype)d;
-    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
-        if (strcasecmp(name, aliases[i].alias) == 0)
-            return aliases[i].dtype;
     return LOOM_DTYPE_INVALID;
 }
 
@@ -75,7 +66,7 @@ loom_status core_cast_cpu(loom_call *call)
     if (to == LOOM_DTYPE_INVALID)
         return pk_host->fail(LOOM_EINVAL,
                                "attribute 'dtype' is '%s', expected one of f32 f64 f16 bf16 f8e4m3 "
-                               "i8 u8 i16 i32 i64 bool c64 c128", name != NULL ? name : "(unset)");
+                               "i8 u8 i16 i32 i64 bool c64 c128 u16 u32 (or a torch or NumPy name of one)", name != NULL ? name : "(unset)");
     if (j.from == NULL)
         return pk_host->fail(LOOM_EINVAL, "'input' has an unknown dtype");
     j.to = core_dtype(to);

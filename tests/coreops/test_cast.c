@@ -99,12 +99,49 @@ static void unknown_dtype_name_is_rejected(void **state)
     loom_tensor_free(in);
 }
 
+/* The dtype names the core reads (host->dtype_from_name, ABI 1.6): loom's,
+** NumPy's and torch's spellings, "torch." prefixed, case ignored; the same
+** ones loom_dtype_from_name accepts. */
+static void dtype_names_are_the_cores(void **state)
+{
+    static const struct { const char *name; loom_dtype dtype; } cases[] = {
+        { "f16", LOOM_DTYPE_F16 }, { "float16", LOOM_DTYPE_F16 }, { "half", LOOM_DTYPE_F16 },
+        { "torch.float16", LOOM_DTYPE_F16 }, { "Half", LOOM_DTYPE_F16 }, { "F64", LOOM_DTYPE_F64 },
+        { "double", LOOM_DTYPE_F64 }, { "float", LOOM_DTYPE_F32 }, { "torch.long", LOOM_DTYPE_I64 },
+        { "INT64", LOOM_DTYPE_I64 }, { "int", LOOM_DTYPE_I32 }, { "short", LOOM_DTYPE_I16 },
+        { "uint8", LOOM_DTYPE_U8 }, { "torch.bool", LOOM_DTYPE_BOOL }, { "bfloat16", LOOM_DTYPE_BF16 },
+        { "fp8", LOOM_DTYPE_F8E4M3 }, { "float8_e4m3fn", LOOM_DTYPE_F8E4M3 }, { "cfloat", LOOM_DTYPE_C64 },
+        { "complex128", LOOM_DTYPE_C128 }, { "uint16", LOOM_DTYPE_U16 }, { "torch.uint32", LOOM_DTYPE_U32 },
+    };
+    float x = 1.0f;
+    int64_t shape[1] = { 1 };
+    loom_tensor *in, *out;
+    loom_status st;
+    (void)state;
+    assert_int_equal(loom_tensor_wrap(&in, &x, LOOM_DTYPE_F32, 1, shape, NULL, NULL), LOOM_OK);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        assert_int_equal(loom_dtype_from_name(cases[i].name), cases[i].dtype);
+        out = cast(in, cases[i].name, &st);
+        if (st != LOOM_OK || loom_tensor_dtype_of(out) != cases[i].dtype)
+            fail_msg("core.cast to '%s': %s", cases[i].name, st != LOOM_OK ? loom_last_error() : "another dtype");
+        loom_tensor_free(out);
+    }
+    assert_int_equal(loom_dtype_from_name("torch."), LOOM_DTYPE_INVALID);
+    assert_int_equal(loom_dtype_from_name("f32 "), LOOM_DTYPE_INVALID);
+    assert_int_equal(loom_dtype_from_name(NULL), LOOM_DTYPE_INVALID);
+    out = cast(in, "torch.float12", &st);
+    assert_int_equal(st, LOOM_EINVAL);
+    assert_null(out);
+    loom_tensor_free(in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cast_matches_torch_for_every_pair),
         cmocka_unit_test(cast_reads_strided_input),
         cmocka_unit_test(unknown_dtype_name_is_rejected),
+        cmocka_unit_test(dtype_names_are_the_cores),
     };
     return cmocka_run_group_tests_name("coreops_cast", tests, tu_setup, tu_teardown);
 }

@@ -188,5 +188,13 @@ struct sr_cuda_ops;
 loom_status audio_sr_add_video_on(loom_call *call, const struct sr_cuda_ops *cuda);
 loom_status audio_sr_add_basic_video_on(loom_call *call, const struct sr_cuda_ops *cuda);
 loom_status audio_sr_pop_chunk_on(loom_call *call, const struct sr_cuda_ops *cuda);
+/* Output `out_index` of call made of the oldest chunk of reader output
+** `index` itself, without a copy (host->adopt_output, ABI 1.6): shape
+** [frames, frame dims...]. *lent is 0 when the chunk cannot be lent (a core
+** before 1.6, device memory, nothing buffered): allocate and pop it then;
+** when 1, the status is adopt_output's (the chunk is popped either way). */
+struct sr_reader;
+loom_status audio_sr_lend_chunk(loom_call *call, struct sr_reader *r, int index, int32_t out_index, loom_dtype dtype,
+                                int32_t ndim, const int64_t *shape, loom_tensor **t, int *lent);
 
 #endif /* LOOM_AUDIO_STREAM_H */

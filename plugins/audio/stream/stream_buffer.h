@@ -14,16 +14,22 @@
 **     the timestamp of the first.
 ** A "frame" is one row of the chunk: a sample of every channel (audio) or
 ** one picture [C, H, W] (video), frame_bytes bytes.
-** Segments are host memory (malloc), or, with `mem` set, the memory it
-** allocates (hw_accel=cuda: device memory; nothing here reads it: sb_push
-** is then not used, sb_push_one hands out device addresses and pops copy
-** through mem->copy).
+** Host memory: chunked, each chunk is a block of the output's pool
+** (stream_pool.h); unchunked, the frames are one mapped region that grows
+** in place (mremap: no copy, no page touched twice). Either way a pop can
+** lend the chunk's memory itself to the caller (sb_pop_take), which
+** pop_chunk and stream_decode adopt as the output tensor. Or, with `mem`
+** set, the memory it allocates (hw_accel=cuda: device memory; nothing here
+** reads it: sb_push is then not used, sb_push_one hands out device
+** addresses and pops copy through mem->copy).
 */
 #ifndef LOOM_AUDIO_STREAM_BUFFER_H
 #define LOOM_AUDIO_STREAM_BUFFER_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "stream_pool.h"
 
 typedef struct sb_chunk {
     uint8_t *data;              /* seg_frames * frame_bytes */
@@ -49,7 +55,14 @@ typedef struct stream_buffer {
     void (*on_drop)(void *user, int64_t dropped_chunks);
     void *drop_user;
     const sb_memory *mem;       /* NULL: host memory */
+    sb_pool *pool;              /* host and chunked: the segments' blocks, made with the first */
+    uint8_t *region;            /* host and unchunked: the buffered frames, mapped, region_cap bytes */
+    size_t region_cap;
+    int64_t region_pts;         /* of its first frame */
 } stream_buffer;
+
+/* Gives lent memory back (sb_pop_take); the signature of loom_buffer_release. */
+typedef void (*sb_release_fn)(void *user, void *block);
 
 /* mem: NULL (host memory) or the segments' allocator, borrowed. */
 void sb_init(stream_buffer *b, int64_t frames_per_chunk, int64_t max_chunks, size_t frame_bytes,
@@ -72,5 +85,14 @@ int sb_ready(const stream_buffer *b);
 int64_t sb_peek(const stream_buffer *b, int64_t *pts);
 /* 0, or -1 when mem->copy failed (the chunk is popped all the same). */
 int sb_pop_copy(stream_buffer *b, uint8_t *dst);
+/* True when the oldest chunk can leave as its own memory (sb_pop_take):
+** a host buffer holding a chunk. */
+int sb_can_lend(const stream_buffer *b);
+/* Pop the oldest chunk without a copy: its memory (*frames frames written
+** from its start, pts as sb_peek says; 64-byte aligned), now the caller's,
+** to give back with release(*user, memory) once nothing reads it, from any
+** thread. *bytes is the memory's size. NULL out of memory, or when not
+** sb_can_lend. */
+uint8_t *sb_pop_take(stream_buffer *b, int64_t *frames, size_t *bytes, sb_release_fn *release, void **user);
 
 #endif /* LOOM_AUDIO_STREAM_BUFFER_H */

@@ -5,7 +5,8 @@
 ** frames_per_chunk=-1 and buffer_chunk_size=-1 gives it after
 ** process_all_packets (audio: add_basic_audio_stream's filter, fltp by
 ** default, so 16-bit PCM comes out as int16 / 32768 in f32; video:
-** add_basic_video_stream's, rgb24 by default).
+** add_basic_video_stream's, rgb24 by default). The reader's buffer of
+** the whole stream is the output itself (host->adopt_output), not copied.
 */
 #include <math.h>
 #include <stdio.h>
@@ -79,16 +80,20 @@ loom_status audio_stream_decode_run(loom_call *call)
     double pts = NAN;
     int64_t n = st == LOOM_OK ? sr_peek_chunk(r, k, &pts) : 0;
     loom_tensor *t = NULL, *tp = NULL;
+    int lent = 0;
     if (st == LOOM_OK) {
+        /* the reader's buffer becomes the output (ABI 1.6), else a copy */
         int64_t shape[4] = { n, in.frame_shape[0], in.frame_shape[1], in.frame_shape[2] };
-        st = pk_host->alloc_output(call, 0, (loom_dtype)in.dtype, 1 + in.ndim_frame, shape, &t);
+        st = audio_sr_lend_chunk(call, r, k, 0, (loom_dtype)in.dtype, 1 + in.ndim_frame, shape, &t, &lent);
+        if (st == LOOM_OK && !lent)
+            st = pk_host->alloc_output(call, 0, (loom_dtype)in.dtype, 1 + in.ndim_frame, shape, &t);
     }
     if (st == LOOM_OK && call->n_outputs > 1)
         st = pk_host->alloc_output(call, 1, LOOM_DTYPE_F64, 0, NULL, &tp);
     if (st == LOOM_OK) {
         if (tp != NULL)
             *(double *)loom_data(tp) = n > 0 ? pts : 0.0;
-        if (n > 0)
+        if (n > 0 && !lent)
             sr_pop_chunk(r, k, loom_data(t));
     }
     sr_close(r);

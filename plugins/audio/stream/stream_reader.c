@@ -594,3 +594,8 @@ int sr_pop_chunk(sr_reader *r, int index, void *dst)
         return sr_fail(r, "output %d: copying its chunk on the GPU failed", index);
     return 0;
 }
+
+uint8_t *sr_take_chunk(sr_reader *r, int index, int64_t *frames, size_t *bytes, sb_release_fn *release, void **user)
+{
+    return sb_pop_take(&r->outs[index]->buf, frames, bytes, release, user);
+}

@@ -138,5 +138,10 @@ int sr_seek(sr_reader *r, double timestamp, int mode);
 ** memory for an on_cuda output): 0, or -1 when that copy failed. */
 int64_t sr_peek_chunk(const sr_reader *r, int index, double *pts);
 int sr_pop_chunk(sr_reader *r, int index, void *dst);
+/* The oldest chunk of output `index` without a copy, when its buffer can
+** lend it (host outputs): its memory, now the caller's, to hand back with
+** release(*user, memory); *frames frames, *bytes the memory's size. NULL
+** when this output cannot lend (pop with sr_pop_chunk). */
+uint8_t *sr_take_chunk(sr_reader *r, int index, int64_t *frames, size_t *bytes, sb_release_fn *release, void **user);
 
 #endif /* LOOM_AUDIO_STREAM_READER_H */

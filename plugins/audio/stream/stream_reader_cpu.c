@@ -353,7 +353,10 @@ static loom_status seek_run(loom_call *call)
 
 /* pop_chunk on the CPU (cuda NULL), or on the reader's GPU (the cuda pack):
 ** there the chunk and its pts are device tensors, NVDEC chunks copied on the
-** device and host chunks (audio, software video) copied up once. */
+** device and host chunks (audio, software video) copied up once. On the CPU
+** a chunked output's chunk leaves as its own pool block, adopted as the
+** output (host->adopt_output, ABI 1.6) with no copy; an unchunked output
+** (frames_per_chunk=-1, several segments) and a core before 1.6 copy. */
 loom_status audio_sr_pop_chunk_on(loom_call *call, const sr_cuda_ops *cuda)
 {
     LOCKED(call, {
@@ -369,11 +372,14 @@ loom_status audio_sr_pop_chunk_on(loom_call *call, const sr_cuda_ops *cuda)
         int64_t n = st_ == LOOM_OK ? sr_peek_chunk(r, (int)i, &pts) : 0;
         int64_t shape[4] = { n, in.frame_shape[0], in.frame_shape[1], in.frame_shape[2] };
         loom_tensor *t = NULL;
-        if (st_ == LOOM_OK)
+        int lent = 0;
+        if (st_ == LOOM_OK && cuda == NULL)
+            st_ = audio_sr_lend_chunk(call, r, (int)i, 0, (loom_dtype)in.dtype, 1 + in.ndim_frame, shape, &t, &lent);
+        if (st_ == LOOM_OK && !lent)
             st_ = pk_host->alloc_output(call, 0, (loom_dtype)in.dtype, 1 + in.ndim_frame, shape, &t);
         if (st_ == LOOM_OK)
             st_ = out_scalar(call, 1, LOOM_DTYPE_F64, &pts, sizeof pts, cuda);
-        if (st_ == LOOM_OK && n > 0) {
+        if (st_ == LOOM_OK && n > 0 && !lent) {
             if (cuda == NULL || in.on_cuda) {
                 if (sr_pop_chunk(r, (int)i, loom_data(t)) != 0)
                     st_ = pk_host->fail(LOOM_EDEVICE, "%s", sr_error(r));
@@ -388,6 +394,25 @@ loom_status audio_sr_pop_chunk_on(loom_call *call, const sr_cuda_ops *cuda)
             }
         }
     });
+}
+
+loom_status audio_sr_lend_chunk(loom_call *call, sr_reader *r, int index, int32_t out_index, loom_dtype dtype,
+                                int32_t ndim, const int64_t *shape, loom_tensor **t, int *lent)
+{
+    int64_t frames = 0;
+    size_t bytes = 0;
+    sb_release_fn release = NULL;
+    void *user = NULL;
+    *lent = 0;
+    if (shape[0] == 0 || !LOOM_HAS_MEMBER(pk_host, loom_host_api, adopt_output))
+        return LOOM_OK;
+    uint8_t *mem = sr_take_chunk(r, index, &frames, &bytes, &release, &user);
+    if (mem == NULL)
+        return LOOM_OK;
+    loom_output_storage s = { .struct_size = sizeof s, .dtype = dtype, .ndim = ndim, .shape = shape,
+                              .data = mem, .nbytes = bytes, .release = release, .user = user };
+    *lent = 1;
+    return pk_host->adopt_output(call, out_index, &s, t);   /* the memory is the core's now, whatever it says */
 }
 
 static loom_status pop_chunk_run(loom_call *call) { return audio_sr_pop_chunk_on(call, NULL); }

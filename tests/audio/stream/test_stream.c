@@ -10,6 +10,7 @@
 ** (torchaudio's: the oldest chunks go, counted); every kind of source.
 */
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -445,12 +446,111 @@ static void test_video_direct(void **state)
         }
 }
 
+/* A popped chunk is its own memory (a block of the output's pool, adopted
+** as the tensor with no copy): the decoder never writes into a chunk a
+** caller holds, each held chunk has its own 64-byte-aligned block, and the
+** chunks outlive their reader (freed after it, and on another order). */
+static void test_held_chunks_are_the_callers(void **state)
+{
+    (void)state;
+    enum { MAX_HELD = 16 };
+    loom_tensor *held[MAX_HELD][2] = { { NULL } };
+    uint8_t *copy[MAX_HELD] = { NULL };
+    int n = 0;
+    loom_object *r = st_reader("src=testsrc=size=32x24:rate=10:duration=2;format=lavfi");
+    st_call_i64(r, "audio.stream_reader_add_basic_video_stream", "frames_per_chunk=3;buffer_chunk_size=-1;format=rgb24");
+    for (;;) {
+        int64_t eof = st_call_i64(r, "audio.stream_reader_fill_buffer", NULL);
+        for (;;) {
+            assert_true(n < MAX_HELD);
+            assert_int_equal(st_call(r, "audio.stream_reader_pop_chunk", "output=0", held[n], 2), LOOM_OK);
+            if (held[n][0]->shape[0] == 0) {
+                loom_tensor_free(held[n][0]);
+                loom_tensor_free(held[n][1]);
+                break;
+            }
+            size_t nb = loom_tensor_nbytes(held[n][0]);
+            assert_int_equal((uintptr_t)loom_data(held[n][0]) % 64, 0);
+            for (int k = 0; k < n; k++)
+                assert_ptr_not_equal(loom_data(held[k][0]), loom_data(held[n][0]));
+            copy[n] = malloc(nb);
+            assert_non_null(copy[n]);
+            memcpy(copy[n], loom_data(held[n][0]), nb);
+            n++;
+            if (!eof)
+                break;
+        }
+        if (eof)
+            break;
+    }
+    assert_int_equal(n, 7);                 /* 20 frames: 6 chunks of 3 and one of 2 */
+    assert_int_equal(held[6][0]->shape[0], 2);
+    loom_object_free(r);                    /* the chunks stay the caller's */
+    for (int k = n - 1; k >= 0; k -= 2) {   /* every other one first, newest first */
+        assert_memory_equal(loom_data(held[k][0]), copy[k], loom_tensor_nbytes(held[k][0]));
+        loom_tensor_free(held[k][0]);
+        loom_tensor_free(held[k][1]);
+        free(copy[k]);
+    }
+    for (int k = n - 2; k >= 0; k -= 2) {
+        assert_memory_equal(loom_data(held[k][0]), copy[k], loom_tensor_nbytes(held[k][0]));
+        loom_tensor_free(held[k][0]);
+        loom_tensor_free(held[k][1]);
+        free(copy[k]);
+    }
+}
+
+/* Chunks freed on other threads while the reader decodes the next ones:
+** the blocks go back to the pool concurrently with the reader taking
+** blocks from it (ASan and TSan see any race on the pool). */
+typedef struct chunk_freer { loom_tensor *t[2]; uint8_t first; int ok; } chunk_freer;
+
+static void *free_chunk(void *p)
+{
+    chunk_freer *f = p;
+    f->ok = ((const uint8_t *)loom_data(f->t[0]))[0] == f->first;
+    loom_tensor_free(f->t[0]);
+    loom_tensor_free(f->t[1]);
+    return NULL;
+}
+
+static void test_chunks_freed_on_other_threads(void **state)
+{
+    (void)state;
+    enum { MAX_CHUNKS = 64 };
+    pthread_t th[MAX_CHUNKS];
+    chunk_freer f[MAX_CHUNKS];
+    int n = 0;
+    loom_object *r = st_reader("src=testsrc=size=64x48:rate=25:duration=2;format=lavfi");
+    st_call_i64(r, "audio.stream_reader_add_basic_video_stream", "frames_per_chunk=1;buffer_chunk_size=2;format=rgb24");
+    for (int eof = 0; !eof && n < MAX_CHUNKS;) {
+        eof = (int)st_call_i64(r, "audio.stream_reader_fill_buffer", NULL);
+        memset(f[n].t, 0, sizeof f[n].t);
+        assert_int_equal(st_call(r, "audio.stream_reader_pop_chunk", "output=0", f[n].t, 2), LOOM_OK);
+        if (f[n].t[0]->shape[0] == 0) {
+            loom_tensor_free(f[n].t[0]);
+            loom_tensor_free(f[n].t[1]);
+            continue;
+        }
+        f[n].first = ((const uint8_t *)loom_data(f[n].t[0]))[0];
+        assert_int_equal(pthread_create(&th[n], NULL, free_chunk, &f[n]), 0);
+        n++;
+    }
+    assert_true(n >= 40);
+    for (int k = 0; k < n; k++) {
+        assert_int_equal(pthread_join(th[k], NULL), 0);
+        assert_true(f[k].ok);
+    }
+    loom_object_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_audio_chunks), cmocka_unit_test(test_video_chunks), cmocka_unit_test(test_drop_oldest),
         cmocka_unit_test(test_unchunked),    cmocka_unit_test(test_seek),         cmocka_unit_test(test_sources),
         cmocka_unit_test(test_lavfi),        cmocka_unit_test(test_decode_op),    cmocka_unit_test(test_video_direct),
+        cmocka_unit_test(test_held_chunks_are_the_callers), cmocka_unit_test(test_chunks_freed_on_other_threads),
     };
     return cmocka_run_group_tests_name("audio_stream", tests, st_setup, st_teardown);
 }
