@@ -425,6 +425,13 @@ static int layer_variant_make(cf_case *c)
         c->n_in = 3;
         cf_attrs(c, "eps=1e-6");
         cf_what(c, "[2,49,96] over [96], no bias, eps 1e-6");
+    } else if (strcmp(op, "vision.group_norm") == 0) {
+        /* a RetinaNet v2 head's GroupNorm(32, C) without the affine inputs, rank 3 */
+        c->in[0] = cf_uniform(c, c->dtype, 3, (const int64_t[]){ 2, 64, 37 }, 0, -4, 12);
+        c->in[1] = c->in[2] = NULL;
+        c->n_in = 3;
+        cf_attrs(c, "num_groups=32;eps=1e-6");
+        cf_what(c, "[2,64,37], 32 groups, no weight or bias, eps 1e-6");
     } else if (strcmp(op, "vision.linear") == 0) {
         c->in[0] = cf_uniform(c, c->dtype, 2, (const int64_t[]){ 5, 300 }, 0, -1, 1);
         c->in[1] = cf_uniform(c, c->dtype, 2, (const int64_t[]){ 37, 300 }, 1, -0.06, 0.06);
@@ -477,6 +484,10 @@ static int layer_simple_make(cf_case *c)
         c->in[1] = cf_uniform(c, c->dtype, 2, &shape[2], 1, -1, 1);
         c->in[2] = cf_uniform(c, c->dtype, 2, &shape[2], 2, -1, 1);
         c->n_in = 3;
+    } else if (strcmp(c->op, "vision.group_norm") == 0) {
+        c->in[1] = cf_uniform(c, c->dtype, 1, &shape[1], 1, -1, 1);
+        c->in[2] = cf_uniform(c, c->dtype, 1, &shape[1], 2, -1, 1);
+        c->n_in = 3;
     } else if (strcmp(c->op, "vision.linear") == 0) {
         c->in[1] = cf_uniform(c, c->dtype, 2, (const int64_t[]){ 24, 17 }, 1, -0.25, 0.25);
         c->in[2] = cf_uniform(c, c->dtype, 1, (const int64_t[]){ 24 }, 2, -1, 1);
@@ -490,6 +501,8 @@ static int layer_simple_make(cf_case *c)
         cf_attrs(c, "output_size=3,4");
     else if (strcmp(c->op, "vision.softmax") == 0)
         cf_attrs(c, "dim=1");
+    else if (strcmp(c->op, "vision.group_norm") == 0)
+        cf_attrs(c, "num_groups=4");
     /* f32 formulas and short sums: within a few ulps on any backend */
     cf_tol_all(c, CF_CLOSE, 1e-5, 1e-5);
     cf_what(c, "[2,8,13,17]");
@@ -900,6 +913,7 @@ const cf_gen cf_vision_gens[] = {
     { "vision.linear", BIT(F32), 2, layer_simple_make, NULL },
     { "vision.softmax", BIT(F32), 2, layer_simple_make, NULL },
     { "vision.layer_norm", BIT(F32), 2, layer_simple_make, NULL },
+    { "vision.group_norm", BIT(F32), 2, layer_simple_make, NULL },
     { "vision.squeeze_excitation", BIT(F32), 2, layer_block_make, NULL },
     { "vision.channel_shuffle", BIT(F32), 2, layer_block_make, NULL },
     /* the models: one cpu kernel (a sequence of dispatched layer ops, each
