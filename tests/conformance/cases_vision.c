@@ -465,6 +465,32 @@ static int layer_variant_make(cf_case *c)
     return 1;
 }
 
+/* RetinaNet's postprocess: two images, two levels of anchors, a top-k cut
+** and a detections_per_img cap; one case, its cpu kernel the reference. */
+static int retinanet_make(cf_case *c)
+{
+    if (c->index >= 1)
+        return 0;
+    cf_tol_all(c, CF_BYTES, 0, 0);
+    c->in[0] = cf_uniform(c, LOOM_DTYPE_F32, 3, (const int64_t[]){ 2, 60, 3 }, 0, -4, 2);
+    c->in[1] = cf_uniform(c, LOOM_DTYPE_F32, 3, (const int64_t[]){ 2, 60, 4 }, 1, -1, 1);
+    double a[240];
+    for (int i = 0; i < 60; i++) {
+        const double x = cf_draw(c, 2, 2 * (uint64_t)i) * 40, y = cf_draw(c, 2, 2 * (uint64_t)i + 1) * 30;
+        a[4 * i] = x;
+        a[4 * i + 1] = y;
+        a[4 * i + 2] = x + 4 + (i % 13);
+        a[4 * i + 3] = y + 3 + (i % 9);
+    }
+    c->in[2] = cf_values(c, LOOM_DTYPE_F32, 2, (const int64_t[]){ 60, 4 }, a);
+    c->in[3] = cf_index(c, LOOM_DTYPE_I64, 2, (const int64_t[]){ 2, 2 }, (const int64_t[]){ 40, 50, 35, 45 });
+    c->n_in = 4;
+    cf_attrs(c, "num_anchors_per_level=40,20;topk_candidates=25;detections_per_img=12");
+    c->tol[0] = c->tol[1] = (cf_tol){ CF_CLOSE, 1e-4, 1e-4 };
+    cf_what(c, "60 anchors in 2 levels on 2 images, 3 classes, top 25, 12 kept");
+    return 1;
+}
+
 /* the element-wise and row-wise layers: one map, the op's usual attributes
 ** (case 0), then layer_variant_make's (case 1) */
 static int layer_simple_make(cf_case *c)
@@ -1035,5 +1061,6 @@ const cf_gen cf_vision_gens[] = {
     { "vision.rpn_proposals", BIT(F32), 1, detection_make, NULL },
     { "vision.multiscale_roi_align", BIT(F32), 1, detection_make, NULL },
     { "vision.rcnn_postprocess_detections", BIT(F32), 1, detection_make, NULL },
+    { "vision.retinanet_postprocess", BIT(F32), 1, retinanet_make, NULL },
 };
 const size_t cf_vision_n_gens = sizeof cf_vision_gens / sizeof cf_vision_gens[0];

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Write the golden data of RetinaNet's ops to tests/data/vision/retinanet/.
+
+vision.retinanet_postprocess: torchvision's own RetinaNet.postprocess_detections
+(a RetinaNet built around a stand-in backbone: the method reads only the
+thresholds and the box coder) on seeded head outputs for a batch of two
+images and three levels of anchors from torchvision's AnchorGenerator. The
+logits are centred below the score threshold so that a few hundred pairs
+pass; topk_candidates cuts the first level; detections_per_img caps image 0
+and not image 1. The script refuses inputs where a score lies within 1e-5
+of the threshold or of the top-k cut (loom's sigmoid may differ from
+PyTorch's by an ulp, which must not change the set).
+
+    .venv/bin/python tools/gen_vision_retinanet_goldens.py [OUTDIR]
+
+Needs numpy, torch and torchvision. Writes ~100 KB.
+"""
+import os
+import sys
+
+import numpy as np
+import torch
+from torch import nn
+from torchvision.models.detection.anchor_utils import AnchorGenerator
+from torchvision.models.detection.image_list import ImageList
+from torchvision.models.detection.retinanet import RetinaNet
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "vision", "retinanet")
+
+# the postprocess case: the attributes, the same in tests/vision/detection/test_retinanet.c
+NUM_CLASSES = 5
+GRIDS = [(8, 8), (4, 4), (2, 2)]
+IMAGE = (64, 64)
+IMAGE_SIZES = [(60, 64), (64, 50)]
+SCORE_THRESH = 0.05
+TOPK = 60
+NMS_THRESH = 0.5
+DETECTIONS_PER_IMG = 40
+
+
+def save(name, t, dtype=np.float32):
+    np.save(os.path.join(OUT, name + ".npy"), t.detach().contiguous().numpy().astype(dtype), allow_pickle=False)
+
+
+class StandIn(nn.Module):
+    """The backbone RetinaNet's constructor needs; postprocess_detections never runs it."""
+
+    out_channels = 8
+
+    def forward(self, x):
+        return x
+
+
+def anchors_of_grids():
+    sizes = tuple((s, int(s * 2 ** (1 / 3)), int(s * 2 ** (2 / 3))) for s in (8, 16, 32))
+    gen = AnchorGenerator(sizes, ((0.5, 1.0, 2.0),) * len(GRIDS))
+    feats = [torch.zeros(1, 1, h, w) for h, w in GRIDS]
+    images = ImageList(torch.zeros(1, 3, *IMAGE), [IMAGE])
+    return gen(images, feats)[0], gen.num_anchors_per_location()[0]
+
+
+def check_margins(logits, per_level):
+    scores = torch.sigmoid(logits)
+    assert ((scores - SCORE_THRESH).abs() > 1e-5).all(), "a score lies at the threshold: reseed"
+    start = 0
+    for n in per_level:
+        for img in range(scores.shape[0]):
+            s = scores[img, start:start + n].flatten()
+            s = s[s > SCORE_THRESH].sort(descending=True).values
+            if s.numel() > TOPK:
+                assert s[TOPK - 1] - s[TOPK] > 1e-5, "a tie at the top-k cut: reseed"
+            assert (s[:-1] - s[1:] > 0).all(), "equal scores: reseed"
+        start += n
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    torch.manual_seed(21)
+    anchors, a_per_loc = anchors_of_grids()
+    per_level = [h * w * a_per_loc for h, w in GRIDS]
+    total = sum(per_level)
+    model = RetinaNet(StandIn(), NUM_CLASSES, score_thresh=SCORE_THRESH, nms_thresh=NMS_THRESH,
+                      detections_per_img=DETECTIONS_PER_IMG, topk_candidates=TOPK).eval()
+    logits = torch.randn(2, total, NUM_CLASSES) * 1.2 - 4.2
+    logits[1] -= 1.9                # fewer candidates: image 1 stays under detections_per_img
+    regression = torch.randn(2, total, 4) * 0.4
+    check_margins(logits, per_level)
+    split_logits = list(logits.split(per_level, dim=1))
+    split_reg = list(regression.split(per_level, dim=1))
+    split_anchors = [list(anchors.split(per_level))] * 2
+    with torch.no_grad():
+        dets = model.postprocess_detections({"cls_logits": split_logits, "bbox_regression": split_reg},
+                                            split_anchors, IMAGE_SIZES)
+    save("post_cls_logits", logits)
+    save("post_bbox_regression", regression)
+    save("post_anchors", anchors)
+    save("post_image_sizes", torch.tensor(IMAGE_SIZES), np.int64)
+    save("post_boxes", torch.cat([d["boxes"] for d in dets]))
+    save("post_scores", torch.cat([d["scores"] for d in dets]))
+    save("post_labels", torch.cat([d["labels"] for d in dets]), np.int64)
+    offsets = np.cumsum([0] + [len(d["scores"]) for d in dets])
+    np.save(os.path.join(OUT, "post_offsets.npy"), offsets.astype(np.int64), allow_pickle=False)
+    print("num_anchors_per_level", per_level, "detections per image", [len(d["scores"]) for d in dets])
+
+
+if __name__ == "__main__":
+    main()
