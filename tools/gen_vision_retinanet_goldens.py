@@ -2,6 +2,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Write the golden data of RetinaNet's ops to tests/data/vision/retinanet/.
 
+vision.retinanet_head: torchvision's RetinaNetClassificationHead and
+RetinaNetRegressionHead, v1 (conv + relu, 8 channels) and v2 (conv +
+GroupNorm(32) + relu, 32 channels; its two heads share their four conv
+weights, copied, so the file holds them once), every parameter re-drawn so
+that no layer is an identity, on three levels of a batch of two.
+
 vision.retinanet_postprocess: torchvision's own RetinaNet.postprocess_detections
 (a RetinaNet built around a stand-in backbone: the method reads only the
 thresholds and the box coder) on seeded head outputs for a batch of two
@@ -14,17 +20,19 @@ PyTorch's by an ulp, which must not change the set).
 
     .venv/bin/python tools/gen_vision_retinanet_goldens.py [OUTDIR]
 
-Needs numpy, torch and torchvision. Writes ~100 KB.
+Needs numpy, torch and torchvision. Writes ~300 KB.
 """
 import os
 import sys
+from functools import partial
 
 import numpy as np
 import torch
 from torch import nn
 from torchvision.models.detection.anchor_utils import AnchorGenerator
 from torchvision.models.detection.image_list import ImageList
-from torchvision.models.detection.retinanet import RetinaNet
+from torchvision.models.detection.retinanet import (RetinaNet, RetinaNetClassificationHead,
+                                                     RetinaNetRegressionHead)
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "vision", "retinanet")
@@ -75,8 +83,56 @@ def check_margins(logits, per_level):
         start += n
 
 
+# the head cases: channels, anchors per location, classes, GroupNorm (v2)
+HEAD_CASES = {"v1": (8, 3, 3, False), "v2": (32, 3, 3, True)}
+HEAD_GRIDS = [(6, 7), (3, 4), (2, 2)]
+
+
+def redraw(module):
+    """Every parameter drawn again: convs ~ N(0, 1/fan_in), norms near (1, 0), biases small."""
+    for name, p in module.named_parameters():
+        if p.dim() == 4:
+            nn.init.normal_(p, 0.0, (p.shape[1] * 9) ** -0.5)
+        elif "weight" in name:
+            nn.init.normal_(p, 1.0, 0.2)
+        else:
+            nn.init.normal_(p, 0.0, 0.2)
+
+
+def head_cases():
+    for name, (c, a, k, gn) in HEAD_CASES.items():
+        norm = partial(nn.GroupNorm, 32) if gn else None
+        cls = RetinaNetClassificationHead(c, a, k, norm_layer=norm).eval()
+        reg = RetinaNetRegressionHead(c, a, norm_layer=norm).eval()
+        redraw(cls)
+        redraw(reg)
+        if gn:
+            with torch.no_grad():
+                for i in range(4):
+                    reg.conv[i][0].weight.copy_(cls.conv[i][0].weight)
+        feats = [torch.randn(2, c, h, w) for h, w in HEAD_GRIDS]
+        with torch.no_grad():
+            out_cls, out_reg = cls(feats), reg(feats)
+        for i, f in enumerate(feats):
+            save(f"head_{name}_features{i}", f)
+        for tag, head, out in (("cls", cls, out_cls), ("reg", reg, out_reg)):
+            if tag == "cls" or not gn:
+                save(f"head_{name}_{tag}_conv_weight", torch.stack([head.conv[i][0].weight for i in range(4)]))
+            if not gn:
+                save(f"head_{name}_{tag}_conv_bias", torch.stack([head.conv[i][0].bias for i in range(4)]))
+            else:
+                save(f"head_{name}_{tag}_norm_weight", torch.stack([head.conv[i][1].weight for i in range(4)]))
+                save(f"head_{name}_{tag}_norm_bias", torch.stack([head.conv[i][1].bias for i in range(4)]))
+            last = head.cls_logits if tag == "cls" else head.bbox_reg
+            save(f"head_{name}_{tag}_out_weight", last.weight)
+            save(f"head_{name}_{tag}_out_bias", last.bias)
+            save(f"head_{name}_{tag}_output", out)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
+    torch.manual_seed(22)
+    head_cases()
     torch.manual_seed(21)
     anchors, a_per_loc = anchors_of_grids()
     per_level = [h * w * a_per_loc for h, w in GRIDS]

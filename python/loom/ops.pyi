@@ -3942,6 +3942,29 @@ class vision:
             output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
         ...
     @staticmethod
+    def retinanet_head(conv_weight: TensorLike, conv_bias: Optional[TensorLike] = None, norm_weight: Optional[TensorLike] = None, norm_bias: Optional[TensorLike] = None, out_weight: Optional[TensorLike] = None, out_bias: Optional[TensorLike] = None, features0: Optional[TensorLike] = None, features1: Optional[TensorLike] = None, features2: Optional[TensorLike] = None, features3: Optional[TensorLike] = None, features4: Optional[TensorLike] = None, *, num_outputs: int, num_groups: int = 32, eps: float = 1e-05) -> Any:
+        """torchvision RetinaNetClassificationHead / RetinaNetRegressionHead: 4 x (conv3x3 + relu) (v1) or 4 x (conv3x3 + GroupNorm + relu) (v2), then the output conv, reshaped and concatenated over levels
+
+        Inputs:
+            conv_weight (f32, rank 5): [4, C, C, 3, 3] the four 3x3 convs (conv[i][0].weight)
+            conv_bias (f32, rank 2, optional): [4, C] their biases (v1; the v2 convs have none)
+            norm_weight (f32, rank 2, optional): [4, C] GroupNorm weights after each conv (v2: given; v1: absent, conv + relu)
+            norm_bias (f32, rank 2, optional): [4, C] GroupNorm biases
+            out_weight (f32, rank 4): [A K, C, 3, 3] cls_logits or bbox_reg, A anchors per location
+            out_bias (f32, rank 1, optional): [A K]
+            features0 (f32, rank 4): [N, C, H0, W0] the first FPN level
+            features1 (f32, rank 4, optional): [N, C, H1, W1]
+            features2 (f32, rank 4, optional): [N, C, H2, W2]
+            features3 (f32, rank 4, optional): [N, C, H3, W3]
+            features4 (f32, rank 4, optional): [N, C, H4, W4] (the levels given must come first, without gaps)
+        Attributes (keyword-only):
+            num_outputs (int, required): K: values per anchor (num_classes for the classification head, 4 for the regression head)
+            num_groups (int, default 32): GroupNorm's groups when norm_weight is given (the v2 heads: 32)
+            eps (float, default 1e-05): GroupNorm's eps
+        Outputs:
+            output (f32, rank 3): [N, sum of H W A, K] per level [N, A K, H, W] as [N, H, W, A, K], levels concatenated"""
+        ...
+    @staticmethod
     def retinanet_postprocess(cls_logits: TensorLike, bbox_regression: TensorLike, anchors: TensorLike, image_sizes: TensorLike, *, num_anchors_per_level: Sequence[int], score_thresh: float = 0.05, nms_thresh: float = 0.5, detections_per_img: int = 300, topk_candidates: int = 1000, weights: Optional[Sequence[float]] = None, bbox_xform_clip: float = 4.135166556742356) -> Tuple[Any, Any, Any, Any]:
         """torchvision RetinaNet.postprocess_detections: per level sigmoid, score threshold, top-k candidates, decode, clip; then nms per class over the levels and detections_per_img
 

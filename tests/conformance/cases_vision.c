@@ -465,6 +465,28 @@ static int layer_variant_make(cf_case *c)
     return 1;
 }
 
+/* RetinaNet's head, v2 (GroupNorm(32) after each conv, no conv biases): two
+** levels of a batch of two, 32 channels, 3 anchors x 2 classes; f32 convs
+** on the dispatched layers, so another backend's layers move it by ulps. */
+static int retinanet_head_make(cf_case *c)
+{
+    if (c->index >= 1)
+        return 0;
+    c->in[0] = cf_uniform(c, LOOM_DTYPE_F32, 5, (const int64_t[]){ 4, 32, 32, 3, 3 }, 0, -0.06, 0.06);
+    c->in[1] = NULL;
+    c->in[2] = cf_uniform(c, LOOM_DTYPE_F32, 2, (const int64_t[]){ 4, 32 }, 1, 0.5, 1.5);
+    c->in[3] = cf_uniform(c, LOOM_DTYPE_F32, 2, (const int64_t[]){ 4, 32 }, 2, -0.2, 0.2);
+    c->in[4] = cf_uniform(c, LOOM_DTYPE_F32, 4, (const int64_t[]){ 6, 32, 3, 3 }, 3, -0.06, 0.06);
+    c->in[5] = cf_uniform(c, LOOM_DTYPE_F32, 1, (const int64_t[]){ 6 }, 4, -1, 1);
+    c->in[6] = cf_uniform(c, LOOM_DTYPE_F32, 4, (const int64_t[]){ 2, 32, 6, 5 }, 5, -2, 2);
+    c->in[7] = cf_uniform(c, LOOM_DTYPE_F32, 4, (const int64_t[]){ 2, 32, 3, 3 }, 6, -2, 2);
+    c->n_in = 8;
+    cf_attrs(c, "num_outputs=2");
+    cf_tol_all(c, CF_CLOSE, 1e-4, 1e-4);
+    cf_what(c, "v2, 2 levels of [2,32,*], 3 anchors x 2 classes");
+    return 1;
+}
+
 /* RetinaNet's postprocess: two images, two levels of anchors, a top-k cut
 ** and a detections_per_img cap; one case, its cpu kernel the reference. */
 static int retinanet_make(cf_case *c)
@@ -1061,6 +1083,7 @@ const cf_gen cf_vision_gens[] = {
     { "vision.rpn_proposals", BIT(F32), 1, detection_make, NULL },
     { "vision.multiscale_roi_align", BIT(F32), 1, detection_make, NULL },
     { "vision.rcnn_postprocess_detections", BIT(F32), 1, detection_make, NULL },
+    { "vision.retinanet_head", BIT(F32), 1, retinanet_head_make, NULL },
     { "vision.retinanet_postprocess", BIT(F32), 1, retinanet_make, NULL },
 };
 const size_t cf_vision_n_gens = sizeof cf_vision_gens / sizeof cf_vision_gens[0];
