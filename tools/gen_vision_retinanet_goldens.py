@@ -8,6 +8,13 @@ GroupNorm(32) + relu, 32 channels; its two heads share their four conv
 weights, copied, so the file holds them once), every parameter re-drawn so
 that no layer is an identity, on three levels of a batch of two.
 
+The composed case: a tiny torchvision RetinaNet (BackboneWithFPN over a
+three-stage body, LastLevelP6P7 from P5, five levels; heads v1 with an
+8-channel FPN and v2 with a 32-channel one), run whole on two images of
+different sizes; the FPN maps it computed (caught by a forward hook) are
+the inputs of the loom ops, its final detections (after transform.postprocess)
+the goldens, with the thresholds that keep a fixed number of them.
+
 vision.retinanet_postprocess: torchvision's own RetinaNet.postprocess_detections
 (a RetinaNet built around a stand-in backbone: the method reads only the
 thresholds and the box coder) on seeded head outputs for a batch of two
@@ -30,6 +37,8 @@ import numpy as np
 import torch
 from torch import nn
 from torchvision.models.detection.anchor_utils import AnchorGenerator
+from torchvision.models.detection.backbone_utils import BackboneWithFPN
+from torchvision.ops.feature_pyramid_network import LastLevelP6P7
 from torchvision.models.detection.image_list import ImageList
 from torchvision.models.detection.retinanet import (RetinaNet, RetinaNetClassificationHead,
                                                      RetinaNetRegressionHead)
@@ -129,10 +138,79 @@ def head_cases():
             save(f"head_{name}_{tag}_output", out)
 
 
+# the composed case: FPN channels, GroupNorm heads; the attributes as in test_retinanet.c
+MODEL_CASES = {"v1": (8, False), "v2": (32, True)}
+MODEL_IMAGES = [(3, 50, 60), (3, 64, 44)]
+MODEL_ANCHOR_SIZES = tuple((x, int(x * 2 ** (1 / 3)), int(x * 2 ** (2 / 3))) for x in (8, 16, 32, 64, 128))
+MODEL_ATTRS = dict(min_size=64, max_size=96, score_thresh=0.3, nms_thresh=0.5, detections_per_img=15,
+                   topk_candidates=40)
+
+
+def tiny_body():
+    body = nn.Sequential()
+    body.add_module("stem", nn.Sequential(nn.Conv2d(3, 4, 3, stride=4, padding=1), nn.ReLU()))
+    body.add_module("c3", nn.Sequential(nn.Conv2d(4, 6, 3, stride=2, padding=1), nn.ReLU()))
+    body.add_module("c4", nn.Sequential(nn.Conv2d(6, 8, 3, stride=2, padding=1), nn.ReLU()))
+    body.add_module("c5", nn.Sequential(nn.Conv2d(8, 10, 3, stride=2, padding=1), nn.ReLU()))
+    return body
+
+
+def model_cases():
+    for name, (c, gn) in MODEL_CASES.items():
+        backbone = BackboneWithFPN(tiny_body(), {"c3": "0", "c4": "1", "c5": "2"}, [6, 8, 10], c,
+                                   extra_blocks=LastLevelP6P7(c, c))
+        anchors = AnchorGenerator(MODEL_ANCHOR_SIZES, ((0.5, 1.0, 2.0),) * 5)
+        head = None
+        if gn:
+            from torchvision.models.detection.retinanet import RetinaNetHead
+            head = RetinaNetHead(c, anchors.num_anchors_per_location()[0], 3, norm_layer=partial(nn.GroupNorm, 32))
+        model = RetinaNet(backbone, 3, anchor_generator=anchors, head=head, **MODEL_ATTRS).eval()
+        redraw(model.head)
+        for p in model.backbone.parameters():
+            if p.dim() == 4:
+                nn.init.normal_(p, 0.0, (p.shape[1] * p.shape[2] * p.shape[3]) ** -0.5)
+        with torch.no_grad():
+            if gn:                       # the two heads share their conv weights: stored once
+                for i in range(4):
+                    model.head.regression_head.conv[i][0].weight.copy_(model.head.classification_head.conv[i][0].weight)
+            model.head.classification_head.cls_logits.bias.add_(-1.0)
+        maps = {}
+        model.backbone.register_forward_hook(lambda m, i, o: maps.update(o))
+        seen = {}
+        model.transform.register_forward_hook(lambda m, i, o: seen.update(sizes=o[0].image_sizes,
+                                                                         padded=o[0].tensors.shape[-2:]))
+        images = [torch.rand(*s) for s in MODEL_IMAGES]
+        with torch.no_grad():
+            dets = model(images)
+        for i, key in enumerate(maps):
+            save(f"model_{name}_p{i}", maps[key])
+        for tag, h in (("cls", model.head.classification_head), ("reg", model.head.regression_head)):
+            if tag == "cls" or not gn:
+                save(f"model_{name}_{tag}_conv_weight", torch.stack([h.conv[i][0].weight for i in range(4)]))
+            if not gn:
+                save(f"model_{name}_{tag}_conv_bias", torch.stack([h.conv[i][0].bias for i in range(4)]))
+            else:
+                save(f"model_{name}_{tag}_norm_weight", torch.stack([h.conv[i][1].weight for i in range(4)]))
+                save(f"model_{name}_{tag}_norm_bias", torch.stack([h.conv[i][1].bias for i in range(4)]))
+            last = h.cls_logits if tag == "cls" else h.bbox_reg
+            save(f"model_{name}_{tag}_out_weight", last.weight)
+            save(f"model_{name}_{tag}_out_bias", last.bias)
+        save(f"model_{name}_image_sizes", torch.tensor(seen["sizes"]), np.int64)
+        save(f"model_{name}_boxes", torch.cat([d["boxes"] for d in dets]))
+        save(f"model_{name}_scores", torch.cat([d["scores"] for d in dets]))
+        save(f"model_{name}_labels", torch.cat([d["labels"] for d in dets]), np.int64)
+        offsets = np.cumsum([0] + [len(d["scores"]) for d in dets])
+        np.save(os.path.join(OUT, f"model_{name}_offsets.npy"), offsets.astype(np.int64), allow_pickle=False)
+        print(f"model {name}: padded {tuple(seen['padded'])}, sizes {seen['sizes']}, maps "
+              f"{[tuple(m.shape[-2:]) for m in maps.values()]}, detections {[len(d['scores']) for d in dets]}")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     torch.manual_seed(22)
     head_cases()
+    torch.manual_seed(23)
+    model_cases()
     torch.manual_seed(21)
     anchors, a_per_loc = anchors_of_grids()
     per_level = [h * w * a_per_loc for h, w in GRIDS]
