@@ -14,6 +14,10 @@
 ** decreasing score.
 ** sigmoid is 1 / (1 + expf(-x)) in f32 (PyTorch: Sleef's expf, within 1
 ** ulp); exp in the decode likewise (box_decode.c).
+** Cost: the sigmoid is evaluated only for logits above logit(score_thresh)
+** less a margin (1e-3, far wider than the f32 sigmoid's rounding), so the
+** same pairs pass as if every one were evaluated; the level's best k are
+** found by a quickselect, then only they are sorted.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -36,6 +40,33 @@ static int by_score(const void *a, const void *b)
     if (x->score != y->score)
         return x->score > y->score ? -1 : 1;
     return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Moves the k best of c pairs (by_score's order) to the front, in any order. */
+static void select_best(rp_cand *p, int64_t c, int64_t k)
+{
+    int64_t lo = 0, hi = c - 1;
+    while (lo < hi && k > lo && k <= hi) {
+        const rp_cand pivot = p[lo + (hi - lo) / 2];
+        int64_t i = lo, j = hi;
+        while (i <= j) {
+            while (by_score(&p[i], &pivot) < 0)
+                i++;
+            while (by_score(&p[j], &pivot) > 0)
+                j--;
+            if (i <= j) {
+                const rp_cand t = p[i];
+                p[i++] = p[j];
+                p[j--] = t;
+            }
+        }
+        if (k <= j + 1)
+            hi = j;
+        else if (k > i)
+            lo = i;
+        else
+            return;
+    }
 }
 
 static loom_status check_inputs(const loom_call *call, int64_t *levels)
@@ -96,6 +127,10 @@ loom_status vision_retinanet_postprocess_cpu(loom_call *call)
     const double nms_thresh = call->attrs[PK_ATTR(retinanet_postprocess, nms_thresh)].u.f;
     const int64_t per_img = call->attrs[PK_ATTR(retinanet_postprocess, detections_per_img)].u.i;
     const int64_t topk = call->attrs[PK_ATTR(retinanet_postprocess, topk_candidates)].u.i;
+    /* sigmoid(x) > t needs x > log(t / (1 - t)); below that less a margin no pair can pass (t <= 0: all
+    ** may; t >= 1: none can, but -inf keeps the exact test in charge) */
+    const double t = score_thresh;
+    const float logit_floor = t > 0.0 && t < 1.0 ? (float)(log(t / (1.0 - t)) - 1e-3) : -INFINITY;
     int64_t most_level = 0, cand_max = 0;
     for (int64_t l = 0; l < levels; l++) {
         most_level = per_level[l] > most_level ? per_level[l] : most_level;
@@ -120,12 +155,16 @@ loom_status vision_retinanet_postprocess_cpu(loom_call *call)
             const float *logits = cls + (img * a + start) * k;
             int64_t c = 0;
             for (int64_t i = 0; i < per_level[l] * k; i++) {
+                if (!(logits[i] > logit_floor))
+                    continue;
                 const float s = 1.0f / (1.0f + expf(-logits[i]));
                 if (s > score_thresh)
                     pairs[c++] = (rp_cand){ s, i };
             }
-            qsort(pairs, (size_t)c, sizeof *pairs, by_score);
             const int64_t take = c < topk ? c : topk;
+            if (take < c)
+                select_best(pairs, c, take);
+            qsort(pairs, (size_t)take, sizeof *pairs, by_score);
             for (int64_t j = 0; j < take; j++, m++) {
                 const int64_t anchor = start + pairs[j].index / k;
                 det_box_decode(&coder, reg + (img * a + anchor) * 4, anchors + anchor * 4, cb + m * 4);
