@@ -5,9 +5,11 @@
 **   each group's mean and biased variance normalise it, then channel c gets
 **   y = x * scale[c] + shift[c], scale = rstd * weight[c],
 **   shift = beta[c] - scale * mean (ATen's form of the affine step).
-** The statistics are two passes in double (mean, then the sum of squared
-** deviations), so they are at least as exact as ATen's f32 Welford moments;
-** the affine step is f32 as ATen's. The checks (group_norm_schema.c) are
+** The statistics are one pass in double over x - shift (shift = the group's
+** first value): mean = shift + S1 / n, var = (S2 - S1^2 / n) / n. The shift
+** keeps the cancellation to (mean - shift)^2 / var units of double rounding,
+** so they are at least as exact as ATen's f32 Welford moments; the affine
+** step is f32 as ATen's. The checks (group_norm_schema.c) are
 ** shared by the cpu and cuda kernels.
 */
 #ifndef LOOM_VISION_GROUP_NORM_H
@@ -39,10 +41,9 @@ typedef struct group_norm_geom {
 loom_status group_norm_check(loom_call *call, group_norm_geom *g, loom_tensor **out);
 
 /* The AVX2 loops (group_norm_avx2.c, called only when pk_cpu_avx2(PK_CPU_FMA)
-** allows): the group's sum and its sum of squared deviations from mean, in
-** double (4 lanes x 2 accumulators), and y = x * scale + shift over n. */
-double group_norm_sum_avx2(const float *x, int64_t n);
-double group_norm_sq_dev_avx2(const float *x, int64_t n, double mean);
+** allows): the sums of d = x - shift and of d^2 in double (4 lanes x 2
+** accumulators each), and y = x * scale + shift over n. */
+void group_norm_moments_avx2(const float *x, int64_t n, double shift, double *s1, double *s2);
 void group_norm_affine_avx2(const float *x, float scale, float shift, float *y, int64_t n);
 
 #endif /* LOOM_VISION_GROUP_NORM_H */

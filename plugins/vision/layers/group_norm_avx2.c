@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** group_norm_avx2.c - the AVX2 loops of vision.group_norm (group_norm.h):
-** a group's sum and sum of squared deviations in double lanes, and the f32
-** affine step. Called only when pk_cpu_avx2(PK_CPU_FMA) allows it; the
+** a group's shifted sums (of x - shift and its square) in double lanes, and
+** the f32 affine step. Called only when pk_cpu_avx2(PK_CPU_FMA) allows it; the
 ** portable loops are in group_norm_cpu.c.
 */
 #include <immintrin.h>
@@ -15,37 +15,29 @@ static inline __attribute__((target("avx2,fma"))) double hsum_pd(__m256d v)
     return _mm_cvtsd_f64(_mm_add_sd(q, _mm_unpackhi_pd(q, q)));
 }
 
-__attribute__((target("avx2,fma"))) double group_norm_sum_avx2(const float *x, int64_t n)
+__attribute__((target("avx2,fma"))) void group_norm_moments_avx2(const float *x, int64_t n, double shift, double *s1,
+                                                                 double *s2)
 {
-    __m256d a0 = _mm256_setzero_pd(), a1 = a0;
+    const __m256d k = _mm256_set1_pd(shift);
+    __m256d a0 = _mm256_setzero_pd(), a1 = a0, q0 = a0, q1 = a0;
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m256 v = _mm256_loadu_ps(x + i);
-        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
-        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+        __m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), k);
+        __m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), k);
+        a0 = _mm256_add_pd(a0, d0);
+        a1 = _mm256_add_pd(a1, d1);
+        q0 = _mm256_fmadd_pd(d0, d0, q0);
+        q1 = _mm256_fmadd_pd(d1, d1, q1);
     }
-    double s = hsum_pd(_mm256_add_pd(a0, a1));
-    for (; i < n; i++)
-        s += x[i];
-    return s;
-}
-
-__attribute__((target("avx2,fma"))) double group_norm_sq_dev_avx2(const float *x, int64_t n, double mean)
-{
-    const __m256d m = _mm256_set1_pd(mean);
-    __m256d a0 = _mm256_setzero_pd(), a1 = a0;
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_loadu_ps(x + i);
-        __m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), m);
-        __m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), m);
-        a0 = _mm256_fmadd_pd(d0, d0, a0);
-        a1 = _mm256_fmadd_pd(d1, d1, a1);
+    double s = hsum_pd(_mm256_add_pd(a0, a1)), q = hsum_pd(_mm256_add_pd(q0, q1));
+    for (; i < n; i++) {
+        const double d = (double)x[i] - shift;
+        s += d;
+        q += d * d;
     }
-    double q = hsum_pd(_mm256_add_pd(a0, a1));
-    for (; i < n; i++)
-        q += ((double)x[i] - mean) * ((double)x[i] - mean);
-    return q;
+    *s1 = s;
+    *s2 = q;
 }
 
 __attribute__((target("avx2,fma"))) void group_norm_affine_avx2(const float *x, float scale, float shift, float *y,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
 ** group_norm_cpu.c - vision.group_norm on the cpu backend: one task per
-** (sample, group), its mean and variance in double (two passes), then
+** (sample, group), its mean and variance in double (one shifted pass,
+** group_norm.h), then
 ** y = fma(x, scale, shift) in f32 per channel. The AVX2 loops
 ** (group_norm_avx2.c) are chosen at run time from the core's CPU features;
 ** both paths round the affine step once (fma), so they differ only in the
@@ -19,20 +20,16 @@ typedef struct gn_job {
     int avx2;
 } gn_job;
 
-static double sum_scalar(const float *x, int64_t n)
+static void moments_scalar(const float *x, int64_t n, double shift, double *s1, double *s2)
 {
-    double s = 0.0;
-    for (int64_t i = 0; i < n; i++)
-        s += x[i];
-    return s;
-}
-
-static double sq_dev_scalar(const float *x, int64_t n, double mean)
-{
-    double q = 0.0;
-    for (int64_t i = 0; i < n; i++)
-        q += ((double)x[i] - mean) * ((double)x[i] - mean);
-    return q;
+    double s = 0.0, q = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        const double d = (double)x[i] - shift;
+        s += d;
+        q += d * d;
+    }
+    *s1 = s;
+    *s2 = q;
 }
 
 static void affine_scalar(const float *x, float scale, float shift, float *y, int64_t n)
@@ -49,9 +46,13 @@ static void gn_groups(void *user, int64_t begin, int64_t end, int32_t thread_ind
     for (int64_t r = begin; r < end; r++) {
         const float *x = j->x + r * g->len;
         float *y = j->y + r * g->len;
-        double mean = (j->avx2 ? group_norm_sum_avx2(x, g->len) : sum_scalar(x, g->len)) / (double)g->len;
-        double q = j->avx2 ? group_norm_sq_dev_avx2(x, g->len, mean) : sq_dev_scalar(x, g->len, mean);
-        float rstd = (float)(1.0 / sqrt(q / (double)g->len + g->eps)), fmean = (float)mean;
+        const double pivot = x[0], n = (double)g->len;
+        double s1, s2;
+        (j->avx2 ? group_norm_moments_avx2 : moments_scalar)(x, g->len, pivot, &s1, &s2);
+        double var = (s2 - s1 * s1 / n) / n;
+        var = var > 0.0 ? var : 0.0;            /* rounding below 0 of a constant group */
+        const double mean = pivot + s1 / n;
+        float rstd = (float)(1.0 / sqrt(var + g->eps)), fmean = (float)mean;
         int64_t c0 = (r % g->g) * g->channels_per_group;
         for (int64_t k = 0; k < g->channels_per_group; k++) {
             float scale = rstd * (j->w != NULL ? j->w[c0 + k] : 1.0f);
@@ -76,4 +77,4 @@ static loom_status group_norm_run_cpu(loom_call *call)
 }
 
 const loom_kernel_desc layers_group_norm_cpu_kernel =
-    PK_KERNEL_CPU(vision_group_norm_schema, "cpu:two-pass", LAYERS_DTYPES, group_norm_run_cpu);
+    PK_KERNEL_CPU(vision_group_norm_schema, "cpu:shifted-moments", LAYERS_DTYPES, group_norm_run_cpu);

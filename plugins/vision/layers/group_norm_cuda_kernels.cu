@@ -2,8 +2,8 @@
 /*
 ** group_norm_cuda_kernels.cu - vision.group_norm on the device: one block
 ** per (sample, group); the mean, then the sum of squared deviations, in
-** double and reduced over the block's threads (group_norm_cpu.c's two
-** passes, summed in another order); then y = fma(x, scale, shift) in f32
+** double and reduced over the block's threads (two passes where the cpu
+** kernel makes one shifted pass: both are exact to double rounding); then y = fma(x, scale, shift) in f32
 ** per channel, as the cpu kernel.
 */
 #include <cuda_runtime.h>
