@@ -3103,6 +3103,20 @@ class vision:
             output (f32,f64, any rank): [..] for 'none', else a scalar (f32 for f16 boxes)"""
         ...
     @staticmethod
+    def group_norm(input: TensorLike, weight: Optional[TensorLike] = None, bias: Optional[TensorLike] = None, *, num_groups: int, eps: float = 1e-05) -> Any:
+        """F.group_norm(num_groups, weight, bias, eps) at inference: each of the G channel groups normalised by its mean and biased variance, then * weight + bias per channel
+
+        Inputs:
+            input (f32, any rank): [N, C, *], rank >= 2
+            weight (f32, rank 1, optional): [C] (gamma; 1)
+            bias (f32, rank 1, optional): [C] (beta; 0)
+        Attributes (keyword-only):
+            num_groups (int, required): G: C is a multiple of it
+            eps (float, default 1e-05): added to each group's variance before the square root
+        Outputs:
+            output (f32, any rank): the shape of input"""
+        ...
+    @staticmethod
     def hardswish(input: TensorLike) -> Any:
         """F.hardswish: x * relu6(x + 3) / 6
 
@@ -3951,6 +3965,52 @@ class vision:
             input (f32, rank 4): [N, 3, H, W] f32, normalised as the weights' preset says (ImageNet mean and std)
         Outputs:
             output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
+        ...
+    @staticmethod
+    def retinanet_head(conv_weight: TensorLike, conv_bias: Optional[TensorLike] = None, norm_weight: Optional[TensorLike] = None, norm_bias: Optional[TensorLike] = None, out_weight: Optional[TensorLike] = None, out_bias: Optional[TensorLike] = None, features0: Optional[TensorLike] = None, features1: Optional[TensorLike] = None, features2: Optional[TensorLike] = None, features3: Optional[TensorLike] = None, features4: Optional[TensorLike] = None, *, num_outputs: int, num_groups: int = 32, eps: float = 1e-05) -> Any:
+        """torchvision RetinaNetClassificationHead / RetinaNetRegressionHead: 4 x (conv3x3 + relu) (v1) or 4 x (conv3x3 + GroupNorm + relu) (v2), then the output conv, reshaped and concatenated over levels
+
+        Inputs:
+            conv_weight (f32, rank 5): [4, C, C, 3, 3] the four 3x3 convs (conv[i][0].weight)
+            conv_bias (f32, rank 2, optional): [4, C] their biases (v1; the v2 convs have none)
+            norm_weight (f32, rank 2, optional): [4, C] GroupNorm weights after each conv (v2: given; v1: absent, conv + relu)
+            norm_bias (f32, rank 2, optional): [4, C] GroupNorm biases
+            out_weight (f32, rank 4): [A K, C, 3, 3] cls_logits or bbox_reg, A anchors per location
+            out_bias (f32, rank 1, optional): [A K]
+            features0 (f32, rank 4): [N, C, H0, W0] the first FPN level
+            features1 (f32, rank 4, optional): [N, C, H1, W1]
+            features2 (f32, rank 4, optional): [N, C, H2, W2]
+            features3 (f32, rank 4, optional): [N, C, H3, W3]
+            features4 (f32, rank 4, optional): [N, C, H4, W4] (the levels given must come first, without gaps)
+        Attributes (keyword-only):
+            num_outputs (int, required): K: values per anchor (num_classes for the classification head, 4 for the regression head)
+            num_groups (int, default 32): GroupNorm's groups when norm_weight is given (the v2 heads: 32)
+            eps (float, default 1e-05): GroupNorm's eps
+        Outputs:
+            output (f32, rank 3): [N, sum of H W A, K] per level [N, A K, H, W] as [N, H, W, A, K], levels concatenated"""
+        ...
+    @staticmethod
+    def retinanet_postprocess(cls_logits: TensorLike, bbox_regression: TensorLike, anchors: TensorLike, image_sizes: TensorLike, *, num_anchors_per_level: Sequence[int], score_thresh: float = 0.05, nms_thresh: float = 0.5, detections_per_img: int = 300, topk_candidates: int = 1000, weights: Optional[Sequence[float]] = None, bbox_xform_clip: float = 4.135166556742356) -> Tuple[Any, Any, Any, Any]:
+        """torchvision RetinaNet.postprocess_detections: per level sigmoid, score threshold, top-k candidates, decode, clip; then nms per class over the levels and detections_per_img
+
+        Inputs:
+            cls_logits (f32, rank 3): [N, A, K] the classification head's logits, levels concatenated (torchvision's head output)
+            bbox_regression (f32, rank 3): [N, A, 4] the regression head's box codes
+            anchors (f32, rank 2): [A, 4] xyxy anchors of one image (every image of a batch has the same), level after level
+            image_sizes (i64, rank 2): [N, 2] (h, w) the boxes are clipped to
+        Attributes (keyword-only):
+            num_anchors_per_level (Sequence[int], required): anchors of each level (h * w * anchors per location), summing to A
+            score_thresh (float, default 0.05): sigmoid(logit) must be above this
+            nms_thresh (float, default 0.5): IoU threshold of the batched_nms per class over every level
+            detections_per_img (int, default 300): detections kept per image, by decreasing score
+            topk_candidates (int, default 1000): the best this many (anchor, class) scores of each level go on
+            weights (Sequence[float], default: absent): (wx, wy, ww, wh) the codes are divided by; absent: 1, 1, 1, 1 (the RPN's; the RoI heads use 10, 10, 5, 5)
+            bbox_xform_clip (float, default 4.135166556742356): dw and dh are clamped above at this (default log(1000 / 16))
+        Outputs:
+            boxes (f32, rank 2): [D, 4] detections of every image, image after image
+            scores (f32, rank 1): [D] their sigmoid scores, decreasing per image
+            labels (i64, rank 1): [D] their classes (0..K-1)
+            offsets (i64, rank 1): [N+1] image n's rows are offsets[n]..offsets[n+1]"""
         ...
     @staticmethod
     def rgb_to_grayscale(image: TensorLike, *, num_output_channels: int = 1) -> Any:

@@ -425,6 +425,13 @@ static int layer_variant_make(cf_case *c)
         c->n_in = 3;
         cf_attrs(c, "eps=1e-6");
         cf_what(c, "[2,49,96] over [96], no bias, eps 1e-6");
+    } else if (strcmp(op, "vision.group_norm") == 0) {
+        /* a RetinaNet v2 head's GroupNorm(32, C) without the affine inputs, rank 3 */
+        c->in[0] = cf_uniform(c, c->dtype, 3, (const int64_t[]){ 2, 64, 37 }, 0, -4, 12);
+        c->in[1] = c->in[2] = NULL;
+        c->n_in = 3;
+        cf_attrs(c, "num_groups=32;eps=1e-6");
+        cf_what(c, "[2,64,37], 32 groups, no weight or bias, eps 1e-6");
     } else if (strcmp(op, "vision.linear") == 0) {
         c->in[0] = cf_uniform(c, c->dtype, 2, (const int64_t[]){ 5, 300 }, 0, -1, 1);
         c->in[1] = cf_uniform(c, c->dtype, 2, (const int64_t[]){ 37, 300 }, 1, -0.06, 0.06);
@@ -458,6 +465,54 @@ static int layer_variant_make(cf_case *c)
     return 1;
 }
 
+/* RetinaNet's head, v2 (GroupNorm(32) after each conv, no conv biases): two
+** levels of a batch of two, 32 channels, 3 anchors x 2 classes; f32 convs
+** on the dispatched layers, so another backend's layers move it by ulps. */
+static int retinanet_head_make(cf_case *c)
+{
+    if (c->index >= 1)
+        return 0;
+    c->in[0] = cf_uniform(c, LOOM_DTYPE_F32, 5, (const int64_t[]){ 4, 32, 32, 3, 3 }, 0, -0.06, 0.06);
+    c->in[1] = NULL;
+    c->in[2] = cf_uniform(c, LOOM_DTYPE_F32, 2, (const int64_t[]){ 4, 32 }, 1, 0.5, 1.5);
+    c->in[3] = cf_uniform(c, LOOM_DTYPE_F32, 2, (const int64_t[]){ 4, 32 }, 2, -0.2, 0.2);
+    c->in[4] = cf_uniform(c, LOOM_DTYPE_F32, 4, (const int64_t[]){ 6, 32, 3, 3 }, 3, -0.06, 0.06);
+    c->in[5] = cf_uniform(c, LOOM_DTYPE_F32, 1, (const int64_t[]){ 6 }, 4, -1, 1);
+    c->in[6] = cf_uniform(c, LOOM_DTYPE_F32, 4, (const int64_t[]){ 2, 32, 6, 5 }, 5, -2, 2);
+    c->in[7] = cf_uniform(c, LOOM_DTYPE_F32, 4, (const int64_t[]){ 2, 32, 3, 3 }, 6, -2, 2);
+    c->n_in = 8;
+    cf_attrs(c, "num_outputs=2");
+    cf_tol_all(c, CF_CLOSE, 1e-4, 1e-4);
+    cf_what(c, "v2, 2 levels of [2,32,*], 3 anchors x 2 classes");
+    return 1;
+}
+
+/* RetinaNet's postprocess: two images, two levels of anchors, a top-k cut
+** and a detections_per_img cap; one case, its cpu kernel the reference. */
+static int retinanet_make(cf_case *c)
+{
+    if (c->index >= 1)
+        return 0;
+    cf_tol_all(c, CF_BYTES, 0, 0);
+    c->in[0] = cf_uniform(c, LOOM_DTYPE_F32, 3, (const int64_t[]){ 2, 60, 3 }, 0, -4, 2);
+    c->in[1] = cf_uniform(c, LOOM_DTYPE_F32, 3, (const int64_t[]){ 2, 60, 4 }, 1, -1, 1);
+    double a[240];
+    for (int i = 0; i < 60; i++) {
+        const double x = cf_draw(c, 2, 2 * (uint64_t)i) * 40, y = cf_draw(c, 2, 2 * (uint64_t)i + 1) * 30;
+        a[4 * i] = x;
+        a[4 * i + 1] = y;
+        a[4 * i + 2] = x + 4 + (i % 13);
+        a[4 * i + 3] = y + 3 + (i % 9);
+    }
+    c->in[2] = cf_values(c, LOOM_DTYPE_F32, 2, (const int64_t[]){ 60, 4 }, a);
+    c->in[3] = cf_index(c, LOOM_DTYPE_I64, 2, (const int64_t[]){ 2, 2 }, (const int64_t[]){ 40, 50, 35, 45 });
+    c->n_in = 4;
+    cf_attrs(c, "num_anchors_per_level=40,20;topk_candidates=25;detections_per_img=12");
+    c->tol[0] = c->tol[1] = (cf_tol){ CF_CLOSE, 1e-4, 1e-4 };
+    cf_what(c, "60 anchors in 2 levels on 2 images, 3 classes, top 25, 12 kept");
+    return 1;
+}
+
 /* the element-wise and row-wise layers: one map, the op's usual attributes
 ** (case 0), then layer_variant_make's (case 1) */
 static int layer_simple_make(cf_case *c)
@@ -477,6 +532,10 @@ static int layer_simple_make(cf_case *c)
         c->in[1] = cf_uniform(c, c->dtype, 2, &shape[2], 1, -1, 1);
         c->in[2] = cf_uniform(c, c->dtype, 2, &shape[2], 2, -1, 1);
         c->n_in = 3;
+    } else if (strcmp(c->op, "vision.group_norm") == 0) {
+        c->in[1] = cf_uniform(c, c->dtype, 1, &shape[1], 1, -1, 1);
+        c->in[2] = cf_uniform(c, c->dtype, 1, &shape[1], 2, -1, 1);
+        c->n_in = 3;
     } else if (strcmp(c->op, "vision.linear") == 0) {
         c->in[1] = cf_uniform(c, c->dtype, 2, (const int64_t[]){ 24, 17 }, 1, -0.25, 0.25);
         c->in[2] = cf_uniform(c, c->dtype, 1, (const int64_t[]){ 24 }, 2, -1, 1);
@@ -490,6 +549,8 @@ static int layer_simple_make(cf_case *c)
         cf_attrs(c, "output_size=3,4");
     else if (strcmp(c->op, "vision.softmax") == 0)
         cf_attrs(c, "dim=1");
+    else if (strcmp(c->op, "vision.group_norm") == 0)
+        cf_attrs(c, "num_groups=4");
     /* f32 formulas and short sums: within a few ulps on any backend */
     cf_tol_all(c, CF_CLOSE, 1e-5, 1e-5);
     cf_what(c, "[2,8,13,17]");
@@ -900,6 +961,7 @@ const cf_gen cf_vision_gens[] = {
     { "vision.linear", BIT(F32), 2, layer_simple_make, NULL },
     { "vision.softmax", BIT(F32), 2, layer_simple_make, NULL },
     { "vision.layer_norm", BIT(F32), 2, layer_simple_make, NULL },
+    { "vision.group_norm", BIT(F32), 2, layer_simple_make, NULL },
     { "vision.squeeze_excitation", BIT(F32), 2, layer_block_make, NULL },
     { "vision.channel_shuffle", BIT(F32), 2, layer_block_make, NULL },
     /* the models: one cpu kernel (a sequence of dispatched layer ops, each
@@ -1021,5 +1083,7 @@ const cf_gen cf_vision_gens[] = {
     { "vision.rpn_proposals", BIT(F32), 1, detection_make, NULL },
     { "vision.multiscale_roi_align", BIT(F32), 1, detection_make, NULL },
     { "vision.rcnn_postprocess_detections", BIT(F32), 1, detection_make, NULL },
+    { "vision.retinanet_head", BIT(F32), 1, retinanet_head_make, NULL },
+    { "vision.retinanet_postprocess", BIT(F32), 1, retinanet_make, NULL },
 };
 const size_t cf_vision_n_gens = sizeof cf_vision_gens / sizeof cf_vision_gens[0];

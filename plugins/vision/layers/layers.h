@@ -14,6 +14,7 @@
 **   vision.linear               F.linear
 **   vision.softmax              F.softmax(dim)
 **   vision.layer_norm           F.layer_norm(normalized_shape = weight's shape)
+**   vision.group_norm           F.group_norm (group_norm.h)
 **   vision.squeeze_excitation, channel_shuffle
 **                               the models' blocks (blocks.h)
 ** Every op takes f32, contiguous (compact row-major) tensors. The checks
@@ -36,7 +37,8 @@
     X(vision_hardswish_schema) X(vision_sigmoid_schema)                                            \
     X(vision_max_pool2d_schema) X(vision_avg_pool2d_schema) X(vision_adaptive_avg_pool2d_schema)   \
     X(vision_linear_schema) X(vision_softmax_schema) X(vision_layer_norm_schema)                  \
-    X(vision_squeeze_excitation_schema) X(vision_channel_shuffle_schema)
+    X(vision_squeeze_excitation_schema) X(vision_channel_shuffle_schema)                           \
+    X(vision_group_norm_schema)
 PK_OPS_DECLARE(vision_layers_ops, VISION_LAYERS_OPS);
 
 /* Input positions. */
