@@ -19,11 +19,16 @@
 ** for the same comparison.
 ** fasterrcnn_resnet50_fpn_v2 in full runs when its random-weights file is
 ** in build-models/vision/fasterrcnn_resnet50_fpn_v2/ (made by the script
-** with --full), and is skipped with a message otherwise.
+** with --full: one 3 x 120 x 160 image, min_size 160, box_score_thresh 0,
+** 100 detections), and is skipped with a message otherwise; there random
+** heads score many boxes alike, and rows whose scores are within 1e-6 of
+** their neighbour's are compared as sets (the test prints how many).
 ** Bad input: an empty image list, a wrong dtype, a file of another model
 ** (the message names the key), and a 1 x 1 image (accepted, as
 ** torchvision accepts it).
 */
+#include <stdlib.h>
+
 #include "detection_test.h"
 
 static const char *const TINY_ATTRS = "block=bottleneck;layers=1,1,1,1;widths=4,4,8,8;stem_width=8;fpn_channels=8;"
@@ -239,6 +244,44 @@ static void wrong_file_names_the_key(void **state)
     expect_create_refused("v1", "v1_model.safetensors", "num_classes=91", "cls_score.weight' has 4 classes");
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* det against torchvision's rows: the same offsets, scores within 1e-4 and boxes within 1e-3 px in place,
+** except within runs of scores each within tie of the previous one (compared as sets; labels as multisets). */
+static void check_near_ties(const char *stem, loom_tensor *const *det, const loom_tensor *wb, const loom_tensor *ws,
+                            const loom_tensor *wl, const loom_tensor *wo, double tie)
+{
+    tu_assert_identical(det[3], wo, "offsets");
+    const double d = dt_max_diff(det[1], ws, "scores");
+    if (d > 1e-4)
+        fail_msg("%s: scores differ by %g > 1e-4", stem, d);
+    tu_assert_same_shape(det[0], wb, "boxes");
+    const float *s = loom_data(ws);
+    const int64_t n = ws->shape[0], *gl = loom_data(det[2]), *want_l = loom_data(wl);
+    int64_t tied = 0;
+    for (int64_t j0 = 0, j1; j0 < n; j0 = j1) {
+        for (j1 = j0 + 1; j1 < n && fabs((double)s[j1 - 1] - (double)s[j1]) <= tie; j1++)
+            ;
+        tied += j1 - j0 > 1 ? j1 - j0 : 0;
+        dt_rows_match_as_set(stem, det[0], wb, j0, j1);
+        int64_t a[64], b[64];
+        if (j1 - j0 > 64)
+            fail_msg("%s: a run of %lld near-equal scores", stem, (long long)(j1 - j0));
+        memcpy(a, gl + j0, (size_t)(j1 - j0) * sizeof(int64_t));
+        memcpy(b, want_l + j0, (size_t)(j1 - j0) * sizeof(int64_t));
+        qsort(a, (size_t)(j1 - j0), sizeof(int64_t), cmp_i64);
+        qsort(b, (size_t)(j1 - j0), sizeof(int64_t), cmp_i64);
+        if (memcmp(a, b, (size_t)(j1 - j0) * sizeof(int64_t)) != 0)
+            fail_msg("%s: labels of rows %lld..%lld differ", stem, (long long)j0, (long long)j1 - 1);
+    }
+    print_message("%s: %lld detections, boxes within 1e-3 px, scores within %g; %lld rows in runs of scores "
+                  "within %g, compared as sets\n", stem, (long long)n, d, (long long)tied, tie);
+}
+
 /* fasterrcnn_resnet50_fpn_v2 in full, from build-models when it is there */
 static void full_v2_matches_torchvision(void **state)
 {
@@ -272,8 +315,10 @@ static void full_v2_matches_torchvision(void **state)
     int64_t offs[2] = { 0, wb->shape[0] }, os[1] = { 2 };
     loom_tensor wo = { .data = offs, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = 1, .dtype = { LOOM_DL_INT, 64, 1 },
                        .shape = os };
-    dt_check_ranked("fasterrcnn_resnet50_fpn_v2", det[0], det[1], det[3], wb, ws, &wo);
-    tu_assert_identical(det[2], wl, "fasterrcnn_resnet50_fpn_v2 labels");
+    /* Random heads score many boxes alike: rows whose torchvision scores are within 1e-6 of their neighbour's
+    ** (below the float32 differences of two summation orders through 60 layers) have no defined order and are
+    ** compared as sets, their labels as multisets; all others in place. */
+    check_near_ties("fasterrcnn_resnet50_fpn_v2", det, wb, ws, wl, &wo, 1e-6);
     loom_tensor *fr[] = { in, det[0], det[1], det[2], det[3], wb, ws, wl };
     dt_free(fr, (int)(sizeof fr / sizeof fr[0]));
     loom_object_free(obj);
