@@ -60,16 +60,15 @@ typedef struct fasterrcnn_model {
 #define VISION_FASTERRCNNS(X) X(fasterrcnn) X(fasterrcnn_resnet50_fpn) X(fasterrcnn_resnet50_fpn_v2)
 #define VISION_FASTERRCNN_OPS(X_)                                                                  \
     X_(vision_fasterrcnn_schema) X_(vision_fasterrcnn_resnet50_fpn_schema)                          \
-    X_(vision_fasterrcnn_resnet50_fpn_v2_schema)
+    X_(vision_fasterrcnn_resnet50_fpn_v2_schema) X_(vision_fasterrcnn_rpn_schema)                   \
+    X_(vision_fasterrcnn_resnet50_fpn_rpn_schema) X_(vision_fasterrcnn_resnet50_fpn_v2_rpn_schema)
 
 #define FRCNN_DECL_(id)                                                                            \
     extern const loom_object_class vision_##id##_class;                                            \
-    extern const loom_op_schema vision_##id##_schema;
+    extern const loom_op_schema vision_##id##_schema, vision_##id##_rpn_schema;
 VISION_FASTERRCNNS(FRCNN_DECL_)
 #undef FRCNN_DECL_
-extern const loom_kernel_desc fasterrcnn_kernels[3];
+extern const loom_kernel_desc fasterrcnn_kernels[6];   /* the methods, then the _rpn methods */
 
-/* The method's run (fasterrcnn_forward.c). */
-loom_status fasterrcnn_run(loom_call *call);
 
 #endif /* LOOM_VISION_MODELS_FASTERRCNN_H */

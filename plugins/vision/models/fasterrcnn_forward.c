@@ -29,6 +29,10 @@
 ** scores [D] (decreasing per image), labels [D] (1..classes-1) and offsets
 ** [B+1] (image b's rows are offsets[b]..offsets[b+1]).
 **
+** The method vision.<class>_rpn runs the same steps up to the proposals
+** and gives the FPN maps, image_sizes and the proposals (with offsets):
+** the intermediate results, to be checked or used on their own.
+**
 ** Intermediate tensors are allocated by the ops (op_call with NULL outputs)
 ** and freed as soon as the next step has read them. One forward at a time
 ** per object (its lock).
@@ -399,7 +403,32 @@ static loom_status input_list(const fasterrcnn_model *m, const loom_call *call, 
 
 /* ---------------------------------------------------------------- run */
 
-static loom_status forward(loom_call *call, const fasterrcnn_model *m)
+/* Output i of the call: a copy of t. */
+static loom_status copy_out(loom_call *call, int32_t i, const loom_tensor *t)
+{
+    loom_tensor *o;
+    loom_status st = pk_host->alloc_output(call, i, loom_tensor_dtype_of(t), t->ndim, t->shape, &o);
+    if (st == LOOM_OK && loom_numel(t) > 0)
+        memcpy(loom_data(o), loom_data(t), (size_t)loom_numel(t) * (size_t)(t->dtype.bits / 8));
+    return st;
+}
+
+/* The RPN stage's method: the FPN maps, image_sizes, the proposals and their offsets. */
+static loom_status rpn_outputs(loom_call *call, loom_tensor *const *x, const loom_tensor *image_sizes,
+                               loom_tensor *const *prop)
+{
+    loom_status st = LOOM_OK;
+    for (int32_t l = 0; l < FRCNN_LEVELS && st == LOOM_OK; l++)
+        st = copy_out(call, l, x[l]);
+    if (st == LOOM_OK)
+        st = copy_out(call, FRCNN_LEVELS, image_sizes);
+    if (st == LOOM_OK)
+        st = copy_out(call, FRCNN_LEVELS + 1, prop[0]);
+    return st != LOOM_OK ? st : copy_out(call, FRCNN_LEVELS + 2, prop[2]);
+}
+
+/* The detector on the call's images; rpn_only: up to the proposals (the _rpn method). */
+static loom_status forward(loom_call *call, const fasterrcnn_model *m, int rpn_only)
 {
     loom_tensor flat, offsets, sizes;
     int64_t flat_shape[1], off_shape[1], size_shape[2], *own = NULL;
@@ -424,6 +453,14 @@ static loom_status forward(loom_call *call, const fasterrcnn_model *m)
     free_all(c, 4);
     if (st == LOOM_OK)
         st = proposals(call, m, x, tr[0], tr[1], prop);
+    if (st == LOOM_OK && rpn_only) {
+        st = rpn_outputs(call, x, tr[1], prop);
+        free_all(x, FRCNN_LEVELS);
+        free_all(prop, 3);
+        free_all(tr, 2);
+        free(own);
+        return st;
+    }
     if (st == LOOM_OK)
         st = roi_heads(call, m, x, prop, tr[1], det);
     free_all(x, FRCNN_LEVELS);
@@ -466,11 +503,20 @@ static loom_status forward(loom_call *call, const fasterrcnn_model *m)
     return st;
 }
 
-loom_status fasterrcnn_run(loom_call *call)
+static loom_status fasterrcnn_run(loom_call *call)
 {
     fasterrcnn_model *m = call->object;
     pthread_mutex_lock(&m->lock);
-    loom_status st = forward(call, m);
+    loom_status st = forward(call, m, 0);
+    pthread_mutex_unlock(&m->lock);
+    return st;
+}
+
+static loom_status fasterrcnn_rpn_run(loom_call *call)
+{
+    fasterrcnn_model *m = call->object;
+    pthread_mutex_lock(&m->lock);
+    loom_status st = forward(call, m, 1);
     pthread_mutex_unlock(&m->lock);
     return st;
 }
@@ -495,13 +541,34 @@ static const loom_arg_def frcnn_outputs[] = {
       .doc = "[B+1] image b's detections are rows offsets[b]..offsets[b+1]" },
 };
 
+#define FRCNN_MAP_(i) { .name = "features" #i, .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .ndim = 4, \
+                        .doc = "[B, C, H, W] FPN map " #i " of the batch (4: LastLevelMaxPool's 'pool')" }
+static const loom_arg_def frcnn_rpn_outputs[] = {
+    FRCNN_MAP_(0), FRCNN_MAP_(1), FRCNN_MAP_(2), FRCNN_MAP_(3), FRCNN_MAP_(4),
+    { .name = "image_sizes", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .ndim = 2,
+      .doc = "[B, 2] (h, w) of each resized image in the batch" },
+    { .name = "proposals", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .ndim = 2,
+      .doc = "[K, 4] the RPN's proposals on the resized images, image after image" },
+    { .name = "proposals_offsets", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .ndim = 1,
+      .doc = "[B+1] image b's proposals are rows offsets[b]..offsets[b+1]" },
+};
+#undef FRCNN_MAP_
+
 #define FRCNN_SCHEMA_(id)                                                                          \
     PK_SCHEMA(vision_##id##_schema, "vision." #id, 1,                                              \
               "torchvision.models.detection " #id " forward (eval): detections of a list of images",  \
               PK_INPUTS(frcnn_inputs), PK_OUTPUTS(frcnn_outputs), .object_class = "vision." #id);
 VISION_FASTERRCNNS(FRCNN_SCHEMA_)
+#define FRCNN_RPN_SCHEMA_(id)                                                                      \
+    PK_SCHEMA(vision_##id##_rpn_schema, "vision." #id "_rpn", 1,                                   \
+              "torchvision.models.detection " #id " up to its RPN (eval): the FPN maps and the proposals",  \
+              PK_INPUTS(frcnn_inputs), PK_OUTPUTS(frcnn_rpn_outputs), .object_class = "vision." #id);
+VISION_FASTERRCNNS(FRCNN_RPN_SCHEMA_)
 
 #define FRCNN_KERNEL_(id)                                                                          \
     PK_KERNEL_CPU(vision_##id##_schema, "cpu:ops", LOOM_DTYPE_BIT(LOOM_DTYPE_F32) | LOOM_DTYPE_BIT(LOOM_DTYPE_I64), \
                   fasterrcnn_run),
-const loom_kernel_desc fasterrcnn_kernels[3] = { VISION_FASTERRCNNS(FRCNN_KERNEL_) };
+#define FRCNN_RPN_KERNEL_(id)                                                                      \
+    PK_KERNEL_CPU(vision_##id##_rpn_schema, "cpu:ops", LOOM_DTYPE_BIT(LOOM_DTYPE_F32) | LOOM_DTYPE_BIT(LOOM_DTYPE_I64), \
+                  fasterrcnn_rpn_run),
+const loom_kernel_desc fasterrcnn_kernels[6] = { VISION_FASTERRCNNS(FRCNN_KERNEL_) VISION_FASTERRCNNS(FRCNN_RPN_KERNEL_) };
