@@ -303,11 +303,10 @@ static loom_status create_of(const loom_object_args *args, void **state_out, con
     m->v2 = v2;
     m->fpn_channels = fpn_channels;
     model_loader L;
+    memset(&L, 0, sizeof L);
     loom_status st = params_from_attrs(args, detector_at, &m->p);
     if (st == LOOM_OK)
         st = model_loader_init(&L, cls, args->weights, BN_EPS);
-    else
-        L.keys = NULL;
     if (st == LOOM_OK)
         st = load_body_fpn(&L, m);
     if (st == LOOM_OK)

@@ -334,6 +334,14 @@ static void check_near_ties(const char *stem, loom_tensor *const *det, const loo
                   "within %g, compared as sets\n", stem, (long long)n, d, (long long)tied, tie);
 }
 
+static void bad_attributes_name_the_attribute(void **state)
+{
+    (void)state;
+    expect_create_refused("v3", "v1_model.safetensors", NULL, "attribute 'head' must be 'v1' or 'v2', not 'v3'");
+    expect_create_refused("v1", "v1_model.safetensors", "image_mean=0.5,0.5", "attribute 'image_mean' must hold 3");
+    expect_create_refused("v1", "v1_model.safetensors", "layers=1,1,1", "attribute 'layers' must hold 4 ints");
+}
+
 /* fasterrcnn_resnet50_fpn_v2 in full, from build-models when it is there */
 static void full_v2_matches_torchvision(void **state)
 {
@@ -385,6 +393,7 @@ int main(void)
         cmocka_unit_test(nchw_batch_is_a_list),
         cmocka_unit_test(bad_input_is_refused),
         cmocka_unit_test(wrong_file_names_the_key),
+        cmocka_unit_test(bad_attributes_name_the_attribute),
         cmocka_unit_test(full_v2_matches_torchvision),
     };
     return cmocka_run_group_tests_name("vision_fasterrcnn", tests, tu_setup, tu_teardown);
