@@ -110,7 +110,8 @@ static int write_drawing(const char *path, loom_tensor *img, const float *boxes,
     if (loom_run("vision.encode_png", (const loom_tensor *const[]){ img }, 1, NULL, &png, 1, NULL) != LOOM_OK)
         return cli_fail();
     FILE *f = fopen(path, "wb");
-    int ok = f != NULL && fwrite(loom_data(png), 1, (size_t)loom_tensor_nbytes(png), f) == (size_t)loom_tensor_nbytes(png);
+    const size_t bytes = (size_t)loom_tensor_nbytes(png);
+    int ok = f != NULL && fwrite(loom_data(png), 1, bytes, f) == bytes;
     if (f != NULL)
         ok = fclose(f) == 0 && ok;
     loom_tensor_free(png);
@@ -225,7 +226,8 @@ int cmd_detect(int argc, char **argv)
         }
     }
     if (rc == CLI_OK && a.model == NULL)
-        rc = cli_usage_error("detect", detect_usage, "--model CLASS is required (vision.fasterrcnn_resnet50_fpn_v2, ...)");
+        rc = cli_usage_error("detect", detect_usage,
+                             "--model CLASS is required (vision.fasterrcnn_resnet50_fpn_v2, ...)");
     else if (rc == CLI_OK && a.weights_path == NULL)
         rc = cli_usage_error("detect", detect_usage, "--weights FILE.safetensors is required");
     else if (rc == CLI_OK && argc - optind != 1)

@@ -70,7 +70,8 @@ static loom_named_attr float_attr(const char *name, double v)
 
 static loom_named_attr string_attr(const char *name, const char *s)
 {
-    loom_named_attr a = { name, { .type = LOOM_ATTR_STRING, .is_set = 1, .count = (int64_t)strlen(s), .u = { .s = s } } };
+    loom_named_attr a = { name, { .type = LOOM_ATTR_STRING, .is_set = 1, .count = (int64_t)strlen(s),
+                                  .u = { .s = s } } };
     return a;
 }
 
@@ -315,7 +316,8 @@ static loom_status box_head(loom_call *call, const fasterrcnn_model *m, const lo
 }
 
 /* The RoI heads: det[0..3] = boxes, scores, labels, offsets on the resized images. */
-static loom_status roi_heads(loom_call *call, const fasterrcnn_model *m, loom_tensor *const *x, loom_tensor *const *prop,
+static loom_status roi_heads(loom_call *call, const fasterrcnn_model *m, loom_tensor *const *x,
+                             loom_tensor *const *prop,
                              const loom_tensor *image_sizes, loom_tensor **det)
 {
     loom_tensor *t[4] = { NULL, NULL, NULL, NULL };     /* pooled, representation, class_logits, box_regression */
@@ -565,10 +567,12 @@ VISION_FASTERRCNNS(FRCNN_SCHEMA_)
               PK_INPUTS(frcnn_inputs), PK_OUTPUTS(frcnn_rpn_outputs), .object_class = "vision." #id);
 VISION_FASTERRCNNS(FRCNN_RPN_SCHEMA_)
 
+/* the images are f32, their offsets and sizes i64 (the schema checks which is which) */
+#define FRCNN_DTYPES (LOOM_DTYPE_BIT(LOOM_DTYPE_F32) | LOOM_DTYPE_BIT(LOOM_DTYPE_I64))
 #define FRCNN_KERNEL_(id)                                                                          \
-    PK_KERNEL_CPU(vision_##id##_schema, "cpu:ops", LOOM_DTYPE_BIT(LOOM_DTYPE_F32) | LOOM_DTYPE_BIT(LOOM_DTYPE_I64), \
-                  fasterrcnn_run),
+    PK_KERNEL_CPU(vision_##id##_schema, "cpu:ops", FRCNN_DTYPES, fasterrcnn_run),
 #define FRCNN_RPN_KERNEL_(id)                                                                      \
-    PK_KERNEL_CPU(vision_##id##_rpn_schema, "cpu:ops", LOOM_DTYPE_BIT(LOOM_DTYPE_F32) | LOOM_DTYPE_BIT(LOOM_DTYPE_I64), \
-                  fasterrcnn_rpn_run),
-const loom_kernel_desc fasterrcnn_kernels[6] = { VISION_FASTERRCNNS(FRCNN_KERNEL_) VISION_FASTERRCNNS(FRCNN_RPN_KERNEL_) };
+    PK_KERNEL_CPU(vision_##id##_rpn_schema, "cpu:ops", FRCNN_DTYPES, fasterrcnn_rpn_run),
+const loom_kernel_desc fasterrcnn_kernels[6] = {
+    VISION_FASTERRCNNS(FRCNN_KERNEL_) VISION_FASTERRCNNS(FRCNN_RPN_KERNEL_)
+};

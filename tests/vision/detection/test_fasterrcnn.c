@@ -190,7 +190,8 @@ static void nchw_batch_is_a_list(void **state)
                          .shape = ss };
     loom_tensor *a[4], *b[4];
     const loom_tensor *list[3] = { &flat, &to, &tsz }, *nchw[1] = { &batch };
-    if (detect(obj, "vision.fasterrcnn", list, 3, a) != LOOM_OK || detect(obj, "vision.fasterrcnn", nchw, 1, b) != LOOM_OK)
+    if (detect(obj, "vision.fasterrcnn", list, 3, a) != LOOM_OK
+        || detect(obj, "vision.fasterrcnn", nchw, 1, b) != LOOM_OK)
         fail_msg("%s", loom_last_error());
     for (int i = 0; i < 4; i++)
         tu_assert_identical(b[i], a[i], "NCHW against the list");
