@@ -15,8 +15,9 @@ each as <case>_model.safetensors (the state_dict, torchvision's keys) and .npy: 
 sizes (the jagged form: images, images_offsets, original_sizes), the FPN maps x0..x4 and the proposals (with their
 offsets) as intermediate results, and the detections (boxes, scores, labels, offsets). box_score_thresh 0 keeps
 every class score, so nms and box_detections_per_img 12 fix the count.
---full also writes build-models/vision/fasterrcnn_resnet50_fpn_v2/: torchvision's fasterrcnn_resnet50_fpn_v2 with
-random weights (model.safetensors, 167 MB) and its detections of one 3 x 120 x 160 image with min_size 160,
+--full also writes build-models/vision/fasterrcnn_resnet50_fpn_v2/ and fasterrcnn_resnet50_fpn/: torchvision's
+models with random weights (model.safetensors, 167 and 160 MB; v1's body without num_batches_tracked, as a
+pretrained file's FrozenBatchNorm2d) and their detections of one 3 x 120 x 160 image with min_size 160,
 box_score_thresh 0 (input.npy, boxes.npy, scores.npy, labels.npy).
 """
 import os
@@ -36,7 +37,7 @@ from gen_vision_models_goldens import TinyResNet  # noqa: E402  (torchvision's R
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 OUT = os.path.join(ROOT, "tests", "data", "vision", "detection", "frcnn_tiny")
-FULL = os.path.join(ROOT, "build-models", "vision", "fasterrcnn_resnet50_fpn_v2")
+MODELS = os.path.join(ROOT, "build-models", "vision")
 
 
 def save(case, **arrays):
@@ -94,19 +95,23 @@ def tiny(gen, v2):
     print(case, "detections per image:", [len(d["boxes"]) for d in detections])
 
 
-def full(gen):
-    """fasterrcnn_resnet50_fpn_v2 as torchvision builds it, random weights, one small image."""
-    os.makedirs(FULL, exist_ok=True)
-    model = tvm.detection.fasterrcnn_resnet50_fpn_v2(weights=None, weights_backbone=None, min_size=160,
-                                                     max_size=320, box_score_thresh=0.0).eval()
+def full(gen, name):
+    """fasterrcnn_resnet50_fpn[_v2] as torchvision builds it, random weights, one small image."""
+    d = os.path.join(MODELS, name)
+    os.makedirs(d, exist_ok=True)
+    model = getattr(tvm.detection, name)(weights=None, weights_backbone=None, min_size=160, max_size=320,
+                                         box_score_thresh=0.0).eval()
     randomize(model, gen)
     image = torch.rand(1, 3, 120, 160, generator=gen)
     with torch.no_grad():
-        d = model([image[0]])[0]
-    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, os.path.join(FULL, "model.safetensors"))
-    for name, t in [("input", image), ("boxes", d["boxes"]), ("scores", d["scores"]), ("labels", d["labels"])]:
-        np.save(os.path.join(FULL, f"{name}.npy"), t.numpy())
-    print("fasterrcnn_resnet50_fpn_v2:", len(d["boxes"]), "detections")
+        det = model([image[0]])[0]
+    v1 = not name.endswith("_v2")
+    sd = {k: v.contiguous() for k, v in model.state_dict().items()
+          if not (v1 and k.startswith("backbone.body.") and k.endswith("num_batches_tracked"))}
+    save_file(sd, os.path.join(d, "model.safetensors"))
+    for what, t in [("input", image), ("boxes", det["boxes"]), ("scores", det["scores"]), ("labels", det["labels"])]:
+        np.save(os.path.join(d, f"{what}.npy"), t.numpy())
+    print(name + ":", len(det["boxes"]), "detections")
 
 
 def main():
@@ -116,7 +121,8 @@ def main():
     tiny(gen, False)
     tiny(gen, True)
     if "--full" in sys.argv:
-        full(torch.Generator().manual_seed(2102))
+        full(torch.Generator().manual_seed(2102), "fasterrcnn_resnet50_fpn_v2")
+        full(torch.Generator().manual_seed(2103), "fasterrcnn_resnet50_fpn")
 
 
 if __name__ == "__main__":

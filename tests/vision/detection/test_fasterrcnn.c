@@ -18,8 +18,8 @@
 ** the FPN maps (within 2e-5: the body's and the FPN's convolutions in
 ** another summation order), the resized sizes (identical) and the
 ** proposals (within 1e-3 px, the same counts per image).
-** fasterrcnn_resnet50_fpn_v2 in full runs when its random-weights file is
-** in build-models/vision/fasterrcnn_resnet50_fpn_v2/ (made by the script
+** fasterrcnn_resnet50_fpn_v2 and fasterrcnn_resnet50_fpn in full run when
+** their random-weights files are in build-models/vision/<name>/ (made by the script
 ** with --full: one 3 x 120 x 160 image, min_size 160, box_score_thresh 0,
 ** 100 detections), and is skipped with a message otherwise; there random
 ** heads score many boxes alike, and rows whose scores are within 1e-6 of
@@ -343,12 +343,12 @@ static void bad_attributes_name_the_attribute(void **state)
     expect_create_refused("v1", "v1_model.safetensors", "layers=1,1,1", "attribute 'layers' must hold 4 ints");
 }
 
-/* fasterrcnn_resnet50_fpn_v2 in full, from build-models when it is there */
-static void full_v2_matches_torchvision(void **state)
+/* vision.<name> in full, from build-models when it is there */
+static void check_full(const char *name)
 {
-    (void)state;
-    char dir[512], w[600];
-    snprintf(dir, sizeof dir, "%s/../build-models/vision/fasterrcnn_resnet50_fpn_v2", tu_data_path(".."));
+    char dir[512], w[600], cls[64];
+    snprintf(cls, sizeof cls, "vision.%s", name);
+    snprintf(dir, sizeof dir, "%s/../build-models/vision/%s", tu_data_path(".."), name);
     snprintf(w, sizeof w, "%s/model.safetensors", dir);
     FILE *f = fopen(w, "rb");
     if (f == NULL) {
@@ -356,17 +356,17 @@ static void full_v2_matches_torchvision(void **state)
         skip();
     }
     fclose(f);
-    loom_attrs *a = tu_attrs_text("vision.fasterrcnn_resnet50_fpn_v2", "min_size=160;max_size=320;box_score_thresh=0");
+    loom_attrs *a = tu_attrs_text(cls, "min_size=160;max_size=320;box_score_thresh=0");
     loom_object *obj = NULL;
-    if (loom_object_create(&obj, "vision.fasterrcnn_resnet50_fpn_v2", a, w) != LOOM_OK)
-        fail_msg("%s", loom_last_error());
+    if (loom_object_create(&obj, cls, a, w) != LOOM_OK)
+        fail_msg("%s: %s", cls, loom_last_error());
     loom_attrs_free(a);
     char p[640];
     snprintf(p, sizeof p, "%s/input.npy", dir);
     loom_tensor *in = npy_path(p);
     loom_tensor *det[4];
-    if (detect(obj, "vision.fasterrcnn_resnet50_fpn_v2", (const loom_tensor *const *)&in, 1, det) != LOOM_OK)
-        fail_msg("%s", loom_last_error());
+    if (detect(obj, cls, (const loom_tensor *const *)&in, 1, det) != LOOM_OK)
+        fail_msg("%s: %s", cls, loom_last_error());
     snprintf(p, sizeof p, "%s/boxes.npy", dir);
     loom_tensor *wb = npy_path(p);
     snprintf(p, sizeof p, "%s/scores.npy", dir);
@@ -379,10 +379,23 @@ static void full_v2_matches_torchvision(void **state)
     /* Random heads score many boxes alike: rows whose torchvision scores are within 1e-6 of their neighbour's
     ** (below the float32 differences of two summation orders through 60 layers) have no defined order and are
     ** compared as sets, their labels as multisets; all others in place. */
-    check_near_ties("fasterrcnn_resnet50_fpn_v2", det, wb, ws, wl, &wo, 1e-6);
+    check_near_ties(name, det, wb, ws, wl, &wo, 1e-6);
     loom_tensor *fr[] = { in, det[0], det[1], det[2], det[3], wb, ws, wl };
     dt_free(fr, (int)(sizeof fr / sizeof fr[0]));
     loom_object_free(obj);
+}
+
+static void full_v2_matches_torchvision(void **state)
+{
+    (void)state;
+    check_full("fasterrcnn_resnet50_fpn_v2");
+}
+
+/* v1: its body's batchnorms without num_batches_tracked, as a pretrained file's FrozenBatchNorm2d */
+static void full_v1_matches_torchvision(void **state)
+{
+    (void)state;
+    check_full("fasterrcnn_resnet50_fpn");
 }
 
 int main(void)
@@ -396,6 +409,7 @@ int main(void)
         cmocka_unit_test(wrong_file_names_the_key),
         cmocka_unit_test(bad_attributes_name_the_attribute),
         cmocka_unit_test(full_v2_matches_torchvision),
+        cmocka_unit_test(full_v1_matches_torchvision),
     };
     return cmocka_run_group_tests_name("vision_fasterrcnn", tests, tu_setup, tu_teardown);
 }
