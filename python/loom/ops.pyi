@@ -3057,6 +3057,114 @@ class vision:
             output (f32,u8, any rank): the shape and dtype of image"""
         ...
     @staticmethod
+    def fasterrcnn(images: TensorLike, images_offsets: Optional[TensorLike] = None, original_sizes: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any]:
+        """torchvision.models.detection fasterrcnn forward (eval): detections of a list of images
+
+        A method of the object class vision.fasterrcnn: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            images (f32, any rank): RGB in [0, 1]: one NCHW batch [B, 3, H, W], or the [3, H, W] images flattened one after the other (then images_offsets and original_sizes)
+            images_offsets (i64, rank 1, optional): [B+1] element offsets of each image in the flattened images
+            original_sizes (i64, rank 2, optional): [B, 2] (H, W) of each flattened image
+        Outputs:
+            boxes (f32, rank 2): [D, 4] xyxy detections on the original images, image after image
+            scores (f32, rank 1): [D] decreasing per image
+            labels (i64, rank 1): [D] classes 1..classes-1
+            offsets (i64, rank 1): [B+1] image b's detections are rows offsets[b]..offsets[b+1]"""
+        ...
+    @staticmethod
+    def fasterrcnn_resnet50_fpn(images: TensorLike, images_offsets: Optional[TensorLike] = None, original_sizes: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any]:
+        """torchvision.models.detection fasterrcnn_resnet50_fpn forward (eval): detections of a list of images
+
+        A method of the object class vision.fasterrcnn_resnet50_fpn: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            images (f32, any rank): RGB in [0, 1]: one NCHW batch [B, 3, H, W], or the [3, H, W] images flattened one after the other (then images_offsets and original_sizes)
+            images_offsets (i64, rank 1, optional): [B+1] element offsets of each image in the flattened images
+            original_sizes (i64, rank 2, optional): [B, 2] (H, W) of each flattened image
+        Outputs:
+            boxes (f32, rank 2): [D, 4] xyxy detections on the original images, image after image
+            scores (f32, rank 1): [D] decreasing per image
+            labels (i64, rank 1): [D] classes 1..classes-1
+            offsets (i64, rank 1): [B+1] image b's detections are rows offsets[b]..offsets[b+1]"""
+        ...
+    @staticmethod
+    def fasterrcnn_resnet50_fpn_rpn(images: TensorLike, images_offsets: Optional[TensorLike] = None, original_sizes: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any, Any, Any]:
+        """torchvision.models.detection fasterrcnn_resnet50_fpn up to its RPN (eval): the FPN maps and the proposals
+
+        A method of the object class vision.fasterrcnn_resnet50_fpn: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            images (f32, any rank): RGB in [0, 1]: one NCHW batch [B, 3, H, W], or the [3, H, W] images flattened one after the other (then images_offsets and original_sizes)
+            images_offsets (i64, rank 1, optional): [B+1] element offsets of each image in the flattened images
+            original_sizes (i64, rank 2, optional): [B, 2] (H, W) of each flattened image
+        Outputs:
+            features0 (f32, rank 4): [B, C, H, W] FPN map 0 of the batch (4: LastLevelMaxPool's 'pool')
+            features1 (f32, rank 4): [B, C, H, W] FPN map 1 of the batch (4: LastLevelMaxPool's 'pool')
+            features2 (f32, rank 4): [B, C, H, W] FPN map 2 of the batch (4: LastLevelMaxPool's 'pool')
+            features3 (f32, rank 4): [B, C, H, W] FPN map 3 of the batch (4: LastLevelMaxPool's 'pool')
+            features4 (f32, rank 4): [B, C, H, W] FPN map 4 of the batch (4: LastLevelMaxPool's 'pool')
+            image_sizes (i64, rank 2): [B, 2] (h, w) of each resized image in the batch
+            proposals (f32, rank 2): [K, 4] the RPN's proposals on the resized images, image after image
+            proposals_offsets (i64, rank 1): [B+1] image b's proposals are rows offsets[b]..offsets[b+1]"""
+        ...
+    @staticmethod
+    def fasterrcnn_resnet50_fpn_v2(images: TensorLike, images_offsets: Optional[TensorLike] = None, original_sizes: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any]:
+        """torchvision.models.detection fasterrcnn_resnet50_fpn_v2 forward (eval): detections of a list of images
+
+        A method of the object class vision.fasterrcnn_resnet50_fpn_v2: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            images (f32, any rank): RGB in [0, 1]: one NCHW batch [B, 3, H, W], or the [3, H, W] images flattened one after the other (then images_offsets and original_sizes)
+            images_offsets (i64, rank 1, optional): [B+1] element offsets of each image in the flattened images
+            original_sizes (i64, rank 2, optional): [B, 2] (H, W) of each flattened image
+        Outputs:
+            boxes (f32, rank 2): [D, 4] xyxy detections on the original images, image after image
+            scores (f32, rank 1): [D] decreasing per image
+            labels (i64, rank 1): [D] classes 1..classes-1
+            offsets (i64, rank 1): [B+1] image b's detections are rows offsets[b]..offsets[b+1]"""
+        ...
+    @staticmethod
+    def fasterrcnn_resnet50_fpn_v2_rpn(images: TensorLike, images_offsets: Optional[TensorLike] = None, original_sizes: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any, Any, Any]:
+        """torchvision.models.detection fasterrcnn_resnet50_fpn_v2 up to its RPN (eval): the FPN maps and the proposals
+
+        A method of the object class vision.fasterrcnn_resnet50_fpn_v2: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            images (f32, any rank): RGB in [0, 1]: one NCHW batch [B, 3, H, W], or the [3, H, W] images flattened one after the other (then images_offsets and original_sizes)
+            images_offsets (i64, rank 1, optional): [B+1] element offsets of each image in the flattened images
+            original_sizes (i64, rank 2, optional): [B, 2] (H, W) of each flattened image
+        Outputs:
+            features0 (f32, rank 4): [B, C, H, W] FPN map 0 of the batch (4: LastLevelMaxPool's 'pool')
+            features1 (f32, rank 4): [B, C, H, W] FPN map 1 of the batch (4: LastLevelMaxPool's 'pool')
+            features2 (f32, rank 4): [B, C, H, W] FPN map 2 of the batch (4: LastLevelMaxPool's 'pool')
+            features3 (f32, rank 4): [B, C, H, W] FPN map 3 of the batch (4: LastLevelMaxPool's 'pool')
+            features4 (f32, rank 4): [B, C, H, W] FPN map 4 of the batch (4: LastLevelMaxPool's 'pool')
+            image_sizes (i64, rank 2): [B, 2] (h, w) of each resized image in the batch
+            proposals (f32, rank 2): [K, 4] the RPN's proposals on the resized images, image after image
+            proposals_offsets (i64, rank 1): [B+1] image b's proposals are rows offsets[b]..offsets[b+1]"""
+        ...
+    @staticmethod
+    def fasterrcnn_rpn(images: TensorLike, images_offsets: Optional[TensorLike] = None, original_sizes: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any, Any, Any]:
+        """torchvision.models.detection fasterrcnn up to its RPN (eval): the FPN maps and the proposals
+
+        A method of the object class vision.fasterrcnn: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            images (f32, any rank): RGB in [0, 1]: one NCHW batch [B, 3, H, W], or the [3, H, W] images flattened one after the other (then images_offsets and original_sizes)
+            images_offsets (i64, rank 1, optional): [B+1] element offsets of each image in the flattened images
+            original_sizes (i64, rank 2, optional): [B, 2] (H, W) of each flattened image
+        Outputs:
+            features0 (f32, rank 4): [B, C, H, W] FPN map 0 of the batch (4: LastLevelMaxPool's 'pool')
+            features1 (f32, rank 4): [B, C, H, W] FPN map 1 of the batch (4: LastLevelMaxPool's 'pool')
+            features2 (f32, rank 4): [B, C, H, W] FPN map 2 of the batch (4: LastLevelMaxPool's 'pool')
+            features3 (f32, rank 4): [B, C, H, W] FPN map 3 of the batch (4: LastLevelMaxPool's 'pool')
+            features4 (f32, rank 4): [B, C, H, W] FPN map 4 of the batch (4: LastLevelMaxPool's 'pool')
+            image_sizes (i64, rank 2): [B, 2] (h, w) of each resized image in the batch
+            proposals (f32, rank 2): [K, 4] the RPN's proposals on the resized images, image after image
+            proposals_offsets (i64, rank 1): [B+1] image b's proposals are rows offsets[b]..offsets[b+1]"""
+        ...
+    @staticmethod
     def gaussian_blur(image: TensorLike, *, kernel_size: Sequence[int], sigma: Optional[Sequence[float]] = None) -> Any:
         """torchvision v2 gaussian_blur: separable Gaussian, reflect padding
 

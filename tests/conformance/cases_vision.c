@@ -1000,6 +1000,12 @@ const cf_gen cf_vision_gens[] = {
     TINY_COVERED(resnet) TINY_COVERED(regnet) TINY_COVERED(efficientnet_v2) TINY_COVERED(shufflenet_v2)
     TINY_COVERED(mnasnet)
 #undef TINY_COVERED
+#define FRCNN_COVERED(id) { "vision." #id, 0, 0, NULL, "tests/vision/detection/test_fasterrcnn.c: cpu:ops only, " \
+                            "dispatching the layer and detection ops (each with its own cases)" },
+    FRCNN_COVERED(fasterrcnn) FRCNN_COVERED(fasterrcnn_resnet50_fpn) FRCNN_COVERED(fasterrcnn_resnet50_fpn_v2)
+    FRCNN_COVERED(fasterrcnn_rpn) FRCNN_COVERED(fasterrcnn_resnet50_fpn_rpn)
+    FRCNN_COVERED(fasterrcnn_resnet50_fpn_v2_rpn)
+#undef FRCNN_COVERED
     { "vision.vit_encoder_block", 0, 0, NULL, "tests/vision/models_vit: cpu only, torchvision goldens" },
     { "vision.vit_b_16", 0, 0, NULL, MODEL_COVERED },
     { "vision.vit_b_32", 0, 0, NULL, MODEL_COVERED },

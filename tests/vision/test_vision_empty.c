@@ -454,6 +454,9 @@ static const oc_case cases[] = {
     MODEL_NO_OBJECT(vision_transformer) MODEL_NO_OBJECT(resnet) MODEL_NO_OBJECT(regnet) MODEL_NO_OBJECT(efficientnet_v2)
     MODEL_NO_OBJECT(shufflenet_v2) MODEL_NO_OBJECT(mnasnet)
     MODEL_NO_OBJECT(swin_t) MODEL_NO_OBJECT(swin_s) MODEL_NO_OBJECT(swin_b) MODEL_NO_OBJECT(swin_transformer)
+    MODEL_NO_OBJECT(fasterrcnn) MODEL_NO_OBJECT(fasterrcnn_resnet50_fpn) MODEL_NO_OBJECT(fasterrcnn_resnet50_fpn_v2)
+    MODEL_NO_OBJECT(fasterrcnn_rpn) MODEL_NO_OBJECT(fasterrcnn_resnet50_fpn_rpn)
+    MODEL_NO_OBJECT(fasterrcnn_resnet50_fpn_v2_rpn)
 #undef MODEL_NO_OBJECT
     /* no inputs: an entry of the table as JSON (any length), or a refusal */
     { "vision.weights_meta", "an entry", { NONE }, "model=vision.resnet18;weights=DEFAULT", { NONE } },

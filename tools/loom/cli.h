@@ -35,6 +35,7 @@ int cmd_rl(int argc, char **argv);
 int cmd_td(int argc, char **argv);
 int cmd_ctc_lm(int argc, char **argv);
 int cmd_classify(int argc, char **argv);
+int cmd_detect(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_completion(int argc, char **argv);
 /* The subcommand names, for completion and suggestions (main.c). */

@@ -26,6 +26,7 @@ static const command commands[] = {
     { "td",     cmd_td,     "info, load or save a TensorDict in tensordict's memmap layout (rl pack)" },
     { "ctc-lm", cmd_ctc_lm, "convert an ARPA n-gram model to loom's binary format (audio pack)" },
     { "classify", cmd_classify, "top-k categories of images with a vision model and its weight entry" },
+    { "detect", cmd_detect, "boxes, scores and labels of an image with a vision detector (--draw out.png)" },
     { "plan",   cmd_plan,   "shard embedding tables as torchrec's planner does (rec pack): stats or --json plan" },
     { "completion", cmd_completion, "a bash or zsh completion script (names from the loaded packs)" },
 };

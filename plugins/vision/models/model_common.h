@@ -37,6 +37,8 @@ typedef struct model_loader {
     int n_keys;
     int64_t num_params;         /* as torchvision counts parameters: no running_* nor num_batches_tracked */
     double bn_eps;              /* the BatchNorm2d eps of the architecture */
+    const char *key_prefix;     /* NULL, or put before every key (a detector's body: "backbone.body.") */
+    int frozen_bn;              /* 1: a batchnorm's num_batches_tracked may be absent (FrozenBatchNorm2d) */
 } model_loader;
 
 /* A loader of st for class cls; LOOM_ENOMEM when its table cannot be made. */

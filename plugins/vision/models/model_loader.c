@@ -82,7 +82,7 @@ loom_status model_expect(model_loader *L, const char *prefix, const char *suffix
     if (L->n_keys >= MODEL_MAX_KEYS)
         return pk_host->fail(LOOM_EINVAL, "%s: more than %d keys expected", L->cls, MODEL_MAX_KEYS);
     model_key_spec *k = &L->keys[L->n_keys++];
-    snprintf(k->name, sizeof k->name, "%s%s", prefix, suffix);
+    snprintf(k->name, sizeof k->name, "%s%s%s", L->key_prefix != NULL ? L->key_prefix : "", prefix, suffix);
     k->dtype = dtype;
     k->ndim = ndim;
     for (int32_t d = 0; d < ndim; d++)
@@ -127,8 +127,13 @@ loom_status model_load_conv_bn(model_loader *L, const char *cp, const char *bp, 
         s = model_expect(L, bnp, "running_mean", LOOM_DTYPE_F32, 1, cs, &m);
     if (s == LOOM_OK)
         s = model_expect(L, bnp, "running_var", LOOM_DTYPE_F32, 1, cs, &v);
-    if (s == LOOM_OK)
-        s = model_expect(L, bnp, "num_batches_tracked", LOOM_DTYPE_I64, 0, NULL, NULL);
+    if (s == LOOM_OK) {
+        /* FrozenBatchNorm2d (a pretrained detector's body) has no num_batches_tracked */
+        char nbt[192];
+        snprintf(nbt, sizeof nbt, "%s%snum_batches_tracked", L->key_prefix != NULL ? L->key_prefix : "", bnp);
+        if (!L->frozen_bn || model_file_has(L->st, nbt))
+            s = model_expect(L, bnp, "num_batches_tracked", LOOM_DTYPE_I64, 0, NULL, NULL);
+    }
     if (s != LOOM_OK)
         return s;
     int64_t k = wshape[1] * c->k * c->k;

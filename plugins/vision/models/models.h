@@ -125,6 +125,15 @@ typedef struct resnet_model {
     int n_blocks;
 } resnet_model;
 
+/* What the detectors built on a ResNet body use (fasterrcnn.h): the body's
+** loader (conv1 .. layer4, the key prefix in the loader; sets base.features),
+** its destroy, and vision.resnet's parse of the architecture attributes
+** (attrs[1..6]: block, layers, widths, stem_width, groups, width_per_group). */
+struct model_loader;
+loom_status resnet_load(struct model_loader *L, void *model);
+void resnet_destroy(void *state);
+loom_status resnet_arch_from_attrs(const loom_object_args *args, void *arch);
+
 /* Each family's classes (vision_<id>_class) and method kernels. */
 #define VISION_MODEL_CLASS_DECL_(id) extern const loom_object_class vision_##id##_class;
 #define VISION_MODEL_CLASS_DECL2_(R, id) VISION_MODEL_CLASS_DECL_(id)

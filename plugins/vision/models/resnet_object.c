@@ -59,7 +59,7 @@ const resnet_arch *resnet_arch_of(const char *class_name)
 
 #define BN_EPS 1e-5             /* nn.BatchNorm2d's default, which torchvision's ResNet keeps */
 
-static void resnet_destroy(void *state)
+void resnet_destroy(void *state)
 {
     resnet_model *m = state;
     if (m == NULL)
@@ -126,7 +126,7 @@ static loom_status load_blocks(model_loader *L, resnet_model *m)
 }
 
 /* conv1 + bn1 and the stages (model_create's load) */
-static loom_status resnet_load(model_loader *L, void *model)
+loom_status resnet_load(model_loader *L, void *model)
 {
     resnet_model *m = model;
     /* the architecture kept in the model: vision.resnet's is create's local */
@@ -153,7 +153,7 @@ enum { ATTR_BLOCK = 1, ATTR_LAYERS, ATTR_WIDTHS, ATTR_STEM_WIDTH, ATTR_GROUPS, A
 /* The architecture of vision.resnet from its attributes, each checked,
 ** the message naming the attribute. BasicBlock takes neither groups nor
 ** width_per_group (torchvision's BasicBlock refuses them too). */
-static loom_status arch_from_attrs(const loom_object_args *args, void *out)
+loom_status resnet_arch_from_attrs(const loom_object_args *args, void *out)
 {
     resnet_arch *a = out;
     const char *cls = args->class_name;
@@ -213,7 +213,7 @@ static loom_status arch_from_attrs(const loom_object_args *args, void *out)
 static loom_status resnet_generic_create(const loom_object_args *args, void **state_out)
 {
     resnet_arch arch;
-    return model_create_from_attrs(args, state_out, arch_from_attrs, &arch, sizeof(resnet_model), BN_EPS, "fc",
+    return model_create_from_attrs(args, state_out, resnet_arch_from_attrs, &arch, sizeof(resnet_model), BN_EPS, "fc",
                                    resnet_load, resnet_destroy, ATTR_NUM_CLASSES);
 }
 

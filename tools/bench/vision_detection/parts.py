@@ -18,8 +18,7 @@ sides on the same arrays, 2 threads each unless --threads:
       softmax over 91 classes, decode, clip, score 0.05, nms 0.5, 100 kept.
 
 The ratio is torchvision's time over loom's (> 1: loom is faster); the
-unit is images/s (one image per call). The whole detector's benchmark
-(stages, ONNX Runtime) waits for the model classes.
+unit is images/s (one image per call). The whole detector is model.py.
 """
 import argparse
 import os

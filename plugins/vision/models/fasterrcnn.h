@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** fasterrcnn.h - torchvision's FasterRCNN on a ResNet-FPN backbone as object
+** classes (fasterrcnn_object.c: the classes and the loader;
+** fasterrcnn_forward.c: the method, a sequence of dispatched ops):
+**   vision.fasterrcnn                 the architecture as attributes (the
+**                                     body's as vision.resnet takes them,
+**                                     the FPN's width, the head kind)
+**   vision.fasterrcnn_resnet50_fpn    v1: ResNet-50 body, FPN convs with
+**                                     bias, RPNHead with one 3x3 conv,
+**                                     TwoMLPHead
+**   vision.fasterrcnn_resnet50_fpn_v2 v2: FPN convs with BatchNorm2d,
+**                                     RPNHead with two 3x3 convs,
+**                                     FastRCNNConvFCHead (4 conv + BN, 1 fc)
+** Every batchnorm (body, FPN, heads) is folded into its conv at create:
+** the body's are FrozenBatchNorm2d in a pretrained file (no
+** num_batches_tracked) and BatchNorm2d in eval otherwise, the same
+** arithmetic (eps 1e-5 both).
+*/
+#ifndef LOOM_VISION_MODELS_FASTERRCNN_H
+#define LOOM_VISION_MODELS_FASTERRCNN_H
+
+#include "model_common.h"
+
+#define FRCNN_LEVELS 5          /* FPN maps '0'..'3' and LastLevelMaxPool's 'pool' */
+#define FRCNN_ANCHORS 3         /* per location: AnchorGenerator's 3 aspect ratios, one size per level */
+#define FRCNN_MAX_HEAD_CONVS 8  /* FastRCNNConvFCHead: torchvision's has 4 */
+
+/* The RPN and RoI heads' parameters (the attributes; torchvision's defaults). */
+typedef struct fasterrcnn_params {
+    int64_t min_size, max_size;
+    double image_mean[3], image_std[3];
+    int64_t rpn_pre_nms_top_n, rpn_post_nms_top_n;
+    double rpn_nms_thresh, rpn_score_thresh;
+    double box_score_thresh, box_nms_thresh;
+    int64_t box_detections_per_img;
+} fasterrcnn_params;
+
+typedef struct fasterrcnn_model {
+    const char *cls;
+    resnet_arch arch;
+    resnet_model *body;                 /* "backbone.body.": conv1 .. layer4, its fc unused */
+    int v2;
+    int64_t fpn_channels, representation, classes, num_params;
+    model_conv inner[4], layer[4];      /* backbone.fpn.inner_blocks / layer_blocks */
+    model_conv rpn_conv[2];             /* rpn.head.conv: v1 one, v2 two */
+    int n_rpn_convs;
+    model_conv rpn_cls, rpn_bbox;       /* rpn.head.cls_logits / bbox_pred (1x1) */
+    model_conv head_conv[FRCNN_MAX_HEAD_CONVS];     /* v2's roi_heads.box_head.<i> */
+    int n_head_convs;
+    const loom_tensor *fc_w[2], *fc_b[2];   /* v1: fc6, fc7; v2: box_head.<n_head_convs + 1> */
+    int n_fc;
+    const loom_tensor *cls_w, *cls_b, *bbox_w, *bbox_b;     /* roi_heads.box_predictor */
+    fasterrcnn_params p;
+    const loom_op *conv2d, *max_pool, *resize, *linear, *relu, *transform, *anchors, *rpn, *multiscale,
+        *detections, *postprocess_boxes;
+    pthread_mutex_t lock;               /* one forward at a time per object (the body's buffers) */
+} fasterrcnn_model;
+
+#define VISION_FASTERRCNNS(X) X(fasterrcnn) X(fasterrcnn_resnet50_fpn) X(fasterrcnn_resnet50_fpn_v2)
+#define VISION_FASTERRCNN_OPS(X_)                                                                  \
+    X_(vision_fasterrcnn_schema) X_(vision_fasterrcnn_resnet50_fpn_schema)                          \
+    X_(vision_fasterrcnn_resnet50_fpn_v2_schema) X_(vision_fasterrcnn_rpn_schema)                   \
+    X_(vision_fasterrcnn_resnet50_fpn_rpn_schema) X_(vision_fasterrcnn_resnet50_fpn_v2_rpn_schema)
+
+#define FRCNN_DECL_(id)                                                                            \
+    extern const loom_object_class vision_##id##_class;                                            \
+    extern const loom_op_schema vision_##id##_schema, vision_##id##_rpn_schema;
+VISION_FASTERRCNNS(FRCNN_DECL_)
+#undef FRCNN_DECL_
+extern const loom_kernel_desc fasterrcnn_kernels[6];   /* the methods, then the _rpn methods */
+
+
+#endif /* LOOM_VISION_MODELS_FASTERRCNN_H */

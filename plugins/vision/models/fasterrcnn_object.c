@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** fasterrcnn_object.c - the Faster R-CNN classes (fasterrcnn.h): create
+** reads a safetensors file holding torchvision's FasterRCNN state_dict,
+** every key checked by name, dtype and shape, none left over:
+**   backbone.body.*          the ResNet body (resnet_load under the key
+**                            prefix; num_batches_tracked optional, as a
+**                            FrozenBatchNorm2d has none)
+**   backbone.fpn.inner_blocks.<i>.0 / layer_blocks.<i>.0   the FPN convs
+**                            (v2: without bias, BatchNorm2d in .1)
+**   rpn.head.conv.<d>.0 (with bias: no norm in either), rpn.head.cls_logits,
+**                            rpn.head.bbox_pred
+**   roi_heads.box_head.fc6 / fc7 (v1) or roi_heads.box_head.<i>.0 / .1 and
+**                            the linear after the Flatten (v2)
+**   roi_heads.box_predictor.cls_score / bbox_pred
+** The classes (background included) are cls_score's rows, the
+** representation size fc6's (or v2's linear's) rows, the v2 head's conv
+** count and widths the file's. Every batchnorm is folded (eps 1e-5).
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fasterrcnn.h"
+#include "model_generic.h"
+
+#define BN_EPS 1e-5
+
+/* ------------------------------------------------------------ attributes */
+
+/* The RPN and RoI heads' attributes, torchvision's FasterRCNN arguments and
+** defaults (its *_test values: the classes run inference only). */
+#define FRCNN_INT_(n, d, text) { .name = n, .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_POSITIVE, \
+                                 .dflt = LOOM_DEFAULT_INT(d), .doc = text }
+#define FRCNN_FLOAT_(n, d, text) { .name = n, .type = LOOM_ATTR_FLOAT, .flags = LOOM_ATTR_FINITE, \
+                                   .dflt = LOOM_DEFAULT_FLOAT(d), .doc = text }
+#define FRCNN_DETECTOR_ATTRS                                                                       \
+    FRCNN_INT_("min_size", 800, "the transform's short edge target"),                             \
+    FRCNN_INT_("max_size", 1333, "the transform's long edge bound"),                              \
+    { .name = "image_mean", .type = LOOM_ATTR_FLOATS, .flags = LOOM_ATTR_FINITE, .dflt = LOOM_DEFAULT_NONE, \
+      .doc = "3 values; absent: ImageNet's 0.485, 0.456, 0.406" },                                 \
+    { .name = "image_std", .type = LOOM_ATTR_FLOATS, .flags = LOOM_ATTR_FINITE | LOOM_ATTR_POSITIVE,   \
+      .dflt = LOOM_DEFAULT_NONE, .doc = "3 values; absent: ImageNet's 0.229, 0.224, 0.225" },          \
+    FRCNN_INT_("rpn_pre_nms_top_n_test", 1000, "anchors kept per level before the RPN's nms"),     \
+    FRCNN_INT_("rpn_post_nms_top_n_test", 1000, "proposals kept per image after the RPN's nms"),   \
+    FRCNN_FLOAT_("rpn_nms_thresh", 0.7, "IoU threshold of the RPN's nms"),                         \
+    FRCNN_FLOAT_("rpn_score_thresh", 0.0, "proposals below this sigmoid(objectness) are dropped"), \
+    FRCNN_FLOAT_("box_score_thresh", 0.05, "detections must score above this"),                    \
+    FRCNN_FLOAT_("box_nms_thresh", 0.5, "IoU threshold of the per-class nms"),                     \
+    FRCNN_INT_("box_detections_per_img", 100, "detections kept per image")
+#define N_DETECTOR_ATTRS 11
+
+/* vision.fasterrcnn's attributes: attrs[1..6] are vision.resnet's (parsed
+** by resnet_arch_from_attrs), in its order */
+enum { G_NUM_CLASSES = 7, G_FPN_CHANNELS, G_HEAD, G_DETECTOR };
+static const loom_attr_def generic_attrs[] = {
+    MODEL_GENERIC_WEIGHTS_ATTR,
+    { .name = "block", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_STRING("bottleneck"),
+      .doc = "the body's block: basic or bottleneck (as vision.resnet)" },
+    { .name = "layers", .type = LOOM_ATTR_INTS, .flags = LOOM_ATTR_REQUIRED, .dflt = LOOM_DEFAULT_NONE,
+      .doc = "blocks of layer1..4 (ResNet-50's: 3, 4, 6, 3)" },
+    { .name = "widths", .type = LOOM_ATTR_INTS, .dflt = LOOM_DEFAULT_NONE,
+      .doc = "planes of layer1..4 (unset: 64, 128, 256, 512)" },
+    { .name = "stem_width", .type = LOOM_ATTR_INT, .dflt = LOOM_DEFAULT_INT(64), .doc = "conv1's output channels" },
+    { .name = "groups", .type = LOOM_ATTR_INT, .dflt = LOOM_DEFAULT_INT(1), .doc = "the bottleneck's groups" },
+    { .name = "width_per_group", .type = LOOM_ATTR_INT, .dflt = LOOM_DEFAULT_INT(64),
+      .doc = "the bottleneck's width_per_group" },
+    MODEL_NUM_CLASSES_ATTR,
+    { .name = "fpn_channels", .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_POSITIVE, .dflt = LOOM_DEFAULT_INT(256),
+      .doc = "the FPN's out_channels (torchvision's: 256)" },
+    { .name = "head", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_STRING("v1"),
+      .doc = "v1 (FPN convs with bias, RPNHead of one conv, TwoMLPHead) or v2 (BatchNorm2d in the FPN, RPNHead of "
+             "two convs, FastRCNNConvFCHead)" },
+    FRCNN_DETECTOR_ATTRS,
+};
+
+/* the named classes: weights, num_classes, then the detector's */
+enum { N_NUM_CLASSES = 1, N_DETECTOR };
+static const loom_attr_def named_attrs[] = {
+    MODEL_GENERIC_WEIGHTS_ATTR,
+    MODEL_NUM_CLASSES_ATTR,
+    FRCNN_DETECTOR_ATTRS,
+};
+
+/* The detector's parameters from attrs[first ..]. */
+static loom_status params_from_attrs(const loom_object_args *args, int first, fasterrcnn_params *p)
+{
+    const loom_attr_value *a = &args->attrs[first];
+    static const double mean[3] = { 0.485, 0.456, 0.406 }, std[3] = { 0.229, 0.224, 0.225 };
+    p->min_size = a[0].u.i;
+    p->max_size = a[1].u.i;
+    for (int c = 0; c < 3; c++) {
+        p->image_mean[c] = mean[c];
+        p->image_std[c] = std[c];
+    }
+    for (int k = 0; k < 2; k++) {
+        const loom_attr_value *v = &a[2 + k];
+        if (!v->is_set)
+            continue;
+        if (v->count != 3)
+            return pk_host->fail(LOOM_EINVAL, "%s: attribute '%s' must hold 3 values (RGB), not %lld",
+                                 args->class_name, k ? "image_std" : "image_mean", (long long)v->count);
+        memcpy(k ? p->image_std : p->image_mean, v->u.floats, 3 * sizeof(double));
+    }
+    p->rpn_pre_nms_top_n = a[4].u.i;
+    p->rpn_post_nms_top_n = a[5].u.i;
+    p->rpn_nms_thresh = a[6].u.f;
+    p->rpn_score_thresh = a[7].u.f;
+    p->box_score_thresh = a[8].u.f;
+    p->box_nms_thresh = a[9].u.f;
+    p->box_detections_per_img = a[10].u.i;
+    return LOOM_OK;
+}
+
+/* --------------------------------------------------------------- loading */
+
+/* A conv with its bias, copied into c (sizes set by the caller). */
+static loom_status load_conv_bias_owned(model_loader *L, const char *prefix, model_conv *c)
+{
+    const int64_t ws[4] = { c->cout, c->cin / c->groups, c->k, c->k }, bs[1] = { c->cout };
+    const loom_tensor *w, *b;
+    char p[96];
+    snprintf(p, sizeof p, "%s.", prefix);
+    loom_status st = model_expect(L, p, "weight", LOOM_DTYPE_F32, 4, ws, &w);
+    if (st == LOOM_OK)
+        st = model_expect(L, p, "bias", LOOM_DTYPE_F32, 1, bs, &b);
+    if (st != LOOM_OK)
+        return st;
+    const size_t nw = (size_t)loom_numel(w);
+    c->weight = malloc(nw * sizeof(float));
+    c->bias = malloc((size_t)c->cout * sizeof(float));
+    if (c->weight == NULL || c->bias == NULL)
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory loading '%s'", L->cls, prefix);
+    memcpy(c->weight, loom_data(w), nw * sizeof(float));
+    memcpy(c->bias, loom_data(b), (size_t)c->cout * sizeof(float));
+    return LOOM_OK;
+}
+
+/* torchvision's Conv2dNormActivation <prefix>: its conv <prefix>.0 with a
+** bias (no norm) or, with bn, without one and BatchNorm2d <prefix>.1 folded. */
+static loom_status load_conv_norm(model_loader *L, const char *prefix, int bn, model_conv *c)
+{
+    char cp[96], bp[96];
+    snprintf(cp, sizeof cp, "%s.0", prefix);
+    snprintf(bp, sizeof bp, "%s.1", prefix);
+    return bn ? model_load_conv_bn(L, cp, bp, c) : load_conv_bias_owned(L, cp, c);
+}
+
+/* The file's tensor `key` (NULL when absent). */
+static const loom_tensor *file_tensor(const model_loader *L, const char *key)
+{
+    const loom_tensor *t = NULL;
+    if (!model_file_has(L->st, key) || pk_host->safetensors_get(L->st, key, &t) != LOOM_OK)
+        return NULL;
+    return t;
+}
+
+static loom_status load_body_fpn(model_loader *L, fasterrcnn_model *m)
+{
+    m->body = calloc(1, sizeof *m->body);
+    if (m->body == NULL)
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", m->cls);
+    pthread_mutex_init(&m->body->base.lock, NULL);
+    m->body->base.cls = m->cls;
+    m->body->base.arch = &m->arch;
+    L->key_prefix = "backbone.body.";
+    L->frozen_bn = 1;
+    loom_status st = resnet_load(L, m->body);
+    L->key_prefix = NULL;
+    L->frozen_bn = 0;
+    const int64_t exp = m->arch.bottleneck ? 4 : 1, f = m->fpn_channels;
+    for (int i = 0; i < 4 && st == LOOM_OK; i++) {
+        char p[64];
+        m->inner[i] = model_conv_of(m->arch.widths[i] * exp, f, 1, 1, 1);
+        m->layer[i] = model_conv_of(f, f, 3, 1, 1);
+        snprintf(p, sizeof p, "backbone.fpn.inner_blocks.%d", i);
+        st = load_conv_norm(L, p, m->v2, &m->inner[i]);
+        snprintf(p, sizeof p, "backbone.fpn.layer_blocks.%d", i);
+        if (st == LOOM_OK)
+            st = load_conv_norm(L, p, m->v2, &m->layer[i]);
+    }
+    return st;
+}
+
+static loom_status load_rpn(model_loader *L, fasterrcnn_model *m)
+{
+    const int64_t f = m->fpn_channels;
+    loom_status st = LOOM_OK;
+    m->n_rpn_convs = m->v2 ? 2 : 1;
+    for (int d = 0; d < m->n_rpn_convs && st == LOOM_OK; d++) {
+        char p[48];
+        snprintf(p, sizeof p, "rpn.head.conv.%d", d);
+        m->rpn_conv[d] = model_conv_of(f, f, 3, 1, 1);
+        st = load_conv_norm(L, p, 0, &m->rpn_conv[d]);     /* RPNHead: norm_layer None in v1 and v2 */
+    }
+    m->rpn_cls = model_conv_of(f, FRCNN_ANCHORS, 1, 1, 1);
+    m->rpn_bbox = model_conv_of(f, 4 * FRCNN_ANCHORS, 1, 1, 1);
+    if (st == LOOM_OK)
+        st = load_conv_bias_owned(L, "rpn.head.cls_logits", &m->rpn_cls);
+    if (st == LOOM_OK)
+        st = load_conv_bias_owned(L, "rpn.head.bbox_pred", &m->rpn_bbox);
+    return st;
+}
+
+/* The box head and the predictor; the representation and classes from the file. */
+static loom_status load_roi_heads(model_loader *L, fasterrcnn_model *m)
+{
+    loom_status st = LOOM_OK;
+    int64_t in = m->fpn_channels, rows;
+    char p[64];
+    if (m->v2) {
+        for (int i = 0; i < FRCNN_MAX_HEAD_CONVS && st == LOOM_OK; i++) {
+            snprintf(p, sizeof p, "roi_heads.box_head.%d.0.weight", i);
+            const loom_tensor *w = file_tensor(L, p);
+            if (w == NULL || w->ndim != 4)
+                break;
+            snprintf(p, sizeof p, "roi_heads.box_head.%d", i);
+            m->head_conv[i] = model_conv_of(in, w->shape[0], 3, 1, 1);
+            st = load_conv_norm(L, p, 1, &m->head_conv[i]);
+            in = w->shape[0];
+            m->n_head_convs = i + 1;
+        }
+        if (st == LOOM_OK && m->n_head_convs == 0)
+            return pk_host->fail(LOOM_EINVAL, "%s: the weights file has no key 'roi_heads.box_head.0.0.weight' "
+                                 "(FastRCNNConvFCHead's first conv; a v1 file has box_head.fc6)", m->cls);
+        snprintf(p, sizeof p, "roi_heads.box_head.%d", m->n_head_convs + 1);    /* after the Flatten */
+        m->n_fc = 1;
+        if (st == LOOM_OK)
+            st = model_load_linear_head(L, p, in * 49, &rows, &m->fc_w[0], &m->fc_b[0]);
+    } else {
+        m->n_fc = 2;
+        st = model_load_linear_head(L, "roi_heads.box_head.fc6", in * 49, &rows, &m->fc_w[0], &m->fc_b[0]);
+        if (st == LOOM_OK)
+            st = model_load_linear_head(L, "roi_heads.box_head.fc7", rows, &rows, &m->fc_w[1], &m->fc_b[1]);
+    }
+    if (st != LOOM_OK)
+        return st;
+    m->representation = rows;
+    st = model_load_linear_head(L, "roi_heads.box_predictor.cls_score", rows, &m->classes, &m->cls_w, &m->cls_b);
+    const int64_t bw[2] = { 4 * m->classes, rows }, bb[1] = { 4 * m->classes };
+    if (st == LOOM_OK)
+        st = model_expect(L, "roi_heads.box_predictor.bbox_pred.", "weight", LOOM_DTYPE_F32, 2, bw, &m->bbox_w);
+    if (st == LOOM_OK)
+        st = model_expect(L, "roi_heads.box_predictor.bbox_pred.", "bias", LOOM_DTYPE_F32, 1, bb, &m->bbox_b);
+    return st;
+}
+
+static void fasterrcnn_destroy(void *state)
+{
+    fasterrcnn_model *m = state;
+    if (m == NULL)
+        return;
+    if (m->body != NULL)
+        resnet_destroy(m->body);
+    for (int i = 0; i < 4; i++) {
+        model_conv_free(&m->inner[i]);
+        model_conv_free(&m->layer[i]);
+    }
+    for (int d = 0; d < 2; d++)
+        model_conv_free(&m->rpn_conv[d]);
+    model_conv_free(&m->rpn_cls);
+    model_conv_free(&m->rpn_bbox);
+    for (int i = 0; i < FRCNN_MAX_HEAD_CONVS; i++)
+        model_conv_free(&m->head_conv[i]);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
+static loom_status find_ops(fasterrcnn_model *m)
+{
+    struct { const loom_op **op; const char *name; } ops[] = {
+        { &m->conv2d, "vision.conv2d" }, { &m->max_pool, "vision.max_pool2d" }, { &m->resize, "vision.resize" },
+        { &m->linear, "vision.linear" }, { &m->relu, "vision.relu" }, { &m->transform, "vision.rcnn_transform" },
+        { &m->anchors, "vision.anchor_generator" }, { &m->rpn, "vision.rpn_proposals" },
+        { &m->multiscale, "vision.multiscale_roi_align" },
+        { &m->detections, "vision.rcnn_postprocess_detections" },
+        { &m->postprocess_boxes, "vision.rcnn_postprocess_boxes" },
+    };
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        loom_status st = model_find_op(m->cls, ops[i].name, ops[i].op);
+        if (st != LOOM_OK)
+            return st;
+    }
+    return LOOM_OK;
+}
+
+/* create of every class: the architecture given, the parameters from
+** attrs[detector_at ..], num_classes (attrs[num_classes_at]) checked. */
+static loom_status create_of(const loom_object_args *args, void **state_out, const resnet_arch *arch, int v2,
+                             int64_t fpn_channels, int num_classes_at, int detector_at)
+{
+    *state_out = NULL;
+    const char *cls = args->class_name;
+    if (args->weights == NULL)
+        return pk_host->fail(LOOM_EINVAL, "%s needs a weights file (--weights model.safetensors) holding "
+                             "torchvision's FasterRCNN state_dict", cls);
+    fasterrcnn_model *m = calloc(1, sizeof *m);
+    if (m == NULL)
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", cls);
+    pthread_mutex_init(&m->lock, NULL);
+    m->cls = cls;
+    m->arch = *arch;
+    m->v2 = v2;
+    m->fpn_channels = fpn_channels;
+    model_loader L;
+    memset(&L, 0, sizeof L);
+    loom_status st = params_from_attrs(args, detector_at, &m->p);
+    if (st == LOOM_OK)
+        st = model_loader_init(&L, cls, args->weights, BN_EPS);
+    if (st == LOOM_OK)
+        st = load_body_fpn(&L, m);
+    if (st == LOOM_OK)
+        st = load_rpn(&L, m);
+    if (st == LOOM_OK)
+        st = load_roi_heads(&L, m);
+    if (st == LOOM_OK)
+        st = model_check_no_unexpected(&L);
+    m->num_params = L.num_params;
+    model_loader_free(&L);
+    const loom_attr_value *nc = &args->attrs[num_classes_at];
+    if (st == LOOM_OK && nc->is_set && nc->u.i != m->classes)
+        st = pk_host->fail(LOOM_EINVAL, "%s: key 'roi_heads.box_predictor.cls_score.weight' has %lld classes in the "
+                           "weights file, attribute num_classes is %lld", cls, (long long)m->classes,
+                           (long long)nc->u.i);
+    if (st == LOOM_OK)
+        st = find_ops(m);
+    if (st != LOOM_OK) {
+        fasterrcnn_destroy(m);
+        return st;
+    }
+    *state_out = m;
+    return LOOM_OK;
+}
+
+static loom_status generic_create(const loom_object_args *args, void **state_out)
+{
+    *state_out = NULL;
+    resnet_arch arch;
+    loom_status st = resnet_arch_from_attrs(args, &arch);
+    if (st != LOOM_OK)
+        return st;
+    const char *head = args->attrs[G_HEAD].u.s;
+    if (head == NULL || (strcmp(head, "v1") != 0 && strcmp(head, "v2") != 0))
+        return pk_host->fail(LOOM_EINVAL, "%s: attribute 'head' must be 'v1' or 'v2', not '%s'", args->class_name,
+                             head != NULL ? head : "");
+    return create_of(args, state_out, &arch, strcmp(head, "v2") == 0, args->attrs[G_FPN_CHANNELS].u.i,
+                     G_NUM_CLASSES, G_DETECTOR);
+}
+
+/* torchvision's resnet50 body, under its class name for messages */
+static loom_status named_create(const loom_object_args *args, void **state_out, int v2)
+{
+    resnet_arch arch = *resnet_arch_of("vision.resnet50");
+    arch.name = args->class_name;
+    return create_of(args, state_out, &arch, v2, 256, N_NUM_CLASSES, N_DETECTOR);
+}
+
+static loom_status v1_create(const loom_object_args *args, void **state_out)
+{
+    return named_create(args, state_out, 0);
+}
+
+static loom_status v2_create(const loom_object_args *args, void **state_out)
+{
+    return named_create(args, state_out, 1);
+}
+
+_Static_assert(sizeof generic_attrs / sizeof generic_attrs[0] == G_DETECTOR + N_DETECTOR_ATTRS,
+               "vision.fasterrcnn's attribute indices");
+_Static_assert(sizeof named_attrs / sizeof named_attrs[0] == N_DETECTOR + N_DETECTOR_ATTRS,
+               "the named Faster R-CNN classes' attribute indices");
+
+MODEL_GENERIC_CLASS(fasterrcnn, generic_attrs, generic_create, fasterrcnn_destroy,
+                    "torchvision.models.detection.FasterRCNN on a ResNet-FPN backbone (BackboneWithFPN of a ResNet "
+                    "body, LastLevelMaxPool) from a safetensors state_dict, the body's architecture, the FPN's "
+                    "width and the head kind as attributes; method vision.fasterrcnn")
+MODEL_GENERIC_CLASS(fasterrcnn_resnet50_fpn, named_attrs, v1_create, fasterrcnn_destroy,
+                    "torchvision.models.detection.fasterrcnn_resnet50_fpn from a safetensors state_dict (the RPN "
+                    "and RoI parameters as attributes); method vision.fasterrcnn_resnet50_fpn")
+MODEL_GENERIC_CLASS(fasterrcnn_resnet50_fpn_v2, named_attrs, v2_create, fasterrcnn_destroy,
+                    "torchvision.models.detection.fasterrcnn_resnet50_fpn_v2 from a safetensors state_dict (the "
+                    "RPN and RoI parameters as attributes); method vision.fasterrcnn_resnet50_fpn_v2")

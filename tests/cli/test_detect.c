@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** test_detect.c - `loom detect` end to end: the built loom ($LOOM_CLI) with
+** every pack of the build, the tiny v1 Faster R-CNN of
+** tests/data/vision/detection/frcnn_tiny (vision.fasterrcnn, its body's
+** architecture as attributes; box_detections_per_img 12 and
+** box_score_thresh 0 fix the count) on tests/data/vision/classify's JPEG:
+** the detections as text and JSON, the PNG --draw writes, and refusals
+** (no image, a bad --min-score, a file of another model) with their
+** messages. The detections themselves are checked against torchvision in
+** tests/vision/detection/test_fasterrcnn.c; here the command's plumbing.
+*/
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli_spawn.h"
+
+static char tmpdir[256];
+static const char *cli;
+static char image[600], weights[600], other[600], drawn[600];
+
+#define TINY_ARGS                                                                                  \
+    "--model", "vision.fasterrcnn", "--attr", "layers=1,1,1,1", "--attr", "widths=4,4,8,8", "--attr",    \
+        "stem_width=8", "--attr", "fpn_channels=8", "--attr", "min_size=64", "--attr", "max_size=96", "--attr", \
+        "box_score_thresh=0", "--attr", "box_detections_per_img=12"
+
+static void json_and_text(void **state)
+{
+    (void)state;
+    cli_result r = cli_run(cli, tmpdir, CLI_ARGV("detect", TINY_ARGS, "--weights", weights, "--min-score", "0",
+                                                 "--json", image));
+    cli_expect_status(&r, 0);
+    cJSON *got = cJSON_Parse(r.out);
+    assert_non_null(got);
+    const cJSON *dets = cJSON_GetObjectItemCaseSensitive(got, "detections");
+    assert_int_equal(cJSON_GetArraySize(dets), 12);
+    double last = 2.0;
+    for (int i = 0; i < 12; i++) {
+        const cJSON *d = cJSON_GetArrayItem(dets, i);
+        const double label = cJSON_GetObjectItemCaseSensitive(d, "label")->valuedouble;
+        const double score = cJSON_GetObjectItemCaseSensitive(d, "score")->valuedouble;
+        const cJSON *box = cJSON_GetObjectItemCaseSensitive(d, "box");
+        assert_true(label >= 1 && label <= 3);
+        assert_true(score <= last);
+        last = score;
+        assert_int_equal(cJSON_GetArraySize(box), 4);
+        /* the image is 320 x 240 (scene_wide.jpg): boxes lie on it */
+        for (int c = 0; c < 4; c++) {
+            const double v = cJSON_GetArrayItem(box, c)->valuedouble;
+            assert_true(v >= 0.0 && v <= (c % 2 == 0 ? 320.0 : 240.0));
+        }
+    }
+    cJSON_Delete(got);
+    cli_result_free(&r);
+    r = cli_run(cli, tmpdir, CLI_ARGV("detect", TINY_ARGS, "--weights", weights, "--min-score", "0", image));
+    cli_expect_status(&r, 0);
+    cli_expect_contains(r.out, "12 detections with score >= 0 (of 12)");
+    cli_expect_contains(r.out, "label");
+    cli_result_free(&r);
+}
+
+static void draw_writes_a_png(void **state)
+{
+    (void)state;
+    cli_result r = cli_run(cli, tmpdir, CLI_ARGV("detect", TINY_ARGS, "--weights", weights, "--min-score", "0",
+                                                 "--draw", drawn, image));
+    cli_expect_status(&r, 0);
+    cli_result_free(&r);
+    FILE *f = fopen(drawn, "rb");
+    assert_non_null(f);
+    unsigned char sig[8] = { 0 };
+    assert_int_equal(fread(sig, 1, 8, f), 8);
+    fclose(f);
+    static const unsigned char png[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+    assert_memory_equal(sig, png, 8);
+}
+
+static void bad_use_is_refused(void **state)
+{
+    (void)state;
+    cli_result r = cli_run(cli, tmpdir, CLI_ARGV("detect", TINY_ARGS, "--weights", weights));
+    assert_int_not_equal(r.status, 0);
+    cli_expect_contains(r.err, "one IMAGE is wanted");
+    cli_result_free(&r);
+    r = cli_run(cli, tmpdir, CLI_ARGV("detect", TINY_ARGS, "--weights", weights, "--min-score", "2", image));
+    assert_int_not_equal(r.status, 0);
+    cli_expect_contains(r.err, "--min-score takes a score in [0, 1]");
+    cli_result_free(&r);
+    r = cli_run(cli, tmpdir, CLI_ARGV("detect", "--model", "vision.fasterrcnn_resnet50_fpn_v2", "--weights", other,
+                                      image));
+    assert_int_not_equal(r.status, 0);
+    cli_expect_contains(r.err, "'backbone.body.conv1.weight'");
+    cli_result_free(&r);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    cli = getenv("LOOM_CLI");
+    const char *data = getenv("LOOM_TEST_DATA");
+    if (cli == NULL || data == NULL) {
+        fprintf(stderr, "LOOM_CLI and LOOM_TEST_DATA must be set (meson test does)\n");
+        return -1;
+    }
+    snprintf(image, sizeof image, "%s/vision/classify/scene_wide.jpg", data);
+    snprintf(weights, sizeof weights, "%s/vision/detection/frcnn_tiny/v1_model.safetensors", data);
+    snprintf(other, sizeof other, "%s/vision/detection/frcnn_tiny/v2_model.safetensors", data);
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/loom-detect-XXXXXX");
+    if (mkdtemp(tmpdir) == NULL)
+        return -1;
+    snprintf(drawn, sizeof drawn, "%s/drawn.png", tmpdir);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    static const char *const files[] = { "stdout.txt", "stderr.txt", "drawn.png" };
+    char path[512];
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", tmpdir, files[i]);
+        unlink(path);
+    }
+    rmdir(tmpdir);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(json_and_text),
+        cmocka_unit_test(draw_writes_a_png),
+        cmocka_unit_test(bad_use_is_refused),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
