@@ -352,6 +352,24 @@ int main(int argc, char **argv)
     loom_attrs *kattr = NULL;
     if (loom_attrs_new(&kattr) != LOOM_OK || loom_attrs_parse(kattr, CLS, "keys", keys) != LOOM_OK)
         die_loom("keys");
+    {
+        /* a sharded call takes the KJT in the collection's feature order: 'keys' is refused (before any collective) */
+        batch g;
+        make_batch(&g, -1);
+        int64_t *lens, *vals;
+        call_in li = local_in(&g, &lens, &vals);
+        const loom_tensor *in[7] = { li.dense, li.values, li.lengths, NULL, NULL, NULL, NULL };
+        loom_tensor *out = NULL;
+        loom_call_options co = LOOM_CALL_OPTIONS_INIT;
+        co.object = sharded;
+        CHECK(loom_run(CLS, in, 7, kattr, &out, 1, &co) != LOOM_OK, "a sharded call with 'keys' was accepted");
+        CHECK(strstr(loom_last_error(), "a sharded model takes this rank's KJT") != NULL,
+              "the refusal of 'keys' does not say why: %s", loom_last_error());
+        free_in(&li);
+        free(lens);
+        free(vals);
+        free_batch(&g);
+    }
     for (int s = 0; s <= steps; s++) {
         batch g;
         make_batch(&g, s);
