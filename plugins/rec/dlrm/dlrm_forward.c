@@ -34,10 +34,9 @@ typedef struct dlrm_pass {
 } dlrm_pass;
 
 /* Sharded: the KJT as the sharded collection takes it (values, lengths, weights in its feature order). */
-static loom_status sharded_inputs(loom_call *call, const rec_dlrm *m, const loom_tensor **ins)
+static loom_status sharded_inputs(loom_call *call, const loom_tensor **ins)
 {
     const loom_tensor *const *kjt = call->inputs + REC_DLRM_IN_KJT;
-    (void)m;
     if (!kjt[1] || kjt[2] || kjt[4] || kjt[5] || *call->attrs[PK_ATTR(rec_dlrm_method, keys)].u.s ||
         call->attrs[PK_ATTR(rec_dlrm_method, stride)].u.i != -1)
         return pk_host->fail(LOOM_EINVAL, "%s: a sharded model takes this rank's KJT as 'values' and 'lengths' "
@@ -53,7 +52,7 @@ static loom_status pool(loom_call *call, rec_dlrm *m, dlrm_pass *p)
 {
     if (m->sharded) {
         const loom_tensor *ins[3];
-        loom_status st = sharded_inputs(call, m, ins);
+        loom_status st = sharded_inputs(call, ins);
         loom_tensor *out = NULL;
         loom_op_call oc = { .struct_size = sizeof oc, .op = m->ebc_forward, .n_inputs = 3, .inputs = ins,
                             .n_outputs = 1, .outputs = &out, .object = m->ebc };
@@ -245,7 +244,7 @@ static loom_status backward(loom_call *call, rec_dlrm *m, dlrm_pass *p, const fl
     loom_tensor tg = rec_view(B > 0 ? ge : NULL, (loom_dl_dtype){ LOOM_DL_FLOAT, 32, 1 }, 2, gshape);
     if (m->sharded) {
         const loom_tensor *sins[4];
-        if ((st = sharded_inputs(call, m, sins)) != LOOM_OK)
+        if ((st = sharded_inputs(call, sins)) != LOOM_OK)
             return st;
         sins[3] = &tg;
         loom_op_call soc = { .struct_size = sizeof soc, .op = m->ebc_backward, .n_inputs = 4, .inputs = sins,

@@ -7,7 +7,9 @@
 ** made, the dense layers copied into the object (they train), and the
 ** tables handed (borrowed, under the collection's own keys) to a
 ** rec.fused_embedding_bag_collection made through host->object_create
-** with the embedding optimizer.
+** with the embedding optimizer; with a `plan`, a
+** rec.sharded_embedding_bag_collection (rec-mpi.so) over it instead
+** (dlrm.h: sharded).
 */
 #include <stdio.h>
 #include <stdlib.h>

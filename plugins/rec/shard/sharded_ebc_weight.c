@@ -81,8 +81,12 @@ loom_status rec_sebc_weight(loom_call *call)
         return st;
     float *mine = calloc((size_t)(E * D > 0 ? E * D : 1), sizeof *mine);
     float *all = malloc(sizeof *all * (size_t)(E * D > 0 ? E * D * W : 1));
-    if (!mine || !all)
-        st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory for table '%s'", call->schema->name, name);
+    if (!mine || !all) {
+        /* no buffers to take part with: the peers' gather fails them at its deadline, naming this rank */
+        free(mine);
+        free(all);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory for table '%s'", call->schema->name, name);
+    }
     for (int64_t s = 0; s < p->tables[t].n_shards && st == LOOM_OK; s++) {
         const rec_plan_shard *sh = &p->tables[t].shards[s];
         if (sh->rank != me)
