@@ -161,7 +161,17 @@ static void build_plan(const char *c)
 
 static char keys[256];
 
+static loom_status try_model(const char *plan, loom_object **o);
+
 static loom_object *model(const char *plan)
+{
+    loom_object *o = NULL;
+    if (try_model(plan, &o) != LOOM_OK)
+        die_loom(plan ? "creating the sharded " CLS : "creating " CLS);
+    return o;
+}
+
+static loom_status try_model(const char *plan, loom_object **o)
 {
     char tables[256], dims[128];
     size_t nt = 0, nd = 0;
@@ -181,11 +191,10 @@ static loom_object *model(const char *plan)
             die_loom(names[i]);
     if (plan && (loom_attrs_parse(a, CLS, "plan", plan) != LOOM_OK || loom_attrs_parse(a, CLS, "timeout_s", "30")))
         die_loom("plan");
-    loom_object *o = NULL;
-    if (loom_object_create(&o, CLS, a, tu_data_path("rec/dlrm/model.safetensors")) != LOOM_OK)
-        die_loom(plan ? "creating the sharded " CLS : "creating " CLS);
+    *o = NULL;
+    loom_status st = loom_object_create(o, CLS, a, tu_data_path("rec/dlrm/model.safetensors"));
     loom_attrs_free(a);
-    return o;
+    return st;
 }
 
 static loom_tensor *wrap(void *data, loom_dtype dt, int32_t ndim, const int64_t *shape)
@@ -350,7 +359,16 @@ int main(int argc, char **argv)
     if (loom_init(&io) != LOOM_OK)
         die_loom("loom_init");
 
+    /* a plan for another world is refused at create on every rank, with the sharded collection's reason */
     build_plan(cs);
+    char *lie = strdup(plan_text);
+    char *ws = strstr(lie, "\"world_size\":") + 13;
+    *ws = *ws == '9' ? '8' : '9';
+    loom_object *bad = NULL;
+    CHECK(try_model(lie, &bad) != LOOM_OK, "a plan for another world size was accepted");
+    CHECK(strstr(loom_last_error(), "'world_size' is") != NULL, "the refusal does not name the world size: %s",
+          loom_last_error());
+    free(lie);
     loom_object *sharded = model(plan_text), *ref = model(NULL);
     loom_attrs *kattr = NULL;
     if (loom_attrs_new(&kattr) != LOOM_OK || loom_attrs_parse(kattr, CLS, "keys", keys) != LOOM_OK)
