@@ -1670,6 +1670,17 @@ class rec:
             values (f32, rank 2): KeyedTensor values [B, sum D] of this rank's samples, in table then feature order"""
         ...
     @staticmethod
+    def sharded_embedding_bag_collection_allreduce(x: TensorLike, *, object: Optional[Object] = None) -> Any:
+        """the sum of one f32 tensor over the collection's ranks (the data-parallel dense gradients of a sharded model), the same bits on every rank; collective
+
+        A method of the object class rec.sharded_embedding_bag_collection: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            x (f32, any rank): this rank's tensor, the same shape on every rank
+        Outputs:
+            sum (f32, any rank): the sum over the ranks, added in rank order"""
+        ...
+    @staticmethod
     def sharded_embedding_bag_collection_backward(values: TensorLike, lengths: TensorLike, weights: Optional[TensorLike] = None, grad: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> None:
         """one step of the fused optimizer on every rank's shards for the global batch (fbgemm.tbe_backward); data-parallel replicas step on the all-gathered batch; collective
 
@@ -1680,6 +1691,17 @@ class rec:
             lengths (i64, rank 1): [F * B] every feature's B local samples
             weights (f32, rank 1, optional): [N] per-sample weights (used when the collection is_weighted)
             grad (f32, rank 2): [B, sum D] the gradient of this rank's forward output"""
+        ...
+    @staticmethod
+    def sharded_embedding_bag_collection_weight(*, table: str, object: Optional[Object] = None) -> Any:
+        """a table by name (embedding_bags.<table>.weight, as named_parameters() gives it), its shards gathered from their ranks; collective unless the table is data-parallel
+
+        A method of the object class rec.sharded_embedding_bag_collection: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            table (str, required): the table's name
+        Outputs:
+            weight (f32, rank 2): [num_embeddings, embedding_dim] the table as trained so far"""
         ...
     @staticmethod
     def two_tower_candidate_embed(values: TensorLike, lengths: Optional[TensorLike] = None, offsets: Optional[TensorLike] = None, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1, object: Optional[Object] = None) -> Any:

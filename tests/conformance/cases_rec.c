@@ -19,6 +19,9 @@
     "tests/rec/knn/test_knn.c: cpu only (FAISS); exact search against a brute force bit for bit, faiss-cpu's " \
     "index files within 1e-5"
 
+#define SHARD_DLRM_TEST                                                                            \
+    "tests/rec/shard/dlrm_shard_check.c under mpirun (-np 2 and 4): cpu only (an MPI collective); the sharded "  \
+    "DLRM's dense gradients summed through it and its tables gathered by name, against the unsharded DLRM"
 #define SHARD_TEST                                                                                 \
     "tests/rec/shard/shard_check.c: cpu only (collective: it runs under mpirun, its lookups are fbgemm.tbe's); " \
     "against the unsharded rec.fused_embedding_bag_collection at -np 2 and 4, bit for bit, then 10 steps within 1e-6"
@@ -73,5 +76,7 @@ const cf_gen cf_rec_gens[] = {
       "torchrec's EmbeddingShardingPlanner, per-shard estimates within 1e-12" },
     { "rec.sharded_embedding_bag_collection", 0, 0, NULL, SHARD_TEST },
     { "rec.sharded_embedding_bag_collection_backward", 0, 0, NULL, SHARD_TEST },
+    { "rec.sharded_embedding_bag_collection_allreduce", 0, 0, NULL, SHARD_DLRM_TEST },
+    { "rec.sharded_embedding_bag_collection_weight", 0, 0, NULL, SHARD_DLRM_TEST },
 };
 const size_t cf_rec_n_gens = sizeof cf_rec_gens / sizeof cf_rec_gens[0];

@@ -114,6 +114,11 @@ static const oc_case cases[] = {
       .object = 9 },
     { "rec.sharded_embedding_bag_collection_backward", "empty bags",
       { T(I64, 1, 0), T(I64, 1, 6), NONE, T(F32, 2, 2, 16) }, NULL, .object = 9 },
+    /* one rank: the sum of nothing over it is nothing */
+    { "rec.sharded_embedding_bag_collection_allreduce", "N = 0", { T(F32, 1, 0) }, NULL, { T(F32, 1, 0) },
+      .object = 9 },
+    { "rec.sharded_embedding_bag_collection_weight", "no such table", { NONE }, "table=nope", .expect = LOOM_EINVAL,
+      .message = "no table 'nope'", .object = 9 },
 #endif
     /* torchrec: a task without samples has no weight: NE's clamped 0/0 ... */
     { "rec.ne", "N = 0, two tasks", { T(F32, 2, 2, 0), T(F32, 2, 2, 0) }, NULL, { T(F64, 1, 2) } },

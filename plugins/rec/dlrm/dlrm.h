@@ -34,6 +34,19 @@
 ** optimizer (embedding_optimizer: fbgemm's exact SGD or row-wise Adagrad)
 ** on the tables. Calls on one object are serialised (its lock): the
 ** weights change with every step.
+**
+** Sharded (torchrec's shard(module, plan) / shard_modules, loom's rec.shard):
+** with a `plan` attribute, every rank of an MPI job creates the model from
+** the same file and plan, and the SparseArch's collection is a
+** rec.sharded_embedding_bag_collection (rec-mpi.so) over that plan instead;
+** the dense modules stay whole on every rank (data-parallel). A call then
+** takes this rank's B samples (the KJT as lengths, in the collection's
+** feature order). The training step is the unsharded one on the global
+** batch of every rank's samples: the loss gradient is taken over the
+** global batch size G (sigmoid(z) - y) / G, each dense layer's gradient is
+** summed over the ranks (rec.sharded_embedding_bag_collection_allreduce)
+** before its step, and the sharded backward sums the tables' gradients
+** over the ranks. The loss returned is this rank's batch mean.
 */
 #ifndef LOOM_REC_DLRM_H
 #define LOOM_REC_DLRM_H
@@ -62,7 +75,11 @@
     A(op, lr, FLOAT, LOOM_DEFAULT_FLOAT(0.01), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,              \
       "learning rate of both optimizers", )                                                       \
     A(op, eps, FLOAT, LOOM_DEFAULT_FLOAT(1.0e-10), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,          \
-      "Adagrad's epsilon (both optimizers; torch.optim.Adagrad's default)", )
+      "Adagrad's epsilon (both optimizers; torch.optim.Adagrad's default)", )                     \
+    A(op, plan, STRING, LOOM_DEFAULT_STRING(""), 0,                                              \
+      "shard the tables over MPI following this plan (loom.rec.plan/1, its JSON or a file): rec.shard", ) \
+    A(op, timeout_s, FLOAT, LOOM_DEFAULT_FLOAT(60.0), LOOM_ATTR_FINITE | LOOM_ATTR_POSITIVE,       \
+      "with a plan: the longest wait for one collective", )
 PK_ATTR_ENUM(rec_dlrm_class, REC_DLRM_CLASS_ATTRS);
 
 /* One linear layer: y = x w^T + b, relu after it unless it is the last of the over arch. */
@@ -77,6 +94,8 @@ typedef struct rec_dlrm {
     pthread_mutex_t lock;
     loom_object *ebc;          /* the rec.fused_embedding_bag_collection */
     const loom_op *ebc_forward, *ebc_backward, *ebc_weight;
+    const loom_op *allreduce;  /* sharded: the dense gradients' sum over the ranks; NULL unsharded */
+    int sharded;
     int64_t n_tables;
     char **table_names;        /* for the save's keys */
     int64_t n_features, dim, dense_in;

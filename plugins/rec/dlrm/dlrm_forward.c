@@ -11,6 +11,8 @@
 ** over arch and the dense arch layer by layer with their optimizer steps
 ** (dlrm_mlp.c), the interaction's backward, and the gradient of the pooled
 ** features to the collection's backward, which steps the tables.
+** Sharded (dlrm.h), the collection is the sharded one and the gradients are
+** of the global batch.
 */
 #include <math.h>
 #include <string.h>
@@ -31,8 +33,40 @@ typedef struct dlrm_pass {
     float *inter;              /* [B, D + F (F + 1) / 2] */
 } dlrm_pass;
 
+/* Sharded: the KJT as the sharded collection takes it (values, lengths, weights in its feature order). */
+static loom_status sharded_inputs(loom_call *call, const loom_tensor **ins)
+{
+    const loom_tensor *const *kjt = call->inputs + REC_DLRM_IN_KJT;
+    if (!kjt[1] || kjt[2] || kjt[4] || kjt[5] || *call->attrs[PK_ATTR(rec_dlrm_method, keys)].u.s ||
+        call->attrs[PK_ATTR(rec_dlrm_method, stride)].u.i != -1)
+        return pk_host->fail(LOOM_EINVAL, "%s: a sharded model takes this rank's KJT as 'values' and 'lengths' "
+                             "(and 'weights') in the collection's feature order: no 'offsets', VBE inputs, "
+                             "'keys' or 'stride'", call->schema->name);
+    ins[0] = kjt[0];
+    ins[1] = kjt[1];
+    ins[2] = kjt[3];
+    return LOOM_OK;
+}
+
 static loom_status pool(loom_call *call, rec_dlrm *m, dlrm_pass *p)
 {
+    if (m->sharded) {
+        const loom_tensor *ins[3];
+        loom_status st = sharded_inputs(call, ins);
+        loom_tensor *out = NULL;
+        loom_op_call oc = { .struct_size = sizeof oc, .op = m->ebc_forward, .n_inputs = 3, .inputs = ins,
+                            .n_outputs = 1, .outputs = &out, .object = m->ebc };
+        if (st == LOOM_OK)
+            st = pk_host->op_call(call->ctx, &oc);
+        if (st != LOOM_OK)
+            return st;
+        p->pooled_t = out;
+        if (out->shape[0] != p->B)
+            return pk_host->fail(LOOM_EINVAL, "%s: the KJT holds %lld samples and 'dense' %lld: one batch for both",
+                                 call->schema->name, (long long)out->shape[0], (long long)p->B);
+        p->pooled = p->B > 0 ? loom_data(out) : NULL;
+        return LOOM_OK;
+    }
     const loom_named_attr attrs[2] = {
         { "keys", call->attrs[PK_ATTR(rec_dlrm_method, keys)] },
         { "stride", call->attrs[PK_ATTR(rec_dlrm_method, stride)] },
@@ -119,16 +153,34 @@ loom_status rec_dlrm_forward(loom_call *call)
     return st;
 }
 
-/* mean BCEWithLogitsLoss of z against y, and its gradient (sigmoid(z) - y) / B in gz */
-static float bce_with_logits(const float *z, const float *y, float *gz, int64_t B)
+/* mean BCEWithLogitsLoss of z against y, and its gradient (sigmoid(z) - y) / G in gz (G: the global batch) */
+static float bce_with_logits(const float *z, const float *y, float *gz, int64_t B, int64_t G)
 {
     double sum = 0.0;
     for (int64_t b = 0; b < B; b++) {
         const double zb = z[b], yb = y[b];
         sum += (zb > 0.0 ? zb : 0.0) - zb * yb + log1p(exp(-fabs(zb)));
-        gz[b] = (float)((1.0 / (1.0 + exp(-zb)) - yb) / (double)B);
+        gz[b] = (float)((1.0 / (1.0 + exp(-zb)) - yb) / (double)G);
     }
     return B > 0 ? (float)(sum / (double)B) : NAN;   /* torch's mean of nothing is nan */
+}
+
+/* Sharded: the global batch, every rank's B summed (exact in f32 below 2^24 samples). */
+static loom_status global_batch(loom_call *call, const rec_dlrm *m, int64_t B, int64_t *G)
+{
+    float b = (float)B;
+    int64_t one = 1;
+    loom_tensor tb = rec_view(&b, (loom_dl_dtype){ LOOM_DL_FLOAT, 32, 1 }, 1, &one);
+    const loom_tensor *in = &tb;
+    loom_tensor *sum = NULL;
+    loom_op_call oc = { .struct_size = sizeof oc, .op = m->allreduce, .n_inputs = 1, .inputs = &in, .n_outputs = 1,
+                        .outputs = &sum, .object = m->ebc };
+    loom_status st = pk_host->op_call(call->ctx, &oc);
+    if (st == LOOM_OK)
+        *G = (int64_t)*(const float *)loom_data(sum);
+    if (sum)
+        pk_host->tensor_free(sum);
+    return st;
 }
 
 static loom_status backward(loom_call *call, rec_dlrm *m, dlrm_pass *p, const float *labels)
@@ -152,9 +204,12 @@ static loom_status backward(loom_call *call, rec_dlrm *m, dlrm_pass *p, const fl
     loom_tensor *loss;
     const int64_t one = 1;
     loom_status st = pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, 1, &one, &loss);
+    int64_t G = B;
+    if (st == LOOM_OK && m->sharded)
+        st = global_batch(call, m, B, &G);
     if (st != LOOM_OK)
         return st;
-    *(float *)loom_data(loss) = bce_with_logits(z, labels, ga, B);
+    *(float *)loom_data(loss) = bce_with_logits(z, labels, ga, B, G);
     for (int64_t i = m->n_layers - 1; i >= m->n_dense && st == LOOM_OK; i--) {
         const float *x = i == m->n_dense ? p->inter : p->act[i - 1];
         st = rec_dlrm_layer_backward(call->ctx, m, &m->layers[i], x, p->act[i], ga, gb, B, w);
@@ -187,6 +242,15 @@ static loom_status backward(loom_call *call, rec_dlrm *m, dlrm_pass *p, const fl
     };
     int64_t gshape[2] = { B, F * D };
     loom_tensor tg = rec_view(B > 0 ? ge : NULL, (loom_dl_dtype){ LOOM_DL_FLOAT, 32, 1 }, 2, gshape);
+    if (m->sharded) {
+        const loom_tensor *sins[4];
+        if ((st = sharded_inputs(call, sins)) != LOOM_OK)
+            return st;
+        sins[3] = &tg;
+        loom_op_call soc = { .struct_size = sizeof soc, .op = m->ebc_backward, .n_inputs = 4, .inputs = sins,
+                             .object = m->ebc };
+        return pk_host->op_call(call->ctx, &soc);
+    }
     const loom_tensor *ins[7];
     for (int i = 0; i < 6; i++)
         ins[i] = call->inputs[REC_DLRM_IN_KJT + i];

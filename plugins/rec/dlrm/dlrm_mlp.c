@@ -17,6 +17,7 @@
 ** threaded over the core's pool as the GEMMs are.
 */
 #include <math.h>
+#include <string.h>
 
 #include "dlrm.h"
 #include "gemm.h"
@@ -117,6 +118,22 @@ static void step(void *user, int64_t i0, int64_t i1, int32_t thread)
     }
 }
 
+/* Sharded (dlrm.h): the layer's gradient (gw then gb, contiguous) summed over the ranks, in place. */
+static loom_status allreduce_grad(loom_exec_ctx *ctx, const rec_dlrm *m, float *g, int64_t n)
+{
+    loom_tensor tg = rec_view(g, (loom_dl_dtype){ LOOM_DL_FLOAT, 32, 1 }, 1, &n);
+    const loom_tensor *in = &tg;
+    loom_tensor *sum = NULL;
+    loom_op_call oc = { .struct_size = sizeof oc, .op = m->allreduce, .n_inputs = 1, .inputs = &in, .n_outputs = 1,
+                        .outputs = &sum, .object = m->ebc };
+    loom_status st = pk_host->op_call(ctx, &oc);
+    if (st == LOOM_OK)
+        memcpy(g, loom_data(sum), sizeof *g * (size_t)n);
+    if (sum)
+        pk_host->tensor_free(sum);
+    return st;
+}
+
 loom_status rec_dlrm_layer_backward(loom_exec_ctx *ctx, const rec_dlrm *m, rec_dlrm_layer *l, const float *x,
                                     const float *y, float *gy, float *gx, int64_t B, float *work)
 {
@@ -134,6 +151,8 @@ loom_status rec_dlrm_layer_backward(loom_exec_ctx *ctx, const rec_dlrm *m, rec_d
             gw[i] = 0.0f;
     /* bias columns in blocks of 64 (one task reads every row's block), parameters in runs of 16K */
     if ((st = pk_host->parallel_for(ctx, l->out, 64, bias_grad, &j)) != LOOM_OK)
+        return st;
+    if (m->allreduce && (st = allreduce_grad(ctx, m, gw, l->out * l->in + l->out)) != LOOM_OK)
         return st;
     return pk_host->parallel_for(ctx, l->out * l->in + l->out, 16384, step, &j);
 }

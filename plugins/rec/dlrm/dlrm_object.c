@@ -7,7 +7,9 @@
 ** made, the dense layers copied into the object (they train), and the
 ** tables handed (borrowed, under the collection's own keys) to a
 ** rec.fused_embedding_bag_collection made through host->object_create
-** with the embedding optimizer.
+** with the embedding optimizer; with a `plan`, a
+** rec.sharded_embedding_bag_collection (rec-mpi.so) over it instead
+** (dlrm.h: sharded).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #define W REC_DLRM_CLASS
 #define A_(name) args->attrs[PK_ATTR(rec_dlrm_class, name)]
 #define TABLE_PREFIX "sparse_arch.embedding_bag_collection."
+#define REC_SHARDED_EBC_CLASS "rec.sharded_embedding_bag_collection"   /* rec-mpi.so */
 
 static const loom_dl_device cpu = { LOOM_DEVICE_CPU, 0 };
 
@@ -169,7 +172,24 @@ static loom_status make_collection(const loom_object_args *args, rec_dlrm *m)
         tensors[t].name = keys[t];
         st = expect_f32(args, key, A_(num_embeddings).u.ints[t], m->dim, &tensors[t].tensor);
     }
-    if (st == LOOM_OK) {
+    if (st == LOOM_OK && m->sharded) {
+        const loom_named_attr attrs[9] = {
+            { "tables", A_(tables) },
+            { "num_embeddings", A_(num_embeddings) },
+            { "embedding_dim", A_(embedding_dim) },
+            { "feature_names", A_(feature_names) },
+            { "plan", A_(plan) },
+            string_attr("optimizer", opt),
+            { "lr", A_(lr) },
+            { "eps", A_(eps) },
+            { "timeout_s", A_(timeout_s) },
+        };
+        const loom_object_request req = { .struct_size = sizeof req, .class_name = REC_SHARDED_EBC_CLASS,
+                                          .n_attrs = 9, .attrs = attrs, .n_tensors = (int32_t)T, .tensors = tensors,
+                                          .device = { LOOM_DEVICE_CPU, 0 } };
+        if ((m->ebc = pk_host->object_create(args->ctx, &req)) == NULL)
+            st = LOOM_EINVAL;   /* the sharded collection's message stands */
+    } else if (st == LOOM_OK) {
         const loom_named_attr attrs[8] = {
             { "tables", A_(tables) },
             { "num_embeddings", A_(num_embeddings) },
@@ -237,7 +257,18 @@ static loom_status dlrm_create(const loom_object_args *args, void **state_out)
     m->adagrad = strcmp(A_(dense_optimizer).u.s, "adagrad") == 0;
     m->lr = A_(lr).u.f;
     m->eps = A_(eps).u.f;
-    if ((m->ebc_forward = pk_host->op_find(REC_FUSED_EBC_CLASS)) == NULL ||
+    m->sharded = *A_(plan).u.s != '\0';
+    if (m->sharded && (strstr(A_(data_type).u.s, "fp16") || strstr(A_(data_type).u.s, "int")))
+        st = pk_host->fail(LOOM_EINVAL, "%s: a sharded model's tables are fp32 ('data_type' is '%s')", W,
+                           A_(data_type).u.s);
+    else if (m->sharded) {
+        if ((m->ebc_forward = pk_host->op_find(REC_SHARDED_EBC_CLASS)) == NULL ||
+            (m->ebc_backward = pk_host->op_find(REC_SHARDED_EBC_CLASS "_backward")) == NULL ||
+            (m->ebc_weight = pk_host->op_find(REC_SHARDED_EBC_CLASS "_weight")) == NULL ||
+            (m->allreduce = pk_host->op_find(REC_SHARDED_EBC_CLASS "_allreduce")) == NULL)
+            st = pk_host->fail(LOOM_ENOENT, "%s: a plan shards the tables on %s: load the rec-mpi pack", W,
+                               REC_SHARDED_EBC_CLASS);
+    } else if ((m->ebc_forward = pk_host->op_find(REC_FUSED_EBC_CLASS)) == NULL ||
         (m->ebc_backward = pk_host->op_find("rec.fused_embedding_bag_collection_backward")) == NULL ||
         (m->ebc_weight = pk_host->op_find("rec.fused_embedding_bag_collection_weight")) == NULL)
         st = pk_host->fail(LOOM_ENOENT, "%s runs its tables on %s: load the fbgemm pack", W, REC_FUSED_EBC_CLASS);

@@ -172,8 +172,11 @@ static inline loom_tensor shard_view(void *data, loom_dl_dtype dt, int32_t ndim,
 
 loom_status rec_sebc_forward(loom_call *call);
 loom_status rec_sebc_backward(loom_call *call);
+loom_status rec_sebc_allreduce(loom_call *call);
+loom_status rec_sebc_weight(loom_call *call);
 
-#define REC_SHARD_OPS(X) X(rec_sebc_forward_schema) X(rec_sebc_backward_schema)
+#define REC_SHARD_OPS(X) X(rec_sebc_forward_schema) X(rec_sebc_backward_schema) X(rec_sebc_allreduce_schema) \
+    X(rec_sebc_weight_schema)
 PK_OPS_DECLARE(rec_shard_ops, REC_SHARD_OPS);
 extern const pk_module rec_shard_cpu;
 

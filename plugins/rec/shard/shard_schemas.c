@@ -38,4 +38,29 @@ PK_SCHEMA(rec_sebc_backward_schema, "rec.sharded_embedding_bag_collection_backwa
           "data-parallel replicas step on the all-gathered batch; collective",
           PK_INPUTS(backward_inputs), .object_class = REC_SEBC_CLASS);
 
+static const loom_arg_def allreduce_inputs[] = {
+    { .name = "x", .dtypes = F32, .ndim = -1, .doc = "this rank's tensor, the same shape on every rank" },
+};
+static const loom_arg_def allreduce_outputs[] = {
+    { .name = "sum", .dtypes = F32, .ndim = -1, .doc = "the sum over the ranks, added in rank order" },
+};
+
+PK_SCHEMA(rec_sebc_allreduce_schema, "rec.sharded_embedding_bag_collection_allreduce", 1,
+          "the sum of one f32 tensor over the collection's ranks (the data-parallel dense gradients of a sharded "
+          "model), the same bits on every rank; collective",
+          PK_INPUTS(allreduce_inputs), PK_OUTPUTS(allreduce_outputs), .object_class = REC_SEBC_CLASS);
+
+static const loom_arg_def weight_outputs[] = {
+    { .name = "weight", .dtypes = F32, .ndim = 2, .doc = "[num_embeddings, embedding_dim] the table as trained so far" },
+};
+
+#define SEBC_WEIGHT_ATTRS(A, op)                                                                  \
+    A(op, table, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED, "the table's name", )
+PK_ATTR_TABLE(rec_sebc_weight, SEBC_WEIGHT_ATTRS);
+
+PK_SCHEMA(rec_sebc_weight_schema, "rec.sharded_embedding_bag_collection_weight", 1,
+          "a table by name (embedding_bags.<table>.weight, as named_parameters() gives it), its shards gathered "
+          "from their ranks; collective unless the table is data-parallel",
+          PK_OUTPUTS(weight_outputs), PK_ATTRS(rec_sebc_weight_attrs), .object_class = REC_SEBC_CLASS);
+
 PK_OPS_DEFINE(rec_shard_ops, REC_SHARD_OPS);
