@@ -545,6 +545,9 @@ static void bench_json_has_timing_keys(void **state)
     assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(j, "median_s")));
     assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(j, "p10_s")));
     assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(j, "p90_s")));
+    /* CPU seconds per call: the process's, every thread */
+    assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(j, "cpu_median_s")));
+    assert_true(cJSON_GetObjectItemCaseSensitive(j, "cpu_median_s")->valuedouble >= 0.0);
     assert_int_equal(cJSON_GetObjectItemCaseSensitive(j, "repeats")->valueint, 5);
     assert_true(cJSON_GetObjectItemCaseSensitive(j, "p10_s")->valuedouble
                 <= cJSON_GetObjectItemCaseSensitive(j, "p90_s")->valuedouble);
@@ -556,7 +559,7 @@ static void bench_json_has_timing_keys(void **state)
     cJSON_Delete(j);
 
     expect_run(0, CLI_ARGV("bench", "core.matmul", "--in", in_a, "--in", in_b, "--repeat", "3"), "median",
-               "GFLOP/s", NULL);
+               "CPU median", "GFLOP/s", NULL);
 }
 
 /* A progress line on stderr: only on a terminal (never in a pipe or a log,

@@ -7,10 +7,14 @@
 ** part of what a caller pays) followed by a device sync; outputs are freed
 ** outside the timed region. Reported: median, p10 and p90 (linear
 ** interpolation between order statistics), and GFLOP/s and GB/s at the median
-** when the op declares its cost.
+** when the op declares its cost; also the median CPU seconds of the process
+** (every thread) per call, which on a machine shared with other work tells
+** the call's cost where wall time tells the others' load, and which leaves
+** out what create and warm-up cost.
 */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "callspec.h"
 #include "json.h"
@@ -22,7 +26,7 @@ static const char usage[] =
     "  Time OP (arguments as for `loom run`): median, p10 and p90 seconds over N\n"
     "  calls (default 20) after W untimed ones (default 3), and GFLOP/s and GB/s\n"
     "  when the op declares its cost.\n"
-    "  --json   print median_s, p10_s, p90_s, repeats, gflops, gbps, backend, impl\n";
+    "  --json   print median_s, p10_s, p90_s, cpu_median_s, repeats, gflops, gbps, backend, impl\n";
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -53,28 +57,40 @@ static void print_time(const char *label, double s)
         printf("%s %.1f ns", label, s * 1e9);
 }
 
-/* One call with fresh outputs; *seconds is its wall time. */
-static int timed_call(callspec *c, loom_tensor **outputs, double *seconds)
+/* CPU seconds of every thread of the process so far. */
+static double process_cpu_seconds(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+        return 0.0;
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* One call with fresh outputs; *seconds is its wall time, *cpu_seconds
+** the CPU time the process spent meanwhile. */
+static int timed_call(callspec *c, loom_tensor **outputs, double *seconds, double *cpu_seconds)
 {
     uint32_t n_out = c->schema->n_outputs;
     loom_status st;
-    double t0;
+    double t0, c0;
 
     for (uint32_t i = 0; i < n_out; i++)
         outputs[i] = NULL;
+    c0 = process_cpu_seconds();
     t0 = cli_now();
     st = callspec_call(c, outputs);
     *seconds = cli_now() - t0;
+    *cpu_seconds = process_cpu_seconds() - c0;
     for (uint32_t i = 0; i < n_out; i++)
         loom_tensor_free(outputs[i]);
     return st == LOOM_OK ? CLI_OK : cli_fail();
 }
 
-static int report(const callspec *c, const double *times, double flops, double bytes,
+static int report(const callspec *c, const double *times, const double *cpu_times, double flops, double bytes,
                   const loom_dispatch_info *d)
 {
     double med = quantile(times, c->repeat, 0.5), p10 = quantile(times, c->repeat, 0.1),
-           p90 = quantile(times, c->repeat, 0.9);
+           p90 = quantile(times, c->repeat, 0.9), cpu_med = quantile(cpu_times, c->repeat, 0.5);
 
     if (c->json) {
         cJSON *root = cJSON_CreateObject();
@@ -82,6 +98,7 @@ static int report(const callspec *c, const double *times, double flops, double b
         json_add_num(root, "median_s", med);
         json_add_num(root, "p10_s", p10);
         json_add_num(root, "p90_s", p90);
+        json_add_num(root, "cpu_median_s", cpu_med);
         json_add_num(root, "repeats", (double)c->repeat);
         json_add_num(root, "warmup", (double)c->warmup);
         if (flops > 0 && med > 0)
@@ -97,6 +114,7 @@ static int report(const callspec *c, const double *times, double flops, double b
     print_time("  median", med);
     print_time("   p10", p10);
     print_time("   p90", p90);
+    print_time("   CPU median", cpu_med);
     printf("\n");
     if (flops > 0 && med > 0)
         printf("  %.2f GFLOP/s", flops / med * 1e-9);
@@ -114,21 +132,22 @@ static int bench(callspec *c)
     uint32_t n_out = c->schema->n_outputs;
     loom_tensor **outputs = calloc(n_out > 0 ? n_out : 1, sizeof *outputs);
     double *times = calloc((size_t)c->repeat, sizeof *times);
+    double *cpu_times = calloc((size_t)c->repeat, sizeof *cpu_times);
     loom_dispatch_info d = LOOM_DISPATCH_INFO_INIT;
-    double flops = 0, bytes = 0, ignored;
+    double flops = 0, bytes = 0, ignored, ignored_cpu;
     int rc = CLI_OK;
 
-    if (outputs == NULL || times == NULL) {
+    if (outputs == NULL || times == NULL || cpu_times == NULL) {
         fprintf(stderr, "loom bench: out of memory\n");
         rc = CLI_FAIL;
     }
     cli_progress_begin(c->schema->name, c->warmup + c->repeat);
     for (long i = 0; rc == CLI_OK && i < c->warmup; i++) {
-        rc = timed_call(c, outputs, &ignored);
+        rc = timed_call(c, outputs, &ignored, &ignored_cpu);
         cli_progress_update(i + 1);
     }
     for (long i = 0; rc == CLI_OK && i < c->repeat; i++) {
-        rc = timed_call(c, outputs, &times[i]);
+        rc = timed_call(c, outputs, &times[i], &cpu_times[i]);
         cli_progress_update(c->warmup + i + 1);
     }
     cli_progress_end();
@@ -140,8 +159,10 @@ static int bench(callspec *c)
     }
     if (rc == CLI_OK) {
         qsort(times, (size_t)c->repeat, sizeof *times, cmp_double);
-        rc = report(c, times, flops, bytes, &d);
+        qsort(cpu_times, (size_t)c->repeat, sizeof *cpu_times, cmp_double);
+        rc = report(c, times, cpu_times, flops, bytes, &d);
     }
+    free(cpu_times);
     free(times);
     free(outputs);
     return rc;

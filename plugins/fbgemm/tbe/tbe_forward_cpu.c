@@ -40,6 +40,16 @@ PK_FLOAT_DTYPES(STORE_ROW_)
 #define STORE_ENTRY_(sfx, DTYPE, S, C) store_row_##sfx,
 static const store_row_fn store_rows[] = { PK_FLOAT_DTYPES(STORE_ENTRY_) };
 
+/* f32 output: the accumulator's bytes as they are. One vectorised copy
+** instead of the element loop, which issued one 4-byte store per element:
+** a bag's output row is a fresh line of a large output (a miss to memory),
+** and 128 scalar stores per row fill the store buffer while those misses
+** are outstanding. */
+static void store_row_f32_copy(void *out, const float *acc, int64_t D)
+{
+    memcpy(out, acc, (size_t)D * sizeof *acc);
+}
+
 typedef struct fwd_job {
     const fbg_tbe_plan *p;
     float *acc;                 /* [n_slots * acc_stride] */
@@ -205,7 +215,8 @@ loom_status fbg_tbe_forward_cpu(loom_exec_ctx *ctx, const fbg_tbe_plan *p)
         .acc_stride = ((int64_t)s->max_D + 15) / 16 * 16,
         .n_slots = ctx->n_threads > 0 ? ctx->n_threads : 64,
         .out_esize = pk_host->dtype_size((loom_dtype)p->output_dtype),
-        .store = store_rows[pk_float_index((loom_dtype)p->output_dtype)],
+        .store = (loom_dtype)p->output_dtype == LOOM_DTYPE_F32 ? store_row_f32_copy
+                 : store_rows[pk_float_index((loom_dtype)p->output_dtype)],
         .params = { s->fp8_exponent_bits, s->fp8_exponent_bias },
     };
     j.acc = pk_host->scratch(ctx, (size_t)(j.n_slots * j.acc_stride) * sizeof(float));

@@ -88,6 +88,10 @@ PK_OPS_DECLARE(fbgemm_tbe_ops, FBG_TBE_OPS);
       "fraction of all rows cached in memory; 1.0 (or 0) = no cache, rows read from the file mapping", ) \
     A(op, cache_algorithm, STRING, LOOM_DEFAULT_STRING("lru"), 0, "lru | lfu", )                  \
     A(op, cache_assoc, INT, LOOM_DEFAULT_INT(32), LOOM_ATTR_POSITIVE, "ways per cache set", )     \
+    A(op, table_memory, STRING, LOOM_DEFAULT_STRING("map"), 0,                                    \
+      "map (rows read from the mapped weights file) | hugepage (inference: create copies the tables into " \
+      "anonymous memory advised MADV_HUGEPAGE, 2 MB-aligned: fewer TLB misses on large tables, at the " \
+      "cost of a private copy)", )                                                                \
     FBG_TBE_OPTIM_ATTRS(A, op)
 /* Training (tbe_optim.h): fbgemm's EmbOptimType names and optimizer
 ** arguments, with its defaults. */
@@ -161,6 +165,18 @@ typedef struct fbg_tbe_cpu {
 ** would raise SIGBUS); LOOM_OK otherwise, or when the file is not watched.
 ** One fstat. Called by fbg_tbe_plan_build, so by every method and backend. */
 loom_status fbg_tbe_check_file(const fbg_tbe_state *s, const char *op);
+
+/* Where an inference object's tables live (tbe_table_memory.c, the
+** attribute table_memory). */
+enum { FBG_TABLES_MAP = 0, FBG_TABLES_HUGEPAGE = 1 };
+/* "map" / "hugepage" -> *kind; LOOM_EINVAL naming the value otherwise. */
+loom_status fbg_table_memory_from_name(const char *name, int *kind);
+/* Copy the n tables into one anonymous MADV_HUGEPAGE mapping, each table
+** 2 MB-aligned, and point tables[t].base at the copies; *region and
+** *region_bytes describe it for fbg_table_memory_free (NULL, 0 when the
+** tables hold no bytes). LOOM_ENOMEM (message set) when it cannot be mapped. */
+loom_status fbg_table_memory_copy(fbg_tbe_table *tables, int32_t n, void **region, size_t *region_bytes);
+void fbg_table_memory_free(void *region, size_t region_bytes);
 
 /* cpu kernels (tbe_forward_cpu.c, quantize_ops.c) and the class (tbe_object.c) */
 loom_status fbg_tbe_forward_cpu(loom_exec_ctx *ctx, const fbg_tbe_plan *plan);

@@ -5,7 +5,8 @@
 ** against its weight type, dim and row alignment (a table whose bytes do
 ** not match rows * row_bytes is refused here, naming it), and builds the
 ** fbg_tbe_state of tbe.h. The tables stay in the mapped file (the slow
-** tier when a cache is configured); nothing is copied.
+** tier when a cache is configured); nothing is copied, unless
+** table_memory is hugepage (tbe_table_memory.c).
 **
 ** Attribute names and defaults are fbgemm_gpu's (IntNBit module), except
 ** output_dtype (fp32 here, as the training module) and cache_load_factor
@@ -35,6 +36,8 @@ typedef struct tbe_object {
     fbg_tbe_table *tables;
     int32_t *ftm;
     int64_t *D_offsets;
+    void *table_copy;           /* table_memory hugepage: the tables' copy, else NULL */
+    size_t table_copy_bytes;
 } tbe_object;
 
 static void tbe_destroy(void *state)
@@ -50,6 +53,7 @@ static void tbe_destroy(void *state)
     pthread_mutex_destroy(&o->cpu.lock);
     if (o->cpu.file_fd >= 0)
         close(o->cpu.file_fd);
+    fbg_table_memory_free(o->table_copy, o->table_copy_bytes);
     free(o->tables);
     free(o->ftm);
     free(o->D_offsets);
@@ -405,6 +409,17 @@ static loom_status tbe_create(const loom_object_args *args, void **state_out)
         st = load_table(args, t, wt[t], dims, rows, o->s.row_alignment, &o->tables[t]);
     free(wt);
     o->s.tables = o->tables;
+    /* table_memory: checked before the copy, which needs the tables checked */
+    int table_memory = FBG_TABLES_MAP;
+    if (st == LOOM_OK)
+        st = fbg_table_memory_from_name(a[PK_ATTR(fbg_tbe_class, table_memory)].u.s, &table_memory);
+    if (st == LOOM_OK && table_memory == FBG_TABLES_HUGEPAGE
+        && strcmp(a[PK_ATTR(fbg_tbe_class, optimizer)].u.s, "none") != 0)
+        st = pk_host->fail(LOOM_EINVAL, "%s: table_memory hugepage is for inference tables (optimizer none); "
+                           "optimizer '%s' trains owned copies of the tables already", W,
+                           a[PK_ATTR(fbg_tbe_class, optimizer)].u.s);
+    if (st == LOOM_OK && table_memory == FBG_TABLES_HUGEPAGE)
+        st = fbg_table_memory_copy(o->tables, n, &o->table_copy, &o->table_copy_bytes);
     if (st == LOOM_OK)
         st = build_features(o, &a[PK_ATTR(fbg_tbe_class, feature_table_map)]);
     if (st == LOOM_OK)
@@ -416,7 +431,8 @@ static loom_status tbe_create(const loom_object_args *args, void **state_out)
         st = fbg_optim_parse(a, &prm);
     if (st == LOOM_OK)
         st = fbg_tbe_train_create(args, &prm, n, o->tables, &o->s, &o->cpu.train);
-    if (st == LOOM_OK && o->cpu.train == NULL)
+    /* a copy does not read the file again: nothing to watch */
+    if (st == LOOM_OK && o->cpu.train == NULL && o->table_copy == NULL)
         watch_file(o);
     if (st != LOOM_OK) {
         tbe_destroy(o);

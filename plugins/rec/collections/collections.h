@@ -43,7 +43,10 @@
     A(op, pooling, STRING, LOOM_DEFAULT_STRING(""), 0,                                           \
       "each table's PoolingType, joined by ',': sum | mean; \"\": sum for all (torchrec's default)", ) \
     A(op, is_weighted, BOOL, LOOM_DEFAULT_BOOL(0), 0,                                            \
-      "use the KJT's weights as per-sample weights (sum pooling only, as nn.EmbeddingBag)", )
+      "use the KJT's weights as per-sample weights (sum pooling only, as nn.EmbeddingBag)", )     \
+    A(op, table_memory, STRING, LOOM_DEFAULT_STRING("map"), 0,                                   \
+      "map: rows read from the mapped weights file | hugepage: the tables copied into 2 MB-aligned " \
+      "anonymous memory advised MADV_HUGEPAGE (fewer TLB misses on large tables; inference only)", )
 #define REC_EC_CLASS_ATTRS(A, op) REC_TABLE_CONFIG_ATTRS(A, op)
 /* rec.fused_embedding_bag_collection: the EBC's attributes (same indices),
 ** then the fused optimizer (fused_ebc_object.c): torchrec's optimizer
@@ -95,6 +98,7 @@ typedef struct rec_ebc {
     int64_t *feature_table;    /* [n_features] */
     int64_t *feature_offset;   /* [n_features + 1] columns of the KeyedTensor */
     int is_weighted;
+    const char *table_memory;  /* fbgemm.tbe's table_memory for every group: "map" or "hugepage" */
     int sequence;              /* rec.embedding_collection */
     int64_t n_groups;
     rec_ebc_group *groups;

@@ -127,7 +127,7 @@ static loom_status make_group(rec_ebc *e, const loom_object_args *args, rec_ebc_
     const int64_t n_tensors = e->optim_attrs ? 3 * e->n_tables + 1 : e->n_tables;
     loom_named_tensor *all = calloc((size_t)(n_tensors > 0 ? n_tensors : 1), sizeof *all);
     char (*mnames)[32] = calloc((size_t)(2 * e->n_tables + 1), sizeof *mnames);
-    loom_named_attr *attrs = calloc((size_t)(7 + e->n_optim_attrs), sizeof *attrs);
+    loom_named_attr *attrs = calloc((size_t)(8 + e->n_optim_attrs), sizeof *attrs);
     loom_status st = LOOM_OK;
     if (!gt || !tensors || !names || !ftm || !tys || !dims || !g->features || !g->tables || !all || !mnames ||
         !attrs) {
@@ -184,7 +184,7 @@ static loom_status make_group(rec_ebc *e, const loom_object_args *args, rec_ebc_
         g->features[g->n_features++] = f;
         g->total_d += e->embedding_dim[t];
     }
-    const loom_named_attr base_attrs[7] = {
+    const loom_named_attr base_attrs[8] = {
         { "weights_tys", { .type = LOOM_ATTR_STRING, .is_set = 1, .count = (int64_t)strlen(tys), .u.s = tys } },
         { "feature_table_map", { .type = LOOM_ATTR_INTS, .is_set = 1, .count = g->n_features, .u.ints = ftm } },
         { "pooling_mode", { .type = LOOM_ATTR_STRING, .is_set = 1, .count = g->sequence || g->pooling_mean ? 4 : 3,
@@ -198,12 +198,14 @@ static loom_status make_group(rec_ebc *e, const loom_object_args *args, rec_ebc_
         { "bounds_check_mode", { .type = LOOM_ATTR_STRING, .is_set = 1, .count = 5, .u.s = "fatal" } },
         { "embedding_dims", { .type = LOOM_ATTR_INTS, .is_set = 1, .count = n_t, .u.ints = dims } },
         { "row_alignment", { .type = LOOM_ATTR_INT, .is_set = 1, .count = 1, .u.i = g->row_alignment } },
+        { "table_memory", { .type = LOOM_ATTR_STRING, .is_set = 1, .count = (int64_t)strlen(e->table_memory),
+                            .u.s = e->table_memory } },
     };
     memcpy(attrs, base_attrs, sizeof base_attrs);
     for (int32_t i = 0; i < e->n_optim_attrs; i++)
-        attrs[7 + i] = e->optim_attrs[i];
+        attrs[8 + i] = e->optim_attrs[i];
     loom_object_request req = { .struct_size = sizeof req, .class_name = "fbgemm.tbe",
-                                .n_attrs = 7 + e->n_optim_attrs, .attrs = attrs, .n_tensors = (int32_t)n_all,
+                                .n_attrs = 8 + e->n_optim_attrs, .attrs = attrs, .n_tensors = (int32_t)n_all,
                                 .tensors = all, .device = { LOOM_DEVICE_CPU, 0 } };
     if ((g->tbe = pk_host->object_create(args->ctx, &req)) == NULL)
         st = LOOM_EINVAL;   /* the core's message stands */
@@ -246,6 +248,8 @@ loom_status rec_collection_create(const loom_object_args *args, void **state_out
         FAIL(LOOM_ENOENT, "%s trains through fbgemm.tbe_backward: load an fbgemm pack that has it", CLASS);
     e->sequence = sequence;
     e->is_weighted = sequence ? 0 : A_(is_weighted).u.b;
+    /* the attribute's text lives as long as the object's attributes; only create reads it */
+    e->table_memory = sequence ? "map" : A_(table_memory).u.s;
     if ((e->table_names = split(A_(tables).u.s, ',', &e->n_tables)) == NULL)
         FAIL(LOOM_ENOMEM, "%s: out of memory", CLASS);
     const int64_t T = e->n_tables;

@@ -6,7 +6,9 @@
 ** KeyedTensor values within the case's tolerance, its keys and per-key
 ** lengths exactly. Then the refusals: tables files of the wrong size or
 ** dtype or without a table, KJT keys that are no table's feature, features
-** the KJT lacks, bad lengths, weighted mean pooling.
+** the KJT lacks, bad lengths, weighted mean pooling. Every golden runs
+** twice: on tables read from the mapped file and on tables copied into
+** huge-page memory (table_memory=hugepage), with the same outputs.
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -95,14 +97,14 @@ static int read_inputs(const char *dir, const char *name, const char *list, loom
     return n;
 }
 
-static void test_golden(void **state)
+static void run_golden(const golden *g, const char *table_memory)
 {
-    const golden *g = *state;
-    char weights[256];
+    char weights[256], cattrs[1200];
     snprintf(weights, sizeof weights, "rec/collections/%s.safetensors", g->name);
+    snprintf(cattrs, sizeof cattrs, "%s;table_memory=%s", g->class_attrs, table_memory);
     loom_object *obj = NULL;
-    if (create(g->class_attrs, weights, &obj) != LOOM_OK)
-        fail_msg("%s: create: %s", g->name, loom_last_error());
+    if (create(cattrs, weights, &obj) != LOOM_OK)
+        fail_msg("%s (table_memory %s): create: %s", g->name, table_memory, loom_last_error());
     loom_tensor *in[8];
     int n_in = read_inputs("rec/collections", g->name, g->inputs, in);
     loom_attrs *a = parse_attrs(OP, g->attrs);
@@ -115,7 +117,7 @@ static void test_golden(void **state)
         char path[256], what[300];
         snprintf(path, sizeof path, "rec/collections/%s.out%d", g->name, i);
         loom_tensor *want = tu_npy(path);
-        snprintf(what, sizeof what, "%s output %d", g->name, i);
+        snprintf(what, sizeof what, "%s (table_memory %s) output %d", g->name, table_memory, i);
         if (i == 0)
             tu_assert_close(out[i], want, g->rtol, g->atol, what);
         else
@@ -128,6 +130,9 @@ static void test_golden(void **state)
         loom_tensor_free(in[i]);
     loom_object_free(obj);
 }
+
+static void test_golden(void **state) { run_golden(*state, "map"); }
+static void test_golden_hugepage(void **state) { run_golden(*state, "hugepage"); }
 
 /* EmbeddingCollection: its rows are copies of the tables' (f16 rows widen exactly): every output identical */
 static void test_ec_golden(void **state)
@@ -196,6 +201,8 @@ static void test_bad_tables(void **state)
                           FP32_FILE, "table 'item': is_weighted needs sum pooling");
     expect_create_refusal("tables=user,item;num_embeddings=50,40;embedding_dim=8,4;feature_names=a", FP32_FILE,
                           "has 1 tables' lists for 2 tables");
+    expect_create_refusal("tables=user,item;num_embeddings=50,40;embedding_dim=8,4;table_memory=huge", FP32_FILE,
+                          "table_memory 'huge' is not map or hugepage");
     /* EmbeddingCollection: one D for all tables, and its own state_dict keys */
     loom_object *obj = NULL;
     if (create_of("rec.embedding_collection", "tables=user,item;num_embeddings=50,40;embedding_dim=8,4", FP32_FILE,
@@ -271,16 +278,20 @@ static void test_bad_features(void **state)
 int main(void)
 {
     enum { N = sizeof goldens / sizeof goldens[0], NE = sizeof ec_goldens / sizeof ec_goldens[0] };
-    struct CMUnitTest tests[N + NE + 2];
+    struct CMUnitTest tests[2 * N + NE + 2];
+    static char hp_names[N][160];
     for (size_t i = 0; i < N; i++) {
         tests[i] = (struct CMUnitTest)cmocka_unit_test_prestate(test_golden, (void *)&goldens[i]);
         tests[i].name = goldens[i].name;
+        tests[N + i] = (struct CMUnitTest)cmocka_unit_test_prestate(test_golden_hugepage, (void *)&goldens[i]);
+        snprintf(hp_names[i], sizeof hp_names[i], "%s (hugepage)", goldens[i].name);
+        tests[N + i].name = hp_names[i];
     }
     for (size_t i = 0; i < NE; i++) {
-        tests[N + i] = (struct CMUnitTest)cmocka_unit_test_prestate(test_ec_golden, (void *)&ec_goldens[i]);
-        tests[N + i].name = ec_goldens[i].name;
+        tests[2 * N + i] = (struct CMUnitTest)cmocka_unit_test_prestate(test_ec_golden, (void *)&ec_goldens[i]);
+        tests[2 * N + i].name = ec_goldens[i].name;
     }
-    tests[N + NE] = (struct CMUnitTest)cmocka_unit_test(test_bad_tables);
-    tests[N + NE + 1] = (struct CMUnitTest)cmocka_unit_test(test_bad_features);
-    return _cmocka_run_group_tests("rec_collections", tests, N + NE + 2, tu_setup, tu_teardown);
+    tests[2 * N + NE] = (struct CMUnitTest)cmocka_unit_test(test_bad_tables);
+    tests[2 * N + NE + 1] = (struct CMUnitTest)cmocka_unit_test(test_bad_features);
+    return _cmocka_run_group_tests("rec_collections", tests, 2 * N + NE + 2, tu_setup, tu_teardown);
 }
