@@ -79,13 +79,15 @@ static void pack_a6_avx2_f32(void *dst_, const void *src_, int64_t sw, int64_t k
             dst[i] = src[i * sw + p];
 }
 
-/* W lines of f32 (W a multiple of 8), line i at src + i * sw with its depth
+/* W lines of f32 (W a multiple of 4), line i at src + i * sw with its depth
 ** contiguous, into a [k][W] panel: dst[p * W + i] = src[i * sw + p]. Groups
-** of 8 lines, 8 steps of depth at a time as one 8 x 8 register transpose
-** (plain copies: the values are the same bits as the scalar packing's). */
-static void pack_lines_t8(float *dst, const float *src, int64_t sw, int64_t k, int64_t W)
+** of 8 lines, 8 steps of depth at a time as one 8 x 8 register transpose,
+** then a group of 4 by 4 x 4 transposes (plain copies: the values are the
+** same bits as the scalar packing's). */
+static void pack_lines_t(float *dst, const float *src, int64_t sw, int64_t k, int64_t W)
 {
-    for (int64_t g = 0; g < W; g += 8) {
+    int64_t g = 0;
+    for (; g + 8 <= W; g += 8) {
         const float *s = src + g * sw;
         float *d = dst + g;
         int64_t p = 0;
@@ -116,16 +118,38 @@ static void pack_lines_t8(float *dst, const float *src, int64_t sw, int64_t k, i
             for (int i = 0; i < 8; i++)
                 d[p * W + i] = s[i * sw + p];
     }
+    if (g < W) {
+        const float *s = src + g * sw;
+        float *d = dst + g;
+        int64_t p = 0;
+        for (; p + 4 <= k; p += 4) {
+            __m128 r0 = _mm_loadu_ps(s + p), r1 = _mm_loadu_ps(s + sw + p);
+            __m128 r2 = _mm_loadu_ps(s + 2 * sw + p), r3 = _mm_loadu_ps(s + 3 * sw + p);
+            _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+            _mm_storeu_ps(d + p * W, r0);
+            _mm_storeu_ps(d + (p + 1) * W, r1);
+            _mm_storeu_ps(d + (p + 2) * W, r2);
+            _mm_storeu_ps(d + (p + 3) * W, r3);
+        }
+        for (; p < k; p++)
+            for (int i = 0; i < 4; i++)
+                d[p * W + i] = s[i * sw + p];
+    }
+}
+
+void pk_gemm_pack_a12_avx2_f32(void *dst, const void *src, int64_t sw, int64_t k)
+{
+    pack_lines_t(dst, src, sw, k, 12);
 }
 
 void pk_gemm_pack_b16_avx2_f32(void *dst, const void *src, int64_t sw, int64_t k)
 {
-    pack_lines_t8(dst, src, sw, k, 16);
+    pack_lines_t(dst, src, sw, k, 16);
 }
 
 void pk_gemm_pack_b32_avx2_f32(void *dst, const void *src, int64_t sw, int64_t k)
 {
-    pack_lines_t8(dst, src, sw, k, 32);
+    pack_lines_t(dst, src, sw, k, 32);
 }
 
 const pk_gemm_kern pk_gemm_kern_avx2[2] = {

@@ -47,7 +47,7 @@
 #include "gemm_kern.h"
 
 const pk_gemm_kern pk_gemm_kern_avx512[2] = {
-    { "avx512", 12, 32, 16, 256, 192, ukr_avx512_f32, rows_avx512_f32, gemv_avx512_f32, NULL,
-      pk_gemm_pack_b32_avx2_f32 },
+    { "avx512", 12, 32, 16, 256, 192, ukr_avx512_f32, rows_avx512_f32, gemv_avx512_f32,
+      pk_gemm_pack_a12_avx2_f32, pk_gemm_pack_b32_avx2_f32 },
     { "avx512", 12, 16, 8, 256, 96, ukr_avx512_f64, rows_avx512_f64, gemv_avx512_f64, NULL, NULL },
 };

@@ -61,8 +61,10 @@ struct pk_gemm_args;
 void pk_gemm_epilogue_f32_avx2(const struct pk_gemm_args *g, float *c, int64_t ldc, const float *bias,
                                const float *res, int64_t i0, int64_t j0, int64_t rows, int64_t cols);
 
-/* The f32 B-panel packing of 16 / 32 columns by 8 x 8 transposes (gemm_avx2.c,
-** -mavx2: the AVX-512 kernels use it too, AVX512F implying AVX2). */
+/* The f32 packing of a 12-row A panel and of 16 / 32-column B panels by
+** register transposes (gemm_avx2.c, -mavx2: the AVX-512 kernels use them
+** too, AVX512F implying AVX2). */
+void pk_gemm_pack_a12_avx2_f32(void *dst, const void *src, int64_t sw, int64_t k);
 void pk_gemm_pack_b16_avx2_f32(void *dst, const void *src, int64_t sw, int64_t k);
 void pk_gemm_pack_b32_avx2_f32(void *dst, const void *src, int64_t sw, int64_t k);
 
