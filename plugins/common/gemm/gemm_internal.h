@@ -54,8 +54,8 @@ typedef struct pk_gemm_kern {
 /* The f32 epilogue act(v + bias) + residual of C[rows x cols] at (i0, j0)
 ** (gemm.c's epilogue_f32, the same order of operations) with 8 lanes: relu
 ** and the adds give the same bits, silu's exp is simd_avx2.h's (2 ulp), gelu
-** (erf) is simd_avx2.h's pk_gelu_erf_ps (erfc-based, within 8 ulp where libm's
-** 1 + erf loses digits for x < 0); gelu (tanh) is not here (gemm.c keeps
+** (erf) is simd_avx2.h's pk_gelu_erf_ps (erfc-based, within 16 ulp for x >= -2,
+** 96 on [-6, -2), where libm's 1 + erf loses digits); gelu (tanh) is not here (gemm.c keeps
 ** libm's). In gemm_avx2.c, for the vector kernels only. */
 struct pk_gemm_args;
 void pk_gemm_epilogue_f32_avx2(const struct pk_gemm_args *g, float *c, int64_t ldc, const float *bias,

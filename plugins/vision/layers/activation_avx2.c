@@ -3,9 +3,9 @@
 ** activation_avx2.c - vision.gelu (approximate='none') with AVX2+FMA
 ** (layers.h: layers_gelu_erf_avx2), called only when the core's CPU
 ** features allow it (activation_cpu.c). simd_avx2.h's pk_gelu_erf_ps, the
-** one the shared GEMM's epilogue uses: 1 + erf formed from erfc, within 8 ulp
-** of the exact GELU (libm's 0.5 x (1 + erff(x / sqrt 2)) loses its digits
-** for x < -2, where 1 + erf cancels). The tail runs through a zero-padded
+** one the shared GEMM's epilogue uses: 1 + erf formed from erfc, within 16
+** ulp of the exact GELU for x >= -2 and 96 on [-6, -2) (libm's
+** 0.5 x (1 + erff(x / sqrt 2)) loses its digits there, where 1 + erf cancels). The tail runs through a zero-padded
 ** vector, so every element gets the same formula.
 */
 #include <stdint.h>

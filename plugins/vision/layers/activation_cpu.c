@@ -8,7 +8,7 @@
 ** weight / sqrt(var + eps), beta = bias - mean * alpha, y = x * alpha + beta).
 ** Threaded over the elements (activations) or the (n, c) planes (batch_norm).
 ** gelu (erf) runs activation_avx2.c's vector loop when the core's CPU
-** features allow AVX2+FMA (an erfc-based 1 + erf, within 8 ulp).
+** features allow AVX2+FMA (an erfc-based 1 + erf: simd_avx2.h).
 */
 #include <math.h>
 #include <string.h>
