@@ -97,8 +97,8 @@ DEFINE_SCALAR_UKR(f32, float, 8)
 DEFINE_SCALAR_UKR(f64, double, 4)
 
 static const pk_gemm_kern kern_scalar[2] = {
-    { "scalar", SMR, 8, 1, 256, 128, ukr_scalar_f32, NULL, NULL, NULL },
-    { "scalar", SMR, 4, 1, 256, 64, ukr_scalar_f64, NULL, NULL, NULL },
+    { "scalar", SMR, 8, 1, 256, 128, ukr_scalar_f32, NULL, NULL, NULL, NULL },
+    { "scalar", SMR, 4, 1, 256, 64, ukr_scalar_f64, NULL, NULL, NULL, NULL },
 };
 
 /* ------------------------------------------------------------ ISA choice */
@@ -255,6 +255,11 @@ static void pack_one(void *dst, const pk_gemm_operand *x, int64_t base, int whic
     if (which == 0 && kr->pack_a != NULL && valid == w && sk == 1
         && x->dtype == (f64 ? LOOM_DTYPE_F64 : LOOM_DTYPE_F32)) {
         kr->pack_a(dst, src, sw, k);
+        return;
+    }
+    if (which == 1 && kr->pack_b != NULL && valid == w && sk == 1
+        && x->dtype == (f64 ? LOOM_DTYPE_F64 : LOOM_DTYPE_F32)) {
+        kr->pack_b(dst, src, sw, k);
         return;
     }
     if (f64)
@@ -425,7 +430,7 @@ static void epilogue_at(const gjob *j, char *cp, int64_t i0, int64_t j0, int64_t
         epilogue_f64(g, (double *)(void *)cp, g->ldc, (const double *)(const void *)j->bias,
                      (const double *)(const void *)j->res, i0, j0, rows, cols);
 #ifdef PK_GEMM_X86
-    else if (j->kr->vl > 1 && g->act != PK_GEMM_ACT_GELU_TANH && g->act != PK_GEMM_ACT_GELU_ERF)
+    else if (j->kr->vl > 1 && g->act != PK_GEMM_ACT_GELU_TANH)
         pk_gemm_epilogue_f32_avx2(g, (float *)(void *)cp, g->ldc, (const float *)(const void *)j->bias,
                                   (const float *)(const void *)j->res, i0, j0, rows, cols);
 #endif

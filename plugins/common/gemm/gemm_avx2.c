@@ -79,9 +79,83 @@ static void pack_a6_avx2_f32(void *dst_, const void *src_, int64_t sw, int64_t k
             dst[i] = src[i * sw + p];
 }
 
+/* W lines of f32 (W a multiple of 4), line i at src + i * sw with its depth
+** contiguous, into a [k][W] panel: dst[p * W + i] = src[i * sw + p]. Groups
+** of 8 lines, 8 steps of depth at a time as one 8 x 8 register transpose,
+** then a group of 4 by 4 x 4 transposes (plain copies: the values are the
+** same bits as the scalar packing's). */
+static void pack_lines_t(float *dst, const float *src, int64_t sw, int64_t k, int64_t W)
+{
+    int64_t g = 0;
+    for (; g + 8 <= W; g += 8) {
+        const float *s = src + g * sw;
+        float *d = dst + g;
+        int64_t p = 0;
+        for (; p + 8 <= k; p += 8) {
+            __m256 r0 = _mm256_loadu_ps(s + p), r1 = _mm256_loadu_ps(s + sw + p);
+            __m256 r2 = _mm256_loadu_ps(s + 2 * sw + p), r3 = _mm256_loadu_ps(s + 3 * sw + p);
+            __m256 r4 = _mm256_loadu_ps(s + 4 * sw + p), r5 = _mm256_loadu_ps(s + 5 * sw + p);
+            __m256 r6 = _mm256_loadu_ps(s + 6 * sw + p), r7 = _mm256_loadu_ps(s + 7 * sw + p);
+            __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+            __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+            __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+            __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+            __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+            __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+            __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+            __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+            float *o = d + p * W;
+            _mm256_storeu_ps(o + 0 * W, _mm256_permute2f128_ps(u0, u4, 0x20));
+            _mm256_storeu_ps(o + 1 * W, _mm256_permute2f128_ps(u1, u5, 0x20));
+            _mm256_storeu_ps(o + 2 * W, _mm256_permute2f128_ps(u2, u6, 0x20));
+            _mm256_storeu_ps(o + 3 * W, _mm256_permute2f128_ps(u3, u7, 0x20));
+            _mm256_storeu_ps(o + 4 * W, _mm256_permute2f128_ps(u0, u4, 0x31));
+            _mm256_storeu_ps(o + 5 * W, _mm256_permute2f128_ps(u1, u5, 0x31));
+            _mm256_storeu_ps(o + 6 * W, _mm256_permute2f128_ps(u2, u6, 0x31));
+            _mm256_storeu_ps(o + 7 * W, _mm256_permute2f128_ps(u3, u7, 0x31));
+        }
+        for (; p < k; p++)
+            for (int i = 0; i < 8; i++)
+                d[p * W + i] = s[i * sw + p];
+    }
+    if (g < W) {
+        const float *s = src + g * sw;
+        float *d = dst + g;
+        int64_t p = 0;
+        for (; p + 4 <= k; p += 4) {
+            __m128 r0 = _mm_loadu_ps(s + p), r1 = _mm_loadu_ps(s + sw + p);
+            __m128 r2 = _mm_loadu_ps(s + 2 * sw + p), r3 = _mm_loadu_ps(s + 3 * sw + p);
+            _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+            _mm_storeu_ps(d + p * W, r0);
+            _mm_storeu_ps(d + (p + 1) * W, r1);
+            _mm_storeu_ps(d + (p + 2) * W, r2);
+            _mm_storeu_ps(d + (p + 3) * W, r3);
+        }
+        for (; p < k; p++)
+            for (int i = 0; i < 4; i++)
+                d[p * W + i] = s[i * sw + p];
+    }
+}
+
+void pk_gemm_pack_a12_avx2_f32(void *dst, const void *src, int64_t sw, int64_t k)
+{
+    pack_lines_t(dst, src, sw, k, 12);
+}
+
+void pk_gemm_pack_b16_avx2_f32(void *dst, const void *src, int64_t sw, int64_t k)
+{
+    pack_lines_t(dst, src, sw, k, 16);
+}
+
+void pk_gemm_pack_b32_avx2_f32(void *dst, const void *src, int64_t sw, int64_t k)
+{
+    pack_lines_t(dst, src, sw, k, 32);
+}
+
 const pk_gemm_kern pk_gemm_kern_avx2[2] = {
-    { "avx2-fma", 6, 16, 8, 256, 144, ukr_avx2_f32, rows_avx2_f32, gemv_avx2_f32, pack_a6_avx2_f32 },
-    { "avx2-fma", 6, 8, 4, 256, 72, ukr_avx2_f64, rows_avx2_f64, gemv_avx2_f64, NULL },
+    { "avx2-fma", 6, 16, 8, 256, 144, ukr_avx2_f32, rows_avx2_f32, gemv_avx2_f32, pack_a6_avx2_f32,
+      pk_gemm_pack_b16_avx2_f32 },
+    { "avx2-fma", 6, 8, 4, 256, 72, ukr_avx2_f64, rows_avx2_f64, gemv_avx2_f64, NULL, NULL },
 };
 
 /* gemm_internal.h: the vector epilogue of 8 columns at c (bias at bias_col
@@ -98,6 +172,8 @@ static inline __m256 epilogue8(const struct pk_gemm_args *g, __m256 v, const flo
         v = _mm256_max_ps(zero, v);     /* NaN (the second operand) and -0 stay, as v < 0 ? 0 : v */
     else if (g->act == PK_GEMM_ACT_SILU)
         v = _mm256_div_ps(v, _mm256_add_ps(_mm256_set1_ps(1.0f), pk_exp_ps(_mm256_sub_ps(zero, v))));
+    else if (g->act == PK_GEMM_ACT_GELU_ERF)
+        v = pk_gelu_erf_ps(v);
     if (rr != NULL)
         v = _mm256_add_ps(v, full ? _mm256_loadu_ps(rr) : _mm256_maskload_ps(rr, m));
     return v;

@@ -45,16 +45,28 @@ typedef struct pk_gemm_kern {
     /* A full MR-row panel of a row-major A of the compute type (rows sw
     ** apart, depth contiguous) over k, or NULL for the portable packing. */
     void (*pack_a)(void *dst, const void *src, int64_t sw, int64_t k);
+    /* A full NR-column panel of a B of the compute type whose columns have
+    ** their depth contiguous (columns sw apart: a transposed row-major
+    ** matrix, nn.Linear's weight), or NULL for the portable packing. */
+    void (*pack_b)(void *dst, const void *src, int64_t sw, int64_t k);
 } pk_gemm_kern;
 
 /* The f32 epilogue act(v + bias) + residual of C[rows x cols] at (i0, j0)
 ** (gemm.c's epilogue_f32, the same order of operations) with 8 lanes: relu
-** and the adds give the same bits, silu's exp is simd_avx2.h's (2 ulp); the
-** gelus are not here (gemm.c keeps libm's). In gemm_avx2.c, for the vector
-** kernels only. */
+** and the adds give the same bits, silu's exp is simd_avx2.h's (2 ulp), gelu
+** (erf) is simd_avx2.h's pk_gelu_erf_ps (erfc-based, within 16 ulp for x >= -2,
+** 96 on [-6, -2), where libm's 1 + erf loses digits); gelu (tanh) is not here (gemm.c keeps
+** libm's). In gemm_avx2.c, for the vector kernels only. */
 struct pk_gemm_args;
 void pk_gemm_epilogue_f32_avx2(const struct pk_gemm_args *g, float *c, int64_t ldc, const float *bias,
                                const float *res, int64_t i0, int64_t j0, int64_t rows, int64_t cols);
+
+/* The f32 packing of a 12-row A panel and of 16 / 32-column B panels by
+** register transposes (gemm_avx2.c, -mavx2: the AVX-512 kernels use them
+** too, AVX512F implying AVX2). */
+void pk_gemm_pack_a12_avx2_f32(void *dst, const void *src, int64_t sw, int64_t k);
+void pk_gemm_pack_b16_avx2_f32(void *dst, const void *src, int64_t sw, int64_t k);
+void pk_gemm_pack_b32_avx2_f32(void *dst, const void *src, int64_t sw, int64_t k);
 
 /* Per ISA: [0] f32, [1] f64. Defined only where the ISA files are built. */
 extern const pk_gemm_kern pk_gemm_kern_avx2[2];

@@ -7,10 +7,13 @@
 ** batch_norm_cpu_collect_linear_and_constant_terms does: alpha =
 ** weight / sqrt(var + eps), beta = bias - mean * alpha, y = x * alpha + beta).
 ** Threaded over the elements (activations) or the (n, c) planes (batch_norm).
+** gelu (erf) runs activation_avx2.c's vector loop when the core's CPU
+** features allow AVX2+FMA (an erfc-based 1 + erf: simd_avx2.h).
 */
 #include <math.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "layers.h"
 
 typedef enum { ACT_RELU, ACT_RELU6, ACT_SILU, ACT_GELU_ERF, ACT_GELU_TANH, ACT_HARDSWISH, ACT_SIGMOID } act_kind;
@@ -19,6 +22,7 @@ typedef struct act_job {
     act_kind kind;
     const float *x;
     float *y;
+    int avx2;               /* gelu (erf) may run activation_avx2.c's loop */
 } act_job;
 
 static void act_range(void *user, int64_t begin, int64_t end, int32_t thread_index)
@@ -41,6 +45,12 @@ static void act_range(void *user, int64_t begin, int64_t end, int32_t thread_ind
             y[i] = x[i] / (1.0f + expf(-x[i]));
         break;
     case ACT_GELU_ERF:
+#if defined(__x86_64__) || defined(__i386__)
+        if (j->avx2) {
+            layers_gelu_erf_avx2(x + begin, y + begin, end - begin);
+            break;
+        }
+#endif
         for (int64_t i = begin; i < end; i++)
             y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
         break;
@@ -75,7 +85,7 @@ static loom_status act_run_cpu(loom_call *call)
     act_kind kind = (act_kind)(intptr_t)call->kernel->user;
     if (kind == ACT_GELU_ERF && strcmp(call->attrs[PK_ATTR(gelu, approximate)].u.s, "tanh") == 0)
         kind = ACT_GELU_TANH;
-    act_job job = { kind, loom_data(x), loom_data(out) };
+    act_job job = { kind, loom_data(x), loom_data(out), pk_cpu_avx2(PK_CPU_FMA) };
     return pk_host->parallel_for(call->ctx, loom_numel(out), 16384, act_range, &job);
 }
 

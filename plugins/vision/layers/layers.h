@@ -172,4 +172,8 @@ extern const pk_module vision_layers_cpu;
 ** oneDNN. */
 void layers_onednn_fini(void);
 
+/* y[i] = gelu(x[i]) (erf) for n floats, AVX2+FMA (activation_avx2.c; x86
+** only, called when pk_cpu_avx2(PK_CPU_FMA)). */
+void layers_gelu_erf_avx2(const float *x, float *y, int64_t n);
+
 #endif /* LOOM_VISION_LAYERS_H */
