@@ -68,6 +68,27 @@ def loom_cli():
     sys.exit("no loom CLI: run `tools/dev bench` (or build build-release/) first")
 
 
+def fma_peak(threads):
+    """This machine's f32 FMA peak in GFLOP/s on `threads` threads and the ISA
+    that reaches it, as tools/bench/fma_peak measures it now (the CPUs differ
+    between machines: AVX2-only ones, AVX-512 ones); (None, None) when it is
+    not built."""
+    import re
+    for d in ("build-release", "build"):
+        exe = os.path.join(ROOT, d, "tools", "bench", "fma_peak")
+        if os.access(exe, os.X_OK):
+            break
+    else:
+        return None, None
+    out = subprocess.run([exe], capture_output=True, text=True).stdout
+    best = (None, None)
+    for line in out.splitlines():
+        m = re.match(r"\s*(\S+)\s+f32 FMA peak, (\d+) threads?\s*:\s*([0-9.]+) GFLOP/s", line)
+        if m and int(m.group(2)) == threads and (best[0] is None or float(m.group(3)) > best[0]):
+            best = (float(m.group(3)), m.group(1))
+    return best
+
+
 def time_reference(fn, repeat, warmup):
     for _ in range(warmup):
         fn()

@@ -135,6 +135,19 @@ extern const float det_roi_weights[4];    /* 10, 10, 5, 5 */
 loom_status det_batched_nms(loom_call *call, int64_t m, const float *boxes, const float *scores,
                             const int64_t *idxs, double iou_threshold, loom_tensor **keep);
 
+/* One image's filtered candidates (m boxes cb [m, 4], scores cs, labels cl)
+** through det_batched_nms: the first per_img kept rows are appended at row
+** *total of kept ([., 5]: the box, then the score) and labels, and *total
+** grows by their number. */
+loom_status det_keep_after_nms(loom_call *call, int64_t m, const float *cb, const float *cs, const int64_t *cl,
+                               double iou_threshold, int64_t per_img, float *kept, int64_t *labels, int64_t *total);
+
+/* The detection outputs 0..3 of a filter op: boxes [total, 4], scores
+** [total], labels [total] and offsets [n_images + 1], from kept and labels
+** (det_keep_after_nms) and offsets. */
+loom_status det_write_detections(loom_call *call, int64_t total, const float *kept, const int64_t *labels,
+                                 const int64_t *offsets, int64_t n_images);
+
 /* clip_boxes_to_image of one xyxy box to (h, w): torch.clamp, NaN kept. */
 void det_clip_box(float *box, float h, float w);
 

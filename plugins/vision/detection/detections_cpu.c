@@ -112,33 +112,9 @@ loom_status vision_rcnn_postprocess_detections_cpu(loom_call *call)
                 cl[m++] = j;
             }
         }
-        loom_tensor *keep = NULL;
-        if ((st = det_batched_nms(call, m, cb, cs, cl, nms_thresh, &keep)) != LOOM_OK)
+        if ((st = det_keep_after_nms(call, m, cb, cs, cl, nms_thresh, per_img, all, labels, &total)) != LOOM_OK)
             return st;
-        const int64_t *kp = loom_data(keep);
-        const int64_t n = keep->shape[0] < per_img ? keep->shape[0] : per_img;
-        for (int64_t j = 0; j < n; j++, total++) {
-            memcpy(all + total * 5, cb + kp[j] * 4, 4 * sizeof(float));
-            all[total * 5 + 4] = cs[kp[j]];
-            labels[total] = cl[kp[j]];
-        }
-        pk_host->tensor_free(keep);
         offsets[img + 1] = total;
     }
-    loom_tensor *ob, *os, *ol, *oo;
-    const int64_t box_shape[2] = { total, 4 }, vec[1] = { total }, off_shape[1] = { b + 1 };
-    if ((st = pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, 2, box_shape, &ob))
-        || (st = pk_host->alloc_output(call, 1, LOOM_DTYPE_F32, 1, vec, &os))
-        || (st = pk_host->alloc_output(call, 2, LOOM_DTYPE_I64, 1, vec, &ol))
-        || (st = pk_host->alloc_output(call, 3, LOOM_DTYPE_I64, 1, off_shape, &oo)))
-        return st;
-    float *pb = loom_data(ob), *ps = loom_data(os);
-    for (int64_t j = 0; j < total; j++) {
-        memcpy(pb + j * 4, all + j * 5, 4 * sizeof(float));
-        ps[j] = all[j * 5 + 4];
-    }
-    if (total > 0)
-        memcpy(loom_data(ol), labels, (size_t)total * sizeof(int64_t));
-    memcpy(loom_data(oo), offsets, (size_t)(b + 1) * sizeof(int64_t));
-    return LOOM_OK;
+    return det_write_detections(call, total, all, labels, offsets, b);
 }

@@ -88,44 +88,15 @@ static loom_status build(effnet_model *m, onednn_net *net)
     return st;
 }
 
-static loom_status effnet_onednn_supports(const loom_call *call, char *why, size_t why_size)
-{
-    (void)call;
-    if (!onednn_runtime_ready()) {
-        snprintf(why, why_size, "oneDNN's CPU runtime offers no thread-count control this kernel can use");
-        return LOOM_ENOTSUP;
-    }
-    return LOOM_OK;
-}
+static loom_status build_plan(void *model, onednn_net *net) { return build(model, net); }
 
 static loom_status effnet_onednn_run(loom_call *call)
 {
     effnet_model *m = call->object;
-    const loom_tensor *x = call->inputs[0];
-    loom_tensor *out;
-    loom_status st = model_check_input(call, m->base.classes, &out);
-    if (st != LOOM_OK)
-        return st;
-    onednn_nets *nets = onednn_nets_of(call);
-    if (nets == NULL)
-        return LOOM_ENOMEM;            /* the error is set */
-    const int threads = onednn_call_threads(call);
-    pthread_mutex_lock(&m->base.lock);
-    onednn_net *net = onednn_nets_find(nets, x->shape, threads);
-    if (net == NULL) {
-        st = onednn_net_begin(nets, x->shape, threads, N_BUFS, &net);
-        if (st == LOOM_OK && (st = build(m, net)) != LOOM_OK)
-            onednn_net_abandon(net);
-        if (st == LOOM_OK)
-            st = onednn_net_end(nets, net);
-    }
-    if (st == LOOM_OK)
-        st = onednn_net_run(net, loom_data(x), loom_data(out));
-    pthread_mutex_unlock(&m->base.lock);
-    return st;
+    return onednn_model_run(call, &m->base, N_BUFS, build_plan);
 }
 
 #define EFFNET_ONEDNN_KERNEL(R, id)                                                                \
     PK_KERNEL(vision_##id##_schema, "onednn", LOOM_DEVICE_CPU, "onednn:plan", LOOM_DTYPE_BIT(LOOM_DTYPE_F32), \
-              effnet_onednn_run, .supports = effnet_onednn_supports),
+              effnet_onednn_run, .supports = onednn_model_supports),
 const loom_kernel_desc effnet_onednn_kernels[VISION_N_EFFICIENTNETS] = { VISION_EFFICIENTNETS(EFFNET_ONEDNN_KERNEL, _) };

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "layers/onednn_runtime.h"
+#include "models.h"
 #include "onednn_net.h"
 
 #define MAX_PLANS 4     /* input shapes kept per object; the oldest goes first */
@@ -791,4 +792,40 @@ loom_status onednn_net_run(onednn_net *net, const float *x, float *logits)
         s = dnnl_stream_wait(net->stream);
     onednn_budget_leave(net->n_threads, saved);
     return s != dnnl_success ? dnnl_fail(net, s, "execution") : LOOM_OK;
+}
+
+loom_status onednn_model_supports(const loom_call *call, char *why, size_t why_size)
+{
+    (void)call;
+    if (!onednn_runtime_ready()) {
+        snprintf(why, why_size, "oneDNN's CPU runtime offers no thread-count control this kernel can use");
+        return LOOM_ENOTSUP;
+    }
+    return LOOM_OK;
+}
+
+loom_status onednn_model_run(loom_call *call, struct model_base *base, int n_bufs, onednn_net_build_fn build)
+{
+    const loom_tensor *x = call->inputs[0];
+    loom_tensor *out;
+    loom_status st = model_check_input(call, base->classes, &out);
+    if (st != LOOM_OK)
+        return st;
+    onednn_nets *nets = onednn_nets_of(call);
+    if (nets == NULL)
+        return LOOM_ENOMEM;            /* the error is set */
+    const int threads = onednn_call_threads(call);
+    pthread_mutex_lock(&base->lock);
+    onednn_net *net = onednn_nets_find(nets, x->shape, threads);
+    if (net == NULL) {
+        st = onednn_net_begin(nets, x->shape, threads, n_bufs, &net);
+        if (st == LOOM_OK && (st = build(call->object, net)) != LOOM_OK)
+            onednn_net_abandon(net);
+        if (st == LOOM_OK)
+            st = onednn_net_end(nets, net);
+    }
+    if (st == LOOM_OK)
+        st = onednn_net_run(net, loom_data(x), loom_data(out));
+    pthread_mutex_unlock(&base->lock);
+    return st;
 }

@@ -111,4 +111,16 @@ void onednn_net_abandon(onednn_net *net);
 /* Runs the plan on x (its input dims) into logits. */
 loom_status onednn_net_run(onednn_net *net, const float *x, float *logits);
 
+/* The onednn kernel of a classifier class run as one plan (call->object is
+** the model, whose first member is its model_base): the input is checked
+** (model_check_input), then under the model's lock the plan of this input
+** shape and thread budget is found, or begun with n_bufs buffer roles,
+** filled by build(model, net) and ended; then it runs. */
+struct model_base;
+typedef loom_status (*onednn_net_build_fn)(void *model, onednn_net *net);
+loom_status onednn_model_run(loom_call *call, struct model_base *base, int n_bufs, onednn_net_build_fn build);
+/* The supports() of those kernels: declines when oneDNN's runtime offers no
+** thread-count control (onednn_runtime_ready). */
+loom_status onednn_model_supports(const loom_call *call, char *why, size_t why_size);
+
 #endif /* LOOM_VISION_ONEDNN_NET_H */

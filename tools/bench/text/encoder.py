@@ -15,8 +15,8 @@ threads). loom: `loom bench --json` (median of --repeat calls), with
 LOOM_NUM_THREADS = threads. Printed per case: the medians in ms, the ratios
 reference / loom (> 1: loom is faster) and the GFLOP/s of each side over
 the dense work of the real tokens (2 * (4 H^2 + 2 H I) + 4 L H per token and
-layer), against the machine's f32 FMA peak (tools/bench/fma_peak.c reports
-it; 88 GFLOP/s per Zen 3 core here).
+layer), against the machine's f32 FMA peak (tools/bench/fma_peak, measured in the
+same run).
 
 --cpu times CPU seconds per call instead of wall seconds, for a machine
 shared with other work (where wall time mostly measures the others): the
@@ -42,6 +42,8 @@ import numpy as np
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.join(ROOT, "tools", "bench"))
+import sidebyside  # noqa: E402
 MODEL = os.path.join(ROOT, "build-models", "minilm")
 
 
@@ -196,8 +198,10 @@ def main():
               f"{t_ort / t_loom:>8.2f}x {t_torch / t_loom:>9.2f}x {flops / t_loom / 1e9:>9.1f} "
               f"{flops / t_ort / 1e9:>9.1f} {flops / t_torch / 1e9:>10.1f}   (max cosine distance to torch "
               f"{cos:.1e}, {tokens} tokens of {ids.size})")
-    print(f"target: loom <= 1.0x the latency of ORT and of torch (ratios >= 1.00x); f32 FMA peak "
-          f"~{88 * args.threads} GFLOP/s on {args.threads} Zen 3 cores")
+    peak, isa = sidebyside.fma_peak(args.threads)
+    print("target: loom <= 1.0x the latency of ORT and of torch (ratios >= 1.00x); f32 FMA peak "
+          + (f"{peak:.0f} GFLOP/s on {args.threads} threads ({isa}, tools/bench/fma_peak)" if peak
+             else "not measured (tools/bench/fma_peak is not built)"))
 
 
 if __name__ == "__main__":
