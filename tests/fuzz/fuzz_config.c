@@ -105,8 +105,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FZ_CHECK(cfg.log == devnull, "log stream");
     FZ_CHECK(cfg.verbose >= 0 && cfg.verbose <= 3, "verbose %d", cfg.verbose);
     FZ_CHECK(cfg.num_threads >= 0 && cfg.num_threads <= 1024, "threads %d", cfg.num_threads);
-    FZ_CHECK(cfg.cpu_max_isa == NULL || strcmp(cfg.cpu_max_isa, "sse4") == 0 || strcmp(cfg.cpu_max_isa, "avx2") == 0
-                 || strcmp(cfg.cpu_max_isa, "avx512") == 0, "isa '%s'", cfg.cpu_max_isa);
+    /* every level loom__cpu_level names but "native" (which leaves no cap) */
+    FZ_CHECK(cfg.cpu_max_isa == NULL || strcmp(cfg.cpu_max_isa, "scalar") == 0 || strcmp(cfg.cpu_max_isa, "sse4") == 0
+                 || strcmp(cfg.cpu_max_isa, "avx2") == 0 || strcmp(cfg.cpu_max_isa, "avx512") == 0
+                 || strcmp(cfg.cpu_max_isa, "amx") == 0,
+             "isa '%s'", cfg.cpu_max_isa);
     FZ_CHECK(same(cfg.backends, getenv("LOOM_BACKENDS")), "backends");
     FZ_CHECK(same(cfg.select, getenv("LOOM_PLUGINS_SELECT")), "select");
     FZ_CHECK(same(cfg.disable, getenv("LOOM_PLUGINS_DISABLE")), "disable");
