@@ -34,10 +34,15 @@ Needs numpy, torch, torchvision and safetensors.
 import argparse
 import os
 
-import numpy as np
-import torch
-import torchvision.models as tvm
-from safetensors.torch import save_file
+# PyTorch picks its CPU kernels by ISA (AVX-512 or AVX2): the float32 summation
+# orders, and so the last bits of the goldens, follow it. Pinning AVX2 makes a
+# rerun write the same files on every machine.
+os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx2")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torchvision.models as tvm  # noqa: E402
+from safetensors.torch import save_file  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 SMALL = os.path.join(ROOT, "tests", "data", "vision", "models")
