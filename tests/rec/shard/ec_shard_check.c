@@ -4,7 +4,7 @@
 ** (rec.sharded_embedding_collection), run under mpirun by mpi_run.sh
 ** (tests/rec/shard/meson.build):
 **
-**   ec_shard_check --case tw|rw|cw|dp|mixed [--optimizer sgd|rowwise_adagrad] [--steps N] [--fault plan]
+**   ec_shard_check --case tw|rw|cw|dp|mixed [--optimizer sgd|rowwise_adagrad] [--steps N] [--fault plan|stall]
 **   ec_shard_check --case refusals
 **
 ** Every rank builds the same tables (one D, from a seeded generator), the
@@ -32,7 +32,10 @@
 **
 ** The rank and the world size come from OpenMPI's environment; the pack
 ** initialises MPI. --fault plan gives the last rank a plan with table t0 on
-** another rank (setup must refuse it on every rank, naming the mismatch).
+** another rank (setup must refuse it on every rank, naming the mismatch);
+** --fault stall makes the last rank sleep before the forward of step 1
+** (alive, taking no part): the others must fail by their bounded wait
+** (timeout_s 5), not hang.
 ** --case refusals: a plan with a table_row_wise table, a missing table on
 ** one rank, and bad inputs on one rank (lengths of another size, an id
 ** outside its table, another batch size, a gradient of the wrong shape),
@@ -44,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "loom/loom.h"
 #include "tu_env.h"
@@ -505,6 +509,11 @@ int main(int argc, char **argv)
         die_loom("creating " SHARDED);
 
     for (int s = 0; s <= steps; s++) {
+        if (strcmp(fault, "stall") == 0 && s == 1 && rank == world - 1) {
+            fprintf(stderr, "rank %d: not taking part any more (--fault stall)\n", rank);
+            sleep(120);   /* ended by mpirun once the others have failed */
+            _exit(3);
+        }
         batch g;
         make_batch(&g, s);
         int64_t *lens, *vals, n;
