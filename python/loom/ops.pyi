@@ -1704,6 +1704,45 @@ class rec:
             weight (f32, rank 2): [num_embeddings, embedding_dim] the table as trained so far"""
         ...
     @staticmethod
+    def sharded_embedding_collection(values: TensorLike, lengths: TensorLike, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any]:
+        """ShardedEmbeddingCollection.forward over MPI: this rank's KJT distributed to the shards by all-to-all, each id's row looked up on its shard's fbgemm.tbe and sent back by all-to-all in input order; one JaggedTensor per feature, as rec.embedding_collection; collective: every rank calls it
+
+        A method of the object class rec.sharded_embedding_collection: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            values (i64, rank 1): [N] this rank's KJT ids, feature-major, in the collection's feature order
+            lengths (i64, rank 1): [F * B] every feature's B local samples
+        Outputs:
+            values (f32, rank 2): [N, D]: row f holds JaggedTensor f's values (the row of each of its ids), in table then feature order
+            values_offsets (i64, rank 1): [F+1]
+            lengths (i64, rank 1): row f: JaggedTensor f's lengths
+            lengths_offsets (i64, rank 1): [F+1]
+            keys (u8, rank 1): the dict's keys (embedding names)
+            keys_offsets (i64, rank 1): [F+1]"""
+        ...
+    @staticmethod
+    def sharded_embedding_collection_backward(values: TensorLike, lengths: TensorLike, grad: TensorLike, *, object: Optional[Object] = None) -> None:
+        """one step of the fused optimizer on every rank's shards for the global batch (fbgemm.tbe_backward, each id a bag of its own); data-parallel replicas step on the all-gathered batch; collective
+
+        A method of the object class rec.sharded_embedding_collection: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            values (i64, rank 1): [N] this rank's KJT ids, feature-major, in the collection's feature order
+            lengths (i64, rank 1): [F * B] every feature's B local samples
+            grad (f32, rank 2): [N, D] the gradient of this rank's forward values"""
+        ...
+    @staticmethod
+    def sharded_embedding_collection_weight(*, table: str, object: Optional[Object] = None) -> Any:
+        """a table by name (embeddings.<table>.weight, as named_parameters() gives it), its shards gathered from their ranks; collective unless the table is data-parallel
+
+        A method of the object class rec.sharded_embedding_collection: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            table (str, required): the table's name
+        Outputs:
+            weight (f32, rank 2): [num_embeddings, embedding_dim] the table as trained so far"""
+        ...
+    @staticmethod
     def two_tower_candidate_embed(values: TensorLike, lengths: Optional[TensorLike] = None, offsets: Optional[TensorLike] = None, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, keys: str = '', stride: int = -1, object: Optional[Object] = None) -> Any:
         """TwoTower's candidate tower: the candidate table's pooled features through candidate_proj (MLP)
 

@@ -119,6 +119,13 @@ static const oc_case cases[] = {
       .object = 9 },
     { "rec.sharded_embedding_bag_collection_weight", "no such table", { NONE }, "table=nope", .expect = LOOM_EINVAL,
       .message = "no table 'nope'", .object = 9 },
+    /* a sharded EmbeddingCollection over one rank: a (fa, fb) table-wise, b (fc) row-wise, D = 8 */
+    { "rec.sharded_embedding_collection", "no ids", { T(I64, 1, 0), T(I64, 1, 6) }, NULL,
+      { T(F32, 2, 0, 8), T(I64, 1, 4), T(I64, 1, 6), T(I64, 1, 4), T(U8, 1, 6), T(I64, 1, 4) }, .object = 10 },
+    { "rec.sharded_embedding_collection_backward", "no ids", { T(I64, 1, 0), T(I64, 1, 6), T(F32, 2, 0, 8) }, NULL,
+      .object = 10 },
+    { "rec.sharded_embedding_collection_weight", "no such table", { NONE }, "table=nope", .expect = LOOM_EINVAL,
+      .message = "no table 'nope'", .object = 10 },
 #endif
     /* torchrec: a task without samples has no weight: NE's clamped 0/0 ... */
     { "rec.ne", "N = 0, two tasks", { T(F32, 2, 2, 0), T(F32, 2, 2, 0) }, NULL, { T(F64, 1, 2) } },
@@ -256,13 +263,44 @@ static int setup(void **state)
         return -1;
     }
     loom_attrs_free(a);
+    static const char ec_plan[] =
+        "{\"format\":\"loom.rec.plan/1\",\"world_size\":1,\"tables\":["
+        "{\"name\":\"a\",\"num_embeddings\":20,\"embedding_dim\":8,\"sharding_type\":\"table_wise\","
+        "\"compute_kernel\":\"fused\",\"ranks\":[0],\"shards\":[{\"rank\":0,\"offsets\":[0,0],\"sizes\":[20,8]}]},"
+        "{\"name\":\"b\",\"num_embeddings\":10,\"embedding_dim\":8,\"sharding_type\":\"row_wise\","
+        "\"compute_kernel\":\"fused\",\"ranks\":[0],\"shards\":[{\"rank\":0,\"offsets\":[0,0],\"sizes\":[10,8]}]}]}";
+    static float ec_rows[30 * 8];
+    const int64_t ec_shapes[2][2] = { { 20, 8 }, { 10, 8 } };
+    loom_tensor *ec_t[2] = { NULL, NULL };
+    if (loom_tensor_wrap(&ec_t[0], ec_rows, LOOM_DTYPE_F32, 2, ec_shapes[0], NULL, NULL) != LOOM_OK ||
+        loom_tensor_wrap(&ec_t[1], ec_rows + 20 * 8, LOOM_DTYPE_F32, 2, ec_shapes[1], NULL, NULL) != LOOM_OK)
+        return -1;
+    const loom_named_tensor ec_named[2] = { { "embeddings.a.weight", ec_t[0] }, { "embeddings.b.weight", ec_t[1] } };
+    loom_object_options ec_opt = LOOM_OBJECT_OPTIONS_INIT;
+    ec_opt.n_tensors = 2;
+    ec_opt.tensors = ec_named;
+    loom_status ec_st = LOOM_EINVAL;
+    if (loom_attrs_new(&a) == LOOM_OK &&
+        loom_attrs_parse(a, "rec.sharded_embedding_collection", "tables", "a,b") == LOOM_OK &&
+        loom_attrs_parse(a, "rec.sharded_embedding_collection", "num_embeddings", "20,10") == LOOM_OK &&
+        loom_attrs_parse(a, "rec.sharded_embedding_collection", "embedding_dim", "8,8") == LOOM_OK &&
+        loom_attrs_parse(a, "rec.sharded_embedding_collection", "feature_names", "fa|fb,fc") == LOOM_OK &&
+        loom_attrs_set_string(a, "plan", ec_plan) == LOOM_OK)
+        ec_st = loom_object_create_ex(&oc_objects[9], "rec.sharded_embedding_collection", a, &ec_opt);
+    loom_tensor_free(ec_t[0]);     /* its rows are static: whatever the object keeps of them stays valid */
+    loom_tensor_free(ec_t[1]);
+    loom_attrs_free(a);
+    if (ec_st != LOOM_OK) {
+        fprintf(stderr, "rec_empty setup: %s\n", loom_last_error());
+        return -1;
+    }
 #endif
     return 0;
 }
 
 static int teardown(void **state)
 {
-    for (int i = 0; i < 9; i++) {
+    for (int i = 0; i < 10; i++) {
         loom_object_free(oc_objects[i]);
         oc_objects[i] = NULL;
     }

@@ -126,6 +126,11 @@ typedef struct rec_sebc {
     float **shard_rows;        /* this rank's shards' rows, the TBE's tables (it views them) */
     int64_t n_shard_rows;
     const loom_op *tbe_op, *backward_op;
+    /* rec.sharded_embedding_collection (sharded_ec_*.c): unpooled rows, weights keyed
+    ** embeddings.<table>.weight, the output keys (feature names) kept for the forward */
+    int sequence;
+    char *keys;                /* the names, back to back */
+    int64_t *keys_offsets;     /* [F + 1] */
 } rec_sebc;
 
 /* The plan's layout for the collection (shard_layout.c): checks the plan
@@ -151,6 +156,11 @@ typedef struct shard_batch {
 ** with the other ranks: LOOM_OK only when every rank's input is fine and
 ** every B is the same. */
 loom_status shard_input_read(loom_call *call, const rec_sebc *e, int with_grad, shard_input *in);
+/* The two halves of shard_input_read, for a method with checks of its own
+** between them: the local checks (in zeroed first), then the exchange of
+** every rank's verdict st and B (frees in on failure). */
+loom_status shard_input_check(loom_call *call, const rec_sebc *e, int with_grad, shard_input *in);
+loom_status shard_input_agree(const rec_sebc *e, loom_status st, shard_input *in);
 void shard_input_free(shard_input *in);
 loom_status shard_kjt_all_to_all(const rec_sebc *e, const shard_input *in, shard_batch *out);
 /* The data-parallel features of the local batch (all_ranks 0), or of every
@@ -182,5 +192,83 @@ extern const pk_module rec_shard_cpu;
 
 /* inputs of both methods */
 enum { SEBC_IN_VALUES, SEBC_IN_LENGTHS, SEBC_IN_WEIGHTS, SEBC_IN_GRAD };
+
+/* The create both classes share (sharded_ebc_object.c): args in the
+** layout of rec_sebc_class's attributes; sequence for the sharded
+** EmbeddingCollection, which rec_sec_check then checks further. */
+loom_status rec_shard_create(const loom_object_args *args, int sequence, void **state_out);
+void rec_sebc_destroy(void *state);
+
+/* ---- rec.sharded_embedding_collection (sharded_ec_*.c) ---- */
+
+#define REC_SEC_CLASS "rec.sharded_embedding_collection"
+
+/* rec.embedding_collection's table configs, then the plan and optimizer of
+** the sharded bag collection (the same meanings). */
+#define REC_SEC_CLASS_ATTRS(A, op)                                                                 \
+    A(op, tables, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED,                                  \
+      "table names in order, joined by ',' (EmbeddingConfig.name)", )                            \
+    A(op, num_embeddings, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_NONNEG,        \
+      "rows of each table", )                                                                     \
+    A(op, embedding_dim, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,       \
+      "D of each table: one D for every table, as EmbeddingCollection", )                        \
+    A(op, feature_names, STRING, LOOM_DEFAULT_STRING(""), 0,                                     \
+      "each table's features joined by '|', tables joined by ','; a table with none takes its own name", ) \
+    A(op, plan, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED,                                    \
+      "the sharding plan (loom.rec.plan/1; table_wise, row_wise, column_wise, data_parallel): its JSON text " \
+      "(starting with '{') or a file holding it", )                                              \
+    A(op, optimizer, STRING, LOOM_DEFAULT_STRING("sgd"), 0,                                      \
+      "the fused optimizer: sgd (torch.optim.SGD) | rowwise_adagrad (torchrec.optim.RowWiseAdagrad)", ) \
+    A(op, lr, FLOAT, LOOM_DEFAULT_FLOAT(0.01), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, "learning rate", ) \
+    A(op, eps, FLOAT, LOOM_DEFAULT_FLOAT(1.0e-8), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG, "epsilon", ) \
+    A(op, timeout_s, FLOAT, LOOM_DEFAULT_FLOAT(60.0), LOOM_ATTR_FINITE | LOOM_ATTR_POSITIVE,       \
+      "the longest wait for one collective: a peer that does not take part by then is reported", )
+PK_ATTR_ENUM(rec_sec_class, REC_SEC_CLASS_ATTRS);
+
+extern const loom_object_class rec_sec_class;
+
+/* What the sequence collection adds to the shared checks of create (args in
+** rec_sebc_class's layout), before the ranks exchange their verdicts: one D
+** for every table, only the sharding types torchrec's
+** EmbeddingCollectionSharder offers, and the forward's keys
+** (sharded_ec_object.c). */
+loom_status rec_sec_check(rec_sebc *e, const loom_object_args *args);
+
+loom_status rec_sec_forward(loom_call *call);
+loom_status rec_sec_backward(loom_call *call);
+
+#define REC_SEC_OPS(X) X(rec_sec_forward_schema) X(rec_sec_backward_schema) X(rec_sec_weight_schema)
+PK_OPS_DECLARE(rec_sec_ops, REC_SEC_OPS);
+extern const pk_module rec_shard_ec_cpu;
+
+/* inputs of the sequence collection's methods */
+enum { SEC_IN_VALUES, SEC_IN_LENGTHS, SEC_IN_GRAD };
+/* outputs of its forward, those of rec.embedding_collection */
+enum { SEC_OUT_VALUES, SEC_OUT_VALUES_OFFSETS, SEC_OUT_LENGTHS, SEC_OUT_LENGTHS_OFFSETS, SEC_OUT_KEYS,
+       SEC_OUT_KEYS_OFFSETS };
+
+/* The unpooled lookups and their exchange (sharded_ec_dist.c). */
+typedef struct sec_exchange {
+    int *own_cnt, *own_dis;    /* [W] floats exchanged with rank r on the side of the samples (this rank's ids) */
+    int *shd_cnt, *shd_dis;    /* [W] floats exchanged with rank q on the side of the shards (this rank's pairs) */
+    int64_t own_total, shd_total;
+    int64_t B;                 /* samples per rank */
+    int64_t rows;              /* B': rows of the local TBE's per-id batch (the most ids of one local pair) */
+    int64_t *offsets;          /* [P * B' + 1] the per-id bags of the local TBE */
+} sec_exchange;
+
+/* The counts of both sides for this rank's input and its TBE batch. */
+loom_status sec_exchange_plan(const rec_sebc *e, const shard_input *in, const shard_batch *b, sec_exchange *x);
+void sec_exchange_free(sec_exchange *x);
+/* Per-id bags of a batch of n_pairs * bags bags: bag i of pair j holds the
+** pair's i-th id, pairs padded with empty bags to the most ids of one
+** pair, *rows; a pooled (sum) lookup of them is the unpooled one. */
+loom_status sec_single_offsets(const shard_batch *b, int64_t n_pairs, int64_t bags, int64_t *rows, int64_t **offsets);
+/* Sample side: rows of this rank's output [N, D] <-> the exchange buffer (to_buf 1: out to buf). */
+void sec_pack_own(const rec_sebc *e, const shard_input *in, const sec_exchange *x, float *rows, float *buf,
+                  int to_buf);
+/* Shard side: the local TBE's per-id rows [B', LD] <-> the exchange buffer. */
+void sec_pack_shard(const rec_sebc *e, const shard_batch *b, const sec_exchange *x, float *rows, float *buf,
+                    int to_buf);
 
 #endif /* LOOM_REC_SHARD_H */

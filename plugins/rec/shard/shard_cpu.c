@@ -3,7 +3,8 @@
 ** shard_cpu.c - the shard module of rec-mpi.so: the sharded collection's
 ** class and the kernels of its methods, and the pack's entry. rec-mpi.so is
 ** a pack of its own so that rec.so never depends on MPI; it finds
-** fbgemm.tbe when an object is created.
+** fbgemm.tbe when an object is created. The sharded EmbeddingCollection is
+** a module of its own (sharded_ec_schemas.c).
 */
 #include "shard.h"
 
@@ -22,6 +23,6 @@ const pk_module rec_shard_cpu = {
     .kernels = rec_shard_cpu_kernels, .n_kernels = PK_COUNT(rec_shard_cpu_kernels),
 };
 
-PK_PACK_DEFINE("rec-mpi", "0.1.0", "torchrec's sharded EmbeddingBagCollection over OpenMPI (table_wise, row_wise, "
-               "column_wise, table_row_wise, data_parallel; fused optimizer)",
-               NULL, shard_mpi_fini, &rec_shard_cpu)
+PK_PACK_DEFINE("rec-mpi", "0.1.0", "torchrec's sharded EmbeddingBagCollection and EmbeddingCollection over OpenMPI "
+               "(table_wise, row_wise, column_wise, table_row_wise, data_parallel; fused optimizer)",
+               NULL, shard_mpi_fini, &rec_shard_cpu, &rec_shard_ec_cpu)

@@ -33,7 +33,7 @@ void shard_batch_free(shard_batch *b)
 }
 
 /* The local checks; LOOM_OK or the failure (message set). */
-static loom_status check_local(loom_call *call, const rec_sebc *e, int with_grad, shard_input *in)
+loom_status shard_input_check(loom_call *call, const rec_sebc *e, int with_grad, shard_input *in)
 {
     const loom_tensor *v = call->inputs[SEBC_IN_VALUES], *l = call->inputs[SEBC_IN_LENGTHS];
     const loom_tensor *w = call->inputs[SEBC_IN_WEIGHTS];
@@ -99,11 +99,17 @@ static loom_status check_local(loom_call *call, const rec_sebc *e, int with_grad
 loom_status shard_input_read(loom_call *call, const rec_sebc *e, int with_grad, shard_input *in)
 {
     *in = (shard_input){ 0 };
+    return shard_input_agree(e, shard_input_check(call, e, with_grad, in), in);
+}
+
+loom_status shard_input_agree(const rec_sebc *e, loom_status st, shard_input *in)
+{
     rec_sebc *me = (rec_sebc *)e;
-    if (e->c.broken)
+    if (e->c.broken) {
+        shard_input_free(in);
         return pk_host->fail(LOOM_EIO, "%s: rank %d: an earlier collective failed; the collection is unusable",
                              REC_SEBC_CLASS, e->c.rank);
-    loom_status st = check_local(call, e, with_grad, in);
+    }
     /* every rank's verdict and B, so a refusal on one rank fails all of them now */
     int64_t mine[2] = { st == LOOM_OK ? in->B : -1, st }, *all = malloc((size_t)e->c.size * 2 * sizeof *all);
     if (all == NULL) {

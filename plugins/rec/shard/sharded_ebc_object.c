@@ -12,6 +12,10 @@
 ** and columns of its shards out of the weights file and make its
 ** fbgemm.tbe objects (the sharded one over those copies, the
 ** data-parallel one over the file's tables), with the fused optimizer.
+** rec.sharded_embedding_collection (sharded_ec_object.c) is made by the
+** same create (rec_shard_create with sequence set): its tables are keyed
+** embeddings.<table>.weight and rec_sec_check adds its own checks before
+** the verdicts are exchanged.
 */
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,7 +27,7 @@
 
 #define A_(name) args->attrs[PK_ATTR(rec_sebc_class, name)]
 
-static void sebc_destroy(void *state)
+void rec_sebc_destroy(void *state)
 {
     rec_sebc *e = state;
     if (e == NULL)
@@ -51,6 +55,8 @@ static void sebc_destroy(void *state)
     free(e->rw_col);
     free(e->dp_col);
     free(e->dp_features);
+    free(e->keys);
+    free(e->keys_offsets);
     free(e);
 }
 
@@ -186,15 +192,17 @@ static loom_status read_plan(const char *arg, rec_plan **out)
     return LOOM_OK;
 }
 
-/* Every table of the weights file: f32 [E, D] under embedding_bags.<table>.weight. */
+/* Every table of the weights file: f32 [E, D] under embedding_bags.<table>.weight
+** (embeddings.<table>.weight for the sequence collection, EmbeddingCollection's key). */
 static loom_status check_weights(const loom_object_args *args, const rec_sebc *e, const loom_tensor **w)
 {
+    const char *prefix = e->sequence ? "embeddings" : "embedding_bags";
     if (args->weights == NULL)
         return pk_host->fail(LOOM_EINVAL, "%s needs a weights file (the unsharded state_dict, keys "
-                             "embedding_bags.<table>.weight)", REC_SEBC_CLASS);
+                             "%s.<table>.weight)", e->sequence ? REC_SEC_CLASS : REC_SEBC_CLASS, prefix);
     for (int64_t t = 0; t < e->n_tables; t++) {
         char key[512], b[160];
-        snprintf(key, sizeof key, "embedding_bags.%s.weight", e->table_names[t]);
+        snprintf(key, sizeof key, "%s.%s.weight", prefix, e->table_names[t]);
         if (pk_host->safetensors_get(args->weights, key, &w[t]) != LOOM_OK)
             return pk_host->fail(LOOM_EINVAL, "%s: table '%s': the weights file has no tensor '%s'", REC_SEBC_CLASS,
                                  e->table_names[t], key);
@@ -364,7 +372,7 @@ static loom_status make_tbes(const loom_object_args *args, rec_sebc *e, const lo
     return st;
 }
 
-static loom_status sebc_create(const loom_object_args *args, void **state_out)
+loom_status rec_shard_create(const loom_object_args *args, int sequence, void **state_out)
 {
     *state_out = NULL;
     if (!LOOM_HAS_MEMBER(pk_host, loom_host_api, object_free))
@@ -372,11 +380,12 @@ static loom_status sebc_create(const loom_object_args *args, void **state_out)
     rec_sebc *e = calloc(1, sizeof *e);
     if (e == NULL)
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+    e->sequence = sequence;
     /* the communicator first: every later refusal is agreed on with the other ranks */
     loom_status st = shard_comm_open(&e->c, A_(timeout_s).u.f);
     if (st != LOOM_OK) {
         e->c.comm = MPI_COMM_NULL;
-        sebc_destroy(e);
+        rec_sebc_destroy(e);
         return st;
     }
     const loom_tensor **w = NULL;
@@ -400,16 +409,23 @@ static loom_status sebc_create(const loom_object_args *args, void **state_out)
         st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
     if (st == LOOM_OK)
         st = shard_layout_build(e);
+    if (st == LOOM_OK && sequence)
+        st = rec_sec_check(e, args);
     st = agree(e, st, hash);
     if (st == LOOM_OK)
         st = make_tbes(args, e, w);
     free(w);
     if (st != LOOM_OK) {
-        sebc_destroy(e);
+        rec_sebc_destroy(e);
         return st;
     }
     *state_out = e;
     return LOOM_OK;
+}
+
+static loom_status sebc_create(const loom_object_args *args, void **state_out)
+{
+    return rec_shard_create(args, 0, state_out);
 }
 
 PK_ATTR_TABLE(rec_sebc_class, REC_SEBC_CLASS_ATTRS);
@@ -423,5 +439,5 @@ const loom_object_class rec_sebc_class = {
            "rec.sharded_embedding_bag_collection, rec.sharded_embedding_bag_collection_backward",
     PK_ATTRS(rec_sebc_class_attrs),
     .create = sebc_create,
-    .destroy = sebc_destroy,
+    .destroy = rec_sebc_destroy,
 };
