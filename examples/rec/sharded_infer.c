@@ -235,6 +235,18 @@ int main(int argc, char **argv)
     LOOM(loom_object_create(&model, CLS, a, weights), "creating " CLS);
     loom_attrs_free(a);
 
+    /* the unsharded model names the KJT's keys (every feature, in the
+    ** collection's order); a sharded call takes them in that order unnamed */
+    loom_attrs *call_attrs = NULL;
+    char *keys = strdup(fn);
+    CHECK(keys != NULL, "out of memory");
+    for (char *p = keys; *p; p++)
+        *p = *p == '|' ? ',' : *p;
+    if (!plan && *keys) {
+        LOOM(loom_attrs_new(&call_attrs), "loom_attrs_new");
+        LOOM(loom_attrs_parse(call_attrs, CLS, "keys", keys), "keys");
+    }
+
     /* the requests, on rank 0; their sizes to every rank */
     requests q = { 0 };
     if (rank == 0) {
@@ -315,7 +327,7 @@ int main(int argc, char **argv)
         const loom_tensor *in[3] = { td, tv, tl };
         loom_call_options co = LOOM_CALL_OPTIONS_INIT;
         co.object = model;
-        LOOM(loom_run(CLS, in, 3, NULL, &out, 1, &co), CLS);   /* collective with a plan */
+        LOOM(loom_run(CLS, in, 3, call_attrs, &out, 1, &co), CLS);   /* collective with a plan */
         CHECK(loom_numel(out) == S, "%s returned %lld logits for %lld requests", CLS, (long long)loom_numel(out),
               (long long)S);
         CHECK(S <= INT32_MAX, "a slice exceeds MPI's int counts");
@@ -364,6 +376,8 @@ int main(int argc, char **argv)
     free(pred);
     free(gathered);
     loom_object_free(model);
+    loom_attrs_free(call_attrs);
+    free(keys);
     for (int i = 0; i < n_attr; i++)
         free(kv[i]);
     free(q.dense);

@@ -21,7 +21,7 @@ ne=$(sed -n 's/^num_embeddings=//p' "$config")
 tables="" feats="" dims=""
 t=0
 for e in $(echo "$ne" | tr ',' ' '); do
-    sep=$([ $t -eq 0 ] && echo "" || echo ",")
+    sep=""; [ $t -gt 0 ] && sep=","
     tables="$tables${sep}t$t" feats="$feats${sep}cat_$t" dims="$dims${sep}4"
     t=$((t + 1))
 done
@@ -46,7 +46,8 @@ for e in $(echo "$ne" | tr ',' ' '); do
        for q in $(seq 0 $((np - 1))); do
            r0=$((block * q)); [ $r0 -gt $e ] && r0=$e
            r1=$((block * (q + 1))); [ $r1 -gt $e ] && r1=$e
-           shards="$shards$([ $q -gt 0 ] && echo ,){\"rank\":$q,\"offsets\":[$r0,0],\"sizes\":[$((r1 - r0)),4]}"
+           sep=""; [ $q -gt 0 ] && sep=","
+           shards="$shards$sep{\"rank\":$q,\"offsets\":[$r0,0],\"sizes\":[$((r1 - r0)),4]}"
        done
        plan="$plan$head\"sharding_type\":\"row_wise\",\"compute_kernel\":\"fused\",\"ranks\":[$ranks],\"shards\":[$shards]}" ;;
     esac
