@@ -11,7 +11,9 @@
 ** naming the rank and both hashes. Only then does each rank copy the rows
 ** and columns of its shards out of the weights file and make its
 ** fbgemm.tbe objects (the sharded one over those copies, the
-** data-parallel one over the file's tables), with the fused optimizer.
+** data-parallel one over the file's tables), with the fused optimizer,
+** and for fused_uvm_caching shards the plan's cache_load_factor
+** (sharded_ebc_prefetch.c).
 */
 #include <inttypes.h>
 #include <stdio.h>
@@ -428,8 +430,9 @@ const loom_object_class rec_sebc_class = {
     .name = REC_SEBC_CLASS,
     .doc = "TorchRec's sharded EmbeddingBagCollection over OpenMPI: the tables split by a plan (table_wise, "
            "row_wise, column_wise, table_row_wise, data_parallel) across the ranks of MPI_COMM_WORLD, looked up "
-           "on local fbgemm.tbe objects and trained with their fused optimizer; methods "
-           "rec.sharded_embedding_bag_collection, rec.sharded_embedding_bag_collection_backward",
+           "on local fbgemm.tbe objects (with fbgemm's row cache for fused_uvm_caching tables) and trained with "
+           "their fused optimizer; methods rec.sharded_embedding_bag_collection, "
+           "rec.sharded_embedding_bag_collection_backward, rec.sharded_embedding_bag_collection_prefetch",
     PK_ATTRS(rec_sebc_class_attrs),
     .create = sebc_create,
     .destroy = sebc_destroy,
