@@ -6,7 +6,7 @@
 ** cache fill for the next batch runs on a second thread.
 **
 **   mpirun -np 2 prefetch_pipeline [--steps N] [--batch B] [--load-factor F]
-**                                  [--timeline out.json] [--check]
+**                                  [--timeline out.json] [--check | --refusals]
 **
 ** One rank per process (on CPU: processes of this machine). Every rank makes
 ** the same tables (a seeded generator), the same plan (table-wise and
@@ -38,6 +38,9 @@
 ** forward output and, at the end, every table must be the same bits on all
 ** three. Each rank prints "pipeline equals the unpipelined and the uncached
 ** collection bit for bit" (tests/rec/shard/meson.build, suite mpi).
+** --refusals: a plan that mixes fused and cached shards on a rank, a fill
+** before its dist, an unknown stage and a dist without its batch are
+** refused on every rank, and the collection works afterwards.
 */
 #include <pthread.h>
 #include <stdarg.h>
@@ -96,7 +99,8 @@ static void put(char *buf, size_t cap, const char *fmt, ...)
 }
 
 /* Tables 0 and 2 table-wise (on ranks 0 and 1 % W), 1 and 3 row-wise over
-** every rank; kernel fused_uvm_caching with load factor lf, or fused. */
+** every rank; kernel fused_uvm_caching with load factor lf (cached 1), or
+** fused (0), or t1 fused and the others cached (2: a mix on every rank). */
 static void make_plan(char *buf, size_t cap, int cached, double lf)
 {
     buf[0] = '\0';
@@ -104,8 +108,8 @@ static void make_plan(char *buf, size_t cap, int cached, double lf)
     for (int t = 0; t < T; t++) {
         put(buf, cap, "%s{\"name\":\"%s\",\"num_embeddings\":%lld,\"embedding_dim\":%lld,\"sharding_type\":\"%s\","
             "\"compute_kernel\":\"%s\",", t ? "," : "", NAMES[t], (long long)E[t], (long long)DIM[t],
-            t % 2 == 0 ? "table_wise" : "row_wise", cached ? "fused_uvm_caching" : "fused");
-        if (cached)
+            t % 2 == 0 ? "table_wise" : "row_wise", cached && !(cached == 2 && t == 1) ? "fused_uvm_caching" : "fused");
+        if (cached && !(cached == 2 && t == 1))
             put(buf, cap, "\"cache_load_factor\":%.17g,\"prefetch_pipeline\":true,", lf);
         if (t % 2 == 0) {
             const int r = (t / 2) % world;
@@ -384,6 +388,60 @@ static void train(loom_object *o, batch *batches, int steps, int pipelined, loom
     }
 }
 
+/* --refusals: a plan mixing kernels on a rank, a fill before any dist and
+** an unknown stage are refused, on every rank, saying why. */
+static void refusals(loom_tensor *const *tables, double lf, const batch *b)
+{
+    static char plan[65536];
+    make_plan(plan, sizeof plan, 2, lf);
+    char keys[T][64];
+    loom_named_tensor named[T];
+    for (int t = 0; t < T; t++) {
+        snprintf(keys[t], sizeof keys[t], "embedding_bags.%s.weight", NAMES[t]);
+        named[t] = (loom_named_tensor){ keys[t], tables[t] };
+    }
+    loom_attrs *a = NULL;
+    LOOM(loom_attrs_new(&a), "loom_attrs_new");
+    LOOM(loom_attrs_parse(a, SEBC, "tables", "t0,t1,t2,t3"), "tables");
+    LOOM(loom_attrs_parse(a, SEBC, "num_embeddings", "4000,2500,3000,1500"), "num_embeddings");
+    LOOM(loom_attrs_parse(a, SEBC, "embedding_dim", "16,8,16,32"), "embedding_dim");
+    LOOM(loom_attrs_parse(a, SEBC, "feature_names", FEATURES), "feature_names");
+    LOOM(loom_attrs_parse(a, SEBC, "plan", plan), "plan");
+    loom_object_options oo = LOOM_OBJECT_OPTIONS_INIT;
+    oo.n_tensors = T;
+    oo.tensors = named;
+    loom_object *o = NULL;
+    CHECK(loom_object_create_ex(&o, SEBC, a, &oo) != LOOM_OK, "a plan mixing fused and cached shards was accepted");
+    CHECK(strstr(loom_last_error(), "holds shards of table 't0'") && strstr(loom_last_error(), "one compute kernel"),
+          "the refusal of the mixed plan does not say why: %s", loom_last_error());
+    printf("rank %d: refused: %s\n", rank, loom_last_error());
+    loom_attrs_free(a);
+    make_plan(plan, sizeof plan, 1, lf);
+    o = make_collection(plan, tables);
+    loom_call_options co = LOOM_CALL_OPTIONS_INIT;
+    co.object = o;
+    const loom_tensor *in[2] = { b->tv, b->tl };
+    loom_attrs *st = NULL;
+    LOOM(loom_attrs_new(&st), "loom_attrs_new");
+    LOOM(loom_attrs_parse(st, SEBC "_prefetch", "stage", "fill"), "stage");
+    CHECK(loom_run(SEBC "_prefetch", in, 2, st, NULL, 0, &co) != LOOM_OK && strstr(loom_last_error(), "no batch to fill"),
+          "a fill before any dist: %s", loom_last_error());
+    LOOM(loom_attrs_parse(st, SEBC "_prefetch", "stage", "later"), "stage");
+    CHECK(loom_run(SEBC "_prefetch", in, 2, st, NULL, 0, &co) != LOOM_OK && strstr(loom_last_error(), "stage 'later'"),
+          "an unknown stage: %s", loom_last_error());
+    LOOM(loom_attrs_parse(st, SEBC "_prefetch", "stage", "dist"), "stage");
+    CHECK(loom_run(SEBC "_prefetch", NULL, 0, st, NULL, 0, &co) != LOOM_OK && strstr(loom_last_error(), "needs the next"),
+          "a dist without the batch: %s", loom_last_error());
+    /* usable afterwards */
+    LOOM(loom_run(SEBC "_prefetch", in, 2, st, NULL, 0, &co), "a dist after the refusals");
+    LOOM(loom_attrs_parse(st, SEBC "_prefetch", "stage", "fill"), "stage");
+    LOOM(loom_run(SEBC "_prefetch", NULL, 0, st, NULL, 0, &co), "its fill");
+    loom_attrs_free(st);
+    loom_object_free(o);
+    printf("rank %d of %d: refusals: a mixed rank, a fill before its dist, an unknown stage, a dist without its "
+           "batch\n", rank, world);
+}
+
 static int same_bits(const loom_tensor *a, const loom_tensor *b)
 {
     const int64_t n = loom_numel(a);
@@ -417,9 +475,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--load-factor") && i + 1 < argc) lf = atof(argv[++i]);
         else if (!strcmp(argv[i], "--timeline") && i + 1 < argc) timeline = argv[++i];
         else if (!strcmp(argv[i], "--check")) check = 1;
+        else if (!strcmp(argv[i], "--refusals")) check = 2;
         else {
             fprintf(stderr, "usage: mpirun -np W %s [--steps N] [--batch B] [--load-factor F] [--timeline out.json] "
-                    "[--check]\n", argv[0]);
+                    "[--check | --refusals]\n", argv[0]);
             return 2;
         }
     }
@@ -456,6 +515,19 @@ int main(int argc, char **argv)
         make_batch(&batches[i], i, B);
     static char plan[65536];
     make_plan(plan, sizeof plan, 1, lf);
+    if (check == 2) {
+        refusals(tables, lf, &batches[0]);
+        for (int i = 0; i <= steps; i++)
+            free_batch(&batches[i]);
+        free(batches);
+        for (int t = 0; t < T; t++) {
+            loom_tensor_free(tables[t]);
+            free(data[t]);
+        }
+        loom_shutdown();
+        MPI_Finalize();
+        return 0;
+    }
 
     loom_tensor **outs = calloc((size_t)steps, sizeof *outs);
     loom_object *piped = make_collection(plan, tables);

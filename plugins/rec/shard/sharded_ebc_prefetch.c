@@ -51,6 +51,7 @@
 ** the row copies, all local.
 */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +66,15 @@ typedef struct shard_prefetch {
     double cache_load_factor;  /* of this rank's local TBE; 1.0: no cache */
     const loom_op *tbe_prefetch_op, *tbe_stats_op;
 } shard_prefetch;
+
+/* "fused", "fused_uvm_caching, cache_load_factor 0.2", ... */
+static void describe(const rec_plan_table *t, char *buf, size_t n)
+{
+    if (t->compute_kernel == REC_KERNEL_FUSED_UVM_CACHING)
+        snprintf(buf, n, "fused_uvm_caching, cache_load_factor %g", t->cache_load_factor);
+    else
+        snprintf(buf, n, "%s", rec_compute_kernel_names[t->compute_kernel]);
+}
 
 /* The kernel and load factor the plan gives rank q's shards: 0 with *lf the
 ** load factor (1.0 for fused shards, or none), or -1 with the message set. */
@@ -83,12 +93,12 @@ static loom_status rank_cache(const rec_sebc *e, int64_t q, double *lf)
         const double tlf = pt->compute_kernel == REC_KERNEL_FUSED_UVM_CACHING ? pt->cache_load_factor : 1.0;
         if (first >= 0 && tlf != *lf) {
             const rec_plan_table *pf = &p->tables[first];
-            return pk_host->fail(LOOM_EINVAL, "%s: rank %lld holds shards of table '%s' (%s%s) and of table '%s' (%s, "
-                                 "cache_load_factor %g): a rank's shards share one local fbgemm.tbe, so they need one "
-                                 "compute kernel and one cache_load_factor", REC_SEBC_CLASS, (long long)q, pf->name,
-                                 rec_compute_kernel_names[pf->compute_kernel],
-                                 pf->compute_kernel == REC_KERNEL_FUSED_UVM_CACHING ? ", cached" : "", pt->name,
-                                 rec_compute_kernel_names[pt->compute_kernel], tlf);
+            char a[64], b[64];
+            describe(pf, a, sizeof a);
+            describe(pt, b, sizeof b);
+            return pk_host->fail(LOOM_EINVAL, "%s: rank %lld holds shards of table '%s' (%s) and of table '%s' (%s): a "
+                                 "rank's shards share one local fbgemm.tbe, so they need one compute kernel and one "
+                                 "cache_load_factor", REC_SEBC_CLASS, (long long)q, pf->name, a, pt->name, b);
         }
         if (first < 0) {
             first = t;
