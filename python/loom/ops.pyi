@@ -1693,6 +1693,21 @@ class rec:
             grad (f32, rank 2): [B, sum D] the gradient of this rank's forward output"""
         ...
     @staticmethod
+    def sharded_embedding_bag_collection_prefetch(values: Optional[TensorLike] = None, lengths: Optional[TensorLike] = None, weights: Optional[TensorLike] = None, *, stage: str = 'all', object: Optional[Object] = None) -> Any:
+        """PrefetchTrainPipelineSparseDist's prefetch of the next batch: its KJT by the input all-to-all to the shards (stage dist, collective), then fbgemm.tbe_prefetch of the received ids on the local caching TBEs (stage fill, local; fused_uvm_caching tables); results do not change, the next forward finds its rows cached
+
+        A method of the object class rec.sharded_embedding_bag_collection: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            values (i64, rank 1, optional): [N] this rank's KJT ids of the next batch, as the forward takes them (stages dist and all; fill and stats take no inputs)
+            lengths (i64, rank 1, optional): [F * B] the next batch's lengths (stages dist and all)
+            weights (f32, rank 1, optional): [N] per-sample weights (when the collection is_weighted)
+        Attributes (keyword-only):
+            stage (str, default 'all'): dist (collective: the input all-to-all of the next batch, kept) | fill (local: fbgemm.tbe_prefetch of the kept ids on the caching TBE; may run on another thread while the forward and backward of the current batch run) | all (dist then fill) | stats (the counters only)
+        Outputs:
+            cache_stats (i64, rank 1): [8] this rank's cache counters after the stage, fbgemm.tbe_cache_stats's (calls, requested, unique, unique misses, conflict unique misses, conflict misses, lookups, lookup hits); zeros without a cache"""
+        ...
+    @staticmethod
     def sharded_embedding_bag_collection_weight(*, table: str, object: Optional[Object] = None) -> Any:
         """a table by name (embedding_bags.<table>.weight, as named_parameters() gives it), its shards gathered from their ranks; collective unless the table is data-parallel
 

@@ -78,5 +78,9 @@ const cf_gen cf_rec_gens[] = {
     { "rec.sharded_embedding_bag_collection_backward", 0, 0, NULL, SHARD_TEST },
     { "rec.sharded_embedding_bag_collection_allreduce", 0, 0, NULL, SHARD_DLRM_TEST },
     { "rec.sharded_embedding_bag_collection_weight", 0, 0, NULL, SHARD_DLRM_TEST },
+    { "rec.sharded_embedding_bag_collection_prefetch", 0, 0, NULL,
+      "examples/rec/prefetch_pipeline under mpirun (-np 2 and 4): cpu only (collective, then fbgemm.tbe_prefetch); "
+      "fused_uvm_caching tables trained with the fill of the next batch on a second thread, bit for bit against "
+      "the same plan unpipelined and the fused plan" },
 };
 const size_t cf_rec_n_gens = sizeof cf_rec_gens / sizeof cf_rec_gens[0];

@@ -4,8 +4,9 @@
 ** is below 1: fbgemm's MANAGED_CACHING emulated on CPU.
 **
 ** Slow tier: each table's rows where they already live (the memory-mapped
-** safetensors file on CPU); the cache only reads it (inference: no
-** write-back). Fast tier: sets*assoc slots of max_row_bytes each in memory
+** safetensors file on CPU, or a training object's owned copy); the cache
+** only reads it. Training keeps the slots current by write-through
+** (fbg_cache_refresh after each updated row): no write-back. Fast tier: sets*assoc slots of max_row_bytes each in memory
 ** the cache owns; a slot holds a byte-exact copy of a slow-tier row, so a
 ** lookup through the cache is bit-identical to one without it.
 **
@@ -85,6 +86,14 @@ loom_status fbg_cache_prefetch(fbg_cache *cache, int64_t n, const int64_t *linea
 ** the slow tier). Counts lookups and hits in the stats. Thread-safe against
 ** other lookups only. */
 void fbg_cache_lookup(fbg_cache *cache, int64_t n, const int64_t *linear, int32_t *locations);
+
+/* Write-through (cache_refresh.c): when `linear` is cached, copy its
+** slow-tier row, just updated by a training step, into its slot; returns 1
+** when it was cached, else 0. The slow tier must be writable memory the
+** caller owns (the training TBE's copy of its tables). Reads the tags only:
+** safe against other refreshes of other rows and against lookups, not
+** against a prefetch (the TBE object's lock orders them). */
+int fbg_cache_refresh(fbg_cache *cache, int64_t linear);
 
 /* The bytes of the row in `slot` (0 <= slot < sets * assoc). */
 const uint8_t *fbg_cache_slot_row(const fbg_cache *cache, int32_t slot);

@@ -21,11 +21,18 @@
 ** The step count `iter` advances once per call (fbgemm's module advances
 ** it once per training step), before the update uses it. Calls on one
 ** object are serialised (the state's lock).
+**
+** With a row cache (cache_load_factor < 1) the updated row is the owned
+** slow-tier row, and its cached copy, if any, is refreshed right after it
+** (write-through, cache/cache_refresh.c). The whole update then also holds
+** the object's cache lock, so that an fbgemm.tbe_prefetch (for the next
+** batch, possibly on another thread) never copies a row half updated.
 */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/cache.h"
 #include "tbe_internal.h"
 #include "tbe_optim.h"
 
@@ -114,6 +121,8 @@ static void bw_range(void *user, int64_t begin, int64_t end, int32_t thread_inde
         float *m1 = n1 > 0 ? j->tr->momentum1[t] + row * n1 : NULL;
         float *m2 = n2 > 0 ? j->tr->momentum2[t] + row * n2 : NULL;
         j->update(prm, tab->wtype, (uint8_t *)tab->base + row * tab->row_stride, D, g, m1, m2, j->tr->iter, work);
+        if (s->cache != NULL)
+            fbg_cache_refresh(s->cache, e0->key);   /* key = the cache's linear index */
     }
     if (own)
         free(g);
@@ -200,7 +209,10 @@ loom_status fbg_tbe_backward_cpu(loom_call *call)
     for (int32_t t = 0; t < s->n_tables; t++)
         row_base[t + 1] = row_base[t] + s->tables[t].rows;
 
+    fbg_tbe_cpu *c = s->cpu_private;
     pthread_mutex_lock(&tr->lock);
+    if (s->cache != NULL)
+        pthread_mutex_lock(&c->lock);   /* order: the state's lock, then the cache's */
     tr->iter++;
     int64_t n = 0;
     gather(&p, row_base, e, &n);
@@ -227,6 +239,8 @@ loom_status fbg_tbe_backward_cpu(loom_call *call)
         if (st == LOOM_OK && atomic_load(&j.failed))
             st = pk_host->fail(LOOM_ENOMEM, "%s: no memory for a gradient buffer; rows were left partly updated", OP);
     }
+    if (s->cache != NULL)
+        pthread_mutex_unlock(&c->lock);
     pthread_mutex_unlock(&tr->lock);
     fbg_plan_store_free(&store);
     return st;

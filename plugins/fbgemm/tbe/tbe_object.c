@@ -422,8 +422,6 @@ static loom_status tbe_create(const loom_object_args *args, void **state_out)
         st = fbg_table_memory_copy(o->tables, n, &o->table_copy, &o->table_copy_bytes);
     if (st == LOOM_OK)
         st = build_features(o, &a[PK_ATTR(fbg_tbe_class, feature_table_map)]);
-    if (st == LOOM_OK)
-        st = make_cache(&o->s);
     /* training: the tables become owned copies (tbe_optim.h), so the
     ** weights file is not watched */
     fbg_optim_params prm;
@@ -431,6 +429,11 @@ static loom_status tbe_create(const loom_object_args *args, void **state_out)
         st = fbg_optim_parse(a, &prm);
     if (st == LOOM_OK)
         st = fbg_tbe_train_create(args, &prm, n, o->tables, &o->s, &o->cpu.train);
+    /* the cache after the training copies: a training object's slow tier
+    ** is its owned rows, which the backward updates and writes through to
+    ** the slots (cache/cache_refresh.c) */
+    if (st == LOOM_OK)
+        st = make_cache(&o->s);
     /* a copy does not read the file again: nothing to watch */
     if (st == LOOM_OK && o->cpu.train == NULL && o->table_copy == NULL)
         watch_file(o);

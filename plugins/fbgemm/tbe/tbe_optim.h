@@ -97,7 +97,7 @@ int fbg_optim_state_rowwise(int opt, int k);
 loom_status fbg_optim_parse(const loom_attr_value *attrs, fbg_optim_params *prm);
 
 /* Make the training state of a created object when prm->optimizer != none:
-** refuse non-float tables and a row cache by name, copy the tables into
+** refuse non-float tables by name, copy the tables into
 ** owned memory (repointing tables[t].base), load or zero the state from
 ** args->weights. *out NULL for optimizer none. */
 loom_status fbg_tbe_train_create(const loom_object_args *args, const fbg_optim_params *prm, int32_t n_tables,

@@ -159,9 +159,6 @@ loom_status fbg_tbe_train_create(const loom_object_args *args, const fbg_optim_p
                                  "per row for dim %d (row_alignment %d)", W, on, (int)t, (long long)tab->row_stride,
                                  (int)tab->dim, (int)s->row_alignment);
     }
-    if (s->cache_load_factor > 0.0 && s->cache_load_factor < 1.0)
-        return pk_host->fail(LOOM_EINVAL, "%s: optimizer %s needs the tables in memory: cache_load_factor %g "
-                             "(a row cache) is for inference", W, on, s->cache_load_factor);
     fbg_tbe_train *tr = calloc(1, sizeof *tr);
     if (tr == NULL)
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", W);

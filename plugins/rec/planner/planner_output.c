@@ -101,9 +101,18 @@ char *rp_plan_json(const rp_problem *pb, const rp_plan *plan)
         const rp_table *tb = &pb->tables[o->table];
         put(&t, "%s{\"name\":", i ? "," : "");
         put_name(&t, tb->name);
-        put(&t, ",\"num_embeddings\":%lld,\"embedding_dim\":%lld,\"sharding_type\":\"%s\",\"compute_kernel\":\"%s\","
-            "\"ranks\":", (long long)tb->num_embeddings, (long long)tb->embedding_dim,
-            rp_sharding_names[o->sharding], rp_kernel_names[o->kernel]);
+        put(&t, ",\"num_embeddings\":%lld,\"embedding_dim\":%lld,\"sharding_type\":\"%s\",\"compute_kernel\":\"%s\",",
+            (long long)tb->num_embeddings, (long long)tb->embedding_dim, rp_sharding_names[o->sharding],
+            rp_kernel_names[o->kernel]);
+        /* a cached table's CacheParams, as the plan's canonical form has them
+        ** (plugins/rec/shard/plan.c): only where they differ from the defaults */
+        if (strcmp(rp_kernel_names[o->kernel], "fused_uvm_caching") == 0) {
+            if (tb->cache_load_factor > 0 && tb->cache_load_factor != 0.2)
+                put(&t, "\"cache_load_factor\":%.17g,", tb->cache_load_factor);
+            if (tb->prefetch_pipeline)
+                put(&t, "\"prefetch_pipeline\":true,");
+        }
+        put(&t, "\"ranks\":");
         put_ranks(&t, o);
         put(&t, ",\"shards\":[");
         for (int j = 0; o->sharding != RP_DP && j < o->n_shards; j++) {

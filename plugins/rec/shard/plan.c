@@ -191,6 +191,34 @@ static int check_geometry(plan_err *e, const rec_plan_table *t)
     return 0;
 }
 
+/* torchrec's CacheParams of a fused_uvm_caching table: "cache_load_factor"
+** (0, 1], default REC_PLAN_DEFAULT_CACHE_LOAD_FACTOR, and
+** "prefetch_pipeline" (false). Other kernels have no cache: the keys are
+** refused there, so that a plan never says what no module does. */
+static int parse_cache_params(plan_err *e, const cJSON *o, rec_plan_table *t)
+{
+    const cJSON *lf = cJSON_GetObjectItemCaseSensitive(o, "cache_load_factor");
+    const cJSON *pp = cJSON_GetObjectItemCaseSensitive(o, "prefetch_pipeline");
+    const int caching = t->compute_kernel == REC_KERNEL_FUSED_UVM_CACHING;
+    if (!caching && (lf != NULL || pp != NULL))
+        return fail(e, lf != NULL ? "cache_load_factor" : "prefetch_pipeline",
+                    "is a cache parameter, but compute_kernel is %s (only fused_uvm_caching has a cache)",
+                    rec_compute_kernel_names[t->compute_kernel]);
+    t->cache_load_factor = caching ? REC_PLAN_DEFAULT_CACHE_LOAD_FACTOR : 0.0;
+    t->prefetch_pipeline = 0;
+    if (lf != NULL) {
+        if (!cJSON_IsNumber(lf) || !(lf->valuedouble > 0.0 && lf->valuedouble <= 1.0))
+            return fail(e, "cache_load_factor", "must be a number in (0, 1]");
+        t->cache_load_factor = lf->valuedouble;
+    }
+    if (pp != NULL) {
+        if (!cJSON_IsBool(pp))
+            return fail(e, "prefetch_pipeline", "must be true or false");
+        t->prefetch_pipeline = cJSON_IsTrue(pp);
+    }
+    return 0;
+}
+
 static int parse_table(plan_err *e, const cJSON *o, rec_plan_table *t, int64_t world)
 {
     if (!cJSON_IsObject(o))
@@ -216,6 +244,8 @@ static int parse_table(plan_err *e, const cJSON *o, rec_plan_table *t, int64_t w
     if ((t->compute_kernel == REC_KERNEL_DENSE) != (t->sharding_type == REC_SHARD_DATA_PARALLEL))
         return fail(e, "compute_kernel", "%s with %s: data_parallel tables use dense, the others not",
                     rec_compute_kernel_names[k], rec_sharding_type_names[t->sharding_type]);
+    if (parse_cache_params(e, o, t) != 0)
+        return -1;
     const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(o, "ranks");
     if (ranks == NULL || !cJSON_IsArray(ranks))
         return fail(e, "ranks", "must be an array of ranks");
@@ -363,9 +393,18 @@ char *rec_plan_canonical(const rec_plan *plan)
         const rec_plan_table *t = &plan->tables[i];
         put(&b, "%s{\"name\":", i ? "," : "");
         put_string(&b, t->name);
-        put(&b, ",\"num_embeddings\":%lld,\"embedding_dim\":%lld,\"sharding_type\":\"%s\",\"compute_kernel\":\"%s\","
-            "\"ranks\":[", (long long)t->num_embeddings, (long long)t->embedding_dim,
+        put(&b, ",\"num_embeddings\":%lld,\"embedding_dim\":%lld,\"sharding_type\":\"%s\",\"compute_kernel\":\"%s\",",
+            (long long)t->num_embeddings, (long long)t->embedding_dim,
             rec_sharding_type_names[t->sharding_type], rec_compute_kernel_names[t->compute_kernel]);
+        /* the cache parameters where they differ from the defaults (a
+        ** default is omitted, so a plan that spells it out hashes as one that
+        ** does not, and the plans without a cache hash as before) */
+        if (t->compute_kernel == REC_KERNEL_FUSED_UVM_CACHING
+            && t->cache_load_factor != REC_PLAN_DEFAULT_CACHE_LOAD_FACTOR)
+            put(&b, "\"cache_load_factor\":%.17g,", t->cache_load_factor);
+        if (t->compute_kernel == REC_KERNEL_FUSED_UVM_CACHING && t->prefetch_pipeline)
+            put(&b, "\"prefetch_pipeline\":true,");
+        put(&b, "\"ranks\":[");
         for (int64_t r = 0; r < t->n_ranks; r++)
             put(&b, "%s%lld", r ? "," : "", (long long)t->ranks[r]);
         put(&b, "],\"shards\":[");

@@ -6,7 +6,9 @@
 **
 **   { "format": "loom.rec.plan/1", "world_size": W,
 **     "tables": [ { "name", "num_embeddings", "embedding_dim",
-**                   "sharding_type", "compute_kernel", "ranks": [...],
+**                   "sharding_type", "compute_kernel",
+**                   ("cache_load_factor", "prefetch_pipeline": fused_uvm_caching only)
+**                   "ranks": [...],
 **                   "shards": [ { "rank", "offsets": [row, col],
 **                                 "sizes": [rows, cols] } ] } ] }
 **
@@ -18,7 +20,8 @@
 ** the field.
 **
 ** The hash is the 64-bit FNV-1a of the canonical JSON (rec_plan_canonical:
-** the keys in the order above, no spaces), so two ranks that parsed
+** the keys in the order above, no spaces, the cache parameters only where
+** they differ from their defaults), so two ranks that parsed
 ** differently formatted texts of one plan agree.
 **
 ** This file needs only the C library and cJSON (no MPI, no host table):
@@ -63,7 +66,15 @@ typedef struct rec_plan_table {
     int64_t *ranks;            /* ParameterSharding.ranks */
     int64_t n_shards;
     rec_plan_shard *shards;    /* in offset order; none for data_parallel */
+    /* CacheParams, fused_uvm_caching only (0 and 0 for the other kernels):
+    ** the share of the table's rows the cache holds, and whether a prefetch
+    ** pipeline fills it (rec.sharded_embedding_bag_collection_prefetch) */
+    double cache_load_factor;
+    int prefetch_pipeline;
 } rec_plan_table;
+
+/* torchrec's default cache_load_factor (the planner's CACHING_RATIO). */
+#define REC_PLAN_DEFAULT_CACHE_LOAD_FACTOR 0.2
 
 typedef struct rec_plan {
     int64_t world_size;

@@ -131,7 +131,19 @@ typedef struct rec_sebc {
     int sequence;
     char *keys;                /* the names, back to back */
     int64_t *keys_offsets;     /* [F + 1] */
+    /* the cache's prefetch (sharded_ebc_prefetch.c) */
+    struct shard_prefetch *prefetch;
 } rec_sebc;
+
+/* The cache of this rank's local TBE from the plan (sharded_ebc_prefetch.c):
+** *lf the cache_load_factor of its fused_uvm_caching shards, 1.0 when they
+** are fused; refuses a rank (any rank: the verdict is the same on all)
+** whose shards mix kernels or load factors. */
+loom_status shard_cache_config(const rec_sebc *e, double *lf);
+/* The prefetch state (e->prefetch) for a local TBE of load factor lf. */
+loom_status shard_prefetch_create(rec_sebc *e, double lf);
+void shard_prefetch_free(rec_sebc *e);
+extern const pk_module rec_shard_prefetch_cpu;
 
 /* The plan's layout for the collection (shard_layout.c): checks the plan
 ** against the table configs and fills pairs, columns and the dp lists. */

@@ -25,4 +25,5 @@ const pk_module rec_shard_cpu = {
 
 PK_PACK_DEFINE("rec-mpi", "0.1.0", "torchrec's sharded EmbeddingBagCollection and EmbeddingCollection over OpenMPI "
                "(table_wise, row_wise, column_wise, table_row_wise, data_parallel; fused optimizer)",
-               NULL, shard_mpi_fini, &rec_shard_cpu, &rec_shard_ec_cpu)
+               NULL, shard_mpi_fini, &rec_shard_cpu, &rec_shard_ec_cpu,
+               &rec_shard_prefetch_cpu)

@@ -11,7 +11,9 @@
 ** naming the rank and both hashes. Only then does each rank copy the rows
 ** and columns of its shards out of the weights file and make its
 ** fbgemm.tbe objects (the sharded one over those copies, the
-** data-parallel one over the file's tables), with the fused optimizer.
+** data-parallel one over the file's tables), with the fused optimizer,
+** and for fused_uvm_caching shards the plan's cache_load_factor
+** (sharded_ebc_prefetch.c).
 ** rec.sharded_embedding_collection (sharded_ec_object.c) is made by the
 ** same create (rec_shard_create with sequence set): its tables are keyed
 ** embeddings.<table>.weight and rec_sec_check adds its own checks before
@@ -32,6 +34,7 @@ void rec_sebc_destroy(void *state)
     rec_sebc *e = state;
     if (e == NULL)
         return;
+    shard_prefetch_free(e);
     if (e->tbe)
         pk_host->object_free(e->tbe);
     if (e->dp_tbe)
@@ -254,7 +257,8 @@ static loom_named_attr float_attr(const char *name, double v)
 
 /* One fbgemm.tbe object over n tables of dims with the feature map ftm[nf]. */
 static loom_status make_tbe(const loom_object_args *args, const rec_sebc *e, int64_t n, const loom_tensor *const *tabs,
-                            const int64_t *dims, int64_t nf, const int64_t *ftm, loom_object **out)
+                            const int64_t *dims, int64_t nf, const int64_t *ftm, double cache_load_factor,
+                            loom_object **out)
 {
     char *tys = calloc((size_t)n * 5 + 1, 1);
     loom_named_tensor *nt = calloc((size_t)n, sizeof *nt);
@@ -270,7 +274,7 @@ static loom_status make_tbe(const loom_object_args *args, const rec_sebc *e, int
         nt[i] = (loom_named_tensor){ names[i], tabs[i] };
     }
     const char *opt = strcmp(A_(optimizer).u.s, "sgd") == 0 ? "exact_sgd" : "exact_rowwise_adagrad";
-    const loom_named_attr attrs[14] = {
+    const loom_named_attr attrs[15] = {
         str_attr("weights_tys", tys),
         { "feature_table_map", { .type = LOOM_ATTR_INTS, .is_set = 1, .count = nf, .u.ints = ftm } },
         str_attr("pooling_mode", e->pooling_mean ? "mean" : "sum"),
@@ -286,8 +290,10 @@ static loom_status make_tbe(const loom_object_args *args, const rec_sebc *e, int
         float_attr("beta2", 0.999),
         float_attr("weight_decay", 0.0),
         str_attr("weight_decay_mode", "none"),
+        /* fused_uvm_caching: fbgemm.tbe's row cache (1.0: none; sharded_ebc_prefetch.c) */
+        float_attr("cache_load_factor", cache_load_factor),
     };
-    loom_object_request req = { .struct_size = sizeof req, .class_name = "fbgemm.tbe", .n_attrs = 14, .attrs = attrs,
+    loom_object_request req = { .struct_size = sizeof req, .class_name = "fbgemm.tbe", .n_attrs = 15, .attrs = attrs,
                                 .n_tensors = (int32_t)n, .tensors = nt, .device = { LOOM_DEVICE_CPU, 0 } };
     if ((*out = pk_host->object_create(args->ctx, &req)) == NULL)
         st = LOOM_EINVAL;   /* the core's message stands */
@@ -299,7 +305,7 @@ done:
 }
 
 /* This rank's TBEs: its shards copied out of the file, the data-parallel tables as they are. */
-static loom_status make_tbes(const loom_object_args *args, rec_sebc *e, const loom_tensor *const *w)
+static loom_status make_tbes(const loom_object_args *args, rec_sebc *e, const loom_tensor *const *w, double lf)
 {
     const int r = e->c.rank;
     const rec_plan *p = e->plan;
@@ -347,7 +353,7 @@ static loom_status make_tbes(const loom_object_args *args, rec_sebc *e, const lo
     for (int64_t j = 0; st == LOOM_OK && j < P; j++)
         ftm[j] = e->pairs[e->pair_start[r] + j].local_table;
     if (st == LOOM_OK && n > 0)
-        st = make_tbe(args, e, n, tabs, dims, P, ftm, &e->tbe);
+        st = make_tbe(args, e, n, tabs, dims, P, ftm, lf, &e->tbe);
     /* the data-parallel tables, in table order, and their features */
     int64_t nd = 0;
     for (int64_t t = 0; st == LOOM_OK && t < T; t++) {
@@ -362,7 +368,7 @@ static loom_status make_tbes(const loom_object_args *args, rec_sebc *e, const lo
     for (int64_t j = 0; st == LOOM_OK && j < e->n_dp_features; j++)
         ftm[j] = dp_local[e->feature_table[e->dp_features[j]]];
     if (st == LOOM_OK && nd > 0)
-        st = make_tbe(args, e, nd, tabs, dims, e->n_dp_features, ftm, &e->dp_tbe);
+        st = make_tbe(args, e, nd, tabs, dims, e->n_dp_features, ftm, 1.0, &e->dp_tbe);
     free(views);
     free(tabs);
     free(shapes);
@@ -411,9 +417,14 @@ loom_status rec_shard_create(const loom_object_args *args, int sequence, void **
         st = shard_layout_build(e);
     if (st == LOOM_OK && sequence)
         st = rec_sec_check(e, args);
+    double lf = 1.0;
+    if (st == LOOM_OK)
+        st = shard_cache_config(e, &lf);
+    if (st == LOOM_OK)
+        st = shard_prefetch_create(e, lf);
     st = agree(e, st, hash);
     if (st == LOOM_OK)
-        st = make_tbes(args, e, w);
+        st = make_tbes(args, e, w, lf);
     free(w);
     if (st != LOOM_OK) {
         rec_sebc_destroy(e);
@@ -435,8 +446,9 @@ const loom_object_class rec_sebc_class = {
     .name = REC_SEBC_CLASS,
     .doc = "TorchRec's sharded EmbeddingBagCollection over OpenMPI: the tables split by a plan (table_wise, "
            "row_wise, column_wise, table_row_wise, data_parallel) across the ranks of MPI_COMM_WORLD, looked up "
-           "on local fbgemm.tbe objects and trained with their fused optimizer; methods "
-           "rec.sharded_embedding_bag_collection, rec.sharded_embedding_bag_collection_backward",
+           "on local fbgemm.tbe objects (with fbgemm's row cache for fused_uvm_caching tables) and trained with "
+           "their fused optimizer; methods rec.sharded_embedding_bag_collection, "
+           "rec.sharded_embedding_bag_collection_backward, rec.sharded_embedding_bag_collection_prefetch",
     PK_ATTRS(rec_sebc_class_attrs),
     .create = sebc_create,
     .destroy = rec_sebc_destroy,

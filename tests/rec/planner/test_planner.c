@@ -447,9 +447,33 @@ static void test_storage_terms(void **state)
     assert_true(tw_hbm("", "quant") == base + 1000 * 4);
 }
 
+/* A fused_uvm_caching table's CacheParams travel in the plan as the
+** sharded modules read them (plugins/rec/shard/plan.c): a load factor other
+** than the default and the prefetch pipeline are written, the default not. */
+static void test_cache_params(void **state)
+{
+    (void)state;
+    static const char *const extra[2] = { ",\"cache_load_factor\":0.5,\"prefetch_pipeline\":true", "" };
+    static const char *const want[2] = {
+        "\"compute_kernel\":\"fused_uvm_caching\",\"cache_load_factor\":0.5,\"prefetch_pipeline\":true,\"ranks\"",
+        "\"compute_kernel\":\"fused_uvm_caching\",\"ranks\"" };
+    for (int k = 0; k < 2; k++) {
+        char cfg[512], *outs[3];
+        snprintf(cfg, sizeof cfg, "{\"topology\":{\"world_size\":2},\"tables\":[{\"name\":\"t\",\"num_embeddings\":1000,"
+                 "\"embedding_dim\":64,\"sharding_types\":[\"table_wise\"],\"compute_kernels\":[\"fused_uvm_caching\"]%s}]}",
+                 extra[k]);
+        assert_int_equal(run_plan(cfg, outs), LOOM_OK);
+        if (strstr(outs[0], want[k]) == NULL)
+            fail_msg("the plan lacks %s: %s", want[k], outs[0]);
+        for (int i = 0; i < 3; i++)
+            free(outs[i]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cache_params),
         cmocka_unit_test(test_goldens),
         cmocka_unit_test(test_bad_configs),
         cmocka_unit_test(test_memory_balanced),

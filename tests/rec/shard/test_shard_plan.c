@@ -155,6 +155,50 @@ static void test_refusals(void **state)
     refused("]}]}", "]}", "not valid JSON", NULL);
 }
 
+/* CacheParams of fused_uvm_caching tables: the default load factor when
+** absent; a canonical form that omits the defaults (so GOOD's hash is as
+** pinned above) and keeps the others; refused on the other kernels. */
+static void test_cache_params(void **state)
+{
+    (void)state;
+    rec_plan *p = parse_ok(GOOD);
+    assert_true(p->tables[2].cache_load_factor == REC_PLAN_DEFAULT_CACHE_LOAD_FACTOR);
+    assert_int_equal(p->tables[2].prefetch_pipeline, 0);
+    assert_true(p->tables[0].cache_load_factor == 0.0);
+    const uint64_t h0 = rec_plan_hash(p);
+    rec_plan_free(p);
+    const char *at = strstr(GOOD, "\"compute_kernel\":\"fused_uvm_caching\",");
+    assert_non_null(at);
+    const size_t k = (size_t)(at - GOOD) + strlen("\"compute_kernel\":\"fused_uvm_caching\",");
+    char text[4096];
+    /* the default spelled out: the same plan, the same hash */
+    snprintf(text, sizeof text, "%.*s\"prefetch_pipeline\":false,\"cache_load_factor\":0.2,%s", (int)k, GOOD,
+             GOOD + k);
+    p = parse_ok(text);
+    assert_true(rec_plan_hash(p) == h0);
+    rec_plan_free(p);
+    /* other values: kept in the canonical form, in its key order */
+    snprintf(text, sizeof text, "%.*s\"prefetch_pipeline\":true,\"cache_load_factor\":0.5,%s", (int)k, GOOD,
+             GOOD + k);
+    p = parse_ok(text);
+    assert_true(p->tables[2].cache_load_factor == 0.5);
+    assert_int_equal(p->tables[2].prefetch_pipeline, 1);
+    char *c = rec_plan_canonical(p);
+    assert_non_null(strstr(c, "\"compute_kernel\":\"fused_uvm_caching\",\"cache_load_factor\":0.5,"
+                              "\"prefetch_pipeline\":true,\"ranks\""));
+    assert_true(rec_plan_hash(p) != h0);
+    free(c);
+    rec_plan_free(p);
+    refused("\"compute_kernel\":\"fused_uvm_caching\",", "\"compute_kernel\":\"fused_uvm_caching\",\"cache_load_factor\":0,",
+            "'t2'", "(0, 1]");
+    refused("\"compute_kernel\":\"fused_uvm_caching\",", "\"compute_kernel\":\"fused_uvm_caching\",\"cache_load_factor\":1.5,",
+            "'cache_load_factor'", "(0, 1]");
+    refused("\"compute_kernel\":\"fused_uvm_caching\",", "\"compute_kernel\":\"fused_uvm_caching\",\"prefetch_pipeline\":1,",
+            "'prefetch_pipeline'", "true or false");
+    refused("\"compute_kernel\":\"fused\",\"ranks\":[1]", "\"compute_kernel\":\"fused\",\"cache_load_factor\":0.5,\"ranks\":[1]",
+            "'t0'", "only fused_uvm_caching has a cache");
+}
+
 static void test_not_json(void **state)
 {
     (void)state;
@@ -175,6 +219,7 @@ int main(void)
         cmocka_unit_test(test_fields),
         cmocka_unit_test(test_canonical_and_hash),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_cache_params),
         cmocka_unit_test(test_not_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

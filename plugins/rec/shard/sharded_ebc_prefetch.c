@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+** sharded_ebc_prefetch.c - the cache of rec.sharded_embedding_bag_collection
+** (torchrec's fused_uvm_caching compute kernel) and its prefetch,
+** rec.sharded_embedding_bag_collection_prefetch, the step that torchrec's
+** PrefetchTrainPipelineSparseDist runs for the next batch.
+**
+** The cache. A plan table whose compute_kernel is fused_uvm_caching keeps
+** its shards in a local fbgemm.tbe made with the plan's cache_load_factor
+** (fbgemm.tbe's row cache, plugins/fbgemm/cache: the table's rows stay in
+** the TBE's owned copy, the slow tier, and the given share of them is kept
+** in the set-associative fast tier, LRU). A rank's shards share one local
+** TBE, so the shards of one rank are either all fused or all
+** fused_uvm_caching with one load factor (torchrec makes one TBE per
+** compute kernel; loom does not split a rank's lookup yet): another mix is
+** refused at create, naming the rank and both tables. The cache changes no
+** bit of any result: a slot is a byte copy of its row, and the training
+** backward writes every updated row through to its slot (cache_refresh.c).
+**
+** The prefetch, attribute `stage`:
+**   dist  collective (every rank calls it): this rank's KJT of the NEXT
+**         batch (the forward's inputs) goes to the shards by the input
+**         all-to-all (shard_kjt_all_to_all, as the forward does it), and
+**         the ids this rank's shards received are kept in the object;
+**   fill  local, no MPI: fbgemm.tbe_prefetch of the kept ids on the local
+**         caching TBE (the cache fill); the forward of that batch then
+**         finds its rows cached and does not populate again (fbgemm's
+**         prefetch queue). May run on another thread while this rank's
+**         forward and backward of the current batch run: the TBE orders its
+**         cache fill against their lookups and updates by its lock;
+**   all   dist then fill.
+** Every stage (and stage stats, which does nothing else) returns this
+** rank's cache counters (fbgemm.tbe_cache_stats of
+** the local TBE; zeros without a cache), so that a host can watch the hit
+** rate.
+** A dist replaces a kept batch that was never filled (nothing was counted
+** for it); fill without a kept batch is refused. Without a caching table on
+** this rank, fill has nothing to do (dist still takes part: it is
+** collective). The forward distributes its KJT again (the batch kept here
+** is the cache's, not shared with the forward's input dist).
+**
+** Why the all-to-all stays on the calling thread: the pack initialises MPI
+** with MPI_THREAD_SERIALIZED (a host may have initialised it so as well),
+** and whether MPI_THREAD_MULTIPLE is granted depends on how OpenMPI was
+** built; a collective on a second thread would then have to be serialised
+** with the main thread's by hand, or run on a duplicated communicator under
+** MPI_THREAD_MULTIPLE only where it is granted. Splitting the prefetch at
+** the only MPI call keeps every collective on the thread that makes all the
+** others, under any thread level, and what is worth overlapping with the
+** forward and backward is the cache fill: the way search, the evictions and
+** the row copies, all local.
+*/
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shard.h"
+
+/* The kept batch of stage dist, for stage fill. */
+typedef struct shard_prefetch {
+    pthread_mutex_t lock;
+    shard_batch next;
+    int64_t next_bags;         /* offsets has next_bags + 1 entries */
+    int have_next;
+    double cache_load_factor;  /* of this rank's local TBE; 1.0: no cache */
+    const loom_op *tbe_prefetch_op, *tbe_stats_op;
+} shard_prefetch;
+
+/* "fused", "fused_uvm_caching, cache_load_factor 0.2", ... */
+static void describe(const rec_plan_table *t, char *buf, size_t n)
+{
+    if (t->compute_kernel == REC_KERNEL_FUSED_UVM_CACHING)
+        snprintf(buf, n, "fused_uvm_caching, cache_load_factor %g", t->cache_load_factor);
+    else
+        snprintf(buf, n, "%s", rec_compute_kernel_names[t->compute_kernel]);
+}
+
+/* The kernel and load factor the plan gives rank q's shards: 0 with *lf the
+** load factor (1.0 for fused shards, or none), or -1 with the message set. */
+static loom_status rank_cache(const rec_sebc *e, int64_t q, double *lf)
+{
+    const rec_plan *p = e->plan;
+    int64_t first = -1;
+    *lf = 1.0;
+    for (int64_t t = 0; t < p->n_tables; t++) {
+        const rec_plan_table *pt = &p->tables[t];
+        int here = 0;
+        for (int64_t s = 0; s < pt->n_shards; s++)
+            here |= pt->shards[s].rank == q;
+        if (!here)
+            continue;
+        const double tlf = pt->compute_kernel == REC_KERNEL_FUSED_UVM_CACHING ? pt->cache_load_factor : 1.0;
+        if (first >= 0 && tlf != *lf) {
+            const rec_plan_table *pf = &p->tables[first];
+            char a[64], b[64];
+            describe(pf, a, sizeof a);
+            describe(pt, b, sizeof b);
+            return pk_host->fail(LOOM_EINVAL, "%s: rank %lld holds shards of table '%s' (%s) and of table '%s' (%s): a "
+                                 "rank's shards share one local fbgemm.tbe, so they need one compute kernel and one "
+                                 "cache_load_factor", REC_SEBC_CLASS, (long long)q, pf->name, a, pt->name, b);
+        }
+        if (first < 0) {
+            first = t;
+            *lf = tlf;
+        }
+    }
+    return LOOM_OK;
+}
+
+loom_status shard_cache_config(const rec_sebc *e, double *lf)
+{
+    /* every rank checks every rank: the verdict is the same everywhere */
+    double mine = 1.0;
+    for (int64_t q = 0; q < e->c.size; q++) {
+        double x;
+        loom_status st = rank_cache(e, q, &x);
+        if (st != LOOM_OK)
+            return st;
+        if (q == e->c.rank)
+            mine = x;
+    }
+    *lf = mine;
+    return LOOM_OK;
+}
+
+loom_status shard_prefetch_create(rec_sebc *e, double lf)
+{
+    shard_prefetch *pf = calloc(1, sizeof *pf);
+    if (pf == NULL)
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+    pthread_mutex_init(&pf->lock, NULL);
+    pf->cache_load_factor = lf;
+    e->prefetch = pf;
+    if ((pf->tbe_prefetch_op = pk_host->op_find("fbgemm.tbe_prefetch")) == NULL
+        || (pf->tbe_stats_op = pk_host->op_find("fbgemm.tbe_cache_stats")) == NULL)
+        return pk_host->fail(LOOM_ENOENT, "%s fills its cache with fbgemm.tbe_prefetch (and reads fbgemm.tbe_cache_stats): load the fbgemm pack",
+                             REC_SEBC_CLASS);
+    return LOOM_OK;
+}
+
+void shard_prefetch_free(rec_sebc *e)
+{
+    shard_prefetch *pf = e->prefetch;
+    if (pf == NULL)
+        return;
+    if (pf->have_next)
+        shard_batch_free(&pf->next);
+    pthread_mutex_destroy(&pf->lock);
+    free(pf);
+    e->prefetch = NULL;
+}
+
+/* stage dist: the input all-to-all of the next batch, kept for fill. */
+static loom_status dist(loom_call *call, rec_sebc *e)
+{
+    shard_input in;
+    loom_status st = shard_input_read(call, e, 0, &in);
+    if (st != LOOM_OK)
+        return st;
+    shard_batch b;
+    st = shard_kjt_all_to_all(e, &in, &b);
+    const int me = e->c.rank;
+    const int64_t bags = (e->pair_start[me + 1] - e->pair_start[me]) * e->c.size * in.B;
+    shard_input_free(&in);
+    if (st != LOOM_OK)
+        return st;
+    shard_prefetch *pf = e->prefetch;
+    pthread_mutex_lock(&pf->lock);
+    if (pf->have_next)
+        shard_batch_free(&pf->next);
+    pf->next = b;
+    pf->next_bags = bags;
+    pf->have_next = 1;
+    pthread_mutex_unlock(&pf->lock);
+    return LOOM_OK;
+}
+
+/* stage fill: fbgemm.tbe_prefetch of the kept batch on the local TBE. */
+static loom_status fill(loom_call *call, rec_sebc *e, const char *op)
+{
+    shard_prefetch *pf = e->prefetch;
+    pthread_mutex_lock(&pf->lock);
+    const int have = pf->have_next;
+    shard_batch b = pf->next;
+    const int64_t bags = pf->next_bags;
+    pf->have_next = 0;
+    pf->next = (shard_batch){ 0 };
+    pthread_mutex_unlock(&pf->lock);
+    if (!have)
+        return pk_host->fail(LOOM_EINVAL, "%s: rank %d: stage fill has no batch to fill: run stage dist (collective) "
+                             "on the next batch first", op, e->c.rank);
+    loom_status st = LOOM_OK;
+    if (e->tbe != NULL && pf->cache_load_factor < 1.0 && bags > 0) {
+        int64_t ishape[1] = { b.n_indices }, oshape[1] = { bags + 1 };
+        loom_tensor ti = shard_view(b.indices, SHARD_I64, 1, ishape);
+        loom_tensor to = shard_view(b.offsets, SHARD_I64, 1, oshape);
+        const loom_tensor *ins[2] = { &ti, &to };
+        loom_op_call oc = { .struct_size = sizeof oc, .op = pf->tbe_prefetch_op, .n_inputs = 2, .inputs = ins,
+                            .object = e->tbe };
+        st = pk_host->op_call(call->ctx, &oc);
+    }
+    shard_batch_free(&b);
+    return st;
+}
+
+/* The output: the local caching TBE's fbgemm.tbe_cache_stats after the
+** stage (zeros without a cache on this rank). */
+static loom_status stats(loom_call *call, rec_sebc *e)
+{
+    int64_t n = 8;
+    loom_tensor *out = NULL;
+    loom_status st = pk_host->alloc_output(call, 0, LOOM_DTYPE_I64, 1, &n, &out);
+    if (st != LOOM_OK)
+        return st;
+    memset(loom_data(out), 0, 8 * sizeof(int64_t));
+    if (e->tbe == NULL || e->prefetch->cache_load_factor >= 1.0)
+        return LOOM_OK;
+    loom_tensor *y = NULL;
+    loom_op_call oc = { .struct_size = sizeof oc, .op = e->prefetch->tbe_stats_op, .n_outputs = 1, .outputs = &y,
+                        .object = e->tbe };
+    if ((st = pk_host->op_call(call->ctx, &oc)) == LOOM_OK && loom_numel(y) == 8)
+        memcpy(loom_data(out), loom_data(y), 8 * sizeof(int64_t));
+    if (y)
+        pk_host->tensor_free(y);
+    return st;
+}
+
+#define PREFETCH_ATTRS(A, op)                                                                     \
+    A(op, stage, STRING, LOOM_DEFAULT_STRING("all"), 0,                                           \
+      "dist (collective: the input all-to-all of the next batch, kept) | fill (local: "           \
+      "fbgemm.tbe_prefetch of the kept ids on the caching TBE; may run on another thread while the "  \
+      "forward and backward of the current batch run) | all (dist then fill) | stats (the counters only)", )
+PK_ATTR_ENUM(rec_sebc_prefetch, PREFETCH_ATTRS);
+PK_ATTR_TABLE(rec_sebc_prefetch, PREFETCH_ATTRS);
+
+static loom_status prefetch_run(loom_call *call)
+{
+    static const char *const op = "rec.sharded_embedding_bag_collection_prefetch";
+    rec_sebc *e = call->object;
+    const char *stage = call->attrs[PK_ATTR(rec_sebc_prefetch, stage)].u.s;
+    const int d = strcmp(stage, "dist") == 0 || strcmp(stage, "all") == 0;
+    const int f = strcmp(stage, "fill") == 0 || strcmp(stage, "all") == 0;
+    if (!d && !f && strcmp(stage, "stats") != 0)
+        return pk_host->fail(LOOM_EINVAL, "%s: stage '%s' is not dist, fill, all or stats", op, stage);
+    if (e == NULL || e->prefetch == NULL)
+        return pk_host->fail(LOOM_EINVAL, "%s: not a %s object made by this pack", op, REC_SEBC_CLASS);
+    /* a host bug, the same on every rank as a rule: refused before any collective */
+    if (d && (call->inputs[SEBC_IN_VALUES] == NULL || call->inputs[SEBC_IN_LENGTHS] == NULL))
+        return pk_host->fail(LOOM_EINVAL, "%s: rank %d: stage %s needs the next batch's 'values' and 'lengths'", op,
+                             e->c.rank, stage);
+    loom_status st = d ? dist(call, e) : LOOM_OK;
+    if (st == LOOM_OK && f)
+        st = fill(call, e, op);
+    return st == LOOM_OK ? stats(call, e) : st;
+}
+
+static const loom_arg_def prefetch_inputs[] = {
+    { .name = "values", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .flags = LOOM_ARG_OPTIONAL, .ndim = 1,
+      .doc = "[N] this rank's KJT ids of the next batch, as the forward takes them (stages dist and all; fill "
+             "and stats take no inputs)" },
+    { .name = "lengths", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .flags = LOOM_ARG_OPTIONAL, .ndim = 1,
+      .doc = "[F * B] the next batch's lengths (stages dist and all)" },
+    { .name = "weights", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .flags = LOOM_ARG_OPTIONAL, .ndim = 1,
+      .doc = "[N] per-sample weights (when the collection is_weighted)" },
+};
+
+static const loom_arg_def prefetch_outputs[] = {
+    { .name = "cache_stats", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .ndim = 1,
+      .doc = "[8] this rank's cache counters after the stage, fbgemm.tbe_cache_stats's (calls, requested, unique, "
+             "unique misses, conflict unique misses, conflict misses, lookups, lookup hits); zeros without a cache" },
+};
+
+PK_SCHEMA(rec_sebc_prefetch_schema, "rec.sharded_embedding_bag_collection_prefetch", 1,
+          "PrefetchTrainPipelineSparseDist's prefetch of the next batch: its KJT by the input all-to-all to the "
+          "shards (stage dist, collective), then fbgemm.tbe_prefetch of the received ids on the local caching "
+          "TBEs (stage fill, local; fused_uvm_caching tables); results do not change, the next forward finds "
+          "its rows cached",
+          PK_INPUTS(prefetch_inputs), PK_OUTPUTS(prefetch_outputs), PK_ATTRS(rec_sebc_prefetch_attrs),
+          .object_class = REC_SEBC_CLASS);
+
+static const loom_op_schema *const prefetch_ops[] = { &rec_sebc_prefetch_schema };
+
+static const loom_kernel_desc prefetch_kernels[] = {
+    PK_KERNEL_CPU(rec_sebc_prefetch_schema, "cpu:mpi+fbgemm.tbe_prefetch", 0, prefetch_run),
+};
+
+const pk_module rec_shard_prefetch_cpu = PK_MODULE("shard-prefetch", prefetch_ops, prefetch_kernels, NULL);
