@@ -28,6 +28,8 @@ static void sebc_destroy(void *state)
     rec_sebc *e = state;
     if (e == NULL)
         return;
+    if (e->device_state_free && e->device_state)
+        e->device_state_free(e->device_state);
     if (e->tbe)
         pk_host->object_free(e->tbe);
     if (e->dp_tbe)
