@@ -55,9 +55,10 @@ loom_status rec_sebc_backward(loom_call *call)
     float *gk = NULL, *gl = NULL, *sblk = NULL, *rblk = NULL, *grw = NULL, *agrw = NULL, *gdp = NULL, *agdp = NULL;
     float *gpad = NULL;   /* the data-parallel TBE batch's gradient [bags, dp_d] */
     if ((st = shard_blocks_build(e, &in, &bl)) == LOOM_OK && (st = shard_kt_layout(e, &in, &kts)) == LOOM_OK &&
-        (gk = malloc((size_t)(kts[F] > 0 ? kts[F] : 1) * sizeof *gk)) == NULL)
+        (gk = calloc((size_t)(kts[F] > 0 ? kts[F] : 1), sizeof *gk)) == NULL)
         st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
-    /* the gradient of every bag: the sum of its samples' (a copy without VBE) */
+    /* the gradient of every bag: the sum of its samples' (a copy without VBE; zero for a bag no sample
+    ** maps to, so also when B is 0) */
     if (st == LOOM_OK && gy)
         shard_kt_reduce(e, &in, kts, gy, gk);
     if (st == LOOM_OK)

@@ -35,7 +35,8 @@
 **
 ** Every wait has the collection's deadline (timeout_s): the stream is
 ** polled with cudaStreamQuery and the communicator with
-** ncclCommGetAsyncError; past the deadline, or on an asynchronous NCCL
+** ncclCommGetAsyncError (after each NCCL call too, before any work that
+** reads its results is queued: the communicator is non-blocking); past the deadline, or on an asynchronous NCCL
 ** error, the communicator is aborted (ncclCommAbort) and the collection is
 ** unusable, the error naming the collective and the rank.
 **
@@ -91,9 +92,12 @@ static loom_status nccl_fail(nccl_state *ns, ncclResult_t r, const char *what, i
                          ncclGetErrorString(r), ns && ns->comm == NULL ? "the NCCL communicator is aborted" : "");
 }
 
-/* Until the stream's work and the communicator's pending operations are
-** done, or the deadline: then the communicator is aborted. */
-static loom_status nccl_wait(rec_sebc *e, nccl_state *ns, cudaStream_t stream, const char *what)
+/* Until the communicator's pending operations are issued (a non-blocking
+** communicator's calls may return ncclInProgress: no NCCL call may follow
+** until ncclCommGetAsyncError says ncclSuccess) and, with stream_too, the
+** stream's work is done; or the deadline: then the communicator is
+** aborted. */
+static loom_status nccl_sync(rec_sebc *e, nccl_state *ns, cudaStream_t stream, int stream_too, const char *what)
 {
     const double deadline = MPI_Wtime() + e->c.timeout_s;
     long sleep_ns = 2000;
@@ -103,7 +107,9 @@ static loom_status nccl_wait(rec_sebc *e, nccl_state *ns, cudaStream_t stream, c
             return nccl_fail(ns, r, what, e->c.rank);
         if (async != ncclSuccess && async != ncclInProgress)
             return nccl_fail(ns, async, what, e->c.rank);
-        const cudaError_t c = stream != NULL || async == ncclSuccess ? cudaStreamQuery(stream) : cudaErrorNotReady;
+        if (!stream_too && async == ncclSuccess)
+            return LOOM_OK;
+        const cudaError_t c = async == ncclSuccess ? cudaStreamQuery(stream) : cudaErrorNotReady;
         if (c == cudaSuccess && async == ncclSuccess)
             return LOOM_OK;
         if (c != cudaSuccess && c != cudaErrorNotReady) {
@@ -123,6 +129,11 @@ static loom_status nccl_wait(rec_sebc *e, nccl_state *ns, cudaStream_t stream, c
         if (sleep_ns < 1000000)
             sleep_ns *= 2;
     }
+}
+
+static loom_status nccl_wait(rec_sebc *e, nccl_state *ns, cudaStream_t stream, const char *what)
+{
+    return nccl_sync(e, ns, stream, 1, what);
 }
 
 /* This process's rank among the ranks of its machine. */
@@ -209,7 +220,7 @@ static loom_status state_get(rec_sebc *e, int device, nccl_state **out)
     }
     e->device_state = ns;
     e->device_state_free = nccl_state_free;
-    if ((st = nccl_wait(e, ns, NULL, "ncclCommInitRankConfig")) != LOOM_OK)
+    if ((st = nccl_sync(e, ns, NULL, 0, "ncclCommInitRankConfig")) != LOOM_OK)
         return st;
     *out = ns;
     return LOOM_OK;
@@ -385,6 +396,11 @@ loom_status rec_sebc_forward_nccl(loom_call *call)
     DEV(d_cnt, (int64_t)W * (W + 1));
     H2D(d_cnt, k.vsend, W);
     NC(ncclAllGather(d_cnt, d_cnt + W, (size_t)W, ncclInt64, ns->comm, stream), "ncclAllGather (KJT value counts)");
+    /* a non-blocking communicator may still be enqueuing: what reads its results follows once it has */
+    if ((st = nccl_sync(e, ns, stream, 0, "ncclAllGather (KJT value counts)")) != LOOM_OK) {
+        free(h_cnt);
+        goto done;
+    }
     D2H(h_cnt, d_cnt + W, (int64_t)W * W);
     if ((st = nccl_wait(e, ns, stream, "ncclAllGather (KJT value counts)")) != LOOM_OK) {
         free(h_cnt);
@@ -419,6 +435,7 @@ loom_status rec_sebc_forward_nccl(loom_call *call)
         NC(alltoallv(ns, d_swt, k.vsend, vsd, d_rwt, vrecv, vrd, ncclFloat32, sizeof(float), W, stream),
            "ncclSend/ncclRecv (KJT weights)");
     NC(ncclGroupEnd(), "ncclGroupEnd (KJT all-to-all)");
+    OK(nccl_sync(e, ns, stream, 0, "ncclSend/ncclRecv (KJT all-to-all)"));
     rlen = malloc((size_t)(nrl > 0 ? nrl : 1) * sizeof *rlen);
     rval = malloc((size_t)(nrv > 0 ? nrv : 1) * sizeof *rval);
     rwt = k.swt ? malloc((size_t)(nrv > 0 ? nrv : 1) * sizeof *rwt) : NULL;
@@ -493,6 +510,7 @@ loom_status rec_sebc_forward_nccl(loom_call *call)
             r = ncclGroupEnd();
         free(cnt);
         NC(r, "ncclSend/ncclRecv (pooled embeddings)");
+        OK(nccl_sync(e, ns, stream, 0, "ncclSend/ncclRecv (pooled embeddings)"));
     }
     for (int r = 0; r < W; r++) {
         int64_t at = bl.take_dis[r];
@@ -528,6 +546,7 @@ loom_status rec_sebc_forward_nccl(loom_call *call)
         if (M > 0)
             NC(ncclReduceScatter(d_srw, d_rrw, (size_t)M, ncclFloat32, ncclSum, ns->comm, stream),
                "ncclReduceScatter (row-wise pooled embeddings)");
+        OK(nccl_sync(e, ns, stream, 0, "ncclReduceScatter (row-wise pooled embeddings)"));
         for (int64_t f = 0; f < F; f++)
             if (e->rw_col[f] >= 0 && kts[f + 1] > kts[f])
                 CU(cudaMemcpyAsync(d_kt + kts[f], d_rrw + bl.rw_f[me * F + f],
