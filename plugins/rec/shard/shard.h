@@ -33,6 +33,15 @@
 ** gradients, in the same order on every rank, so the replicas stay
 ** bit-identical (the sparse form of DDP's gradient allreduce).
 **
+** VBE KJTs (stride_per_key_per_rank, inverse_indices) move only their
+** deduplicated bags; every rank's strides per feature are all-gathered
+** with the verdicts, so the all-to-alls know their sizes, the pooled rows
+** come back per feature and the sample's rank expands them through
+** inverse_indices (sharded_ebc_dist.c, sharded_ebc_blocks.c).
+**
+** rec-mpi-cuda.so (cuda/, with NCCL) has the forward's cuda kernel over
+** the same objects: the same layouts, NCCL's collectives.
+**
 ** Every collective is non-blocking, waited for with a deadline
 ** (timeout_s): a peer that died or left makes the others fail with an
 ** error naming the collective and the rank, not hang. The communicator is
@@ -133,6 +142,10 @@ typedef struct rec_sebc {
     int64_t *keys_offsets;     /* [F + 1] */
     /* the cache's prefetch (sharded_ebc_prefetch.c) */
     struct shard_prefetch *prefetch;
+    /* the cuda kernel's state (rec-mpi-cuda.so: the NCCL communicator and
+    ** device buffers), made at its first call, freed with the object */
+    void *device_state;
+    void (*device_state_free)(void *device_state);
 } rec_sebc;
 
 /* The cache of this rank's local TBE from the plan (sharded_ebc_prefetch.c):
@@ -149,24 +162,40 @@ extern const pk_module rec_shard_prefetch_cpu;
 ** against the table configs and fills pairs, columns and the dp lists. */
 loom_status shard_layout_build(rec_sebc *e);
 
-/* The KJT a call was given, checked (sharded_ebc_dist.c). */
+/* The KJT a call was given, checked (sharded_ebc_dist.c). A VBE KJT
+** (stride_per_key_per_rank, inverse_indices) has stride[f] bags of feature
+** f on this rank, its deduplicated samples; sample b of the output is bag
+** inverse[f * B + b] of feature f. Without VBE, stride[f] = B and inverse is
+** NULL: lengths [F * B] as before. */
 typedef struct shard_input {
     const int64_t *values, *lengths;
     const float *weights;      /* NULL unless is_weighted */
-    int64_t B, n_values;
-    int64_t *value_start;      /* [F * B + 1] */
+    int64_t B, n_values;       /* B: samples of the output, every rank the same */
+    int64_t *value_start;      /* [n_lengths + 1] (n_lengths = F * B without VBE) */
+    int64_t *stride;           /* [F] this rank's bags per feature */
+    int64_t *len_start;        /* [F + 1] feature f's lengths are lengths[len_start[f] .. len_start[f + 1]) */
+    int64_t *inverse;          /* [F * B], or NULL when every bag is a sample (no inverse_indices) */
+    int64_t *strides;          /* [W * F] every rank's stride per feature (strides[q * F + f]), all-gathered */
 } shard_input;
 
-/* This rank's TBE batch after the KJT all-to-all: W * B samples per pair. */
+/* This rank's TBE batch after the KJT all-to-all: per pair j, source rank
+** q's row0[j * (W + 1) + q + 1] - row0[j * (W + 1) + q] bags (its strides
+** of the pair's feature) from row row0[j * (W + 1) + q], then empty bags up
+** to `bags` rows (the TBE takes one batch size for every feature; fbgemm's
+** VBE lookup has no backward). Without VBE, bags = W * B and rank q's
+** samples are rows q * B .. q * B + B - 1. */
 typedef struct shard_batch {
     int64_t *indices, *offsets;
     float *psw;
     int64_t n_indices;
+    int64_t bags;              /* rows per feature (pair) of the TBE batch */
+    int64_t *row0;             /* [P * (W + 1)] */
 } shard_batch;
 
 /* Checks the call's KJT (and with_grad its 'grad' [B, sum D]) and agrees
 ** with the other ranks: LOOM_OK only when every rank's input is fine and
-** every B is the same. */
+** every B is the same; every rank's strides are exchanged with the
+** verdicts (in->strides). */
 loom_status shard_input_read(loom_call *call, const rec_sebc *e, int with_grad, shard_input *in);
 /* The two halves of shard_input_read, for a method with checks of its own
 ** between them: the local checks (in zeroed first), then the exchange of
@@ -174,11 +203,58 @@ loom_status shard_input_read(loom_call *call, const rec_sebc *e, int with_grad, 
 loom_status shard_input_check(loom_call *call, const rec_sebc *e, int with_grad, shard_input *in);
 loom_status shard_input_agree(const rec_sebc *e, loom_status st, shard_input *in);
 void shard_input_free(shard_input *in);
+/* Takes part in the ranks' agreement on the input as a rank that refused
+** its input with st (its message set): the others fail now too; returns st. */
+loom_status shard_input_refuse(const rec_sebc *e, loom_status st);
 loom_status shard_kjt_all_to_all(const rec_sebc *e, const shard_input *in, shard_batch *out);
+/* The parts of the KJT all-to-all (shard_kjt_all_to_all runs them over
+** MPI; the cuda kernel over NCCL): what this rank sends, destination-major
+** (each destination's pairs' bags, ids relative to the shard's first
+** row), the lengths and ids to each rank, the lengths from each rank, and
+** sq [W * P]: the bags of each of this rank's pairs from each rank. */
+typedef struct shard_kjt_parts {
+    int64_t *slen, *sval;
+    float *swt;                /* NULL unweighted */
+    int64_t *lsend, *vsend, *lrecv;   /* [W] each */
+    int64_t *sq;
+} shard_kjt_parts;
+loom_status shard_kjt_pack(const rec_sebc *e, const shard_input *in, shard_kjt_parts *k);
+void shard_kjt_parts_free(shard_kjt_parts *k);
+/* From W received blocks (block q: for each pair j, sq[q * P + j]
+** lengths, and their ids at vals + vstart[q]) to the TBE's batch:
+** pair-major, then q, then bag, each pair padded with empty bags to the
+** longest (shard_batch). */
+loom_status shard_batch_assemble(int W, int64_t P, const int64_t *sq, const int64_t *lens, const int64_t *vals,
+                                 const float *wts, const int64_t *vstart, shard_batch *out);
 /* The data-parallel features of the local batch (all_ranks 0), or of every
 ** rank's batch, all-gathered in rank order (all_ranks 1). */
 loom_status shard_dp_batch(const rec_sebc *e, const shard_input *in, int all_ranks, shard_batch *out);
 void shard_batch_free(shard_batch *b);
+
+/* The deduplicated KeyedTensor of this rank (sharded_ebc_dist.c): feature
+** f's stride[f] rows of D_f at kt_start[f] (kt_start [F + 1]); the forward
+** fills it and expands it to [B, sum D] through inverse, the backward sums
+** the output gradient into it. */
+loom_status shard_kt_layout(const rec_sebc *e, const shard_input *in, int64_t **kt_start);
+void shard_kt_expand(const rec_sebc *e, const shard_input *in, const int64_t *kt_start, const float *kt, float *out);
+void shard_kt_reduce(const rec_sebc *e, const shard_input *in, const int64_t *kt_start, const float *grad, float *kt);
+
+/* The pooled blocks' layouts for a call's strides (sharded_ebc_blocks.c):
+** MPI counts and displacements (elements) of the table-/column-wise rows
+** this rank's shards send each rank (ship) and receive from each rank's
+** shards (take) in the forward (the backward swaps them), of each rank's
+** row-wise and data-parallel blocks, and where feature f starts in rank
+** q's row-wise / data-parallel block (rw_f / dp_f [q * F + f], -1 when the
+** feature is not of that kind). */
+typedef struct shard_blocks {
+    int *ship_cnt, *ship_dis, *take_cnt, *take_dis, *rw_cnt, *rw_dis, *dp_cnt, *dp_dis;   /* [W] each */
+    int64_t n_ship, n_take, n_rw, n_dp;   /* totals */
+    int64_t *rw_f, *dp_f;                 /* [W * F] */
+    void *mem;
+} shard_blocks;
+
+loom_status shard_blocks_build(const rec_sebc *e, const shard_input *in, shard_blocks *b);
+void shard_blocks_free(shard_blocks *b);
 
 /* An MPI count from a size: fails naming what when it exceeds int. */
 loom_status shard_count(int64_t n, const char *what, int *out);
@@ -196,14 +272,18 @@ loom_status rec_sebc_forward(loom_call *call);
 loom_status rec_sebc_backward(loom_call *call);
 loom_status rec_sebc_allreduce(loom_call *call);
 loom_status rec_sebc_weight(loom_call *call);
+/* the forward's cuda kernel over NCCL (rec-mpi-cuda.so, cuda/sharded_ebc_nccl.c) */
+loom_status rec_sebc_forward_nccl(loom_call *call);
 
 #define REC_SHARD_OPS(X) X(rec_sebc_forward_schema) X(rec_sebc_backward_schema) X(rec_sebc_allreduce_schema) \
     X(rec_sebc_weight_schema)
 PK_OPS_DECLARE(rec_shard_ops, REC_SHARD_OPS);
 extern const pk_module rec_shard_cpu;
 
-/* inputs of both methods */
+/* inputs of both methods; the VBE tensors follow (after grad in the backward) */
 enum { SEBC_IN_VALUES, SEBC_IN_LENGTHS, SEBC_IN_WEIGHTS, SEBC_IN_GRAD };
+#define SEBC_IN_SPKPR(with_grad) ((with_grad) ? 4 : 3)
+#define SEBC_IN_INVERSE(with_grad) ((with_grad) ? 5 : 4)
 
 /* The create both classes share (sharded_ebc_object.c): args in the
 ** layout of rec_sebc_class's attributes; sequence for the sharded

@@ -9,17 +9,27 @@
 #define I64 LOOM_DTYPE_BIT(LOOM_DTYPE_I64)
 #define F32 LOOM_DTYPE_BIT(LOOM_DTYPE_F32)
 
+#define IDX (LOOM_DTYPE_BIT(LOOM_DTYPE_I32) | LOOM_DTYPE_BIT(LOOM_DTYPE_I64))
+/* VBE, after the other inputs (the backward's after grad) */
+#define SEBC_VBE_INPUTS \
+    { .name = "stride_per_key_per_rank", .dtypes = IDX, .flags = LOOM_ARG_OPTIONAL, .ndim = 2, \
+      .doc = "[F, ranks] VBE: each feature's bags on this rank (summed over ranks), lengths in that order" }, \
+    { .name = "inverse_indices", .dtypes = IDX, .flags = LOOM_ARG_OPTIONAL, .ndim = 2, \
+      .doc = "[F, B] VBE: sample b of feature f is its bag inverse_indices[f][b]; B is the output's batch" }
+
 #define SEBC_KJT_INPUTS \
     { .name = "values", .dtypes = I64, .ndim = 1, .doc = "[N] this rank's KJT ids, feature-major, in the collection's feature order" }, \
-    { .name = "lengths", .dtypes = I64, .ndim = 1, .doc = "[F * B] every feature's B local samples" }, \
+    { .name = "lengths", .dtypes = I64, .ndim = 1, \
+      .doc = "[F * B] every feature's B local samples (with VBE: each feature's stride, summed)" }, \
     { .name = "weights", .dtypes = F32, .flags = LOOM_ARG_OPTIONAL, .ndim = 1, \
       .doc = "[N] per-sample weights (used when the collection is_weighted)" }
 
-static const loom_arg_def forward_inputs[] = { SEBC_KJT_INPUTS };
+static const loom_arg_def forward_inputs[] = { SEBC_KJT_INPUTS, SEBC_VBE_INPUTS };
 
 static const loom_arg_def forward_outputs[] = {
     { .name = "values", .dtypes = F32, .ndim = 2,
-      .doc = "KeyedTensor values [B, sum D] of this rank's samples, in table then feature order" },
+      .doc = "KeyedTensor values [B, sum D] of this rank's samples, in table then feature order (VBE: "
+              "expanded through inverse_indices)" },
 };
 
 PK_SCHEMA(rec_sebc_forward_schema, "rec.sharded_embedding_bag_collection", 1,
@@ -31,6 +41,7 @@ PK_SCHEMA(rec_sebc_forward_schema, "rec.sharded_embedding_bag_collection", 1,
 static const loom_arg_def backward_inputs[] = {
     SEBC_KJT_INPUTS,
     { .name = "grad", .dtypes = F32, .ndim = 2, .doc = "[B, sum D] the gradient of this rank's forward output" },
+    SEBC_VBE_INPUTS,
 };
 
 PK_SCHEMA(rec_sebc_backward_schema, "rec.sharded_embedding_bag_collection_backward", 1,

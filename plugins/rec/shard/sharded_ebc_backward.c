@@ -7,12 +7,14 @@
 **
 ** The KJT all-to-all runs again (the forward keeps no state between
 ** calls), then the gradient takes the transposed paths of the forward:
-** table-wise and column-wise blocks by MPI_Alltoallv to the shards' ranks,
-** row-wise columns by MPI_Allgather (every shard of a row-wise table gets
-** the gradient of every sample, the transpose of the reduce-scatter), and
-** fbgemm.tbe_backward steps the local TBE on the W * B samples it looked
-** up. Data-parallel tables all-gather the ids and the gradient columns
-** and step every replica on the whole batch (shard.h).
+** with VBE the samples' gradients are first summed into their bags
+** (shard_kt_reduce, the transpose of the expansion through
+** inverse_indices); table-wise and column-wise rows by MPI_Alltoallv to the
+** shards' ranks, row-wise rows by MPI_Iallgatherv (every shard of a
+** row-wise table gets the gradient of every bag, the transpose of the
+** reduce-scatter), and fbgemm.tbe_backward steps the local TBE on the bags
+** it looked up. Data-parallel tables all-gather the ids and the gradient
+** rows and step every replica on the whole batch (shard.h).
 */
 #include <stdlib.h>
 #include <string.h>
@@ -41,129 +43,136 @@ loom_status rec_sebc_backward(loom_call *call)
     loom_status st = shard_input_read(call, e, 1, &in);
     if (st != LOOM_OK)
         return st;
-    const int64_t B = in.B, D = e->feature_col[e->n_features];
+    const int64_t B = in.B, F = e->n_features, D = e->feature_col[F];
     const loom_tensor *grad = call->inputs[SEBC_IN_GRAD];   /* checked by shard_input_read */
     const float *gy = B * D > 0 ? loom_data(grad) : NULL;
     const int64_t P = e->pair_start[me + 1] - e->pair_start[me], LD = e->local_d[me];
     const shard_pair *mine = e->pairs + e->pair_start[me];
+    const int64_t *S = in.strides;
     shard_batch batch = { 0 }, dpb = { 0 };
-    float *gl = NULL, *sblk = NULL, *rblk = NULL, *grw = NULL, *agrw = NULL, *gdp = NULL, *agdp = NULL;
-    int *cnt = calloc((size_t)W * 4, sizeof *cnt);
-    if (cnt == NULL)
+    shard_blocks bl = { 0 };
+    int64_t *kts = NULL;
+    float *gk = NULL, *gl = NULL, *sblk = NULL, *rblk = NULL, *grw = NULL, *agrw = NULL, *gdp = NULL, *agdp = NULL;
+    float *gpad = NULL;   /* the data-parallel TBE batch's gradient [bags, dp_d] */
+    if ((st = shard_blocks_build(e, &in, &bl)) == LOOM_OK && (st = shard_kt_layout(e, &in, &kts)) == LOOM_OK &&
+        (gk = calloc((size_t)(kts[F] > 0 ? kts[F] : 1), sizeof *gk)) == NULL)
         st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+    /* the gradient of every bag: the sum of its samples' (a copy without VBE; zero for a bag no sample
+    ** maps to, so also when B is 0) */
+    if (st == LOOM_OK && gy)
+        shard_kt_reduce(e, &in, kts, gy, gk);
     if (st == LOOM_OK)
         st = shard_kjt_all_to_all(e, &in, &batch);
-    if (st == LOOM_OK && (gl = calloc((size_t)(W * B * LD > 0 ? W * B * LD : 1), sizeof *gl)) == NULL)
+    if (st == LOOM_OK && (gl = calloc((size_t)(batch.bags * LD > 0 ? batch.bags * LD : 1), sizeof *gl)) == NULL)
         st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
 
-    /* table-wise and column-wise: each rank's block of the gradient to the shards' ranks */
-    int *scnt = cnt, *sdis = cnt + W, *rcnt = cnt + 2 * W, *rdis = cnt + 3 * W;
-    int64_t ns = 0;
-    for (int r = 0; st == LOOM_OK && r < W; r++) {
-        if ((st = shard_count(B * e->block_cols[r], "gradient block", &scnt[r])) == LOOM_OK)
-            st = shard_count(B * e->block_cols[me], "gradient block", &rcnt[r]);
-        sdis[r] = (int)ns;
-        rdis[r] = (int)(r * B * e->block_cols[me]);
-        ns += B * e->block_cols[r];
-    }
-    const int64_t C = e->block_cols[me];
-    if (st == LOOM_OK && (ns > 2147483647 || (int64_t)W * B * C > 2147483647))
-        st = pk_host->fail(LOOM_EINVAL, "%s: the gradient all-to-all exceeds int displacements", REC_SEBC_CLASS);
+    /* table-wise and column-wise: each rank's bags' gradient rows to the shards' ranks (the forward's
+    ** pooled all-to-all transposed) */
     if (st == LOOM_OK) {
-        sblk = malloc((size_t)(ns > 0 ? ns : 1) * sizeof *sblk);
-        rblk = malloc((size_t)(W * B * C > 0 ? W * B * C : 1) * sizeof *rblk);
+        sblk = malloc((size_t)(bl.n_take > 0 ? bl.n_take : 1) * sizeof *sblk);
+        rblk = malloc((size_t)(bl.n_ship > 0 ? bl.n_ship : 1) * sizeof *rblk);
         if (!sblk || !rblk)
             st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
     }
-    for (int r = 0; st == LOOM_OK && r < W; r++)
+    for (int r = 0; st == LOOM_OK && r < W; r++) {
+        float *at = sblk + bl.take_dis[r];
         for (int64_t k = e->pair_start[r]; k < e->pair_start[r + 1]; k++) {
             const shard_pair *p = &e->pairs[k];
             if (p->rw)
                 continue;
-            for (int64_t b = 0; b < B; b++)
-                memcpy(sblk + sdis[r] + b * e->block_cols[r] + p->block_col,
-                       gy + b * D + e->feature_col[p->feature] + p->col_offset, (size_t)p->cols * sizeof *sblk);
+            const int64_t d = e->feature_col[p->feature + 1] - e->feature_col[p->feature];
+            for (int64_t s = 0; s < in.stride[p->feature]; s++, at += p->cols)
+                memcpy(at, gk + kts[p->feature] + s * d + p->col_offset, (size_t)p->cols * sizeof *at);
         }
+    }
     if (st == LOOM_OK) {
         MPI_Request req;
-        st = MPI_Ialltoallv(sblk, scnt, sdis, MPI_FLOAT, rblk, rcnt, rdis, MPI_FLOAT, e->c.comm, &req) == MPI_SUCCESS
+        st = MPI_Ialltoallv(sblk, bl.take_cnt, bl.take_dis, MPI_FLOAT, rblk, bl.ship_cnt, bl.ship_dis, MPI_FLOAT,
+                            e->c.comm, &req) == MPI_SUCCESS
                  ? shard_wait(&e->c, &req, "MPI_Ialltoallv (embedding gradients)")
                  : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Ialltoallv failed", REC_SEBC_CLASS, me);
     }
-    for (int64_t j = 0; st == LOOM_OK && j < P; j++) {
-        if (mine[j].rw)
-            continue;
-        for (int64_t row = 0; row < W * B; row++)
-            memcpy(gl + row * LD + mine[j].local_col, rblk + row * C + mine[j].block_col,
-                   (size_t)mine[j].cols * sizeof *gl);
+    for (int q = 0; st == LOOM_OK && q < W; q++) {
+        const float *at = rblk + bl.ship_dis[q];
+        for (int64_t j = 0; j < P; j++) {
+            if (mine[j].rw)
+                continue;
+            const int64_t r0 = batch.row0[j * (W + 1) + q], n = S[q * F + mine[j].feature], c = mine[j].cols;
+            for (int64_t s = 0; s < n; s++, at += c)
+                memcpy(gl + (r0 + s) * LD + mine[j].local_col, at, (size_t)c * sizeof *gl);
+        }
     }
 
-    /* row-wise and table-row-wise: every sample's gradient to every shard */
-    const int64_t R = e->rw_d;
-    if (st == LOOM_OK && R > 0) {
-        int n = 0;
-        st = shard_count(B * R, "row-wise gradient", &n);
-        if (st == LOOM_OK) {
-            grw = malloc((size_t)(B * R > 0 ? B * R : 1) * sizeof *grw);
-            agrw = malloc((size_t)(W * B * R > 0 ? W * B * R : 1) * sizeof *agrw);
-            if (!grw || !agrw)
-                st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
-        }
-        for (int64_t f = 0; st == LOOM_OK && f < e->n_features; f++) {
-            if (e->rw_col[f] < 0)
-                continue;
-            const int64_t d = e->feature_col[f + 1] - e->feature_col[f];
-            for (int64_t b = 0; b < B; b++)
-                memcpy(grw + b * R + e->rw_col[f], gy + b * D + e->feature_col[f], (size_t)d * sizeof *grw);
-        }
+    /* row-wise and table-row-wise: every bag's gradient to every shard (all-gathered) */
+    if (st == LOOM_OK && e->rw_d > 0) {
+        grw = malloc((size_t)(bl.rw_cnt[me] > 0 ? bl.rw_cnt[me] : 1) * sizeof *grw);
+        agrw = malloc((size_t)(bl.n_rw > 0 ? bl.n_rw : 1) * sizeof *agrw);
+        if (!grw || !agrw)
+            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        for (int64_t f = 0; st == LOOM_OK && f < F; f++)
+            if (e->rw_col[f] >= 0 && kts[f + 1] > kts[f])
+                memcpy(grw + bl.rw_f[me * F + f], gk + kts[f], (size_t)(kts[f + 1] - kts[f]) * sizeof *grw);
         if (st == LOOM_OK) {
             MPI_Request req;
-            st = MPI_Iallgather(grw, n, MPI_FLOAT, agrw, n, MPI_FLOAT, e->c.comm, &req) == MPI_SUCCESS
-                     ? shard_wait(&e->c, &req, "MPI_Iallgather (row-wise gradients)")
-                     : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Iallgather failed", REC_SEBC_CLASS, me);
+            st = MPI_Iallgatherv(grw, bl.rw_cnt[me], MPI_FLOAT, agrw, bl.rw_cnt, bl.rw_dis, MPI_FLOAT, e->c.comm,
+                                 &req) == MPI_SUCCESS
+                     ? shard_wait(&e->c, &req, "MPI_Iallgatherv (row-wise gradients)")
+                     : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Iallgatherv failed", REC_SEBC_CLASS, me);
         }
         for (int64_t j = 0; st == LOOM_OK && j < P; j++) {
             if (!mine[j].rw)
                 continue;
-            const int64_t col = e->rw_col[mine[j].feature];
-            for (int64_t row = 0; row < W * B; row++)
-                memcpy(gl + row * LD + mine[j].local_col, agrw + row * R + col, (size_t)mine[j].cols * sizeof *gl);
+            const int64_t f = mine[j].feature, d = e->feature_col[f + 1] - e->feature_col[f];
+            for (int q = 0; q < W; q++) {
+                const float *blk = agrw + bl.rw_dis[q] + bl.rw_f[q * F + f] + mine[j].col_offset;
+                const int64_t r0 = batch.row0[j * (W + 1) + q];
+                for (int64_t s = 0; s < S[q * F + f]; s++)
+                    memcpy(gl + (r0 + s) * LD + mine[j].local_col, blk + s * d, (size_t)mine[j].cols * sizeof *gl);
+            }
         }
     }
     if (st == LOOM_OK && e->tbe && P > 0)
-        st = step(call, e, e->tbe, &batch, P * W * B, gl, W * B, LD);
+        st = step(call, e, e->tbe, &batch, P * batch.bags, gl, batch.bags, LD);
 
-    /* data-parallel: the whole batch on every replica */
+    /* data-parallel: every rank's bags on every replica */
     if (st == LOOM_OK && e->dp_tbe) {
         const int64_t DD = e->dp_d;
-        int n = 0;
         st = shard_dp_batch(e, &in, 1, &dpb);
-        if (st == LOOM_OK)
-            st = shard_count(B * DD, "data-parallel gradient", &n);
         if (st == LOOM_OK) {
-            gdp = malloc((size_t)(B * DD > 0 ? B * DD : 1) * sizeof *gdp);
-            agdp = malloc((size_t)(W * B * DD > 0 ? W * B * DD : 1) * sizeof *agdp);
-            if (!gdp || !agdp)
+            gdp = malloc((size_t)(bl.dp_cnt[me] > 0 ? bl.dp_cnt[me] : 1) * sizeof *gdp);
+            agdp = malloc((size_t)(bl.n_dp > 0 ? bl.n_dp : 1) * sizeof *agdp);
+            gpad = calloc((size_t)(dpb.bags * DD > 0 ? dpb.bags * DD : 1), sizeof *gpad);
+            if (!gdp || !agdp || !gpad)
                 st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        }
+        for (int64_t f = 0; st == LOOM_OK && f < F; f++)
+            if (e->dp_col[f] >= 0 && kts[f + 1] > kts[f])
+                memcpy(gdp + bl.dp_f[me * F + f], gk + kts[f], (size_t)(kts[f + 1] - kts[f]) * sizeof *gdp);
+        if (st == LOOM_OK) {
+            MPI_Request req;
+            st = MPI_Iallgatherv(gdp, bl.dp_cnt[me], MPI_FLOAT, agdp, bl.dp_cnt, bl.dp_dis, MPI_FLOAT, e->c.comm,
+                                 &req) == MPI_SUCCESS
+                     ? shard_wait(&e->c, &req, "MPI_Iallgatherv (data-parallel gradients)")
+                     : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Iallgatherv failed", REC_SEBC_CLASS, me);
         }
         for (int64_t j = 0; st == LOOM_OK && j < e->n_dp_features; j++) {
             const int64_t f = e->dp_features[j], d = e->feature_col[f + 1] - e->feature_col[f];
-            for (int64_t b = 0; b < B; b++)
-                memcpy(gdp + b * DD + e->dp_col[f], gy + b * D + e->feature_col[f], (size_t)d * sizeof *gdp);
-        }
-        if (st == LOOM_OK) {
-            MPI_Request req;
-            st = MPI_Iallgather(gdp, n, MPI_FLOAT, agdp, n, MPI_FLOAT, e->c.comm, &req) == MPI_SUCCESS
-                     ? shard_wait(&e->c, &req, "MPI_Iallgather (data-parallel gradients)")
-                     : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Iallgather failed", REC_SEBC_CLASS, me);
+            for (int q = 0; q < W; q++) {
+                const float *blk = agdp + bl.dp_dis[q] + bl.dp_f[q * F + f];
+                const int64_t r0 = dpb.row0[j * (W + 1) + q];
+                for (int64_t s = 0; s < S[q * F + f]; s++)
+                    memcpy(gpad + (r0 + s) * DD + e->dp_col[f], blk + s * d, (size_t)d * sizeof *gl);
+            }
         }
         if (st == LOOM_OK)
-            st = step(call, e, e->dp_tbe, &dpb, e->n_dp_features * W * B, agdp, W * B, DD);
+            st = step(call, e, e->dp_tbe, &dpb, e->n_dp_features * dpb.bags, gpad, dpb.bags, DD);
     }
     shard_batch_free(&batch);
     shard_batch_free(&dpb);
+    shard_blocks_free(&bl);
     shard_input_free(&in);
-    free(cnt);
+    free(kts);
+    free(gk);
     free(gl);
     free(sblk);
     free(rblk);
@@ -171,5 +180,6 @@ loom_status rec_sebc_backward(loom_call *call)
     free(agrw);
     free(gdp);
     free(agdp);
+    free(gpad);
     return st;
 }

@@ -7,10 +7,23 @@
 ** then lengths, ids and weights by MPI_Alltoallv), and the batch of the
 ** data-parallel tables (local, or all-gathered for their backward).
 **
-** What a rank receives from rank q is, per pair j of its own, B lengths
-** and their ids; the TBE wants feature-major bags, so the received blocks
-** are laid out pair-major, then source rank, then sample: W * B bags per
-** pair, rank q's samples at rows q * B .. q * B + B - 1.
+** VBE (torchrec's variable batch per feature): a rank's KJT may carry
+** stride_per_key_per_rank, fewer bags of a feature than samples (its
+** deduplicated ones), and inverse_indices [F, B] from the samples to the
+** bags. The ranks all-gather their strides with their verdicts, so every
+** rank knows how many bags of each feature every rank sends it, and the
+** all-to-all moves only the bags (as torchrec's KJTAllToAll with its
+** stride splits). The pooled rows of the bags come back per feature, and
+** the sample's rank expands them through inverse_indices (shard_kt_expand;
+** torchrec's KeyedTensor after VBE); the backward sums the samples'
+** gradients into their bags first (shard_kt_reduce).
+**
+** What a rank receives from rank q is, per pair j of its own, rank q's
+** stride of the pair's feature in lengths and their ids; the TBE wants
+** feature-major bags of one batch size, so the received blocks are laid
+** out pair-major, then source rank, then bag, each pair padded with empty
+** bags to the longest (shard.h). Without VBE that is W * B bags per pair,
+** rank q's samples at rows q * B .. q * B + B - 1.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +34,11 @@
 void shard_input_free(shard_input *in)
 {
     free(in->value_start);
-    in->value_start = NULL;
+    free(in->stride);
+    free(in->len_start);
+    free(in->inverse);
+    free(in->strides);
+    in->value_start = in->stride = in->len_start = in->inverse = in->strides = NULL;
 }
 
 void shard_batch_free(shard_batch *b)
@@ -29,7 +46,93 @@ void shard_batch_free(shard_batch *b)
     free(b->indices);
     free(b->offsets);
     free(b->psw);
+    free(b->row0);
     *b = (shard_batch){ 0 };
+}
+
+/* An i32/i64 element as int64. */
+static int64_t index_at(const loom_tensor *t, int64_t i)
+{
+    return loom_tensor_dtype_of(t) == LOOM_DTYPE_I32 ? ((const int32_t *)loom_data(t))[i]
+                                                      : ((const int64_t *)loom_data(t))[i];
+}
+
+static int is_index(const loom_tensor *t)
+{
+    const loom_dtype d = loom_tensor_dtype_of(t);
+    return (d == LOOM_DTYPE_I32 || d == LOOM_DTYPE_I64) && loom_is_contiguous(t);
+}
+
+/* The VBE strides and inverse indices: in->stride, in->len_start, in->B
+** and in->inverse from the lengths' count nl. */
+static loom_status check_vbe(loom_call *call, const rec_sebc *e, int with_grad, int64_t nl, shard_input *in)
+{
+    const loom_tensor *sp = call->n_inputs > SEBC_IN_SPKPR(with_grad) ? call->inputs[SEBC_IN_SPKPR(with_grad)] : NULL;
+    const loom_tensor *iv = call->n_inputs > SEBC_IN_INVERSE(with_grad) ? call->inputs[SEBC_IN_INVERSE(with_grad)]
+                                                                         : NULL;
+    const int64_t F = e->n_features;
+    char b1[96];
+    in->stride = malloc((size_t)F * sizeof *in->stride);
+    in->len_start = malloc((size_t)(F + 1) * sizeof *in->len_start);
+    if (!in->stride || !in->len_start)
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+    if (sp != NULL) {
+        /* torchrec's [K, ranks]: a key's bags on this rank are the sum over its ranks */
+        if (!is_index(sp) || sp->ndim != 2 || sp->shape[0] != F || sp->shape[1] < 1)
+            return pk_host->fail(LOOM_EINVAL, "%s: 'stride_per_key_per_rank' is %s: it must be a contiguous i32/i64 "
+                                 "[F = %lld, ranks >= 1]", REC_SEBC_CLASS, pk_describe(pk_host, sp, b1, sizeof b1),
+                                 (long long)F);
+        const int64_t R = sp->shape[1];
+        for (int64_t f = 0; f < F; f++) {
+            in->stride[f] = 0;
+            for (int64_t r = 0; r < R; r++) {
+                const int64_t s = index_at(sp, f * R + r);
+                if (s < 0 || s > (INT64_C(1) << 40))
+                    return pk_host->fail(LOOM_EINVAL, "%s: 'stride_per_key_per_rank'[%lld][%lld] is %lld (feature "
+                                         "%lld): not a batch size", REC_SEBC_CLASS, (long long)f, (long long)r,
+                                         (long long)s, (long long)f);
+                in->stride[f] += s;
+            }
+        }
+    } else {
+        if (nl % F != 0)
+            return pk_host->fail(LOOM_EINVAL, "%s: 'lengths' has %lld entries, not F * B for the collection's %lld "
+                                 "features", REC_SEBC_CLASS, (long long)nl, (long long)F);
+        for (int64_t f = 0; f < F; f++)
+            in->stride[f] = nl / F;
+    }
+    in->len_start[0] = 0;
+    for (int64_t f = 0; f < F; f++)
+        in->len_start[f + 1] = in->len_start[f] + in->stride[f];
+    if (in->len_start[F] != nl)
+        return pk_host->fail(LOOM_EINVAL, "%s: 'stride_per_key_per_rank' sums to %lld bags over the %lld features, "
+                             "'lengths' has %lld entries: they must match", REC_SEBC_CLASS,
+                             (long long)in->len_start[F], (long long)F, (long long)nl);
+    if (iv == NULL) {
+        for (int64_t f = 1; f < F; f++)
+            if (in->stride[f] != in->stride[0])
+                return pk_host->fail(LOOM_EINVAL, "%s: feature %lld has %lld samples and feature %lld %lld: a VBE KJT "
+                                     "needs 'inverse_indices' to pool to one batch", REC_SEBC_CLASS, (long long)0,
+                                     (long long)in->stride[0], (long long)f, (long long)in->stride[f]);
+        in->B = in->stride[0];
+        return LOOM_OK;
+    }
+    if (!is_index(iv) || iv->ndim != 2 || iv->shape[0] != F)
+        return pk_host->fail(LOOM_EINVAL, "%s: 'inverse_indices' is %s: it must be a contiguous i32/i64 [F = %lld, "
+                             "B]", REC_SEBC_CLASS, pk_describe(pk_host, iv, b1, sizeof b1), (long long)F);
+    in->B = iv->shape[1];
+    if ((in->inverse = malloc((size_t)(F * in->B > 0 ? F * in->B : 1) * sizeof *in->inverse)) == NULL)
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+    for (int64_t f = 0; f < F; f++)
+        for (int64_t b = 0; b < in->B; b++) {
+            const int64_t v = index_at(iv, f * in->B + b);
+            if (v < 0 || v >= in->stride[f])
+                return pk_host->fail(LOOM_EINVAL, "%s: 'inverse_indices'[%lld][%lld] is %lld: feature %lld has %lld "
+                                     "bags on this rank", REC_SEBC_CLASS, (long long)f, (long long)b, (long long)v,
+                                     (long long)f, (long long)in->stride[f]);
+            in->inverse[f * in->B + b] = v;
+        }
+    return LOOM_OK;
 }
 
 /* The local checks; LOOM_OK or the failure (message set). */
@@ -47,10 +150,11 @@ loom_status shard_input_check(loom_call *call, const rec_sebc *e, int with_grad,
                              REC_SEBC_CLASS, pk_host->dtype_name(loom_tensor_dtype_of(v)),
                              pk_host->dtype_name(loom_tensor_dtype_of(l)));
     const int64_t nl = loom_numel(l), N = loom_numel(v);
-    if (F == 0 || nl % F != 0)
-        return pk_host->fail(LOOM_EINVAL, "%s: 'lengths' has %lld entries, not F * B for the collection's %lld "
-                             "features", REC_SEBC_CLASS, (long long)nl, (long long)F);
-    in->B = nl / F;
+    if (F == 0)
+        return pk_host->fail(LOOM_EINVAL, "%s: the collection has no features", REC_SEBC_CLASS);
+    loom_status st = check_vbe(call, e, with_grad, nl, in);
+    if (st != LOOM_OK)
+        return st;
     in->n_values = N;
     in->values = N ? loom_data(v) : NULL;
     in->lengths = nl ? loom_data(l) : NULL;
@@ -64,16 +168,17 @@ loom_status shard_input_check(loom_call *call, const rec_sebc *e, int with_grad,
     if ((in->value_start = malloc((size_t)(nl + 1) * sizeof *in->value_start)) == NULL)
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
     in->value_start[0] = 0;
-    for (int64_t i = 0; i < nl; i++) {
-        if (in->lengths[i] < 0)
-            return pk_host->fail(LOOM_EINVAL, "%s: 'lengths'[%lld] is %lld (feature %lld, sample %lld)",
-                                 REC_SEBC_CLASS, (long long)i, (long long)in->lengths[i], (long long)(i / in->B),
-                                 (long long)(i % in->B));
-        in->value_start[i + 1] = in->value_start[i] + in->lengths[i];
-        if (in->value_start[i + 1] > N)
-            return pk_host->fail(LOOM_EINVAL, "%s: 'lengths' sum past the %lld values", REC_SEBC_CLASS,
-                                 (long long)N);
-    }
+    for (int64_t f = 0, i = 0; f < F; f++)
+        for (; i < in->len_start[f + 1]; i++) {
+            if (in->lengths[i] < 0)
+                return pk_host->fail(LOOM_EINVAL, "%s: 'lengths'[%lld] is %lld (feature %lld, bag %lld)",
+                                     REC_SEBC_CLASS, (long long)i, (long long)in->lengths[i], (long long)f,
+                                     (long long)(i - in->len_start[f]));
+            in->value_start[i + 1] = in->value_start[i] + in->lengths[i];
+            if (in->value_start[i + 1] > N)
+                return pk_host->fail(LOOM_EINVAL, "%s: 'lengths' sum past the %lld values", REC_SEBC_CLASS,
+                                     (long long)N);
+        }
     if (in->value_start[nl] != N)
         return pk_host->fail(LOOM_EINVAL, "%s: 'lengths' sum to %lld, 'values' has %lld", REC_SEBC_CLASS,
                              (long long)in->value_start[nl], (long long)N);
@@ -87,7 +192,7 @@ loom_status shard_input_check(loom_call *call, const rec_sebc *e, int with_grad,
                              g ? pk_describe(pk_host, g, b1, sizeof b1) : "missing", (long long)in->B, (long long)D);
     for (int64_t f = 0; f < F; f++) {
         const int64_t t = e->feature_table[f], E = e->num_embeddings[t];
-        for (int64_t i = in->value_start[f * in->B]; i < in->value_start[(f + 1) * in->B]; i++)
+        for (int64_t i = in->value_start[in->len_start[f]]; i < in->value_start[in->len_start[f + 1]]; i++)
             if (in->values[i] < 0 || in->values[i] >= E)
                 return pk_host->fail(LOOM_EINVAL, "%s: 'values'[%lld] = %lld (feature %lld of table '%s') is not a "
                                      "row of its %lld", REC_SEBC_CLASS, (long long)i, (long long)in->values[i],
@@ -96,12 +201,7 @@ loom_status shard_input_check(loom_call *call, const rec_sebc *e, int with_grad,
     return LOOM_OK;
 }
 
-loom_status shard_input_read(loom_call *call, const rec_sebc *e, int with_grad, shard_input *in)
-{
-    *in = (shard_input){ 0 };
-    return shard_input_agree(e, shard_input_check(call, e, with_grad, in), in);
-}
-
+/* This rank's verdict st (and with it B and the strides) against every rank's. */
 loom_status shard_input_agree(const rec_sebc *e, loom_status st, shard_input *in)
 {
     rec_sebc *me = (rec_sebc *)e;
@@ -110,64 +210,113 @@ loom_status shard_input_agree(const rec_sebc *e, loom_status st, shard_input *in
         return pk_host->fail(LOOM_EIO, "%s: rank %d: an earlier collective failed; the collection is unusable",
                              REC_SEBC_CLASS, e->c.rank);
     }
-    /* every rank's verdict and B, so a refusal on one rank fails all of them now */
-    int64_t mine[2] = { st == LOOM_OK ? in->B : -1, st }, *all = malloc((size_t)e->c.size * 2 * sizeof *all);
-    if (all == NULL) {
+    const int W = e->c.size;
+    const int64_t F = e->n_features, n = 2 + F;
+    /* every rank's verdict, B and strides per feature (torchrec sends the
+    ** strides with the lengths; one all-gather here gives every rank the
+    ** whole [W, F] before any data moves), so a refusal on one rank fails
+    ** all of them now */
+    int64_t *mine = calloc((size_t)n, sizeof *mine), *all = malloc((size_t)W * (size_t)n * sizeof *all);
+    if (mine == NULL || all == NULL) {
+        free(mine);
+        free(all);
         shard_input_free(in);
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
     }
+    mine[0] = st == LOOM_OK ? in->B : -1;
+    mine[1] = st;
+    for (int64_t f = 0; st == LOOM_OK && f < F; f++)
+        mine[2 + f] = in->stride[f];
     MPI_Request req;
-    int rc = MPI_Iallgather(mine, 2, MPI_INT64_T, all, 2, MPI_INT64_T, e->c.comm, &req);
+    int rc = MPI_Iallgather(mine, (int)n, MPI_INT64_T, all, (int)n, MPI_INT64_T, e->c.comm, &req);
     loom_status wst = rc == MPI_SUCCESS ? shard_wait(&me->c, &req, "MPI_Iallgather (batch sizes)")
                                         : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Iallgather failed", REC_SEBC_CLASS,
                                                         e->c.rank);
     if (st == LOOM_OK && wst != LOOM_OK)
         st = wst;
-    for (int q = 0; st == LOOM_OK && q < e->c.size; q++) {
-        if (all[2 * q + 1] != LOOM_OK)
+    for (int q = 0; st == LOOM_OK && q < W; q++) {
+        if (all[n * q + 1] != LOOM_OK)
             st = pk_host->fail(LOOM_EINVAL, "%s: rank %d: rank %d refused its input (its own error says why)",
                                REC_SEBC_CLASS, e->c.rank, q);
-        else if (all[2 * q] != in->B)
+        else if (all[n * q] != in->B)
             st = pk_host->fail(LOOM_EINVAL, "%s: rank %d has a batch of %lld samples, rank %d of %lld: every rank "
-                               "gives the same B", REC_SEBC_CLASS, q, (long long)all[2 * q], e->c.rank,
+                               "gives the same B", REC_SEBC_CLASS, q, (long long)all[n * q], e->c.rank,
                                (long long)in->B);
     }
+    if (st == LOOM_OK && (in->strides = malloc((size_t)W * (size_t)F * sizeof *in->strides)) == NULL)
+        st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+    for (int q = 0; st == LOOM_OK && q < W; q++)
+        memcpy(in->strides + q * F, all + n * q + 2, (size_t)F * sizeof *in->strides);
+    free(mine);
     free(all);
     if (st != LOOM_OK)
         shard_input_free(in);
     return st;
 }
 
-/* From W blocks (block q: P * B lengths, pair-major, and their ids at
-** vals + vstart[q]) to the TBE's batch: pair-major, then q, then sample. */
-static loom_status assemble(int W, int64_t P, int64_t B, const int64_t *lens, const int64_t *vals, const float *wts,
-                            const int64_t *vstart, shard_batch *out)
+loom_status shard_input_read(loom_call *call, const rec_sebc *e, int with_grad, shard_input *in)
+{
+    *in = (shard_input){ 0 };
+    return shard_input_agree(e, shard_input_check(call, e, with_grad, in), in);
+}
+
+loom_status shard_input_refuse(const rec_sebc *e, loom_status st)
+{
+    shard_input in = { 0 };
+    if (e->c.broken)
+        return st;
+    return shard_input_agree(e, st, &in);
+}
+
+loom_status shard_batch_assemble(int W, int64_t P, const int64_t *sq, const int64_t *lens, const int64_t *vals,
+                            const float *wts, const int64_t *vstart, shard_batch *out)
 {
     const int64_t n = vstart[W];
     out->n_indices = n;
-    out->indices = malloc((size_t)(n > 0 ? n : 1) * sizeof *out->indices);
-    out->offsets = malloc((size_t)(P * W * B + 1) * sizeof *out->offsets);
-    out->psw = wts ? malloc((size_t)(n > 0 ? n : 1) * sizeof *out->psw) : NULL;
+    out->row0 = malloc((size_t)(P * (W + 1) > 0 ? P * (W + 1) : 1) * sizeof *out->row0);
     int64_t *seg = malloc((size_t)(W * P > 0 ? W * P : 1) * sizeof *seg);
-    if (!out->indices || !out->offsets || (wts && !out->psw) || !seg) {
+    int64_t *lseg = malloc((size_t)(W * P > 0 ? W * P : 1) * sizeof *lseg);
+    if (!out->row0 || !seg || !lseg) {
         free(seg);
+        free(lseg);
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
     }
+    out->bags = 0;
+    for (int64_t j = 0; j < P; j++) {
+        int64_t *r0 = out->row0 + j * (W + 1);
+        r0[0] = 0;
+        for (int q = 0; q < W; q++)
+            r0[q + 1] = r0[q] + sq[q * P + j];
+        if (r0[W] > out->bags)
+            out->bags = r0[W];
+    }
+    int64_t li = 0;
     for (int q = 0; q < W; q++) {
         int64_t at = vstart[q];
         for (int64_t j = 0; j < P; j++) {
             seg[q * P + j] = at;
-            for (int64_t b = 0; b < B; b++)
-                at += lens[(q * P + j) * B + b];
+            lseg[q * P + j] = li;
+            for (int64_t b = 0; b < sq[q * P + j]; b++)
+                at += lens[li++];
         }
+    }
+    const int64_t bags = out->bags;
+    out->indices = malloc((size_t)(n > 0 ? n : 1) * sizeof *out->indices);
+    out->offsets = malloc((size_t)(P * bags + 1) * sizeof *out->offsets);
+    out->psw = wts ? malloc((size_t)(n > 0 ? n : 1) * sizeof *out->psw) : NULL;
+    if (!out->indices || !out->offsets || (wts && !out->psw)) {
+        free(seg);
+        free(lseg);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
     }
     int64_t pos = 0, k = 0;
     out->offsets[0] = 0;
-    for (int64_t j = 0; j < P; j++)
+    for (int64_t j = 0; j < P; j++) {
         for (int q = 0; q < W; q++) {
             int64_t len = 0;
-            for (int64_t b = 0; b < B; b++) {
-                len += lens[(q * P + j) * B + b];
+            const int64_t *l = lens + lseg[q * P + j];
+            for (int64_t b = 0; b < sq[q * P + j]; b++) {
+                len += l[b];
                 out->offsets[++k] = pos + len;
             }
             if (len) {
@@ -177,7 +326,82 @@ static loom_status assemble(int W, int64_t P, int64_t B, const int64_t *lens, co
             }
             pos += len;
         }
+        for (int64_t b = out->row0[j * (W + 1) + W]; b < bags; b++)
+            out->offsets[++k] = pos;
+    }
     free(seg);
+    free(lseg);
+    return LOOM_OK;
+}
+
+void shard_kjt_parts_free(shard_kjt_parts *k)
+{
+    free(k->slen);
+    free(k->sval);
+    free(k->swt);
+    free(k->lsend);
+    free(k->sq);
+    *k = (shard_kjt_parts){ 0 };
+}
+
+loom_status shard_kjt_pack(const rec_sebc *e, const shard_input *in, shard_kjt_parts *k)
+{
+    const int W = e->c.size, me = e->c.rank;
+    const int64_t F = e->n_features, P = e->pair_start[me + 1] - e->pair_start[me];
+    const int weighted = in->weights != NULL;
+    const shard_pair *mine = e->pairs + e->pair_start[me];
+    *k = (shard_kjt_parts){ 0 };
+    k->lsend = calloc((size_t)W * 3, sizeof *k->lsend);
+    k->sq = malloc((size_t)(W * P > 0 ? W * P : 1) * sizeof *k->sq);
+    if (!k->lsend || !k->sq) {
+        shard_kjt_parts_free(k);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+    }
+    k->vsend = k->lsend + W;
+    k->lrecv = k->lsend + 2 * W;
+    /* what goes to each rank: its pairs' bags of this rank (their strides), the ids within the shard's rows,
+    ** relative to its first row */
+    int64_t n_len = 0, n_val = 0;
+    for (int r = 0; r < W; r++) {
+        for (int64_t j = e->pair_start[r]; j < e->pair_start[r + 1]; j++) {
+            const shard_pair *p = &e->pairs[j];
+            const int64_t lo = p->row_offset, hi = p->row_offset + p->rows;
+            for (int64_t i = in->value_start[in->len_start[p->feature]];
+                 i < in->value_start[in->len_start[p->feature + 1]]; i++)
+                k->vsend[r] += in->values[i] >= lo && in->values[i] < hi;
+            k->lsend[r] += in->stride[p->feature];
+        }
+        n_len += k->lsend[r];
+        n_val += k->vsend[r];
+    }
+    /* rank q sends its strides of this rank's pairs' features (known from the all-gather of the input) */
+    for (int q = 0; q < W; q++)
+        for (int64_t j = 0; j < P; j++)
+            k->lrecv[q] += k->sq[q * P + j] = in->strides[q * F + mine[j].feature];
+    k->slen = malloc((size_t)(n_len > 0 ? n_len : 1) * sizeof *k->slen);
+    k->sval = malloc((size_t)(n_val > 0 ? n_val : 1) * sizeof *k->sval);
+    k->swt = weighted ? malloc((size_t)(n_val > 0 ? n_val : 1) * sizeof *k->swt) : NULL;
+    if (!k->slen || !k->sval || (weighted && !k->swt)) {
+        shard_kjt_parts_free(k);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+    }
+    int64_t li = 0, vi = 0;
+    for (int r = 0; r < W; r++)
+        for (int64_t j = e->pair_start[r]; j < e->pair_start[r + 1]; j++) {
+            const shard_pair *p = &e->pairs[j];
+            const int64_t lo = p->row_offset, hi = p->row_offset + p->rows;
+            for (int64_t b = in->len_start[p->feature]; b < in->len_start[p->feature + 1]; b++) {
+                int64_t n = 0;
+                for (int64_t i = in->value_start[b]; i < in->value_start[b + 1]; i++)
+                    if (in->values[i] >= lo && in->values[i] < hi) {
+                        if (weighted)
+                            k->swt[vi] = in->weights[i];
+                        k->sval[vi++] = in->values[i] - lo;
+                        n++;
+                    }
+                k->slen[li++] = n;
+            }
+        }
     return LOOM_OK;
 }
 
@@ -185,61 +409,32 @@ loom_status shard_kjt_all_to_all(const rec_sebc *e, const shard_input *in, shard
 {
     rec_sebc *me = (rec_sebc *)e;
     const int W = e->c.size, r0 = e->c.rank;
-    const int64_t B = in->B;
     const int weighted = in->weights != NULL;
     *out = (shard_batch){ 0 };
+    shard_kjt_parts k;
+    loom_status st = shard_kjt_pack(e, in, &k);
+    if (st != LOOM_OK)
+        return st;
     int *cnt = calloc((size_t)W * 8, sizeof *cnt);
     int *lsend = cnt, *lsdis = cnt + W, *lrecv = cnt + 2 * W, *lrdis = cnt + 3 * W;
     int *vsend = cnt + 4 * W, *vsdis = cnt + 5 * W, *vrecv = cnt + 6 * W, *vrdis = cnt + 7 * W;
-    int64_t *vcount = calloc((size_t)W, sizeof *vcount);
-    int64_t *slen = NULL, *sval = NULL, *rlen = NULL, *rval = NULL, *vstart = NULL;
-    float *swt = NULL, *rwt = NULL;
-    loom_status st = cnt && vcount ? LOOM_OK : pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
-    /* what goes to each rank: its pairs' ids within the shard's rows, relative to its first row */
-    int64_t n_send_len = 0, n_send_val = 0;
-    for (int r = 0; st == LOOM_OK && r < W; r++) {
-        for (int64_t k = e->pair_start[r]; k < e->pair_start[r + 1]; k++) {
-            const shard_pair *p = &e->pairs[k];
-            const int64_t lo = p->row_offset, hi = p->row_offset + p->rows;
-            for (int64_t i = in->value_start[p->feature * B]; i < in->value_start[(p->feature + 1) * B]; i++)
-                vcount[r] += in->values[i] >= lo && in->values[i] < hi;
-        }
-        const int64_t nl = (e->pair_start[r + 1] - e->pair_start[r]) * B;
-        if ((st = shard_count(nl, "KJT lengths", &lsend[r])) == LOOM_OK)
-            st = shard_count(vcount[r], "KJT values", &vsend[r]);
-        lsdis[r] = (int)n_send_len;
-        vsdis[r] = (int)n_send_val;
-        n_send_len += nl;
-        n_send_val += vcount[r];
-        if (st == LOOM_OK && (n_send_len > 2147483647 || n_send_val > 2147483647))
+    int64_t *rlen = NULL, *rval = NULL, *vstart = malloc((size_t)(W + 1) * sizeof *vstart);
+    float *rwt = NULL;
+    if (!cnt || !vstart)
+        st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+    int64_t ls = 0, vs = 0, lr = 0;
+    for (int q = 0; st == LOOM_OK && q < W; q++) {
+        if ((st = shard_count(k.lsend[q], "KJT lengths", &lsend[q])) == LOOM_OK &&
+            (st = shard_count(k.vsend[q], "KJT values", &vsend[q])) == LOOM_OK)
+            st = shard_count(k.lrecv[q], "KJT lengths", &lrecv[q]);
+        if (st == LOOM_OK && (ls > 2147483647 || vs > 2147483647 || lr > 2147483647))
             st = pk_host->fail(LOOM_EINVAL, "%s: the KJT all-to-all exceeds int displacements", REC_SEBC_CLASS);
-    }
-    if (st == LOOM_OK) {
-        slen = malloc((size_t)(n_send_len > 0 ? n_send_len : 1) * sizeof *slen);
-        sval = malloc((size_t)(n_send_val > 0 ? n_send_val : 1) * sizeof *sval);
-        swt = weighted ? malloc((size_t)(n_send_val > 0 ? n_send_val : 1) * sizeof *swt) : NULL;
-        if (!slen || !sval || (weighted && !swt))
-            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
-    }
-    if (st == LOOM_OK) {
-        int64_t li = 0, vi = 0;
-        for (int r = 0; r < W; r++)
-            for (int64_t k = e->pair_start[r]; k < e->pair_start[r + 1]; k++) {
-                const shard_pair *p = &e->pairs[k];
-                const int64_t lo = p->row_offset, hi = p->row_offset + p->rows;
-                for (int64_t b = 0; b < B; b++) {
-                    int64_t n = 0;
-                    for (int64_t i = in->value_start[p->feature * B + b]; i < in->value_start[p->feature * B + b + 1];
-                         i++)
-                        if (in->values[i] >= lo && in->values[i] < hi) {
-                            if (weighted)
-                                swt[vi] = in->weights[i];
-                            sval[vi++] = in->values[i] - lo;
-                            n++;
-                        }
-                    slen[li++] = n;
-                }
-            }
+        lsdis[q] = (int)ls;
+        vsdis[q] = (int)vs;
+        lrdis[q] = (int)lr;
+        ls += k.lsend[q];
+        vs += k.vsend[q];
+        lr += k.lrecv[q];
     }
     /* the counts of ids each rank sends here, then the three all-to-alls */
     MPI_Request req;
@@ -248,34 +443,31 @@ loom_status shard_kjt_all_to_all(const rec_sebc *e, const shard_input *in, shard
         st = rc == MPI_SUCCESS ? shard_wait(&me->c, &req, "MPI_Ialltoall (KJT value counts)")
                                : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Ialltoall failed", REC_SEBC_CLASS, r0);
     }
-    const int64_t P = e->pair_start[r0 + 1] - e->pair_start[r0];
-    if (st == LOOM_OK) {
-        int64_t nrl = 0, nrv = 0;
-        for (int q = 0; q < W; q++) {
-            lrecv[q] = (int)(P * B);
-            lrdis[q] = (int)nrl;
-            vrdis[q] = (int)nrv;
-            nrl += P * B;
-            nrv += vrecv[q];
-        }
-        if (nrl > 2147483647 || nrv > 2147483647)
+    int64_t nrv = 0;
+    for (int q = 0; st == LOOM_OK && q < W; q++) {
+        vrdis[q] = (int)nrv;
+        vstart[q] = nrv;
+        nrv += vrecv[q];
+        if (nrv > 2147483647)
             st = pk_host->fail(LOOM_EINVAL, "%s: the KJT all-to-all exceeds int displacements", REC_SEBC_CLASS);
-        rlen = malloc((size_t)(nrl > 0 ? nrl : 1) * sizeof *rlen);
+    }
+    if (st == LOOM_OK) {
+        vstart[W] = nrv;
+        rlen = malloc((size_t)(lr > 0 ? lr : 1) * sizeof *rlen);
         rval = malloc((size_t)(nrv > 0 ? nrv : 1) * sizeof *rval);
         rwt = weighted ? malloc((size_t)(nrv > 0 ? nrv : 1) * sizeof *rwt) : NULL;
-        vstart = malloc((size_t)(W + 1) * sizeof *vstart);
-        if (st == LOOM_OK && (!rlen || !rval || (weighted && !rwt) || !vstart))
+        if (!rlen || !rval || (weighted && !rwt))
             st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
-        for (int q = 0; st == LOOM_OK && q <= W; q++)
-            vstart[q] = q < W ? vrdis[q] : nrv;
     }
     if (st == LOOM_OK) {
         MPI_Request reqs[3];
-        int rc = MPI_Ialltoallv(slen, lsend, lsdis, MPI_INT64_T, rlen, lrecv, lrdis, MPI_INT64_T, e->c.comm, &reqs[0]);
+        int rc = MPI_Ialltoallv(k.slen, lsend, lsdis, MPI_INT64_T, rlen, lrecv, lrdis, MPI_INT64_T, e->c.comm,
+                                &reqs[0]);
         if (rc == MPI_SUCCESS)
-            rc = MPI_Ialltoallv(sval, vsend, vsdis, MPI_INT64_T, rval, vrecv, vrdis, MPI_INT64_T, e->c.comm, &reqs[1]);
+            rc = MPI_Ialltoallv(k.sval, vsend, vsdis, MPI_INT64_T, rval, vrecv, vrdis, MPI_INT64_T, e->c.comm,
+                                &reqs[1]);
         if (rc == MPI_SUCCESS && weighted)
-            rc = MPI_Ialltoallv(swt, vsend, vsdis, MPI_FLOAT, rwt, vrecv, vrdis, MPI_FLOAT, e->c.comm, &reqs[2]);
+            rc = MPI_Ialltoallv(k.swt, vsend, vsdis, MPI_FLOAT, rwt, vrecv, vrdis, MPI_FLOAT, e->c.comm, &reqs[2]);
         if (rc != MPI_SUCCESS)
             st = pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Ialltoallv (KJT) failed", REC_SEBC_CLASS, r0);
         static const char *const what[3] = { "MPI_Ialltoallv (KJT lengths)", "MPI_Ialltoallv (KJT values)",
@@ -284,12 +476,9 @@ loom_status shard_kjt_all_to_all(const rec_sebc *e, const shard_input *in, shard
             st = shard_wait(&me->c, &reqs[i], what[i]);
     }
     if (st == LOOM_OK)
-        st = assemble(W, P, B, rlen, rval, rwt, vstart, out);
+        st = shard_batch_assemble(W, e->pair_start[r0 + 1] - e->pair_start[r0], k.sq, rlen, rval, rwt, vstart, out);
+    shard_kjt_parts_free(&k);
     free(cnt);
-    free(vcount);
-    free(slen);
-    free(sval);
-    free(swt);
     free(rlen);
     free(rval);
     free(rwt);
@@ -302,28 +491,33 @@ loom_status shard_kjt_all_to_all(const rec_sebc *e, const shard_input *in, shard
 loom_status shard_dp_batch(const rec_sebc *e, const shard_input *in, int all_ranks, shard_batch *out)
 {
     rec_sebc *me = (rec_sebc *)e;
-    const int64_t B = in->B, P = e->n_dp_features;
+    const int64_t P = e->n_dp_features, F = e->n_features;
     const int W = all_ranks ? e->c.size : 1;
     const int weighted = in->weights != NULL;
     *out = (shard_batch){ 0 };
-    /* the local block: P * B lengths and their ids, pair-major */
-    int64_t n = 0;
+    /* the local block: each feature's bags (its stride) and their ids, pair-major */
+    int64_t n = 0, nlen = 0;
     for (int64_t j = 0; j < P; j++) {
         const int64_t f = e->dp_features[j];
-        n += in->value_start[(f + 1) * B] - in->value_start[f * B];
+        n += in->value_start[in->len_start[f + 1]] - in->value_start[in->len_start[f]];
+        nlen += in->stride[f];
     }
-    int64_t *lens = malloc((size_t)(P * B > 0 ? P * B : 1) * sizeof *lens);
+    int64_t *lens = malloc((size_t)(nlen > 0 ? nlen : 1) * sizeof *lens);
     int64_t *vals = malloc((size_t)(n > 0 ? n : 1) * sizeof *vals);
     float *wts = weighted ? malloc((size_t)(n > 0 ? n : 1) * sizeof *wts) : NULL;
     int64_t *glens = NULL, *gvals = NULL, *vstart = malloc((size_t)(e->c.size + 1) * sizeof *vstart);
+    int64_t *sq = malloc((size_t)(e->c.size * P > 0 ? e->c.size * P : 1) * sizeof *sq);
     float *gwts = NULL;
-    int *counts = calloc((size_t)e->c.size * 2, sizeof *counts);
-    loom_status st = lens && vals && (!weighted || wts) && vstart && counts
+    int *counts = calloc((size_t)e->c.size * 4, sizeof *counts);
+    loom_status st = lens && vals && (!weighted || wts) && vstart && sq && counts
                          ? LOOM_OK : pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
-    int64_t at = 0;
+    int64_t at = 0, lat = 0;
     for (int64_t j = 0; st == LOOM_OK && j < P; j++) {
-        const int64_t f = e->dp_features[j], v0 = in->value_start[f * B], v1 = in->value_start[(f + 1) * B];
-        memcpy(lens + j * B, in->lengths + f * B, (size_t)B * sizeof *lens);
+        const int64_t f = e->dp_features[j];
+        const int64_t v0 = in->value_start[in->len_start[f]], v1 = in->value_start[in->len_start[f + 1]];
+        if (in->stride[f])
+            memcpy(lens + lat, in->lengths + in->len_start[f], (size_t)in->stride[f] * sizeof *lens);
+        lat += in->stride[f];
         if (v1 > v0) {
             memcpy(vals + at, in->values + v0, (size_t)(v1 - v0) * sizeof *vals);
             if (weighted)
@@ -331,31 +525,40 @@ loom_status shard_dp_batch(const rec_sebc *e, const shard_input *in, int all_ran
         }
         at += v1 - v0;
     }
+    for (int q = 0; st == LOOM_OK && q < W; q++)
+        for (int64_t j = 0; j < P; j++)
+            sq[q * P + j] = all_ranks ? in->strides[q * F + e->dp_features[j]] : in->stride[e->dp_features[j]];
     if (st == LOOM_OK && !all_ranks) {
         vstart[0] = 0;
         vstart[1] = n;
-        st = assemble(1, P, B, lens, vals, wts, vstart, out);
+        st = shard_batch_assemble(1, P, sq, lens, vals, wts, vstart, out);
     } else if (st == LOOM_OK) {
-        int nl = 0, nv = 0, *vcnt = counts, *vdis = counts + e->c.size;
+        int nl = 0, nv = 0, *vcnt = counts, *vdis = counts + W, *lcnt = counts + 2 * W, *ldis = counts + 3 * W;
         MPI_Request req;
-        if ((st = shard_count(P * B, "data-parallel lengths", &nl)) == LOOM_OK)
+        if ((st = shard_count(nlen, "data-parallel lengths", &nl)) == LOOM_OK)
             st = shard_count(n, "data-parallel values", &nv);
         if (st == LOOM_OK) {
             int rc = MPI_Iallgather(&nv, 1, MPI_INT, vcnt, 1, MPI_INT, e->c.comm, &req);
             st = rc == MPI_SUCCESS ? shard_wait(&me->c, &req, "MPI_Iallgather (data-parallel value counts)")
                                    : pk_host->fail(LOOM_EIO, "%s: MPI_Iallgather failed", REC_SEBC_CLASS);
         }
-        int64_t total = 0;
+        int64_t total = 0, ltotal = 0;
         for (int q = 0; st == LOOM_OK && q < W; q++) {
+            int64_t lq = 0;
+            for (int64_t j = 0; j < P; j++)
+                lq += sq[q * P + j];
             vdis[q] = (int)total;
             vstart[q] = total;
             total += vcnt[q];
+            lcnt[q] = (int)lq;
+            ldis[q] = (int)ltotal;
+            ltotal += lq;
+            if (total > 2147483647 || ltotal > 2147483647)
+                st = pk_host->fail(LOOM_EINVAL, "%s: the data-parallel all-gather exceeds int counts", REC_SEBC_CLASS);
         }
         vstart[W] = total;
-        if (st == LOOM_OK && (total > 2147483647 || (int64_t)nl * W > 2147483647))
-            st = pk_host->fail(LOOM_EINVAL, "%s: the data-parallel all-gather exceeds int counts", REC_SEBC_CLASS);
         if (st == LOOM_OK) {
-            glens = malloc((size_t)(nl * W > 0 ? nl * W : 1) * sizeof *glens);
+            glens = malloc((size_t)(ltotal > 0 ? ltotal : 1) * sizeof *glens);
             gvals = malloc((size_t)(total > 0 ? total : 1) * sizeof *gvals);
             gwts = weighted ? malloc((size_t)(total > 0 ? total : 1) * sizeof *gwts) : NULL;
             if (!glens || !gvals || (weighted && !gwts))
@@ -363,7 +566,7 @@ loom_status shard_dp_batch(const rec_sebc *e, const shard_input *in, int all_ran
         }
         if (st == LOOM_OK) {
             MPI_Request reqs[3];
-            int rc = MPI_Iallgather(lens, nl, MPI_INT64_T, glens, nl, MPI_INT64_T, e->c.comm, &reqs[0]);
+            int rc = MPI_Iallgatherv(lens, nl, MPI_INT64_T, glens, lcnt, ldis, MPI_INT64_T, e->c.comm, &reqs[0]);
             if (rc == MPI_SUCCESS)
                 rc = MPI_Iallgatherv(vals, nv, MPI_INT64_T, gvals, vcnt, vdis, MPI_INT64_T, e->c.comm, &reqs[1]);
             if (rc == MPI_SUCCESS && weighted)
@@ -375,7 +578,7 @@ loom_status shard_dp_batch(const rec_sebc *e, const shard_input *in, int all_ran
                 st = shard_wait(&me->c, &reqs[i], "MPI_Iallgatherv (data-parallel KJT)");
         }
         if (st == LOOM_OK)
-            st = assemble(W, P, B, glens, gvals, gwts, vstart, out);
+            st = shard_batch_assemble(W, P, sq, glens, gvals, gwts, vstart, out);
     }
     free(lens);
     free(vals);
@@ -384,8 +587,56 @@ loom_status shard_dp_batch(const rec_sebc *e, const shard_input *in, int all_ran
     free(gvals);
     free(gwts);
     free(vstart);
+    free(sq);
     free(counts);
     if (st != LOOM_OK)
         shard_batch_free(out);
     return st;
+}
+
+loom_status shard_kt_layout(const rec_sebc *e, const shard_input *in, int64_t **kt_start)
+{
+    const int64_t F = e->n_features;
+    int64_t *k = malloc((size_t)(F + 1) * sizeof *k);
+    if ((*kt_start = k) == NULL)
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+    k[0] = 0;
+    for (int64_t f = 0; f < F; f++)
+        k[f + 1] = k[f] + in->stride[f] * (e->feature_col[f + 1] - e->feature_col[f]);
+    return LOOM_OK;
+}
+
+/* Without inverse_indices a feature's bag s is sample s, so both are plain copies. */
+void shard_kt_expand(const rec_sebc *e, const shard_input *in, const int64_t *kt_start, const float *kt, float *out)
+{
+    const int64_t F = e->n_features, B = in->B, D = e->feature_col[F];
+    for (int64_t f = 0; f < F; f++) {
+        const int64_t d = e->feature_col[f + 1] - e->feature_col[f];
+        for (int64_t b = 0; b < B && d > 0; b++) {
+            const int64_t s = in->inverse ? in->inverse[f * B + b] : b;
+            memcpy(out + b * D + e->feature_col[f], kt + kt_start[f] + s * d, (size_t)d * sizeof *out);
+        }
+    }
+}
+
+/* The transpose of the expansion: each bag's gradient is the sum of its
+** samples' gradients, added in sample order. */
+void shard_kt_reduce(const rec_sebc *e, const shard_input *in, const int64_t *kt_start, const float *grad, float *kt)
+{
+    const int64_t F = e->n_features, B = in->B, D = e->feature_col[F];
+    if (kt_start[F] > 0 && in->inverse)
+        memset(kt, 0, (size_t)kt_start[F] * sizeof *kt);
+    for (int64_t f = 0; f < F; f++) {
+        const int64_t d = e->feature_col[f + 1] - e->feature_col[f];
+        for (int64_t b = 0; b < B && d > 0; b++) {
+            const float *g = grad + b * D + e->feature_col[f];
+            if (in->inverse == NULL) {
+                memcpy(kt + kt_start[f] + b * d, g, (size_t)d * sizeof *kt);
+                continue;
+            }
+            float *k = kt + kt_start[f] + in->inverse[f * B + b] * d;
+            for (int64_t c = 0; c < d; c++)
+                k[c] += g[c];
+        }
+    }
 }

@@ -6,11 +6,14 @@
 ** rec.embedding_bag_collection returns them for these B samples.
 **
 ** Table-wise and column-wise pairs come back by one MPI_Alltoallv of
-** pooled blocks (rank r sends rank q the rows of q's samples, its pairs'
-** columns); row-wise and table-row-wise pairs by one
-** MPI_Reduce_scatter_block of partial sums [W][B][sum D_rw] (a rank
-** without a shard of a table contributes zeros: adding +0 changes no sum);
-** data-parallel features are looked up on the local replica.
+** pooled rows (rank r sends rank q the rows of q's bags, its pairs'
+** columns, pair-major: sharded_ebc_blocks.c); row-wise and table-row-wise
+** pairs by one MPI_Reduce_scatter of partial sums (rank q's block: its bags
+** of every row-wise feature; a rank without a shard of a table contributes
+** zeros: adding +0 changes no sum); data-parallel features are looked up
+** on the local replica. The rows land in this rank's deduplicated
+** KeyedTensor (one row per bag), expanded to the B samples through
+** inverse_indices with VBE (shard_kt_expand), else copied.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -40,125 +43,118 @@ loom_status rec_sebc_forward(loom_call *call)
     loom_status st = shard_input_read(call, e, 0, &in);
     if (st != LOOM_OK)
         return st;
-    const int64_t B = in.B, D = e->feature_col[e->n_features];
+    const int64_t B = in.B, F = e->n_features, D = e->feature_col[F];
     const int64_t P = e->pair_start[me + 1] - e->pair_start[me];
     const shard_pair *mine = e->pairs + e->pair_start[me];
+    const int64_t *S = in.strides;
     loom_tensor *out = NULL, *y = NULL, *ydp = NULL;
-    int64_t oshape[2] = { B, D };
+    int64_t oshape[2] = { B, D }, *kts = NULL;
     shard_batch batch = { 0 }, dpb = { 0 };
-    float *sblk = NULL, *rblk = NULL, *srw = NULL, *rrw = NULL;
-    int *cnt = calloc((size_t)W * 4, sizeof *cnt);
-    if (cnt == NULL)
+    shard_blocks bl = { 0 };
+    float *kt = NULL, *sblk = NULL, *rblk = NULL, *srw = NULL, *rrw = NULL;
+    if ((st = shard_blocks_build(e, &in, &bl)) == LOOM_OK && (st = shard_kt_layout(e, &in, &kts)) == LOOM_OK &&
+        (kt = calloc((size_t)(kts[F] > 0 ? kts[F] : 1), sizeof *kt)) == NULL)
         st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
     if (st == LOOM_OK)
         st = pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, 2, oshape, &out);
     float *o = st == LOOM_OK && B * D > 0 ? loom_data(out) : NULL;
-    if (o)
-        memset(o, 0, (size_t)(B * D) * sizeof *o);
     if (st == LOOM_OK)
         st = shard_kjt_all_to_all(e, &in, &batch);
     if (st == LOOM_OK && e->tbe && P > 0)
-        st = lookup(call, e, e->tbe, &batch, P * W * B, &y);
+        st = lookup(call, e, e->tbe, &batch, P * batch.bags, &y);
     const float *yl = y && loom_numel(y) ? loom_data(y) : NULL;
     const int64_t LD = e->local_d[me];
 
-    /* table-wise and column-wise: the pooled blocks back to the samples' ranks */
-    int *scnt = cnt, *sdis = cnt + W, *rcnt = cnt + 2 * W, *rdis = cnt + 3 * W;
-    int64_t nr = 0;
-    for (int q = 0; st == LOOM_OK && q < W; q++) {
-        if ((st = shard_count(B * e->block_cols[me], "pooled block", &scnt[q])) == LOOM_OK)
-            st = shard_count(B * e->block_cols[q], "pooled block", &rcnt[q]);
-        sdis[q] = (int)(q * B * e->block_cols[me]);
-        rdis[q] = (int)nr;
-        nr += B * e->block_cols[q];
-    }
-    if (st == LOOM_OK && (nr > 2147483647 || (int64_t)W * B * e->block_cols[me] > 2147483647))
-        st = pk_host->fail(LOOM_EINVAL, "%s: the pooled all-to-all exceeds int displacements", REC_SEBC_CLASS);
+    /* table-wise and column-wise: the pooled rows of each rank's bags back to it, pair-major */
     if (st == LOOM_OK) {
-        const int64_t C = e->block_cols[me];
-        sblk = malloc((size_t)(W * B * C > 0 ? W * B * C : 1) * sizeof *sblk);
-        rblk = malloc((size_t)(nr > 0 ? nr : 1) * sizeof *rblk);
+        sblk = malloc((size_t)(bl.n_ship > 0 ? bl.n_ship : 1) * sizeof *sblk);
+        rblk = malloc((size_t)(bl.n_take > 0 ? bl.n_take : 1) * sizeof *rblk);
         if (!sblk || !rblk)
             st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
-        for (int64_t j = 0; st == LOOM_OK && j < P; j++) {
+    }
+    for (int q = 0; st == LOOM_OK && q < W; q++) {
+        float *at = sblk + bl.ship_dis[q];
+        for (int64_t j = 0; j < P; j++) {
             if (mine[j].rw)
                 continue;
-            for (int64_t row = 0; row < W * B; row++)
-                memcpy(sblk + row * C + mine[j].block_col, yl + row * LD + mine[j].local_col,
-                       (size_t)mine[j].cols * sizeof *sblk);
+            const int64_t r0 = batch.row0[j * (W + 1) + q], n = S[q * F + mine[j].feature], c = mine[j].cols;
+            for (int64_t s = 0; s < n; s++, at += c)
+                memcpy(at, yl + (r0 + s) * LD + mine[j].local_col, (size_t)c * sizeof *at);
         }
     }
     if (st == LOOM_OK) {
         MPI_Request req;
-        st = MPI_Ialltoallv(sblk, scnt, sdis, MPI_FLOAT, rblk, rcnt, rdis, MPI_FLOAT, e->c.comm, &req) == MPI_SUCCESS
+        st = MPI_Ialltoallv(sblk, bl.ship_cnt, bl.ship_dis, MPI_FLOAT, rblk, bl.take_cnt, bl.take_dis, MPI_FLOAT,
+                            e->c.comm, &req) == MPI_SUCCESS
                  ? shard_wait(&e->c, &req, "MPI_Ialltoallv (pooled embeddings)")
                  : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Ialltoallv failed", REC_SEBC_CLASS, me);
     }
     for (int r = 0; st == LOOM_OK && r < W; r++) {
-        const int64_t C = e->block_cols[r];
+        const float *at = rblk + bl.take_dis[r];
         for (int64_t k = e->pair_start[r]; k < e->pair_start[r + 1]; k++) {
             const shard_pair *p = &e->pairs[k];
             if (p->rw)
                 continue;
-            for (int64_t b = 0; b < B; b++)
-                memcpy(o + b * D + e->feature_col[p->feature] + p->col_offset, rblk + rdis[r] + b * C + p->block_col,
-                       (size_t)p->cols * sizeof *o);
+            const int64_t d = e->feature_col[p->feature + 1] - e->feature_col[p->feature];
+            for (int64_t s = 0; s < in.stride[p->feature]; s++, at += p->cols)
+                memcpy(kt + kts[p->feature] + s * d + p->col_offset, at, (size_t)p->cols * sizeof *kt);
         }
     }
 
-    /* row-wise and table-row-wise: partial sums, reduce-scattered */
-    const int64_t R = e->rw_d;
-    if (st == LOOM_OK && R > 0) {
-        int n = 0;
-        st = shard_count(B * R, "row-wise block", &n);
-        if (st == LOOM_OK) {
-            srw = calloc((size_t)(W * B * R > 0 ? W * B * R : 1), sizeof *srw);
-            rrw = malloc((size_t)(B * R > 0 ? B * R : 1) * sizeof *rrw);
-            if (!srw || !rrw)
-                st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
-        }
+    /* row-wise and table-row-wise: partial sums, reduce-scattered (rank q's block: its bags of every
+    ** row-wise feature) */
+    if (st == LOOM_OK && e->rw_d > 0) {
+        srw = calloc((size_t)(bl.n_rw > 0 ? bl.n_rw : 1), sizeof *srw);
+        rrw = malloc((size_t)(bl.rw_cnt[me] > 0 ? bl.rw_cnt[me] : 1) * sizeof *rrw);
+        if (!srw || !rrw)
+            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
         for (int64_t j = 0; st == LOOM_OK && j < P; j++) {
             if (!mine[j].rw)
                 continue;
-            const int64_t col = e->rw_col[mine[j].feature];
-            for (int64_t row = 0; row < W * B; row++)
-                for (int64_t c = 0; c < mine[j].cols; c++)
-                    srw[row * R + col + c] += yl[row * LD + mine[j].local_col + c];
+            const int64_t f = mine[j].feature, d = e->feature_col[f + 1] - e->feature_col[f];
+            for (int q = 0; q < W; q++) {
+                float *blk = srw + bl.rw_dis[q] + bl.rw_f[q * F + f] + mine[j].col_offset;
+                const int64_t r0 = batch.row0[j * (W + 1) + q];
+                for (int64_t s = 0; s < S[q * F + f]; s++)
+                    for (int64_t c = 0; c < mine[j].cols; c++)
+                        blk[s * d + c] += yl[(r0 + s) * LD + mine[j].local_col + c];
+            }
         }
         if (st == LOOM_OK) {
             MPI_Request req;
-            st = MPI_Ireduce_scatter_block(srw, rrw, n, MPI_FLOAT, MPI_SUM, e->c.comm, &req) == MPI_SUCCESS
-                     ? shard_wait(&e->c, &req, "MPI_Ireduce_scatter_block (row-wise pooled embeddings)")
-                     : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Ireduce_scatter_block failed", REC_SEBC_CLASS, me);
+            st = MPI_Ireduce_scatter(srw, rrw, bl.rw_cnt, MPI_FLOAT, MPI_SUM, e->c.comm, &req) == MPI_SUCCESS
+                     ? shard_wait(&e->c, &req, "MPI_Ireduce_scatter (row-wise pooled embeddings)")
+                     : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Ireduce_scatter failed", REC_SEBC_CLASS, me);
         }
-        for (int64_t f = 0; st == LOOM_OK && f < e->n_features; f++) {
-            if (e->rw_col[f] < 0)
-                continue;
-            const int64_t d = e->feature_col[f + 1] - e->feature_col[f];
-            for (int64_t b = 0; b < B; b++)
-                memcpy(o + b * D + e->feature_col[f], rrw + b * R + e->rw_col[f], (size_t)d * sizeof *o);
-        }
+        for (int64_t f = 0; st == LOOM_OK && f < F; f++)
+            if (e->rw_col[f] >= 0 && kts[f + 1] > kts[f])
+                memcpy(kt + kts[f], rrw + bl.rw_f[me * F + f], (size_t)(kts[f + 1] - kts[f]) * sizeof *kt);
     }
 
-    /* data-parallel: the local batch on the local replica */
+    /* data-parallel: the local bags on the local replica */
     if (st == LOOM_OK && e->dp_tbe) {
         if ((st = shard_dp_batch(e, &in, 0, &dpb)) == LOOM_OK)
-            st = lookup(call, e, e->dp_tbe, &dpb, e->n_dp_features * B, &ydp);
+            st = lookup(call, e, e->dp_tbe, &dpb, e->n_dp_features * dpb.bags, &ydp);
         const float *yd = st == LOOM_OK && loom_numel(ydp) ? loom_data(ydp) : NULL;
         for (int64_t j = 0; st == LOOM_OK && yd && j < e->n_dp_features; j++) {
             const int64_t f = e->dp_features[j], d = e->feature_col[f + 1] - e->feature_col[f];
-            for (int64_t b = 0; b < B; b++)
-                memcpy(o + b * D + e->feature_col[f], yd + b * e->dp_d + e->dp_col[f], (size_t)d * sizeof *o);
+            for (int64_t s = 0; s < in.stride[f]; s++)
+                memcpy(kt + kts[f] + s * d, yd + s * e->dp_d + e->dp_col[f], (size_t)d * sizeof *kt);
         }
     }
+    /* every bag's row to its samples (a copy without VBE) */
+    if (st == LOOM_OK && o)
+        shard_kt_expand(e, &in, kts, kt, o);
     if (y)
         pk_host->tensor_free(y);
     if (ydp)
         pk_host->tensor_free(ydp);
     shard_batch_free(&batch);
     shard_batch_free(&dpb);
+    shard_blocks_free(&bl);
     shard_input_free(&in);
-    free(cnt);
+    free(kts);
+    free(kt);
     free(sblk);
     free(rblk);
     free(srw);

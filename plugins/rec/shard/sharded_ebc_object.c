@@ -35,6 +35,8 @@ void rec_sebc_destroy(void *state)
     if (e == NULL)
         return;
     shard_prefetch_free(e);
+    if (e->device_state_free && e->device_state)
+        e->device_state_free(e->device_state);
     if (e->tbe)
         pk_host->object_free(e->tbe);
     if (e->dp_tbe)

@@ -8,7 +8,8 @@
 #   EXPECT fail: mpirun exits non-zero, and the output has PATTERN (an
 #                extended regular expression);
 # both within LIMIT_S seconds (a hang is killed at LIMIT_S + 30 and fails).
-# Exit 77 (skipped) without mpirun.
+# Exit 77 (skipped) without mpirun, or when every rank printed ": skipped: "
+# (a check whose hardware is missing, such as the GPUs of --device cuda).
 set -u
 np=$1 expect=$2 pattern=$3 limit=$4
 shift 4
@@ -35,6 +36,10 @@ echo "mpi_run: mpirun -np $np exited $rc after ${elapsed} s (limit ${limit} s)"
 if [ "$elapsed" -gt "$limit" ]; then
     echo "mpi_run: FAIL: took longer than ${limit} s"
     exit 1
+fi
+if [ "$rc" -eq 0 ] && [ "$(grep -c ': skipped: ' "$out")" -eq "$np" ]; then
+    echo "mpi_run: skipped"
+    exit 77
 fi
 case $expect in
 pass)

@@ -5,7 +5,7 @@
 **
 **   shard_check --case tw|rw|cw|twrw|dp|mixed|planned [--data random|dyadic]
 **               [--optimizer sgd|rowwise_adagrad] [--weighted] [--steps N]
-**               [--exact all|non-rw] [--fault plan|die|stall]
+**               [--exact all|non-rw] [--fault plan|die|stall] [--vbe] [--device cuda]
 **   shard_check --case refusals
 **
 ** Every rank builds the same tables (from a seeded generator, in memory),
@@ -26,6 +26,22 @@
 ** row-wise tables are within 1e-6. After training steps the tolerance is
 ** |got - want| <= 1e-6 (+ 1e-6 relative): fbgemm's backward sums a row's
 ** gradients in another order when its bags come from a shard's batch.
+**
+** --vbe: every rank's KJT is VBE (stride_per_key_per_rank [F, 1] i32,
+** 1..B bags of every feature but f0, inverse_indices [F, B]) and the
+** reference is the unsharded collection on the global VBE KJT
+** (stride_per_key_per_rank [F, W], inverse_indices [F, W * B]): the same
+** exactness as above (a bag's pooled row is one sum either way, expanded
+** after pooling here, before it in the unsharded collection); the training
+** steps stay within 1e-6 (a bag's gradient is the sum of its samples' before
+** fbgemm's backward adds it to the rows, another order of the same sums).
+**
+** --device cuda: each forward runs again with the KJT on this rank's GPU
+** (rec-mpi-cuda.so: NCCL collectives, fbgemm.tbe's cuda kernel) and must
+** equal the cpu kernel's output (bit for bit but for row-wise columns:
+** within 1e-6, NCCL's reduce-scatter order); no training steps. Every rank
+** prints "skipped" (mpi_run.sh: exit 77) when the machine has fewer GPUs
+** than ranks.
 **
 ** The rank and the world size come from OpenMPI's environment
 ** (OMPI_COMM_WORLD_RANK, _SIZE): the program itself does not call MPI, the
@@ -230,30 +246,67 @@ static int dyadic;
 
 static float value(void) { return dyadic ? (float)((int)(next_u32() % 129) - 64) / 64.0f : uniform(); }
 
+/* The global batch of every rank's samples. With --vbe each rank q has
+** S[q][f] bags of feature f (its deduplicated samples, 1..B; feature 0
+** keeps all B) and inverse [q][f][b] from its B samples to them: the
+** global KJT (the reference's) has stride_per_key_per_rank [F, W] = S and
+** inverse_indices [F, W * B] pointing into key f's lengths. Without VBE,
+** S = B and there are no inverse indices. Lengths are key-major, then
+** rank, then bag. */
 typedef struct batch {
-    int64_t *lengths;    /* [F][W * B] */
+    int64_t S[F][16];    /* [f][q] */
+    int64_t *inverse;    /* [W][F][B] local, or NULL */
+    int64_t *lengths;    /* [L], L = sum S */
     int64_t *values;     /* global, feature-major */
     float *weights;
-    int64_t n;
-    int64_t *start;      /* [F * W * B + 1] */
+    int64_t n, L;
+    int64_t *start;      /* [L + 1] */
+    int64_t lopk[F + 1]; /* key f's lengths from lopk[f] */
 } batch;
+
+static int vbe;
+
+/* the first global bag of feature f of rank q */
+static int64_t bag0(const batch *b, int f, int q)
+{
+    int64_t at = b->lopk[f];
+    for (int r = 0; r < q; r++)
+        at += b->S[f][r];
+    return at;
+}
 
 static void make_batch(batch *b, int step)
 {
-    const int64_t G = (int64_t)world * B;
     rng_state = 0x9e3779b97f4a7c15ULL ^ (uint64_t)(step + 1) * 7919;
-    b->lengths = malloc(sizeof(int64_t) * F * G);
-    b->start = malloc(sizeof(int64_t) * (F * G + 1));
+    b->inverse = NULL;
+    b->L = 0;
+    for (int f = 0; f < F; f++) {
+        b->lopk[f] = b->L;
+        for (int q = 0; q < world; q++) {
+            b->S[f][q] = vbe && f > 0 ? 1 + next_u32() % B : B;
+            b->L += b->S[f][q];
+        }
+    }
+    b->lopk[F] = b->L;
+    if (vbe) {
+        b->inverse = malloc(sizeof(int64_t) * world * F * B);
+        for (int q = 0; q < world; q++)
+            for (int f = 0; f < F; f++)
+                for (int s = 0; s < B; s++)      /* every bag used, then repeats */
+                    b->inverse[(q * F + f) * B + s] = s < b->S[f][q] ? s : next_u32() % b->S[f][q];
+    }
+    b->lengths = malloc(sizeof(int64_t) * b->L);
+    b->start = malloc(sizeof(int64_t) * (b->L + 1));
     b->start[0] = 0;
-    for (int64_t i = 0; i < F * G; i++) {
+    for (int64_t i = 0; i < b->L; i++) {
         b->lengths[i] = next_u32() % 5;     /* 0..4 ids, empty bags too */
         b->start[i + 1] = b->start[i] + b->lengths[i];
     }
-    b->n = b->start[F * G];
+    b->n = b->start[b->L];
     b->values = malloc(sizeof(int64_t) * (b->n + 1));
     b->weights = malloc(sizeof(float) * (b->n + 1));
     for (int f = 0; f < F; f++)
-        for (int64_t i = b->start[f * G]; i < b->start[(f + 1) * G]; i++) {
+        for (int64_t i = b->start[b->lopk[f]]; i < b->start[b->lopk[f + 1]]; i++) {
             b->values[i] = next_u32() % E[FEATURE_TABLE[f]];
             b->weights[i] = (float)(1 + next_u32() % 16) / 8.0f;
         }
@@ -261,24 +314,24 @@ static void make_batch(batch *b, int step)
 
 static void free_batch(batch *b)
 {
+    free(b->inverse);
     free(b->lengths);
     free(b->values);
     free(b->weights);
     free(b->start);
 }
 
-/* This rank's part: samples rank * B .. rank * B + B - 1 of every feature. */
-static void local_part(const batch *g, int64_t **lens, int64_t **vals, float **wts, int64_t *n)
+/* This rank's part: its bags of every feature (samples rank * B .. rank * B + B - 1 without VBE). */
+static void local_part(const batch *g, int64_t **lens, int64_t **vals, float **wts, int64_t *nl, int64_t *n)
 {
-    const int64_t G = (int64_t)world * B;
-    *lens = malloc(sizeof(int64_t) * F * B);
+    *lens = malloc(sizeof(int64_t) * (g->L + 1));
     *vals = malloc(sizeof(int64_t) * (g->n + 1));
     *wts = malloc(sizeof(float) * (g->n + 1));
-    *n = 0;
+    *n = *nl = 0;
     for (int f = 0; f < F; f++)
-        for (int s = 0; s < B; s++) {
-            const int64_t gi = f * G + rank * B + s;
-            (*lens)[f * B + s] = g->lengths[gi];
+        for (int64_t s = 0; s < g->S[f][rank]; s++) {
+            const int64_t gi = bag0(g, f, rank) + s;
+            (*lens)[(*nl)++] = g->lengths[gi];
             for (int64_t i = g->start[gi]; i < g->start[gi + 1]; i++) {
                 (*wts)[*n] = g->weights[i];
                 (*vals)[(*n)++] = g->values[i];
@@ -376,6 +429,49 @@ static loom_status call_with(loom_object *o, int64_t nb, int64_t n_lengths, int6
     return st;
 }
 
+/* A VBE call of this rank: 2 bags of every feature (one id 0 each), B samples alternating between them;
+** bad 1: feature 2's stride is 3 (the strides sum past the lengths), bad 2: inverse_indices[1][3] is 2
+** (feature 1 has 2 bags); with_grad: the backward. */
+static loom_status vbe_call(loom_object *o, int bad, int with_grad)
+{
+    const int64_t D = 8 + 8 + 12 + 16 + 4;
+    int64_t vals[2 * F] = { 0 }, lens[2 * F], inv[F * B];
+    int32_t sp[F];
+    float grad[B * (8 + 8 + 12 + 16 + 4)] = { 0 };
+    for (int f = 0; f < F; f++) {
+        sp[f] = bad == 1 && f == 2 ? 3 : 2;
+        lens[2 * f] = lens[2 * f + 1] = 1;
+        for (int b = 0; b < B; b++)
+            inv[f * B + b] = b % 2;
+    }
+    if (bad == 2)
+        inv[1 * B + 3] = 2;
+    int64_t sv[1] = { 2 * F }, ssp[2] = { F, 1 }, sinv[2] = { F, B }, sg[2] = { B, D };
+    loom_tensor *tv = wrap(vals, LOOM_DTYPE_I64, 1, sv), *tl = wrap(lens, LOOM_DTYPE_I64, 1, sv);
+    loom_tensor *tsp = wrap(sp, LOOM_DTYPE_I32, 2, ssp), *tinv = wrap(inv, LOOM_DTYPE_I64, 2, sinv);
+    loom_tensor *tg = wrap(grad, LOOM_DTYPE_F32, 2, sg);
+    loom_call_options co = LOOM_CALL_OPTIONS_INIT;
+    co.object = o;
+    loom_status st;
+    if (with_grad) {
+        const loom_tensor *in[6] = { tv, tl, NULL, tg, tsp, tinv };
+        st = loom_run(SHARDED "_backward", in, 6, NULL, NULL, 0, &co);
+    } else {
+        const loom_tensor *in[5] = { tv, tl, NULL, tsp, tinv };
+        loom_tensor *out = NULL;
+        st = loom_run(SHARDED, in, 5, NULL, &out, 1, &co);
+        CHECK(st != LOOM_OK || (out->shape[0] == B && out->shape[1] == D), "a VBE forward gave [%lld, %lld]",
+              (long long)out->shape[0], (long long)out->shape[1]);
+        loom_tensor_free(out);
+    }
+    loom_tensor_free(tv);
+    loom_tensor_free(tl);
+    loom_tensor_free(tsp);
+    loom_tensor_free(tinv);
+    loom_tensor_free(tg);
+    return st;
+}
+
 /* Bad arguments at create and bad inputs at a call: refused on every rank at
 ** once (the bad rank naming what and where, the others naming the bad
 ** rank), and the collection stays usable after a refused call. */
@@ -408,15 +504,89 @@ static void run_refusals(int n_named, const loom_named_tensor *named)
                    "has a batch of", NULL, "batches of other sizes");
     expect_refused(call_with(o, B, F * B, 0, rank == last ? D - 1 : D), last, "'grad' is", "refused its input",
                    "a gradient of the wrong shape");
+    expect_refused(vbe_call(o, rank == last ? 1 : 0, 0), last, "'stride_per_key_per_rank' sums to 11 bags",
+                   "refused its input", "VBE strides that do not match the lengths");
+    expect_refused(vbe_call(o, rank == 0 ? 2 : 0, 1), 0, "'inverse_indices'[1][3] is 2: feature 1 has 2 bags",
+                   "rank 0 refused its input", "VBE inverse indices out of range");
+    CHECK(vbe_call(o, 0, 0) == LOOM_OK, "a good VBE call after the refusals: %s", loom_last_error());
+    CHECK(vbe_call(o, 0, 1) == LOOM_OK, "a good VBE backward after the refusals: %s", loom_last_error());
     CHECK(call_with(o, B, F * B, 0, 0) == LOOM_OK, "a good call after the refusals: %s", loom_last_error());
     CHECK(call_with(o, B, F * B, 0, D) == LOOM_OK, "a good backward after the refusals: %s", loom_last_error());
     loom_object_free(o);
     printf("rank %d of %d: refusals: every bad argument and input refused on every rank\n", rank, world);
 }
 
+/* --device cuda: this rank's GPU, the CUDA device of its local rank; 0 when
+** the machine has fewer GPUs than ranks (every rank decides the same). */
+static int cuda_device(loom_dl_device *out)
+{
+    const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK"), *ls = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    const int local = lr ? atoi(lr) : rank, local_size = ls ? atoi(ls) : world;
+    int n = 0, found = 0;
+    for (int64_t i = 0; i < loom_device_count(); i++) {
+        loom_device_info di = LOOM_DEVICE_INFO_INIT;
+        if (loom_device_at(i, &di) != LOOM_OK || di.device.device_type != LOOM_DEVICE_CUDA)
+            continue;
+        n++;
+        if (di.device.device_id == local) {
+            *out = di.device;
+            found = 1;
+        }
+    }
+    return found && n >= local_size;
+}
+
+/* A copy of t on dev (NULL stays NULL). */
+static loom_tensor *to_device(const loom_tensor *t, const loom_dl_device *dev)
+{
+    loom_tensor *d = NULL;
+    if (t != NULL && loom_tensor_copy_to(&d, t, dev) != LOOM_OK)
+        die_loom("loom_tensor_copy_to");
+    return d;
+}
+
+/* The sharded forward of the same KJT on this rank's GPU (rec-mpi-cuda.so,
+** over NCCL) against the cpu kernel's output got: bit for bit but for the
+** row-wise columns (NCCL's reduce-scatter adds the partial sums in its own
+** order: within 1e-6), or everywhere with exact_rw (dyadic data). */
+static void check_cuda(loom_object *sharded, const loom_dl_device *dev, const loom_tensor *const *sin, int n_in,
+                       const loom_tensor *got, const int *rw_col, int exact_rw, int s, double *worst)
+{
+    loom_tensor *din[5] = { NULL };
+    for (int i = 0; i < n_in; i++)
+        din[i] = to_device(sin[i], dev);
+    loom_call_options co = LOOM_CALL_OPTIONS_INIT;
+    co.object = sharded;
+    loom_tensor *dout = NULL, *hout = NULL;
+    if (loom_run(SHARDED, (const loom_tensor *const *)din, n_in, NULL, &dout, 1, &co) != LOOM_OK)
+        die_loom("cuda forward of " SHARDED);
+    CHECK(dout->device.device_type == LOOM_DEVICE_CUDA, "the cuda forward's output is not on the device");
+    if (loom_tensor_copy_to(&hout, dout, NULL) != LOOM_OK)
+        die_loom("loom_tensor_copy_to (the output to the host)");
+    const int64_t D = got->shape[1];
+    CHECK(hout->shape[0] == got->shape[0] && hout->shape[1] == D, "cuda output [%lld, %lld], cpu [%lld, %lld]",
+          (long long)hout->shape[0], (long long)hout->shape[1], (long long)got->shape[0], (long long)D);
+    const float *pc = hout->data, *pg = got->data;
+    for (int64_t i = 0; i < got->shape[0] * D; i++) {
+        const int c = (int)(i % D);
+        const double diff = fabs((double)pc[i] - pg[i]);
+        if (exact_rw || !rw_col[c])
+            CHECK(memcmp(&pc[i], &pg[i], sizeof(float)) == 0, "batch %d: cuda element [%lld, %d] is %.9g, cpu %.9g: "
+                  "not bit-exact", s, (long long)(i / D), c, pc[i], pg[i]);
+        CHECK(diff <= 1e-6 + 1e-6 * fabs(pg[i]), "batch %d: cuda element [%lld, %d] is %.9g, cpu %.9g", s,
+              (long long)(i / D), c, pc[i], pg[i]);
+        if (diff > *worst)
+            *worst = diff;
+    }
+    for (int i = 0; i < n_in; i++)
+        loom_tensor_free(din[i]);
+    loom_tensor_free(dout);
+    loom_tensor_free(hout);
+}
+
 int main(int argc, char **argv)
 {
-    const char *cs = "tw", *data = "random", *opt = "sgd", *exact = "all", *fault = "";
+    const char *cs = "tw", *data = "random", *opt = "sgd", *exact = "all", *fault = "", *device = "cpu";
     int weighted = 0, steps = 10;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--case") && i + 1 < argc) cs = argv[++i];
@@ -426,6 +596,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--fault") && i + 1 < argc) fault = argv[++i];
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--weighted")) weighted = 1;
+        else if (!strcmp(argv[i], "--vbe")) vbe = 1;
+        else if (!strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
         else { fprintf(stderr, "usage: see the header of shard_check.c (%s)\n", argv[i]); return 2; }
     }
     const char *r = getenv("OMPI_COMM_WORLD_RANK"), *w = getenv("OMPI_COMM_WORLD_SIZE");
@@ -435,6 +607,10 @@ int main(int argc, char **argv)
     }
     rank = atoi(r);
     world = atoi(w);
+    if (world < 1 || world > 16) {
+        fprintf(stderr, "shard_check runs on 1 to 16 ranks (%d)\n", world);
+        return 2;
+    }
     dyadic = strcmp(data, "dyadic") == 0;
     loom_init_options io = LOOM_INIT_OPTIONS_INIT;
     io.plugin_path = tu_plugin_path();
@@ -462,6 +638,19 @@ int main(int argc, char **argv)
     oo.n_tensors = T;
     oo.tensors = named;
 
+    /* --device cuda: the same forwards again on this rank's GPU, no training (the cuda kernel is the forward) */
+    const int on_cuda = strcmp(device, "cuda") == 0;
+    loom_dl_device gpu = { LOOM_DEVICE_CPU, 0 };
+    if (on_cuda && !cuda_device(&gpu)) {
+        printf("rank %d of %d: skipped: fewer CUDA devices than ranks on this machine (the cuda forward needs one "
+               "GPU per rank)\n", rank, world);
+        for (int t = 0; t < T; t++) {
+            loom_tensor_free(tt[t]);
+            free(tables[t]);
+        }
+        loom_shutdown();
+        return 0;
+    }
     if (strcmp(cs, "refusals") == 0) {
         run_refusals(T, named);
         for (int t = 0; t < T; t++) {
@@ -527,24 +716,42 @@ int main(int argc, char **argv)
         }
         batch g;
         make_batch(&g, s);
-        int64_t *lens, *vals, n;
+        int64_t *lens, *vals, n, nl;
         float *wts;
-        local_part(&g, &lens, &vals, &wts, &n);
-        int64_t sh_n[1] = { n }, sh_l[1] = { F * B }, sh_gn[1] = { g.n }, sh_gl[1] = { F * G };
+        local_part(&g, &lens, &vals, &wts, &nl, &n);
+        int64_t sh_n[1] = { n }, sh_l[1] = { nl }, sh_gn[1] = { g.n }, sh_gl[1] = { g.L };
         loom_tensor *tv = wrap(vals, LOOM_DTYPE_I64, 1, sh_n), *tl = wrap(lens, LOOM_DTYPE_I64, 1, sh_l);
         loom_tensor *tw = wrap(wts, LOOM_DTYPE_F32, 1, sh_n);
         loom_tensor *gv = wrap(g.values, LOOM_DTYPE_I64, 1, sh_gn), *gl = wrap(g.lengths, LOOM_DTYPE_I64, 1, sh_gl);
         loom_tensor *gw = wrap(g.weights, LOOM_DTYPE_F32, 1, sh_gn);
+        /* VBE: this rank's strides (i32 [F, 1], as torchrec's KJT holds them) and inverse indices [F, B];
+        ** the global KJT's strides (i64 [F, W]) and inverse indices [F, W * B] into each key's lengths */
+        int32_t lsp[F];
+        int64_t gsp[F * 16], *ginv = malloc(sizeof(int64_t) * F * G);
+        for (int f = 0; f < F; f++) {
+            lsp[f] = (int32_t)g.S[f][rank];
+            for (int q = 0; q < world; q++) {
+                gsp[f * world + q] = g.S[f][q];
+                for (int b = 0; b < B; b++)
+                    ginv[f * G + q * B + b] = vbe ? bag0(&g, f, q) - g.lopk[f] + g.inverse[(q * F + f) * B + b]
+                                                  : q * B + b;
+            }
+        }
+        int64_t sh_lsp[2] = { F, 1 }, sh_gsp[2] = { F, world }, sh_linv[2] = { F, B }, sh_ginv[2] = { F, G };
+        loom_tensor *tsp = vbe ? wrap(lsp, LOOM_DTYPE_I32, 2, sh_lsp) : NULL;
+        loom_tensor *tinv = vbe ? wrap(g.inverse + (int64_t)rank * F * B, LOOM_DTYPE_I64, 2, sh_linv) : NULL;
+        loom_tensor *gsp_t = vbe ? wrap(gsp, LOOM_DTYPE_I64, 2, sh_gsp) : NULL;
+        loom_tensor *ginv_t = vbe ? wrap(ginv, LOOM_DTYPE_I64, 2, sh_ginv) : NULL;
         loom_call_options co = LOOM_CALL_OPTIONS_INIT;
         co.object = sharded;
-        const loom_tensor *sin[3] = { tv, tl, weighted ? tw : NULL };
+        const loom_tensor *sin[5] = { tv, tl, weighted ? tw : NULL, tsp, tinv };
         loom_tensor *got = NULL;
-        if (loom_run(SHARDED, sin, 3, NULL, &got, 1, &co) != LOOM_OK)
+        if (loom_run(SHARDED, sin, vbe ? 5 : 3, NULL, &got, 1, &co) != LOOM_OK)
             die_loom("forward of " SHARDED);
         co.object = ref;
-        const loom_tensor *rin[4] = { gv, gl, NULL, weighted ? gw : NULL };
+        const loom_tensor *rin[6] = { gv, gl, NULL, weighted ? gw : NULL, gsp_t, ginv_t };
         loom_tensor *want = NULL;
-        if (loom_run(FUSED, rin, 4, keys_attr, &want, 1, &co) != LOOM_OK)
+        if (loom_run(FUSED, rin, vbe ? 6 : 4, keys_attr, &want, 1, &co) != LOOM_OK)
             die_loom("forward of " FUSED);
         const float *pg = (const float *)got->data, *pw = (const float *)want->data + (int64_t)rank * B * D;
         CHECK(got->shape[0] == B && got->shape[1] == D, "output [%lld, %lld], expected [%d, %lld]",
@@ -561,7 +768,9 @@ int main(int argc, char **argv)
             if (diff > worst)
                 worst = diff;
         }
-        if (s < steps) {
+        if (on_cuda)
+            check_cuda(sharded, &gpu, sin, vbe ? 5 : 3, got, rw_col, strcmp(exact, "all") == 0, s, &worst);
+        if (s < steps && !on_cuda) {
             /* the same gradient of the global output on every rank */
             float *grad = malloc(sizeof(float) * G * D);
             rng_state = 777 + (uint64_t)s;
@@ -571,11 +780,11 @@ int main(int argc, char **argv)
             loom_tensor *tg = wrap(grad, LOOM_DTYPE_F32, 2, gs);
             loom_tensor *lg = wrap(grad + (int64_t)rank * B * D, LOOM_DTYPE_F32, 2, ls);
             co.object = sharded;
-            const loom_tensor *sb[4] = { tv, tl, weighted ? tw : NULL, lg };
-            if (loom_run(SHARDED "_backward", sb, 4, NULL, NULL, 0, &co) != LOOM_OK)
+            const loom_tensor *sb[6] = { tv, tl, weighted ? tw : NULL, lg, tsp, tinv };
+            if (loom_run(SHARDED "_backward", sb, vbe ? 6 : 4, NULL, NULL, 0, &co) != LOOM_OK)
                 die_loom("backward of " SHARDED);
             co.object = ref;
-            const loom_tensor *rb[7] = { gv, gl, NULL, weighted ? gw : NULL, NULL, NULL, tg };
+            const loom_tensor *rb[7] = { gv, gl, NULL, weighted ? gw : NULL, gsp_t, ginv_t, tg };
             if (loom_run(FUSED "_backward", rb, 7, keys_attr, NULL, 0, &co) != LOOM_OK)
                 die_loom("backward of " FUSED);
             loom_tensor_free(tg);
@@ -590,13 +799,18 @@ int main(int argc, char **argv)
         loom_tensor_free(gv);
         loom_tensor_free(gl);
         loom_tensor_free(gw);
+        loom_tensor_free(tsp);
+        loom_tensor_free(tinv);
+        loom_tensor_free(gsp_t);
+        loom_tensor_free(ginv_t);
+        free(ginv);
         free(lens);
         free(vals);
         free(wts);
         free_batch(&g);
     }
-    printf("rank %d of %d: %s (%s data, %s%s; %s %s, %s %s, %s %s, %s %s): first forward bit-exact (%s), %d "
-           "training steps, largest difference %.3g\n", rank, world, cs, data, opt, weighted ? ", weighted" : "",
+    printf("rank %d of %d: %s (%s data, %s%s%s%s; %s %s, %s %s, %s %s, %s %s): first forward bit-exact (%s), %d "
+           "training steps, largest difference %.3g\n", rank, world, cs, data, opt, weighted ? ", weighted" : "", vbe ? ", VBE" : "", on_cuda ? ", cuda forward over NCCL against cpu, no training" : "",
            NAMES[0], table_type(cs, 0), NAMES[1], table_type(cs, 1), NAMES[2], table_type(cs, 2), NAMES[3],
            table_type(cs, 3), exact, steps, worst);
     loom_attrs_free(keys_attr);
