@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "cache/cache.h"
+#include "tbe_bags.h"
 #include "tbe_internal.h"
 #include "tbe_optim.h"
 #include "tbe_rows.h"
@@ -178,7 +179,13 @@ static const loom_kernel_desc tbe_cpu_kernels[] = {
 static loom_status tbe_register_forward(const loom_host_api *host, loom_registrar *reg)
 {
     fbg_rows_init();
-    const char *impl = strcmp(fbg_rows_isa(), "avx2") == 0 ? "cpu:rows-avx2" : "cpu:rows-scalar";
+    fbg_bags_init();
+    /* the row functions' ISA, then the whole-bag path's (FP32 tables) when there is one */
+    const char *bags = fbg_bags_isa();
+    const char *impl = strcmp(fbg_rows_isa(), "avx2") != 0 ? "cpu:rows-scalar"
+                       : bags == NULL                    ? "cpu:rows-avx2"
+                       : strcmp(bags, "avx512") == 0     ? "cpu:rows-avx2+bags-avx512"
+                                                         : "cpu:rows-avx2+bags-avx2";
     const loom_kernel_desc k = PK_KERNEL_CPU(fbg_tbe_schema, impl, 0, tbe_run);
     loom_status st = host->register_kernel(reg, &k);
     fbg_optim_update_init();

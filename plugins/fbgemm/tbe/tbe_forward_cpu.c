@@ -4,7 +4,11 @@
 ** generic loop over bags, a row function per weight type (tbe_rows.c),
 ** software prefetch of the rows a few indices ahead (hint and distance per
 ** machine class: fbg_prefetch_policy in tbe_rows.c), threads over blocks
-** of bags through host->parallel_for.
+** of bags through host->parallel_for. Pooled FP32 tables whose D is a
+** multiple of 8 take the whole-bag path instead (tbe_bags.c): the bag's
+** row pointers (and the rows to prefetch beside each) are gathered first,
+** then one call accumulates the bag in registers, straight into an f32
+** output row; the bits are the row functions' (tbe_bags.h).
 **
 ** Contract: the plan's indices/offsets are valid (bounds-checked); index
 ** -1 is a pruned row and adds nothing (fbgemm's TBE lookup skips it) but
@@ -19,11 +23,15 @@
 
 #include "cache/cache.h"
 #include "dtype_traits.h"
+#include "tbe_bags.h"
 #include "tbe_internal.h"
 #include "tbe_rows.h"
 
 /* Bags per parallel_for grain. */
 #define BAG_GRAIN 32
+/* Rows per whole-bag call: a longer bag takes several, the accumulators
+** going through memory between them. */
+#define BAG_CHUNK 64
 
 /* out[0..D) = acc in the output dtype, rounded to nearest even: one
 ** function per float dtype of the dtype table (the outputs are f32, f16 or
@@ -57,6 +65,7 @@ typedef struct fwd_job {
     int32_t n_slots;
     size_t out_esize;
     store_row_fn store;         /* of the output dtype */
+    int f32_out;                /* the output is f32: whole bags accumulate in place */
     fbg_row_params params;
     atomic_int failed;          /* a range could not get an accumulator */
 } fwd_job;
@@ -144,6 +153,9 @@ static inline __attribute__((always_inline)) void fwd_range(void *user, int64_t 
     int64_t f_end_bag = begin, pf = 0, pf_end = 0, pf_rows = 0;
     const fbg_tbe_table *tab = NULL;
     fbg_row_acc_fn acc_row = NULL;
+    fbg_bag_acc_fn bag_fn = NULL;
+    const uint8_t *rows[BAG_CHUNK], *pf_ptr[BAG_CHUNK];
+    float wts[BAG_CHUNK];
 
     for (int64_t k = begin; k < end; k++) {
         const int64_t start = fbg_idx(p->offsets, dt, k), stop = fbg_idx(p->offsets, dt, k + 1);
@@ -155,11 +167,49 @@ static inline __attribute__((always_inline)) void fwd_range(void *user, int64_t 
             } while (k >= f_end_bag);
             tab = &s->tables[s->feature_table_map[f]];
             acc_row = fbg_row_acc((fbg_wtype)tab->wtype);
+            bag_fn = none ? NULL : fbg_bag_acc((fbg_wtype)tab->wtype, tab->dim);
             pf_rows = fbg_prefetch_rows(tab->row_stride);
             pf = start;
             pf_end = fbg_idx(p->offsets, dt, end < f_end_bag ? end : f_end_bag);
         }
         const int64_t D = tab->dim;
+        if (bag_fn != NULL) {
+            /* whole-bag path: f32 output rows are accumulated in place */
+            float *dst = j->f32_out ? (float *)p->output + bag_out_offset(p, f, k) : acc;
+            int init = 1;
+            int64_t i = start;
+            do {
+                int32_t n = 0;
+                for (; i < stop && n < BAG_CHUNK; i++) {
+                    /* the row pf_rows indices ahead, inside this range's part of the feature */
+                    const int64_t a = i + pf_rows;
+                    const int64_t ai = a < pf_end ? fbg_idx(p->indices, dt, a) : -1;
+                    const int64_t idx = fbg_idx(p->indices, dt, i);
+                    pf_ptr[n] = ai >= 0 ? row_ptr(p, tab, a, ai) : NULL;
+                    if (idx < 0) {
+                        /* a pruned row adds nothing; its slot is reused, so its prefetch goes out now */
+                        if (pf_ptr[n] != NULL)
+                            prefetch_row(p, tab, a, hint);
+                        continue;
+                    }
+                    rows[n] = row_ptr(p, tab, i, idx);
+                    if (p->per_sample_weights != NULL)
+                        wts[n] = p->per_sample_weights[i];
+                    n++;
+                }
+                bag_fn(dst, init, rows, p->per_sample_weights != NULL ? wts : NULL, pf_ptr, n, D,
+                       tab->row_stride, hint);
+                init = 0;
+            } while (i < stop);
+            if (p->pooling == FBG_POOL_MEAN && stop > start) {
+                const float scale = 1.0f / (float)(stop - start);
+                for (int64_t d = 0; d < D; d++)
+                    dst[d] *= scale;
+            }
+            if (dst == acc)
+                j->store((char *)p->output + (size_t)bag_out_offset(p, f, k) * j->out_esize, acc, D);
+            continue;
+        }
         if (none) {
             for (int64_t i = start; i < stop; i++) {
                 for (; pf <= i + pf_rows && pf < pf_end; pf++)
@@ -217,6 +267,7 @@ loom_status fbg_tbe_forward_cpu(loom_exec_ctx *ctx, const fbg_tbe_plan *p)
         .out_esize = pk_host->dtype_size((loom_dtype)p->output_dtype),
         .store = (loom_dtype)p->output_dtype == LOOM_DTYPE_F32 ? store_row_f32_copy
                  : store_rows[pk_float_index((loom_dtype)p->output_dtype)],
+        .f32_out = (loom_dtype)p->output_dtype == LOOM_DTYPE_F32,
         .params = { s->fp8_exponent_bits, s->fp8_exponent_bias },
     };
     j.acc = pk_host->scratch(ctx, (size_t)(j.n_slots * j.acc_stride) * sizeof(float));

@@ -90,6 +90,10 @@ typedef struct shard_comm {
     int rank, size;
     double timeout_s;
     int broken;                /* a collective failed or timed out: the communicator is not used again */
+    /* shard_wait's own clock (sharded_ebc_stats.c reads it): the wall seconds
+    ** spent waiting for collectives to complete, and how many, since open */
+    double wait_s;
+    int64_t n_waits;
 } shard_comm;
 
 /* Duplicates MPI_COMM_WORLD (initialising MPI, MPI_THREAD_SERIALIZED, when
@@ -110,6 +114,17 @@ typedef struct shard_pair {
     int64_t local_col;         /* first column in its rank's TBE output */
     int64_t block_col;         /* table-/column-wise: first column in its rank's all-to-all block */
 } shard_pair;
+
+/* What one method (forward or backward) cost so far, on this rank: its
+** calls, their wall seconds (MPI_Wtime, entry to return) and, of those, the
+** seconds inside collectives (shard_wait) and how many collectives. */
+typedef struct rec_sebc_method_stats {
+    int64_t calls, collectives;
+    double wall_s, comm_s;
+} rec_sebc_method_stats;
+typedef struct rec_sebc_stats {
+    rec_sebc_method_stats forward, backward;
+} rec_sebc_stats;
 
 typedef struct rec_sebc {
     shard_comm c;
@@ -146,6 +161,7 @@ typedef struct rec_sebc {
     ** device buffers), made at its first call, freed with the object */
     void *device_state;
     void (*device_state_free)(void *device_state);
+    rec_sebc_stats stats;      /* per method: calls, wall and collective seconds (sharded_ebc_stats.c) */
 } rec_sebc;
 
 /* The cache of this rank's local TBE from the plan (sharded_ebc_prefetch.c):
@@ -274,9 +290,15 @@ loom_status rec_sebc_allreduce(loom_call *call);
 loom_status rec_sebc_weight(loom_call *call);
 /* the forward's cuda kernel over NCCL (rec-mpi-cuda.so, cuda/sharded_ebc_nccl.c) */
 loom_status rec_sebc_forward_nccl(loom_call *call);
+/* sharded_ebc_stats.c: the forward and backward with their time recorded,
+** and the method that reads (and resets) the record */
+loom_status rec_sebc_forward_timed(loom_call *call);
+loom_status rec_sebc_backward_timed(loom_call *call);
+loom_status rec_sebc_stats_read(loom_call *call);
 
 #define REC_SHARD_OPS(X) X(rec_sebc_forward_schema) X(rec_sebc_backward_schema) X(rec_sebc_allreduce_schema) \
-    X(rec_sebc_weight_schema)
+    X(rec_sebc_weight_schema) \
+    X(rec_sebc_stats_schema)
 PK_OPS_DECLARE(rec_shard_ops, REC_SHARD_OPS);
 extern const pk_module rec_shard_cpu;
 

@@ -11,10 +11,11 @@
 static const loom_object_class *const shard_classes[] = { &rec_sebc_class };
 
 static const loom_kernel_desc rec_shard_cpu_kernels[] = {
-    PK_KERNEL_CPU(rec_sebc_forward_schema, "cpu:mpi+fbgemm.tbe", 0, rec_sebc_forward),
-    PK_KERNEL_CPU(rec_sebc_backward_schema, "cpu:mpi+fbgemm.tbe_backward", 0, rec_sebc_backward),
+    PK_KERNEL_CPU(rec_sebc_forward_schema, "cpu:mpi+fbgemm.tbe", 0, rec_sebc_forward_timed),
+    PK_KERNEL_CPU(rec_sebc_backward_schema, "cpu:mpi+fbgemm.tbe_backward", 0, rec_sebc_backward_timed),
     PK_KERNEL_CPU(rec_sebc_allreduce_schema, "cpu:mpi", 0, rec_sebc_allreduce),
     PK_KERNEL_CPU(rec_sebc_weight_schema, "cpu:mpi+fbgemm.tbe_state", 0, rec_sebc_weight),
+    PK_KERNEL_CPU(rec_sebc_stats_schema, "cpu", 0, rec_sebc_stats_read),
 };
 
 const pk_module rec_shard_cpu = {

@@ -74,4 +74,19 @@ PK_SCHEMA(rec_sebc_weight_schema, "rec.sharded_embedding_bag_collection_weight",
           "from their ranks; collective unless the table is data-parallel",
           PK_OUTPUTS(weight_outputs), PK_ATTRS(rec_sebc_weight_attrs), .object_class = REC_SEBC_CLASS);
 
+static const loom_arg_def stats_outputs[] = {
+    { .name = "stats", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F64), .ndim = 2,
+      .doc = "[2, 4] rows forward, backward; columns calls, wall seconds, seconds inside collectives, collectives "
+             "(this rank, since create or the last reset)" },
+};
+
+#define SEBC_STATS_ATTRS(A, op)                                                                   \
+    A(op, reset, BOOL, LOOM_DEFAULT_BOOL(0), 0, "zero the counters after reading them", )
+PK_ATTR_TABLE(rec_sebc_stats, SEBC_STATS_ATTRS);
+
+PK_SCHEMA(rec_sebc_stats_schema, "rec.sharded_embedding_bag_collection_stats", 1,
+          "this rank's time in the forward and backward methods and, of it, inside their collectives (the all-to-alls, "
+          "reduce-scatters and all-gathers, waits for slower peers included); local, not collective",
+          PK_OUTPUTS(stats_outputs), PK_ATTRS(rec_sebc_stats_attrs), .object_class = REC_SEBC_CLASS);
+
 PK_OPS_DEFINE(rec_shard_ops, REC_SHARD_OPS);

@@ -809,6 +809,33 @@ int main(int argc, char **argv)
         free(wts);
         free_batch(&g);
     }
+    /* the methods' time record: every call counted, the collectives' share within the wall time;
+    ** reset=true zeroes it (the cpu kernels' record: not with the cuda forward) */
+    if (!on_cuda) {
+        loom_call_options co = LOOM_CALL_OPTIONS_INIT;
+        co.object = sharded;
+        loom_attrs *ra = NULL;
+        if (loom_attrs_new(&ra) != LOOM_OK || loom_attrs_set_bool(ra, "reset", 1) != LOOM_OK)
+            die_loom("stats attributes");
+        loom_tensor *sts = NULL, *st2 = NULL;
+        if (loom_run(SHARDED "_stats", NULL, 0, ra, &sts, 1, &co) != LOOM_OK)
+            die_loom("stats of " SHARDED);
+        const double *v = (const double *)sts->data;
+        CHECK(v[0] == steps + 1 && v[4] == steps, "stats count %g forwards and %g backwards, expected %d and %d",
+              v[0], v[4], steps + 1, steps);
+        for (int m = 0; m < 2; m++)
+            CHECK(v[4 * m + 3] >= (m == 0 ? v[0] : v[4]) && v[4 * m + 2] >= 0 && v[4 * m + 2] <= v[4 * m + 1],
+                  "stats row %d: %g collectives, %g s of collectives in %g s", m, v[4 * m + 3], v[4 * m + 2],
+                  v[4 * m + 1]);
+        if (loom_run(SHARDED "_stats", NULL, 0, NULL, &st2, 1, &co) != LOOM_OK)
+            die_loom("stats of " SHARDED);
+        for (int i = 0; i < 8; i++)
+            CHECK(((const double *)st2->data)[i] == 0.0, "stats after reset: entry %d is %g", i,
+                  ((const double *)st2->data)[i]);
+        loom_tensor_free(sts);
+        loom_tensor_free(st2);
+        loom_attrs_free(ra);
+    }
     printf("rank %d of %d: %s (%s data, %s%s%s%s; %s %s, %s %s, %s %s, %s %s): first forward bit-exact (%s), %d "
            "training steps, largest difference %.3g\n", rank, world, cs, data, opt, weighted ? ", weighted" : "", vbe ? ", VBE" : "", on_cuda ? ", cuda forward over NCCL against cpu, no training" : "",
            NAMES[0], table_type(cs, 0), NAMES[1], table_type(cs, 1), NAMES[2], table_type(cs, 2), NAMES[3],

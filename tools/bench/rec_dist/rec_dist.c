@@ -11,16 +11,23 @@
 ** row-wise over every rank (the plan the run script gives torchrec too).
 ** Every rank steps STEPS times: forward of its BATCH samples, backward (SGD,
 ** lr 0.01) of a gradient of ones, after 2 warm-up steps. Prints
-** "cpu_s_per_step <rank> <s>" (getrusage, user + system, of this process:
-** the machine is shared, so wall time is not reported).
+** "cpu_s_per_step <rank> <s>" (getrusage, user + system, of this process)
+** and, per step, "method_s <rank> <fwd cpu> <fwd wall> <fwd comm> <bwd cpu>
+** <bwd wall> <bwd comm>": each method's CPU seconds (getrusage around the
+** call), wall seconds and, of the wall, the seconds inside its collectives
+** (rec.sharded_embedding_bag_collection_stats, reset after the warm-up).
+** The machine is shared: CPU seconds are the steadier figure.
 */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "loom/loom.h"
+
+#define SEBC "rec.sharded_embedding_bag_collection"
 
 static double cpu_seconds(void)
 {
@@ -28,6 +35,13 @@ static double cpu_seconds(void)
     getrusage(RUSAGE_SELF, &ru);
     return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
            ru.ru_stime.tv_usec * 1e-6;
+}
+
+static double wall_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static void die(const char *what)
@@ -117,16 +131,15 @@ int main(int argc, char **argv)
     }
     snprintf(plan + n, cap - n, "]}");
     loom_attrs *a = NULL;
-    const char *cls = "rec.sharded_embedding_bag_collection";
-    if (loom_attrs_new(&a) != LOOM_OK || loom_attrs_parse(a, cls, "tables", names) != LOOM_OK ||
-        loom_attrs_parse(a, cls, "num_embeddings", rows) != LOOM_OK ||
-        loom_attrs_parse(a, cls, "embedding_dim", dims) != LOOM_OK || loom_attrs_set_string(a, "plan", plan) != LOOM_OK)
+    if (loom_attrs_new(&a) != LOOM_OK || loom_attrs_parse(a, SEBC, "tables", names) != LOOM_OK ||
+        loom_attrs_parse(a, SEBC, "num_embeddings", rows) != LOOM_OK ||
+        loom_attrs_parse(a, SEBC, "embedding_dim", dims) != LOOM_OK || loom_attrs_set_string(a, "plan", plan) != LOOM_OK)
         die("attributes");
     loom_object_options oo = LOOM_OBJECT_OPTIONS_INIT;
     oo.n_tensors = T;
     oo.tensors = named;
     loom_object *o = NULL;
-    if (loom_object_create_ex(&o, cls, a, &oo) != LOOM_OK)
+    if (loom_object_create_ex(&o, SEBC, a, &oo) != LOOM_OK)
         die("create");
 
     /* one batch: pooling factor 2 */
@@ -148,18 +161,42 @@ int main(int argc, char **argv)
     loom_call_options co = LOOM_CALL_OPTIONS_INIT;
     co.object = o;
     const loom_tensor *fin[3] = { tv, tl, NULL }, *bin[4] = { tv, tl, NULL, tg };
-    double t0 = 0;
+    loom_attrs *reset = NULL;
+    if (loom_attrs_new(&reset) != LOOM_OK || loom_attrs_set_bool(reset, "reset", 1) != LOOM_OK)
+        die("attributes");
+    double t0 = 0, cpu[2] = { 0, 0 }, wall[2] = { 0, 0 };
     for (int s = 0; s < steps + 2; s++) {
-        if (s == 2)
+        if (s == 2) {
+            /* the warm-up is over: the methods' record starts again */
+            loom_tensor *st = NULL;
+            if (loom_run(SEBC "_stats", NULL, 0, reset, &st, 1, &co) != LOOM_OK)
+                die("stats");
+            loom_tensor_free(st);
             t0 = cpu_seconds();
+            cpu[0] = cpu[1] = wall[0] = wall[1] = 0;
+        }
+        double c = cpu_seconds(), w0 = wall_seconds();
         loom_tensor *y = NULL;
-        if (loom_run(cls, fin, 3, NULL, &y, 1, &co) != LOOM_OK)
+        if (loom_run(SEBC, fin, 3, NULL, &y, 1, &co) != LOOM_OK)
             die("forward");
         loom_tensor_free(y);
-        if (loom_run("rec.sharded_embedding_bag_collection_backward", bin, 4, NULL, NULL, 0, &co) != LOOM_OK)
+        double c1 = cpu_seconds(), w1 = wall_seconds();
+        if (loom_run(SEBC "_backward", bin, 4, NULL, NULL, 0, &co) != LOOM_OK)
             die("backward");
+        cpu[0] += c1 - c;
+        wall[0] += w1 - w0;
+        cpu[1] += cpu_seconds() - c1;
+        wall[1] += wall_seconds() - w1;
     }
     printf("cpu_s_per_step %d %.6f\n", rank, (cpu_seconds() - t0) / steps);
+    loom_tensor *st = NULL;
+    if (loom_run(SEBC "_stats", NULL, 0, NULL, &st, 1, &co) != LOOM_OK)
+        die("stats");
+    const double *v = loom_data(st);
+    printf("method_s %d %.6f %.6f %.6f %.6f %.6f %.6f\n", rank, cpu[0] / steps, wall[0] / steps, v[2] / steps,
+           cpu[1] / steps, wall[1] / steps, v[6] / steps);
+    loom_tensor_free(st);
+    loom_attrs_free(reset);
     loom_object_free(o);
     loom_tensor_free(tv);
     loom_tensor_free(tl);
