@@ -1657,17 +1657,19 @@ class rec:
             estimates (u8, rank 1): JSON: the plan's hash and perf rating, every shard's perf (ms) and storage (bytes)"""
         ...
     @staticmethod
-    def sharded_embedding_bag_collection(values: TensorLike, lengths: TensorLike, weights: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Any:
+    def sharded_embedding_bag_collection(values: TensorLike, lengths: TensorLike, weights: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Any:
         """ShardedEmbeddingBagCollection.forward over MPI: this rank's KJT distributed to the shards by all-to-all, looked up on the local fbgemm.tbe, pooled rows back by all-to-all (table/column-wise) or reduce-scatter (row-wise); collective: every rank calls it
 
         A method of the object class rec.sharded_embedding_bag_collection: call it on a loom.Object of that class, or pass object=.
 
         Inputs:
             values (i64, rank 1): [N] this rank's KJT ids, feature-major, in the collection's feature order
-            lengths (i64, rank 1): [F * B] every feature's B local samples
+            lengths (i64, rank 1): [F * B] every feature's B local samples (with VBE: each feature's stride, summed)
             weights (f32, rank 1, optional): [N] per-sample weights (used when the collection is_weighted)
+            stride_per_key_per_rank (i32,i64, rank 2, optional): [F, ranks] VBE: each feature's bags on this rank (summed over ranks), lengths in that order
+            inverse_indices (i32,i64, rank 2, optional): [F, B] VBE: sample b of feature f is its bag inverse_indices[f][b]; B is the output's batch
         Outputs:
-            values (f32, rank 2): KeyedTensor values [B, sum D] of this rank's samples, in table then feature order"""
+            values (f32, rank 2): KeyedTensor values [B, sum D] of this rank's samples, in table then feature order (VBE: expanded through inverse_indices)"""
         ...
     @staticmethod
     def sharded_embedding_bag_collection_allreduce(x: TensorLike, *, object: Optional[Object] = None) -> Any:
@@ -1681,16 +1683,18 @@ class rec:
             sum (f32, any rank): the sum over the ranks, added in rank order"""
         ...
     @staticmethod
-    def sharded_embedding_bag_collection_backward(values: TensorLike, lengths: TensorLike, weights: Optional[TensorLike] = None, grad: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> None:
+    def sharded_embedding_bag_collection_backward(values: TensorLike, lengths: TensorLike, weights: Optional[TensorLike] = None, grad: Optional[TensorLike] = None, stride_per_key_per_rank: Optional[TensorLike] = None, inverse_indices: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> None:
         """one step of the fused optimizer on every rank's shards for the global batch (fbgemm.tbe_backward); data-parallel replicas step on the all-gathered batch; collective
 
         A method of the object class rec.sharded_embedding_bag_collection: call it on a loom.Object of that class, or pass object=.
 
         Inputs:
             values (i64, rank 1): [N] this rank's KJT ids, feature-major, in the collection's feature order
-            lengths (i64, rank 1): [F * B] every feature's B local samples
+            lengths (i64, rank 1): [F * B] every feature's B local samples (with VBE: each feature's stride, summed)
             weights (f32, rank 1, optional): [N] per-sample weights (used when the collection is_weighted)
-            grad (f32, rank 2): [B, sum D] the gradient of this rank's forward output"""
+            grad (f32, rank 2): [B, sum D] the gradient of this rank's forward output
+            stride_per_key_per_rank (i32,i64, rank 2, optional): [F, ranks] VBE: each feature's bags on this rank (summed over ranks), lengths in that order
+            inverse_indices (i32,i64, rank 2, optional): [F, B] VBE: sample b of feature f is its bag inverse_indices[f][b]; B is the output's batch"""
         ...
     @staticmethod
     def sharded_embedding_bag_collection_prefetch(values: Optional[TensorLike] = None, lengths: Optional[TensorLike] = None, weights: Optional[TensorLike] = None, *, stage: str = 'all', object: Optional[Object] = None) -> Any:
@@ -1706,6 +1710,17 @@ class rec:
             stage (str, default 'all'): dist (collective: the input all-to-all of the next batch, kept) | fill (local: fbgemm.tbe_prefetch of the kept ids on the caching TBE; may run on another thread while the forward and backward of the current batch run) | all (dist then fill) | stats (the counters only)
         Outputs:
             cache_stats (i64, rank 1): [8] this rank's cache counters after the stage, fbgemm.tbe_cache_stats's (calls, requested, unique, unique misses, conflict unique misses, conflict misses, lookups, lookup hits); zeros without a cache"""
+        ...
+    @staticmethod
+    def sharded_embedding_bag_collection_stats(*, reset: bool = False, object: Optional[Object] = None) -> Any:
+        """this rank's time in the forward and backward methods and, of it, inside their collectives (the all-to-alls, reduce-scatters and all-gathers, waits for slower peers included); local, not collective
+
+        A method of the object class rec.sharded_embedding_bag_collection: call it on a loom.Object of that class, or pass object=.
+
+        Attributes (keyword-only):
+            reset (bool, default False): zero the counters after reading them
+        Outputs:
+            stats (f64, rank 2): [2, 4] rows forward, backward; columns calls, wall seconds, seconds inside collectives, collectives (this rank, since create or the last reset)"""
         ...
     @staticmethod
     def sharded_embedding_bag_collection_weight(*, table: str, object: Optional[Object] = None) -> Any:

@@ -26,6 +26,10 @@
     "tests/rec/shard/shard_check.c: cpu only (collective: it runs under mpirun, its lookups are fbgemm.tbe's); " \
     "against the unsharded rec.fused_embedding_bag_collection at -np 2 and 4, bit for bit, then 10 steps within 1e-6"
 
+#define SHARD_EC_TEST                                                                                \
+    "tests/rec/shard/ec_shard_check.c: cpu only (collective: it runs under mpirun, its lookups are fbgemm.tbe's); " \
+    "against the unsharded rec.embedding_collection at -np 2 and 4, bit for bit, then 10 steps within 1e-6"
+
 const cf_gen cf_rec_gens[] = {
     { "rec.kjt_from_lengths_sync", 0, 0, NULL, KJT_TEST },
     { "rec.kjt_from_offsets_sync", 0, 0, NULL, KJT_TEST },
@@ -82,5 +86,11 @@ const cf_gen cf_rec_gens[] = {
       "examples/rec/prefetch_pipeline under mpirun (-np 2 and 4): cpu only (collective, then fbgemm.tbe_prefetch); "
       "fused_uvm_caching tables trained with the fill of the next batch on a second thread, bit for bit against "
       "the same plan unpipelined and the fused plan" },
+    { "rec.sharded_embedding_bag_collection_stats", 0, 0, NULL,
+      "tests/rec/shard/shard_check.c: cpu only (a record of the collection's own calls, no tensor math); the "
+      "counts of forwards and backwards, collective seconds within the wall seconds, reset to zero" },
+    { "rec.sharded_embedding_collection", 0, 0, NULL, SHARD_EC_TEST },
+    { "rec.sharded_embedding_collection_backward", 0, 0, NULL, SHARD_EC_TEST },
+    { "rec.sharded_embedding_collection_weight", 0, 0, NULL, SHARD_EC_TEST },
 };
 const size_t cf_rec_n_gens = sizeof cf_rec_gens / sizeof cf_rec_gens[0];

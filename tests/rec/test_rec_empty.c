@@ -129,6 +129,8 @@ static const oc_case cases[] = {
     /* fused tables: the next batch is distributed, nothing to fill; the counters stay zero */
     { "rec.sharded_embedding_bag_collection_prefetch", "B = 0", { T(I64, 1, 0), T(I64, 1, 0) }, NULL,
       { T(I64, 1, 8) }, .object = 9 },
+    /* the time record: [forward, backward] x [calls, wall s, collective s, collectives] */
+    { "rec.sharded_embedding_bag_collection_stats", "no inputs", { NONE }, NULL, { T(F64, 2, 2, 4) }, .object = 9 },
 #endif
     /* torchrec: a task without samples has no weight: NE's clamped 0/0 ... */
     { "rec.ne", "N = 0, two tasks", { T(F32, 2, 2, 0), T(F32, 2, 2, 0) }, NULL, { T(F64, 1, 2) } },
