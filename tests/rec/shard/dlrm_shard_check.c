@@ -41,46 +41,18 @@
 
 #include "loom/loom.h"
 #include "tu_env.h"
+#define SHARD_TEST_PLAN_SIZE 32768
+#include "shard_test.h"
 
 #define CLS "rec.dlrm"
 #define T 26
 #define B 8              /* samples per rank */
 #define DENSE 13
 
-static int rank, world;
 static int64_t E[T];
 static char num_embeddings[256];
 
-static uint64_t rng_state;
-static uint32_t next_u32(void)
-{
-    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (uint32_t)(rng_state >> 33);
-}
-static float uniform(void) { return (float)((next_u32() >> 8) * (1.0 / 16777216.0) * 2.0 - 1.0); }
-
-#define CHECK(cond, ...) do { if (!(cond)) { fprintf(stderr, "rank %d: ", rank); fprintf(stderr, __VA_ARGS__); \
-    fprintf(stderr, "\n"); exit(1); } } while (0)
-
-static void die_loom(const char *what)
-{
-    fprintf(stderr, "rank %d: %s: %s\n", rank, what, loom_last_error());
-    exit(1);
-}
-
 /* ------------------------------------------------------------- the plan */
-
-static char plan_text[32768];
-
-static void put(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void put(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    size_t n = strlen(plan_text);
-    vsnprintf(plan_text + n, sizeof plan_text - n, fmt, ap);
-    va_end(ap);
-}
 
 static const char *table_type(const char *c, int t)
 {

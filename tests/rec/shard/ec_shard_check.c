@@ -51,6 +51,7 @@
 
 #include "loom/loom.h"
 #include "tu_env.h"
+#include "shard_test.h"
 
 #define SHARDED "rec.sharded_embedding_collection"
 #define UNSHARDED "rec.embedding_collection"
@@ -64,38 +65,7 @@ static const char *const NAMES[T] = { "t0", "t1", "t2", "t3" };
 static const char *const FEATURES = "f0|f1,f2,f3,f4";
 static const int FEATURE_TABLE[F] = { 0, 0, 1, 2, 3 };
 
-static int rank, world;
-
-static uint64_t rng_state;
-static uint32_t next_u32(void)
-{
-    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (uint32_t)(rng_state >> 33);
-}
-static float uniform(void) { return (float)((next_u32() >> 8) * (1.0 / 16777216.0) * 2.0 - 1.0); }
-
-#define CHECK(cond, ...) do { if (!(cond)) { fprintf(stderr, "rank %d: ", rank); fprintf(stderr, __VA_ARGS__); \
-    fprintf(stderr, "\n"); exit(1); } } while (0)
-
-static void die_loom(const char *what)
-{
-    fprintf(stderr, "rank %d: %s: %s\n", rank, what, loom_last_error());
-    exit(1);
-}
-
 /* ------------------------------------------------------------- the plan */
-
-static char plan_text[16384];
-
-static void put(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void put(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    size_t n = strlen(plan_text);
-    vsnprintf(plan_text + n, sizeof plan_text - n, fmt, ap);
-    va_end(ap);
-}
 
 static const char *table_type(const char *c, int t)
 {
