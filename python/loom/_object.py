@@ -6,6 +6,7 @@ the object calls the method named like the class (or its only method).
 close(), or leaving a `with` block, frees it (loom_object_free) at once;
 otherwise it goes with its last reference.
 """
+import os
 import functools
 from collections.abc import Mapping
 from ctypes import byref, c_void_p
@@ -44,16 +45,20 @@ def parse_device(device, what):
 
 
 class Object:
-    """loom.Object(class_name, weights=None, *, device=None, files=None, **attributes)
+    """loom.Object(class_name, weights=None, *, device=None, files=None, attrs=None, **attributes)
 
     weights: a safetensors file (mapped, not copied), or {name: tensor} of
     CPU tensors with the names the class reads from such a file (NumPy
     arrays, PyTorch tensors, anything with __dlpack__; viewed, not copied,
     and kept alive by the object until it is closed); files: {name: path}
     for classes that read other files; attributes: the class's, by name.
+    attrs: {name: value}, the class's attributes as a mapping, for those
+    whose names are taken by this constructor's own arguments: the vision
+    models' weight entry is the attribute `weights`, so
+    loom.Object("vision.resnet50", "r50.safetensors", attrs={"weights": "IMAGENET1K_V2"}).
     """
 
-    def __init__(self, class_name, weights=None, *, device=None, files=None, **attributes):
+    def __init__(self, class_name, weights=None, *, device=None, files=None, attrs=None, **attributes):
         self._ptr = None
         self._weights = None
         _config.ensure_init()
@@ -61,6 +66,20 @@ class Object:
         self._class = cls
         by_name = {py_name(a.name): i for i, a in enumerate(cls.attrs)}
         values = [None] * len(cls.attrs)
+        if attrs is not None:
+            if not isinstance(attrs, Mapping):
+                raise TypeError(f"{class_name}: attrs must be a mapping of attribute names to values, "
+                                f"not {type(attrs).__name__}")
+            twice = sorted(set(map(str, attrs)) & set(attributes))
+            if twice:
+                raise TypeError(f"{class_name}: attribute '{twice[0]}' given both in attrs and as a keyword")
+            attributes = {**{str(k): v for k, v in attrs.items()}, **attributes}
+        if (isinstance(weights, (str, os.PathLike)) and "weights" in by_name
+                and not os.path.exists(os.fspath(weights))):
+            # The class's own `weights` attribute names an entry; this argument is a file.
+            raise FileNotFoundError(f"{class_name}: weights={os.fspath(weights)!r} is not a file; the "
+                                    f"argument weights= is the safetensors file, and a weight entry goes in "
+                                    f"attrs={{'weights': {os.fspath(weights)!r}}}")
         for k, v in attributes.items():
             i = by_name.get(k)
             if i is None:

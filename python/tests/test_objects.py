@@ -89,3 +89,27 @@ def test_object_from_arrays_equals_numpy():
     np.testing.assert_allclose(y, x @ w.T + b, rtol=0, atol=1e-5)
     with pytest.raises(loom.InvalidArgumentError, match="no tensor 'weight'"):
         loom.Object("core.linear", weights={"bias": b})
+
+
+def test_attributes_as_a_mapping():
+    indices, offsets, want = case("fp32_sum_nw")
+    with loom.Object("fbgemm.tbe", data("fbgemm", "tbe", "tables_fp32_pooled.safetensors"),
+                     attrs={"weights_tys": "fp32,fp32,fp32", "feature_table_map": [0, 1, 0, 2]},
+                     pooling_mode="sum") as obj:
+        np.testing.assert_allclose(obj(indices, offsets), want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(TypeError, match="'pooling_mode' given both in attrs and as a keyword"):
+        tbe(attrs={"pooling_mode": "sum"}, pooling_mode="mean")
+    with pytest.raises(TypeError, match="attrs must be a mapping"):
+        tbe(attrs=["pooling_mode"])
+
+
+def test_weight_entry_is_an_attribute_not_the_file():
+    # vision models name their multi-weight entry with the attribute `weights`;
+    # the constructor's weights= is the file, and an entry name there is refused
+    # with the way to say it
+    with pytest.raises(FileNotFoundError, match=r"attrs=\{'weights': 'IMAGENET1K_V1'\}"):
+        loom.Object("vision.resnet18", "IMAGENET1K_V1")
+    # the entry through attrs reaches the class, which names its entries for one it lacks
+    tiny = data("vision", "models", "tiny_resnet_basic", "model.safetensors")
+    with pytest.raises(loom.Error, match="no weight entry 'IMAGENET1K_V9': its entries are IMAGENET1K_V1"):
+        loom.Object("vision.resnet18", tiny, attrs={"weights": "IMAGENET1K_V9"})

@@ -195,8 +195,8 @@ loom_status model_check_no_unexpected(const model_loader *L)
     return LOOM_OK;
 }
 
-loom_status model_entry_of(const loom_object_args *args, int64_t classes, int64_t num_params,
-                           const model_weights_entry **entry)
+/* The entry named by the `weights` attribute (attrs[0]); NULL and LOOM_OK when none is named. */
+static loom_status entry_named(const loom_object_args *args, const model_weights_entry **entry)
 {
     *entry = NULL;
     const loom_attr_value *wa = args->n_attrs > 0 ? &args->attrs[0] : NULL;
@@ -204,6 +204,15 @@ loom_status model_entry_of(const loom_object_args *args, int64_t classes, int64_
         return LOOM_OK;
     if ((*entry = model_weights_find(args->class_name, wa->u.s)) == NULL)
         return LOOM_EINVAL;
+    return LOOM_OK;
+}
+
+loom_status model_entry_of(const loom_object_args *args, int64_t classes, int64_t num_params,
+                           const model_weights_entry **entry)
+{
+    loom_status st = entry_named(args, entry);
+    if (st != LOOM_OK || *entry == NULL)
+        return st;
     return model_weights_check(*entry, classes, num_params, 1, 1);
 }
 
@@ -238,6 +247,11 @@ loom_status model_create(const loom_object_args *args, void **state_out, const v
     if (args->weights == NULL)
         return pk_host->fail(LOOM_EINVAL, "%s needs a weights file (--weights model.safetensors) holding "
                              "torchvision's state_dict", cls);
+    /* an entry the class does not have is refused before the file is read */
+    const model_weights_entry *named;
+    loom_status named_st = entry_named(args, &named);
+    if (named_st != LOOM_OK)
+        return named_st;
     model_base *b = calloc(1, size);
     if (b == NULL)
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", cls);
