@@ -12,6 +12,7 @@
 **   vision.fasterrcnn_resnet50_fpn_v2 v2: FPN convs with BatchNorm2d,
 **                                     RPNHead with two 3x3 convs,
 **                                     FastRCNNConvFCHead (4 conv + BN, 1 fc)
+** The backbone (body, FPN, LastLevelMaxPool) is rcnn_backbone.h's.
 ** Every batchnorm (body, FPN, heads) is folded into its conv at create:
 ** the body's are FrozenBatchNorm2d in a pretrained file (no
 ** num_batches_tracked) and BatchNorm2d in eval otherwise, the same
@@ -20,7 +21,7 @@
 #ifndef LOOM_VISION_MODELS_FASTERRCNN_H
 #define LOOM_VISION_MODELS_FASTERRCNN_H
 
-#include "model_common.h"
+#include "rcnn_backbone.h"
 
 #define FRCNN_LEVELS 5          /* FPN maps '0'..'3' and LastLevelMaxPool's 'pool' */
 #define FRCNN_ANCHORS 3         /* per location: AnchorGenerator's 3 aspect ratios, one size per level */
@@ -38,11 +39,9 @@ typedef struct fasterrcnn_params {
 
 typedef struct fasterrcnn_model {
     const char *cls;
-    resnet_arch arch;
-    resnet_model *body;                 /* "backbone.body.": conv1 .. layer4, its fc unused */
+    rcnn_backbone backbone;             /* "backbone.": the ResNet body, the FPN, LastLevelMaxPool */
     int v2;
-    int64_t fpn_channels, representation, classes, num_params;
-    model_conv inner[4], layer[4];      /* backbone.fpn.inner_blocks / layer_blocks */
+    int64_t representation, classes, num_params;
     model_conv rpn_conv[2];             /* rpn.head.conv: v1 one, v2 two */
     int n_rpn_convs;
     model_conv rpn_cls, rpn_bbox;       /* rpn.head.cls_logits / bbox_pred (1x1) */
@@ -52,7 +51,7 @@ typedef struct fasterrcnn_model {
     int n_fc;
     const loom_tensor *cls_w, *cls_b, *bbox_w, *bbox_b;     /* roi_heads.box_predictor */
     fasterrcnn_params p;
-    const loom_op *conv2d, *max_pool, *resize, *linear, *relu, *transform, *anchors, *rpn, *multiscale,
+    const loom_op *linear, *relu, *transform, *anchors, *rpn, *multiscale,
         *detections, *postprocess_boxes;
     pthread_mutex_t lock;               /* one forward at a time per object (the body's buffers) */
 } fasterrcnn_model;

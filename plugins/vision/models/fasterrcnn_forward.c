@@ -5,12 +5,8 @@
 ** dispatched ops (host->op_call), so LOOM_VERBOSE=2 names each step's
 ** backend:
 **   vision.rcnn_transform        normalize, resize, batch (size_divisible 32)
-**   the body                     vision.conv2d (folded batchnorms, residual
-**                                and relu fused), vision.max_pool2d;
-**                                layer1..layer4's outputs kept
-**   FPN + LastLevelMaxPool       1x1 inner convs whose residual is the
-**                                coarser level's vision.resize nearest
-**                                upsampling, 3x3 layer convs, max_pool2d 1/2
+**   the backbone                 rcnn_backbone.h's: the body, FPN +
+**                                LastLevelMaxPool
 **   RPNHead                      3x3 conv(s) + relu, 1x1 cls_logits and
 **                                bbox_pred, reordered as
 **                                concat_box_prediction_layers
@@ -42,149 +38,6 @@
 
 #include "fasterrcnn.h"
 
-/* ---------------------------------------------------------------- calls */
-
-static loom_named_attr int_attr(const char *name, int64_t v)
-{
-    loom_named_attr a = { name, { .type = LOOM_ATTR_INT, .is_set = 1, .count = 1, .u = { .i = v } } };
-    return a;
-}
-
-static loom_named_attr ints_attr(const char *name, const int64_t *v, int64_t n)
-{
-    loom_named_attr a = { name, { .type = LOOM_ATTR_INTS, .is_set = 1, .count = n, .u = { .ints = v } } };
-    return a;
-}
-
-static loom_named_attr floats_attr(const char *name, const double *v, int64_t n)
-{
-    loom_named_attr a = { name, { .type = LOOM_ATTR_FLOATS, .is_set = 1, .count = n, .u = { .floats = v } } };
-    return a;
-}
-
-static loom_named_attr float_attr(const char *name, double v)
-{
-    loom_named_attr a = { name, { .type = LOOM_ATTR_FLOAT, .is_set = 1, .count = 1, .u = { .f = v } } };
-    return a;
-}
-
-static loom_named_attr string_attr(const char *name, const char *s)
-{
-    loom_named_attr a = { name, { .type = LOOM_ATTR_STRING, .is_set = 1, .count = (int64_t)strlen(s),
-                                  .u = { .s = s } } };
-    return a;
-}
-
-/* op(ins) into n_outs new tensors outs (freed by the caller, tensor_free). */
-static loom_status call_op(loom_call *call, const loom_op *op, const loom_tensor *const *ins, int32_t n_ins,
-                           loom_tensor **outs, int32_t n_outs, const loom_named_attr *attrs, int32_t n_attrs)
-{
-    for (int32_t i = 0; i < n_outs; i++)
-        outs[i] = NULL;
-    loom_op_call oc = { .struct_size = sizeof oc, .op = op, .n_inputs = n_ins, .inputs = ins, .n_outputs = n_outs,
-                        .outputs = outs, .n_attrs = n_attrs, .attrs = attrs };
-    return pk_host->op_call(call->ctx, &oc);
-}
-
-static void free_all(loom_tensor **t, int n)
-{
-    for (int i = 0; i < n; i++) {
-        if (t[i] != NULL)
-            pk_host->tensor_free(t[i]);
-        t[i] = NULL;
-    }
-}
-
-/* *out = act(conv c of x (+ residual)) */
-static loom_status conv(loom_call *call, const fasterrcnn_model *m, const model_conv *c, const loom_tensor *x,
-                        const loom_tensor *residual, const char *act, loom_tensor **out)
-{
-    int64_t ws[4] = { c->cout, c->cin / c->groups, c->k, c->k }, bs[1] = { c->cout };
-    loom_tensor tw = model_view(c->weight, 4, ws), tb = model_view(c->bias, 1, bs);
-    const loom_tensor *ins[4] = { x, &tw, &tb, residual };
-    const int64_t stride = c->stride, pad = c->pad;
-    const loom_named_attr attrs[4] = { ints_attr("stride", &stride, 1), ints_attr("padding", &pad, 1),
-                                       int_attr("groups", c->groups), string_attr("activation", act) };
-    return call_op(call, m->conv2d, ins, 4, out, 1, attrs, 4);
-}
-
-static loom_status max_pool(loom_call *call, const fasterrcnn_model *m, const loom_tensor *x, int64_t k,
-                            int64_t stride, int64_t pad, loom_tensor **out)
-{
-    const loom_named_attr attrs[3] = { ints_attr("kernel_size", &k, 1), ints_attr("stride", &stride, 1),
-                                       ints_attr("padding", &pad, 1) };
-    return call_op(call, m->max_pool, &x, 1, out, 1, attrs, 3);
-}
-
-/* ----------------------------------------------------------- backbone */
-
-/* The ResNet body on the batch: c[s] = layer<s+1>'s output. */
-static loom_status body(loom_call *call, const fasterrcnn_model *m, const loom_tensor *x, loom_tensor **c)
-{
-    const resnet_model *r = m->body;
-    loom_tensor *stem = NULL, *a = NULL;
-    loom_status st = conv(call, m, &r->stem, x, NULL, "relu", &stem);
-    if (st == LOOM_OK)
-        st = max_pool(call, m, stem, 3, 2, 1, &a);
-    free_all(&stem, 1);
-    int b = 0;
-    for (int s = 0; s < 4 && st == LOOM_OK; s++) {
-        for (int j = 0; j < m->arch.layers[s] && st == LOOM_OK; j++, b++) {
-            const resnet_block *blk = &r->blocks[b];
-            loom_tensor *t[3] = { NULL, NULL, NULL }, *out = NULL;   /* conv1, conv2 (bottleneck), downsample */
-            st = conv(call, m, &blk->conv[0], a, NULL, "relu", &t[0]);
-            if (st == LOOM_OK && blk->has_down)
-                st = conv(call, m, &blk->down, a, NULL, "none", &t[2]);
-            const loom_tensor *res = blk->has_down ? t[2] : a;
-            if (st == LOOM_OK && blk->n_convs == 3) {
-                st = conv(call, m, &blk->conv[1], t[0], NULL, "relu", &t[1]);
-                if (st == LOOM_OK)
-                    st = conv(call, m, &blk->conv[2], t[1], res, "relu", &out);
-            } else if (st == LOOM_OK) {
-                st = conv(call, m, &blk->conv[1], t[0], res, "relu", &out);
-            }
-            free_all(t, 3);
-            if (s == 0 || j > 0 || a != c[s - 1])
-                free_all(&a, 1);    /* the previous stage's output stays: it is c[s - 1] */
-            a = out;
-        }
-        c[s] = a;
-    }
-    if (st != LOOM_OK) {
-        int kept = 0;
-        for (int s = 0; s < 4; s++)
-            kept |= c[s] == a;
-        if (!kept)
-            free_all(&a, 1);
-    }
-    return st;
-}
-
-/* FeaturePyramidNetwork with LastLevelMaxPool: x[0..3] from c[0..3], x[4] pooled. */
-static loom_status fpn(loom_call *call, const fasterrcnn_model *m, loom_tensor *const *c, loom_tensor **x)
-{
-    loom_tensor *last = NULL;
-    loom_status st = LOOM_OK;
-    for (int i = 3; i >= 0 && st == LOOM_OK; i--) {
-        loom_tensor *up = NULL, *inner = NULL;
-        if (last != NULL) {
-            /* inner_lateral + F.interpolate(last_inner, size=feature's, mode="nearest") */
-            const int64_t size[2] = { c[i]->shape[2], c[i]->shape[3] };
-            const loom_named_attr attrs[2] = { ints_attr("size", size, 2), string_attr("interpolation", "nearest") };
-            st = call_op(call, m->resize, (const loom_tensor *const *)&last, 1, &up, 1, attrs, 2);
-        }
-        if (st == LOOM_OK)
-            st = conv(call, m, &m->inner[i], c[i], up, "none", &inner);
-        if (st == LOOM_OK)
-            st = conv(call, m, &m->layer[i], inner, NULL, "none", &x[i]);
-        free_all(&up, 1);
-        free_all(&last, 1);
-        last = inner;
-    }
-    free_all(&last, 1);
-    return st != LOOM_OK ? st : max_pool(call, m, x[3], 1, 2, 0, &x[4]);
-}
-
 /* ----------------------------------------------------------------- RPN */
 
 /* RPNHead on every level, reordered as concat_box_prediction_layers:
@@ -213,14 +66,14 @@ static loom_status rpn_head(loom_call *call, const fasterrcnn_model *m, loom_ten
         loom_tensor *t = NULL, *lg = NULL, *bx = NULL;
         for (int d = 0; d < m->n_rpn_convs && st == LOOM_OK; d++) {
             loom_tensor *y = NULL;
-            st = conv(call, m, &m->rpn_conv[d], t != NULL ? t : x[l], NULL, "relu", &y);
-            free_all(&t, 1);
+            st = rcnn_conv(call, &m->backbone, &m->rpn_conv[d], t != NULL ? t : x[l], NULL, "relu", &y);
+            rcnn_free_all(&t, 1);
             t = y;
         }
         if (st == LOOM_OK)
-            st = conv(call, m, &m->rpn_cls, t, NULL, "none", &lg);
+            st = rcnn_conv(call, &m->backbone, &m->rpn_cls, t, NULL, "none", &lg);
         if (st == LOOM_OK)
-            st = conv(call, m, &m->rpn_bbox, t, NULL, "none", &bx);
+            st = rcnn_conv(call, &m->backbone, &m->rpn_bbox, t, NULL, "none", &bx);
         if (st == LOOM_OK) {
             const int64_t hw = grid[2 * l] * grid[2 * l + 1];
             const float *g = loom_data(lg), *dd = loom_data(bx);
@@ -235,7 +88,7 @@ static loom_status rpn_head(loom_call *call, const fasterrcnn_model *m, loom_ten
         }
         start += per_level[l];
         loom_tensor *f[3] = { t, lg, bx };
-        free_all(f, 3);
+        rcnn_free_all(f, 3);
     }
     return st;
 }
@@ -255,11 +108,11 @@ static loom_status proposals(loom_call *call, const fasterrcnn_model *m, loom_te
         static const int64_t sizes[FRCNN_LEVELS] = { 32, 64, 128, 256, 512 };
         static const double ratios[FRCNN_ANCHORS] = { 0.5, 1.0, 2.0 };
         const int64_t image[2] = { batch->shape[2], batch->shape[3] };
-        const loom_named_attr attrs[3] = { ints_attr("sizes", sizes, FRCNN_LEVELS),
-                                           floats_attr("aspect_ratios", ratios, FRCNN_ANCHORS),
-                                           ints_attr("image_size", image, 2) };
+        const loom_named_attr attrs[3] = { rcnn_ints_attr("sizes", sizes, FRCNN_LEVELS),
+                                           rcnn_floats_attr("aspect_ratios", ratios, FRCNN_ANCHORS),
+                                           rcnn_ints_attr("image_size", image, 2) };
         const loom_tensor *in[1] = { &g };
-        st = call_op(call, m->anchors, in, 1, &anchors, 1, attrs, 3);
+        st = rcnn_call_op(call, m->anchors, in, 1, &anchors, 1, attrs, 3);
     }
     if (st == LOOM_OK) {
         int64_t os[2] = { batch->shape[0], total }, ds[3] = { batch->shape[0], total, 4 };
@@ -267,15 +120,16 @@ static loom_status proposals(loom_call *call, const fasterrcnn_model *m, loom_te
         const loom_tensor *in[4] = { &to, &td, anchors, image_sizes };
         const fasterrcnn_params *p = &m->p;
         const loom_named_attr attrs[5] = {
-            ints_attr("num_anchors_per_level", per_level, FRCNN_LEVELS),
-            int_attr("pre_nms_top_n", p->rpn_pre_nms_top_n), int_attr("post_nms_top_n", p->rpn_post_nms_top_n),
-            float_attr("nms_thresh", p->rpn_nms_thresh), float_attr("score_thresh", p->rpn_score_thresh),
+            rcnn_ints_attr("num_anchors_per_level", per_level, FRCNN_LEVELS),
+            rcnn_int_attr("pre_nms_top_n", p->rpn_pre_nms_top_n),
+            rcnn_int_attr("post_nms_top_n", p->rpn_post_nms_top_n),
+            rcnn_float_attr("nms_thresh", p->rpn_nms_thresh), rcnn_float_attr("score_thresh", p->rpn_score_thresh),
         };
-        st = call_op(call, m->rpn, in, 4, prop, 3, attrs, 5);
+        st = rcnn_call_op(call, m->rpn, in, 4, prop, 3, attrs, 5);
     }
     free(objectness);
     free(deltas);
-    free_all(&anchors, 1);
+    rcnn_free_all(&anchors, 1);
     return st;
 }
 
@@ -288,8 +142,8 @@ static loom_status box_head(loom_call *call, const fasterrcnn_model *m, const lo
     loom_status st = LOOM_OK;
     for (int i = 0; i < m->n_head_convs && st == LOOM_OK; i++) {
         loom_tensor *y = NULL;
-        st = conv(call, m, &m->head_conv[i], maps != NULL ? maps : pooled, NULL, "relu", &y);
-        free_all(&maps, 1);
+        st = rcnn_conv(call, &m->backbone, &m->head_conv[i], maps != NULL ? maps : pooled, NULL, "relu", &y);
+        rcnn_free_all(&maps, 1);
         maps = y;
     }
     const loom_tensor *src = maps != NULL ? maps : pooled;
@@ -300,17 +154,17 @@ static loom_status box_head(loom_call *call, const fasterrcnn_model *m, const lo
     for (int i = 0; i < m->n_fc && st == LOOM_OK; i++) {
         loom_tensor *y = NULL, *r = NULL;
         const loom_tensor *ins[3] = { in, m->fc_w[i], m->fc_b[i] };
-        st = call_op(call, m->linear, ins, 3, &y, 1, NULL, 0);
+        st = rcnn_call_op(call, m->linear, ins, 3, &y, 1, NULL, 0);
         if (st == LOOM_OK)
-            st = call_op(call, m->relu, (const loom_tensor *const *)&y, 1, &r, 1, NULL, 0);
-        free_all(&y, 1);
-        free_all(&h, 1);
+            st = rcnn_call_op(call, m->relu, (const loom_tensor *const *)&y, 1, &r, 1, NULL, 0);
+        rcnn_free_all(&y, 1);
+        rcnn_free_all(&h, 1);
         h = r;
         in = h;
     }
-    free_all(&maps, 1);
+    rcnn_free_all(&maps, 1);
     if (st != LOOM_OK)
-        free_all(&h, 1);
+        rcnn_free_all(&h, 1);
     *rep = h;
     return st;
 }
@@ -323,97 +177,31 @@ static loom_status roi_heads(loom_call *call, const fasterrcnn_model *m, loom_te
     loom_tensor *t[4] = { NULL, NULL, NULL, NULL };     /* pooled, representation, class_logits, box_regression */
     const loom_tensor *ms_in[7] = { prop[0], prop[2], image_sizes, x[0], x[1], x[2], x[3] };
     const int64_t seven = 7;
-    const loom_named_attr ms_attrs[2] = { ints_attr("output_size", &seven, 1), int_attr("sampling_ratio", 2) };
-    loom_status st = call_op(call, m->multiscale, ms_in, 7, &t[0], 1, ms_attrs, 2);
+    const loom_named_attr ms_attrs[2] = { rcnn_ints_attr("output_size", &seven, 1),
+                                           rcnn_int_attr("sampling_ratio", 2) };
+    loom_status st = rcnn_call_op(call, m->multiscale, ms_in, 7, &t[0], 1, ms_attrs, 2);
     if (st == LOOM_OK)
         st = box_head(call, m, t[0], &t[1]);
     if (st == LOOM_OK) {
         const loom_tensor *ins[3] = { t[1], m->cls_w, m->cls_b };
-        st = call_op(call, m->linear, ins, 3, &t[2], 1, NULL, 0);
+        st = rcnn_call_op(call, m->linear, ins, 3, &t[2], 1, NULL, 0);
     }
     if (st == LOOM_OK) {
         const loom_tensor *ins[3] = { t[1], m->bbox_w, m->bbox_b };
-        st = call_op(call, m->linear, ins, 3, &t[3], 1, NULL, 0);
+        st = rcnn_call_op(call, m->linear, ins, 3, &t[3], 1, NULL, 0);
     }
     if (st == LOOM_OK) {
         const loom_tensor *ins[5] = { t[2], t[3], prop[0], prop[2], image_sizes };
-        const loom_named_attr attrs[3] = { float_attr("score_thresh", m->p.box_score_thresh),
-                                           float_attr("nms_thresh", m->p.box_nms_thresh),
-                                           int_attr("detections_per_img", m->p.box_detections_per_img) };
-        st = call_op(call, m->detections, ins, 5, det, 4, attrs, 3);
+        const loom_named_attr attrs[3] = { rcnn_float_attr("score_thresh", m->p.box_score_thresh),
+                                           rcnn_float_attr("nms_thresh", m->p.box_nms_thresh),
+                                           rcnn_int_attr("detections_per_img", m->p.box_detections_per_img) };
+        st = rcnn_call_op(call, m->detections, ins, 5, det, 4, attrs, 3);
     }
-    free_all(t, 4);
+    rcnn_free_all(t, 4);
     return st;
-}
-
-/* --------------------------------------------------------------- input */
-
-/* The input as vision.rcnn_transform takes it: *flat the images one after
-** the other, offsets [B+1], sizes [B, 2] (views over own or caller memory:
-** own_offsets / own_sizes are freed by the caller). */
-static loom_status input_list(const fasterrcnn_model *m, const loom_call *call, loom_tensor *flat, int64_t *flat_shape,
-                              loom_tensor *offsets, int64_t *off_shape, loom_tensor *sizes, int64_t *size_shape,
-                              int64_t **own)
-{
-    const loom_tensor *images = call->inputs[0], *off = call->inputs[1], *orig = call->inputs[2];
-    char b1[160];
-    *own = NULL;
-    if (images->ndim == 4) {
-        if (off != NULL || orig != NULL)
-            return pk_host->fail(LOOM_EINVAL, "%s: 'images' is an NCHW batch %s: give neither 'images_offsets' nor "
-                                 "'original_sizes' (they are the jagged list's)", m->cls,
-                                 vision_describe(images, b1, sizeof b1));
-        const int64_t n = images->shape[0], c = images->shape[1], h = images->shape[2], w = images->shape[3];
-        if (n < 1)
-            return pk_host->fail(LOOM_EINVAL, "%s: 'images' %s is an empty batch: give at least one image", m->cls,
-                                 vision_describe(images, b1, sizeof b1));
-        if (c != 3 || h < 1 || w < 1)
-            return pk_host->fail(LOOM_EINVAL, "%s: 'images' %s must be [B, 3, H, W] (RGB), H, W >= 1", m->cls,
-                                 vision_describe(images, b1, sizeof b1));
-        if ((*own = malloc((size_t)(3 * n + 1) * sizeof(int64_t))) == NULL)
-            return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", m->cls);
-        int64_t *o = *own, *sz = *own + n + 1;
-        for (int64_t i = 0; i <= n; i++)
-            o[i] = i * c * h * w;
-        for (int64_t i = 0; i < n; i++) {
-            sz[2 * i] = h;
-            sz[2 * i + 1] = w;
-        }
-        flat_shape[0] = n * c * h * w;
-        off_shape[0] = n + 1;
-        size_shape[0] = n;
-        size_shape[1] = 2;
-        *flat = model_view(loom_data(images), 1, flat_shape);
-        *offsets = (loom_tensor){ .data = o, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = 1,
-                                  .dtype = { LOOM_DL_INT, 64, 1 }, .shape = off_shape };
-        *sizes = (loom_tensor){ .data = sz, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = 2,
-                                .dtype = { LOOM_DL_INT, 64, 1 }, .shape = size_shape };
-        return LOOM_OK;
-    }
-    if (images->ndim != 1 || off == NULL || orig == NULL)
-        return pk_host->fail(LOOM_EINVAL, "%s: 'images' %s must be an NCHW batch [B, 3, H, W], or the flattened "
-                             "[3, H, W] images with 'images_offsets' [B+1] and 'original_sizes' [B, 2]", m->cls,
-                             vision_describe(images, b1, sizeof b1));
-    if (off->ndim != 1 || off->shape[0] < 2)
-        return pk_host->fail(LOOM_EINVAL, "%s: 'images_offsets' %s lists no image: give at least one", m->cls,
-                             vision_describe(off, b1, sizeof b1));
-    *flat = *images;
-    *offsets = *off;
-    *sizes = *orig;
-    return LOOM_OK;
 }
 
 /* ---------------------------------------------------------------- run */
-
-/* Output i of the call: a copy of t. */
-static loom_status copy_out(loom_call *call, int32_t i, const loom_tensor *t)
-{
-    loom_tensor *o;
-    loom_status st = pk_host->alloc_output(call, i, loom_tensor_dtype_of(t), t->ndim, t->shape, &o);
-    if (st == LOOM_OK && loom_numel(t) > 0)
-        memcpy(loom_data(o), loom_data(t), (size_t)loom_numel(t) * (size_t)(t->dtype.bits / 8));
-    return st;
-}
 
 /* The RPN stage's method: the FPN maps, image_sizes, the proposals and their offsets. */
 static loom_status rpn_outputs(loom_call *call, loom_tensor *const *x, const loom_tensor *image_sizes,
@@ -421,12 +209,12 @@ static loom_status rpn_outputs(loom_call *call, loom_tensor *const *x, const loo
 {
     loom_status st = LOOM_OK;
     for (int32_t l = 0; l < FRCNN_LEVELS && st == LOOM_OK; l++)
-        st = copy_out(call, l, x[l]);
+        st = rcnn_copy_out(call, l, x[l]);
     if (st == LOOM_OK)
-        st = copy_out(call, FRCNN_LEVELS, image_sizes);
+        st = rcnn_copy_out(call, FRCNN_LEVELS, image_sizes);
     if (st == LOOM_OK)
-        st = copy_out(call, FRCNN_LEVELS + 1, prop[0]);
-    return st != LOOM_OK ? st : copy_out(call, FRCNN_LEVELS + 2, prop[2]);
+        st = rcnn_copy_out(call, FRCNN_LEVELS + 1, prop[0]);
+    return st != LOOM_OK ? st : rcnn_copy_out(call, FRCNN_LEVELS + 2, prop[2]);
 }
 
 /* The detector on the call's images; rpn_only: up to the proposals (the _rpn method). */
@@ -434,39 +222,36 @@ static loom_status forward(loom_call *call, const fasterrcnn_model *m, int rpn_o
 {
     loom_tensor flat, offsets, sizes;
     int64_t flat_shape[1], off_shape[1], size_shape[2], *own = NULL;
-    loom_status st = input_list(m, call, &flat, flat_shape, &offsets, off_shape, &sizes, size_shape, &own);
+    loom_status st = rcnn_input_list(m->cls, call, &flat, flat_shape, &offsets, off_shape, &sizes, size_shape, &own);
     if (st != LOOM_OK)
         return st;
     loom_tensor *tr[2] = { NULL, NULL };    /* the batch, image_sizes */
     {
         const int64_t min_size = m->p.min_size, max_size = m->p.max_size;
-        const loom_named_attr attrs[5] = { int_attr("min_size", min_size), int_attr("max_size", max_size),
-                                           floats_attr("image_mean", m->p.image_mean, 3),
-                                           floats_attr("image_std", m->p.image_std, 3),
-                                           int_attr("size_divisible", 32) };
+        const loom_named_attr attrs[5] = { rcnn_int_attr("min_size", min_size), rcnn_int_attr("max_size", max_size),
+                                           rcnn_floats_attr("image_mean", m->p.image_mean, 3),
+                                           rcnn_floats_attr("image_std", m->p.image_std, 3),
+                                           rcnn_int_attr("size_divisible", 32) };
         const loom_tensor *in[3] = { &flat, &offsets, &sizes };
-        st = call_op(call, m->transform, in, 3, tr, 2, attrs, 5);
+        st = rcnn_call_op(call, m->transform, in, 3, tr, 2, attrs, 5);
     }
-    loom_tensor *c[4] = { NULL }, *x[FRCNN_LEVELS] = { NULL }, *prop[3] = { NULL }, *det[4] = { NULL };
+    loom_tensor *x[FRCNN_LEVELS] = { NULL }, *prop[3] = { NULL }, *det[4] = { NULL };
     if (st == LOOM_OK)
-        st = body(call, m, tr[0], c);
-    if (st == LOOM_OK)
-        st = fpn(call, m, c, x);
-    free_all(c, 4);
+        st = rcnn_backbone_forward(call, &m->backbone, tr[0], x);
     if (st == LOOM_OK)
         st = proposals(call, m, x, tr[0], tr[1], prop);
     if (st == LOOM_OK && rpn_only) {
         st = rpn_outputs(call, x, tr[1], prop);
-        free_all(x, FRCNN_LEVELS);
-        free_all(prop, 3);
-        free_all(tr, 2);
+        rcnn_free_all(x, FRCNN_LEVELS);
+        rcnn_free_all(prop, 3);
+        rcnn_free_all(tr, 2);
         free(own);
         return st;
     }
     if (st == LOOM_OK)
         st = roi_heads(call, m, x, prop, tr[1], det);
-    free_all(x, FRCNN_LEVELS);
-    free_all(prop, 3);
+    rcnn_free_all(x, FRCNN_LEVELS);
+    rcnn_free_all(prop, 3);
     /* the outputs: each image's boxes back to its original size */
     const int64_t B = offsets.shape[0] - 1;
     loom_tensor *out[4] = { NULL };
@@ -490,17 +275,17 @@ static loom_status forward(loom_call *call, const fasterrcnn_model *m, int rpn_o
             if (shape[0] == 0)
                 continue;
             loom_tensor view = model_view(boxes + off[b] * 4, 2, shape), *back = NULL;
-            const loom_named_attr attrs[2] = { ints_attr("image_size", resized + 2 * b, 2),
-                                               ints_attr("original_size", orig + 2 * b, 2) };
+            const loom_named_attr attrs[2] = { rcnn_ints_attr("image_size", resized + 2 * b, 2),
+                                               rcnn_ints_attr("original_size", orig + 2 * b, 2) };
             const loom_tensor *in[1] = { &view };
-            st = call_op(call, m->postprocess_boxes, in, 1, &back, 1, attrs, 2);
+            st = rcnn_call_op(call, m->postprocess_boxes, in, 1, &back, 1, attrs, 2);
             if (st == LOOM_OK)
                 memcpy(dst + off[b] * 4, loom_data(back), (size_t)shape[0] * 4 * sizeof(float));
-            free_all(&back, 1);
+            rcnn_free_all(&back, 1);
         }
     }
-    free_all(det, 4);
-    free_all(tr, 2);
+    rcnn_free_all(det, 4);
+    rcnn_free_all(tr, 2);
     free(own);
     return st;
 }

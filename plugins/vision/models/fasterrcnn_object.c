@@ -3,11 +3,9 @@
 ** fasterrcnn_object.c - the Faster R-CNN classes (fasterrcnn.h): create
 ** reads a safetensors file holding torchvision's FasterRCNN state_dict,
 ** every key checked by name, dtype and shape, none left over:
-**   backbone.body.*          the ResNet body (resnet_load under the key
-**                            prefix; num_batches_tracked optional, as a
-**                            FrozenBatchNorm2d has none)
-**   backbone.fpn.inner_blocks.<i>.0 / layer_blocks.<i>.0   the FPN convs
-**                            (v2: without bias, BatchNorm2d in .1)
+**   backbone.body.*, backbone.fpn.*   the backbone (rcnn_backbone.h: the
+**                            ResNet body; v2's FPN convs without bias,
+**                            BatchNorm2d in .1)
 **   rpn.head.conv.<d>.0 (with bias: no norm in either), rpn.head.cls_logits,
 **                            rpn.head.bbox_pred
 **   roi_heads.box_head.fc6 / fc7 (v1) or roi_heads.box_head.<i>.0 / .1 and
@@ -114,91 +112,23 @@ static loom_status params_from_attrs(const loom_object_args *args, int first, fa
 
 /* --------------------------------------------------------------- loading */
 
-/* A conv with its bias, copied into c (sizes set by the caller). */
-static loom_status load_conv_bias_owned(model_loader *L, const char *prefix, model_conv *c)
-{
-    const int64_t ws[4] = { c->cout, c->cin / c->groups, c->k, c->k }, bs[1] = { c->cout };
-    const loom_tensor *w, *b;
-    char p[96];
-    snprintf(p, sizeof p, "%s.", prefix);
-    loom_status st = model_expect(L, p, "weight", LOOM_DTYPE_F32, 4, ws, &w);
-    if (st == LOOM_OK)
-        st = model_expect(L, p, "bias", LOOM_DTYPE_F32, 1, bs, &b);
-    if (st != LOOM_OK)
-        return st;
-    const size_t nw = (size_t)loom_numel(w);
-    c->weight = malloc(nw * sizeof(float));
-    c->bias = malloc((size_t)c->cout * sizeof(float));
-    if (c->weight == NULL || c->bias == NULL)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory loading '%s'", L->cls, prefix);
-    memcpy(c->weight, loom_data(w), nw * sizeof(float));
-    memcpy(c->bias, loom_data(b), (size_t)c->cout * sizeof(float));
-    return LOOM_OK;
-}
-
-/* torchvision's Conv2dNormActivation <prefix>: its conv <prefix>.0 with a
-** bias (no norm) or, with bn, without one and BatchNorm2d <prefix>.1 folded. */
-static loom_status load_conv_norm(model_loader *L, const char *prefix, int bn, model_conv *c)
-{
-    char cp[96], bp[96];
-    snprintf(cp, sizeof cp, "%s.0", prefix);
-    snprintf(bp, sizeof bp, "%s.1", prefix);
-    return bn ? model_load_conv_bn(L, cp, bp, c) : load_conv_bias_owned(L, cp, c);
-}
-
-/* The file's tensor `key` (NULL when absent). */
-static const loom_tensor *file_tensor(const model_loader *L, const char *key)
-{
-    const loom_tensor *t = NULL;
-    if (!model_file_has(L->st, key) || pk_host->safetensors_get(L->st, key, &t) != LOOM_OK)
-        return NULL;
-    return t;
-}
-
-static loom_status load_body_fpn(model_loader *L, fasterrcnn_model *m)
-{
-    m->body = calloc(1, sizeof *m->body);
-    if (m->body == NULL)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", m->cls);
-    pthread_mutex_init(&m->body->base.lock, NULL);
-    m->body->base.cls = m->cls;
-    m->body->base.arch = &m->arch;
-    L->key_prefix = "backbone.body.";
-    L->frozen_bn = 1;
-    loom_status st = resnet_load(L, m->body);
-    L->key_prefix = NULL;
-    L->frozen_bn = 0;
-    const int64_t exp = m->arch.bottleneck ? 4 : 1, f = m->fpn_channels;
-    for (int i = 0; i < 4 && st == LOOM_OK; i++) {
-        char p[64];
-        m->inner[i] = model_conv_of(m->arch.widths[i] * exp, f, 1, 1, 1);
-        m->layer[i] = model_conv_of(f, f, 3, 1, 1);
-        snprintf(p, sizeof p, "backbone.fpn.inner_blocks.%d", i);
-        st = load_conv_norm(L, p, m->v2, &m->inner[i]);
-        snprintf(p, sizeof p, "backbone.fpn.layer_blocks.%d", i);
-        if (st == LOOM_OK)
-            st = load_conv_norm(L, p, m->v2, &m->layer[i]);
-    }
-    return st;
-}
-
 static loom_status load_rpn(model_loader *L, fasterrcnn_model *m)
 {
-    const int64_t f = m->fpn_channels;
+    const int64_t f = m->backbone.fpn_channels;
     loom_status st = LOOM_OK;
     m->n_rpn_convs = m->v2 ? 2 : 1;
     for (int d = 0; d < m->n_rpn_convs && st == LOOM_OK; d++) {
         char p[48];
         snprintf(p, sizeof p, "rpn.head.conv.%d", d);
         m->rpn_conv[d] = model_conv_of(f, f, 3, 1, 1);
-        st = load_conv_norm(L, p, 0, &m->rpn_conv[d]);     /* RPNHead: norm_layer None in v1 and v2 */
+        st = rcnn_load_conv_norm(L, p, 0, &m->rpn_conv[d]);     /* RPNHead: norm_layer None in v1 and v2 */
     }
     m->rpn_cls = model_conv_of(f, FRCNN_ANCHORS, 1, 1, 1);
     m->rpn_bbox = model_conv_of(f, 4 * FRCNN_ANCHORS, 1, 1, 1);
     if (st == LOOM_OK)
-        st = load_conv_bias_owned(L, "rpn.head.cls_logits", &m->rpn_cls);
+        st = rcnn_load_conv_bias(L, "rpn.head.cls_logits", &m->rpn_cls);
     if (st == LOOM_OK)
-        st = load_conv_bias_owned(L, "rpn.head.bbox_pred", &m->rpn_bbox);
+        st = rcnn_load_conv_bias(L, "rpn.head.bbox_pred", &m->rpn_bbox);
     return st;
 }
 
@@ -206,17 +136,17 @@ static loom_status load_rpn(model_loader *L, fasterrcnn_model *m)
 static loom_status load_roi_heads(model_loader *L, fasterrcnn_model *m)
 {
     loom_status st = LOOM_OK;
-    int64_t in = m->fpn_channels, rows;
+    int64_t in = m->backbone.fpn_channels, rows;
     char p[64];
     if (m->v2) {
         for (int i = 0; i < FRCNN_MAX_HEAD_CONVS && st == LOOM_OK; i++) {
             snprintf(p, sizeof p, "roi_heads.box_head.%d.0.weight", i);
-            const loom_tensor *w = file_tensor(L, p);
+            const loom_tensor *w = rcnn_file_tensor(L, p);
             if (w == NULL || w->ndim != 4)
                 break;
             snprintf(p, sizeof p, "roi_heads.box_head.%d", i);
             m->head_conv[i] = model_conv_of(in, w->shape[0], 3, 1, 1);
-            st = load_conv_norm(L, p, 1, &m->head_conv[i]);
+            st = rcnn_load_conv_norm(L, p, 1, &m->head_conv[i]);
             in = w->shape[0];
             m->n_head_convs = i + 1;
         }
@@ -250,12 +180,7 @@ static void fasterrcnn_destroy(void *state)
     fasterrcnn_model *m = state;
     if (m == NULL)
         return;
-    if (m->body != NULL)
-        resnet_destroy(m->body);
-    for (int i = 0; i < 4; i++) {
-        model_conv_free(&m->inner[i]);
-        model_conv_free(&m->layer[i]);
-    }
+    rcnn_backbone_free(&m->backbone);
     for (int d = 0; d < 2; d++)
         model_conv_free(&m->rpn_conv[d]);
     model_conv_free(&m->rpn_cls);
@@ -269,7 +194,6 @@ static void fasterrcnn_destroy(void *state)
 static loom_status find_ops(fasterrcnn_model *m)
 {
     struct { const loom_op **op; const char *name; } ops[] = {
-        { &m->conv2d, "vision.conv2d" }, { &m->max_pool, "vision.max_pool2d" }, { &m->resize, "vision.resize" },
         { &m->linear, "vision.linear" }, { &m->relu, "vision.relu" }, { &m->transform, "vision.rcnn_transform" },
         { &m->anchors, "vision.anchor_generator" }, { &m->rpn, "vision.rpn_proposals" },
         { &m->multiscale, "vision.multiscale_roi_align" },
@@ -299,16 +223,17 @@ static loom_status create_of(const loom_object_args *args, void **state_out, con
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", cls);
     pthread_mutex_init(&m->lock, NULL);
     m->cls = cls;
-    m->arch = *arch;
+    m->backbone = (rcnn_backbone){ .cls = cls, .body_kind = RCNN_BODY_RESNET, .arch = *arch,
+                                   .fpn_channels = fpn_channels, .fpn_norm = v2, .first_stage = 0,
+                                   .extra = RCNN_EXTRA_MAXPOOL };
     m->v2 = v2;
-    m->fpn_channels = fpn_channels;
     model_loader L;
     memset(&L, 0, sizeof L);
     loom_status st = params_from_attrs(args, detector_at, &m->p);
     if (st == LOOM_OK)
         st = model_loader_init(&L, cls, args->weights, BN_EPS);
     if (st == LOOM_OK)
-        st = load_body_fpn(&L, m);
+        st = rcnn_backbone_load(&L, &m->backbone);
     if (st == LOOM_OK)
         st = load_rpn(&L, m);
     if (st == LOOM_OK)
