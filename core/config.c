@@ -34,7 +34,7 @@ loom__config loom__cfg;
 enum { SETTING_PLUGIN_PATH, SETTING_SELECT, SETTING_DISABLE, SETTING_BACKENDS,
        SETTING_STRICT, SETTING_VERBOSE, SETTING_NUM_THREADS, SETTING_CPU_MAX_ISA,
        SETTING_NO_DEFAULT_DIRS, SETTING_LOG, SETTING_MAX_ALLOC, SETTING_PROBE, SETTING_PROBE_TIMEOUT,
-       N_SETTINGS };
+       SETTING_CUDA_GATE, N_SETTINGS };
 
 static const char *const origin_default = "default";
 static const char *const origin_env = "environment";
@@ -252,6 +252,24 @@ static void load_probe(const loom__config *cfg, int32_t opt, bool *on, double *t
             warn(cfg, "LOOM_PROBE_TIMEOUT='%s' is not a number of seconds in (0, 3600]; using %g", t,
                  DEFAULT_PROBE_TIMEOUT);
         }
+    }
+}
+
+/* LOOM_CUDA_GATE: 1 (the default) opens a CUDA pack only where the CUDA
+** driver sees a device (cuda_gate.c); 0 opens every pack. */
+static void load_cuda_gate(loom__config *cfg, const char **origin)
+{
+    const char *v = env("LOOM_CUDA_GATE");
+
+    cfg->cuda_gate = true;
+    *origin = origin_default;
+    if (v == NULL)
+        return;
+    if (strcmp(v, "1") == 0 || strcmp(v, "0") == 0) {
+        cfg->cuda_gate = v[0] == '1';
+        *origin = origin_env;
+    } else {
+        warn(cfg, "LOOM_CUDA_GATE='%s' is not 0 or 1; using 1", v);
     }
 }
 
@@ -510,6 +528,7 @@ loom_status loom__config_load(loom__config *cfg, const loom_init_options *opts)
         }
     }
     load_alloc_cache(cfg);
+    load_cuda_gate(cfg, &origin[SETTING_CUDA_GATE]);
     st = load_isa(cfg, &origin[SETTING_CPU_MAX_ISA]);
     if (st == LOOM_OK)
         st = load_strings(cfg, opts, has, origin);
@@ -592,6 +611,7 @@ void loom__config_lines(char ***lines_out, int64_t *count_out)
     snprintf(probe_timeout, sizeof probe_timeout, "%g", loom__probe_timeout > 0 ? loom__probe_timeout
                                                                                 : DEFAULT_PROBE_TIMEOUT);
     lines[n++] = line("LOOM_PROBE_TIMEOUT", probe_timeout, origins[SETTING_PROBE_TIMEOUT]);
+    lines[n++] = line("LOOM_CUDA_GATE", c->cuda_gate ? "1" : "0", origins[SETTING_CUDA_GATE]);
     for (int64_t i = 0; i < n; i++) {
         if (lines[i] == NULL) {
             for (int64_t j = 0; j < n; j++)

@@ -180,6 +180,7 @@ typedef struct loom__config {
     uint64_t max_alloc;             /* LOOM_MAX_ALLOC: bytes one allocation may take, 0 = no cap */
     bool alloc_cache_set;           /* LOOM_ALLOC_CACHE was given */
     uint64_t alloc_cache;           /* its value in bytes (0 = off) */
+    bool cuda_gate;                 /* LOOM_CUDA_GATE: CUDA packs open only with a driver and a device */
 } loom__config;
 
 /* Read the environment and the explicit options (options win). */
@@ -192,6 +193,19 @@ void loom__config_lines(char ***lines_out, int64_t *count_out);
 /* LOOM_OK when one allocation of nbytes is within LOOM_MAX_ALLOC; else
 ** LOOM_ENOMEM with a message naming `what` (an output, "scratch", ...). */
 loom_status loom__alloc_cap_check(uint64_t nbytes, const char *what);
+
+/* The CUDA gate (cuda_gate.c). loom__cuda_pack_needs: whether the ELF
+** file at path has a DT_NEEDED entry on a CUDA library (libcuda*,
+** libcudart*, libcublas*, libcudnn*, libcufft*, libnccl*), the first one
+** copied into lib; false for any file it cannot read as an ELF object of
+** this process's class. loom__cuda_driver_state: LOOM__CUDA_*, asked of the
+** driver once per process (thread-safe); *detail the driver's words.
+** loom__cuda_gate_closed: true, with the reason in why, when path is a
+** CUDA pack that must not be opened (gate on and driver not ready). */
+enum { LOOM__CUDA_READY = 1, LOOM__CUDA_NO_DRIVER, LOOM__CUDA_NO_DEVICE };
+bool loom__cuda_pack_needs(const char *path, char *lib, size_t lib_size);
+int loom__cuda_driver_state(const char **detail);
+bool loom__cuda_gate_closed(const char *path, const char *pack, char *why, size_t size);
 
 /* Log at level (1..3 = LOOM_VERBOSE threshold; 0 always). */
 void loom__log(int level, const char *fmt, ...) LOOM_PRINTF(2, 3);

@@ -21,8 +21,11 @@
 ** (see registry.c).
 ** LOOM_PLUGINS_SELECT/DISABLE globs match the file name without ".so" (by
 ** convention the pack's name: core.so, core-cuda.so), before the file is
-** opened: a filtered pack runs no code at all. With LOOM_PROBE=1 a file is
-** vetted in a child process before the host opens it (probe.c).
+** opened: a filtered pack runs no code at all. So does a CUDA pack (one
+** that links a CUDA library) on a host without a CUDA driver or device: the
+** CUDA gate (cuda_gate.c) reads its ELF dynamic section and skips it with
+** the reason, unless LOOM_CUDA_GATE=0. With LOOM_PROBE=1 a file is vetted
+** in a child process before the host opens it (probe.c).
 */
 #include <dirent.h>
 #include <errno.h>
@@ -44,6 +47,7 @@ typedef struct scan_rec {
     dev_t dev;
     ino_t ino;
     char **depends;             /* the descriptor's depends, copied: NULL-terminated, or NULL */
+    bool cuda_gated;            /* skipped unopened: a CUDA pack where CUDA cannot run */
 } scan_rec;
 
 static scan_rec *scans;
@@ -351,30 +355,34 @@ static void candidate_close(candidate *c)
     c->pending = false;
 }
 
-/* Open the file of scans[si] and read its descriptor, without running its
-** init. False when the entry is settled already (filtered, refused). */
 /* oneDNN as Debian builds it runs its primitives on OpenMP (libgomp),
 ** whose workers by default spin for up to GOMP_SPINCOUNT (300000) rounds
 ** after every parallel region. Between the primitives, loom's own pool runs
 ** the other ops on the same cores, so the two spin against each other:
 ** resnet18 with conv on onednn took twice the CPU time on 2 cores (3.1 s
-** against 1.5 s for 10 images), and more wall time than conv on cpu. So
-** unless the environment chooses (OMP_WAIT_POLICY or GOMP_SPINCOUNT set),
-** OMP_WAIT_POLICY=PASSIVE is set before the first pack, and with it any
-** OpenMP runtime a pack links, is loaded: idle OpenMP workers then sleep
-** at once. A process that loaded an OpenMP runtime before loom_init keeps
-** the settings it read then. setenv runs here, in loom_init, on the
-** thread that calls it. */
-static void omp_passive_by_default(void)
+** against 1.5 s for 10 images), and more wall time than conv on cpu. Fully
+** passive workers (OMP_WAIT_POLICY=PASSIVE) cure that but sleep in the
+** kernel after every region, and waking them costs latency at batch 1,
+** where the regions are short and back to back. So unless the environment
+** chooses (OMP_WAIT_POLICY or GOMP_SPINCOUNT set), GOMP_SPINCOUNT=10000 is
+** set before the first pack, and with it any OpenMP runtime a pack links,
+** is loaded: idle workers spin for some tens of microseconds (long enough
+** for the next primitive of a model), then sleep. A process that loaded an
+** OpenMP runtime before loom_init keeps the settings it read then. setenv
+** runs here, in loom_init, on the thread that calls it. */
+static void omp_short_spin_by_default(void)
 {
     static bool done;
     if (done)
         return;
     done = true;
     if (getenv("OMP_WAIT_POLICY") == NULL && getenv("GOMP_SPINCOUNT") == NULL)
-        (void)setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+        (void)setenv("GOMP_SPINCOUNT", "10000", 0);
 }
 
+/* Open the file of scans[si] and read its descriptor, without running its
+** init. False when the entry is settled already (filtered, a CUDA pack
+** behind the CUDA gate, refused). */
 static bool candidate_open(int64_t si, candidate *c)
 {
     scan_rec *r = &scans[si];
@@ -385,7 +393,7 @@ static bool candidate_open(int64_t si, candidate *c)
     const char *problem;
     bool mangled;
 
-    omp_passive_by_default();
+    omp_short_spin_by_default();
     c->scan = si;
     c->lib = NULL;
     c->desc = NULL;
@@ -394,6 +402,12 @@ static bool candidate_open(int64_t si, candidate *c)
     c->probe_init = false;
     if (!name_selected(file_stem(r->path, stem, sizeof stem))) {
         set_reason(r, LOOM_SCAN_SKIPPED, "filtered out by LOOM_PLUGINS_SELECT/LOOM_PLUGINS_DISABLE");
+        return false;
+    }
+    /* A CUDA pack where CUDA cannot run is not opened at all (cuda_gate.c). */
+    if (loom__cuda_gate_closed(r->path, stem, text, sizeof text)) {
+        set_reason(r, LOOM_SCAN_SKIPPED, "%s", text);
+        r->cuda_gated = true;
         return false;
     }
     /* Vetted loading: the host opens nothing the probe has not seen. */
@@ -743,6 +757,10 @@ static void add_missing(strbuf *b, const char *dep, bool explicit_load)
     for (int64_t i = n_scans - 1; i >= 0; i--) {
         if (scans[i].pack != NULL || strcmp(file_stem(scans[i].path, stem, sizeof stem), dep) != 0)
             continue;
+        if (scans[i].result == LOOM_SCAN_SKIPPED && scans[i].cuda_gated) {
+            sb_add(b, "needs pack '%s' (%s)", dep, scans[i].reason ? scans[i].reason : "");
+            return;
+        }
         if (scans[i].result == LOOM_SCAN_SKIPPED) {
             sb_add(b, "needs pack '%s' (%s is filtered out by LOOM_PLUGINS_SELECT/LOOM_PLUGINS_DISABLE)", dep,
                    scans[i].path);

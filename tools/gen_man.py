@@ -24,6 +24,7 @@ ENVIRONMENT = [
     ("LOOM_MAX_ALLOC", "the largest single allocation (default: half the RAM)"),
     ("LOOM_ALLOC_CACHE", "bytes of freed host blocks kept for reuse; 0 turns the cache off"),
     ("LOOM_PROBE, LOOM_PROBE_TIMEOUT", "vet new packs in a child process first"),
+    ("LOOM_CUDA_GATE", "0: open CUDA packs even without a CUDA driver or device (default 1: skip them)"),
     ("LOOM_DEMO_PATH", "more folders of demo programs for loom demo"),
     ("LOOM_PROGRESS", "1 or 0: force the progress line on or off (default: on a terminal)"),
 ]

@@ -19,6 +19,7 @@
 static const char *const vars[] = {
     "LOOM_PLUGIN_PATH", "LOOM_PLUGINS_SELECT", "LOOM_PLUGINS_DISABLE", "LOOM_BACKENDS",
     "LOOM_STRICT", "LOOM_VERBOSE", "LOOM_NUM_THREADS", "LOOM_CPU_MAX_ISA", "LOOM_PROBE", "LOOM_PROBE_TIMEOUT",
+    "LOOM_CUDA_GATE",
 };
 
 static FILE *log_file;
@@ -227,7 +228,8 @@ static void doctor_lines_name_every_setting_and_its_source(void **state)
     assert_int_equal(loom__config_load(&loom__cfg, &o), LOOM_OK);
     loom__config_lines(&lines, &n);
     assert_non_null(lines);
-    assert_int_equal(n, 13);
+    assert_int_equal(n, 14);
+    assert_string_equal(find_line(lines, n, "LOOM_CUDA_GATE="), "LOOM_CUDA_GATE=1 (default)");
     assert_non_null(strstr(find_line(lines, n, "LOOM_MAX_ALLOC="), "(default)"));
     assert_string_equal(find_line(lines, n, "LOOM_PROBE="), "LOOM_PROBE=0 (default)");
     assert_string_equal(find_line(lines, n, "LOOM_PROBE_TIMEOUT="), "LOOM_PROBE_TIMEOUT=5 (default)");

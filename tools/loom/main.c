@@ -50,7 +50,8 @@ static void usage(FILE *f)
     fprintf(f, "\nThe core reads its configuration from the environment: LOOM_PLUGIN_PATH,\n"
                "LOOM_PLUGINS_SELECT, LOOM_PLUGINS_DISABLE, LOOM_BACKENDS, LOOM_STRICT,\n"
                "LOOM_VERBOSE, LOOM_NUM_THREADS, LOOM_CPU_MAX_ISA, LOOM_MAX_ALLOC,\n"
-               "LOOM_ALLOC_CACHE, LOOM_PROBE, LOOM_PROBE_TIMEOUT (see `loom doctor`).\n"
+               "LOOM_ALLOC_CACHE, LOOM_PROBE, LOOM_PROBE_TIMEOUT, LOOM_CUDA_GATE\n"
+               "(see `loom doctor`).\n"
                "Exit status: 0 success, 1 a loom call failed, 2 usage error.\n");
 }
 

@@ -338,13 +338,22 @@ static loom_status weights_get(onednn_net *net, model_conv *owner, const float *
     w->md = *want;
     w->data = data;
     s->n_w++;
+    /* The plain weight is not needed once one layout of it exists: freed
+    ** now rather than when the plan is complete, so that the plain and the
+    ** reordered copies of the whole model are never resident together (the
+    ** peak of planning is the weights once plus one layer's). */
+    if (owner != NULL && owner->weight != NULL && !s->keep_plain) {
+        free(owner->weight);
+        owner->weight = NULL;
+    }
     *out = data;
     return LOOM_OK;
 }
 
 /* Hands back the plain weights of the model's convs the plans have
 ** reordered (the cpu kernel gets them again from onednn_nets_keep_plain),
-** unless the cpu kernel has run on the object. */
+** unless the cpu kernel has run on the object. weights_get frees each one
+** as soon as its first layout is made; this catches any left. */
 static void release_plain(onednn_nets *s)
 {
     if (s->keep_plain)

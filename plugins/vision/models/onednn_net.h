@@ -22,9 +22,11 @@
 ** primitive asks for and kept per object (onednn_nets), shared by the plans
 ** of every input shape whose primitive asks for the same layout.
 **
-** Weights are resident once: when a plan is made, the model's plain
-** (folded) weights of the convs it reordered are freed (model_conv.weight
-** = NULL) and a later layout is reordered from the first one; the cpu
+** Weights are resident once: while a plan is made, each of the model's
+** plain (folded) conv weights is freed (model_conv.weight = NULL) as soon
+** as its first reordered copy exists, so the two copies of the model are
+** never held together, and a later layout (another input shape's plan) is
+** reordered from the first one; the cpu
 ** kernel of the class calls onednn_nets_keep_plain before its forward,
 ** which makes them again and keeps them from then on. Both run under the
 ** model's lock.
