@@ -86,6 +86,10 @@ extern const loom_object_class rec_sebc_class;
 
 /* The communicator and its deadline (shard_comm.c). */
 typedef struct shard_comm {
+    /* the class that opened it (REC_SEBC_CLASS or REC_SEC_CLASS): every
+    ** message of the shared code names it, so a sharded EmbeddingCollection's
+    ** errors never speak of the bag collection */
+    const char *name;
     MPI_Comm comm;
     int rank, size;
     double timeout_s;
@@ -97,8 +101,8 @@ typedef struct shard_comm {
 } shard_comm;
 
 /* Duplicates MPI_COMM_WORLD (initialising MPI, MPI_THREAD_SERIALIZED, when
-** the host has not) with MPI_ERRORS_RETURN. */
-loom_status shard_comm_open(shard_comm *c, double timeout_s);
+** the host has not) with MPI_ERRORS_RETURN; name (static) heads its messages. */
+loom_status shard_comm_open(shard_comm *c, const char *name, double timeout_s);
 void shard_comm_close(shard_comm *c);
 /* Waits for req until the deadline; the error names what and this rank. */
 loom_status shard_wait(shard_comm *c, MPI_Request *req, const char *what);
@@ -122,8 +126,17 @@ typedef struct rec_sebc_method_stats {
     int64_t calls, collectives;
     double wall_s, comm_s;
 } rec_sebc_method_stats;
+/* The forward's input: its KJT all-to-alls, the forwards that took the
+** distributed input a prefetch had kept instead (sharded_ebc_prefetch.c),
+** the bytes this rank sent in the forwards' KJT all-to-alls, and the bytes
+** the reuse did not send again (what the prefetch's dist had sent). */
+typedef struct rec_sebc_input_stats {
+    int64_t kjt_all_to_alls, kjt_reused;
+    double kjt_bytes, kjt_bytes_saved;
+} rec_sebc_input_stats;
 typedef struct rec_sebc_stats {
-    rec_sebc_method_stats forward, backward;
+    rec_sebc_method_stats forward, backward, prefetch;
+    rec_sebc_input_stats input;
 } rec_sebc_stats;
 
 typedef struct rec_sebc {
@@ -192,6 +205,12 @@ typedef struct shard_input {
     int64_t *len_start;        /* [F + 1] feature f's lengths are lengths[len_start[f] .. len_start[f + 1]) */
     int64_t *inverse;          /* [F * B], or NULL when every bag is a sample (no inverse_indices) */
     int64_t *strides;          /* [W * F] every rank's stride per feature (strides[q * F + f]), all-gathered */
+    /* set between shard_input_check and shard_input_agree: the id (>= 1) of
+    ** the distributed input a prefetch kept for this very KJT, 0 when none
+    ** (shard_prefetch_match); agree sets reuse when every rank kept the
+    ** same one, so all take it and none runs the KJT all-to-all */
+    int64_t kept_id;
+    int reuse;
 } shard_input;
 
 /* This rank's TBE batch after the KJT all-to-all: per pair j, source rank
@@ -206,6 +225,7 @@ typedef struct shard_batch {
     int64_t n_indices;
     int64_t bags;              /* rows per feature (pair) of the TBE batch */
     int64_t *row0;             /* [P * (W + 1)] */
+    int64_t sent_bytes;        /* what this rank sent in the KJT all-to-all that made it */
 } shard_batch;
 
 /* Checks the call's KJT (and with_grad its 'grad' [B, sum D]) and agrees
@@ -240,12 +260,19 @@ void shard_kjt_parts_free(shard_kjt_parts *k);
 ** lengths, and their ids at vals + vstart[q]) to the TBE's batch:
 ** pair-major, then q, then bag, each pair padded with empty bags to the
 ** longest (shard_batch). */
-loom_status shard_batch_assemble(int W, int64_t P, const int64_t *sq, const int64_t *lens, const int64_t *vals,
+loom_status shard_batch_assemble(const char *who, int W, int64_t P, const int64_t *sq, const int64_t *lens, const int64_t *vals,
                                  const float *wts, const int64_t *vstart, shard_batch *out);
 /* The data-parallel features of the local batch (all_ranks 0), or of every
 ** rank's batch, all-gathered in rank order (all_ranks 1). */
 loom_status shard_dp_batch(const rec_sebc *e, const shard_input *in, int all_ranks, shard_batch *out);
 void shard_batch_free(shard_batch *b);
+
+/* (sharded_ebc_prefetch.c) The id of the newest distributed input the prefetch kept for a KJT equal
+** (bit for bit: values, lengths, weights, B) to in's, 0 when none (or in is
+** VBE: the prefetch takes none). */
+int64_t shard_prefetch_match(rec_sebc *e, const shard_input *in);
+/* Moves kept input id's batch to *out and drops it and every older one. */
+loom_status shard_prefetch_take(rec_sebc *e, int64_t id, shard_batch *out);
 
 /* The deduplicated KeyedTensor of this rank (sharded_ebc_dist.c): feature
 ** f's stride[f] rows of D_f at kt_start[f] (kt_start [F + 1]); the forward
@@ -272,8 +299,8 @@ typedef struct shard_blocks {
 loom_status shard_blocks_build(const rec_sebc *e, const shard_input *in, shard_blocks *b);
 void shard_blocks_free(shard_blocks *b);
 
-/* An MPI count from a size: fails naming what when it exceeds int. */
-loom_status shard_count(int64_t n, const char *what, int *out);
+/* An MPI count from a size: fails naming who (the class) and what when it exceeds int. */
+loom_status shard_count(const char *who, int64_t n, const char *what, int *out);
 
 /* A CPU tensor header over data (borrowed), for nested calls. */
 #define SHARD_I64 ((loom_dl_dtype){ LOOM_DL_INT, 64, 1 })
@@ -294,6 +321,7 @@ loom_status rec_sebc_forward_nccl(loom_call *call);
 ** and the method that reads (and resets) the record */
 loom_status rec_sebc_forward_timed(loom_call *call);
 loom_status rec_sebc_backward_timed(loom_call *call);
+loom_status rec_sebc_prefetch_timed(loom_call *call, loom_status (*prefetch)(loom_call *));
 loom_status rec_sebc_stats_read(loom_call *call);
 
 #define REC_SHARD_OPS(X) X(rec_sebc_forward_schema) X(rec_sebc_backward_schema) X(rec_sebc_allreduce_schema) \

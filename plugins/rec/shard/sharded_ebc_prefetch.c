@@ -36,8 +36,22 @@
 ** A dist replaces a kept batch that was never filled (nothing was counted
 ** for it); fill without a kept batch is refused. Without a caching table on
 ** this rank, fill has nothing to do (dist still takes part: it is
-** collective). The forward distributes its KJT again (the batch kept here
-** is the cache's, not shared with the forward's input dist).
+** collective).
+**
+** The forward reuses the input dist (as PrefetchTrainPipelineSparseDist
+** keeps the input_dist context of the batch it prefetched): dist also
+** keeps, for the forward, a copy of what the all-to-all gave this rank
+** with a copy of the KJT this rank sent, under an id counted per dist call
+** (the same on every rank: dist is collective). The forward of a KJT
+** equal bit for bit (values, lengths, weights, B) to a kept one sends that
+** id with the input agreement it runs anyway (shard_input_agree); only
+** when every rank sent the same id do all of them take the kept batch,
+** otherwise (another batch on some rank, a dist that failed on one) all
+** of them run the all-to-all as before. Either way the lookup sees the
+** same batch, so results do not change; the stats method counts the
+** forwards' all-to-alls and reuses. A pipeline keeps two inputs at most
+** (the current batch's and the next's); SHARD_KEPT bounds the list, the
+** oldest going first, and a taken input drops every older one.
 **
 ** Why the all-to-all stays on the calling thread: the pack initialises MPI
 ** with MPI_THREAD_SERIALIZED (a host may have initialised it so as well),
@@ -57,12 +71,27 @@
 
 #include "shard.h"
 
-/* The kept batch of stage dist, for stage fill. */
+/* The distributed inputs kept for the forward: a pipeline needs two. */
+#define SHARD_KEPT 4
+
+/* One distributed input kept for its forward: the KJT this rank sent, and
+** what the all-to-all gave it. */
+typedef struct shard_kept {
+    int64_t id;                /* 0: an empty slot */
+    int64_t B, n_values, n_lengths;
+    int64_t *values, *lengths;
+    float *weights;            /* NULL unweighted */
+    shard_batch batch;
+} shard_kept;
+
+/* The kept batch of stage dist, for stage fill; the kept inputs, for the forward. */
 typedef struct shard_prefetch {
     pthread_mutex_t lock;
     shard_batch next;
     int64_t next_bags;         /* offsets has next_bags + 1 entries */
     int have_next;
+    int64_t dist_calls;        /* the ids of the kept inputs */
+    shard_kept kept[SHARD_KEPT];
     double cache_load_factor;  /* of this rank's local TBE; 1.0: no cache */
     const loom_op *tbe_prefetch_op, *tbe_stats_op;
 } shard_prefetch;
@@ -98,7 +127,7 @@ static loom_status rank_cache(const rec_sebc *e, int64_t q, double *lf)
             describe(pt, b, sizeof b);
             return pk_host->fail(LOOM_EINVAL, "%s: rank %lld holds shards of table '%s' (%s) and of table '%s' (%s): a "
                                  "rank's shards share one local fbgemm.tbe, so they need one compute kernel and one "
-                                 "cache_load_factor", REC_SEBC_CLASS, (long long)q, pf->name, a, pt->name, b);
+                                 "cache_load_factor", e->c.name, (long long)q, pf->name, a, pt->name, b);
         }
         if (first < 0) {
             first = t;
@@ -128,15 +157,24 @@ loom_status shard_prefetch_create(rec_sebc *e, double lf)
 {
     shard_prefetch *pf = calloc(1, sizeof *pf);
     if (pf == NULL)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     pthread_mutex_init(&pf->lock, NULL);
     pf->cache_load_factor = lf;
     e->prefetch = pf;
     if ((pf->tbe_prefetch_op = pk_host->op_find("fbgemm.tbe_prefetch")) == NULL
         || (pf->tbe_stats_op = pk_host->op_find("fbgemm.tbe_cache_stats")) == NULL)
         return pk_host->fail(LOOM_ENOENT, "%s fills its cache with fbgemm.tbe_prefetch (and reads fbgemm.tbe_cache_stats): load the fbgemm pack",
-                             REC_SEBC_CLASS);
+                             e->c.name);
     return LOOM_OK;
+}
+
+static void kept_free(shard_kept *k)
+{
+    free(k->values);
+    free(k->lengths);
+    free(k->weights);
+    shard_batch_free(&k->batch);
+    *k = (shard_kept){ 0 };
 }
 
 void shard_prefetch_free(rec_sebc *e)
@@ -146,14 +184,112 @@ void shard_prefetch_free(rec_sebc *e)
         return;
     if (pf->have_next)
         shard_batch_free(&pf->next);
+    for (int i = 0; i < SHARD_KEPT; i++)
+        kept_free(&pf->kept[i]);
     pthread_mutex_destroy(&pf->lock);
     free(pf);
     e->prefetch = NULL;
 }
 
-/* stage dist: the input all-to-all of the next batch, kept for fill. */
+/* A copy of n elements of size sz (one byte when n is 0), NULL when out of memory. */
+static void *dup_n(const void *src, int64_t n, size_t sz)
+{
+    void *d = malloc((size_t)(n > 0 ? n : 1) * sz);
+    if (d != NULL && n > 0)
+        memcpy(d, src, (size_t)n * sz);
+    return d;
+}
+
+/* Keeps in's KJT and a copy of its distributed batch b for the forward
+** under id; without memory nothing is kept (the forward distributes again). */
+static void keep_for_forward(rec_sebc *e, int64_t id, const shard_input *in, const shard_batch *b)
+{
+    shard_prefetch *pf = e->prefetch;
+    const int me = e->c.rank;
+    const int64_t P = e->pair_start[me + 1] - e->pair_start[me], nl = in->len_start[e->n_features];
+    shard_kept k = { .id = id, .B = in->B, .n_values = in->n_values, .n_lengths = nl };
+    k.values = dup_n(in->values, in->n_values, sizeof *k.values);
+    k.lengths = dup_n(in->lengths, nl, sizeof *k.lengths);
+    k.weights = in->weights ? dup_n(in->weights, in->n_values, sizeof *k.weights) : NULL;
+    k.batch = (shard_batch){ .n_indices = b->n_indices, .bags = b->bags, .sent_bytes = b->sent_bytes };
+    k.batch.indices = dup_n(b->indices, b->n_indices, sizeof *b->indices);
+    k.batch.offsets = dup_n(b->offsets, P * b->bags + 1, sizeof *b->offsets);
+    k.batch.psw = b->psw ? dup_n(b->psw, b->n_indices, sizeof *b->psw) : NULL;
+    k.batch.row0 = dup_n(b->row0, P * (e->c.size + 1), sizeof *b->row0);
+    if (!k.values || !k.lengths || (in->weights && !k.weights) || !k.batch.indices || !k.batch.offsets ||
+        (b->psw && !k.batch.psw) || !k.batch.row0) {
+        kept_free(&k);
+        return;
+    }
+    /* an empty slot, else the oldest */
+    int slot = 0;
+    for (int i = 0; i < SHARD_KEPT; i++) {
+        if (pf->kept[i].id == 0) {
+            slot = i;
+            break;
+        }
+        if (pf->kept[i].id < pf->kept[slot].id)
+            slot = i;
+    }
+    kept_free(&pf->kept[slot]);
+    pf->kept[slot] = k;
+}
+
+int64_t shard_prefetch_match(rec_sebc *e, const shard_input *in)
+{
+    shard_prefetch *pf = e->prefetch;
+    if (pf == NULL || in->inverse != NULL)
+        return 0;
+    for (int64_t f = 0; f < e->n_features; f++)
+        if (in->stride[f] != in->B)
+            return 0;
+    const int64_t nl = in->len_start[e->n_features];
+    int64_t best = 0;
+    pthread_mutex_lock(&pf->lock);
+    for (int i = 0; i < SHARD_KEPT; i++) {
+        const shard_kept *k = &pf->kept[i];
+        if (k->id <= best || k->B != in->B || k->n_values != in->n_values || k->n_lengths != nl ||
+            (k->weights != NULL) != (in->weights != NULL))
+            continue;
+        if (memcmp(k->values, in->values, (size_t)in->n_values * sizeof *in->values) != 0 ||
+            memcmp(k->lengths, in->lengths, (size_t)nl * sizeof *in->lengths) != 0 ||
+            (in->weights && memcmp(k->weights, in->weights, (size_t)in->n_values * sizeof *in->weights) != 0))
+            continue;
+        best = k->id;
+    }
+    pthread_mutex_unlock(&pf->lock);
+    return best;
+}
+
+loom_status shard_prefetch_take(rec_sebc *e, int64_t id, shard_batch *out)
+{
+    shard_prefetch *pf = e->prefetch;
+    int found = 0;
+    *out = (shard_batch){ 0 };
+    pthread_mutex_lock(&pf->lock);
+    for (int i = 0; i < SHARD_KEPT; i++) {
+        shard_kept *k = &pf->kept[i];
+        if (k->id == id) {
+            *out = k->batch;
+            k->batch = (shard_batch){ 0 };
+            found = 1;
+        }
+        if (k->id != 0 && k->id <= id)
+            kept_free(k);
+    }
+    pthread_mutex_unlock(&pf->lock);
+    /* match and take run back to back on the calling thread: only a host
+    ** freeing the object under a call gets here */
+    return found ? LOOM_OK : pk_host->fail(LOOM_EINVAL, "%s: rank %d: the prefetched input %lld is gone", e->c.name,
+                                           e->c.rank, (long long)id);
+}
+
+/* stage dist: the input all-to-all of the next batch, kept for fill and for its forward. */
 static loom_status dist(loom_call *call, rec_sebc *e)
 {
+    shard_prefetch *pf = e->prefetch;
+    /* counted on entry, so every rank numbers this call the same even when it fails on one */
+    const int64_t id = ++pf->dist_calls;
     shard_input in;
     loom_status st = shard_input_read(call, e, 0, &in);
     if (st != LOOM_OK)
@@ -162,10 +298,14 @@ static loom_status dist(loom_call *call, rec_sebc *e)
     st = shard_kjt_all_to_all(e, &in, &b);
     const int me = e->c.rank;
     const int64_t bags = (e->pair_start[me + 1] - e->pair_start[me]) * e->c.size * in.B;
+    if (st == LOOM_OK) {
+        pthread_mutex_lock(&pf->lock);
+        keep_for_forward(e, id, &in, &b);
+        pthread_mutex_unlock(&pf->lock);
+    }
     shard_input_free(&in);
     if (st != LOOM_OK)
         return st;
-    shard_prefetch *pf = e->prefetch;
     pthread_mutex_lock(&pf->lock);
     if (pf->have_next)
         shard_batch_free(&pf->next);
@@ -255,6 +395,12 @@ static loom_status prefetch_run(loom_call *call)
     return st == LOOM_OK ? stats(call, e) : st;
 }
 
+/* recorded in the stats method's prefetch row (sharded_ebc_stats.c) */
+static loom_status prefetch_timed(loom_call *call)
+{
+    return call->object ? rec_sebc_prefetch_timed(call, prefetch_run) : prefetch_run(call);
+}
+
 static const loom_arg_def prefetch_inputs[] = {
     { .name = "values", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .flags = LOOM_ARG_OPTIONAL, .ndim = 1,
       .doc = "[N] this rank's KJT ids of the next batch, as the forward takes them (stages dist and all; fill "
@@ -282,7 +428,7 @@ PK_SCHEMA(rec_sebc_prefetch_schema, "rec.sharded_embedding_bag_collection_prefet
 static const loom_op_schema *const prefetch_ops[] = { &rec_sebc_prefetch_schema };
 
 static const loom_kernel_desc prefetch_kernels[] = {
-    PK_KERNEL_CPU(rec_sebc_prefetch_schema, "cpu:mpi+fbgemm.tbe_prefetch", 0, prefetch_run),
+    PK_KERNEL_CPU(rec_sebc_prefetch_schema, "cpu:mpi+fbgemm.tbe_prefetch", 0, prefetch_timed),
 };
 
 const pk_module rec_shard_prefetch_cpu = PK_MODULE("shard-prefetch", prefetch_ops, prefetch_kernels, NULL);

@@ -77,7 +77,7 @@ loom_status rec_sebc_weight(loom_call *call)
         return pk_host->fail(LOOM_EIO, "%s: rank %d: the communicator failed in an earlier call", call->schema->name,
                              me);
     int n = 0;
-    if ((st = shard_count(E * D, "the table", &n)) != LOOM_OK)
+    if ((st = shard_count(e->c.name, E * D, "the table", &n)) != LOOM_OK)
         return st;
     float *mine = calloc((size_t)(E * D > 0 ? E * D : 1), sizeof *mine);
     float *all = malloc(sizeof *all * (size_t)(E * D > 0 ? E * D * W : 1));

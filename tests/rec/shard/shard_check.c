@@ -799,7 +799,11 @@ int main(int argc, char **argv)
                   v[4 * m + 1]);
         if (loom_run(SHARDED "_stats", NULL, 0, NULL, &st2, 1, &co) != LOOM_OK)
             die_loom("stats of " SHARDED);
-        for (int i = 0; i < 8; i++)
+        /* the forwards' input row: without a prefetch every forward ran its KJT all-to-all */
+        CHECK(sts->shape[0] == 4 && v[12] == v[0] && v[13] == 0 && v[14] > 0 && v[15] == 0,
+              "stats input row: %g KJT all-to-alls, %g reused, %g bytes, %g saved after %g forwards", v[12], v[13],
+              v[14], v[15], v[0]);
+        for (int i = 0; i < 16; i++)
             CHECK(((const double *)st2->data)[i] == 0.0, "stats after reset: entry %d is %g", i,
                   ((const double *)st2->data)[i]);
         loom_tensor_free(sts);

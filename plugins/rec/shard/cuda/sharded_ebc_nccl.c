@@ -449,7 +449,7 @@ loom_status rec_sebc_forward_nccl(loom_call *call)
         D2H(rwt, d_rwt, nrv);
     OK(nccl_wait(e, ns, stream, "ncclSend/ncclRecv (KJT all-to-all)"));
     vstart[W] = nrv;
-    OK(shard_batch_assemble(W, P, k.sq, rlen, rval, rwt, vstart, &batch));
+    OK(shard_batch_assemble(e->c.name, W, P, k.sq, rlen, rval, rwt, vstart, &batch));
 
     /* 3. the local lookups on the device */
     int64_t oshape[2] = { B, D };
