@@ -6,7 +6,7 @@
 ** cache fill for the next batch runs on a second thread.
 **
 **   mpirun -np 2 prefetch_pipeline [--steps N] [--batch B] [--load-factor F]
-**                                  [--timeline out.json] [--check | --refusals]
+**                                  [--timeline out.json] [--mixed] [--check | --refusals]
 **
 ** One rank per process (on CPU: processes of this machine). Every rank makes
 ** the same tables (a seeded generator), the same plan (table-wise and
@@ -46,7 +46,10 @@
 ** uncached bits, the prefetched batch still taken by its forward after.
 ** Each rank prints "pipeline equals the unpipelined and the uncached
 ** collection bit for bit" (tests/rec/shard/meson.build, suite mpi).
-** --refusals: a plan that mixes fused and cached shards on a rank, a fill
+** --mixed: table t1 fused, the others cached, so every rank holds shards
+** of both kernels and looks them up on two local TBEs (one per kernel, as
+** torchrec groups them); --check then holds the same, bit for bit.
+** --refusals: a plan giving a rank's cached shards two load factors, a fill
 ** before its dist, an unknown stage and a dist without its batch are
 ** refused on every rank, and the collection works afterwards.
 */
@@ -118,7 +121,9 @@ static void put(char *buf, size_t cap, const char *fmt, ...)
 
 /* Tables 0 and 2 table-wise (on ranks 0 and 1 % W), 1 and 3 row-wise over
 ** every rank; kernel fused_uvm_caching with load factor lf (cached 1), or
-** fused (0), or t1 fused and the others cached (2: a mix on every rank). */
+** fused (0), or t1 fused and the others cached (2: both kernels on every
+** rank, two local TBEs each), or every table cached but t1 with load
+** factor lf / 2 (3: two load factors on every rank, refused). */
 static void make_plan(char *buf, size_t cap, int cached, double lf)
 {
     buf[0] = '\0';
@@ -128,7 +133,7 @@ static void make_plan(char *buf, size_t cap, int cached, double lf)
             "\"compute_kernel\":\"%s\",", t ? "," : "", NAMES[t], (long long)E[t], (long long)DIM[t],
             t % 2 == 0 ? "table_wise" : "row_wise", cached && !(cached == 2 && t == 1) ? "fused_uvm_caching" : "fused");
         if (cached && !(cached == 2 && t == 1))
-            put(buf, cap, "\"cache_load_factor\":%.17g,\"prefetch_pipeline\":true,", lf);
+            put(buf, cap, "\"cache_load_factor\":%.17g,\"prefetch_pipeline\":true,", cached == 3 && t == 1 ? lf / 2 : lf);
         if (t % 2 == 0) {
             const int r = (t / 2) % world;
             put(buf, cap, "\"ranks\":[%d],\"shards\":[{\"rank\":%d,\"offsets\":[0,0],\"sizes\":[%lld,%lld]}]}", r, r,
@@ -406,12 +411,12 @@ static void train(loom_object *o, batch *batches, int steps, int pipelined, loom
     }
 }
 
-/* --refusals: a plan mixing kernels on a rank, a fill before any dist and
-** an unknown stage are refused, on every rank, saying why. */
+/* --refusals: a plan giving a rank's cached shards two load factors, a fill
+** before any dist and an unknown stage are refused, on every rank, saying why. */
 static void refusals(loom_tensor *const *tables, double lf, const batch *b)
 {
     static char plan[65536];
-    make_plan(plan, sizeof plan, 2, lf);
+    make_plan(plan, sizeof plan, 3, lf);
     char keys[T][64];
     loom_named_tensor named[T];
     for (int t = 0; t < T; t++) {
@@ -429,9 +434,9 @@ static void refusals(loom_tensor *const *tables, double lf, const batch *b)
     oo.n_tensors = T;
     oo.tensors = named;
     loom_object *o = NULL;
-    CHECK(loom_object_create_ex(&o, SEBC, a, &oo) != LOOM_OK, "a plan mixing fused and cached shards was accepted");
-    CHECK(strstr(loom_last_error(), "holds shards of table 't0'") && strstr(loom_last_error(), "one compute kernel"),
-          "the refusal of the mixed plan does not say why: %s", loom_last_error());
+    CHECK(loom_object_create_ex(&o, SEBC, a, &oo) != LOOM_OK, "a plan with two load factors on a rank was accepted");
+    CHECK(strstr(loom_last_error(), "holds shards of table 't0'") && strstr(loom_last_error(), "one cache_load_factor"),
+          "the refusal of two load factors does not say why: %s", loom_last_error());
     printf("rank %d: refused: %s\n", rank, loom_last_error());
     loom_attrs_free(a);
     make_plan(plan, sizeof plan, 1, lf);
@@ -456,8 +461,8 @@ static void refusals(loom_tensor *const *tables, double lf, const batch *b)
     LOOM(loom_run(SEBC "_prefetch", NULL, 0, st, NULL, 0, &co), "its fill");
     loom_attrs_free(st);
     loom_object_free(o);
-    printf("rank %d of %d: refusals: a mixed rank, a fill before its dist, an unknown stage, a dist without its "
-           "batch\n", rank, world);
+    printf("rank %d of %d: refusals: a rank with two load factors, a fill before its dist, an unknown stage, a "
+           "dist without its batch\n", rank, world);
 }
 
 static int same_bits(const loom_tensor *a, const loom_tensor *b)
@@ -531,7 +536,7 @@ static void weights(loom_object *o, loom_tensor **w)
 
 int main(int argc, char **argv)
 {
-    int steps = 8, check = 0;
+    int steps = 8, check = 0, mixed = 0;
     int64_t B = 64;
     double lf = 0.2;
     const char *timeline = NULL;
@@ -542,9 +547,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--timeline") && i + 1 < argc) timeline = argv[++i];
         else if (!strcmp(argv[i], "--check")) check = 1;
         else if (!strcmp(argv[i], "--refusals")) check = 2;
+        else if (!strcmp(argv[i], "--mixed")) mixed = 1;
         else {
             fprintf(stderr, "usage: mpirun -np W %s [--steps N] [--batch B] [--load-factor F] [--timeline out.json] "
-                    "[--check | --refusals]\n", argv[0]);
+                    "[--mixed] [--check | --refusals]\n", argv[0]);
             return 2;
         }
     }
@@ -580,7 +586,7 @@ int main(int argc, char **argv)
     for (int i = 0; i <= steps; i++)
         make_batch(&batches[i], i, B);
     static char plan[65536];
-    make_plan(plan, sizeof plan, 1, lf);
+    make_plan(plan, sizeof plan, mixed ? 2 : 1, lf);
     if (check == 2) {
         refusals(tables, lf, &batches[0]);
         for (int i = 0; i <= steps; i++)
@@ -677,8 +683,8 @@ int main(int argc, char **argv)
         loom_object_free(uncached);
         free(o2);
         free(o3);
-        printf("rank %d of %d: %d steps: pipeline equals the unpipelined and the uncached collection bit for bit "
-               "(forward outputs and tables)\n", rank, world, steps);
+        printf("rank %d of %d: %d steps%s: pipeline equals the unpipelined and the uncached collection bit for bit "
+               "(forward outputs and tables)\n", rank, world, steps, mixed ? " (fused and cached shards on every rank)" : "");
     }
     for (int i = 0; i < steps; i++)
         loom_tensor_free(outs[i]);

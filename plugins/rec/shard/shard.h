@@ -9,8 +9,9 @@
 ** embedding_bags.<table>.weight) and the same plan (plan.h). Create keeps
 ** the rows and columns of the shards the plan places on this rank, each
 ** one table of a local fbgemm.tbe object (host->object_create; the lookups
-** and the fused optimizer are fbgemm's), and the data-parallel tables
-** whole in a second one.
+** and the fused optimizer are fbgemm's; one such object per compute kernel
+** of the rank's shards, shard_groups.c), and the data-parallel tables
+** whole in another one.
 **
 ** A call takes this rank's KJT (B local samples of every feature, in the
 ** collection's feature order) and:
@@ -160,6 +161,15 @@ typedef struct rec_sebc {
     int64_t n_dp_features, dp_d;
     int64_t *dp_features;      /* [n_dp_features] in feature order */
     loom_object *tbe, *dp_tbe; /* NULL when this rank has no shard / there is no data-parallel table */
+    /* this rank's compute-kernel groups (torchrec groups a rank's shards by
+    ** kernel, one TBE each): a rank holding shards of both fused and
+    ** fused_uvm_caching tables has two, its pairs ordered fused first
+    ** (group 0: the first group0_pairs pairs, TBE output columns [0,
+    ** group0_d), TBE tbe), then cached (group 1: the rest, tbe_cached);
+    ** otherwise one, tbe, and tbe_cached is NULL (shard_groups.c) */
+    int n_groups;
+    int64_t group0_pairs, group0_d;
+    loom_object *tbe_cached;
     float **shard_rows;        /* this rank's shards' rows, the TBE's tables (it views them) */
     int64_t n_shard_rows;
     const loom_op *tbe_op, *backward_op;
@@ -177,14 +187,17 @@ typedef struct rec_sebc {
     rec_sebc_stats stats;      /* per method: calls, wall and collective seconds (sharded_ebc_stats.c) */
 } rec_sebc;
 
-/* The cache of this rank's local TBE from the plan (sharded_ebc_prefetch.c):
-** *lf the cache_load_factor of its fused_uvm_caching shards, 1.0 when they
-** are fused; refuses a rank (any rank: the verdict is the same on all)
-** whose shards mix kernels or load factors. */
+/* The cache of this rank's local TBEs from the plan (sharded_ebc_prefetch.c):
+** *lf the cache_load_factor of its fused_uvm_caching shards, 1.0 when it
+** has none; refuses a rank (any rank: the verdict is the same on all)
+** whose cached shards differ in load factor, and for the sequence
+** collection one that mixes kernels. */
 loom_status shard_cache_config(const rec_sebc *e, double *lf);
 /* The prefetch state (e->prefetch) for a local TBE of load factor lf. */
 loom_status shard_prefetch_create(rec_sebc *e, double lf);
 void shard_prefetch_free(rec_sebc *e);
+/* The load factor shard_prefetch_create was given. */
+double shard_prefetch_load_factor(const rec_sebc *e);
 extern const pk_module rec_shard_prefetch_cpu;
 
 /* The plan's layout for the collection (shard_layout.c): checks the plan
@@ -266,6 +279,22 @@ loom_status shard_batch_assemble(const char *who, int W, int64_t P, const int64_
 ** rank's batch, all-gathered in rank order (all_ranks 1). */
 loom_status shard_dp_batch(const rec_sebc *e, const shard_input *in, int all_ranks, shard_batch *out);
 void shard_batch_free(shard_batch *b);
+
+/* The kernel groups (shard_groups.c). Group g's TBE (tbe, or tbe_cached for
+** group 1 of two); its pairs [*p0, *p1) of this rank's and its TBE output
+** columns [*c0, *c0 + *cols) of the rank's [bags, local_d]. */
+loom_object *shard_group_tbe(const rec_sebc *e, int g);
+void shard_group_range(const rec_sebc *e, int g, int64_t *p0, int64_t *p1, int64_t *c0, int64_t *cols);
+/* The TBE holding this rank's cached shards, NULL when it has none. */
+loom_object *shard_cache_tbe(const rec_sebc *e);
+/* Group g's part of this rank's TBE batch b: indices and weights viewed in
+** b, offsets rebased (owned: free sub->offsets only). */
+loom_status shard_group_batch(const rec_sebc *e, const shard_batch *b, int g, shard_batch *sub);
+/* fbgemm.tbe on obj for batch b of `bags` bags: a new output (free with tensor_free). */
+loom_status shard_tbe_lookup(loom_call *call, const rec_sebc *e, loom_object *obj, const shard_batch *b,
+                             int64_t bags, loom_tensor **y);
+/* The lookup of this rank's batch b over every group: *y [b->bags, local_d] (malloc'd). */
+loom_status shard_groups_lookup(loom_call *call, const rec_sebc *e, const shard_batch *b, float **y);
 
 /* (sharded_ebc_prefetch.c) The id of the newest distributed input the prefetch kept for a KJT equal
 ** (bit for bit: values, lengths, weights, B) to in's, 0 when none (or in is

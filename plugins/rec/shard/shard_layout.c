@@ -75,11 +75,19 @@ loom_status shard_layout_build(rec_sebc *e)
     if (!e->pair_start || !e->pairs || !e->block_cols || !e->local_d || !e->rw_col || !e->dp_col || !e->dp_features)
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     int64_t k = 0;
+    e->n_groups = 1;
     for (int r = 0; r < W; r++) {
         e->pair_start[r] = k;
+        /* a rank's pairs by compute kernel, fused first (one local TBE per kernel, each
+        ** numbering its tables from 0), then in table order; with one kernel that is
+        ** table order */
+        int64_t kind_pairs[2] = { 0, 0 }, kind_d[2] = { 0, 0 };
+        for (int kind = 0; kind < 2; kind++) {
         int64_t local_table = 0;
         for (int64_t t = 0; t < e->n_tables; t++) {
             const rec_plan_table *pt = &p->tables[t];
+            if ((pt->compute_kernel == REC_KERNEL_FUSED_UVM_CACHING) != kind)
+                continue;
             for (int64_t s = 0; s < pt->n_shards; s++) {
                 const rec_plan_shard *sh = &pt->shards[s];
                 if (sh->rank != r)
@@ -94,6 +102,8 @@ loom_status shard_layout_build(rec_sebc *e)
                                        .rw = is_rw(pt->sharding_type), .local_col = e->local_d[r],
                                        .block_col = -1 };
                     e->local_d[r] += sh->cols;
+                    kind_pairs[kind]++;
+                    kind_d[kind] += sh->cols;
                     if (!q->rw) {
                         q->block_col = e->block_cols[r];
                         e->block_cols[r] += sh->cols;
@@ -101,6 +111,12 @@ loom_status shard_layout_build(rec_sebc *e)
                 }
                 local_table++;
             }
+        }
+        }
+        if (r == e->c.rank) {
+            e->n_groups = kind_pairs[0] > 0 && kind_pairs[1] > 0 ? 2 : 1;
+            e->group0_pairs = e->n_groups == 2 ? kind_pairs[0] : kind_pairs[0] + kind_pairs[1];
+            e->group0_d = e->n_groups == 2 ? kind_d[0] : kind_d[0] + kind_d[1];
         }
     }
     e->pair_start[W] = k;

@@ -131,8 +131,25 @@ loom_status rec_sebc_backward(loom_call *call)
             }
         }
     }
-    if (st == LOOM_OK && e->tbe && P > 0)
+    if (st == LOOM_OK && e->tbe && P > 0 && e->n_groups == 1)
         st = step(call, e, e->tbe, &batch, P * batch.bags, gl, batch.bags, LD);
+    /* one step per compute-kernel group, on its slice of the batch and its columns of the gradient */
+    for (int g = 0; st == LOOM_OK && e->tbe && P > 0 && e->n_groups == 2 && g < 2; g++) {
+        int64_t p0, p1, c0, cols;
+        shard_group_range(e, g, &p0, &p1, &c0, &cols);
+        shard_batch sub;
+        if ((st = shard_group_batch(e, &batch, g, &sub)) != LOOM_OK)
+            break;
+        float *gg = malloc((size_t)(batch.bags * cols > 0 ? batch.bags * cols : 1) * sizeof *gg);
+        if (gg == NULL)
+            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
+        for (int64_t r = 0; gg && r < batch.bags; r++)
+            memcpy(gg + r * cols, gl + r * LD + c0, (size_t)cols * sizeof *gg);
+        if (st == LOOM_OK)
+            st = step(call, e, shard_group_tbe(e, g), &sub, (p1 - p0) * batch.bags, gg, batch.bags, cols);
+        free(gg);
+        free(sub.offsets);
+    }
 
     /* data-parallel: every rank's bags on every replica */
     if (st == LOOM_OK && e->dp_tbe) {

@@ -22,21 +22,6 @@
 
 #include "shard.h"
 
-/* fbgemm.tbe on obj for batch b of `bags` bags: a new output (free with tensor_free). */
-static loom_status lookup(loom_call *call, const rec_sebc *e, loom_object *obj, const shard_batch *b, int64_t bags,
-                          loom_tensor **y)
-{
-    int64_t ishape[1] = { b->n_indices }, oshape[1] = { bags + 1 };
-    loom_tensor ti = shard_view(b->indices, SHARD_I64, 1, ishape);
-    loom_tensor to = shard_view(b->offsets, SHARD_I64, 1, oshape);
-    loom_tensor tw = shard_view(b->psw, SHARD_F32, 1, ishape);
-    const loom_tensor *ins[3] = { &ti, &to, b->psw ? &tw : NULL };
-    *y = NULL;
-    loom_op_call oc = { .struct_size = sizeof oc, .op = e->tbe_op, .n_inputs = 3, .inputs = ins, .n_outputs = 1,
-                        .outputs = y, .object = obj };
-    return pk_host->op_call(call->ctx, &oc);
-}
-
 loom_status rec_sebc_forward(loom_call *call)
 {
     rec_sebc *e = call->object;
@@ -72,9 +57,12 @@ loom_status rec_sebc_forward(loom_call *call)
         e->stats.input.kjt_all_to_alls++;
         e->stats.input.kjt_bytes += (double)batch.sent_bytes;
     }
+    /* one local TBE, or one per compute kernel (shard_groups.c) */
+    float *ygroups = NULL;
     if (st == LOOM_OK && e->tbe && P > 0)
-        st = lookup(call, e, e->tbe, &batch, P * batch.bags, &y);
-    const float *yl = y && loom_numel(y) ? loom_data(y) : NULL;
+        st = e->n_groups == 1 ? shard_tbe_lookup(call, e, e->tbe, &batch, P * batch.bags, &y)
+                              : shard_groups_lookup(call, e, &batch, &ygroups);
+    const float *yl = ygroups ? ygroups : y && loom_numel(y) ? loom_data(y) : NULL;
     const int64_t LD = e->local_d[me];
 
     /* table-wise and column-wise: the pooled rows of each rank's bags back to it, pair-major */
@@ -146,7 +134,7 @@ loom_status rec_sebc_forward(loom_call *call)
     /* data-parallel: the local bags on the local replica */
     if (st == LOOM_OK && e->dp_tbe) {
         if ((st = shard_dp_batch(e, &in, 0, &dpb)) == LOOM_OK)
-            st = lookup(call, e, e->dp_tbe, &dpb, e->n_dp_features * dpb.bags, &ydp);
+            st = shard_tbe_lookup(call, e, e->dp_tbe, &dpb, e->n_dp_features * dpb.bags, &ydp);
         const float *yd = st == LOOM_OK && loom_numel(ydp) ? loom_data(ydp) : NULL;
         for (int64_t j = 0; st == LOOM_OK && yd && j < e->n_dp_features; j++) {
             const int64_t f = e->dp_features[j], d = e->feature_col[f + 1] - e->feature_col[f];
@@ -171,5 +159,6 @@ loom_status rec_sebc_forward(loom_call *call)
     free(rblk);
     free(srw);
     free(rrw);
+    free(ygroups);
     return st;
 }

@@ -39,6 +39,8 @@ void rec_sebc_destroy(void *state)
         e->device_state_free(e->device_state);
     if (e->tbe)
         pk_host->object_free(e->tbe);
+    if (e->tbe_cached)
+        pk_host->object_free(e->tbe_cached);
     if (e->dp_tbe)
         pk_host->object_free(e->dp_tbe);
     for (int64_t i = 0; i < e->n_shard_rows; i++)
@@ -326,11 +328,14 @@ static loom_status make_tbes(const loom_object_args *args, rec_sebc *e, const lo
     int64_t *dp_local = calloc((size_t)(T > 0 ? T : 1), sizeof *dp_local);
     loom_status st = e->shard_rows && views && tabs && shapes && dims && ftm && dp_local
                          ? LOOM_OK : pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
+    /* one TBE per compute kernel of this rank's shards (shard_groups.c): fused, then cached */
     int64_t k = 0;
+    for (int kind = 0; kind < 2; kind++) {
+    const int64_t k0 = k;
     for (int64_t t = 0; st == LOOM_OK && t < T; t++)
         for (int64_t s = 0; st == LOOM_OK && s < p->tables[t].n_shards; s++) {
             const rec_plan_shard *sh = &p->tables[t].shards[s];
-            if (sh->rank != r)
+            if (sh->rank != r || (p->tables[t].compute_kernel == REC_KERNEL_FUSED_UVM_CACHING) != kind)
                 continue;
             const int64_t D = e->embedding_dim[t];
             float *rows = malloc((size_t)(sh->rows * sh->cols > 0 ? sh->rows * sh->cols : 1) * sizeof *rows);
@@ -352,10 +357,16 @@ static loom_status make_tbes(const loom_object_args *args, rec_sebc *e, const lo
             dims[k] = sh->cols;
             k++;
         }
-    for (int64_t j = 0; st == LOOM_OK && j < P; j++)
-        ftm[j] = e->pairs[e->pair_start[r] + j].local_table;
-    if (st == LOOM_OK && n > 0)
-        st = make_tbe(args, e, n, tabs, dims, P, ftm, lf, &e->tbe);
+    if (st != LOOM_OK || k == k0)
+        continue;
+    const int g = e->n_groups == 2 && kind == 1;
+    int64_t p0, p1, c0, cols;
+    shard_group_range(e, g, &p0, &p1, &c0, &cols);
+    for (int64_t j = p0; j < p1; j++)
+        ftm[j - p0] = e->pairs[e->pair_start[r] + j].local_table;
+    st = make_tbe(args, e, k - k0, tabs + k0, dims + k0, p1 - p0, ftm, kind ? lf : 1.0,
+                  g ? &e->tbe_cached : &e->tbe);
+    }
     /* the data-parallel tables, in table order, and their features */
     int64_t nd = 0;
     for (int64_t t = 0; st == LOOM_OK && t < T; t++) {

@@ -9,11 +9,13 @@
 ** its shards in a local fbgemm.tbe made with the plan's cache_load_factor
 ** (fbgemm.tbe's row cache, plugins/fbgemm/cache: the table's rows stay in
 ** the TBE's owned copy, the slow tier, and the given share of them is kept
-** in the set-associative fast tier, LRU). A rank's shards share one local
-** TBE, so the shards of one rank are either all fused or all
-** fused_uvm_caching with one load factor (torchrec makes one TBE per
-** compute kernel; loom does not split a rank's lookup yet): another mix is
-** refused at create, naming the rank and both tables. The cache changes no
+** in the set-associative fast tier, LRU). A rank's shards are grouped by
+** kernel as torchrec groups them, one local TBE per kernel: a rank may
+** hold fused and fused_uvm_caching shards (shard_groups.c: the fused TBE
+** and the caching one), but its cached shards share one cache, so they
+** need one load factor: another is refused at create, naming the rank and
+** both tables (and the sequence collection, whose lookups run on one TBE,
+** refuses a rank that mixes kernels). The cache changes no
 ** bit of any result: a slot is a byte copy of its row, and the training
 ** backward writes every updated row through to its slot (cache_refresh.c).
 **
@@ -105,12 +107,12 @@ static void describe(const rec_plan_table *t, char *buf, size_t n)
         snprintf(buf, n, "%s", rec_compute_kernel_names[t->compute_kernel]);
 }
 
-/* The kernel and load factor the plan gives rank q's shards: 0 with *lf the
-** load factor (1.0 for fused shards, or none), or -1 with the message set. */
+/* The load factor the plan gives rank q's cached shards: 0 with *lf the
+** load factor (1.0 when it has none), or -1 with the message set. */
 static loom_status rank_cache(const rec_sebc *e, int64_t q, double *lf)
 {
     const rec_plan *p = e->plan;
-    int64_t first = -1;
+    int64_t first = -1, first_cached = -1;
     *lf = 1.0;
     for (int64_t t = 0; t < p->n_tables; t++) {
         const rec_plan_table *pt = &p->tables[t];
@@ -119,19 +121,30 @@ static loom_status rank_cache(const rec_sebc *e, int64_t q, double *lf)
             here |= pt->shards[s].rank == q;
         if (!here)
             continue;
-        const double tlf = pt->compute_kernel == REC_KERNEL_FUSED_UVM_CACHING ? pt->cache_load_factor : 1.0;
-        if (first >= 0 && tlf != *lf) {
-            const rec_plan_table *pf = &p->tables[first];
+        const int cached = pt->compute_kernel == REC_KERNEL_FUSED_UVM_CACHING;
+        /* the other of two tables that cannot share: another kernel (sequence), another load factor */
+        int64_t clash = -1;
+        if (e->sequence && first >= 0 && (p->tables[first].compute_kernel == REC_KERNEL_FUSED_UVM_CACHING) != cached)
+            clash = first;
+        else if (cached && first_cached >= 0 && pt->cache_load_factor != *lf)
+            clash = first_cached;
+        if (clash >= 0) {
+            const rec_plan_table *pf = &p->tables[clash];
             char a[64], b[64];
             describe(pf, a, sizeof a);
             describe(pt, b, sizeof b);
-            return pk_host->fail(LOOM_EINVAL, "%s: rank %lld holds shards of table '%s' (%s) and of table '%s' (%s): a "
-                                 "rank's shards share one local fbgemm.tbe, so they need one compute kernel and one "
-                                 "cache_load_factor", e->c.name, (long long)q, pf->name, a, pt->name, b);
+            return pk_host->fail(LOOM_EINVAL, "%s: rank %lld holds shards of table '%s' (%s) and of table '%s' (%s): %s",
+                                 e->c.name, (long long)q, pf->name, a, pt->name, b,
+                                 e->sequence ? "a rank's shards share one local fbgemm.tbe, so they need one compute "
+                                               "kernel and one cache_load_factor"
+                                             : "a rank's cached shards share one cache, so they need one "
+                                               "cache_load_factor");
         }
-        if (first < 0) {
+        if (first < 0)
             first = t;
-            *lf = tlf;
+        if (cached && first_cached < 0) {
+            first_cached = t;
+            *lf = pt->cache_load_factor;
         }
     }
     return LOOM_OK;
@@ -175,6 +188,11 @@ static void kept_free(shard_kept *k)
     free(k->weights);
     shard_batch_free(&k->batch);
     *k = (shard_kept){ 0 };
+}
+
+double shard_prefetch_load_factor(const rec_sebc *e)
+{
+    return e->prefetch ? e->prefetch->cache_load_factor : 1.0;
 }
 
 void shard_prefetch_free(rec_sebc *e)
@@ -331,14 +349,27 @@ static loom_status fill(loom_call *call, rec_sebc *e, const char *op)
         return pk_host->fail(LOOM_EINVAL, "%s: rank %d: stage fill has no batch to fill: run stage dist (collective) "
                              "on the next batch first", op, e->c.rank);
     loom_status st = LOOM_OK;
-    if (e->tbe != NULL && pf->cache_load_factor < 1.0 && bags > 0) {
-        int64_t ishape[1] = { b.n_indices }, oshape[1] = { bags + 1 };
-        loom_tensor ti = shard_view(b.indices, SHARD_I64, 1, ishape);
-        loom_tensor to = shard_view(b.offsets, SHARD_I64, 1, oshape);
+    loom_object *cache = shard_cache_tbe(e);
+    if (cache != NULL && bags > 0) {
+        /* with two kernel groups the cached shards' ids are group 1's slice of the batch */
+        shard_batch sub = b;
+        int64_t n_bags = bags;
+        if (e->n_groups == 2) {
+            int64_t p0, p1, c0, cols;
+            shard_group_range(e, 1, &p0, &p1, &c0, &cols);
+            n_bags = (p1 - p0) * b.bags;
+            st = shard_group_batch(e, &b, 1, &sub);
+        }
+        int64_t ishape[1] = { sub.n_indices }, oshape[1] = { n_bags + 1 };
+        loom_tensor ti = shard_view(sub.indices, SHARD_I64, 1, ishape);
+        loom_tensor to = shard_view(sub.offsets, SHARD_I64, 1, oshape);
         const loom_tensor *ins[2] = { &ti, &to };
         loom_op_call oc = { .struct_size = sizeof oc, .op = pf->tbe_prefetch_op, .n_inputs = 2, .inputs = ins,
-                            .object = e->tbe };
-        st = pk_host->op_call(call->ctx, &oc);
+                            .object = cache };
+        if (st == LOOM_OK)
+            st = pk_host->op_call(call->ctx, &oc);
+        if (e->n_groups == 2)
+            free(sub.offsets);
     }
     shard_batch_free(&b);
     return st;
@@ -354,11 +385,12 @@ static loom_status stats(loom_call *call, rec_sebc *e)
     if (st != LOOM_OK)
         return st;
     memset(loom_data(out), 0, 8 * sizeof(int64_t));
-    if (e->tbe == NULL || e->prefetch->cache_load_factor >= 1.0)
+    loom_object *cache = shard_cache_tbe(e);
+    if (cache == NULL)
         return LOOM_OK;
     loom_tensor *y = NULL;
     loom_op_call oc = { .struct_size = sizeof oc, .op = e->prefetch->tbe_stats_op, .n_outputs = 1, .outputs = &y,
-                        .object = e->tbe };
+                        .object = cache };
     if ((st = pk_host->op_call(call->ctx, &oc)) == LOOM_OK && loom_numel(y) == 8)
         memcpy(loom_data(out), loom_data(y), 8 * sizeof(int64_t));
     if (y)
