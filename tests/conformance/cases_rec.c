@@ -24,7 +24,8 @@
     "DLRM's dense gradients summed through it and its tables gathered by name, against the unsharded DLRM"
 #define SHARD_TEST                                                                                 \
     "tests/rec/shard/shard_check.c: cpu only (collective: it runs under mpirun, its lookups are fbgemm.tbe's); " \
-    "against the unsharded rec.fused_embedding_bag_collection at -np 2 and 4, bit for bit, then 10 steps within 1e-6"
+    "against the unsharded rec.fused_embedding_bag_collection at -np 2 and 4, bit for bit, then 10 steps within 1e-6 " \
+    "(also with fused and fused_uvm_caching shards on one rank: --kernels mixed)"
 
 #define SHARD_EC_TEST                                                                                \
     "tests/rec/shard/ec_shard_check.c: cpu only (collective: it runs under mpirun, its lookups are fbgemm.tbe's); " \

@@ -37,9 +37,10 @@
 ** (alive, taking no part): the others must fail by their bounded wait
 ** (timeout_s 5), not hang.
 ** --case refusals: a plan with a table_row_wise table, a missing table on
-** one rank, and bad inputs on one rank (lengths of another size, an id
-** outside its table, another batch size, a gradient of the wrong shape)
-** and an unknown table's weight, each refused on every rank at once, every
+** one rank, fused and cached shards on one rank, and bad inputs on one
+** rank (lengths of another size, an id outside its table, another batch
+** size, a gradient of the wrong shape) and an unknown table's weight, each
+** refused on every rank at once, every
 ** message naming rec.sharded_embedding_collection (or its method), never
 ** the bag collection whose checks it shares; the collection usable
 ** afterwards.
@@ -108,6 +109,8 @@ static void row_shards(int t, const int *ranks, int n)
 }
 
 /* lie: table t0 on another rank (the plan-mismatch fault) */
+static int cached_t1;   /* the refusals: table t1 fused_uvm_caching, the others fused */
+
 static void build_plan(const char *c, int lie)
 {
     plan_text[0] = '\0';
@@ -116,7 +119,7 @@ static void build_plan(const char *c, int lie)
         const char *ty = table_type(c, t);
         put("%s{\"name\":\"%s\",\"num_embeddings\":%lld,\"embedding_dim\":%d,\"sharding_type\":\"%s\","
             "\"compute_kernel\":\"%s\",", t ? "," : "", NAMES[t], (long long)E[t], D, ty,
-            strcmp(ty, "data_parallel") == 0 ? "dense" : "fused");
+            strcmp(ty, "data_parallel") == 0 ? "dense" : cached_t1 && t == 1 ? "fused_uvm_caching" : "fused");
         int ranks[16];
         if (strcmp(ty, "table_wise") == 0) {
             const int r = (t + (lie && t == 0)) % world;
@@ -311,6 +314,12 @@ static void run_refusals(int n_named, const loom_named_tensor *named)
     build_plan("twrw", 0);
     expect_refused(create_sharded(plan_text, "sgd", "30", n_named, named, &o), -1,
                    "field 'sharding_type' table_row_wise", NULL, "a table_row_wise table");
+    /* the sequence collection's lookups run on one local TBE per rank: no rank may mix kernels */
+    cached_t1 = 1;
+    build_plan("rw", 0);
+    cached_t1 = 0;
+    expect_refused(create_sharded(plan_text, "sgd", "30", n_named, named, &o), -1,
+                   "so they need one compute kernel", NULL, "fused and cached shards on one rank");
     build_plan("mixed", 0);
     expect_refused(create_sharded(plan_text, "sgd", "30", rank == last ? n_named - 1 : n_named, named, &o), last,
                    "has no tensor 'embeddings.t3.weight'", "refused its arguments at setup", "a missing table");
