@@ -133,7 +133,8 @@ static void make_plan(char *buf, size_t cap, int cached, double lf)
             "\"compute_kernel\":\"%s\",", t ? "," : "", NAMES[t], (long long)E[t], (long long)DIM[t],
             t % 2 == 0 ? "table_wise" : "row_wise", cached && !(cached == 2 && t == 1) ? "fused_uvm_caching" : "fused");
         if (cached && !(cached == 2 && t == 1))
-            put(buf, cap, "\"cache_load_factor\":%.17g,\"prefetch_pipeline\":true,", cached == 3 && t == 1 ? lf / 2 : lf);
+            put(buf, cap, "\"cache_load_factor\":%.17g,\"prefetch_pipeline\":true,",
+                cached == 3 && t == 1 ? lf / 2 : lf);
         if (t % 2 == 0) {
             const int r = (t / 2) % world;
             put(buf, cap, "\"ranks\":[%d],\"shards\":[{\"rank\":%d,\"offsets\":[0,0],\"sizes\":[%lld,%lld]}]}", r, r,

@@ -273,8 +273,8 @@ void shard_kjt_parts_free(shard_kjt_parts *k);
 ** lengths, and their ids at vals + vstart[q]) to the TBE's batch:
 ** pair-major, then q, then bag, each pair padded with empty bags to the
 ** longest (shard_batch). */
-loom_status shard_batch_assemble(const char *who, int W, int64_t P, const int64_t *sq, const int64_t *lens, const int64_t *vals,
-                                 const float *wts, const int64_t *vstart, shard_batch *out);
+loom_status shard_batch_assemble(const char *who, int W, int64_t P, const int64_t *sq, const int64_t *lens,
+                                 const int64_t *vals, const float *wts, const int64_t *vstart, shard_batch *out);
 /* The data-parallel features of the local batch (all_ranks 0), or of every
 ** rank's batch, all-gathered in rank order (all_ranks 1). */
 loom_status shard_dp_batch(const rec_sebc *e, const shard_input *in, int all_ranks, shard_batch *out);

@@ -53,6 +53,44 @@ static loom_status check_plan(const rec_sebc *e)
     return LOOM_OK;
 }
 
+/* Rank r's pairs of the tables of one compute kernel (kind 1: fused_uvm_caching,
+** 0: the others), in table order, from pairs[*k]; their local tables count from 0
+** (the kernel's own TBE); *n_pairs and *cols count them and their columns. */
+static void add_pairs(rec_sebc *e, int r, int kind, int64_t *k, int64_t *n_pairs, int64_t *cols)
+{
+    const rec_plan *p = e->plan;
+    const int64_t F = e->n_features;
+    int64_t local_table = 0;
+    for (int64_t t = 0; t < e->n_tables; t++) {
+        const rec_plan_table *pt = &p->tables[t];
+        if ((pt->compute_kernel == REC_KERNEL_FUSED_UVM_CACHING) != kind)
+            continue;
+        for (int64_t s = 0; s < pt->n_shards; s++) {
+            const rec_plan_shard *sh = &pt->shards[s];
+            if (sh->rank != r)
+                continue;
+            for (int64_t f = 0; f < F; f++) {
+                if (e->feature_table[f] != t)
+                    continue;
+                shard_pair *q = &e->pairs[(*k)++];
+                *q = (shard_pair){ .feature = f, .table = t, .local_table = local_table,
+                                   .row_offset = sh->row_offset, .rows = sh->rows,
+                                   .col_offset = sh->col_offset, .cols = sh->cols,
+                                   .rw = is_rw(pt->sharding_type), .local_col = e->local_d[r],
+                                   .block_col = -1 };
+                e->local_d[r] += sh->cols;
+                (*n_pairs)++;
+                *cols += sh->cols;
+                if (!q->rw) {
+                    q->block_col = e->block_cols[r];
+                    e->block_cols[r] += sh->cols;
+                }
+            }
+            local_table++;
+        }
+    }
+}
+
 loom_status shard_layout_build(rec_sebc *e)
 {
     loom_status st = check_plan(e);
@@ -82,37 +120,8 @@ loom_status shard_layout_build(rec_sebc *e)
         ** numbering its tables from 0), then in table order; with one kernel that is
         ** table order */
         int64_t kind_pairs[2] = { 0, 0 }, kind_d[2] = { 0, 0 };
-        for (int kind = 0; kind < 2; kind++) {
-        int64_t local_table = 0;
-        for (int64_t t = 0; t < e->n_tables; t++) {
-            const rec_plan_table *pt = &p->tables[t];
-            if ((pt->compute_kernel == REC_KERNEL_FUSED_UVM_CACHING) != kind)
-                continue;
-            for (int64_t s = 0; s < pt->n_shards; s++) {
-                const rec_plan_shard *sh = &pt->shards[s];
-                if (sh->rank != r)
-                    continue;
-                for (int64_t f = 0; f < F; f++) {
-                    if (e->feature_table[f] != t)
-                        continue;
-                    shard_pair *q = &e->pairs[k++];
-                    *q = (shard_pair){ .feature = f, .table = t, .local_table = local_table,
-                                       .row_offset = sh->row_offset, .rows = sh->rows,
-                                       .col_offset = sh->col_offset, .cols = sh->cols,
-                                       .rw = is_rw(pt->sharding_type), .local_col = e->local_d[r],
-                                       .block_col = -1 };
-                    e->local_d[r] += sh->cols;
-                    kind_pairs[kind]++;
-                    kind_d[kind] += sh->cols;
-                    if (!q->rw) {
-                        q->block_col = e->block_cols[r];
-                        e->block_cols[r] += sh->cols;
-                    }
-                }
-                local_table++;
-            }
-        }
-        }
+        for (int kind = 0; kind < 2; kind++)
+            add_pairs(e, r, kind, &k, &kind_pairs[kind], &kind_d[kind]);
         if (r == e->c.rank) {
             e->n_groups = kind_pairs[0] > 0 && kind_pairs[1] > 0 ? 2 : 1;
             e->group0_pairs = e->n_groups == 2 ? kind_pairs[0] : kind_pairs[0] + kind_pairs[1];

@@ -275,8 +275,8 @@ loom_status shard_input_refuse(const rec_sebc *e, loom_status st)
     return shard_input_agree(e, st, &in);
 }
 
-loom_status shard_batch_assemble(const char *who, int W, int64_t P, const int64_t *sq, const int64_t *lens, const int64_t *vals,
-                            const float *wts, const int64_t *vstart, shard_batch *out)
+loom_status shard_batch_assemble(const char *who, int W, int64_t P, const int64_t *sq, const int64_t *lens,
+                                 const int64_t *vals, const float *wts, const int64_t *vstart, shard_batch *out)
 {
     const int64_t n = vstart[W];
     out->n_indices = n;

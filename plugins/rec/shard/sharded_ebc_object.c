@@ -331,41 +331,41 @@ static loom_status make_tbes(const loom_object_args *args, rec_sebc *e, const lo
     /* one TBE per compute kernel of this rank's shards (shard_groups.c): fused, then cached */
     int64_t k = 0;
     for (int kind = 0; kind < 2; kind++) {
-    const int64_t k0 = k;
-    for (int64_t t = 0; st == LOOM_OK && t < T; t++)
-        for (int64_t s = 0; st == LOOM_OK && s < p->tables[t].n_shards; s++) {
-            const rec_plan_shard *sh = &p->tables[t].shards[s];
-            if (sh->rank != r || (p->tables[t].compute_kernel == REC_KERNEL_FUSED_UVM_CACHING) != kind)
-                continue;
-            const int64_t D = e->embedding_dim[t];
-            float *rows = malloc((size_t)(sh->rows * sh->cols > 0 ? sh->rows * sh->cols : 1) * sizeof *rows);
-            if (rows == NULL) {
-                st = pk_host->fail(LOOM_ENOMEM, "%s: no memory for shard %lld of table '%s' (%lld x %lld)",
-                                   e->c.name, (long long)s, e->table_names[t], (long long)sh->rows,
-                                   (long long)sh->cols);
-                break;
+        const int64_t k0 = k;
+        for (int64_t t = 0; st == LOOM_OK && t < T; t++)
+            for (int64_t s = 0; st == LOOM_OK && s < p->tables[t].n_shards; s++) {
+                const rec_plan_shard *sh = &p->tables[t].shards[s];
+                if (sh->rank != r || (p->tables[t].compute_kernel == REC_KERNEL_FUSED_UVM_CACHING) != kind)
+                    continue;
+                const int64_t D = e->embedding_dim[t];
+                float *rows = malloc((size_t)(sh->rows * sh->cols > 0 ? sh->rows * sh->cols : 1) * sizeof *rows);
+                if (rows == NULL) {
+                    st = pk_host->fail(LOOM_ENOMEM, "%s: no memory for shard %lld of table '%s' (%lld x %lld)",
+                                       e->c.name, (long long)s, e->table_names[t], (long long)sh->rows,
+                                       (long long)sh->cols);
+                    break;
+                }
+                e->shard_rows[e->n_shard_rows++] = rows;
+                const float *src = loom_data(w[t]);
+                for (int64_t i = 0; i < sh->rows; i++)
+                    memcpy(rows + i * sh->cols, src + (sh->row_offset + i) * D + sh->col_offset,
+                           (size_t)sh->cols * sizeof *rows);
+                shapes[2 * k] = sh->rows;
+                shapes[2 * k + 1] = sh->cols;
+                views[k] = shard_view(rows, SHARD_F32, 2, shapes + 2 * k);
+                tabs[k] = &views[k];
+                dims[k] = sh->cols;
+                k++;
             }
-            e->shard_rows[e->n_shard_rows++] = rows;
-            const float *src = loom_data(w[t]);
-            for (int64_t i = 0; i < sh->rows; i++)
-                memcpy(rows + i * sh->cols, src + (sh->row_offset + i) * D + sh->col_offset,
-                       (size_t)sh->cols * sizeof *rows);
-            shapes[2 * k] = sh->rows;
-            shapes[2 * k + 1] = sh->cols;
-            views[k] = shard_view(rows, SHARD_F32, 2, shapes + 2 * k);
-            tabs[k] = &views[k];
-            dims[k] = sh->cols;
-            k++;
-        }
-    if (st != LOOM_OK || k == k0)
-        continue;
-    const int g = e->n_groups == 2 && kind == 1;
-    int64_t p0, p1, c0, cols;
-    shard_group_range(e, g, &p0, &p1, &c0, &cols);
-    for (int64_t j = p0; j < p1; j++)
-        ftm[j - p0] = e->pairs[e->pair_start[r] + j].local_table;
-    st = make_tbe(args, e, k - k0, tabs + k0, dims + k0, p1 - p0, ftm, kind ? lf : 1.0,
-                  g ? &e->tbe_cached : &e->tbe);
+        if (st != LOOM_OK || k == k0)
+            continue;
+        const int g = e->n_groups == 2 && kind == 1;
+        int64_t p0, p1, c0, cols;
+        shard_group_range(e, g, &p0, &p1, &c0, &cols);
+        for (int64_t j = p0; j < p1; j++)
+            ftm[j - p0] = e->pairs[e->pair_start[r] + j].local_table;
+        st = make_tbe(args, e, k - k0, tabs + k0, dims + k0, p1 - p0, ftm, kind ? lf : 1.0,
+                      g ? &e->tbe_cached : &e->tbe);
     }
     /* the data-parallel tables, in table order, and their features */
     int64_t nd = 0;
