@@ -6,7 +6,7 @@
 ** cache fill for the next batch runs on a second thread.
 **
 **   mpirun -np 2 prefetch_pipeline [--steps N] [--batch B] [--load-factor F]
-**                                  [--timeline out.json] [--check | --refusals]
+**                                  [--timeline out.json] [--mixed] [--check | --refusals]
 **
 ** One rank per process (on CPU: processes of this machine). Every rank makes
 ** the same tables (a seeded generator), the same plan (table-wise and
@@ -22,7 +22,10 @@
 **                 then the forward and the backward (fused SGD) of batch i;
 **   worker thread stage=fill on batch i+1: fbgemm.tbe_prefetch on the local
 **                 caching TBE (no MPI), while the main thread runs batch i.
-** Both join before step i+1. Batch 0 is prefetched before the loop.
+** Both join before step i+1. Batch 0 is prefetched before the loop. The
+** forward of batch i takes the input that the dist of batch i distributed
+** (the collection keeps it, as torchrec's pipeline keeps the input_dist
+** context): it runs no KJT all-to-all of its own.
 **
 ** --timeline out.json: every rank records the begin and end
 ** (CLOCK_MONOTONIC, one clock for every process of the machine) of each
@@ -36,9 +39,17 @@
 ** collection over the same plan without the pipeline (each forward fills
 ** its own cache) and by one whose tables are fused (no cache); every
 ** forward output and, at the end, every table must be the same bits on all
-** three. Each rank prints "pipeline equals the unpipelined and the uncached
+** three. The stats method's counters must show that every pipelined
+** forward took its prefetched input and ran no KJT all-to-all, every
+** unpipelined one ran its own; and a forward of another batch than the
+** one prefetched (on some ranks only) must distribute its own and give the
+** uncached bits, the prefetched batch still taken by its forward after.
+** Each rank prints "pipeline equals the unpipelined and the uncached
 ** collection bit for bit" (tests/rec/shard/meson.build, suite mpi).
-** --refusals: a plan that mixes fused and cached shards on a rank, a fill
+** --mixed: table t1 fused, the others cached, so every rank holds shards
+** of both kernels and looks them up on two local TBEs (one per kernel, as
+** torchrec groups them); --check then holds the same, bit for bit.
+** --refusals: a plan giving a rank's cached shards two load factors, a fill
 ** before its dist, an unknown stage and a dist without its batch are
 ** refused on every rank, and the collection works afterwards.
 */
@@ -110,7 +121,9 @@ static void put(char *buf, size_t cap, const char *fmt, ...)
 
 /* Tables 0 and 2 table-wise (on ranks 0 and 1 % W), 1 and 3 row-wise over
 ** every rank; kernel fused_uvm_caching with load factor lf (cached 1), or
-** fused (0), or t1 fused and the others cached (2: a mix on every rank). */
+** fused (0), or t1 fused and the others cached (2: both kernels on every
+** rank, two local TBEs each), or every table cached but t1 with load
+** factor lf / 2 (3: two load factors on every rank, refused). */
 static void make_plan(char *buf, size_t cap, int cached, double lf)
 {
     buf[0] = '\0';
@@ -120,7 +133,8 @@ static void make_plan(char *buf, size_t cap, int cached, double lf)
             "\"compute_kernel\":\"%s\",", t ? "," : "", NAMES[t], (long long)E[t], (long long)DIM[t],
             t % 2 == 0 ? "table_wise" : "row_wise", cached && !(cached == 2 && t == 1) ? "fused_uvm_caching" : "fused");
         if (cached && !(cached == 2 && t == 1))
-            put(buf, cap, "\"cache_load_factor\":%.17g,\"prefetch_pipeline\":true,", lf);
+            put(buf, cap, "\"cache_load_factor\":%.17g,\"prefetch_pipeline\":true,",
+                cached == 3 && t == 1 ? lf / 2 : lf);
         if (t % 2 == 0) {
             const int r = (t / 2) % world;
             put(buf, cap, "\"ranks\":[%d],\"shards\":[{\"rank\":%d,\"offsets\":[0,0],\"sizes\":[%lld,%lld]}]}", r, r,
@@ -398,12 +412,12 @@ static void train(loom_object *o, batch *batches, int steps, int pipelined, loom
     }
 }
 
-/* --refusals: a plan mixing kernels on a rank, a fill before any dist and
-** an unknown stage are refused, on every rank, saying why. */
+/* --refusals: a plan giving a rank's cached shards two load factors, a fill
+** before any dist and an unknown stage are refused, on every rank, saying why. */
 static void refusals(loom_tensor *const *tables, double lf, const batch *b)
 {
     static char plan[65536];
-    make_plan(plan, sizeof plan, 2, lf);
+    make_plan(plan, sizeof plan, 3, lf);
     char keys[T][64];
     loom_named_tensor named[T];
     for (int t = 0; t < T; t++) {
@@ -421,9 +435,9 @@ static void refusals(loom_tensor *const *tables, double lf, const batch *b)
     oo.n_tensors = T;
     oo.tensors = named;
     loom_object *o = NULL;
-    CHECK(loom_object_create_ex(&o, SEBC, a, &oo) != LOOM_OK, "a plan mixing fused and cached shards was accepted");
-    CHECK(strstr(loom_last_error(), "holds shards of table 't0'") && strstr(loom_last_error(), "one compute kernel"),
-          "the refusal of the mixed plan does not say why: %s", loom_last_error());
+    CHECK(loom_object_create_ex(&o, SEBC, a, &oo) != LOOM_OK, "a plan with two load factors on a rank was accepted");
+    CHECK(strstr(loom_last_error(), "holds shards of table 't0'") && strstr(loom_last_error(), "one cache_load_factor"),
+          "the refusal of two load factors does not say why: %s", loom_last_error());
     printf("rank %d: refused: %s\n", rank, loom_last_error());
     loom_attrs_free(a);
     make_plan(plan, sizeof plan, 1, lf);
@@ -448,14 +462,62 @@ static void refusals(loom_tensor *const *tables, double lf, const batch *b)
     LOOM(loom_run(SEBC "_prefetch", NULL, 0, st, NULL, 0, &co), "its fill");
     loom_attrs_free(st);
     loom_object_free(o);
-    printf("rank %d of %d: refusals: a mixed rank, a fill before its dist, an unknown stage, a dist without its "
-           "batch\n", rank, world);
+    printf("rank %d of %d: refusals: a rank with two load factors, a fill before its dist, an unknown stage, a "
+           "dist without its batch\n", rank, world);
 }
 
 static int same_bits(const loom_tensor *a, const loom_tensor *b)
 {
     const int64_t n = loom_numel(a);
     return n == loom_numel(b) && memcmp(a->data, b->data, (size_t)n * sizeof(float)) == 0;
+}
+
+/* The collection's stats record, f64 [4, 4] (rec.sharded_embedding_bag_collection_stats). */
+static void read_stats(loom_object *o, double v[16])
+{
+    loom_call_options co = LOOM_CALL_OPTIONS_INIT;
+    co.object = o;
+    loom_tensor *st = NULL;
+    LOOM(loom_run(SEBC "_stats", NULL, 0, NULL, &st, 1, &co), SEBC "_stats");
+    CHECK(loom_numel(st) == 16, "the stats record has %lld entries, not 16", (long long)loom_numel(st));
+    memcpy(v, st->data, 16 * sizeof *v);
+    loom_tensor_free(st);
+}
+
+/* A forward of a batch other than the one prefetched, on ranks >= 1 only:
+** every rank distributes its input again (the ranks agree on it), the
+** output is the uncached one; the next forward of the prefetched batch on
+** every rank takes it. */
+static void mismatch(const char *plan, const char *fused, loom_tensor *const *tables, batch *batches)
+{
+    loom_object *o = make_collection(plan, tables), *ref = make_collection(fused, tables);
+    call(o, SEBC "_prefetch", &batches[1], "all", NULL);
+    const batch *mine = rank == 0 ? &batches[1] : &batches[2];
+    loom_tensor *a = NULL, *b = NULL;
+    call(o, SEBC, mine, NULL, &a);
+    call(ref, SEBC, mine, NULL, &b);
+    CHECK(same_bits(a, b), "a forward of another batch than the prefetched one differs from the uncached one");
+    double v[16];
+    read_stats(o, v);
+    /* on one rank the batch is the prefetched one everywhere */
+    const double reused = world == 1 ? 1 : 0;
+    CHECK(v[13] == reused && v[12] == 1 - reused, "another batch on ranks >= 1: %g KJT all-to-alls and %g reuses, "
+          "expected %g and %g", v[12], v[13], 1 - reused, reused);
+    loom_tensor_free(a);
+    loom_tensor_free(b);
+    a = b = NULL;
+    if (world > 1) {
+        call(o, SEBC, &batches[1], NULL, &a);
+        call(ref, SEBC, &batches[1], NULL, &b);
+        CHECK(same_bits(a, b), "the prefetched batch's forward after a mismatch differs from the uncached one");
+        read_stats(o, v);
+        CHECK(v[12] == 1 && v[13] == 1 && v[15] > 0, "the prefetched batch after a mismatch: %g KJT all-to-alls, "
+              "%g reuses (%g bytes saved), expected 1 and 1", v[12], v[13], v[15]);
+        loom_tensor_free(a);
+        loom_tensor_free(b);
+    }
+    loom_object_free(o);
+    loom_object_free(ref);
 }
 
 /* Every table of o, gathered from its shards (collective). */
@@ -475,7 +537,7 @@ static void weights(loom_object *o, loom_tensor **w)
 
 int main(int argc, char **argv)
 {
-    int steps = 8, check = 0;
+    int steps = 8, check = 0, mixed = 0;
     int64_t B = 64;
     double lf = 0.2;
     const char *timeline = NULL;
@@ -486,9 +548,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--timeline") && i + 1 < argc) timeline = argv[++i];
         else if (!strcmp(argv[i], "--check")) check = 1;
         else if (!strcmp(argv[i], "--refusals")) check = 2;
+        else if (!strcmp(argv[i], "--mixed")) mixed = 1;
         else {
             fprintf(stderr, "usage: mpirun -np W %s [--steps N] [--batch B] [--load-factor F] [--timeline out.json] "
-                    "[--check | --refusals]\n", argv[0]);
+                    "[--mixed] [--check | --refusals]\n", argv[0]);
             return 2;
         }
     }
@@ -524,7 +587,7 @@ int main(int argc, char **argv)
     for (int i = 0; i <= steps; i++)
         make_batch(&batches[i], i, B);
     static char plan[65536];
-    make_plan(plan, sizeof plan, 1, lf);
+    make_plan(plan, sizeof plan, mixed ? 2 : 1, lf);
     if (check == 2) {
         refusals(tables, lf, &batches[0]);
         for (int i = 0; i <= steps; i++)
@@ -570,6 +633,18 @@ int main(int argc, char **argv)
         loom_tensor_free(cs);
     }
 
+    {
+        /* the forwards' input: the pipelined ones took what their prefetch distributed */
+        double v[16];
+        read_stats(piped, v);
+        printf("rank %d: forward: %.0f KJT all-to-alls, %.0f prefetched inputs reused (%.0f bytes not sent again); "
+               "prefetch: %.0f calls, %.4f s of collectives\n", rank, v[12], v[13], v[15], v[8], v[10]);
+        /* prefetch calls: all of batch 0, dist and fill of the others, the stats stage above */
+        CHECK(!check || (v[12] == 0 && v[13] == steps && v[8] == 2 * steps),
+              "the pipelined forwards ran %g KJT all-to-alls and reused %g prefetched inputs (expected 0 and %d), "
+              "%g prefetch calls (expected %d)", v[12], v[13], steps, v[8], 2 * steps);
+    }
+
     if (check) {
         loom_tensor **o2 = calloc((size_t)steps, sizeof *o2), **o3 = calloc((size_t)steps, sizeof *o3);
         loom_object *unpiped = make_collection(plan, tables);
@@ -582,6 +657,12 @@ int main(int argc, char **argv)
         make_plan(fused, sizeof fused, 0, lf);
         loom_object *uncached = make_collection(fused, tables);
         train(uncached, batches, steps, 0, o3, 0);
+        double v[16];
+        read_stats(unpiped, v);
+        CHECK(v[12] == steps && v[13] == 0, "the unpipelined forwards ran %g KJT all-to-alls and reused %g inputs, "
+              "expected %d and 0", v[12], v[13], steps);
+        if (steps >= 2)
+            mismatch(plan, fused, tables, batches);
         for (int i = 0; i < steps; i++) {
             CHECK(same_bits(outs[i], o3[i]), "step %d: the pipelined forward differs from the uncached one", i);
             CHECK(same_bits(o2[i], o3[i]), "step %d: the cached forward differs from the uncached one", i);
@@ -603,8 +684,8 @@ int main(int argc, char **argv)
         loom_object_free(uncached);
         free(o2);
         free(o3);
-        printf("rank %d of %d: %d steps: pipeline equals the unpipelined and the uncached collection bit for bit "
-               "(forward outputs and tables)\n", rank, world, steps);
+        printf("rank %d of %d: %d steps%s: pipeline equals the unpipelined and the uncached collection bit for bit "
+               "(forward outputs and tables)\n", rank, world, steps, mixed ? " (fused and cached shards on every rank)" : "");
     }
     for (int i = 0; i < steps; i++)
         loom_tensor_free(outs[i]);

@@ -1713,14 +1713,14 @@ class rec:
         ...
     @staticmethod
     def sharded_embedding_bag_collection_stats(*, reset: bool = False, object: Optional[Object] = None) -> Any:
-        """this rank's time in the forward and backward methods and, of it, inside their collectives (the all-to-alls, reduce-scatters and all-gathers, waits for slower peers included); local, not collective
+        """this rank's time in the forward, backward and prefetch methods and, of it, inside their collectives (the all-to-alls, reduce-scatters and all-gathers, waits for slower peers included); local, not collective
 
         A method of the object class rec.sharded_embedding_bag_collection: call it on a loom.Object of that class, or pass object=.
 
         Attributes (keyword-only):
             reset (bool, default False): zero the counters after reading them
         Outputs:
-            stats (f64, rank 2): [2, 4] rows forward, backward; columns calls, wall seconds, seconds inside collectives, collectives (this rank, since create or the last reset)"""
+            stats (f64, rank 2): [4, 4] rows forward, backward, prefetch: columns calls, wall seconds, seconds inside collectives, collectives; row 3, the forward's input: KJT all-to-alls run, prefetched inputs reused instead, bytes sent by those all-to-alls, bytes the reuse saved (this rank, since create or the last reset)"""
         ...
     @staticmethod
     def sharded_embedding_bag_collection_weight(*, table: str, object: Optional[Object] = None) -> Any:

@@ -24,7 +24,8 @@
     "DLRM's dense gradients summed through it and its tables gathered by name, against the unsharded DLRM"
 #define SHARD_TEST                                                                                 \
     "tests/rec/shard/shard_check.c: cpu only (collective: it runs under mpirun, its lookups are fbgemm.tbe's); " \
-    "against the unsharded rec.fused_embedding_bag_collection at -np 2 and 4, bit for bit, then 10 steps within 1e-6"
+    "against the unsharded rec.fused_embedding_bag_collection at -np 2 and 4, bit for bit, then 10 steps within 1e-6 " \
+    "(also with fused and fused_uvm_caching shards on one rank: --kernels mixed)"
 
 #define SHARD_EC_TEST                                                                                \
     "tests/rec/shard/ec_shard_check.c: cpu only (collective: it runs under mpirun, its lookups are fbgemm.tbe's); " \
@@ -85,10 +86,12 @@ const cf_gen cf_rec_gens[] = {
     { "rec.sharded_embedding_bag_collection_prefetch", 0, 0, NULL,
       "examples/rec/prefetch_pipeline under mpirun (-np 2 and 4): cpu only (collective, then fbgemm.tbe_prefetch); "
       "fused_uvm_caching tables trained with the fill of the next batch on a second thread, bit for bit against "
-      "the same plan unpipelined and the fused plan" },
+      "the same plan unpipelined and the fused plan, every forward taking the input its prefetch distributed "
+      "(the stats' input row), a forward of another batch distributing its own" },
     { "rec.sharded_embedding_bag_collection_stats", 0, 0, NULL,
       "tests/rec/shard/shard_check.c: cpu only (a record of the collection's own calls, no tensor math); the "
-      "counts of forwards and backwards, collective seconds within the wall seconds, reset to zero" },
+      "counts of forwards and backwards, collective seconds within the wall seconds, the forwards' KJT "
+      "all-to-alls, reset to zero; its prefetch and reuse counters: examples/rec/prefetch_pipeline --check" },
     { "rec.sharded_embedding_collection", 0, 0, NULL, SHARD_EC_TEST },
     { "rec.sharded_embedding_collection_backward", 0, 0, NULL, SHARD_EC_TEST },
     { "rec.sharded_embedding_collection_weight", 0, 0, NULL, SHARD_EC_TEST },

@@ -126,11 +126,18 @@ static const oc_case cases[] = {
       .object = 10 },
     { "rec.sharded_embedding_collection_weight", "no such table", { NONE }, "table=nope", .expect = LOOM_EINVAL,
       .message = "no table 'nope'", .object = 10 },
+    /* the input checks it shares with the bag collection name this class */
+    { "rec.sharded_embedding_collection", "lengths not F * B", { T(I64, 1, 0), T(I64, 1, 5) }, NULL,
+      .expect = LOOM_EINVAL, .message = "rec.sharded_embedding_collection: 'lengths' has 5 entries", .object = 10 },
+    { "rec.sharded_embedding_collection_backward", "lengths not F * B", { T(I64, 1, 0), T(I64, 1, 5),
+      T(F32, 2, 0, 8) }, NULL, .expect = LOOM_EINVAL,
+      .message = "rec.sharded_embedding_collection: 'lengths' has 5 entries", .object = 10 },
     /* fused tables: the next batch is distributed, nothing to fill; the counters stay zero */
     { "rec.sharded_embedding_bag_collection_prefetch", "B = 0", { T(I64, 1, 0), T(I64, 1, 0) }, NULL,
       { T(I64, 1, 8) }, .object = 9 },
-    /* the time record: [forward, backward] x [calls, wall s, collective s, collectives] */
-    { "rec.sharded_embedding_bag_collection_stats", "no inputs", { NONE }, NULL, { T(F64, 2, 2, 4) }, .object = 9 },
+    /* the time record: [forward, backward, prefetch] x [calls, wall s, collective s, collectives], and the
+    ** forwards' input: KJT all-to-alls, prefetched inputs reused, bytes sent, bytes saved */
+    { "rec.sharded_embedding_bag_collection_stats", "no inputs", { NONE }, NULL, { T(F64, 2, 4, 4) }, .object = 9 },
 #endif
     /* torchrec: a task without samples has no weight: NE's clamped 0/0 ... */
     { "rec.ne", "N = 0, two tasks", { T(F32, 2, 2, 0), T(F32, 2, 2, 0) }, NULL, { T(F64, 1, 2) } },

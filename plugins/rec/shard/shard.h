@@ -9,8 +9,9 @@
 ** embedding_bags.<table>.weight) and the same plan (plan.h). Create keeps
 ** the rows and columns of the shards the plan places on this rank, each
 ** one table of a local fbgemm.tbe object (host->object_create; the lookups
-** and the fused optimizer are fbgemm's), and the data-parallel tables
-** whole in a second one.
+** and the fused optimizer are fbgemm's; one such object per compute kernel
+** of the rank's shards, shard_groups.c), and the data-parallel tables
+** whole in another one.
 **
 ** A call takes this rank's KJT (B local samples of every feature, in the
 ** collection's feature order) and:
@@ -86,6 +87,10 @@ extern const loom_object_class rec_sebc_class;
 
 /* The communicator and its deadline (shard_comm.c). */
 typedef struct shard_comm {
+    /* the class that opened it (REC_SEBC_CLASS or REC_SEC_CLASS): every
+    ** message of the shared code names it, so a sharded EmbeddingCollection's
+    ** errors never speak of the bag collection */
+    const char *name;
     MPI_Comm comm;
     int rank, size;
     double timeout_s;
@@ -97,8 +102,8 @@ typedef struct shard_comm {
 } shard_comm;
 
 /* Duplicates MPI_COMM_WORLD (initialising MPI, MPI_THREAD_SERIALIZED, when
-** the host has not) with MPI_ERRORS_RETURN. */
-loom_status shard_comm_open(shard_comm *c, double timeout_s);
+** the host has not) with MPI_ERRORS_RETURN; name (static) heads its messages. */
+loom_status shard_comm_open(shard_comm *c, const char *name, double timeout_s);
 void shard_comm_close(shard_comm *c);
 /* Waits for req until the deadline; the error names what and this rank. */
 loom_status shard_wait(shard_comm *c, MPI_Request *req, const char *what);
@@ -122,8 +127,17 @@ typedef struct rec_sebc_method_stats {
     int64_t calls, collectives;
     double wall_s, comm_s;
 } rec_sebc_method_stats;
+/* The forward's input: its KJT all-to-alls, the forwards that took the
+** distributed input a prefetch had kept instead (sharded_ebc_prefetch.c),
+** the bytes this rank sent in the forwards' KJT all-to-alls, and the bytes
+** the reuse did not send again (what the prefetch's dist had sent). */
+typedef struct rec_sebc_input_stats {
+    int64_t kjt_all_to_alls, kjt_reused;
+    double kjt_bytes, kjt_bytes_saved;
+} rec_sebc_input_stats;
 typedef struct rec_sebc_stats {
-    rec_sebc_method_stats forward, backward;
+    rec_sebc_method_stats forward, backward, prefetch;
+    rec_sebc_input_stats input;
 } rec_sebc_stats;
 
 typedef struct rec_sebc {
@@ -147,6 +161,15 @@ typedef struct rec_sebc {
     int64_t n_dp_features, dp_d;
     int64_t *dp_features;      /* [n_dp_features] in feature order */
     loom_object *tbe, *dp_tbe; /* NULL when this rank has no shard / there is no data-parallel table */
+    /* this rank's compute-kernel groups (torchrec groups a rank's shards by
+    ** kernel, one TBE each): a rank holding shards of both fused and
+    ** fused_uvm_caching tables has two, its pairs ordered fused first
+    ** (group 0: the first group0_pairs pairs, TBE output columns [0,
+    ** group0_d), TBE tbe), then cached (group 1: the rest, tbe_cached);
+    ** otherwise one, tbe, and tbe_cached is NULL (shard_groups.c) */
+    int n_groups;
+    int64_t group0_pairs, group0_d;
+    loom_object *tbe_cached;
     float **shard_rows;        /* this rank's shards' rows, the TBE's tables (it views them) */
     int64_t n_shard_rows;
     const loom_op *tbe_op, *backward_op;
@@ -164,14 +187,17 @@ typedef struct rec_sebc {
     rec_sebc_stats stats;      /* per method: calls, wall and collective seconds (sharded_ebc_stats.c) */
 } rec_sebc;
 
-/* The cache of this rank's local TBE from the plan (sharded_ebc_prefetch.c):
-** *lf the cache_load_factor of its fused_uvm_caching shards, 1.0 when they
-** are fused; refuses a rank (any rank: the verdict is the same on all)
-** whose shards mix kernels or load factors. */
+/* The cache of this rank's local TBEs from the plan (sharded_ebc_prefetch.c):
+** *lf the cache_load_factor of its fused_uvm_caching shards, 1.0 when it
+** has none; refuses a rank (any rank: the verdict is the same on all)
+** whose cached shards differ in load factor, and for the sequence
+** collection one that mixes kernels. */
 loom_status shard_cache_config(const rec_sebc *e, double *lf);
 /* The prefetch state (e->prefetch) for a local TBE of load factor lf. */
 loom_status shard_prefetch_create(rec_sebc *e, double lf);
 void shard_prefetch_free(rec_sebc *e);
+/* The load factor shard_prefetch_create was given. */
+double shard_prefetch_load_factor(const rec_sebc *e);
 extern const pk_module rec_shard_prefetch_cpu;
 
 /* The plan's layout for the collection (shard_layout.c): checks the plan
@@ -192,6 +218,12 @@ typedef struct shard_input {
     int64_t *len_start;        /* [F + 1] feature f's lengths are lengths[len_start[f] .. len_start[f + 1]) */
     int64_t *inverse;          /* [F * B], or NULL when every bag is a sample (no inverse_indices) */
     int64_t *strides;          /* [W * F] every rank's stride per feature (strides[q * F + f]), all-gathered */
+    /* set between shard_input_check and shard_input_agree: the id (>= 1) of
+    ** the distributed input a prefetch kept for this very KJT, 0 when none
+    ** (shard_prefetch_match); agree sets reuse when every rank kept the
+    ** same one, so all take it and none runs the KJT all-to-all */
+    int64_t kept_id;
+    int reuse;
 } shard_input;
 
 /* This rank's TBE batch after the KJT all-to-all: per pair j, source rank
@@ -206,6 +238,7 @@ typedef struct shard_batch {
     int64_t n_indices;
     int64_t bags;              /* rows per feature (pair) of the TBE batch */
     int64_t *row0;             /* [P * (W + 1)] */
+    int64_t sent_bytes;        /* what this rank sent in the KJT all-to-all that made it */
 } shard_batch;
 
 /* Checks the call's KJT (and with_grad its 'grad' [B, sum D]) and agrees
@@ -240,12 +273,35 @@ void shard_kjt_parts_free(shard_kjt_parts *k);
 ** lengths, and their ids at vals + vstart[q]) to the TBE's batch:
 ** pair-major, then q, then bag, each pair padded with empty bags to the
 ** longest (shard_batch). */
-loom_status shard_batch_assemble(int W, int64_t P, const int64_t *sq, const int64_t *lens, const int64_t *vals,
-                                 const float *wts, const int64_t *vstart, shard_batch *out);
+loom_status shard_batch_assemble(const char *who, int W, int64_t P, const int64_t *sq, const int64_t *lens,
+                                 const int64_t *vals, const float *wts, const int64_t *vstart, shard_batch *out);
 /* The data-parallel features of the local batch (all_ranks 0), or of every
 ** rank's batch, all-gathered in rank order (all_ranks 1). */
 loom_status shard_dp_batch(const rec_sebc *e, const shard_input *in, int all_ranks, shard_batch *out);
 void shard_batch_free(shard_batch *b);
+
+/* The kernel groups (shard_groups.c). Group g's TBE (tbe, or tbe_cached for
+** group 1 of two); its pairs [*p0, *p1) of this rank's and its TBE output
+** columns [*c0, *c0 + *cols) of the rank's [bags, local_d]. */
+loom_object *shard_group_tbe(const rec_sebc *e, int g);
+void shard_group_range(const rec_sebc *e, int g, int64_t *p0, int64_t *p1, int64_t *c0, int64_t *cols);
+/* The TBE holding this rank's cached shards, NULL when it has none. */
+loom_object *shard_cache_tbe(const rec_sebc *e);
+/* Group g's part of this rank's TBE batch b: indices and weights viewed in
+** b, offsets rebased (owned: free sub->offsets only). */
+loom_status shard_group_batch(const rec_sebc *e, const shard_batch *b, int g, shard_batch *sub);
+/* fbgemm.tbe on obj for batch b of `bags` bags: a new output (free with tensor_free). */
+loom_status shard_tbe_lookup(loom_call *call, const rec_sebc *e, loom_object *obj, const shard_batch *b,
+                             int64_t bags, loom_tensor **y);
+/* The lookup of this rank's batch b over every group: *y [b->bags, local_d] (malloc'd). */
+loom_status shard_groups_lookup(loom_call *call, const rec_sebc *e, const shard_batch *b, float **y);
+
+/* (sharded_ebc_prefetch.c) The id of the newest distributed input the prefetch kept for a KJT equal
+** (bit for bit: values, lengths, weights, B) to in's, 0 when none (or in is
+** VBE: the prefetch takes none). */
+int64_t shard_prefetch_match(rec_sebc *e, const shard_input *in);
+/* Moves kept input id's batch to *out and drops it and every older one. */
+loom_status shard_prefetch_take(rec_sebc *e, int64_t id, shard_batch *out);
 
 /* The deduplicated KeyedTensor of this rank (sharded_ebc_dist.c): feature
 ** f's stride[f] rows of D_f at kt_start[f] (kt_start [F + 1]); the forward
@@ -272,8 +328,8 @@ typedef struct shard_blocks {
 loom_status shard_blocks_build(const rec_sebc *e, const shard_input *in, shard_blocks *b);
 void shard_blocks_free(shard_blocks *b);
 
-/* An MPI count from a size: fails naming what when it exceeds int. */
-loom_status shard_count(int64_t n, const char *what, int *out);
+/* An MPI count from a size: fails naming who (the class) and what when it exceeds int. */
+loom_status shard_count(const char *who, int64_t n, const char *what, int *out);
 
 /* A CPU tensor header over data (borrowed), for nested calls. */
 #define SHARD_I64 ((loom_dl_dtype){ LOOM_DL_INT, 64, 1 })
@@ -294,6 +350,7 @@ loom_status rec_sebc_forward_nccl(loom_call *call);
 ** and the method that reads (and resets) the record */
 loom_status rec_sebc_forward_timed(loom_call *call);
 loom_status rec_sebc_backward_timed(loom_call *call);
+loom_status rec_sebc_prefetch_timed(loom_call *call, loom_status (*prefetch)(loom_call *));
 loom_status rec_sebc_stats_read(loom_call *call);
 
 #define REC_SHARD_OPS(X) X(rec_sebc_forward_schema) X(rec_sebc_backward_schema) X(rec_sebc_allreduce_schema) \

@@ -43,17 +43,18 @@ void shard_mpi_fini(void)
     pack_initialised_mpi = 0;
 }
 
-static loom_status mpi_fail(int rc, const char *what, int rank)
+static loom_status mpi_fail(const char *who, int rc, const char *what, int rank)
 {
     char msg[MPI_MAX_ERROR_STRING] = "";
     int len = 0;
     MPI_Error_string(rc, msg, &len);
-    return pk_host->fail(LOOM_EIO, "%s: rank %d: %s failed: %s", REC_SEBC_CLASS, rank, what, msg);
+    return pk_host->fail(LOOM_EIO, "%s: rank %d: %s failed: %s", who, rank, what, msg);
 }
 
-loom_status shard_comm_open(shard_comm *c, double timeout_s)
+loom_status shard_comm_open(shard_comm *c, const char *name, double timeout_s)
 {
     int init = 0, fin = 0;
+    c->name = name;
     c->comm = MPI_COMM_NULL;
     c->timeout_s = timeout_s;
     c->broken = 0;
@@ -61,14 +62,14 @@ loom_status shard_comm_open(shard_comm *c, double timeout_s)
     c->n_waits = 0;
     MPI_Finalized(&fin);
     if (fin)
-        return pk_host->fail(LOOM_EINVAL, "%s: MPI is finalised already in this process", REC_SEBC_CLASS);
+        return pk_host->fail(LOOM_EINVAL, "%s: MPI is finalised already in this process", c->name);
     MPI_Initialized(&init);
     if (!init) {
         /* the core's pool may call in from a worker thread, never from two at once */
         int provided = 0;
         const int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
         if (rc != MPI_SUCCESS)
-            return mpi_fail(rc, "MPI_Init_thread", -1);
+            return mpi_fail(c->name, rc, "MPI_Init_thread", -1);
         pack_initialised_mpi = 1;
     }
     int world_rank = -1;
@@ -76,7 +77,7 @@ loom_status shard_comm_open(shard_comm *c, double timeout_s)
     MPI_Request req;
     int rc = MPI_Comm_idup(MPI_COMM_WORLD, &c->comm, &req);
     if (rc != MPI_SUCCESS)
-        return mpi_fail(rc, "MPI_Comm_idup", world_rank);
+        return mpi_fail(c->name, rc, "MPI_Comm_idup", world_rank);
     c->rank = world_rank;
     MPI_Comm_size(MPI_COMM_WORLD, &c->size);
     loom_status st = shard_wait(c, &req, "MPI_Comm_idup (setup)");
@@ -107,7 +108,7 @@ loom_status shard_wait(shard_comm *c, MPI_Request *req, const char *what)
         const int rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS) {
             c->broken = 1;
-            return mpi_fail(rc, what, c->rank);
+            return mpi_fail(c->name, rc, what, c->rank);
         }
         if (done) {
             /* the stats' clock: the wait, from its first test to completion */
@@ -119,7 +120,7 @@ loom_status shard_wait(shard_comm *c, MPI_Request *req, const char *what)
             c->broken = 1;
             return pk_host->fail(LOOM_EIO, "%s: rank %d of %d: %s did not complete within %g s (timeout_s): a "
                                  "peer rank died or stopped taking part; the communicator is unusable now",
-                                 REC_SEBC_CLASS, c->rank, c->size, what, c->timeout_s);
+                                 c->name, c->rank, c->size, what, c->timeout_s);
         }
         /* the first SPIN_S: test again at once. OpenMPI's non-blocking collectives
         ** advance a round per test, so even a collective whose peers are all there
@@ -135,11 +136,11 @@ loom_status shard_wait(shard_comm *c, MPI_Request *req, const char *what)
     }
 }
 
-loom_status shard_count(int64_t n, const char *what, int *out)
+loom_status shard_count(const char *who, int64_t n, const char *what, int *out)
 {
     if (n < 0 || n > 2147483647)
         return pk_host->fail(LOOM_EINVAL, "%s: %s: %lld elements exceed what one MPI message counts (int)",
-                             REC_SEBC_CLASS, what, (long long)n);
+                             who, what, (long long)n);
     *out = (int)n;
     return LOOM_OK;
 }

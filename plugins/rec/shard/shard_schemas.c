@@ -76,8 +76,9 @@ PK_SCHEMA(rec_sebc_weight_schema, "rec.sharded_embedding_bag_collection_weight",
 
 static const loom_arg_def stats_outputs[] = {
     { .name = "stats", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F64), .ndim = 2,
-      .doc = "[2, 4] rows forward, backward; columns calls, wall seconds, seconds inside collectives, collectives "
-             "(this rank, since create or the last reset)" },
+      .doc = "[4, 4] rows forward, backward, prefetch: columns calls, wall seconds, seconds inside collectives, "
+             "collectives; row 3, the forward's input: KJT all-to-alls run, prefetched inputs reused instead, bytes "
+             "sent by those all-to-alls, bytes the reuse saved (this rank, since create or the last reset)" },
 };
 
 #define SEBC_STATS_ATTRS(A, op)                                                                   \
@@ -85,7 +86,7 @@ static const loom_arg_def stats_outputs[] = {
 PK_ATTR_TABLE(rec_sebc_stats, SEBC_STATS_ATTRS);
 
 PK_SCHEMA(rec_sebc_stats_schema, "rec.sharded_embedding_bag_collection_stats", 1,
-          "this rank's time in the forward and backward methods and, of it, inside their collectives (the all-to-alls, "
+          "this rank's time in the forward, backward and prefetch methods and, of it, inside their collectives (the all-to-alls, "
           "reduce-scatters and all-gathers, waits for slower peers included); local, not collective",
           PK_OUTPUTS(stats_outputs), PK_ATTRS(rec_sebc_stats_attrs), .object_class = REC_SEBC_CLASS);
 

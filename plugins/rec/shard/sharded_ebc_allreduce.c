@@ -53,7 +53,7 @@ loom_status rec_sebc_allreduce(loom_call *call)
                                (long long)n);
     int cn = 0;
     if (st == LOOM_OK)
-        st = shard_count(n, "the allreduce's tensor", &cn);
+        st = shard_count(e->c.name, n, "the allreduce's tensor", &cn);
     if (st == LOOM_OK && n > 0 && (all = malloc(sizeof *all * (size_t)(n * W))) == NULL)
         st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", call->schema->name);
     if (st == LOOM_OK && n > 0) {

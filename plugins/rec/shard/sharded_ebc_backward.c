@@ -56,7 +56,7 @@ loom_status rec_sebc_backward(loom_call *call)
     float *gpad = NULL;   /* the data-parallel TBE batch's gradient [bags, dp_d] */
     if ((st = shard_blocks_build(e, &in, &bl)) == LOOM_OK && (st = shard_kt_layout(e, &in, &kts)) == LOOM_OK &&
         (gk = calloc((size_t)(kts[F] > 0 ? kts[F] : 1), sizeof *gk)) == NULL)
-        st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     /* the gradient of every bag: the sum of its samples' (a copy without VBE; zero for a bag no sample
     ** maps to, so also when B is 0) */
     if (st == LOOM_OK && gy)
@@ -64,7 +64,7 @@ loom_status rec_sebc_backward(loom_call *call)
     if (st == LOOM_OK)
         st = shard_kjt_all_to_all(e, &in, &batch);
     if (st == LOOM_OK && (gl = calloc((size_t)(batch.bags * LD > 0 ? batch.bags * LD : 1), sizeof *gl)) == NULL)
-        st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
 
     /* table-wise and column-wise: each rank's bags' gradient rows to the shards' ranks (the forward's
     ** pooled all-to-all transposed) */
@@ -72,7 +72,7 @@ loom_status rec_sebc_backward(loom_call *call)
         sblk = malloc((size_t)(bl.n_take > 0 ? bl.n_take : 1) * sizeof *sblk);
         rblk = malloc((size_t)(bl.n_ship > 0 ? bl.n_ship : 1) * sizeof *rblk);
         if (!sblk || !rblk)
-            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     }
     for (int r = 0; st == LOOM_OK && r < W; r++) {
         float *at = sblk + bl.take_dis[r];
@@ -90,7 +90,7 @@ loom_status rec_sebc_backward(loom_call *call)
         st = MPI_Ialltoallv(sblk, bl.take_cnt, bl.take_dis, MPI_FLOAT, rblk, bl.ship_cnt, bl.ship_dis, MPI_FLOAT,
                             e->c.comm, &req) == MPI_SUCCESS
                  ? shard_wait(&e->c, &req, "MPI_Ialltoallv (embedding gradients)")
-                 : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Ialltoallv failed", REC_SEBC_CLASS, me);
+                 : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Ialltoallv failed", e->c.name, me);
     }
     for (int q = 0; st == LOOM_OK && q < W; q++) {
         const float *at = rblk + bl.ship_dis[q];
@@ -108,7 +108,7 @@ loom_status rec_sebc_backward(loom_call *call)
         grw = malloc((size_t)(bl.rw_cnt[me] > 0 ? bl.rw_cnt[me] : 1) * sizeof *grw);
         agrw = malloc((size_t)(bl.n_rw > 0 ? bl.n_rw : 1) * sizeof *agrw);
         if (!grw || !agrw)
-            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
         for (int64_t f = 0; st == LOOM_OK && f < F; f++)
             if (e->rw_col[f] >= 0 && kts[f + 1] > kts[f])
                 memcpy(grw + bl.rw_f[me * F + f], gk + kts[f], (size_t)(kts[f + 1] - kts[f]) * sizeof *grw);
@@ -117,7 +117,7 @@ loom_status rec_sebc_backward(loom_call *call)
             st = MPI_Iallgatherv(grw, bl.rw_cnt[me], MPI_FLOAT, agrw, bl.rw_cnt, bl.rw_dis, MPI_FLOAT, e->c.comm,
                                  &req) == MPI_SUCCESS
                      ? shard_wait(&e->c, &req, "MPI_Iallgatherv (row-wise gradients)")
-                     : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Iallgatherv failed", REC_SEBC_CLASS, me);
+                     : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Iallgatherv failed", e->c.name, me);
         }
         for (int64_t j = 0; st == LOOM_OK && j < P; j++) {
             if (!mine[j].rw)
@@ -131,8 +131,25 @@ loom_status rec_sebc_backward(loom_call *call)
             }
         }
     }
-    if (st == LOOM_OK && e->tbe && P > 0)
+    if (st == LOOM_OK && e->tbe && P > 0 && e->n_groups == 1)
         st = step(call, e, e->tbe, &batch, P * batch.bags, gl, batch.bags, LD);
+    /* one step per compute-kernel group, on its slice of the batch and its columns of the gradient */
+    for (int g = 0; st == LOOM_OK && e->tbe && P > 0 && e->n_groups == 2 && g < 2; g++) {
+        int64_t p0, p1, c0, cols;
+        shard_group_range(e, g, &p0, &p1, &c0, &cols);
+        shard_batch sub;
+        if ((st = shard_group_batch(e, &batch, g, &sub)) != LOOM_OK)
+            break;
+        float *gg = malloc((size_t)(batch.bags * cols > 0 ? batch.bags * cols : 1) * sizeof *gg);
+        if (gg == NULL)
+            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
+        for (int64_t r = 0; gg && r < batch.bags; r++)
+            memcpy(gg + r * cols, gl + r * LD + c0, (size_t)cols * sizeof *gg);
+        if (st == LOOM_OK)
+            st = step(call, e, shard_group_tbe(e, g), &sub, (p1 - p0) * batch.bags, gg, batch.bags, cols);
+        free(gg);
+        free(sub.offsets);
+    }
 
     /* data-parallel: every rank's bags on every replica */
     if (st == LOOM_OK && e->dp_tbe) {
@@ -143,7 +160,7 @@ loom_status rec_sebc_backward(loom_call *call)
             agdp = malloc((size_t)(bl.n_dp > 0 ? bl.n_dp : 1) * sizeof *agdp);
             gpad = calloc((size_t)(dpb.bags * DD > 0 ? dpb.bags * DD : 1), sizeof *gpad);
             if (!gdp || !agdp || !gpad)
-                st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+                st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
         }
         for (int64_t f = 0; st == LOOM_OK && f < F; f++)
             if (e->dp_col[f] >= 0 && kts[f + 1] > kts[f])
@@ -153,7 +170,7 @@ loom_status rec_sebc_backward(loom_call *call)
             st = MPI_Iallgatherv(gdp, bl.dp_cnt[me], MPI_FLOAT, agdp, bl.dp_cnt, bl.dp_dis, MPI_FLOAT, e->c.comm,
                                  &req) == MPI_SUCCESS
                      ? shard_wait(&e->c, &req, "MPI_Iallgatherv (data-parallel gradients)")
-                     : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Iallgatherv failed", REC_SEBC_CLASS, me);
+                     : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Iallgatherv failed", e->c.name, me);
         }
         for (int64_t j = 0; st == LOOM_OK && j < e->n_dp_features; j++) {
             const int64_t f = e->dp_features[j], d = e->feature_col[f + 1] - e->feature_col[f];

@@ -26,20 +26,20 @@ void shard_blocks_free(shard_blocks *b)
 }
 
 /* n[W] into MPI counts and displacements, failing by name past int. */
-static loom_status to_counts(const int64_t *n, int W, const char *what, int *cnt, int *dis)
+static loom_status to_counts(const rec_sebc *e, const int64_t *n, int W, const char *what, int *cnt, int *dis)
 {
     int64_t at = 0;
     for (int q = 0; q < W; q++) {
-        loom_status st = shard_count(n[q], what, &cnt[q]);
+        loom_status st = shard_count(e->c.name, n[q], what, &cnt[q]);
         if (st != LOOM_OK)
             return st;
         if (at > 2147483647)
-            return pk_host->fail(LOOM_EINVAL, "%s: %s: the displacements exceed int", REC_SEBC_CLASS, what);
+            return pk_host->fail(LOOM_EINVAL, "%s: %s: the displacements exceed int", e->c.name, what);
         dis[q] = (int)at;
         at += n[q];
     }
     if (at > 2147483647)
-        return pk_host->fail(LOOM_EINVAL, "%s: %s: the displacements exceed int", REC_SEBC_CLASS, what);
+        return pk_host->fail(LOOM_EINVAL, "%s: %s: the displacements exceed int", e->c.name, what);
     return LOOM_OK;
 }
 
@@ -50,7 +50,7 @@ loom_status shard_blocks_build(const rec_sebc *e, const shard_input *in, shard_b
     *b = (shard_blocks){ 0 };
     const size_t n64 = (size_t)W * 4 + (size_t)W * (size_t)F * 2, n32 = (size_t)W * 8;
     if ((b->mem = calloc(n64 * sizeof(int64_t) + n32 * sizeof(int), 1)) == NULL)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     int64_t *m = b->mem;
     int64_t *ship = m, *take = m + W, *rw = m + 2 * W, *dp = m + 3 * W;
     b->rw_f = m + 4 * W;
@@ -78,13 +78,13 @@ loom_status shard_blocks_build(const rec_sebc *e, const shard_input *in, shard_b
             }
         }
     }
-    loom_status st = to_counts(ship, W, "pooled rows sent", b->ship_cnt, b->ship_dis);
+    loom_status st = to_counts(e, ship, W, "pooled rows sent", b->ship_cnt, b->ship_dis);
     if (st == LOOM_OK)
-        st = to_counts(take, W, "pooled rows received", b->take_cnt, b->take_dis);
+        st = to_counts(e, take, W, "pooled rows received", b->take_cnt, b->take_dis);
     if (st == LOOM_OK)
-        st = to_counts(rw, W, "row-wise block", b->rw_cnt, b->rw_dis);
+        st = to_counts(e, rw, W, "row-wise block", b->rw_cnt, b->rw_dis);
     if (st == LOOM_OK)
-        st = to_counts(dp, W, "data-parallel block", b->dp_cnt, b->dp_dis);
+        st = to_counts(e, dp, W, "data-parallel block", b->dp_cnt, b->dp_dis);
     if (st != LOOM_OK) {
         shard_blocks_free(b);
         return st;

@@ -75,12 +75,12 @@ static loom_status check_vbe(loom_call *call, const rec_sebc *e, int with_grad, 
     in->stride = malloc((size_t)F * sizeof *in->stride);
     in->len_start = malloc((size_t)(F + 1) * sizeof *in->len_start);
     if (!in->stride || !in->len_start)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     if (sp != NULL) {
         /* torchrec's [K, ranks]: a key's bags on this rank are the sum over its ranks */
         if (!is_index(sp) || sp->ndim != 2 || sp->shape[0] != F || sp->shape[1] < 1)
             return pk_host->fail(LOOM_EINVAL, "%s: 'stride_per_key_per_rank' is %s: it must be a contiguous i32/i64 "
-                                 "[F = %lld, ranks >= 1]", REC_SEBC_CLASS, pk_describe(pk_host, sp, b1, sizeof b1),
+                                 "[F = %lld, ranks >= 1]", e->c.name, pk_describe(pk_host, sp, b1, sizeof b1),
                                  (long long)F);
         const int64_t R = sp->shape[1];
         for (int64_t f = 0; f < F; f++) {
@@ -89,7 +89,7 @@ static loom_status check_vbe(loom_call *call, const rec_sebc *e, int with_grad, 
                 const int64_t s = index_at(sp, f * R + r);
                 if (s < 0 || s > (INT64_C(1) << 40))
                     return pk_host->fail(LOOM_EINVAL, "%s: 'stride_per_key_per_rank'[%lld][%lld] is %lld (feature "
-                                         "%lld): not a batch size", REC_SEBC_CLASS, (long long)f, (long long)r,
+                                         "%lld): not a batch size", e->c.name, (long long)f, (long long)r,
                                          (long long)s, (long long)f);
                 in->stride[f] += s;
             }
@@ -97,7 +97,7 @@ static loom_status check_vbe(loom_call *call, const rec_sebc *e, int with_grad, 
     } else {
         if (nl % F != 0)
             return pk_host->fail(LOOM_EINVAL, "%s: 'lengths' has %lld entries, not F * B for the collection's %lld "
-                                 "features", REC_SEBC_CLASS, (long long)nl, (long long)F);
+                                 "features", e->c.name, (long long)nl, (long long)F);
         for (int64_t f = 0; f < F; f++)
             in->stride[f] = nl / F;
     }
@@ -106,29 +106,29 @@ static loom_status check_vbe(loom_call *call, const rec_sebc *e, int with_grad, 
         in->len_start[f + 1] = in->len_start[f] + in->stride[f];
     if (in->len_start[F] != nl)
         return pk_host->fail(LOOM_EINVAL, "%s: 'stride_per_key_per_rank' sums to %lld bags over the %lld features, "
-                             "'lengths' has %lld entries: they must match", REC_SEBC_CLASS,
+                             "'lengths' has %lld entries: they must match", e->c.name,
                              (long long)in->len_start[F], (long long)F, (long long)nl);
     if (iv == NULL) {
         for (int64_t f = 1; f < F; f++)
             if (in->stride[f] != in->stride[0])
                 return pk_host->fail(LOOM_EINVAL, "%s: feature %lld has %lld samples and feature %lld %lld: a VBE KJT "
-                                     "needs 'inverse_indices' to pool to one batch", REC_SEBC_CLASS, (long long)0,
+                                     "needs 'inverse_indices' to pool to one batch", e->c.name, (long long)0,
                                      (long long)in->stride[0], (long long)f, (long long)in->stride[f]);
         in->B = in->stride[0];
         return LOOM_OK;
     }
     if (!is_index(iv) || iv->ndim != 2 || iv->shape[0] != F)
         return pk_host->fail(LOOM_EINVAL, "%s: 'inverse_indices' is %s: it must be a contiguous i32/i64 [F = %lld, "
-                             "B]", REC_SEBC_CLASS, pk_describe(pk_host, iv, b1, sizeof b1), (long long)F);
+                             "B]", e->c.name, pk_describe(pk_host, iv, b1, sizeof b1), (long long)F);
     in->B = iv->shape[1];
     if ((in->inverse = malloc((size_t)(F * in->B > 0 ? F * in->B : 1) * sizeof *in->inverse)) == NULL)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     for (int64_t f = 0; f < F; f++)
         for (int64_t b = 0; b < in->B; b++) {
             const int64_t v = index_at(iv, f * in->B + b);
             if (v < 0 || v >= in->stride[f])
                 return pk_host->fail(LOOM_EINVAL, "%s: 'inverse_indices'[%lld][%lld] is %lld: feature %lld has %lld "
-                                     "bags on this rank", REC_SEBC_CLASS, (long long)f, (long long)b, (long long)v,
+                                     "bags on this rank", e->c.name, (long long)f, (long long)b, (long long)v,
                                      (long long)f, (long long)in->stride[f]);
             in->inverse[f * in->B + b] = v;
         }
@@ -143,15 +143,15 @@ loom_status shard_input_check(loom_call *call, const rec_sebc *e, int with_grad,
     const int64_t F = e->n_features;
     if (l == NULL)
         return pk_host->fail(LOOM_EINVAL, "%s: 'lengths' is required (the KJT's [F * B], F = %lld features)",
-                             REC_SEBC_CLASS, (long long)F);
+                             e->c.name, (long long)F);
     if (loom_tensor_dtype_of(v) != LOOM_DTYPE_I64 || loom_tensor_dtype_of(l) != LOOM_DTYPE_I64 ||
         !loom_is_contiguous(v) || !loom_is_contiguous(l))
         return pk_host->fail(LOOM_EINVAL, "%s: 'values' and 'lengths' must be contiguous i64 (%s, %s)",
-                             REC_SEBC_CLASS, pk_host->dtype_name(loom_tensor_dtype_of(v)),
+                             e->c.name, pk_host->dtype_name(loom_tensor_dtype_of(v)),
                              pk_host->dtype_name(loom_tensor_dtype_of(l)));
     const int64_t nl = loom_numel(l), N = loom_numel(v);
     if (F == 0)
-        return pk_host->fail(LOOM_EINVAL, "%s: the collection has no features", REC_SEBC_CLASS);
+        return pk_host->fail(LOOM_EINVAL, "%s: the collection has no features", e->c.name);
     loom_status st = check_vbe(call, e, with_grad, nl, in);
     if (st != LOOM_OK)
         return st;
@@ -162,25 +162,25 @@ loom_status shard_input_check(loom_call *call, const rec_sebc *e, int with_grad,
     if (e->is_weighted) {
         if (w == NULL || loom_tensor_dtype_of(w) != LOOM_DTYPE_F32 || loom_numel(w) != N || !loom_is_contiguous(w))
             return pk_host->fail(LOOM_EINVAL, "%s: is_weighted: 'weights' must be a contiguous f32 [%lld] (one per "
-                                 "value)", REC_SEBC_CLASS, (long long)N);
+                                 "value)", e->c.name, (long long)N);
         in->weights = N ? loom_data(w) : NULL;
     }
     if ((in->value_start = malloc((size_t)(nl + 1) * sizeof *in->value_start)) == NULL)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     in->value_start[0] = 0;
     for (int64_t f = 0, i = 0; f < F; f++)
         for (; i < in->len_start[f + 1]; i++) {
             if (in->lengths[i] < 0)
                 return pk_host->fail(LOOM_EINVAL, "%s: 'lengths'[%lld] is %lld (feature %lld, bag %lld)",
-                                     REC_SEBC_CLASS, (long long)i, (long long)in->lengths[i], (long long)f,
+                                     e->c.name, (long long)i, (long long)in->lengths[i], (long long)f,
                                      (long long)(i - in->len_start[f]));
             in->value_start[i + 1] = in->value_start[i] + in->lengths[i];
             if (in->value_start[i + 1] > N)
-                return pk_host->fail(LOOM_EINVAL, "%s: 'lengths' sum past the %lld values", REC_SEBC_CLASS,
+                return pk_host->fail(LOOM_EINVAL, "%s: 'lengths' sum past the %lld values", e->c.name,
                                      (long long)N);
         }
     if (in->value_start[nl] != N)
-        return pk_host->fail(LOOM_EINVAL, "%s: 'lengths' sum to %lld, 'values' has %lld", REC_SEBC_CLASS,
+        return pk_host->fail(LOOM_EINVAL, "%s: 'lengths' sum to %lld, 'values' has %lld", e->c.name,
                              (long long)in->value_start[nl], (long long)N);
     const loom_tensor *g = with_grad ? call->inputs[SEBC_IN_GRAD] : NULL;
     const int64_t D = e->feature_col[F];
@@ -188,14 +188,14 @@ loom_status shard_input_check(loom_call *call, const rec_sebc *e, int with_grad,
     if (with_grad && (g == NULL || loom_tensor_dtype_of(g) != LOOM_DTYPE_F32 || g->ndim != 2 || g->shape[0] != in->B
                       || g->shape[1] != D || !loom_is_contiguous(g)))
         return pk_host->fail(LOOM_EINVAL, "%s: 'grad' is %s: it must be the gradient of the forward's output, a "
-                             "contiguous f32 [B = %lld, sum D = %lld]", REC_SEBC_CLASS,
+                             "contiguous f32 [B = %lld, sum D = %lld]", e->c.name,
                              g ? pk_describe(pk_host, g, b1, sizeof b1) : "missing", (long long)in->B, (long long)D);
     for (int64_t f = 0; f < F; f++) {
         const int64_t t = e->feature_table[f], E = e->num_embeddings[t];
         for (int64_t i = in->value_start[in->len_start[f]]; i < in->value_start[in->len_start[f + 1]]; i++)
             if (in->values[i] < 0 || in->values[i] >= E)
                 return pk_host->fail(LOOM_EINVAL, "%s: 'values'[%lld] = %lld (feature %lld of table '%s') is not a "
-                                     "row of its %lld", REC_SEBC_CLASS, (long long)i, (long long)in->values[i],
+                                     "row of its %lld", e->c.name, (long long)i, (long long)in->values[i],
                                      (long long)f, e->table_names[t], (long long)E);
     }
     return LOOM_OK;
@@ -208,10 +208,10 @@ loom_status shard_input_agree(const rec_sebc *e, loom_status st, shard_input *in
     if (e->c.broken) {
         shard_input_free(in);
         return pk_host->fail(LOOM_EIO, "%s: rank %d: an earlier collective failed; the collection is unusable",
-                             REC_SEBC_CLASS, e->c.rank);
+                             e->c.name, e->c.rank);
     }
     const int W = e->c.size;
-    const int64_t F = e->n_features, n = 2 + F;
+    const int64_t F = e->n_features, n = 3 + F;
     /* every rank's verdict, B and strides per feature (torchrec sends the
     ** strides with the lengths; one all-gather here gives every rank the
     ** whole [W, F] before any data moves), so a refusal on one rank fails
@@ -221,32 +221,39 @@ loom_status shard_input_agree(const rec_sebc *e, loom_status st, shard_input *in
         free(mine);
         free(all);
         shard_input_free(in);
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     }
     mine[0] = st == LOOM_OK ? in->B : -1;
     mine[1] = st;
+    mine[2] = st == LOOM_OK ? in->kept_id : 0;
     for (int64_t f = 0; st == LOOM_OK && f < F; f++)
-        mine[2 + f] = in->stride[f];
+        mine[3 + f] = in->stride[f];
     MPI_Request req;
     int rc = MPI_Iallgather(mine, (int)n, MPI_INT64_T, all, (int)n, MPI_INT64_T, e->c.comm, &req);
     loom_status wst = rc == MPI_SUCCESS ? shard_wait(&me->c, &req, "MPI_Iallgather (batch sizes)")
-                                        : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Iallgather failed", REC_SEBC_CLASS,
+                                        : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Iallgather failed", e->c.name,
                                                         e->c.rank);
     if (st == LOOM_OK && wst != LOOM_OK)
         st = wst;
     for (int q = 0; st == LOOM_OK && q < W; q++) {
         if (all[n * q + 1] != LOOM_OK)
             st = pk_host->fail(LOOM_EINVAL, "%s: rank %d: rank %d refused its input (its own error says why)",
-                               REC_SEBC_CLASS, e->c.rank, q);
+                               e->c.name, e->c.rank, q);
         else if (all[n * q] != in->B)
             st = pk_host->fail(LOOM_EINVAL, "%s: rank %d has a batch of %lld samples, rank %d of %lld: every rank "
-                               "gives the same B", REC_SEBC_CLASS, q, (long long)all[n * q], e->c.rank,
+                               "gives the same B", e->c.name, q, (long long)all[n * q], e->c.rank,
                                (long long)in->B);
     }
     if (st == LOOM_OK && (in->strides = malloc((size_t)W * (size_t)F * sizeof *in->strides)) == NULL)
-        st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     for (int q = 0; st == LOOM_OK && q < W; q++)
-        memcpy(in->strides + q * F, all + n * q + 2, (size_t)F * sizeof *in->strides);
+        memcpy(in->strides + q * F, all + n * q + 3, (size_t)F * sizeof *in->strides);
+    /* the kept input is taken only when every rank kept the same one (same
+    ** id: the same prefetch call) for its KJT: the batch it holds is then the
+    ** one this all-to-all would give */
+    in->reuse = st == LOOM_OK && in->kept_id != 0;
+    for (int q = 0; in->reuse && q < W; q++)
+        in->reuse = all[n * q + 2] == in->kept_id;
     free(mine);
     free(all);
     if (st != LOOM_OK)
@@ -268,8 +275,8 @@ loom_status shard_input_refuse(const rec_sebc *e, loom_status st)
     return shard_input_agree(e, st, &in);
 }
 
-loom_status shard_batch_assemble(int W, int64_t P, const int64_t *sq, const int64_t *lens, const int64_t *vals,
-                            const float *wts, const int64_t *vstart, shard_batch *out)
+loom_status shard_batch_assemble(const char *who, int W, int64_t P, const int64_t *sq, const int64_t *lens,
+                                 const int64_t *vals, const float *wts, const int64_t *vstart, shard_batch *out)
 {
     const int64_t n = vstart[W];
     out->n_indices = n;
@@ -279,7 +286,7 @@ loom_status shard_batch_assemble(int W, int64_t P, const int64_t *sq, const int6
     if (!out->row0 || !seg || !lseg) {
         free(seg);
         free(lseg);
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", who);
     }
     out->bags = 0;
     for (int64_t j = 0; j < P; j++) {
@@ -307,7 +314,7 @@ loom_status shard_batch_assemble(int W, int64_t P, const int64_t *sq, const int6
     if (!out->indices || !out->offsets || (wts && !out->psw)) {
         free(seg);
         free(lseg);
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", who);
     }
     int64_t pos = 0, k = 0;
     out->offsets[0] = 0;
@@ -355,7 +362,7 @@ loom_status shard_kjt_pack(const rec_sebc *e, const shard_input *in, shard_kjt_p
     k->sq = malloc((size_t)(W * P > 0 ? W * P : 1) * sizeof *k->sq);
     if (!k->lsend || !k->sq) {
         shard_kjt_parts_free(k);
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     }
     k->vsend = k->lsend + W;
     k->lrecv = k->lsend + 2 * W;
@@ -383,7 +390,7 @@ loom_status shard_kjt_pack(const rec_sebc *e, const shard_input *in, shard_kjt_p
     k->swt = weighted ? malloc((size_t)(n_val > 0 ? n_val : 1) * sizeof *k->swt) : NULL;
     if (!k->slen || !k->sval || (weighted && !k->swt)) {
         shard_kjt_parts_free(k);
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     }
     int64_t li = 0, vi = 0;
     for (int r = 0; r < W; r++)
@@ -421,14 +428,14 @@ loom_status shard_kjt_all_to_all(const rec_sebc *e, const shard_input *in, shard
     int64_t *rlen = NULL, *rval = NULL, *vstart = malloc((size_t)(W + 1) * sizeof *vstart);
     float *rwt = NULL;
     if (!cnt || !vstart)
-        st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     int64_t ls = 0, vs = 0, lr = 0;
     for (int q = 0; st == LOOM_OK && q < W; q++) {
-        if ((st = shard_count(k.lsend[q], "KJT lengths", &lsend[q])) == LOOM_OK &&
-            (st = shard_count(k.vsend[q], "KJT values", &vsend[q])) == LOOM_OK)
-            st = shard_count(k.lrecv[q], "KJT lengths", &lrecv[q]);
+        if ((st = shard_count(e->c.name, k.lsend[q], "KJT lengths", &lsend[q])) == LOOM_OK &&
+            (st = shard_count(e->c.name, k.vsend[q], "KJT values", &vsend[q])) == LOOM_OK)
+            st = shard_count(e->c.name, k.lrecv[q], "KJT lengths", &lrecv[q]);
         if (st == LOOM_OK && (ls > 2147483647 || vs > 2147483647 || lr > 2147483647))
-            st = pk_host->fail(LOOM_EINVAL, "%s: the KJT all-to-all exceeds int displacements", REC_SEBC_CLASS);
+            st = pk_host->fail(LOOM_EINVAL, "%s: the KJT all-to-all exceeds int displacements", e->c.name);
         lsdis[q] = (int)ls;
         vsdis[q] = (int)vs;
         lrdis[q] = (int)lr;
@@ -441,7 +448,7 @@ loom_status shard_kjt_all_to_all(const rec_sebc *e, const shard_input *in, shard
     if (st == LOOM_OK) {
         int rc = MPI_Ialltoall(vsend, 1, MPI_INT, vrecv, 1, MPI_INT, e->c.comm, &req);
         st = rc == MPI_SUCCESS ? shard_wait(&me->c, &req, "MPI_Ialltoall (KJT value counts)")
-                               : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Ialltoall failed", REC_SEBC_CLASS, r0);
+                               : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Ialltoall failed", e->c.name, r0);
     }
     int64_t nrv = 0;
     for (int q = 0; st == LOOM_OK && q < W; q++) {
@@ -449,7 +456,7 @@ loom_status shard_kjt_all_to_all(const rec_sebc *e, const shard_input *in, shard
         vstart[q] = nrv;
         nrv += vrecv[q];
         if (nrv > 2147483647)
-            st = pk_host->fail(LOOM_EINVAL, "%s: the KJT all-to-all exceeds int displacements", REC_SEBC_CLASS);
+            st = pk_host->fail(LOOM_EINVAL, "%s: the KJT all-to-all exceeds int displacements", e->c.name);
     }
     if (st == LOOM_OK) {
         vstart[W] = nrv;
@@ -457,7 +464,7 @@ loom_status shard_kjt_all_to_all(const rec_sebc *e, const shard_input *in, shard
         rval = malloc((size_t)(nrv > 0 ? nrv : 1) * sizeof *rval);
         rwt = weighted ? malloc((size_t)(nrv > 0 ? nrv : 1) * sizeof *rwt) : NULL;
         if (!rlen || !rval || (weighted && !rwt))
-            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     }
     if (st == LOOM_OK) {
         MPI_Request reqs[3];
@@ -469,14 +476,18 @@ loom_status shard_kjt_all_to_all(const rec_sebc *e, const shard_input *in, shard
         if (rc == MPI_SUCCESS && weighted)
             rc = MPI_Ialltoallv(k.swt, vsend, vsdis, MPI_FLOAT, rwt, vrecv, vrdis, MPI_FLOAT, e->c.comm, &reqs[2]);
         if (rc != MPI_SUCCESS)
-            st = pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Ialltoallv (KJT) failed", REC_SEBC_CLASS, r0);
+            st = pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Ialltoallv (KJT) failed", e->c.name, r0);
         static const char *const what[3] = { "MPI_Ialltoallv (KJT lengths)", "MPI_Ialltoallv (KJT values)",
                                              "MPI_Ialltoallv (KJT weights)" };
         for (int i = 0; st == LOOM_OK && i < 2 + weighted; i++)
             st = shard_wait(&me->c, &reqs[i], what[i]);
     }
     if (st == LOOM_OK)
-        st = shard_batch_assemble(W, e->pair_start[r0 + 1] - e->pair_start[r0], k.sq, rlen, rval, rwt, vstart, out);
+        st = shard_batch_assemble(e->c.name, W, e->pair_start[r0 + 1] - e->pair_start[r0], k.sq, rlen, rval, rwt,
+                                  vstart, out);
+    /* the value counts, the lengths, the ids and the weights this rank sent */
+    out->sent_bytes = (int64_t)W * (int64_t)sizeof(int) + (ls + vs) * (int64_t)sizeof(int64_t) +
+                      (weighted ? vs * (int64_t)sizeof(float) : 0);
     shard_kjt_parts_free(&k);
     free(cnt);
     free(rlen);
@@ -510,7 +521,7 @@ loom_status shard_dp_batch(const rec_sebc *e, const shard_input *in, int all_ran
     float *gwts = NULL;
     int *counts = calloc((size_t)e->c.size * 4, sizeof *counts);
     loom_status st = lens && vals && (!weighted || wts) && vstart && sq && counts
-                         ? LOOM_OK : pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+                         ? LOOM_OK : pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     int64_t at = 0, lat = 0;
     for (int64_t j = 0; st == LOOM_OK && j < P; j++) {
         const int64_t f = e->dp_features[j];
@@ -531,16 +542,16 @@ loom_status shard_dp_batch(const rec_sebc *e, const shard_input *in, int all_ran
     if (st == LOOM_OK && !all_ranks) {
         vstart[0] = 0;
         vstart[1] = n;
-        st = shard_batch_assemble(1, P, sq, lens, vals, wts, vstart, out);
+        st = shard_batch_assemble(e->c.name, 1, P, sq, lens, vals, wts, vstart, out);
     } else if (st == LOOM_OK) {
         int nl = 0, nv = 0, *vcnt = counts, *vdis = counts + W, *lcnt = counts + 2 * W, *ldis = counts + 3 * W;
         MPI_Request req;
-        if ((st = shard_count(nlen, "data-parallel lengths", &nl)) == LOOM_OK)
-            st = shard_count(n, "data-parallel values", &nv);
+        if ((st = shard_count(e->c.name, nlen, "data-parallel lengths", &nl)) == LOOM_OK)
+            st = shard_count(e->c.name, n, "data-parallel values", &nv);
         if (st == LOOM_OK) {
             int rc = MPI_Iallgather(&nv, 1, MPI_INT, vcnt, 1, MPI_INT, e->c.comm, &req);
             st = rc == MPI_SUCCESS ? shard_wait(&me->c, &req, "MPI_Iallgather (data-parallel value counts)")
-                                   : pk_host->fail(LOOM_EIO, "%s: MPI_Iallgather failed", REC_SEBC_CLASS);
+                                   : pk_host->fail(LOOM_EIO, "%s: MPI_Iallgather failed", e->c.name);
         }
         int64_t total = 0, ltotal = 0;
         for (int q = 0; st == LOOM_OK && q < W; q++) {
@@ -554,7 +565,7 @@ loom_status shard_dp_batch(const rec_sebc *e, const shard_input *in, int all_ran
             ldis[q] = (int)ltotal;
             ltotal += lq;
             if (total > 2147483647 || ltotal > 2147483647)
-                st = pk_host->fail(LOOM_EINVAL, "%s: the data-parallel all-gather exceeds int counts", REC_SEBC_CLASS);
+                st = pk_host->fail(LOOM_EINVAL, "%s: the data-parallel all-gather exceeds int counts", e->c.name);
         }
         vstart[W] = total;
         if (st == LOOM_OK) {
@@ -562,7 +573,7 @@ loom_status shard_dp_batch(const rec_sebc *e, const shard_input *in, int all_ran
             gvals = malloc((size_t)(total > 0 ? total : 1) * sizeof *gvals);
             gwts = weighted ? malloc((size_t)(total > 0 ? total : 1) * sizeof *gwts) : NULL;
             if (!glens || !gvals || (weighted && !gwts))
-                st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+                st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
         }
         if (st == LOOM_OK) {
             MPI_Request reqs[3];
@@ -573,12 +584,12 @@ loom_status shard_dp_batch(const rec_sebc *e, const shard_input *in, int all_ran
                 rc = MPI_Iallgatherv(wts, nv, MPI_FLOAT, gwts, vcnt, vdis, MPI_FLOAT, e->c.comm, &reqs[2]);
             if (rc != MPI_SUCCESS)
                 st = pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Iallgatherv (data-parallel KJT) failed",
-                                   REC_SEBC_CLASS, e->c.rank);
+                                   e->c.name, e->c.rank);
             for (int i = 0; st == LOOM_OK && i < 2 + weighted; i++)
                 st = shard_wait(&me->c, &reqs[i], "MPI_Iallgatherv (data-parallel KJT)");
         }
         if (st == LOOM_OK)
-            st = shard_batch_assemble(W, P, sq, glens, gvals, gwts, vstart, out);
+            st = shard_batch_assemble(e->c.name, W, P, sq, glens, gvals, gwts, vstart, out);
     }
     free(lens);
     free(vals);
@@ -599,7 +610,7 @@ loom_status shard_kt_layout(const rec_sebc *e, const shard_input *in, int64_t **
     const int64_t F = e->n_features;
     int64_t *k = malloc((size_t)(F + 1) * sizeof *k);
     if ((*kt_start = k) == NULL)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     k[0] = 0;
     for (int64_t f = 0; f < F; f++)
         k[f + 1] = k[f] + in->stride[f] * (e->feature_col[f + 1] - e->feature_col[f]);

@@ -13,35 +13,25 @@
 ** zeros: adding +0 changes no sum); data-parallel features are looked up
 ** on the local replica. The rows land in this rank's deduplicated
 ** KeyedTensor (one row per bag), expanded to the B samples through
-** inverse_indices with VBE (shard_kt_expand), else copied.
+** inverse_indices with VBE (shard_kt_expand), else copied. When a
+** prefetch distributed this very KJT on every rank, its batch is taken
+** instead of running the KJT all-to-all again (sharded_ebc_prefetch.c).
 */
 #include <stdlib.h>
 #include <string.h>
 
 #include "shard.h"
 
-/* fbgemm.tbe on obj for batch b of `bags` bags: a new output (free with tensor_free). */
-static loom_status lookup(loom_call *call, const rec_sebc *e, loom_object *obj, const shard_batch *b, int64_t bags,
-                          loom_tensor **y)
-{
-    int64_t ishape[1] = { b->n_indices }, oshape[1] = { bags + 1 };
-    loom_tensor ti = shard_view(b->indices, SHARD_I64, 1, ishape);
-    loom_tensor to = shard_view(b->offsets, SHARD_I64, 1, oshape);
-    loom_tensor tw = shard_view(b->psw, SHARD_F32, 1, ishape);
-    const loom_tensor *ins[3] = { &ti, &to, b->psw ? &tw : NULL };
-    *y = NULL;
-    loom_op_call oc = { .struct_size = sizeof oc, .op = e->tbe_op, .n_inputs = 3, .inputs = ins, .n_outputs = 1,
-                        .outputs = y, .object = obj };
-    return pk_host->op_call(call->ctx, &oc);
-}
-
 loom_status rec_sebc_forward(loom_call *call)
 {
     rec_sebc *e = call->object;
     const int W = e->c.size, me = e->c.rank;
-    shard_input in;
-    loom_status st = shard_input_read(call, e, 0, &in);
-    if (st != LOOM_OK)
+    /* the input a prefetch distributed for this KJT, when every rank has it (sharded_ebc_prefetch.c) */
+    shard_input in = { 0 };
+    loom_status st = shard_input_check(call, e, 0, &in);
+    if (st == LOOM_OK)
+        in.kept_id = shard_prefetch_match(e, &in);
+    if ((st = shard_input_agree(e, st, &in)) != LOOM_OK)
         return st;
     const int64_t B = in.B, F = e->n_features, D = e->feature_col[F];
     const int64_t P = e->pair_start[me + 1] - e->pair_start[me];
@@ -54,15 +44,25 @@ loom_status rec_sebc_forward(loom_call *call)
     float *kt = NULL, *sblk = NULL, *rblk = NULL, *srw = NULL, *rrw = NULL;
     if ((st = shard_blocks_build(e, &in, &bl)) == LOOM_OK && (st = shard_kt_layout(e, &in, &kts)) == LOOM_OK &&
         (kt = calloc((size_t)(kts[F] > 0 ? kts[F] : 1), sizeof *kt)) == NULL)
-        st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     if (st == LOOM_OK)
         st = pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, 2, oshape, &out);
     float *o = st == LOOM_OK && B * D > 0 ? loom_data(out) : NULL;
     if (st == LOOM_OK)
-        st = shard_kjt_all_to_all(e, &in, &batch);
+        st = in.reuse ? shard_prefetch_take(e, in.kept_id, &batch) : shard_kjt_all_to_all(e, &in, &batch);
+    if (st == LOOM_OK && in.reuse) {
+        e->stats.input.kjt_reused++;
+        e->stats.input.kjt_bytes_saved += (double)batch.sent_bytes;
+    } else if (st == LOOM_OK) {
+        e->stats.input.kjt_all_to_alls++;
+        e->stats.input.kjt_bytes += (double)batch.sent_bytes;
+    }
+    /* one local TBE, or one per compute kernel (shard_groups.c) */
+    float *ygroups = NULL;
     if (st == LOOM_OK && e->tbe && P > 0)
-        st = lookup(call, e, e->tbe, &batch, P * batch.bags, &y);
-    const float *yl = y && loom_numel(y) ? loom_data(y) : NULL;
+        st = e->n_groups == 1 ? shard_tbe_lookup(call, e, e->tbe, &batch, P * batch.bags, &y)
+                              : shard_groups_lookup(call, e, &batch, &ygroups);
+    const float *yl = ygroups ? ygroups : y && loom_numel(y) ? loom_data(y) : NULL;
     const int64_t LD = e->local_d[me];
 
     /* table-wise and column-wise: the pooled rows of each rank's bags back to it, pair-major */
@@ -70,7 +70,7 @@ loom_status rec_sebc_forward(loom_call *call)
         sblk = malloc((size_t)(bl.n_ship > 0 ? bl.n_ship : 1) * sizeof *sblk);
         rblk = malloc((size_t)(bl.n_take > 0 ? bl.n_take : 1) * sizeof *rblk);
         if (!sblk || !rblk)
-            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     }
     for (int q = 0; st == LOOM_OK && q < W; q++) {
         float *at = sblk + bl.ship_dis[q];
@@ -87,7 +87,7 @@ loom_status rec_sebc_forward(loom_call *call)
         st = MPI_Ialltoallv(sblk, bl.ship_cnt, bl.ship_dis, MPI_FLOAT, rblk, bl.take_cnt, bl.take_dis, MPI_FLOAT,
                             e->c.comm, &req) == MPI_SUCCESS
                  ? shard_wait(&e->c, &req, "MPI_Ialltoallv (pooled embeddings)")
-                 : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Ialltoallv failed", REC_SEBC_CLASS, me);
+                 : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Ialltoallv failed", e->c.name, me);
     }
     for (int r = 0; st == LOOM_OK && r < W; r++) {
         const float *at = rblk + bl.take_dis[r];
@@ -107,7 +107,7 @@ loom_status rec_sebc_forward(loom_call *call)
         srw = calloc((size_t)(bl.n_rw > 0 ? bl.n_rw : 1), sizeof *srw);
         rrw = malloc((size_t)(bl.rw_cnt[me] > 0 ? bl.rw_cnt[me] : 1) * sizeof *rrw);
         if (!srw || !rrw)
-            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
         for (int64_t j = 0; st == LOOM_OK && j < P; j++) {
             if (!mine[j].rw)
                 continue;
@@ -124,7 +124,7 @@ loom_status rec_sebc_forward(loom_call *call)
             MPI_Request req;
             st = MPI_Ireduce_scatter(srw, rrw, bl.rw_cnt, MPI_FLOAT, MPI_SUM, e->c.comm, &req) == MPI_SUCCESS
                      ? shard_wait(&e->c, &req, "MPI_Ireduce_scatter (row-wise pooled embeddings)")
-                     : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Ireduce_scatter failed", REC_SEBC_CLASS, me);
+                     : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Ireduce_scatter failed", e->c.name, me);
         }
         for (int64_t f = 0; st == LOOM_OK && f < F; f++)
             if (e->rw_col[f] >= 0 && kts[f + 1] > kts[f])
@@ -134,7 +134,7 @@ loom_status rec_sebc_forward(loom_call *call)
     /* data-parallel: the local bags on the local replica */
     if (st == LOOM_OK && e->dp_tbe) {
         if ((st = shard_dp_batch(e, &in, 0, &dpb)) == LOOM_OK)
-            st = lookup(call, e, e->dp_tbe, &dpb, e->n_dp_features * dpb.bags, &ydp);
+            st = shard_tbe_lookup(call, e, e->dp_tbe, &dpb, e->n_dp_features * dpb.bags, &ydp);
         const float *yd = st == LOOM_OK && loom_numel(ydp) ? loom_data(ydp) : NULL;
         for (int64_t j = 0; st == LOOM_OK && yd && j < e->n_dp_features; j++) {
             const int64_t f = e->dp_features[j], d = e->feature_col[f + 1] - e->feature_col[f];
@@ -159,5 +159,6 @@ loom_status rec_sebc_forward(loom_call *call)
     free(rblk);
     free(srw);
     free(rrw);
+    free(ygroups);
     return st;
 }

@@ -39,6 +39,8 @@ void rec_sebc_destroy(void *state)
         e->device_state_free(e->device_state);
     if (e->tbe)
         pk_host->object_free(e->tbe);
+    if (e->tbe_cached)
+        pk_host->object_free(e->tbe_cached);
     if (e->dp_tbe)
         pk_host->object_free(e->dp_tbe);
     for (int64_t i = 0; i < e->n_shard_rows; i++)
@@ -98,45 +100,45 @@ static void free_parts(char **p, int64_t n)
 static loom_status read_configs(const loom_object_args *args, rec_sebc *e)
 {
     if ((e->table_names = split(A_(tables).u.s, ',', &e->n_tables)) == NULL)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     const int64_t T = e->n_tables;
     for (int64_t t = 0; t < T; t++) {
         if (!e->table_names[t][0])
-            return pk_host->fail(LOOM_EINVAL, "%s: 'tables': table %lld has an empty name", REC_SEBC_CLASS,
+            return pk_host->fail(LOOM_EINVAL, "%s: 'tables': table %lld has an empty name", e->c.name,
                                  (long long)t);
         for (int64_t u = 0; u < t; u++)
             if (strcmp(e->table_names[u], e->table_names[t]) == 0)
-                return pk_host->fail(LOOM_EINVAL, "%s: Duplicate table name %s (tables %lld and %lld)", REC_SEBC_CLASS,
+                return pk_host->fail(LOOM_EINVAL, "%s: Duplicate table name %s (tables %lld and %lld)", e->c.name,
                                      e->table_names[t], (long long)u, (long long)t);
     }
     if (A_(num_embeddings).count != T || A_(embedding_dim).count != T)
         return pk_host->fail(LOOM_EINVAL, "%s: 'num_embeddings' (%lld) and 'embedding_dim' (%lld) need one entry per "
-                             "table (%lld)", REC_SEBC_CLASS, (long long)A_(num_embeddings).count,
+                             "table (%lld)", e->c.name, (long long)A_(num_embeddings).count,
                              (long long)A_(embedding_dim).count, (long long)T);
     e->num_embeddings = malloc((size_t)T * sizeof(int64_t));
     e->embedding_dim = malloc((size_t)T * sizeof(int64_t));
     if (!e->num_embeddings || !e->embedding_dim)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     memcpy(e->num_embeddings, A_(num_embeddings).u.ints, (size_t)T * sizeof(int64_t));
     memcpy(e->embedding_dim, A_(embedding_dim).u.ints, (size_t)T * sizeof(int64_t));
     const char *pool = A_(pooling).u.s;
     if (strcmp(pool, "sum") != 0 && strcmp(pool, "mean") != 0)
         return pk_host->fail(LOOM_EINVAL, "%s: 'pooling' is \"%s\": it must be sum or mean (one for every table)",
-                             REC_SEBC_CLASS, pool);
+                             e->c.name, pool);
     e->pooling_mean = strcmp(pool, "mean") == 0;
     e->is_weighted = A_(is_weighted).u.b;
     if (e->is_weighted && e->pooling_mean)
-        return pk_host->fail(LOOM_EINVAL, "%s: is_weighted needs sum pooling (nn.EmbeddingBag)", REC_SEBC_CLASS);
+        return pk_host->fail(LOOM_EINVAL, "%s: is_weighted needs sum pooling (nn.EmbeddingBag)", e->c.name);
     /* features: "f0|f1,f2"; a table without any takes its own name */
     const char *fn = A_(feature_names).u.s;
     int64_t n_parts = 0;
     char **parts = NULL;
     if (*fn && ((parts = split(fn, ',', &n_parts)) == NULL))
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     if (parts && n_parts != T) {
         free_parts(parts, n_parts);
         return pk_host->fail(LOOM_EINVAL, "%s: 'feature_names' \"%s\" has %lld tables' lists for %lld tables",
-                             REC_SEBC_CLASS, fn, (long long)n_parts, (long long)T);
+                             e->c.name, fn, (long long)n_parts, (long long)T);
     }
     int64_t F = 0;
     for (int64_t t = 0; t < T; t++) {
@@ -149,7 +151,7 @@ static loom_status read_configs(const loom_object_args *args, rec_sebc *e)
     e->feature_col = calloc((size_t)F + 1, sizeof *e->feature_col);
     if (!e->feature_table || !e->feature_col) {
         free_parts(parts, n_parts);
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     }
     int64_t f = 0;
     for (int64_t t = 0; t < T; t++) {
@@ -166,7 +168,7 @@ static loom_status read_configs(const loom_object_args *args, rec_sebc *e)
 }
 
 /* The plan: JSON text when it starts with '{', else a file holding it. */
-static loom_status read_plan(const char *arg, rec_plan **out)
+static loom_status read_plan(const char *who, const char *arg, rec_plan **out)
 {
     char *text = NULL;
     size_t len = 0;
@@ -175,7 +177,7 @@ static loom_status read_plan(const char *arg, rec_plan **out)
     } else {
         FILE *fp = fopen(arg, "rb");
         if (fp == NULL)
-            return pk_host->fail(LOOM_EIO, "%s: 'plan': cannot open %s", REC_SEBC_CLASS, arg);
+            return pk_host->fail(LOOM_EIO, "%s: 'plan': cannot open %s", who, arg);
         long n = -1;
         if (fseek(fp, 0, SEEK_END) == 0)
             n = ftell(fp);
@@ -183,7 +185,7 @@ static loom_status read_plan(const char *arg, rec_plan **out)
             fread(text, 1, (size_t)n, fp) != (size_t)n) {
             fclose(fp);
             free(text);
-            return pk_host->fail(LOOM_EIO, "%s: 'plan': cannot read %s (or it is over 64 MiB)", REC_SEBC_CLASS, arg);
+            return pk_host->fail(LOOM_EIO, "%s: 'plan': cannot read %s (or it is over 64 MiB)", who, arg);
         }
         fclose(fp);
         len = (size_t)n;
@@ -192,7 +194,7 @@ static loom_status read_plan(const char *arg, rec_plan **out)
     const int rc = rec_plan_from_json(text ? text : arg, len, out, err, sizeof err);
     free(text);
     if (rc != 0)
-        return pk_host->fail(LOOM_EINVAL, "%s: %s%s%s", REC_SEBC_CLASS, err, arg[0] == '{' ? "" : " in ",
+        return pk_host->fail(LOOM_EINVAL, "%s: %s%s%s", who, err, arg[0] == '{' ? "" : " in ",
                              arg[0] == '{' ? "" : arg);
     return LOOM_OK;
 }
@@ -204,17 +206,17 @@ static loom_status check_weights(const loom_object_args *args, const rec_sebc *e
     const char *prefix = e->sequence ? "embeddings" : "embedding_bags";
     if (args->weights == NULL)
         return pk_host->fail(LOOM_EINVAL, "%s needs a weights file (the unsharded state_dict, keys "
-                             "%s.<table>.weight)", e->sequence ? REC_SEC_CLASS : REC_SEBC_CLASS, prefix);
+                             "%s.<table>.weight)", e->c.name, prefix);
     for (int64_t t = 0; t < e->n_tables; t++) {
         char key[512], b[160];
         snprintf(key, sizeof key, "%s.%s.weight", prefix, e->table_names[t]);
         if (pk_host->safetensors_get(args->weights, key, &w[t]) != LOOM_OK)
-            return pk_host->fail(LOOM_EINVAL, "%s: table '%s': the weights file has no tensor '%s'", REC_SEBC_CLASS,
+            return pk_host->fail(LOOM_EINVAL, "%s: table '%s': the weights file has no tensor '%s'", e->c.name,
                                  e->table_names[t], key);
         if (loom_tensor_dtype_of(w[t]) != LOOM_DTYPE_F32 || w[t]->ndim != 2 || w[t]->shape[0] != e->num_embeddings[t]
             || w[t]->shape[1] != e->embedding_dim[t] || !loom_is_contiguous(w[t]))
             return pk_host->fail(LOOM_EINVAL, "%s: table '%s': '%s' is %s, expected a contiguous f32[%lld,%lld]",
-                                 REC_SEBC_CLASS, e->table_names[t], key, pk_describe(pk_host, w[t], b, sizeof b),
+                                 e->c.name, e->table_names[t], key, pk_describe(pk_host, w[t], b, sizeof b),
                                  (long long)e->num_embeddings[t], (long long)e->embedding_dim[t]);
     }
     return LOOM_OK;
@@ -227,22 +229,22 @@ static loom_status agree(rec_sebc *e, loom_status mine_st, uint64_t hash)
     uint64_t mine[2] = { (uint64_t)(mine_st == LOOM_OK ? 0 : 1), hash };
     uint64_t *all = malloc((size_t)W * 2 * sizeof *all);
     if (all == NULL)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     MPI_Request req;
     loom_status st = MPI_Iallgather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, e->c.comm, &req) == MPI_SUCCESS
                          ? shard_wait(&e->c, &req, "MPI_Iallgather (plan hashes, setup)")
-                         : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Iallgather failed", REC_SEBC_CLASS, e->c.rank);
+                         : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Iallgather failed", e->c.name, e->c.rank);
     if (st == LOOM_OK && mine_st != LOOM_OK)
         st = mine_st;      /* this rank's own message stands */
     for (int q = 0; st == LOOM_OK && q < W; q++)
         if (all[2 * q] != 0)
             st = pk_host->fail(LOOM_EINVAL, "%s: rank %d: rank %d refused its arguments at setup (its own error says "
-                               "why)", REC_SEBC_CLASS, e->c.rank, q);
+                               "why)", e->c.name, e->c.rank, q);
     for (int q = 1; st == LOOM_OK && q < W; q++)
         if (all[2 * q + 1] != all[1])
             st = pk_host->fail(LOOM_EINVAL, "%s: plan mismatch: rank %d's plan hashes to %016" PRIx64 ", rank 0's to "
                                "%016" PRIx64 " (this is rank %d): every rank must be given the same plan",
-                               REC_SEBC_CLASS, q, all[2 * q + 1], all[1], e->c.rank);
+                               e->c.name, q, all[2 * q + 1], all[1], e->c.rank);
     free(all);
     return st;
 }
@@ -267,7 +269,7 @@ static loom_status make_tbe(const loom_object_args *args, const rec_sebc *e, int
     char (*names)[32] = calloc((size_t)n, sizeof *names);
     loom_status st = LOOM_OK;
     if (!tys || !nt || !names) {
-        st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
         goto done;
     }
     for (int64_t i = 0; i < n; i++) {
@@ -325,37 +327,46 @@ static loom_status make_tbes(const loom_object_args *args, rec_sebc *e, const lo
     int64_t *ftm = calloc((size_t)(P + e->n_features > 0 ? P + e->n_features : 1), sizeof *ftm);
     int64_t *dp_local = calloc((size_t)(T > 0 ? T : 1), sizeof *dp_local);
     loom_status st = e->shard_rows && views && tabs && shapes && dims && ftm && dp_local
-                         ? LOOM_OK : pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+                         ? LOOM_OK : pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
+    /* one TBE per compute kernel of this rank's shards (shard_groups.c): fused, then cached */
     int64_t k = 0;
-    for (int64_t t = 0; st == LOOM_OK && t < T; t++)
-        for (int64_t s = 0; st == LOOM_OK && s < p->tables[t].n_shards; s++) {
-            const rec_plan_shard *sh = &p->tables[t].shards[s];
-            if (sh->rank != r)
-                continue;
-            const int64_t D = e->embedding_dim[t];
-            float *rows = malloc((size_t)(sh->rows * sh->cols > 0 ? sh->rows * sh->cols : 1) * sizeof *rows);
-            if (rows == NULL) {
-                st = pk_host->fail(LOOM_ENOMEM, "%s: no memory for shard %lld of table '%s' (%lld x %lld)",
-                                   REC_SEBC_CLASS, (long long)s, e->table_names[t], (long long)sh->rows,
-                                   (long long)sh->cols);
-                break;
+    for (int kind = 0; kind < 2; kind++) {
+        const int64_t k0 = k;
+        for (int64_t t = 0; st == LOOM_OK && t < T; t++)
+            for (int64_t s = 0; st == LOOM_OK && s < p->tables[t].n_shards; s++) {
+                const rec_plan_shard *sh = &p->tables[t].shards[s];
+                if (sh->rank != r || (p->tables[t].compute_kernel == REC_KERNEL_FUSED_UVM_CACHING) != kind)
+                    continue;
+                const int64_t D = e->embedding_dim[t];
+                float *rows = malloc((size_t)(sh->rows * sh->cols > 0 ? sh->rows * sh->cols : 1) * sizeof *rows);
+                if (rows == NULL) {
+                    st = pk_host->fail(LOOM_ENOMEM, "%s: no memory for shard %lld of table '%s' (%lld x %lld)",
+                                       e->c.name, (long long)s, e->table_names[t], (long long)sh->rows,
+                                       (long long)sh->cols);
+                    break;
+                }
+                e->shard_rows[e->n_shard_rows++] = rows;
+                const float *src = loom_data(w[t]);
+                for (int64_t i = 0; i < sh->rows; i++)
+                    memcpy(rows + i * sh->cols, src + (sh->row_offset + i) * D + sh->col_offset,
+                           (size_t)sh->cols * sizeof *rows);
+                shapes[2 * k] = sh->rows;
+                shapes[2 * k + 1] = sh->cols;
+                views[k] = shard_view(rows, SHARD_F32, 2, shapes + 2 * k);
+                tabs[k] = &views[k];
+                dims[k] = sh->cols;
+                k++;
             }
-            e->shard_rows[e->n_shard_rows++] = rows;
-            const float *src = loom_data(w[t]);
-            for (int64_t i = 0; i < sh->rows; i++)
-                memcpy(rows + i * sh->cols, src + (sh->row_offset + i) * D + sh->col_offset,
-                       (size_t)sh->cols * sizeof *rows);
-            shapes[2 * k] = sh->rows;
-            shapes[2 * k + 1] = sh->cols;
-            views[k] = shard_view(rows, SHARD_F32, 2, shapes + 2 * k);
-            tabs[k] = &views[k];
-            dims[k] = sh->cols;
-            k++;
-        }
-    for (int64_t j = 0; st == LOOM_OK && j < P; j++)
-        ftm[j] = e->pairs[e->pair_start[r] + j].local_table;
-    if (st == LOOM_OK && n > 0)
-        st = make_tbe(args, e, n, tabs, dims, P, ftm, lf, &e->tbe);
+        if (st != LOOM_OK || k == k0)
+            continue;
+        const int g = e->n_groups == 2 && kind == 1;
+        int64_t p0, p1, c0, cols;
+        shard_group_range(e, g, &p0, &p1, &c0, &cols);
+        for (int64_t j = p0; j < p1; j++)
+            ftm[j - p0] = e->pairs[e->pair_start[r] + j].local_table;
+        st = make_tbe(args, e, k - k0, tabs + k0, dims + k0, p1 - p0, ftm, kind ? lf : 1.0,
+                      g ? &e->tbe_cached : &e->tbe);
+    }
     /* the data-parallel tables, in table order, and their features */
     int64_t nd = 0;
     for (int64_t t = 0; st == LOOM_OK && t < T; t++) {
@@ -383,14 +394,15 @@ static loom_status make_tbes(const loom_object_args *args, rec_sebc *e, const lo
 loom_status rec_shard_create(const loom_object_args *args, int sequence, void **state_out)
 {
     *state_out = NULL;
+    const char *cls = sequence ? REC_SEC_CLASS : REC_SEBC_CLASS;
     if (!LOOM_HAS_MEMBER(pk_host, loom_host_api, object_free))
-        return pk_host->fail(LOOM_EABI, "%s needs a core of ABI 1.3 (host->object_create)", REC_SEBC_CLASS);
+        return pk_host->fail(LOOM_EABI, "%s needs a core of ABI 1.3 (host->object_create)", cls);
     rec_sebc *e = calloc(1, sizeof *e);
     if (e == NULL)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", cls);
     e->sequence = sequence;
     /* the communicator first: every later refusal is agreed on with the other ranks */
-    loom_status st = shard_comm_open(&e->c, A_(timeout_s).u.f);
+    loom_status st = shard_comm_open(&e->c, cls, A_(timeout_s).u.f);
     if (st != LOOM_OK) {
         e->c.comm = MPI_COMM_NULL;
         rec_sebc_destroy(e);
@@ -401,20 +413,20 @@ loom_status rec_shard_create(const loom_object_args *args, int sequence, void **
     if ((e->tbe_op = pk_host->op_find("fbgemm.tbe")) == NULL ||
         (e->backward_op = pk_host->op_find("fbgemm.tbe_backward")) == NULL)
         st = pk_host->fail(LOOM_ENOENT, "%s looks up and trains on fbgemm.tbe and fbgemm.tbe_backward: load the "
-                           "fbgemm pack", REC_SEBC_CLASS);
+                           "fbgemm pack", e->c.name);
     if (st == LOOM_OK && strcmp(A_(optimizer).u.s, "sgd") != 0 && strcmp(A_(optimizer).u.s, "rowwise_adagrad") != 0)
-        st = pk_host->fail(LOOM_EINVAL, "%s: optimizer '%s' is not sgd or rowwise_adagrad", REC_SEBC_CLASS,
+        st = pk_host->fail(LOOM_EINVAL, "%s: optimizer '%s' is not sgd or rowwise_adagrad", e->c.name,
                            A_(optimizer).u.s);
     if (st == LOOM_OK)
         st = read_configs(args, e);
     if (st == LOOM_OK && (w = calloc((size_t)(e->n_tables > 0 ? e->n_tables : 1), sizeof *w)) == NULL)
-        st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     if (st == LOOM_OK)
         st = check_weights(args, e, w);
     if (st == LOOM_OK)
-        st = read_plan(A_(plan).u.s, &e->plan);
+        st = read_plan(e->c.name, A_(plan).u.s, &e->plan);
     if (st == LOOM_OK && (hash = rec_plan_hash(e->plan)) == 0)
-        st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEBC_CLASS);
+        st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     if (st == LOOM_OK)
         st = shard_layout_build(e);
     if (st == LOOM_OK && sequence)

@@ -7,8 +7,13 @@
 ** communicator's shard_wait clock: from the wait's first MPI_Test until the
 ** collective is done), per method, on this rank. The method
 ** rec.sharded_embedding_bag_collection_stats returns the record as f64
-** [2, 4] (rows forward, backward; columns calls, wall_s, comm_s,
-** collectives) and with reset=true zeroes it.
+** [4, 4] and with reset=true zeroes it: rows forward, backward and
+** prefetch (rec.sharded_embedding_bag_collection_prefetch, every stage),
+** columns calls, wall_s, comm_s, collectives; row 3 the forward's input:
+** the KJT all-to-alls the forwards ran, the forwards that took the input a
+** prefetch had distributed instead (sharded_ebc_prefetch.c), the bytes
+** this rank sent in the forwards' KJT all-to-alls, and the bytes the
+** reuse did not send again.
 **
 ** What comm_s holds: the all-to-alls, reduce-scatters and all-gathers of
 ** the method, and the input agreement (the batch-size all-gather), waits
@@ -43,22 +48,32 @@ loom_status rec_sebc_backward_timed(loom_call *call)
     return timed(call, rec_sebc_backward, &((rec_sebc *)call->object)->stats.backward);
 }
 
+loom_status rec_sebc_prefetch_timed(loom_call *call, loom_status (*prefetch)(loom_call *))
+{
+    return timed(call, prefetch, &((rec_sebc *)call->object)->stats.prefetch);
+}
+
 loom_status rec_sebc_stats_read(loom_call *call)
 {
     rec_sebc *e = call->object;
-    const int64_t shape[2] = { 2, 4 };
+    const int64_t shape[2] = { 4, 4 };
     loom_tensor *out;
     loom_status st = pk_host->alloc_output(call, 0, LOOM_DTYPE_F64, 2, shape, &out);
     if (st != LOOM_OK)
         return st;
     double *o = loom_data(out);
-    const rec_sebc_method_stats *m[2] = { &e->stats.forward, &e->stats.backward };
-    for (int i = 0; i < 2; i++) {
+    const rec_sebc_method_stats *m[3] = { &e->stats.forward, &e->stats.backward, &e->stats.prefetch };
+    for (int i = 0; i < 3; i++) {
         o[4 * i + 0] = (double)m[i]->calls;
         o[4 * i + 1] = m[i]->wall_s;
         o[4 * i + 2] = m[i]->comm_s;
         o[4 * i + 3] = (double)m[i]->collectives;
     }
+    const rec_sebc_input_stats *in = &e->stats.input;
+    o[12] = (double)in->kjt_all_to_alls;
+    o[13] = (double)in->kjt_reused;
+    o[14] = in->kjt_bytes;
+    o[15] = in->kjt_bytes_saved;
     if (call->attrs[0].u.b)
         e->stats = (rec_sebc_stats){ 0 };
     return LOOM_OK;

@@ -55,15 +55,19 @@ loom_status rec_sebc_weight(loom_call *call)
     if (st != LOOM_OK)
         return st;
     float *o = E * D > 0 ? loom_data(out) : NULL;
-    /* this rank's local table index of its first shard of t, or t's index among the data-parallel tables */
+    /* this rank's local table index of its first shard of t in its kernel's TBE (each numbers the
+    ** rank's shards of its kernel in table order: shard_groups.c), or t's index among the
+    ** data-parallel tables */
+    const int cached = p->tables[t].compute_kernel == REC_KERNEL_FUSED_UVM_CACHING;
     int64_t k = 0;
     for (int64_t u = 0; u < t; u++) {
         if (p->tables[t].sharding_type == REC_SHARD_DATA_PARALLEL)
             k += p->tables[u].sharding_type == REC_SHARD_DATA_PARALLEL;
-        else
+        else if ((p->tables[u].compute_kernel == REC_KERNEL_FUSED_UVM_CACHING) == cached)
             for (int64_t s = 0; s < p->tables[u].n_shards; s++)
                 k += p->tables[u].shards[s].rank == me;
     }
+    loom_object *tbe = e->n_groups == 2 && cached ? e->tbe_cached : e->tbe;
     if (p->tables[t].sharding_type == REC_SHARD_DATA_PARALLEL) {
         loom_tensor *w = NULL;
         st = tbe_table(call, e->dp_tbe, k, &w);
@@ -77,7 +81,7 @@ loom_status rec_sebc_weight(loom_call *call)
         return pk_host->fail(LOOM_EIO, "%s: rank %d: the communicator failed in an earlier call", call->schema->name,
                              me);
     int n = 0;
-    if ((st = shard_count(E * D, "the table", &n)) != LOOM_OK)
+    if ((st = shard_count(e->c.name, E * D, "the table", &n)) != LOOM_OK)
         return st;
     float *mine = calloc((size_t)(E * D > 0 ? E * D : 1), sizeof *mine);
     float *all = malloc(sizeof *all * (size_t)(E * D > 0 ? E * D * W : 1));
@@ -92,7 +96,7 @@ loom_status rec_sebc_weight(loom_call *call)
         if (sh->rank != me)
             continue;
         loom_tensor *w = NULL;
-        st = tbe_table(call, e->tbe, k++, &w);
+        st = tbe_table(call, tbe, k++, &w);
         if (st == LOOM_OK) {
             const float *src = loom_data(w);
             for (int64_t i = 0; i < sh->rows; i++)

@@ -47,26 +47,26 @@ static loom_status dp_step(loom_call *call, const rec_sebc *e, const shard_input
     float *gdp = NULL, *agdp = NULL, *g = NULL;
     int *cnt = calloc((size_t)W * 2, sizeof *cnt), *dis = cnt ? cnt + W : NULL;
     loom_status st = cnt ? shard_dp_batch(e, in, 1, &dpb) : pk_host->fail(LOOM_ENOMEM, "%s: out of memory",
-                                                                          REC_SEC_CLASS);
+                                                                          e->c.name);
     /* rank q's block: its ids' gradient rows, dp feature by feature */
     int64_t total = 0;
     for (int q = 0; st == LOOM_OK && q < W; q++) {
         int64_t n = 0;
         for (int64_t j = 0; j < J; j++)
             n += dpb.offsets[j * W * B + (q + 1) * B] - dpb.offsets[j * W * B + q * B];
-        if ((st = shard_count(n * D, "data-parallel gradient rows", &cnt[q])) == LOOM_OK)
-            st = shard_count(total, "data-parallel gradient rows", &dis[q]);
+        if ((st = shard_count(e->c.name, n * D, "data-parallel gradient rows", &cnt[q])) == LOOM_OK)
+            st = shard_count(e->c.name, total, "data-parallel gradient rows", &dis[q]);
         total += n * D;
         if (q == e->c.rank)
             n_local = n;
     }
     if (st == LOOM_OK && total > 2147483647)
-        st = pk_host->fail(LOOM_EINVAL, "%s: the data-parallel all-gather exceeds int displacements", REC_SEC_CLASS);
+        st = pk_host->fail(LOOM_EINVAL, "%s: the data-parallel all-gather exceeds int displacements", e->c.name);
     if (st == LOOM_OK) {
         gdp = malloc((size_t)(n_local * D > 0 ? n_local * D : 1) * sizeof *gdp);
         agdp = malloc((size_t)(total > 0 ? total : 1) * sizeof *agdp);
         if (!gdp || !agdp)
-            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEC_CLASS);
+            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     }
     int64_t at = 0;
     for (int64_t j = 0; st == LOOM_OK && j < J; j++) {
@@ -79,12 +79,12 @@ static loom_status dp_step(loom_call *call, const rec_sebc *e, const shard_input
         MPI_Request req;
         st = MPI_Iallgatherv(gdp, cnt[e->c.rank], MPI_FLOAT, agdp, cnt, dis, MPI_FLOAT, e->c.comm, &req) == MPI_SUCCESS
                  ? shard_wait((shard_comm *)&e->c, &req, "MPI_Iallgatherv (data-parallel gradients)")
-                 : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Iallgatherv failed", REC_SEC_CLASS, e->c.rank);
+                 : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Iallgatherv failed", e->c.name, e->c.rank);
     }
     if (st == LOOM_OK)
         st = sec_single_offsets(&dpb, J, W * B, &rows, &off);
     if (st == LOOM_OK && rows > 0 && (g = calloc((size_t)(rows * DD), sizeof *g)) == NULL)
-        st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEC_CLASS);
+        st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     for (int q = 0; st == LOOM_OK && rows > 0 && q < W; q++) {
         const float *src = agdp + dis[q];
         for (int64_t j = 0; j < J; j++) {
@@ -121,7 +121,7 @@ loom_status rec_sec_backward(loom_call *call)
     if (st == LOOM_OK && (grad == NULL || loom_tensor_dtype_of(grad) != LOOM_DTYPE_F32 || grad->ndim != 2 ||
                           grad->shape[0] != in.n_values || grad->shape[1] != D || !loom_is_contiguous(grad)))
         st = pk_host->fail(LOOM_EINVAL, "%s: 'grad' is %s: it must be the gradient of the forward's values, a "
-                           "contiguous f32 [N = %lld ids, D = %lld]", REC_SEC_CLASS,
+                           "contiguous f32 [N = %lld ids, D = %lld]", e->c.name,
                            grad ? pk_describe(pk_host, grad, b1, sizeof b1) : "missing", (long long)in.n_values,
                            (long long)D);
     if ((st = shard_input_agree(e, st, &in)) != LOOM_OK)
@@ -138,7 +138,7 @@ loom_status rec_sec_backward(loom_call *call)
         rbuf = malloc((size_t)(x.shd_total > 0 ? x.shd_total : 1) * sizeof *rbuf);
         gl = calloc((size_t)(x.rows * LD > 0 ? x.rows * LD : 1), sizeof *gl);
         if (!sbuf || !rbuf || !gl)
-            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEC_CLASS);
+            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     }
     if (st == LOOM_OK) {
         if (gy)
@@ -147,7 +147,7 @@ loom_status rec_sec_backward(loom_call *call)
         st = MPI_Ialltoallv(sbuf, x.own_cnt, x.own_dis, MPI_FLOAT, rbuf, x.shd_cnt, x.shd_dis, MPI_FLOAT, e->c.comm,
                             &req) == MPI_SUCCESS
                  ? shard_wait(&e->c, &req, "MPI_Ialltoallv (sequence embedding gradients)")
-                 : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Ialltoallv failed", REC_SEC_CLASS, me);
+                 : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Ialltoallv failed", e->c.name, me);
     }
     if (st == LOOM_OK && e->tbe && P > 0 && x.rows > 0) {
         sec_pack_shard(e, &batch, &x, gl, rbuf, 0);

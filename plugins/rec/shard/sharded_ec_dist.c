@@ -77,7 +77,7 @@ loom_status sec_exchange_plan(const rec_sebc *e, const shard_input *in, const sh
     const shard_pair *mine = e->pairs + e->pair_start[me];
     *x = (sec_exchange){ .B = B };
     if ((x->own_cnt = calloc((size_t)W * 4, sizeof *x->own_cnt)) == NULL)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEC_CLASS);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     x->own_dis = x->own_cnt + W;
     x->shd_cnt = x->own_cnt + 2 * W;
     x->shd_dis = x->own_cnt + 3 * W;
@@ -86,8 +86,8 @@ loom_status sec_exchange_plan(const rec_sebc *e, const shard_input *in, const sh
         int64_t n = 0;
         for (int64_t k = e->pair_start[r]; k < e->pair_start[r + 1]; k++)
             n += owned(in, &e->pairs[k]) * e->pairs[k].cols;
-        if ((st = shard_count(n, "embedding rows", &x->own_cnt[r])) == LOOM_OK)
-            st = shard_count(x->own_total, "embedding rows", &x->own_dis[r]);
+        if ((st = shard_count(e->c.name, n, "embedding rows", &x->own_cnt[r])) == LOOM_OK)
+            st = shard_count(e->c.name, x->own_total, "embedding rows", &x->own_dis[r]);
         x->own_total += n;
     }
     for (int q = 0; st == LOOM_OK && q < W; q++) {
@@ -96,12 +96,12 @@ loom_status sec_exchange_plan(const rec_sebc *e, const shard_input *in, const sh
             const int64_t base = j * W * B;
             n += (b->offsets[base + (q + 1) * B] - b->offsets[base + q * B]) * mine[j].cols;
         }
-        if ((st = shard_count(n, "embedding rows", &x->shd_cnt[q])) == LOOM_OK)
-            st = shard_count(x->shd_total, "embedding rows", &x->shd_dis[q]);
+        if ((st = shard_count(e->c.name, n, "embedding rows", &x->shd_cnt[q])) == LOOM_OK)
+            st = shard_count(e->c.name, x->shd_total, "embedding rows", &x->shd_dis[q]);
         x->shd_total += n;
     }
     if (st == LOOM_OK && (x->own_total > 2147483647 || x->shd_total > 2147483647))
-        st = pk_host->fail(LOOM_EINVAL, "%s: the embedding all-to-all exceeds int displacements", REC_SEC_CLASS);
+        st = pk_host->fail(LOOM_EINVAL, "%s: the embedding all-to-all exceeds int displacements", e->c.name);
     if (st == LOOM_OK)
         st = sec_single_offsets(b, P, W * B, &x->rows, &x->offsets);
     if (st != LOOM_OK)

@@ -52,7 +52,7 @@ static loom_status write_index(loom_call *call, const rec_sebc *e, const shard_i
     const int64_t F = e->n_features, B = in->B;
     int64_t *o = malloc((size_t)(F + 1) * sizeof *o);
     if (o == NULL)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEC_CLASS);
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     for (int64_t f = 0; f <= F; f++)
         o[f] = in->value_start[f * B];
     loom_status st = write_i64(call, SEC_OUT_VALUES_OFFSETS, F + 1, o);
@@ -105,7 +105,7 @@ loom_status rec_sec_forward(loom_call *call)
         sbuf = malloc((size_t)(x.shd_total > 0 ? x.shd_total : 1) * sizeof *sbuf);
         rbuf = malloc((size_t)(x.own_total > 0 ? x.own_total : 1) * sizeof *rbuf);
         if (!sbuf || !rbuf)
-            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEC_CLASS);
+            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     }
     if (st == LOOM_OK) {
         if (y != NULL)
@@ -114,7 +114,7 @@ loom_status rec_sec_forward(loom_call *call)
         st = MPI_Ialltoallv(sbuf, x.shd_cnt, x.shd_dis, MPI_FLOAT, rbuf, x.own_cnt, x.own_dis, MPI_FLOAT, e->c.comm,
                             &req) == MPI_SUCCESS
                  ? shard_wait(&e->c, &req, "MPI_Ialltoallv (sequence embeddings)")
-                 : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Ialltoallv failed", REC_SEC_CLASS, me);
+                 : pk_host->fail(LOOM_EIO, "%s: rank %d: MPI_Ialltoallv failed", e->c.name, me);
     }
     if (st == LOOM_OK && o)
         sec_pack_own(e, &in, &x, o, rbuf, 0);

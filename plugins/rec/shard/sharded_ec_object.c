@@ -35,7 +35,7 @@ static loom_status make_keys(rec_sebc *e, const char *feature_names)
     char **names = calloc((size_t)(F > 0 ? F : 1), sizeof *names);
     e->keys_offsets = calloc((size_t)F + 1, sizeof *e->keys_offsets);
     loom_status st = names && e->keys_offsets ? LOOM_OK : pk_host->fail(LOOM_ENOMEM, "%s: out of memory",
-                                                                         REC_SEC_CLASS);
+                                                                         e->c.name);
     /* "f0|f1,f2": tables by ',', their features by '|'; an empty list is the table's own name */
     const char *p = feature_names;
     for (int64_t t = 0, f = 0; st == LOOM_OK && t < e->n_tables; t++) {
@@ -56,7 +56,7 @@ static loom_status make_keys(rec_sebc *e, const char *feature_names)
     }
     for (int64_t f = 0; st == LOOM_OK && f < F; f++)
         if (names[f] == NULL)
-            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEC_CLASS);
+            st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     for (int64_t f = 0; st == LOOM_OK && f < F; f++) {
         int shared = 0;
         for (int64_t h = 0; h < F; h++)
@@ -65,7 +65,7 @@ static loom_status make_keys(rec_sebc *e, const char *feature_names)
                                  (shared ? 1 + (int64_t)strlen(e->table_names[e->feature_table[f]]) : 0);
     }
     if (st == LOOM_OK && (e->keys = malloc((size_t)e->keys_offsets[F] + 1)) == NULL)
-        st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", REC_SEC_CLASS);
+        st = pk_host->fail(LOOM_ENOMEM, "%s: out of memory", e->c.name);
     for (int64_t f = 0; st == LOOM_OK && f < F; f++) {
         char *k = e->keys + e->keys_offsets[f];
         const size_t n = strlen(names[f]);
@@ -86,14 +86,14 @@ loom_status rec_sec_check(rec_sebc *e, const loom_object_args *args)
     for (int64_t t = 1; t < e->n_tables; t++)
         if (e->embedding_dim[t] != e->embedding_dim[0])
             FAIL("%s: table '%s' has embedding_dim %lld, table '%s' %lld: an EmbeddingCollection's tables share "
-                 "one D", REC_SEC_CLASS, e->table_names[t], (long long)e->embedding_dim[t], e->table_names[0],
+                 "one D", e->c.name, e->table_names[t], (long long)e->embedding_dim[t], e->table_names[0],
                  (long long)e->embedding_dim[0]);
     for (int64_t t = 0; t < e->n_tables; t++) {
         const rec_sharding_type s = e->plan->tables[t].sharding_type;
         if (s != REC_SHARD_TABLE_WISE && s != REC_SHARD_ROW_WISE && s != REC_SHARD_COLUMN_WISE &&
             s != REC_SHARD_DATA_PARALLEL)
             FAIL("%s: plan: table '%s' (%lld): field 'sharding_type' %s: torchrec's EmbeddingCollection shards "
-                 "table_wise, row_wise, column_wise or data_parallel", REC_SEC_CLASS, e->table_names[t],
+                 "table_wise, row_wise, column_wise or data_parallel", e->c.name, e->table_names[t],
                  (long long)t, rec_sharding_type_names[s]);
     }
     return make_keys(e, args->attrs[PK_ATTR(rec_sebc_class, feature_names)].u.s);

@@ -37,9 +37,13 @@
 ** (alive, taking no part): the others must fail by their bounded wait
 ** (timeout_s 5), not hang.
 ** --case refusals: a plan with a table_row_wise table, a missing table on
-** one rank, and bad inputs on one rank (lengths of another size, an id
-** outside its table, another batch size, a gradient of the wrong shape),
-** each refused on every rank at once, the collection usable afterwards.
+** one rank, fused and cached shards on one rank, and bad inputs on one
+** rank (lengths of another size, an id outside its table, another batch
+** size, a gradient of the wrong shape) and an unknown table's weight, each
+** refused on every rank at once, every
+** message naming rec.sharded_embedding_collection (or its method), never
+** the bag collection whose checks it shares; the collection usable
+** afterwards.
 */
 #include <math.h>
 #include <stdarg.h>
@@ -105,6 +109,8 @@ static void row_shards(int t, const int *ranks, int n)
 }
 
 /* lie: table t0 on another rank (the plan-mismatch fault) */
+static int cached_t1;   /* the refusals: table t1 fused_uvm_caching, the others fused */
+
 static void build_plan(const char *c, int lie)
 {
     plan_text[0] = '\0';
@@ -113,7 +119,7 @@ static void build_plan(const char *c, int lie)
         const char *ty = table_type(c, t);
         put("%s{\"name\":\"%s\",\"num_embeddings\":%lld,\"embedding_dim\":%d,\"sharding_type\":\"%s\","
             "\"compute_kernel\":\"%s\",", t ? "," : "", NAMES[t], (long long)E[t], D, ty,
-            strcmp(ty, "data_parallel") == 0 ? "dense" : "fused");
+            strcmp(ty, "data_parallel") == 0 ? "dense" : cached_t1 && t == 1 ? "fused_uvm_caching" : "fused");
         int ranks[16];
         if (strcmp(ty, "table_wise") == 0) {
             const int r = (t + (lie && t == 0)) % world;
@@ -248,12 +254,23 @@ static loom_status create_sharded(const char *plan, const char *opt, const char 
 
 /* ------------------------------------------------------------- refusals */
 
+/* The message of a refusal names this class (the create, input and
+** collective checks are shared with the bag collection, and must still
+** speak of the caller), never the bag collection. */
+static void expect_named(const char *what)
+{
+    const char *msg = loom_last_error();
+    CHECK(strstr(msg, SHARDED ":") != NULL && strstr(msg, "embedding_bag_collection") == NULL,
+          "%s: the message does not name " SHARDED " (or names the bag collection): %s", what, msg);
+}
+
 /* st failed on every rank; bad_rank's message has mine, the others' theirs. */
 static void expect_refused(loom_status st, int bad_rank, const char *mine, const char *theirs, const char *what)
 {
     CHECK(st != LOOM_OK, "%s: accepted", what);
     const char *want = bad_rank < 0 || rank == bad_rank ? mine : theirs;
     CHECK(strstr(loom_last_error(), want) != NULL, "%s: the message lacks \"%s\": %s", what, want, loom_last_error());
+    expect_named(what);
 }
 
 /* A call of this rank: every sample has one id (0, or bad_id at value 0), nb samples, n_lengths lengths;
@@ -297,6 +314,12 @@ static void run_refusals(int n_named, const loom_named_tensor *named)
     build_plan("twrw", 0);
     expect_refused(create_sharded(plan_text, "sgd", "30", n_named, named, &o), -1,
                    "field 'sharding_type' table_row_wise", NULL, "a table_row_wise table");
+    /* the sequence collection's lookups run on one local TBE per rank: no rank may mix kernels */
+    cached_t1 = 1;
+    build_plan("rw", 0);
+    cached_t1 = 0;
+    expect_refused(create_sharded(plan_text, "sgd", "30", n_named, named, &o), -1,
+                   "so they need one compute kernel", NULL, "fused and cached shards on one rank");
     build_plan("mixed", 0);
     expect_refused(create_sharded(plan_text, "sgd", "30", rank == last ? n_named - 1 : n_named, named, &o), last,
                    "has no tensor 'embeddings.t3.weight'", "refused its arguments at setup", "a missing table");
@@ -310,6 +333,20 @@ static void run_refusals(int n_named, const loom_named_tensor *named)
                    "has a batch of", NULL, "batches of other sizes");
     expect_refused(call_with(o, B, F * B, 0, rank == last ? F * B - 1 : F * B), last, "'grad' is",
                    "refused its input", "a gradient of the wrong shape");
+    {
+        /* the weight method (local before its gather: every rank refuses the same name) names itself */
+        loom_attrs *a = NULL;
+        if (loom_attrs_new(&a) != LOOM_OK || loom_attrs_parse(a, SHARDED "_weight", "table", "nope") != LOOM_OK)
+            die_loom("weight attributes");
+        loom_call_options co = LOOM_CALL_OPTIONS_INIT;
+        co.object = o;
+        loom_tensor *w = NULL;
+        CHECK(loom_run(SHARDED "_weight", NULL, 0, a, &w, 1, &co) != LOOM_OK, "an unknown table's weight: accepted");
+        CHECK(strstr(loom_last_error(), SHARDED "_weight: the collection has no table 'nope'") != NULL &&
+              strstr(loom_last_error(), "embedding_bag_collection") == NULL,
+              "an unknown table's weight: the message does not name " SHARDED "_weight: %s", loom_last_error());
+        loom_attrs_free(a);
+    }
     CHECK(call_with(o, B, F * B, 0, -1) == LOOM_OK, "a good call after the refusals: %s", loom_last_error());
     CHECK(call_with(o, B, F * B, 0, F * B) == LOOM_OK, "a good backward after the refusals: %s", loom_last_error());
     loom_object_free(o);
@@ -472,6 +509,7 @@ int main(int argc, char **argv)
         CHECK(st != LOOM_OK, "a rank with a different plan was not refused at setup");
         CHECK(strstr(loom_last_error(), "plan mismatch") && strstr(loom_last_error(), "rank"),
               "the refusal does not name the plan mismatch: %s", loom_last_error());
+        expect_named("a different plan");
         printf("rank %d: refused as expected: %s\n", rank, loom_last_error());
         goto done;
     }

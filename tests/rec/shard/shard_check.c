@@ -6,6 +6,7 @@
 **   shard_check --case tw|rw|cw|twrw|dp|mixed|planned [--data random|dyadic]
 **               [--optimizer sgd|rowwise_adagrad] [--weighted] [--steps N]
 **               [--exact all|non-rw] [--fault plan|die|stall] [--vbe] [--device cuda]
+**               [--kernels fused|mixed]
 **   shard_check --case refusals
 **
 ** Every rank builds the same tables (from a seeded generator, in memory),
@@ -42,6 +43,11 @@
 ** within 1e-6, NCCL's reduce-scatter order); no training steps. Every rank
 ** prints "skipped" (mpi_run.sh: exit 77) when the machine has fewer GPUs
 ** than ranks.
+**
+** --kernels mixed: the odd sharded tables are fused_uvm_caching (load
+** factor 0.5), the others fused, so a rank may hold shards of both kernels
+** and look them up on two local TBEs (one per kernel, shard_groups.c); the
+** checks are the same (the cache changes no bit).
 **
 ** The rank and the world size come from OpenMPI's environment
 ** (OMPI_COMM_WORLD_RANK, _SIZE): the program itself does not call MPI, the
@@ -114,6 +120,8 @@ static void planned_plan(void)
 }
 
 /* type of table t in the case */
+static int mixed_kernels;   /* --kernels mixed */
+
 static const char *table_type(const char *c, int t)
 {
     if (strcmp(c, "mixed") == 0) {
@@ -170,9 +178,13 @@ static void build_plan(const char *c, int lie)
     put("{\"format\":\"loom.rec.plan/1\",\"world_size\":%d,\"tables\":[", world);
     for (int t = 0; t < T; t++) {
         const char *ty = table_type(c, t);
+        /* --kernels mixed: the odd sharded tables cached, so ranks hold shards of both kernels */
+        const int cached = mixed_kernels && t % 2 == 1 && strcmp(ty, "data_parallel") != 0;
         put("%s{\"name\":\"%s\",\"num_embeddings\":%lld,\"embedding_dim\":%lld,\"sharding_type\":\"%s\","
             "\"compute_kernel\":\"%s\",", t ? "," : "", NAMES[t], (long long)E[t], (long long)DIM[t], ty,
-            strcmp(ty, "data_parallel") == 0 ? "dense" : "fused");
+            strcmp(ty, "data_parallel") == 0 ? "dense" : cached ? "fused_uvm_caching" : "fused");
+        if (cached)
+            put("\"cache_load_factor\":0.5,");
         int ranks[16];
         if (strcmp(ty, "table_wise") == 0) {
             int r = (t + (lie && t == 0)) % world;
@@ -567,6 +579,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--weighted")) weighted = 1;
         else if (!strcmp(argv[i], "--vbe")) vbe = 1;
+        else if (!strcmp(argv[i], "--kernels") && i + 1 < argc) mixed_kernels = !strcmp(argv[++i], "mixed");
         else if (!strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
         else { fprintf(stderr, "usage: see the header of shard_check.c (%s)\n", argv[i]); return 2; }
     }
@@ -799,7 +812,11 @@ int main(int argc, char **argv)
                   v[4 * m + 1]);
         if (loom_run(SHARDED "_stats", NULL, 0, NULL, &st2, 1, &co) != LOOM_OK)
             die_loom("stats of " SHARDED);
-        for (int i = 0; i < 8; i++)
+        /* the forwards' input row: without a prefetch every forward ran its KJT all-to-all */
+        CHECK(sts->shape[0] == 4 && v[12] == v[0] && v[13] == 0 && v[14] > 0 && v[15] == 0,
+              "stats input row: %g KJT all-to-alls, %g reused, %g bytes, %g saved after %g forwards", v[12], v[13],
+              v[14], v[15], v[0]);
+        for (int i = 0; i < 16; i++)
             CHECK(((const double *)st2->data)[i] == 0.0, "stats after reset: entry %d is %g", i,
                   ((const double *)st2->data)[i]);
         loom_tensor_free(sts);

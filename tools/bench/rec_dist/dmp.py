@@ -2,7 +2,8 @@
 """One rank of torchrec's DistributedModelParallel on CPU (gloo) for tools/bench/rec_dist/run:
 the plan and the step of rec_dist.c (tables 0, 2, ... table-wise on rank t % W, 1, 3, ... row-wise;
 pooling factor 2; forward, then backward of a gradient of ones with fused EXACT_SGD, lr 0.01).
-Prints "cpu_s_per_step <rank> <s>" (time.process_time of this process)."""
+Prints "cpu_s_per_step <rank> <s>" (time.process_time of this process) and "wall_s_per_step <rank> <s>"
+(time.perf_counter over the timed steps, which start after a barrier)."""
 import sys
 import time
 
@@ -35,14 +36,17 @@ def main():
     values = torch.randint(0, E, (T * B * 2,), dtype=torch.int64)
     kjt = torchrec.KeyedJaggedTensor(keys=[f"f{t}" for t in range(T)], values=values, lengths=lengths)
     grad = torch.ones(B, T * D)
-    t0 = 0.0
+    t0 = w0 = 0.0
     for s in range(steps + 2):
         if s == 2:
+            dist.barrier()
             t0 = time.process_time()
+            w0 = time.perf_counter()
         y = model(kjt)
         y = y.wait() if hasattr(y, "wait") else y
         y.values().backward(grad)
     print("cpu_s_per_step %d %.6f" % (rank, (time.process_time() - t0) / steps), flush=True)
+    print("wall_s_per_step %d %.6f" % (rank, (time.perf_counter() - w0) / steps), flush=True)
     dist.destroy_process_group()
 
 

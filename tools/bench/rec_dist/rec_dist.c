@@ -3,7 +3,7 @@
 ** rec_dist.c - one rank of the sharded collection's benchmark (tools/bench/rec_dist/run
 ** runs it under mpirun beside torchrec's DistributedModelParallel):
 **
-**   rec_dist PLUGIN_DIRS TABLES ROWS DIM BATCH STEPS
+**   rec_dist PLUGIN_DIRS TABLES ROWS DIM BATCH STEPS [prefetch]
 **   rec_dist          (one rank, the run script's defaults, packs of $LOOM_BUILD_ROOT)
 **
 ** TABLES tables of ROWS x DIM (seeded uniform values), one feature each,
@@ -16,7 +16,19 @@
 ** <bwd wall> <bwd comm>": each method's CPU seconds (getrusage around the
 ** call), wall seconds and, of the wall, the seconds inside its collectives
 ** (rec.sharded_embedding_bag_collection_stats, reset after the warm-up).
-** The machine is shared: CPU seconds are the steadier figure.
+** "wall_s_per_step <rank> <s>": the wall seconds of the timed steps over
+** their number (the run script takes the slowest rank's for the global
+** batch's samples per second). The machine is shared: CPU seconds are the
+** steadier figure.
+**
+** With "prefetch" a step is torchrec's PrefetchTrainPipelineSparseDist:
+** rec.sharded_embedding_bag_collection_prefetch stage=dist of the next
+** batch (the same KJT here), then the forward, which takes the input that
+** dist distributed instead of running the KJT all-to-all, and the
+** backward. Also printed: "input_s <rank> <fwd wall> <fwd comm> <prefetch
+** wall> <prefetch comm> <kjt all-to-alls> <reused>" per step (the counts
+** in total), so the run script can say how much of the step's
+** communication the reuse moves out of the forward.
 */
 #include <stdint.h>
 #include <stdio.h>
@@ -73,8 +85,9 @@ int main(int argc, char **argv)
         printf("rec_dist: one rank, 8 x 20000 x 64, B 256 (tools/bench/rec_dist/run runs 1, 2, 4 ranks beside "
                "torchrec)\n");
     }
-    if (argc != 7) {
-        fprintf(stderr, "usage: rec_dist PLUGIN_DIRS TABLES ROWS DIM BATCH STEPS\n");
+    const int pipelined = argc == 8 && strcmp(argv[7], "prefetch") == 0;
+    if (argc != 7 && !pipelined) {
+        fprintf(stderr, "usage: rec_dist PLUGIN_DIRS TABLES ROWS DIM BATCH STEPS [prefetch]\n");
         return 2;
     }
     const int T = atoi(argv[2]), steps = atoi(argv[6]);
@@ -161,10 +174,18 @@ int main(int argc, char **argv)
     loom_call_options co = LOOM_CALL_OPTIONS_INIT;
     co.object = o;
     const loom_tensor *fin[3] = { tv, tl, NULL }, *bin[4] = { tv, tl, NULL, tg };
-    loom_attrs *reset = NULL;
-    if (loom_attrs_new(&reset) != LOOM_OK || loom_attrs_set_bool(reset, "reset", 1) != LOOM_OK)
+    loom_attrs *reset = NULL, *dist = NULL;
+    if (loom_attrs_new(&reset) != LOOM_OK || loom_attrs_set_bool(reset, "reset", 1) != LOOM_OK ||
+        loom_attrs_new(&dist) != LOOM_OK || loom_attrs_set_string(dist, "stage", "dist") != LOOM_OK)
         die("attributes");
-    double t0 = 0, cpu[2] = { 0, 0 }, wall[2] = { 0, 0 };
+    double t0 = 0, tw0 = 0, cpu[2] = { 0, 0 }, wall[2] = { 0, 0 };
+    if (pipelined) {
+        /* batch 0's input dist, before the loop as the pipeline's */
+        loom_tensor *cs = NULL;
+        if (loom_run(SEBC "_prefetch", fin, 3, dist, &cs, 1, &co) != LOOM_OK)
+            die("prefetch");
+        loom_tensor_free(cs);
+    }
     for (int s = 0; s < steps + 2; s++) {
         if (s == 2) {
             /* the warm-up is over: the methods' record starts again */
@@ -173,7 +194,15 @@ int main(int argc, char **argv)
                 die("stats");
             loom_tensor_free(st);
             t0 = cpu_seconds();
+            tw0 = wall_seconds();
             cpu[0] = cpu[1] = wall[0] = wall[1] = 0;
+        }
+        if (pipelined) {
+            /* the next batch's input dist (fused tables: no cache to fill) */
+            loom_tensor *cs = NULL;
+            if (loom_run(SEBC "_prefetch", fin, 3, dist, &cs, 1, &co) != LOOM_OK)
+                die("prefetch");
+            loom_tensor_free(cs);
         }
         double c = cpu_seconds(), w0 = wall_seconds();
         loom_tensor *y = NULL;
@@ -189,14 +218,18 @@ int main(int argc, char **argv)
         wall[1] += wall_seconds() - w1;
     }
     printf("cpu_s_per_step %d %.6f\n", rank, (cpu_seconds() - t0) / steps);
+    printf("wall_s_per_step %d %.6f\n", rank, (wall_seconds() - tw0) / steps);
     loom_tensor *st = NULL;
     if (loom_run(SEBC "_stats", NULL, 0, NULL, &st, 1, &co) != LOOM_OK)
         die("stats");
     const double *v = loom_data(st);
     printf("method_s %d %.6f %.6f %.6f %.6f %.6f %.6f\n", rank, cpu[0] / steps, wall[0] / steps, v[2] / steps,
            cpu[1] / steps, wall[1] / steps, v[6] / steps);
+    printf("input_s %d %.6f %.6f %.6f %.6f %.0f %.0f\n", rank, v[1] / steps, v[2] / steps, v[9] / steps,
+           v[10] / steps, v[12], v[13]);
     loom_tensor_free(st);
     loom_attrs_free(reset);
+    loom_attrs_free(dist);
     loom_object_free(o);
     loom_tensor_free(tv);
     loom_tensor_free(tl);

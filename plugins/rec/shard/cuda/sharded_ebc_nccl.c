@@ -327,6 +327,20 @@ loom_status rec_sebc_forward_nccl(loom_call *call)
     if (e->c.broken)
         return pk_host->fail(LOOM_EIO, "%s: rank %d: an earlier collective failed; the collection is unusable",
                              REC_SEBC_CLASS, me);
+    /* one local TBE per rank here: a plan whose ranks mix compute kernels (two TBEs on a rank,
+    ** shard_groups.c) is refused, on every rank alike (every rank reads the same plan) */
+    for (int64_t t = 0; t < e->plan->n_tables; t++)
+        for (int64_t u = 0; u < t; u++) {
+            const rec_plan_table *a = &e->plan->tables[t], *b = &e->plan->tables[u];
+            if ((a->compute_kernel == REC_KERNEL_FUSED_UVM_CACHING) == (b->compute_kernel == REC_KERNEL_FUSED_UVM_CACHING))
+                continue;
+            for (int64_t i = 0; i < a->n_shards; i++)
+                for (int64_t j = 0; j < b->n_shards; j++)
+                    if (a->shards[i].rank == b->shards[j].rank)
+                        return pk_host->fail(LOOM_EINVAL, "%s (cuda): rank %lld holds shards of tables '%s' and '%s' of "
+                                             "two compute kernels: the cuda forward runs one TBE per rank",
+                                             REC_SEBC_CLASS, (long long)a->shards[i].rank, b->name, a->name);
+        }
     if ((st = state_get(e, device, &ns)) != LOOM_OK)
         return st;
 
@@ -449,7 +463,7 @@ loom_status rec_sebc_forward_nccl(loom_call *call)
         D2H(rwt, d_rwt, nrv);
     OK(nccl_wait(e, ns, stream, "ncclSend/ncclRecv (KJT all-to-all)"));
     vstart[W] = nrv;
-    OK(shard_batch_assemble(W, P, k.sq, rlen, rval, rwt, vstart, &batch));
+    OK(shard_batch_assemble(e->c.name, W, P, k.sq, rlen, rval, rwt, vstart, &batch));
 
     /* 3. the local lookups on the device */
     int64_t oshape[2] = { B, D };
