@@ -17,6 +17,10 @@ sizes, 3 x 64 x 96 and 3 x 80 x 64 (the jagged form: images, images_offsets, ori
 min_size 72, max_size 112 (72 x 108 and 90 x 72, batched to 96 x 128), the five backbone maps x0..x4 and the
 resized sizes as intermediate results, and the detections (boxes, scores, labels, offsets). score_thresh 0.2
 keeps more than detections_per_img 15 after the nms on both images, so the cap fixes the count.
+--full also writes build-models/vision/retinanet_resnet50_fpn_v2/ and retinanet_resnet50_fpn/: torchvision's models
+with random weights (model.safetensors, 146 and 130 MB; v1's body without num_batches_tracked, as a pretrained
+file's FrozenBatchNorm2d) and their detections of one 3 x 120 x 160 image with min_size 160, max_size 320,
+score_thresh 0.05 and 300 detections, torchvision's (input.npy, boxes.npy, scores.npy, labels.npy).
 """
 import os
 import sys
@@ -36,6 +40,7 @@ from gen_vision_models_goldens import TinyResNet  # noqa: E402  (torchvision's R
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 OUT = os.path.join(ROOT, "tests", "data", "vision", "detection", "retina_tiny")
 DETECTIONS = 15
+MODELS = os.path.join(ROOT, "build-models", "vision")
 
 
 def save(case, **arrays):
@@ -99,12 +104,33 @@ def tiny(gen, v2):
           "scores", f"{s.min().item():.4f}..{s.max().item():.4f}", "params", sum(p.numel() for p in model.parameters()))
 
 
+def full(gen, name):
+    """retinanet_resnet50_fpn[_v2] as torchvision builds it, random weights, one small image."""
+    d = os.path.join(MODELS, name)
+    os.makedirs(d, exist_ok=True)
+    model = getattr(tvm.detection, name)(weights=None, weights_backbone=None, min_size=160, max_size=320).eval()
+    randomize(model, gen)
+    image = torch.rand(1, 3, 120, 160, generator=gen)
+    with torch.no_grad():
+        det = model([image[0]])[0]
+    v1 = not name.endswith("_v2")
+    sd = {k: v.contiguous() for k, v in model.state_dict().items()
+          if not (v1 and k.startswith("backbone.body.") and k.endswith("num_batches_tracked"))}
+    save_file(sd, os.path.join(d, "model.safetensors"))
+    for what, t in [("input", image), ("boxes", det["boxes"]), ("scores", det["scores"]), ("labels", det["labels"])]:
+        np.save(os.path.join(d, f"{what}.npy"), t.numpy())
+    print(name + ":", len(det["boxes"]), "detections")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(2401)
     tiny(gen, False)
     tiny(gen, True)
+    if "--full" in sys.argv:
+        full(torch.Generator().manual_seed(2402), "retinanet_resnet50_fpn_v2")
+        full(torch.Generator().manual_seed(2403), "retinanet_resnet50_fpn")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,12 @@
 ** the five backbone maps (within 2e-5: 8 to 10 convolutions in another
 ** summation order on maps of magnitude ~1) and the resized sizes
 ** (identical).
+** retinanet_resnet50_fpn_v2 and retinanet_resnet50_fpn in full run when
+** their random-weights files are in build-models/vision/<name>/ (made by the
+** script with --full: one 3 x 120 x 160 image, min_size 160, max_size 320,
+** 300 detections) and are skipped with a message otherwise; there random
+** heads score many boxes alike, and rows whose scores are within 1e-6 of
+** their neighbour's are compared as sets (the test prints how many).
 ** Bad input: an empty image list, an empty batch, a wrong dtype, a 1 x 1
 ** image (accepted, as torchvision accepts it), a Faster R-CNN file (the
 ** message names the key), a classifier's file, v1's file as v2.
@@ -272,6 +278,83 @@ static void bad_attributes_name_the_attribute(void **state)
                           "attribute 'anchor_sizes' holds 4 values");
 }
 
+static loom_tensor *npy_path(const char *path)
+{
+    loom_tensor *t = NULL;
+    if (loom_npy_read(&t, path) != LOOM_OK)
+        fail_msg("%s: %s", path, loom_last_error());
+    return t;
+}
+
+/* vision.<name> in full, from build-models when it is there */
+static void check_full(const char *name)
+{
+    char dir[512], w[600], cls[64];
+    snprintf(cls, sizeof cls, "vision.%s", name);
+    snprintf(dir, sizeof dir, "%s/../build-models/vision/%s", tu_data_path(".."), name);
+    snprintf(w, sizeof w, "%s/model.safetensors", dir);
+    FILE *f = fopen(w, "rb");
+    if (f == NULL) {
+        print_message("skipped: no %s (tools/gen_vision_retinanet_model_goldens.py --full makes it)\n", w);
+        skip();
+    }
+    fclose(f);
+    loom_attrs *a = tu_attrs_text(cls, "min_size=160;max_size=320");
+    loom_object *obj = NULL;
+    if (loom_object_create(&obj, cls, a, w) != LOOM_OK)
+        fail_msg("%s: %s", cls, loom_last_error());
+    loom_attrs_free(a);
+    char p[640];
+    snprintf(p, sizeof p, "%s/input.npy", dir);
+    loom_tensor *in = npy_path(p);
+    loom_tensor *det[4];
+    if (run_method(obj, cls, (const loom_tensor *const *)&in, 1, det, 4) != LOOM_OK)
+        fail_msg("%s: %s", cls, loom_last_error());
+    snprintf(p, sizeof p, "%s/boxes.npy", dir);
+    loom_tensor *wb = npy_path(p);
+    snprintf(p, sizeof p, "%s/scores.npy", dir);
+    loom_tensor *ws = npy_path(p);
+    snprintf(p, sizeof p, "%s/labels.npy", dir);
+    loom_tensor *wl = npy_path(p);
+    int64_t offs[2] = { 0, wb->shape[0] }, os[1] = { 2 };
+    loom_tensor wo = { .data = offs, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = 1, .dtype = { LOOM_DL_INT, 64, 1 },
+                       .shape = os };
+    /* Random heads score many boxes alike: rows whose torchvision scores are within 1e-6 of their neighbour's
+    ** (below the float32 differences of two summation orders through 60 layers) have no defined order and are
+    ** compared as sets, their labels as multisets; all others in place. */
+    dt_check_near_ties(name, det, wb, ws, wl, &wo, 1e-6);
+    loom_tensor *fr[] = { in, det[0], det[1], det[2], det[3], wb, ws, wl };
+    dt_free(fr, (int)(sizeof fr / sizeof fr[0]));
+    loom_object_free(obj);
+}
+
+static void full_v2_matches_torchvision(void **state)
+{
+    (void)state;
+    check_full("retinanet_resnet50_fpn_v2");
+}
+
+/* v1: its body's batchnorms without num_batches_tracked, as a pretrained file's FrozenBatchNorm2d */
+static void full_v1_matches_torchvision(void **state)
+{
+    (void)state;
+    check_full("retinanet_resnet50_fpn");
+}
+
+/* The named classes take torchvision's files only: the tiny v2 file's body is not ResNet-50's */
+static void named_class_refuses_another_architecture(void **state)
+{
+    (void)state;
+    char w[512];
+    loom_object *obj = NULL;
+    assert_int_not_equal(loom_object_create(&obj, "vision.retinanet_resnet50_fpn_v2", NULL,
+                                            data_file(w, sizeof w, "vision/detection/retina_tiny",
+                                                      "v2_model.safetensors")), LOOM_OK);
+    if (strstr(loom_last_error(), "key 'backbone.body.conv1.weight'") == NULL)
+        fail_msg("message '%s' lacks the key", loom_last_error());
+    print_message("refused: %s\n", loom_last_error());
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -281,6 +364,9 @@ int main(void)
         cmocka_unit_test(bad_input_is_refused),
         cmocka_unit_test(wrong_file_names_the_key),
         cmocka_unit_test(bad_attributes_name_the_attribute),
+        cmocka_unit_test(named_class_refuses_another_architecture),
+        cmocka_unit_test(full_v2_matches_torchvision),
+        cmocka_unit_test(full_v1_matches_torchvision),
     };
     return cmocka_run_group_tests_name("vision_retinanet_model", tests, tu_setup, tu_teardown);
 }
