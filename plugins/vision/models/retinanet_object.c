@@ -186,8 +186,8 @@ static loom_status load_head(model_loader *L, retinanet_model *m, const char *na
     if (h->outputs == 0) {
         const loom_tensor *w = rcnn_file_tensor(L, key);
         if (w == NULL)
-            return pk_host->fail(LOOM_EINVAL, "%s: the weights file has no key '%s' (expected f32[%lld x classes, %lld, "
-                                 "3, 3]: a RetinaNet state_dict)", m->cls, key, (long long)A, (long long)C);
+            return pk_host->fail(LOOM_EINVAL, "%s: the weights file has no key '%s' (expected f32[%lld x classes, "
+                                 "%lld, 3, 3]: a RetinaNet state_dict)", m->cls, key, (long long)A, (long long)C);
         if (w->ndim != 4 || w->shape[0] < A || w->shape[0] % A != 0)
             return pk_host->fail(LOOM_EINVAL, "%s: key '%s' has %lld rows: a multiple of the %lld anchors per "
                                  "location expected", m->cls, key, w->ndim >= 1 ? (long long)w->shape[0] : 0LL,
