@@ -4166,6 +4166,40 @@ class vision:
             output (f32, rank 2): [N, classes] logits (classes: fc.weight's rows)"""
         ...
     @staticmethod
+    def retinanet(images: TensorLike, images_offsets: Optional[TensorLike] = None, original_sizes: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any]:
+        """torchvision.models.detection retinanet forward (eval): detections of a list of images
+
+        A method of the object class vision.retinanet: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            images (f32, any rank): RGB in [0, 1]: one NCHW batch [B, 3, H, W], or the [3, H, W] images flattened one after the other (then images_offsets and original_sizes)
+            images_offsets (i64, rank 1, optional): [B+1] element offsets of each image in the flattened images
+            original_sizes (i64, rank 2, optional): [B, 2] (H, W) of each flattened image
+        Outputs:
+            boxes (f32, rank 2): [D, 4] xyxy detections on the original images, image after image
+            scores (f32, rank 1): [D] decreasing per image
+            labels (i64, rank 1): [D] classes 0..classes-1 (torchvision's RetinaNet labels)
+            offsets (i64, rank 1): [B+1] image b's detections are rows offsets[b]..offsets[b+1]"""
+        ...
+    @staticmethod
+    def retinanet_features(images: TensorLike, images_offsets: Optional[TensorLike] = None, original_sizes: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any]:
+        """torchvision.models.detection retinanet up to its backbone (eval): the five maps the heads take
+
+        A method of the object class vision.retinanet: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            images (f32, any rank): RGB in [0, 1]: one NCHW batch [B, 3, H, W], or the [3, H, W] images flattened one after the other (then images_offsets and original_sizes)
+            images_offsets (i64, rank 1, optional): [B+1] element offsets of each image in the flattened images
+            original_sizes (i64, rank 2, optional): [B, 2] (H, W) of each flattened image
+        Outputs:
+            features0 (f32, rank 4): [B, C, H, W] the backbone's map 0 of the batch (FPN)
+            features1 (f32, rank 4): [B, C, H, W] the backbone's map 1 of the batch (FPN)
+            features2 (f32, rank 4): [B, C, H, W] the backbone's map 2 of the batch (FPN)
+            features3 (f32, rank 4): [B, C, H, W] the backbone's map 3 of the batch (LastLevelP6P7's p6)
+            features4 (f32, rank 4): [B, C, H, W] the backbone's map 4 of the batch (p7)
+            image_sizes (i64, rank 2): [B, 2] (h, w) of each resized image in the batch"""
+        ...
+    @staticmethod
     def retinanet_head(conv_weight: TensorLike, conv_bias: Optional[TensorLike] = None, norm_weight: Optional[TensorLike] = None, norm_bias: Optional[TensorLike] = None, out_weight: Optional[TensorLike] = None, out_bias: Optional[TensorLike] = None, features0: Optional[TensorLike] = None, features1: Optional[TensorLike] = None, features2: Optional[TensorLike] = None, features3: Optional[TensorLike] = None, features4: Optional[TensorLike] = None, *, num_outputs: int, num_groups: int = 32, eps: float = 1e-05) -> Any:
         """torchvision RetinaNetClassificationHead / RetinaNetRegressionHead: 4 x (conv3x3 + relu) (v1) or 4 x (conv3x3 + GroupNorm + relu) (v2), then the output conv, reshaped and concatenated over levels
 
@@ -4210,6 +4244,74 @@ class vision:
             scores (f32, rank 1): [D] their sigmoid scores, decreasing per image
             labels (i64, rank 1): [D] their classes (0..K-1)
             offsets (i64, rank 1): [N+1] image n's rows are offsets[n]..offsets[n+1]"""
+        ...
+    @staticmethod
+    def retinanet_resnet50_fpn(images: TensorLike, images_offsets: Optional[TensorLike] = None, original_sizes: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any]:
+        """torchvision.models.detection retinanet_resnet50_fpn forward (eval): detections of a list of images
+
+        A method of the object class vision.retinanet_resnet50_fpn: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            images (f32, any rank): RGB in [0, 1]: one NCHW batch [B, 3, H, W], or the [3, H, W] images flattened one after the other (then images_offsets and original_sizes)
+            images_offsets (i64, rank 1, optional): [B+1] element offsets of each image in the flattened images
+            original_sizes (i64, rank 2, optional): [B, 2] (H, W) of each flattened image
+        Outputs:
+            boxes (f32, rank 2): [D, 4] xyxy detections on the original images, image after image
+            scores (f32, rank 1): [D] decreasing per image
+            labels (i64, rank 1): [D] classes 0..classes-1 (torchvision's RetinaNet labels)
+            offsets (i64, rank 1): [B+1] image b's detections are rows offsets[b]..offsets[b+1]"""
+        ...
+    @staticmethod
+    def retinanet_resnet50_fpn_features(images: TensorLike, images_offsets: Optional[TensorLike] = None, original_sizes: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any]:
+        """torchvision.models.detection retinanet_resnet50_fpn up to its backbone (eval): the five maps the heads take
+
+        A method of the object class vision.retinanet_resnet50_fpn: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            images (f32, any rank): RGB in [0, 1]: one NCHW batch [B, 3, H, W], or the [3, H, W] images flattened one after the other (then images_offsets and original_sizes)
+            images_offsets (i64, rank 1, optional): [B+1] element offsets of each image in the flattened images
+            original_sizes (i64, rank 2, optional): [B, 2] (H, W) of each flattened image
+        Outputs:
+            features0 (f32, rank 4): [B, C, H, W] the backbone's map 0 of the batch (FPN)
+            features1 (f32, rank 4): [B, C, H, W] the backbone's map 1 of the batch (FPN)
+            features2 (f32, rank 4): [B, C, H, W] the backbone's map 2 of the batch (FPN)
+            features3 (f32, rank 4): [B, C, H, W] the backbone's map 3 of the batch (LastLevelP6P7's p6)
+            features4 (f32, rank 4): [B, C, H, W] the backbone's map 4 of the batch (p7)
+            image_sizes (i64, rank 2): [B, 2] (h, w) of each resized image in the batch"""
+        ...
+    @staticmethod
+    def retinanet_resnet50_fpn_v2(images: TensorLike, images_offsets: Optional[TensorLike] = None, original_sizes: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any]:
+        """torchvision.models.detection retinanet_resnet50_fpn_v2 forward (eval): detections of a list of images
+
+        A method of the object class vision.retinanet_resnet50_fpn_v2: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            images (f32, any rank): RGB in [0, 1]: one NCHW batch [B, 3, H, W], or the [3, H, W] images flattened one after the other (then images_offsets and original_sizes)
+            images_offsets (i64, rank 1, optional): [B+1] element offsets of each image in the flattened images
+            original_sizes (i64, rank 2, optional): [B, 2] (H, W) of each flattened image
+        Outputs:
+            boxes (f32, rank 2): [D, 4] xyxy detections on the original images, image after image
+            scores (f32, rank 1): [D] decreasing per image
+            labels (i64, rank 1): [D] classes 0..classes-1 (torchvision's RetinaNet labels)
+            offsets (i64, rank 1): [B+1] image b's detections are rows offsets[b]..offsets[b+1]"""
+        ...
+    @staticmethod
+    def retinanet_resnet50_fpn_v2_features(images: TensorLike, images_offsets: Optional[TensorLike] = None, original_sizes: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any]:
+        """torchvision.models.detection retinanet_resnet50_fpn_v2 up to its backbone (eval): the five maps the heads take
+
+        A method of the object class vision.retinanet_resnet50_fpn_v2: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            images (f32, any rank): RGB in [0, 1]: one NCHW batch [B, 3, H, W], or the [3, H, W] images flattened one after the other (then images_offsets and original_sizes)
+            images_offsets (i64, rank 1, optional): [B+1] element offsets of each image in the flattened images
+            original_sizes (i64, rank 2, optional): [B, 2] (H, W) of each flattened image
+        Outputs:
+            features0 (f32, rank 4): [B, C, H, W] the backbone's map 0 of the batch (FPN)
+            features1 (f32, rank 4): [B, C, H, W] the backbone's map 1 of the batch (FPN)
+            features2 (f32, rank 4): [B, C, H, W] the backbone's map 2 of the batch (FPN)
+            features3 (f32, rank 4): [B, C, H, W] the backbone's map 3 of the batch (LastLevelP6P7's p6)
+            features4 (f32, rank 4): [B, C, H, W] the backbone's map 4 of the batch (p7)
+            image_sizes (i64, rank 2): [B, 2] (h, w) of each resized image in the batch"""
         ...
     @staticmethod
     def rgb_to_grayscale(image: TensorLike, *, num_output_channels: int = 1) -> Any:

@@ -7,7 +7,8 @@
 ** box_score_thresh 0 fix the count) on tests/data/vision/classify's JPEG:
 ** the detections as text and JSON, the PNG --draw writes, and refusals
 ** (no image, a bad --min-score, a file of another model) with their
-** messages. The detections themselves are checked against torchvision in
+** messages; and the tiny v2 RetinaNet of retina_tiny (text and --draw).
+** The detections themselves are checked against torchvision in
 ** tests/vision/detection/test_fasterrcnn.c; here the command's plumbing.
 */
 #include <stdarg.h>
@@ -103,6 +104,29 @@ static void bad_use_is_refused(void **state)
     cli_result_free(&r);
 }
 
+/* A RetinaNet: the tiny v2 one of tests/data/vision/detection/retina_tiny (vision.retinanet; detections_per_img
+** 15 and score_thresh 0.2 fix the count), as text and with --draw; its labels are 0..2 (RetinaNet's). */
+static void retinanet_detects_and_draws(void **state)
+{
+    (void)state;
+    char w[700];
+    snprintf(w, sizeof w, "%s/vision/detection/retina_tiny/v2_model.safetensors", getenv("LOOM_TEST_DATA"));
+    cli_result r = cli_run(cli, tmpdir, CLI_ARGV("detect", "--model", "vision.retinanet", "--attr", "layers=1,1,1,1",
+                                                 "--attr", "widths=4,4,8,16", "--attr", "stem_width=8", "--attr",
+                                                 "fpn_channels=32", "--attr", "head=v2", "--attr", "min_size=72",
+                                                 "--attr", "max_size=112", "--attr", "score_thresh=0.2", "--attr",
+                                                 "detections_per_img=15", "--attr",
+                                                 "anchor_sizes=8,10,12,16,20,25,32,40,50,64,80,101,128,161,203",
+                                                 "--weights", w, "--min-score", "0", "--draw", drawn, image));
+    cli_expect_status(&r, 0);
+    cli_expect_contains(r.out, "15 detections with score >= 0 (of 15)");
+    cli_expect_contains(r.out, "label");
+    cli_result_free(&r);
+    FILE *f = fopen(drawn, "rb");
+    assert_non_null(f);
+    fclose(f);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -141,6 +165,7 @@ int main(void)
         cmocka_unit_test(json_and_text),
         cmocka_unit_test(draw_writes_a_png),
         cmocka_unit_test(bad_use_is_refused),
+        cmocka_unit_test(retinanet_detects_and_draws),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

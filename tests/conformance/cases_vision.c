@@ -1006,6 +1006,12 @@ const cf_gen cf_vision_gens[] = {
     FRCNN_COVERED(fasterrcnn_rpn) FRCNN_COVERED(fasterrcnn_resnet50_fpn_rpn)
     FRCNN_COVERED(fasterrcnn_resnet50_fpn_v2_rpn)
 #undef FRCNN_COVERED
+#define RETINA_COVERED(id) { "vision." #id, 0, 0, NULL, "tests/vision/detection/test_retinanet_model.c: cpu:ops " \
+                             "only, dispatching the layer and detection ops (each with its own cases)" },
+    RETINA_COVERED(retinanet) RETINA_COVERED(retinanet_resnet50_fpn) RETINA_COVERED(retinanet_resnet50_fpn_v2)
+    RETINA_COVERED(retinanet_features) RETINA_COVERED(retinanet_resnet50_fpn_features)
+    RETINA_COVERED(retinanet_resnet50_fpn_v2_features)
+#undef RETINA_COVERED
     { "vision.vit_encoder_block", 0, 0, NULL, "tests/vision/models_vit: cpu only, torchvision goldens" },
     { "vision.vit_b_16", 0, 0, NULL, MODEL_COVERED },
     { "vision.vit_b_32", 0, 0, NULL, MODEL_COVERED },

@@ -457,6 +457,9 @@ static const oc_case cases[] = {
     MODEL_NO_OBJECT(fasterrcnn) MODEL_NO_OBJECT(fasterrcnn_resnet50_fpn) MODEL_NO_OBJECT(fasterrcnn_resnet50_fpn_v2)
     MODEL_NO_OBJECT(fasterrcnn_rpn) MODEL_NO_OBJECT(fasterrcnn_resnet50_fpn_rpn)
     MODEL_NO_OBJECT(fasterrcnn_resnet50_fpn_v2_rpn)
+    MODEL_NO_OBJECT(retinanet) MODEL_NO_OBJECT(retinanet_resnet50_fpn) MODEL_NO_OBJECT(retinanet_resnet50_fpn_v2)
+    MODEL_NO_OBJECT(retinanet_features) MODEL_NO_OBJECT(retinanet_resnet50_fpn_features)
+    MODEL_NO_OBJECT(retinanet_resnet50_fpn_v2_features)
 #undef MODEL_NO_OBJECT
     /* no inputs: an entry of the table as JSON (any length), or a refusal */
     { "vision.weights_meta", "an entry", { NONE }, "model=vision.resnet18;weights=DEFAULT", { NONE } },

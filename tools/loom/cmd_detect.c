@@ -26,7 +26,7 @@ static const char detect_usage[] =
     "                   [--min-score S] [--draw OUT.png] [--json] IMAGE\n"
     "  Detect objects in a JPEG or PNG image with a detector of the vision pack\n"
     "  (torchvision's state_dict as safetensors): label, score and box per detection.\n"
-    "  --model CLASS      vision.fasterrcnn_resnet50_fpn_v2, vision.fasterrcnn_resnet50_fpn, ...\n"
+    "  --model CLASS      vision.fasterrcnn_resnet50_fpn_v2, vision.retinanet_resnet50_fpn_v2, ...\n"
     "  --weights FILE     the model's state_dict as safetensors\n"
     "  --attr KEY=VALUE   attributes of the class (box_score_thresh=0.3, min_size=640, ...)\n"
     "  --min-score S      print and draw the detections scoring at least S (default 0.5)\n"

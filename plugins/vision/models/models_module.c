@@ -9,6 +9,7 @@
 #include "mnasnet.h"
 #include "models.h"
 #include "regnet.h"
+#include "retinanet.h"
 #include "shufflenet.h"
 #include "weights.h"
 
@@ -18,7 +19,8 @@ PK_OPS_DEFINE(vision_models_ops, VISION_MODELS_OPS);
 ** that take the architecture as attributes */
 #define VISION_MODELS_GENERIC_OPS(X_)                                                              \
     X_(vision_resnet_schema) X_(vision_regnet_schema) X_(vision_efficientnet_v2_schema)             \
-    X_(vision_shufflenet_v2_schema) X_(vision_mnasnet_schema) VISION_FASTERRCNN_OPS(X_)
+    X_(vision_shufflenet_v2_schema) X_(vision_mnasnet_schema) VISION_FASTERRCNN_OPS(X_)             \
+    VISION_RETINANET_MODEL_OPS(X_)
 static const loom_op_schema *const models_module_ops[] = {
     VISION_MODELS_OPS(PK_OP_REF_ROW_) VISION_MODELS_GENERIC_OPS(PK_OP_REF_ROW_)
 };
@@ -30,7 +32,8 @@ static const loom_object_class *const models_classes[] = {
     VISION_SHUFFLENETS(CLASS_REF2_, _) VISION_MNASNETS(CLASS_REF2_, _)
     &vision_resnet_class, &vision_regnet_class, &vision_efficientnet_v2_class, &vision_shufflenet_v2_class,
     &vision_mnasnet_class, &vision_fasterrcnn_class, &vision_fasterrcnn_resnet50_fpn_class,
-    &vision_fasterrcnn_resnet50_fpn_v2_class,
+    &vision_fasterrcnn_resnet50_fpn_v2_class, &vision_retinanet_class, &vision_retinanet_resnet50_fpn_class,
+    &vision_retinanet_resnet50_fpn_v2_class,
 };
 
 /* vision.weights_meta (weights_meta.c): a table lookup, on the cpu */
@@ -69,6 +72,8 @@ static loom_status models_register_kernels(const loom_host_api *host, loom_regis
         st = pk_register_kernels(host, reg, mnasnet_generic_kernels, PK_COUNT(mnasnet_generic_kernels));
     if (st == LOOM_OK)
         st = pk_register_kernels(host, reg, fasterrcnn_kernels, PK_COUNT(fasterrcnn_kernels));
+    if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, retinanet_kernels, PK_COUNT(retinanet_kernels));
     return st;
 }
 
