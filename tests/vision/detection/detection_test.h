@@ -14,6 +14,7 @@
 #include <setjmp.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -126,6 +127,48 @@ static inline int64_t dt_check_ranked(const char *stem, const loom_tensor *got_b
         }
     print_message("%s: %lld rows in runs of equal scores, compared as sets\n", stem, (long long)tied);
     return tied;
+}
+
+static inline int dt_cmp_i64(const void *a, const void *b)
+{
+    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* det (boxes, scores, labels, offsets) against torchvision's rows of one
+** image: the same offsets, scores within 1e-4 and boxes within 1e-3 px in
+** place, except within runs of scores each within tie of the previous one
+** (random heads score many boxes alike: below the float32 differences of
+** two summation orders their order is not defined), compared as sets, their
+** labels as multisets. */
+static inline void dt_check_near_ties(const char *stem, loom_tensor *const *det, const loom_tensor *wb,
+                                      const loom_tensor *ws, const loom_tensor *wl, const loom_tensor *wo, double tie)
+{
+    tu_assert_identical(det[3], wo, "offsets");
+    const double d = dt_max_diff(det[1], ws, "scores");
+    if (d > 1e-4)
+        fail_msg("%s: scores differ by %g > 1e-4", stem, d);
+    tu_assert_same_shape(det[0], wb, "boxes");
+    const float *s = loom_data(ws);
+    const int64_t n = ws->shape[0], *gl = loom_data(det[2]), *want_l = loom_data(wl);
+    int64_t tied = 0;
+    for (int64_t j0 = 0, j1; j0 < n; j0 = j1) {
+        for (j1 = j0 + 1; j1 < n && fabs((double)s[j1 - 1] - (double)s[j1]) <= tie; j1++)
+            ;
+        tied += j1 - j0 > 1 ? j1 - j0 : 0;
+        dt_rows_match_as_set(stem, det[0], wb, j0, j1);
+        int64_t a[64], b[64];
+        if (j1 - j0 > 64)
+            fail_msg("%s: a run of %lld near-equal scores", stem, (long long)(j1 - j0));
+        memcpy(a, gl + j0, (size_t)(j1 - j0) * sizeof(int64_t));
+        memcpy(b, want_l + j0, (size_t)(j1 - j0) * sizeof(int64_t));
+        qsort(a, (size_t)(j1 - j0), sizeof(int64_t), dt_cmp_i64);
+        qsort(b, (size_t)(j1 - j0), sizeof(int64_t), dt_cmp_i64);
+        if (memcmp(a, b, (size_t)(j1 - j0) * sizeof(int64_t)) != 0)
+            fail_msg("%s: labels of rows %lld..%lld differ", stem, (long long)j0, (long long)j1 - 1);
+    }
+    print_message("%s: %lld detections, boxes within 1e-3 px, scores within %g; %lld rows in runs of scores "
+                  "within %g, compared as sets\n", stem, (long long)n, d, (long long)tied, tie);
 }
 
 static inline void dt_free(loom_tensor **t, int n)
