@@ -457,6 +457,9 @@ static const oc_case cases[] = {
     MODEL_NO_OBJECT(fasterrcnn) MODEL_NO_OBJECT(fasterrcnn_resnet50_fpn) MODEL_NO_OBJECT(fasterrcnn_resnet50_fpn_v2)
     MODEL_NO_OBJECT(fasterrcnn_rpn) MODEL_NO_OBJECT(fasterrcnn_resnet50_fpn_rpn)
     MODEL_NO_OBJECT(fasterrcnn_resnet50_fpn_v2_rpn)
+    MODEL_NO_OBJECT(fasterrcnn_mobilenet_v3) MODEL_NO_OBJECT(fasterrcnn_mobilenet_v3_large_fpn)
+    MODEL_NO_OBJECT(fasterrcnn_mobilenet_v3_large_320_fpn) MODEL_NO_OBJECT(fasterrcnn_mobilenet_v3_rpn)
+    MODEL_NO_OBJECT(fasterrcnn_mobilenet_v3_large_fpn_rpn) MODEL_NO_OBJECT(fasterrcnn_mobilenet_v3_large_320_fpn_rpn)
 #undef MODEL_NO_OBJECT
     /* no inputs: an entry of the table as JSON (any length), or a refusal */
     { "vision.weights_meta", "an entry", { NONE }, "model=vision.resnet18;weights=DEFAULT", { NONE } },

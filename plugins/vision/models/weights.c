@@ -24,7 +24,11 @@ const model_weights_entry *model_weights_find(const char *cls, const char *name)
         if (at < (int)sizeof names - 64)
             at += snprintf(names + at, sizeof names - (size_t)at, "%s%s", at ? ", " : "", e->name);
     }
-    pk_host->fail(LOOM_EINVAL, "%s has no weight entry '%s': its entries are %s and DEFAULT", cls, name, names);
+    if (at == 0)
+        pk_host->fail(LOOM_EINVAL, "%s has no weight entry '%s': it has no entries (leave attribute 'weights' "
+                      "unset)", cls, name);
+    else
+        pk_host->fail(LOOM_EINVAL, "%s has no weight entry '%s': its entries are %s and DEFAULT", cls, name, names);
     return NULL;
 }
 

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""vision.fasterrcnn_resnet50_fpn_v2 against torchvision eager, on the same weights and image, in one run.
+"""A Faster R-CNN class (vision.fasterrcnn_resnet50_fpn_v2, ...) against torchvision eager, on the same weights and image, in one run.
 
     .venv/bin/python tools/bench/vision_detection/model.py [--threads 2] [--repeat 1] [--size 800,1216]
+        [--model fasterrcnn_resnet50_fpn_v2 | fasterrcnn_mobilenet_v3_large_fpn]
 
 loom comes from LOOM_BUILD_ROOT, else build-release, else build (its libloom and its core and vision packs).
 
-The weights are torchvision's fasterrcnn_resnet50_fpn_v2 with seeded random values (build-models/vision/
-fasterrcnn_resnet50_fpn_v2/model.safetensors when tools/gen_vision_fasterrcnn_goldens.py --full made it, else
-made here into a temporary file); the image is one seeded [3, H, W] batch (default 800 x 1216, which the
+The weights are torchvision's --model (default fasterrcnn_resnet50_fpn_v2) with seeded random values
+(build-models/vision/<model>/model.safetensors when tools/gen_vision_fasterrcnn_goldens.py --full or
+tools/gen_vision_fasterrcnn_mobilenet_goldens.py --full made it, else made here into a temporary file); the image is one seeded [3, H, W] batch (default 800 x 1216, which the
 transform keeps at min_size 800). Both sides run in this process one after the other with the given threads
 (torch.set_num_threads; loom's pool through loom.init), at torchvision's defaults (1000 proposals per image,
 box_score_thresh 0.05, 100 detections).
@@ -46,7 +47,7 @@ def point_loom_at_build():
 point_loom_at_build()
 import loom  # noqa: E402
 
-FILE = os.path.join(ROOT, "build-models", "vision", "fasterrcnn_resnet50_fpn_v2", "model.safetensors")
+MODELS = ["fasterrcnn_resnet50_fpn_v2", "fasterrcnn_mobilenet_v3_large_fpn"]
 
 
 def cpu_per_call(fn, repeat):
@@ -62,16 +63,19 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--size", default="800,1216")
+    p.add_argument("--model", choices=MODELS, default=MODELS[0])
     a = p.parse_args()
     h, w = (int(v) for v in a.size.split(","))
     torch.set_num_threads(a.threads)
     loom.init(num_threads=a.threads)
     gen = torch.Generator().manual_seed(2102)
-    model = tvm.detection.fasterrcnn_resnet50_fpn_v2(weights=None, weights_backbone=None).eval()
-    path = FILE
+    model = getattr(tvm.detection, a.model)(weights=None, weights_backbone=None).eval()
+    path = os.path.join(ROOT, "build-models", "vision", a.model, "model.safetensors")
     if os.path.exists(path):
         from safetensors.torch import load_file
-        model.load_state_dict(load_file(path))
+        # a body saved as a pretrained file has it (FrozenBatchNorm2d) lacks num_batches_tracked, unused in eval
+        missing, unexpected = model.load_state_dict(load_file(path), strict=False)
+        assert not unexpected and all(k.endswith("num_batches_tracked") for k in missing), (missing, unexpected)
     else:
         from safetensors.torch import save_file
         with torch.no_grad():
@@ -81,7 +85,7 @@ def main():
         save_file({k: v.contiguous() for k, v in model.state_dict().items()}, path)
     image = torch.rand(1, 3, h, w, generator=gen)
     x = image.numpy()
-    det = loom.Object("vision.fasterrcnn_resnet50_fpn_v2", path)
+    det = loom.Object("vision." + a.model, path)
 
     with torch.inference_mode():
         t_torch, ref = cpu_per_call(lambda: model([image[0]]), a.repeat)
@@ -96,10 +100,10 @@ def main():
         stages["postprocess"], _ = cpu_per_call(
             lambda: model.transform.postprocess(dets, il.image_sizes, [(h, w)]), a.repeat)
     t_loom, out = cpu_per_call(lambda: det(x), a.repeat)
-    t_loom_rpn, _ = cpu_per_call(lambda: det.fasterrcnn_resnet50_fpn_v2_rpn(x), a.repeat)
+    t_loom_rpn, _ = cpu_per_call(lambda: getattr(det, a.model + "_rpn")(x), a.repeat)
 
     n_loom, n_ref = len(np.asarray(out[1])), len(ref[0]["scores"])
-    print(f"fasterrcnn_resnet50_fpn_v2, one {h}x{w} image, {a.threads} threads each side, {a.repeat} timed call(s); "
+    print(f"{a.model}, one {h}x{w} image, {a.threads} threads each side, {a.repeat} timed call(s); "
           f"CPU seconds per call (loaded machine: wall times not meaningful)")
     print(f"  detections: loom {n_loom}, torchvision {n_ref}")
     print(f"  {'':28s} {'loom':>10s} {'torchvision':>12s} {'ratio':>7s}")
