@@ -119,7 +119,7 @@ def main():
     tiny(torch.Generator().manual_seed(2111))
     if "--full" in sys.argv:
         full(torch.Generator().manual_seed(2112), "fasterrcnn_mobilenet_v3_large_fpn")
-        full(torch.Generator().manual_seed(2113), "fasterrcnn_mobilenet_v3_large_320_fpn")
+        full(torch.Generator().manual_seed(2114), "fasterrcnn_mobilenet_v3_large_320_fpn")
 
 
 if __name__ == "__main__":

@@ -170,6 +170,9 @@ static loom_named_attr string_attr(const char *name, const char *s)
     return a;
 }
 
+/* op(ins) into *outs: a new tensor when *outs is NULL, else *outs itself
+** (in place: hardswish and squeeze_excitation write over their input,
+** which rcnn_call_op, always allocating, does not do). */
 static loom_status call_op(loom_call *call, const loom_op *op, const loom_tensor *const *ins, int32_t n_ins,
                            loom_tensor **outs, const loom_named_attr *attrs, int32_t n_attrs)
 {
