@@ -251,8 +251,10 @@ static void anchor_sizes_of(fasterrcnn_model *m)
     m->n_anchors = per_level * FRCNN_RATIOS;
 }
 
-/* torchvision's num_params of a pretrained detector: its body's
-** FrozenBatchNorm2d weight and bias are buffers, not parameters. */
+/* torchvision's num_params of a pretrained detector: the weight and bias
+** of its body's FrozenBatchNorm2d (v1, MobileNetV3) are buffers, not
+** parameters. Such a batchnorm is one without num_batches_tracked in the
+** file; v2's body keeps BatchNorm2d (with it), whose are parameters. */
 static int64_t frozen_bn_params(const model_loader *L)
 {
     static const char body[] = "backbone.body.", mean[] = ".running_mean";
@@ -260,8 +262,12 @@ static int64_t frozen_bn_params(const model_loader *L)
     for (int k = 0; k < L->n_keys; k++) {
         const model_key_spec *s = &L->keys[k];
         const size_t len = strlen(s->name);
-        if (strncmp(s->name, body, sizeof body - 1) == 0 && len > sizeof mean
-            && strcmp(s->name + len - (sizeof mean - 1), mean) == 0)
+        if (strncmp(s->name, body, sizeof body - 1) != 0 || len <= sizeof mean
+            || strcmp(s->name + len - (sizeof mean - 1), mean) != 0)
+            continue;
+        char nbt[sizeof s->name + 16];
+        snprintf(nbt, sizeof nbt, "%.*snum_batches_tracked", (int)(len - (sizeof mean - 2)), s->name);
+        if (!model_file_has(L->st, nbt))
             n += 2 * s->shape[0];
     }
     return n;
