@@ -3164,6 +3164,108 @@ class vision:
             offsets (i64, rank 1): [B+1] image b's detections are rows offsets[b]..offsets[b+1]"""
         ...
     @staticmethod
+    def fasterrcnn_mobilenet_v3(images: TensorLike, images_offsets: Optional[TensorLike] = None, original_sizes: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any]:
+        """torchvision.models.detection fasterrcnn_mobilenet_v3 forward (eval): detections of a list of images
+
+        A method of the object class vision.fasterrcnn_mobilenet_v3: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            images (f32, any rank): RGB in [0, 1]: one NCHW batch [B, 3, H, W], or the [3, H, W] images flattened one after the other (then images_offsets and original_sizes)
+            images_offsets (i64, rank 1, optional): [B+1] element offsets of each image in the flattened images
+            original_sizes (i64, rank 2, optional): [B, 2] (H, W) of each flattened image
+        Outputs:
+            boxes (f32, rank 2): [D, 4] xyxy detections on the original images, image after image
+            scores (f32, rank 1): [D] decreasing per image
+            labels (i64, rank 1): [D] classes 1..classes-1
+            offsets (i64, rank 1): [B+1] image b's detections are rows offsets[b]..offsets[b+1]"""
+        ...
+    @staticmethod
+    def fasterrcnn_mobilenet_v3_large_320_fpn(images: TensorLike, images_offsets: Optional[TensorLike] = None, original_sizes: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any]:
+        """torchvision.models.detection fasterrcnn_mobilenet_v3_large_320_fpn forward (eval): detections of a list of images
+
+        A method of the object class vision.fasterrcnn_mobilenet_v3_large_320_fpn: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            images (f32, any rank): RGB in [0, 1]: one NCHW batch [B, 3, H, W], or the [3, H, W] images flattened one after the other (then images_offsets and original_sizes)
+            images_offsets (i64, rank 1, optional): [B+1] element offsets of each image in the flattened images
+            original_sizes (i64, rank 2, optional): [B, 2] (H, W) of each flattened image
+        Outputs:
+            boxes (f32, rank 2): [D, 4] xyxy detections on the original images, image after image
+            scores (f32, rank 1): [D] decreasing per image
+            labels (i64, rank 1): [D] classes 1..classes-1
+            offsets (i64, rank 1): [B+1] image b's detections are rows offsets[b]..offsets[b+1]"""
+        ...
+    @staticmethod
+    def fasterrcnn_mobilenet_v3_large_320_fpn_rpn(images: TensorLike, images_offsets: Optional[TensorLike] = None, original_sizes: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any]:
+        """torchvision.models.detection fasterrcnn_mobilenet_v3_large_320_fpn up to its RPN (eval): the FPN maps and the proposals
+
+        A method of the object class vision.fasterrcnn_mobilenet_v3_large_320_fpn: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            images (f32, any rank): RGB in [0, 1]: one NCHW batch [B, 3, H, W], or the [3, H, W] images flattened one after the other (then images_offsets and original_sizes)
+            images_offsets (i64, rank 1, optional): [B+1] element offsets of each image in the flattened images
+            original_sizes (i64, rank 2, optional): [B, 2] (H, W) of each flattened image
+        Outputs:
+            features0 (f32, rank 4): [B, C, H, W] FPN map 0 of the batch (4: LastLevelMaxPool's 'pool')
+            features1 (f32, rank 4): [B, C, H, W] FPN map 1 of the batch (4: LastLevelMaxPool's 'pool')
+            features2 (f32, rank 4): [B, C, H, W] LastLevelMaxPool's 'pool' of the batch
+            image_sizes (i64, rank 2): [B, 2] (h, w) of each resized image in the batch
+            proposals (f32, rank 2): [K, 4] the RPN's proposals on the resized images, image after image
+            proposals_offsets (i64, rank 1): [B+1] image b's proposals are rows offsets[b]..offsets[b+1]"""
+        ...
+    @staticmethod
+    def fasterrcnn_mobilenet_v3_large_fpn(images: TensorLike, images_offsets: Optional[TensorLike] = None, original_sizes: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any]:
+        """torchvision.models.detection fasterrcnn_mobilenet_v3_large_fpn forward (eval): detections of a list of images
+
+        A method of the object class vision.fasterrcnn_mobilenet_v3_large_fpn: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            images (f32, any rank): RGB in [0, 1]: one NCHW batch [B, 3, H, W], or the [3, H, W] images flattened one after the other (then images_offsets and original_sizes)
+            images_offsets (i64, rank 1, optional): [B+1] element offsets of each image in the flattened images
+            original_sizes (i64, rank 2, optional): [B, 2] (H, W) of each flattened image
+        Outputs:
+            boxes (f32, rank 2): [D, 4] xyxy detections on the original images, image after image
+            scores (f32, rank 1): [D] decreasing per image
+            labels (i64, rank 1): [D] classes 1..classes-1
+            offsets (i64, rank 1): [B+1] image b's detections are rows offsets[b]..offsets[b+1]"""
+        ...
+    @staticmethod
+    def fasterrcnn_mobilenet_v3_large_fpn_rpn(images: TensorLike, images_offsets: Optional[TensorLike] = None, original_sizes: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any]:
+        """torchvision.models.detection fasterrcnn_mobilenet_v3_large_fpn up to its RPN (eval): the FPN maps and the proposals
+
+        A method of the object class vision.fasterrcnn_mobilenet_v3_large_fpn: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            images (f32, any rank): RGB in [0, 1]: one NCHW batch [B, 3, H, W], or the [3, H, W] images flattened one after the other (then images_offsets and original_sizes)
+            images_offsets (i64, rank 1, optional): [B+1] element offsets of each image in the flattened images
+            original_sizes (i64, rank 2, optional): [B, 2] (H, W) of each flattened image
+        Outputs:
+            features0 (f32, rank 4): [B, C, H, W] FPN map 0 of the batch (4: LastLevelMaxPool's 'pool')
+            features1 (f32, rank 4): [B, C, H, W] FPN map 1 of the batch (4: LastLevelMaxPool's 'pool')
+            features2 (f32, rank 4): [B, C, H, W] LastLevelMaxPool's 'pool' of the batch
+            image_sizes (i64, rank 2): [B, 2] (h, w) of each resized image in the batch
+            proposals (f32, rank 2): [K, 4] the RPN's proposals on the resized images, image after image
+            proposals_offsets (i64, rank 1): [B+1] image b's proposals are rows offsets[b]..offsets[b+1]"""
+        ...
+    @staticmethod
+    def fasterrcnn_mobilenet_v3_rpn(images: TensorLike, images_offsets: Optional[TensorLike] = None, original_sizes: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any]:
+        """torchvision.models.detection fasterrcnn_mobilenet_v3 up to its RPN (eval): the FPN maps and the proposals
+
+        A method of the object class vision.fasterrcnn_mobilenet_v3: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            images (f32, any rank): RGB in [0, 1]: one NCHW batch [B, 3, H, W], or the [3, H, W] images flattened one after the other (then images_offsets and original_sizes)
+            images_offsets (i64, rank 1, optional): [B+1] element offsets of each image in the flattened images
+            original_sizes (i64, rank 2, optional): [B, 2] (H, W) of each flattened image
+        Outputs:
+            features0 (f32, rank 4): [B, C, H, W] FPN map 0 of the batch (4: LastLevelMaxPool's 'pool')
+            features1 (f32, rank 4): [B, C, H, W] FPN map 1 of the batch (4: LastLevelMaxPool's 'pool')
+            features2 (f32, rank 4): [B, C, H, W] LastLevelMaxPool's 'pool' of the batch
+            image_sizes (i64, rank 2): [B, 2] (h, w) of each resized image in the batch
+            proposals (f32, rank 2): [K, 4] the RPN's proposals on the resized images, image after image
+            proposals_offsets (i64, rank 1): [B+1] image b's proposals are rows offsets[b]..offsets[b+1]"""
+        ...
+    @staticmethod
     def fasterrcnn_resnet50_fpn(images: TensorLike, images_offsets: Optional[TensorLike] = None, original_sizes: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any]:
         """torchvision.models.detection fasterrcnn_resnet50_fpn forward (eval): detections of a list of images
 
@@ -4834,8 +4936,8 @@ class vision:
         """torchvision's Weights.meta and transforms() of one weight entry, as JSON
 
         Attributes (keyword-only):
-            model (str, required): the model class: vision.resnet50 (or resnet50)
-            weights (str, default 'DEFAULT'): the entry: IMAGENET1K_V1, IMAGENET1K_V2, ... or DEFAULT
+            model (str, required): the model class: vision.resnet50 (or resnet50), vision.fasterrcnn_resnet50_fpn_v2, ...
+            weights (str, default 'DEFAULT'): the entry: IMAGENET1K_V1, IMAGENET1K_V2, COCO_V1, ... or DEFAULT
         Outputs:
             meta (u8, rank 1): the entry as JSON text (u8 UTF-8): transforms (the preset), categories, metrics, num_params, url"""
         ...

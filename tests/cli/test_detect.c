@@ -10,6 +10,13 @@
 ** messages; and the tiny v2 RetinaNet of retina_tiny (text and --draw).
 ** The detections themselves are checked against torchvision in
 ** tests/vision/detection/test_fasterrcnn.c; here the command's plumbing.
+** The category names of a weight entry (--attr weights=COCO_V1): `loom
+** info` lists a named detector's entry; on a class without entries the
+** entry is refused by name; with the random-weights
+** fasterrcnn_mobilenet_v3_large_320_fpn of build-models (made by
+** tools/gen_vision_fasterrcnn_mobilenet_goldens.py --full; skipped when
+** absent: a COCO-sized file is 74 MB), every detection carries the COCO
+** name of its label in the JSON and the text, and --draw labels the boxes.
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,7 +35,7 @@
 
 static char tmpdir[256];
 static const char *cli;
-static char image[600], weights[600], other[600], drawn[600];
+static char image[600], weights[600], other[600], drawn[600], coco[700];
 
 #define TINY_ARGS                                                                                  \
     "--model", "vision.fasterrcnn", "--attr", "layers=1,1,1,1", "--attr", "widths=4,4,8,8", "--attr",    \
@@ -127,6 +134,71 @@ static void retinanet_detects_and_draws(void **state)
     fclose(f);
 }
 
+/* the COCO names of a few labels torchvision's _COCO_CATEGORIES has (the whole list: test_weights_meta.c) */
+static const char *coco_name(int label)
+{
+    static const struct { int label; const char *name; } known[] = {
+        { 1, "person" }, { 12, "N/A" }, { 18, "dog" }, { 51, "bowl" }, { 62, "chair" }, { 89, "hair drier" },
+        { 90, "toothbrush" },
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (known[i].label == label)
+            return known[i].name;
+    return NULL;
+}
+
+static void entry_names_the_detections(void **state)
+{
+    (void)state;
+    /* loom info lists a named detector's entry */
+    cli_result r0 = cli_run(cli, tmpdir, CLI_ARGV("info", "vision.fasterrcnn_resnet50_fpn_v2"));
+    cli_expect_status(&r0, 0);
+    cli_expect_contains(r0.out, "COCO_V1: box_map 46.7 (COCO-val2017), 43712278 params, 91 classes (COCO)");
+    cli_result_free(&r0);
+    /* a class without entries: the entry is refused by name before the file is read */
+    cli_result r = cli_run(cli, tmpdir, CLI_ARGV("detect", TINY_ARGS, "--attr", "weights=COCO_V1", "--weights",
+                                                 weights, image));
+    assert_int_not_equal(r.status, 0);
+    cli_expect_contains(r.err, "vision.fasterrcnn has no weight entry 'COCO_V1'");
+    cli_result_free(&r);
+    FILE *f = fopen(coco, "rb");
+    if (f == NULL) {
+        print_message("skipped: no %s (tools/gen_vision_fasterrcnn_mobilenet_goldens.py --full makes it)\n", coco);
+        skip();
+    }
+    fclose(f);
+#define COCO_ARGS "--model", "vision.fasterrcnn_mobilenet_v3_large_320_fpn", "--weights", coco, "--attr", \
+        "weights=COCO_V1", "--attr", "box_score_thresh=0", "--attr", "box_detections_per_img=20", "--min-score", "0"
+    r = cli_run(cli, tmpdir, CLI_ARGV("detect", COCO_ARGS, "--json", image));
+    cli_expect_status(&r, 0);
+    cJSON *got = cJSON_Parse(r.out);
+    assert_non_null(got);
+    const cJSON *dets = cJSON_GetObjectItemCaseSensitive(got, "detections");
+    assert_int_equal(cJSON_GetArraySize(dets), 20);
+    int checked = 0;
+    for (int i = 0; i < 20; i++) {
+        const cJSON *d = cJSON_GetArrayItem(dets, i);
+        const int label = (int)cJSON_GetObjectItemCaseSensitive(d, "label")->valuedouble;
+        const cJSON *cat = cJSON_GetObjectItemCaseSensitive(d, "category");
+        assert_true(cJSON_IsString(cat));
+        if (coco_name(label) != NULL) {
+            assert_string_equal(cat->valuestring, coco_name(label));
+            checked++;
+        }
+    }
+    print_message("20 detections named, %d of them checked against known COCO names\n", checked);
+    cJSON_Delete(got);
+    cli_result_free(&r);
+    r = cli_run(cli, tmpdir, CLI_ARGV("detect", COCO_ARGS, "--draw", drawn, image));
+    cli_expect_status(&r, 0);
+    cli_expect_contains(r.out, "20 detections with score >= 0 (of 20)");
+    cli_result_free(&r);
+    f = fopen(drawn, "rb");
+    assert_non_null(f);
+    fclose(f);
+#undef COCO_ARGS
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -139,6 +211,8 @@ static int setup(void **state)
     snprintf(image, sizeof image, "%s/vision/classify/scene_wide.jpg", data);
     snprintf(weights, sizeof weights, "%s/vision/detection/frcnn_tiny/v1_model.safetensors", data);
     snprintf(other, sizeof other, "%s/vision/detection/frcnn_tiny/v2_model.safetensors", data);
+    snprintf(coco, sizeof coco, "%s/../../build-models/vision/fasterrcnn_mobilenet_v3_large_320_fpn/model.safetensors",
+             data);
     snprintf(tmpdir, sizeof tmpdir, "/tmp/loom-detect-XXXXXX");
     if (mkdtemp(tmpdir) == NULL)
         return -1;
@@ -166,6 +240,7 @@ int main(void)
         cmocka_unit_test(draw_writes_a_png),
         cmocka_unit_test(bad_use_is_refused),
         cmocka_unit_test(retinanet_detects_and_draws),
+        cmocka_unit_test(entry_names_the_detections),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

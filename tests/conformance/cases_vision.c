@@ -1012,6 +1012,12 @@ const cf_gen cf_vision_gens[] = {
     RETINA_COVERED(retinanet_features) RETINA_COVERED(retinanet_resnet50_fpn_features)
     RETINA_COVERED(retinanet_resnet50_fpn_v2_features)
 #undef RETINA_COVERED
+#define FRCNN_MNV3_COVERED(id) { "vision." #id, 0, 0, NULL, "tests/vision/detection/test_fasterrcnn_mobilenet.c: " \
+                                 "cpu:ops only, dispatching the layer and detection ops (each with its own cases)" },
+    FRCNN_MNV3_COVERED(fasterrcnn_mobilenet_v3) FRCNN_MNV3_COVERED(fasterrcnn_mobilenet_v3_large_fpn)
+    FRCNN_MNV3_COVERED(fasterrcnn_mobilenet_v3_large_320_fpn) FRCNN_MNV3_COVERED(fasterrcnn_mobilenet_v3_rpn)
+    FRCNN_MNV3_COVERED(fasterrcnn_mobilenet_v3_large_fpn_rpn) FRCNN_MNV3_COVERED(fasterrcnn_mobilenet_v3_large_320_fpn_rpn)
+#undef FRCNN_MNV3_COVERED
     { "vision.vit_encoder_block", 0, 0, NULL, "tests/vision/models_vit: cpu only, torchvision goldens" },
     { "vision.vit_b_16", 0, 0, NULL, MODEL_COVERED },
     { "vision.vit_b_32", 0, 0, NULL, MODEL_COVERED },

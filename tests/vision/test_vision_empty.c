@@ -460,6 +460,9 @@ static const oc_case cases[] = {
     MODEL_NO_OBJECT(retinanet) MODEL_NO_OBJECT(retinanet_resnet50_fpn) MODEL_NO_OBJECT(retinanet_resnet50_fpn_v2)
     MODEL_NO_OBJECT(retinanet_features) MODEL_NO_OBJECT(retinanet_resnet50_fpn_features)
     MODEL_NO_OBJECT(retinanet_resnet50_fpn_v2_features)
+    MODEL_NO_OBJECT(fasterrcnn_mobilenet_v3) MODEL_NO_OBJECT(fasterrcnn_mobilenet_v3_large_fpn)
+    MODEL_NO_OBJECT(fasterrcnn_mobilenet_v3_large_320_fpn) MODEL_NO_OBJECT(fasterrcnn_mobilenet_v3_rpn)
+    MODEL_NO_OBJECT(fasterrcnn_mobilenet_v3_large_fpn_rpn) MODEL_NO_OBJECT(fasterrcnn_mobilenet_v3_large_320_fpn_rpn)
 #undef MODEL_NO_OBJECT
     /* no inputs: an entry of the table as JSON (any length), or a refusal */
     { "vision.weights_meta", "an entry", { NONE }, "model=vision.resnet18;weights=DEFAULT", { NONE } },

@@ -11,6 +11,10 @@
 ** detections scoring at least --min-score are printed (label, score, box
 ** on the image in pixels). --draw writes the image with those boxes drawn
 ** (2 px outlines, a colour per label) as a PNG (vision.encode_png).
+** With a weight entry chosen (--attr weights=COCO_V1 or DEFAULT; the object
+** checks the file against it), each detection is named by the entry's
+** categories (vision.weights_meta: the COCO names), in the text, the JSON
+** ("category") and on the drawing (a label over each box).
 */
 #include <getopt.h>
 #include <stdint.h>
@@ -19,6 +23,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "draw_text.h"
 #include "json.h"
 
 static const char detect_usage[] =
@@ -28,7 +33,8 @@ static const char detect_usage[] =
     "  (torchvision's state_dict as safetensors): label, score and box per detection.\n"
     "  --model CLASS      vision.fasterrcnn_resnet50_fpn_v2, vision.retinanet_resnet50_fpn_v2, ...\n"
     "  --weights FILE     the model's state_dict as safetensors\n"
-    "  --attr KEY=VALUE   attributes of the class (box_score_thresh=0.3, min_size=640, ...)\n"
+    "  --attr KEY=VALUE   attributes of the class (box_score_thresh=0.3, min_size=640, ...);\n"
+    "                     weights=COCO_V1 (or DEFAULT) names the detections by the entry's categories\n"
     "  --min-score S      print and draw the detections scoring at least S (default 0.5)\n"
     "  --draw OUT.png     write the image with the boxes drawn\n"
     "  --json             {\"model\", \"image\", \"detections\": [{\"label\", \"score\", \"box\"}]}\n";
@@ -38,10 +44,41 @@ typedef struct detect_args {
     char **attrs;
     int n_attrs, json;
     double min_score;
+    const char *entry;          /* --attr weights=ENTRY, or NULL */
+    cJSON *meta;                /* the entry's vision.weights_meta, or NULL */
 } detect_args;
 
-/* The object of the class from the weights file and the --attr words. */
-static int make_model(const detect_args *a, loom_object **obj)
+/* The entry's name of label, or NULL (no entry, or a label outside its categories). */
+static const char *category_of(const detect_args *a, int64_t label)
+{
+    const cJSON *cats = a->meta != NULL ? cJSON_GetObjectItemCaseSensitive(a->meta, "categories") : NULL;
+    const cJSON *c = label >= 0 && label < cJSON_GetArraySize(cats) ? cJSON_GetArrayItem(cats, (int)label) : NULL;
+    return cJSON_IsString(c) ? c->valuestring : NULL;
+}
+
+/* a->meta: the JSON of the entry a->entry of the model's class (vision.weights_meta). */
+static int read_entry(detect_args *a)
+{
+    loom_attrs *at = NULL;
+    loom_tensor *out = NULL;
+    loom_status st;
+    if ((st = loom_attrs_new(&at)) == LOOM_OK && (st = loom_attrs_set_string(at, "model", a->model)) == LOOM_OK
+        && (st = loom_attrs_set_string(at, "weights", a->entry)) == LOOM_OK)
+        st = loom_run("vision.weights_meta", NULL, 0, at, &out, 1, NULL);
+    loom_attrs_free(at);
+    if (st != LOOM_OK)
+        return cli_fail();
+    a->meta = cJSON_ParseWithLength(loom_data(out), (size_t)loom_tensor_nbytes(out));
+    loom_tensor_free(out);
+    if (a->meta == NULL) {
+        fprintf(stderr, "loom detect: vision.weights_meta of %s %s is not JSON\n", a->model, a->entry);
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+/* The object of the class from the weights file and the --attr words (a->entry: the weights one). */
+static int make_model(detect_args *a, loom_object **obj)
 {
     loom_attrs *at = NULL;
     int rc = CLI_OK;
@@ -50,6 +87,8 @@ static int make_model(const detect_args *a, loom_object **obj)
     for (int i = 0; i < a->n_attrs && rc == CLI_OK; i++) {
         char *eq = strchr(a->attrs[i], '=');
         *eq = '\0';
+        if (strcmp(a->attrs[i], "weights") == 0)
+            a->entry = eq + 1;
         if (loom_attrs_parse(at, a->model, a->attrs[i], eq + 1) != LOOM_OK)
             rc = cli_fail();
         *eq = '=';
@@ -97,15 +136,24 @@ static void draw_box(loom_tensor *img, const float *box, const uint8_t *rgb)
         }
 }
 
-/* img with the kept boxes drawn, encoded as PNG into path. */
-static int write_drawing(const char *path, loom_tensor *img, const float *boxes, const float *scores,
-                         const int64_t *labels, int64_t n, double min_score)
+/* img with the kept boxes drawn (and labelled with their category and
+** score where the entry names them), encoded as PNG into path. */
+static int write_drawing(const detect_args *a, const char *path, loom_tensor *img, const float *boxes,
+                         const float *scores, const int64_t *labels, int64_t n, double min_score)
 {
     static const uint8_t palette[6][3] = { { 230, 25, 75 }, { 60, 180, 75 }, { 255, 225, 25 },
                                            { 0, 130, 200 }, { 245, 130, 48 }, { 145, 30, 180 } };
     for (int64_t i = 0; i < n; i++)
         if (scores[i] >= min_score)
             draw_box(img, boxes + 4 * i, palette[labels[i] % 6]);
+    for (int64_t i = 0; i < n; i++) {
+        const char *name = category_of(a, labels[i]);
+        if (scores[i] < min_score || name == NULL)
+            continue;
+        char text[96];
+        snprintf(text, sizeof text, "%s %.2f", name, scores[i]);
+        draw_label(img, (int64_t)boxes[4 * i], (int64_t)boxes[4 * i + 1], text, palette[labels[i] % 6]);
+    }
     loom_tensor *png = NULL;
     if (loom_run("vision.encode_png", (const loom_tensor *const[]){ img }, 1, NULL, &png, 1, NULL) != LOOM_OK)
         return cli_fail();
@@ -156,6 +204,8 @@ static int detect(const detect_args *a, loom_object *obj)
                     continue;
                 cJSON *e = cJSON_CreateObject(), *b = cJSON_CreateArray();
                 json_add_num(e, "label", (double)labels[i]);
+                if (category_of(a, labels[i]) != NULL)
+                    json_add_str(e, "category", category_of(a, labels[i]));
                 json_add_num(e, "score", scores[i]);
                 for (int c = 0; c < 4; c++)
                     cJSON_AddItemToArray(b, cJSON_CreateNumber(boxes[4 * i + c]));
@@ -168,13 +218,20 @@ static int detect(const detect_args *a, loom_object *obj)
         } else {
             printf("%s: %lld detections with score >= %g (of %lld)\n", a->image, (long long)kept, a->min_score,
                    (long long)n);
-            for (int64_t i = 0; i < n; i++)
-                if (scores[i] >= a->min_score)
+            for (int64_t i = 0; i < n; i++) {
+                const char *name = category_of(a, labels[i]);
+                if (scores[i] < a->min_score)
+                    continue;
+                if (name != NULL)
+                    printf("  label %3lld %-16s score %.4f  box %8.1f %8.1f %8.1f %8.1f\n", (long long)labels[i],
+                           name, scores[i], boxes[4 * i], boxes[4 * i + 1], boxes[4 * i + 2], boxes[4 * i + 3]);
+                else
                     printf("  label %3lld  score %.4f  box %8.1f %8.1f %8.1f %8.1f\n", (long long)labels[i],
                            scores[i], boxes[4 * i], boxes[4 * i + 1], boxes[4 * i + 2], boxes[4 * i + 3]);
+            }
         }
         if (rc == CLI_OK && a->draw != NULL)
-            rc = write_drawing(a->draw, img, boxes, scores, labels, n, a->min_score);
+            rc = write_drawing(a, a->draw, img, boxes, scores, labels, n, a->min_score);
     }
     for (int i = 0; i < 4; i++)
         loom_tensor_free(out[i]);
@@ -235,9 +292,11 @@ int cmd_detect(int argc, char **argv)
     if (rc == CLI_OK) {
         a.image = argv[optind];
         loom_object *obj = NULL;
-        if ((rc = cli_init()) == CLI_OK && (rc = make_model(&a, &obj)) == CLI_OK)
+        if ((rc = cli_init()) == CLI_OK && (rc = make_model(&a, &obj)) == CLI_OK
+            && (a.entry == NULL || (rc = read_entry(&a)) == CLI_OK))
             rc = detect(&a, obj);
         loom_object_free(obj);
+        cJSON_Delete(a.meta);
     }
     free(a.attrs);
     return rc;

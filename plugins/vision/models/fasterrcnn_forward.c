@@ -10,9 +10,12 @@
 **   RPNHead                      3x3 conv(s) + relu, 1x1 cls_logits and
 **                                bbox_pred, reordered as
 **                                concat_box_prediction_layers
-**   vision.anchor_generator      sizes 32..512 per level, ratios 0.5, 1, 2
+**   vision.anchor_generator      ratios 0.5, 1, 2; sizes 32..512 one per
+**                                level (ResNet), or all five on each
+**                                (MobileNetV3: its maps share stride 32)
 **   vision.rpn_proposals         the rpn_* attributes
-**   vision.multiscale_roi_align  maps 0..3, 7 x 7, sampling_ratio 2
+**   vision.multiscale_roi_align  the FPN's maps ('0'..'3', not 'pool'),
+**                                7 x 7, sampling_ratio 2
 **   box head + predictor         (v2: conv + relu) flatten, vision.linear +
 **                                vision.relu, cls_score, bbox_pred
 **   vision.rcnn_postprocess_detections, vision.rcnn_postprocess_boxes
@@ -46,9 +49,10 @@
 static loom_status rpn_head(loom_call *call, const fasterrcnn_model *m, loom_tensor *const *x, float **objectness,
                             float **deltas, int64_t *per_level, int64_t *grid, int64_t *total_out)
 {
-    const int64_t n = x[0]->shape[0], A = FRCNN_ANCHORS;
+    const int64_t n = x[0]->shape[0], A = m->n_anchors;
+    const int levels = rcnn_backbone_levels(&m->backbone);
     int64_t total = 0;
-    for (int l = 0; l < FRCNN_LEVELS; l++) {
+    for (int l = 0; l < levels; l++) {
         grid[2 * l] = x[l]->shape[2];
         grid[2 * l + 1] = x[l]->shape[3];
         per_level[l] = grid[2 * l] * grid[2 * l + 1] * A;
@@ -62,7 +66,7 @@ static loom_status rpn_head(loom_call *call, const fasterrcnn_model *m, loom_ten
     float *po = *objectness, *pd = *deltas;
     int64_t start = 0;
     loom_status st = LOOM_OK;
-    for (int l = 0; l < FRCNN_LEVELS && st == LOOM_OK; l++) {
+    for (int l = 0; l < levels && st == LOOM_OK; l++) {
         loom_tensor *t = NULL, *lg = NULL, *bx = NULL;
         for (int d = 0; d < m->n_rpn_convs && st == LOOM_OK; d++) {
             loom_tensor *y = NULL;
@@ -100,16 +104,16 @@ static loom_status proposals(loom_call *call, const fasterrcnn_model *m, loom_te
     float *objectness = NULL, *deltas = NULL;
     int64_t per_level[FRCNN_LEVELS], grid[2 * FRCNN_LEVELS], total = 0;
     loom_tensor *anchors = NULL;
+    const int levels = rcnn_backbone_levels(&m->backbone);
     loom_status st = rpn_head(call, m, x, &objectness, &deltas, per_level, grid, &total);
     if (st == LOOM_OK) {
-        int64_t gs[2] = { FRCNN_LEVELS, 2 };
+        int64_t gs[2] = { levels, 2 };
         loom_tensor g = { .data = grid, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = 2,
                           .dtype = { LOOM_DL_INT, 64, 1 }, .shape = gs };
-        static const int64_t sizes[FRCNN_LEVELS] = { 32, 64, 128, 256, 512 };
-        static const double ratios[FRCNN_ANCHORS] = { 0.5, 1.0, 2.0 };
+        static const double ratios[FRCNN_RATIOS] = { 0.5, 1.0, 2.0 };
         const int64_t image[2] = { batch->shape[2], batch->shape[3] };
-        const loom_named_attr attrs[3] = { rcnn_ints_attr("sizes", sizes, FRCNN_LEVELS),
-                                           rcnn_floats_attr("aspect_ratios", ratios, FRCNN_ANCHORS),
+        const loom_named_attr attrs[3] = { rcnn_ints_attr("sizes", m->anchor_sizes, m->n_anchor_sizes),
+                                           rcnn_floats_attr("aspect_ratios", ratios, FRCNN_RATIOS),
                                            rcnn_ints_attr("image_size", image, 2) };
         const loom_tensor *in[1] = { &g };
         st = rcnn_call_op(call, m->anchors, in, 1, &anchors, 1, attrs, 3);
@@ -120,7 +124,7 @@ static loom_status proposals(loom_call *call, const fasterrcnn_model *m, loom_te
         const loom_tensor *in[4] = { &to, &td, anchors, image_sizes };
         const fasterrcnn_params *p = &m->p;
         const loom_named_attr attrs[5] = {
-            rcnn_ints_attr("num_anchors_per_level", per_level, FRCNN_LEVELS),
+            rcnn_ints_attr("num_anchors_per_level", per_level, levels),
             rcnn_int_attr("pre_nms_top_n", p->rpn_pre_nms_top_n),
             rcnn_int_attr("post_nms_top_n", p->rpn_post_nms_top_n),
             rcnn_float_attr("nms_thresh", p->rpn_nms_thresh), rcnn_float_attr("score_thresh", p->rpn_score_thresh),
@@ -175,7 +179,10 @@ static loom_status roi_heads(loom_call *call, const fasterrcnn_model *m, loom_te
                              const loom_tensor *image_sizes, loom_tensor **det)
 {
     loom_tensor *t[4] = { NULL, NULL, NULL, NULL };     /* pooled, representation, class_logits, box_regression */
-    const loom_tensor *ms_in[7] = { prop[0], prop[2], image_sizes, x[0], x[1], x[2], x[3] };
+    /* featmap_names '0'..'3': the FPN's own maps (the extra block's are not pooled) */
+    const int maps = rcnn_backbone_fpn_inputs(&m->backbone);
+    const loom_tensor *ms_in[7] = { prop[0], prop[2], image_sizes, x[0], maps > 1 ? x[1] : NULL,
+                                    maps > 2 ? x[2] : NULL, maps > 3 ? x[3] : NULL };
     const int64_t seven = 7;
     const loom_named_attr ms_attrs[2] = { rcnn_ints_attr("output_size", &seven, 1),
                                            rcnn_int_attr("sampling_ratio", 2) };
@@ -204,17 +211,18 @@ static loom_status roi_heads(loom_call *call, const fasterrcnn_model *m, loom_te
 /* ---------------------------------------------------------------- run */
 
 /* The RPN stage's method: the FPN maps, image_sizes, the proposals and their offsets. */
-static loom_status rpn_outputs(loom_call *call, loom_tensor *const *x, const loom_tensor *image_sizes,
-                               loom_tensor *const *prop)
+static loom_status rpn_outputs(loom_call *call, const fasterrcnn_model *m, loom_tensor *const *x,
+                               const loom_tensor *image_sizes, loom_tensor *const *prop)
 {
+    const int32_t levels = rcnn_backbone_levels(&m->backbone);
     loom_status st = LOOM_OK;
-    for (int32_t l = 0; l < FRCNN_LEVELS && st == LOOM_OK; l++)
+    for (int32_t l = 0; l < levels && st == LOOM_OK; l++)
         st = rcnn_copy_out(call, l, x[l]);
     if (st == LOOM_OK)
-        st = rcnn_copy_out(call, FRCNN_LEVELS, image_sizes);
+        st = rcnn_copy_out(call, levels, image_sizes);
     if (st == LOOM_OK)
-        st = rcnn_copy_out(call, FRCNN_LEVELS + 1, prop[0]);
-    return st != LOOM_OK ? st : rcnn_copy_out(call, FRCNN_LEVELS + 2, prop[2]);
+        st = rcnn_copy_out(call, levels + 1, prop[0]);
+    return st != LOOM_OK ? st : rcnn_copy_out(call, levels + 2, prop[2]);
 }
 
 /* The detector on the call's images; rpn_only: up to the proposals (the _rpn method). */
@@ -241,7 +249,7 @@ static loom_status forward(loom_call *call, const fasterrcnn_model *m, int rpn_o
     if (st == LOOM_OK)
         st = proposals(call, m, x, tr[0], tr[1], prop);
     if (st == LOOM_OK && rpn_only) {
-        st = rpn_outputs(call, x, tr[1], prop);
+        st = rpn_outputs(call, m, x, tr[1], prop);
         rcnn_free_all(x, FRCNN_LEVELS);
         rcnn_free_all(prop, 3);
         rcnn_free_all(tr, 2);
@@ -339,6 +347,18 @@ static const loom_arg_def frcnn_rpn_outputs[] = {
     { .name = "proposals_offsets", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .ndim = 1,
       .doc = "[B+1] image b's proposals are rows offsets[b]..offsets[b+1]" },
 };
+/* the MobileNetV3 classes' _rpn method: the FPN's '0', '1' and 'pool' */
+static const loom_arg_def frcnn_mnv3_rpn_outputs[] = {
+    FRCNN_MAP_(0), FRCNN_MAP_(1),
+    { .name = "features2", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .ndim = 4,
+      .doc = "[B, C, H, W] LastLevelMaxPool's 'pool' of the batch" },
+    { .name = "image_sizes", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .ndim = 2,
+      .doc = "[B, 2] (h, w) of each resized image in the batch" },
+    { .name = "proposals", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .ndim = 2,
+      .doc = "[K, 4] the RPN's proposals on the resized images, image after image" },
+    { .name = "proposals_offsets", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_I64), .ndim = 1,
+      .doc = "[B+1] image b's proposals are rows offsets[b]..offsets[b+1]" },
+};
 #undef FRCNN_MAP_
 
 #define FRCNN_SCHEMA_(id)                                                                          \
@@ -346,11 +366,17 @@ static const loom_arg_def frcnn_rpn_outputs[] = {
               "torchvision.models.detection " #id " forward (eval): detections of a list of images",  \
               PK_INPUTS(frcnn_inputs), PK_OUTPUTS(frcnn_outputs), .object_class = "vision." #id);
 VISION_FASTERRCNNS(FRCNN_SCHEMA_)
+VISION_FASTERRCNN_MOBILENETS(FRCNN_SCHEMA_)
 #define FRCNN_RPN_SCHEMA_(id)                                                                      \
     PK_SCHEMA(vision_##id##_rpn_schema, "vision." #id "_rpn", 1,                                   \
               "torchvision.models.detection " #id " up to its RPN (eval): the FPN maps and the proposals",  \
               PK_INPUTS(frcnn_inputs), PK_OUTPUTS(frcnn_rpn_outputs), .object_class = "vision." #id);
 VISION_FASTERRCNNS(FRCNN_RPN_SCHEMA_)
+#define FRCNN_MNV3_RPN_SCHEMA_(id)                                                                 \
+    PK_SCHEMA(vision_##id##_rpn_schema, "vision." #id "_rpn", 1,                                   \
+              "torchvision.models.detection " #id " up to its RPN (eval): the FPN maps and the proposals",  \
+              PK_INPUTS(frcnn_inputs), PK_OUTPUTS(frcnn_mnv3_rpn_outputs), .object_class = "vision." #id);
+VISION_FASTERRCNN_MOBILENETS(FRCNN_MNV3_RPN_SCHEMA_)
 
 /* the images are f32, their offsets and sizes i64 (the schema checks which is which) */
 #define FRCNN_DTYPES (LOOM_DTYPE_BIT(LOOM_DTYPE_F32) | LOOM_DTYPE_BIT(LOOM_DTYPE_I64))
@@ -358,6 +384,7 @@ VISION_FASTERRCNNS(FRCNN_RPN_SCHEMA_)
     PK_KERNEL_CPU(vision_##id##_schema, "cpu:ops", FRCNN_DTYPES, fasterrcnn_run),
 #define FRCNN_RPN_KERNEL_(id)                                                                      \
     PK_KERNEL_CPU(vision_##id##_rpn_schema, "cpu:ops", FRCNN_DTYPES, fasterrcnn_rpn_run),
-const loom_kernel_desc fasterrcnn_kernels[6] = {
+const loom_kernel_desc fasterrcnn_kernels[12] = {
     VISION_FASTERRCNNS(FRCNN_KERNEL_) VISION_FASTERRCNNS(FRCNN_RPN_KERNEL_)
+    VISION_FASTERRCNN_MOBILENETS(FRCNN_KERNEL_) VISION_FASTERRCNN_MOBILENETS(FRCNN_RPN_KERNEL_)
 };

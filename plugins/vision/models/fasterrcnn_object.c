@@ -21,6 +21,7 @@
 
 #include "fasterrcnn.h"
 #include "model_generic.h"
+#include "weights.h"
 
 #define BN_EPS 1e-5
 
@@ -32,21 +33,26 @@
                                  .dflt = LOOM_DEFAULT_INT(d), .doc = text }
 #define FRCNN_FLOAT_(n, d, text) { .name = n, .type = LOOM_ATTR_FLOAT, .flags = LOOM_ATTR_FINITE, \
                                    .dflt = LOOM_DEFAULT_FLOAT(d), .doc = text }
-#define FRCNN_DETECTOR_ATTRS                                                                       \
-    FRCNN_INT_("min_size", 800, "the transform's short edge target"),                             \
-    FRCNN_INT_("max_size", 1333, "the transform's long edge bound"),                              \
+#define FRCNN_DETECTOR_ATTRS_OF(min_size, max_size, top_n, rpn_score)                             \
+    FRCNN_INT_("min_size", min_size, "the transform's short edge target"),                        \
+    FRCNN_INT_("max_size", max_size, "the transform's long edge bound"),                          \
     { .name = "image_mean", .type = LOOM_ATTR_FLOATS, .flags = LOOM_ATTR_FINITE, .dflt = LOOM_DEFAULT_NONE, \
       .doc = "3 values; absent: ImageNet's 0.485, 0.456, 0.406" },                                 \
     { .name = "image_std", .type = LOOM_ATTR_FLOATS, .flags = LOOM_ATTR_FINITE | LOOM_ATTR_POSITIVE,   \
       .dflt = LOOM_DEFAULT_NONE, .doc = "3 values; absent: ImageNet's 0.229, 0.224, 0.225" },          \
-    FRCNN_INT_("rpn_pre_nms_top_n_test", 1000, "anchors kept per level before the RPN's nms"),     \
-    FRCNN_INT_("rpn_post_nms_top_n_test", 1000, "proposals kept per image after the RPN's nms"),   \
+    FRCNN_INT_("rpn_pre_nms_top_n_test", top_n, "anchors kept per level before the RPN's nms"),    \
+    FRCNN_INT_("rpn_post_nms_top_n_test", top_n, "proposals kept per image after the RPN's nms"),  \
     FRCNN_FLOAT_("rpn_nms_thresh", 0.7, "IoU threshold of the RPN's nms"),                         \
-    FRCNN_FLOAT_("rpn_score_thresh", 0.0, "proposals below this sigmoid(objectness) are dropped"), \
+    FRCNN_FLOAT_("rpn_score_thresh", rpn_score, "proposals below this sigmoid(objectness) are dropped"), \
     FRCNN_FLOAT_("box_score_thresh", 0.05, "detections must score above this"),                    \
     FRCNN_FLOAT_("box_nms_thresh", 0.5, "IoU threshold of the per-class nms"),                     \
     FRCNN_INT_("box_detections_per_img", 100, "detections kept per image")
 #define N_DETECTOR_ATTRS 11
+/* FasterRCNN's defaults; fasterrcnn_mobilenet_v3_large_fpn's (rpn_score_thresh 0.05) and
+** fasterrcnn_mobilenet_v3_large_320_fpn's (min_size 320, max_size 640, rpn top-n 150 too) */
+#define FRCNN_DETECTOR_ATTRS FRCNN_DETECTOR_ATTRS_OF(800, 1333, 1000, 0.0)
+#define FRCNN_MNV3_DETECTOR_ATTRS FRCNN_DETECTOR_ATTRS_OF(800, 1333, 1000, 0.05)
+#define FRCNN_MNV3_320_DETECTOR_ATTRS FRCNN_DETECTOR_ATTRS_OF(320, 640, 150, 0.05)
 
 /* vision.fasterrcnn's attributes: attrs[1..6] are vision.resnet's (parsed
 ** by resnet_arch_from_attrs), in its order */
@@ -72,13 +78,36 @@ static const loom_attr_def generic_attrs[] = {
     FRCNN_DETECTOR_ATTRS,
 };
 
-/* the named classes: weights, num_classes, then the detector's */
-enum { N_NUM_CLASSES = 1, N_DETECTOR };
-static const loom_attr_def named_attrs[] = {
+/* vision.fasterrcnn_mobilenet_v3's attributes */
+enum { M_WIDTH_MULT = 1, M_REDUCED_TAIL, M_FPN_CHANNELS, M_NUM_CLASSES, M_DETECTOR };
+static const loom_attr_def mnv3_generic_attrs[] = {
     MODEL_GENERIC_WEIGHTS_ATTR,
+    { .name = "width_mult", .type = LOOM_ATTR_FLOAT, .flags = LOOM_ATTR_FINITE, .dflt = LOOM_DEFAULT_FLOAT(1.0),
+      .doc = "the body's channel multiplier (mobilenet_v3_large's width_mult; channels _make_divisible by 8)" },
+    { .name = "reduced_tail", .type = LOOM_ATTR_BOOL, .dflt = LOOM_DEFAULT_BOOL(0),
+      .doc = "halve the last blocks' channels (mobilenet_v3_large's reduced_tail)" },
+    { .name = "fpn_channels", .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_POSITIVE, .dflt = LOOM_DEFAULT_INT(256),
+      .doc = "the FPN's out_channels (torchvision's: 256)" },
     MODEL_NUM_CLASSES_ATTR,
-    FRCNN_DETECTOR_ATTRS,
+    FRCNN_MNV3_DETECTOR_ATTRS,
 };
+
+/* the named classes: weights (the class's torchvision entries), num_classes, then the detector's */
+enum { N_NUM_CLASSES = 1, N_DETECTOR };
+#define FRCNN_NAMED_ATTRS_(id, detector)                                                           \
+    static const loom_attr_def id##_attrs[] = {                                                    \
+        { .name = "weights", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_NONE,                   \
+          .doc = VISION_WEIGHTS_DOC_##id },                                                         \
+        MODEL_NUM_CLASSES_ATTR,                                                                    \
+        detector,                                                                                  \
+    };                                                                                             \
+    _Static_assert(sizeof id##_attrs / sizeof id##_attrs[0] == N_DETECTOR + N_DETECTOR_ATTRS,     \
+                   "vision." #id "'s attribute indices");
+FRCNN_NAMED_ATTRS_(fasterrcnn_resnet50_fpn, FRCNN_DETECTOR_ATTRS)
+FRCNN_NAMED_ATTRS_(fasterrcnn_resnet50_fpn_v2, FRCNN_DETECTOR_ATTRS)
+FRCNN_NAMED_ATTRS_(fasterrcnn_mobilenet_v3_large_fpn, FRCNN_MNV3_DETECTOR_ATTRS)
+FRCNN_NAMED_ATTRS_(fasterrcnn_mobilenet_v3_large_320_fpn, FRCNN_MNV3_320_DETECTOR_ATTRS)
+#undef FRCNN_NAMED_ATTRS_
 
 /* The detector's parameters from attrs[first ..]. */
 static loom_status params_from_attrs(const loom_object_args *args, int first, fasterrcnn_params *p)
@@ -123,8 +152,8 @@ static loom_status load_rpn(model_loader *L, fasterrcnn_model *m)
         m->rpn_conv[d] = model_conv_of(f, f, 3, 1, 1);
         st = rcnn_load_conv_norm(L, p, 0, &m->rpn_conv[d]);     /* RPNHead: norm_layer None in v1 and v2 */
     }
-    m->rpn_cls = model_conv_of(f, FRCNN_ANCHORS, 1, 1, 1);
-    m->rpn_bbox = model_conv_of(f, 4 * FRCNN_ANCHORS, 1, 1, 1);
+    m->rpn_cls = model_conv_of(f, m->n_anchors, 1, 1, 1);
+    m->rpn_bbox = model_conv_of(f, 4 * m->n_anchors, 1, 1, 1);
     if (st == LOOM_OK)
         st = rcnn_load_conv_bias(L, "rpn.head.cls_logits", &m->rpn_cls);
     if (st == LOOM_OK)
@@ -208,25 +237,67 @@ static loom_status find_ops(fasterrcnn_model *m)
     return LOOM_OK;
 }
 
-/* create of every class: the architecture given, the parameters from
-** attrs[detector_at ..], num_classes (attrs[num_classes_at]) checked. */
-static loom_status create_of(const loom_object_args *args, void **state_out, const resnet_arch *arch, int v2,
-                             int64_t fpn_channels, int num_classes_at, int detector_at)
+/* The anchor sizes: ResNet-FPN's (32,), (64,), ... one per level;
+** MobileNetV3's ((32, 64, 128, 256, 512),) * 3, its maps sharing stride 32. */
+static void anchor_sizes_of(fasterrcnn_model *m)
+{
+    static const int64_t sizes[5] = { 32, 64, 128, 256, 512 };
+    const int levels = rcnn_backbone_levels(&m->backbone);
+    const int per_level = m->backbone.body_kind == RCNN_BODY_MOBILENET_V3 ? 5 : 1;
+    m->n_anchor_sizes = 0;
+    for (int l = 0; l < levels; l++)
+        for (int s = 0; s < per_level; s++)
+            m->anchor_sizes[m->n_anchor_sizes++] = sizes[per_level == 1 ? l : s];
+    m->n_anchors = per_level * FRCNN_RATIOS;
+}
+
+/* torchvision's num_params of a pretrained detector: the weight and bias
+** of its body's FrozenBatchNorm2d (v1, MobileNetV3) are buffers, not
+** parameters. Such a batchnorm is one without num_batches_tracked in the
+** file; v2's body keeps BatchNorm2d (with it), whose are parameters. */
+static int64_t frozen_bn_params(const model_loader *L)
+{
+    static const char body[] = "backbone.body.", mean[] = ".running_mean";
+    int64_t n = 0;
+    for (int k = 0; k < L->n_keys; k++) {
+        const model_key_spec *s = &L->keys[k];
+        const size_t len = strlen(s->name);
+        if (strncmp(s->name, body, sizeof body - 1) != 0 || len <= sizeof mean
+            || strcmp(s->name + len - (sizeof mean - 1), mean) != 0)
+            continue;
+        char nbt[sizeof s->name + 16];
+        snprintf(nbt, sizeof nbt, "%.*snum_batches_tracked", (int)(len - (sizeof mean - 2)), s->name);
+        if (!model_file_has(L->st, nbt))
+            n += 2 * s->shape[0];
+    }
+    return n;
+}
+
+/* create of every class: the backbone bb (configured, not loaded), the
+** parameters from attrs[detector_at ..], num_classes (attrs[num_classes_at])
+** and the weight entry (attrs[0], the named classes') checked. */
+static loom_status create_of(const loom_object_args *args, void **state_out, const rcnn_backbone *bb, int v2,
+                             int num_classes_at, int detector_at)
 {
     *state_out = NULL;
     const char *cls = args->class_name;
     if (args->weights == NULL)
         return pk_host->fail(LOOM_EINVAL, "%s needs a weights file (--weights model.safetensors) holding "
                              "torchvision's FasterRCNN state_dict", cls);
+    /* an entry the class does not have is refused before the file is read */
+    const loom_attr_value *wa = &args->attrs[0];
+    const model_weights_entry *entry = NULL;
+    if (wa->is_set && wa->u.s != NULL && wa->u.s[0] != '\0' && (entry = model_weights_find(cls, wa->u.s)) == NULL)
+        return LOOM_EINVAL;
     fasterrcnn_model *m = calloc(1, sizeof *m);
     if (m == NULL)
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", cls);
     pthread_mutex_init(&m->lock, NULL);
     m->cls = cls;
-    m->backbone = (rcnn_backbone){ .cls = cls, .body_kind = RCNN_BODY_RESNET, .arch = *arch,
-                                   .fpn_channels = fpn_channels, .fpn_norm = v2, .first_stage = 0,
-                                   .extra = RCNN_EXTRA_MAXPOOL };
+    m->backbone = *bb;
+    m->backbone.cls = cls;
     m->v2 = v2;
+    anchor_sizes_of(m);
     model_loader L;
     memset(&L, 0, sizeof L);
     loom_status st = params_from_attrs(args, detector_at, &m->p);
@@ -240,13 +311,15 @@ static loom_status create_of(const loom_object_args *args, void **state_out, con
         st = load_roi_heads(&L, m);
     if (st == LOOM_OK)
         st = model_check_no_unexpected(&L);
-    m->num_params = L.num_params;
+    m->num_params = L.num_params - frozen_bn_params(&L);
     model_loader_free(&L);
     const loom_attr_value *nc = &args->attrs[num_classes_at];
     if (st == LOOM_OK && nc->is_set && nc->u.i != m->classes)
         st = pk_host->fail(LOOM_EINVAL, "%s: key 'roi_heads.box_predictor.cls_score.weight' has %lld classes in the "
                            "weights file, attribute num_classes is %lld", cls, (long long)m->classes,
                            (long long)nc->u.i);
+    if (st == LOOM_OK && entry != NULL)
+        st = model_weights_check(entry, m->classes, m->num_params, 1, 1);
     if (st == LOOM_OK)
         st = find_ops(m);
     if (st != LOOM_OK) {
@@ -268,16 +341,44 @@ static loom_status generic_create(const loom_object_args *args, void **state_out
     if (head == NULL || (strcmp(head, "v1") != 0 && strcmp(head, "v2") != 0))
         return pk_host->fail(LOOM_EINVAL, "%s: attribute 'head' must be 'v1' or 'v2', not '%s'", args->class_name,
                              head != NULL ? head : "");
-    return create_of(args, state_out, &arch, strcmp(head, "v2") == 0, args->attrs[G_FPN_CHANNELS].u.i,
-                     G_NUM_CLASSES, G_DETECTOR);
+    const int v2 = strcmp(head, "v2") == 0;
+    const rcnn_backbone bb = { .body_kind = RCNN_BODY_RESNET, .arch = arch,
+                               .fpn_channels = args->attrs[G_FPN_CHANNELS].u.i, .fpn_norm = v2, .first_stage = 0,
+                               .extra = RCNN_EXTRA_MAXPOOL };
+    return create_of(args, state_out, &bb, v2, G_NUM_CLASSES, G_DETECTOR);
 }
 
 /* torchvision's resnet50 body, under its class name for messages */
 static loom_status named_create(const loom_object_args *args, void **state_out, int v2)
 {
-    resnet_arch arch = *resnet_arch_of("vision.resnet50");
-    arch.name = args->class_name;
-    return create_of(args, state_out, &arch, v2, 256, N_NUM_CLASSES, N_DETECTOR);
+    rcnn_backbone bb = { .body_kind = RCNN_BODY_RESNET, .arch = *resnet_arch_of("vision.resnet50"),
+                         .fpn_channels = 256, .fpn_norm = v2, .first_stage = 0, .extra = RCNN_EXTRA_MAXPOOL };
+    bb.arch.name = args->class_name;
+    return create_of(args, state_out, &bb, v2, N_NUM_CLASSES, N_DETECTOR);
+}
+
+/* _fasterrcnn_mobilenet_v3_large_fpn's backbone: the MobileNetV3-Large body
+** (FrozenBatchNorm2d, eps 1e-5), _mobilenet_extractor's FPN on its last two
+** stages (convs with bias), LastLevelMaxPool; v1's heads */
+static loom_status mnv3_create_of(const loom_object_args *args, void **state_out, double width_mult,
+                                  int reduced_tail, int64_t fpn_channels, int num_classes_at, int detector_at)
+{
+    const rcnn_backbone bb = { .body_kind = RCNN_BODY_MOBILENET_V3, .width_mult = width_mult,
+                               .reduced_tail = reduced_tail, .fpn_channels = fpn_channels, .fpn_norm = 0,
+                               .first_stage = RCNN_BODY_STAGES - MNV3_RETURNED, .extra = RCNN_EXTRA_MAXPOOL };
+    return create_of(args, state_out, &bb, 0, num_classes_at, detector_at);
+}
+
+static loom_status mnv3_generic_create(const loom_object_args *args, void **state_out)
+{
+    const loom_attr_value *a = args->attrs;
+    return mnv3_create_of(args, state_out, a[M_WIDTH_MULT].u.f, a[M_REDUCED_TAIL].u.b,
+                          a[M_FPN_CHANNELS].u.i, M_NUM_CLASSES, M_DETECTOR);
+}
+
+static loom_status mnv3_named_create(const loom_object_args *args, void **state_out)
+{
+    return mnv3_create_of(args, state_out, 1.0, 0, 256, N_NUM_CLASSES, N_DETECTOR);
 }
 
 static loom_status v1_create(const loom_object_args *args, void **state_out)
@@ -292,16 +393,30 @@ static loom_status v2_create(const loom_object_args *args, void **state_out)
 
 _Static_assert(sizeof generic_attrs / sizeof generic_attrs[0] == G_DETECTOR + N_DETECTOR_ATTRS,
                "vision.fasterrcnn's attribute indices");
-_Static_assert(sizeof named_attrs / sizeof named_attrs[0] == N_DETECTOR + N_DETECTOR_ATTRS,
-               "the named Faster R-CNN classes' attribute indices");
+_Static_assert(sizeof mnv3_generic_attrs / sizeof mnv3_generic_attrs[0] == M_DETECTOR + N_DETECTOR_ATTRS,
+               "vision.fasterrcnn_mobilenet_v3's attribute indices");
 
 MODEL_GENERIC_CLASS(fasterrcnn, generic_attrs, generic_create, fasterrcnn_destroy,
                     "torchvision.models.detection.FasterRCNN on a ResNet-FPN backbone (BackboneWithFPN of a ResNet "
                     "body, LastLevelMaxPool) from a safetensors state_dict, the body's architecture, the FPN's "
                     "width and the head kind as attributes; method vision.fasterrcnn")
-MODEL_GENERIC_CLASS(fasterrcnn_resnet50_fpn, named_attrs, v1_create, fasterrcnn_destroy,
+MODEL_GENERIC_CLASS(fasterrcnn_resnet50_fpn, fasterrcnn_resnet50_fpn_attrs, v1_create, fasterrcnn_destroy,
                     "torchvision.models.detection.fasterrcnn_resnet50_fpn from a safetensors state_dict (the RPN "
                     "and RoI parameters as attributes); method vision.fasterrcnn_resnet50_fpn")
-MODEL_GENERIC_CLASS(fasterrcnn_resnet50_fpn_v2, named_attrs, v2_create, fasterrcnn_destroy,
+MODEL_GENERIC_CLASS(fasterrcnn_resnet50_fpn_v2, fasterrcnn_resnet50_fpn_v2_attrs, v2_create, fasterrcnn_destroy,
                     "torchvision.models.detection.fasterrcnn_resnet50_fpn_v2 from a safetensors state_dict (the "
                     "RPN and RoI parameters as attributes); method vision.fasterrcnn_resnet50_fpn_v2")
+MODEL_GENERIC_CLASS(fasterrcnn_mobilenet_v3, mnv3_generic_attrs, mnv3_generic_create, fasterrcnn_destroy,
+                    "torchvision.models.detection.FasterRCNN on a MobileNetV3-Large FPN backbone "
+                    "(_mobilenet_extractor: the FPN on its last two stages, LastLevelMaxPool; 15 anchors per "
+                    "location) from a safetensors state_dict, the body's width_mult and reduced_tail and the FPN's "
+                    "width as attributes; method vision.fasterrcnn_mobilenet_v3")
+MODEL_GENERIC_CLASS(fasterrcnn_mobilenet_v3_large_fpn, fasterrcnn_mobilenet_v3_large_fpn_attrs, mnv3_named_create,
+                    fasterrcnn_destroy,
+                    "torchvision.models.detection.fasterrcnn_mobilenet_v3_large_fpn from a safetensors state_dict "
+                    "(the RPN and RoI parameters as attributes); method vision.fasterrcnn_mobilenet_v3_large_fpn")
+MODEL_GENERIC_CLASS(fasterrcnn_mobilenet_v3_large_320_fpn, fasterrcnn_mobilenet_v3_large_320_fpn_attrs,
+                    mnv3_named_create, fasterrcnn_destroy,
+                    "torchvision.models.detection.fasterrcnn_mobilenet_v3_large_320_fpn from a safetensors "
+                    "state_dict (min_size 320, max_size 640; the RPN and RoI parameters as attributes); method "
+                    "vision.fasterrcnn_mobilenet_v3_large_320_fpn")

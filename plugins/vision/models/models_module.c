@@ -34,6 +34,8 @@ static const loom_object_class *const models_classes[] = {
     &vision_mnasnet_class, &vision_fasterrcnn_class, &vision_fasterrcnn_resnet50_fpn_class,
     &vision_fasterrcnn_resnet50_fpn_v2_class, &vision_retinanet_class, &vision_retinanet_resnet50_fpn_class,
     &vision_retinanet_resnet50_fpn_v2_class,
+    &vision_fasterrcnn_mobilenet_v3_class, &vision_fasterrcnn_mobilenet_v3_large_fpn_class,
+    &vision_fasterrcnn_mobilenet_v3_large_320_fpn_class,
 };
 
 /* vision.weights_meta (weights_meta.c): a table lookup, on the cpu */

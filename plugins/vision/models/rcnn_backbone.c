@@ -112,7 +112,27 @@ const loom_tensor *rcnn_file_tensor(const model_loader *L, const char *key)
 /* The output channels of body stage s. */
 static int64_t stage_channels(const rcnn_backbone *b, int s)
 {
+    if (b->body_kind == RCNN_BODY_MOBILENET_V3)
+        return b->mnv3->returned_channels[s - (RCNN_BODY_STAGES - MNV3_RETURNED)];
     return b->arch.widths[s] * (b->arch.bottleneck ? 4 : 1);
+}
+
+static loom_status load_mobilenet_v3(model_loader *L, rcnn_backbone *b)
+{
+    if (b->first_stage != RCNN_BODY_STAGES - MNV3_RETURNED)
+        return pk_host->fail(LOOM_EINVAL, "%s: a MobileNetV3 body gives the FPN its last %d stages", b->cls,
+                             MNV3_RETURNED);
+    if ((b->mnv3 = calloc(1, sizeof *b->mnv3)) == NULL)
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", b->cls);
+    loom_status st = mnv3_body_config(b->cls, b->width_mult, b->reduced_tail, b->mnv3);
+    if (st != LOOM_OK)
+        return st;
+    L->key_prefix = "backbone.body.";
+    L->frozen_bn = 1;
+    st = mnv3_body_load(L, b->mnv3);
+    L->key_prefix = NULL;
+    L->frozen_bn = 0;
+    return st;
 }
 
 static loom_status load_body(model_loader *L, rcnn_backbone *b)
@@ -137,6 +157,9 @@ loom_status rcnn_backbone_load(model_loader *L, rcnn_backbone *b)
     switch (b->body_kind) {
     case RCNN_BODY_RESNET:
         st = load_body(L, b);
+        break;
+    case RCNN_BODY_MOBILENET_V3:
+        st = load_mobilenet_v3(L, b);
         break;
     default:
         return pk_host->fail(LOOM_EINVAL, "%s: unknown body kind %d", b->cls, (int)b->body_kind);
@@ -174,6 +197,11 @@ void rcnn_backbone_free(rcnn_backbone *b)
     if (b->body != NULL)
         resnet_destroy(b->body);
     b->body = NULL;
+    if (b->mnv3 != NULL) {
+        mnv3_body_free(b->mnv3);
+        free(b->mnv3);
+    }
+    b->mnv3 = NULL;
     for (int i = 0; i < RCNN_BODY_STAGES; i++) {
         model_conv_free(&b->inner[i]);
         model_conv_free(&b->layer[i]);
@@ -278,6 +306,9 @@ loom_status rcnn_backbone_forward(loom_call *call, const rcnn_backbone *b, const
     switch (b->body_kind) {
     case RCNN_BODY_RESNET:
         st = resnet_body(call, b, batch, c);
+        break;
+    case RCNN_BODY_MOBILENET_V3:
+        st = mnv3_body_forward(call, b->mnv3, batch, c + RCNN_BODY_STAGES - MNV3_RETURNED);
         break;
     default:
         return pk_host->fail(LOOM_EINVAL, "%s: unknown body kind %d", b->cls, (int)b->body_kind);

@@ -20,6 +20,7 @@
 
 #include <string.h>
 
+#include "mobilenet_v3_body.h"
 #include "model_common.h"
 
 #define RCNN_BODY_STAGES 4      /* a ResNet body's layer1..layer4 */
@@ -28,6 +29,8 @@
 /* The body's kind: which network computes the stage outputs. */
 typedef enum rcnn_body_kind {
     RCNN_BODY_RESNET,           /* resnet_model: conv1, maxpool, layer1..layer4 */
+    RCNN_BODY_MOBILENET_V3,     /* mnv3_body: MobileNetV3-Large features; its two returned stages are the
+                                ** last two stage slots (first_stage 2) */
 } rcnn_body_kind;
 
 /* The FPN's extra block, after its own maps. */
@@ -44,6 +47,9 @@ typedef struct rcnn_backbone {
     rcnn_body_kind body_kind;
     resnet_arch arch;                   /* RCNN_BODY_RESNET's architecture */
     resnet_model *body;                 /* "backbone.body.": conv1 .. layer4, its fc unused */
+    double width_mult;                  /* RCNN_BODY_MOBILENET_V3's architecture */
+    int reduced_tail;
+    mnv3_body *mnv3;                    /* "backbone.body.": features 0 .. 16 */
     int64_t fpn_channels;               /* the FPN's out_channels */
     int fpn_norm;                       /* 1: FPN convs without bias, BatchNorm2d folded (norm_layer) */
     int first_stage;                    /* the first body stage the FPN takes (returned_layers[0] - 1) */

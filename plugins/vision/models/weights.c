@@ -24,7 +24,11 @@ const model_weights_entry *model_weights_find(const char *cls, const char *name)
         if (at < (int)sizeof names - 64)
             at += snprintf(names + at, sizeof names - (size_t)at, "%s%s", at ? ", " : "", e->name);
     }
-    pk_host->fail(LOOM_EINVAL, "%s has no weight entry '%s': its entries are %s and DEFAULT", cls, name, names);
+    if (at == 0)
+        pk_host->fail(LOOM_EINVAL, "%s has no weight entry '%s': it has no entries (leave attribute 'weights' "
+                      "unset)", cls, name);
+    else
+        pk_host->fail(LOOM_EINVAL, "%s has no weight entry '%s': its entries are %s and DEFAULT", cls, name, names);
     return NULL;
 }
 
@@ -41,9 +45,11 @@ loom_status model_weights_check(const model_weights_entry *e, int64_t classes, i
 {
     (void)min_h;
     (void)min_w;
+    /* a classifier's classes are its fc's rows, a detector's its box predictor's (cls_score) */
+    const char *head = strcmp(e->preset, "ObjectDetection") == 0 ? "classification layer" : "fc.weight";
     if (classes != e->num_classes)
-        return pk_host->fail(LOOM_EINVAL, "%s: weight entry %s has %lld classes but the file's fc.weight has %lld: "
-                             "the file does not fit %s", e->cls, e->name, (long long)e->num_classes,
+        return pk_host->fail(LOOM_EINVAL, "%s: weight entry %s has %lld classes but the file's %s has %lld: "
+                             "the file does not fit %s", e->cls, e->name, (long long)e->num_classes, head,
                              (long long)classes, e->name);
     if (num_params != e->num_params)
         return pk_host->fail(LOOM_EINVAL, "%s: weight entry %s has %lld parameters but the file has %lld: "

@@ -7,6 +7,10 @@
 ** generated (weights_table.c, tools/gen_vision_weights_table.py); the
 ** weights themselves do not ship: a file is matched to an entry by name
 ** (--attr weights=IMAGENET1K_V2) and refused when it does not fit.
+** The detectors' entries (COCO_V1 of Faster R-CNN, RetinaNet, Mask R-CNN)
+** have the preset ObjectDetection (no resize or crop: the model's own
+** transform does them), COCO-val2017 box_map (and mask_map) and the 91 COCO
+** names. An entry may name a class this build lacks: lookups are by name.
 */
 #ifndef LOOM_VISION_MODELS_WEIGHTS_H
 #define LOOM_VISION_MODELS_WEIGHTS_H
@@ -29,6 +33,10 @@ typedef struct model_weights_entry {
     double acc1, acc5;              /* ImageNet-1K */
     const char *recipe;
     const char *license;            /* NULL where torchvision states none */
+    const char *preset;             /* "ImageClassification" or "ObjectDetection" (resize, crop, mean, std unset) */
+    const char *dataset;            /* the metrics': "ImageNet-1K" (acc1, acc5) or "COCO-val2017" (box_map, mask_map) */
+    double box_map, mask_map;       /* COCO-val2017; -1 where torchvision gives none */
+    const char *const *categories;  /* num_classes names: model_imagenet_categories or model_coco_categories */
 } model_weights_entry;
 
 typedef struct model_weights_doc {
@@ -41,6 +49,7 @@ extern const size_t model_weights_n_entries;
 extern const model_weights_doc model_weights_docs[];
 extern const size_t model_weights_n_docs;
 extern const char *const model_imagenet_categories[1000];
+extern const char *const model_coco_categories[91];     /* _COCO_CATEGORIES: "__background__", "person", ... */
 
 /* The entry `name` (or DEFAULT's) of class cls; NULL with the names of
 ** cls's entries in fail's message when there is none. */

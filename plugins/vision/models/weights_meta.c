@@ -12,6 +12,11 @@
 **    "num_params": ..., "min_size": [h, w], "metrics": {"ImageNet-1K": {"acc@1": ..., "acc@5": ...}},
 **    "recipe": ..., "license": null, "categories": ["tench", ...]}
 **
+** A detector's entry (preset ObjectDetection) has instead
+**   "transforms": {"preset": "ObjectDetection"},
+**   "metrics": {"COCO-val2017": {"box_map": ..., "mask_map": ...}} (mask_map: Mask R-CNN's)
+** and the 91 COCO names ("__background__", "person", ..., "N/A" in the gaps).
+**
 ** `model` is a class name ("vision.resnet50" or "resnet50"); `weights` an
 ** entry name or DEFAULT. A class without entries, or an unknown entry, is
 ** refused naming what there is. Numbers are printed with 17 significant
@@ -27,9 +32,9 @@
 
 #define WEIGHTS_META_ATTRS(A, op)                                                                  \
     A(op, model, STRING, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED,                                    \
-      "the model class: vision.resnet50 (or resnet50)", )                                          \
+      "the model class: vision.resnet50 (or resnet50), vision.fasterrcnn_resnet50_fpn_v2, ...", )                                          \
     A(op, weights, STRING, LOOM_DEFAULT_STRING("DEFAULT"), 0,                                      \
-      "the entry: IMAGENET1K_V1, IMAGENET1K_V2, ... or DEFAULT", )
+      "the entry: IMAGENET1K_V1, IMAGENET1K_V2, COCO_V1, ... or DEFAULT", )
 PK_ATTR_ENUM(weights_meta, WEIGHTS_META_ATTRS);
 PK_ATTR_TABLE(weights_meta, WEIGHTS_META_ATTRS);
 
@@ -104,24 +109,37 @@ static void put_entry(text *t, const model_weights_entry *e)
     put_str(t, e->name);
     put(t, ", \"default\": %s, \"url\": ", e->is_default ? "true" : "false");
     put_str(t, e->url);
-    put(t, ", \"transforms\": {\"resize_size\": %lld, \"crop_size\": %lld, \"interpolation\": ",
-        (long long)e->resize_size, (long long)e->crop_size);
-    put_str(t, e->interpolation);
-    put(t, ", \"mean\": ");
-    put_doubles(t, e->mean, 3);
-    put(t, ", \"std\": ");
-    put_doubles(t, e->std, 3);
-    put(t, ", \"antialias\": true}, \"num_params\": %lld, \"min_size\": [%lld, %lld], ", (long long)e->num_params,
-        (long long)e->min_h, (long long)e->min_w);
-    put(t, "\"metrics\": {\"ImageNet-1K\": {\"acc@1\": %.17g, \"acc@5\": %.17g}}, \"recipe\": ", e->acc1, e->acc5);
+    const int detection = strcmp(e->preset, "ObjectDetection") == 0;
+    if (detection) {
+        put(t, ", \"transforms\": {\"preset\": \"ObjectDetection\"}");
+    } else {
+        put(t, ", \"transforms\": {\"resize_size\": %lld, \"crop_size\": %lld, \"interpolation\": ",
+            (long long)e->resize_size, (long long)e->crop_size);
+        put_str(t, e->interpolation);
+        put(t, ", \"mean\": ");
+        put_doubles(t, e->mean, 3);
+        put(t, ", \"std\": ");
+        put_doubles(t, e->std, 3);
+        put(t, ", \"antialias\": true}");
+    }
+    put(t, ", \"num_params\": %lld, \"min_size\": [%lld, %lld], ", (long long)e->num_params, (long long)e->min_h,
+        (long long)e->min_w);
+    if (detection) {
+        put(t, "\"metrics\": {\"COCO-val2017\": {\"box_map\": %.17g", e->box_map);
+        if (e->mask_map >= 0.0)
+            put(t, ", \"mask_map\": %.17g", e->mask_map);
+        put(t, "}}, \"recipe\": ");
+    } else {
+        put(t, "\"metrics\": {\"ImageNet-1K\": {\"acc@1\": %.17g, \"acc@5\": %.17g}}, \"recipe\": ", e->acc1,
+            e->acc5);
+    }
     put_str(t, e->recipe);
     put(t, ", \"license\": ");
     put_str(t, e->license);
     put(t, ", \"num_classes\": %lld, \"categories\": [", (long long)e->num_classes);
-    /* every entry of the table is an ImageNet-1K one (weights_table.c) */
-    for (int64_t i = 0; e->num_classes == 1000 && i < 1000; i++) {
+    for (int64_t i = 0; i < e->num_classes; i++) {
         put(t, "%s", i ? ", " : "");
-        put_str(t, model_imagenet_categories[i]);
+        put_str(t, e->categories[i]);
     }
     put(t, "]}");
 }
@@ -137,7 +155,8 @@ loom_status vision_weights_meta_run(loom_call *call)
         has_entries = strcmp(model_weights_entries[i].cls, cls) == 0;
     if (!has_entries)
         return pk_host->fail(LOOM_EINVAL, "'model' %s has no weight entries (the vision classes with entries are "
-                             "the classification models, such as vision.resnet50)", model);
+                             "the classification models, such as vision.resnet50, and the detectors, such as "
+                             "vision.fasterrcnn_resnet50_fpn_v2)", model);
     const model_weights_entry *e = model_weights_find(cls, name);
     if (e == NULL)
         return LOOM_EINVAL;

@@ -322,7 +322,7 @@ static void check_full(const char *name)
     /* Random heads score many boxes alike: rows whose torchvision scores are within 1e-6 of their neighbour's
     ** (below the float32 differences of two summation orders through 60 layers) have no defined order and are
     ** compared as sets, their labels as multisets; all others in place. */
-    dt_check_near_ties(name, det, wb, ws, wl, &wo, 1e-6);
+    dt_check_near_ties(name, det, wb, ws, wl, &wo, 1e-6, 0);
     loom_tensor *fr[] = { in, det[0], det[1], det[2], det[3], wb, ws, wl };
     dt_free(fr, (int)(sizeof fr / sizeof fr[0]));
     loom_object_free(obj);

@@ -7,6 +7,13 @@
 ** categories[0] "tench", [999] "toilet tissue"), DEFAULT resolved as
 ** torchvision resolves it, short class names, and the refusals: a class
 ** without entries and an unknown entry, each naming what there is.
+** The detectors' entries as torchvision 0.29.2 has them: every one of the
+** eight is COCO_V1 and DEFAULT, preset ObjectDetection, num_params and
+** COCO-val2017 box_map (FasterRCNN_ResNet50_FPN_V2: 43712278, 46.7;
+** MaskRCNN_ResNet50_FPN: 44401393, box 37.9, mask 34.6), the 91
+** _COCO_CATEGORIES names ([0] "__background__", [1] "person", [12] "N/A",
+** [90] "toothbrush"). The retinanet_* and maskrcnn_* entries are looked up
+** by name, whether or not this build has those classes.
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -115,12 +122,54 @@ static void refusals_name_what_there_is(void **state)
     }
 }
 
+static void detectors_as_torchvision(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *model;
+        double num_params, box_map, mask_map;   /* mask_map < 0: none */
+    } want[] = {
+        { "vision.fasterrcnn_resnet50_fpn", 41755286, 37.0, -1 },
+        { "vision.fasterrcnn_resnet50_fpn_v2", 43712278, 46.7, -1 },
+        { "vision.fasterrcnn_mobilenet_v3_large_fpn", 19386354, 32.8, -1 },
+        { "vision.fasterrcnn_mobilenet_v3_large_320_fpn", 19386354, 22.8, -1 },
+        { "vision.retinanet_resnet50_fpn", 34014999, 36.4, -1 },
+        { "vision.retinanet_resnet50_fpn_v2", 38198935, 41.5, -1 },
+        { "vision.maskrcnn_resnet50_fpn", 44401393, 37.9, 34.6 },
+        { "vision.maskrcnn_resnet50_fpn_v2", 46359409, 47.4, 41.8 },
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        cJSON *j = meta(want[i].model, "DEFAULT");
+        assert_string_equal(get(j, "name")->valuestring, "COCO_V1");
+        assert_true(cJSON_IsTrue(get(j, "default")));
+        assert_string_equal(get(get(j, "transforms"), "preset")->valuestring, "ObjectDetection");
+        assert_true(get(j, "num_params")->valuedouble == want[i].num_params);
+        const cJSON *coco = get(get(j, "metrics"), "COCO-val2017");
+        assert_true(fabs(get(coco, "box_map")->valuedouble - want[i].box_map) < 1e-12);
+        const cJSON *mask = cJSON_GetObjectItemCaseSensitive(coco, "mask_map");
+        if (want[i].mask_map < 0)
+            assert_null(mask);
+        else
+            assert_true(mask != NULL && fabs(mask->valuedouble - want[i].mask_map) < 1e-12);
+        assert_int_equal(get(j, "num_classes")->valueint, 91);
+        const cJSON *cats = get(j, "categories");
+        assert_int_equal(cJSON_GetArraySize(cats), 91);
+        assert_string_equal(cJSON_GetArrayItem(cats, 0)->valuestring, "__background__");
+        assert_string_equal(cJSON_GetArrayItem(cats, 1)->valuestring, "person");
+        assert_string_equal(cJSON_GetArrayItem(cats, 12)->valuestring, "N/A");
+        assert_string_equal(cJSON_GetArrayItem(cats, 90)->valuestring, "toothbrush");
+        assert_true(strstr(get(j, "url")->valuestring, "https://download.pytorch.org/models/") != NULL);
+        cJSON_Delete(j);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(resnet50_v2_as_torchvision),
         cmocka_unit_test(default_and_short_names),
         cmocka_unit_test(refusals_name_what_there_is),
+        cmocka_unit_test(detectors_as_torchvision),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
