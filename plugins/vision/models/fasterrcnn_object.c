@@ -251,28 +251,6 @@ static void anchor_sizes_of(fasterrcnn_model *m)
     m->n_anchors = per_level * FRCNN_RATIOS;
 }
 
-/* torchvision's num_params of a pretrained detector: the weight and bias
-** of its body's FrozenBatchNorm2d (v1, MobileNetV3) are buffers, not
-** parameters. Such a batchnorm is one without num_batches_tracked in the
-** file; v2's body keeps BatchNorm2d (with it), whose are parameters. */
-static int64_t frozen_bn_params(const model_loader *L)
-{
-    static const char body[] = "backbone.body.", mean[] = ".running_mean";
-    int64_t n = 0;
-    for (int k = 0; k < L->n_keys; k++) {
-        const model_key_spec *s = &L->keys[k];
-        const size_t len = strlen(s->name);
-        if (strncmp(s->name, body, sizeof body - 1) != 0 || len <= sizeof mean
-            || strcmp(s->name + len - (sizeof mean - 1), mean) != 0)
-            continue;
-        char nbt[sizeof s->name + 16];
-        snprintf(nbt, sizeof nbt, "%.*snum_batches_tracked", (int)(len - (sizeof mean - 2)), s->name);
-        if (!model_file_has(L->st, nbt))
-            n += 2 * s->shape[0];
-    }
-    return n;
-}
-
 /* create of every class: the backbone bb (configured, not loaded), the
 ** parameters from attrs[detector_at ..], num_classes (attrs[num_classes_at])
 ** and the weight entry (attrs[0], the named classes') checked. */
@@ -311,7 +289,7 @@ static loom_status create_of(const loom_object_args *args, void **state_out, con
         st = load_roi_heads(&L, m);
     if (st == LOOM_OK)
         st = model_check_no_unexpected(&L);
-    m->num_params = L.num_params - frozen_bn_params(&L);
+    m->num_params = L.num_params - rcnn_frozen_bn_params(&L);
     model_loader_free(&L);
     const loom_attr_value *nc = &args->attrs[num_classes_at];
     if (st == LOOM_OK && nc->is_set && nc->u.i != m->classes)

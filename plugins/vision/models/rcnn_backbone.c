@@ -109,6 +109,24 @@ const loom_tensor *rcnn_file_tensor(const model_loader *L, const char *key)
     return t;
 }
 
+int64_t rcnn_frozen_bn_params(const model_loader *L)
+{
+    static const char body[] = "backbone.body.", mean[] = ".running_mean";
+    int64_t n = 0;
+    for (int k = 0; k < L->n_keys; k++) {
+        const model_key_spec *s = &L->keys[k];
+        const size_t len = strlen(s->name);
+        if (strncmp(s->name, body, sizeof body - 1) != 0 || len <= sizeof mean
+            || strcmp(s->name + len - (sizeof mean - 1), mean) != 0)
+            continue;
+        char nbt[sizeof s->name + 16];
+        snprintf(nbt, sizeof nbt, "%.*snum_batches_tracked", (int)(len - (sizeof mean - 2)), s->name);
+        if (!model_file_has(L->st, nbt))
+            n += 2 * s->shape[0];
+    }
+    return n;
+}
+
 /* The output channels of body stage s. */
 static int64_t stage_channels(const rcnn_backbone *b, int s)
 {

@@ -90,6 +90,12 @@ loom_status rcnn_load_conv_bias(model_loader *L, const char *prefix, model_conv 
 loom_status rcnn_load_conv_norm(model_loader *L, const char *prefix, int bn, model_conv *c);
 /* The file's tensor `key` (NULL when absent). */
 const loom_tensor *rcnn_file_tensor(const model_loader *L, const char *key);
+/* The parameters of the loaded file that torchvision does not count in a
+** pretrained detector's num_params: the weight and bias of the body's
+** FrozenBatchNorm2d (v1, MobileNetV3), which are buffers. Such a batchnorm
+** is one without num_batches_tracked in the file; a v2 body keeps
+** BatchNorm2d (with it), whose are parameters. */
+int64_t rcnn_frozen_bn_params(const model_loader *L);
 
 /* ------------------------------------------------------------ calls */
 

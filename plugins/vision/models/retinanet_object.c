@@ -22,6 +22,7 @@
 
 #include "model_generic.h"
 #include "retinanet.h"
+#include "weights.h"
 
 #define BN_EPS 1e-5
 
@@ -73,14 +74,21 @@ static const loom_attr_def generic_attrs[] = {
     RETINA_DETECTOR_ATTRS,
 };
 
-/* the named classes: weights, num_classes, then the detector's */
+/* the named classes: weights (the class's torchvision entries), num_classes, then the detector's */
 enum { N_NUM_CLASSES = 1, N_DETECTOR };
-static const loom_attr_def named_attrs[] = {
-    MODEL_GENERIC_WEIGHTS_ATTR,
-    { .name = "num_classes", .type = LOOM_ATTR_INT, .dflt = LOOM_DEFAULT_NONE,
-      .doc = "unset: cls_logits' rows over the anchors per location; set: they must be this many" },
-    RETINA_DETECTOR_ATTRS,
-};
+#define RETINA_NAMED_ATTRS_(id)                                                                    \
+    static const loom_attr_def id##_attrs[] = {                                                    \
+        { .name = "weights", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_NONE,                   \
+          .doc = VISION_WEIGHTS_DOC_##id },                                                         \
+        { .name = "num_classes", .type = LOOM_ATTR_INT, .dflt = LOOM_DEFAULT_NONE,                  \
+          .doc = "unset: cls_logits' rows over the anchors per location; set: they must be this many" }, \
+        RETINA_DETECTOR_ATTRS,                                                                     \
+    };                                                                                             \
+    _Static_assert(sizeof id##_attrs / sizeof id##_attrs[0] == N_DETECTOR + N_DETECTOR_ATTRS,     \
+                   "vision." #id "'s attribute indices");
+RETINA_NAMED_ATTRS_(retinanet_resnet50_fpn)
+RETINA_NAMED_ATTRS_(retinanet_resnet50_fpn_v2)
+#undef RETINA_NAMED_ATTRS_
 
 /* The detector's parameters from attrs[first ..]; levels: the backbone's maps. */
 static loom_status params_from_attrs(const loom_object_args *args, int first, int levels, retinanet_params *p)
@@ -251,6 +259,11 @@ static loom_status create_of(const loom_object_args *args, void **state_out, con
     if (args->weights == NULL)
         return pk_host->fail(LOOM_EINVAL, "%s needs a weights file (--weights model.safetensors) holding "
                              "torchvision's RetinaNet state_dict", cls);
+    /* an entry the class does not have is refused before the file is read (the generic class has none) */
+    const loom_attr_value *wa = &args->attrs[0];
+    const model_weights_entry *entry = NULL;
+    if (wa->is_set && wa->u.s != NULL && wa->u.s[0] != '\0' && (entry = model_weights_find(cls, wa->u.s)) == NULL)
+        return LOOM_EINVAL;
     retinanet_model *m = calloc(1, sizeof *m);
     if (m == NULL)
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", cls);
@@ -281,7 +294,7 @@ static loom_status create_of(const loom_object_args *args, void **state_out, con
         st = load_head(&L, m, "regression_head", "bbox_reg", &m->head[1]);
     if (st == LOOM_OK)
         st = model_check_no_unexpected(&L);
-    m->num_params = L.num_params;
+    m->num_params = L.num_params - rcnn_frozen_bn_params(&L);
     m->classes = m->head[0].outputs;
     model_loader_free(&L);
     const loom_attr_value *nc = &args->attrs[cfg->num_classes_at];
@@ -289,6 +302,8 @@ static loom_status create_of(const loom_object_args *args, void **state_out, con
         st = pk_host->fail(LOOM_EINVAL, "%s: key 'head.classification_head.cls_logits.weight' has %lld classes in "
                            "the weights file, attribute num_classes is %lld", cls, (long long)m->classes,
                            (long long)nc->u.i);
+    if (st == LOOM_OK && entry != NULL)
+        st = model_weights_check(entry, m->classes, m->num_params, 1, 1);
     if (st == LOOM_OK)
         st = find_ops(m);
     if (st != LOOM_OK) {
@@ -341,16 +356,14 @@ static loom_status v2_create(const loom_object_args *args, void **state_out)
 
 _Static_assert(sizeof generic_attrs / sizeof generic_attrs[0] == G_DETECTOR + N_DETECTOR_ATTRS,
                "vision.retinanet's attribute indices");
-_Static_assert(sizeof named_attrs / sizeof named_attrs[0] == N_DETECTOR + N_DETECTOR_ATTRS,
-               "the named RetinaNet classes' attribute indices");
 
 MODEL_GENERIC_CLASS(retinanet, generic_attrs, generic_create, retinanet_destroy,
                     "torchvision.models.detection.RetinaNet on a ResNet-FPN backbone (BackboneWithFPN of a ResNet "
                     "body, LastLevelP6P7) from a safetensors state_dict, the body's architecture, the FPN's width, "
                     "the head kind and the anchors as attributes; method vision.retinanet")
-MODEL_GENERIC_CLASS(retinanet_resnet50_fpn, named_attrs, v1_create, retinanet_destroy,
+MODEL_GENERIC_CLASS(retinanet_resnet50_fpn, retinanet_resnet50_fpn_attrs, v1_create, retinanet_destroy,
                     "torchvision.models.detection.retinanet_resnet50_fpn from a safetensors state_dict (the "
                     "transform and postprocess parameters as attributes); method vision.retinanet_resnet50_fpn")
-MODEL_GENERIC_CLASS(retinanet_resnet50_fpn_v2, named_attrs, v2_create, retinanet_destroy,
+MODEL_GENERIC_CLASS(retinanet_resnet50_fpn_v2, retinanet_resnet50_fpn_v2_attrs, v2_create, retinanet_destroy,
                     "torchvision.models.detection.retinanet_resnet50_fpn_v2 from a safetensors state_dict (the "
                     "transform and postprocess parameters as attributes); method vision.retinanet_resnet50_fpn_v2")

@@ -299,7 +299,8 @@ static void check_full(const char *name)
         skip();
     }
     fclose(f);
-    loom_attrs *a = tu_attrs_text(cls, "min_size=160;max_size=320");
+    /* the file fits torchvision's COCO_V1 entry: 91 classes, its num_params (v1's FrozenBatchNorm2d uncounted) */
+    loom_attrs *a = tu_attrs_text(cls, "min_size=160;max_size=320;weights=COCO_V1");
     loom_object *obj = NULL;
     if (loom_object_create(&obj, cls, a, w) != LOOM_OK)
         fail_msg("%s: %s", cls, loom_last_error());
@@ -352,6 +353,13 @@ static void named_class_refuses_another_architecture(void **state)
                                                       "v2_model.safetensors")), LOOM_OK);
     if (strstr(loom_last_error(), "key 'backbone.body.conv1.weight'") == NULL)
         fail_msg("message '%s' lacks the key", loom_last_error());
+    print_message("refused: %s\n", loom_last_error());
+    /* a weight entry the class lacks: refused by name, with the class's entries, before the keys are read */
+    loom_attrs *a = tu_attrs_text("vision.retinanet_resnet50_fpn_v2", "weights=COCO_V9");
+    assert_int_not_equal(loom_object_create(&obj, "vision.retinanet_resnet50_fpn_v2", a, w), LOOM_OK);
+    loom_attrs_free(a);
+    if (strstr(loom_last_error(), "no weight entry 'COCO_V9': its entries are COCO_V1") == NULL)
+        fail_msg("message '%s' lacks the entries", loom_last_error());
     print_message("refused: %s\n", loom_last_error());
 }
 
