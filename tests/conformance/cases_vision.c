@@ -400,6 +400,35 @@ static int layer_conv_make(cf_case *c)
     return 1;
 }
 
+/* N, Cin, H, W, Cout/groups, groups, kh, kw, stride, pad, output_padding, dilation, bias: Mask R-CNN's
+** predictor (2x2, stride 2), then a grouped, dilated, padded one with output_padding.
+** Tolerance: f32 sums of up to 72 products of |x| <= 1, |w| <= 1/sqrt(K)
+** in another order (GEMM + col2im on the cpu, a per-output gather on cuda):
+** a few ulps of ~sqrt(K), well within 1e-5. */
+static const struct { int64_t n, cin, h, w, cout_g, groups, kh, kw, s, p, op, d, bias; } transposed_convs[] = {
+    { 3, 32, 14, 14, 8, 1, 2, 2, 2, 0, 0, 1, 1 },
+    { 2, 8, 6, 5, 3, 2, 3, 3, 2, 1, 1, 2, 0 },
+};
+
+static int conv_transpose_make(cf_case *c)
+{
+    const __typeof__(transposed_convs[0]) *f = &transposed_convs[c->index];
+    const int64_t k = f->cin / f->groups * f->kh * f->kw;
+    c->in[0] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ f->n, f->cin, f->h, f->w }, 0, -1, 1);
+    c->in[1] = cf_uniform(c, c->dtype, 4, (const int64_t[]){ f->cin, f->cout_g, f->kh, f->kw }, 1,
+                          -1.0 / sqrt((double)k), 1.0 / sqrt((double)k));
+    const int64_t cout = f->cout_g * f->groups;
+    c->in[2] = f->bias ? cf_uniform(c, c->dtype, 1, &cout, 2, -1, 1) : NULL;
+    c->n_in = 3;
+    cf_attrs(c, "stride=%lld;padding=%lld;output_padding=%lld;dilation=%lld;groups=%lld", (long long)f->s,
+             (long long)f->p, (long long)f->op, (long long)f->d, (long long)f->groups);
+    cf_tol_all(c, CF_CLOSE, 1e-5, 1e-5);
+    cf_what(c, "[%lld,%lld,%lld,%lld] -> %lld, %lldx%lld, stride %lld, groups %lld", (long long)f->n,
+            (long long)f->cin, (long long)f->h, (long long)f->w, (long long)cout, (long long)f->kh,
+            (long long)f->kw, (long long)f->s, (long long)f->groups);
+    return 1;
+}
+
 /* Case 1 of the element-wise and row-wise layers: the models' other uses
 ** of each (a classifier's rows, a global pool, Swin's token rows, the
 ** optional inputs left out, gelu's tanh form, ceil_mode and dilation). The
@@ -962,6 +991,7 @@ const cf_gen cf_vision_gens[] = {
     { "vision.softmax", BIT(F32), 2, layer_simple_make, NULL },
     { "vision.layer_norm", BIT(F32), 2, layer_simple_make, NULL },
     { "vision.group_norm", BIT(F32), 2, layer_simple_make, NULL },
+    { "vision.conv_transpose2d", BIT(F32), 2, conv_transpose_make, NULL },
     { "vision.squeeze_excitation", BIT(F32), 2, layer_block_make, NULL },
     { "vision.channel_shuffle", BIT(F32), 2, layer_block_make, NULL },
     /* the models: one cpu kernel (a sequence of dispatched layer ops, each

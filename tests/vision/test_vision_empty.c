@@ -404,6 +404,12 @@ static const oc_case cases[] = {
     { "vision.group_norm", "no images", { T(F32, 4, 0, 8, 4, 4), T(F32, 1, 8), T(F32, 1, 8) }, "num_groups=4",
       { T(F32, 4, 0, 8, 4, 4) } },
     { "vision.group_norm", "empty maps", { T(F32, 4, 2, 8, 0, 3) }, "num_groups=2", { T(F32, 4, 2, 8, 0, 3) } },
+    /* Mask R-CNN's predictor on no RoIs: [0, Cout, 2H, 2W] */
+    { "vision.conv_transpose2d", "no images", { T(F32, 4, 0, 8, 7, 7), T(F32, 4, 8, 5, 2, 2), T(F32, 1, 5) },
+      "stride=2", { T(F32, 4, 0, 5, 14, 14) } },
+    /* torch: a map without pixels gives a non-positive output (here refused by name) */
+    { "vision.conv_transpose2d", "empty maps", { T(F32, 4, 1, 8, 0, 7), T(F32, 4, 8, 5, 2, 2) }, "stride=2",
+      { NONE }, LOOM_EINVAL, "non-zero H and W" },
     { "vision.squeeze_excitation", "no images",
       { T(F32, 4, 0, 8, 3, 3), T(F32, 4, 2, 8, 1, 1), T(F32, 1, 2), T(F32, 4, 8, 2, 1, 1), T(F32, 1, 8) }, NULL,
       { T(F32, 4, 0, 8, 3, 3) } },

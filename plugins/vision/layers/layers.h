@@ -15,6 +15,7 @@
 **   vision.softmax              F.softmax(dim)
 **   vision.layer_norm           F.layer_norm(normalized_shape = weight's shape)
 **   vision.group_norm           F.group_norm (group_norm.h)
+**   vision.conv_transpose2d     F.conv_transpose2d (conv_transpose.h)
 **   vision.squeeze_excitation, channel_shuffle
 **                               the models' blocks (blocks.h)
 ** Every op takes f32, contiguous (compact row-major) tensors. The checks
@@ -38,7 +39,7 @@
     X(vision_max_pool2d_schema) X(vision_avg_pool2d_schema) X(vision_adaptive_avg_pool2d_schema)   \
     X(vision_linear_schema) X(vision_softmax_schema) X(vision_layer_norm_schema)                  \
     X(vision_squeeze_excitation_schema) X(vision_channel_shuffle_schema)                           \
-    X(vision_group_norm_schema)
+    X(vision_group_norm_schema) X(vision_conv_transpose2d_schema)
 PK_OPS_DECLARE(vision_layers_ops, VISION_LAYERS_OPS);
 
 /* Input positions. */
@@ -162,6 +163,10 @@ loom_status layers_check_layer_norm(loom_call *call, loom_tensor **out);
 loom_status layers_check_adaptive(loom_call *call, pool2d_geom *g, loom_tensor **out);
 
 /* ------------------------------------------------------------ modules */
+
+/* An ints attribute with one value (both dims) or two, each in
+** [min_value, 2^30]; the message names the attribute. */
+loom_status layers_pair_attr(const loom_call *call, int index, int64_t min_value, int64_t *a, int64_t *b);
 
 /* Every input is f32 and contiguous; the first message names the argument. */
 loom_status layers_check_f32_contiguous(const loom_call *call);

@@ -51,6 +51,11 @@ static loom_status pair_attr(const loom_call *call, int index, int64_t min_value
     return LOOM_OK;
 }
 
+loom_status layers_pair_attr(const loom_call *call, int index, int64_t min_value, int64_t *a, int64_t *b)
+{
+    return pair_attr(call, index, min_value, a, b);
+}
+
 static layers_pad_mode pad_mode_of(const char *s)
 {
     return strcmp(s, "reflect") == 0 ? PAD_REFLECT : strcmp(s, "replicate") == 0 ? PAD_REPLICATE

@@ -13,6 +13,7 @@ extern const loom_kernel_desc layers_pool_cpu_kernels[3];
 extern const loom_kernel_desc layers_rowwise_cpu_kernels[3];
 extern const loom_kernel_desc layers_squeeze_excitation_cpu_kernel, layers_channel_shuffle_cpu_kernel;
 extern const loom_kernel_desc layers_group_norm_cpu_kernel;
+extern const loom_kernel_desc layers_conv_transpose2d_cpu_kernel;
 #ifdef LOOM_VISION_HAVE_ONEDNN
 extern const loom_kernel_desc layers_conv2d_onednn_kernel;
 #endif
@@ -32,6 +33,8 @@ static loom_status layers_register_cpu(const loom_host_api *host, loom_registrar
         st = pk_register_kernels(host, reg, &layers_channel_shuffle_cpu_kernel, 1);
     if (st == LOOM_OK)
         st = pk_register_kernels(host, reg, &layers_group_norm_cpu_kernel, 1);
+    if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, &layers_conv_transpose2d_cpu_kernel, 1);
 #ifdef LOOM_VISION_HAVE_ONEDNN
     if (st == LOOM_OK)
         st = pk_register_kernels(host, reg, &layers_conv2d_onednn_kernel, 1);

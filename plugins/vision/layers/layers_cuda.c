@@ -19,6 +19,8 @@ static loom_status layers_register_cuda(const loom_host_api *host, loom_registra
         st = pk_register_kernels(host, reg, layers_blocks_cuda_kernels, PK_COUNT(layers_blocks_cuda_kernels));
     if (st == LOOM_OK)
         st = pk_register_kernels(host, reg, &layers_group_norm_cuda_kernel, 1);
+    if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, &layers_conv_transpose2d_cuda_kernel, 1);
 #ifdef LOOM_VISION_HAVE_CUDNN
     if (st == LOOM_OK)
         st = pk_register_kernels(host, reg, &layers_conv2d_cuda_kernel, 1);

@@ -54,6 +54,7 @@ extern const loom_kernel_desc layers_pool_cuda_kernels[3];
 extern const loom_kernel_desc layers_rowwise_cuda_kernels[3];
 extern const loom_kernel_desc layers_blocks_cuda_kernels[2];
 extern const loom_kernel_desc layers_group_norm_cuda_kernel;
+extern const loom_kernel_desc layers_conv_transpose2d_cuda_kernel;
 #ifdef LOOM_VISION_HAVE_CUDNN
 extern const loom_kernel_desc layers_conv2d_cuda_kernel;
 void layers_conv2d_cuda_fini(void);
