@@ -19,4 +19,5 @@ PK_PACK_DEFINE("vision", "0.1.0",
                NULL, layers_onednn_fini,
                &vision_boxes_cpu, &vision_roi_cpu, &vision_deform_cpu, &vision_transforms_cpu VISION_IMAGE_IO_CPU,
                &vision_layers_cpu, &vision_models_cpu, &vision_attention_cpu, &vision_vit_cpu,
-               &vision_swin_cpu, &vision_detection_cpu, &vision_retinanet_cpu)
+               &vision_swin_cpu, &vision_detection_cpu, &vision_retinanet_cpu,
+               &vision_paste_masks_cpu)

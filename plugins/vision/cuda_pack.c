@@ -26,4 +26,4 @@ PK_PACK_DEFINE_DEPS("vision-cuda", "0.1.0",
                     "torchvision.ops: NMS, box IoU and losses, RoI ops, deform_conv2d, DropBlock; the models' "
                     "layers on cuDNN and cuBLAS (cuda)", NULL,
                     layers_cuda_fini, vision_cuda_depends, &vision_boxes_cuda, &vision_roi_cuda, &vision_deform_cuda,
-                    &vision_layers_cuda VISION_IMAGE_IO_CUDA)
+                    &vision_layers_cuda, &vision_paste_masks_cuda VISION_IMAGE_IO_CUDA)

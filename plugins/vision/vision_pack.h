@@ -58,6 +58,7 @@ extern const pk_module vision_vit_cpu;         /* models/vit_*: the ViT classes 
 extern const pk_module vision_swin_cpu;        /* models/swin_*: the Swin classes */
 extern const pk_module vision_detection_cpu;   /* detection/: the detectors' parts (cpu only) */
 extern const pk_module vision_retinanet_cpu;   /* detection/retinanet_*: RetinaNet's parts (cpu only) */
+extern const pk_module vision_paste_masks_cpu, vision_paste_masks_cuda;  /* roi/paste_masks_*: Mask R-CNN's paste */
 extern const pk_module vision_boxes_cuda, vision_roi_cuda, vision_deform_cuda;
 extern const pk_module vision_image_io_cpu;     /* image_io/: decode / encode (libjpeg-turbo, libpng) */
 extern const pk_module vision_image_io_cuda;    /* image_io/: decode_jpeg through nvJPEG */

@@ -429,6 +429,24 @@ static int conv_transpose_make(cf_case *c)
     return 1;
 }
 
+/* paste_masks: 28 x 28 probabilities into a 40 x 52 image, boxes inside, across each edge, under a
+** pixel and inverted. Tolerance: the cpu and cuda kernels run the same f32 steps (paste_masks.h,
+** each rounded alone on the device), so they agree to the bit. */
+static int paste_masks_make(cf_case *c)
+{
+    if (c->index >= 1)
+        return 0;
+    static const double boxes[6 * 4] = { 4.3, 6.1, 30.7, 25.2, -5.5, 10.0, 12.25, 45.9, 35.2, -3.7, 60.0, 8.4,
+                                         20.0, 20.0, 20.4, 20.3, 11.6, 3.2, 11.1, 9.8, 0.0, 0.0, 51.9, 39.0 };
+    c->in[0] = cf_uniform(c, LOOM_DTYPE_F32, 4, (const int64_t[]){ 6, 1, 28, 28 }, 0, 0, 1);
+    c->in[1] = cf_values(c, LOOM_DTYPE_F32, 2, (const int64_t[]){ 6, 4 }, boxes);
+    c->n_in = 2;
+    cf_attrs(c, "image_size=40,52;padding=1");
+    cf_tol_all(c, CF_BYTES, 0, 0);
+    cf_what(c, "6 masks of 28 x 28 into 40 x 52");
+    return 1;
+}
+
 /* Case 1 of the element-wise and row-wise layers: the models' other uses
 ** of each (a classifier's rows, a global pool, Swin's token rows, the
 ** optional inputs left out, gelu's tanh form, ceil_mode and dilation). The
@@ -992,6 +1010,7 @@ const cf_gen cf_vision_gens[] = {
     { "vision.layer_norm", BIT(F32), 2, layer_simple_make, NULL },
     { "vision.group_norm", BIT(F32), 2, layer_simple_make, NULL },
     { "vision.conv_transpose2d", BIT(F32), 2, conv_transpose_make, NULL },
+    { "vision.paste_masks", BIT(F32), 1, paste_masks_make, NULL },
     { "vision.squeeze_excitation", BIT(F32), 2, layer_block_make, NULL },
     { "vision.channel_shuffle", BIT(F32), 2, layer_block_make, NULL },
     /* the models: one cpu kernel (a sequence of dispatched layer ops, each

@@ -407,6 +407,9 @@ static const oc_case cases[] = {
     /* Mask R-CNN's predictor on no RoIs: [0, Cout, 2H, 2W] */
     { "vision.conv_transpose2d", "no images", { T(F32, 4, 0, 8, 7, 7), T(F32, 4, 8, 5, 2, 2), T(F32, 1, 5) },
       "stride=2", { T(F32, 4, 0, 5, 14, 14) } },
+    /* torchvision's paste_masks_in_image of no detections: masks.new_empty((0, 1, H, W)) */
+    { "vision.paste_masks", "no masks", { T(F32, 4, 0, 1, 28, 28), T(F32, 2, 0, 4) }, "image_size=30,40",
+      { T(F32, 4, 0, 1, 30, 40) } },
     /* torch: a map without pixels gives a non-positive output (here refused by name) */
     { "vision.conv_transpose2d", "empty maps", { T(F32, 4, 1, 8, 0, 7), T(F32, 4, 8, 5, 2, 2) }, "stride=2",
       { NONE }, LOOM_EINVAL, "non-zero H and W" },
