@@ -1055,6 +1055,10 @@ const cf_gen cf_vision_gens[] = {
     FRCNN_COVERED(fasterrcnn_rpn) FRCNN_COVERED(fasterrcnn_resnet50_fpn_rpn)
     FRCNN_COVERED(fasterrcnn_resnet50_fpn_v2_rpn)
 #undef FRCNN_COVERED
+#define MRCNN_COVERED(id) { "vision." #id, 0, 0, NULL, "tests/vision/detection/test_maskrcnn.c: cpu:ops only, " \
+                            "dispatching the layer and detection ops (each with its own cases)" },
+    MRCNN_COVERED(maskrcnn) MRCNN_COVERED(maskrcnn_resnet50_fpn) MRCNN_COVERED(maskrcnn_resnet50_fpn_v2)
+#undef MRCNN_COVERED
 #define RETINA_COVERED(id) { "vision." #id, 0, 0, NULL, "tests/vision/detection/test_retinanet_model.c: cpu:ops " \
                              "only, dispatching the layer and detection ops (each with its own cases)" },
     RETINA_COVERED(retinanet) RETINA_COVERED(retinanet_resnet50_fpn) RETINA_COVERED(retinanet_resnet50_fpn_v2)

@@ -466,6 +466,7 @@ static const oc_case cases[] = {
     MODEL_NO_OBJECT(fasterrcnn) MODEL_NO_OBJECT(fasterrcnn_resnet50_fpn) MODEL_NO_OBJECT(fasterrcnn_resnet50_fpn_v2)
     MODEL_NO_OBJECT(fasterrcnn_rpn) MODEL_NO_OBJECT(fasterrcnn_resnet50_fpn_rpn)
     MODEL_NO_OBJECT(fasterrcnn_resnet50_fpn_v2_rpn)
+    MODEL_NO_OBJECT(maskrcnn) MODEL_NO_OBJECT(maskrcnn_resnet50_fpn) MODEL_NO_OBJECT(maskrcnn_resnet50_fpn_v2)
     MODEL_NO_OBJECT(retinanet) MODEL_NO_OBJECT(retinanet_resnet50_fpn) MODEL_NO_OBJECT(retinanet_resnet50_fpn_v2)
     MODEL_NO_OBJECT(retinanet_features) MODEL_NO_OBJECT(retinanet_resnet50_fpn_features)
     MODEL_NO_OBJECT(retinanet_resnet50_fpn_v2_features)

@@ -27,11 +27,15 @@
 ** the body's are FrozenBatchNorm2d in a pretrained file (no
 ** num_batches_tracked) and BatchNorm2d in eval otherwise, the same
 ** arithmetic (eps 1e-5 both).
+** The attributes, the loader and the forward up to the detections are
+** exposed below for the detectors built on this one (Mask R-CNN: maskrcnn.h).
 */
 #ifndef LOOM_VISION_MODELS_FASTERRCNN_H
 #define LOOM_VISION_MODELS_FASTERRCNN_H
 
+#include "model_generic.h"
 #include "rcnn_backbone.h"
+#include "weights.h"
 
 #define FRCNN_LEVELS 5          /* at most: FPN maps '0'..'3' and LastLevelMaxPool's 'pool' */
 #define FRCNN_RATIOS 3          /* AnchorGenerator's aspect ratios 0.5, 1, 2 on every level */
@@ -89,6 +93,112 @@ VISION_FASTERRCNN_MOBILENETS(FRCNN_DECL_)
 #undef FRCNN_DECL_
 /* the ResNet classes' methods, their _rpn methods, then the MobileNetV3 classes' */
 extern const loom_kernel_desc fasterrcnn_kernels[12];
+
+/* ------------------------------------------ what Mask R-CNN builds on */
+
+/* The classes' attributes (their create reads them by these indices):
+** vision.fasterrcnn's (and vision.maskrcnn's) FRCNN_GENERIC_ATTRS; a named
+** class's table FRCNN_NAMED_ATTRS_(id, FRCNN_DETECTOR_ATTRS). */
+/* The RPN and RoI heads' attributes, torchvision's FasterRCNN arguments and
+** defaults (its *_test values: the classes run inference only). */
+#define FRCNN_INT_(n, d, text) { .name = n, .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_POSITIVE, \
+                                 .dflt = LOOM_DEFAULT_INT(d), .doc = text }
+#define FRCNN_FLOAT_(n, d, text) { .name = n, .type = LOOM_ATTR_FLOAT, .flags = LOOM_ATTR_FINITE, \
+                                   .dflt = LOOM_DEFAULT_FLOAT(d), .doc = text }
+#define FRCNN_DETECTOR_ATTRS_OF(min_size, max_size, top_n, rpn_score)                             \
+    FRCNN_INT_("min_size", min_size, "the transform's short edge target"),                        \
+    FRCNN_INT_("max_size", max_size, "the transform's long edge bound"),                          \
+    { .name = "image_mean", .type = LOOM_ATTR_FLOATS, .flags = LOOM_ATTR_FINITE, .dflt = LOOM_DEFAULT_NONE, \
+      .doc = "3 values; absent: ImageNet's 0.485, 0.456, 0.406" },                                 \
+    { .name = "image_std", .type = LOOM_ATTR_FLOATS, .flags = LOOM_ATTR_FINITE | LOOM_ATTR_POSITIVE,   \
+      .dflt = LOOM_DEFAULT_NONE, .doc = "3 values; absent: ImageNet's 0.229, 0.224, 0.225" },          \
+    FRCNN_INT_("rpn_pre_nms_top_n_test", top_n, "anchors kept per level before the RPN's nms"),    \
+    FRCNN_INT_("rpn_post_nms_top_n_test", top_n, "proposals kept per image after the RPN's nms"),  \
+    FRCNN_FLOAT_("rpn_nms_thresh", 0.7, "IoU threshold of the RPN's nms"),                         \
+    FRCNN_FLOAT_("rpn_score_thresh", rpn_score, "proposals below this sigmoid(objectness) are dropped"), \
+    FRCNN_FLOAT_("box_score_thresh", 0.05, "detections must score above this"),                    \
+    FRCNN_FLOAT_("box_nms_thresh", 0.5, "IoU threshold of the per-class nms"),                     \
+    FRCNN_INT_("box_detections_per_img", 100, "detections kept per image")
+#define N_DETECTOR_ATTRS 11
+/* FasterRCNN's defaults; fasterrcnn_mobilenet_v3_large_fpn's (rpn_score_thresh 0.05) and
+** fasterrcnn_mobilenet_v3_large_320_fpn's (min_size 320, max_size 640, rpn top-n 150 too) */
+#define FRCNN_DETECTOR_ATTRS FRCNN_DETECTOR_ATTRS_OF(800, 1333, 1000, 0.0)
+#define FRCNN_MNV3_DETECTOR_ATTRS FRCNN_DETECTOR_ATTRS_OF(800, 1333, 1000, 0.05)
+#define FRCNN_MNV3_320_DETECTOR_ATTRS FRCNN_DETECTOR_ATTRS_OF(320, 640, 150, 0.05)
+
+/* vision.fasterrcnn's attributes: attrs[1..6] are vision.resnet's (parsed
+** by resnet_arch_from_attrs), in its order */
+enum { FRCNN_G_NUM_CLASSES = 7, FRCNN_G_FPN_CHANNELS, FRCNN_G_HEAD, FRCNN_G_DETECTOR };
+#define FRCNN_GENERIC_ATTRS \
+    MODEL_GENERIC_WEIGHTS_ATTR,                                                                    \
+    { .name = "block", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_STRING("bottleneck"),        \
+      .doc = "the body's block: basic or bottleneck (as vision.resnet)" },                         \
+    { .name = "layers", .type = LOOM_ATTR_INTS, .flags = LOOM_ATTR_REQUIRED, .dflt = LOOM_DEFAULT_NONE, \
+      .doc = "blocks of layer1..4 (ResNet-50's: 3, 4, 6, 3)" },                                    \
+    { .name = "widths", .type = LOOM_ATTR_INTS, .dflt = LOOM_DEFAULT_NONE,                         \
+      .doc = "planes of layer1..4 (unset: 64, 128, 256, 512)" },                                   \
+    { .name = "stem_width", .type = LOOM_ATTR_INT, .dflt = LOOM_DEFAULT_INT(64), .doc = "conv1's output channels" }, \
+    { .name = "groups", .type = LOOM_ATTR_INT, .dflt = LOOM_DEFAULT_INT(1), .doc = "the bottleneck's groups" }, \
+    { .name = "width_per_group", .type = LOOM_ATTR_INT, .dflt = LOOM_DEFAULT_INT(64),              \
+      .doc = "the bottleneck's width_per_group" },                                                 \
+    MODEL_NUM_CLASSES_ATTR,                                                                        \
+    { .name = "fpn_channels", .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_POSITIVE, .dflt = LOOM_DEFAULT_INT(256), \
+      .doc = "the FPN's out_channels (torchvision's: 256)" },                                      \
+    { .name = "head", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_STRING("v1"),                 \
+      .doc = "v1 (FPN convs with bias, RPNHead of one conv, TwoMLPHead) or v2 (BatchNorm2d in the FPN, RPNHead of " \
+             "two convs, FastRCNNConvFCHead)" },                                                   \
+    FRCNN_DETECTOR_ATTRS,
+
+/* the named classes: weights (the class's torchvision entries), num_classes, then the detector's */
+enum { FRCNN_N_NUM_CLASSES = 1, FRCNN_N_DETECTOR };
+#define FRCNN_NAMED_ATTRS_(id, detector)                                                           \
+    static const loom_attr_def id##_attrs[] = {                                                    \
+        { .name = "weights", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_NONE,                   \
+          .doc = VISION_WEIGHTS_DOC_##id },                                                         \
+        MODEL_NUM_CLASSES_ATTR,                                                                    \
+        detector,                                                                                  \
+    };                                                                                             \
+    _Static_assert(sizeof id##_attrs / sizeof id##_attrs[0] == FRCNN_N_DETECTOR + N_DETECTOR_ATTRS,     \
+                   "vision." #id "'s attribute indices");
+
+/* The backbone of a class with FRCNN_GENERIC_ATTRS (and its head kind), or torchvision's ResNet-50 FPN. */
+loom_status fasterrcnn_generic_backbone(const loom_object_args *args, rcnn_backbone *bb, int *v2);
+void fasterrcnn_resnet50_backbone(const loom_object_args *args, int v2, rcnn_backbone *bb);
+/* The weight entry attrs[0] names (NULL when unset); LOOM_EINVAL (error set) when the class has none of that name. */
+loom_status fasterrcnn_weights_entry(const loom_object_args *args, const model_weights_entry **entry);
+/* Sets m (zeroed) up as a Faster R-CNN on backbone bb (configured, not
+** loaded), its parameters from attrs[detector_at ..], and loads every
+** Faster R-CNN key of L's file into it (the caller checks for keys left
+** over). Once it has run, fasterrcnn_release frees m's contents, whatever
+** it returned. */
+loom_status fasterrcnn_load(const loom_object_args *args, model_loader *L, fasterrcnn_model *m,
+                            const rcnn_backbone *bb, int v2, int detector_at);
+/* m's num_params as torchvision counts them: every key L read but the body's FrozenBatchNorm2d. */
+void fasterrcnn_count_params(fasterrcnn_model *m, const model_loader *L);
+/* After the loading: num_classes (attrs[num_classes_at]) against the file's, the entry's classes and
+** num_params (entry NULL: none), and the ops. */
+loom_status fasterrcnn_finish(const loom_object_args *args, fasterrcnn_model *m, int num_classes_at,
+                              const model_weights_entry *entry);
+/* Frees what m holds (not m). */
+void fasterrcnn_release(fasterrcnn_model *m);
+
+/* One forward up to the detections (fasterrcnn_detect): the input list
+** (views over the call's inputs or own), the transformed batch and
+** image_sizes, the FPN maps and the detections on the resized images
+** (boxes, scores, labels, offsets). fasterrcnn_pass_free frees it. */
+typedef struct fasterrcnn_pass {
+    loom_tensor flat, offsets, sizes;
+    int64_t flat_shape[1], off_shape[1], size_shape[2], *own;
+    loom_tensor *tr[2];
+    loom_tensor *x[FRCNN_LEVELS];
+    loom_tensor *det[4];
+} fasterrcnn_pass;
+loom_status fasterrcnn_detect(loom_call *call, const fasterrcnn_model *m, fasterrcnn_pass *p);
+/* Outputs 0..3 of the call from p: boxes back on the original images, scores, labels, offsets. */
+loom_status fasterrcnn_write_detections(loom_call *call, const fasterrcnn_model *m, const fasterrcnn_pass *p);
+void fasterrcnn_pass_free(fasterrcnn_pass *p);
+/* The methods' inputs: images, images_offsets, original_sizes. */
+extern const loom_arg_def fasterrcnn_inputs[3];
 
 
 #endif /* LOOM_VISION_MODELS_FASTERRCNN_H */

@@ -225,58 +225,59 @@ static loom_status rpn_outputs(loom_call *call, const fasterrcnn_model *m, loom_
     return st != LOOM_OK ? st : rcnn_copy_out(call, levels + 2, prop[2]);
 }
 
-/* The detector on the call's images; rpn_only: up to the proposals (the _rpn method). */
-static loom_status forward(loom_call *call, const fasterrcnn_model *m, int rpn_only)
+/* The transform, the backbone and the RPN of the call's images: p's input,
+** batch and maps, and the proposals prop[0..3) (boxes, scores, offsets). */
+static loom_status front(loom_call *call, const fasterrcnn_model *m, fasterrcnn_pass *p, loom_tensor **prop)
 {
-    loom_tensor flat, offsets, sizes;
-    int64_t flat_shape[1], off_shape[1], size_shape[2], *own = NULL;
-    loom_status st = rcnn_input_list(m->cls, call, &flat, flat_shape, &offsets, off_shape, &sizes, size_shape, &own);
+    memset(p, 0, sizeof *p);
+    loom_status st = rcnn_input_list(m->cls, call, &p->flat, p->flat_shape, &p->offsets, p->off_shape, &p->sizes,
+                                     p->size_shape, &p->own);
     if (st != LOOM_OK)
         return st;
-    loom_tensor *tr[2] = { NULL, NULL };    /* the batch, image_sizes */
     {
         const int64_t min_size = m->p.min_size, max_size = m->p.max_size;
         const loom_named_attr attrs[5] = { rcnn_int_attr("min_size", min_size), rcnn_int_attr("max_size", max_size),
                                            rcnn_floats_attr("image_mean", m->p.image_mean, 3),
                                            rcnn_floats_attr("image_std", m->p.image_std, 3),
                                            rcnn_int_attr("size_divisible", 32) };
-        const loom_tensor *in[3] = { &flat, &offsets, &sizes };
-        st = rcnn_call_op(call, m->transform, in, 3, tr, 2, attrs, 5);
-    }
-    loom_tensor *x[FRCNN_LEVELS] = { NULL }, *prop[3] = { NULL }, *det[4] = { NULL };
-    if (st == LOOM_OK)
-        st = rcnn_backbone_forward(call, &m->backbone, tr[0], x);
-    if (st == LOOM_OK)
-        st = proposals(call, m, x, tr[0], tr[1], prop);
-    if (st == LOOM_OK && rpn_only) {
-        st = rpn_outputs(call, m, x, tr[1], prop);
-        rcnn_free_all(x, FRCNN_LEVELS);
-        rcnn_free_all(prop, 3);
-        rcnn_free_all(tr, 2);
-        free(own);
-        return st;
+        const loom_tensor *in[3] = { &p->flat, &p->offsets, &p->sizes };
+        st = rcnn_call_op(call, m->transform, in, 3, p->tr, 2, attrs, 5);
     }
     if (st == LOOM_OK)
-        st = roi_heads(call, m, x, prop, tr[1], det);
-    rcnn_free_all(x, FRCNN_LEVELS);
+        st = rcnn_backbone_forward(call, &m->backbone, p->tr[0], p->x);
+    return st != LOOM_OK ? st : proposals(call, m, p->x, p->tr[0], p->tr[1], prop);
+}
+
+loom_status fasterrcnn_detect(loom_call *call, const fasterrcnn_model *m, fasterrcnn_pass *p)
+{
+    loom_tensor *prop[3] = { NULL };
+    loom_status st = front(call, m, p, prop);
+    if (st == LOOM_OK)
+        st = roi_heads(call, m, p->x, prop, p->tr[1], p->det);
     rcnn_free_all(prop, 3);
-    /* the outputs: each image's boxes back to its original size */
-    const int64_t B = offsets.shape[0] - 1;
+    return st;
+}
+
+/* The outputs: each image's boxes back to its original size. */
+loom_status fasterrcnn_write_detections(loom_call *call, const fasterrcnn_model *m, const fasterrcnn_pass *p)
+{
+    const int64_t B = p->offsets.shape[0] - 1;
     loom_tensor *out[4] = { NULL };
-    if (st == LOOM_OK) {
-        const int64_t d = det[0]->shape[0], bs[2] = { d, 4 }, vs[1] = { d }, os[1] = { B + 1 };
+    loom_status st;
+    {
+        const int64_t d = p->det[0]->shape[0], bs[2] = { d, 4 }, vs[1] = { d }, os[1] = { B + 1 };
         if ((st = pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, 2, bs, &out[0])) == LOOM_OK
             && (st = pk_host->alloc_output(call, 1, LOOM_DTYPE_F32, 1, vs, &out[1])) == LOOM_OK
             && (st = pk_host->alloc_output(call, 2, LOOM_DTYPE_I64, 1, vs, &out[2])) == LOOM_OK)
             st = pk_host->alloc_output(call, 3, LOOM_DTYPE_I64, 1, os, &out[3]);
     }
     if (st == LOOM_OK) {
-        const int64_t d = det[0]->shape[0];
-        memcpy(loom_data(out[1]), loom_data(det[1]), (size_t)d * sizeof(float));
-        memcpy(loom_data(out[2]), loom_data(det[2]), (size_t)d * sizeof(int64_t));
-        memcpy(loom_data(out[3]), loom_data(det[3]), (size_t)(B + 1) * sizeof(int64_t));
-        const int64_t *off = loom_data(det[3]), *resized = loom_data(tr[1]), *orig = loom_data(&sizes);
-        const float *boxes = loom_data(det[0]);
+        const int64_t d = p->det[0]->shape[0];
+        memcpy(loom_data(out[1]), loom_data(p->det[1]), (size_t)d * sizeof(float));
+        memcpy(loom_data(out[2]), loom_data(p->det[2]), (size_t)d * sizeof(int64_t));
+        memcpy(loom_data(out[3]), loom_data(p->det[3]), (size_t)(B + 1) * sizeof(int64_t));
+        const int64_t *off = loom_data(p->det[3]), *resized = loom_data(p->tr[1]), *orig = loom_data(&p->sizes);
+        const float *boxes = loom_data(p->det[0]);
         float *dst = loom_data(out[0]);
         for (int64_t b = 0; b < B && st == LOOM_OK; b++) {
             int64_t shape[2] = { off[b + 1] - off[b], 4 };
@@ -292,17 +293,27 @@ static loom_status forward(loom_call *call, const fasterrcnn_model *m, int rpn_o
             rcnn_free_all(&back, 1);
         }
     }
-    rcnn_free_all(det, 4);
-    rcnn_free_all(tr, 2);
-    free(own);
     return st;
+}
+
+void fasterrcnn_pass_free(fasterrcnn_pass *p)
+{
+    rcnn_free_all(p->x, FRCNN_LEVELS);
+    rcnn_free_all(p->det, 4);
+    rcnn_free_all(p->tr, 2);
+    free(p->own);
+    p->own = NULL;
 }
 
 static loom_status fasterrcnn_run(loom_call *call)
 {
     fasterrcnn_model *m = call->object;
     pthread_mutex_lock(&m->lock);
-    loom_status st = forward(call, m, 0);
+    fasterrcnn_pass p;
+    loom_status st = fasterrcnn_detect(call, m, &p);
+    if (st == LOOM_OK)
+        st = fasterrcnn_write_detections(call, m, &p);
+    fasterrcnn_pass_free(&p);
     pthread_mutex_unlock(&m->lock);
     return st;
 }
@@ -311,14 +322,20 @@ static loom_status fasterrcnn_rpn_run(loom_call *call)
 {
     fasterrcnn_model *m = call->object;
     pthread_mutex_lock(&m->lock);
-    loom_status st = forward(call, m, 1);
+    fasterrcnn_pass p;
+    loom_tensor *prop[3] = { NULL };
+    loom_status st = front(call, m, &p, prop);
+    if (st == LOOM_OK)
+        st = rpn_outputs(call, m, p.x, p.tr[1], prop);
+    rcnn_free_all(prop, 3);
+    fasterrcnn_pass_free(&p);
     pthread_mutex_unlock(&m->lock);
     return st;
 }
 
 /* ------------------------------------------------------------ schemas */
 
-static const loom_arg_def frcnn_inputs[] = {
+const loom_arg_def fasterrcnn_inputs[3] = {
     { .name = "images", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_F32), .ndim = -1,
       .doc = "RGB in [0, 1]: one NCHW batch [B, 3, H, W], or the [3, H, W] images flattened one after the other "
              "(then images_offsets and original_sizes)" },
@@ -364,18 +381,18 @@ static const loom_arg_def frcnn_mnv3_rpn_outputs[] = {
 #define FRCNN_SCHEMA_(id)                                                                          \
     PK_SCHEMA(vision_##id##_schema, "vision." #id, 1,                                              \
               "torchvision.models.detection " #id " forward (eval): detections of a list of images",  \
-              PK_INPUTS(frcnn_inputs), PK_OUTPUTS(frcnn_outputs), .object_class = "vision." #id);
+              PK_INPUTS(fasterrcnn_inputs), PK_OUTPUTS(frcnn_outputs), .object_class = "vision." #id);
 VISION_FASTERRCNNS(FRCNN_SCHEMA_)
 VISION_FASTERRCNN_MOBILENETS(FRCNN_SCHEMA_)
 #define FRCNN_RPN_SCHEMA_(id)                                                                      \
     PK_SCHEMA(vision_##id##_rpn_schema, "vision." #id "_rpn", 1,                                   \
               "torchvision.models.detection " #id " up to its RPN (eval): the FPN maps and the proposals",  \
-              PK_INPUTS(frcnn_inputs), PK_OUTPUTS(frcnn_rpn_outputs), .object_class = "vision." #id);
+              PK_INPUTS(fasterrcnn_inputs), PK_OUTPUTS(frcnn_rpn_outputs), .object_class = "vision." #id);
 VISION_FASTERRCNNS(FRCNN_RPN_SCHEMA_)
 #define FRCNN_MNV3_RPN_SCHEMA_(id)                                                                 \
     PK_SCHEMA(vision_##id##_rpn_schema, "vision." #id "_rpn", 1,                                   \
               "torchvision.models.detection " #id " up to its RPN (eval): the FPN maps and the proposals",  \
-              PK_INPUTS(frcnn_inputs), PK_OUTPUTS(frcnn_mnv3_rpn_outputs), .object_class = "vision." #id);
+              PK_INPUTS(fasterrcnn_inputs), PK_OUTPUTS(frcnn_mnv3_rpn_outputs), .object_class = "vision." #id);
 VISION_FASTERRCNN_MOBILENETS(FRCNN_MNV3_RPN_SCHEMA_)
 
 /* the images are f32, their offsets and sizes i64 (the schema checks which is which) */

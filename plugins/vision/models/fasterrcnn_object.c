@@ -27,56 +27,7 @@
 
 /* ------------------------------------------------------------ attributes */
 
-/* The RPN and RoI heads' attributes, torchvision's FasterRCNN arguments and
-** defaults (its *_test values: the classes run inference only). */
-#define FRCNN_INT_(n, d, text) { .name = n, .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_POSITIVE, \
-                                 .dflt = LOOM_DEFAULT_INT(d), .doc = text }
-#define FRCNN_FLOAT_(n, d, text) { .name = n, .type = LOOM_ATTR_FLOAT, .flags = LOOM_ATTR_FINITE, \
-                                   .dflt = LOOM_DEFAULT_FLOAT(d), .doc = text }
-#define FRCNN_DETECTOR_ATTRS_OF(min_size, max_size, top_n, rpn_score)                             \
-    FRCNN_INT_("min_size", min_size, "the transform's short edge target"),                        \
-    FRCNN_INT_("max_size", max_size, "the transform's long edge bound"),                          \
-    { .name = "image_mean", .type = LOOM_ATTR_FLOATS, .flags = LOOM_ATTR_FINITE, .dflt = LOOM_DEFAULT_NONE, \
-      .doc = "3 values; absent: ImageNet's 0.485, 0.456, 0.406" },                                 \
-    { .name = "image_std", .type = LOOM_ATTR_FLOATS, .flags = LOOM_ATTR_FINITE | LOOM_ATTR_POSITIVE,   \
-      .dflt = LOOM_DEFAULT_NONE, .doc = "3 values; absent: ImageNet's 0.229, 0.224, 0.225" },          \
-    FRCNN_INT_("rpn_pre_nms_top_n_test", top_n, "anchors kept per level before the RPN's nms"),    \
-    FRCNN_INT_("rpn_post_nms_top_n_test", top_n, "proposals kept per image after the RPN's nms"),  \
-    FRCNN_FLOAT_("rpn_nms_thresh", 0.7, "IoU threshold of the RPN's nms"),                         \
-    FRCNN_FLOAT_("rpn_score_thresh", rpn_score, "proposals below this sigmoid(objectness) are dropped"), \
-    FRCNN_FLOAT_("box_score_thresh", 0.05, "detections must score above this"),                    \
-    FRCNN_FLOAT_("box_nms_thresh", 0.5, "IoU threshold of the per-class nms"),                     \
-    FRCNN_INT_("box_detections_per_img", 100, "detections kept per image")
-#define N_DETECTOR_ATTRS 11
-/* FasterRCNN's defaults; fasterrcnn_mobilenet_v3_large_fpn's (rpn_score_thresh 0.05) and
-** fasterrcnn_mobilenet_v3_large_320_fpn's (min_size 320, max_size 640, rpn top-n 150 too) */
-#define FRCNN_DETECTOR_ATTRS FRCNN_DETECTOR_ATTRS_OF(800, 1333, 1000, 0.0)
-#define FRCNN_MNV3_DETECTOR_ATTRS FRCNN_DETECTOR_ATTRS_OF(800, 1333, 1000, 0.05)
-#define FRCNN_MNV3_320_DETECTOR_ATTRS FRCNN_DETECTOR_ATTRS_OF(320, 640, 150, 0.05)
-
-/* vision.fasterrcnn's attributes: attrs[1..6] are vision.resnet's (parsed
-** by resnet_arch_from_attrs), in its order */
-enum { G_NUM_CLASSES = 7, G_FPN_CHANNELS, G_HEAD, G_DETECTOR };
-static const loom_attr_def generic_attrs[] = {
-    MODEL_GENERIC_WEIGHTS_ATTR,
-    { .name = "block", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_STRING("bottleneck"),
-      .doc = "the body's block: basic or bottleneck (as vision.resnet)" },
-    { .name = "layers", .type = LOOM_ATTR_INTS, .flags = LOOM_ATTR_REQUIRED, .dflt = LOOM_DEFAULT_NONE,
-      .doc = "blocks of layer1..4 (ResNet-50's: 3, 4, 6, 3)" },
-    { .name = "widths", .type = LOOM_ATTR_INTS, .dflt = LOOM_DEFAULT_NONE,
-      .doc = "planes of layer1..4 (unset: 64, 128, 256, 512)" },
-    { .name = "stem_width", .type = LOOM_ATTR_INT, .dflt = LOOM_DEFAULT_INT(64), .doc = "conv1's output channels" },
-    { .name = "groups", .type = LOOM_ATTR_INT, .dflt = LOOM_DEFAULT_INT(1), .doc = "the bottleneck's groups" },
-    { .name = "width_per_group", .type = LOOM_ATTR_INT, .dflt = LOOM_DEFAULT_INT(64),
-      .doc = "the bottleneck's width_per_group" },
-    MODEL_NUM_CLASSES_ATTR,
-    { .name = "fpn_channels", .type = LOOM_ATTR_INT, .flags = LOOM_ATTR_POSITIVE, .dflt = LOOM_DEFAULT_INT(256),
-      .doc = "the FPN's out_channels (torchvision's: 256)" },
-    { .name = "head", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_STRING("v1"),
-      .doc = "v1 (FPN convs with bias, RPNHead of one conv, TwoMLPHead) or v2 (BatchNorm2d in the FPN, RPNHead of "
-             "two convs, FastRCNNConvFCHead)" },
-    FRCNN_DETECTOR_ATTRS,
-};
+static const loom_attr_def generic_attrs[] = { FRCNN_GENERIC_ATTRS };
 
 /* vision.fasterrcnn_mobilenet_v3's attributes */
 enum { M_WIDTH_MULT = 1, M_REDUCED_TAIL, M_FPN_CHANNELS, M_NUM_CLASSES, M_DETECTOR };
@@ -92,22 +43,10 @@ static const loom_attr_def mnv3_generic_attrs[] = {
     FRCNN_MNV3_DETECTOR_ATTRS,
 };
 
-/* the named classes: weights (the class's torchvision entries), num_classes, then the detector's */
-enum { N_NUM_CLASSES = 1, N_DETECTOR };
-#define FRCNN_NAMED_ATTRS_(id, detector)                                                           \
-    static const loom_attr_def id##_attrs[] = {                                                    \
-        { .name = "weights", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_NONE,                   \
-          .doc = VISION_WEIGHTS_DOC_##id },                                                         \
-        MODEL_NUM_CLASSES_ATTR,                                                                    \
-        detector,                                                                                  \
-    };                                                                                             \
-    _Static_assert(sizeof id##_attrs / sizeof id##_attrs[0] == N_DETECTOR + N_DETECTOR_ATTRS,     \
-                   "vision." #id "'s attribute indices");
 FRCNN_NAMED_ATTRS_(fasterrcnn_resnet50_fpn, FRCNN_DETECTOR_ATTRS)
 FRCNN_NAMED_ATTRS_(fasterrcnn_resnet50_fpn_v2, FRCNN_DETECTOR_ATTRS)
 FRCNN_NAMED_ATTRS_(fasterrcnn_mobilenet_v3_large_fpn, FRCNN_MNV3_DETECTOR_ATTRS)
 FRCNN_NAMED_ATTRS_(fasterrcnn_mobilenet_v3_large_320_fpn, FRCNN_MNV3_320_DETECTOR_ATTRS)
-#undef FRCNN_NAMED_ATTRS_
 
 /* The detector's parameters from attrs[first ..]. */
 static loom_status params_from_attrs(const loom_object_args *args, int first, fasterrcnn_params *p)
@@ -204,11 +143,8 @@ static loom_status load_roi_heads(model_loader *L, fasterrcnn_model *m)
     return st;
 }
 
-static void fasterrcnn_destroy(void *state)
+void fasterrcnn_release(fasterrcnn_model *m)
 {
-    fasterrcnn_model *m = state;
-    if (m == NULL)
-        return;
     rcnn_backbone_free(&m->backbone);
     for (int d = 0; d < 2; d++)
         model_conv_free(&m->rpn_conv[d]);
@@ -217,7 +153,14 @@ static void fasterrcnn_destroy(void *state)
     for (int i = 0; i < FRCNN_MAX_HEAD_CONVS; i++)
         model_conv_free(&m->head_conv[i]);
     pthread_mutex_destroy(&m->lock);
-    free(m);
+}
+
+static void fasterrcnn_destroy(void *state)
+{
+    if (state == NULL)
+        return;
+    fasterrcnn_release(state);
+    free(state);
 }
 
 static loom_status find_ops(fasterrcnn_model *m)
@@ -251,6 +194,51 @@ static void anchor_sizes_of(fasterrcnn_model *m)
     m->n_anchors = per_level * FRCNN_RATIOS;
 }
 
+loom_status fasterrcnn_weights_entry(const loom_object_args *args, const model_weights_entry **entry)
+{
+    /* an entry the class does not have is refused before the file is read */
+    const loom_attr_value *wa = &args->attrs[0];
+    *entry = NULL;
+    if (wa->is_set && wa->u.s != NULL && wa->u.s[0] != '\0' && (*entry = model_weights_find(args->class_name, wa->u.s))
+        == NULL)
+        return LOOM_EINVAL;
+    return LOOM_OK;
+}
+
+loom_status fasterrcnn_load(const loom_object_args *args, model_loader *L, fasterrcnn_model *m,
+                            const rcnn_backbone *bb, int v2, int detector_at)
+{
+    pthread_mutex_init(&m->lock, NULL);
+    m->cls = args->class_name;
+    m->backbone = *bb;
+    m->backbone.cls = m->cls;
+    m->v2 = v2;
+    anchor_sizes_of(m);
+    loom_status st = params_from_attrs(args, detector_at, &m->p);
+    if (st == LOOM_OK)
+        st = rcnn_backbone_load(L, &m->backbone);
+    if (st == LOOM_OK)
+        st = load_rpn(L, m);
+    return st != LOOM_OK ? st : load_roi_heads(L, m);
+}
+
+void fasterrcnn_count_params(fasterrcnn_model *m, const model_loader *L)
+{
+    m->num_params = L->num_params - rcnn_frozen_bn_params(L);
+}
+
+loom_status fasterrcnn_finish(const loom_object_args *args, fasterrcnn_model *m, int num_classes_at,
+                              const model_weights_entry *entry)
+{
+    const loom_attr_value *nc = &args->attrs[num_classes_at];
+    if (nc->is_set && nc->u.i != m->classes)
+        return pk_host->fail(LOOM_EINVAL, "%s: key 'roi_heads.box_predictor.cls_score.weight' has %lld classes in "
+                             "the weights file, attribute num_classes is %lld", m->cls, (long long)m->classes,
+                             (long long)nc->u.i);
+    loom_status st = entry != NULL ? model_weights_check(entry, m->classes, m->num_params, 1, 1) : LOOM_OK;
+    return st != LOOM_OK ? st : find_ops(m);
+}
+
 /* create of every class: the backbone bb (configured, not loaded), the
 ** parameters from attrs[detector_at ..], num_classes (attrs[num_classes_at])
 ** and the weight entry (attrs[0], the named classes') checked. */
@@ -262,44 +250,26 @@ static loom_status create_of(const loom_object_args *args, void **state_out, con
     if (args->weights == NULL)
         return pk_host->fail(LOOM_EINVAL, "%s needs a weights file (--weights model.safetensors) holding "
                              "torchvision's FasterRCNN state_dict", cls);
-    /* an entry the class does not have is refused before the file is read */
-    const loom_attr_value *wa = &args->attrs[0];
-    const model_weights_entry *entry = NULL;
-    if (wa->is_set && wa->u.s != NULL && wa->u.s[0] != '\0' && (entry = model_weights_find(cls, wa->u.s)) == NULL)
-        return LOOM_EINVAL;
+    const model_weights_entry *entry;
+    loom_status st = fasterrcnn_weights_entry(args, &entry);
+    if (st != LOOM_OK)
+        return st;
     fasterrcnn_model *m = calloc(1, sizeof *m);
     if (m == NULL)
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", cls);
-    pthread_mutex_init(&m->lock, NULL);
-    m->cls = cls;
-    m->backbone = *bb;
-    m->backbone.cls = cls;
-    m->v2 = v2;
-    anchor_sizes_of(m);
     model_loader L;
     memset(&L, 0, sizeof L);
-    loom_status st = params_from_attrs(args, detector_at, &m->p);
-    if (st == LOOM_OK)
-        st = model_loader_init(&L, cls, args->weights, BN_EPS);
-    if (st == LOOM_OK)
-        st = rcnn_backbone_load(&L, &m->backbone);
-    if (st == LOOM_OK)
-        st = load_rpn(&L, m);
-    if (st == LOOM_OK)
-        st = load_roi_heads(&L, m);
+    if ((st = model_loader_init(&L, cls, args->weights, BN_EPS)) != LOOM_OK) {
+        free(m);
+        return st;
+    }
+    st = fasterrcnn_load(args, &L, m, bb, v2, detector_at);
     if (st == LOOM_OK)
         st = model_check_no_unexpected(&L);
-    m->num_params = L.num_params - rcnn_frozen_bn_params(&L);
+    fasterrcnn_count_params(m, &L);
     model_loader_free(&L);
-    const loom_attr_value *nc = &args->attrs[num_classes_at];
-    if (st == LOOM_OK && nc->is_set && nc->u.i != m->classes)
-        st = pk_host->fail(LOOM_EINVAL, "%s: key 'roi_heads.box_predictor.cls_score.weight' has %lld classes in the "
-                           "weights file, attribute num_classes is %lld", cls, (long long)m->classes,
-                           (long long)nc->u.i);
-    if (st == LOOM_OK && entry != NULL)
-        st = model_weights_check(entry, m->classes, m->num_params, 1, 1);
     if (st == LOOM_OK)
-        st = find_ops(m);
+        st = fasterrcnn_finish(args, m, num_classes_at, entry);
     if (st != LOOM_OK) {
         fasterrcnn_destroy(m);
         return st;
@@ -308,31 +278,45 @@ static loom_status create_of(const loom_object_args *args, void **state_out, con
     return LOOM_OK;
 }
 
-static loom_status generic_create(const loom_object_args *args, void **state_out)
+loom_status fasterrcnn_generic_backbone(const loom_object_args *args, rcnn_backbone *bb, int *v2)
 {
-    *state_out = NULL;
     resnet_arch arch;
     loom_status st = resnet_arch_from_attrs(args, &arch);
     if (st != LOOM_OK)
         return st;
-    const char *head = args->attrs[G_HEAD].u.s;
+    const char *head = args->attrs[FRCNN_G_HEAD].u.s;
     if (head == NULL || (strcmp(head, "v1") != 0 && strcmp(head, "v2") != 0))
         return pk_host->fail(LOOM_EINVAL, "%s: attribute 'head' must be 'v1' or 'v2', not '%s'", args->class_name,
                              head != NULL ? head : "");
-    const int v2 = strcmp(head, "v2") == 0;
-    const rcnn_backbone bb = { .body_kind = RCNN_BODY_RESNET, .arch = arch,
-                               .fpn_channels = args->attrs[G_FPN_CHANNELS].u.i, .fpn_norm = v2, .first_stage = 0,
-                               .extra = RCNN_EXTRA_MAXPOOL };
-    return create_of(args, state_out, &bb, v2, G_NUM_CLASSES, G_DETECTOR);
+    *v2 = strcmp(head, "v2") == 0;
+    *bb = (rcnn_backbone){ .body_kind = RCNN_BODY_RESNET, .arch = arch,
+                           .fpn_channels = args->attrs[FRCNN_G_FPN_CHANNELS].u.i, .fpn_norm = *v2, .first_stage = 0,
+                           .extra = RCNN_EXTRA_MAXPOOL };
+    return LOOM_OK;
+}
+
+void fasterrcnn_resnet50_backbone(const loom_object_args *args, int v2, rcnn_backbone *bb)
+{
+    *bb = (rcnn_backbone){ .body_kind = RCNN_BODY_RESNET, .arch = *resnet_arch_of("vision.resnet50"),
+                           .fpn_channels = 256, .fpn_norm = v2, .first_stage = 0, .extra = RCNN_EXTRA_MAXPOOL };
+    bb->arch.name = args->class_name;
+}
+
+static loom_status generic_create(const loom_object_args *args, void **state_out)
+{
+    *state_out = NULL;
+    rcnn_backbone bb;
+    int v2;
+    loom_status st = fasterrcnn_generic_backbone(args, &bb, &v2);
+    return st != LOOM_OK ? st : create_of(args, state_out, &bb, v2, FRCNN_G_NUM_CLASSES, FRCNN_G_DETECTOR);
 }
 
 /* torchvision's resnet50 body, under its class name for messages */
 static loom_status named_create(const loom_object_args *args, void **state_out, int v2)
 {
-    rcnn_backbone bb = { .body_kind = RCNN_BODY_RESNET, .arch = *resnet_arch_of("vision.resnet50"),
-                         .fpn_channels = 256, .fpn_norm = v2, .first_stage = 0, .extra = RCNN_EXTRA_MAXPOOL };
-    bb.arch.name = args->class_name;
-    return create_of(args, state_out, &bb, v2, N_NUM_CLASSES, N_DETECTOR);
+    rcnn_backbone bb;
+    fasterrcnn_resnet50_backbone(args, v2, &bb);
+    return create_of(args, state_out, &bb, v2, FRCNN_N_NUM_CLASSES, FRCNN_N_DETECTOR);
 }
 
 /* _fasterrcnn_mobilenet_v3_large_fpn's backbone: the MobileNetV3-Large body
@@ -356,7 +340,7 @@ static loom_status mnv3_generic_create(const loom_object_args *args, void **stat
 
 static loom_status mnv3_named_create(const loom_object_args *args, void **state_out)
 {
-    return mnv3_create_of(args, state_out, 1.0, 0, 256, N_NUM_CLASSES, N_DETECTOR);
+    return mnv3_create_of(args, state_out, 1.0, 0, 256, FRCNN_N_NUM_CLASSES, FRCNN_N_DETECTOR);
 }
 
 static loom_status v1_create(const loom_object_args *args, void **state_out)
@@ -369,7 +353,7 @@ static loom_status v2_create(const loom_object_args *args, void **state_out)
     return named_create(args, state_out, 1);
 }
 
-_Static_assert(sizeof generic_attrs / sizeof generic_attrs[0] == G_DETECTOR + N_DETECTOR_ATTRS,
+_Static_assert(sizeof generic_attrs / sizeof generic_attrs[0] == FRCNN_G_DETECTOR + N_DETECTOR_ATTRS,
                "vision.fasterrcnn's attribute indices");
 _Static_assert(sizeof mnv3_generic_attrs / sizeof mnv3_generic_attrs[0] == M_DETECTOR + N_DETECTOR_ATTRS,
                "vision.fasterrcnn_mobilenet_v3's attribute indices");

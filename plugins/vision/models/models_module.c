@@ -6,6 +6,7 @@
 */
 #include "efficientnet.h"
 #include "fasterrcnn.h"
+#include "maskrcnn.h"
 #include "mnasnet.h"
 #include "models.h"
 #include "regnet.h"
@@ -20,7 +21,8 @@ PK_OPS_DEFINE(vision_models_ops, VISION_MODELS_OPS);
 #define VISION_MODELS_GENERIC_OPS(X_)                                                              \
     X_(vision_resnet_schema) X_(vision_regnet_schema) X_(vision_efficientnet_v2_schema)             \
     X_(vision_shufflenet_v2_schema) X_(vision_mnasnet_schema) VISION_FASTERRCNN_OPS(X_)             \
-    VISION_RETINANET_MODEL_OPS(X_)
+    VISION_RETINANET_MODEL_OPS(X_)                                                                 \
+    X_(vision_maskrcnn_schema) X_(vision_maskrcnn_resnet50_fpn_schema) X_(vision_maskrcnn_resnet50_fpn_v2_schema)
 static const loom_op_schema *const models_module_ops[] = {
     VISION_MODELS_OPS(PK_OP_REF_ROW_) VISION_MODELS_GENERIC_OPS(PK_OP_REF_ROW_)
 };
@@ -36,6 +38,7 @@ static const loom_object_class *const models_classes[] = {
     &vision_retinanet_resnet50_fpn_v2_class,
     &vision_fasterrcnn_mobilenet_v3_class, &vision_fasterrcnn_mobilenet_v3_large_fpn_class,
     &vision_fasterrcnn_mobilenet_v3_large_320_fpn_class,
+    &vision_maskrcnn_class, &vision_maskrcnn_resnet50_fpn_class, &vision_maskrcnn_resnet50_fpn_v2_class,
 };
 
 /* vision.weights_meta (weights_meta.c): a table lookup, on the cpu */
@@ -74,6 +77,8 @@ static loom_status models_register_kernels(const loom_host_api *host, loom_regis
         st = pk_register_kernels(host, reg, mnasnet_generic_kernels, PK_COUNT(mnasnet_generic_kernels));
     if (st == LOOM_OK)
         st = pk_register_kernels(host, reg, fasterrcnn_kernels, PK_COUNT(fasterrcnn_kernels));
+    if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, maskrcnn_kernels, PK_COUNT(maskrcnn_kernels));
     if (st == LOOM_OK)
         st = pk_register_kernels(host, reg, retinanet_kernels, PK_COUNT(retinanet_kernels));
     return st;
