@@ -35,7 +35,7 @@
 
 static char tmpdir[256];
 static const char *cli;
-static char image[600], weights[600], other[600], drawn[600], coco[700];
+static char image[600], weights[600], other[600], drawn[600], coco[700], mask_weights[600];
 
 #define TINY_ARGS                                                                                  \
     "--model", "vision.fasterrcnn", "--attr", "layers=1,1,1,1", "--attr", "widths=4,4,8,8", "--attr",    \
@@ -83,6 +83,52 @@ static void draw_writes_a_png(void **state)
     cli_result r = cli_run(cli, tmpdir, CLI_ARGV("detect", TINY_ARGS, "--weights", weights, "--min-score", "0",
                                                  "--draw", drawn, image));
     cli_expect_status(&r, 0);
+    cli_result_free(&r);
+    FILE *f = fopen(drawn, "rb");
+    assert_non_null(f);
+    unsigned char sig[8] = { 0 };
+    assert_int_equal(fread(sig, 1, 8, f), 8);
+    fclose(f);
+    static const unsigned char png[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+    assert_memory_equal(sig, png, 8);
+}
+
+/* A Mask R-CNN (the tiny v1 of tests/data/vision/detection/maskrcnn_tiny): each detection's mask area in JSON
+** and text, within its box's area (a mask is pasted into its box, grown by 30/28 and 1 px), and --draw. */
+static void masks_of_a_mask_rcnn(void **state)
+{
+    (void)state;
+    cli_result r = cli_run(cli, tmpdir, CLI_ARGV("detect", "--model", "vision.maskrcnn", "--attr", "layers=1,1,1,1",
+                                                 "--attr", "widths=4,4,8,8", "--attr", "stem_width=8", "--attr",
+                                                 "fpn_channels=8", "--attr", "min_size=64", "--attr", "max_size=96",
+                                                 "--attr", "box_score_thresh=0", "--attr", "box_detections_per_img=12",
+                                                 "--weights", mask_weights, "--min-score", "0", "--json", image));
+    cli_expect_status(&r, 0);
+    cJSON *got = cJSON_Parse(r.out);
+    assert_non_null(got);
+    const cJSON *dets = cJSON_GetObjectItemCaseSensitive(got, "detections");
+    assert_int_equal(cJSON_GetArraySize(dets), 12);
+    double total = 0.0;
+    for (int i = 0; i < 12; i++) {
+        const cJSON *d = cJSON_GetArrayItem(dets, i), *box = cJSON_GetObjectItemCaseSensitive(d, "box");
+        const cJSON *area = cJSON_GetObjectItemCaseSensitive(d, "mask_area");
+        assert_non_null(area);
+        const double bw = cJSON_GetArrayItem(box, 2)->valuedouble - cJSON_GetArrayItem(box, 0)->valuedouble;
+        const double bh = cJSON_GetArrayItem(box, 3)->valuedouble - cJSON_GetArrayItem(box, 1)->valuedouble;
+        assert_true(area->valuedouble >= 0.0);
+        assert_true(area->valuedouble <= (bw * 30.0 / 28.0 + 2.0) * (bh * 30.0 / 28.0 + 2.0));
+        total += area->valuedouble;
+    }
+    assert_true(total > 0.0);
+    cJSON_Delete(got);
+    cli_result_free(&r);
+    r = cli_run(cli, tmpdir, CLI_ARGV("detect", "--model", "vision.maskrcnn", "--attr", "layers=1,1,1,1",
+                                      "--attr", "widths=4,4,8,8", "--attr", "stem_width=8", "--attr",
+                                      "fpn_channels=8", "--attr", "min_size=64", "--attr", "max_size=96",
+                                      "--attr", "box_score_thresh=0", "--attr", "box_detections_per_img=12",
+                                      "--weights", mask_weights, "--min-score", "0", "--draw", drawn, image));
+    cli_expect_status(&r, 0);
+    cli_expect_contains(r.out, " px");
     cli_result_free(&r);
     FILE *f = fopen(drawn, "rb");
     assert_non_null(f);
@@ -211,6 +257,7 @@ static int setup(void **state)
     snprintf(image, sizeof image, "%s/vision/classify/scene_wide.jpg", data);
     snprintf(weights, sizeof weights, "%s/vision/detection/frcnn_tiny/v1_model.safetensors", data);
     snprintf(other, sizeof other, "%s/vision/detection/frcnn_tiny/v2_model.safetensors", data);
+    snprintf(mask_weights, sizeof mask_weights, "%s/vision/detection/maskrcnn_tiny/v1_model.safetensors", data);
     snprintf(coco, sizeof coco, "%s/../../build-models/vision/fasterrcnn_mobilenet_v3_large_320_fpn/model.safetensors",
              data);
     snprintf(tmpdir, sizeof tmpdir, "/tmp/loom-detect-XXXXXX");
@@ -238,6 +285,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(json_and_text),
         cmocka_unit_test(draw_writes_a_png),
+        cmocka_unit_test(masks_of_a_mask_rcnn),
         cmocka_unit_test(bad_use_is_refused),
         cmocka_unit_test(retinanet_detects_and_draws),
         cmocka_unit_test(entry_names_the_detections),

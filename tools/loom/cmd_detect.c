@@ -15,6 +15,10 @@
 ** checks the file against it), each detection is named by the entry's
 ** categories (vision.weights_meta: the COCO names), in the text, the JSON
 ** ("category") and on the drawing (a label over each box).
+** A Mask R-CNN (a method whose output 4 is `masks`) also gives each
+** detection's mask pasted into the image: its area (the pixels whose
+** probability is at least 0.5, as torchvision's examples threshold it)
+** is printed, and --draw blends the thresholded mask in the box's colour.
 */
 #include <getopt.h>
 #include <stdint.h>
@@ -37,7 +41,9 @@ static const char detect_usage[] =
     "                     weights=COCO_V1 (or DEFAULT) names the detections by the entry's categories\n"
     "  --min-score S      print and draw the detections scoring at least S (default 0.5)\n"
     "  --draw OUT.png     write the image with the boxes drawn\n"
-    "  --json             {\"model\", \"image\", \"detections\": [{\"label\", \"score\", \"box\"}]}\n";
+    "  --json             {\"model\", \"image\", \"detections\": [{\"label\", \"score\", \"box\"}]}\n"
+    "  Mask R-CNN models (vision.maskrcnn_resnet50_fpn_v2, ...) also give each mask's area\n"
+    "  (pixels at probability >= 0.5; \"mask_area\" in JSON); --draw overlays the masks.\n";
 
 typedef struct detect_args {
     const char *model, *weights_path, *draw, *image;
@@ -136,13 +142,35 @@ static void draw_box(loom_tensor *img, const float *box, const uint8_t *rgb)
         }
 }
 
+/* Mask i of masks [n, 1, H, W]: its pixels at probability >= 0.5 counted, and
+** with rgb given blended half and half into img [3, H, W] in that colour. */
+static int64_t mask_area(const loom_tensor *masks, int64_t i, loom_tensor *img, const uint8_t *rgb)
+{
+    const int64_t h = masks->shape[2], w = masks->shape[3];
+    const float *m = (const float *)loom_data(masks) + i * h * w;
+    uint8_t *p = img != NULL ? loom_data(img) : NULL;
+    int64_t area = 0;
+    for (int64_t j = 0; j < h * w; j++) {
+        if (!(m[j] >= 0.5f))
+            continue;
+        area++;
+        for (int c = 0; p != NULL && c < 3; c++)
+            p[c * h * w + j] = (uint8_t)((p[c * h * w + j] + rgb[c] + 1) / 2);
+    }
+    return area;
+}
+
 /* img with the kept boxes drawn (and labelled with their category and
 ** score where the entry names them), encoded as PNG into path. */
 static int write_drawing(const detect_args *a, const char *path, loom_tensor *img, const float *boxes,
-                         const float *scores, const int64_t *labels, int64_t n, double min_score)
+                         const float *scores, const int64_t *labels, const loom_tensor *masks, int64_t n,
+                         double min_score)
 {
     static const uint8_t palette[6][3] = { { 230, 25, 75 }, { 60, 180, 75 }, { 255, 225, 25 },
                                            { 0, 130, 200 }, { 245, 130, 48 }, { 145, 30, 180 } };
+    for (int64_t i = 0; i < n && masks != NULL; i++)
+        if (scores[i] >= min_score)
+            mask_area(masks, i, img, palette[labels[i] % 6]);
     for (int64_t i = 0; i < n; i++)
         if (scores[i] >= min_score)
             draw_box(img, boxes + 4 * i, palette[labels[i] % 6]);
@@ -172,7 +200,7 @@ static int write_drawing(const detect_args *a, const char *path, loom_tensor *im
 
 static int detect(const detect_args *a, loom_object *obj)
 {
-    loom_tensor *img = NULL, *batch = NULL, *out[4] = { NULL, NULL, NULL, NULL };
+    loom_tensor *img = NULL, *batch = NULL, *out[5] = { NULL, NULL, NULL, NULL, NULL };
     int rc = read_image(a->image, &img);
     if (rc != CLI_OK)
         return rc;
@@ -187,7 +215,11 @@ static int detect(const detect_args *a, loom_object *obj)
         x[i] = (float)px[i] / 255.0f;
     loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
     opt.object = obj;
-    if (loom_run(a->model, (const loom_tensor *const[]){ batch }, 1, NULL, out, 4, &opt) != LOOM_OK)
+    /* a Mask R-CNN's method has the masks as output 4 */
+    const loom_op *op = loom_op_find(a->model);
+    const loom_op_schema *schema = op != NULL ? loom_op_schema_of(op) : NULL;
+    const int has_masks = schema != NULL && schema->n_outputs > 4 && strcmp(schema->outputs[4].name, "masks") == 0;
+    if (loom_run(a->model, (const loom_tensor *const[]){ batch }, 1, NULL, out, has_masks ? 5 : 4, &opt) != LOOM_OK)
         rc = cli_fail();
     if (rc == CLI_OK) {
         const int64_t n = out[0]->shape[0], *labels = loom_data(out[2]);
@@ -207,6 +239,8 @@ static int detect(const detect_args *a, loom_object *obj)
                 if (category_of(a, labels[i]) != NULL)
                     json_add_str(e, "category", category_of(a, labels[i]));
                 json_add_num(e, "score", scores[i]);
+                if (has_masks)
+                    json_add_num(e, "mask_area", (double)mask_area(out[4], i, NULL, NULL));
                 for (int c = 0; c < 4; c++)
                     cJSON_AddItemToArray(b, cJSON_CreateNumber(boxes[4 * i + c]));
                 cJSON_AddItemToObject(e, "box", b);
@@ -223,17 +257,21 @@ static int detect(const detect_args *a, loom_object *obj)
                 if (scores[i] < a->min_score)
                     continue;
                 if (name != NULL)
-                    printf("  label %3lld %-16s score %.4f  box %8.1f %8.1f %8.1f %8.1f\n", (long long)labels[i],
+                    printf("  label %3lld %-16s score %.4f  box %8.1f %8.1f %8.1f %8.1f", (long long)labels[i],
                            name, scores[i], boxes[4 * i], boxes[4 * i + 1], boxes[4 * i + 2], boxes[4 * i + 3]);
                 else
-                    printf("  label %3lld  score %.4f  box %8.1f %8.1f %8.1f %8.1f\n", (long long)labels[i],
+                    printf("  label %3lld  score %.4f  box %8.1f %8.1f %8.1f %8.1f", (long long)labels[i],
                            scores[i], boxes[4 * i], boxes[4 * i + 1], boxes[4 * i + 2], boxes[4 * i + 3]);
+                if (has_masks)
+                    printf("  mask %lld px", (long long)mask_area(out[4], i, NULL, NULL));
+                printf("\n");
             }
         }
         if (rc == CLI_OK && a->draw != NULL)
-            rc = write_drawing(a, a->draw, img, boxes, scores, labels, n, a->min_score);
+            rc = write_drawing(a, a->draw, img, boxes, scores, labels, has_masks ? out[4] : NULL, n,
+                               a->min_score);
     }
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         loom_tensor_free(out[i]);
     loom_tensor_free(batch);
     loom_tensor_free(img);
