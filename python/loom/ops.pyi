@@ -2837,6 +2837,23 @@ class vision:
             output (f32, rank 4): [N, Cout, Ho, Wo]"""
         ...
     @staticmethod
+    def conv_transpose2d(input: TensorLike, weight: TensorLike, bias: Optional[TensorLike] = None, *, stride: Sequence[int] = (1, 1), padding: Sequence[int] = (0, 0), output_padding: Sequence[int] = (0, 0), groups: int = 1, dilation: Sequence[int] = (1, 1)) -> Any:
+        """F.conv_transpose2d: the transposed (fractionally strided) convolution, grouped and dilated, with output_padding
+
+        Inputs:
+            input (f32, rank 4): [N, Cin, H, W]
+            weight (f32, rank 4): [Cin, Cout / groups, kh, kw]
+            bias (f32, rank 1, optional): [Cout] (0)
+        Attributes (keyword-only):
+            stride (Sequence[int], default (1, 1)): (sh, sw) or one value for both; > 0
+            padding (Sequence[int], default (0, 0)): (ph, pw) or one value for both: dilation * (kernel - 1) - padding zeros pad the input
+            output_padding (Sequence[int], default (0, 0)): (oph, opw) or one value for both: added to one side of the output; below stride or dilation
+            groups (int, default 1): channel groups: Cin is a multiple of it, Cout = groups * weight.shape[1]
+            dilation (Sequence[int], default (1, 1)): (dh, dw) or one value for both; > 0
+        Outputs:
+            output (f32, rank 4): [N, Cout, (H - 1) sh - 2 ph + dh (kh - 1) + oph + 1, (W alike)]"""
+        ...
+    @staticmethod
     def convert_bounding_box_format(boxes: TensorLike, *, old_format: str = 'xyxy', new_format: str) -> Any:
         """torchvision.transforms.v2.functional.convert_bounding_box_format between xyxy, xywh and cxcywh
 
@@ -3481,6 +3498,60 @@ class vision:
             output (f32, any rank): [..., out_features]"""
         ...
     @staticmethod
+    def maskrcnn(images: TensorLike, images_offsets: Optional[TensorLike] = None, original_sizes: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any]:
+        """torchvision.models.detection maskrcnn forward (eval): detections and masks of a list of images
+
+        A method of the object class vision.maskrcnn: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            images (f32, any rank): RGB in [0, 1]: one NCHW batch [B, 3, H, W], or the [3, H, W] images flattened one after the other (then images_offsets and original_sizes)
+            images_offsets (i64, rank 1, optional): [B+1] element offsets of each image in the flattened images
+            original_sizes (i64, rank 2, optional): [B, 2] (H, W) of each flattened image
+        Outputs:
+            boxes (f32, rank 2): [D, 4] xyxy detections on the original images, image after image
+            scores (f32, rank 1): [D] decreasing per image
+            labels (i64, rank 1): [D] classes 1..classes-1
+            offsets (i64, rank 1): [B+1] image b's detections are rows offsets[b]..offsets[b+1]
+            masks (f32, any rank): the probabilities pasted into the original image: [D, 1, H, W] when every image has the same size, else each image's [K_b, 1, H_b, W_b] flattened one after the other
+            mask_probs (f32, rank 4): [D, 1, 28, 28] each detection's label-channel probabilities before pasting"""
+        ...
+    @staticmethod
+    def maskrcnn_resnet50_fpn(images: TensorLike, images_offsets: Optional[TensorLike] = None, original_sizes: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any]:
+        """torchvision.models.detection maskrcnn_resnet50_fpn forward (eval): detections and masks of a list of images
+
+        A method of the object class vision.maskrcnn_resnet50_fpn: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            images (f32, any rank): RGB in [0, 1]: one NCHW batch [B, 3, H, W], or the [3, H, W] images flattened one after the other (then images_offsets and original_sizes)
+            images_offsets (i64, rank 1, optional): [B+1] element offsets of each image in the flattened images
+            original_sizes (i64, rank 2, optional): [B, 2] (H, W) of each flattened image
+        Outputs:
+            boxes (f32, rank 2): [D, 4] xyxy detections on the original images, image after image
+            scores (f32, rank 1): [D] decreasing per image
+            labels (i64, rank 1): [D] classes 1..classes-1
+            offsets (i64, rank 1): [B+1] image b's detections are rows offsets[b]..offsets[b+1]
+            masks (f32, any rank): the probabilities pasted into the original image: [D, 1, H, W] when every image has the same size, else each image's [K_b, 1, H_b, W_b] flattened one after the other
+            mask_probs (f32, rank 4): [D, 1, 28, 28] each detection's label-channel probabilities before pasting"""
+        ...
+    @staticmethod
+    def maskrcnn_resnet50_fpn_v2(images: TensorLike, images_offsets: Optional[TensorLike] = None, original_sizes: Optional[TensorLike] = None, *, object: Optional[Object] = None) -> Tuple[Any, Any, Any, Any, Any, Any]:
+        """torchvision.models.detection maskrcnn_resnet50_fpn_v2 forward (eval): detections and masks of a list of images
+
+        A method of the object class vision.maskrcnn_resnet50_fpn_v2: call it on a loom.Object of that class, or pass object=.
+
+        Inputs:
+            images (f32, any rank): RGB in [0, 1]: one NCHW batch [B, 3, H, W], or the [3, H, W] images flattened one after the other (then images_offsets and original_sizes)
+            images_offsets (i64, rank 1, optional): [B+1] element offsets of each image in the flattened images
+            original_sizes (i64, rank 2, optional): [B, 2] (H, W) of each flattened image
+        Outputs:
+            boxes (f32, rank 2): [D, 4] xyxy detections on the original images, image after image
+            scores (f32, rank 1): [D] decreasing per image
+            labels (i64, rank 1): [D] classes 1..classes-1
+            offsets (i64, rank 1): [B+1] image b's detections are rows offsets[b]..offsets[b+1]
+            masks (f32, any rank): the probabilities pasted into the original image: [D, 1, H, W] when every image has the same size, else each image's [K_b, 1, H_b, W_b] flattened one after the other
+            mask_probs (f32, rank 4): [D, 1, 28, 28] each detection's label-channel probabilities before pasting"""
+        ...
+    @staticmethod
     def max_pool2d(input: TensorLike, *, kernel_size: Sequence[int], stride: Optional[Sequence[int]] = None, padding: Sequence[int] = (0, 0), dilation: Sequence[int] = (1, 1), ceil_mode: bool = False) -> Any:
         """F.max_pool2d (NaN propagates, as in torch)
 
@@ -3638,6 +3709,19 @@ class vision:
         Outputs:
             output (f32, any rank): [..., 4]
             canvas_size (i64, rank 1): [2]: the new (H, W)"""
+        ...
+    @staticmethod
+    def paste_masks(masks: TensorLike, boxes: TensorLike, *, image_size: Sequence[int], padding: int = 1) -> Any:
+        """torchvision roi_heads.paste_masks_in_image: each mask padded, its box expanded to match, the mask resized bilinearly into the integer box and written into an H x W image (no threshold)
+
+        Inputs:
+            masks (f32, rank 4): [K, 1, M', M] per-box masks (Mask R-CNN's: 28 x 28 probabilities)
+            boxes (f32, rank 2): [K, 4] xyxy boxes in the image's pixels
+        Attributes (keyword-only):
+            image_size (Sequence[int], required): (H, W) of the image the masks are pasted into (torchvision's img_shape)
+            padding (int, default 1): expand_masks' zero border; the boxes grow by (M + 2 padding) / M
+        Outputs:
+            output (f32, rank 4): [K, 1, H, W] each mask pasted into its box, 0 elsewhere"""
         ...
     @staticmethod
     def perspective(image: TensorLike, *, startpoints: Optional[Sequence[int]] = None, endpoints: Optional[Sequence[int]] = None, interpolation: str = 'bilinear', fill: Optional[Sequence[float]] = None, coefficients: Optional[Sequence[float]] = None) -> Any:
