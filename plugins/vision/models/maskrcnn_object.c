@@ -127,8 +127,11 @@ static loom_status create_of(const loom_object_args *args, void **state_out, con
     model_loader L;
     memset(&L, 0, sizeof L);
     st = model_loader_init(&L, cls, args->weights, BN_EPS);
-    if (st == LOOM_OK)
-        st = fasterrcnn_load(args, &L, &m->det, bb, v2, detector_at);
+    if (st != LOOM_OK) {
+        free(m);        /* nothing loaded yet (maskrcnn_destroy needs fasterrcnn_load to have run) */
+        return st;
+    }
+    st = fasterrcnn_load(args, &L, &m->det, bb, v2, detector_at);
     if (st == LOOM_OK)
         st = load_mask_head(&L, m);
     if (st == LOOM_OK)
