@@ -129,7 +129,7 @@ extern const loom_kernel_desc fasterrcnn_kernels[12];
 /* vision.fasterrcnn's attributes: attrs[1..6] are vision.resnet's (parsed
 ** by resnet_arch_from_attrs), in its order */
 enum { FRCNN_G_NUM_CLASSES = 7, FRCNN_G_FPN_CHANNELS, FRCNN_G_HEAD, FRCNN_G_DETECTOR };
-#define FRCNN_GENERIC_ATTRS \
+#define FRCNN_GENERIC_ATTRS                                                                        \
     MODEL_GENERIC_WEIGHTS_ATTR,                                                                    \
     { .name = "block", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_STRING("bottleneck"),        \
       .doc = "the body's block: basic or bottleneck (as vision.resnet)" },                         \
@@ -158,7 +158,7 @@ enum { FRCNN_N_NUM_CLASSES = 1, FRCNN_N_DETECTOR };
         MODEL_NUM_CLASSES_ATTR,                                                                    \
         detector,                                                                                  \
     };                                                                                             \
-    _Static_assert(sizeof id##_attrs / sizeof id##_attrs[0] == FRCNN_N_DETECTOR + N_DETECTOR_ATTRS,     \
+    _Static_assert(sizeof id##_attrs / sizeof id##_attrs[0] == FRCNN_N_DETECTOR + N_DETECTOR_ATTRS, \
                    "vision." #id "'s attribute indices");
 
 /* The backbone of a class with FRCNN_GENERIC_ATTRS (and its head kind), or torchvision's ResNet-50 FPN. */
