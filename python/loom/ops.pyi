@@ -4970,7 +4970,7 @@ class vision:
             output (f32, rank 2): [N, classes] logits (classes: heads.head.weight's rows)"""
         ...
     @staticmethod
-    def vit_encoder_block(input: TensorLike, ln_1_weight: TensorLike, ln_1_bias: TensorLike, in_proj_weight: TensorLike, in_proj_bias: TensorLike, out_proj_weight: TensorLike, out_proj_bias: TensorLike, ln_2_weight: TensorLike, ln_2_bias: TensorLike, mlp_0_weight: TensorLike, mlp_0_bias: TensorLike, mlp_3_weight: TensorLike, mlp_3_bias: TensorLike, *, num_heads: int, eps: float = 1e-06) -> Any:
+    def vit_encoder_block(input: TensorLike, ln_1_weight: TensorLike, ln_1_bias: TensorLike, in_proj_weight: TensorLike, in_proj_bias: TensorLike, out_proj_weight: TensorLike, out_proj_bias: TensorLike, ln_2_weight: TensorLike, ln_2_bias: TensorLike, mlp_0_weight: TensorLike, mlp_0_bias: TensorLike, mlp_3_weight: TensorLike, mlp_3_bias: TensorLike, packed_weights: Optional[TensorLike] = None, *, num_heads: int, eps: float = 1e-06) -> Any:
         """torchvision ViT EncoderBlock (eval): x + self_attention(ln_1(x)), then + MLP(ln_2(.)) with GELU; fused attention (softmax in f32, scale 1/sqrt(head_dim) as SDPA)
 
         Inputs:
@@ -4987,6 +4987,7 @@ class vision:
             mlp_0_bias (f32, rank 1): [mlp_dim] mlp.0.bias
             mlp_3_weight (f32, rank 2): [D, mlp_dim] mlp.3.weight
             mlp_3_bias (f32, rank 1): [D] mlp.3.bias
+            packed_weights (u8, rank 1, optional): the four weights above packed once for the GEMM's micro-kernel (a ViT model makes it at its first forward); absent: packed on every call
         Attributes (keyword-only):
             num_heads (int, required): attention heads: hidden_dim is a multiple of it
             eps (float, default 1e-06): ln_1 and ln_2's eps (torchvision's ViT: 1e-6)

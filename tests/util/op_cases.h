@@ -23,7 +23,7 @@
 
 #include "loom/loom.h"
 
-#define OC_MAX_IN 13     /* vision.vit_encoder_block has 13 */
+#define OC_MAX_IN 14     /* vision.vit_encoder_block has 14 (packed_weights last) */
 #define OC_MAX_OUT 14    /* audio.stream_reader_src_stream_info has 11, the KJT ops 12, rec.criteo_reader 14 */
 
 /* A tensor: dtype 0 means absent (an optional input left out). vals, when

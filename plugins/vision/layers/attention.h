@@ -24,6 +24,7 @@
 
 #include "vision_pack.h"
 #include "layers.h"
+#include "gemm/gemm.h"
 
 #define VISION_ATTENTION_OPS(X)                                                                    \
     X(vision_vit_encoder_block_schema) X(vision_swin_window_attention_schema)                      \
@@ -33,8 +34,20 @@ PK_OPS_DECLARE(vision_attention_ops, VISION_ATTENTION_OPS);
 /* vit_encoder_block's inputs, in torchvision's state_dict order. */
 enum {
     VIT_X = 0, VIT_LN1_W, VIT_LN1_B, VIT_IN_W, VIT_IN_B, VIT_OUT_W, VIT_OUT_B, VIT_LN2_W, VIT_LN2_B,
-    VIT_FC1_W, VIT_FC1_B, VIT_FC2_W, VIT_FC2_B, VIT_N_INPUTS
+    VIT_FC1_W, VIT_FC1_B, VIT_FC2_W, VIT_FC2_B, VIT_N_INPUTS,
+    VIT_PACKED = VIT_N_INPUTS       /* optional 'packed_weights' after the weights */
 };
+
+/* vit_encoder_block's optional 'packed_weights' input: the four linears'
+** weights (in_proj, out_proj, mlp.0, mlp.3) packed once for the GEMM's
+** micro-kernel (pk_gemm_pack), so a model's calls skip repacking them. A u8
+** [vit_block_packed_bytes(D, mlp_dim)] tensor, 64-byte aligned, that
+** vit_block_pack filled from the same weights the call passes; it is tied
+** to the micro-kernel in use when it was made (a header records it and the
+** sizes, and the op refuses one that does not match). */
+size_t vit_block_packed_bytes(int64_t d, int64_t mlp);
+void vit_block_pack(void *dst, const float *in_w, const float *out_w, const float *fc1_w, const float *fc2_w,
+                    int64_t d, int64_t mlp);
 
 #define VIT_BLOCK_ATTRS(A, op)                                                                     \
     A(op, num_heads, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,              \

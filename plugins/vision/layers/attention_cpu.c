@@ -29,7 +29,9 @@ loom_status attention_check_inputs(const loom_call *call, uint32_t i64_mask)
     for (int32_t i = 0; i < call->n_inputs; i++) {
         const loom_tensor *t = call->inputs[i];
         const char *name = call->schema->inputs[i].name;
-        loom_dtype want = (i64_mask >> i) & 1u ? LOOM_DTYPE_I64 : LOOM_DTYPE_F32;
+        loom_dtype want = (i64_mask >> i) & 1u ? LOOM_DTYPE_I64
+                        : call->schema->inputs[i].dtypes == LOOM_DTYPE_BIT(LOOM_DTYPE_U8) ? LOOM_DTYPE_U8
+                                                                                          : LOOM_DTYPE_F32;
         if (t == NULL)
             continue;
         if (loom_tensor_dtype_of(t) != want)
@@ -76,6 +78,86 @@ static loom_status vit_block_check(const loom_call *call, int64_t d, int64_t mlp
     return LOOM_OK;
 }
 
+/* ------------------------------------------------- the packed weights */
+
+/* A header, then the four packed B panels (in_proj, out_proj, mlp.0,
+** mlp.3), each at a 64-byte offset. */
+#define VIT_PACKED_MAGIC UINT64_C(0x3150424b50544956)   /* "VITPKBP1" */
+#define VIT_PACKED_HEADER 64
+
+typedef struct vit_packed_header {
+    uint64_t magic;
+    int32_t isa, nr;                /* pk_gemm_current_isa(), pk_gemm_nr(F32) when made */
+    int64_t d, mlp;
+} vit_packed_header;
+
+static size_t round64(size_t x) { return (x + 63) & ~(size_t)63; }
+
+/* The four weights' sizes (B is k x n: n output features, k inputs) and offsets. */
+static size_t vit_packed_layout(int64_t d, int64_t mlp, int64_t n[4], int64_t k[4], size_t off[4])
+{
+    const int64_t nn[4] = { 3 * d, d, mlp, d }, kk[4] = { d, d, d, mlp };
+    size_t o = VIT_PACKED_HEADER;
+    for (int i = 0; i < 4; i++) {
+        n[i] = nn[i];
+        k[i] = kk[i];
+        off[i] = o;
+        o += round64(pk_gemm_pack_bytes(1, LOOM_DTYPE_F32, nn[i], kk[i]));
+    }
+    return o;
+}
+
+size_t vit_block_packed_bytes(int64_t d, int64_t mlp)
+{
+    int64_t n[4], k[4];
+    size_t off[4];
+    return vit_packed_layout(d, mlp, n, k, off);
+}
+
+void vit_block_pack(void *dst, const float *in_w, const float *out_w, const float *fc1_w, const float *fc2_w,
+                    int64_t d, int64_t mlp)
+{
+    const float *w[4] = { in_w, out_w, fc1_w, fc2_w };
+    int64_t n[4], k[4];
+    size_t off[4];
+    vit_packed_layout(d, mlp, n, k, off);
+    vit_packed_header h = { .magic = VIT_PACKED_MAGIC, .isa = (int32_t)pk_gemm_current_isa(),
+                            .nr = pk_gemm_nr(LOOM_DTYPE_F32), .d = d, .mlp = mlp };
+    memset(dst, 0, VIT_PACKED_HEADER);
+    memcpy(dst, &h, sizeof h);
+    for (int i = 0; i < 4; i++) {
+        pk_gemm_operand x = pk_gemm_matrix(w[i], LOOM_DTYPE_F32, k[i], 1);   /* nn.Linear's [n, k], transposed */
+        pk_gemm_packed unused;
+        pk_gemm_pack(&unused, (char *)dst + off[i], 1, &x, n[i], k[i]);
+    }
+}
+
+/* The four packed operands of a 'packed_weights' t, after checking that it
+** is one vit_block_pack made for these sizes and the kernel in use. */
+static loom_status vit_packed_get(const loom_tensor *t, int64_t d, int64_t mlp, pk_gemm_packed out[4])
+{
+    char b1[160];
+    int64_t n[4], k[4];
+    size_t off[4], bytes = vit_packed_layout(d, mlp, n, k, off);
+    const char *base = loom_data(t);
+    if (t->ndim != 1 || (size_t)t->shape[0] != bytes || ((uintptr_t)base & 63) != 0)
+        return pk_host->fail(LOOM_EINVAL, "'packed_weights' %s must be [%zu] u8, 64-byte aligned, for D %lld and "
+                             "mlp_dim %lld (vit_block_pack)", DESC(t, b1), bytes, (long long)d, (long long)mlp);
+    vit_packed_header h;
+    memcpy(&h, base, sizeof h);
+    if (h.magic != VIT_PACKED_MAGIC || h.d != d || h.mlp != mlp)
+        return pk_host->fail(LOOM_EINVAL, "'packed_weights' %s is not a vit_block_pack of D %lld, mlp_dim %lld",
+                             DESC(t, b1), (long long)d, (long long)mlp);
+    if (h.isa != (int32_t)pk_gemm_current_isa() || h.nr != pk_gemm_nr(LOOM_DTYPE_F32))
+        return pk_host->fail(LOOM_EINVAL, "'packed_weights' was packed for another GEMM micro-kernel (NR %d) than "
+                             "the one in use (%s, NR %d): pack it again", (int)h.nr, pk_gemm_isa_name(),
+                             pk_gemm_nr(LOOM_DTYPE_F32));
+    for (int i = 0; i < 4; i++)
+        out[i] = (pk_gemm_packed){ .which = 1, .width = h.nr, .mn = n[i], .k = k[i], .compute = LOOM_DTYPE_F32,
+                                   .data = base + off[i] };
+    return LOOM_OK;
+}
+
 loom_status attention_layer_norm(loom_exec_ctx *ctx, const float *x, const float *w, const float *b, float *y,
                                  int64_t rows, int64_t d, double eps)
 {
@@ -102,15 +184,19 @@ loom_status attention_layer_norm(loom_exec_ctx *ctx, const float *x, const float
     return pk_host->op_call(ctx, &oc);
 }
 
-loom_status attention_linear(loom_exec_ctx *ctx, const float *a, int64_t m, int64_t k, const float *w, int64_t n,
-                             const float *bias, int act, const float *residual, float *c)
+static loom_status linear_run(loom_exec_ctx *ctx, const float *a, int64_t m, int64_t k, const float *w,
+                              const pk_gemm_packed *wp, int64_t n, const float *bias, int act,
+                              const float *residual, float *c)
 {
     pk_gemm_args g = PK_GEMM_ARGS_INIT;
     g.m = m;
     g.n = n;
     g.k = k;
     g.a = pk_gemm_matrix(a, LOOM_DTYPE_F32, k, 0);
-    g.b = pk_gemm_matrix(w, LOOM_DTYPE_F32, k, 1);
+    if (wp != NULL)
+        g.b.packed = wp;
+    else
+        g.b = pk_gemm_matrix(w, LOOM_DTYPE_F32, k, 1);
     g.c = c;
     g.ldc = n;
     if (bias != NULL) {
@@ -123,6 +209,12 @@ loom_status attention_linear(loom_exec_ctx *ctx, const float *a, int64_t m, int6
         g.ldr = n;
     }
     return pk_gemm(ctx, &g);
+}
+
+loom_status attention_linear(loom_exec_ctx *ctx, const float *a, int64_t m, int64_t k, const float *w, int64_t n,
+                             const float *bias, int act, const float *residual, float *c)
+{
+    return linear_run(ctx, a, m, k, w, NULL, n, bias, act, residual, c);
 }
 
 #define IN(i) ((const float *)loom_data(call->inputs[i]))
@@ -146,6 +238,11 @@ static loom_status vit_block_run_cpu(loom_call *call)
                              "'num_heads' = %lld", DESC(x, b1), (long long)d, (long long)heads);
     if (mlp == 0)
         return pk_host->fail(LOOM_EINVAL, "'mlp_0_weight': mlp_dim must be positive");
+    /* the weights packed once by the caller, or NULL: packed here per GEMM */
+    pk_gemm_packed pw[4];
+    const loom_tensor *packed = call->n_inputs > VIT_PACKED ? call->inputs[VIT_PACKED] : NULL;
+    if (packed != NULL && (st = vit_packed_get(packed, d, mlp, pw)) != LOOM_OK)
+        return st;
     loom_tensor *out;
     if ((st = pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, 3, x->shape, &out)) != LOOM_OK || loom_numel(out) == 0)
         return st;
@@ -158,26 +255,27 @@ static loom_status vit_block_run_cpu(loom_call *call)
     loom_exec_ctx *ctx = call->ctx;
     const float *xd = IN(VIT_X);
     if ((st = attention_layer_norm(ctx, xd, IN(VIT_LN1_W), IN(VIT_LN1_B), h, rows, d, eps)) != LOOM_OK
-        || (st = attention_linear(ctx, h, rows, d, IN(VIT_IN_W), 3 * d, IN(VIT_IN_B), PK_GEMM_ACT_NONE, NULL,
-                                  qkv)) != LOOM_OK)
+        || (st = linear_run(ctx, h, rows, d, IN(VIT_IN_W), packed ? &pw[0] : NULL, 3 * d, IN(VIT_IN_B),
+                            PK_GEMM_ACT_NONE, NULL, qkv)) != LOOM_OK)
         return st;
     const int64_t hd = d / heads;
     attention_problem ap = { .units = n, .heads = heads, .len = s, .head_dim = hd, .q = qkv, .k = qkv + d,
                              .v = qkv + 2 * d, .ld = 3 * d, .unit_stride = s * 3 * d, .out = h, .ld_out = d,
                              .out_unit_stride = s * d, .scale = (float)(1.0 / sqrt((double)hd)) };
     if ((st = attention_run(ctx, &ap)) != LOOM_OK
-        || (st = attention_linear(ctx, h, rows, d, IN(VIT_OUT_W), d, IN(VIT_OUT_B), PK_GEMM_ACT_NONE, xd, x1))
-               != LOOM_OK
+        || (st = linear_run(ctx, h, rows, d, IN(VIT_OUT_W), packed ? &pw[1] : NULL, d, IN(VIT_OUT_B),
+                            PK_GEMM_ACT_NONE, xd, x1)) != LOOM_OK
         || (st = attention_layer_norm(ctx, x1, IN(VIT_LN2_W), IN(VIT_LN2_B), h, rows, d, eps)) != LOOM_OK
-        || (st = attention_linear(ctx, h, rows, d, IN(VIT_FC1_W), mlp, IN(VIT_FC1_B), PK_GEMM_ACT_GELU_ERF, NULL,
-                                  qkv)) != LOOM_OK)
+        || (st = linear_run(ctx, h, rows, d, IN(VIT_FC1_W), packed ? &pw[2] : NULL, mlp, IN(VIT_FC1_B),
+                            PK_GEMM_ACT_GELU_ERF, NULL, qkv)) != LOOM_OK)
         return st;
-    return attention_linear(ctx, qkv, rows, mlp, IN(VIT_FC2_W), d, IN(VIT_FC2_B), PK_GEMM_ACT_NONE, x1,
-                            loom_data(out));
+    return linear_run(ctx, qkv, rows, mlp, IN(VIT_FC2_W), packed ? &pw[3] : NULL, d, IN(VIT_FC2_B),
+                      PK_GEMM_ACT_NONE, x1, loom_data(out));
 }
 
 static const loom_kernel_desc attention_cpu_kernels[] = {
-    PK_KERNEL_CPU(vision_vit_encoder_block_schema, "cpu:gemm-fused-attention", LOOM_DTYPE_BIT(LOOM_DTYPE_F32),
+    PK_KERNEL_CPU(vision_vit_encoder_block_schema, "cpu:gemm-fused-attention",
+                  LOOM_DTYPE_BIT(LOOM_DTYPE_F32) | LOOM_DTYPE_BIT(LOOM_DTYPE_U8),
                   vit_block_run_cpu),
     PK_KERNEL_CPU(vision_swin_window_attention_schema, "cpu:gemm-fused-attention",
                   LOOM_DTYPE_BIT(LOOM_DTYPE_F32) | LOOM_DTYPE_BIT(LOOM_DTYPE_I64), swin_window_attention_run_cpu),

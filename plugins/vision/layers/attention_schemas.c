@@ -24,6 +24,9 @@ static const loom_arg_def vit_block_inputs[] = {
     { .name = "mlp_0_bias", .dtypes = F32, .ndim = 1, .doc = "[mlp_dim] mlp.0.bias" },
     { .name = "mlp_3_weight", .dtypes = F32, .ndim = 2, .doc = "[D, mlp_dim] mlp.3.weight" },
     { .name = "mlp_3_bias", .dtypes = F32, .ndim = 1, .doc = "[D] mlp.3.bias" },
+    { .name = "packed_weights", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_U8), .flags = LOOM_ARG_OPTIONAL, .ndim = 1,
+      .doc = "the four weights above packed once for the GEMM's micro-kernel (a ViT model makes it at its "
+             "first forward); absent: packed on every call" },
 };
 static const loom_arg_def vit_block_outputs[] = {
     { .name = "output", .dtypes = F32, .ndim = 3, .doc = "[N, S, D] (may be the input tensor itself)" },

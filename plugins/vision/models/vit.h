@@ -46,6 +46,14 @@ typedef struct vit_model {
     const loom_tensor *ln_w, *ln_b, *head_w, *head_b, *pre_w, *pre_b;
     const loom_op *conv2d, *block, *layer_norm, *linear;
     vit_plan plan;
+    /* each block's four linear weights packed for the GEMM's micro-kernel
+    ** (vit_block_pack; the blocks' 'packed_weights'), made at the first
+    ** forward and again when the kernel in use changes: `layers` pieces of
+    ** packed_bytes, 64-byte aligned */
+    char *packed;
+    size_t packed_bytes;
+    int packed_isa;                 /* pk_gemm_current_isa() it was made for */
+    int64_t packed_shape[1];
 } vit_model;
 
 /* torchvision's interpolate_embeddings on the grid part of pos [1 + g0^2, d]

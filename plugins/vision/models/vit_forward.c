@@ -24,6 +24,7 @@
 
 #include "model_call.h"
 #include "vit.h"
+#include "layers/attention.h"
 
 static loom_status plan_for(void *model, const loom_tensor *x)
 {
@@ -56,6 +57,37 @@ static loom_status plan_for(void *model, const loom_tensor *x)
     p->grid = g;
     p->seq = seq;
     return LOOM_OK;
+}
+
+/* ---------------------------------------------------- packed weights */
+
+static void pack_blocks(void *user, int64_t begin, int64_t end, int32_t thread_index)
+{
+    (void)thread_index;
+    vit_model *m = user;
+    for (int64_t i = begin; i < end; i++) {
+        const loom_tensor *const *b = m->blocks[i];
+        vit_block_pack(m->packed + (size_t)i * m->packed_bytes, loom_data(b[VIT_IN_W - 1]), loom_data(b[VIT_OUT_W - 1]),
+                       loom_data(b[VIT_FC1_W - 1]), loom_data(b[VIT_FC2_W - 1]), m->hidden, m->mlp);
+    }
+}
+
+/* The blocks' weights packed for the kernel in use (once per model, again
+** only if the kernel changed): every later call skips repacking them. */
+static loom_status ensure_packed(loom_call *call, vit_model *m)
+{
+    if (m->packed != NULL && m->packed_isa == (int)pk_gemm_current_isa())
+        return LOOM_OK;
+    free(m->packed);
+    m->packed = NULL;
+    m->packed_bytes = vit_block_packed_bytes(m->hidden, m->mlp);
+    m->packed = aligned_alloc(64, m->packed_bytes * (size_t)m->layers);
+    if (m->packed == NULL)
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory for the %zu bytes of packed block weights",
+                             m->base.cls, m->packed_bytes * (size_t)m->layers);
+    m->packed_isa = (int)pk_gemm_current_isa();
+    m->packed_shape[0] = (int64_t)m->packed_bytes;
+    return pk_host->parallel_for(call->ctx, m->layers, 1, pack_blocks, m);
 }
 
 typedef struct tokens_job {
@@ -107,12 +139,17 @@ static loom_status forward(loom_call *call, void *model, const loom_tensor *x, l
     int64_t ts[3] = { n, p->seq, d };
     loom_tensor tt = model_view(p->tokens, 3, ts), tout = model_view(p->tokens, 3, ts);
     loom_named_attr ba[1] = { { "num_heads", { .type = LOOM_ATTR_INT, .is_set = 1, .u = { .i = m->heads } } } };
+    if ((st = ensure_packed(call, m)) != LOOM_OK)
+        return st;
     for (int64_t i = 0; i < m->layers; i++) {
-        const loom_tensor *ins[1 + VIT_BLOCK_TENSORS];
+        const loom_tensor *ins[2 + VIT_BLOCK_TENSORS];
         ins[0] = &tt;
         for (int k = 0; k < VIT_BLOCK_TENSORS; k++)
             ins[1 + k] = m->blocks[i][k];
-        if ((st = model_call_op(call, m->block, ins, 1 + VIT_BLOCK_TENSORS, &tout, ba, 1)) != LOOM_OK)
+        loom_tensor tp = { .data = m->packed + (size_t)i * m->packed_bytes, .device = { LOOM_DEVICE_CPU, 0 },
+                           .ndim = 1, .dtype = { LOOM_DL_UINT, 8, 1 }, .shape = m->packed_shape };
+        ins[1 + VIT_BLOCK_TENSORS] = &tp;
+        if ((st = model_call_op(call, m->block, ins, 2 + VIT_BLOCK_TENSORS, &tout, ba, 1)) != LOOM_OK)
             return st;
     }
     /* encoder.ln of the class rows */

@@ -42,6 +42,7 @@ static void vit_destroy(void *state)
     if (m == NULL)
         return;
     free(m->blocks);
+    free(m->packed);
     vit_plan *p = &m->plan;
     free(p->patches);
     free(p->tokens);

@@ -138,6 +138,24 @@ static void encoder_block_refuses_bad_arguments(void **state)
     in[0] = x64;
     expect_block_error(in, 4, "'input'", "f64");
     loom_tensor_free(x64);
+    /* 'packed_weights' that no vit_block_pack made for these sizes */
+    const loom_tensor *in14[14];
+    memcpy(in14, b.in, sizeof b.in);
+    int64_t pshape[1] = { 4096 };
+    loom_tensor *junk = NULL;
+    assert_int_equal(loom_tensor_new(&junk, LOOM_DTYPE_U8, 1, pshape, NULL), LOOM_OK);
+    memset(loom_data(junk), 0, 4096);
+    in14[13] = junk;
+    loom_attrs *a = NULL;
+    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
+    assert_int_equal(loom_attrs_set_int(a, "num_heads", 4), LOOM_OK);
+    loom_tensor *out = NULL;
+    if (tu_call("vision.vit_encoder_block", in14, 14, a, NULL, &out) == LOOM_OK)
+        fail_msg("foreign packed_weights accepted");
+    if (strstr(loom_last_error(), "'packed_weights'") == NULL)
+        fail_msg("message \"%s\" does not name 'packed_weights'", loom_last_error());
+    loom_attrs_free(a);
+    loom_tensor_free(junk);
     block_close(&b);
 }
 
