@@ -154,4 +154,11 @@ loom_status rcnn_input_list(const char *cls, const loom_call *call, loom_tensor 
                             loom_tensor *offsets, int64_t *off_shape, loom_tensor *sizes, int64_t *size_shape,
                             int64_t **own);
 
+/* A detector's outputs 0..3 (boxes [D,4], scores [D], labels [D], offsets
+** [B+1]) from det (the same four, boxes on the resized images): each
+** image's boxes back to its original size through postprocess_boxes
+** (vision.rcnn_postprocess_boxes), resized_sizes and original_sizes [B, 2]. */
+loom_status rcnn_write_detections(loom_call *call, const loom_op *postprocess_boxes, loom_tensor *const *det,
+                                  const loom_tensor *resized_sizes, const loom_tensor *original_sizes, int64_t B);
+
 #endif /* LOOM_VISION_MODELS_RCNN_BACKBONE_H */

@@ -103,35 +103,7 @@ static loom_status detect(loom_call *call, const retinanet_model *m, loom_tensor
 static loom_status detections_out(loom_call *call, const retinanet_model *m, loom_tensor *const *det,
                                   const loom_tensor *resized_sizes, const loom_tensor *original_sizes, int64_t B)
 {
-    loom_tensor *out[4] = { NULL };
-    const int64_t d = det[0]->shape[0], bs[2] = { d, 4 }, vs[1] = { d }, os[1] = { B + 1 };
-    loom_status st;
-    if ((st = pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, 2, bs, &out[0])) == LOOM_OK
-        && (st = pk_host->alloc_output(call, 1, LOOM_DTYPE_F32, 1, vs, &out[1])) == LOOM_OK
-        && (st = pk_host->alloc_output(call, 2, LOOM_DTYPE_I64, 1, vs, &out[2])) == LOOM_OK)
-        st = pk_host->alloc_output(call, 3, LOOM_DTYPE_I64, 1, os, &out[3]);
-    if (st != LOOM_OK)
-        return st;
-    memcpy(loom_data(out[1]), loom_data(det[1]), (size_t)d * sizeof(float));
-    memcpy(loom_data(out[2]), loom_data(det[2]), (size_t)d * sizeof(int64_t));
-    memcpy(loom_data(out[3]), loom_data(det[3]), (size_t)(B + 1) * sizeof(int64_t));
-    const int64_t *off = loom_data(det[3]), *resized = loom_data(resized_sizes), *orig = loom_data(original_sizes);
-    const float *boxes = loom_data(det[0]);
-    float *dst = loom_data(out[0]);
-    for (int64_t b = 0; b < B && st == LOOM_OK; b++) {
-        int64_t shape[2] = { off[b + 1] - off[b], 4 };
-        if (shape[0] == 0)
-            continue;
-        loom_tensor view = model_view(boxes + off[b] * 4, 2, shape), *back = NULL;
-        const loom_named_attr attrs[2] = { rcnn_ints_attr("image_size", resized + 2 * b, 2),
-                                           rcnn_ints_attr("original_size", orig + 2 * b, 2) };
-        const loom_tensor *in[1] = { &view };
-        st = rcnn_call_op(call, m->postprocess_boxes, in, 1, &back, 1, attrs, 2);
-        if (st == LOOM_OK)
-            memcpy(dst + off[b] * 4, loom_data(back), (size_t)shape[0] * 4 * sizeof(float));
-        rcnn_free_all(&back, 1);
-    }
-    return st;
+    return rcnn_write_detections(call, m->postprocess_boxes, det, resized_sizes, original_sizes, B);
 }
 
 /* The detector on the call's images; features_only: the _features method. */
