@@ -8,40 +8,18 @@
 **
 ** Weights are held once: a folded conv's weight is read only here, so once
 ** folded into the model's own copy its pages of the file are handed back
-** (release_pages), and the process keeps the folded copy alone.
+** (model_release_pages), and the process keeps the folded copy alone.
 */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "layers/layers.h"
 #include "model_common.h"
+#include "page_release.h"
 #include "weights.h"
-
-/* The whole pages inside [data, data + bytes) leave the resident set:
-** MADV_PAGEOUT keeps their content (the pages of the mapped file are read
-** again if anything touches them; a page shared with a borrowed neighbour
-** only costs that re-read), unlike MADV_DONTNEED, which would zero an
-** in-memory tensor's anonymous pages. A hint: its failure changes nothing. */
-static void release_pages(const void *data, size_t bytes)
-{
-#ifdef MADV_PAGEOUT
-    long page = sysconf(_SC_PAGESIZE);
-    if (page <= 0)
-        return;
-    uintptr_t lo = ((uintptr_t)data + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
-    uintptr_t hi = ((uintptr_t)data + bytes) & ~((uintptr_t)page - 1);
-    if (hi > lo)
-        (void)madvise((void *)lo, hi - lo, MADV_PAGEOUT);
-#else
-    (void)data;
-    (void)bytes;
-#endif
-}
 
 loom_status model_loader_init(model_loader *L, const char *cls, const loom_safetensors *st, double bn_eps)
 {
@@ -143,7 +121,7 @@ loom_status model_load_conv_bn(model_loader *L, const char *cp, const char *bp, 
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory folding '%s'", L->cls, cp);
     layers_fold_batch_norm(c->cout, k, loom_data(w), NULL, loom_data(g), loom_data(b), loom_data(m), loom_data(v),
                            L->bn_eps, c->weight, c->bias);
-    release_pages(loom_data(w), (size_t)(c->cout * k) * sizeof(float));
+    model_release_pages(loom_data(w), (size_t)(c->cout * k) * sizeof(float));
     return LOOM_OK;
 }
 
