@@ -38,33 +38,70 @@ static inline __attribute__((always_inline)) void prefetch_lines(const uint8_t *
 
 #define AVX512 __attribute__((target("avx512f,fma")))
 
-/* Columns [c0, c0 + 16 NV) of the bag; the last vector's lanes by `last`
-** (dim a multiple of 8: 0xFFFF or 0x00FF). Masked lanes are never read. */
+/* Columns [c0, c0 + 16 NV) of the bag. TAIL (compile-time): the last
+** vector holds 8 columns (dim a multiple of 8, not of 16) and is read with
+** a mask, its other lanes never read; every other vector is a plain load
+** that the compiler folds into the add or the fma. WEIGHTED
+** (compile-time): fma(w[r], x, acc); else acc + x, the same bits as
+** fma(1, x, acc) with no broadcast in the loop. */
 AVX512 static inline __attribute__((always_inline)) void block512(float *acc, int init, const uint8_t *const *rows,
                                                                   const float *w, const uint8_t *const *pf, int32_t n,
-                                                                  int64_t c0, const int NV, __mmask16 last,
-                                                                  int64_t pf_bytes, fbg_prefetch_hint hint)
+                                                                  int64_t c0, const int NV, const int TAIL,
+                                                                  const int WEIGHTED, int64_t pf_bytes,
+                                                                  fbg_prefetch_hint hint)
 {
+    const __mmask16 tail = (__mmask16)0x00FF;
     __m512 a[8];
-    __mmask16 m[8];
 #pragma GCC unroll 8
     for (int v = 0; v < NV; v++) {
-        m[v] = v == NV - 1 ? last : (__mmask16)0xFFFF;
-        a[v] = init ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m[v], acc + c0 + 16 * v);
+        if (init)
+            a[v] = _mm512_setzero_ps();
+        else
+            a[v] = TAIL && v == NV - 1 ? _mm512_maskz_loadu_ps(tail, acc + c0 + 16 * v)
+                                       : _mm512_loadu_ps(acc + c0 + 16 * v);
     }
     for (int32_t r = 0; r < n; r++) {
         if (pf != NULL && pf[r] != NULL)
             prefetch_lines(pf[r], pf_bytes, hint);
         const float *x = (const float *)(const void *)rows[r] + c0;
-        const __m512 wv = _mm512_set1_ps(w != NULL ? w[r] : 1.0f);
+        if (WEIGHTED) {
+            const __m512 wv = _mm512_set1_ps(w[r]);
 #pragma GCC unroll 8
-        for (int v = 0; v < NV; v++)
-            a[v] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(m[v], x + 16 * v), a[v]);
+            for (int v = 0; v < NV; v++) {
+                const __m512 xv = TAIL && v == NV - 1 ? _mm512_maskz_loadu_ps(tail, x + 16 * v)
+                                                      : _mm512_loadu_ps(x + 16 * v);
+                a[v] = _mm512_fmadd_ps(wv, xv, a[v]);
+            }
+        } else {
+#pragma GCC unroll 8
+            for (int v = 0; v < NV; v++) {
+                const __m512 xv = TAIL && v == NV - 1 ? _mm512_maskz_loadu_ps(tail, x + 16 * v)
+                                                      : _mm512_loadu_ps(x + 16 * v);
+                a[v] = _mm512_add_ps(a[v], xv);
+            }
+        }
     }
 #pragma GCC unroll 8
-    for (int v = 0; v < NV; v++)
-        _mm512_mask_storeu_ps(acc + c0 + 16 * v, m[v], a[v]);
+    for (int v = 0; v < NV; v++) {
+        if (TAIL && v == NV - 1)
+            _mm512_mask_storeu_ps(acc + c0 + 16 * v, tail, a[v]);
+        else
+            _mm512_storeu_ps(acc + c0 + 16 * v, a[v]);
+    }
 }
+
+/* One column block of nv vectors: the compile-time variant for this tail
+** and weighting. */
+#define BLOCK512_NV(NV)                                                                            \
+    do {                                                                                           \
+        if (tail) {                                                                                \
+            if (w != NULL) block512(acc, init, rows, w, p, n, c0, NV, 1, 1, pf_bytes, hint);       \
+            else block512(acc, init, rows, w, p, n, c0, NV, 1, 0, pf_bytes, hint);                 \
+        } else {                                                                                   \
+            if (w != NULL) block512(acc, init, rows, w, p, n, c0, NV, 0, 1, pf_bytes, hint);       \
+            else block512(acc, init, rows, w, p, n, c0, NV, 0, 0, pf_bytes, hint);                 \
+        }                                                                                          \
+    } while (0)
 
 AVX512 static void bag_f32_avx512(float *acc, int init, const uint8_t *const *rows, const float *w,
                                   const uint8_t *const *pf, int32_t n, int64_t dim, int64_t pf_bytes,
@@ -73,20 +110,21 @@ AVX512 static void bag_f32_avx512(float *acc, int init, const uint8_t *const *ro
     for (int64_t c0 = 0; c0 < dim; c0 += 128) {
         const int64_t left = dim - c0 < 128 ? dim - c0 : 128;
         const int nv = (int)((left + 15) / 16);
-        const __mmask16 last = left % 16 ? (__mmask16)0x00FF : (__mmask16)0xFFFF;
+        const int tail = left % 16 != 0;
         const uint8_t *const *p = c0 == 0 ? pf : NULL;
         switch (nv) {
-        case 1: block512(acc, init, rows, w, p, n, c0, 1, last, pf_bytes, hint); break;
-        case 2: block512(acc, init, rows, w, p, n, c0, 2, last, pf_bytes, hint); break;
-        case 3: block512(acc, init, rows, w, p, n, c0, 3, last, pf_bytes, hint); break;
-        case 4: block512(acc, init, rows, w, p, n, c0, 4, last, pf_bytes, hint); break;
-        case 5: block512(acc, init, rows, w, p, n, c0, 5, last, pf_bytes, hint); break;
-        case 6: block512(acc, init, rows, w, p, n, c0, 6, last, pf_bytes, hint); break;
-        case 7: block512(acc, init, rows, w, p, n, c0, 7, last, pf_bytes, hint); break;
-        default: block512(acc, init, rows, w, p, n, c0, 8, last, pf_bytes, hint); break;
+        case 1: BLOCK512_NV(1); break;
+        case 2: BLOCK512_NV(2); break;
+        case 3: BLOCK512_NV(3); break;
+        case 4: BLOCK512_NV(4); break;
+        case 5: BLOCK512_NV(5); break;
+        case 6: BLOCK512_NV(6); break;
+        case 7: BLOCK512_NV(7); break;
+        default: BLOCK512_NV(8); break;
         }
     }
 }
+#undef BLOCK512_NV
 
 /* ---------------------------------------------------------------- AVX2 */
 
