@@ -4802,6 +4802,24 @@ class vision:
             output (f32, rank 2): [N, classes] logits (classes: head.weight's rows)"""
         ...
     @staticmethod
+    def swin_mlp(input: TensorLike, norm2_weight: TensorLike, norm2_bias: Optional[TensorLike] = None, mlp_0_weight: Optional[TensorLike] = None, mlp_0_bias: Optional[TensorLike] = None, mlp_3_weight: Optional[TensorLike] = None, mlp_3_bias: Optional[TensorLike] = None, packed_weights: Optional[TensorLike] = None, *, eps: float = 1e-05) -> Any:
+        """torchvision SwinTransformerBlock's x + mlp(norm2(x)) (eval): LayerNorm, Linear, GELU (erf), Linear; GELU and the residual in the GEMM's epilogues
+
+        Inputs:
+            input (f32, any rank): [..., C] (a Swin block's tokens [B, H, W, C])
+            norm2_weight (f32, rank 1): [C] norm2.weight
+            norm2_bias (f32, rank 1, optional): [C] norm2.bias
+            mlp_0_weight (f32, rank 2): [hidden, C] mlp.0.weight (hidden = 4C in Swin)
+            mlp_0_bias (f32, rank 1, optional): [hidden] mlp.0.bias
+            mlp_3_weight (f32, rank 2): [C, hidden] mlp.3.weight
+            mlp_3_bias (f32, rank 1, optional): [C] mlp.3.bias
+            packed_weights (u8, rank 1, optional): the block's vit_block_pack (D = C, mlp_dim = hidden), the one vision.swin_window_attention takes; mlp.0 and mlp.3 are read from it; refused if made for other sizes or another micro-kernel; absent: packed on every call
+        Attributes (keyword-only):
+            eps (float, default 1e-05): norm2's eps (torchvision's Swin: 1e-5)
+        Outputs:
+            output (f32, any rank): the input's shape (may be the input tensor itself)"""
+        ...
+    @staticmethod
     def swin_patch_merging(input: TensorLike, norm_weight: TensorLike, norm_bias: Optional[TensorLike] = None, reduction_weight: Optional[TensorLike] = None, *, eps: float = 1e-05) -> Any:
         """torchvision PatchMerging: pad to even, cat of the 2x2 neighbours, LayerNorm(4C), Linear(4C, 2C)
 
@@ -4849,7 +4867,7 @@ class vision:
             output (f32, rank 2): [N, classes] logits (classes: head.weight's rows)"""
         ...
     @staticmethod
-    def swin_window_attention(input: TensorLike, qkv_weight: TensorLike, qkv_bias: Optional[TensorLike] = None, proj_weight: Optional[TensorLike] = None, proj_bias: Optional[TensorLike] = None, relative_position_bias_table: Optional[TensorLike] = None, relative_position_index: Optional[TensorLike] = None, residual: Optional[TensorLike] = None, *, window_size: Sequence[int], shift_size: Sequence[int] = (0, 0), num_heads: int) -> Any:
+    def swin_window_attention(input: TensorLike, qkv_weight: TensorLike, qkv_bias: Optional[TensorLike] = None, proj_weight: Optional[TensorLike] = None, proj_bias: Optional[TensorLike] = None, relative_position_bias_table: Optional[TensorLike] = None, relative_position_index: Optional[TensorLike] = None, residual: Optional[TensorLike] = None, packed_weights: Optional[TensorLike] = None, *, window_size: Sequence[int], shift_size: Sequence[int] = (0, 0), num_heads: int) -> Any:
         """torchvision ShiftedWindowAttention (eval): windows padded to multiples, cyclic shift with its -100 mask, relative position bias, fused attention (softmax in f32)
 
         Inputs:
@@ -4861,6 +4879,7 @@ class vision:
             relative_position_bias_table (f32, rank 2): [(2 wh - 1) (2 ww - 1), num_heads] attn.relative_position_bias_table
             relative_position_index (i64, rank 1): [(wh ww)^2] attn.relative_position_index (the buffer): rows of the table
             residual (f32, rank 4, optional): [B, H, W, C] added to the result (a Swin block's x + attn(norm1(x)); may be the output)
+            packed_weights (u8, rank 1, optional): the block's qkv, proj, mlp.0 and mlp.3 weights packed once for the GEMM's micro-kernel (vit_block_pack with D = C; a Swin model makes it at its first forward, and vision.swin_mlp takes the same one); qkv and proj are read from it; refused if made for other sizes or another micro-kernel; absent: packed on every call
         Attributes (keyword-only):
             window_size (Sequence[int], required): (wh, ww) or one value for both
             shift_size (Sequence[int], default (0, 0)): (sh, sw) or one value for both; each below its window; 0 on an axis whose padded size the window covers, as torchvision does

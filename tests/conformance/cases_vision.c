@@ -1079,6 +1079,7 @@ const cf_gen cf_vision_gens[] = {
     { "vision.vision_transformer", 0, 0, NULL, MODEL_COVERED },
     { "vision.swin_window_attention", 0, 0, NULL, "tests/vision/models_swin: cpu only, torchvision goldens" },
     { "vision.swin_patch_merging", 0, 0, NULL, "tests/vision/models_swin: cpu only, torchvision goldens" },
+    { "vision.swin_mlp", 0, 0, NULL, "tests/vision/models_swin: cpu only, against its ops" },
     { "vision.swin_t", 0, 0, NULL, MODEL_COVERED },
     { "vision.swin_s", 0, 0, NULL, MODEL_COVERED },
     { "vision.swin_b", 0, 0, NULL, MODEL_COVERED },

@@ -437,6 +437,8 @@ static const oc_case cases[] = {
 #undef SWIN_ATTN_WEIGHTS
     { "vision.swin_patch_merging", "no images", { T(F32, 4, 0, 5, 5, 8), T(F32, 1, 32), T(F32, 1, 32),
       T(F32, 2, 16, 32) }, NULL, { T(F32, 4, 0, 3, 3, 16) } },
+    { "vision.swin_mlp", "no images", { T(F32, 4, 0, 5, 5, 8), T(F32, 1, 8), T(F32, 1, 8), T(F32, 2, 32, 8),
+      T(F32, 1, 32), T(F32, 2, 8, 32), T(F32, 1, 8) }, NULL, { T(F32, 4, 0, 5, 5, 8) } },
 
     /* ----------------------------------------------------------- models */
     /* object 1: a resnet18 of zeros with 7 classes (setup) */

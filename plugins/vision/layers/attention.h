@@ -28,7 +28,7 @@
 
 #define VISION_ATTENTION_OPS(X)                                                                    \
     X(vision_vit_encoder_block_schema) X(vision_swin_window_attention_schema)                      \
-    X(vision_swin_patch_merging_schema)
+    X(vision_swin_patch_merging_schema) X(vision_swin_mlp_schema)
 PK_OPS_DECLARE(vision_attention_ops, VISION_ATTENTION_OPS);
 
 /* vit_encoder_block's inputs, in torchvision's state_dict order. */
@@ -49,6 +49,15 @@ size_t vit_block_packed_bytes(int64_t d, int64_t mlp);
 void vit_block_pack(void *dst, const float *in_w, const float *out_w, const float *fc1_w, const float *fc2_w,
                     int64_t d, int64_t mlp);
 
+/* The four packed operands (in_proj or qkv, out_proj or proj, mlp.0, mlp.3)
+** of a 'packed_weights' t, after checking that it is one vit_block_pack
+** made for D d and mlp_dim mlp (mlp < 0: whatever mlp_dim it was made for)
+** and the micro-kernel in use; the message names the input `name`. A Swin
+** block's four linears have the same shapes (D = C, mlp_dim = 4C), so
+** vision.swin_window_attention and vision.swin_mlp share one such pack. */
+loom_status transformer_packed_get(const loom_tensor *t, const char *name, int64_t d, int64_t mlp,
+                                   pk_gemm_packed out[4]);
+
 #define VIT_BLOCK_ATTRS(A, op)                                                                     \
     A(op, num_heads, INT, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,              \
       "attention heads: hidden_dim is a multiple of it", )                                         \
@@ -57,7 +66,20 @@ void vit_block_pack(void *dst, const float *in_w, const float *out_w, const floa
 PK_ATTR_ENUM(vit_block, VIT_BLOCK_ATTRS);
 
 /* swin_window_attention's inputs. */
-enum { SWA_X = 0, SWA_QKV_W, SWA_QKV_B, SWA_PROJ_W, SWA_PROJ_B, SWA_TABLE, SWA_INDEX, SWA_RESIDUAL, SWA_N_INPUTS };
+enum {
+    SWA_X = 0, SWA_QKV_W, SWA_QKV_B, SWA_PROJ_W, SWA_PROJ_B, SWA_TABLE, SWA_INDEX, SWA_RESIDUAL, SWA_N_INPUTS,
+    SWA_PACKED = SWA_N_INPUTS       /* optional 'packed_weights' (a vit_block_pack of the block) */
+};
+
+/* swin_mlp's inputs: x + mlp(norm2(x)) of a Swin block. */
+enum {
+    SMLP_X = 0, SMLP_NORM_W, SMLP_NORM_B, SMLP_FC1_W, SMLP_FC1_B, SMLP_FC2_W, SMLP_FC2_B, SMLP_N_INPUTS,
+    SMLP_PACKED = SMLP_N_INPUTS     /* optional 'packed_weights' (a vit_block_pack of the block) */
+};
+#define SWIN_MLP_ATTRS(A, op)                                                                      \
+    A(op, eps, FLOAT, LOOM_DEFAULT_FLOAT(1e-5), LOOM_ATTR_FINITE | LOOM_ATTR_NONNEG,               \
+      "norm2's eps (torchvision's Swin: 1e-5)", )
+PK_ATTR_ENUM(swin_mlp, SWIN_MLP_ATTRS);
 #define SWIN_ATTN_ATTRS(A, op)                                                                     \
     A(op, window_size, INTS, LOOM_DEFAULT_NONE, LOOM_ATTR_REQUIRED | LOOM_ATTR_POSITIVE,           \
       "(wh, ww) or one value for both", )                                                          \
@@ -107,6 +129,11 @@ void attention_softmax_rows_avx2(float *s, int64_t rows, int64_t len);
 ** the epilogue, then + residual[m, n] when not NULL (attention_cpu.c). */
 loom_status attention_linear(loom_exec_ctx *ctx, const float *a, int64_t m, int64_t k, const float *w, int64_t n,
                              const float *bias, int act, const float *residual, float *c);
+/* The same with w taken from wp (packed, as transformer_packed_get gives
+** it) when wp is not NULL. */
+loom_status attention_linear_packed(loom_exec_ctx *ctx, const float *a, int64_t m, int64_t k, const float *w,
+                                    const pk_gemm_packed *wp, int64_t n, const float *bias, int act,
+                                    const float *residual, float *c);
 
 /* y[rows, d] = layer_norm(x) over the last dim (eps), through the dispatched
 ** vision.layer_norm; bias may be NULL. */
@@ -117,9 +144,10 @@ loom_status attention_layer_norm(loom_exec_ctx *ctx, const float *x, const float
 ** dim below 2^31; the message names the argument. */
 loom_status attention_check_inputs(const loom_call *call, uint32_t i64_mask);
 
-/* The kernels of the Swin ops (window_attention_cpu.c, patch_merging_cpu.c). */
+/* The kernels of the Swin ops (window_attention_cpu.c, patch_merging_cpu.c, swin_mlp_cpu.c). */
 loom_status swin_window_attention_run_cpu(loom_call *call);
 loom_status swin_patch_merging_run_cpu(loom_call *call);
+loom_status swin_mlp_run_cpu(loom_call *call);
 
 extern const pk_module vision_attention_cpu;
 

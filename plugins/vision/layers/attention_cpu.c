@@ -132,25 +132,28 @@ void vit_block_pack(void *dst, const float *in_w, const float *out_w, const floa
     }
 }
 
-/* The four packed operands of a 'packed_weights' t, after checking that it
-** is one vit_block_pack made for these sizes and the kernel in use. */
-static loom_status vit_packed_get(const loom_tensor *t, int64_t d, int64_t mlp, pk_gemm_packed out[4])
+loom_status transformer_packed_get(const loom_tensor *t, const char *name, int64_t d, int64_t mlp,
+                                   pk_gemm_packed out[4])
 {
     char b1[160];
+    const char *base = loom_data(t);
+    vit_packed_header h = { 0 };
+    int have_header = t->ndim == 1 && (size_t)t->shape[0] >= VIT_PACKED_HEADER && ((uintptr_t)base & 63) == 0;
+    if (have_header)
+        memcpy(&h, base, sizeof h);
+    if (mlp < 0)
+        mlp = have_header && h.magic == VIT_PACKED_MAGIC && h.mlp > 0 && h.mlp < DIM_LIMIT ? h.mlp : 4 * d;
     int64_t n[4], k[4];
     size_t off[4], bytes = vit_packed_layout(d, mlp, n, k, off);
-    const char *base = loom_data(t);
-    if (t->ndim != 1 || (size_t)t->shape[0] != bytes || ((uintptr_t)base & 63) != 0)
-        return pk_host->fail(LOOM_EINVAL, "'packed_weights' %s must be [%zu] u8, 64-byte aligned, for D %lld and "
-                             "mlp_dim %lld (vit_block_pack)", DESC(t, b1), bytes, (long long)d, (long long)mlp);
-    vit_packed_header h;
-    memcpy(&h, base, sizeof h);
+    if (!have_header || (size_t)t->shape[0] != bytes)
+        return pk_host->fail(LOOM_EINVAL, "'%s' %s must be [%zu] u8, 64-byte aligned, for D %lld and mlp_dim %lld "
+                             "(vit_block_pack)", name, DESC(t, b1), bytes, (long long)d, (long long)mlp);
     if (h.magic != VIT_PACKED_MAGIC || h.d != d || h.mlp != mlp)
-        return pk_host->fail(LOOM_EINVAL, "'packed_weights' %s is not a vit_block_pack of D %lld, mlp_dim %lld",
+        return pk_host->fail(LOOM_EINVAL, "'%s' %s is not a vit_block_pack of D %lld, mlp_dim %lld", name,
                              DESC(t, b1), (long long)d, (long long)mlp);
     if (h.isa != (int32_t)pk_gemm_current_isa() || h.nr != pk_gemm_nr(LOOM_DTYPE_F32))
-        return pk_host->fail(LOOM_EINVAL, "'packed_weights' was packed for another GEMM micro-kernel (NR %d) than "
-                             "the one in use (%s, NR %d): pack it again", (int)h.nr, pk_gemm_isa_name(),
+        return pk_host->fail(LOOM_EINVAL, "'%s' was packed for another GEMM micro-kernel (NR %d) than the one in "
+                             "use (%s, NR %d): pack it again", name, (int)h.nr, pk_gemm_isa_name(),
                              pk_gemm_nr(LOOM_DTYPE_F32));
     for (int i = 0; i < 4; i++)
         out[i] = (pk_gemm_packed){ .which = 1, .width = h.nr, .mn = n[i], .k = k[i], .compute = LOOM_DTYPE_F32,
@@ -217,6 +220,13 @@ loom_status attention_linear(loom_exec_ctx *ctx, const float *a, int64_t m, int6
     return linear_run(ctx, a, m, k, w, NULL, n, bias, act, residual, c);
 }
 
+loom_status attention_linear_packed(loom_exec_ctx *ctx, const float *a, int64_t m, int64_t k, const float *w,
+                                    const pk_gemm_packed *wp, int64_t n, const float *bias, int act,
+                                    const float *residual, float *c)
+{
+    return linear_run(ctx, a, m, k, w, wp, n, bias, act, residual, c);
+}
+
 #define IN(i) ((const float *)loom_data(call->inputs[i]))
 
 static loom_status vit_block_run_cpu(loom_call *call)
@@ -241,7 +251,7 @@ static loom_status vit_block_run_cpu(loom_call *call)
     /* the weights packed once by the caller, or NULL: packed here per GEMM */
     pk_gemm_packed pw[4];
     const loom_tensor *packed = call->n_inputs > VIT_PACKED ? call->inputs[VIT_PACKED] : NULL;
-    if (packed != NULL && (st = vit_packed_get(packed, d, mlp, pw)) != LOOM_OK)
+    if (packed != NULL && (st = transformer_packed_get(packed, "packed_weights", d, mlp, pw)) != LOOM_OK)
         return st;
     loom_tensor *out;
     if ((st = pk_host->alloc_output(call, 0, LOOM_DTYPE_F32, 3, x->shape, &out)) != LOOM_OK || loom_numel(out) == 0)
@@ -278,9 +288,12 @@ static const loom_kernel_desc attention_cpu_kernels[] = {
                   LOOM_DTYPE_BIT(LOOM_DTYPE_F32) | LOOM_DTYPE_BIT(LOOM_DTYPE_U8),
                   vit_block_run_cpu),
     PK_KERNEL_CPU(vision_swin_window_attention_schema, "cpu:gemm-fused-attention",
-                  LOOM_DTYPE_BIT(LOOM_DTYPE_F32) | LOOM_DTYPE_BIT(LOOM_DTYPE_I64), swin_window_attention_run_cpu),
+                  LOOM_DTYPE_BIT(LOOM_DTYPE_F32) | LOOM_DTYPE_BIT(LOOM_DTYPE_I64) | LOOM_DTYPE_BIT(LOOM_DTYPE_U8),
+                  swin_window_attention_run_cpu),
     PK_KERNEL_CPU(vision_swin_patch_merging_schema, "cpu:gemm", LOOM_DTYPE_BIT(LOOM_DTYPE_F32),
                   swin_patch_merging_run_cpu),
+    PK_KERNEL_CPU(vision_swin_mlp_schema, "cpu:gemm", LOOM_DTYPE_BIT(LOOM_DTYPE_F32) | LOOM_DTYPE_BIT(LOOM_DTYPE_U8),
+                  swin_mlp_run_cpu),
 };
 
 const pk_module vision_attention_cpu = PK_MODULE("attention", vision_attention_ops, attention_cpu_kernels, NULL);

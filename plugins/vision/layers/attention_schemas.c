@@ -53,6 +53,7 @@ PK_SCHEMA(vision_vit_encoder_block_schema, "vision.vit_encoder_block", 1,
 const int64_t attention_zeros2[2] = { 0, 0 };
 PK_ATTR_TABLE(swin_attn, SWIN_ATTN_ATTRS);
 PK_ATTR_TABLE(swin_merge, SWIN_MERGE_ATTRS);
+PK_ATTR_TABLE(swin_mlp, SWIN_MLP_ATTRS);
 
 static const loom_arg_def swin_attn_inputs[] = {
     { .name = "input", .dtypes = F32, .ndim = 4, .doc = "[B, H, W, C] (channels last, as torchvision's Swin)" },
@@ -66,6 +67,11 @@ static const loom_arg_def swin_attn_inputs[] = {
       .doc = "[(wh ww)^2] attn.relative_position_index (the buffer): rows of the table" },
     { .name = "residual", .dtypes = F32, .flags = LOOM_ARG_OPTIONAL, .ndim = 4,
       .doc = "[B, H, W, C] added to the result (a Swin block's x + attn(norm1(x)); may be the output)" },
+    { .name = "packed_weights", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_U8), .flags = LOOM_ARG_OPTIONAL, .ndim = 1,
+      .doc = "the block's qkv, proj, mlp.0 and mlp.3 weights packed once for the GEMM's micro-kernel "
+             "(vit_block_pack with D = C; a Swin model makes it at its first forward, and vision.swin_mlp takes "
+             "the same one); qkv and proj are read from it; refused if made for other sizes or another "
+             "micro-kernel; absent: packed on every call" },
 };
 static const loom_arg_def swin_attn_outputs[] = {
     { .name = "output", .dtypes = F32, .ndim = 4, .doc = "[B, H, W, C] (may be the input or the residual tensor)" },
@@ -87,5 +93,26 @@ static const loom_arg_def swin_merge_outputs[] = {
 PK_SCHEMA(vision_swin_patch_merging_schema, "vision.swin_patch_merging", 1,
           "torchvision PatchMerging: pad to even, cat of the 2x2 neighbours, LayerNorm(4C), Linear(4C, 2C)",
           PK_INPUTS(swin_merge_inputs), PK_OUTPUTS(swin_merge_outputs), PK_ATTRS(swin_merge_attrs));
+
+static const loom_arg_def swin_mlp_inputs[] = {
+    { .name = "input", .dtypes = F32, .ndim = -1, .doc = "[..., C] (a Swin block's tokens [B, H, W, C])" },
+    { .name = "norm2_weight", .dtypes = F32, .ndim = 1, .doc = "[C] norm2.weight" },
+    { .name = "norm2_bias", .dtypes = F32, .flags = LOOM_ARG_OPTIONAL, .ndim = 1, .doc = "[C] norm2.bias" },
+    { .name = "mlp_0_weight", .dtypes = F32, .ndim = 2, .doc = "[hidden, C] mlp.0.weight (hidden = 4C in Swin)" },
+    { .name = "mlp_0_bias", .dtypes = F32, .flags = LOOM_ARG_OPTIONAL, .ndim = 1, .doc = "[hidden] mlp.0.bias" },
+    { .name = "mlp_3_weight", .dtypes = F32, .ndim = 2, .doc = "[C, hidden] mlp.3.weight" },
+    { .name = "mlp_3_bias", .dtypes = F32, .flags = LOOM_ARG_OPTIONAL, .ndim = 1, .doc = "[C] mlp.3.bias" },
+    { .name = "packed_weights", .dtypes = LOOM_DTYPE_BIT(LOOM_DTYPE_U8), .flags = LOOM_ARG_OPTIONAL, .ndim = 1,
+      .doc = "the block's vit_block_pack (D = C, mlp_dim = hidden), the one vision.swin_window_attention takes; "
+             "mlp.0 and mlp.3 are read from it; refused if made for other sizes or another micro-kernel; absent: "
+             "packed on every call" },
+};
+static const loom_arg_def swin_mlp_outputs[] = {
+    { .name = "output", .dtypes = F32, .ndim = -1, .doc = "the input's shape (may be the input tensor itself)" },
+};
+PK_SCHEMA(vision_swin_mlp_schema, "vision.swin_mlp", 1,
+          "torchvision SwinTransformerBlock's x + mlp(norm2(x)) (eval): LayerNorm, Linear, GELU (erf), Linear; GELU "
+          "and the residual in the GEMM's epilogues",
+          PK_INPUTS(swin_mlp_inputs), PK_OUTPUTS(swin_mlp_outputs), PK_ATTRS(swin_mlp_attrs));
 
 PK_OPS_DEFINE(vision_attention_ops, VISION_ATTENTION_OPS);

@@ -15,6 +15,8 @@
 ** scattered back to the same elements, plus the optional residual (the
 ** block's x + attn(norm1(x))). The attention is attention_fused.c's, with
 ** the bias [heads, L, L] and mask [windows, L, L] built once per call.
+** With 'packed_weights' (transformer_packed_get: the block's vit_block_pack)
+** the two GEMMs read qkv and proj from it instead of packing them per call.
 */
 #include <math.h>
 #include <string.h>
@@ -138,6 +140,10 @@ static loom_status check(const loom_call *call, swa_geom *g)
     const loom_tensor *r = call->inputs[SWA_RESIDUAL];
     if (r != NULL && (r->ndim != 4 || memcmp(r->shape, x->shape, 4 * sizeof x->shape[0]) != 0))
         return pk_host->fail(LOOM_EINVAL, "'residual' %s must have the shape of 'input' %s", DESC(r, b1), DESC(x, b2));
+    const loom_tensor *packed = call->n_inputs > SWA_PACKED ? call->inputs[SWA_PACKED] : NULL;
+    pk_gemm_packed unused[4];
+    if (packed != NULL && (st = transformer_packed_get(packed, "packed_weights", c, -1, unused)) != LOOM_OK)
+        return st;
     const int64_t *idx = loom_data(call->inputs[SWA_INDEX]);
     for (int64_t i = 0; i < g->len * g->len; i++)
         if (idx[i] < 0 || idx[i] >= rows)
@@ -229,8 +235,13 @@ loom_status swin_window_attention_run_cpu(loom_call *call)
     if ((st = pk_host->parallel_for(ctx, T, 256, gather_rows, &job)) != LOOM_OK)
         return st;
     const loom_tensor *qb = call->inputs[SWA_QKV_B], *pb = call->inputs[SWA_PROJ_B];
-    if ((st = attention_linear(ctx, xw, T, C, loom_data(call->inputs[SWA_QKV_W]), 3 * C,
-                               qb != NULL ? loom_data(qb) : NULL, PK_GEMM_ACT_NONE, NULL, qkv)) != LOOM_OK)
+    const loom_tensor *packed = call->n_inputs > SWA_PACKED ? call->inputs[SWA_PACKED] : NULL;
+    pk_gemm_packed pw[4];
+    if (packed != NULL && (st = transformer_packed_get(packed, "packed_weights", C, -1, pw)) != LOOM_OK)
+        return st;
+    if ((st = attention_linear_packed(ctx, xw, T, C, loom_data(call->inputs[SWA_QKV_W]), packed ? &pw[0] : NULL,
+                                      3 * C, qb != NULL ? loom_data(qb) : NULL, PK_GEMM_ACT_NONE, NULL,
+                                      qkv)) != LOOM_OK)
         return st;
     /* q * (C // num_heads) ** -0.5, before the product, as torchvision */
     const float scale = (float)pow((double)hd, -0.5);
@@ -242,8 +253,9 @@ loom_status swin_window_attention_run_cpu(loom_call *call)
                              .ld_out = C, .out_unit_stride = L * C, .scale = 1.0f, .bias = bias, .mask = mask,
                              .mask_units = g.windows };
     if ((st = attention_run(ctx, &ap)) != LOOM_OK
-        || (st = attention_linear(ctx, xw, T, C, loom_data(call->inputs[SWA_PROJ_W]), C,
-                                  pb != NULL ? loom_data(pb) : NULL, PK_GEMM_ACT_NONE, NULL, qkv)) != LOOM_OK)
+        || (st = attention_linear_packed(ctx, xw, T, C, loom_data(call->inputs[SWA_PROJ_W]),
+                                         packed ? &pw[1] : NULL, C, pb != NULL ? loom_data(pb) : NULL,
+                                         PK_GEMM_ACT_NONE, NULL, qkv)) != LOOM_OK)
         return st;
     const loom_tensor *r = call->inputs[SWA_RESIDUAL];
     job.y = qkv;

@@ -8,8 +8,10 @@
 **   features.0   vision.conv2d (kernel = stride = patch), permute, vision.layer_norm
 **   each block   x = x + attn(norm1(x))    vision.layer_norm, vision.swin_window_attention
 **                                          with x as its residual, written over x
-**                x = x + mlp(norm2(x))     vision.layer_norm, vision.linear, vision.gelu,
-**                                          vision.linear, then the add
+**                x = x + mlp(norm2(x))     vision.swin_mlp (GELU and the residual in the
+**                                          GEMM epilogues), written over x
+**                both ops read the block's qkv, proj, mlp.0 and mlp.3 weights packed
+**                once per model (ensure_packed), so no forward repacks them
 **   merging      vision.swin_patch_merging into the other token buffer
 **   norm, avgpool, head   vision.layer_norm, the mean of each image's tokens
 **                (double), vision.linear
@@ -23,7 +25,9 @@
 #include <string.h>
 
 #include "model_call.h"
+#include "page_release.h"
 #include "swin.h"
+#include "layers/attention.h"
 
 static loom_status plan_for(void *model, const loom_tensor *x)
 {
@@ -35,7 +39,6 @@ static loom_status plan_for(void *model, const loom_tensor *x)
     for (int i = 0; i < 2; i++)
         free(p->x[i]);
     free(p->a);
-    free(p->m);
     free(p->pooled);
     memset(p, 0, sizeof *p);
     const int64_t th = h / m->patch_h, tw = w / m->patch_w;
@@ -45,9 +48,8 @@ static loom_status plan_for(void *model, const loom_tensor *x)
     for (int i = 0; i < 2; i++)
         p->x[i] = model_alloc_floats(most);
     p->a = model_alloc_floats(most);
-    p->m = model_alloc_floats(4 * most);
     p->pooled = model_alloc_floats(n * m->features);
-    if (p->x[0] == NULL || p->x[1] == NULL || p->a == NULL || p->m == NULL || p->pooled == NULL)
+    if (p->x[0] == NULL || p->x[1] == NULL || p->a == NULL || p->pooled == NULL)
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory for the activations of input [%lld, 3, %lld, %lld]",
                              m->base.cls, (long long)n, (long long)h, (long long)w);
     p->n = n;
@@ -66,16 +68,6 @@ static loom_status norm(loom_call *call, const swin_model *m, const float *x, fl
     loom_tensor tx = model_view(x, 2, xs), ty = model_view(y, 2, ys);
     const loom_tensor *ins[3] = { &tx, w, b };
     return model_call_op(call, m->layer_norm, ins, 3, &ty, NULL, 0);
-}
-
-/* y[rows, out] = x[rows, k] w^T + b */
-static loom_status linear(loom_call *call, const swin_model *m, const float *x, float *y, int64_t rows,
-                          const loom_tensor *w, const loom_tensor *b)
-{
-    int64_t xs[2] = { rows, w->shape[1] }, ys[2] = { rows, w->shape[0] };
-    loom_tensor tx = model_view(x, 2, xs), ty = model_view(y, 2, ys);
-    const loom_tensor *ins[3] = { &tx, w, b };
-    return model_call_op(call, m->linear, ins, 3, &ty, NULL, 0);
 }
 
 typedef struct rows_job {
@@ -97,13 +89,47 @@ static void permute_rows(void *user, int64_t begin, int64_t end, int32_t thread_
     }
 }
 
-/* dst += src, rows of c */
-static void add_rows(void *user, int64_t begin, int64_t end, int32_t thread_index)
+/* ---------------------------------------------------- packed weights */
+
+static void pack_blocks(void *user, int64_t begin, int64_t end, int32_t thread_index)
 {
     (void)thread_index;
-    const rows_job *j = user;
-    for (int64_t i = begin * j->c; i < end * j->c; i++)
-        j->dst[i] += j->src[i];
+    swin_model *m = user;
+    for (int64_t i = begin; i < end; i++) {
+        const swin_block *b = &m->blocks[i];
+        vit_block_pack(m->packed + b->packed_off, loom_data(b->qkv_w), loom_data(b->proj_w), loom_data(b->fc1_w),
+                       loom_data(b->fc2_w), b->dim, b->fc1_w->shape[0]);
+        /* the cpu ops read the packed copy alone: the file's pages of these
+        ** weights leave the resident set (read again from the file if a
+        ** repack or another backend needs them) */
+        const loom_tensor *w[4] = { b->qkv_w, b->proj_w, b->fc1_w, b->fc2_w };
+        for (int k = 0; k < 4; k++)
+            model_release_pages(loom_data(w[k]), (size_t)loom_numel(w[k]) * sizeof(float));
+    }
+}
+
+/* The blocks' weights packed for the kernel in use (once per model, again
+** only if the kernel changed): every later call skips repacking them. */
+static loom_status ensure_packed(loom_call *call, swin_model *m)
+{
+    if (m->packed != NULL && m->packed_isa == (int)pk_gemm_current_isa())
+        return LOOM_OK;
+    free(m->packed);
+    m->packed = NULL;
+    size_t total = 0;
+    for (int64_t i = 0; i < m->n_blocks; i++) {
+        swin_block *b = &m->blocks[i];
+        size_t bytes = vit_block_packed_bytes(b->dim, b->fc1_w->shape[0]);
+        b->packed_off = total;
+        b->packed_shape[0] = (int64_t)bytes;
+        total += (bytes + 63) & ~(size_t)63;
+    }
+    m->packed = aligned_alloc(64, total > 0 ? total : 64);
+    if (m->packed == NULL)
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory for the %zu bytes of packed block weights",
+                             m->base.cls, total);
+    m->packed_isa = (int)pk_gemm_current_isa();
+    return pk_host->parallel_for(call->ctx, m->n_blocks, 1, pack_blocks, m);
 }
 
 static loom_status block(loom_call *call, swin_model *m, const swin_block *b, float *x, int64_t n, int64_t h,
@@ -116,25 +142,20 @@ static loom_status block(loom_call *call, swin_model *m, const swin_block *b, fl
         return st;
     int64_t as[4] = { n, h, w, c }, xs[4] = { n, h, w, c }, os[4] = { n, h, w, c };
     loom_tensor ta = model_view(p->a, 4, as), tx = model_view(x, 4, xs), to = model_view(x, 4, os);
-    const loom_tensor *ins[8] = { &ta, b->qkv_w, b->qkv_b, b->proj_w, b->proj_b, b->table, b->index, &tx };
+    loom_tensor tp = { .data = m->packed + b->packed_off, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = 1,
+                       .dtype = { LOOM_DL_UINT, 8, 1 }, .shape = (int64_t *)b->packed_shape };
+    const loom_tensor *ins[9] = { &ta, b->qkv_w, b->qkv_b, b->proj_w, b->proj_b, b->table, b->index, &tx, &tp };
     const int64_t window[2] = { m->window_h, m->window_w }, shift[2] = { b->shift_h, b->shift_w };
     loom_named_attr attrs[3] = {
         { "window_size", { .type = LOOM_ATTR_INTS, .is_set = 1, .count = 2, .u = { .ints = window } } },
         { "shift_size", { .type = LOOM_ATTR_INTS, .is_set = 1, .count = 2, .u = { .ints = shift } } },
         { "num_heads", { .type = LOOM_ATTR_INT, .is_set = 1, .u = { .i = b->heads } } },
     };
-    if ((st = model_call_op(call, m->attention, ins, 8, &to, attrs, 3)) != LOOM_OK
-        || (st = norm(call, m, x, p->a, rows, c, b->norm2_w, b->norm2_b)) != LOOM_OK
-        || (st = linear(call, m, p->a, p->m, rows, b->fc1_w, b->fc1_b)) != LOOM_OK)
+    if ((st = model_call_op(call, m->attention, ins, 9, &to, attrs, 3)) != LOOM_OK)
         return st;
-    int64_t ms[2] = { rows, 4 * c }, gs[2] = { rows, 4 * c };
-    loom_tensor tm = model_view(p->m, 2, ms), tg = model_view(p->m, 2, gs);
-    const loom_tensor *gin[1] = { &tm };
-    if ((st = model_call_op(call, m->gelu, gin, 1, &tg, NULL, 0)) != LOOM_OK
-        || (st = linear(call, m, p->m, p->a, rows, b->fc2_w, b->fc2_b)) != LOOM_OK)
-        return st;
-    rows_job add = { p->a, x, c, 0 };
-    return pk_host->parallel_for(call->ctx, rows, 1 + 16384 / c, add_rows, &add);
+    loom_tensor tm = model_view(x, 4, xs), tmo = model_view(x, 4, os);
+    const loom_tensor *mins[8] = { &tm, b->norm2_w, b->norm2_b, b->fc1_w, b->fc1_b, b->fc2_w, b->fc2_b, &tp };
+    return model_call_op(call, m->mlp, mins, 8, &tmo, NULL, 0);
 }
 
 static loom_status forward(loom_call *call, void *model, const loom_tensor *x, loom_tensor *logits)
@@ -157,6 +178,8 @@ static loom_status forward(loom_call *call, void *model, const loom_tensor *x, l
     rows_job pj = { p->a, p->x[0], c, h * w };
     if ((st = pk_host->parallel_for(call->ctx, n * h * w, 64, permute_rows, &pj)) != LOOM_OK
         || (st = norm(call, m, p->x[0], p->x[0], n * h * w, c, m->stem_norm_w, m->stem_norm_b)) != LOOM_OK)
+        return st;
+    if ((st = ensure_packed(call, m)) != LOOM_OK)
         return st;
     int cur = 0;
     const swin_block *b = m->blocks;

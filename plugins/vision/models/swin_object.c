@@ -41,11 +41,11 @@ static void swin_destroy(void *state)
     if (m == NULL)
         return;
     free(m->blocks);
+    free(m->packed);
     swin_plan *p = &m->plan;
     free(p->x[0]);
     free(p->x[1]);
     free(p->a);
-    free(p->m);
     free(p->pooled);
     transformer_base_fini(&m->base);
     free(m);
@@ -195,9 +195,9 @@ static loom_status find_ops(void *model)
     if ((st = sd_find_op(cls, "vision.conv2d", &m->conv2d)) == LOOM_OK
         && (st = sd_find_op(cls, "vision.layer_norm", &m->layer_norm)) == LOOM_OK
         && (st = sd_find_op(cls, "vision.swin_window_attention", &m->attention)) == LOOM_OK
-        && (st = sd_find_op(cls, "vision.swin_patch_merging", &m->merging)) == LOOM_OK
-        && (st = sd_find_op(cls, "vision.linear", &m->linear)) == LOOM_OK)
-        st = sd_find_op(cls, "vision.gelu", &m->gelu);
+        && (st = sd_find_op(cls, "vision.swin_mlp", &m->mlp)) == LOOM_OK
+        && (st = sd_find_op(cls, "vision.swin_patch_merging", &m->merging)) == LOOM_OK)
+        st = sd_find_op(cls, "vision.linear", &m->linear);
     return st;
 }
 

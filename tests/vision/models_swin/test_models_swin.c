@@ -7,6 +7,8 @@
 **    to 12x9), shifted (2, 1) and not, with and without the fused residual,
 **    also written over its residual;
 **  - PatchMerging of [2, 5, 7, 8] (odd sides padded);
+**  - vision.swin_mlp against the same block half as separate ops
+**    (layer_norm, linear, gelu, linear, the add), also in place;
 **  - a tiny SwinTransformer (embed 8, depths 2-2, window 4) through
 **    vision.swin_transformer at 32x32 (stage 2 drops its shift) and at
 **    40x44 (sides that are not window multiples, at both stages);
@@ -140,7 +142,103 @@ static void window_attention_refuses_bad_arguments(void **state)
     memcpy(in, a.in, sizeof in);
     in[1] = a.in[3];    /* proj.weight [16, 16] as qkv.weight */
     tc_expect_error(run_attn(in, 7, 0, 0, 4, &out), "'qkv_weight' f32[16,16]", "[48, 16]");
+    /* 'packed_weights' that no vit_block_pack made for C 16, and one of f32 */
+    const loom_tensor *in9[9];
+    memcpy(in9, a.in, 7 * sizeof in9[0]);
+    in9[7] = NULL;
+    int64_t pshape[1] = { 4096 };
+    loom_tensor *junk = NULL;
+    assert_int_equal(loom_tensor_new(&junk, LOOM_DTYPE_U8, 1, pshape, NULL), LOOM_OK);
+    memset(loom_data(junk), 0, 4096);
+    in9[8] = junk;
+    tc_expect_error(run_attn(in9, 9, 0, 0, 4, &out), "'packed_weights' u8[4096]", "vit_block_pack");
+    loom_tensor *f32 = tu_random_f32(1, pshape, 3);
+    in9[8] = f32;
+    tc_expect_error(run_attn(in9, 9, 0, 0, 4, &out), "'packed_weights'", "u8");
+    loom_tensor_free(f32);
+    loom_tensor_free(junk);
     attn_close(&a);
+}
+
+/* ---------------------------------------------------------------- the MLP */
+
+/* x [2, 5, 7, 8], hidden 32: norm2_weight, norm2_bias, mlp.0 weight and
+** bias, mlp.3 weight and bias from fixed seeds. */
+static void mlp_inputs(loom_tensor *t[7])
+{
+    const int64_t xs[4] = { 2, 5, 7, 8 }, c[1] = { 8 }, h[1] = { 32 }, w1[2] = { 32, 8 }, w2[2] = { 8, 32 };
+    t[0] = tu_random_f32(4, xs, 11);
+    t[1] = tu_random_f32(1, c, 12);
+    t[2] = tu_random_f32(1, c, 13);
+    t[3] = tu_random_f32(2, w1, 14);
+    t[4] = tu_random_f32(1, h, 15);
+    t[5] = tu_random_f32(2, w2, 16);
+    t[6] = tu_random_f32(1, c, 17);
+}
+
+static void swin_mlp_matches_its_ops(void **state)
+{
+    (void)state;
+    loom_tensor *t[7], *h = NULL, *m = NULL, *g = NULL, *y = NULL, *got = NULL;
+    mlp_inputs(t);
+    const loom_tensor *ln[3] = { t[0], t[1], t[2] };
+    if (tu_call("vision.layer_norm", ln, 3, NULL, NULL, &h) != LOOM_OK)
+        fail_msg("vision.layer_norm: %s", loom_last_error());
+    const loom_tensor *l1[3] = { h, t[3], t[4] };
+    if (tu_call("vision.linear", l1, 3, NULL, NULL, &m) != LOOM_OK)
+        fail_msg("vision.linear: %s", loom_last_error());
+    const loom_tensor *ge[1] = { m };
+    if (tu_call("vision.gelu", ge, 1, NULL, NULL, &g) != LOOM_OK)
+        fail_msg("vision.gelu: %s", loom_last_error());
+    const loom_tensor *l2[3] = { g, t[5], t[6] };
+    if (tu_call("vision.linear", l2, 3, NULL, NULL, &y) != LOOM_OK)
+        fail_msg("vision.linear: %s", loom_last_error());
+    float *want = loom_data(y);
+    const float *x = loom_data(t[0]);
+    for (int64_t i = 0; i < loom_numel(y); i++)
+        want[i] += x[i];
+    const loom_tensor *in[7] = { t[0], t[1], t[2], t[3], t[4], t[5], t[6] };
+    if (tu_call("vision.swin_mlp", in, 7, NULL, NULL, &got) != LOOM_OK)
+        fail_msg("vision.swin_mlp: %s", loom_last_error());
+    assert_rel_close(got, y, 1e-5, "swin_mlp [2, 5, 7, 8]");
+    /* written over its input */
+    loom_tensor *outs[1] = { t[0] };
+    if (loom_run("vision.swin_mlp", in, 7, NULL, outs, 1, NULL) != LOOM_OK)
+        fail_msg("vision.swin_mlp in place: %s", loom_last_error());
+    assert_rel_close(t[0], y, 1e-5, "swin_mlp in place");
+    loom_tensor *list[] = { h, m, g, y, got };
+    for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
+        loom_tensor_free(list[i]);
+    for (int i = 0; i < 7; i++)
+        loom_tensor_free(t[i]);
+}
+
+static void swin_mlp_refuses_bad_arguments(void **state)
+{
+    (void)state;
+    loom_tensor *t[7], *out = NULL;
+    mlp_inputs(t);
+    const loom_tensor *in[8] = { t[0], t[1], t[2], t[3], t[4], t[5], t[6], NULL };
+    in[5] = t[3];       /* mlp.0.weight [32, 8] as mlp.3.weight */
+    tc_expect_error(tu_call("vision.swin_mlp", in, 7, NULL, NULL, &out), "'mlp_3_weight' f32[32,8]", "[8, 32]");
+    in[5] = t[5];
+    in[2] = t[4];       /* mlp.0.bias [32] as norm2.bias */
+    tc_expect_error(tu_call("vision.swin_mlp", in, 7, NULL, NULL, &out), "'norm2_bias' f32[32]", "[8]");
+    in[2] = t[2];
+    int64_t pshape[1] = { 4096 };
+    loom_tensor *junk = NULL;
+    assert_int_equal(loom_tensor_new(&junk, LOOM_DTYPE_U8, 1, pshape, NULL), LOOM_OK);
+    memset(loom_data(junk), 0, 4096);
+    in[7] = junk;
+    tc_expect_error(tu_call("vision.swin_mlp", in, 8, NULL, NULL, &out), "'packed_weights' u8[4096]",
+                    "vit_block_pack");
+    loom_tensor *f32 = tu_random_f32(1, pshape, 3);
+    in[7] = f32;
+    tc_expect_error(tu_call("vision.swin_mlp", in, 8, NULL, NULL, &out), "'packed_weights'", "u8");
+    loom_tensor_free(f32);
+    loom_tensor_free(junk);
+    for (int i = 0; i < 7; i++)
+        loom_tensor_free(t[i]);
 }
 
 static void patch_merging_matches_torchvision(void **state)
@@ -245,6 +343,8 @@ int main(void)
         cmocka_unit_test(window_attention_matches_torchvision),
         cmocka_unit_test(window_attention_refuses_bad_arguments),
         cmocka_unit_test(patch_merging_matches_torchvision),
+        cmocka_unit_test(swin_mlp_matches_its_ops),
+        cmocka_unit_test(swin_mlp_refuses_bad_arguments),
         cmocka_unit_test(tiny_swin_matches_torchvision),
         cmocka_unit_test(files_that_do_not_fit_name_the_key),
         cmocka_unit_test(swin_t_matches_torchvision),
