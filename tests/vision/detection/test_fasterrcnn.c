@@ -42,20 +42,14 @@ static const char *tiny_attrs(char *buf, size_t size, const char *head)
     return buf;
 }
 
-/* vision.fasterrcnn of the tiny case's file with head v1|v2 (and extra attributes) */
-static loom_status tiny_create(loom_object **obj, const char *head, const char *file, const char *extra)
-{
-    char attrs[512], w[512];
-    return dc_create(obj, "vision.fasterrcnn", tiny_attrs(attrs, sizeof attrs, head), extra,
-                     dc_data_file(w, sizeof w, TINY_DIR, file));
-}
-
+/* vision.fasterrcnn of the tiny case's file <head>_model.safetensors with head v1|v2 */
 static loom_object *tiny_case(const char *head)
 {
-    char file[32];
+    char attrs[512], file[32], w[512];
     snprintf(file, sizeof file, "%s_model.safetensors", head);
     loom_object *obj = NULL;
-    if (tiny_create(&obj, head, file, NULL) != LOOM_OK)
+    if (dc_create(&obj, "vision.fasterrcnn", tiny_attrs(attrs, sizeof attrs, head), NULL,
+                  dc_data_file(w, sizeof w, TINY_DIR, file)) != LOOM_OK)
         fail_msg("vision.fasterrcnn %s: %s", head, loom_last_error());
     return obj;
 }

@@ -51,6 +51,7 @@ static const char *tiny_attrs(char *buf, size_t size, const char *arch_case, con
     return buf;
 }
 
+/* vision.retinanet of case c's file <c>_model.safetensors, its architecture and head c */
 static loom_object *tiny_case(const char *c)
 {
     char attrs[512], w[512], file[32];
