@@ -27,7 +27,7 @@
 ** the body's are FrozenBatchNorm2d in a pretrained file (no
 ** num_batches_tracked) and BatchNorm2d in eval otherwise, the same
 ** arithmetic (eps 1e-5 both).
-** The attributes, the loader and the forward up to the detections are
+** The attributes, the create and the forward up to the detections are
 ** exposed below for the detectors built on this one (Mask R-CNN: maskrcnn.h).
 */
 #ifndef LOOM_VISION_MODELS_FASTERRCNN_H
@@ -161,24 +161,35 @@ enum { FRCNN_N_NUM_CLASSES = 1, FRCNN_N_DETECTOR };
     _Static_assert(sizeof id##_attrs / sizeof id##_attrs[0] == FRCNN_N_DETECTOR + N_DETECTOR_ATTRS, \
                    "vision." #id "'s attribute indices");
 
-/* The backbone of a class with FRCNN_GENERIC_ATTRS (and its head kind), or torchvision's ResNet-50 FPN. */
-loom_status fasterrcnn_generic_backbone(const loom_object_args *args, rcnn_backbone *bb, int *v2);
-void fasterrcnn_resnet50_backbone(const loom_object_args *args, int v2, rcnn_backbone *bb);
-/* The weight entry attrs[0] names (NULL when unset); LOOM_EINVAL (error set) when the class has none of that name. */
-loom_status fasterrcnn_weights_entry(const loom_object_args *args, const model_weights_entry **entry);
-/* Sets m (zeroed) up as a Faster R-CNN on backbone bb (configured, not
-** loaded), its parameters from attrs[detector_at ..], and loads every
-** Faster R-CNN key of L's file into it (the caller checks for keys left
-** over). Once it has run, fasterrcnn_release frees m's contents, whatever
-** it returned. */
-loom_status fasterrcnn_load(const loom_object_args *args, model_loader *L, fasterrcnn_model *m,
-                            const rcnn_backbone *bb, int v2, int detector_at);
-/* m's num_params as torchvision counts them: every key L read but the body's FrozenBatchNorm2d. */
-void fasterrcnn_count_params(fasterrcnn_model *m, const model_loader *L);
-/* After the loading: num_classes (attrs[num_classes_at]) against the file's, the entry's classes and
-** num_params (entry NULL: none), and the ops. */
-loom_status fasterrcnn_finish(const loom_object_args *args, fasterrcnn_model *m, int num_classes_at,
-                              const model_weights_entry *entry);
+/* What a class built on the Faster R-CNN (Mask R-CNN) adds to its create
+** (fasterrcnn_create); the Faster R-CNN classes' own adds nothing. */
+typedef struct fasterrcnn_extension {
+    const char *state_dict;     /* torchvision's module whose state_dict the file holds ("MaskRCNN"), for messages */
+    size_t state_size;          /* the object's state: a struct whose first member is its fasterrcnn_model */
+    /* its own keys of L's file, after the detector's, before the check for keys left over (NULL: none) */
+    loom_status (*load)(model_loader *L, void *state);
+    /* its own ops, once the detector is complete (NULL: none) */
+    loom_status (*find_ops)(void *state);
+    /* frees the state and all it holds; called on a failure once the detector's loading has begun */
+    void (*destroy)(void *state);
+} fasterrcnn_extension;
+
+/* create of a class on the Faster R-CNN: a zeroed state of ext's size,
+** the detector on backbone bb (configured, not loaded; head v1 or v2) and
+** its parameters from attrs[detector_at ..], then ext's keys, every key of
+** the weights file checked by name, dtype and shape and none left over;
+** num_classes (attrs[num_classes_at]) and the weight entry (attrs[0], the
+** named classes') checked against the file, then the ops found. On success
+** *state_out holds the state; on a failure it is NULL, the error set and
+** nothing left allocated. */
+loom_status fasterrcnn_create(const loom_object_args *args, void **state_out, const rcnn_backbone *bb, int v2,
+                              int num_classes_at, int detector_at, const fasterrcnn_extension *ext);
+/* fasterrcnn_create of a class with FRCNN_GENERIC_ATTRS: the ResNet body, the FPN's width and the head kind
+** from them (an unknown head refused by name). */
+loom_status fasterrcnn_generic_create(const loom_object_args *args, void **state_out, const fasterrcnn_extension *ext);
+/* fasterrcnn_create of a named class (FRCNN_NAMED_ATTRS_) on torchvision's ResNet-50 FPN, head v1 or v2 (v2 1). */
+loom_status fasterrcnn_resnet50_create(const loom_object_args *args, void **state_out, int v2,
+                                       const fasterrcnn_extension *ext);
 /* Frees what m holds (not m). */
 void fasterrcnn_release(fasterrcnn_model *m);
 

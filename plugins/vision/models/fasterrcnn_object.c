@@ -194,7 +194,8 @@ static void anchor_sizes_of(fasterrcnn_model *m)
     m->n_anchors = per_level * FRCNN_RATIOS;
 }
 
-loom_status fasterrcnn_weights_entry(const loom_object_args *args, const model_weights_entry **entry)
+/* The weight entry attrs[0] names (NULL when unset); LOOM_EINVAL (error set) when the class has none of that name. */
+static loom_status weights_entry(const loom_object_args *args, const model_weights_entry **entry)
 {
     /* an entry the class does not have is refused before the file is read */
     const loom_attr_value *wa = &args->attrs[0];
@@ -205,8 +206,13 @@ loom_status fasterrcnn_weights_entry(const loom_object_args *args, const model_w
     return LOOM_OK;
 }
 
-loom_status fasterrcnn_load(const loom_object_args *args, model_loader *L, fasterrcnn_model *m,
-                            const rcnn_backbone *bb, int v2, int detector_at)
+/* Sets m (zeroed) up as a Faster R-CNN on backbone bb (configured, not
+** loaded), its parameters from attrs[detector_at ..], and loads every
+** Faster R-CNN key of L's file into it (the caller checks for keys left
+** over). Once it has run, fasterrcnn_release frees m's contents, whatever
+** it returned. */
+static loom_status load_detector(const loom_object_args *args, model_loader *L, fasterrcnn_model *m,
+                                 const rcnn_backbone *bb, int v2, int detector_at)
 {
     pthread_mutex_init(&m->lock, NULL);
     m->cls = args->class_name;
@@ -222,13 +228,16 @@ loom_status fasterrcnn_load(const loom_object_args *args, model_loader *L, faste
     return st != LOOM_OK ? st : load_roi_heads(L, m);
 }
 
-void fasterrcnn_count_params(fasterrcnn_model *m, const model_loader *L)
+/* m's num_params as torchvision counts them: every key L read but the body's FrozenBatchNorm2d. */
+static void count_params(fasterrcnn_model *m, const model_loader *L)
 {
     m->num_params = L->num_params - rcnn_frozen_bn_params(L);
 }
 
-loom_status fasterrcnn_finish(const loom_object_args *args, fasterrcnn_model *m, int num_classes_at,
-                              const model_weights_entry *entry)
+/* After the loading: num_classes (attrs[num_classes_at]) against the file's, the entry's classes and
+** num_params (entry NULL: none), and the ops. */
+static loom_status finish_detector(const loom_object_args *args, fasterrcnn_model *m, int num_classes_at,
+                                   const model_weights_entry *entry)
 {
     const loom_attr_value *nc = &args->attrs[num_classes_at];
     if (nc->is_set && nc->u.i != m->classes)
@@ -239,46 +248,49 @@ loom_status fasterrcnn_finish(const loom_object_args *args, fasterrcnn_model *m,
     return st != LOOM_OK ? st : find_ops(m);
 }
 
-/* create of every class: the backbone bb (configured, not loaded), the
-** parameters from attrs[detector_at ..], num_classes (attrs[num_classes_at])
-** and the weight entry (attrs[0], the named classes') checked. */
-static loom_status create_of(const loom_object_args *args, void **state_out, const rcnn_backbone *bb, int v2,
-                             int num_classes_at, int detector_at)
+loom_status fasterrcnn_create(const loom_object_args *args, void **state_out, const rcnn_backbone *bb, int v2,
+                              int num_classes_at, int detector_at, const fasterrcnn_extension *ext)
 {
     *state_out = NULL;
     const char *cls = args->class_name;
     if (args->weights == NULL)
         return pk_host->fail(LOOM_EINVAL, "%s needs a weights file (--weights model.safetensors) holding "
-                             "torchvision's FasterRCNN state_dict", cls);
+                             "torchvision's %s state_dict", cls, ext->state_dict);
     const model_weights_entry *entry;
-    loom_status st = fasterrcnn_weights_entry(args, &entry);
+    loom_status st = weights_entry(args, &entry);
     if (st != LOOM_OK)
         return st;
-    fasterrcnn_model *m = calloc(1, sizeof *m);
-    if (m == NULL)
+    void *state = calloc(1, ext->state_size);
+    if (state == NULL)
         return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", cls);
+    fasterrcnn_model *m = state;    /* the state's first member */
     model_loader L;
     memset(&L, 0, sizeof L);
     if ((st = model_loader_init(&L, cls, args->weights, BN_EPS)) != LOOM_OK) {
-        free(m);
+        free(state);    /* nothing loaded yet (ext->destroy needs load_detector to have run) */
         return st;
     }
-    st = fasterrcnn_load(args, &L, m, bb, v2, detector_at);
+    st = load_detector(args, &L, m, bb, v2, detector_at);
+    if (st == LOOM_OK && ext->load != NULL)
+        st = ext->load(&L, state);
     if (st == LOOM_OK)
         st = model_check_no_unexpected(&L);
-    fasterrcnn_count_params(m, &L);
+    count_params(m, &L);
     model_loader_free(&L);
     if (st == LOOM_OK)
-        st = fasterrcnn_finish(args, m, num_classes_at, entry);
+        st = finish_detector(args, m, num_classes_at, entry);
+    if (st == LOOM_OK && ext->find_ops != NULL)
+        st = ext->find_ops(state);
     if (st != LOOM_OK) {
-        fasterrcnn_destroy(m);
+        ext->destroy(state);
         return st;
     }
-    *state_out = m;
+    *state_out = state;
     return LOOM_OK;
 }
 
-loom_status fasterrcnn_generic_backbone(const loom_object_args *args, rcnn_backbone *bb, int *v2)
+/* The backbone of a class with FRCNN_GENERIC_ATTRS and its head kind. */
+static loom_status generic_backbone(const loom_object_args *args, rcnn_backbone *bb, int *v2)
 {
     resnet_arch arch;
     loom_status st = resnet_arch_from_attrs(args, &arch);
@@ -295,28 +307,34 @@ loom_status fasterrcnn_generic_backbone(const loom_object_args *args, rcnn_backb
     return LOOM_OK;
 }
 
-void fasterrcnn_resnet50_backbone(const loom_object_args *args, int v2, rcnn_backbone *bb)
-{
-    *bb = (rcnn_backbone){ .body_kind = RCNN_BODY_RESNET, .arch = *resnet_arch_of("vision.resnet50"),
-                           .fpn_channels = 256, .fpn_norm = v2, .first_stage = 0, .extra = RCNN_EXTRA_MAXPOOL };
-    bb->arch.name = args->class_name;
-}
-
-static loom_status generic_create(const loom_object_args *args, void **state_out)
+loom_status fasterrcnn_generic_create(const loom_object_args *args, void **state_out, const fasterrcnn_extension *ext)
 {
     *state_out = NULL;
     rcnn_backbone bb;
-    int v2;
-    loom_status st = fasterrcnn_generic_backbone(args, &bb, &v2);
-    return st != LOOM_OK ? st : create_of(args, state_out, &bb, v2, FRCNN_G_NUM_CLASSES, FRCNN_G_DETECTOR);
+    int v2 = 0;
+    loom_status st = generic_backbone(args, &bb, &v2);
+    return st != LOOM_OK ? st
+                         : fasterrcnn_create(args, state_out, &bb, v2, FRCNN_G_NUM_CLASSES, FRCNN_G_DETECTOR, ext);
 }
 
-/* torchvision's resnet50 body, under its class name for messages */
-static loom_status named_create(const loom_object_args *args, void **state_out, int v2)
+loom_status fasterrcnn_resnet50_create(const loom_object_args *args, void **state_out, int v2,
+                                       const fasterrcnn_extension *ext)
 {
-    rcnn_backbone bb;
-    fasterrcnn_resnet50_backbone(args, v2, &bb);
-    return create_of(args, state_out, &bb, v2, FRCNN_N_NUM_CLASSES, FRCNN_N_DETECTOR);
+    /* torchvision's resnet50 body and 256-channel FPN, under the class name for messages */
+    rcnn_backbone bb = { .body_kind = RCNN_BODY_RESNET, .arch = *resnet_arch_of("vision.resnet50"),
+                         .fpn_channels = 256, .fpn_norm = v2, .first_stage = 0, .extra = RCNN_EXTRA_MAXPOOL };
+    bb.arch.name = args->class_name;
+    return fasterrcnn_create(args, state_out, &bb, v2, FRCNN_N_NUM_CLASSES, FRCNN_N_DETECTOR, ext);
+}
+
+/* The Faster R-CNN classes' state is the fasterrcnn_model alone. */
+static const fasterrcnn_extension detector_only = {
+    .state_dict = "FasterRCNN", .state_size = sizeof(fasterrcnn_model), .destroy = fasterrcnn_destroy,
+};
+
+static loom_status generic_create(const loom_object_args *args, void **state_out)
+{
+    return fasterrcnn_generic_create(args, state_out, &detector_only);
 }
 
 /* _fasterrcnn_mobilenet_v3_large_fpn's backbone: the MobileNetV3-Large body
@@ -328,7 +346,7 @@ static loom_status mnv3_create_of(const loom_object_args *args, void **state_out
     const rcnn_backbone bb = { .body_kind = RCNN_BODY_MOBILENET_V3, .width_mult = width_mult,
                                .reduced_tail = reduced_tail, .fpn_channels = fpn_channels, .fpn_norm = 0,
                                .first_stage = RCNN_BODY_STAGES - MNV3_RETURNED, .extra = RCNN_EXTRA_MAXPOOL };
-    return create_of(args, state_out, &bb, 0, num_classes_at, detector_at);
+    return fasterrcnn_create(args, state_out, &bb, 0, num_classes_at, detector_at, &detector_only);
 }
 
 static loom_status mnv3_generic_create(const loom_object_args *args, void **state_out)
@@ -345,12 +363,12 @@ static loom_status mnv3_named_create(const loom_object_args *args, void **state_
 
 static loom_status v1_create(const loom_object_args *args, void **state_out)
 {
-    return named_create(args, state_out, 0);
+    return fasterrcnn_resnet50_create(args, state_out, 0, &detector_only);
 }
 
 static loom_status v2_create(const loom_object_args *args, void **state_out)
 {
-    return named_create(args, state_out, 1);
+    return fasterrcnn_resnet50_create(args, state_out, 1, &detector_only);
 }
 
 _Static_assert(sizeof generic_attrs / sizeof generic_attrs[0] == FRCNN_G_DETECTOR + N_DETECTOR_ATTRS,

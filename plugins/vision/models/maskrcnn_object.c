@@ -3,7 +3,7 @@
 ** maskrcnn_object.c - the Mask R-CNN classes (maskrcnn.h): create reads a
 ** safetensors file holding torchvision's MaskRCNN state_dict, every key
 ** checked by name, dtype and shape, none left over: the Faster R-CNN's
-** (fasterrcnn_load), then the mask branch's:
+** (fasterrcnn_create), then the mask branch's:
 **   roi_heads.mask_head.<i>.0 (v1: with bias; v2: without, BatchNorm2d in
 **                            .1, folded), the count and widths the file's;
 **                            v1 also under the names of torchvision before
@@ -13,14 +13,12 @@
 **                            with bias), .mask_fcn_logits (1x1, the
 **                            box predictor's classes)
 */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "maskrcnn.h"
 #include "model_generic.h"
-
-#define BN_EPS 1e-5
 
 /* ------------------------------------------------------------ attributes */
 
@@ -107,80 +105,48 @@ static void maskrcnn_destroy(void *state)
     free(m);
 }
 
-/* create of every class: the detector's part on backbone bb, the mask branch, nothing left over; the
-** weight entry (attrs[0], the named classes') checked. */
-static loom_status create_of(const loom_object_args *args, void **state_out, const rcnn_backbone *bb, int v2,
-                             int num_classes_at, int detector_at)
+/* The mask branch's keys (fasterrcnn_extension.load): MaskRCNNHeads, then MaskRCNNPredictor. */
+static loom_status load_mask_branch(model_loader *L, void *state)
 {
-    *state_out = NULL;
-    const char *cls = args->class_name;
-    if (args->weights == NULL)
-        return pk_host->fail(LOOM_EINVAL, "%s needs a weights file (--weights model.safetensors) holding "
-                             "torchvision's MaskRCNN state_dict", cls);
-    const model_weights_entry *entry;
-    loom_status st = fasterrcnn_weights_entry(args, &entry);
-    if (st != LOOM_OK)
-        return st;
-    maskrcnn_model *m = calloc(1, sizeof *m);
-    if (m == NULL)
-        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", cls);
-    model_loader L;
-    memset(&L, 0, sizeof L);
-    st = model_loader_init(&L, cls, args->weights, BN_EPS);
-    if (st != LOOM_OK) {
-        free(m);        /* nothing loaded yet (maskrcnn_destroy needs fasterrcnn_load to have run) */
-        return st;
-    }
-    st = fasterrcnn_load(args, &L, &m->det, bb, v2, detector_at);
-    if (st == LOOM_OK)
-        st = load_mask_head(&L, m);
-    if (st == LOOM_OK)
-        st = load_mask_predictor(&L, m);
-    if (st == LOOM_OK)
-        st = model_check_no_unexpected(&L);
-    fasterrcnn_count_params(&m->det, &L);
-    model_loader_free(&L);
-    if (st == LOOM_OK)
-        st = fasterrcnn_finish(args, &m->det, num_classes_at, entry);
+    loom_status st = load_mask_head(L, state);
+    return st != LOOM_OK ? st : load_mask_predictor(L, state);
+}
+
+/* The mask branch's ops (fasterrcnn_extension.find_ops). */
+static loom_status find_mask_ops(void *state)
+{
+    maskrcnn_model *m = state;
     struct { const loom_op **op; const char *name; } ops[] = {
         { &m->conv_transpose, "vision.conv_transpose2d" }, { &m->sigmoid, "vision.sigmoid" },
         { &m->paste, "vision.paste_masks" },
     };
+    loom_status st = LOOM_OK;
     for (size_t i = 0; i < sizeof ops / sizeof ops[0] && st == LOOM_OK; i++)
-        st = model_find_op(cls, ops[i].name, ops[i].op);
-    if (st != LOOM_OK) {
-        maskrcnn_destroy(m);
-        return st;
-    }
-    *state_out = m;
-    return LOOM_OK;
+        st = model_find_op(m->det.cls, ops[i].name, ops[i].op);
+    return st;
 }
+
+_Static_assert(offsetof(maskrcnn_model, det) == 0, "fasterrcnn_create: the detector is the state's first member");
+
+/* The Faster R-CNN with the mask branch. */
+static const fasterrcnn_extension mask_branch = {
+    .state_dict = "MaskRCNN", .state_size = sizeof(maskrcnn_model), .load = load_mask_branch,
+    .find_ops = find_mask_ops, .destroy = maskrcnn_destroy,
+};
 
 static loom_status generic_create(const loom_object_args *args, void **state_out)
 {
-    *state_out = NULL;
-    rcnn_backbone bb;
-    int v2;
-    loom_status st = fasterrcnn_generic_backbone(args, &bb, &v2);
-    return st != LOOM_OK ? st : create_of(args, state_out, &bb, v2, FRCNN_G_NUM_CLASSES, FRCNN_G_DETECTOR);
-}
-
-/* torchvision's resnet50 body and 256-channel FPN, under the class name for messages */
-static loom_status named_create(const loom_object_args *args, void **state_out, int v2)
-{
-    rcnn_backbone bb;
-    fasterrcnn_resnet50_backbone(args, v2, &bb);
-    return create_of(args, state_out, &bb, v2, FRCNN_N_NUM_CLASSES, FRCNN_N_DETECTOR);
+    return fasterrcnn_generic_create(args, state_out, &mask_branch);
 }
 
 static loom_status v1_create(const loom_object_args *args, void **state_out)
 {
-    return named_create(args, state_out, 0);
+    return fasterrcnn_resnet50_create(args, state_out, 0, &mask_branch);
 }
 
 static loom_status v2_create(const loom_object_args *args, void **state_out)
 {
-    return named_create(args, state_out, 1);
+    return fasterrcnn_resnet50_create(args, state_out, 1, &mask_branch);
 }
 
 MODEL_GENERIC_CLASS(maskrcnn, generic_attrs, generic_create, maskrcnn_destroy,

@@ -27,6 +27,15 @@ static inline loom_tensor *dt_golden(const char *stem, const char *name)
     return tu_npy(path);
 }
 
+/* The golden vision/detection/<prefix><name>.npy: prefix a stem and "_" (as dt_golden's) or a case's directory
+** and "/" ("frcnn_mnv3_tiny/"). */
+static inline loom_tensor *dt_golden_at(const char *prefix, const char *name)
+{
+    char path[192];
+    snprintf(path, sizeof path, "vision/detection/%s%s", prefix, name);
+    return tu_npy(path);
+}
+
 /* op on in[0..n_in) with attributes text into out[0..n_out) (new tensors). */
 static inline loom_status dt_run(const char *op, const loom_tensor *const *in, int32_t n_in, const char *attrs,
                                  loom_tensor **out, int32_t n_out)
@@ -195,6 +204,23 @@ static inline void dt_free(loom_tensor **t, int n)
 {
     for (int i = 0; i < n; i++)
         loom_tensor_free(t[i]);
+}
+
+/* Feature maps maps[0..n) against the goldens <prefix>x0 .. (dt_golden_at), each within tol (the callers say
+** why theirs); prints each one's largest difference. */
+static inline void dt_check_maps(const char *prefix, loom_tensor *const *maps, int n, double tol)
+{
+    for (int l = 0; l < n; l++) {
+        char name[16], what[96];
+        snprintf(name, sizeof name, "x%d", l);
+        snprintf(what, sizeof what, "%s%s", prefix, name);
+        loom_tensor *want = dt_golden_at(prefix, name);
+        const double d = dt_max_diff(maps[l], want, what);
+        if (d > tol)
+            fail_msg("%s differs by %g > %g", what, d, tol);
+        print_message("%s: largest difference %g\n", what, d);
+        loom_tensor_free(want);
+    }
 }
 
 #endif /* DETECTION_TEST_H */

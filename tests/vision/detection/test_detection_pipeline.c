@@ -283,17 +283,9 @@ static void fpn(const char *prefix, int p6p7, loom_tensor **x)
     } else {
         x[4] = call1("vision.max_pool2d", (const loom_tensor *const *)&x[3], 1, "kernel_size=1;stride=2");
     }
-    for (int l = 0; l < n_maps; l++) {
-        char name[8], what[48];
-        snprintf(name, sizeof name, "x%d", l);
-        snprintf(what, sizeof what, "%s FPN map %d", STEM, l);
-        loom_tensor *want = dt_golden(STEM, name);
-        const double d = dt_max_diff(x[l], want, what);
-        if (d > 1e-5)
-            fail_msg("%s differs by %g > 1e-5", what, d);
-        print_message("%s: largest difference %g\n", what, d);
-        loom_tensor_free(want);
-    }
+    char maps[48];
+    snprintf(maps, sizeof maps, "%s_", STEM);
+    dt_check_maps(maps, x, n_maps, 1e-5);
     dt_free(c, 4);
 }
 

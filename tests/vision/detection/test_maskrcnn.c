@@ -28,9 +28,7 @@
 ** accepts it), a Faster R-CNN file for Mask R-CNN (the message names the
 ** mask head's key) and v2's file as v1.
 */
-#include <stdlib.h>
-
-#include "detection_test.h"
+#include "detector_checks.h"
 
 static const char *const TINY_ATTRS = "block=bottleneck;layers=1,1,1,1;widths=4,4,8,8;stem_width=8;fpn_channels=8;"
                                       "min_size=64;max_size=96;rpn_pre_nms_top_n_test=60;"
@@ -38,30 +36,20 @@ static const char *const TINY_ATTRS = "block=bottleneck;layers=1,1,1,1;widths=4,
 
 #define N_OUT 6     /* boxes, scores, labels, offsets, masks, mask_probs */
 
-static const char *tiny_file(char *buf, size_t size, const char *dir, const char *file)
-{
-    snprintf(buf, size, "%s/%s", tu_data_path(dir), file);
-    return buf;
-}
+#define TINY_DIR "vision/detection/maskrcnn_tiny"
 
-/* vision.maskrcnn of a file with head v1|v2 */
-static loom_status tiny_create(loom_object **obj, const char *head, const char *dir, const char *file)
+/* vision.maskrcnn of a file with head v1|v2 (and extra attributes) */
+static loom_status tiny_create(loom_object **obj, const char *head, const char *dir, const char *file,
+                               const char *extra)
 {
     char attrs[512], w[512];
     snprintf(attrs, sizeof attrs, "%s;head=%s", TINY_ATTRS, head);
-    loom_attrs *a = tu_attrs_text("vision.maskrcnn", attrs);
-    loom_status st = loom_object_create(obj, "vision.maskrcnn", a, tiny_file(w, sizeof w, dir, file));
-    loom_attrs_free(a);
-    return st;
+    return dc_create(obj, "vision.maskrcnn", attrs, extra, dc_data_file(w, sizeof w, dir, file));
 }
 
 static loom_status detect(loom_object *obj, const loom_tensor *const *in, int32_t n, loom_tensor **out)
 {
-    loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
-    opt.object = obj;
-    for (int i = 0; i < N_OUT; i++)
-        out[i] = NULL;
-    return loom_run("vision.maskrcnn", in, n, NULL, out, N_OUT, &opt);
+    return dc_run(obj, "vision.maskrcnn", in, n, out, N_OUT);
 }
 
 /* paste_masks_in_image's integer box side: expand_boxes by 30/28 in f32, truncated */
@@ -120,13 +108,13 @@ static int check_pasted(const char *stem, loom_tensor *const *out, const loom_te
 
 static void run_case(const char *head, const char *file, loom_tensor **out)
 {
-    char stem[48];
-    snprintf(stem, sizeof stem, "maskrcnn_tiny/%s", head);
+    char prefix[48];
+    snprintf(prefix, sizeof prefix, "maskrcnn_tiny/%s_", head);
     loom_object *obj = NULL;
-    if (tiny_create(&obj, head, "vision/detection/maskrcnn_tiny", file) != LOOM_OK)
+    if (tiny_create(&obj, head, TINY_DIR, file, NULL) != LOOM_OK)
         fail_msg("vision.maskrcnn %s (%s): %s", head, file, loom_last_error());
-    loom_tensor *in[3] = { dt_golden(stem, "images"), dt_golden(stem, "images_offsets"),
-                           dt_golden(stem, "original_sizes") };
+    loom_tensor *in[3];
+    dc_golden_inputs(prefix, in);
     if (detect(obj, (const loom_tensor *const *)in, 3, out) != LOOM_OK)
         fail_msg("vision.maskrcnn %s: %s", head, loom_last_error());
     dt_free(in, 3);
@@ -189,25 +177,15 @@ static void named_class_checks_the_body(void **state)
 {
     (void)state;
     char w[512];
-    loom_object *obj = NULL;
-    assert_int_not_equal(loom_object_create(&obj, "vision.maskrcnn_resnet50_fpn_v2", NULL,
-                                            tiny_file(w, sizeof w, "vision/detection/maskrcnn_tiny",
-                                                      "v2_model.safetensors")), LOOM_OK);
-    if (strstr(loom_last_error(), "'backbone.body.") == NULL)
-        fail_msg("message '%s' lacks the body's key", loom_last_error());
-    print_message("refused: %s\n", loom_last_error());
+    dc_expect_create_refused("vision.maskrcnn_resnet50_fpn_v2", NULL, NULL,
+                             dc_data_file(w, sizeof w, TINY_DIR, "v2_model.safetensors"), "'backbone.body.");
 }
 
 static void expect_create_refused(const char *head, const char *dir, const char *file, const char *needle)
 {
-    loom_object *obj = NULL;
-    if (tiny_create(&obj, head, dir, file) == LOOM_OK) {
-        loom_object_free(obj);
-        fail_msg("%s with %s was accepted", file, head);
-    }
-    if (strstr(loom_last_error(), needle) == NULL)
-        fail_msg("%s with %s: message '%s' lacks '%s'", file, head, loom_last_error(), needle);
-    print_message("refused: %s\n", loom_last_error());
+    char attrs[512], w[512];
+    snprintf(attrs, sizeof attrs, "%s;head=%s", TINY_ATTRS, head);
+    dc_expect_create_refused("vision.maskrcnn", attrs, NULL, dc_data_file(w, sizeof w, dir, file), needle);
 }
 
 static void wrong_file_names_the_key(void **state)
@@ -217,40 +195,21 @@ static void wrong_file_names_the_key(void **state)
     expect_create_refused("v1", "vision/detection/frcnn_tiny", "v1_model.safetensors",
                           "'roi_heads.mask_head.0.0.weight'");
     /* v2's file as v1: its FPN convs have no bias */
-    expect_create_refused("v1", "vision/detection/maskrcnn_tiny", "v2_model.safetensors",
-                          "'backbone.fpn.inner_blocks.0.0.bias'");
+    expect_create_refused("v1", TINY_DIR, "v2_model.safetensors", "'backbone.fpn.inner_blocks.0.0.bias'");
     /* v1's file as v2: the FPN's batchnorm is missing */
-    expect_create_refused("v2", "vision/detection/maskrcnn_tiny", "v1_model.safetensors",
-                          "'backbone.fpn.inner_blocks.0.1.weight'");
+    expect_create_refused("v2", TINY_DIR, "v1_model.safetensors", "'backbone.fpn.inner_blocks.0.1.weight'");
 }
 
 static void bad_input_is_refused(void **state)
 {
     (void)state;
     loom_object *obj = NULL;
-    if (tiny_create(&obj, "v1", "vision/detection/maskrcnn_tiny", "v1_model.safetensors") != LOOM_OK)
+    if (tiny_create(&obj, "v1", TINY_DIR, "v1_model.safetensors", NULL) != LOOM_OK)
         fail_msg("%s", loom_last_error());
-    float none[1] = { 0 };
-    int64_t zero[1] = { 0 }, fs[1] = { 0 }, os[1] = { 1 }, ss[2] = { 0, 2 };
-    loom_tensor flat = { .data = none, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = 1, .dtype = { LOOM_DL_FLOAT, 32, 1 },
-                         .shape = fs };
-    loom_tensor off = { .data = zero, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = 1, .dtype = { LOOM_DL_INT, 64, 1 },
-                        .shape = os };
-    loom_tensor sz = { .data = zero, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = 2, .dtype = { LOOM_DL_INT, 64, 1 },
-                       .shape = ss };
-    loom_tensor *out[N_OUT];
-    if (detect(obj, (const loom_tensor *[]){ &flat, &off, &sz }, 3, out) == LOOM_OK)
-        fail_msg("an empty image list was accepted");
-    if (strstr(loom_last_error(), "lists no image") == NULL)
-        fail_msg("an empty image list: message '%s'", loom_last_error());
-    print_message("refused: %s\n", loom_last_error());
+    dc_check_empty_list_refused(obj, "vision.maskrcnn", N_OUT);
     /* a 1x1 image: torchvision scales it to min_size like any other; accepted, masks [12, 1, 1, 1] */
-    float rgb[3] = { 0.2f, 0.5f, 0.8f };
-    int64_t ps[4] = { 1, 3, 1, 1 };
-    loom_tensor one = { .data = rgb, .device = { LOOM_DEVICE_CPU, 0 }, .ndim = 4, .dtype = { LOOM_DL_FLOAT, 32, 1 },
-                        .shape = ps };
-    if (detect(obj, (const loom_tensor *[]){ &one }, 1, out) != LOOM_OK)
-        fail_msg("a 1x1 image: %s", loom_last_error());
+    loom_tensor *out[N_OUT];
+    dc_run_one_pixel(obj, "vision.maskrcnn", out, N_OUT);
     const int64_t d = out[0]->shape[0];
     assert_int_equal(out[4]->ndim, 4);
     assert_int_equal(out[4]->shape[0], d);
@@ -264,12 +223,8 @@ static void bad_input_is_refused(void **state)
     dt_free(out, N_OUT);
     loom_object_free(obj);
     /* no detection scores above 1 (box_score_thresh): empty masks of the image's size */
-    char attrs[512], w[512];
-    snprintf(attrs, sizeof attrs, "%s;head=v1;box_score_thresh=1", TINY_ATTRS);
-    loom_attrs *a = tu_attrs_text("vision.maskrcnn", attrs);
-    tiny_file(w, sizeof w, "vision/detection/maskrcnn_tiny", "v1_model.safetensors");
-    assert_int_equal(loom_object_create(&obj, "vision.maskrcnn", a, w), LOOM_OK);
-    loom_attrs_free(a);
+    if (tiny_create(&obj, "v1", TINY_DIR, "v1_model.safetensors", "box_score_thresh=1") != LOOM_OK)
+        fail_msg("box_score_thresh=1: %s", loom_last_error());
     int64_t bs[4] = { 1, 3, 20, 30 };
     loom_tensor *img = tu_random_f32(4, bs, 5);
     if (detect(obj, (const loom_tensor *const *)&img, 1, out) != LOOM_OK)
