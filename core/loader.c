@@ -361,15 +361,22 @@ static void candidate_close(candidate *c)
 ** the other ops on the same cores, so the two spin against each other:
 ** resnet18 with conv on onednn took twice the CPU time on 2 cores (3.1 s
 ** against 1.5 s for 10 images), and more wall time than conv on cpu. Fully
-** passive workers (OMP_WAIT_POLICY=PASSIVE) cure that but sleep in the
-** kernel after every region, and waking them costs latency at batch 1,
-** where the regions are short and back to back. So unless the environment
-** chooses (OMP_WAIT_POLICY or GOMP_SPINCOUNT set), GOMP_SPINCOUNT=10000 is
-** set before the first pack, and with it any OpenMP runtime a pack links,
-** is loaded: idle workers spin for some tens of microseconds (long enough
-** for the next primitive of a model), then sleep. A process that loaded an
-** OpenMP runtime before loom_init keeps the settings it read then. setenv
-** runs here, in loom_init, on the thread that calls it. */
+** passive workers (OMP_WAIT_POLICY=PASSIVE, or a count of 0) cure that but
+** sleep in the kernel after every region, and waking them costs latency at
+** batch 1, where the regions are short and back to back: efficientnet_v2_s
+** at batch 1 on 2 idle cores took 40-42 ms with a count of 0 against 25-28
+** ms with 1000 and 24-26 ms with 10000. A long spin is as costly when
+** another process holds one of the cores: a worker (or the master, at the
+** region's barrier) then spins for a partner that is not running, and the
+** same call took 101 ms with 10000, 69 ms with 3000 and 57 ms with 1000
+** beside one busy loop (resnet50 at batch 8, whose regions are long, moved
+** by 1-3% either way). So unless the environment chooses (OMP_WAIT_POLICY
+** or GOMP_SPINCOUNT set), GOMP_SPINCOUNT=1000 is set before the first pack,
+** and with it any OpenMP runtime a pack links, is loaded: idle workers spin
+** for a few microseconds (long enough for the next primitive of a model on
+** idle cores), then sleep. A process that loaded an OpenMP runtime before
+** loom_init keeps the settings it read then. setenv runs here, in
+** loom_init, on the thread that calls it. */
 static void omp_short_spin_by_default(void)
 {
     static bool done;
@@ -377,7 +384,7 @@ static void omp_short_spin_by_default(void)
         return;
     done = true;
     if (getenv("OMP_WAIT_POLICY") == NULL && getenv("GOMP_SPINCOUNT") == NULL)
-        (void)setenv("GOMP_SPINCOUNT", "10000", 0);
+        (void)setenv("GOMP_SPINCOUNT", "1000", 0);
 }
 
 /* Open the file of scans[si] and read its descriptor, without running its
