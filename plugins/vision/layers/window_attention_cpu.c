@@ -95,7 +95,10 @@ static loom_status pair(const loom_call *call, int index, int64_t *a, int64_t *b
     return LOOM_OK;
 }
 
-static loom_status check(const loom_call *call, swa_geom *g)
+/* The call's inputs and attributes checked, its geometry into g, and, when
+** the call passes one, the four operands of its 'packed_weights' into pw
+** (*have_pw 1). */
+static loom_status check(const loom_call *call, swa_geom *g, pk_gemm_packed pw[4], int *have_pw)
 {
     const loom_tensor *x = call->inputs[SWA_X];
     char b1[160], b2[160];
@@ -141,8 +144,8 @@ static loom_status check(const loom_call *call, swa_geom *g)
     if (r != NULL && (r->ndim != 4 || memcmp(r->shape, x->shape, 4 * sizeof x->shape[0]) != 0))
         return pk_host->fail(LOOM_EINVAL, "'residual' %s must have the shape of 'input' %s", DESC(r, b1), DESC(x, b2));
     const loom_tensor *packed = call->n_inputs > SWA_PACKED ? call->inputs[SWA_PACKED] : NULL;
-    pk_gemm_packed unused[4];
-    if (packed != NULL && (st = transformer_packed_get(packed, "packed_weights", c, -1, unused)) != LOOM_OK)
+    *have_pw = packed != NULL;
+    if (packed != NULL && (st = transformer_packed_get(packed, "packed_weights", c, -1, pw)) != LOOM_OK)
         return st;
     const int64_t *idx = loom_data(call->inputs[SWA_INDEX]);
     for (int64_t i = 0; i < g->len * g->len; i++)
@@ -199,7 +202,9 @@ static void build_mask(const swa_geom *g, int64_t *label, float *mask)
 loom_status swin_window_attention_run_cpu(loom_call *call)
 {
     swa_geom g;
-    loom_status st = check(call, &g);
+    pk_gemm_packed pw[4];
+    int have_pw = 0;
+    loom_status st = check(call, &g, pw, &have_pw);
     if (st != LOOM_OK)
         return st;
     const loom_tensor *x = call->inputs[SWA_X];
@@ -235,11 +240,7 @@ loom_status swin_window_attention_run_cpu(loom_call *call)
     if ((st = pk_host->parallel_for(ctx, T, 256, gather_rows, &job)) != LOOM_OK)
         return st;
     const loom_tensor *qb = call->inputs[SWA_QKV_B], *pb = call->inputs[SWA_PROJ_B];
-    const loom_tensor *packed = call->n_inputs > SWA_PACKED ? call->inputs[SWA_PACKED] : NULL;
-    pk_gemm_packed pw[4];
-    if (packed != NULL && (st = transformer_packed_get(packed, "packed_weights", C, -1, pw)) != LOOM_OK)
-        return st;
-    if ((st = attention_linear_packed(ctx, xw, T, C, loom_data(call->inputs[SWA_QKV_W]), packed ? &pw[0] : NULL,
+    if ((st = attention_linear_packed(ctx, xw, T, C, loom_data(call->inputs[SWA_QKV_W]), have_pw ? &pw[0] : NULL,
                                       3 * C, qb != NULL ? loom_data(qb) : NULL, PK_GEMM_ACT_NONE, NULL,
                                       qkv)) != LOOM_OK)
         return st;
@@ -254,7 +255,7 @@ loom_status swin_window_attention_run_cpu(loom_call *call)
                              .mask_units = g.windows };
     if ((st = attention_run(ctx, &ap)) != LOOM_OK
         || (st = attention_linear_packed(ctx, xw, T, C, loom_data(call->inputs[SWA_PROJ_W]),
-                                         packed ? &pw[1] : NULL, C, pb != NULL ? loom_data(pb) : NULL,
+                                         have_pw ? &pw[1] : NULL, C, pb != NULL ? loom_data(pb) : NULL,
                                          PK_GEMM_ACT_NONE, NULL, qkv)) != LOOM_OK)
         return st;
     const loom_tensor *r = call->inputs[SWA_RESIDUAL];

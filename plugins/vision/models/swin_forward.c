@@ -25,7 +25,6 @@
 #include <string.h>
 
 #include "model_call.h"
-#include "page_release.h"
 #include "swin.h"
 #include "layers/attention.h"
 
@@ -97,14 +96,8 @@ static void pack_blocks(void *user, int64_t begin, int64_t end, int32_t thread_i
     swin_model *m = user;
     for (int64_t i = begin; i < end; i++) {
         const swin_block *b = &m->blocks[i];
-        vit_block_pack(m->packed + b->packed_off, loom_data(b->qkv_w), loom_data(b->proj_w), loom_data(b->fc1_w),
-                       loom_data(b->fc2_w), b->dim, b->fc1_w->shape[0]);
-        /* the cpu ops read the packed copy alone: the file's pages of these
-        ** weights leave the resident set (read again from the file if a
-        ** repack or another backend needs them) */
         const loom_tensor *w[4] = { b->qkv_w, b->proj_w, b->fc1_w, b->fc2_w };
-        for (int k = 0; k < 4; k++)
-            model_release_pages(loom_data(w[k]), (size_t)loom_numel(w[k]) * sizeof(float));
+        transformer_pack_block(m->packed + b->packed_off, w, b->dim, b->fc1_w->shape[0]);
     }
 }
 

@@ -5,7 +5,9 @@
 */
 #include <stdlib.h>
 
+#include "page_release.h"
 #include "transformer_model.h"
+#include "layers/attention.h"
 
 loom_status transformer_create(const loom_object_args *args, void **state_out, const transformer_loader *f)
 {
@@ -69,4 +71,11 @@ loom_status transformer_run(loom_call *call, loom_status (*check_sizes)(const vo
         st = forward(call, m, x, out);
     pthread_mutex_unlock(&m->lock);
     return st;
+}
+
+void transformer_pack_block(void *dst, const loom_tensor *const w[4], int64_t d, int64_t mlp)
+{
+    vit_block_pack(dst, loom_data(w[0]), loom_data(w[1]), loom_data(w[2]), loom_data(w[3]), d, mlp);
+    for (int k = 0; k < 4; k++)
+        model_release_pages(loom_data(w[k]), (size_t)loom_numel(w[k]) * sizeof(float));
 }

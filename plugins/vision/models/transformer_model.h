@@ -13,6 +13,8 @@
 **     [N, 3, H, W], then the family's sizes), logits [N, classes]
 **     allocated, then under the lock the family's plan for the input's
 **     shape and its forward;
+**   - a block's linear weights packed once per model for the GEMM
+**     (transformer_pack_block), their file pages released;
 **   - the definitions of the classes and of the method ops (macros).
 */
 #ifndef LOOM_VISION_MODELS_TRANSFORMER_MODEL_H
@@ -57,6 +59,14 @@ loom_status transformer_run(loom_call *call, loom_status (*check_sizes)(const vo
                             loom_status (*plan)(void *model, const loom_tensor *x),
                             loom_status (*forward)(loom_call *call, void *model, const loom_tensor *x,
                                                    loom_tensor *logits));
+
+/* A block's four linear weights w (in_proj or qkv, out_proj or proj,
+** mlp.0, mlp.3; f32, borrowed from the mapping) packed into dst as
+** vit_block_pack does for D d and mlp_dim mlp. Then the file's pages of
+** those weights leave the resident set: the cpu block ops read the packed
+** copy alone (the pages are read again from the file if a repack or
+** another backend needs them). */
+void transformer_pack_block(void *dst, const loom_tensor *const w[4], int64_t d, int64_t mlp);
 
 /* A class's first attribute: the weight entry the file must fit. */
 #define TRANSFORMER_WEIGHTS_ATTR(DOC_)                                                             \

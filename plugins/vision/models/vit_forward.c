@@ -23,7 +23,6 @@
 #include <string.h>
 
 #include "model_call.h"
-#include "page_release.h"
 #include "vit.h"
 #include "layers/attention.h"
 
@@ -68,14 +67,8 @@ static void pack_blocks(void *user, int64_t begin, int64_t end, int32_t thread_i
     vit_model *m = user;
     for (int64_t i = begin; i < end; i++) {
         const loom_tensor *const *b = m->blocks[i];
-        vit_block_pack(m->packed + (size_t)i * m->packed_bytes, loom_data(b[VIT_IN_W - 1]), loom_data(b[VIT_OUT_W - 1]),
-                       loom_data(b[VIT_FC1_W - 1]), loom_data(b[VIT_FC2_W - 1]), m->hidden, m->mlp);
-        /* the cpu block reads the packed copy alone: the file's pages of
-        ** these weights leave the resident set (read again from the file
-        ** if a repack or another backend needs them) */
-        const int wi[4] = { VIT_IN_W, VIT_OUT_W, VIT_FC1_W, VIT_FC2_W };
-        for (int k = 0; k < 4; k++)
-            model_release_pages(loom_data(b[wi[k] - 1]), (size_t)loom_numel(b[wi[k] - 1]) * sizeof(float));
+        const loom_tensor *w[4] = { b[VIT_IN_W - 1], b[VIT_OUT_W - 1], b[VIT_FC1_W - 1], b[VIT_FC2_W - 1] };
+        transformer_pack_block(m->packed + (size_t)i * m->packed_bytes, w, m->hidden, m->mlp);
     }
 }
 
