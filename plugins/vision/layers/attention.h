@@ -144,6 +144,16 @@ loom_status attention_layer_norm(loom_exec_ctx *ctx, const float *x, const float
 ** dim below 2^31; the message names the argument. */
 loom_status attention_check_inputs(const loom_call *call, uint32_t i64_mask);
 
+/* One expected shape: input `input` is [s0] (ndim 1) or [s0, s1] (ndim 2). */
+typedef struct attention_shape {
+    int input;
+    int32_t ndim;
+    int64_t s0, s1;
+} attention_shape;
+/* Each of the n inputs of want that the call passes has its shape, else
+** "'name' <its shape> must be [s0] (or [s0, s1]) for <context>". */
+loom_status attention_check_shapes(const loom_call *call, const attention_shape *want, size_t n, const char *context);
+
 /* The kernels of the Swin ops (window_attention_cpu.c, patch_merging_cpu.c, swin_mlp_cpu.c). */
 loom_status swin_window_attention_run_cpu(loom_call *call);
 loom_status swin_patch_merging_run_cpu(loom_call *call);

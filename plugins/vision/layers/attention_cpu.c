@@ -47,6 +47,25 @@ loom_status attention_check_inputs(const loom_call *call, uint32_t i64_mask)
     return LOOM_OK;
 }
 
+loom_status attention_check_shapes(const loom_call *call, const attention_shape *want, size_t n, const char *context)
+{
+    char b1[160];
+    for (size_t k = 0; k < n; k++) {
+        const loom_tensor *t = call->inputs[want[k].input];
+        if (t == NULL)
+            continue;
+        if (t->ndim == want[k].ndim && t->shape[0] == want[k].s0 && (want[k].ndim == 1 || t->shape[1] == want[k].s1))
+            continue;
+        const char *name = call->schema->inputs[want[k].input].name;
+        if (want[k].ndim == 1)
+            return pk_host->fail(LOOM_EINVAL, "'%s' %s must be [%lld] for %s", name, DESC(t, b1), (long long)want[k].s0,
+                                 context);
+        return pk_host->fail(LOOM_EINVAL, "'%s' %s must be [%lld, %lld] for %s", name, DESC(t, b1),
+                             (long long)want[k].s0, (long long)want[k].s1, context);
+    }
+    return LOOM_OK;
+}
+
 /* Each weight with the shape the block's sizes give it. */
 static loom_status vit_block_check(const loom_call *call, int64_t d, int64_t mlp)
 {

@@ -11,6 +11,7 @@
 ** packing them per call. The result goes to scratch and is then copied, so
 ** the output may be the input tensor itself.
 */
+#include <stdio.h>
 #include <string.h>
 
 #include "attention.h"
@@ -33,20 +34,13 @@ static loom_status check(const loom_call *call, int64_t *rows, int64_t *c, int64
     if (*c == 0 || *hid == 0)
         return pk_host->fail(LOOM_EINVAL, "'input' %s and 'mlp_0_weight' %s: C and the hidden size must be "
                              "positive", DESC(x, b1), DESC(fc1, b2));
-    struct { int i; int32_t ndim; int64_t s0, s1; } want[] = {
+    const attention_shape want[] = {
         { SMLP_NORM_W, 1, *c, 0 }, { SMLP_NORM_B, 1, *c, 0 }, { SMLP_FC1_W, 2, *hid, *c },
         { SMLP_FC1_B, 1, *hid, 0 }, { SMLP_FC2_W, 2, *c, *hid }, { SMLP_FC2_B, 1, *c, 0 },
     };
-    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
-        const loom_tensor *t = call->inputs[want[k].i];
-        if (t == NULL)
-            continue;
-        if (t->ndim != want[k].ndim || t->shape[0] != want[k].s0 || (want[k].ndim == 2 && t->shape[1] != want[k].s1))
-            return pk_host->fail(LOOM_EINVAL, want[k].ndim == 2 ? "'%s' %s must be [%lld, %lld] for 'input' %s"
-                                 : "'%s' %s must be [%lld]%.0lld for 'input' %s", call->schema->inputs[want[k].i].name,
-                                 DESC(t, b1), (long long)want[k].s0, (long long)want[k].s1, DESC(x, b2));
-    }
-    return LOOM_OK;
+    char context[200];
+    snprintf(context, sizeof context, "'input' %s", DESC(x, b1));
+    return attention_check_shapes(call, want, sizeof want / sizeof want[0], context);
 }
 
 #define IN(i) (call->inputs[i] != NULL ? (const float *)loom_data(call->inputs[i]) : NULL)

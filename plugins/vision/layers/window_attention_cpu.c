@@ -19,6 +19,7 @@
 ** the two GEMMs read qkv and proj from it instead of packing them per call.
 */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "attention.h"
@@ -124,22 +125,15 @@ static loom_status check(const loom_call *call, swa_geom *g, pk_gemm_packed pw[4
                              "'num_heads' = %lld", DESC(x, b1), (long long)g->c, (long long)g->heads);
     const int64_t c = g->c, rows = (2 * g->wh - 1) * (2 * g->ww - 1);
     g->len = g->wh * g->ww;
-    struct { int i; int32_t ndim; int64_t s0, s1; } want[] = {
+    const attention_shape want[] = {
         { SWA_QKV_W, 2, 3 * c, c }, { SWA_QKV_B, 1, 3 * c, 0 }, { SWA_PROJ_W, 2, c, c }, { SWA_PROJ_B, 1, c, 0 },
         { SWA_TABLE, 2, rows, g->heads }, { SWA_INDEX, 1, g->len * g->len, 0 },
     };
-    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
-        const loom_tensor *t = call->inputs[want[k].i];
-        if (t == NULL)
-            continue;
-        if (t->ndim != want[k].ndim || t->shape[0] != want[k].s0 || (want[k].ndim == 2 && t->shape[1] != want[k].s1))
-            return pk_host->fail(LOOM_EINVAL, want[k].ndim == 2 ? "'%s' %s must be [%lld, %lld] for 'input' %s and "
-                                 "window_size (%lld, %lld), num_heads %lld"
-                                 : "'%s' %s must be [%lld]%.0lld for 'input' %s and window_size (%lld, %lld), "
-                                 "num_heads %lld", call->schema->inputs[want[k].i].name, DESC(t, b1),
-                                 (long long)want[k].s0, (long long)want[k].s1, DESC(x, b2), (long long)g->wh,
-                                 (long long)g->ww, (long long)g->heads);
-    }
+    char context[256];
+    snprintf(context, sizeof context, "'input' %s and window_size (%lld, %lld), num_heads %lld", DESC(x, b2),
+             (long long)g->wh, (long long)g->ww, (long long)g->heads);
+    if ((st = attention_check_shapes(call, want, sizeof want / sizeof want[0], context)) != LOOM_OK)
+        return st;
     const loom_tensor *r = call->inputs[SWA_RESIDUAL];
     if (r != NULL && (r->ndim != 4 || memcmp(r->shape, x->shape, 4 * sizeof x->shape[0]) != 0))
         return pk_host->fail(LOOM_EINVAL, "'residual' %s must have the shape of 'input' %s", DESC(r, b1), DESC(x, b2));
