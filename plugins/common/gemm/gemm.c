@@ -80,9 +80,11 @@ static void pack_sliced(char *dst, int64_t npan, int64_t pl, int64_t kc, const p
 #define SMR 4
 #define DEFINE_SCALAR_UKR(SUF, T, NR_)                                                             \
     static void ukr_scalar_##SUF(int64_t kc, const void *a_, const void *b_, void *c_, int64_t ldc,  \
-                                 double alpha, double beta)                                        \
+                                 double alpha, double beta, const void *pf, int64_t pf_bytes)      \
     {                                                                                              \
         const T *a = a_, *b = b_;                                                                  \
+        (void)pf;                                                                                  \
+        (void)pf_bytes;                                                                            \
         T *c = c_, t[SMR][NR_] = { { 0 } };                                                        \
         for (int64_t p = 0; p < kc; p++, a += SMR, b += NR_)                                       \
             for (int i = 0; i < SMR; i++)                                                          \
@@ -465,15 +467,31 @@ static void compute_tile(const gjob *j, int64_t i0, int64_t i1, int64_t j0, int6
                 bp = b_piece(j, jp, pc, kcur);
             }
             int64_t col = jp * nr, cols = min64(nr, j->n - col);
+            /* the B piece read after this one (the next panel, else the
+            ** tile's first of the next slice), prefetched a share per
+            ** micro-tile: from DRAM (weights read once per call) it would
+            ** stall the first micro-tile of every panel */
+            const char *next = NULL;
+            int64_t next_bytes = 0, ip0 = i0 / mr, nip = ceil_div(i1, mr) - ip0;
+            if (!j->b_inline && jp + 1 < ceil_div(j1, nr)) {
+                next = b_piece(j, jp + 1, pc, kcur);
+                next_bytes = kcur * nr * es;
+            } else if (!j->b_inline && pc + kcur < j->k1) {
+                int64_t knext = min64(j->kc, j->k1 - pc - kcur);
+                next = b_piece(j, j0 / nr, pc + kcur, knext);
+                next_bytes = knext * nr * es;
+            }
             for (int64_t ip = i0 / mr; ip < ceil_div(i1, mr); ip++) {
+                const char *pf = next == NULL ? NULL : next + next_bytes * (ip - ip0) / nip;
+                int64_t pf_bytes = next == NULL ? 0 : next_bytes * (ip - ip0 + 1) / nip - next_bytes * (ip - ip0) / nip;
                 const char *ap = j->a_inline ? aslice + (size_t)((ip - i0 / mr) * kcur * mr) * j->es
                                              : a_piece(j, ip, pc, kcur);
                 int64_t row = ip * mr, rows = min64(mr, j->m - row);
                 char *cp = j->c + (row * ldc + col) * es;
                 if (rows == mr && cols == nr) {
-                    j->kr->ukr(kcur, ap, bp, cp, ldc, g->alpha, beta);
+                    j->kr->ukr(kcur, ap, bp, cp, ldc, g->alpha, beta, pf, pf_bytes);
                 } else {
-                    j->kr->ukr(kcur, ap, bp, edge, nr, g->alpha, 0.0);
+                    j->kr->ukr(kcur, ap, bp, edge, nr, g->alpha, 0.0, pf, pf_bytes);
                     if (j->f64)
                         merge_f64((double *)(void *)cp, ldc, (const double *)(const void *)edge, nr, rows, cols, beta);
                     else

@@ -17,9 +17,12 @@
 #include <stdint.h>
 
 /* C[MR x NR] (row stride ldc) = alpha * Apanel(kc x MR) * Bpanel(kc x NR)
-** + beta * C; beta == 0 does not read C (it may hold NaN). */
+** + beta * C; beta == 0 does not read C (it may hold NaN). [pf, pf +
+** pf_bytes) is memory the caller reads next (the following B piece): the
+** vector kernels prefetch it into L2 during the call, one B row's worth of
+** it per depth step (the rate B itself is read); a hint only, never read. */
 typedef void (*pk_gemm_ukr_fn)(int64_t kc, const void *a, const void *b, void *c, int64_t ldc, double alpha,
-                               double beta);
+                               double beta, const void *pf, int64_t pf_bytes);
 
 /* The small-M kernel: C[rows x ncols] = alpha * A[rows x k] * B[k x ncols]
 ** + beta * C for 1 <= rows < MR, ncols a multiple of the vector length. A

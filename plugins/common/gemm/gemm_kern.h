@@ -47,20 +47,27 @@
     }
 
 static void GK_NAME(ukr)(int64_t kc, const void *a_, const void *b_, void *c_, int64_t ldc, double alpha_,
-                         double beta_)
+                         double beta_, const void *pf_, int64_t pf_bytes)
 {
     const T *a = a_, *b = b_;
     T *c = c_;
     const T beta = (T)beta_;
-    if (beta != 0)   /* C is read at the end: start fetching it now */
-        for (int r = 0; r < KMR; r++) {
-            __builtin_prefetch(c + r * ldc, 1);
-            __builtin_prefetch(c + r * ldc + GK_NR - 1, 1);
-        }
+    /* C is written (and with beta read) at the end: start fetching it now */
+    for (int r = 0; r < KMR; r++) {
+        __builtin_prefetch(c + r * ldc, 1);
+        __builtin_prefetch(c + r * ldc + GK_NR - 1, 1);
+    }
+    /* the prefetch range, into L2 at the rate B is read: one B row per step */
+    const char *pf = pf_, *pf_end = pf_bytes > 0 ? pf + pf_bytes : pf;
     GK_ROWS(GK_U_DECL)
     _Pragma("GCC unroll 4")
     for (int64_t p = 0; p < kc; p++) {
         VT b0 = VLOAD(b), b1 = VLOAD(b + VL);
+        if (pf < pf_end) {
+            for (int l = 0; l < (int)(GK_NR * sizeof(T)) / 64; l++)
+                __builtin_prefetch(pf + 64 * l, 0, 2);
+            pf += GK_NR * sizeof(T);
+        }
         GK_ROWS(GK_U_STEP)
         a += KMR;
         b += GK_NR;
