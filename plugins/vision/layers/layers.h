@@ -181,4 +181,9 @@ void layers_onednn_fini(void);
 ** only, called when pk_cpu_avx2(PK_CPU_FMA)). */
 void layers_gelu_erf_avx2(const float *x, float *y, int64_t n);
 
+/* One row of vision.layer_norm (len values, weight w, bias b or NULL), the
+** same bits as rowwise_cpu.c's portable row (layer_norm_avx2.c; x86 only,
+** called when pk_cpu_avx2(0)). */
+void layer_norm_row_avx2(const float *x, float *y, const float *w, const float *b, int64_t len, double eps);
+
 #endif /* LOOM_VISION_LAYERS_H */

@@ -276,6 +276,76 @@ static void rowwise_match_torch(void **state)
     loom_tensor_free(lo);
 }
 
+/* vision.layer_norm's cpu kernel gives the bits of its portable algorithm
+** on every path (the AVX2 row by default, the portable one under
+** LOOM_CPU_MAX_ISA=sse4): mean and variance in double over 8 interleaved
+** partial sums (element i into sum i % 8, the tail into a ninth) added in
+** a fixed tree, then ((x - mean) * rstd) * w + b in f32. Row lengths with
+** and without a tail, with and without a bias; compared bit for bit. */
+static double ln_tree(const double p[8], double tail)
+{
+    return (((p[0] + p[4]) + (p[1] + p[5])) + ((p[2] + p[6]) + (p[3] + p[7]))) + tail;
+}
+
+static void layer_norm_bits_are_the_portable_ones(void **state)
+{
+    (void)state;
+    static const int64_t lens[] = { 3, 8, 13, 96, 771 };
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        const int64_t rows = 5, len = lens[li], xs[2] = { rows, len };
+        loom_tensor *x = tu_random_f32(2, xs, 11 + (unsigned)li), *w = tu_random_f32(1, &len, 21 + (unsigned)li);
+        loom_tensor *b = tu_random_f32(1, &len, 31 + (unsigned)li);
+        float *xp = loom_data(x);
+        for (int64_t i = 0; i < rows * len; i++)
+            xp[i] = 3.0f + 2.0f * xp[i];   /* an offset mean: the two-pass variance matters */
+        for (int with_bias = 0; with_bias < 2; with_bias++) {
+            const loom_tensor *in[3] = { x, w, with_bias ? b : NULL };
+            loom_attrs *a = attrs_of("vision.layer_norm", "eps=1e-5");
+            loom_tensor *got = NULL;
+            if (tu_call("vision.layer_norm", in, 3, a, "cpu", &got) != LOOM_OK)
+                fail_msg("layer_norm len %lld: %s", (long long)len, loom_last_error());
+            const float *g = loom_data(got), *wp = loom_data(w), *bp = loom_data(b);
+            for (int64_t r = 0; r < rows; r++) {
+                const float *xr = xp + r * len;
+                double p[8] = { 0 }, tail = 0.0;
+                int64_t i = 0;
+                for (; i + 8 <= len; i += 8)
+                    for (int k = 0; k < 8; k++)
+                        p[k] += (double)xr[i + k];
+                for (; i < len; i++)
+                    tail += (double)xr[i];
+                const double mean = ln_tree(p, tail) / (double)len;
+                memset(p, 0, sizeof p);
+                tail = 0.0;
+                for (i = 0; i + 8 <= len; i += 8)
+                    for (int k = 0; k < 8; k++) {
+                        volatile double d = (double)xr[i + k] - mean, sq = d * d;   /* no fused multiply-add */
+                        p[k] += sq;
+                    }
+                for (; i < len; i++) {
+                    volatile double d = (double)xr[i] - mean, sq = d * d;
+                    tail += sq;
+                }
+                const double var = ln_tree(p, tail) / (double)len;
+                const float fm = (float)mean, rstd = (float)(1.0 / sqrt(var + 1e-5));
+                for (i = 0; i < len; i++) {
+                    volatile float t = (xr[i] - fm) * rstd, u = t * wp[i];
+                    float want = u + (with_bias ? bp[i] : 0.0f);
+                    if (memcmp(&want, &g[r * len + i], sizeof want) != 0)
+                        fail_msg("layer_norm len %lld%s: row %lld element %lld is %a, want %a", (long long)len,
+                                 with_bias ? "" : " (no bias)", (long long)r, (long long)i, (double)g[r * len + i],
+                                 (double)want);
+                }
+            }
+            loom_tensor_free(got);
+            loom_attrs_free(a);
+        }
+        loom_tensor_free(x);
+        loom_tensor_free(w);
+        loom_tensor_free(b);
+    }
+}
+
 /* The non-zero padding modes and the depthwise convs are the cpu kernel's:
 ** onednn declines them with a reason, and the dispatcher then runs the cpu
 ** kernel. */
@@ -401,6 +471,7 @@ int main(void)
         cmocka_unit_test(activations_match_torch),
         cmocka_unit_test(pools_match_torch),
         cmocka_unit_test(rowwise_match_torch),
+        cmocka_unit_test(layer_norm_bits_are_the_portable_ones),
         cmocka_unit_test(bad_arguments_are_refused),
         cmocka_unit_test(onednn_declines_padding_modes),
         cmocka_unit_test(batch_norm_folds_into_conv),
