@@ -93,6 +93,9 @@ VISION_FASTERRCNN_MOBILENETS(FRCNN_DECL_)
 #undef FRCNN_DECL_
 /* the ResNet classes' methods, their _rpn methods, then the MobileNetV3 classes' */
 extern const loom_kernel_desc fasterrcnn_kernels[12];
+#ifdef LOOM_VISION_HAVE_ONEDNN
+extern const loom_kernel_desc fasterrcnn_onednn_kernels[6];    /* the ResNet ones, the backbone as a plan */
+#endif
 
 /* ------------------------------------------ what Mask R-CNN builds on */
 

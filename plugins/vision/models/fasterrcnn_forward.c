@@ -39,6 +39,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef LOOM_VISION_HAVE_ONEDNN
+#include "onednn_net.h"
+#endif
 #include "fasterrcnn.h"
 
 /* ----------------------------------------------------------------- RPN */
@@ -373,3 +376,16 @@ const loom_kernel_desc fasterrcnn_kernels[12] = {
     VISION_FASTERRCNNS(FRCNN_KERNEL_) VISION_FASTERRCNNS(FRCNN_RPN_KERNEL_)
     VISION_FASTERRCNN_MOBILENETS(FRCNN_KERNEL_) VISION_FASTERRCNN_MOBILENETS(FRCNN_RPN_KERNEL_)
 };
+#ifdef LOOM_VISION_HAVE_ONEDNN
+/* The ResNet classes' methods with the backbone as one oneDNN plan
+** (rcnn_backbone.h); the MobileNetV3 body has no plan. */
+#define FRCNN_ONEDNN_KERNEL_(id)                                                                   \
+    PK_KERNEL(vision_##id##_schema, "onednn", LOOM_DEVICE_CPU, "onednn:backbone-plan", FRCNN_DTYPES, \
+              fasterrcnn_run, .supports = onednn_model_supports),
+#define FRCNN_RPN_ONEDNN_KERNEL_(id)                                                               \
+    PK_KERNEL(vision_##id##_rpn_schema, "onednn", LOOM_DEVICE_CPU, "onednn:backbone-plan", FRCNN_DTYPES, \
+              fasterrcnn_rpn_run, .supports = onednn_model_supports),
+const loom_kernel_desc fasterrcnn_onednn_kernels[6] = {
+    VISION_FASTERRCNNS(FRCNN_ONEDNN_KERNEL_) VISION_FASTERRCNNS(FRCNN_RPN_ONEDNN_KERNEL_)
+};
+#endif

@@ -46,5 +46,8 @@ typedef struct maskrcnn_model {
 VISION_MASKRCNNS(MRCNN_DECL_)
 #undef MRCNN_DECL_
 extern const loom_kernel_desc maskrcnn_kernels[3];
+#ifdef LOOM_VISION_HAVE_ONEDNN
+extern const loom_kernel_desc maskrcnn_onednn_kernels[3];
+#endif
 
 #endif /* LOOM_VISION_MODELS_MASKRCNN_H */

@@ -25,6 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef LOOM_VISION_HAVE_ONEDNN
+#include "onednn_net.h"
+#endif
 #include "maskrcnn.h"
 
 /* The mask logits of every detection: [D, classes, 28, 28]. */
@@ -168,3 +171,10 @@ VISION_MASKRCNNS(MRCNN_SCHEMA_)
 #define MRCNN_DTYPES (LOOM_DTYPE_BIT(LOOM_DTYPE_F32) | LOOM_DTYPE_BIT(LOOM_DTYPE_I64))
 #define MRCNN_KERNEL_(id) PK_KERNEL_CPU(vision_##id##_schema, "cpu:ops", MRCNN_DTYPES, maskrcnn_run),
 const loom_kernel_desc maskrcnn_kernels[3] = { VISION_MASKRCNNS(MRCNN_KERNEL_) };
+#ifdef LOOM_VISION_HAVE_ONEDNN
+/* The same with the backbone as one oneDNN plan (rcnn_backbone.h). */
+#define MRCNN_ONEDNN_KERNEL_(id)                                                                   \
+    PK_KERNEL(vision_##id##_schema, "onednn", LOOM_DEVICE_CPU, "onednn:backbone-plan", MRCNN_DTYPES, \
+              maskrcnn_run, .supports = onednn_model_supports),
+const loom_kernel_desc maskrcnn_onednn_kernels[3] = { VISION_MASKRCNNS(MRCNN_ONEDNN_KERNEL_) };
+#endif

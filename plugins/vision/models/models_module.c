@@ -81,6 +81,14 @@ static loom_status models_register_kernels(const loom_host_api *host, loom_regis
         st = pk_register_kernels(host, reg, maskrcnn_kernels, PK_COUNT(maskrcnn_kernels));
     if (st == LOOM_OK)
         st = pk_register_kernels(host, reg, retinanet_kernels, PK_COUNT(retinanet_kernels));
+#ifdef LOOM_VISION_HAVE_ONEDNN
+    if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, retinanet_onednn_kernels, PK_COUNT(retinanet_onednn_kernels));
+    if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, fasterrcnn_onednn_kernels, PK_COUNT(fasterrcnn_onednn_kernels));
+    if (st == LOOM_OK)
+        st = pk_register_kernels(host, reg, maskrcnn_onednn_kernels, PK_COUNT(maskrcnn_onednn_kernels));
+#endif
     return st;
 }
 

@@ -42,6 +42,7 @@ struct onednn_net {
     dnnl_format_tag_t tag;      /* the activations' blocked layout */
     int n_bufs;
     size_t buf_bytes[ONEDNN_NET_MAX_BUFS], scratch_bytes;
+    int64_t plain_dims[ONEDNN_NET_MAX_BUFS][4];    /* onednn_net_output's maps, plain NCHW */
     void *buf[ONEDNN_NET_MAX_BUFS], *scratch;
     net_step *steps;
     int n_steps, cap_steps;
@@ -676,6 +677,104 @@ loom_status onednn_net_global_avg_pool(onednn_net *net, const onednn_value *in, 
                      "squeeze-excitation pool");
 }
 
+/* pd's primitive (made under the plan's thread budget, which the caller
+** holds) as the plan's next step, reading src and writing dst; pd is
+** destroyed. s: the status of making pd, what: the step for messages. */
+static loom_status unary_step(onednn_net *net, dnnl_primitive_desc_t pd, dnnl_status_t s, const char *what,
+                              const char *name, int src_id, const onednn_value *src, const dnnl_memory_desc_t *src_md,
+                              int dst_id, const onednn_value *dst, const dnnl_memory_desc_t *dst_md)
+{
+    net_step *st = s == dnnl_success ? step_new(net) : NULL;
+    loom_status r = s == dnnl_success && st == NULL
+                        ? pk_host->fail(LOOM_ENOMEM, "%s: out of memory for a oneDNN plan", net->owner->cls) : LOOM_OK;
+    if (st != NULL) {
+        s = step_prim(net, st, pd, name);
+        if (s == dnnl_success) {
+            arg_value(net, st, src_id, src, src_md);
+            arg_value(net, st, dst_id, dst, dst_md);
+            s = arg_scratch(net, st, pd);
+            net->n_steps++;
+        }
+    }
+    if (pd != NULL)
+        dnnl_primitive_desc_destroy(pd);
+    return r != LOOM_OK ? r : s != dnnl_success ? dnnl_fail(net, s, what) : LOOM_OK;
+}
+
+loom_status onednn_net_output(onednn_net *net, const onednn_value *in, int buf)
+{
+    onednn_value out = *in;
+    out.buf = buf;
+    memcpy(net->plain_dims[buf], in->dims, sizeof net->plain_dims[buf]);
+    dnnl_memory_desc_t from, to;
+    const dnnl_dims_t dims = { in->dims[0], in->dims[1], in->dims[2], in->dims[3] };
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t s = value_md(net, in, &from);
+    if (s == dnnl_success)
+        s = dnnl_memory_desc_init_by_tag(&to, 4, dims, dnnl_f32, dnnl_nchw);
+    int saved = onednn_budget_enter(net->n_threads);
+    if (s == dnnl_success)
+        s = dnnl_reorder_primitive_desc_create(&pd, &from, onednn_engine(), &to, onednn_engine(), NULL);
+    loom_status r = unary_step(net, pd, s, "output reorder", "map to NCHW", DNNL_ARG_FROM, in, &from, DNNL_ARG_TO,
+                               &out, &to);
+    onednn_budget_leave(net->n_threads, saved);
+    return r;
+}
+
+loom_status onednn_net_relu(onednn_net *net, const onednn_value *in, int buf, onednn_value *out)
+{
+    *out = *in;
+    out->buf = buf;
+    dnnl_memory_desc_t src_md, dst_md;
+    dnnl_eltwise_desc_t desc;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t s = value_md(net, in, &src_md);
+    if (s == dnnl_success)
+        s = value_md(net, out, &dst_md);
+    if (s == dnnl_success)
+        s = dnnl_eltwise_forward_desc_init(&desc, dnnl_forward_inference, dnnl_eltwise_relu, &src_md, 0.0f, 0.0f);
+    if (s == dnnl_success)
+        s = attr_make(0, ONEDNN_ACT_NONE, NULL, &attr);
+    int saved = onednn_budget_enter(net->n_threads);
+    if (s == dnnl_success)
+        s = dnnl_primitive_desc_create(&pd, &desc, attr, onednn_engine(), NULL);
+    loom_status r = unary_step(net, pd, s, "relu", "relu", DNNL_ARG_SRC, in, &src_md, DNNL_ARG_DST, out, &dst_md);
+    onednn_budget_leave(net->n_threads, saved);
+    if (attr != NULL)
+        dnnl_primitive_attr_destroy(attr);
+    return r;
+}
+
+loom_status onednn_net_upsample2x(onednn_net *net, const onednn_value *in, int buf, onednn_value *out)
+{
+    *out = *in;
+    out->buf = buf;
+    out->dims[2] = 2 * in->dims[2];
+    out->dims[3] = 2 * in->dims[3];
+    dnnl_memory_desc_t src_md, dst_md;
+    dnnl_resampling_desc_t desc;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t s = value_md(net, in, &src_md);
+    if (s == dnnl_success)
+        s = value_md(net, out, &dst_md);
+    if (s == dnnl_success)
+        s = dnnl_resampling_forward_desc_init(&desc, dnnl_forward_inference, dnnl_resampling_nearest, NULL, &src_md,
+                                              &dst_md);
+    if (s == dnnl_success)
+        s = attr_make(0, ONEDNN_ACT_NONE, NULL, &attr);
+    int saved = onednn_budget_enter(net->n_threads);
+    if (s == dnnl_success)
+        s = dnnl_primitive_desc_create(&pd, &desc, attr, onednn_engine(), NULL);
+    loom_status r = unary_step(net, pd, s, "nearest upsampling", "upsample 2x (nearest)", DNNL_ARG_SRC, in, &src_md,
+                               DNNL_ARG_DST, out, &dst_md);
+    onednn_budget_leave(net->n_threads, saved);
+    if (attr != NULL)
+        dnnl_primitive_attr_destroy(attr);
+    return r;
+}
+
 loom_status onednn_net_head(onednn_net *net, const onednn_value *in, int pooled_buf, const float *weight,
                             const float *bias, int64_t classes)
 {
@@ -778,6 +877,12 @@ oom:;
                                   net->desc);
     net_free(net);
     return r;
+}
+
+const float *onednn_net_map(const onednn_net *net, int buf, int64_t *dims)
+{
+    memcpy(dims, net->plain_dims[buf], sizeof net->plain_dims[buf]);
+    return net->buf[buf];
 }
 
 loom_status onednn_net_run(onednn_net *net, const float *x, float *logits)

@@ -36,7 +36,7 @@
 
 #include "model_common.h"
 
-#define ONEDNN_NET_MAX_BUFS 8
+#define ONEDNN_NET_MAX_BUFS 32
 
 /* A feature map of a plan: the buffer holding it (ONEDNN_NET_INPUT: the
 ** call's input, plain NCHW) and its dims [n, c, h, w]. */
@@ -104,13 +104,33 @@ loom_status onednn_net_max_pool(onednn_net *net, int64_t k, int64_t stride, int6
 loom_status onednn_net_head(onednn_net *net, const onednn_value *in, int pooled_buf, const float *weight,
                             const float *bias, int64_t classes);
 
+/* out = relu(in) into buffer buf. */
+loom_status onednn_net_relu(onednn_net *net, const onednn_value *in, int buf, onednn_value *out);
+/* out = in upsampled 2x by nearest neighbour into buffer buf: F.interpolate
+** (mode="nearest") to twice the size (source pixel floor(i / 2), which
+** oneDNN's nearest gives at that exact factor). */
+loom_status onednn_net_upsample2x(onednn_net *net, const onednn_value *in, int buf, onednn_value *out);
+/* Buffer buf = in in plain NCHW (a map the plan gives: onednn_net_map). */
+loom_status onednn_net_output(onednn_net *net, const onednn_value *in, int buf);
+/* After a run: the plain map onednn_net_output wrote into buf, its dims. */
+const float *onednn_net_map(const onednn_net *net, int buf, int64_t *dims);
+
+/* The ResNet body of m (stem, max pool, layer1..layer4) as steps: stage s's
+** blocks take their maps from the buffer triple stage_pool[s] .. + 2 (a
+** stage in a pool of its own leaves the previous stage's output as it is);
+** stage_out[s] = layer<s+1>'s output (resnet_onednn.c). */
+struct resnet_model;
+loom_status resnet_onednn_body(struct resnet_model *m, onednn_net *net, const int *stage_pool,
+                               onednn_value *stage_out);
+
 /* Allocates the buffers and binds the steps' memories; the plan joins s.
 ** On failure the plan is freed. */
 loom_status onednn_net_end(onednn_nets *s, onednn_net *net);
 /* Frees a plan onednn_net_end has not taken. */
 void onednn_net_abandon(onednn_net *net);
 
-/* Runs the plan on x (its input dims) into logits. */
+/* Runs the plan on x (its input dims) into logits (the head's output, NULL
+** for a plan without one). */
 loom_status onednn_net_run(onednn_net *net, const float *x, float *logits);
 
 /* The onednn kernel of a classifier class run as one plan (call->object is

@@ -19,6 +19,9 @@
 #include <string.h>
 
 #include "rcnn_backbone.h"
+#ifdef LOOM_VISION_HAVE_ONEDNN
+#include "onednn_net.h"
+#endif
 
 /* ---------------------------------------------------------------- calls */
 
@@ -207,6 +210,8 @@ loom_status rcnn_backbone_load(model_loader *L, rcnn_backbone *b)
     };
     for (size_t i = 0; i < sizeof ops / sizeof ops[0] && st == LOOM_OK; i++)
         st = model_find_op(b->cls, ops[i].name, ops[i].op);
+    /* optional: without the core pack there is no plan, the layers dispatch */
+    b->copy = st == LOOM_OK ? pk_host->op_find("core.cast") : NULL;
     return st;
 }
 
@@ -321,6 +326,18 @@ loom_status rcnn_backbone_forward(loom_call *call, const rcnn_backbone *b, const
 {
     loom_tensor *c[RCNN_BODY_STAGES] = { NULL };
     loom_status st;
+#ifdef LOOM_VISION_HAVE_ONEDNN
+    if (call->kernel != NULL && strcmp(call->kernel->backend, "onednn") == 0 && b->copy != NULL
+        && rcnn_backbone_plan_fits(b, batch)) {
+        st = rcnn_backbone_plan_forward(call, b, batch, x);
+        if (st != LOOM_ENOTSUP)
+            return st;
+        rcnn_free_all(x, rcnn_backbone_levels(b));     /* a body the plan does not take: the layers dispatch */
+    }
+    /* the dispatched convs read the plain weights a plan may have released */
+    if (b->body_kind == RCNN_BODY_RESNET && (st = onednn_keep_plain_weights(call)) != LOOM_OK)
+        return st;
+#endif
     switch (b->body_kind) {
     case RCNN_BODY_RESNET:
         st = resnet_body(call, b, batch, c);

@@ -57,6 +57,7 @@ typedef struct rcnn_backbone {
     model_conv inner[RCNN_BODY_STAGES], layer[RCNN_BODY_STAGES];   /* fpn.inner_blocks / layer_blocks */
     model_conv p6, p7;                  /* fpn.extra_blocks.p6 / p7 (LastLevelP6P7) */
     const loom_op *conv2d, *max_pool, *resize, *relu;
+    const loom_op *copy;                /* core.cast, for the oneDNN plan's maps; NULL: no plan */
 } rcnn_backbone;
 
 /* The body's stage outputs the FPN takes (4 - first_stage). */
@@ -77,9 +78,20 @@ loom_status rcnn_backbone_load(model_loader *L, rcnn_backbone *b);
 /* Frees what the backbone holds (not b). */
 void rcnn_backbone_free(rcnn_backbone *b);
 /* x[0 .. rcnn_backbone_levels) = the backbone's maps of the batch
-** [B, 3, H, W] (new tensors, freed by the caller). */
+** [B, 3, H, W] (new tensors, freed by the caller). Called from a kernel of
+** backend "onednn" (the detectors' onednn:backbone-plan kernels), a ResNet
+** body runs as one oneDNN plan (rcnn_backbone_onednn.c) when the batch's
+** sides are multiples of 32; otherwise each layer is a dispatched op. */
 loom_status rcnn_backbone_forward(loom_call *call, const rcnn_backbone *b, const loom_tensor *batch,
                                   loom_tensor **x);
+#ifdef LOOM_VISION_HAVE_ONEDNN
+/* 1 when the plan can run b on batch (a ResNet body, sides multiples of 32). */
+int rcnn_backbone_plan_fits(const rcnn_backbone *b, const loom_tensor *batch);
+/* The backbone as one oneDNN plan of the call's object (per batch shape and
+** thread budget, kept with the object's plans); under the object's lock. */
+loom_status rcnn_backbone_plan_forward(loom_call *call, const rcnn_backbone *b, const loom_tensor *batch,
+                                       loom_tensor **x);
+#endif
 
 /* ---------------------------------------------------------- loading */
 

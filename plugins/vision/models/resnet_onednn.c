@@ -8,8 +8,9 @@
 ** sequence of dispatched layer ops (resnet_forward.c); LOOM_VERBOSE=2 shows
 ** the implementation oneDNN chose for each layer when a plan is made.
 **
-** Buffers: three roles hold at most three feature maps at once, as in the
-** cpu forward; the block's output takes whichever of them the walk frees:
+** Buffers (resnet_onednn_body, which the detectors' backbone plan shares:
+** onednn_net.h): three roles hold at most three feature maps at once, as in
+** the cpu forward; the block's output takes whichever of them the walk frees:
 **   stem conv -> t, max pool -> cur;
 **   Bottleneck: conv1 cur -> f1, conv2 f1 -> f2; with a downsample,
 **     down cur -> f1 (conv1's output is consumed) and conv3 f2 summed into
@@ -28,47 +29,69 @@
 
 enum { BUF_POOLED = 3, N_BUFS = 4 };
 
-/* The two buffers of {0, 1, 2} other than cur. */
-static void others(int cur, int *a, int *b)
+/* The two buffers of the triple {pool, pool + 1, pool + 2} other than cur,
+** or its first two when cur is outside it (the previous stage's output,
+** which then stays as it is). */
+static void others(int pool, int cur, int *a, int *b)
 {
-    *a = (cur + 1) % 3;
-    *b = (cur + 2) % 3;
+    if (cur < pool || cur >= pool + 3) {
+        *a = pool;
+        *b = pool + 1;
+        return;
+    }
+    *a = pool + (cur - pool + 1) % 3;
+    *b = pool + (cur - pool + 2) % 3;
+}
+
+loom_status resnet_onednn_body(resnet_model *m, onednn_net *net, const int *stage_pool, onednn_value *stage_out)
+{
+    onednn_value x = onednn_net_input(net), t, cur;
+    loom_status st = onednn_net_conv(net, &m->stem, &x, stage_pool[0] + 1, ONEDNN_ACT_RELU, 0, &t);
+    if (st == LOOM_OK)
+        st = onednn_net_max_pool(net, 3, 2, 1, &t, stage_pool[0], &cur);
+    for (int s = 0, b = 0; s < 4 && st == LOOM_OK; s++) {
+        const int pool = stage_pool[s];
+        for (int j = 0; j < m->arch.layers[s] && st == LOOM_OK; j++, b++) {
+            resnet_block *blk = &m->blocks[b];
+            int f1, f2;
+            others(pool, cur.buf, &f1, &f2);
+            if (!blk->has_down && (cur.buf < pool || cur.buf >= pool + 3))
+                return pk_host->fail(LOOM_ENOTSUP, "%s: a oneDNN plan keeps stage %d's input, which block %d "
+                                     "(no downsample) would overwrite", m->base.cls, s, b);
+            onednn_value v1, v2, r;
+            st = onednn_net_conv(net, &blk->conv[0], &cur, f1, ONEDNN_ACT_RELU, 0, &v1);
+            if (blk->n_convs == 3) {
+                if (st == LOOM_OK)
+                    st = onednn_net_conv(net, &blk->conv[1], &v1, f2, ONEDNN_ACT_RELU, 0, &v2);
+                int into = cur.buf;
+                if (st == LOOM_OK && blk->has_down) {
+                    st = onednn_net_conv(net, &blk->down, &cur, f1, ONEDNN_ACT_NONE, 0, &r);
+                    into = f1;
+                }
+                if (st == LOOM_OK)
+                    st = onednn_net_conv(net, &blk->conv[2], &v2, into, ONEDNN_ACT_RELU, 1, &cur);
+            } else {
+                int into = cur.buf;
+                if (st == LOOM_OK && blk->has_down) {
+                    st = onednn_net_conv(net, &blk->down, &cur, f2, ONEDNN_ACT_NONE, 0, &r);
+                    into = f2;
+                }
+                if (st == LOOM_OK)
+                    st = onednn_net_conv(net, &blk->conv[1], &v1, into, ONEDNN_ACT_RELU, 1, &cur);
+            }
+        }
+        stage_out[s] = cur;
+    }
+    return st;
 }
 
 static loom_status build(resnet_model *m, onednn_net *net)
 {
-    onednn_value x = onednn_net_input(net), t, cur;
-    loom_status st = onednn_net_conv(net, &m->stem, &x, 1, ONEDNN_ACT_RELU, 0, &t);
+    static const int one_pool[4] = { 0, 0, 0, 0 };
+    onednn_value stage[4];
+    loom_status st = resnet_onednn_body(m, net, one_pool, stage);
     if (st == LOOM_OK)
-        st = onednn_net_max_pool(net, 3, 2, 1, &t, 0, &cur);
-    for (int b = 0; b < m->n_blocks && st == LOOM_OK; b++) {
-        resnet_block *blk = &m->blocks[b];
-        int f1, f2;
-        others(cur.buf, &f1, &f2);
-        onednn_value v1, v2, r;
-        st = onednn_net_conv(net, &blk->conv[0], &cur, f1, ONEDNN_ACT_RELU, 0, &v1);
-        if (blk->n_convs == 3) {
-            if (st == LOOM_OK)
-                st = onednn_net_conv(net, &blk->conv[1], &v1, f2, ONEDNN_ACT_RELU, 0, &v2);
-            int into = cur.buf;
-            if (st == LOOM_OK && blk->has_down) {
-                st = onednn_net_conv(net, &blk->down, &cur, f1, ONEDNN_ACT_NONE, 0, &r);
-                into = f1;
-            }
-            if (st == LOOM_OK)
-                st = onednn_net_conv(net, &blk->conv[2], &v2, into, ONEDNN_ACT_RELU, 1, &cur);
-        } else {
-            int into = cur.buf;
-            if (st == LOOM_OK && blk->has_down) {
-                st = onednn_net_conv(net, &blk->down, &cur, f2, ONEDNN_ACT_NONE, 0, &r);
-                into = f2;
-            }
-            if (st == LOOM_OK)
-                st = onednn_net_conv(net, &blk->conv[1], &v1, into, ONEDNN_ACT_RELU, 1, &cur);
-        }
-    }
-    if (st == LOOM_OK)
-        st = onednn_net_head(net, &cur, BUF_POOLED, m->base.fc_weight, m->base.fc_bias, m->base.classes);
+        st = onednn_net_head(net, &stage[3], BUF_POOLED, m->base.fc_weight, m->base.fc_bias, m->base.classes);
     return st;
 }
 

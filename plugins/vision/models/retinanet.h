@@ -74,5 +74,8 @@ typedef struct retinanet_model {
 VISION_RETINANETS(RETINA_DECL_)
 #undef RETINA_DECL_
 extern const loom_kernel_desc retinanet_kernels[6];    /* the methods, then the _features methods */
+#ifdef LOOM_VISION_HAVE_ONEDNN
+extern const loom_kernel_desc retinanet_onednn_kernels[6];     /* the same, the backbone as a oneDNN plan */
+#endif
 
 #endif /* LOOM_VISION_MODELS_RETINANET_H */

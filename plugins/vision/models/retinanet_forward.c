@@ -30,6 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef LOOM_VISION_HAVE_ONEDNN
+#include "onednn_net.h"
+#endif
 #include "retinanet.h"
 
 #define RETINA_LEVELS 5     /* the maps of 3 returned layers + p6, p7 (vision.retinanet_head takes 5) */
@@ -214,3 +217,16 @@ VISION_RETINANETS(RETINA_FEATURES_SCHEMA_)
 const loom_kernel_desc retinanet_kernels[6] = {
     VISION_RETINANETS(RETINA_KERNEL_) VISION_RETINANETS(RETINA_FEATURES_KERNEL_)
 };
+#ifdef LOOM_VISION_HAVE_ONEDNN
+/* The same methods with the backbone as one oneDNN plan (rcnn_backbone.h):
+** first where oneDNN is, as its backend comes before cpu. */
+#define RETINA_ONEDNN_KERNEL_(id)                                                                  \
+    PK_KERNEL(vision_##id##_schema, "onednn", LOOM_DEVICE_CPU, "onednn:backbone-plan", RETINA_DTYPES,  \
+              retinanet_run, .supports = onednn_model_supports),
+#define RETINA_FEATURES_ONEDNN_KERNEL_(id)                                                         \
+    PK_KERNEL(vision_##id##_features_schema, "onednn", LOOM_DEVICE_CPU, "onednn:backbone-plan", RETINA_DTYPES, \
+              retinanet_features_run, .supports = onednn_model_supports),
+const loom_kernel_desc retinanet_onednn_kernels[6] = {
+    VISION_RETINANETS(RETINA_ONEDNN_KERNEL_) VISION_RETINANETS(RETINA_FEATURES_ONEDNN_KERNEL_)
+};
+#endif

@@ -104,6 +104,60 @@ static void tiny_features_match_torchvision(void **state)
     check_features("v2");
 }
 
+/* The backbone plan (the onednn kernel, the default where oneDNN is) and
+** the dispatched backbone (backend cpu) on one object, one after the
+** other: the plan releases the plain conv weights it reorders, and the cpu
+** kernel makes them again; then the plan again, reused. The maps agree
+** within 2e-5 of their largest value (the two sum their convolutions in
+** other orders, as against torchvision), and the second plan run gives the
+** first one's bits. */
+static void backbone_plan_and_dispatched_agree(void **state)
+{
+    (void)state;
+    loom_object *obj = tiny_case("v2");
+    loom_tensor *in[3], *a[6], *b[6], *c[6];
+    dc_golden_inputs("retina_tiny/v2_", in);
+    loom_call_options opt = LOOM_CALL_OPTIONS_INIT;
+    opt.object = obj;
+    opt.backend = "onednn";
+    for (int i = 0; i < 6; i++)
+        a[i] = b[i] = c[i] = NULL;
+    if (loom_run("vision.retinanet_features", (const loom_tensor *const *)in, 3, NULL, a, 6, &opt) != LOOM_OK) {
+        print_message("skipped: no onednn kernel (%s)\n", loom_last_error());
+        for (int i = 0; i < 3; i++)
+            loom_tensor_free(in[i]);
+        loom_object_free(obj);
+        skip();
+    }
+    opt.backend = "cpu";
+    if (loom_run("vision.retinanet_features", (const loom_tensor *const *)in, 3, NULL, b, 6, &opt) != LOOM_OK)
+        fail_msg("cpu after the plan: %s", loom_last_error());
+    opt.backend = "onednn";
+    if (loom_run("vision.retinanet_features", (const loom_tensor *const *)in, 3, NULL, c, 6, &opt) != LOOM_OK)
+        fail_msg("the plan again: %s", loom_last_error());
+    for (int l = 0; l < 5; l++) {
+        assert_int_equal(loom_numel(a[l]), loom_numel(b[l]));
+        const float *pa = loom_data(a[l]), *pb = loom_data(b[l]), *pc = loom_data(c[l]);
+        double m = 0, e = 0;
+        for (int64_t i = 0; i < loom_numel(a[l]); i++) {
+            m = fabs(pb[i]) > m ? fabs(pb[i]) : m;
+            e = fabs(pa[i] - pb[i]) > e ? fabs(pa[i] - pb[i]) : e;
+        }
+        if (e > 2e-5 * m)
+            fail_msg("map %d: plan and dispatched differ by %g (max |map| %g)", l, e, m);
+        if (memcmp(pa, pc, (size_t)loom_numel(a[l]) * sizeof(float)) != 0)
+            fail_msg("map %d: the reused plan gives other bits", l);
+    }
+    for (int i = 0; i < 6; i++) {
+        loom_tensor_free(a[i]);
+        loom_tensor_free(b[i]);
+        loom_tensor_free(c[i]);
+    }
+    for (int i = 0; i < 3; i++)
+        loom_tensor_free(in[i]);
+    loom_object_free(obj);
+}
+
 /* An empty list and an empty batch, i64 images, one channel: refused; a 1x1 image: torchvision scales it to
 ** min_size like any other, accepted, boxes inside the 1x1 image. */
 static void bad_input_is_refused(void **state)
@@ -205,6 +259,7 @@ int main(void)
         cmocka_unit_test(tiny_v1_matches_torchvision),
         cmocka_unit_test(tiny_v2_matches_torchvision),
         cmocka_unit_test(tiny_features_match_torchvision),
+        cmocka_unit_test(backbone_plan_and_dispatched_agree),
         cmocka_unit_test(bad_input_is_refused),
         cmocka_unit_test(wrong_file_names_the_key),
         cmocka_unit_test(bad_attributes_name_the_attribute),
