@@ -721,29 +721,38 @@ loom_status onednn_net_output(onednn_net *net, const onednn_value *in, int buf)
     return r;
 }
 
+/* The step of op descriptor desc (made from in's and out's memory
+** descriptors) from in to out, without post-ops. */
+static loom_status desc_step(onednn_net *net, const void *desc, dnnl_status_t s, const char *name,
+                             const onednn_value *in, const dnnl_memory_desc_t *src_md, const onednn_value *out,
+                             const dnnl_memory_desc_t *dst_md)
+{
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    if (s == dnnl_success)
+        s = attr_make(0, ONEDNN_ACT_NONE, NULL, &attr);
+    int saved = onednn_budget_enter(net->n_threads);
+    if (s == dnnl_success)
+        s = dnnl_primitive_desc_create(&pd, desc, attr, onednn_engine(), NULL);
+    loom_status r = unary_step(net, pd, s, name, name, DNNL_ARG_SRC, in, src_md, DNNL_ARG_DST, out, dst_md);
+    onednn_budget_leave(net->n_threads, saved);
+    if (attr != NULL)
+        dnnl_primitive_attr_destroy(attr);
+    return r;
+}
+
 loom_status onednn_net_relu(onednn_net *net, const onednn_value *in, int buf, onednn_value *out)
 {
     *out = *in;
     out->buf = buf;
     dnnl_memory_desc_t src_md, dst_md;
     dnnl_eltwise_desc_t desc;
-    dnnl_primitive_attr_t attr = NULL;
-    dnnl_primitive_desc_t pd = NULL;
     dnnl_status_t s = value_md(net, in, &src_md);
     if (s == dnnl_success)
         s = value_md(net, out, &dst_md);
     if (s == dnnl_success)
         s = dnnl_eltwise_forward_desc_init(&desc, dnnl_forward_inference, dnnl_eltwise_relu, &src_md, 0.0f, 0.0f);
-    if (s == dnnl_success)
-        s = attr_make(0, ONEDNN_ACT_NONE, NULL, &attr);
-    int saved = onednn_budget_enter(net->n_threads);
-    if (s == dnnl_success)
-        s = dnnl_primitive_desc_create(&pd, &desc, attr, onednn_engine(), NULL);
-    loom_status r = unary_step(net, pd, s, "relu", "relu", DNNL_ARG_SRC, in, &src_md, DNNL_ARG_DST, out, &dst_md);
-    onednn_budget_leave(net->n_threads, saved);
-    if (attr != NULL)
-        dnnl_primitive_attr_destroy(attr);
-    return r;
+    return desc_step(net, &desc, s, "relu", in, &src_md, out, &dst_md);
 }
 
 loom_status onednn_net_upsample2x(onednn_net *net, const onednn_value *in, int buf, onednn_value *out)
@@ -754,25 +763,13 @@ loom_status onednn_net_upsample2x(onednn_net *net, const onednn_value *in, int b
     out->dims[3] = 2 * in->dims[3];
     dnnl_memory_desc_t src_md, dst_md;
     dnnl_resampling_desc_t desc;
-    dnnl_primitive_attr_t attr = NULL;
-    dnnl_primitive_desc_t pd = NULL;
     dnnl_status_t s = value_md(net, in, &src_md);
     if (s == dnnl_success)
         s = value_md(net, out, &dst_md);
     if (s == dnnl_success)
         s = dnnl_resampling_forward_desc_init(&desc, dnnl_forward_inference, dnnl_resampling_nearest, NULL, &src_md,
                                               &dst_md);
-    if (s == dnnl_success)
-        s = attr_make(0, ONEDNN_ACT_NONE, NULL, &attr);
-    int saved = onednn_budget_enter(net->n_threads);
-    if (s == dnnl_success)
-        s = dnnl_primitive_desc_create(&pd, &desc, attr, onednn_engine(), NULL);
-    loom_status r = unary_step(net, pd, s, "nearest upsampling", "upsample 2x (nearest)", DNNL_ARG_SRC, in, &src_md,
-                               DNNL_ARG_DST, out, &dst_md);
-    onednn_budget_leave(net->n_threads, saved);
-    if (attr != NULL)
-        dnnl_primitive_attr_destroy(attr);
-    return r;
+    return desc_step(net, &desc, s, "upsample 2x (nearest)", in, &src_md, out, &dst_md);
 }
 
 loom_status onednn_net_head(onednn_net *net, const onednn_value *in, int pooled_buf, const float *weight,
