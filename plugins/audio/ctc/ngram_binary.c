@@ -4,6 +4,7 @@
 ** layout both sides compute from the header, the checked view of a mapped
 ** file and the writer.
 */
+#include <math.h>
 #include "ngram_binary.h"
 
 #include <errno.h>
@@ -118,7 +119,26 @@ static int check_header(const ngram_bin_header *h, size_t n, char *err, size_t e
     return CTC_ARPA_OK;
 }
 
-/* What scoring and lookups rely on: the probes end, ids and offsets stay inside. */
+/* Backoffs are finite numbers; log-probabilities may also be -inf (the
+** ARPA reader takes it: a word the model never predicts), never NaN or +inf. */
+static int all_finite(const float *v, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return 0;
+    return 1;
+}
+
+static int all_log_probs(const float *v, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        if (isnan(v[i]) || v[i] == INFINITY)
+            return 0;
+    return 1;
+}
+
+/* What scoring and lookups rely on: the probes end, ids and offsets stay
+** inside, every value is a finite number. */
 static int check_arrays(const ctc_arpa_lm *lm, char *err, size_t es)
 {
     if (lm->pool[lm->pool_len - 1] != '\0')
@@ -137,6 +157,18 @@ static int check_arrays(const ctc_arpa_lm *lm, char *err, size_t es)
     if (used != (uint64_t)lm->n_words)
         return bad(err, es, "the vocabulary index holds %llu words, the header says %d", (unsigned long long)used,
                    lm->n_words);
+    /* scores are sums of these: a NaN or infinite value would poison every score */
+    if (!all_log_probs(lm->uni_prob, (uint64_t)lm->n_words) || !all_finite(lm->uni_backoff, (uint64_t)lm->n_words))
+        return bad(err, es, "a unigram log-probability or backoff is not a finite number");
+    for (int32_t n = 2; n <= lm->order; n++) {
+        const ngram_table *t = &lm->tables[n];
+        const int fin = lm->quant_bits == 0
+                            ? all_log_probs(t->prob, t->n_slots) && (t->backoff == NULL || all_finite(t->backoff, t->n_slots))
+                            : all_log_probs(t->prob_centre, sizeof t->prob_centre / sizeof t->prob_centre[0])
+                                  && all_finite(t->backoff_centre, sizeof t->backoff_centre / sizeof t->backoff_centre[0]);
+        if (!fin)
+            return bad(err, es, "a %d-gram log-probability or backoff is not a finite number", n);
+    }
     for (int32_t n = 2; n <= lm->order; n++) {
         const ngram_table *t = &lm->tables[n];
         uint64_t keys = 0;

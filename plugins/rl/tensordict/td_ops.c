@@ -144,7 +144,7 @@ loom_status rl_td_gather(const rl_td *td, int32_t dim, const int64_t *idx, int64
 {
     if (dim < 0 || dim >= td->batch_ndim)
         return pk_host->fail(LOOM_EINVAL, "batch dim %d is not in [0, %d)", (int)dim, (int)td->batch_ndim);
-    for (int64_t j = 0; j < n; j++)
+    for (int64_t j = 0; idx != NULL && j < n; j++)     /* idx NULL: a slice of a dict without entries */
         if (idx[j] < 0 || idx[j] >= td->batch[dim])
             return pk_host->fail(LOOM_EINVAL, "index %lld is out of range for batch dim %d of size %lld",
                                  (long long)idx[j], (int)dim, (long long)td->batch[dim]);
@@ -183,6 +183,10 @@ loom_status rl_td_index(const rl_td *td, const rl_index *ix, rl_td **out)
         a = a == INT64_MIN ? 0 : a < 0 ? (a + size < 0 ? 0 : a + size) : (a > size ? size : a);
         b = b == INT64_MAX ? size : b < 0 ? (b + size < 0 ? 0 : b + size) : (b > size ? size : b);
         int64_t cnt = b > a ? (b - a + ix->step - 1) / ix->step : 0;
+        if (td->n == 0) {   /* nothing to gather: only the batch size changes (a file's may be huge) */
+            n = cnt;
+            break;
+        }
         idx = malloc((size_t)(cnt > 0 ? cnt : 1) * sizeof *idx);
         if (idx == NULL)
             return pk_host->fail(LOOM_ENOMEM, "out of memory for an index");
