@@ -4,10 +4,10 @@
 ** layout both sides compute from the header, the checked view of a mapped
 ** file and the writer.
 */
-#include <math.h>
 #include "ngram_binary.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,7 +138,7 @@ static int all_log_probs(const float *v, uint64_t n)
 }
 
 /* What scoring and lookups rely on: the probes end, ids and offsets stay
-** inside, every value is a finite number. */
+** inside, no score can become NaN. */
 static int check_arrays(const ctc_arpa_lm *lm, char *err, size_t es)
 {
     if (lm->pool[lm->pool_len - 1] != '\0')

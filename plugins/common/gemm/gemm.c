@@ -472,26 +472,26 @@ static void compute_tile(const gjob *j, int64_t i0, int64_t i1, int64_t j0, int6
             ** micro-tile: from DRAM (weights read once per call) it would
             ** stall the first micro-tile of every panel */
             const char *next = NULL;
-            int64_t next_bytes = 0, ip0 = i0 / mr, nip = ceil_div(i1, mr) - ip0;
-            if (!j->b_inline && jp + 1 < ceil_div(j1, nr)) {
-                next = b_piece(j, jp + 1, pc, kcur);
-                next_bytes = kcur * nr * es;
-            } else if (!j->b_inline && pc + kcur < j->k1) {
-                int64_t knext = min64(j->kc, j->k1 - pc - kcur);
-                next = b_piece(j, j0 / nr, pc + kcur, knext);
-                next_bytes = knext * nr * es;
+            int64_t next_bytes = 0;
+            const int64_t ip0 = i0 / mr, nip = ceil_div(i1, mr) - ip0;
+            if (!j->b_inline) {
+                const int64_t knext = jp + 1 < ceil_div(j1, nr) ? kcur : min64(j->kc, j->k1 - pc - kcur);
+                if (knext > 0) {
+                    next = jp + 1 < ceil_div(j1, nr) ? b_piece(j, jp + 1, pc, kcur) : b_piece(j, j0 / nr, pc + kcur, knext);
+                    next_bytes = knext * nr * es;
+                }
             }
-            for (int64_t ip = i0 / mr; ip < ceil_div(i1, mr); ip++) {
-                const char *pf = next == NULL ? NULL : next + next_bytes * (ip - ip0) / nip;
-                int64_t pf_bytes = next == NULL ? 0 : next_bytes * (ip - ip0 + 1) / nip - next_bytes * (ip - ip0) / nip;
-                const char *ap = j->a_inline ? aslice + (size_t)((ip - i0 / mr) * kcur * mr) * j->es
+            for (int64_t ip = ip0; ip < ip0 + nip; ip++) {
+                const int64_t s0 = next_bytes * (ip - ip0) / nip, s1 = next_bytes * (ip - ip0 + 1) / nip;
+                const char *pf = next == NULL ? NULL : next + s0;
+                const char *ap = j->a_inline ? aslice + (size_t)((ip - ip0) * kcur * mr) * j->es
                                              : a_piece(j, ip, pc, kcur);
                 int64_t row = ip * mr, rows = min64(mr, j->m - row);
                 char *cp = j->c + (row * ldc + col) * es;
                 if (rows == mr && cols == nr) {
-                    j->kr->ukr(kcur, ap, bp, cp, ldc, g->alpha, beta, pf, pf_bytes);
+                    j->kr->ukr(kcur, ap, bp, cp, ldc, g->alpha, beta, pf, s1 - s0);
                 } else {
-                    j->kr->ukr(kcur, ap, bp, edge, nr, g->alpha, 0.0, pf, pf_bytes);
+                    j->kr->ukr(kcur, ap, bp, edge, nr, g->alpha, 0.0, pf, s1 - s0);
                     if (j->f64)
                         merge_f64((double *)(void *)cp, ldc, (const double *)(const void *)edge, nr, rows, cols, beta);
                     else

@@ -6,7 +6,7 @@
 ** The same arithmetic as the portable row in rowwise_cpu.c, in the same
 ** order, hence the same bits: the two sums in double over 8 interleaved
 ** partial sums (lane k of the two 4-double vectors is partial sum k), the
-** tail into a ninth, the fixed tree of ln_reduce; then ((x - mean) * rstd)
+** tail into a ninth, the fixed tree of layers_ln_reduce; then ((x - mean) * rstd)
 ** * w + b in f32, each a separate rounding. The target has no "fma" on
 ** purpose: the compiler may not fuse the products into the adds.
 */
@@ -17,13 +17,13 @@
 
 #define AVX2 __attribute__((target("avx2")))
 
-/* (((p0 + p4) + (p1 + p5)) + ((p2 + p6) + (p3 + p7))) + tail, as ln_reduce. */
+/* layers_ln_reduce of the 8 lanes of (lo, hi) and the tail. */
 static inline AVX2 double reduce8(__m256d lo, __m256d hi, double tail)
 {
-    double p[8];
+    double p[LAYERS_LN_LANES];
     _mm256_storeu_pd(p, lo);
     _mm256_storeu_pd(p + 4, hi);
-    return (((p[0] + p[4]) + (p[1] + p[5])) + ((p[2] + p[6]) + (p[3] + p[7]))) + tail;
+    return layers_ln_reduce(p, tail);
 }
 
 AVX2 void layer_norm_row_avx2(const float *x, float *y, const float *w, const float *b, int64_t len, double eps)

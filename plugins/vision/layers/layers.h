@@ -181,6 +181,15 @@ void layers_onednn_fini(void);
 ** only, called when pk_cpu_avx2(PK_CPU_FMA)). */
 void layers_gelu_erf_avx2(const float *x, float *y, int64_t n);
 
+/* vision.layer_norm's row sums: element i into partial sum i % 8 (the tail
+** into a ninth), added in this fixed tree, by the portable row
+** (rowwise_cpu.c) and the AVX2 one alike, so both give the same bits. */
+#define LAYERS_LN_LANES 8
+static inline double layers_ln_reduce(const double p[LAYERS_LN_LANES], double tail)
+{
+    return (((p[0] + p[4]) + (p[1] + p[5])) + ((p[2] + p[6]) + (p[3] + p[7]))) + tail;
+}
+
 /* One row of vision.layer_norm (len values, weight w, bias b or NULL), the
 ** same bits as rowwise_cpu.c's portable row (layer_norm_avx2.c; x86 only,
 ** called when pk_cpu_avx2(0)). */
