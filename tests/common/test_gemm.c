@@ -34,6 +34,7 @@
 
 #include "cpu.h"
 #include "gemm.h"
+#include "gemm_internal.h"
 #include "half.h"
 
 /* ------------------------------------------------------------ mock host */
@@ -454,6 +455,56 @@ static void gemm_scalar(void **state) { (void)state; on_isa(PK_GEMM_ISA_SCALAR, 
 static void gemm_avx2(void **state) { (void)state; on_isa(PK_GEMM_ISA_AVX2, "AVX2+FMA"); }
 static void gemm_avx512(void **state) { (void)state; on_isa(PK_GEMM_ISA_AVX512, "AVX-512F"); }
 
+/* The AVX-512 f32 epilogue gives the AVX2 one's bits (gemm_internal.h): every
+** activation it takes, each bias kind, with and without a residual, on widths
+** 1..40 (full vectors and masked tails), values in [-8, 8] with some exact
+** zeros, a NaN and infinities. */
+static void epilogue_avx512_is_the_avx2_one(void **state)
+{
+    (void)state;
+#ifdef PK_GEMM_X86
+    if (!(pk_cpu_features() & LOOM_CPU_AVX512F) || !pk_cpu_avx2(PK_CPU_FMA)) {
+        print_message("AVX-512F is not available on this CPU (or capped by LOOM_CPU_MAX_ISA): skipped\n");
+        skip();
+    }
+    enum { ROWS = 3, COLS = 40, LD = 43 };
+    static const pk_gemm_act acts[] = { PK_GEMM_ACT_NONE, PK_GEMM_ACT_RELU, PK_GEMM_ACT_SILU, PK_GEMM_ACT_GELU_ERF };
+    float c0[ROWS * LD], c1[ROWS * LD], c2[ROWS * LD], bias[LD + ROWS], res[ROWS * LD];
+    int64_t differ = 0;
+    for (int a = 0; a < 4; a++)
+        for (int bk = 0; bk < 3; bk++)
+            for (int with_res = 0; with_res < 2; with_res++)
+                for (int64_t cols = 1; cols <= COLS; cols++) {
+                    for (int i = 0; i < ROWS * LD; i++) {
+                        c0[i] = (float)(8 * uniform());
+                        res[i] = (float)uniform();
+                    }
+                    for (int i = 0; i < LD + ROWS; i++)
+                        bias[i] = (float)uniform();
+                    c0[0] = 0.0f;
+                    c0[1 % cols] = -0.0f;
+                    c0[LD + cols / 2] = NAN;
+                    c0[2 * LD + cols - 1] = cols % 2 ? INFINITY : -INFINITY;
+                    memcpy(c1, c0, sizeof c0);
+                    memcpy(c2, c0, sizeof c0);
+                    pk_gemm_args g = PK_GEMM_ARGS_INIT;
+                    g.act = acts[a];
+                    g.bias_kind = (pk_gemm_bias)bk;
+                    g.ldr = LD;
+                    /* a block at (i0, j0) = (1, 2) of a larger C: bias and residual are indexed from there */
+                    pk_gemm_epilogue_f32_avx2(&g, c1, LD, bias, with_res ? res : NULL, 1, 2, ROWS - 1, cols);
+                    pk_gemm_epilogue_f32_avx512(&g, c2, LD, bias, with_res ? res : NULL, 1, 2, ROWS - 1, cols);
+                    if (memcmp(c1, c2, sizeof c1) != 0 && differ++ < 5)
+                        print_message("act %d bias %d residual %d cols %lld: the two epilogues differ\n", a, bk,
+                                      with_res, (long long)cols);
+                }
+    assert_int_equal(differ, 0);
+#else
+    print_message("not an x86 build: skipped\n");
+    skip();
+#endif
+}
+
 /* Unsupported mixes are refused, not computed. */
 static void gemm_refuses_bad_mixes(void **state)
 {
@@ -482,6 +533,7 @@ int main(void)
         cmocka_unit_test(gemm_scalar),
         cmocka_unit_test(gemm_avx2),
         cmocka_unit_test(gemm_avx512),
+        cmocka_unit_test(epilogue_avx512_is_the_avx2_one),
         cmocka_unit_test(gemm_refuses_bad_mixes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -432,9 +432,9 @@ static void epilogue_at(const gjob *j, char *cp, int64_t i0, int64_t j0, int64_t
         epilogue_f64(g, (double *)(void *)cp, g->ldc, (const double *)(const void *)j->bias,
                      (const double *)(const void *)j->res, i0, j0, rows, cols);
 #ifdef PK_GEMM_X86
-    else if (j->kr->vl > 1 && g->act != PK_GEMM_ACT_GELU_TANH)
-        pk_gemm_epilogue_f32_avx2(g, (float *)(void *)cp, g->ldc, (const float *)(const void *)j->bias,
-                                  (const float *)(const void *)j->res, i0, j0, rows, cols);
+    else if (j->kr->epilogue_f32 != NULL && g->act != PK_GEMM_ACT_GELU_TANH)
+        j->kr->epilogue_f32(g, (float *)(void *)cp, g->ldc, (const float *)(const void *)j->bias,
+                            (const float *)(const void *)j->res, i0, j0, rows, cols);
 #endif
     else
         epilogue_f32(g, (float *)(void *)cp, g->ldc, (const float *)(const void *)j->bias,

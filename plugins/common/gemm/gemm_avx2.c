@@ -159,8 +159,8 @@ void pk_gemm_pack_b32_avx2_f32(void *dst, const void *src, int64_t sw, int64_t k
 ** groups rows: the depth order of every sum, hence the bits, is unchanged. */
 const pk_gemm_kern pk_gemm_kern_avx2[2] = {
     { "avx2-fma", 6, 16, 8, 256, 198, ukr_avx2_f32, rows_avx2_f32, gemv_avx2_f32, pack_a6_avx2_f32,
-      pk_gemm_pack_b16_avx2_f32 },
-    { "avx2-fma", 6, 8, 4, 256, 72, ukr_avx2_f64, rows_avx2_f64, gemv_avx2_f64, NULL, NULL },
+      pk_gemm_pack_b16_avx2_f32, pk_gemm_epilogue_f32_avx2 },
+    { "avx2-fma", 6, 8, 4, 256, 72, ukr_avx2_f64, rows_avx2_f64, gemv_avx2_f64, NULL, NULL, NULL },
 };
 
 /* gemm_internal.h: the vector epilogue of 8 columns at c (bias at bias_col

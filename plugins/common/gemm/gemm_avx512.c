@@ -10,7 +10,9 @@
 */
 #include <immintrin.h>
 
+#include "gemm.h"
 #include "gemm_internal.h"
+#include "../simd_avx512.h"
 
 #define KREGS 32
 
@@ -57,6 +59,48 @@
 ** core of a 200 GFLOP/s Xeon; 1576x768x2304: 129 -> 146). */
 const pk_gemm_kern pk_gemm_kern_avx512[2] = {
     { "avx512", 12, 32, 16, 768, 216, ukr_avx512_f32, rows_avx512_f32, gemv_avx512_f32,
-      pk_gemm_pack_a12_avx2_f32, pk_gemm_pack_b32_avx2_f32 },
-    { "avx512", 12, 16, 8, 256, 96, ukr_avx512_f64, rows_avx512_f64, gemv_avx512_f64, NULL, NULL },
+      pk_gemm_pack_a12_avx2_f32, pk_gemm_pack_b32_avx2_f32, pk_gemm_epilogue_f32_avx512 },
+    { "avx512", 12, 16, 8, 256, 96, ukr_avx512_f64, rows_avx512_f64, gemv_avx512_f64, NULL, NULL, NULL },
 };
+
+/* ------------------------------------------------------------ the epilogue */
+
+/* gemm_internal.h: 16 columns of the f32 epilogue, epilogue8 of gemm_avx2.c
+** with 16 lanes (the same operations, simd_avx512.h's exp and GELU): the
+** bits are the AVX2 epilogue's. m masks the tail (all lanes when full). */
+static inline __m512 epilogue16(const struct pk_gemm_args *g, __m512 v, const float *bias_col, __m512 brow,
+                                const float *rr, __mmask16 m)
+{
+    const __m512 zero = _mm512_setzero_ps();
+    if (g->bias_kind == PK_GEMM_BIAS_COL)
+        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias_col));
+    else if (g->bias_kind == PK_GEMM_BIAS_ROW)
+        v = _mm512_add_ps(v, brow);
+    if (g->act == PK_GEMM_ACT_RELU)
+        v = _mm512_max_ps(zero, v);     /* NaN (the second operand) and -0 stay, as v < 0 ? 0 : v */
+    else if (g->act == PK_GEMM_ACT_SILU)
+        v = _mm512_div_ps(v, _mm512_add_ps(_mm512_set1_ps(1.0f), pk_exp_ps512(_mm512_sub_ps(zero, v))));
+    else if (g->act == PK_GEMM_ACT_GELU_ERF)
+        v = pk_gelu_erf_ps512(v);
+    if (rr != NULL)
+        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, rr));
+    return v;
+}
+
+void pk_gemm_epilogue_f32_avx512(const struct pk_gemm_args *g, float *c, int64_t ldc, const float *bias,
+                                 const float *res, int64_t i0, int64_t j0, int64_t rows, int64_t cols)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        float *row = c + r * ldc;
+        const float *rr = res != NULL ? res + (i0 + r) * g->ldr + j0 : NULL;
+        const float *bc = g->bias_kind == PK_GEMM_BIAS_COL ? bias + j0 : NULL;
+        const __m512 brow = g->bias_kind == PK_GEMM_BIAS_ROW ? _mm512_set1_ps(bias[i0 + r]) : _mm512_setzero_ps();
+        for (int64_t j = 0; j < cols; j += 16) {
+            /* masked loads and stores: lanes past cols are neither read nor written */
+            const __mmask16 m = cols - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (cols - j)) - 1);
+            _mm512_mask_storeu_ps(row + j, m, epilogue16(g, _mm512_maskz_loadu_ps(m, row + j),
+                                                         bc != NULL ? bc + j : NULL, brow,
+                                                         rr != NULL ? rr + j : NULL, m));
+        }
+    }
+}

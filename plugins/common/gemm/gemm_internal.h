@@ -34,6 +34,8 @@ typedef void (*pk_gemm_rows_fn)(int rows, int64_t k, const void *a, int64_t ars,
                                 int64_t ldb, int64_t pstride, int64_t ncols, void *c, int64_t ldc, double alpha,
                                 double beta);
 
+struct pk_gemm_args;
+
 typedef struct pk_gemm_kern {
     const char *name;               /* "avx2-fma", "avx512", "scalar" */
     int mr, nr;                     /* micro-tile */
@@ -52,6 +54,10 @@ typedef struct pk_gemm_kern {
     ** their depth contiguous (columns sw apart: a transposed row-major
     ** matrix, nn.Linear's weight), or NULL for the portable packing. */
     void (*pack_b)(void *dst, const void *src, int64_t sw, int64_t k);
+    /* The f32 epilogue of this ISA (below; every one gives the AVX2 bits),
+    ** or NULL for gemm.c's portable one. */
+    void (*epilogue_f32)(const struct pk_gemm_args *g, float *c, int64_t ldc, const float *bias, const float *res,
+                         int64_t i0, int64_t j0, int64_t rows, int64_t cols);
 } pk_gemm_kern;
 
 /* The f32 epilogue act(v + bias) + residual of C[rows x cols] at (i0, j0)
@@ -59,10 +65,14 @@ typedef struct pk_gemm_kern {
 ** and the adds give the same bits, silu's exp is simd_avx2.h's (2 ulp), gelu
 ** (erf) is simd_avx2.h's pk_gelu_erf_ps (erfc-based, within 16 ulp for x >= -2,
 ** 96 on [-6, -2), where libm's 1 + erf loses digits); gelu (tanh) is not here (gemm.c keeps
-** libm's). In gemm_avx2.c, for the vector kernels only. */
-struct pk_gemm_args;
+** libm's). In gemm_avx2.c, for the vector kernels only. The AVX-512 one
+** (gemm_avx512.c) is the same with 16 lanes and simd_avx512.h's exp and
+** GELU, which are the 8-lane ones lane for lane: the same bits, at half the
+** instructions (GELU is most of a ViT MLP's epilogue). */
 void pk_gemm_epilogue_f32_avx2(const struct pk_gemm_args *g, float *c, int64_t ldc, const float *bias,
                                const float *res, int64_t i0, int64_t j0, int64_t rows, int64_t cols);
+void pk_gemm_epilogue_f32_avx512(const struct pk_gemm_args *g, float *c, int64_t ldc, const float *bias,
+                                 const float *res, int64_t i0, int64_t j0, int64_t rows, int64_t cols);
 
 /* The f32 packing of a 12-row A panel and of 16 / 32-column B panels by
 ** register transposes (gemm_avx2.c, -mavx2: the AVX-512 kernels use them
