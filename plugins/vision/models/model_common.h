@@ -177,6 +177,42 @@ extern const loom_arg_def model_method_inputs[1], model_method_outputs[1];
     };
 #define MODEL_CLASSES(LIST, prefix) LIST(MODEL_CLASS_ROW_, prefix)
 
+/* attrs[1] of the classes whose onednn kernel is a oneDNN plan of the
+** whole network (the ResNet family, resnet_onednn.c): how its 3x3
+** stride-1 ungrouped convolutions run. "winograd" asks oneDNN for its
+** Winograd kernels (F(2x2, 3x3) or F(4x4, 3x3), oneDNN's pick per shape:
+** fewer multiplications, resnet50 10-12% faster on AVX-512), each conv
+** falling back to the direct one where oneDNN has none for it (its post-ops,
+** an ISA below AVX-512). Winograd weights are 1.8x (F(2x2)) to 4x (F(4x4))
+** the plain ones, and the plain weights of those convs stay resident
+** besides (other shapes and the cpu kernel reorder from them: oneDNN
+** cannot reorder out of a Winograd layout): resnet50's peak RSS goes from
+** 170 to 232 MB at batch 1 and from 213 to 358 MB at batch 8, which is why
+** it is not the default. The results differ from the direct kernels' by
+** rounding (the transforms' sums: logits within 2e-6 of the largest). */
+#define MODEL_CONV_ALGORITHM_ATTR                                                                  \
+    { .name = "conv_algorithm", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_STRING("direct"),   \
+      .doc = "the onednn plan's 3x3 stride-1 convolutions: 'direct' (oneDNN's direct kernels, the "   \
+             "weights held once) or 'winograd' (oneDNN's Winograd kernels where it has them: "        \
+             "faster, with 2.8x to 5x those convs' weights resident); other backends ignore it" }
+
+/* MODEL_CLASS_ROW_ with the attribute conv_algorithm as attrs[1]. */
+#define MODEL_PLAN_CLASS_ROW_(prefix, id)                                                          \
+    static const loom_attr_def id##_attrs[] = {                                                    \
+        { .name = "weights", .type = LOOM_ATTR_STRING, .dflt = LOOM_DEFAULT_NONE,                   \
+          .doc = VISION_WEIGHTS_DOC_##id },                                                         \
+        MODEL_CONV_ALGORITHM_ATTR,                                                                 \
+    };                                                                                             \
+    const loom_object_class vision_##id##_class = {                                                \
+        .struct_size = sizeof(loom_object_class), .name = "vision." #id,                           \
+        .doc = "torchvision.models." #id " from a safetensors state_dict; method vision." #id,    \
+        PK_ATTRS(id##_attrs), .create = prefix##_create, .destroy = prefix##_destroy,             \
+    };
+
+/* The value of conv_algorithm (attrs[at]): *winograd 1 for "winograd", 0
+** for "direct" or unset; LOOM_EINVAL naming the attribute otherwise. */
+loom_status model_conv_algorithm(const loom_object_args *args, int at, int *winograd);
+
 /* The method ops of a family LIST (MODEL_SCHEMA each) and their cpu
 ** kernels, all run by `run`, in the table `kernels` (models.h declares it). */
 #define MODEL_SCHEMA_ROW_(R, id) MODEL_SCHEMA(id)

@@ -194,6 +194,20 @@ loom_status model_entry_of(const loom_object_args *args, int64_t classes, int64_
     return model_weights_check(*entry, classes, num_params, 1, 1);
 }
 
+loom_status model_conv_algorithm(const loom_object_args *args, int at, int *winograd)
+{
+    *winograd = 0;
+    const loom_attr_value *a = args->n_attrs > at ? &args->attrs[at] : NULL;
+    if (a == NULL || !a->is_set || a->u.s == NULL || strcmp(a->u.s, "direct") == 0)
+        return LOOM_OK;
+    if (strcmp(a->u.s, "winograd") == 0) {
+        *winograd = 1;
+        return LOOM_OK;
+    }
+    return pk_host->fail(LOOM_EINVAL, "%s: attribute 'conv_algorithm' must be 'direct' or 'winograd', not '%s'",
+                         args->class_name, a->u.s);
+}
+
 loom_status model_find_op(const char *cls, const char *name, const loom_op **out)
 {
     if ((*out = pk_host->op_find(name)) == NULL)

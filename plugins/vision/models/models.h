@@ -107,6 +107,7 @@ typedef struct model_base {
     const loom_op *conv2d, *se, *max_pool, *shuffle, *avg_pool, *linear;
     pthread_mutex_t lock;
     model_buffers plan;
+    int conv_winograd;              /* conv_algorithm=winograd (ResNet classes): the onednn plan's 3x3/1 convs */
 } model_base;
 
 typedef struct resnet_block {

@@ -61,6 +61,7 @@ typedef struct net_weights {
     dnnl_format_tag_t tag;
     dnnl_memory_desc_t plain, md;
     void *data;
+    int keep;                   /* a Winograd conv's: its plain weight stays (weights_get) */
 } net_weights;
 
 struct onednn_nets {
@@ -70,6 +71,7 @@ struct onednn_nets {
     net_weights *w;
     int n_w, cap_w;
     int keep_plain;             /* the cpu kernel has run: the plain weights stay */
+    int winograd;               /* the model's conv_algorithm=winograd (model_base) */
 };
 
 static loom_status dnnl_fail(const onednn_net *net, dnnl_status_t s, const char *what)
@@ -130,8 +132,12 @@ static loom_status nets_create(const loom_call *call, void *base_state, void **s
 {
     (void)call;
     const model_base *b = base_state;
-    *state_out = onednn_nets_new(b->cls);
-    return *state_out != NULL ? LOOM_OK : pk_host->fail(LOOM_ENOMEM, "%s: out of memory", b->cls);
+    onednn_nets *s = onednn_nets_new(b->cls);
+    if (s == NULL)
+        return pk_host->fail(LOOM_ENOMEM, "%s: out of memory", b->cls);
+    s->winograd = b->conv_winograd;
+    *state_out = s;
+    return LOOM_OK;
 }
 
 onednn_nets *onednn_nets_of(loom_call *call)
@@ -285,10 +291,13 @@ static dnnl_status_t reorder(dnnl_stream_t stream, const dnnl_memory_desc_t *fro
 
 /* Weights in layout want, reordered once per object: of the model's conv
 ** owner (its plain weight, or once that is released, the first layout made
-** of it), or, with owner NULL, of src (borrowed from the mapping). */
+** of it), or, with owner NULL, of src (borrowed from the mapping). keep:
+** the plain weight is never released (a Winograd layout: oneDNN reorders
+** into it from plain layouts only, so later layouts come from the plain
+** copy). */
 static loom_status weights_get(onednn_net *net, model_conv *owner, const float *src, int ndims,
                                const dnnl_dims_t dims, dnnl_format_tag_t tag, const dnnl_memory_desc_t *want,
-                               void **out)
+                               int keep, void **out)
 {
     onednn_nets *s = net->owner;
     const net_weights *first = NULL;
@@ -338,12 +347,13 @@ static loom_status weights_get(onednn_net *net, model_conv *owner, const float *
     }
     w->md = *want;
     w->data = data;
+    w->keep = keep;
     s->n_w++;
     /* The plain weight is not needed once one layout of it exists: freed
     ** now rather than when the plan is complete, so that the plain and the
     ** reordered copies of the whole model are never resident together (the
     ** peak of planning is the weights once plus one layer's). */
-    if (owner != NULL && owner->weight != NULL && !s->keep_plain) {
+    if (owner != NULL && owner->weight != NULL && !s->keep_plain && !keep) {
         free(owner->weight);
         owner->weight = NULL;
     }
@@ -360,7 +370,7 @@ static void release_plain(onednn_nets *s)
     if (s->keep_plain)
         return;
     for (int i = 0; i < s->n_w; i++)
-        if (s->w[i].conv != NULL && s->w[i].conv->weight != NULL) {
+        if (s->w[i].conv != NULL && s->w[i].conv->weight != NULL && !s->w[i].keep) {
             free(s->w[i].conv->weight);
             s->w[i].conv->weight = NULL;
         }
@@ -519,8 +529,13 @@ static loom_status conv_step(onednn_net *net, model_conv *owner, const model_con
                    : dnnl_memory_desc_init_by_tag(&wts_md, 5, gwts, dnnl_f32, dnnl_format_tag_any);
     if (s == dnnl_success)
         s = dnnl_memory_desc_init_by_tag(&bias_md, 1, bias, dnnl_f32, dnnl_x);
+    /* conv_algorithm=winograd (model_common.h): a 3x3 stride-1 ungrouped
+    ** conv of the model asks for oneDNN's Winograd kernel first, and takes
+    ** the direct one where oneDNN has none (its post-ops, its ISA) */
+    const int winograd = net->owner->winograd && owner != NULL && k == 3 && c->stride == 1 && g == 1;
     if (s == dnnl_success)
-        s = dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference, dnnl_convolution_direct,
+        s = dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference,
+                                                       winograd ? dnnl_convolution_winograd : dnnl_convolution_direct,
                                                        &src_md, &wts_md, &bias_md, &dst_md, strides, dil, pl, pr);
     if (s == dnnl_success) {
         what = "convolution attributes";
@@ -530,6 +545,13 @@ static loom_status conv_step(onednn_net *net, model_conv *owner, const model_con
     if (s == dnnl_success) {
         what = "convolution primitive descriptor";
         s = dnnl_primitive_desc_create(&pd, &desc, attr, onednn_engine(), NULL);
+        if (s == dnnl_unimplemented && winograd) {
+            s = dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference, dnnl_convolution_direct,
+                                                           &src_md, &wts_md, &bias_md, &dst_md, strides, dil, pl,
+                                                           pr);
+            if (s == dnnl_success)
+                s = dnnl_primitive_desc_create(&pd, &desc, attr, onednn_engine(), NULL);
+        }
     }
     loom_status r = LOOM_OK;
     if (add != NULL && s == dnnl_success && is_reference(pd)) {
@@ -545,8 +567,8 @@ static loom_status conv_step(onednn_net *net, model_conv *owner, const model_con
     if (st != NULL) {
         const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
         void *wdata = NULL;
-        r = g == 1 ? weights_get(net, owner, c->weight, 4, wts, dnnl_oihw, want, &wdata)
-                   : weights_get(net, owner, c->weight, 5, gwts, dnnl_goihw, want, &wdata);
+        r = g == 1 ? weights_get(net, owner, c->weight, 4, wts, dnnl_oihw, want, winograd, &wdata)
+                   : weights_get(net, owner, c->weight, 5, gwts, dnnl_goihw, want, 0, &wdata);
         if (r == LOOM_OK) {
             char name[96];
             snprintf(name, sizeof name, "conv %lldx%lldx%lldx%lld/%lld g%lld", (long long)c->cout,

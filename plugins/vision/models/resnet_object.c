@@ -139,11 +139,17 @@ loom_status resnet_load(model_loader *L, void *model)
 
 static loom_status resnet_create(const loom_object_args *args, void **state_out)
 {
-    return model_create(args, state_out, resnet_arch_of(args->class_name), sizeof(resnet_model), BN_EPS, "fc",
-                        resnet_load, resnet_destroy);
+    int winograd = 0;
+    loom_status st = model_conv_algorithm(args, 1, &winograd);
+    if (st == LOOM_OK)
+        st = model_create(args, state_out, resnet_arch_of(args->class_name), sizeof(resnet_model), BN_EPS, "fc",
+                          resnet_load, resnet_destroy);
+    if (st == LOOM_OK)
+        ((model_base *)*state_out)->conv_winograd = winograd;
+    return st;
 }
 
-#define RESNET_CLASS_(id) MODEL_CLASS_ROW_(resnet, id)
+#define RESNET_CLASS_(id) MODEL_PLAN_CLASS_ROW_(resnet, id)
 VISION_RESNETS(RESNET_CLASS_)
 
 /* vision.resnet's attributes, in order (attrs[0] is weights) */

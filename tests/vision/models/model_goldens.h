@@ -68,7 +68,8 @@ static inline loom_tensor *forward(loom_object *obj, const char *op, const loom_
     return out;
 }
 
-static inline int check_class(const char *name, const char *weights_file, const char *input, const char *logits)
+static inline int check_class_with(const char *name, const char *weights_file, const char *input,
+                                   const char *logits, const loom_attrs *attrs)
 {
     char w[512], x[512], y[512], op[64];
     if (!model_file(w, sizeof w, name, weights_file) || !model_file(x, sizeof x, name, input)
@@ -79,7 +80,7 @@ static inline int check_class(const char *name, const char *weights_file, const 
     }
     snprintf(op, sizeof op, "vision.%s", name);
     loom_object *obj = NULL;
-    if (loom_object_create(&obj, op, NULL, w) != LOOM_OK)
+    if (loom_object_create(&obj, op, attrs, w) != LOOM_OK)
         fail_msg("%s: %s", op, loom_last_error());
     loom_tensor *in = npy_file(x), *want = npy_file(y);
     loom_tensor *got = forward(obj, op, in);
@@ -95,6 +96,12 @@ static inline int check_class(const char *name, const char *weights_file, const 
     loom_tensor_free(want);
     loom_object_free(obj);
     return 1;
+}
+
+/* check_class with the class's default attributes. */
+static inline int check_class(const char *name, const char *weights_file, const char *input, const char *logits)
+{
+    return check_class_with(name, weights_file, input, logits, NULL);
 }
 
 /* Creates class cls from the golden file of `name` with --attr

@@ -49,6 +49,33 @@ static void every_class_matches_torchvision(void **state)
         skip();
 }
 
+/* conv_algorithm=winograd (the onednn plan's 3x3 stride-1 convs on
+** oneDNN's Winograd kernel): the same 1e-4 x max |logit| bound against
+** torchvision (the transforms add roundings, measured 1e-6 relative); a
+** value other than direct or winograd is refused by name. Without oneDNN
+** the attribute changes nothing and the check still holds. */
+static void winograd_matches_torchvision(void **state)
+{
+    (void)state;
+    loom_attrs *a;
+    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
+    assert_int_equal(loom_attrs_set_string(a, "conv_algorithm", "winograd"), LOOM_OK);
+    int ran = check_class_with("resnet18", "model.safetensors", "input.npy", "logits.npy", a);
+    ran += check_class_with("resnet50", "model.safetensors", "input224.npy", "logits224.npy", a);
+    ran += check_class_with("wide_resnet50_2", "model.safetensors", "input.npy", "logits.npy", a);
+    char w[512];
+    if (model_file(w, sizeof w, "resnet18", "model.safetensors")) {
+        assert_int_equal(loom_attrs_set_string(a, "conv_algorithm", "fft"), LOOM_OK);
+        loom_object *obj = NULL;
+        assert_int_equal(loom_object_create(&obj, "vision.resnet18", a, w), LOOM_EINVAL);
+        assert_non_null(strstr(loom_last_error(), "attribute 'conv_algorithm' must be 'direct' or 'winograd', "
+                                                  "not 'fft'"));
+    }
+    loom_attrs_free(a);
+    if (ran == 0)
+        skip();
+}
+
 /* fc 512 -> 10: the classes come from the file */
 static void fine_tuned_head_loads(void **state)
 {
@@ -187,6 +214,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_class_matches_torchvision),
+        cmocka_unit_test(winograd_matches_torchvision),
         cmocka_unit_test(fine_tuned_head_loads),
         cmocka_unit_test(new_shape_replans),
         cmocka_unit_test(wrong_files_name_the_key),

@@ -8,7 +8,8 @@
 ** the strided convs and the pool) and of several batches: every shape on
 ** onednn first (the first plan frees the model's plain weights, later
 ** plans reorder from its copies), then the cpu kernel (which makes the
-** plain weights again) and each plan once more, bit for bit as before.
+** plain weights again) and each plan once more, bit for bit as before;
+** the same with conv_algorithm=winograd.
 ** Skipped, with a message, where the pack has no onednn kernel (built
 ** without oneDNN).
 **
@@ -53,15 +54,14 @@ static double rel_err(const loom_tensor *a, const loom_tensor *b)
     return m > 0 ? e / m : e;
 }
 
-static void onednn_plan_matches_cpu_kernel(void **state)
+static void plans_match_cpu_kernel(const loom_attrs *attrs)
 {
-    (void)state;
     if (!tu_has_backend("vision.resnet18", "onednn")) {
         print_message("# vision.resnet18 has no onednn kernel (built without oneDNN)\n");
         skip();
     }
     rm_keys *k = NULL;
-    loom_object *obj = resnet18_make(&k, 10, NULL, 7);
+    loom_object *obj = resnet18_make(&k, 10, attrs, 7);
     if (obj == NULL)
         fail_msg("vision.resnet18 from memory: %s", loom_last_error());
     static const int64_t shapes[][4] = { { 1, 3, 64, 64 }, { 2, 3, 57, 61 }, { 3, 3, 33, 40 } };
@@ -92,10 +92,31 @@ static void onednn_plan_matches_cpu_kernel(void **state)
     resnet18_zeros_free(k);
 }
 
+static void onednn_plan_matches_cpu_kernel(void **state)
+{
+    (void)state;
+    plans_match_cpu_kernel(NULL);
+}
+
+/* conv_algorithm=winograd: the 3x3 stride-1 convs on oneDNN's Winograd
+** kernel keep their plain weights (a Winograd layout cannot be reordered
+** back), so the later shapes' plans and the cpu kernel read those; the
+** same bound (the transforms' roundings are of the same order). */
+static void winograd_plan_matches_cpu_kernel(void **state)
+{
+    (void)state;
+    loom_attrs *a;
+    assert_int_equal(loom_attrs_new(&a), LOOM_OK);
+    assert_int_equal(loom_attrs_set_string(a, "conv_algorithm", "winograd"), LOOM_OK);
+    plans_match_cpu_kernel(a);
+    loom_attrs_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(onednn_plan_matches_cpu_kernel),
+        cmocka_unit_test(winograd_plan_matches_cpu_kernel),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
